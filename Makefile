@@ -1,0 +1,75 @@
+# gpucast: one entry point for set-up, build, tests, demo, sanitizers, fuzzing
+# and benchmarks on a fresh Debian 12 machine. Every target installs what it
+# needs first (make deps is idempotent).
+
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+PY         := /usr/bin/python3
+
+# Build and test dependencies (Debian 12 package names).
+DEB_BUILD := cmake ninja-build g++ clang pkg-config \
+  libonnx-dev libprotobuf-dev protobuf-compiler libxgboost-dev nlohmann-json3-dev \
+  libcli11-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libsqlite3-dev sqlite3 \
+  libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev
+# Graph export and the measurement harness (python side).
+DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
+DEB_ALL := $(DEB_BUILD) $(DEB_PY)
+
+.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help
+
+all: build
+
+help:
+	@echo "make deps      install Debian packages (idempotent)"
+	@echo "make build     build $(BUILD)/gpucast"
+	@echo "make test      deps + build + all tests"
+	@echo "make demo      deps + build + the main job"
+	@echo "make sanitize  ASan/UBSan build + tests"
+	@echo "make fuzz      libFuzzer on the ONNX loader (bounded time)"
+	@echo "make bench     benchmarks (docs/performance.md)"
+
+# Installs only what is missing; apt-get update runs only when something is.
+deps:
+	@missing=$$(for p in $(DEB_ALL); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: all Debian packages present"; fi
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DGPUCAST_WERROR=ON $(CMAKE_ARGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	bash tests/cli_test.sh $(BUILD)/gpucast
+
+demo: build
+	bash tools/demo.sh $(BUILD)/gpucast
+
+sanitize: deps
+	cmake -S . -B build-asan -G Ninja -DGPUCAST_WERROR=ON -DGPUCAST_SANITIZE=ON -DGPUCAST_BENCH=OFF \
+	  -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DGPUCAST_FUZZ=ON -DGPUCAST_BENCH=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_onnx_loader
+	mkdir -p build-fuzz/corpus
+	cp -n models/*.onnx tests/data/*.onnx build-fuzz/corpus/ 2>/dev/null || true
+	build-fuzz/fuzz/fuzz_onnx_loader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	  build-fuzz/corpus
+
+bench: build
+	bash bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

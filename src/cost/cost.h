@@ -1,0 +1,84 @@
+// Per-operation training cost of a resolved Graph.
+//
+// Units: FLOPs count one multiply-add as 2 FLOPs (torch.utils.flop_counter's
+// convention; torchvision's published "GFLOPS" are multiply-adds, i.e. half).
+// Bytes are bytes of the element type in the graph (fp32 = 4); with AMP,
+// activations of convolution/matmul/recurrent ops count as fp16 (2 bytes).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "util/status.h"
+
+namespace gpucast {
+
+enum class Category {
+  kConvolution,
+  kMatmul,          // matmul / linear / Gemm
+  kRecurrent,
+  kActivation,
+  kNormalization,
+  kPooling,
+  kElementwise,     // arithmetic, reductions, dropout
+  kEmbedding,
+  kDataMovement,    // free: reshape, transpose, concat, shape arithmetic...
+  kUnsupported,
+};
+inline constexpr int kNumCategories = 10;
+
+// Stable lowercase name used in JSON/CSV ("convolution", "matmul", ...).
+const char* CategoryName(Category c);
+
+struct NodeCost {
+  std::string name;
+  std::string op_type;
+  Category category = Category::kUnsupported;
+  std::vector<std::vector<int64_t>> input_shapes;   // empty vector: unknown/omitted
+  std::vector<std::vector<int64_t>> output_shapes;
+  int64_t forward_flops = 0;
+  int64_t backward_flops = 0;
+  int64_t params = 0;             // trainable parameter elements consumed
+  int64_t activation_bytes = 0;   // bytes of outputs written in forward
+  int64_t weight_bytes = 0;       // bytes of parameters consumed
+};
+
+struct Unsupported {
+  std::string op_type;  // "domain::op" for custom domains
+  int64_t count = 0;
+  std::string reason;   // "no cost rule", "output shape unknown", ...
+};
+
+struct CostTotals {
+  int64_t forward_flops = 0;
+  int64_t backward_flops = 0;
+  int64_t params = 0;
+  int64_t activation_bytes = 0;
+  int64_t weight_bytes = 0;
+  int64_t flops_by_category[kNumCategories] = {};  // forward + backward
+  int64_t nodes_by_category[kNumCategories] = {};
+  int64_t num_nodes = 0;
+  int64_t input_bytes_per_sample = 0;  // data inputs, bytes per batch element
+};
+
+struct CostReport {
+  std::string path;
+  int64_t batch = 0;
+  bool amp = false;
+  std::vector<NodeCost> nodes;          // graph order
+  CostTotals totals;
+  std::vector<Unsupported> unsupported; // sorted by op_type
+};
+
+struct CostOptions {
+  bool amp = false;
+};
+
+// Costs every node. Errors (overflow of a count, malformed attribute) name
+// the file, the node and the reason; ops without a rule are not errors but
+// are listed in `unsupported`.
+Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts);
+
+}  // namespace gpucast

@@ -1,0 +1,49 @@
+// The predictor's input: a named, versioned feature vector computed from the
+// cost reports of a job's graph(s) plus the job's configuration.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/cost.h"
+#include "util/status.h"
+
+namespace gpucast {
+
+// Facts about a job beyond its graph. All optional: a job given only graph +
+// batch (+ AMP) must still be predictable (missing values get documented
+// defaults and an "is known" indicator feature).
+struct JobAttrs {
+  std::optional<int64_t> loader_workers;  // 0 = data loaded in the training process
+  std::optional<bool> data_on_gpu;        // inputs already resident on the GPU
+  std::optional<bool> rl_env;             // CPU-simulated environment in the loop
+};
+
+// Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env.
+// Unknown keys and malformed values are errors naming the key.
+Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs);
+
+struct FeatureSchema {
+  std::string name;     // "gpucast-features"
+  int version = 0;      // bumped whenever names or meanings change
+  std::vector<std::string> names;
+};
+
+// The schema ComputeFeatures produces.
+const FeatureSchema& CurrentFeatureSchema();
+
+struct JobConfig {
+  int64_t batch = 1;
+  bool amp = false;
+  JobAttrs attrs;
+  std::string gpu = "RTX3090";  // key of the GPU spec table
+};
+
+// REQUIRES: reports non-empty (several graphs per job: GAN G+D, actor+critic).
+// Returns values in CurrentFeatureSchema().names order.
+Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& reports,
+                                            const JobConfig& job);
+
+}  // namespace gpucast

@@ -1,0 +1,77 @@
+// gpucast's own graph IR: what the cost layer needs from an ONNX model, with
+// every shape resolved for one batch size. It holds no weight values and does
+// not depend on the ONNX headers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpucast {
+
+// ONNX TensorProto.DataType numbering (FLOAT=1, INT64=7, FLOAT16=10, ...).
+using ElemType = int32_t;
+
+// Bytes per element of an ONNX element type; 0 for unknown/strings.
+int64_t ElemTypeBytes(ElemType t);
+
+struct TensorInfo {
+  std::string name;
+  ElemType elem_type = 0;
+  // Concrete dims, all >= 0, when shape_known. Scalars have rank 0.
+  std::vector<int64_t> dims;
+  bool shape_known = false;
+  // A trained parameter: a float initializer, a float graph input that is not
+  // a data input (weight-free exports), or an Identity/Cast of one.
+  bool is_param = false;
+  // A graph input that carries the sample data (batch dimension substituted).
+  bool is_data_input = false;
+  // Value of small integer tensors (shape constants, folded shape
+  // sub-graphs); empty when unknown or not an integer tensor.
+  std::optional<std::vector<int64_t>> int_value;
+
+  // Number of elements; nullopt if the shape is unknown or overflows int64.
+  std::optional<int64_t> NumElements() const;
+};
+
+// One attribute of a node. Only the kinds the cost rules need are kept.
+struct Attribute {
+  std::optional<int64_t> i;
+  std::optional<double> f;
+  std::optional<std::string> s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+};
+
+struct Node {
+  std::string name;      // ONNX node name, or "<op_type>_<index>" if empty
+  std::string op_type;
+  std::string domain;    // "" for the default ai.onnx domain
+  std::vector<std::string> inputs;   // "" marks an omitted optional input
+  std::vector<std::string> outputs;
+  std::map<std::string, Attribute> attrs;
+
+  std::optional<int64_t> AttrInt(const std::string& key) const;
+  std::vector<int64_t> AttrInts(const std::string& key) const;
+  std::optional<double> AttrFloat(const std::string& key) const;
+  std::optional<std::string> AttrString(const std::string& key) const;
+};
+
+struct Graph {
+  std::string path;             // file the graph was loaded from
+  int64_t opset = 0;            // default-domain opset
+  int64_t batch = 0;            // batch size substituted into the data inputs
+  std::vector<Node> nodes;      // topological order
+  std::map<std::string, TensorInfo> tensors;  // every named value
+  std::vector<std::string> data_inputs;       // names, graph input order
+  std::vector<std::string> outputs;           // graph output names
+  // Names of tensors consumed or produced by a node whose shape stayed unknown.
+  std::vector<std::string> unknown_shapes;
+
+  // REQUIRES: name is "" or a key of tensors. nullptr for "" (omitted input).
+  const TensorInfo* Tensor(const std::string& name) const;
+};
+
+}  // namespace gpucast
