@@ -1,0 +1,144 @@
+// gpucast analyze: per-node training cost and the feature vector of one graph.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cost/cost.h"
+#include "cost/cost_json.h"
+#include "features/features.h"
+#include "graph/onnx_loader.h"
+
+namespace gpucast::cli {
+namespace {
+
+struct AnalyzeFlags {
+  std::string model;
+  int64_t batch = 0;
+  std::vector<std::string> dims;
+  std::vector<std::string> attrs;
+  bool amp = false;
+  bool json = false;
+  bool csv = false;
+};
+
+std::string ShapeString(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string ShapesString(const std::vector<std::vector<int64_t>>& shapes) {
+  std::string s;
+  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? " " : "") + ShapeString(shapes[i]);
+  return s;
+}
+
+// RFC 4180 quoting where needed.
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+void PrintCsv(const CostReport& r) {
+  std::cout << "name,op_type,category,input_shapes,output_shapes,forward_flops,backward_flops,"
+               "params,activation_bytes,weight_bytes\n";
+  for (const NodeCost& n : r.nodes) {
+    std::cout << CsvField(n.name) << ',' << CsvField(n.op_type) << ',' << CategoryName(n.category)
+              << ',' << CsvField(ShapesString(n.input_shapes)) << ','
+              << CsvField(ShapesString(n.output_shapes)) << ',' << n.forward_flops << ','
+              << n.backward_flops << ',' << n.params << ',' << n.activation_bytes << ','
+              << n.weight_bytes << '\n';
+  }
+}
+
+void PrintTable(const CostReport& r, const std::vector<double>& features) {
+  std::printf("%-40s %-20s %-14s %14s %14s %12s\n", "node", "op_type", "category", "fwd_FLOPs",
+              "bwd_FLOPs", "params");
+  for (const NodeCost& n : r.nodes) {
+    if (n.category == Category::kDataMovement) continue;  // free ops: see --json/--csv
+    std::printf("%-40.40s %-20.20s %-14s %14lld %14lld %12lld\n", n.name.c_str(),
+                n.op_type.c_str(), CategoryName(n.category), (long long)n.forward_flops,
+                (long long)n.backward_flops, (long long)n.params);
+  }
+  const CostTotals& t = r.totals;
+  std::printf("\n%s at batch %lld%s: %lld nodes\n", r.path.c_str(), (long long)r.batch,
+              r.amp ? " (AMP)" : "", (long long)t.num_nodes);
+  std::printf("  forward  %.4g GFLOPs   backward %.4g GFLOPs   params %.4g M\n",
+              t.forward_flops / 1e9, t.backward_flops / 1e9, t.params / 1e6);
+  std::printf("  activations %.4g MB written   weights %.4g MB\n", t.activation_bytes / 1e6,
+              t.weight_bytes / 1e6);
+  for (const Unsupported& u : r.unsupported)
+    std::printf("  UNSUPPORTED %s x%lld: %s\n", u.op_type.c_str(), (long long)u.count,
+                u.reason.c_str());
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  std::printf("features (%s v%d):\n", schema.name.c_str(), schema.version);
+  for (size_t i = 0; i < schema.names.size() && i < features.size(); ++i)
+    std::printf("  %-36s %.6g\n", schema.names[i].c_str(), features[i]);
+}
+
+int RunAnalyze(const AnalyzeFlags& f) {
+  LoadOptions lo;
+  lo.batch = f.batch;
+  if (Status s = ParseDimFlags(f.dims, &lo.dims); !s.ok()) return Fail("analyze", s.message());
+  JobConfig job;
+  job.batch = f.batch;
+  job.amp = f.amp;
+  for (const std::string& kv : f.attrs)
+    if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("analyze", s.message());
+
+  Result<Graph> graph = LoadOnnxGraph(f.model, lo);
+  if (!graph.ok()) return Fail("analyze", graph.message());
+  Result<CostReport> report = AnalyzeCost(*graph, CostOptions{.amp = f.amp});
+  if (!report.ok()) return Fail("analyze", report.message());
+  Result<std::vector<double>> features = ComputeFeatures({*report}, job);
+  if (!features.ok()) return Fail("analyze", features.message());
+
+  if (f.csv) {
+    PrintCsv(*report);
+  } else if (f.json) {
+    nlohmann::json j = CostReportToJson(*report);
+    const FeatureSchema& schema = CurrentFeatureSchema();
+    nlohmann::json fj = nlohmann::json::object();
+    for (size_t i = 0; i < schema.names.size(); ++i) fj[schema.names[i]] = (*features)[i];
+    j["features"] = fj;
+    j["feature_schema"] = {{"name", schema.name}, {"version", schema.version}};
+    j["unknown_shapes"] = graph->unknown_shapes;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    PrintTable(*report, *features);
+  }
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* AddAnalyze(CLI::App& root, int* exit_code) {
+  auto flags = std::make_shared<AnalyzeFlags>();
+  CLI::App* sub = root.add_subcommand(
+      "analyze", "Per-operation training cost (FLOPs, params, bytes) and features of an ONNX graph");
+  sub->add_option("model", flags->model, "ONNX model file (weights embedded, external or absent)")
+      ->required();
+  sub->add_option("--batch,-b", flags->batch, "Batch size substituted into the data inputs")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 62));
+  sub->add_option("--dim", flags->dims, "Other symbolic dimension, NAME=VALUE (repeatable)");
+  sub->add_option("--attr", flags->attrs,
+                  "Job attribute KEY=VALUE for the features: loader_workers, data_on_gpu, rl_env");
+  sub->add_flag("--amp", flags->amp, "Mixed precision (fp16 activations and tensor-core peak)");
+  auto* json = sub->add_flag("--json", flags->json, "Print one JSON object (stable schema)");
+  auto* csv = sub->add_flag("--csv", flags->csv, "Print the per-node table as CSV");
+  json->excludes(csv);
+  sub->footer("Units: 1 multiply-add = 2 FLOPs. See docs/cost-rules.md.");
+  sub->callback([flags, exit_code] { *exit_code = RunAnalyze(*flags); });
+  return sub;
+}
+
+}  // namespace gpucast::cli
