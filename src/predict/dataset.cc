@@ -1,0 +1,212 @@
+#include "predict/dataset.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "graph/onnx_loader.h"
+
+namespace gpucast {
+namespace {
+
+std::vector<std::string> SplitComma(std::string_view line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    std::string_view cell = line.substr(start, comma == std::string_view::npos ? line.npos : comma - start);
+    while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
+    while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
+    out.emplace_back(cell);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool ParseDouble(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  const char* b = s.data();
+  const char* e = b + s.size();
+  auto [p, ec] = std::from_chars(b, e, *out);
+  return ec == std::errc() && p == e && std::isfinite(*out);
+}
+
+bool ParseInt(const std::string& s, int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  if (ec == std::errc() && p == s.data() + s.size()) return true;
+  // Accept integral floats such as "32.0".
+  double d;
+  if (!ParseDouble(s, &d) || d != std::floor(d) || std::fabs(d) > 9e15) return false;
+  *out = static_cast<int64_t>(d);
+  return true;
+}
+
+}  // namespace
+
+uint64_t Fnv1a64(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string DigestString(std::string_view bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(Fnv1a64(bytes)));
+  return std::string("fnv1a64:") + buf;
+}
+
+Result<std::string> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Status::Error(path + ": read error");
+  return ss.str();
+}
+
+Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, const std::string& path) {
+  std::vector<Measurement> rows;
+  std::vector<std::string> header;
+  enum Col { kModel, kDataset, kBatch, kAmp, kGpuUtil, kSpeed, kGmemUtil, kGmem, kNumCols };
+  static const char* kNames[kNumCols] = {"model", "dataset", "batchsize", "amp", "gpu_util",
+                                         "speed", "gmem_util", "gmem"};
+  constexpr int kRequired = 5;  // the first five
+  int idx[kNumCols];
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank
+    std::string where = path + ":" + std::to_string(line_no);
+    std::vector<std::string> cells = SplitComma(line);
+    if (header.empty()) {
+      header = cells;
+      for (int c = 0; c < kNumCols; ++c) {
+        idx[c] = -1;
+        for (size_t h = 0; h < header.size(); ++h)
+          if (header[h] == kNames[c]) idx[c] = static_cast<int>(h);
+        if (c < kRequired && idx[c] < 0)
+          return Status::Error(where + ": header lacks column '" + kNames[c] + "'");
+      }
+      continue;
+    }
+    if (cells.size() != header.size())
+      return Status::Error(where + ": " + std::to_string(cells.size()) + " columns, want " +
+                           std::to_string(header.size()));
+    Measurement m;
+    m.line = line_no;
+    m.model = cells[idx[kModel]];
+    m.dataset = cells[idx[kDataset]];
+    if (m.model.empty()) return Status::Error(where + ": column 'model': empty");
+    if (m.dataset.empty()) return Status::Error(where + ": column 'dataset': empty");
+    auto number = [&](int c, double* out) -> Status {
+      if (idx[c] < 0) return Status::Ok();
+      const std::string& s = cells[idx[c]];
+      if (!ParseDouble(s, out))
+        return Status::Error(where + ": column '" + kNames[c] + "': '" + s + "' is not a number");
+      return Status::Ok();
+    };
+    const std::string& bs = cells[idx[kBatch]];
+    if (!ParseInt(bs, &m.batch) || m.batch < 1)
+      return Status::Error(where + ": column 'batchsize': '" + bs + "' is not an integer >= 1");
+    const std::string& as = cells[idx[kAmp]];
+    if (as != "0" && as != "1") return Status::Error(where + ": column 'amp': '" + as + "' is not 0 or 1");
+    m.amp = as == "1";
+    RETURN_IF_ERROR(number(kGpuUtil, &m.gpu_util));
+    if (m.gpu_util < 0 || m.gpu_util > 100)
+      return Status::Error(where + ": column 'gpu_util': " + cells[idx[kGpuUtil]] + " is outside 0-100");
+    RETURN_IF_ERROR(number(kSpeed, &m.speed));
+    RETURN_IF_ERROR(number(kGmemUtil, &m.gmem_util));
+    RETURN_IF_ERROR(number(kGmem, &m.gmem));
+    rows.push_back(std::move(m));
+  }
+  if (header.empty()) return Status::Error(path + ": empty file (no header)");
+  if (rows.empty()) return Status::Error(path + ": no data rows");
+  return rows;
+}
+
+Result<CostReport> GraphCostCache::Get(const std::string& file, int64_t batch, bool amp,
+                                       const std::map<std::string, int64_t>& dims) {
+  auto key = std::make_tuple(file, batch, amp, dims);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  LoadOptions lo;
+  lo.batch = batch;
+  lo.dims = dims;
+  ASSIGN_OR_RETURN(Graph g, LoadOnnxGraph(file, lo));
+  CostOptions co;
+  co.amp = amp;
+  ASSIGN_OR_RETURN(CostReport r, AnalyzeCost(g, co));
+  cache_.emplace(key, r);
+  return r;
+}
+
+Result<std::vector<CostReport>> WorkloadReports(const CatalogWorkload& w, int64_t batch, bool amp,
+                                                GraphCostCache* cache) {
+  std::vector<CostReport> reports;
+  for (const CatalogGraph& g : w.graphs) {
+    ASSIGN_OR_RETURN(CostReport r, cache->Get(g.file, batch, amp, w.dims));
+    for (int64_t i = 0; i < g.repeat; ++i) reports.push_back(r);
+  }
+  return reports;
+}
+
+std::vector<double> Dataset::Labels() const {
+  std::vector<double> y;
+  y.reserve(rows.size());
+  for (const Measurement& m : rows) y.push_back(m.gpu_util);
+  return y;
+}
+
+Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog) {
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(csv_path));
+  ASSIGN_OR_RETURN(std::vector<Measurement> rows, ParseMeasurementsCsv(bytes, csv_path));
+  Dataset ds;
+  ds.csv_path = csv_path;
+  ds.digest = DigestString(bytes);
+  ds.gpu = catalog.gpu;
+  const FeatureSchema& schema = CurrentFeatureSchema();
+  ds.schema_name = schema.name;
+  ds.schema_version = schema.version;
+  ds.feature_names = schema.names;
+  std::string cat_name = std::filesystem::path(catalog.path).filename().string();
+  GraphCostCache cache;
+  std::map<std::string, int> group_of;
+  for (const Measurement& m : rows) {
+    std::string where = csv_path + ":" + std::to_string(m.line);
+    const CatalogWorkload* w = catalog.Find(m.model, m.dataset);
+    if (!w) return Status::Error(where + ": unknown workload '" + m.Key() + "' (not in " + cat_name + ")");
+    auto reports = WorkloadReports(*w, m.batch, m.amp, &cache);
+    if (!reports.ok()) return reports.status().Prefixed(where);
+    JobConfig job;
+    job.batch = m.batch;
+    job.amp = m.amp;
+    job.attrs = w->attrs;
+    job.gpu = catalog.gpu;
+    auto f = ComputeFeatures(*reports, job);
+    if (!f.ok()) return f.status().Prefixed(where);
+    if (f->size() != schema.names.size())
+      return Status::Error(where + ": ComputeFeatures returned " + std::to_string(f->size()) +
+                           " values for a schema of " + std::to_string(schema.names.size()));
+    auto [it, fresh] = group_of.emplace(m.Key(), static_cast<int>(ds.groups.size()));
+    if (fresh) ds.groups.push_back(m.Key());
+    ds.group.push_back(it->second);
+    ds.x.push_back(std::move(f).value());
+    ds.rows.push_back(m);
+  }
+  return ds;
+}
+
+}  // namespace gpucast

@@ -1,0 +1,81 @@
+// Measured training jobs (the CSV of ../shared/data/lucid/single_data.csv)
+// joined with their graphs from the catalog into a feature matrix.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "cost/cost.h"
+#include "features/features.h"
+#include "predict/catalog.h"
+#include "util/status.h"
+
+namespace gpucast {
+
+// One CSV row. `label` (Lucid's sharing score) is never read: it is not a
+// measurement and must not leak into features.
+struct Measurement {
+  std::string model;
+  std::string dataset;
+  int64_t batch = 0;
+  bool amp = false;
+  double speed = 0;      // samples/s (optional column)
+  double gpu_util = 0;   // percent 0-100: the target
+  double gmem_util = 0;  // percent (optional column)
+  double gmem = 0;       // MiB (optional column)
+  int line = 0;          // 1-based line in the file
+  std::string Key() const { return model + "/" + dataset; }
+};
+
+// Parses the measurement CSV. Required columns: model, dataset, batchsize,
+// amp, gpu_util; speed, gmem_util, gmem optional; others ignored. Errors name
+// the file and line: "data.csv:7: column 'gpu_util': 'abc' is not a number".
+Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, const std::string& path);
+
+// FNV-1a 64-bit hash of bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
+uint64_t Fnv1a64(std::string_view bytes);
+// "fnv1a64:" + 16 lowercase hex digits.
+std::string DigestString(std::string_view bytes);
+
+// Reads a whole file; error names the path.
+Result<std::string> ReadFileBytes(const std::string& path);
+
+// Loads and costs graphs, each (file, batch, amp, dims) once.
+class GraphCostCache {
+ public:
+  Result<CostReport> Get(const std::string& file, int64_t batch, bool amp,
+                         const std::map<std::string, int64_t>& dims);
+
+ private:
+  std::map<std::tuple<std::string, int64_t, bool, std::map<std::string, int64_t>>, CostReport> cache_;
+};
+
+// The cost reports of one step of a catalog workload: each graph costed
+// (batch, amp, catalog dims) and repeated `repeat` times.
+Result<std::vector<CostReport>> WorkloadReports(const CatalogWorkload& w, int64_t batch, bool amp,
+                                                GraphCostCache* cache);
+
+struct Dataset {
+  std::string csv_path;
+  std::string digest;        // DigestString of the CSV bytes
+  std::string gpu;           // GPU type of the labels (the catalog's)
+  std::string schema_name;   // feature schema of `x`
+  int schema_version = 0;
+  std::vector<std::string> feature_names;
+  std::vector<Measurement> rows;
+  std::vector<std::vector<double>> x;  // rows x feature_names
+  std::vector<int> group;              // workload index of each row
+  std::vector<std::string> groups;     // workload keys, first-seen order
+
+  std::vector<double> Labels() const;  // gpu_util of each row
+};
+
+// Parses the CSV and computes features for each row. A row whose workload is
+// not in the catalog is an error: "data.csv:9: unknown workload 'X/Y' (not in catalog.json)".
+Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog);
+
+}  // namespace gpucast

@@ -1,0 +1,89 @@
+#include "predict/model_file.h"
+
+namespace gpucast {
+
+using nlohmann::json;
+
+Result<json> ModelFileJson(const Predictor& p) {
+  const PredictorInfo& info = p.info();
+  ASSIGN_OR_RETURN(json state, p.model().regressor().Save());
+  json used = json::array();
+  for (size_t c : p.model().columns()) used.push_back(info.feature_names.at(c));
+  return json{
+      {"format", kModelFormat},
+      {"format_version", kModelFormatVersion},
+      {"feature_schema",
+       {{"name", info.schema_name}, {"version", info.schema_version}, {"names", info.feature_names}}},
+      {"feature_set", info.feature_set},
+      {"features_used", used},
+      {"training",
+       {{"csv", info.training_csv},
+        {"digest", info.training_digest},
+        {"rows", info.training_rows},
+        {"gpu", info.gpu},
+        {"seed", info.seed}}},
+      {"target", "log1p_gpu_util_percent"},
+      {"algo", p.model().algo()},
+      {"params", p.model().regressor().Params()},
+      {"regressor", state},
+  };
+}
+
+Result<Predictor> ParseModelFile(const std::string& text, const std::string& path,
+                                 const FeatureSchema& schema) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Error(path + ": not a JSON object");
+  if (j.value("format", "") != kModelFormat)
+    return Status::Error(path + ": not a gpucast predictor file (format is not '" + kModelFormat + "')");
+  if (!j.contains("format_version") || !j["format_version"].is_number_integer() ||
+      j["format_version"].get<int>() != kModelFormatVersion)
+    return Status::Error(path + ": format_version: want " + std::to_string(kModelFormatVersion));
+  PredictorInfo info;
+  std::vector<std::string> used;
+  std::string algo, target;
+  json params, state;
+  try {
+    const json& fs = j.at("feature_schema");
+    info.schema_name = fs.at("name").get<std::string>();
+    info.schema_version = fs.at("version").get<int>();
+    info.feature_names = fs.at("names").get<std::vector<std::string>>();
+    info.feature_set = j.at("feature_set").get<std::string>();
+    used = j.at("features_used").get<std::vector<std::string>>();
+    const json& t = j.at("training");
+    info.training_csv = t.at("csv").get<std::string>();
+    info.training_digest = t.at("digest").get<std::string>();
+    info.training_rows = t.at("rows").get<size_t>();
+    info.gpu = t.at("gpu").get<std::string>();
+    info.seed = t.at("seed").get<uint64_t>();
+    target = j.at("target").get<std::string>();
+    algo = j.at("algo").get<std::string>();
+    params = j.at("params");
+    state = j.at("regressor");
+  } catch (const json::exception& e) {
+    return Status::Error(path + ": " + e.what());
+  }
+  if (info.schema_name != schema.name || info.schema_version != schema.version ||
+      info.feature_names != schema.names)
+    return Status::Error(path + ": feature schema " + info.schema_name + " v" +
+                         std::to_string(info.schema_version) + " (" +
+                         std::to_string(info.feature_names.size()) +
+                         " features) does not match this build's " + schema.name + " v" +
+                         std::to_string(schema.version) + " (" + std::to_string(schema.names.size()) +
+                         " features); retrain with 'gpucast train'");
+  if (target != "log1p_gpu_util_percent") return Status::Error(path + ": target: unknown '" + target + "'");
+  std::vector<size_t> cols;
+  for (const std::string& name : used) {
+    auto it = std::find(info.feature_names.begin(), info.feature_names.end(), name);
+    if (it == info.feature_names.end())
+      return Status::Error(path + ": features_used: '" + name + "' is not in the schema");
+    cols.push_back(it - info.feature_names.begin());
+  }
+  auto r = MakeRegressor(algo);
+  if (!r.ok()) return r.status().Prefixed(path);
+  Status st = (*r)->Configure(params);
+  if (st.ok()) st = (*r)->Load(state);
+  if (!st.ok()) return st.Prefixed(path);
+  return Predictor(std::move(info), UtilModel(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r))));
+}
+
+}  // namespace gpucast

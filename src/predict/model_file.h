@@ -1,0 +1,32 @@
+// The predictor file: one JSON object.
+//
+// {"format": "gpucast-predictor", "format_version": 1,
+//  "feature_schema": {"name": ..., "version": N, "names": [...]},
+//  "feature_set": "all", "features_used": [names...],
+//  "training": {"csv": path, "digest": "fnv1a64:<16 hex>" (FNV-1a 64 of the CSV bytes),
+//               "rows": 52, "gpu": "RTX3090", "seed": 1},
+//  "target": "log1p_gpu_util_percent",
+//  "algo": "forest", "params": {...}, "regressor": {...state...}}
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "features/features.h"
+#include "predict/predictor.h"
+#include "util/status.h"
+
+namespace gpucast {
+
+inline constexpr const char* kModelFormat = "gpucast-predictor";
+inline constexpr int kModelFormatVersion = 1;
+
+Result<nlohmann::json> ModelFileJson(const Predictor& p);
+// `path` names the file in errors. The stored schema must equal `schema`:
+// "m.json: feature schema gpucast-features v1 (12 features) does not match this build's
+//  gpucast-features v2 (14 features); retrain with 'gpucast train'".
+Result<Predictor> ParseModelFile(const std::string& text, const std::string& path,
+                                 const FeatureSchema& schema);
+
+}  // namespace gpucast

@@ -1,0 +1,80 @@
+// Regressors behind one small interface, and the one table of algorithms.
+//
+// A regressor is fit on a dense matrix (rows x features) and a target in
+// whatever space the caller chose (the predictor fits log1p(util%)). Every
+// regressor is an ensemble: Predict returns the ensemble mean and a central
+// interval of the members' outputs (see docs/predictor.md for what each
+// algorithm's members are).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/status.h"
+
+namespace gpucast {
+
+using Matrix = std::vector<std::vector<double>>;
+
+struct Estimate {
+  double mean = 0;  // point prediction
+  double low = 0;   // lower end of the central `interval` fraction of member outputs
+  double high = 0;
+};
+
+class Regressor {
+ public:
+  virtual ~Regressor() = default;
+  virtual std::string Algo() const = 0;
+  // Sets parameters from a JSON object; absent keys keep their defaults,
+  // unknown keys and out-of-range values are errors naming the key.
+  virtual Status Configure(const nlohmann::json& params) = 0;
+  virtual nlohmann::json Params() const = 0;
+  // REQUIRES: x rectangular, x.size() == y.size() >= 2, all finite (checked).
+  virtual Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t seed) = 0;
+  // REQUIRES: fitted (or loaded); rows have the training column count (checked).
+  virtual Result<std::vector<Estimate>> Predict(const Matrix& x) const = 0;
+  // The fitted state (not the params); Load(Save()) predicts bit-for-bit the same.
+  virtual Result<nlohmann::json> Save() const = 0;
+  virtual Status Load(const nlohmann::json& state) = 0;
+};
+
+struct AlgoRow {
+  const char* name;
+  const char* description;
+  std::unique_ptr<Regressor> (*make)();
+};
+
+// The table of algorithms, in the order the docs list them.
+std::span<const AlgoRow> Algorithms();
+// Error lists the known names.
+Result<std::unique_ptr<Regressor>> MakeRegressor(const std::string& name);
+
+// --- helpers shared by the implementations ---------------------------------
+
+// A numeric parameter bound to a field; integers are stored as double.
+struct ParamSpec {
+  const char* name;
+  double* value;
+  double min;
+  double max;
+  bool integer;
+};
+Status ApplyParams(const std::string& algo, const nlohmann::json& j, std::span<const ParamSpec> specs);
+nlohmann::json ParamsJson(std::span<const ParamSpec> specs);
+
+// Validates a training set: "<algo>: ..." errors.
+Status CheckTrainingSet(const std::string& algo, const Matrix& x, const std::vector<double>& y);
+Status CheckColumns(const std::string& algo, const Matrix& x, size_t cols);
+
+// Quantile with linear interpolation (R type 7) of an unsorted sample.
+double Quantile(std::vector<double> xs, double q);
+// Mean, and the central `level` interval of member outputs.
+Estimate Summarise(const std::vector<double>& members, double level);
+
+}  // namespace gpucast

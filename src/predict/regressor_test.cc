@@ -1,0 +1,125 @@
+#include "predict/regressor.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace gpucast {
+namespace {
+
+// y = 2*x0 + sin(3*x1) + x0*x2 on uniform [0,1]^3 plus a noise column.
+void Synthetic(int n, uint64_t seed, Matrix* x, std::vector<double>* y) {
+  std::mt19937_64 rng(seed);
+  auto u = [&] { return (rng() >> 11) * (1.0 / 9007199254740992.0); };
+  for (int i = 0; i < n; ++i) {
+    std::vector<double> r = {u(), u(), u(), u()};
+    x->push_back(r);
+    y->push_back(2 * r[0] + std::sin(3 * r[1]) + r[0] * r[2]);
+  }
+}
+
+double Mse(const std::vector<Estimate>& p, const std::vector<double>& y) {
+  double s = 0;
+  for (size_t i = 0; i < y.size(); ++i) s += (p[i].mean - y[i]) * (p[i].mean - y[i]);
+  return s / y.size();
+}
+
+class EachAlgo : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EachAlgo, BeatsTheMeanOnHeldOutRows) {
+  Matrix xtr, xte;
+  std::vector<double> ytr, yte;
+  Synthetic(120, 1, &xtr, &ytr);
+  Synthetic(60, 2, &xte, &yte);
+  auto r = MakeRegressor(GetParam());
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->Fit(xtr, ytr, 7).ok());
+  auto p = (*r)->Predict(xte);
+  ASSERT_TRUE(p.ok()) << p.message();
+  double mean = 0;
+  for (double v : ytr) mean += v;
+  mean /= ytr.size();
+  double base = 0;
+  for (double v : yte) base += (v - mean) * (v - mean);
+  base /= yte.size();
+  EXPECT_LT(Mse(*p, yte), 0.5 * base) << GetParam();
+  for (const Estimate& e : *p) EXPECT_LE(e.low, e.high);
+}
+
+TEST_P(EachAlgo, SaveLoadPredictsBitForBit) {
+  Matrix x;
+  std::vector<double> y;
+  Synthetic(50, 3, &x, &y);
+  auto a = MakeRegressor(GetParam());
+  ASSERT_TRUE((*a)->Fit(x, y, 11).ok());
+  auto state = (*a)->Save();
+  ASSERT_TRUE(state.ok());
+  // Through text, as in a model file.
+  nlohmann::json reparsed = nlohmann::json::parse(state->dump());
+  auto b = MakeRegressor(GetParam());
+  ASSERT_TRUE((*b)->Configure((*a)->Params()).ok());
+  ASSERT_TRUE((*b)->Load(reparsed).ok());
+  auto pa = (*a)->Predict(x);
+  auto pb = (*b)->Predict(x);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&(*pa)[i], &(*pb)[i], sizeof(Estimate)), 0) << "row " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Algos, EachAlgo, ::testing::Values("forest", "gbm", "ridge", "knn"));
+
+TEST(RegressorTest, ForestMeanIsMeanOfTreeOutputs) {
+  // Checks the per-tree reconstruction (base_score + trees * leaf) against
+  // XGBoost's own averaged prediction: the interval rests on it.
+  Matrix x;
+  std::vector<double> y;
+  Synthetic(60, 4, &x, &y);
+  auto f = MakeRegressor("forest");
+  ASSERT_TRUE((*f)->Configure({{"interval", 1.0}, {"trees", 50}}).ok());
+  ASSERT_TRUE((*f)->Fit(x, y, 1).ok());
+  auto p = (*f)->Predict(x);
+  ASSERT_TRUE(p.ok());
+  for (const Estimate& e : *p) {
+    EXPECT_LE(e.low, e.mean + 1e-5);  // interval 1.0 = min..max of the trees
+    EXPECT_GE(e.high, e.mean - 1e-5);
+    EXPECT_LT(e.low, e.high);
+  }
+  // With every tree on all rows and all columns, depth 1 and no regularisation,
+  // every tree is the same stump: the min, max and mean coincide.
+  ASSERT_TRUE((*f)->Configure({{"subsample", 1.0}, {"colsample_bynode", 1.0}, {"max_depth", 1},
+                               {"reg_lambda", 0.0}}).ok());
+  ASSERT_TRUE((*f)->Fit(x, y, 1).ok());
+  p = (*f)->Predict(x);
+  for (const Estimate& e : *p) {
+    EXPECT_NEAR(e.low, e.mean, 1e-5);
+    EXPECT_NEAR(e.high, e.mean, 1e-5);
+  }
+}
+
+TEST(RegressorTest, ParamErrors) {
+  auto f = MakeRegressor("forest");
+  EXPECT_EQ((*f)->Configure({{"trees", 0}}).message(), "forest: parameter 'trees': 0 outside [1, 5000]");
+  EXPECT_EQ((*f)->Configure({{"tress", 10}}).message(), "forest: unknown parameter 'tress'");
+  EXPECT_EQ((*f)->Configure({{"trees", 2.5}}).message(), "forest: parameter 'trees': want an integer");
+  EXPECT_EQ(MakeRegressor("svm").message(), "unknown algorithm 'svm' (known: forest, gbm, ridge, knn)");
+}
+
+TEST(RegressorTest, ShapeErrors) {
+  auto r = MakeRegressor("ridge");
+  EXPECT_EQ((*r)->Fit({{1, 2}}, {1}, 0).message(), "ridge: need at least 2 training rows");
+  EXPECT_EQ((*r)->Fit({{1, 2}, {1}}, {1, 2}, 0).message(), "ridge: row 1 has 1 features, want 2");
+  ASSERT_TRUE((*r)->Fit({{1, 2}, {2, 3}, {3, 5}}, {1, 2, 3}, 0).ok());
+  EXPECT_EQ((*r)->Predict({{1, 2, 3}}).message(), "ridge: row 0 has 3 features, want 2");
+  EXPECT_EQ((*r)->Predict({{1, NAN}}).message(), "ridge: row 0 feature 1 is not finite");
+}
+
+TEST(RegressorTest, QuantileHandValues) {
+  EXPECT_DOUBLE_EQ(Quantile({4, 1, 3, 2}, 0.5), 2.5);  // type 7: h = 1.5
+  EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4, 5}, 0.1), 1.4);  // h = 0.4
+}
+
+}  // namespace
+}  // namespace gpucast

@@ -1,0 +1,382 @@
+// The XGBoost regressors: `forest` (random-forest mode) and `gbm` (boosting).
+// Booster state is stored as base64 of XGBoost's UBJSON model buffer.
+#include <xgboost/c_api.h>
+
+#include <cmath>
+#include <mutex>
+
+#include "predict/regressor.h"
+
+namespace gpucast {
+namespace {
+
+using nlohmann::json;
+
+Status XgbError(const std::string& algo, const char* call) {
+  return Status::Error(algo + ": xgboost " + call + ": " + XGBGetLastError());
+}
+
+std::string Base64Encode(const char* data, size_t n) {
+  static const char* kAlpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((n + 2) / 3 * 4);
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = static_cast<uint8_t>(data[i]) << 16;
+    if (i + 1 < n) v |= static_cast<uint8_t>(data[i + 1]) << 8;
+    if (i + 2 < n) v |= static_cast<uint8_t>(data[i + 2]);
+    out += kAlpha[(v >> 18) & 63];
+    out += kAlpha[(v >> 12) & 63];
+    out += i + 1 < n ? kAlpha[(v >> 6) & 63] : '=';
+    out += i + 2 < n ? kAlpha[v & 63] : '=';
+  }
+  return out;
+}
+
+bool Base64Decode(const std::string& s, std::string* out) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  if (s.size() % 4) return false;
+  out->clear();
+  for (size_t i = 0; i < s.size(); i += 4) {
+    int a = val(s[i]), b = val(s[i + 1]);
+    if (a < 0 || b < 0) return false;
+    uint32_t v = (a << 18) | (b << 12);
+    out->push_back(static_cast<char>((v >> 16) & 255));
+    if (s[i + 2] == '=') break;
+    int c = val(s[i + 2]);
+    if (c < 0) return false;
+    v |= c << 6;
+    out->push_back(static_cast<char>((v >> 8) & 255));
+    if (s[i + 3] == '=') break;
+    int d = val(s[i + 3]);
+    if (d < 0) return false;
+    out->push_back(static_cast<char>((v | d) & 255));
+  }
+  return true;
+}
+
+// RAII DMatrix from a dense matrix (float32, row-major).
+struct DMatrix {
+  DMatrixHandle h = nullptr;
+  ~DMatrix() { if (h) XGDMatrixFree(h); }
+};
+
+Status MakeDMatrix(const std::string& algo, const Matrix& x, const std::vector<double>* y, DMatrix* out) {
+  size_t cols = x.empty() ? 0 : x[0].size();
+  std::vector<float> flat;
+  flat.reserve(x.size() * cols);
+  for (const auto& row : x)
+    for (double v : row) flat.push_back(static_cast<float>(v));
+  if (XGDMatrixCreateFromMat(flat.data(), x.size(), cols, std::nanf(""), &out->h) != 0)
+    return XgbError(algo, "XGDMatrixCreateFromMat");
+  if (y) {
+    std::vector<float> labels(y->begin(), y->end());
+    if (XGDMatrixSetFloatInfo(out->h, "label", labels.data(), labels.size()) != 0)
+      return XgbError(algo, "XGDMatrixSetFloatInfo");
+  }
+  return Status::Ok();
+}
+
+// One XGBoost booster. Predict is serialised by a mutex (the service calls
+// it from several threads).
+class Booster {
+ public:
+  ~Booster() { if (h_) XGBoosterFree(h_); }
+
+  Status Train(const std::string& algo, const Matrix& x, const std::vector<double>& y,
+               const std::vector<std::pair<std::string, std::string>>& params, int rounds) {
+    DMatrix d;
+    RETURN_IF_ERROR(MakeDMatrix(algo, x, &y, &d));
+    if (XGBoosterCreate(&d.h, 1, &h_) != 0) return XgbError(algo, "XGBoosterCreate");
+    for (const auto& [k, v] : params)
+      if (XGBoosterSetParam(h_, k.c_str(), v.c_str()) != 0) return XgbError(algo, "XGBoosterSetParam");
+    for (int i = 0; i < rounds; ++i)
+      if (XGBoosterUpdateOneIter(h_, i, d.h) != 0) return XgbError(algo, "XGBoosterUpdateOneIter");
+    cols_ = x[0].size();
+    return Status::Ok();
+  }
+
+  // type 0: values (rows), type 6: leaf indices (rows x trees).
+  Result<std::vector<float>> Predict(const std::string& algo, const Matrix& x, int type) const {
+    DMatrix d;
+    RETURN_IF_ERROR(MakeDMatrix(algo, x, nullptr, &d));
+    std::string config = "{\"type\": " + std::to_string(type) +
+                         ", \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0,"
+                         " \"strict_shape\": false, \"cache_id\": 0}";
+    std::lock_guard<std::mutex> lock(mu_);
+    const bst_ulong* shape = nullptr;
+    bst_ulong dim = 0;
+    const float* out = nullptr;
+    if (XGBoosterPredictFromDMatrix(h_, d.h, config.c_str(), &shape, &dim, &out) != 0)
+      return XgbError(algo, "XGBoosterPredictFromDMatrix");
+    size_t n = 1;
+    for (bst_ulong i = 0; i < dim; ++i) n *= shape[i];
+    return std::vector<float>(out, out + n);
+  }
+
+  Result<std::string> Buffer(const std::string& algo, const char* format) const {
+    bst_ulong len = 0;
+    const char* buf = nullptr;
+    std::string config = std::string("{\"format\": \"") + format + "\"}";
+    if (XGBoosterSaveModelToBuffer(h_, config.c_str(), &len, &buf) != 0)
+      return XgbError(algo, "XGBoosterSaveModelToBuffer");
+    return std::string(buf, len);
+  }
+
+  Status LoadBuffer(const std::string& algo, const std::string& bytes, size_t cols) {
+    if (XGBoosterCreate(nullptr, 0, &h_) != 0) return XgbError(algo, "XGBoosterCreate");
+    if (XGBoosterLoadModelFromBuffer(h_, bytes.data(), bytes.size()) != 0)
+      return XgbError(algo, "XGBoosterLoadModelFromBuffer");
+    cols_ = cols;
+    return Status::Ok();
+  }
+
+  size_t cols() const { return cols_; }
+
+ private:
+  BoosterHandle h_ = nullptr;
+  size_t cols_ = 0;
+  mutable std::mutex mu_;
+};
+
+json SaveBooster(const std::string& algo, const Booster& b, Status* st) {
+  auto buf = b.Buffer(algo, "ubj");
+  if (!buf.ok()) {
+    *st = buf.status();
+    return json();
+  }
+  return Base64Encode(buf->data(), buf->size());
+}
+
+Status LoadBooster(const std::string& algo, const json& j, size_t cols, Booster* b) {
+  std::string bytes;
+  if (!j.is_string() || !Base64Decode(j.get<std::string>(), &bytes))
+    return Status::Error(algo + ": booster: want a base64 string");
+  return b->LoadBuffer(algo, bytes, cols);
+}
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// ---- forest ---------------------------------------------------------------
+
+// Random forest: one boosting round of `trees` parallel trees with eta 1.
+// XGBoost scales each tree's leaves by 1/trees, so tree t alone predicts
+// base_score + trees * leaf_t(x); the interval is the central `interval`
+// fraction of those per-tree outputs (from leaf indices + a leaf table).
+class Forest : public Regressor {
+ public:
+  std::string Algo() const override { return "forest"; }
+  Status Configure(const json& p) override { return ApplyParams(Algo(), p, Specs()); }
+  json Params() const override { return ParamsJson(const_cast<Forest*>(this)->Specs()); }
+
+  Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t seed) override {
+    RETURN_IF_ERROR(CheckTrainingSet(Algo(), x, y));
+    double mean = 0;
+    for (double v : y) mean += v;
+    mean /= y.size();
+    booster_ = std::make_unique<Booster>();
+    RETURN_IF_ERROR(booster_->Train(
+        Algo(), x, y,
+        {{"booster", "gbtree"}, {"objective", "reg:squarederror"}, {"tree_method", "exact"},
+         {"nthread", "1"}, {"eta", "1"}, {"num_parallel_tree", Num(trees_)},
+         {"subsample", Num(subsample_)}, {"colsample_bynode", Num(colsample_)},
+         {"max_depth", Num(max_depth_)}, {"min_child_weight", Num(min_child_weight_)},
+         {"reg_lambda", Num(lambda_)}, {"base_score", Num(static_cast<float>(mean))},
+         {"seed", std::to_string(seed % 2147483647)}},
+        1));
+    return ReadLeafTable();
+  }
+
+  Result<std::vector<Estimate>> Predict(const Matrix& x) const override {
+    if (!booster_) return Status::Error("forest: not fitted");
+    RETURN_IF_ERROR(CheckColumns(Algo(), x, booster_->cols()));
+    ASSIGN_OR_RETURN(std::vector<float> value, booster_->Predict(Algo(), x, 0));
+    ASSIGN_OR_RETURN(std::vector<float> leaf, booster_->Predict(Algo(), x, 6));
+    size_t nt = leaves_.size();
+    if (value.size() != x.size() || leaf.size() != x.size() * nt)
+      return Status::Error("forest: unexpected prediction shape from xgboost");
+    std::vector<Estimate> out;
+    std::vector<double> members(nt);
+    for (size_t r = 0; r < x.size(); ++r) {
+      for (size_t t = 0; t < nt; ++t) {
+        size_t node = static_cast<size_t>(leaf[r * nt + t]);
+        if (node >= leaves_[t].size()) return Status::Error("forest: leaf index out of range");
+        members[t] = base_score_ + static_cast<double>(nt) * leaves_[t][node];
+      }
+      Estimate e = Summarise(members, interval_);
+      e.mean = value[r];  // xgboost's own prediction (the mean of the trees)
+      out.push_back(e);
+    }
+    return out;
+  }
+
+  Result<json> Save() const override {
+    if (!booster_) return Status::Error("forest: not fitted");
+    Status st;
+    json j = {{"booster", SaveBooster(Algo(), *booster_, &st)}, {"cols", booster_->cols()},
+              {"base_score", base_score_}, {"leaves", leaves_}};
+    RETURN_IF_ERROR(st);
+    return j;
+  }
+
+  Status Load(const json& j) override {
+    if (!j.is_object() || !j.contains("booster") || !j.contains("cols") || !j.contains("leaves") ||
+        !j.contains("base_score"))
+      return Status::Error("forest: state lacks booster/cols/leaves/base_score");
+    booster_ = std::make_unique<Booster>();
+    RETURN_IF_ERROR(LoadBooster(Algo(), j["booster"], j["cols"].get<size_t>(), booster_.get()));
+    base_score_ = j["base_score"].get<double>();
+    leaves_ = j["leaves"].get<std::vector<std::vector<double>>>();
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<ParamSpec> Specs() {
+    return {{"trees", &trees_, 1, 5000, true},
+            {"subsample", &subsample_, 0.05, 1, false},
+            {"colsample_bynode", &colsample_, 0.05, 1, false},
+            {"max_depth", &max_depth_, 1, 30, true},
+            {"min_child_weight", &min_child_weight_, 0, 1e6, false},
+            {"reg_lambda", &lambda_, 0, 1e6, false},
+            {"interval", &interval_, 0.01, 1, false}};
+  }
+
+  // Leaf values per tree, indexed by node id, from xgboost's JSON model.
+  Status ReadLeafTable() {
+    ASSIGN_OR_RETURN(std::string text, booster_->Buffer(Algo(), "json"));
+    json m = json::parse(text, nullptr, false);
+    if (m.is_discarded()) return Status::Error("forest: xgboost model JSON does not parse");
+    try {
+      const json& learner = m.at("learner");
+      base_score_ = std::stod(learner.at("learner_model_param").at("base_score").get<std::string>());
+      leaves_.clear();
+      for (const json& tree : learner.at("gradient_booster").at("model").at("trees")) {
+        auto left = tree.at("left_children").get<std::vector<int64_t>>();
+        auto cond = tree.at("split_conditions").get<std::vector<double>>();
+        std::vector<double> leaf(left.size(), 0.0);
+        for (size_t n = 0; n < left.size() && n < cond.size(); ++n)
+          if (left[n] == -1) leaf[n] = static_cast<float>(cond[n]);
+        leaves_.push_back(std::move(leaf));
+      }
+    } catch (const json::exception& e) {
+      return Status::Error(std::string("forest: reading xgboost model JSON: ") + e.what());
+    }
+    if (leaves_.empty()) return Status::Error("forest: xgboost model has no trees");
+    return Status::Ok();
+  }
+
+  double trees_ = 300, subsample_ = 0.632, colsample_ = 0.6, max_depth_ = 8, min_child_weight_ = 1,
+         lambda_ = 1e-6, interval_ = 0.8;
+  std::unique_ptr<Booster> booster_;
+  double base_score_ = 0;
+  std::vector<std::vector<double>> leaves_;
+};
+
+// ---- gbm ------------------------------------------------------------------
+
+// Gradient boosting; `members` boosters with different seeds (row and column
+// subsampling make them differ). Mean of members; interval from their spread.
+class Gbm : public Regressor {
+ public:
+  std::string Algo() const override { return "gbm"; }
+  Status Configure(const json& p) override { return ApplyParams(Algo(), p, Specs()); }
+  json Params() const override { return ParamsJson(const_cast<Gbm*>(this)->Specs()); }
+
+  Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t seed) override {
+    RETURN_IF_ERROR(CheckTrainingSet(Algo(), x, y));
+    double mean = 0;
+    for (double v : y) mean += v;
+    mean /= y.size();
+    members_.clear();
+    for (int m = 0; m < static_cast<int>(members_count_); ++m) {
+      auto b = std::make_unique<Booster>();
+      RETURN_IF_ERROR(b->Train(
+          Algo(), x, y,
+          {{"booster", "gbtree"}, {"objective", "reg:squarederror"}, {"tree_method", "exact"},
+           {"nthread", "1"}, {"eta", Num(eta_)}, {"subsample", Num(subsample_)},
+           {"colsample_bynode", Num(colsample_)}, {"max_depth", Num(max_depth_)},
+           {"min_child_weight", Num(min_child_weight_)}, {"reg_lambda", Num(lambda_)},
+           {"base_score", Num(static_cast<float>(mean))},
+           {"seed", std::to_string((seed * 1000003 + m) % 2147483647)}},
+          static_cast<int>(rounds_)));
+      members_.push_back(std::move(b));
+    }
+    return Status::Ok();
+  }
+
+  Result<std::vector<Estimate>> Predict(const Matrix& x) const override {
+    if (members_.empty()) return Status::Error("gbm: not fitted");
+    RETURN_IF_ERROR(CheckColumns(Algo(), x, members_[0]->cols()));
+    std::vector<std::vector<float>> preds;
+    for (const auto& b : members_) {
+      ASSIGN_OR_RETURN(std::vector<float> p, b->Predict(Algo(), x, 0));
+      if (p.size() != x.size()) return Status::Error("gbm: unexpected prediction shape from xgboost");
+      preds.push_back(std::move(p));
+    }
+    std::vector<Estimate> out;
+    std::vector<double> m(preds.size());
+    for (size_t r = 0; r < x.size(); ++r) {
+      for (size_t k = 0; k < preds.size(); ++k) m[k] = preds[k][r];
+      out.push_back(Summarise(m, interval_));
+    }
+    return out;
+  }
+
+  Result<json> Save() const override {
+    if (members_.empty()) return Status::Error("gbm: not fitted");
+    Status st;
+    json boosters = json::array();
+    for (const auto& b : members_) {
+      boosters.push_back(SaveBooster(Algo(), *b, &st));
+      RETURN_IF_ERROR(st);
+    }
+    return json{{"boosters", boosters}, {"cols", members_[0]->cols()}};
+  }
+
+  Status Load(const json& j) override {
+    if (!j.is_object() || !j.contains("boosters") || !j["boosters"].is_array() || j["boosters"].empty() ||
+        !j.contains("cols"))
+      return Status::Error("gbm: state lacks boosters/cols");
+    members_.clear();
+    for (const json& b : j["boosters"]) {
+      auto booster = std::make_unique<Booster>();
+      RETURN_IF_ERROR(LoadBooster(Algo(), b, j["cols"].get<size_t>(), booster.get()));
+      members_.push_back(std::move(booster));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<ParamSpec> Specs() {
+    return {{"rounds", &rounds_, 1, 10000, true},
+            {"eta", &eta_, 1e-4, 1, false},
+            {"max_depth", &max_depth_, 1, 30, true},
+            {"subsample", &subsample_, 0.05, 1, false},
+            {"colsample_bynode", &colsample_, 0.05, 1, false},
+            {"min_child_weight", &min_child_weight_, 0, 1e6, false},
+            {"reg_lambda", &lambda_, 0, 1e6, false},
+            {"members", &members_count_, 1, 100, true},
+            {"interval", &interval_, 0.01, 1, false}};
+  }
+
+  double rounds_ = 200, eta_ = 0.05, max_depth_ = 3, subsample_ = 0.7, colsample_ = 0.8,
+         min_child_weight_ = 1, lambda_ = 1, members_count_ = 10, interval_ = 0.8;
+  std::vector<std::unique_ptr<Booster>> members_;
+};
+
+}  // namespace
+
+std::unique_ptr<Regressor> MakeForest() { return std::make_unique<Forest>(); }
+std::unique_ptr<Regressor> MakeGbm() { return std::make_unique<Gbm>(); }
+
+}  // namespace gpucast
