@@ -1,0 +1,39 @@
+// The live cluster the service schedules onto: its GPUs, what runs where,
+// and the placement policy. The service serialises all calls.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "service/job.h"
+#include "util/status.h"
+
+namespace gpucast::service {
+
+struct Placement {
+  int64_t job_id = 0;
+  std::vector<int> gpus;  // GPU indices, size == job's gpus
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual std::string PolicyName() const = 0;
+  // GPUs in the cluster (constant); a job asking for more can never run.
+  virtual int TotalGpus() const = 0;
+  // Where queued jobs (in submission order) go now. Changes nothing: the
+  // service persists the decisions, then calls Start for each.
+  virtual Result<std::vector<Placement>> Plan(const std::vector<Job>& queued, double now) = 0;
+  // `job` (state running, placement set) now occupies its GPUs. Also used to
+  // restore running jobs after a restart. Error if a GPU index is out of range.
+  virtual Status Start(const Job& job) = 0;
+  // The job left its GPUs (done or cancelled); no-op if it holds none.
+  virtual void Finish(int64_t job_id) = 0;
+  // GET /v1/cluster: GPUs, what runs where, predicted and assumed load.
+  virtual nlohmann::json ClusterJson() const = 0;
+};
+
+}  // namespace gpucast::service
