@@ -42,7 +42,8 @@ struct NodeCost {
   int64_t backward_flops = 0;
   int64_t params = 0;             // trainable parameter elements consumed
   int64_t activation_bytes = 0;   // bytes of outputs written in forward
-  int64_t weight_bytes = 0;       // bytes of parameters consumed
+  int64_t weight_bytes = 0;       // bytes of parameters (and BN buffers) consumed
+  int64_t input_bytes = 0;        // bytes of non-parameter inputs read in forward
 };
 
 struct Unsupported {
@@ -51,6 +52,8 @@ struct Unsupported {
   std::string reason;   // "no cost rule", "output shape unknown", ...
 };
 
+// Sums over nodes, except params and weight_bytes, which count each
+// parameter tensor once (the model's size) even when several nodes use it.
 struct CostTotals {
   int64_t forward_flops = 0;
   int64_t backward_flops = 0;

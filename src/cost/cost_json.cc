@@ -1,0 +1,42 @@
+#include "cost/cost_json.h"
+
+namespace gpucast {
+
+nlohmann::json CostReportToJson(const CostReport& r) {
+  using nlohmann::json;
+  json nodes = json::array();
+  for (const NodeCost& n : r.nodes) {
+    nodes.push_back({{"name", n.name},
+                     {"op_type", n.op_type},
+                     {"category", CategoryName(n.category)},
+                     {"input_shapes", n.input_shapes},
+                     {"output_shapes", n.output_shapes},
+                     {"forward_flops", n.forward_flops},
+                     {"backward_flops", n.backward_flops},
+                     {"params", n.params},
+                     {"activation_bytes", n.activation_bytes},
+                     {"weight_bytes", n.weight_bytes}});
+  }
+  const CostTotals& t = r.totals;
+  json flops_by = json::object(), nodes_by = json::object();
+  for (int i = 0; i < kNumCategories; ++i) {
+    const char* name = CategoryName(static_cast<Category>(i));
+    flops_by[name] = t.flops_by_category[i];
+    nodes_by[name] = t.nodes_by_category[i];
+  }
+  json totals = {{"forward_flops", t.forward_flops},
+                 {"backward_flops", t.backward_flops},
+                 {"params", t.params},
+                 {"activation_bytes", t.activation_bytes},
+                 {"weight_bytes", t.weight_bytes},
+                 {"flops_by_category", flops_by},
+                 {"nodes_by_category", nodes_by},
+                 {"num_nodes", t.num_nodes},
+                 {"input_bytes_per_sample", t.input_bytes_per_sample}};
+  json unsupported = json::array();
+  for (const Unsupported& u : r.unsupported)
+    unsupported.push_back({{"op_type", u.op_type}, {"count", u.count}, {"reason", u.reason}});
+  return {{"nodes", nodes}, {"totals", totals}, {"unsupported", unsupported}};
+}
+
+}  // namespace gpucast

@@ -1,0 +1,45 @@
+#include "cost/cost_json.h"
+
+#include <gtest/gtest.h>
+
+#include "cost/test_graph.h"
+
+namespace gpucast {
+namespace {
+
+TEST(CostJson, HasTheStableFields) {
+  testing::GraphBuilder b("m.onnx", 2);
+  b.Data("x", {2, 4}).Param("w", {4, 3}).Value("y", {2, 3}).Value("z", {2, 3});
+  b.Op("MatMul", "fc", {"x", "w"}, {"y"});
+  b.Op("Einsum", "e", {"y"}, {"z"});
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  ASSERT_TRUE(r.ok()) << r.message();
+  nlohmann::json j = CostReportToJson(*r);
+  ASSERT_EQ(j.size(), 3u);
+  const nlohmann::json& n = j["nodes"][0];
+  EXPECT_EQ(n["name"], "fc");
+  EXPECT_EQ(n["op_type"], "MatMul");
+  EXPECT_EQ(n["category"], "matmul");
+  EXPECT_EQ(n["input_shapes"], nlohmann::json::parse("[[2,4],[4,3]]"));
+  EXPECT_EQ(n["output_shapes"], nlohmann::json::parse("[[2,3]]"));
+  EXPECT_EQ(n["forward_flops"], 48);   // 2·2·3·4
+  EXPECT_EQ(n["backward_flops"], 48);  // dW only
+  EXPECT_EQ(n["params"], 12);
+  EXPECT_EQ(n["activation_bytes"], 24);
+  EXPECT_EQ(n["weight_bytes"], 48);
+  EXPECT_EQ(n.size(), 10u);
+  EXPECT_EQ(j["nodes"][1]["category"], "unsupported");
+  const nlohmann::json& t = j["totals"];
+  EXPECT_EQ(t["forward_flops"], 48);
+  EXPECT_EQ(t["backward_flops"], 48);
+  EXPECT_EQ(t["params"], 12);
+  EXPECT_EQ(t["flops_by_category"]["matmul"], 96);
+  EXPECT_EQ(t["nodes_by_category"]["unsupported"], 1);
+  EXPECT_EQ(t["num_nodes"], 2);
+  EXPECT_EQ(t["input_bytes_per_sample"], 16);
+  EXPECT_EQ(j["unsupported"], nlohmann::json::parse(
+                                  R"([{"op_type":"Einsum","count":1,"reason":"no cost rule"}])"));
+}
+
+}  // namespace
+}  // namespace gpucast

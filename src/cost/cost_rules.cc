@@ -1,0 +1,174 @@
+// THE table of per-op cost rules: op_type -> {category, rule}. One row per
+// default-domain op. Constants are documented in docs/cost-rules.md.
+#include <map>
+
+#include "cost/rules.h"
+
+namespace gpucast {
+namespace {
+
+constexpr Category kConv = Category::kConvolution;
+constexpr Category kMat = Category::kMatmul;
+constexpr Category kRnn = Category::kRecurrent;
+constexpr Category kAct = Category::kActivation;
+constexpr Category kNorm = Category::kNormalization;
+constexpr Category kPool = Category::kPooling;
+constexpr Category kElem = Category::kElementwise;
+constexpr Category kMove = Category::kDataMovement;
+
+std::vector<CostRule> MakeTable() {
+  const RuleFn view = Free(/*view=*/true);
+  const RuleFn copy = Free(/*view=*/false);
+  const RuleFn compare = Elementwise(1, 0);
+  const RuleFn norm = Normalization(7, 3, 4, {1, 2});  // scale, bias trainable
+  return {
+      // Convolution, matmul, recurrent (rules_conv.cc, rules_matmul.cc, rules_recurrent.cc)
+      {"Conv", kConv, ConvRule},
+      {"ConvTranspose", kConv, ConvTransposeRule},
+      {"Gemm", kMat, GemmRule},
+      {"MatMul", kMat, MatMulRule},
+      {"LSTM", kRnn, LstmRule},
+      {"GRU", kRnn, GruRule},
+      {"RNN", kRnn, RnnRule},
+      // Activations: Elementwise(forward per element, backward per element)
+      {"Relu", kAct, Elementwise(1, 1)},
+      {"LeakyRelu", kAct, Elementwise(2, 2)},
+      {"PRelu", kAct, PReluRule},
+      {"ThresholdedRelu", kAct, Elementwise(1, 1)},
+      {"Sigmoid", kAct, Elementwise(4, 3)},
+      {"Tanh", kAct, Elementwise(1, 3)},
+      {"Erf", kAct, Elementwise(1, 4)},
+      {"Gelu", kAct, Elementwise(5, 8)},
+      {"Softmax", kAct, Elementwise(5, 4)},
+      {"LogSoftmax", kAct, Elementwise(5, 4)},
+      {"Clip", kAct, Elementwise(2, 2)},
+      {"HardSigmoid", kAct, Elementwise(4, 3)},
+      {"HardSwish", kAct, Elementwise(5, 4)},
+      {"Elu", kAct, Elementwise(4, 3)},
+      {"Celu", kAct, Elementwise(4, 3)},
+      {"Selu", kAct, Elementwise(5, 4)},
+      {"Softplus", kAct, Elementwise(3, 5)},
+      {"Softsign", kAct, Elementwise(3, 3)},
+      // Elementwise arithmetic (backward is per input that needs a gradient)
+      {"Add", kElem, Elementwise(1, 1)},
+      {"Sub", kElem, Elementwise(1, 1)},
+      {"Mul", kElem, Elementwise(1, 1)},
+      {"Div", kElem, Elementwise(1, 2)},
+      {"Pow", kElem, Elementwise(1, 3)},
+      {"Sqrt", kElem, Elementwise(1, 2)},
+      {"Reciprocal", kElem, Elementwise(1, 2)},
+      {"Exp", kElem, Elementwise(1, 1)},
+      {"Log", kElem, Elementwise(1, 1)},
+      {"Neg", kElem, Elementwise(1, 1)},
+      {"Abs", kElem, Elementwise(1, 1)},
+      {"Sin", kElem, Elementwise(1, 2)},
+      {"Cos", kElem, Elementwise(1, 2)},
+      {"Sum", kElem, Elementwise(1, 1)},
+      {"Mean", kElem, Elementwise(2, 1)},
+      {"Max", kElem, Elementwise(1, 1)},
+      {"Min", kElem, Elementwise(1, 1)},
+      {"Sign", kElem, compare},
+      {"Floor", kElem, compare},
+      {"Ceil", kElem, compare},
+      {"Round", kElem, compare},
+      {"Mod", kElem, compare},
+      {"Equal", kElem, compare},
+      {"Less", kElem, compare},
+      {"LessOrEqual", kElem, compare},
+      {"Greater", kElem, compare},
+      {"GreaterOrEqual", kElem, compare},
+      {"Not", kElem, compare},
+      {"And", kElem, compare},
+      {"Or", kElem, compare},
+      {"Xor", kElem, compare},
+      {"IsNaN", kElem, compare},
+      {"IsInf", kElem, compare},
+      {"Dropout", kElem, DropoutRule},
+      // Reductions: Reduction(per input element, per output element, backward per input element)
+      {"ReduceMean", kElem, Reduction(1, 1, 1)},
+      {"ReduceSum", kElem, Reduction(1, 0, 1)},
+      {"ReduceMin", kElem, Reduction(1, 0, 1)},
+      {"ReduceProd", kElem, Reduction(1, 0, 2)},
+      {"ReduceL1", kElem, Reduction(2, 0, 2)},
+      {"ReduceL2", kElem, Reduction(2, 1, 2)},
+      {"ReduceSumSquare", kElem, Reduction(2, 0, 2)},
+      {"ReduceLogSumExp", kElem, Reduction(3, 1, 3)},
+      {"ArgMax", kElem, Reduction(1, 0, 0)},
+      {"ArgMin", kElem, Reduction(1, 0, 0)},
+      {"CumSum", kElem, Reduction(1, 0, 1)},
+      // Normalisation (training mode), pooling
+      {"BatchNormalization", kNorm, norm},
+      {"LayerNormalization", kNorm, norm},
+      {"InstanceNormalization", kNorm, norm},
+      {"GroupNormalization", kNorm, norm},
+      {"MaxPool", kPool, WindowPool(1, 0, 0, 1)},
+      {"AveragePool", kPool, WindowPool(1, 1, 1, 0)},
+      {"GlobalAveragePool", kPool, Reduction(1, 1, 1)},
+      {"GlobalMaxPool", kPool, Reduction(1, 0, 1)},
+      {"ReduceMax", kPool, Reduction(1, 0, 1)},
+      // Embedding lookup or copy, decided by the data input (rules_free.cc)
+      {"Gather", kMove, GatherRule},
+      // Free views and metadata: no FLOPs, no bytes written
+      {"Reshape", kMove, view},
+      {"Flatten", kMove, view},
+      {"Squeeze", kMove, view},
+      {"Unsqueeze", kMove, view},
+      {"Identity", kMove, view},
+      {"Shape", kMove, view},
+      {"Size", kMove, view},
+      {"Constant", kMove, view},
+      // Free copies: no FLOPs, outputs written
+      {"Transpose", kMove, copy},
+      {"Concat", kMove, copy},
+      {"Split", kMove, copy},
+      {"Slice", kMove, copy},
+      {"Expand", kMove, copy},
+      {"Tile", kMove, copy},
+      {"Pad", kMove, copy},
+      {"Cast", kMove, copy},
+      {"CastLike", kMove, copy},
+      {"Where", kMove, copy},
+      {"ConstantOfShape", kMove, copy},
+      {"Range", kMove, copy},
+      {"GatherElements", kMove, copy},
+      {"GatherND", kMove, copy},
+      {"ScatterND", kMove, copy},
+      {"ScatterElements", kMove, copy},
+      {"OneHot", kMove, copy},
+      {"DepthToSpace", kMove, copy},
+      {"SpaceToDepth", kMove, copy},
+      {"Trilu", kMove, copy},
+      {"EyeLike", kMove, copy},
+  };
+}
+
+}  // namespace
+
+const std::vector<CostRule>& CostRuleTable() {
+  static const std::vector<CostRule> table = MakeTable();
+  return table;
+}
+
+Result<std::vector<const CostRule*>> CheckRuleTable(const std::vector<CostRule>& table) {
+  std::map<std::string, const CostRule*> seen;
+  std::vector<const CostRule*> out;
+  for (const CostRule& r : table) {
+    if (!seen.emplace(r.op_type, &r).second)
+      return Status::Error(std::string("cost rule table: duplicate op '") + r.op_type + "'");
+    out.push_back(&r);
+  }
+  return out;
+}
+
+const CostRule* FindCostRule(const std::string& op_type) {
+  // Built once; a duplicate in the table is caught by cost_rules_test.
+  static const std::map<std::string, const CostRule*> index = [] {
+    std::map<std::string, const CostRule*> m;
+    for (const CostRule& r : CostRuleTable()) m.emplace(r.op_type, &r);
+    return m;
+  }();
+  auto it = index.find(op_type);
+  return it == index.end() ? nullptr : it->second;
+}
+
+}  // namespace gpucast

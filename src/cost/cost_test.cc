@@ -1,0 +1,441 @@
+// Cost rules against hand-computed counts on hand-built graphs.
+// Units: 2 FLOPs per multiply-add (MAC).
+#include "cost/cost.h"
+
+#include <gtest/gtest.h>
+
+#include "cost/test_graph.h"
+
+namespace gpucast {
+namespace {
+
+using testing::GraphBuilder;
+using testing::IntAttr;
+using testing::IntsAttr;
+using testing::kFloat;
+using testing::kInt64;
+
+CostReport Analyze(const GraphBuilder& b, bool amp = false) {
+  Result<CostReport> r = AnalyzeCost(b.graph(), CostOptions{amp});
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.ok() ? r.value() : CostReport{};
+}
+
+const NodeCost& NodeNamed(const CostReport& r, const std::string& name) {
+  for (const NodeCost& n : r.nodes)
+    if (n.name == name) return n;
+  static NodeCost none;
+  ADD_FAILURE() << "no node " << name;
+  return none;
+}
+
+int64_t CategoryFlops(const CostReport& r, Category c) {
+  return r.totals.flops_by_category[static_cast<int>(c)];
+}
+
+TEST(ConvCost, FirstLayerWithBiasHasNoInputGradient) {
+  // X[2,3,8,8] * W[4,3,3,3] -> Y[2,4,6,6] (no padding).
+  // MACs = N·Cout·∏out·Cin·∏k = 2·4·36·3·9 = 7776; bias adds = 2·4·36 = 288.
+  GraphBuilder b;
+  b.Data("x", {2, 3, 8, 8}).Param("w", {4, 3, 3, 3}).Param("b", {4}).Value("y", {2, 4, 6, 6});
+  b.Op("Conv", "conv", {"x", "w", "b"}, {"y"});
+  CostReport r = Analyze(b);
+  const NodeCost& n = NodeNamed(r, "conv");
+  EXPECT_EQ(n.category, Category::kConvolution);
+  EXPECT_EQ(n.forward_flops, 2 * 7776 + 288);
+  // x is a data input: only dW (2·7776) and db (288).
+  EXPECT_EQ(n.backward_flops, 2 * 7776 + 288);
+  EXPECT_EQ(n.params, 4 * 3 * 3 * 3 + 4);
+  EXPECT_EQ(n.weight_bytes, (108 + 4) * 4);
+  EXPECT_EQ(n.activation_bytes, 2 * 4 * 36 * 4);
+  EXPECT_EQ(n.input_bytes, 2 * 3 * 64 * 4);
+}
+
+TEST(ConvCost, DepthwiseAndGroupedStridedConvs) {
+  // c1: 1×1 conv on data, so its output requires a gradient.
+  // dw: depthwise X[1,8,10,10], W[8,1,3,3], group 8, stride 2, pad 1 -> [1,8,5,5]:
+  //     MACs = 1·8·25·(8/8)·9 = 1800.
+  // gc: group 2, X[1,8,10,10], W[6,4,1,1] -> [1,6,10,10]: MACs = 6·100·4 = 2400.
+  GraphBuilder b;
+  b.Data("x", {1, 3, 10, 10}).Param("w1", {8, 3, 1, 1}).Value("a", {1, 8, 10, 10});
+  b.Param("wd", {8, 1, 3, 3}).Value("d", {1, 8, 5, 5});
+  b.Param("wg", {6, 4, 1, 1}).Value("g", {1, 6, 10, 10});
+  b.Op("Conv", "c1", {"x", "w1"}, {"a"});
+  Node& dw = b.Op("Conv", "dw", {"a", "wd"}, {"d"});
+  dw.attrs["group"] = IntAttr(8);
+  dw.attrs["strides"] = IntsAttr({2, 2});
+  dw.attrs["pads"] = IntsAttr({1, 1, 1, 1});
+  b.Op("Conv", "gc", {"a", "wg"}, {"g"}).attrs["group"] = IntAttr(2);
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "c1").forward_flops, 2 * 800 * 3);
+  EXPECT_EQ(NodeNamed(r, "c1").backward_flops, 2 * 800 * 3);  // dW only
+  EXPECT_EQ(NodeNamed(r, "dw").forward_flops, 2 * 1800);
+  EXPECT_EQ(NodeNamed(r, "dw").backward_flops, 2 * 1800 + 2 * 1800);  // dW + dX
+  EXPECT_EQ(NodeNamed(r, "gc").forward_flops, 2 * 2400);
+  EXPECT_EQ(NodeNamed(r, "gc").backward_flops, 4 * 2400);
+}
+
+TEST(ConvCost, MalformedWeightIsAnErrorNamingTheNode) {
+  GraphBuilder b;
+  b.Data("x", {1, 8, 4, 4}).Param("w", {6, 3, 1, 1}).Value("y", {1, 6, 4, 4});
+  b.Op("Conv", "Conv_3", {"x", "w"}, {"y"}).attrs["group"] = IntAttr(2);
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(),
+            "m.onnx: node 'Conv_3' (Conv): weight has 3 input channels per group × group 2, input has 8");
+
+  GraphBuilder c;
+  c.Data("x", {1, 8, 4, 4}).Param("w", {6, 8, 1}).Value("y", {1, 6, 4, 4});
+  c.Op("Conv", "Conv_4", {"x", "w"}, {"y"});
+  r = AnalyzeCost(c.graph(), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "m.onnx: node 'Conv_4' (Conv): weight has rank 3, want 4 (Cout, Cin/group, kernel...)");
+}
+
+TEST(ConvCost, ConvTransposeLikeDcganGenerator) {
+  // g1: X[2,100,1,1], W[100,512,4,4] -> [2,512,4,4]: MACs = N·Cin·∏in·Cout·∏k = 2·100·1·512·16.
+  // g2: X[2,512,4,4], W[512,256,4,4], stride 2, pad 1 -> [2,256,8,8]:
+  //     MACs = 2·512·16·256·16 = 67,108,864 (each input pixel scatters a 4×4×256 patch).
+  GraphBuilder b;
+  b.Data("z", {2, 100, 1, 1}).Param("w1", {100, 512, 4, 4}).Value("h1", {2, 512, 4, 4});
+  b.Param("w2", {512, 256, 4, 4}).Value("h2", {2, 256, 8, 8});
+  b.Op("ConvTranspose", "g1", {"z", "w1"}, {"h1"});
+  b.Op("ConvTranspose", "g2", {"h1", "w2"}, {"h2"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "g1").forward_flops, 2LL * 2 * 100 * 512 * 16);
+  EXPECT_EQ(NodeNamed(r, "g1").backward_flops, 2LL * 2 * 100 * 512 * 16);  // dW only
+  EXPECT_EQ(NodeNamed(r, "g2").forward_flops, 2LL * 67108864);
+  EXPECT_EQ(NodeNamed(r, "g2").backward_flops, 4LL * 67108864);
+  EXPECT_EQ(NodeNamed(r, "g2").category, Category::kConvolution);
+}
+
+TEST(MatmulCost, GemmWithTransposedWeightAndBias) {
+  // fc1: A[4,5] · W[3,5]ᵀ + C[3]: M=4, N=3, K=5 -> 60 MACs, 12 bias adds.
+  // fc2: y[4,3] · w2[3,2]: 24 MACs; y needs a gradient (it derives from W).
+  GraphBuilder b;
+  b.Data("a", {4, 5}).Param("w", {3, 5}).Param("c", {3}).Value("y", {4, 3});
+  b.Param("w2", {3, 2}).Value("z", {4, 2});
+  b.Op("Gemm", "fc1", {"a", "w", "c"}, {"y"}).attrs["transB"] = IntAttr(1);
+  b.Op("Gemm", "fc2", {"y", "w2"}, {"z"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "fc1").forward_flops, 2 * 60 + 12);
+  EXPECT_EQ(NodeNamed(r, "fc1").backward_flops, 2 * 60 + 12);  // dW + dC, no dA
+  EXPECT_EQ(NodeNamed(r, "fc1").params, 18);
+  EXPECT_EQ(NodeNamed(r, "fc2").forward_flops, 48);
+  EXPECT_EQ(NodeNamed(r, "fc2").backward_flops, 96);  // dA + dW
+
+  // w2 given as [2,3] without transB: K = 3 from A, 2 from B.
+  GraphBuilder bad;
+  bad.Data("y", {4, 3}).Param("w2", {2, 3}).Value("z", {4, 3});
+  bad.Op("Gemm", "fc2", {"y", "w2"}, {"z"});
+  Result<CostReport> e = AnalyzeCost(bad.graph(), {});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.message(), "m.onnx: node 'fc2' (Gemm): inner dimensions differ: A gives 3, B gives 2");
+}
+
+TEST(MatmulCost, BatchedAndBroadcastMatMul) {
+  // p[2,3,4,5] · q[2,3,5,6] -> [2,3,4,6]: 2·3·4·6·5 = 720 MACs, both operands need grads.
+  // x[2,7,8] · w[8,3] -> [2,7,3]: 2·7·3·8 = 336 MACs, only dW.
+  // x · x2ᵀ of two data inputs: no backward.
+  GraphBuilder b;
+  b.Param("p", {2, 3, 4, 5}).Param("q", {2, 3, 5, 6}).Value("pq", {2, 3, 4, 6});
+  b.Data("x", {2, 7, 8}).Param("w", {8, 3}).Value("xw", {2, 7, 3});
+  b.Data("x2", {2, 8, 7}).Value("xx", {2, 7, 7});
+  b.Op("MatMul", "bmm", {"p", "q"}, {"pq"});
+  b.Op("MatMul", "lin", {"x", "w"}, {"xw"});
+  b.Op("MatMul", "data", {"x", "x2"}, {"xx"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "bmm").forward_flops, 1440);
+  EXPECT_EQ(NodeNamed(r, "bmm").backward_flops, 2880);
+  EXPECT_EQ(NodeNamed(r, "lin").forward_flops, 672);
+  EXPECT_EQ(NodeNamed(r, "lin").backward_flops, 672);
+  EXPECT_EQ(NodeNamed(r, "data").forward_flops, 2 * 2 * 7 * 7 * 8);
+  EXPECT_EQ(NodeNamed(r, "data").backward_flops, 0);
+  EXPECT_EQ(CategoryFlops(r, Category::kMatmul), 1440 + 2880 + 672 + 672 + 1568);
+}
+
+TEST(RecurrentCost, LstmHandCount) {
+  // X[seq=5, B=2, I=3], H=4, one direction, with bias; g=4, gH=16. Per step:
+  //   linear  2·B·I·gH + 2·B·H·gH = 192 + 256 = 448
+  //   combine B·gH = 32;  bias 2·B·gH = 64
+  //   gates   B·H·18 = 144  (3 sigmoids ×4, 2 tanh, c update 3, h update 1)
+  //   = 688 per step, ×5 steps = 3440.
+  // Backward per step (X is data: no dX): recurrence 256 + 2·(32+144) + dW 192 + dR 256 + dB 64
+  //   = 1120, ×5 = 5600.
+  GraphBuilder b;
+  b.Data("x", {5, 2, 3}).Param("W", {1, 16, 3}).Param("R", {1, 16, 4}).Param("B", {1, 32});
+  b.Value("y", {5, 1, 2, 4}).Value("yh", {1, 2, 4}).Value("yc", {1, 2, 4});
+  b.Op("LSTM", "lstm", {"x", "W", "R", "B"}, {"y", "yh", "yc"}).attrs["hidden_size"] = IntAttr(4);
+  CostReport r = Analyze(b);
+  const NodeCost& n = NodeNamed(r, "lstm");
+  EXPECT_EQ(n.category, Category::kRecurrent);
+  EXPECT_EQ(n.forward_flops, 3440);
+  EXPECT_EQ(n.backward_flops, 5600);
+  EXPECT_EQ(n.params, 48 + 64 + 32);
+}
+
+TEST(RecurrentCost, BidirectionalGruAndRnnHandCount) {
+  // GRU: X[4,1,3], H=2, 2 directions, no bias; g=3, gH=6. Per step and direction:
+  //   linear 2·1·3·6 + 2·1·2·6 = 36 + 24 = 60; combine 6; gates 1·2·14 = 28 -> 94.
+  //   ×4 steps ×2 directions = 752.
+  // RNN: X[3,2,2], H=3, bias; gH=3. Per step: linear 2·2·2·3 + 2·2·3·3 = 24 + 36 = 60;
+  //   combine 6; bias 12; tanh 6 -> 84; ×3 = 252.
+  GraphBuilder b;
+  b.Data("x", {4, 1, 3}).Param("W", {2, 6, 3}).Param("R", {2, 6, 2}).Value("y", {4, 2, 1, 2});
+  b.Op("GRU", "gru", {"x", "W", "R"}, {"y"}).attrs["hidden_size"] = IntAttr(2);
+  b.Data("u", {3, 2, 2}).Param("Wr", {1, 3, 2}).Param("Rr", {1, 3, 3}).Param("Br", {1, 6});
+  b.Value("v", {3, 1, 2, 3});
+  b.Op("RNN", "rnn", {"u", "Wr", "Rr", "Br"}, {"v"}).attrs["hidden_size"] = IntAttr(3);
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "gru").forward_flops, 752);
+  EXPECT_EQ(NodeNamed(r, "rnn").forward_flops, 252);
+  // RNN backward per step: recurrence 36 + 2·(6+6) + dW 24 + dR 36 + dB 12 = 132, ×3 = 396.
+  EXPECT_EQ(NodeNamed(r, "rnn").backward_flops, 396);
+}
+
+TEST(RecurrentCost, WeightShapeMismatchIsAnError) {
+  GraphBuilder b;
+  b.Data("x", {5, 2, 3}).Param("W", {1, 12, 3}).Param("R", {1, 16, 4}).Value("y", {5, 1, 2, 4});
+  b.Op("LSTM", "LSTM_7", {"x", "W", "R"}, {"y"}).attrs["hidden_size"] = IntAttr(4);
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "m.onnx: node 'LSTM_7' (LSTM): weight W is 12×3, want 16×3");
+}
+
+// A post-norm Transformer encoder layer as PyTorch exports it before opset 17
+// (LayerNorm decomposed), d=8, 2 heads (dh=4), FFN 16, batch B=2, seq S=5.
+GraphBuilder EncoderLayer() {
+  const int64_t B = 2, S = 5, D = 8, Hh = 2, Dh = 4, F = 16;
+  GraphBuilder b("enc.onnx", B);
+  b.Data("x", {B, S, D});
+  auto proj = [&](const std::string& p, const std::string& in, int64_t din, int64_t dout) {
+    b.Param(p + ".w", {din, dout}).Param(p + ".b", {dout});
+    b.Value(p + ".mm", {B, S, dout}).Value(p + ".out", {B, S, dout});
+    b.Op("MatMul", p + "_mm", {in, p + ".w"}, {p + ".mm"});
+    b.Op("Add", p + "_bias", {p + ".mm", p + ".b"}, {p + ".out"});
+  };
+  auto layernorm = [&](const std::string& p, const std::string& in) {
+    b.Param(p + ".g", {D}).Param(p + ".b", {D}).Value(p + ".eps", {}).Value(p + ".two", {});
+    b.Op("Constant", p + "_eps_c", {}, {p + ".eps"});
+    b.Op("Constant", p + "_two_c", {}, {p + ".two"});
+    for (const char* v : {"mean", "var", "ve", "sd"}) b.Value(p + "." + v, {B, S, 1});
+    for (const char* v : {"c", "sq", "n", "s", "out"}) b.Value(p + "." + v, {B, S, D});
+    b.Op("ReduceMean", p + "_mean", {in}, {p + ".mean"});
+    b.Op("Sub", p + "_sub", {in, p + ".mean"}, {p + ".c"});
+    b.Op("Pow", p + "_pow", {p + ".c", p + ".two"}, {p + ".sq"});
+    b.Op("ReduceMean", p + "_var", {p + ".sq"}, {p + ".var"});
+    b.Op("Add", p + "_eps", {p + ".var", p + ".eps"}, {p + ".ve"});
+    b.Op("Sqrt", p + "_sqrt", {p + ".ve"}, {p + ".sd"});
+    b.Op("Div", p + "_div", {p + ".c", p + ".sd"}, {p + ".n"});
+    b.Op("Mul", p + "_scale", {p + ".n", p + ".g"}, {p + ".s"});
+    b.Op("Add", p + "_shift", {p + ".s", p + ".b"}, {p + ".out"});
+  };
+  proj("q", "x", D, D);
+  proj("k", "x", D, D);
+  proj("v", "x", D, D);
+  b.Value("q4", {B, S, Hh, Dh}).Value("qh", {B, Hh, S, Dh}).Value("k4", {B, S, Hh, Dh});
+  b.Value("kt", {B, Hh, Dh, S}).Value("v4", {B, S, Hh, Dh}).Value("vh", {B, Hh, S, Dh});
+  b.Value("shape4", {4}, kInt64).Value("shape3", {3}, kInt64);
+  b.Op("Constant", "shape4_c", {}, {"shape4"});
+  b.Op("Constant", "shape3_c", {}, {"shape3"});
+  b.Op("Reshape", "q_split", {"q.out", "shape4"}, {"q4"});
+  b.Op("Transpose", "q_t", {"q4"}, {"qh"});
+  b.Op("Reshape", "k_split", {"k.out", "shape4"}, {"k4"});
+  b.Op("Transpose", "k_t", {"k4"}, {"kt"});
+  b.Op("Reshape", "v_split", {"v.out", "shape4"}, {"v4"});
+  b.Op("Transpose", "v_t", {"v4"}, {"vh"});
+  b.Value("scale", {});
+  b.Op("Constant", "scale_c", {}, {"scale"});
+  b.Value("scores", {B, Hh, S, S}).Value("scaled", {B, Hh, S, S}).Value("probs", {B, Hh, S, S});
+  b.Value("ctx", {B, Hh, S, Dh}).Value("ctx_t", {B, S, Hh, Dh}).Value("ctx3", {B, S, D});
+  b.Op("MatMul", "scores_mm", {"qh", "kt"}, {"scores"});
+  b.Op("Div", "scores_div", {"scores", "scale"}, {"scaled"});
+  b.Op("Softmax", "softmax", {"scaled"}, {"probs"});
+  b.Op("MatMul", "ctx_mm", {"probs", "vh"}, {"ctx"});
+  b.Op("Transpose", "ctx_tr", {"ctx"}, {"ctx_t"});
+  b.Op("Reshape", "ctx_merge", {"ctx_t", "shape3"}, {"ctx3"});
+  proj("o", "ctx3", D, D);
+  b.Value("res1", {B, S, D});
+  b.Op("Add", "res1_add", {"x", "o.out"}, {"res1"});
+  layernorm("ln1", "res1");
+  proj("ff1", "ln1.out", D, F);
+  b.Value("relu", {B, S, F});
+  b.Op("Relu", "ff_relu", {"ff1.out"}, {"relu"});
+  proj("ff2", "relu", F, D);
+  b.Value("res2", {B, S, D});
+  b.Op("Add", "res2_add", {"ln1.out", "ff2.out"}, {"res2"});
+  layernorm("ln2", "res2");
+  return b;
+}
+
+TEST(TransformerCost, EncoderLayerHandCount) {
+  // Forward, with B·S = 10 tokens, d = 8:
+  //   Q, K, V, out projections: 4 × 2·10·8·8 = 5120; scores 2·B·h·S·S·dh = 800; context 800;
+  //   FFN 2·10·8·16 ×2 = 5120 -> matmul 11840.
+  //   bias adds 4·80 + 160 + 80 = 560; scale Div 100; Softmax 5·100 = 500; residuals 160;
+  //   ReLU 160; each LayerNorm: ReduceMean 80+10, Sub 80, Pow 80, ReduceMean 90, +eps 10,
+  //   Sqrt 10, Div 80, Mul 80, Add 80 = 600, two of them 1200.
+  //   Total 11840 + 560 + 100 + 500 + 160 + 160 + 1200 = 14520.
+  // Matmul backward: Q/K/V projections see data x (dW only) 3·1280; scores and context
+  //   both operands 2·1600; out projection and FFN dA + dB 2·1280 + 2·5120 -> 19840.
+  CostReport r = Analyze(EncoderLayer());
+  EXPECT_EQ(r.totals.forward_flops, 14520);
+  EXPECT_EQ(CategoryFlops(r, Category::kMatmul), 11840 + 19840);
+  EXPECT_EQ(r.totals.nodes_by_category[static_cast<int>(Category::kMatmul)], 8);
+  EXPECT_EQ(r.totals.nodes_by_category[static_cast<int>(Category::kActivation)], 2);
+  // params: 4·(64+8) + (128+16) + (128+8) + 2 LayerNorms ·(8+8) = 600
+  EXPECT_EQ(r.totals.params, 4 * 72 + 144 + 136 + 2 * 16);
+  EXPECT_TRUE(r.unsupported.empty());
+  // Reshape is a view (no bytes), Transpose a copy (its output's bytes).
+  EXPECT_EQ(NodeNamed(r, "q_split").activation_bytes, 0);
+  EXPECT_EQ(NodeNamed(r, "q_t").activation_bytes, 80 * 4);
+  EXPECT_EQ(NodeNamed(r, "q_t").forward_flops, 0);
+}
+
+TEST(BackwardRules, ActivationsNormAndPoolOnTinyGraph) {
+  // data -> Conv (first layer) -> BN -> Relu -> MaxPool(2×2) ; also data + data.
+  GraphBuilder b;
+  b.Data("x", {1, 1, 4, 4}).Param("w", {2, 1, 1, 1}).Value("c", {1, 2, 4, 4});
+  b.Param("s", {2}).Param("bb", {2}).Param("m", {2}).Param("v", {2}).Value("n", {1, 2, 4, 4});
+  b.Value("r", {1, 2, 4, 4}).Value("p", {1, 2, 2, 2}).Value("xx", {1, 1, 4, 4});
+  b.Op("Conv", "conv", {"x", "w"}, {"c"});
+  b.Op("BatchNormalization", "bn", {"c", "s", "bb", "m", "v"}, {"n"});
+  b.Op("Relu", "relu", {"n"}, {"r"});
+  b.Op("MaxPool", "pool", {"r"}, {"p"}).attrs["kernel_shape"] = IntsAttr({2, 2});
+  b.Op("Add", "dd", {"x", "x"}, {"xx"});
+  CostReport r = Analyze(b);
+  // conv: 32 MACs; dW only.
+  EXPECT_EQ(NodeNamed(r, "conv").backward_flops, 64);
+  // BN over 32 elements: forward 7/elem; backward 3 (dγ, dβ) + 4 (dx) per element.
+  EXPECT_EQ(NodeNamed(r, "bn").forward_flops, 7 * 32);
+  EXPECT_EQ(NodeNamed(r, "bn").backward_flops, 7 * 32);
+  EXPECT_EQ(NodeNamed(r, "bn").params, 4);         // scale + bias; running stats are buffers
+  EXPECT_EQ(NodeNamed(r, "bn").weight_bytes, 32);  // all four 2-element tensors
+  EXPECT_EQ(NodeNamed(r, "relu").forward_flops, 32);
+  EXPECT_EQ(NodeNamed(r, "relu").backward_flops, 32);
+  // MaxPool: 8 outputs × 4 window compares; backward routes 1 grad per output.
+  EXPECT_EQ(NodeNamed(r, "pool").forward_flops, 32);
+  EXPECT_EQ(NodeNamed(r, "pool").backward_flops, 8);
+  EXPECT_EQ(NodeNamed(r, "dd").forward_flops, 16);
+  EXPECT_EQ(NodeNamed(r, "dd").backward_flops, 0);  // only data: no gradient at all
+  EXPECT_EQ(r.totals.params, 2 + 4);
+  EXPECT_EQ(r.totals.weight_bytes, (2 + 8) * 4);
+}
+
+// A small CNN at a given batch: Conv -> BN -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> LogSoftmax.
+GraphBuilder SmallCnn(int64_t n) {
+  GraphBuilder b("cnn.onnx", n);
+  b.Data("x", {n, 3, 16, 16}).Param("w", {8, 3, 3, 3}).Param("cb", {8}).Value("c", {n, 8, 16, 16});
+  b.Param("s", {8}).Param("bb", {8}).Param("m", {8}).Param("v", {8}).Value("bn", {n, 8, 16, 16});
+  b.Value("r", {n, 8, 16, 16}).Value("g", {n, 8, 1, 1}).Value("f", {n, 8});
+  b.Param("fw", {10, 8}).Param("fb", {10}).Value("y", {n, 10}).Value("ls", {n, 10});
+  Node& conv = b.Op("Conv", "conv", {"x", "w", "cb"}, {"c"});
+  conv.attrs["pads"] = IntsAttr({1, 1, 1, 1});
+  b.Op("BatchNormalization", "bn", {"c", "s", "bb", "m", "v"}, {"bn"});
+  b.Op("Relu", "relu", {"bn"}, {"r"});
+  b.Op("GlobalAveragePool", "gap", {"r"}, {"g"});
+  b.Op("Flatten", "flat", {"g"}, {"f"});
+  b.Op("Gemm", "fc", {"f", "fw", "fb"}, {"y"}).attrs["transB"] = IntAttr(1);
+  b.Op("LogSoftmax", "lsm", {"y"}, {"ls"});
+  return b;
+}
+
+TEST(Scaling, CountsScaleExactlyLinearlyWithBatch) {
+  CostReport one = Analyze(SmallCnn(1));
+  for (int64_t n : {2, 7, 64, 1000}) {
+    CostReport r = Analyze(SmallCnn(n));
+    EXPECT_EQ(r.totals.forward_flops, n * one.totals.forward_flops) << n;
+    EXPECT_EQ(r.totals.backward_flops, n * one.totals.backward_flops) << n;
+    EXPECT_EQ(r.totals.activation_bytes, n * one.totals.activation_bytes) << n;
+    EXPECT_EQ(r.totals.params, one.totals.params);
+    EXPECT_EQ(r.totals.weight_bytes, one.totals.weight_bytes);
+    EXPECT_EQ(r.totals.input_bytes_per_sample, 3 * 16 * 16 * 4);
+  }
+  // Hand count at batch 1: conv 8·256·27 = 55296 MACs + 2048 bias; BN 7·2048; ReLU 2048;
+  // GAP 2048 + 8; Gemm 80 MACs + 10 bias; LogSoftmax 50.
+  EXPECT_EQ(one.totals.forward_flops, 110592 + 2048 + 14336 + 2048 + 2056 + 170 + 50);
+}
+
+TEST(Overflow, HugeBatchConvIsAnErrorNotAWrap) {
+  const int64_t n = 1000000000000;  // 10^12
+  GraphBuilder b("m.onnx", n);
+  b.Data("x", {n, 3, 224, 224}).Param("w", {64, 3, 7, 7}).Value("y", {n, 64, 112, 112});
+  b.Op("Conv", "Conv_0", {"x", "w"}, {"y"});
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "m.onnx: node 'Conv_0' (Conv): FLOP count overflows int64 at batch 1000000000000");
+}
+
+TEST(Unsupported, UnknownOpsCustomDomainsAndUnknownShapesAreReported) {
+  GraphBuilder b;
+  b.Data("x", {2, 4}).Value("a", {2, 4}).Value("c", {2, 4}).Value("d", {2, 4}).Unknown("u");
+  b.Value("e", {2, 4});
+  b.Op("Einsum", "e1", {"x"}, {"a"});
+  b.Op("Einsum", "e2", {"a"}, {"c"});
+  b.Op("FusedGemm", "f", {"c"}, {"d"}).domain = "com.microsoft";
+  b.Op("Relu", "r", {"d"}, {"u"});
+  b.Op("Relu", "ok", {"d"}, {"e"});
+  CostReport r = Analyze(b);
+  ASSERT_EQ(r.unsupported.size(), 3u);
+  EXPECT_EQ(r.unsupported[0].op_type, "Einsum");
+  EXPECT_EQ(r.unsupported[0].count, 2);
+  EXPECT_EQ(r.unsupported[0].reason, "no cost rule");
+  EXPECT_EQ(r.unsupported[1].op_type, "Relu");
+  EXPECT_EQ(r.unsupported[1].count, 1);
+  EXPECT_EQ(r.unsupported[1].reason, "input or output shape unknown");
+  EXPECT_EQ(r.unsupported[2].op_type, "com.microsoft::FusedGemm");
+  EXPECT_EQ(r.unsupported[2].reason, "custom domain 'com.microsoft' has no cost rules");
+  EXPECT_EQ(NodeNamed(r, "e1").category, Category::kUnsupported);
+  EXPECT_EQ(r.totals.nodes_by_category[static_cast<int>(Category::kUnsupported)], 4);
+  EXPECT_EQ(NodeNamed(r, "ok").forward_flops, 8);
+  EXPECT_EQ(r.totals.num_nodes, 5);
+}
+
+TEST(Params, SharedWeightsThroughIdentityCountOnce) {
+  // Exporters de-duplicate tied weights into Identity nodes: the Identity is free
+  // and consumes nothing; the totals count the tensor once.
+  GraphBuilder b;
+  b.Data("x", {2, 4}).Param("w", {4, 4}).Param("w_id", {4, 4}).Value("h", {2, 4}).Value("y", {2, 4});
+  b.Op("Identity", "tie", {"w"}, {"w_id"});
+  b.Op("MatMul", "l1", {"x", "w"}, {"h"});
+  b.Op("MatMul", "l2", {"h", "w_id"}, {"y"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "tie").params, 0);
+  EXPECT_EQ(NodeNamed(r, "l1").params, 16);
+  EXPECT_EQ(NodeNamed(r, "l2").params, 16);
+  EXPECT_EQ(r.totals.params, 16);
+  EXPECT_EQ(r.totals.weight_bytes, 64);
+}
+
+TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {
+  GraphBuilder b("m.onnx", /*batch=*/2);
+  b.Data("ids", {2, 5}, kInt64).Param("table", {100, 8}).Value("emb", {2, 5, 8});
+  b.Value("idx", {}, kInt64).Value("row", {5, 8});
+  b.Op("Gather", "embed", {"table", "ids"}, {"emb"});
+  b.Op("Constant", "c", {}, {"idx"});
+  b.Op("Gather", "pick", {"emb", "idx"}, {"row"});
+  CostReport r = Analyze(b);
+  const NodeCost& e = NodeNamed(r, "embed");
+  EXPECT_EQ(e.category, Category::kEmbedding);
+  EXPECT_EQ(e.forward_flops, 0);
+  EXPECT_EQ(e.backward_flops, 80);  // scatter-add one grad element per output element
+  EXPECT_EQ(e.params, 800);
+  EXPECT_EQ(NodeNamed(r, "pick").category, Category::kDataMovement);
+  EXPECT_EQ(NodeNamed(r, "pick").backward_flops, 40);
+  EXPECT_EQ(NodeNamed(r, "pick").params, 0);
+  EXPECT_EQ(r.totals.input_bytes_per_sample, 5 * 8);
+}
+
+TEST(Amp, ConvAndMatmulOutputsCountTwoBytes) {
+  CostReport fp32 = Analyze(SmallCnn(4));
+  CostReport amp = Analyze(SmallCnn(4), /*amp=*/true);
+  EXPECT_EQ(NodeNamed(amp, "conv").activation_bytes, NodeNamed(fp32, "conv").activation_bytes / 2);
+  EXPECT_EQ(NodeNamed(amp, "fc").activation_bytes, NodeNamed(fp32, "fc").activation_bytes / 2);
+  EXPECT_EQ(NodeNamed(amp, "relu").activation_bytes, NodeNamed(fp32, "relu").activation_bytes);
+  EXPECT_EQ(amp.totals.forward_flops, fp32.totals.forward_flops);
+  EXPECT_EQ(amp.totals.weight_bytes, fp32.totals.weight_bytes);  // fp32 master weights
+  EXPECT_TRUE(amp.amp);
+}
+
+}  // namespace
+}  // namespace gpucast

@@ -1,0 +1,102 @@
+// The per-op cost rules (internal to gpucast_cost). A rule is a pure function
+// of one node's resolved shapes; the table in cost_rules.cc maps op_type to
+// {category, rule}. Rule families live in rules_*.cc. Units: see cost.h.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/cost.h"
+#include "cost/count.h"
+#include "graph/graph.h"
+#include "util/status.h"
+
+namespace gpucast {
+
+// What a rule sees. The driver guarantees that every non-omitted input and
+// every output has a known shape before calling a rule.
+struct OpArgs {
+  const Node& node;
+  std::vector<const TensorInfo*> inputs;   // nullptr: omitted optional input
+  std::vector<const TensorInfo*> outputs;
+  std::vector<bool> input_requires_grad;   // same length as inputs
+  bool amp = false;
+
+  // Input i, or nullptr if absent/omitted.
+  const TensorInfo* In(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  const TensorInfo* Out(size_t i) const { return i < outputs.size() ? outputs[i] : nullptr; }
+  bool Grad(size_t i) const { return i < input_requires_grad.size() && input_requires_grad[i]; }
+  bool AnyGrad() const;
+};
+
+// What a rule returns. Activation bytes are computed by the driver from the
+// outputs; params and weight bytes default to all parameter inputs.
+struct OpCost {
+  Count forward_flops;
+  Count backward_flops;
+  // Inputs holding trainable parameters; unset: every parameter input.
+  // BatchNormalization lists scale and bias (running mean/var are buffers).
+  std::optional<std::vector<int>> trainable_inputs;
+  bool consumes_params = true;           // false: params and weight bytes 0 (free ops)
+  std::optional<Category> category;      // set when the input decides it (Gather)
+  bool view = false;                     // outputs alias inputs / metadata: no bytes written
+};
+
+using RuleFn = std::function<Result<OpCost>(const OpArgs&)>;
+
+struct CostRule {
+  const char* op_type;  // default (ai.onnx) domain
+  Category category;
+  RuleFn fn;
+};
+
+// The table of all rules (cost_rules.cc).
+const std::vector<CostRule>& CostRuleTable();
+
+// Indexes `table` by op_type; a duplicate op_type is an error naming it.
+Result<std::vector<const CostRule*>> CheckRuleTable(const std::vector<CostRule>& table);
+
+// Finds the rule for a default-domain op_type, or nullptr.
+const CostRule* FindCostRule(const std::string& op_type);
+
+// ---- Shape helpers shared by the rule families (rules_util.cc) ----
+Count Numel(const TensorInfo& t);
+Count Product(const std::vector<int64_t>& dims, size_t from, size_t to);
+// Error "<what> has rank R, want W".
+Status RankError(const std::string& what, size_t rank, const std::string& want);
+
+// ---- Rule factories and rules, by family ----
+// rules_conv.cc
+Result<OpCost> ConvRule(const OpArgs& a);
+Result<OpCost> ConvTransposeRule(const OpArgs& a);
+// rules_matmul.cc
+Result<OpCost> GemmRule(const OpArgs& a);
+Result<OpCost> MatMulRule(const OpArgs& a);
+// rules_recurrent.cc
+Result<OpCost> LstmRule(const OpArgs& a);
+Result<OpCost> GruRule(const OpArgs& a);
+Result<OpCost> RnnRule(const OpArgs& a);
+// rules_pointwise.cc
+// Per output element: `fwd` FLOPs forward; `bwd` FLOPs backward for each
+// float input that requires a gradient.
+RuleFn Elementwise(int fwd, int bwd);
+// Per input element (of input 0): `fwd` forward, plus `fwd_out` per output
+// element; `bwd` backward if input 0 requires a gradient.
+RuleFn Reduction(int fwd, int fwd_out, int bwd);
+Result<OpCost> DropoutRule(const OpArgs& a);
+Result<OpCost> PReluRule(const OpArgs& a);
+// rules_norm_pool.cc
+// Training-mode normalisation: `fwd` per element; backward `bwd_params` per
+// element for scale/bias grads plus `bwd_input` when the input needs a grad.
+RuleFn Normalization(int fwd, int bwd_params, int bwd_input, std::vector<int> trainable_inputs);
+// Windowed pooling: `fwd` per (output element × kernel element) plus
+// `fwd_out` per output element; backward `bwd_win` per window element plus
+// `bwd_out` per output element.
+RuleFn WindowPool(int fwd, int fwd_out, int bwd_win, int bwd_out);
+// rules_free.cc
+RuleFn Free(bool view);
+Result<OpCost> GatherRule(const OpArgs& a);
+
+}  // namespace gpucast

@@ -1,0 +1,31 @@
+// Free ops: no arithmetic. A view (reshape, squeeze, identity, shape
+// metadata) writes no bytes; a copy (transpose, concat, slice...) writes its
+// outputs. Neither consumes parameters (an Identity of a shared weight is
+// counted at the node that computes with it).
+#include "cost/rules.h"
+
+namespace gpucast {
+
+RuleFn Free(bool view) {
+  return [view](const OpArgs&) -> Result<OpCost> {
+    OpCost c;
+    c.view = view;
+    c.trainable_inputs = std::vector<int>{};
+    c.consumes_params = false;
+    return c;
+  };
+}
+
+// Gather of a parameter table is an embedding lookup: no forward arithmetic;
+// backward scatter-adds one gradient element per output element. Gather of
+// an activation is a copy, with the same scatter-add if it needs a gradient.
+Result<OpCost> GatherRule(const OpArgs& a) {
+  if (!a.In(0) || !a.Out(0)) return Status::Error("needs data and an output");
+  OpCost c;
+  if (a.In(0)->is_param) c.category = Category::kEmbedding;
+  else c.consumes_params = false;
+  if (a.Grad(0)) c.backward_flops = Numel(*a.Out(0));
+  return c;
+}
+
+}  // namespace gpucast

@@ -1,0 +1,24 @@
+// Shape helpers shared by the rule families.
+#include "cost/rules.h"
+
+namespace gpucast {
+
+bool OpArgs::AnyGrad() const {
+  for (bool g : input_requires_grad)
+    if (g) return true;
+  return false;
+}
+
+Count Product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+  Count c = 1;
+  for (size_t i = from; i < to && i < dims.size(); ++i) c *= dims[i];
+  return c;
+}
+
+Count Numel(const TensorInfo& t) { return Product(t.dims, 0, t.dims.size()); }
+
+Status RankError(const std::string& what, size_t rank, const std::string& want) {
+  return Status::Error(what + " has rank " + std::to_string(rank) + ", want " + want);
+}
+
+}  // namespace gpucast

@@ -1,0 +1,67 @@
+#include "cost/test_graph.h"
+
+#include <utility>
+
+namespace gpucast::testing {
+
+GraphBuilder::GraphBuilder(std::string path, int64_t batch) {
+  g_.path = std::move(path);
+  g_.batch = batch;
+  g_.opset = 13;
+}
+
+TensorInfo& GraphBuilder::Add(const std::string& name, std::vector<int64_t> dims, ElemType t) {
+  TensorInfo& ti = g_.tensors[name];
+  ti.name = name;
+  ti.elem_type = t;
+  ti.dims = std::move(dims);
+  ti.shape_known = true;
+  return ti;
+}
+
+GraphBuilder& GraphBuilder::Data(const std::string& name, std::vector<int64_t> dims, ElemType t) {
+  Add(name, std::move(dims), t).is_data_input = true;
+  g_.data_inputs.push_back(name);
+  return *this;
+}
+
+GraphBuilder& GraphBuilder::Param(const std::string& name, std::vector<int64_t> dims, ElemType t) {
+  Add(name, std::move(dims), t).is_param = true;
+  return *this;
+}
+
+GraphBuilder& GraphBuilder::Value(const std::string& name, std::vector<int64_t> dims, ElemType t) {
+  Add(name, std::move(dims), t);
+  return *this;
+}
+
+GraphBuilder& GraphBuilder::Unknown(const std::string& name) {
+  Add(name, {}, kFloat).shape_known = false;
+  g_.unknown_shapes.push_back(name);
+  return *this;
+}
+
+Node& GraphBuilder::Op(const std::string& op_type, const std::string& name,
+                       std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  Node n;
+  n.op_type = op_type;
+  n.name = name;
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  g_.nodes.push_back(std::move(n));
+  return g_.nodes.back();
+}
+
+Attribute IntAttr(int64_t v) {
+  Attribute a;
+  a.i = v;
+  return a;
+}
+
+Attribute IntsAttr(std::vector<int64_t> v) {
+  Attribute a;
+  a.ints = std::move(v);
+  return a;
+}
+
+}  // namespace gpucast::testing

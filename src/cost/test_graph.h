@@ -1,0 +1,42 @@
+// Building gpucast::Graph objects by hand for the cost and feature tests
+// (no ONNX involved): every tensor gets a concrete shape.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace gpucast::testing {
+
+constexpr ElemType kFloat = 1;
+constexpr ElemType kInt64 = 7;
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(std::string path = "m.onnx", int64_t batch = 1);
+
+  // A data input (sample data), a trained parameter, or an intermediate value.
+  GraphBuilder& Data(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
+  GraphBuilder& Param(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
+  GraphBuilder& Value(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
+  // A value whose shape is unknown.
+  GraphBuilder& Unknown(const std::string& name);
+
+  // Appends a node; returns it so tests can set attributes and the domain.
+  Node& Op(const std::string& op_type, const std::string& name, std::vector<std::string> inputs,
+           std::vector<std::string> outputs);
+
+  const Graph& graph() const { return g_; }
+
+ private:
+  TensorInfo& Add(const std::string& name, std::vector<int64_t> dims, ElemType t);
+  Graph g_;
+};
+
+// Attribute helpers.
+Attribute IntAttr(int64_t v);
+Attribute IntsAttr(std::vector<int64_t> v);
+
+}  // namespace gpucast::testing
