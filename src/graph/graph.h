@@ -69,6 +69,11 @@ struct Graph {
   std::vector<std::string> outputs;           // graph output names
   // Names of tensors consumed or produced by a node whose shape stayed unknown.
   std::vector<std::string> unknown_shapes;
+  // Things the loader noticed but did not treat as errors: opset newer than
+  // the schemas known, ops without a schema (custom domains), If/Loop nodes
+  // whose subgraphs were not analysed, shape-inference exceptions. Each names
+  // the file and the node or op.
+  std::vector<std::string> warnings;
 
   // REQUIRES: name is "" or a key of tensors. nullptr for "" (omitted input).
   const TensorInfo* Tensor(const std::string& name) const;

@@ -1,0 +1,635 @@
+#include "graph/onnx_loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <exception>
+#include <functional>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "graph/onnx_wire.h"
+#include "graph/shape_fold.h"
+#include "util/checked.h"
+
+namespace gpucast {
+namespace {
+
+using onnx::TensorProto;
+using Dims = std::vector<int64_t>;
+
+// Any tensor with more elements than this is rejected (counts stay in int64).
+constexpr int64_t kMaxElements = int64_t{1} << 62;
+// Rounds of (shape inference, folding) before giving up on progress.
+constexpr int kMaxFoldRounds = 8;
+
+bool IsFloatType(int32_t t) {
+  return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::DOUBLE ||
+         t == TensorProto::BFLOAT16;
+}
+
+bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+std::string DimsStr(const Dims& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string OpName(const onnx::NodeProto& n) {
+  return IsDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "::" + n.op_type();
+}
+
+std::string NodeRef(const onnx::NodeProto& n) {
+  return "node '" + n.name() + "' (" + OpName(n) + ")";
+}
+
+std::string ToLower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Fully known dims of a type, or nullopt.
+std::optional<Dims> KnownDims(const onnx::TypeProto& t) {
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
+  Dims d;
+  for (const auto& dim : t.tensor_type().shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0) return std::nullopt;
+    d.push_back(dim.dim_value());
+  }
+  return d;
+}
+
+// Inputs of ops that hold weights in weight-free exports (fixed-shape graphs
+// only; see docs/graph-loading.md).
+const std::map<std::string, std::vector<int>>& WeightSlots() {
+  static const std::map<std::string, std::vector<int>> kSlots = {
+      {"Conv", {1, 2}},          {"ConvTranspose", {1, 2}},
+      {"Gemm", {1, 2}},          {"MatMul", {1}},
+      {"BatchNormalization", {1, 2, 3, 4}},
+      {"InstanceNormalization", {1, 2}},
+      {"LayerNormalization", {1, 2}},
+      {"GroupNormalization", {1, 2}},
+      {"LSTM", {1, 2, 3}},       {"GRU", {1, 2, 3}},
+      {"RNN", {1, 2, 3}},        {"Gather", {0}},
+      {"PRelu", {1}},
+  };
+  return kSlots;
+}
+
+class Loader {
+ public:
+  Loader(std::string file, const LoadOptions& opts) : file_(std::move(file)), opts_(opts) {}
+
+  Result<Graph> Load(const std::string& filtered) {
+    if (!model_.ParseFromString(filtered)) return Err("not an ONNX model (malformed protobuf)");
+    if (!model_.has_graph()) return Err("not an ONNX model (no graph)");
+    onnx::GraphProto& g = *model_.mutable_graph();
+    if (g.node_size() == 0) return Err("graph has no nodes");
+    RETURN_IF_ERROR(ReadOpset());
+    for (int i = 0; i < g.node_size(); ++i) {
+      auto* n = g.mutable_node(i);
+      if (n->name().empty()) n->set_name(n->op_type() + "_" + std::to_string(i));
+    }
+    RETURN_IF_ERROR(CheckNamesAndSort());
+    RETURN_IF_ERROR(CheckInitializers());
+    RETURN_IF_ERROR(ResolveInputDims());
+    MarkParams();
+    NoteUnanalysed();
+    InferAndFold();
+    return Build();
+  }
+
+ private:
+  Status Err(const std::string& m) const { return Status::Error(file_ + ": " + m); }
+  std::string Ref(const onnx::NodeProto& n) const { return NodeRef(n); }
+  void Warn(const std::string& m) { graph_.warnings.push_back(file_ + ": " + m); }
+
+  Status ReadOpset() {
+    bool found = false;
+    for (const auto& o : model_.opset_import()) {
+      if (IsDefaultDomain(o.domain())) {
+        opset_ = o.version();
+        found = true;
+      }
+    }
+    if (!found) return Err("model declares no opset for the default ONNX domain");
+    if (opset_ < 1) return Err("invalid opset " + std::to_string(opset_) + " for the default domain");
+    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    auto it = ranges.find(onnx::ONNX_DOMAIN);
+    int64_t max_known = it == ranges.end() ? opset_ : it->second.second;
+    infer_opset_ = std::min(opset_, max_known);
+    if (opset_ > max_known) {
+      Warn("opset " + std::to_string(opset_) + " is newer than the ONNX schemas of this build know (up to " +
+           std::to_string(max_known) + "); shapes were inferred with opset " +
+           std::to_string(max_known) + " rules and may be incomplete");
+    }
+    return Status::Ok();
+  }
+
+  // Unique producers, no dangling inputs, topological order (stable).
+  Status CheckNamesAndSort() {
+    onnx::GraphProto& g = *model_.mutable_graph();
+    std::unordered_set<std::string> inputs;  // graph inputs and initializers
+    for (const auto& i : g.input()) {
+      if (i.name().empty()) return Err("a graph input has an empty name");
+      inputs.insert(i.name());
+    }
+    for (const auto& t : g.initializer()) inputs.insert(t.name());
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (const auto& o : g.node(i).output()) {
+        if (o.empty()) continue;
+        if (inputs.count(o)) {
+          return Err(Ref(g.node(i)) + ": output '" + o + "' is already a graph input or initializer");
+        }
+        auto [it, fresh] = producer.emplace(o, i);
+        if (!fresh) {
+          return Err(Ref(g.node(i)) + ": output '" + o + "' is already produced by " +
+                     Ref(g.node(it->second)));
+        }
+      }
+    }
+    std::vector<std::vector<int>> users(g.node_size());
+    std::vector<int> pending(g.node_size(), 0);
+    for (int i = 0; i < g.node_size(); ++i) {
+      std::unordered_set<int> preds;
+      for (const auto& in : g.node(i).input()) {
+        if (in.empty() || inputs.count(in)) continue;
+        auto it = producer.find(in);
+        if (it == producer.end()) {
+          return Err(Ref(g.node(i)) + ": input '" + in +
+                     "' is not produced by any node, initializer or graph input");
+        }
+        preds.insert(it->second);
+      }
+      for (int p : preds) users[p].push_back(i);
+      pending[i] = static_cast<int>(preds.size());
+    }
+    for (const auto& o : g.output()) {
+      if (!inputs.count(o.name()) && !producer.count(o.name())) {
+        return Err("graph output '" + o.name() +
+                   "' is not produced by any node, initializer or graph input");
+      }
+    }
+    // Kahn's algorithm, always taking the lowest ready index: keeps file order when valid.
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (int i = 0; i < g.node_size(); ++i) {
+      if (pending[i] == 0) ready.push(i);
+    }
+    std::vector<int> order;
+    while (!ready.empty()) {
+      int i = ready.top();
+      ready.pop();
+      order.push_back(i);
+      for (int u : users[i]) {
+        if (--pending[u] == 0) ready.push(u);
+      }
+    }
+    if (static_cast<int>(order.size()) != g.node_size()) {
+      // Walk back through unsorted producers until a node repeats: it is on a cycle.
+      int i = 0;
+      while (pending[i] == 0) ++i;
+      std::vector<bool> seen(g.node_size(), false);
+      while (!seen[i]) {
+        seen[i] = true;
+        for (const auto& in : g.node(i).input()) {
+          auto it = producer.find(in);
+          if (it != producer.end() && !inputs.count(in) && pending[it->second] > 0) {
+            i = it->second;
+            break;
+          }
+        }
+      }
+      return Err("graph has a cycle through " + Ref(g.node(i)));
+    }
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+    for (int i : order) *sorted.Add() = g.node(i);
+    g.mutable_node()->Swap(&sorted);
+    return Status::Ok();
+  }
+
+  Status CheckInitializers() {
+    std::unordered_set<std::string> seen;
+    for (const auto& t : model_.graph().initializer()) {
+      if (!seen.insert(t.name()).second) return Err("initializer '" + t.name() + "' is listed twice");
+      initializers_.insert(t.name());
+      for (int64_t d : t.dims()) {
+        if (d < 0) return Err("initializer '" + t.name() + "' has negative dimension " + std::to_string(d));
+      }
+      if (!CheckedProduct(Dims(t.dims().begin(), t.dims().end())).has_value() ||
+          *CheckedProduct(Dims(t.dims().begin(), t.dims().end())) > kMaxElements) {
+        return Err("initializer '" + t.name() + "' with shape " +
+                   DimsStr(Dims(t.dims().begin(), t.dims().end())) + " has more than 2^62 elements");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Finds the data inputs and writes concrete dims into their types.
+  Status ResolveInputDims() {
+    if (opts_.batch < 1) return Err("batch must be >= 1, got " + std::to_string(opts_.batch));
+    for (const auto& [name, v] : opts_.dims) {
+      if (v < 1) return Err("--dim " + name + "=" + std::to_string(v) + ": value must be >= 1");
+    }
+    onnx::GraphProto& g = *model_.mutable_graph();
+    std::vector<onnx::ValueInfoProto*> candidates;
+    std::unordered_set<std::string> seen;
+    bool symbolic = false;
+    for (auto& in : *g.mutable_input()) {
+      if (!seen.insert(in.name()).second) return Err("graph input '" + in.name() + "' is listed twice");
+      if (initializers_.count(in.name())) continue;
+      if (!in.type().has_tensor_type()) return Err("input '" + in.name() + "' is not a tensor");
+      if (!in.type().tensor_type().has_shape()) return Err("input '" + in.name() + "' has no shape");
+      for (int k = 0; k < in.type().tensor_type().shape().dim_size(); ++k) {
+        const auto& d = in.type().tensor_type().shape().dim(k);
+        if (!d.has_dim_value()) {
+          symbolic = true;
+        } else if (d.dim_value() < 1) {
+          return Err("input '" + in.name() + "' has dimension " + std::to_string(k) + " = " +
+                     std::to_string(d.dim_value()) + "; dimensions must be >= 1");
+        }
+      }
+      candidates.push_back(&in);
+    }
+    if (symbolic) {
+      RETURN_IF_ERROR(ResolveSymbolic(candidates));
+    } else {
+      RETURN_IF_ERROR(ResolveFixed(candidates));
+    }
+    for (auto* in : candidates) {
+      Dims d;
+      for (const auto& dim : in->type().tensor_type().shape().dim()) d.push_back(dim.dim_value());
+      auto n = CheckedProduct(d);
+      if (!n || *n > kMaxElements) {
+        return Err("input '" + in->name() + "' with shape " + DimsStr(d) +
+                   " has more than 2^62 elements; reduce --batch or --dim");
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status ResolveSymbolic(const std::vector<onnx::ValueInfoProto*>& candidates) {
+    // Batch dims: a dim whose name contains "batch", else dim 0 if symbolic.
+    std::set<std::string> batch_names, all_names;
+    std::map<const onnx::ValueInfoProto*, std::vector<bool>> is_batch;
+    for (auto* in : candidates) {
+      const auto& shape = in->type().tensor_type().shape();
+      bool has_symbolic = false, named = false;
+      std::vector<bool> b(shape.dim_size(), false);
+      for (int k = 0; k < shape.dim_size(); ++k) {
+        const auto& d = shape.dim(k);
+        if (d.has_dim_value()) continue;
+        has_symbolic = true;
+        all_names.insert(d.dim_param());
+        if (ToLower(d.dim_param()).find("batch") != std::string::npos) b[k] = named = true;
+      }
+      if (!has_symbolic) continue;
+      if (!named && !shape.dim(0).has_dim_value()) b[0] = true;
+      for (int k = 0; k < shape.dim_size(); ++k) {
+        if (b[k] && !shape.dim(k).dim_param().empty()) batch_names.insert(shape.dim(k).dim_param());
+      }
+      is_batch[in] = b;
+      data_inputs_.push_back(in->name());
+    }
+    all_names.erase("");
+    for (const auto& [name, v] : opts_.dims) {
+      if (batch_names.count(name)) {
+        return Err("--dim " + name + ": '" + name + "' is the batch dimension; set it with --batch");
+      }
+      if (!all_names.count(name)) {
+        std::string have;
+        for (const auto& a : all_names) have += (have.empty() ? "" : ", ") + a;
+        return Err("--dim " + name + ": no graph input has a dimension named '" + name +
+                   "' (symbolic dimensions: " + have + ")");
+      }
+    }
+    std::string missing, first_missing;
+    for (auto* in : candidates) {
+      auto it = is_batch.find(in);
+      if (it == is_batch.end()) continue;
+      auto* shape = in->mutable_type()->mutable_tensor_type()->mutable_shape();
+      for (int k = 0; k < shape->dim_size(); ++k) {
+        auto* d = shape->mutable_dim(k);
+        if (d->has_dim_value()) continue;
+        std::string name = d->dim_param();
+        if (it->second[k] || batch_names.count(name)) {
+          d->set_dim_value(opts_.batch);
+        } else if (name.empty()) {
+          return Err("input '" + in->name() + "' dim " + std::to_string(k) +
+                     " is dynamic but has no name; re-export with a named dynamic axis");
+        } else if (auto v = opts_.dims.find(name); v != opts_.dims.end()) {
+          d->set_dim_value(v->second);
+        } else {
+          if (first_missing.empty()) first_missing = name;
+          missing += (missing.empty() ? "'" : ", '") + name + "' (input '" + in->name() + "' dim " +
+                     std::to_string(k) + ")";
+        }
+      }
+    }
+    if (!missing.empty()) {
+      return Err("symbolic dimensions without a value: " + missing +
+                 "; set each with --dim NAME=VALUE, e.g. --dim " + first_missing + "=N");
+    }
+    return Status::Ok();
+  }
+
+  // Whether every use of `name` is a weight slot (through Identity/Cast).
+  bool UsedOnlyAsWeight(const std::string& name, int rank, int depth = 0) const {
+    if (depth > 8) return false;
+    for (const auto& n : model_.graph().node()) {
+      for (int k = 0; k < n.input_size(); ++k) {
+        if (n.input(k) != name) continue;
+        if (!IsDefaultDomain(n.domain())) return false;
+        const std::string& op = n.op_type();
+        auto it = WeightSlots().find(op);
+        bool slot = it != WeightSlots().end() &&
+                    std::count(it->second.begin(), it->second.end(), k) > 0;
+        bool vector_operand = rank <= 1 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div");
+        bool pass = (op == "Identity" || op == "Cast") && n.output_size() == 1 &&
+                    UsedOnlyAsWeight(n.output(0), rank, depth + 1);
+        if (!slot && !vector_operand && !pass) return false;
+      }
+    }
+    return true;
+  }
+
+  Status ResolveFixed(const std::vector<onnx::ValueInfoProto*>& candidates) {
+    if (!opts_.dims.empty()) {
+      return Err("--dim " + opts_.dims.begin()->first + ": no graph input has a dimension named '" +
+                 opts_.dims.begin()->first + "' (the graph has no symbolic dimensions)");
+    }
+    for (auto* in : candidates) {
+      int32_t et = in->type().tensor_type().elem_type();
+      int rank = in->type().tensor_type().shape().dim_size();
+      if (IsFloatType(et) && UsedOnlyAsWeight(in->name(), rank)) {
+        weight_inputs_.insert(in->name());
+        continue;
+      }
+      data_inputs_.push_back(in->name());
+      if (rank == 0) continue;
+      int64_t b = in->type().tensor_type().shape().dim(0).dim_value();
+      if (b != opts_.batch) {
+        return Err("input '" + in->name() + "' has a fixed batch dimension " + std::to_string(b) +
+                   "; re-export with a dynamic batch axis or use --batch " + std::to_string(b));
+      }
+    }
+    return Status::Ok();
+  }
+
+  void MarkParams() {
+    const auto& g = model_.graph();
+    for (const auto& t : g.initializer()) {
+      if (IsFloatType(t.data_type())) params_.insert(t.name());
+    }
+    std::unordered_set<std::string> data(data_inputs_.begin(), data_inputs_.end());
+    for (const auto& in : g.input()) {
+      if (initializers_.count(in.name()) || data.count(in.name())) continue;
+      if (IsFloatType(in.type().tensor_type().elem_type())) params_.insert(in.name());
+    }
+    for (const auto& n : g.node()) {
+      bool cast_to_float = n.op_type() == "Cast";
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "to") cast_to_float = cast_to_float && IsFloatType(static_cast<int32_t>(a.i()));
+      }
+      if (IsDefaultDomain(n.domain()) && (n.op_type() == "Identity" || cast_to_float) &&
+          n.input_size() >= 1 && params_.count(n.input(0)) && n.output_size() >= 1) {
+        params_.insert(n.output(0));
+      }
+    }
+  }
+
+  void NoteUnanalysed() {
+    std::map<std::string, int> no_schema;
+    std::map<std::string, int64_t> domain_versions;
+    for (const auto& o : model_.opset_import()) domain_versions[o.domain()] = o.version();
+    for (const auto& n : model_.graph().node()) {
+      std::string domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
+      int64_t v = domain.empty() ? infer_opset_
+                  : domain_versions.count(domain) ? domain_versions[domain] : INT_MAX;
+      if (!onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
+        ++no_schema[OpName(n)];
+      }
+      for (const auto& a : n.attribute()) {
+        if (a.has_g() || a.graphs_size() > 0) {
+          Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
+          break;
+        }
+      }
+    }
+    for (const auto& [op, count] : no_schema) {
+      Warn("no ONNX schema for op '" + op + "' (" + std::to_string(count) +
+           (count == 1 ? " node" : " nodes") + "); its outputs' shapes may be unknown");
+    }
+  }
+
+  // The model given to ONNX shape inference: sorted nodes, concrete input
+  // dims, initializers not listed as inputs, no stale value_info or output
+  // shapes, opset clamped to what the schemas know.
+  onnx::ModelProto InferenceBase() const {
+    onnx::ModelProto m = model_;
+    auto* g = m.mutable_graph();
+    g->clear_value_info();
+    for (auto& o : *g->mutable_output()) {
+      if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+    for (const auto& in : g->input()) {
+      if (!initializers_.count(in.name())) *inputs.Add() = in;
+    }
+    g->mutable_input()->Swap(&inputs);
+    for (auto& o : *m.mutable_opset_import()) {
+      if (IsDefaultDomain(o.domain())) o.set_version(infer_opset_);
+    }
+    if (m.ir_version() < 4) m.set_ir_version(4);  // initializers need not be inputs
+    return m;
+  }
+
+  void InferAndFold() {
+    const onnx::ModelProto base = InferenceBase();
+    for (const auto& t : model_.graph().initializer()) {
+      if (auto v = IntValueFromTensor(t)) values_[t.name()] = *v;
+    }
+    FoldContext ctx;
+    ctx.opset = infer_opset_;
+    ctx.value = [&](const std::string& name) -> const IntValue* {
+      auto it = values_.find(name);
+      return it == values_.end() ? nullptr : &it->second;
+    };
+    ctx.shape = [&](const std::string& name) { return ShapeOf(name); };
+    std::string last_error;
+    for (int round = 0; round < kMaxFoldRounds; ++round) {
+      onnx::ModelProto work = base;
+      for (auto& n : *work.mutable_graph()->mutable_node()) {
+        if (n.op_type() == "Constant" || n.output_size() != 1) continue;
+        auto it = values_.find(n.output(0));
+        if (it == values_.end()) continue;
+        onnx::NodeProto c;
+        c.set_name(n.name());
+        c.set_op_type("Constant");
+        c.add_output(n.output(0));
+        auto* a = c.add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        *a->mutable_t() = TensorFromIntValue(it->second, "");
+        n = std::move(c);
+      }
+      last_error.clear();
+      try {
+        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
+                                            /*enable_data_propagation=*/true);
+        onnx::shape_inference::InferShapes(work, onnx::OpSchemaRegistry::Instance(), options);
+      } catch (const std::exception& e) {
+        last_error = e.what();
+      } catch (...) {
+        last_error = "unknown exception";
+      }
+      types_.clear();
+      for (const auto* list : {&work.graph().input(), &work.graph().value_info(), &work.graph().output()}) {
+        for (const auto& vi : *list) {
+          if (vi.has_type()) types_[vi.name()] = vi.type();
+        }
+      }
+      int fresh = 0;
+      for (const auto& n : model_.graph().node()) {
+        if (n.output_size() != 1 || values_.count(n.output(0))) continue;
+        if (auto v = FoldNode(n, ctx)) {
+          values_[n.output(0)] = *v;
+          if (n.op_type() != "Constant") ++fresh;
+        }
+      }
+      if (fresh == 0) break;
+    }
+    if (!last_error.empty()) {
+      std::string msg = last_error.substr(0, 300);
+      Warn("shape inference stopped early: " + msg);
+    }
+  }
+
+  std::optional<Dims> ShapeOf(const std::string& name) const {
+    if (auto it = types_.find(name); it != types_.end()) {
+      if (auto d = KnownDims(it->second)) return d;
+    }
+    for (const auto& t : model_.graph().initializer()) {
+      if (t.name() == name) return Dims(t.dims().begin(), t.dims().end());
+    }
+    if (auto it = values_.find(name); it != values_.end()) return it->second.dims;
+    return std::nullopt;
+  }
+
+  Result<Graph> Build() {
+    const auto& g = model_.graph();
+    Graph& out = graph_;
+    out.path = file_;
+    out.opset = opset_;
+    out.batch = opts_.batch;
+    out.data_inputs = data_inputs_;
+    for (const auto& o : g.output()) out.outputs.push_back(o.name());
+    std::unordered_map<std::string, const TensorProto*> inits;
+    for (const auto& t : g.initializer()) inits[t.name()] = &t;
+    std::unordered_set<std::string> data(data_inputs_.begin(), data_inputs_.end());
+
+    auto add = [&](const std::string& name) {
+      if (name.empty() || out.tensors.count(name)) return;
+      TensorInfo t;
+      t.name = name;
+      if (auto it = inits.find(name); it != inits.end()) {
+        t.elem_type = it->second->data_type();
+        t.dims.assign(it->second->dims().begin(), it->second->dims().end());
+        t.shape_known = true;
+      } else if (auto d = ShapeOf(name)) {
+        t.dims = *d;
+        t.shape_known = true;
+      }
+      if (t.elem_type == 0) {
+        if (auto it = types_.find(name); it != types_.end() && it->second.has_tensor_type()) {
+          t.elem_type = it->second.tensor_type().elem_type();
+        }
+      }
+      if (auto it = values_.find(name); it != values_.end()) {
+        t.int_value = it->second.values;
+        if (t.elem_type == 0) t.elem_type = it->second.elem_type;
+      }
+      t.is_param = params_.count(name) > 0;
+      t.is_data_input = data.count(name) > 0;
+      out.tensors.emplace(name, std::move(t));
+    };
+    for (const auto& in : g.input()) add(in.name());
+    for (const auto& t : g.initializer()) add(t.name());
+    for (const auto& n : g.node()) {
+      for (const auto& i : n.input()) add(i);
+      for (const auto& o : n.output()) add(o);
+    }
+    std::unordered_set<std::string> unknown;
+    for (const auto& n : g.node()) {
+      Node node;
+      node.name = n.name();
+      node.op_type = n.op_type();
+      node.domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
+      node.inputs.assign(n.input().begin(), n.input().end());
+      node.outputs.assign(n.output().begin(), n.output().end());
+      for (const auto& a : n.attribute()) {
+        Attribute attr;
+        if (a.has_i()) attr.i = a.i();
+        if (a.has_f()) attr.f = a.f();
+        if (a.has_s()) attr.s = a.s();
+        attr.ints.assign(a.ints().begin(), a.ints().end());
+        attr.floats.assign(a.floats().begin(), a.floats().end());
+        node.attrs[a.name()] = std::move(attr);
+      }
+      for (const auto* names : {&node.inputs, &node.outputs}) {
+        for (const auto& name : *names) {
+          const TensorInfo* t = out.Tensor(name);
+          if (!t) continue;
+          if (!t->shape_known) {
+            if (unknown.insert(name).second) out.unknown_shapes.push_back(name);
+            continue;
+          }
+          auto c = CheckedProduct(t->dims);
+          if (!c || *c > kMaxElements) {
+            return Err(Ref(n) + ": tensor '" + name + "' with shape " + DimsStr(t->dims) +
+                       " has more than 2^62 elements; reduce --batch or --dim");
+          }
+        }
+      }
+      out.nodes.push_back(std::move(node));
+    }
+    return std::move(graph_);
+  }
+
+  std::string file_;
+  LoadOptions opts_;
+  onnx::ModelProto model_;
+  int64_t opset_ = 0;
+  int64_t infer_opset_ = 0;
+  std::unordered_set<std::string> initializers_;
+  std::vector<std::string> data_inputs_;
+  std::unordered_set<std::string> weight_inputs_;
+  std::unordered_set<std::string> params_;
+  std::unordered_map<std::string, onnx::TypeProto> types_;
+  std::unordered_map<std::string, IntValue> values_;
+  Graph graph_;
+};
+
+}  // namespace
+
+Result<Graph> LoadOnnxGraph(const std::string& path, const LoadOptions& opts) {
+  auto bytes = ReadModelBytesWithoutWeights(path);
+  if (!bytes.ok()) return bytes.status().Prefixed(path);
+  return Loader(path, opts).Load(*bytes);
+}
+
+Result<Graph> LoadOnnxGraphFromBytes(std::string_view bytes, const std::string& display_name,
+                                     const LoadOptions& opts) {
+  auto filtered = FilterModelBytesWithoutWeights(bytes);
+  if (!filtered.ok()) return filtered.status().Prefixed(display_name);
+  return Loader(display_name, opts).Load(*filtered);
+}
+
+}  // namespace gpucast

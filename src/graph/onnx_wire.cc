@@ -1,0 +1,294 @@
+#include "graph/onnx_wire.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <functional>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+namespace gpucast {
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+
+// Wire types.
+constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
+// Nesting of graphs inside node attributes (If/Loop bodies) we accept.
+constexpr int kMaxGraphDepth = 32;
+
+// ONNX field numbers (onnx.proto).
+namespace model { constexpr uint32_t kGraph = 7, kTrainingInfo = 20; }
+namespace graph { constexpr uint32_t kNode = 1, kInitializer = 5, kSparseInitializer = 15; }
+namespace node { constexpr uint32_t kAttribute = 5; }
+namespace attr {
+constexpr uint32_t kT = 5, kG = 6, kTensors = 10, kGraphs = 11, kSparseTensor = 22,
+                   kSparseTensors = 23;
+}
+namespace sparse { constexpr uint32_t kValues = 1, kIndices = 2; }
+namespace tensor {
+// float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data.
+bool IsData(uint32_t f) { return f == 4 || f == 5 || f == 6 || f == 7 || f == 9 || f == 10 || f == 11; }
+}  // namespace tensor
+
+void AppendVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+class Filter {
+ public:
+  Filter(CodedInputStream* in, int64_t total_size) : in_(in), total_(total_size) {}
+
+  // Reads a whole ModelProto up to the end of the input.
+  bool Model(std::string* out) {
+    while (uint32_t tag = in_->ReadTag()) {
+      uint32_t field = tag >> 3;
+      if (field == model::kGraph && WireType(tag) == kLengthDelimited) {
+        if (!Nested(tag, out, [&](std::string* o) { return Graph(o, 0); })) return false;
+      } else if (field == model::kTrainingInfo && WireType(tag) == kLengthDelimited) {
+        if (!SkipField(tag)) return false;
+      } else if (!CopyField(tag, out)) {
+        return false;
+      }
+    }
+    if (!in_->ConsumedEntireMessage()) return Fail("not an ONNX model (malformed protobuf)");
+    return true;
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  static uint32_t WireType(uint32_t tag) { return tag & 7; }
+
+  bool Fail(const std::string& m) {
+    if (error_.empty()) error_ = m;
+    return false;
+  }
+
+  // Reads a length prefix and checks it against the bytes left in the input.
+  bool ReadLength(uint32_t* len) {
+    if (!in_->ReadVarint32(len)) return Fail("truncated file");
+    int64_t left = total_ - in_->CurrentPosition();
+    if (static_cast<int64_t>(*len) > left || *len > static_cast<uint32_t>(INT_MAX)) {
+      return Fail("truncated file");
+    }
+    return true;
+  }
+
+  // Copies the value of one field whose tag was just read.
+  bool CopyField(uint32_t tag, std::string* out) {
+    AppendVarint(out, tag);
+    switch (WireType(tag)) {
+      case kVarint: {
+        uint64_t v;
+        if (!in_->ReadVarint64(&v)) return Fail("truncated file");
+        AppendVarint(out, v);
+        return true;
+      }
+      case kFixed64: {
+        uint64_t v;
+        if (!in_->ReadLittleEndian64(&v)) return Fail("truncated file");
+        for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+        return true;
+      }
+      case kFixed32: {
+        uint32_t v;
+        if (!in_->ReadLittleEndian32(&v)) return Fail("truncated file");
+        for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+        return true;
+      }
+      case kLengthDelimited: {
+        uint32_t len;
+        if (!ReadLength(&len)) return false;
+        AppendVarint(out, len);
+        std::string bytes;
+        if (!in_->ReadString(&bytes, static_cast<int>(len))) return Fail("truncated file");
+        out->append(bytes);
+        return true;
+      }
+      default:
+        return Fail("not an ONNX model (malformed protobuf)");
+    }
+  }
+
+  // Skips the value of one field whose tag was just read (without reading it
+  // when the stream can seek).
+  bool SkipField(uint32_t tag) {
+    if (WireType(tag) != kLengthDelimited) {
+      std::string sink;
+      return CopyField(tag, &sink);
+    }
+    uint32_t len;
+    if (!ReadLength(&len)) return false;
+    if (!in_->Skip(static_cast<int>(len))) return Fail("truncated file");
+    return true;
+  }
+
+  // Filters a length-delimited sub-message with `inner` and appends it.
+  bool Nested(uint32_t tag, std::string* out, const std::function<bool(std::string*)>& inner) {
+    uint32_t len;
+    if (!ReadLength(&len)) return false;
+    auto limit = in_->PushLimit(static_cast<int>(len));
+    std::string sub;
+    if (!inner(&sub)) return false;
+    if (in_->BytesUntilLimit() != 0 || !in_->ConsumedEntireMessage()) {
+      return Fail("not an ONNX model (malformed protobuf)");
+    }
+    in_->PopLimit(limit);
+    AppendVarint(out, tag);
+    AppendVarint(out, sub.size());
+    out->append(sub);
+    return true;
+  }
+
+  bool Graph(std::string* out, int depth) {
+    if (depth > kMaxGraphDepth) return Fail("subgraphs nested deeper than 32 levels");
+    while (uint32_t tag = in_->ReadTag()) {
+      uint32_t field = tag >> 3;
+      bool ld = WireType(tag) == kLengthDelimited;
+      bool ok;
+      if (ld && field == graph::kInitializer) {
+        ok = Nested(tag, out, [&](std::string* o) { return Tensor(o); });
+      } else if (ld && field == graph::kSparseInitializer) {
+        ok = Nested(tag, out, [&](std::string* o) { return Sparse(o); });
+      } else if (ld && field == graph::kNode) {
+        ok = Nested(tag, out, [&](std::string* o) { return Node(o, depth); });
+      } else {
+        ok = CopyField(tag, out);
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  bool Node(std::string* out, int depth) {
+    while (uint32_t tag = in_->ReadTag()) {
+      bool ok = (tag >> 3) == node::kAttribute && WireType(tag) == kLengthDelimited
+                    ? Nested(tag, out, [&](std::string* o) { return Attribute(o, depth); })
+                    : CopyField(tag, out);
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  bool Attribute(std::string* out, int depth) {
+    while (uint32_t tag = in_->ReadTag()) {
+      uint32_t field = tag >> 3;
+      bool ld = WireType(tag) == kLengthDelimited;
+      bool ok;
+      if (ld && (field == attr::kT || field == attr::kTensors)) {
+        ok = Nested(tag, out, [&](std::string* o) { return Tensor(o); });
+      } else if (ld && (field == attr::kG || field == attr::kGraphs)) {
+        ok = Nested(tag, out, [&](std::string* o) { return Graph(o, depth + 1); });
+      } else if (ld && (field == attr::kSparseTensor || field == attr::kSparseTensors)) {
+        ok = Nested(tag, out, [&](std::string* o) { return Sparse(o); });
+      } else {
+        ok = CopyField(tag, out);
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  bool Sparse(std::string* out) {
+    while (uint32_t tag = in_->ReadTag()) {
+      uint32_t field = tag >> 3;
+      bool ok = WireType(tag) == kLengthDelimited &&
+                        (field == sparse::kValues || field == sparse::kIndices)
+                    ? Nested(tag, out, [&](std::string* o) { return Tensor(o); })
+                    : CopyField(tag, out);
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // A TensorProto: payload fields over the threshold are skipped. Packed
+  // payloads are judged by their length prefix; unpacked elements (and
+  // string_data) are collected and dropped together if they add up to more.
+  bool Tensor(std::string* out) {
+    std::string unpacked;
+    while (uint32_t tag = in_->ReadTag()) {
+      uint32_t field = tag >> 3;
+      bool ok;
+      if (!tensor::IsData(field)) {
+        ok = CopyField(tag, out);
+      } else if (WireType(tag) == kLengthDelimited && field != 6) {
+        uint32_t len;
+        if (!ReadLength(&len)) return false;
+        if (len > kMaxKeptTensorDataBytes) {
+          ok = in_->Skip(static_cast<int>(len)) || Fail("truncated file");
+        } else {
+          AppendVarint(out, tag);
+          AppendVarint(out, len);
+          std::string bytes;
+          ok = in_->ReadString(&bytes, static_cast<int>(len)) || Fail("truncated file");
+          out->append(bytes);
+        }
+      } else if (static_cast<int64_t>(unpacked.size()) > kMaxKeptTensorDataBytes) {
+        ok = SkipField(tag);
+      } else {
+        ok = CopyField(tag, &unpacked);
+      }
+      if (!ok) return false;
+    }
+    if (static_cast<int64_t>(unpacked.size()) <= kMaxKeptTensorDataBytes) out->append(unpacked);
+    return true;
+  }
+
+  CodedInputStream* in_;
+  int64_t total_;
+  std::string error_;
+};
+
+Result<std::string> Run(google::protobuf::io::ZeroCopyInputStream* stream, int64_t size) {
+  if (size == 0) return Status::Error("empty file");
+  if (size >= INT_MAX) return Status::Error("file larger than the 2 GiB protobuf limit");
+  CodedInputStream in(stream);
+  in.SetTotalBytesLimit(INT_MAX);
+  Filter f(&in, size);
+  std::string out;
+  if (!f.Model(&out)) return Status::Error(f.error());
+  // A Skip past the end of a file (lseek) succeeds; catch truncation here.
+  if (in.CurrentPosition() != size) return Status::Error("truncated file");
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> ReadModelBytesWithoutWeights(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::Error("not a regular file");
+  }
+  Result<std::string> r = Status::Error("unreachable");
+  {
+    google::protobuf::io::FileInputStream stream(fd);
+    r = Run(&stream, st.st_size);
+    if (stream.GetErrno() != 0) r = Status::Error(std::string("read error: ") + std::strerror(stream.GetErrno()));
+  }
+  ::close(fd);
+  return r;
+}
+
+Result<std::string> FilterModelBytesWithoutWeights(std::string_view bytes) {
+  if (bytes.size() >= static_cast<size_t>(INT_MAX)) {
+    return Status::Error("file larger than the 2 GiB protobuf limit");
+  }
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  return Run(&stream, static_cast<int64_t>(bytes.size()));
+}
+
+}  // namespace gpucast
