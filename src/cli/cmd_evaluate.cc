@@ -1,11 +1,168 @@
-// PLACEHOLDER owned by the predict helper: replace this file with the real command.
+// gpucast evaluate: cross-validated error of the predictors on measured jobs.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "predict/catalog.h"
+#include "predict/dataset.h"
+#include "predict/evaluate.h"
+#include "predict/predictor.h"
+#include "predict/regressor.h"
+#include "util/paths.h"
 
 namespace gpucast::cli {
+namespace {
+
+struct EvaluateFlags {
+  std::string data;
+  std::string catalog;
+  std::vector<std::string> splits = {"random:0.2"};
+  int repeats = 20;
+  std::vector<std::string> algos = {"all"};
+  std::vector<std::string> feature_sets = {"all"};
+  uint64_t seed = 0;
+  bool json = false;
+  bool per_workload = false;
+  std::string plot;
+};
+
+nlohmann::json ToJson(const EvalResult& r) {
+  auto ms = [](const MeanSd& m) { return nlohmann::json{{"mean", m.mean}, {"sd", m.sd}}; };
+  nlohmann::json pw = nlohmann::json::array();
+  for (const WorkloadError& w : r.per_workload)
+    pw.push_back({{"workload", w.workload}, {"predictions", w.predictions}, {"rmsle", w.rmsle},
+                  {"mae", w.mae}, {"mean_measured", w.mean_measured}, {"mean_predicted", w.mean_predicted}});
+  return {{"algo", r.options.algo}, {"split", r.options.split.ToString()}, {"features", r.options.feature_set},
+          {"repeats", r.options.repeats}, {"rmsle", ms(r.rmsle)}, {"mae", ms(r.mae)}, {"r2", ms(r.r2)},
+          {"interval_coverage", ms(r.coverage)}, {"mean_baseline_rmsle", r.mean_baseline_rmsle},
+          {"per_workload", pw}};
+}
+
+int RunEvaluate(const EvaluateFlags& f) {
+  std::vector<std::string> algos;
+  for (const std::string& a : f.algos) {
+    if (a == "all") {
+      for (const AlgoRow& row : Algorithms()) algos.push_back(row.name);
+    } else {
+      if (auto r = MakeRegressor(a); !r.ok()) return Fail("evaluate", r.message());
+      algos.push_back(a);
+    }
+  }
+  std::vector<Split> splits;
+  for (const std::string& s : f.splits) {
+    auto sp = ParseSplit(s);
+    if (!sp.ok()) return Fail("evaluate", sp.message());
+    splits.push_back(*sp);
+  }
+  std::vector<std::string> sets;
+  for (const std::string& s : f.feature_sets) {
+    if (s == "each") {
+      for (const std::string& n : FeatureSetNames()) sets.push_back(n);
+    } else {
+      sets.push_back(s);
+    }
+  }
+  auto catalog = LoadCatalog(f.catalog);
+  if (!catalog.ok()) return Fail("evaluate", catalog.message());
+  auto data = BuildDataset(f.data, *catalog);
+  if (!data.ok()) return Fail("evaluate", data.message());
+  for (const std::string& s : sets)
+    if (auto c = SelectFeatures(data->feature_names, s); !c.ok()) return Fail("evaluate", c.message());
+
+  std::vector<EvalResult> results;
+  for (const Split& sp : splits)
+    for (const std::string& fs : sets)
+      for (const std::string& a : algos) {
+        EvalOptions o;
+        o.algo = a;
+        o.split = sp;
+        o.repeats = f.repeats;
+        o.feature_set = fs;
+        o.seed = f.seed;
+        auto r = Evaluate(*data, o);
+        if (!r.ok()) return Fail("evaluate", r.message());
+        results.push_back(std::move(r).value());
+      }
+
+  if (!f.plot.empty()) {
+    const EvalResult& r = results.front();
+    char title[256];
+    std::snprintf(title, sizeof title, "%s, %s split, features %s: RMSLE %.3f (%zu predictions, %d repeats)",
+                  r.options.algo.c_str(), r.options.split.ToString().c_str(), r.options.feature_set.c_str(),
+                  r.rmsle.mean, r.predictions.size(), r.options.repeats);
+    std::ofstream out(f.plot, std::ios::binary | std::ios::trunc);
+    out << PredictionPlotSvg(r.predictions, title);
+    out.close();
+    if (!out) return Fail("evaluate", f.plot + ": cannot write");
+  }
+  if (f.json) {
+    nlohmann::json j = {{"data", f.data}, {"digest", data->digest}, {"rows", data->rows.size()},
+                        {"workloads", data->groups.size()}, {"gpu", data->gpu},
+                        {"feature_schema", {{"name", data->schema_name}, {"version", data->schema_version}}},
+                        {"results", nlohmann::json::array()}};
+    for (const EvalResult& r : results) j["results"].push_back(ToJson(r));
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%zu rows, %zu workloads, %s v%d, labels %s, data %s\n\n", data->rows.size(), data->groups.size(),
+              data->schema_name.c_str(), data->schema_version, data->gpu.c_str(), data->digest.c_str());
+  std::printf("| split | features | algo | RMSLE | MAE (points) | R² | interval coverage | mean-baseline RMSLE |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (const EvalResult& r : results)
+    std::printf("| %s | %s | %s | %.3f ± %.3f | %.1f ± %.1f | %.2f ± %.2f | %.2f | %.3f |\n",
+                r.options.split.ToString().c_str(), r.options.feature_set.c_str(), r.options.algo.c_str(),
+                r.rmsle.mean, r.rmsle.sd, r.mae.mean, r.mae.sd, r.r2.mean, r.r2.sd, r.coverage.mean,
+                r.mean_baseline_rmsle);
+  if (f.per_workload) {
+    for (const EvalResult& r : results) {
+      std::printf("\nper workload: %s, %s, %s\n\n| workload | n | RMSLE | MAE | measured | predicted |\n"
+                  "|---|---|---|---|---|---|\n",
+                  r.options.split.ToString().c_str(), r.options.feature_set.c_str(), r.options.algo.c_str());
+      for (const WorkloadError& w : r.per_workload)
+        std::printf("| %s | %zu | %.3f | %.1f | %.1f | %.1f |\n", w.workload.c_str(), w.predictions, w.rmsle,
+                    w.mae, w.mean_measured, w.mean_predicted);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
 
 CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
-  CLI::App* sub = root.add_subcommand("evaluate", "(not implemented yet)");
-  sub->callback([exit_code] { *exit_code = Fail("evaluate", "not implemented yet"); });
+  auto flags = std::make_shared<EvaluateFlags>();
+  flags->data = DataDir() + "/lucid/single_data.csv";
+  flags->catalog = HomeDir() + "/models/catalog.json";
+  CLI::App* sub = root.add_subcommand("evaluate", "Cross-validated error (RMSLE, MAE, R², interval coverage) of the predictors");
+  sub->add_option("--data", flags->data, "Measurement CSV")->capture_default_str();
+  sub->add_option("--catalog", flags->catalog, "Workload catalog mapping CSV workloads to ONNX graphs")
+      ->capture_default_str();
+  sub->add_option("--split", flags->splits,
+                  "random:F (hold out a random fraction F, repeated), lowo (leave one workload out: all rows "
+                  "of a workload held out together), kfold:K; repeatable")
+      ->capture_default_str();
+  sub->add_option("--repeats", flags->repeats, "Seeds per split (random shuffles and model seeds); mean ± sd")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  std::string algos;
+  for (const AlgoRow& a : Algorithms()) algos += std::string(", ") + a.name;
+  sub->add_option("--algo", flags->algos, "Regressor: all" + algos + "; repeatable")->capture_default_str();
+  std::string sets;
+  for (const std::string& s : FeatureSetNames()) sets += ", " + s;
+  sub->add_option("--features", flags->feature_sets,
+                  "Feature subset (ablation): each" + sets + "; repeatable (see docs/predictor.md)")
+      ->capture_default_str();
+  sub->add_option("--seed", flags->seed, "First seed")->capture_default_str();
+  sub->add_flag("--per-workload", flags->per_workload, "Also print the error of each workload");
+  sub->add_flag("--json", flags->json, "Print one JSON object with every result and per-workload errors");
+  sub->add_option("--plot", flags->plot, "Write a predicted-vs-measured SVG of the first result");
+  sub->footer("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent.");
+  sub->callback([flags, exit_code] { *exit_code = RunEvaluate(*flags); });
   return sub;
 }
 

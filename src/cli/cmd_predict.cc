@@ -1,11 +1,100 @@
-// PLACEHOLDER owned by the predict helper: replace this file with the real command.
+// gpucast predict: predictor file + job graph(s) -> GPU utilization with an interval.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "cli/flags.h"
+#include "cost/cost.h"
+#include "features/features.h"
+#include "graph/onnx_loader.h"
+#include "predict/predictor.h"
 
 namespace gpucast::cli {
+namespace {
+
+struct PredictFlags {
+  std::string predictor;
+  std::vector<std::string> models;
+  int64_t batch = 0;
+  bool amp = false;
+  std::vector<std::string> dims;
+  std::vector<std::string> attrs;
+  bool json = false;
+};
+
+int RunPredict(const PredictFlags& f) {
+  LoadOptions lo;
+  lo.batch = f.batch;
+  if (Status s = ParseDimFlags(f.dims, &lo.dims); !s.ok()) return Fail("predict", s.message());
+  auto predictor = Predictor::Load(f.predictor);
+  if (!predictor.ok()) return Fail("predict", predictor.message());
+  JobConfig job;
+  job.batch = f.batch;
+  job.amp = f.amp;
+  job.gpu = predictor->info().gpu;
+  for (const std::string& kv : f.attrs)
+    if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("predict", s.message());
+  std::vector<CostReport> reports;
+  for (const std::string& m : f.models) {
+    auto g = LoadOnnxGraph(m, lo);
+    if (!g.ok()) return Fail("predict", g.message());
+    auto r = AnalyzeCost(*g, CostOptions{.amp = f.amp});
+    if (!r.ok()) return Fail("predict", r.message());
+    reports.push_back(std::move(r).value());
+  }
+  auto res = predictor->Predict(reports, job);
+  if (!res.ok()) return Fail("predict", res.message());
+  const UtilPrediction& p = res->prediction;
+  const PredictorInfo& info = predictor->info();
+  double level = predictor->model().regressor().Params().value("interval", 0.0);
+  if (f.json) {
+    nlohmann::json feats = nlohmann::json::object();
+    for (size_t i = 0; i < info.feature_names.size(); ++i) feats[info.feature_names[i]] = res->features[i];
+    nlohmann::json used = nlohmann::json::array();
+    for (size_t c : predictor->model().columns()) used.push_back(info.feature_names[c]);
+    nlohmann::json j = {{"gpu_util", p.util},
+                        {"interval", {{"low", p.low}, {"high", p.high}, {"level", level}}},
+                        {"gpu", info.gpu},
+                        {"algo", predictor->model().algo()},
+                        {"models", f.models},
+                        {"batch", f.batch},
+                        {"amp", f.amp},
+                        {"feature_schema", {{"name", info.schema_name}, {"version", info.schema_version}}},
+                        {"features", feats},
+                        {"features_used", used}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("predicted GPU utilization on %s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s)\n",
+                info.gpu.c_str(), p.util, level * 100, p.low, p.high, predictor->model().algo().c_str());
+  }
+  return 0;
+}
+
+}  // namespace
 
 CLI::App* AddPredict(CLI::App& root, int* exit_code) {
-  CLI::App* sub = root.add_subcommand("predict", "(not implemented yet)");
-  sub->callback([exit_code] { *exit_code = Fail("predict", "not implemented yet"); });
+  auto flags = std::make_shared<PredictFlags>();
+  CLI::App* sub = root.add_subcommand("predict", "Predict a training job's mean GPU utilization from its graph");
+  sub->add_option("--predictor,-p", flags->predictor, "Predictor file written by 'gpucast train'")->required();
+  sub->add_option("--model,-m", flags->models,
+                  "ONNX graph of the job; repeat for jobs of several networks (GAN G+D, actor+critic), "
+                  "once per run per training step")
+      ->required();
+  sub->add_option("--batch,-b", flags->batch, "Batch size")->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 62));
+  sub->add_flag("--amp", flags->amp, "Mixed precision training");
+  sub->add_option("--dim", flags->dims, "Other symbolic dimension of the graph, NAME=VALUE (repeatable)");
+  sub->add_option("--attr", flags->attrs,
+                  "Job attribute KEY=VALUE (repeatable): loader_workers=N (0 = data loaded in the training "
+                  "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop); all optional");
+  sub->add_flag("--json", flags->json,
+                "Print one JSON object: gpu_util (0-100), interval {low, high, level}, features used");
+  sub->footer("The interval's meaning depends on the algorithm: see docs/predictor.md.");
+  sub->callback([flags, exit_code] { *exit_code = RunPredict(*flags); });
   return sub;
 }
 

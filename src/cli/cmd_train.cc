@@ -1,11 +1,61 @@
-// PLACEHOLDER owned by the predict helper: replace this file with the real command.
+// gpucast train: measured CSV + catalog graphs -> predictor file.
+#include <iostream>
+#include <memory>
+#include <string>
+
 #include "cli/commands.h"
+#include "predict/catalog.h"
+#include "predict/dataset.h"
+#include "predict/predictor.h"
+#include "predict/regressor.h"
+#include "util/paths.h"
 
 namespace gpucast::cli {
+namespace {
+
+struct TrainFlags {
+  std::string data;
+  std::string out;
+  std::string catalog;
+  std::string algo = "forest";
+  uint64_t seed = 0;
+};
+
+int RunTrain(const TrainFlags& f) {
+  auto catalog = LoadCatalog(f.catalog);
+  if (!catalog.ok()) return Fail("train", catalog.message());
+  auto data = BuildDataset(f.data, *catalog);
+  if (!data.ok()) return Fail("train", data.message());
+  auto p = Predictor::Train(*data, f.algo, f.seed);
+  if (!p.ok()) return Fail("train", p.message());
+  if (Status s = p->Save(f.out); !s.ok()) return Fail("train", s.message());
+  std::cout << "trained " << f.algo << " on " << data->rows.size() << " rows (" << data->groups.size()
+            << " workloads, " << data->feature_names.size() << " features, " << data->schema_name << " v"
+            << data->schema_version << ", labels from " << data->gpu << ", data " << data->digest
+            << ") -> " << f.out << "\n";
+  return 0;
+}
+
+}  // namespace
 
 CLI::App* AddTrain(CLI::App& root, int* exit_code) {
-  CLI::App* sub = root.add_subcommand("train", "(not implemented yet)");
-  sub->callback([exit_code] { *exit_code = Fail("train", "not implemented yet"); });
+  auto flags = std::make_shared<TrainFlags>();
+  flags->data = DataDir() + "/lucid/single_data.csv";
+  flags->catalog = HomeDir() + "/models/catalog.json";
+  CLI::App* sub = root.add_subcommand(
+      "train", "Fit a utilization predictor on measured jobs joined with their graphs; write a model file");
+  sub->add_option("--data", flags->data,
+                  "Measurement CSV (model,dataset,batchsize,amp,speed,gpu_util,gmem_util,gmem,label)")
+      ->capture_default_str();
+  sub->add_option("--out,-o", flags->out, "Predictor file to write (JSON)")->required();
+  sub->add_option("--catalog", flags->catalog, "Workload catalog mapping CSV workloads to ONNX graphs")
+      ->capture_default_str();
+  std::string algos;
+  for (const AlgoRow& a : Algorithms()) algos += std::string("\n  ") + a.name + ": " + a.description;
+  sub->add_option("--algo", flags->algo, "Regressor:" + algos)->capture_default_str();
+  sub->add_option("--seed", flags->seed, "Random seed of the regressor (reproducible)")->capture_default_str();
+  sub->footer("See docs/predictor.md for the features, the algorithms and their evaluation.");
+  sub->callback([flags, exit_code] { *exit_code = RunTrain(*flags); });
   return sub;
 }
 

@@ -182,12 +182,15 @@ Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog
   ds.schema_version = schema.version;
   ds.feature_names = schema.names;
   std::string cat_name = std::filesystem::path(catalog.path).filename().string();
+  for (const Measurement& m : rows)  // all rows checked before any graph is loaded
+    if (!catalog.Find(m.model, m.dataset))
+      return Status::Error(csv_path + ":" + std::to_string(m.line) + ": unknown workload '" + m.Key() +
+                           "' (not in " + cat_name + ")");
   GraphCostCache cache;
   std::map<std::string, int> group_of;
   for (const Measurement& m : rows) {
     std::string where = csv_path + ":" + std::to_string(m.line);
     const CatalogWorkload* w = catalog.Find(m.model, m.dataset);
-    if (!w) return Status::Error(where + ": unknown workload '" + m.Key() + "' (not in " + cat_name + ")");
     auto reports = WorkloadReports(*w, m.batch, m.amp, &cache);
     if (!reports.ok()) return reports.status().Prefixed(where);
     JobConfig job;

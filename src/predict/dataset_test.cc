@@ -1,0 +1,82 @@
+#include "predict/dataset.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "util/paths.h"
+
+namespace gpucast {
+namespace {
+
+const char* kHeader = "model,dataset,batchsize,amp,speed,gpu_util,gmem_util,gmem,label\n";
+
+std::string Err(const std::string& body) { return ParseMeasurementsCsv(kHeader + body, "m.csv").message(); }
+
+TEST(DatasetTest, ParsesRows) {
+  auto rows = ParseMeasurementsCsv(std::string(kHeader) +
+                                       "BERT,SQuAD,32,0,84.872,99.689,62.484,20162.0,2\r\n"
+                                       "\n"
+                                       "VGG,CIFAR-10,64,1,5112.546,34.0,16.5,3588.0,1\n",
+                                   "m.csv");
+  ASSERT_TRUE(rows.ok()) << rows.message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].Key(), "BERT/SQuAD");
+  EXPECT_EQ((*rows)[0].batch, 32);
+  EXPECT_FALSE((*rows)[0].amp);
+  EXPECT_DOUBLE_EQ((*rows)[0].gpu_util, 99.689);
+  EXPECT_EQ((*rows)[0].line, 2);
+  EXPECT_TRUE((*rows)[1].amp);
+  EXPECT_EQ((*rows)[1].line, 4);  // blank line 3 skipped but counted
+}
+
+TEST(DatasetTest, BadRowsNameTheLine) {
+  EXPECT_EQ(Err("BERT,SQuAD,32,0,84.8,99.6,62.4,20162.0,2\nBERT,SQuAD,32,0,84.8,99.6,62.4\n"),
+            "m.csv:3: 7 columns, want 9");
+  EXPECT_EQ(Err("BERT,SQuAD,32,0,84.8,abc,62.4,20162.0,2\n"), "m.csv:2: column 'gpu_util': 'abc' is not a number");
+  EXPECT_EQ(Err("BERT,SQuAD,32,0,84.8,,62.4,20162.0,2\n"), "m.csv:2: column 'gpu_util': '' is not a number");
+  EXPECT_EQ(Err("BERT,SQuAD,big,0,84.8,99,62.4,20162.0,2\n"),
+            "m.csv:2: column 'batchsize': 'big' is not an integer >= 1");
+  EXPECT_EQ(Err("BERT,SQuAD,32,yes,84.8,99,62.4,20162.0,2\n"), "m.csv:2: column 'amp': 'yes' is not 0 or 1");
+  EXPECT_EQ(Err("BERT,SQuAD,32,0,84.8,120,62.4,20162.0,2\n"), "m.csv:2: column 'gpu_util': 120 is outside 0-100");
+  EXPECT_EQ(Err("BERT,SQuAD,32,0,fast,99,62.4,20162.0,2\n"), "m.csv:2: column 'speed': 'fast' is not a number");
+  EXPECT_EQ(ParseMeasurementsCsv("model,dataset,amp,gpu_util\nA,B,0,5\n", "m.csv").message(),
+            "m.csv:1: header lacks column 'batchsize'");
+  EXPECT_EQ(ParseMeasurementsCsv("", "m.csv").message(), "m.csv: empty file (no header)");
+  EXPECT_EQ(ParseMeasurementsCsv(kHeader, "m.csv").message(), "m.csv: no data rows");
+}
+
+TEST(DatasetTest, LabelColumnIsNeverRead) {
+  // A non-numeric label is accepted: the column is ignored.
+  auto rows = ParseMeasurementsCsv(std::string(kHeader) + "A,B,32,0,1,50,1,1,whatever\n", "m.csv");
+  EXPECT_TRUE(rows.ok()) << rows.message();
+}
+
+TEST(DatasetTest, Fnv1aReferenceVectors) {
+  // Published FNV-1a 64 test vectors (isthe.com/chongo/tech/comp/fnv).
+  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+  EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ULL);
+  EXPECT_EQ(DigestString("a"), "fnv1a64:af63dc4c8601ec8c");
+}
+
+TEST(DatasetTest, UnknownWorkloadNamesTheLine) {
+  std::string path = testing::TempDir() + "/unknown_workload.csv";
+  {
+    std::ofstream out(path);
+    out << kHeader << "BERT,SQuAD,32,0,84.872,99.689,62.484,20162.0,2\n"
+        << "GPT,Pile,8,0,1.0,90.0,50.0,1000.0,2\n";
+  }
+  auto cat = ParseCatalog(R"({"version":1,"gpu":"RTX3090","workloads":[
+      {"model":"BERT","dataset":"SQuAD","graphs":[{"file":"bert.onnx"}],"dims":{"seq":384}}]})",
+                          "catalog.json", HomeDir() + "/models");
+  ASSERT_TRUE(cat.ok());
+  auto ds = BuildDataset(path, *cat);
+  EXPECT_EQ(ds.message(), path + ":3: unknown workload 'GPT/Pile' (not in catalog.json)");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace gpucast

@@ -1,0 +1,99 @@
+#include "predict/evaluate.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "predict/catalog.h"
+#include "util/paths.h"
+
+namespace gpucast {
+namespace {
+
+TEST(EvaluateTest, ParseSplit) {
+  EXPECT_EQ(ParseSplit("random:0.2")->test_fraction, 0.2);
+  EXPECT_EQ(ParseSplit("lowo")->kind, Split::kLowo);
+  EXPECT_EQ(ParseSplit("kfold:5")->k, 5);
+  EXPECT_EQ(ParseSplit("random:1.5").message(),
+            "split 'random:1.5': test fraction must be a number in (0, 1) (want random:F, lowo or kfold:K)");
+  EXPECT_EQ(ParseSplit("kfold:1").message(), "split 'kfold:1': K must be an integer >= 2 (want random:F, lowo or kfold:K)");
+  EXPECT_EQ(ParseSplit("loo").message(), "split 'loo': unknown kind (want random:F, lowo or kfold:K)");
+}
+
+TEST(EvaluateTest, LowoNeverTrainsOnTheHeldOutWorkload) {
+  std::vector<int> group = {0, 0, 1, 2, 2, 2, 1, 3};
+  auto folds = MakeFolds(*ParseSplit("lowo"), group, 0);
+  ASSERT_TRUE(folds.ok());
+  ASSERT_EQ(folds->size(), 4u);
+  std::multiset<size_t> tested;
+  for (const Fold& f : *folds) {
+    std::set<int> held;
+    for (size_t i : f.test) held.insert(group[i]);
+    ASSERT_EQ(held.size(), 1u);  // one workload per fold
+    for (size_t i : f.train) EXPECT_NE(group[i], *held.begin());
+    EXPECT_EQ(f.train.size() + f.test.size(), group.size());
+    tested.insert(f.test.begin(), f.test.end());
+  }
+  EXPECT_EQ(tested.size(), group.size());  // every row tested exactly once
+  EXPECT_EQ(std::set<size_t>(tested.begin(), tested.end()).size(), group.size());
+}
+
+TEST(EvaluateTest, RandomAndKfoldPartitionRows) {
+  std::vector<int> group(52, 0);
+  auto r = MakeFolds(*ParseSplit("random:0.2"), group, 3);
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].test.size(), 10u);  // round(0.2 * 52)
+  EXPECT_EQ((*r)[0].train.size(), 42u);
+  auto r2 = MakeFolds(*ParseSplit("random:0.2"), group, 4);
+  EXPECT_NE((*r)[0].test, (*r2)[0].test);  // seeds differ
+  auto k = MakeFolds(*ParseSplit("kfold:5"), group, 1);
+  ASSERT_EQ(k->size(), 5u);
+  std::set<size_t> all;
+  for (const Fold& f : *k) {
+    for (size_t i : f.test) EXPECT_TRUE(all.insert(i).second);
+    std::set<size_t> tr(f.train.begin(), f.train.end());
+    for (size_t i : f.test) EXPECT_FALSE(tr.count(i));
+  }
+  EXPECT_EQ(all.size(), 52u);
+}
+
+// Trains on the real measurements and the project's graphs: leave-one-workload-out
+// RMSLE must beat predicting the training mean on the same folds.
+TEST(EvaluateTest, RealDataLowoBeatsTheMean) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
+  ASSERT_TRUE(data.ok()) << data.message();
+  ASSERT_EQ(data->rows.size(), 52u);
+  ASSERT_EQ(data->groups.size(), 11u);
+  EvalOptions o;
+  o.algo = "forest";
+  o.split = *ParseSplit("lowo");
+  o.repeats = 1;
+  auto r = Evaluate(*data, o);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->predictions.size(), 52u);
+  EXPECT_LT(r->rmsle.mean, r->mean_baseline_rmsle);
+  // The simulator's entry point gives the same rows, in CSV order.
+  auto p = LeaveOneWorkloadOutPredictions(*data, "forest", 0);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->size(), 52u);
+  for (size_t i = 0; i < p->size(); ++i) {
+    EXPECT_EQ((*p)[i].row, i);
+    EXPECT_EQ((*p)[i].measured, data->rows[i].gpu_util);
+  }
+}
+
+TEST(EvaluateTest, PlotIsSvgWithOnePointPerPrediction) {
+  std::vector<RowPrediction> p = {{"A", "x", 32, false, 50, 40, 30, 60, 0},
+                                  {"B", "y", 64, true, 90, 95, 80, 100, 1}};
+  std::string svg = PredictionPlotSvg(p, "t <1>");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  size_t circles = 0;
+  for (size_t pos = 0; (pos = svg.find("<circle", pos)) != std::string::npos; ++pos) ++circles;
+  EXPECT_EQ(circles, 4u);  // 2 points + 2 legend entries
+  EXPECT_NE(svg.find("t &lt;1&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpucast

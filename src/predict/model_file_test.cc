@@ -1,0 +1,105 @@
+#include "predict/model_file.h"
+
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace gpucast {
+namespace {
+
+// A small synthetic dataset with its own schema (no graphs needed).
+Dataset Synthetic() {
+  Dataset d;
+  d.csv_path = "synthetic.csv";
+  d.digest = DigestString("synthetic");
+  d.gpu = "RTX3090";
+  d.schema_name = "test-features";
+  d.schema_version = 3;
+  d.feature_names = {"flops", "bytes", "phys_busy", "attr_workers"};
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 40; ++i) {
+    double a = rng() % 1000, b = rng() % 100, c = (rng() % 1000) / 1000.0, w = rng() % 3;
+    d.x.push_back({a, b, c, w});
+    Measurement m;
+    m.model = "M" + std::to_string(i % 5);
+    m.dataset = "D";
+    m.batch = 32;
+    m.gpu_util = std::min(100.0, 5 + 90 * c * (w == 0 ? 1 : 0.5));
+    d.rows.push_back(m);
+    d.group.push_back(i % 5);
+  }
+  for (int g = 0; g < 5; ++g) d.groups.push_back("M" + std::to_string(g) + "/D");
+  return d;
+}
+
+FeatureSchema SchemaOf(const Dataset& d) { return {d.schema_name, d.schema_version, d.feature_names}; }
+
+class RoundTrip : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RoundTrip, PredictionsBitForBit) {
+  Dataset d = Synthetic();
+  auto p = Predictor::Train(d, GetParam(), 42);
+  ASSERT_TRUE(p.ok()) << p.message();
+  auto j = ModelFileJson(*p);
+  ASSERT_TRUE(j.ok()) << j.message();
+  auto q = ParseModelFile(j->dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(q.ok()) << q.message();
+  EXPECT_EQ(q->info().training_digest, d.digest);
+  EXPECT_EQ(q->info().gpu, "RTX3090");
+  auto a = p->PredictFeatures(d.x);
+  auto b = q->PredictFeatures(d.x);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (size_t i = 0; i < d.x.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&(*a)[i], &(*b)[i], sizeof(UtilPrediction)), 0) << "row " << i;
+    EXPECT_GE((*a)[i].util, 0);
+    EXPECT_LE((*a)[i].util, 100);
+  }
+  // Saving the loaded model gives the same file.
+  EXPECT_EQ(ModelFileJson(*q)->dump(), j->dump());
+}
+
+INSTANTIATE_TEST_SUITE_P(Algos, RoundTrip, ::testing::Values("forest", "gbm", "ridge", "knn"));
+
+TEST(ModelFileTest, RecordsProvenance) {
+  Dataset d = Synthetic();
+  auto j = ModelFileJson(*Predictor::Train(d, "knn", 1, "paper"));
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["format"], "gpucast-predictor");
+  EXPECT_EQ((*j)["format_version"], 1);
+  EXPECT_EQ((*j)["feature_schema"]["name"], "test-features");
+  EXPECT_EQ((*j)["feature_schema"]["version"], 3);
+  EXPECT_EQ((*j)["training"]["digest"], DigestString("synthetic"));
+  EXPECT_EQ((*j)["training"]["rows"], 40);
+  EXPECT_EQ((*j)["algo"], "knn");
+  EXPECT_EQ((*j)["params"]["k"], 5);
+  EXPECT_EQ((*j)["features_used"], nlohmann::json({"flops", "bytes"}));
+}
+
+TEST(ModelFileTest, SchemaMismatchIsAClearError) {
+  Dataset d = Synthetic();
+  auto j = ModelFileJson(*Predictor::Train(d, "ridge", 1));
+  FeatureSchema other = SchemaOf(d);
+  other.version = 4;
+  other.names.push_back("extra");
+  EXPECT_EQ(ParseModelFile(j->dump(), "m.json", other).message(),
+            "m.json: feature schema test-features v3 (4 features) does not match this build's "
+            "test-features v4 (5 features); retrain with 'gpucast train'");
+  FeatureSchema renamed = SchemaOf(d);
+  renamed.names[0] = "gflops";
+  EXPECT_EQ(ParseModelFile(j->dump(), "m.json", renamed).message(),
+            "m.json: feature schema test-features v3 (4 features) does not match this build's "
+            "test-features v3 (4 features); retrain with 'gpucast train'");
+}
+
+TEST(ModelFileTest, OtherErrors) {
+  FeatureSchema s{"x", 1, {"a"}};
+  EXPECT_EQ(ParseModelFile("[1]", "m.json", s).message(), "m.json: not a JSON object");
+  EXPECT_EQ(ParseModelFile(R"({"format":"onnx"})", "m.json", s).message(),
+            "m.json: not a gpucast predictor file (format is not 'gpucast-predictor')");
+  EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":9})", "m.json", s).message(),
+            "m.json: format_version: want 1");
+}
+
+}  // namespace
+}  // namespace gpucast
