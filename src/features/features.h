@@ -41,9 +41,31 @@ struct JobConfig {
   std::string gpu = "RTX3090";  // key of the GPU spec table
 };
 
-// REQUIRES: reports non-empty (several graphs per job: GAN G+D, actor+critic).
-// Returns values in CurrentFeatureSchema().names order.
+// REQUIRES: reports non-empty (several graphs per job: GAN G+D, actor+critic),
+// already repeated per the catalog's repeat count; they are summed.
+// Returns values in CurrentFeatureSchema().names order (docs/features.md).
+// Errors: no reports, batch < 1, a GPU not in the spec table.
 Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& reports,
                                             const JobConfig& job);
+
+// Documented defaults of the job attributes when unknown.
+inline constexpr int64_t kDefaultLoaderWorkers = 0;  // PyTorch DataLoader's default
+inline constexpr bool kDefaultDataOnGpu = false;
+inline constexpr bool kDefaultRlEnv = false;
+
+// Roofline estimate of one training step (forward + backward + weight update).
+struct StepEstimate {
+  double busy_s = 0;      // Σ nodes max(flops / peak, bytes / bandwidth)
+  double launch_s = 0;    // kernels × kHostSecondsPerKernel
+  int64_t kernels = 0;    // kernel launches per step
+  double bytes = 0;       // memory traffic per step (bytes)
+};
+// Host-side time to issue one kernel (PyTorch eager dispatch + CUDA launch).
+inline constexpr double kHostSecondsPerKernel = 10e-6;
+// Weight-update traffic per parameter (read weight, grad, one optimizer state; write weight).
+inline constexpr double kOptimizerBytesPerParam = 16;
+
+struct GpuSpec;
+StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp);
 
 }  // namespace gpucast

@@ -1,0 +1,211 @@
+// The feature vector: one table of {name, value function} over the summed
+// cost reports, the job's attributes and a roofline step estimate.
+#include "features/features.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "features/gpu_specs.h"
+
+namespace gpucast {
+
+namespace {
+
+bool IsHalfCategory(Category c) {
+  return c == Category::kConvolution || c == Category::kMatmul || c == Category::kRecurrent;
+}
+
+// Everything the features are computed from.
+struct Inputs {
+  double flops_by_category[kNumCategories] = {};
+  double nodes_by_category[kNumCategories] = {};
+  double fwd = 0, bwd = 0, params = 0, act_bytes = 0, weight_bytes = 0;
+  double input_bytes_per_sample = 0, nodes = 0, unsupported_nodes = 0;
+  double batch = 1, amp = 0;
+  JobAttrs attrs;
+  StepEstimate step;
+};
+
+double Log10p(double x) { return std::log10(1.0 + x); }
+double Ms(double s) { return s * 1e3; }
+double Cat(const Inputs& in, Category c) { return in.flops_by_category[static_cast<int>(c)]; }
+double Nodes(const Inputs& in, Category c) { return in.nodes_by_category[static_cast<int>(c)]; }
+double BusyMs(const Inputs& in) { return Ms(in.step.busy_s); }
+double LaunchMs(const Inputs& in) { return Ms(in.step.launch_s); }
+double Ratio(const Inputs& in) { return (BusyMs(in) + 1e-3) / (LaunchMs(in) + 1e-3); }
+
+struct FeatureDef {
+  const char* name;
+  double (*value)(const Inputs&);
+};
+
+// THE feature table (schema gpucast-features v1). Meanings and units: docs/features.md.
+const std::vector<FeatureDef>& FeatureTable() {
+  static const std::vector<FeatureDef> table = {
+      // The paper's features.
+      {"total_flops", [](const Inputs& in) { return in.fwd + in.bwd; }},
+      {"params", [](const Inputs& in) { return in.params; }},
+      {"n_conv_layers", [](const Inputs& in) { return Nodes(in, Category::kConvolution); }},
+      {"n_linear_layers", [](const Inputs& in) { return Nodes(in, Category::kMatmul); }},
+      {"n_activation_layers", [](const Inputs& in) { return Nodes(in, Category::kActivation); }},
+      {"n_other_layers",
+       [](const Inputs& in) {
+         return Nodes(in, Category::kRecurrent) + Nodes(in, Category::kNormalization) +
+                Nodes(in, Category::kPooling) + Nodes(in, Category::kElementwise) +
+                Nodes(in, Category::kEmbedding);
+       }},
+      {"batch_size", [](const Inputs& in) { return in.batch; }},
+      // Graph cost beyond the paper.
+      {"forward_flops", [](const Inputs& in) { return in.fwd; }},
+      {"backward_flops", [](const Inputs& in) { return in.bwd; }},
+      {"flops_convolution", [](const Inputs& in) { return Cat(in, Category::kConvolution); }},
+      {"flops_matmul", [](const Inputs& in) { return Cat(in, Category::kMatmul); }},
+      {"flops_recurrent", [](const Inputs& in) { return Cat(in, Category::kRecurrent); }},
+      {"flops_activation", [](const Inputs& in) { return Cat(in, Category::kActivation); }},
+      {"flops_normalization", [](const Inputs& in) { return Cat(in, Category::kNormalization); }},
+      {"flops_pooling", [](const Inputs& in) { return Cat(in, Category::kPooling); }},
+      {"flops_elementwise", [](const Inputs& in) { return Cat(in, Category::kElementwise); }},
+      {"flops_embedding", [](const Inputs& in) { return Cat(in, Category::kEmbedding); }},
+      {"activation_bytes", [](const Inputs& in) { return in.act_bytes; }},
+      {"weight_bytes", [](const Inputs& in) { return in.weight_bytes; }},
+      {"arithmetic_intensity",
+       [](const Inputs& in) { return in.step.bytes > 0 ? (in.fwd + in.bwd) / in.step.bytes : 0.0; }},
+      {"input_bytes_per_sample", [](const Inputs& in) { return in.input_bytes_per_sample; }},
+      {"input_bytes_per_step", [](const Inputs& in) { return in.input_bytes_per_sample * in.batch; }},
+      {"node_count", [](const Inputs& in) { return in.nodes; }},
+      {"unsupported_nodes", [](const Inputs& in) { return in.unsupported_nodes; }},
+      {"amp", [](const Inputs& in) { return in.amp; }},
+      // Job attributes, each with an is-known indicator (defaults in features.h).
+      {"loader_workers",
+       [](const Inputs& in) {
+         return static_cast<double>(in.attrs.loader_workers.value_or(kDefaultLoaderWorkers));
+       }},
+      {"loader_workers_known", [](const Inputs& in) { return in.attrs.loader_workers ? 1.0 : 0.0; }},
+      {"data_on_gpu",
+       [](const Inputs& in) { return in.attrs.data_on_gpu.value_or(kDefaultDataOnGpu) ? 1.0 : 0.0; }},
+      {"data_on_gpu_known", [](const Inputs& in) { return in.attrs.data_on_gpu ? 1.0 : 0.0; }},
+      {"rl_env", [](const Inputs& in) { return in.attrs.rl_env.value_or(kDefaultRlEnv) ? 1.0 : 0.0; }},
+      {"rl_env_known", [](const Inputs& in) { return in.attrs.rl_env ? 1.0 : 0.0; }},
+      // Physically grounded: roofline busy time vs host launch time per step.
+      {"kernel_count", [](const Inputs& in) { return static_cast<double>(in.step.kernels); }},
+      {"est_gpu_busy_ms", BusyMs},
+      {"est_launch_ms", LaunchMs},
+      {"est_busy_launch_ratio", Ratio},
+      {"est_util_launch_bound",
+       [](const Inputs& in) {
+         double busy = in.step.busy_s, launch = in.step.launch_s;
+         return busy > 0 ? 100.0 * busy / std::max(busy, launch) : 0.0;
+       }},
+      // Log-scaled versions of the features that span orders of magnitude.
+      {"log10_total_flops", [](const Inputs& in) { return Log10p(in.fwd + in.bwd); }},
+      {"log10_params", [](const Inputs& in) { return Log10p(in.params); }},
+      {"log10_activation_bytes", [](const Inputs& in) { return Log10p(in.act_bytes); }},
+      {"log10_est_gpu_busy_ms", [](const Inputs& in) { return std::log10(BusyMs(in) + 1e-3); }},
+      {"log10_est_launch_ms", [](const Inputs& in) { return std::log10(LaunchMs(in) + 1e-3); }},
+      {"log10_est_busy_launch_ratio", [](const Inputs& in) { return std::log10(Ratio(in)); }},
+  };
+  return table;
+}
+
+Status AttrError(const std::string& key, const std::string& why) {
+  return Status::Error("job attribute '" + key + "': " + why);
+}
+
+}  // namespace
+
+Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
+  size_t eq = key_value.find('=');
+  if (eq == std::string::npos) return AttrError(key_value, "want KEY=VALUE");
+  std::string key = key_value.substr(0, eq), value = key_value.substr(eq + 1);
+  auto parse_bool = [&](std::optional<bool>* out) {
+    if (value != "0" && value != "1") return AttrError(key, "value '" + value + "' is not 0 or 1");
+    *out = value == "1";
+    return Status::Ok();
+  };
+  if (key == "loader_workers") {
+    bool digits = !value.empty() && value.size() <= 6 &&
+                  std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) return AttrError(key, "value '" + value + "' is not a non-negative integer");
+    attrs->loader_workers = std::stoll(value);
+    return Status::Ok();
+  }
+  if (key == "data_on_gpu") return parse_bool(&attrs->data_on_gpu);
+  if (key == "rl_env") return parse_bool(&attrs->rl_env);
+  return AttrError(key, "unknown key (known: loader_workers, data_on_gpu, rl_env)");
+}
+
+const FeatureSchema& CurrentFeatureSchema() {
+  static const FeatureSchema schema = [] {
+    FeatureSchema s{"gpucast-features", 1, {}};
+    for (const FeatureDef& f : FeatureTable()) s.names.push_back(f.name);
+    return s;
+  }();
+  return schema;
+}
+
+StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp) {
+  StepEstimate e;
+  auto roofline = [&](double flops, double bytes, double peak) {
+    e.bytes += bytes;
+    return std::max(flops / peak, bytes / gpu.mem_bandwidth);
+  };
+  for (const CostReport& r : reports) {
+    for (const NodeCost& n : r.nodes) {
+      double peak = amp && IsHalfCategory(n.category) ? gpu.fp16_tensor_flops : gpu.fp32_flops;
+      double fwd_bytes = static_cast<double>(n.input_bytes) + n.activation_bytes + n.weight_bytes;
+      bool launches = n.forward_flops > 0 || n.activation_bytes > 0;
+      if (launches) {
+        e.busy_s += roofline(n.forward_flops, fwd_bytes, peak);
+        e.kernels += 1;
+      }
+      if (n.backward_flops > 0) {
+        // Reads the output grad and saved inputs/weights, writes input/weight grads.
+        e.busy_s += roofline(n.backward_flops, 2 * fwd_bytes, peak);
+        e.kernels += n.params > 0 ? 2 : 1;
+      }
+      if (n.params > 0) {
+        e.busy_s += roofline(0, kOptimizerBytesPerParam * n.params, gpu.fp32_flops);
+        e.kernels += 1;
+      }
+    }
+  }
+  e.launch_s = e.kernels * kHostSecondsPerKernel;
+  return e;
+}
+
+Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& reports,
+                                            const JobConfig& job) {
+  if (reports.empty()) return Status::Error("features: no cost reports given");
+  if (job.batch < 1) return Status::Error("features: batch " + std::to_string(job.batch) + " < 1");
+  const GpuSpec* gpu = FindGpuSpec(job.gpu);
+  if (!gpu) {
+    std::string known;
+    for (const GpuSpec& s : GpuSpecs()) known += std::string(known.empty() ? "" : ", ") + s.name;
+    return Status::Error("features: unknown GPU '" + job.gpu + "' (known: " + known + ")");
+  }
+  Inputs in;
+  in.batch = static_cast<double>(job.batch);
+  in.amp = job.amp ? 1 : 0;
+  in.attrs = job.attrs;
+  for (const CostReport& r : reports) {
+    const CostTotals& t = r.totals;
+    for (int i = 0; i < kNumCategories; ++i) {
+      in.flops_by_category[i] += static_cast<double>(t.flops_by_category[i]);
+      in.nodes_by_category[i] += static_cast<double>(t.nodes_by_category[i]);
+    }
+    in.fwd += static_cast<double>(t.forward_flops);
+    in.bwd += static_cast<double>(t.backward_flops);
+    in.params += static_cast<double>(t.params);
+    in.act_bytes += static_cast<double>(t.activation_bytes);
+    in.weight_bytes += static_cast<double>(t.weight_bytes);
+    in.input_bytes_per_sample += static_cast<double>(t.input_bytes_per_sample);
+    in.nodes += static_cast<double>(t.num_nodes);
+    for (const Unsupported& u : r.unsupported) in.unsupported_nodes += static_cast<double>(u.count);
+  }
+  in.step = EstimateStep(reports, *gpu, job.amp);
+  std::vector<double> values;
+  for (const FeatureDef& f : FeatureTable()) values.push_back(f.value(in));
+  return values;
+}
+
+}  // namespace gpucast

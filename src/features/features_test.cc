@@ -1,0 +1,160 @@
+#include "features/features.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "cost/test_graph.h"
+#include "features/gpu_specs.h"
+
+namespace gpucast {
+namespace {
+
+using testing::GraphBuilder;
+using testing::IntAttr;
+
+// x[2,4] -> Gemm(w[3,4]ᵀ, b[3]) -> y[2,3] -> Relu -> r[2,3], batch 2.
+CostReport TinyReport(bool amp = false) {
+  GraphBuilder b("tiny.onnx", 2);
+  b.Data("x", {2, 4}).Param("w", {3, 4}).Param("b", {3}).Value("y", {2, 3}).Value("r", {2, 3});
+  b.Op("Gemm", "fc", {"x", "w", "b"}, {"y"}).attrs["transB"] = IntAttr(1);
+  b.Op("Relu", "relu", {"y"}, {"r"});
+  Result<CostReport> r = AnalyzeCost(b.graph(), CostOptions{amp});
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.ok() ? r.value() : CostReport{};
+}
+
+std::map<std::string, double> Named(const std::vector<double>& v) {
+  std::map<std::string, double> m;
+  const auto& names = CurrentFeatureSchema().names;
+  EXPECT_EQ(v.size(), names.size());
+  for (size_t i = 0; i < names.size() && i < v.size(); ++i) m[names[i]] = v[i];
+  return m;
+}
+
+TEST(FeatureSchema, NamedVersionedUnique) {
+  const FeatureSchema& s = CurrentFeatureSchema();
+  EXPECT_EQ(s.name, "gpucast-features");
+  EXPECT_EQ(s.version, 1);
+  std::set<std::string> unique(s.names.begin(), s.names.end());
+  EXPECT_EQ(unique.size(), s.names.size());
+  for (const char* paper : {"total_flops", "params", "n_conv_layers", "n_linear_layers",
+                            "n_activation_layers", "n_other_layers", "batch_size"})
+    EXPECT_TRUE(unique.count(paper)) << paper;
+}
+
+TEST(ComputeFeatures, TinyGraphByHand) {
+  // Gemm: 2·3·4 = 24 MACs -> 48 + 6 bias = 54 forward; dW 48 + db 6 = 54 backward (x is data).
+  // Relu: 6 forward, 6 backward.
+  JobConfig job;
+  job.batch = 2;
+  job.attrs.loader_workers = 3;
+  Result<std::vector<double>> v = ComputeFeatures({TinyReport()}, job);
+  ASSERT_TRUE(v.ok()) << v.message();
+  std::map<std::string, double> f = Named(*v);
+  EXPECT_EQ(f["total_flops"], 120);
+  EXPECT_EQ(f["forward_flops"], 60);
+  EXPECT_EQ(f["params"], 15);
+  EXPECT_EQ(f["n_conv_layers"], 0);
+  EXPECT_EQ(f["n_linear_layers"], 1);
+  EXPECT_EQ(f["n_activation_layers"], 1);
+  EXPECT_EQ(f["n_other_layers"], 0);
+  EXPECT_EQ(f["batch_size"], 2);
+  EXPECT_EQ(f["flops_matmul"], 108);
+  EXPECT_EQ(f["flops_activation"], 12);
+  EXPECT_EQ(f["activation_bytes"], 48);
+  EXPECT_EQ(f["weight_bytes"], 60);
+  EXPECT_EQ(f["input_bytes_per_sample"], 16);
+  EXPECT_EQ(f["input_bytes_per_step"], 32);
+  EXPECT_EQ(f["node_count"], 2);
+  EXPECT_EQ(f["amp"], 0);
+  EXPECT_EQ(f["loader_workers"], 3);
+  EXPECT_EQ(f["loader_workers_known"], 1);
+  EXPECT_EQ(f["data_on_gpu"], 0);
+  EXPECT_EQ(f["data_on_gpu_known"], 0);
+  EXPECT_EQ(f["rl_env_known"], 0);
+  // Roofline on the RTX 3090, all memory-bound here:
+  //   Gemm forward reads x 32 B + weights 60 B, writes y 24 B = 116 B; backward 2·116;
+  //   weight update 16 B × 15 params = 240. Relu forward 24 + 24, backward 96.
+  //   bytes 116 + 232 + 240 + 48 + 96 = 732. Kernels: Gemm 1 + 2 + 1, Relu 1 + 1 = 6.
+  const double busy_s = 732 / 936e9;
+  EXPECT_EQ(f["kernel_count"], 6);
+  EXPECT_DOUBLE_EQ(f["est_gpu_busy_ms"], busy_s * 1e3);
+  EXPECT_DOUBLE_EQ(f["est_launch_ms"], 6 * 10e-6 * 1e3);
+  EXPECT_DOUBLE_EQ(f["arithmetic_intensity"], 120.0 / 732);
+  EXPECT_DOUBLE_EQ(f["est_util_launch_bound"], 100 * busy_s / 60e-6);
+  EXPECT_DOUBLE_EQ(f["log10_total_flops"], std::log10(121.0));
+}
+
+TEST(ComputeFeatures, ReportsOfOneJobAreSummed) {
+  JobConfig job;
+  job.batch = 2;
+  Result<std::vector<double>> one = ComputeFeatures({TinyReport()}, job);
+  Result<std::vector<double>> two = ComputeFeatures({TinyReport(), TinyReport()}, job);
+  ASSERT_TRUE(one.ok() && two.ok());
+  std::map<std::string, double> a = Named(*one), b = Named(*two);
+  for (const char* k : {"total_flops", "params", "n_linear_layers", "kernel_count", "est_gpu_busy_ms"})
+    EXPECT_DOUBLE_EQ(b[k], 2 * a[k]) << k;
+  EXPECT_EQ(b["batch_size"], 2);
+}
+
+TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
+  // A 4096³ weight-free matmul of two activations is compute-bound on any listed GPU.
+  const int64_t n = 4096;
+  GraphBuilder b("mm.onnx", 1);
+  b.Param("a", {n, n}).Param("c", {n, n}).Value("y", {n, n});
+  b.Op("MatMul", "mm", {"a", "c"}, {"y"});
+  Result<CostReport> r32 = AnalyzeCost(b.graph(), {});
+  Result<CostReport> r16 = AnalyzeCost(b.graph(), CostOptions{true});
+  ASSERT_TRUE(r32.ok() && r16.ok());
+  const GpuSpec& gpu = *FindGpuSpec("RTX3090");
+  const double flops = 2.0 * n * n * n;
+  StepEstimate e32 = EstimateStep({*r32}, gpu, false);
+  StepEstimate e16 = EstimateStep({*r16}, gpu, true);
+  // forward + backward (dA and dB: 2× forward) + the weight update (memory-bound).
+  const double update = 16.0 * 2 * n * n / gpu.mem_bandwidth;
+  EXPECT_NEAR(e32.busy_s, 3 * flops / gpu.fp32_flops + update, 1e-12);
+  EXPECT_NEAR(e16.busy_s, 3 * flops / gpu.fp16_tensor_flops + update, 1e-12);
+}
+
+TEST(ComputeFeatures, BadJobsAreErrors) {
+  JobConfig job;
+  job.gpu = "GTX480";
+  Result<std::vector<double>> v = ComputeFeatures({TinyReport()}, job);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.message(),
+            "features: unknown GPU 'GTX480' (known: RTX3090, V100, A100, A100-80GB, H100, H200, T4, P100)");
+  EXPECT_EQ(ComputeFeatures({}, JobConfig{}).message(), "features: no cost reports given");
+  job = JobConfig{};
+  job.batch = 0;
+  EXPECT_EQ(ComputeFeatures({TinyReport()}, job).message(), "features: batch 0 < 1");
+}
+
+TEST(ParseJobAttr, AcceptsTheThreeKeys) {
+  JobAttrs a;
+  ASSERT_TRUE(ParseJobAttr("loader_workers=4", &a).ok());
+  ASSERT_TRUE(ParseJobAttr("data_on_gpu=1", &a).ok());
+  ASSERT_TRUE(ParseJobAttr("rl_env=0", &a).ok());
+  EXPECT_EQ(a.loader_workers, 4);
+  EXPECT_EQ(a.data_on_gpu, true);
+  EXPECT_EQ(a.rl_env, false);
+}
+
+TEST(ParseJobAttr, RejectsUnknownKeysAndBadValues) {
+  JobAttrs a;
+  EXPECT_EQ(ParseJobAttr("gpus=2", &a).message(),
+            "job attribute 'gpus': unknown key (known: loader_workers, data_on_gpu, rl_env)");
+  EXPECT_EQ(ParseJobAttr("loader_workers=-1", &a).message(),
+            "job attribute 'loader_workers': value '-1' is not a non-negative integer");
+  EXPECT_EQ(ParseJobAttr("loader_workers=", &a).message(),
+            "job attribute 'loader_workers': value '' is not a non-negative integer");
+  EXPECT_EQ(ParseJobAttr("data_on_gpu=yes", &a).message(),
+            "job attribute 'data_on_gpu': value 'yes' is not 0 or 1");
+  EXPECT_EQ(ParseJobAttr("rl_env", &a).message(), "job attribute 'rl_env': want KEY=VALUE");
+  EXPECT_FALSE(a.loader_workers.has_value());
+}
+
+}  // namespace
+}  // namespace gpucast
