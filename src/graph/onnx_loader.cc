@@ -26,8 +26,6 @@ using Dims = std::vector<int64_t>;
 
 // Any tensor with more elements than this is rejected (counts stay in int64).
 constexpr int64_t kMaxElements = int64_t{1} << 62;
-// Rounds of (shape inference, folding) before giving up on progress.
-constexpr int kMaxFoldRounds = 8;
 
 bool IsFloatType(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::DOUBLE ||
@@ -429,95 +427,126 @@ class Loader {
     }
   }
 
-  // The model given to ONNX shape inference: sorted nodes, concrete input
-  // dims, initializers not listed as inputs, no stale value_info or output
-  // shapes, opset clamped to what the schemas know.
-  onnx::ModelProto InferenceBase() const {
-    onnx::ModelProto m = model_;
-    auto* g = m.mutable_graph();
-    g->clear_value_info();
-    for (auto& o : *g->mutable_output()) {
-      if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
-    }
-    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
-    for (const auto& in : g->input()) {
-      if (!initializers_.count(in.name())) *inputs.Add() = in;
-    }
-    g->mutable_input()->Swap(&inputs);
-    for (auto& o : *m.mutable_opset_import()) {
-      if (IsDefaultDomain(o.domain())) o.set_version(infer_opset_);
-    }
-    if (m.ir_version() < 4) m.set_ir_version(4);  // initializers need not be inputs
-    return m;
+  // Type of a graph input / initializer as ONNX inference wants it.
+  static onnx::TypeProto TensorType(int32_t elem_type, const Dims& dims) {
+    onnx::TypeProto t;
+    auto* tt = t.mutable_tensor_type();
+    tt->set_elem_type(elem_type);
+    auto* shape = tt->mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+    return t;
   }
 
+  // Whether a tensor's data is present and consistent (not skipped, not
+  // external), so ONNX inference functions may read it.
+  static bool HasCompleteData(const TensorProto& t) {
+    if (t.data_location() == TensorProto::EXTERNAL) return false;
+    if (IsIntElemType(t.data_type())) return IntValueFromTensor(t).has_value();
+    if (t.data_type() != TensorProto::FLOAT && t.data_type() != TensorProto::DOUBLE) return false;
+    auto n = CheckedProduct(Dims(t.dims().begin(), t.dims().end()));
+    if (!n || *n > kMaxFoldElements) return false;
+    int64_t width = t.data_type() == TensorProto::FLOAT ? 4 : 8;
+    if (t.has_raw_data()) return static_cast<int64_t>(t.raw_data().size()) == *n * width;
+    int64_t count = t.data_type() == TensorProto::FLOAT ? t.float_data_size() : t.double_data_size();
+    return count == *n;
+  }
+
+  // One pass in topological order: ONNX's per-node type and shape inference
+  // function, then folding of integer shape computations, whose values are
+  // handed to the inference of the nodes after it (as constant input data).
   void InferAndFold() {
-    const onnx::ModelProto base = InferenceBase();
-    for (const auto& t : model_.graph().initializer()) {
-      if (auto v = IntValueFromTensor(t)) values_[t.name()] = *v;
+    const auto& g = model_.graph();
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& o : model_.opset_import()) {
+      opsets[IsDefaultDomain(o.domain()) ? "" : o.domain()] = static_cast<int>(o.version());
     }
-    FoldContext ctx;
-    ctx.opset = infer_opset_;
-    ctx.value = [&](const std::string& name) -> const IntValue* {
+    opsets[""] = static_cast<int>(infer_opset_);
+    for (const auto& in : g.input()) {
+      if (!initializers_.count(in.name())) types_[in.name()] = in.type();
+    }
+    std::unordered_map<std::string, const TensorProto*> data;
+    for (const auto& t : g.initializer()) {
+      types_[t.name()] = TensorType(t.data_type(), Dims(t.dims().begin(), t.dims().end()));
+      if (auto v = IntValueFromTensor(t)) values_[t.name()] = *v;
+      if (HasCompleteData(t)) data[t.name()] = &t;
+    }
+    std::unordered_map<std::string, onnx::TypeProto*> type_ptrs;
+    for (auto& [name, t] : types_) type_ptrs[name] = &t;
+    onnx::shape_inference::GraphInferenceContext graph_ctx(type_ptrs, opsets);
+    std::unordered_map<std::string, TensorProto> folded;  // data for later nodes
+
+    FoldContext fold;
+    fold.opset = infer_opset_;
+    fold.value = [&](const std::string& name) -> const IntValue* {
       auto it = values_.find(name);
       return it == values_.end() ? nullptr : &it->second;
     };
-    ctx.shape = [&](const std::string& name) { return ShapeOf(name); };
-    std::string last_error;
-    for (int round = 0; round < kMaxFoldRounds; ++round) {
-      onnx::ModelProto work = base;
-      for (auto& n : *work.mutable_graph()->mutable_node()) {
-        if (n.op_type() == "Constant" || n.output_size() != 1) continue;
-        auto it = values_.find(n.output(0));
-        if (it == values_.end()) continue;
-        onnx::NodeProto c;
-        c.set_name(n.name());
-        c.set_op_type("Constant");
-        c.add_output(n.output(0));
-        auto* a = c.add_attribute();
-        a->set_name("value");
-        a->set_type(onnx::AttributeProto::TENSOR);
-        *a->mutable_t() = TensorFromIntValue(it->second, "");
-        n = std::move(c);
-      }
-      last_error.clear();
-      try {
-        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
-                                            /*enable_data_propagation=*/true);
-        onnx::shape_inference::InferShapes(work, onnx::OpSchemaRegistry::Instance(), options);
-      } catch (const std::exception& e) {
-        last_error = e.what();
-      } catch (...) {
-        last_error = "unknown exception";
-      }
-      types_.clear();
-      for (const auto* list : {&work.graph().input(), &work.graph().value_info(), &work.graph().output()}) {
-        for (const auto& vi : *list) {
-          if (vi.has_type()) types_[vi.name()] = vi.type();
+    fold.shape = [&](const std::string& name) { return ShapeOf(name); };
+
+    int failures = 0;
+    for (const auto& node : g.node()) {
+      std::string domain = IsDefaultDomain(node.domain()) ? "" : node.domain();
+      auto ov = opsets.find(domain);
+      const onnx::OpSchema* schema =
+          ov == opsets.end() ? nullptr
+                             : onnx::OpSchemaRegistry::Instance()->GetSchema(node.op_type(), ov->second, domain);
+      if (schema && schema->has_type_and_shape_inference_function()) {
+        onnx::NodeProto n = node;
+        try {
+          onnx::shape_inference::InferenceContextImpl ctx(n, type_ptrs, data, {}, nullptr, &graph_ctx);
+          schema->GetTypeAndShapeInferenceFunction()(ctx);
+          for (int i = 0; i < n.output_size() && i < static_cast<int>(ctx.allOutputTypes_.size()); ++i) {
+            if (n.output(i).empty() || ctx.allOutputTypes_[i].value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+              continue;
+            }
+            auto& slot = types_[n.output(i)];
+            slot = ctx.allOutputTypes_[i];
+            type_ptrs[n.output(i)] = &slot;
+          }
+        } catch (const std::exception& e) {
+          if (++failures <= 3) Warn(Ref(node) + ": shape inference failed: " + std::string(e.what()).substr(0, 200));
+        } catch (...) {
+          if (++failures <= 3) Warn(Ref(node) + ": shape inference failed");
         }
       }
-      int fresh = 0;
-      for (const auto& n : model_.graph().node()) {
-        if (n.output_size() != 1 || values_.count(n.output(0))) continue;
-        if (auto v = FoldNode(n, ctx)) {
-          values_[n.output(0)] = *v;
-          if (n.op_type() != "Constant") ++fresh;
+      FillKnownGaps(node, &type_ptrs);
+      if (node.output_size() >= 1 && !node.output(0).empty()) {
+        if (auto v = FoldNode(node, fold)) {
+          auto& t = folded[node.output(0)] = TensorFromIntValue(*v, node.output(0));
+          data[node.output(0)] = &t;
+          if (!types_.count(node.output(0)) || !ShapeOf(node.output(0))) {
+            auto& slot = types_[node.output(0)] = TensorType(v->elem_type, v->dims);
+            type_ptrs[node.output(0)] = &slot;
+          }
+          values_[node.output(0)] = std::move(*v);
+        } else if (node.op_type() == "Constant") {
+          for (const auto& a : node.attribute()) {
+            if (a.name() == "value" && a.has_t() && HasCompleteData(a.t())) data[node.output(0)] = &a.t();
+          }
         }
       }
-      if (fresh == 0) break;
     }
-    if (!last_error.empty()) {
-      std::string msg = last_error.substr(0, 300);
-      Warn("shape inference stopped early: " + msg);
+    if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
+  }
+
+  // Shapes ONNX's inference functions leave out for ops the exporters emit:
+  // BatchNormalization's training outputs (running/saved mean and var) are [C].
+  void FillKnownGaps(const onnx::NodeProto& n,
+                     std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (!IsDefaultDomain(n.domain()) || n.op_type() != "BatchNormalization" || n.input_size() < 2) return;
+    auto c = ShapeOf(n.input(1));
+    auto x = types_.find(n.input(0));
+    if (!c || x == types_.end()) return;
+    for (int i = 1; i < n.output_size() && i <= 4; ++i) {
+      if (n.output(i).empty() || ShapeOf(n.output(i))) continue;
+      auto& slot = types_[n.output(i)] = TensorType(x->second.tensor_type().elem_type(), *c);
+      (*type_ptrs)[n.output(i)] = &slot;
     }
   }
 
   std::optional<Dims> ShapeOf(const std::string& name) const {
     if (auto it = types_.find(name); it != types_.end()) {
       if (auto d = KnownDims(it->second)) return d;
-    }
-    for (const auto& t : model_.graph().initializer()) {
-      if (t.name() == name) return Dims(t.dims().begin(), t.dims().end());
     }
     if (auto it = values_.find(name); it != values_.end()) return it->second.dims;
     return std::nullopt;
@@ -612,6 +641,7 @@ class Loader {
   std::vector<std::string> data_inputs_;
   std::unordered_set<std::string> weight_inputs_;
   std::unordered_set<std::string> params_;
+  // Node-based map: pointers to values stay valid while it grows.
   std::unordered_map<std::string, onnx::TypeProto> types_;
   std::unordered_map<std::string, IntValue> values_;
   Graph graph_;

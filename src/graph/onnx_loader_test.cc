@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <random>
+#include <nlohmann/json.hpp>
+
 #include "graph/test_models.h"
 
 namespace gpucast {
@@ -53,6 +57,37 @@ TEST(LoadOnnx, ConvNetBatchSubstituted) {
   EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{32, 4, 8, 8}));
   EXPECT_TRUE(g->unknown_shapes.empty());
   EXPECT_TRUE(g->warnings.empty());
+}
+
+// Every model the workload export and the reference export committed loads
+// with batch 32 (and the catalog's dims) with every shape known.
+TEST(LoadOnnx, CommittedModelsResolveEveryShape) {
+  const std::string dir = std::string(GPUCAST_SOURCE_DIR) + "/models/";
+  std::ifstream f(dir + "catalog.json");
+  ASSERT_TRUE(f) << "missing models/catalog.json";
+  auto catalog = nlohmann::json::parse(f);
+  std::vector<std::pair<std::string, LoadOptions>> cases;
+  for (const auto& w : catalog["workloads"]) {
+    LoadOptions o = Opts(32);
+    for (const auto& [k, v] : w["dims"].items()) o.dims[k] = v.get<int64_t>();
+    for (const auto& gr : w["graphs"]) cases.push_back({dir + gr["file"].get<std::string>(), o});
+  }
+  cases.push_back({dir + "transformer6.onnx", Opts(32, {{"seq", 128}})});
+  for (const char* tv : {"alexnet", "googlenet", "inception_v3", "mobilenet_v2", "resnet18", "resnet50", "vgg16"}) {
+    cases.push_back({dir + "torchvision/" + tv + ".onnx", Opts(32)});
+  }
+  ASSERT_GE(cases.size(), 20u);
+  for (const auto& [path, opts] : cases) {
+    SCOPED_TRACE(path);
+    auto g = LoadOnnxGraph(path, opts);
+    ASSERT_TRUE(g.ok()) << g.message();
+    std::string unknown;
+    for (const auto& u : g->unknown_shapes) unknown += u + " ";
+    EXPECT_TRUE(g->unknown_shapes.empty()) << g->unknown_shapes.size() << " unknown: " << unknown;
+    EXPECT_TRUE(g->warnings.empty()) << g->warnings[0];
+    ASSERT_FALSE(g->data_inputs.empty());
+    EXPECT_EQ(g->Tensor(g->data_inputs[0])->dims[g->data_inputs[0] == "tokens" ? 1 : 0], 32);
+  }
 }
 
 }  // namespace
