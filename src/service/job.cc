@@ -112,6 +112,12 @@ Result<JobSpec> ParseSpecJson(const std::string& body) {
       for (const auto& [dk, dv] : v.items()) {
         ASSIGN_OR_RETURN(spec.dims[dk], IntField(dv, "dims." + dk, 1, kMaxDim));
       }
+    } else if (key == "mem_mib") {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
+          v.get<double>() > 1e9) {
+        return FieldError("mem_mib", "a number of MiB in [0, 1e9]");
+      }
+      spec.mem_mib = v.get<double>();
     } else if (key == "duration_s") {
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
         return FieldError("duration_s", "a number >= 0");
@@ -119,7 +125,7 @@ Result<JobSpec> ParseSpecJson(const std::string& body) {
       spec.duration_s = v.get<double>();
     } else {
       return Status::Error("unknown field '" + key +
-                           "' (known: model, batch, amp, gpus, name, attrs, dims, duration_s)");
+                           "' (known: model, batch, amp, gpus, name, attrs, dims, mem_mib, duration_s)");
     }
   }
   if (!have_model) return Status::Error("field 'model': missing (path of an ONNX file)");
@@ -133,6 +139,7 @@ json SpecToJson(const JobSpec& spec) {
   for (const auto& [k, v] : spec.attrs) j["attrs"][k] = v;
   for (const auto& [k, v] : spec.dims) j["dims"][k] = v;
   if (spec.duration_s) j["duration_s"] = *spec.duration_s;
+  if (spec.mem_mib > 0) j["mem_mib"] = spec.mem_mib;
   return j;
 }
 
@@ -143,6 +150,7 @@ json JobToJson(const Job& job) {
   j["predicted_util"] = job.prediction.util;
   j["predicted_util_interval"] = {job.prediction.util_lo, job.prediction.util_hi};
   j["placement"] = job.placement;
+  j["exclusive"] = job.exclusive;
   j["submitted_at"] = job.submitted_at;
   j["started_at"] = job.started_at ? json(*job.started_at) : json(nullptr);
   j["finished_at"] = job.finished_at ? json(*job.finished_at) : json(nullptr);

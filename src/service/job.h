@@ -32,6 +32,7 @@ struct JobSpec {
   std::map<std::string, std::string> attrs;  // validated by ParseJobAttr ("loader_workers" -> "2")
   std::map<std::string, int64_t> dims;       // symbolic dims (seq_len -> 384)
   std::optional<double> duration_s;      // seconds the job runs once placed; unset: until cancelled
+  double mem_mib = 0;                    // GPU memory per GPU the job needs, MiB; 0 = not stated
 
   // Typed attributes; REQUIRES: attrs were validated (ParseSpecJson does).
   JobAttrs TypedAttrs() const;
@@ -57,6 +58,7 @@ struct Job {
   Prediction prediction;
   JobState state = JobState::kQueued;
   std::vector<int> placement;           // GPU indices while running (and after, for the record)
+  bool exclusive = false;               // placed to run alone on its GPUs (slot policy)
   double submitted_at = 0;              // unix seconds
   std::optional<double> started_at;
   std::optional<double> finished_at;

@@ -16,6 +16,7 @@ namespace gpucast::service {
 struct Placement {
   int64_t job_id = 0;
   std::vector<int> gpus;  // GPU indices, size == job's gpus
+  bool exclusive = false; // no other job may join these GPUs while it runs
 };
 
 class Scheduler {
@@ -35,5 +36,14 @@ class Scheduler {
   // GET /v1/cluster: GPUs, what runs where, predicted and assumed load.
   virtual nlohmann::json ClusterJson() const = 0;
 };
+
+// The live service's scheduler: GPUs from a simulator cluster SPEC
+// (sim/cluster.h, e.g. "4x RTX3090") and a policy from the simulator's table
+// (sim/policy.h), run on a view built from the service's jobs. Policies that
+// need a live utilization measurement (profiling) are refused.
+// `interference_data_dir`: where lucid/ lives (for interference-aware).
+Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster_spec,
+                                                      const std::string& policy,
+                                                      const std::string& data_dir);
 
 }  // namespace gpucast::service

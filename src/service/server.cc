@@ -257,6 +257,7 @@ Status Service::Tick(double now) {
       Job j = *it->second;
       j.state = JobState::kRunning;
       j.placement = p.gpus;
+      j.exclusive = p.exclusive;
       j.started_at = now;
       placed.push_back(std::move(j));
     }

@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   util REAL NOT NULL, util_lo REAL NOT NULL, util_hi REAL NOT NULL,
   state TEXT NOT NULL,
   placement TEXT NOT NULL,       -- JSON array of GPU indices
+  exclusive INTEGER NOT NULL,    -- 1: runs alone on its GPUs
   submitted_at REAL NOT NULL, started_at REAL, finished_at REAL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
@@ -26,7 +27,7 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 
 constexpr const char* kColumns =
     "id, idem_key, digest, spec, util, util_lo, util_hi, state, placement, submitted_at, "
-    "started_at, finished_at";
+    "started_at, finished_at, exclusive";
 
 // Owns a prepared statement.
 struct Stmt {
@@ -115,6 +116,7 @@ Result<std::vector<Job>> JobStore::Query(const std::string& tail, const std::vec
     j.submitted_at = sqlite3_column_double(st.s, 9);
     j.started_at = ColumnOptDouble(st.s, 10);
     j.finished_at = ColumnOptDouble(st.s, 11);
+    j.exclusive = sqlite3_column_int(st.s, 12) != 0;
     jobs.push_back(std::move(j));
   }
   if (rc != SQLITE_DONE) return SqlError("query");
@@ -144,7 +146,7 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   Stmt st;
   const char* sql =
       "INSERT INTO jobs (idem_key, digest, spec, util, util_lo, util_hi, state, placement, "
-      "submitted_at, started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
+      "submitted_at, started_at, finished_at, exclusive) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
   if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("insert");
   if (job.idempotency_key.empty()) {
     sqlite3_bind_null(st.s, 1);
@@ -163,6 +165,7 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   sqlite3_bind_double(st.s, 9, job.submitted_at);
   BindOptDouble(st.s, 10, job.started_at);
   BindOptDouble(st.s, 11, job.finished_at);
+  sqlite3_bind_int(st.s, 12, job.exclusive ? 1 : 0);
   if (sqlite3_step(st.s) != SQLITE_DONE) return SqlError("insert");
   Job out = job;
   out.id = sqlite3_last_insert_rowid(db_);
@@ -201,7 +204,7 @@ Status JobStore::Update(const std::vector<Job>& jobs) {
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   Stmt st;
-  const char* sql = "UPDATE jobs SET state=?, placement=?, started_at=?, finished_at=? WHERE id=?";
+  const char* sql = "UPDATE jobs SET state=?, placement=?, started_at=?, finished_at=?, exclusive=? WHERE id=?";
   if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) {
     Status err = SqlError("update");
     (void)Exec("ROLLBACK");
@@ -214,7 +217,8 @@ Status JobStore::Update(const std::vector<Job>& jobs) {
     sqlite3_bind_text(st.s, 2, placement.c_str(), -1, SQLITE_TRANSIENT);
     BindOptDouble(st.s, 3, j.started_at);
     BindOptDouble(st.s, 4, j.finished_at);
-    sqlite3_bind_int64(st.s, 5, j.id);
+    sqlite3_bind_int(st.s, 5, j.exclusive ? 1 : 0);
+    sqlite3_bind_int64(st.s, 6, j.id);
     if (sqlite3_step(st.s) != SQLITE_DONE) {
       Status err = SqlError("update job " + std::to_string(j.id));
       (void)Exec("ROLLBACK");

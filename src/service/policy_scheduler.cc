@@ -1,0 +1,220 @@
+// The live scheduler: the simulator's policies on a view of the service's jobs.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "service/scheduler.h"
+#include "sim/cluster.h"
+#include "sim/interference.h"
+#include "sim/policy.h"
+#include "sim/workload.h"
+
+namespace gpucast::service {
+
+namespace {
+
+using nlohmann::json;
+
+struct Resident {
+  int64_t id = 0;
+  double util = 0;  // predicted, percent
+  double mem_mib = 0;
+  bool exclusive = false;
+};
+
+// One scheduling round's read-only view: residents first, then the queue.
+class RoundView : public sim::ClusterView {
+ public:
+  double now() const override { return now_; }
+  const std::vector<sim::GpuState>& gpus() const override { return gpus_; }
+  const sim::JobInfo& job(int j) const override { return jobs_[static_cast<size_t>(j)]; }
+  const std::vector<int>& candidates() const override { return candidates_; }
+  const sim::InterferenceModel& model() const override { return *model_; }
+
+  double now_ = 0;
+  std::vector<sim::GpuState> gpus_;
+  std::vector<sim::JobInfo> jobs_;
+  std::vector<int> candidates_;
+  const sim::InterferenceModel* model_ = nullptr;
+};
+
+sim::JobInfo InfoOf(int64_t gpus, double util, double mem_mib) {
+  sim::JobInfo info;
+  info.num_gpus = static_cast<int>(gpus);
+  info.mem_mib = mem_mib;
+  info.predicted_util = util;
+  return info;
+}
+
+class PolicyScheduler : public Scheduler {
+ public:
+  PolicyScheduler(sim::Cluster cluster, const sim::PolicyRow* row, sim::InterferenceModel model)
+      : cluster_(std::move(cluster)),
+        row_(row),
+        policy_(row->make(sim::PolicyOptions())),
+        model_(std::move(model)),
+        on_gpu_(cluster_.gpus.size()) {}
+
+  std::string PolicyName() const override { return row_->name; }
+  int TotalGpus() const override { return static_cast<int>(cluster_.gpus.size()); }
+
+  Result<std::vector<Placement>> Plan(const std::vector<Job>& queued, double now) override {
+    RoundView v;
+    v.now_ = now;
+    v.model_ = &model_;
+    std::map<int64_t, int> index;  // resident job id -> view index
+    for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
+      sim::GpuState s;
+      s.mem_mib = cluster_.gpus[g].mem_mib;
+      for (const Resident& r : on_gpu_[g]) {
+        auto [it, fresh] = index.emplace(r.id, static_cast<int>(v.jobs_.size()));
+        if (fresh) v.jobs_.push_back(InfoOf(0, r.util, r.mem_mib));
+        ++v.jobs_[static_cast<size_t>(it->second)].num_gpus;
+        s.mem_used += r.mem_mib;
+        s.pred_sum += r.util;
+        s.known_sum += 100;  // nothing is profiled in the live service
+        s.exclusive = s.exclusive || r.exclusive;
+        s.jobs.push_back(it->second);
+      }
+      v.gpus_.push_back(std::move(s));
+    }
+    const int first_queued = static_cast<int>(v.jobs_.size());
+    for (const Job& j : queued) {
+      v.candidates_.push_back(static_cast<int>(v.jobs_.size()));
+      v.jobs_.push_back(InfoOf(j.spec.gpus, j.prediction.util, j.spec.mem_mib));
+    }
+    std::vector<sim::Placement> decisions = policy_->Schedule(v);
+
+    // Check each decision as the simulator's Apply does, against the view
+    // plus the decisions before it.
+    std::vector<Placement> out;
+    std::vector<bool> taken(queued.size(), false);
+    for (const sim::Placement& p : decisions) {
+      const int q = p.job - first_queued;
+      const std::string who = "policy '" + PolicyName() + "': job " +
+                              (q >= 0 && q < static_cast<int>(queued.size()) ? std::to_string(queued[q].id)
+                                                                            : "#" + std::to_string(p.job));
+      if (q < 0 || q >= static_cast<int>(queued.size()) || taken[q]) return Status::Error(who + ": not queued");
+      taken[q] = true;
+      const sim::JobInfo& info = v.jobs_[static_cast<size_t>(p.job)];
+      if (p.run_alone_s > 0) return Status::Error(who + ": profiling runs need a live utilization measurement");
+      if (static_cast<int>(p.gpus.size()) != info.num_gpus) {
+        return Status::Error(who + ": placed on " + std::to_string(p.gpus.size()) + " GPUs, needs " +
+                             std::to_string(info.num_gpus));
+      }
+      std::vector<int> sorted = p.gpus;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+        return Status::Error(who + ": the same GPU twice");
+      }
+      for (int g : p.gpus) {
+        if (g < 0 || g >= TotalGpus()) return Status::Error(who + ": no GPU " + std::to_string(g));
+        sim::GpuState& gs = v.gpus_[static_cast<size_t>(g)];
+        if (gs.exclusive) return Status::Error(who + ": GPU " + std::to_string(g) + " is held exclusively");
+        if (p.exclusive && !gs.jobs.empty()) {
+          return Status::Error(who + ": exclusive on busy GPU " + std::to_string(g));
+        }
+        if (gs.mem_used + info.mem_mib > gs.mem_mib + 1e-6) {
+          return Status::Error(who + ": memory does not fit on GPU " + std::to_string(g));
+        }
+        gs.mem_used += info.mem_mib;
+        gs.pred_sum += info.predicted_util;
+        gs.exclusive = p.exclusive;
+        gs.jobs.push_back(p.job);
+      }
+      out.push_back({queued[static_cast<size_t>(q)].id, p.gpus, p.exclusive});
+    }
+    return out;
+  }
+
+  Status Start(const Job& job) override {
+    for (int g : job.placement) {
+      if (g < 0 || g >= TotalGpus()) {
+        return Status::Error("job " + std::to_string(job.id) + ": no GPU " + std::to_string(g) + " in cluster '" +
+                             cluster_.spec + "' (" + std::to_string(TotalGpus()) + " GPUs)");
+      }
+    }
+    for (int g : job.placement) {
+      on_gpu_[static_cast<size_t>(g)].push_back({job.id, job.prediction.util, job.spec.mem_mib, job.exclusive});
+    }
+    return Status::Ok();
+  }
+
+  void Finish(int64_t id) override {
+    for (auto& residents : on_gpu_) {
+      residents.erase(std::remove_if(residents.begin(), residents.end(),
+                                     [id](const Resident& r) { return r.id == id; }),
+                      residents.end());
+    }
+  }
+
+  json ClusterJson() const override {
+    json gpus = json::array();
+    for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
+      const sim::Gpu& gpu = cluster_.gpus[g];
+      json jobs = json::array();
+      std::vector<double> utils;
+      double pred = 0, mem = 0;
+      bool exclusive = false;
+      for (const Resident& r : on_gpu_[g]) {
+        jobs.push_back({{"id", r.id}, {"predicted_util", r.util}});
+        utils.push_back(r.util);
+        pred += r.util;
+        mem += r.mem_mib;
+        exclusive = exclusive || r.exclusive;
+      }
+      gpus.push_back({{"id", gpu.id},
+                      {"node", gpu.node},
+                      {"type", gpu.type},
+                      {"mem_mib", gpu.mem_mib},
+                      {"mem_used_mib", mem},
+                      {"exclusive", exclusive},
+                      {"jobs", jobs},
+                      // Sum of predicted utilizations: what predictive policies pack by.
+                      {"predicted_load", pred},
+                      // What a policy without predictions assumes: 100 per job.
+                      {"assumed_load", 100.0 * static_cast<double>(on_gpu_[g].size())},
+                      // Expected device utilization, independent-kernels model.
+                      {"modelled_util", sim::InterferenceModel::ModelCombinedUtil(
+                                            utils.data(), static_cast<int>(utils.size()))}});
+    }
+    return {{"cluster", cluster_.spec}, {"gpus", gpus}};
+  }
+
+ private:
+  sim::Cluster cluster_;
+  const sim::PolicyRow* row_;
+  std::unique_ptr<sim::Policy> policy_;
+  sim::InterferenceModel model_;
+  std::vector<std::vector<Resident>> on_gpu_;  // per GPU
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster_spec,
+                                                      const std::string& policy,
+                                                      const std::string& data_dir) {
+  const sim::PolicyRow* row = sim::FindPolicy(policy);
+  if (!row) {
+    std::string names;
+    for (const sim::PolicyRow& r : sim::Policies()) names += (names.empty() ? "" : ", ") + std::string(r.name);
+    return Status::Error("unknown policy '" + policy + "': want one of " + names);
+  }
+  if (policy == "profiling") {
+    return Status::Error("policy 'profiling' needs each job's measured utilization after a solo run; "
+                         "the service has no GPU measurement feed: use slot, predictive, "
+                         "predictive-spread or interference-aware");
+  }
+  ASSIGN_OR_RETURN(sim::Cluster cluster, sim::ParseCluster(cluster_spec, data_dir));
+  if (cluster.gpus.empty()) return Status::Error("cluster '" + cluster_spec + "' has no GPUs");
+  // The interference model (only interference-aware reads it) is fitted to the
+  // measured co-located pairs; other policies get a no-slowdown model.
+  sim::InterferenceModel model(0, {1, 0, 0, 0, 0}, {});
+  if (policy == "interference-aware") {
+    ASSIGN_OR_RETURN(std::vector<sim::WorkloadProfile> w, sim::LoadWorkloads(data_dir + "/lucid/single_data.csv"));
+    ASSIGN_OR_RETURN(model, sim::InterferenceModel::Fit(w, data_dir + "/lucid/colocate_info.csv"));
+  }
+  return std::unique_ptr<Scheduler>(std::make_unique<PolicyScheduler>(std::move(cluster), row, std::move(model)));
+}
+
+}  // namespace gpucast::service

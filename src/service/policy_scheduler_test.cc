@@ -1,0 +1,150 @@
+// The live scheduler runs the simulator's policies: tiny literal clusters
+// with placements worked out by hand from the policy descriptions.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "service/scheduler.h"
+#include "util/paths.h"
+
+namespace gpucast::service {
+namespace {
+
+using ::testing::HasSubstr;
+
+Job Queued(int64_t id, double util, int64_t gpus = 1, double mem_mib = 0) {
+  Job j;
+  j.id = id;
+  j.spec.model = "m.onnx";
+  j.spec.gpus = gpus;
+  j.spec.mem_mib = mem_mib;
+  j.prediction.util = util;
+  return j;
+}
+
+std::unique_ptr<Scheduler> Make(const std::string& cluster, const std::string& policy) {
+  auto s = NewPolicyScheduler(cluster, policy, DataDir());
+  EXPECT_TRUE(s.ok()) << s.message();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+void StartAll(Scheduler* s, const std::vector<Job>& jobs, const std::vector<Placement>& ps) {
+  for (const Placement& p : ps) {
+    for (Job j : jobs) {
+      if (j.id != p.job_id) continue;
+      j.state = JobState::kRunning;
+      j.placement = p.gpus;
+      j.exclusive = p.exclusive;
+      ASSERT_TRUE(s->Start(j).ok());
+    }
+  }
+}
+
+// predictive = best-fit packing while the predicted sum stays <= 100:
+// 60 -> GPU 0 (both empty, lower id); 30 -> GPU 0 (fullest that fits, 90);
+// 50 -> GPU 1 (GPU 0 would reach 140); 40 -> GPU 1 (90).
+TEST(PolicySchedulerTest, PredictivePacksByPredictedUtilization) {
+  auto s = Make("2x RTX3090", "predictive");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->TotalGpus(), 2);
+  std::vector<Job> q = {Queued(1, 60), Queued(2, 30), Queued(3, 50), Queued(4, 40)};
+  auto ps = s->Plan(q, 0);
+  ASSERT_TRUE(ps.ok()) << ps.message();
+  ASSERT_EQ(ps->size(), 4u);
+  EXPECT_EQ((*ps)[0].gpus, std::vector<int>({0}));
+  EXPECT_EQ((*ps)[1].gpus, std::vector<int>({0}));
+  EXPECT_EQ((*ps)[2].gpus, std::vector<int>({1}));
+  EXPECT_EQ((*ps)[3].gpus, std::vector<int>({1}));
+  EXPECT_FALSE((*ps)[0].exclusive);
+}
+
+TEST(PolicySchedulerTest, SlotGivesEachJobAWholeGpu) {
+  auto s = Make("2x RTX3090", "slot");
+  ASSERT_TRUE(s);
+  std::vector<Job> q = {Queued(1, 10), Queued(2, 10), Queued(3, 10)};
+  auto ps = s->Plan(q, 0);
+  ASSERT_TRUE(ps.ok()) << ps.message();
+  ASSERT_EQ(ps->size(), 2u);  // job 3 waits
+  EXPECT_EQ((*ps)[0].gpus, std::vector<int>({0}));
+  EXPECT_EQ((*ps)[1].gpus, std::vector<int>({1}));
+  EXPECT_TRUE((*ps)[0].exclusive);
+  StartAll(s.get(), q, *ps);
+  auto again = s->Plan({q[2]}, 1);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());
+  s->Finish(1);  // GPU 0 free again
+  again = s->Plan({q[2]}, 2);
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0].gpus, std::vector<int>({0}));
+}
+
+// Running jobs count against the cap; a 2-GPU job needs two GPUs with room.
+TEST(PolicySchedulerTest, RunningJobsAndGangPlacement) {
+  auto s = Make("2x RTX3090", "predictive");
+  ASSERT_TRUE(s);
+  Job r = Queued(7, 80);
+  r.state = JobState::kRunning;
+  r.placement = {0};
+  ASSERT_TRUE(s->Start(r).ok());
+  auto ps = s->Plan({Queued(8, 30, 2)}, 0);  // GPU 0 would reach 110
+  ASSERT_TRUE(ps.ok());
+  EXPECT_TRUE(ps->empty());
+  ps = s->Plan({Queued(9, 20, 2)}, 0);  // 100 on GPU 0, 20 on GPU 1
+  ASSERT_EQ(ps->size(), 1u);
+  EXPECT_EQ((*ps)[0].gpus, std::vector<int>({0, 1}));
+}
+
+// Memory: RTX 3090 = 24576 MiB; two 16000 MiB jobs cannot share.
+TEST(PolicySchedulerTest, MemoryMustFit) {
+  auto s = Make("1x RTX3090", "predictive");
+  ASSERT_TRUE(s);
+  std::vector<Job> q = {Queued(1, 10, 1, 16000), Queued(2, 10, 1, 16000)};
+  auto ps = s->Plan(q, 0);
+  ASSERT_TRUE(ps.ok());
+  EXPECT_EQ(ps->size(), 1u);
+}
+
+TEST(PolicySchedulerTest, ClusterJsonShowsPredictedAssumedAndModelledLoad) {
+  auto s = Make("2x RTX3090", "predictive");
+  ASSERT_TRUE(s);
+  std::vector<Job> q = {Queued(1, 60), Queued(2, 30)};
+  auto ps = s->Plan(q, 0);
+  StartAll(s.get(), q, *ps);
+  nlohmann::json c = s->ClusterJson();
+  EXPECT_EQ(c["cluster"], "2x RTX3090");
+  const nlohmann::json& g0 = c["gpus"][0];
+  EXPECT_EQ(g0["jobs"].size(), 2u);
+  EXPECT_DOUBLE_EQ(g0["predicted_load"].get<double>(), 90.0);
+  EXPECT_DOUBLE_EQ(g0["assumed_load"].get<double>(), 200.0);
+  EXPECT_NEAR(g0["modelled_util"].get<double>(), 100.0 * (1 - 0.4 * 0.7), 1e-9);  // 72
+  EXPECT_EQ(c["gpus"][1]["jobs"].size(), 0u);
+  EXPECT_EQ(c["gpus"][0]["mem_mib"], 24576.0);
+}
+
+TEST(PolicySchedulerTest, InterferenceAwareLoadsTheFittedModel) {
+  auto s = Make("2x RTX3090", "interference-aware");
+  ASSERT_TRUE(s);
+  // Empty GPUs first: two jobs spread over the two GPUs.
+  auto ps = s->Plan({Queued(1, 90), Queued(2, 90)}, 0);
+  ASSERT_TRUE(ps.ok()) << ps.message();
+  ASSERT_EQ(ps->size(), 2u);
+  EXPECT_NE((*ps)[0].gpus, (*ps)[1].gpus);
+}
+
+TEST(PolicySchedulerTest, Errors) {
+  auto bad = NewPolicyScheduler("2x RTX3090", "fastest", DataDir());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.message(), HasSubstr("unknown policy 'fastest': want one of slot, profiling, predictive"));
+  bad = NewPolicyScheduler("2x RTX3090", "profiling", DataDir());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.message(), HasSubstr("no GPU measurement feed"));
+  bad = NewPolicyScheduler("two gpus", "slot", DataDir());
+  EXPECT_FALSE(bad.ok());
+  auto s = Make("1x RTX3090", "slot");
+  Job j = Queued(3, 10);
+  j.placement = {4};
+  Status st = s->Start(j);
+  EXPECT_EQ(st.message(), "job 3: no GPU 4 in cluster '1x RTX3090' (1 GPUs)");
+}
+
+}  // namespace
+}  // namespace gpucast::service

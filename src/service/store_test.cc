@@ -1,0 +1,109 @@
+#include "service/store.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+namespace gpucast::service {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "gpucast-store-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/jobs.db";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static Job MakeJob(const std::string& name, const std::string& key = "") {
+    Job j;
+    j.spec.model = "/m/" + name + ".onnx";
+    j.spec.name = name;
+    j.prediction = {42.5, 30, 55};
+    j.submitted_at = 1700000000.25;
+    j.idempotency_key = key;
+    j.request_digest = "d-" + name;
+    return j;
+  }
+  std::string dir_, path_;
+};
+
+TEST_F(StoreTest, InsertGetUpdateAndReopen) {
+  {
+    auto s = JobStore::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.message();
+    bool replayed = true;
+    auto a = (*s)->Insert(MakeJob("a"), &replayed);
+    ASSERT_TRUE(a.ok()) << a.message();
+    EXPECT_FALSE(replayed);
+    EXPECT_EQ(a->id, 1);
+    auto b = (*s)->Insert(MakeJob("b"), &replayed);
+    EXPECT_EQ(b->id, 2);
+    Job run = *b;
+    run.state = JobState::kRunning;
+    run.placement = {3, 1};
+    run.exclusive = true;
+    run.started_at = 1700000001.5;
+    ASSERT_TRUE((*s)->Update({run}).ok());
+  }
+  auto s = JobStore::Open(path_);  // a fresh connection reads what was committed
+  ASSERT_TRUE(s.ok());
+  auto b = (*s)->Get(2);
+  ASSERT_TRUE(b.ok() && b->has_value());
+  EXPECT_EQ((*b)->state, JobState::kRunning);
+  EXPECT_EQ((*b)->placement, std::vector<int>({3, 1}));
+  EXPECT_TRUE((*b)->exclusive);
+  EXPECT_EQ(*(*b)->started_at, 1700000001.5);
+  EXPECT_EQ((*b)->prediction.util_hi, 55);
+  EXPECT_EQ((*b)->spec.name, "b");
+  EXPECT_FALSE((*s)->Get(3)->has_value());
+  auto running = (*s)->List(JobState::kRunning, 0, 10);
+  ASSERT_EQ(running->size(), 1u);
+  EXPECT_EQ((*running)[0].id, 2);
+  EXPECT_EQ((*s)->List(std::nullopt, 1, 10)->size(), 1u);
+}
+
+TEST_F(StoreTest, WalWithFullSync) {
+  auto s = JobStore::Open(path_);
+  ASSERT_TRUE(s.ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(StoreTest, IdempotencyKey) {
+  auto s = JobStore::Open(path_);
+  bool replayed = false;
+  auto a = (*s)->Insert(MakeJob("a", "k1"), &replayed);
+  ASSERT_TRUE(a.ok());
+  auto again = (*s)->Insert(MakeJob("a", "k1"), &replayed);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(replayed);
+  EXPECT_EQ(again->id, a->id);
+  auto other = (*s)->Insert(MakeJob("b", "k1"), &replayed);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.message(), "Idempotency-Key 'k1' was already used for job 1 with a different request");
+  auto found = (*s)->GetByIdempotencyKey("k1");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->id, 1);
+  EXPECT_FALSE((*s)->GetByIdempotencyKey("k2")->has_value());
+}
+
+TEST_F(StoreTest, UnopenablePathIsAnError) {
+  auto s = JobStore::Open(dir_ + "/no/such/dir/jobs.db");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind(dir_ + "/no/such/dir/jobs.db: cannot open database", 0), 0u) << s.message();
+}
+
+}  // namespace
+}  // namespace gpucast::service
