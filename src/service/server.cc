@@ -1,5 +1,7 @@
 #include "service/server.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -485,6 +487,42 @@ void Service::Healthz(const httplib::Request&, httplib::Response& res) {
   Result<std::vector<Job>> probe = store_->List(std::nullopt, 0, 1);
   if (!probe.ok()) return SendError(res, 503, probe.message());
   SendJson(res, 200, json{{"status", "ok"}, {"predictor", engine_->Describe()}, {"db", store_->path()}});
+}
+
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::Error("--listen '" + listen + "': want HOST:PORT (e.g. 127.0.0.1:8080)");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  Result<int64_t> port = ParseInt("port", listen.substr(colon + 1), 0, 65535);
+  if (!port.ok()) return Status::Error("--listen '" + listen + "': want a port in [0, 65535]");
+  return std::make_pair(host, static_cast<int>(*port));
+}
+
+Status ServeUntilSignal(Service* service, const std::string& listen) {
+  ASSIGN_OR_RETURN(auto hp, ParseListen(listen));
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by every thread started below
+  ASSIGN_OR_RETURN(int port, service->Bind(hp.first, hp.second));
+  std::printf("listening on %s:%d\n", hp.first.c_str(), port);
+  std::fflush(stdout);
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (!done) std::fprintf(stderr, "gpucast serve: signal %d, stopping\n", sig);
+    service->Stop();
+  });
+  Status st = service->Run();
+  done = true;
+  pthread_kill(waiter.native_handle(), SIGTERM);  // wakes sigwait if no signal came
+  waiter.join();
+  return st;
 }
 
 }  // namespace gpucast::service

@@ -90,4 +90,12 @@ class Service {
   std::thread loop_;
 };
 
+// "HOST:PORT" -> (host, port); port 0 = any free port.
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen);
+
+// Binds `listen`, prints "listening on HOST:PORT" (the bound port) to stdout,
+// serves until SIGINT or SIGTERM, then stops cleanly. REQUIRES: called before
+// any other thread of the process is started (it blocks those signals).
+Status ServeUntilSignal(Service* service, const std::string& listen);
+
 }  // namespace gpucast::service
