@@ -490,7 +490,11 @@ class Loader {
       const onnx::OpSchema* schema =
           ov == opsets.end() ? nullptr
                              : onnx::OpSchemaRegistry::Instance()->GetSchema(node.op_type(), ov->second, domain);
-      if (schema && schema->has_type_and_shape_inference_function()) {
+      // A node downstream of an unknown type stays unknown (no inference error noise).
+      bool inputs_typed = std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) {
+        return in.empty() || type_ptrs.count(in) > 0;
+      });
+      if (schema && schema->has_type_and_shape_inference_function() && inputs_typed) {
         onnx::NodeProto n = node;
         try {
           onnx::shape_inference::InferenceContextImpl ctx(n, type_ptrs, data, {}, nullptr, &graph_ctx);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <nlohmann/json.hpp>
@@ -57,6 +60,439 @@ TEST(LoadOnnx, ConvNetBatchSubstituted) {
   EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{32, 4, 8, 8}));
   EXPECT_TRUE(g->unknown_shapes.empty());
   EXPECT_TRUE(g->warnings.empty());
+}
+
+std::string Message(const ModelBuilder& b, LoadOptions opts = Opts(1)) {
+  auto g = Load(b, opts);
+  return g.ok() ? "ok" : g.message();
+}
+
+// ---- Batch and symbolic dims ----
+
+TEST(LoadOnnx, BatchDimFoundByNameAnywhere) {
+  // LSTM-style [seq, batch, feature]: the dim named "batch_size" is the batch.
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("seq"), std::string("Batch_Size"), 8});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  auto g = Load(b, Opts(4, {{"seq", 35}}));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{35, 4, 8}));
+}
+
+TEST(LoadOnnx, SameSymbolicNameSharedAcrossInputs) {
+  ModelBuilder b;
+  b.Input("ids", kInt64, {std::string("N"), std::string("seq")});
+  b.Input("mask", kInt64, {std::string("N"), std::string("seq")});
+  b.Node("Add", {"ids", "mask"}, {"y"});
+  b.Output("y", kInt64);
+  auto g = Load(b, Opts(2, {{"seq", 7}}));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->data_inputs, (std::vector<std::string>{"ids", "mask"}));
+  EXPECT_EQ(g->Tensor("mask")->dims, (std::vector<int64_t>{2, 7}));
+  EXPECT_FALSE(g->Tensor("ids")->is_param);  // int64 inputs are never params
+}
+
+TEST(LoadOnnx, DimErrors) {
+  ModelBuilder b;
+  b.Input("src", kFloat, {std::string("seq"), std::string("batch"), std::string("d")});
+  b.Node("Relu", {"src"}, {"y"});
+  b.Output("y");
+  EXPECT_EQ(Message(b, Opts(2)),
+            "m.onnx: symbolic dimensions without a value: 'seq' (input 'src' dim 0), 'd' (input "
+            "'src' dim 2); set each with --dim NAME=VALUE, e.g. --dim seq=N");
+  EXPECT_EQ(Message(b, Opts(2, {{"seq", 3}, {"d", 4}, {"foo", 1}})),
+            "m.onnx: --dim foo: no graph input has a dimension named 'foo' (symbolic dimensions: "
+            "batch, d, seq)");
+  EXPECT_EQ(Message(b, Opts(2, {{"seq", 3}, {"d", 4}, {"batch", 5}})),
+            "m.onnx: --dim batch: 'batch' is the batch dimension; set it with --batch");
+  EXPECT_EQ(Message(b, Opts(0, {{"seq", 3}, {"d", 4}})), "m.onnx: batch must be >= 1, got 0");
+  EXPECT_EQ(Message(b, Opts(-5, {{"seq", 3}, {"d", 4}})), "m.onnx: batch must be >= 1, got -5");
+  EXPECT_EQ(Message(b, Opts(2, {{"seq", 0}, {"d", 4}})), "m.onnx: --dim seq=0: value must be >= 1");
+  EXPECT_EQ(Message(b, Opts(2, {{"seq", 3}, {"d", 4}})), "ok");
+}
+
+TEST(LoadOnnx, UnnamedDynamicDim) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string(""), 3, std::string("")});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  EXPECT_EQ(Message(b),
+            "m.onnx: input 'x' dim 2 is dynamic but has no name; re-export with a named dynamic axis");
+}
+
+TEST(LoadOnnx, ZeroAndNegativeDims) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("N"), 0, 4});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  EXPECT_EQ(Message(b), "m.onnx: input 'x' has dimension 1 = 0; dimensions must be >= 1");
+  ModelBuilder c;
+  c.Input("x", kFloat, {std::string("N"), -3});
+  c.Node("Relu", {"x"}, {"y"});
+  c.Output("y");
+  EXPECT_EQ(Message(c), "m.onnx: input 'x' has dimension 1 = -3; dimensions must be >= 1");
+  ModelBuilder d = ConvNet();
+  d.model().mutable_graph()->mutable_initializer(1)->set_dims(0, -4);
+  EXPECT_EQ(Message(d), "m.onnx: initializer 'b' has negative dimension -4");
+}
+
+TEST(LoadOnnx, HugeBatchKeepsExactCountsOrFailsClearly) {
+  // Gemm [N, 10] x [10, 5]: with N = 10^12 every count still fits in int64.
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("N"), 10}).FloatInit("w", {10, 5});
+  b.Node("Gemm", {"x", "w"}, {"y"});
+  b.Output("y");
+  auto g = Load(b, Opts(1000000000000));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{1000000000000, 5}));
+  EXPECT_EQ(g->Tensor("y")->NumElements(), 5000000000000);
+  // 2^60 x 10 elements is over the 2^62 limit: a clear error, no wrap.
+  EXPECT_EQ(Message(b, Opts(int64_t{1} << 60)),
+            "m.onnx: input 'x' with shape [1152921504606846976, 10] has more than 2^62 elements; "
+            "reduce --batch or --dim");
+  // Inside the graph: Tile multiplies a legal input past the limit.
+  ModelBuilder t;
+  t.Input("x", kFloat, {std::string("N"), 4}).Int64Init("reps", {2}, {1, int64_t{1} << 40});
+  t.Node("Tile", {"x", "reps"}, {"y"}, "tile");
+  t.Output("y");
+  EXPECT_EQ(Message(t, Opts(1 << 22)),
+            "m.onnx: node 'tile' (Tile): tensor 'y' with shape [4194304, 4398046511104] has more "
+            "than 2^62 elements; reduce --batch or --dim");
+}
+
+TEST(LoadOnnx, FixedBatchGraphs) {
+  // Weight-free export without dynamic axes: params are graph inputs.
+  ModelBuilder b;
+  b.Input("x", kFloat, {1, 3, 8, 8}).Input("conv.weight", kFloat, {4, 3, 3, 3});
+  b.Input("conv.bias", kFloat, {4}).Input("fc.weight", kFloat, {10, 256});
+  b.Node("Conv", {"x", "conv.weight", "conv.bias"}, {"c"});
+  b.Node("Flatten", {"c"}, {"f"});
+  b.Node("Gemm", {"f", "fc.weight"}, {"y"});
+  SetAttr(&b.model().mutable_graph()->mutable_node(2)[0], "transB", int64_t{1});
+  b.Output("y");
+  auto g = Load(b, Opts(1));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->data_inputs, std::vector<std::string>{"x"});
+  EXPECT_TRUE(g->Tensor("conv.weight")->is_param);
+  EXPECT_TRUE(g->Tensor("conv.bias")->is_param);
+  EXPECT_TRUE(g->Tensor("fc.weight")->is_param);
+  EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{1, 10}));
+  EXPECT_EQ(Message(b, Opts(32)),
+            "m.onnx: input 'x' has a fixed batch dimension 1; re-export with a dynamic batch axis "
+            "or use --batch 1");
+  EXPECT_EQ(Message(b, Opts(1, {{"seq", 3}})),
+            "m.onnx: --dim seq: no graph input has a dimension named 'seq' (the graph has no "
+            "symbolic dimensions)");
+}
+
+TEST(LoadOnnx, ParamsThroughIdentityAndFloatInputs) {
+  // Dynamic-batch weight-free export: float inputs without symbolic dims are
+  // params; torch's de-duplicated weights arrive through Identity.
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("batch"), 4}).Input("w", kFloat, {4, 4});
+  b.Node("Identity", {"w"}, {"w2"});
+  b.Node("MatMul", {"x", "w"}, {"h"});
+  b.Node("MatMul", {"h", "w2"}, {"y"});
+  b.Output("y");
+  auto g = Load(b, Opts(3));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_TRUE(g->Tensor("w")->is_param);
+  EXPECT_TRUE(g->Tensor("w2")->is_param);
+  EXPECT_FALSE(g->Tensor("h")->is_param);
+  EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{3, 4}));
+}
+
+// ---- Bad files ----
+
+TEST(LoadOnnx, BadBytes) {
+  LoadOptions o = Opts(2);
+  EXPECT_EQ(LoadOnnxGraphFromBytes("", "m.onnx", o).message(), "m.onnx: empty file");
+  EXPECT_EQ(LoadOnnxGraphFromBytes("hello world, not a model\n", "m.onnx", o).message(),
+            "m.onnx: not an ONNX model (malformed protobuf)");
+  std::mt19937 rng(7);
+  std::string random(4096, '\0');
+  for (char& c : random) c = static_cast<char>(rng());
+  EXPECT_FALSE(LoadOnnxGraphFromBytes(random, "m.onnx", o).ok());
+  // A valid protobuf that is not a ModelProto (a NodeProto): no graph.
+  onnx::NodeProto node;
+  node.set_name("n");
+  node.set_op_type("Relu");
+  EXPECT_EQ(LoadOnnxGraphFromBytes(node.SerializeAsString(), "m.onnx", o).message(),
+            "m.onnx: not an ONNX model (no graph)");
+  std::string full = ConvNet().Bytes();
+  int truncated_errors = 0;
+  for (size_t cut = 1; cut < full.size(); cut += 7) {
+    auto g = LoadOnnxGraphFromBytes(full.substr(0, cut), "m.onnx", o);
+    if (!g.ok() && g.message() == "m.onnx: truncated file") ++truncated_errors;
+    EXPECT_FALSE(g.ok() && g->unknown_shapes.empty() && g->nodes.size() == 2 &&
+                 g->tensors.size() == 5 && cut < full.size() - 30)
+        << cut;
+  }
+  EXPECT_GT(truncated_errors, 0);
+}
+
+TEST(LoadOnnx, BadFiles) {
+  LoadOptions o = Opts(2);
+  EXPECT_EQ(LoadOnnxGraph("/nonexistent/m.onnx", o).message(),
+            "/nonexistent/m.onnx: cannot open: No such file or directory");
+  EXPECT_EQ(LoadOnnxGraph("/tmp", o).message(), "/tmp: not a regular file");
+  std::string empty = testing::TempPath("empty.onnx");
+  ASSERT_TRUE(testing::WriteFile(empty, ""));
+  EXPECT_EQ(LoadOnnxGraph(empty, o).message(), empty + ": empty file");
+  // Truncated inside a large (skipped) payload: lseek past the end succeeds,
+  // the loader still notices.
+  std::string big = testing::TempPath("trunc.onnx");
+  ASSERT_TRUE(testing::WriteModelWithLargeInitializer(big, ConvNet().model(), "extra", {1 << 16}).ok());
+  ASSERT_EQ(::truncate(big.c_str(), 100000), 0);
+  EXPECT_EQ(LoadOnnxGraph(big, o).message(), big + ": truncated file");
+  std::remove(empty.c_str());
+  std::remove(big.c_str());
+}
+
+TEST(LoadOnnx, StructuralErrors) {
+  ModelBuilder none;
+  none.Input("x", kFloat, {std::string("N")});
+  EXPECT_EQ(Message(none), "m.onnx: graph has no nodes");
+
+  ModelBuilder cyc;
+  cyc.Input("x", kFloat, {std::string("N")});
+  cyc.Node("Relu", {"x"}, {"a"}, "head");
+  cyc.Node("Add", {"a", "c"}, {"b"}, "add");
+  cyc.Node("Relu", {"b"}, {"c"}, "relu2");
+  cyc.Node("Relu", {"c"}, {"y"}, "tail");
+  cyc.Output("y");
+  EXPECT_EQ(Message(cyc), "m.onnx: graph has a cycle through node 'add' (Add)");
+
+  ModelBuilder dangling;
+  dangling.Input("x", kFloat, {std::string("N")});
+  dangling.Node("Add", {"x", "ghost"}, {"y"}, "add");
+  dangling.Output("y");
+  EXPECT_EQ(Message(dangling),
+            "m.onnx: node 'add' (Add): input 'ghost' is not produced by any node, initializer or "
+            "graph input");
+
+  ModelBuilder dup;
+  dup.Input("x", kFloat, {std::string("N")});
+  dup.Node("Relu", {"x"}, {"y"}, "r1");
+  dup.Node("Sigmoid", {"x"}, {"y"}, "r2");
+  dup.Output("y");
+  EXPECT_EQ(Message(dup), "m.onnx: node 'r2' (Sigmoid): output 'y' is already produced by node 'r1' (Relu)");
+
+  ModelBuilder shadow;
+  shadow.Input("x", kFloat, {std::string("N")});
+  shadow.Node("Relu", {"x"}, {"x"}, "r1");
+  shadow.Output("x");
+  EXPECT_EQ(Message(shadow), "m.onnx: node 'r1' (Relu): output 'x' is already a graph input or initializer");
+
+  ModelBuilder out;
+  out.Input("x", kFloat, {std::string("N")});
+  out.Node("Relu", {"x"}, {"y"});
+  out.Output("z");
+  EXPECT_EQ(Message(out),
+            "m.onnx: graph output 'z' is not produced by any node, initializer or graph input");
+
+  ModelBuilder noopset = ConvNet();
+  noopset.model().clear_opset_import();
+  EXPECT_EQ(Message(noopset), "m.onnx: model declares no opset for the default ONNX domain");
+}
+
+TEST(LoadOnnx, UnsortedNodesAreSorted) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("N"), 2});
+  b.Node("Relu", {"h"}, {"y"}, "second");
+  b.Node("Sigmoid", {"x"}, {"h"}, "first");
+  b.Output("y");
+  auto g = Load(b, Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->nodes[0].name, "first");
+  EXPECT_EQ(g->nodes[1].name, "second");
+  EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{2, 2}));
+}
+
+// ---- Ops the library does not know ----
+
+TEST(LoadOnnx, CustomDomainOpKeptWithUnknownOutputs) {
+  ModelBuilder b;
+  auto* o = b.model().add_opset_import();
+  o->set_domain("com.example");
+  o->set_version(1);
+  b.Input("x", kFloat, {std::string("N"), 4});
+  b.Node("FancyAttention", {"x"}, {"h"}, "fancy").set_domain("com.example");
+  b.Node("Relu", {"h"}, {"y"});
+  b.Output("y");
+  auto g = Load(b, Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->nodes[0].domain, "com.example");
+  EXPECT_EQ(g->unknown_shapes, (std::vector<std::string>{"h", "y"}));
+  ASSERT_EQ(g->warnings.size(), 1u);
+  EXPECT_EQ(g->warnings[0],
+            "m.onnx: no ONNX schema for op 'com.example::FancyAttention' (1 node); its outputs' "
+            "shapes may be unknown");
+}
+
+TEST(LoadOnnx, UnknownDefaultDomainOp) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("N"), 4});
+  b.Node("NoSuchOp", {"x"}, {"y"});
+  b.Output("y");
+  auto g = Load(b, Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->nodes[0].name, "NoSuchOp_0");
+  EXPECT_EQ(g->unknown_shapes, std::vector<std::string>{"y"});
+  EXPECT_EQ(g->warnings.at(0),
+            "m.onnx: no ONNX schema for op 'NoSuchOp' (1 node); its outputs' shapes may be unknown");
+}
+
+TEST(LoadOnnx, NewerOpsetIsReportedNotFatal) {
+  ModelBuilder b(99);
+  b.Input("x", kFloat, {std::string("N"), 4});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  auto g = Load(b, Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->opset, 99);
+  EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{2, 4}));
+  ASSERT_EQ(g->warnings.size(), 1u) << g->warnings[1];
+  EXPECT_EQ(g->warnings[0].rfind("m.onnx: opset 99 is newer than the ONNX schemas of this build know (up to ", 0), 0u)
+      << g->warnings[0];
+}
+
+TEST(LoadOnnx, IfNodeKeptNotRecursed) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("N"), 4}).Input("cond", testing::kInt64 + 2, {});  // BOOL = 9
+  auto& n = b.Node("If", {"cond"}, {"y"}, "branch");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* sub = a->mutable_g();
+    auto* sn = sub->add_node();
+    sn->set_op_type("Relu");
+    sn->add_input("x");
+    sn->add_output(std::string(name) + "_out");
+    auto* so = sub->add_output();
+    so->set_name(std::string(name) + "_out");
+    so->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
+  }
+  b.Output("y");
+  auto g = Load(b, Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  ASSERT_EQ(g->nodes.size(), 1u);
+  EXPECT_EQ(g->nodes[0].op_type, "If");
+  EXPECT_EQ(g->warnings.at(0),
+            "m.onnx: node 'branch' (If) has subgraphs; they are kept inside the node and not analysed");
+}
+
+// ---- Shape sub-graphs ----
+
+// x[B,S,64] -> Reshape to [B, S, 4, 16] with the target shape computed from
+// Shape(x) the way torch exports view(b, s, heads, -1).
+TEST(LoadOnnx, ReshapeFromShapeSubgraph) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("batch"), std::string("seq"), 64});
+  b.Int64Init("i0", {}, {0}).Int64Init("i1", {}, {1}).Int64Init("heads", {1}, {4});
+  b.Int64Init("minus1", {1}, {-1});
+  b.Node("Shape", {"x"}, {"s"});
+  SetAttr(&b.Node("Gather", {"s", "i0"}, {"b"}), "axis", int64_t{0});
+  b.Node("Gather", {"s", "i1"}, {"sq"});
+  SetAttr(&b.Node("Unsqueeze", {"b"}, {"b1"}), "axes", std::vector<int64_t>{0});
+  SetAttr(&b.Node("Unsqueeze", {"sq"}, {"s1"}), "axes", std::vector<int64_t>{0});
+  SetAttr(&b.Node("Concat", {"b1", "s1", "heads", "minus1"}, {"shape"}), "axis", int64_t{0});
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y");
+  b.model().mutable_opset_import(0)->set_version(11);  // Unsqueeze axes as attribute
+  auto g = Load(b, Opts(8, {{"seq", 10}}));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("s")->int_value, (std::vector<int64_t>{8, 10, 64}));
+  EXPECT_EQ(g->Tensor("shape")->int_value, (std::vector<int64_t>{8, 10, 4, -1}));
+  EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{8, 10, 4, 16}));
+  EXPECT_TRUE(g->unknown_shapes.empty());
+}
+
+// Multi-head attention core as torch 1.13 exports it (opset 13): q, k from
+// Linear, head split via Shape/Gather/Div/Unsqueeze/Concat/Reshape, scores,
+// softmax, context, merge heads back via Concat of gathered dims.
+TEST(LoadOnnx, AttentionHeadSplitAndMerge) {
+  ModelBuilder b;
+  const int64_t d = 32, h = 4;
+  b.Input("x", kFloat, {std::string("batch"), std::string("seq"), d}).FloatInit("wq", {d, d});
+  b.Int64Init("zero", {}, {0}).Int64Init("one", {}, {1}).Int64Init("two", {}, {2});
+  b.Int64Init("heads", {}, {h}).Int64Init("ax0", {1}, {0});
+  b.Node("MatMul", {"x", "wq"}, {"q"});
+  b.Node("Shape", {"q"}, {"qs"});
+  b.Node("Gather", {"qs", "zero"}, {"B"});
+  b.Node("Gather", {"qs", "one"}, {"S"});
+  b.Node("Gather", {"qs", "two"}, {"D"});
+  b.Node("Div", {"D", "heads"}, {"hd"});
+  for (const char* v : {"B", "S", "heads", "hd"}) b.Node("Unsqueeze", {v, "ax0"}, {std::string(v) + "_u"});
+  SetAttr(&b.Node("Concat", {"B_u", "S_u", "heads_u", "hd_u"}, {"split_shape"}), "axis", int64_t{0});
+  b.Node("Reshape", {"q", "split_shape"}, {"q4"});
+  SetAttr(&b.Node("Transpose", {"q4"}, {"qt"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  SetAttr(&b.Node("Transpose", {"q4"}, {"kt"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  b.Node("MatMul", {"qt", "kt"}, {"scores"});
+  SetAttr(&b.Node("Softmax", {"scores"}, {"p"}), "axis", int64_t{-1});
+  b.Node("MatMul", {"p", "qt"}, {"ctx"});
+  SetAttr(&b.Node("Transpose", {"ctx"}, {"ctx_t"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  b.Node("Mul", {"heads", "hd"}, {"D2"});
+  b.Node("Unsqueeze", {"D2", "ax0"}, {"D2_u"});
+  SetAttr(&b.Node("Concat", {"B_u", "S_u", "D2_u"}, {"merge_shape"}), "axis", int64_t{0});
+  b.Node("Reshape", {"ctx_t", "merge_shape"}, {"y"});
+  b.Output("y");
+  auto g = Load(b, Opts(2, {{"seq", 5}}));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_TRUE(g->unknown_shapes.empty()) << g->unknown_shapes[0];
+  EXPECT_EQ(g->Tensor("split_shape")->int_value, (std::vector<int64_t>{2, 5, 4, 8}));
+  EXPECT_EQ(g->Tensor("scores")->dims, (std::vector<int64_t>{2, 4, 5, 5}));
+  EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{2, 5, 32}));
+}
+
+// ---- Weights are never read ----
+
+int64_t PeakRssKiB() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+TEST(LoadOnnx, LargeWeightPayloadIsSkipped) {
+  std::string path = testing::TempPath("big.onnx");
+  // ConvNet plus a 50 MiB float initializer "fc.w" [3276800, 4] feeding a Gather.
+  ModelBuilder b = ConvNet();
+  b.Int64Init("idx", {2}, {0, 5});
+  b.Node("Gather", {"fc.w", "idx"}, {"emb"}, "embed");
+  b.Output("emb");
+  ASSERT_TRUE(testing::WriteModelWithLargeInitializer(path, b.model(), "fc.w", {3276800, 4}).ok());
+  std::ifstream size_check(path, std::ios::ate | std::ios::binary);
+  ASSERT_GT(static_cast<int64_t>(size_check.tellg()), 50 * 1024 * 1024);
+  int64_t before = PeakRssKiB();
+  auto g = LoadOnnxGraph(path, Opts(4));
+  int64_t growth_kib = PeakRssKiB() - before;
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("fc.w")->dims, (std::vector<int64_t>{3276800, 4}));
+  EXPECT_TRUE(g->Tensor("fc.w")->is_param);
+  EXPECT_EQ(g->Tensor("emb")->dims, (std::vector<int64_t>{2, 4}));
+  EXPECT_LT(growth_kib, 8 * 1024) << "peak RSS grew by " << growth_kib << " KiB";
+  // Same bytes through memory: the payload is dropped before parsing.
+  std::remove(path.c_str());
+}
+
+TEST(LoadOnnx, ExternalDataIsNeverOpened) {
+  ModelBuilder b = ConvNet();
+  auto* w = b.model().mutable_graph()->mutable_initializer(0);
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = w->add_external_data();
+  e->set_key("location");
+  e->set_value("/nonexistent/weights.bin");
+  auto g = Load(b, Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("w")->dims, (std::vector<int64_t>{4, 3, 3, 3}));
+  EXPECT_TRUE(g->Tensor("w")->is_param);
+  EXPECT_TRUE(g->unknown_shapes.empty());
 }
 
 // Every model the workload export and the reference export committed loads
