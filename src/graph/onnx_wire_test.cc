@@ -1,1 +1,110 @@
+#include "graph/onnx_wire.h"
+
 #include <gtest/gtest.h>
+
+#include "graph/test_models.h"
+
+namespace gpucast {
+namespace {
+
+using testing::ModelBuilder;
+using testing::SetAttr;
+
+onnx::ModelProto Filtered(const ModelBuilder& b) {
+  auto bytes = FilterModelBytesWithoutWeights(b.Bytes());
+  EXPECT_TRUE(bytes.ok()) << bytes.message();
+  onnx::ModelProto m;
+  EXPECT_TRUE(m.ParseFromString(*bytes));
+  return m;
+}
+
+TEST(OnnxWire, DropsLargePayloadsKeepsEverythingElse) {
+  ModelBuilder b(15);
+  b.model().set_producer_name("torch");
+  b.model().set_doc_string("doc");
+  b.Input("x", testing::kFloat, {std::string("N"), 4});
+  b.FloatInit("big", {2048});   // 8192 bytes raw_data: dropped
+  b.FloatInit("small", {16});   // 64 bytes: kept
+  b.Int64Init("shape", {2}, {-1, 4});
+  auto* packed = b.model().mutable_graph()->add_initializer();  // 1000 int64 = 6000 packed bytes
+  packed->set_name("ids");
+  packed->set_data_type(testing::kInt64);
+  packed->add_dims(1000);
+  for (int i = 0; i < 1000; ++i) packed->add_int64_data((int64_t{1} << 40) + i);
+  auto& c = b.Node("Constant", {}, {"k"}, "const");
+  auto t = testing::Int64Tensor({600}, std::vector<int64_t>(600, 1000));  // packed ~1200 bytes: kept
+  SetAttr(&c, "value", t);
+  b.Node("Reshape", {"x", "shape"}, {"y"});
+  b.Output("y");
+
+  onnx::ModelProto m = Filtered(b);
+  EXPECT_EQ(m.producer_name(), "torch");
+  EXPECT_EQ(m.doc_string(), "doc");
+  EXPECT_EQ(m.opset_import(0).version(), 15);
+  const auto& g = m.graph();
+  ASSERT_EQ(g.initializer_size(), 4);
+  EXPECT_EQ(g.initializer(0).name(), "big");
+  EXPECT_EQ(g.initializer(0).dims(0), 2048);
+  EXPECT_FALSE(g.initializer(0).has_raw_data());
+  EXPECT_EQ(g.initializer(1).raw_data().size(), 64u);
+  EXPECT_EQ(g.initializer(2).int64_data_size(), 2);
+  EXPECT_EQ(g.initializer(2).int64_data(0), -1);
+  EXPECT_EQ(g.initializer(3).int64_data_size(), 0);  // 6000 bytes > 4096: dropped
+  EXPECT_EQ(g.initializer(3).dims(0), 1000);
+  EXPECT_EQ(g.node(0).attribute(0).t().int64_data_size(), 600);
+  EXPECT_EQ(g.node_size(), 2);
+  EXPECT_EQ(g.input(0).type().tensor_type().shape().dim(0).dim_param(), "N");
+}
+
+TEST(OnnxWire, UnpackedElementsCountTowardsTheLimit) {
+  // Hand-written unpacked int64_data (field 7, varint) elements: 3000 x 3 bytes.
+  std::string tensor;
+  tensor += std::string("\x08\xb8\x17", 3);  // dims: 3000
+  tensor += std::string("\x10\x07", 2);      // data_type INT64
+  for (int i = 0; i < 3000; ++i) tensor += std::string("\x38\x7f", 2);  // int64_data 127
+  std::string graph = "\x2a" + std::string(1, static_cast<char>(0x80 | (tensor.size() & 0x7f))) +
+                      std::string(1, static_cast<char>(tensor.size() >> 7)) + tensor;
+  std::string model = "\x3a" + std::string(1, static_cast<char>(0x80 | (graph.size() & 0x7f))) +
+                      std::string(1, static_cast<char>(graph.size() >> 7)) + graph;
+  ASSERT_LT(graph.size(), 16384u);
+  auto bytes = FilterModelBytesWithoutWeights(model);
+  ASSERT_TRUE(bytes.ok()) << bytes.message();
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(*bytes));
+  EXPECT_EQ(m.graph().initializer(0).dims(0), 3000);
+  EXPECT_EQ(m.graph().initializer(0).int64_data_size(), 0);
+}
+
+TEST(OnnxWire, Errors) {
+  EXPECT_EQ(FilterModelBytesWithoutWeights("").message(), "empty file");
+  // graph field claiming 100 bytes with 2 present.
+  EXPECT_EQ(FilterModelBytesWithoutWeights(std::string("\x3a\x64\x0a\x00", 4)).message(), "truncated file");
+  // wire type 7 does not exist.
+  EXPECT_EQ(FilterModelBytesWithoutWeights(std::string("\x0f", 1)).message(),
+            "not an ONNX model (malformed protobuf)");
+  // Truncated varint.
+  EXPECT_EQ(FilterModelBytesWithoutWeights(std::string("\x08\xff", 2)).message(), "truncated file");
+  EXPECT_EQ(ReadModelBytesWithoutWeights("/nonexistent.onnx").message(),
+            "cannot open: No such file or directory");
+}
+
+TEST(OnnxWire, DeeplyNestedSubgraphsAreRejected) {
+  onnx::GraphProto inner;
+  for (int depth = 0; depth < 40; ++depth) {
+    onnx::GraphProto outer;
+    auto* n = outer.add_node();
+    n->set_op_type("If");
+    auto* a = n->add_attribute();
+    a->set_name("then_branch");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = inner;
+    inner = outer;
+  }
+  onnx::ModelProto m;
+  *m.mutable_graph() = inner;
+  EXPECT_EQ(FilterModelBytesWithoutWeights(m.SerializeAsString()).message(),
+            "subgraphs nested deeper than 32 levels");
+}
+
+}  // namespace
+}  // namespace gpucast

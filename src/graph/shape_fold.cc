@@ -635,10 +635,13 @@ std::optional<IntValue> FoldNode(const onnx::NodeProto& n, const FoldContext& ct
   if (op == "Expand") {
     const IntValue* shape = in(1);
     if (!shape || shape->dims.size() != 1) return std::nullopt;
-    IntValue target{x->elem_type, shape->values, {}};
-    for (int64_t d : target.dims) {
+    // Only the dims of `target` take part in broadcasting; its values are 1s.
+    for (int64_t d : shape->values) {
       if (d < 0) return std::nullopt;
     }
+    auto cnt = SmallNumel(shape->values);
+    if (!cnt) return std::nullopt;
+    IntValue target{x->elem_type, shape->values, Dims(*cnt, 1)};
     return Elementwise({x, &target}, x->elem_type, [](const Dims& a) { return a[0]; });
   }
   if (op == "Tile") {
