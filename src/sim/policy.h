@@ -1,0 +1,79 @@
+// Scheduling policies: each sees a read-only view of the cluster and returns
+// typed placement decisions; only the simulator mutates state. The table in
+// policy.cc (Policies()) lists them all: adding a policy is adding a row.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/interference.h"
+
+namespace gpucast::sim {
+
+// One GPU as the scheduler sees it. Utilizations in percent, memory in MiB.
+struct GpuState {
+  double mem_mib = 0;     // capacity
+  double mem_used = 0;    // sum of resident jobs' measured memory
+  double pred_sum = 0;    // sum of resident jobs' predicted utilization
+  double known_sum = 0;   // sum of resident jobs' profiled utilization (100 for unprofiled ones)
+  bool exclusive = false; // held by a job that must run alone (slot or profiling run)
+  std::vector<int> jobs;  // resident job indices
+};
+
+// What a scheduler may know about a job (never its true utilization unless profiled).
+struct JobInfo {
+  int num_gpus = 1;
+  double mem_mib = 0;          // measured memory need per GPU (memory is known at submission)
+  double predicted_util = 0;   // percent; NaN when no predictions were loaded
+  bool profiled = false;       // finished a profiling run
+  double profiled_util = 0;    // measured utilization; valid only when profiled
+};
+
+class ClusterView {
+ public:
+  virtual ~ClusterView() = default;
+  virtual double now() const = 0;
+  virtual const std::vector<GpuState>& gpus() const = 0;
+  virtual const JobInfo& job(int j) const = 0;
+  // Queued jobs to consider this round, in submit order.
+  virtual const std::vector<int>& candidates() const = 0;
+  virtual const InterferenceModel& model() const = 0;
+};
+
+// Start `job` on `gpus` (exactly its num_gpus distinct GPUs). exclusive: no
+// other job may join those GPUs while it runs there. run_alone_s > 0 (needs
+// exclusive): a profiling run; after run_alone_s the job leaves the GPUs and
+// returns to the queue, profiled (its progress is kept).
+struct Placement {
+  int job = -1;
+  std::vector<int> gpus;
+  bool exclusive = false;
+  double run_alone_s = 0;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::vector<Placement> Schedule(const ClusterView& view) = 0;
+};
+
+struct PolicyOptions {
+  double cap = 100;            // predictive/profiling: max sum of utilization per GPU, percent
+  double max_slowdown = 0.25;  // interference-aware: every job's predicted rate >= 1 - this
+  double profile_s = 60;       // profiling: length of the solo profiling run
+  int max_failures = 256;      // jobs a round may fail to place before it stops (backfill depth)
+};
+
+struct PolicyRow {
+  const char* name;
+  const char* description;
+  bool needs_predictions;
+  std::unique_ptr<Policy> (*make)(const PolicyOptions&);
+};
+
+// The table of policies, in the order reports list them.
+const std::vector<PolicyRow>& Policies();
+const PolicyRow* FindPolicy(const std::string& name);
+
+}  // namespace gpucast::sim

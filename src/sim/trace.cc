@@ -1,0 +1,282 @@
+#include "sim/trace.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/text.h"
+
+namespace gpucast::sim {
+
+namespace {
+
+// Collects rows, applying the bad-line policy. Each loader parses one line
+// into a TraceJob or an error reason.
+class RowSink {
+ public:
+  RowSink(std::string file, const TraceOptions& opt) : file_(std::move(file)), opt_(opt) {}
+  // Returns an error unless skipping bad lines.
+  Status Bad(size_t line_no, const std::string& reason) {
+    if (opt_.skip_bad_lines) {
+      ++bad_;
+      return Status::Ok();
+    }
+    return Status::Error(file_ + ": line " + std::to_string(line_no) + ": " + reason);
+  }
+  int64_t bad() const { return bad_; }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+  TraceOptions opt_;
+  int64_t bad_ = 0;
+};
+
+// Sorts by submit time, rebases to the first submit, keeps the first N.
+void Finish(Trace* t, const TraceOptions& opt) {
+  std::stable_sort(t->jobs.begin(), t->jobs.end(), [](const TraceJob& a, const TraceJob& b) {
+    return a.submit_s != b.submit_s ? a.submit_s < b.submit_s : a.id < b.id;
+  });
+  if (!t->jobs.empty()) {
+    double t0 = t->jobs.front().submit_s;
+    for (auto& j : t->jobs) j.submit_s -= t0;
+  }
+  if (opt.max_jobs >= 0 && static_cast<int64_t>(t->jobs.size()) > opt.max_jobs)
+    t->jobs.resize(static_cast<size_t>(opt.max_jobs));
+}
+
+std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+Result<std::vector<std::string_view>> ReadLines(const std::string& path, std::string* storage) {
+  auto text = ReadFile(path);
+  if (!text) return Status::Error(path + ": cannot open");
+  *storage = std::move(*text);
+  auto lines = Lines(*storage);
+  if (lines.empty()) return Status::Error(BaseName(path) + ": empty file");
+  return lines;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseTimestamp(std::string_view s) {
+  // YYYY-MM-DD HH:MM:SS
+  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':')
+    return std::nullopt;
+  auto num = [&](size_t pos, size_t len) { return ParseInt(s.substr(pos, len)); };
+  auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
+  if (!y || !mo || !d || !h || !mi || !se) return std::nullopt;
+  if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *se > 60 || *h < 0 ||
+      *mi < 0 || *se < 0)
+    return std::nullopt;
+  // Days from civil (Howard Hinnant's algorithm).
+  long long yy = *y - (*mo <= 2);
+  long long era = (yy >= 0 ? yy : yy - 399) / 400;
+  long long yoe = yy - era * 400;
+  long long mp = (*mo + 9) % 12;
+  long long doy = (153 * mp + 2) / 5 + *d - 1;
+  long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  long long days = era * 146097 + doe - 719468;
+  return days * 86400 + *h * 3600 + *mi * 60 + *se;
+}
+
+Result<Trace> LoadPhilly(const std::string& path, const TraceOptions& opt) {
+  std::string storage;
+  ASSIGN_OR_RETURN(auto lines, ReadLines(path, &storage));
+  RowSink sink(BaseName(path), opt);
+  auto header = Split(lines[0], ',');
+  int c_ts = ColumnIndex(header, "timestamp"), c_d = ColumnIndex(header, "duration"),
+      c_g = ColumnIndex(header, "num_gpus");
+  if (c_ts < 0 || c_d < 0 || c_g < 0)
+    return Status::Error(sink.file() + ": line 1: want columns timestamp,duration,num_gpus");
+  int need = std::max({c_ts, c_d, c_g});
+  Trace t;
+  t.name = "philly";
+  for (size_t ln = 1; ln < lines.size(); ++ln) {
+    if (lines[ln].empty()) continue;
+    auto f = Split(lines[ln], ',');
+    if (static_cast<int>(f.size()) <= need) {
+      RETURN_IF_ERROR(sink.Bad(ln + 1, "has " + std::to_string(f.size()) + " fields, want " +
+                                           std::to_string(header.size())));
+      continue;
+    }
+    auto ts = ParseTimestamp(f[c_ts]);
+    auto d = ParseDouble(f[c_d]);
+    auto g = ParseInt(f[c_g]);
+    if (!ts) { RETURN_IF_ERROR(sink.Bad(ln + 1, "timestamp " + Quote(f[c_ts]) + " is not YYYY-MM-DD HH:MM:SS")); continue; }
+    if (!d || *d <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "duration " + Quote(f[c_d]) + " is not a positive number")); continue; }
+    if (!g || *g < 1 || *g > 100000) { RETURN_IF_ERROR(sink.Bad(ln + 1, "num_gpus " + Quote(f[c_g]) + " is not a positive integer")); continue; }
+    t.jobs.push_back({static_cast<int64_t>(ln - 1), static_cast<double>(*ts), *d, static_cast<int>(*g), 1.0});
+  }
+  t.bad_lines = sink.bad();
+  // Philly ran a few thousand GPUs for many virtual clusters; 82k jobs' mean
+  // demand over the trace is ~370 busy GPUs, so 256 GPUs keep a queue (see docs/simulator.md).
+  t.default_cluster = "256x RTX3090";
+  Finish(&t, opt);
+  return t;
+}
+
+Result<Trace> LoadAlibaba(const std::string& path, const TraceOptions& opt) {
+  std::string storage;
+  ASSIGN_OR_RETURN(auto lines, ReadLines(path, &storage));
+  RowSink sink(BaseName(path), opt);
+  auto header = Split(lines[0], ',');
+  int c_n = ColumnIndex(header, "num_gpu"), c_m = ColumnIndex(header, "gpu_milli"),
+      c_c = ColumnIndex(header, "creation_time"), c_del = ColumnIndex(header, "deletion_time"),
+      c_s = ColumnIndex(header, "scheduled_time");
+  if (c_n < 0 || c_m < 0 || c_c < 0 || c_del < 0 || c_s < 0)
+    return Status::Error(sink.file() + ": line 1: want columns num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time");
+  int need = std::max({c_n, c_m, c_c, c_del, c_s});
+  Trace t;
+  t.name = "alibaba2023";
+  for (size_t ln = 1; ln < lines.size(); ++ln) {
+    if (lines[ln].empty()) continue;
+    auto f = Split(lines[ln], ',');
+    if (static_cast<int>(f.size()) <= need) {
+      RETURN_IF_ERROR(sink.Bad(ln + 1, "has " + std::to_string(f.size()) + " fields, want " +
+                                           std::to_string(header.size())));
+      continue;
+    }
+    auto n = ParseInt(f[c_n]);
+    auto milli = ParseInt(f[c_m]);
+    auto created = ParseInt(f[c_c]);
+    if (!n || *n < 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "num_gpu " + Quote(f[c_n]) + " is not a non-negative integer")); continue; }
+    if (!milli || *milli < 0 || *milli > 1000) { RETURN_IF_ERROR(sink.Bad(ln + 1, "gpu_milli " + Quote(f[c_m]) + " is not in [0, 1000]")); continue; }
+    if (!created) { RETURN_IF_ERROR(sink.Bad(ln + 1, "creation_time " + Quote(f[c_c]) + " is not an integer")); continue; }
+    // CPU-only pods and pods that never ran (Pending: no scheduled/deletion time) are not GPU jobs.
+    if (*n == 0 || *milli == 0 || f[c_del].empty() || f[c_s].empty()) { ++t.filtered; continue; }
+    auto deleted = ParseInt(f[c_del]);
+    auto sched = ParseInt(f[c_s]);
+    if (!deleted || !sched) { RETURN_IF_ERROR(sink.Bad(ln + 1, "deletion_time/scheduled_time are not integers")); continue; }
+    if (*deleted <= *sched) { ++t.filtered; continue; }
+    t.jobs.push_back({static_cast<int64_t>(ln - 1), static_cast<double>(*created),
+                      static_cast<double>(*deleted - *sched), static_cast<int>(*n), *milli / 1000.0});
+  }
+  t.bad_lines = sink.bad();
+  // Peak concurrent demand of the replayed pods is ~71 GPUs; every 40th node
+  // of the real node list (heterogeneous, ~155 GPUs) is too large, so the
+  // default keeps every 100th node (see docs/simulator.md).
+  t.default_cluster = "alibaba-nodes:every=100";
+  Finish(&t, opt);
+  return t;
+}
+
+Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
+                        const TraceOptions& opt) {
+  std::ifstream in(json_path);
+  if (!in) return Status::Error(json_path + ": cannot open");
+  nlohmann::json d;
+  try {
+    d = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    return Status::Error(BaseName(json_path) + ": " + e.what());
+  }
+  if (!d.contains("v100") || !d["v100"].is_object())
+    return Status::Error(BaseName(json_path) + ": no 'v100' throughputs");
+  const auto& v100 = d["v100"];
+  std::string storage;
+  ASSIGN_OR_RETURN(auto lines, ReadLines(path, &storage));
+  RowSink sink(BaseName(path), opt);
+  Trace t;
+  t.name = "gavel";
+  for (size_t ln = 0; ln < lines.size(); ++ln) {
+    if (lines[ln].empty()) continue;
+    auto f = Split(lines[ln], '\t');
+    if (f.size() != 7) { RETURN_IF_ERROR(sink.Bad(ln + 1, "has " + std::to_string(f.size()) + " fields, want 7")); continue; }
+    auto steps = ParseDouble(f[4]);
+    auto arrival = ParseDouble(f[5]);
+    auto scale = ParseInt(f[6]);
+    if (!steps || *steps <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "total steps " + Quote(f[4]) + " is not a positive number")); continue; }
+    if (!arrival || *arrival < 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "arrival time " + Quote(f[5]) + " is not a non-negative number")); continue; }
+    if (!scale || *scale < 1 || *scale > 1024) { RETURN_IF_ERROR(sink.Bad(ln + 1, "scale factor " + Quote(f[6]) + " is not a positive integer")); continue; }
+    auto throughput = [&](long long sc) {
+      std::string k = "('" + std::string(f[0]) + "', " + std::to_string(sc) + ")";
+      if (v100.contains(k) && v100[k].contains("null") && v100[k]["null"].is_number())
+        return v100[k]["null"].get<double>();
+      return 0.0;
+    };
+    std::string key = "('" + std::string(f[0]) + "', " + std::to_string(*scale) + ")";
+    double thr = throughput(*scale);
+    if (thr <= 0 && *scale > 1) {
+      // Gavel measured no multi-GPU throughput for this type (Recommendation):
+      // no scaling credit, the one-GPU throughput.
+      thr = throughput(1);
+      if (thr > 0) ++t.approximated;
+    }
+    if (thr <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "job type " + Quote(key) + " has no V100 throughput")); continue; }
+    // Run time alone = steps / isolated V100 throughput (steps/s) at that scale.
+    t.jobs.push_back({static_cast<int64_t>(ln), *arrival, *steps / thr, static_cast<int>(*scale), 1.0});
+  }
+  t.bad_lines = sink.bad();
+  t.default_cluster = "32x RTX3090";
+  Finish(&t, opt);
+  return t;
+}
+
+Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt) {
+  std::string storage;
+  ASSIGN_OR_RETURN(auto lines, ReadLines(path, &storage));
+  RowSink sink(BaseName(path), opt);
+  size_t first = 0;
+  while (first < lines.size() && (lines[first].empty() || lines[first][0] == '#')) ++first;
+  if (first == lines.size()) return Status::Error(sink.file() + ": no header");
+  auto header = Split(lines[first], ',');
+  int c_s = ColumnIndex(header, "submit_s"), c_d = ColumnIndex(header, "duration_s"),
+      c_g = ColumnIndex(header, "num_gpus"), c_id = ColumnIndex(header, "job_id"),
+      c_r = ColumnIndex(header, "gpu_request");
+  if (c_s < 0 || c_d < 0 || c_g < 0)
+    return Status::Error(sink.file() + ": line " + std::to_string(first + 1) +
+                         ": want columns submit_s,duration_s,num_gpus");
+  int need = std::max({c_s, c_d, c_g, c_id, c_r});
+  Trace t;
+  t.name = BaseName(path);
+  int64_t row = 0;
+  for (size_t ln = first + 1; ln < lines.size(); ++ln) {
+    if (lines[ln].empty() || lines[ln][0] == '#') continue;
+    auto f = Split(lines[ln], ',');
+    if (static_cast<int>(f.size()) <= need) {
+      RETURN_IF_ERROR(sink.Bad(ln + 1, "has " + std::to_string(f.size()) + " fields, want " +
+                                           std::to_string(header.size())));
+      continue;
+    }
+    auto s = ParseDouble(f[c_s]);
+    auto d = ParseDouble(f[c_d]);
+    auto g = ParseInt(f[c_g]);
+    if (!s || *s < 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "submit_s " + Quote(f[c_s]) + " is not a non-negative number")); continue; }
+    if (!d || *d <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "duration_s " + Quote(f[c_d]) + " is not a positive number")); continue; }
+    if (!g || *g < 1 || *g > 100000) { RETURN_IF_ERROR(sink.Bad(ln + 1, "num_gpus " + Quote(f[c_g]) + " is not a positive integer")); continue; }
+    TraceJob j{row++, *s, *d, static_cast<int>(*g), 1.0};
+    if (c_id >= 0) {
+      auto id = ParseInt(f[c_id]);
+      if (!id) { RETURN_IF_ERROR(sink.Bad(ln + 1, "job_id " + Quote(f[c_id]) + " is not an integer")); continue; }
+      j.id = *id;
+    }
+    if (c_r >= 0) {
+      auto r = ParseDouble(f[c_r]);
+      if (!r || *r <= 0 || *r > 1) { RETURN_IF_ERROR(sink.Bad(ln + 1, "gpu_request " + Quote(f[c_r]) + " is not in (0, 1]")); continue; }
+      j.gpu_request = *r;
+    }
+    t.jobs.push_back(j);
+  }
+  t.bad_lines = sink.bad();
+  t.default_cluster = "8x RTX3090";
+  Finish(&t, opt);
+  return t;
+}
+
+Result<Trace> LoadTrace(const std::string& name_or_path, const std::string& data_dir,
+                        const TraceOptions& opt) {
+  if (name_or_path == "philly") return LoadPhilly(data_dir + "/philly/philly.csv", opt);
+  if (name_or_path == "alibaba2023")
+    return LoadAlibaba(data_dir + "/alibaba-gpu-v2023/openb_pod_list_default.csv", opt);
+  if (name_or_path == "gavel")
+    return LoadGavel(data_dir + "/gavel/msr_seed0_6214e9.trace",
+                     data_dir + "/gavel/simulation_throughputs.json", opt);
+  if (name_or_path.find('/') == std::string::npos && name_or_path.find('.') == std::string::npos)
+    return Status::Error("unknown trace '" + name_or_path +
+                         "': want philly, alibaba2023, gavel, or a path to a CSV");
+  return LoadGenericCsv(name_or_path, opt);
+}
+
+}  // namespace gpucast::sim

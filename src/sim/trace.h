@@ -1,0 +1,56 @@
+// Job traces: Philly, Alibaba GPU v2023, Gavel, or a generic CSV.
+//
+// Generic CSV format (any file path given to --trace): a header row with at
+// least the columns submit_s,duration_s,num_gpus (seconds, seconds, GPUs);
+// optional job_id (integer) and gpu_request (fraction of one GPU, 0-1].
+// '#' lines are comments.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace gpucast::sim {
+
+struct TraceJob {
+  int64_t id = 0;          // trace line order (0-based) or the job_id column
+  double submit_s = 0;     // relative to the first submit of the (whole) trace
+  double duration_s = 0;   // run time alone, > 0
+  int num_gpus = 1;        // >= 1
+  double gpu_request = 1;  // requested share of each GPU (Alibaba gpu_milli / 1000), else 1
+};
+
+struct TraceOptions {
+  int64_t max_jobs = -1;        // keep the first N jobs by submit time; -1 = all
+  bool skip_bad_lines = false;  // skip (and count) malformed lines instead of failing
+};
+
+struct Trace {
+  std::string name;              // "philly", "alibaba2023", "gavel", or the file's base name
+  std::vector<TraceJob> jobs;    // sorted by (submit_s, id)
+  int64_t bad_lines = 0;         // malformed lines skipped (only with skip_bad_lines)
+  int64_t filtered = 0;          // well-formed rows that are not GPU jobs (Alibaba CPU pods, no run time)
+  int64_t approximated = 0;      // Gavel jobs whose multi-GPU throughput was not measured (1-GPU rate used)
+  std::string default_cluster;   // --cluster spec used when none is given
+};
+
+// Loads a trace by name (philly, alibaba2023, gavel; files under data_dir) or
+// by path to a generic CSV.
+Result<Trace> LoadTrace(const std::string& name_or_path, const std::string& data_dir,
+                        const TraceOptions& opt);
+
+// The individual loaders, for tests: `path` is the file itself.
+Result<Trace> LoadPhilly(const std::string& path, const TraceOptions& opt);
+Result<Trace> LoadAlibaba(const std::string& pods_path, const TraceOptions& opt);
+Result<Trace> LoadGavel(const std::string& trace_path, const std::string& throughputs_json,
+                        const TraceOptions& opt);
+Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt);
+
+// "YYYY-MM-DD HH:MM:SS" (UTC) -> seconds since 1970; nullopt if malformed.
+std::optional<int64_t> ParseTimestamp(std::string_view s);
+
+}  // namespace gpucast::sim
