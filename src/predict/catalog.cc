@@ -50,10 +50,18 @@ Result<CatalogWorkload> ParseWorkload(const json& w, const std::string& field,
     if (file.empty()) return FieldError(gf + ".file", "empty");
     std::filesystem::path p(file);
     cg.file = p.is_absolute() || base_dir.empty() ? file : (std::filesystem::path(base_dir) / p).string();
+    for (auto it = g.begin(); it != g.end(); ++it)
+      if (it.key() != "file" && it.key() != "repeat" && it.key() != "forward_only")
+        return FieldError(gf + "." + it.key(), "unknown key");
     if (auto r = g.find("repeat"); r != g.end()) {
-      if (!r->is_number_integer() || r->get<int64_t>() < 1)
-        return FieldError(gf + ".repeat", "want an integer >= 1");
-      cg.repeat = r->get<int64_t>();
+      if (!r->is_number() || !(r->get<double>() > 0) || r->get<double>() > 1e6)
+        return FieldError(gf + ".repeat", "want a number > 0");
+      cg.repeat = r->get<double>();
+    }
+    if (auto r = g.find("forward_only"); r != g.end()) {
+      if (!r->is_number() || !(r->get<double>() >= 0) || r->get<double>() > 1e6)
+        return FieldError(gf + ".forward_only", "want a number >= 0");
+      cg.forward_only = r->get<double>();
     }
     out.graphs.push_back(cg);
   }

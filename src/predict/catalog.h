@@ -4,7 +4,8 @@
 // {"version":1,"gpu":"RTX3090","workloads":[{"model":"BERT","dataset":"SQuAD",
 //   "graphs":[{"file":"bert_squad.onnx","repeat":1}],"dims":{"seq":384},
 //   "attrs":{"loader_workers":0,"data_on_gpu":0,"rl_env":0},"notes":"..."}]}
-// Graph files are relative to the catalog's directory.
+// Graph files are relative to the catalog's directory. A graph entry may also
+// carry "forward_only": N (forward passes without backward per step).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,11 @@ namespace gpucast {
 
 struct CatalogGraph {
   std::string file;  // absolute or relative to the working directory (resolved)
-  int64_t repeat = 1;  // runs of this graph per training step, >= 1
+  // Passes of this graph per training step, averaged over steps (so possibly
+  // fractional, e.g. TD3's delayed actor update 0.5): `repeat` forward+backward
+  // passes (> 0) and `forward_only` forward passes without backward (>= 0).
+  double repeat = 1;
+  double forward_only = 0;
 };
 
 struct CatalogWorkload {

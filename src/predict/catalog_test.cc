@@ -9,7 +9,7 @@ namespace {
 
 TEST(CatalogTest, ParsesAndResolvesFiles) {
   auto c = ParseCatalog(R"({"version":1,"gpu":"RTX3090","workloads":[
-    {"model":"DCGAN","dataset":"LSUN","graphs":[{"file":"g.onnx"},{"file":"d.onnx","repeat":3}],
+    {"model":"DCGAN","dataset":"LSUN","graphs":[{"file":"g.onnx"},{"file":"d.onnx","repeat":2.5,"forward_only":1}],
      "dims":{},"attrs":{"loader_workers":2,"data_on_gpu":0,"rl_env":0},"notes":"x"}]})",
                         "cat.json", "/m");
   ASSERT_TRUE(c.ok()) << c.message();
@@ -19,7 +19,8 @@ TEST(CatalogTest, ParsesAndResolvesFiles) {
   ASSERT_EQ(w->graphs.size(), 2u);
   EXPECT_EQ(w->graphs[0].file, "/m/g.onnx");
   EXPECT_EQ(w->graphs[0].repeat, 1);
-  EXPECT_EQ(w->graphs[1].repeat, 3);
+  EXPECT_EQ(w->graphs[1].repeat, 2.5);
+  EXPECT_EQ(w->graphs[1].forward_only, 1);
   EXPECT_EQ(w->attrs.loader_workers, 2);
   EXPECT_EQ(w->attrs.data_on_gpu, false);
   EXPECT_EQ(c->Find("DCGAN", "MNIST"), nullptr);
@@ -34,7 +35,10 @@ TEST(CatalogTest, ErrorsNameFileAndField) {
             "cat.json: workloads[0].graphs: missing");
   EXPECT_EQ(err(R"({"version":1,"gpu":"X","workloads":[{"model":"A","dataset":"B",
                    "graphs":[{"file":"a.onnx","repeat":0}]}]})"),
-            "cat.json: workloads[0].graphs[0].repeat: want an integer >= 1");
+            "cat.json: workloads[0].graphs[0].repeat: want a number > 0");
+  EXPECT_EQ(err(R"({"version":1,"gpu":"X","workloads":[{"model":"A","dataset":"B",
+                   "graphs":[{"file":"a.onnx","forward_only":-1}]}]})"),
+            "cat.json: workloads[0].graphs[0].forward_only: want a number >= 0");
   EXPECT_EQ(err(R"({"version":1,"gpu":"X","workloads":[{"model":"A","dataset":"B",
                    "graphs":[{"file":"a.onnx"}],"dims":{"seq":"long"}}]})"),
             "cat.json: workloads[0].dims.seq: want an integer >= 1");

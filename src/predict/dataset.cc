@@ -153,12 +153,38 @@ Result<CostReport> GraphCostCache::Get(const std::string& file, int64_t batch, b
   return r;
 }
 
+CostReport ScaledReport(const CostReport& r, double fwd, double bwd) {
+  auto sc = [](int64_t v, double s) { return static_cast<int64_t>(std::llround(static_cast<double>(v) * s)); };
+  CostReport out = r;
+  CostTotals& t = out.totals;
+  t.forward_flops = t.backward_flops = t.params = t.activation_bytes = t.weight_bytes = 0;
+  for (int64_t& f : t.flops_by_category) f = 0;
+  for (NodeCost& n : out.nodes) {
+    n.forward_flops = sc(n.forward_flops, fwd);
+    n.backward_flops = sc(n.backward_flops, bwd);
+    n.params = sc(n.params, bwd);
+    n.activation_bytes = sc(n.activation_bytes, fwd);
+    n.weight_bytes = sc(n.weight_bytes, fwd);
+    t.forward_flops += n.forward_flops;
+    t.backward_flops += n.backward_flops;
+    t.params += n.params;
+    t.activation_bytes += n.activation_bytes;
+    t.weight_bytes += n.weight_bytes;
+    t.flops_by_category[static_cast<int>(n.category)] += n.forward_flops + n.backward_flops;
+  }
+  return out;
+}
+
 Result<std::vector<CostReport>> WorkloadReports(const CatalogWorkload& w, int64_t batch, bool amp,
                                                 GraphCostCache* cache) {
   std::vector<CostReport> reports;
   for (const CatalogGraph& g : w.graphs) {
     ASSIGN_OR_RETURN(CostReport r, cache->Get(g.file, batch, amp, w.dims));
-    for (int64_t i = 0; i < g.repeat; ++i) reports.push_back(r);
+    double full = std::floor(g.repeat), fwd = std::floor(g.forward_only);
+    for (double i = 0; i < full; ++i) reports.push_back(r);
+    if (g.repeat > full) reports.push_back(ScaledReport(r, g.repeat - full, g.repeat - full));
+    for (double i = 0; i < fwd; ++i) reports.push_back(ScaledReport(r, 1, 0));
+    if (g.forward_only > fwd) reports.push_back(ScaledReport(r, g.forward_only - fwd, 0));
   }
   return reports;
 }

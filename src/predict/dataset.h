@@ -54,8 +54,16 @@ class GraphCostCache {
   std::map<std::tuple<std::string, int64_t, bool, std::map<std::string, int64_t>>, CostReport> cache_;
 };
 
-// The cost reports of one step of a catalog workload: each graph costed
-// (batch, amp, catalog dims) and repeated `repeat` times.
+// `r` with every node's forward FLOPs, activation and weight bytes scaled by
+// `fwd`, backward FLOPs and params by `bwd` (rounded), totals recomputed;
+// node counts unchanged. Represents a fraction of a pass, or (bwd = 0) a
+// forward-only pass.
+CostReport ScaledReport(const CostReport& r, double fwd, double bwd);
+
+// The cost reports of one step of a catalog workload, each graph costed at
+// (batch, amp, catalog dims): floor(repeat) copies, one copy scaled by the
+// fractional part of repeat, and the forward_only passes as ScaledReport(., 1, 0)
+// copies (fractional part likewise). ComputeFeatures sums them.
 Result<std::vector<CostReport>> WorkloadReports(const CatalogWorkload& w, int64_t batch, bool amp,
                                                 GraphCostCache* cache);
 

@@ -16,7 +16,7 @@ Dataset Synthetic() {
   d.gpu = "RTX3090";
   d.schema_name = "test-features";
   d.schema_version = 3;
-  d.feature_names = {"flops", "bytes", "phys_busy", "attr_workers"};
+  d.feature_names = {"total_flops", "params", "est_gpu_busy_ms", "loader_workers"};
   std::mt19937_64 rng(5);
   for (int i = 0; i < 40; ++i) {
     double a = rng() % 1000, b = rng() % 100, c = (rng() % 1000) / 1000.0, w = rng() % 3;
@@ -73,7 +73,7 @@ TEST(ModelFileTest, RecordsProvenance) {
   EXPECT_EQ((*j)["training"]["rows"], 40);
   EXPECT_EQ((*j)["algo"], "knn");
   EXPECT_EQ((*j)["params"]["k"], 5);
-  EXPECT_EQ((*j)["features_used"], nlohmann::json({"flops", "bytes"}));
+  EXPECT_EQ((*j)["features_used"], nlohmann::json({"total_flops", "params"}));
 }
 
 TEST(ModelFileTest, SchemaMismatchIsAClearError) {
@@ -86,7 +86,7 @@ TEST(ModelFileTest, SchemaMismatchIsAClearError) {
             "m.json: feature schema test-features v3 (4 features) does not match this build's "
             "test-features v4 (5 features); retrain with 'gpucast train'");
   FeatureSchema renamed = SchemaOf(d);
-  renamed.names[0] = "gflops";
+  renamed.names[0] = "gflops";  // same count and version, other names
   EXPECT_EQ(ParseModelFile(j->dump(), "m.json", renamed).message(),
             "m.json: feature schema test-features v3 (4 features) does not match this build's "
             "test-features v3 (4 features); retrain with 'gpucast train'");

@@ -12,11 +12,21 @@ namespace {
 // Which ablation group a schema feature belongs to (see docs/predictor.md).
 enum class Group { kPaper, kPhysical, kJob };
 
+// The paper's graph features (plus the AMP flag, part of every job's
+// configuration) and the job attributes of gpucast-features; every other
+// schema feature (per-category FLOPs, bytes, the roofline step estimate, log
+// scales) counts as "physical".
+constexpr const char* kPaperFeatures[] = {"total_flops", "params", "n_conv_layers", "n_linear_layers",
+                                          "n_activation_layers", "n_other_layers", "batch_size", "amp"};
+constexpr const char* kJobFeatures[] = {"loader_workers", "loader_workers_known", "data_on_gpu",
+                                        "data_on_gpu_known", "rl_env", "rl_env_known"};
+
 Group GroupOf(const std::string& name) {
-  auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
-  if (starts("attr_") || starts("job_")) return Group::kJob;
-  if (starts("phys_")) return Group::kPhysical;
-  return Group::kPaper;
+  for (const char* n : kPaperFeatures)
+    if (name == n) return Group::kPaper;
+  for (const char* n : kJobFeatures)
+    if (name == n) return Group::kJob;
+  return Group::kPhysical;
 }
 
 struct FeatureSetRow {
