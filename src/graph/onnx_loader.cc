@@ -101,6 +101,7 @@ class Loader {
     MarkParams();
     NoteUnanalysed();
     InferAndFold();
+    RETURN_IF_ERROR(inference_error_);
     return Build();
   }
 
@@ -495,6 +496,10 @@ class Loader {
         return in.empty() || type_ptrs.count(in) > 0;
       });
       if (schema && schema->has_type_and_shape_inference_function() && inputs_typed) {
+        if (Status st = CheckRanksBeforeInference(node); !st.ok()) {
+          inference_error_ = st;
+          return;
+        }
         onnx::NodeProto n = node;
         try {
           onnx::shape_inference::InferenceContextImpl ctx(n, type_ptrs, data, {}, nullptr, &graph_ctx);
@@ -531,6 +536,43 @@ class Loader {
       }
     }
     if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
+  }
+
+  // libonnx 1.12's inference functions for convolution and pooling index the
+  // weight dims and per-axis attributes without checking ranks (found by
+  // fuzzing: a rank-1 ConvTranspose weight crashes it). Reject such nodes.
+  Status CheckRanksBeforeInference(const onnx::NodeProto& n) const {
+    static const std::set<std::string> kSpatial = {"Conv", "ConvTranspose", "MaxPool", "AveragePool",
+                                                   "LpPool", "MaxUnpool", "MaxRoiPool"};
+    if (!IsDefaultDomain(n.domain()) || !kSpatial.count(n.op_type()) || n.input_size() < 1) {
+      return Status::Ok();
+    }
+    auto rank = [&](int i) -> int64_t {
+      if (n.input_size() <= i || n.input(i).empty()) return -1;
+      auto it = types_.find(n.input(i));
+      if (it == types_.end() || !it->second.has_tensor_type() || !it->second.tensor_type().has_shape()) return -1;
+      return it->second.tensor_type().shape().dim_size();
+    };
+    int64_t r = rank(0);
+    if (r < 0) return Status::Ok();
+    if (r < 3) return Err(Ref(n) + ": input has rank " + std::to_string(r) + ", want >= 3");
+    bool conv = n.op_type() == "Conv" || n.op_type() == "ConvTranspose";
+    if (conv && rank(1) >= 0 && rank(1) != r) {
+      return Err(Ref(n) + ": weight has rank " + std::to_string(rank(1)) + ", want " + std::to_string(r));
+    }
+    for (const auto& a : n.attribute()) {
+      int64_t want = a.name() == "pads" ? 2 * (r - 2)
+                     : (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ||
+                        a.name() == "output_padding" || a.name() == "output_shape")
+                         ? r - 2
+                         : -1;
+      if (want >= 0 && a.ints_size() != want && !(a.name() == "output_shape" && a.ints_size() == r)) {
+        return Err(Ref(n) + ": attribute '" + a.name() + "' has " + std::to_string(a.ints_size()) +
+                   " values, want " + std::to_string(want));
+      }
+      if (a.name() == "group" && a.i() < 1) return Err(Ref(n) + ": group must be >= 1");
+    }
+    return Status::Ok();
   }
 
   // Shapes ONNX's inference functions leave out for ops the exporters emit:
@@ -649,6 +691,7 @@ class Loader {
   std::unordered_map<std::string, onnx::TypeProto> types_;
   std::unordered_map<std::string, IntValue> values_;
   Graph graph_;
+  Status inference_error_;
 };
 
 }  // namespace

@@ -310,6 +310,18 @@ TEST(LoadOnnx, UnsortedNodesAreSorted) {
   EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{2, 2}));
 }
 
+TEST(LoadOnnx, MalformedConvRanksAreErrorsNotCrashes) {
+  // Found by fuzzing: libonnx's ConvTranspose inference reads past a rank-1 weight.
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("N"), 8, 4, 4}).FloatInit("w", {8});
+  SetAttr(&b.Node("ConvTranspose", {"x", "w"}, {"y"}, "deconv"), "kernel_shape", std::vector<int64_t>{4, 4});
+  b.Output("y");
+  EXPECT_EQ(Message(b), "m.onnx: node 'deconv' (ConvTranspose): weight has rank 1, want 4");
+  ModelBuilder c = ConvNet();
+  c.model().mutable_graph()->mutable_node(0)->mutable_attribute(0)->add_ints(1);  // 5 pads
+  EXPECT_EQ(Message(c), "m.onnx: node 'conv1' (Conv): attribute 'pads' has 5 values, want 4");
+}
+
 // ---- Ops the library does not know ----
 
 TEST(LoadOnnx, CustomDomainOpKeptWithUnknownOutputs) {
