@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# gpucast benchmarks (make bench). Prints a table per section; the numbers in
+# docs/performance.md come from this script. Not a test: nothing here fails on
+# a slow machine.
+# Usage: bench/run.sh BUILD_DIR
+set -euo pipefail
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN="$BUILD/gpucast"
+PY=/usr/bin/python3
+MODELS="$BUILD/bench-models"
+cmake --build "$BUILD" --target gpucast analyze_bench >/dev/null
+
+# Big models with embedded (random-init) weights: generated once, never committed.
+if [ ! -f "$MODELS/vgg16.onnx" ] || [ ! -f "$MODELS/resnet50.onnx" ]; then
+  echo "generating models with embedded weights into $MODELS (once)..." >&2
+  "$PY" "$ROOT/tools/make_bench_models.py" "$MODELS" >&2
+fi
+
+# conv+matmul forward FLOPs from gpucast analyze --json (the quantity torch.profiler counts).
+gpucast_flops() {
+  "$BIN" analyze "$@" --json | "$PY" -c '
+import json, sys
+r = json.load(sys.stdin)
+print(sum(n["forward_flops"] for n in r["nodes"] if n["category"] in ("convolution", "matmul")))'
+}
+
+echo "== analyze: one process per run (load + shapes + cost + features), 10 runs"
+printf "%-34s %10s %10s %12s %12s\n" model size_MB median_ms peak_RSS_MB fwd_GFLOPs
+run_analyze() {  # label model args...
+  local label=$1 model=$2; shift 2
+  local size; size=$(du -m "$model" | cut -f1)
+  local times=() rss=0
+  for _ in $(seq 10); do
+    out=$( { /usr/bin/time -f "%e %M" "$BIN" analyze "$model" "$@" --json >/dev/null; } 2>&1 )
+    times+=("$(echo "$out" | tail -1 | cut -d' ' -f1)")
+    r=$(echo "$out" | tail -1 | cut -d' ' -f2); [ "$r" -gt "$rss" ] && rss=$r
+  done
+  med=$(printf "%s\n" "${times[@]}" | sort -n | sed -n 5p)
+  printf "%-34s %10s %10.0f %12.1f %12.3f\n" "$label" "$size" "$(echo "$med*1000" | bc -l)" \
+    "$(echo "$rss/1024" | bc -l)" "$(echo "$(gpucast_flops "$model" "$@")/1e9" | bc -l)"
+}
+run_analyze "resnet50 (weights) b32" "$MODELS/resnet50.onnx" --batch 32
+run_analyze "vgg16 (weights) b32" "$MODELS/vgg16.onnx" --batch 32
+run_analyze "transformer6 b32 seq128" "$ROOT/models/transformer6.onnx" --batch 32 --dim seq=128
+
+echo
+echo "== analyze in process (Google Benchmark: load + shapes + cost)"
+"$BUILD/bench/analyze_bench" --model="$MODELS/resnet50.onnx" --batch=32 --benchmark_min_time=1 2>/dev/null | grep BM_
+"$BUILD/bench/analyze_bench" --model="$MODELS/vgg16.onnx" --batch=32 --benchmark_min_time=1 2>/dev/null | grep BM_
+"$BUILD/bench/analyze_bench" --model="$ROOT/models/transformer6.onnx" --batch=32 --dim=seq=128 \
+  --benchmark_min_time=1 2>/dev/null | grep BM_
+
+echo
+echo "== the same numbers another way: torch.profiler FLOP count (build model + one profiled forward)"
+printf "%-14s %12s %12s %12s %14s\n" model torch_s torch_RSS_MB torch_GFLOPs ratio_to_gpucast
+for m in resnet50 vgg16; do
+  j=$("$PY" "$ROOT/tools/torch_flops.py" "$m" --batch 32 --json)
+  ours=$(gpucast_flops "$MODELS/$m.onnx" --batch 32)
+  echo "$j" | "$PY" -c "
+import json, sys
+j = json.load(sys.stdin); ours = $ours
+print('%-14s %12.2f %12.0f %12.3f %14.5f' % (j['model'], j['seconds'], j['peak_rss_mb'], j['flops'] / 1e9, j['flops'] / ours))"
+done
