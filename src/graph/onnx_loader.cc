@@ -571,6 +571,16 @@ class Loader {
                    " values, want " + std::to_string(want));
       }
       if (a.name() == "group" && a.i() < 1) return Err(Ref(n) + ": group must be >= 1");
+      // Zero strides divide by zero in libonnx (found by fuzzing).
+      int64_t min = a.name() == "pads" || a.name() == "output_padding" ? 0
+                    : a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ? 1
+                    : INT64_MIN;
+      for (int64_t v : a.ints()) {
+        if (v < min) {
+          return Err(Ref(n) + ": attribute '" + a.name() + "' has value " + std::to_string(v) +
+                     ", want >= " + std::to_string(min));
+        }
+      }
     }
     return Status::Ok();
   }

@@ -320,6 +320,9 @@ TEST(LoadOnnx, MalformedConvRanksAreErrorsNotCrashes) {
   ModelBuilder c = ConvNet();
   c.model().mutable_graph()->mutable_node(0)->mutable_attribute(0)->add_ints(1);  // 5 pads
   EXPECT_EQ(Message(c), "m.onnx: node 'conv1' (Conv): attribute 'pads' has 5 values, want 4");
+  ModelBuilder z = ConvNet();
+  SetAttr(z.model().mutable_graph()->mutable_node(0), "strides", std::vector<int64_t>{0, 1});
+  EXPECT_EQ(Message(z), "m.onnx: node 'conv1' (Conv): attribute 'strides' has value 0, want >= 1");
 }
 
 // ---- Ops the library does not know ----
