@@ -11,7 +11,7 @@ PY         := /usr/bin/python3
 DEB_BUILD := cmake ninja-build g++ clang pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler libxgboost-dev nlohmann-json3-dev \
   libcli11-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libsqlite3-dev sqlite3 \
-  libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev bc time
+  libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time
 # Graph export and the measurement harness (python side).
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_ALL := $(DEB_BUILD) $(DEB_PY)

@@ -32,13 +32,15 @@ run_analyze() {  # label model args...
   local size; size=$(du -m "$model" | cut -f1)
   local times=() rss=0
   for _ in $(seq 10); do
-    out=$( { /usr/bin/time -f "%e %M" "$BIN" analyze "$model" "$@" --json >/dev/null; } 2>&1 )
-    times+=("$(echo "$out" | tail -1 | cut -d' ' -f1)")
-    r=$(echo "$out" | tail -1 | cut -d' ' -f2); [ "$r" -gt "$rss" ] && rss=$r
+    t0=$(date +%s%N)
+    r=$( { /usr/bin/time -f "%M" "$BIN" analyze "$model" "$@" --json >/dev/null; } 2>&1 | tail -1)
+    t1=$(date +%s%N)
+    times+=("$(( (t1 - t0) / 1000 ))")  # microseconds, including /usr/bin/time's own start
+    [ "$r" -gt "$rss" ] && rss=$r
   done
   med=$(printf "%s\n" "${times[@]}" | sort -n | sed -n 5p)
-  printf "%-34s %10s %10.0f %12.1f %12.3f\n" "$label" "$size" "$(echo "$med*1000" | bc -l)" \
-    "$(echo "$rss/1024" | bc -l)" "$(echo "$(gpucast_flops "$model" "$@")/1e9" | bc -l)"
+  awk -v l="$label" -v s="$size" -v t="$med" -v r="$rss" -v f="$(gpucast_flops "$model" "$@")" \
+    'BEGIN { printf "%-34s %10s %10.1f %12.1f %12.3f\n", l, s, t / 1000, r / 1024, f / 1e9 }' 
 }
 run_analyze "resnet50 (weights) b32" "$MODELS/resnet50.onnx" --batch 32
 run_analyze "vgg16 (weights) b32" "$MODELS/vgg16.onnx" --batch 32
