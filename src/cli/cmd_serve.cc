@@ -42,6 +42,7 @@ Result<std::string> ReadToken(const std::string& path) {
 }
 
 int RunServe(const ServeFlags& f) {
+  service::BlockStopSignals();  // before the predictor starts any thread
   service::ServiceOptions opts;
   opts.db_path = f.db;
   opts.max_body_bytes = f.max_body_bytes;

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -109,6 +110,10 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in,
                                                  std::unique_ptr<Scheduler> scheduler) {
   ServiceOptions opts = in;
   if (opts.upload_dir.empty()) opts.upload_dir = opts.db_path + ".models";
+  // Stored job records name uploads by absolute path.
+  std::error_code ec;
+  std::string abs_dir = std::filesystem::absolute(opts.upload_dir, ec).string();
+  if (!ec) opts.upload_dir = abs_dir;
   if (mkdir(opts.upload_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::Error(opts.upload_dir + ": cannot create upload directory");
   }
@@ -501,13 +506,24 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   return std::make_pair(host, static_cast<int>(*port));
 }
 
-Status ServeUntilSignal(Service* service, const std::string& listen) {
-  ASSIGN_OR_RETURN(auto hp, ParseListen(listen));
+namespace {
+sigset_t StopSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by every thread started below
+  return set;
+}
+}  // namespace
+
+void BlockStopSignals() {
+  sigset_t set = StopSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+Status ServeUntilSignal(Service* service, const std::string& listen) {
+  ASSIGN_OR_RETURN(auto hp, ParseListen(listen));
+  sigset_t set = StopSignals();
   ASSIGN_OR_RETURN(int port, service->Bind(hp.first, hp.second));
   std::printf("listening on %s:%d\n", hp.first.c_str(), port);
   std::fflush(stdout);

@@ -93,9 +93,14 @@ class Service {
 // "HOST:PORT" -> (host, port); port 0 = any free port.
 Result<std::pair<std::string, int>> ParseListen(const std::string& listen);
 
+// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread it
+// starts afterwards. Call first thing in main: threads started before (an
+// OpenMP pool...) would otherwise take the signal and kill the process.
+void BlockStopSignals();
+
 // Binds `listen`, prints "listening on HOST:PORT" (the bound port) to stdout,
-// serves until SIGINT or SIGTERM, then stops cleanly. REQUIRES: called before
-// any other thread of the process is started (it blocks those signals).
+// serves until SIGINT or SIGTERM, then stops cleanly.
+// REQUIRES: BlockStopSignals() ran before any other thread was started.
 Status ServeUntilSignal(Service* service, const std::string& listen);
 
 }  // namespace gpucast::service

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: service_testd HOST:PORT DB [GPUS]\n");
     return 2;
   }
+  BlockStopSignals();
   ServiceOptions opts;
   opts.db_path = argv[2];
   opts.tick_s = 0.05;
