@@ -19,6 +19,7 @@ struct TrainFlags {
   std::string catalog;
   std::string algo = "forest";
   uint64_t seed = 0;
+  std::string features = "paper";  // best leave-one-workload-out result, docs/predictor.md
 };
 
 int RunTrain(const TrainFlags& f) {
@@ -26,10 +27,10 @@ int RunTrain(const TrainFlags& f) {
   if (!catalog.ok()) return Fail("train", catalog.message());
   auto data = BuildDataset(f.data, *catalog);
   if (!data.ok()) return Fail("train", data.message());
-  auto p = Predictor::Train(*data, f.algo, f.seed);
+  auto p = Predictor::Train(*data, f.algo, f.seed, f.features);
   if (!p.ok()) return Fail("train", p.message());
   if (Status s = p->Save(f.out); !s.ok()) return Fail("train", s.message());
-  std::cout << "trained " << f.algo << " on " << data->rows.size() << " rows (" << data->groups.size()
+  std::cout << "trained " << f.algo << " (features " << f.features << ") on " << data->rows.size() << " rows (" << data->groups.size()
             << " workloads, " << data->feature_names.size() << " features, " << data->schema_name << " v"
             << data->schema_version << ", labels from " << data->gpu << ", data " << data->digest
             << ") -> " << f.out << "\n";
@@ -53,6 +54,11 @@ CLI::App* AddTrain(CLI::App& root, int* exit_code) {
   std::string algos;
   for (const AlgoRow& a : Algorithms()) algos += std::string("\n  ") + a.name + ": " + a.description;
   sub->add_option("--algo", flags->algo, "Regressor:" + algos)->capture_default_str();
+  std::string sets;
+  for (const std::string& s : FeatureSetNames()) sets += (sets.empty() ? "" : ", ") + s;
+  sub->add_option("--features", flags->features,
+                  "Feature subset the model reads: " + sets + " (default chosen by the lowo evaluation)")
+      ->capture_default_str();
   sub->add_option("--seed", flags->seed, "Random seed of the regressor (reproducible)")->capture_default_str();
   sub->footer("See docs/predictor.md for the features, the algorithms and their evaluation.");
   sub->callback([flags, exit_code] { *exit_code = RunTrain(*flags); });
