@@ -14,7 +14,7 @@ namespace gpucast::sim {
 
 namespace {
 
-constexpr double kMinRate = 0.05;
+constexpr double kMinRate = InterferenceModel::kMinRate;
 
 std::array<double, 5> Features(double u_self, double u_others) {
   double x = u_self / 100.0, y = u_others / 100.0;
@@ -134,13 +134,6 @@ Result<InterferenceModel> InterferenceModel::Fit(const std::vector<WorkloadProfi
   ASSIGN_OR_RETURN(auto rows, ReadColocate(w, colocate_csv));
   if (rows.empty()) return Status::Error(BaseName(colocate_csv) + ": no measured pairs");
   return InterferenceModel(static_cast<int>(w.size()), FitCoef(Samples(w, rows)), Aggregate(rows));
-}
-
-double InterferenceModel::ModelRate(double u_self, double u_others) const {
-  auto f = Features(u_self, u_others);
-  double r = 0;
-  for (int i = 0; i < 5; ++i) r += coef_[i] * f[i];
-  return std::clamp(r, kMinRate, 1.0);
 }
 
 double InterferenceModel::ModelCombinedUtil(const double* utils, int k) {

@@ -41,7 +41,12 @@ class InterferenceModel {
 
   // Fitted rate of a job with utilization u_self sharing with jobs whose
   // utilizations sum to u_others (percent). Used by policies on predictions.
-  double ModelRate(double u_self, double u_others) const;
+  double ModelRate(double u_self, double u_others) const {
+    double x = u_self / 100.0, y = u_others / 100.0, s = x + y - 1.0;
+    double r = coef_[0] + coef_[1] * x + coef_[2] * y + coef_[3] * x * y + coef_[4] * (s > 0 ? s : 0.0);
+    return r < kMinRate ? kMinRate : (r > 1.0 ? 1.0 : r);
+  }
+  static constexpr double kMinRate = 0.05;  // floor of any progress rate
   // 100 (1 - prod (1 - u_i/100)), percent.
   static double ModelCombinedUtil(const double* utils, int k);
 

@@ -22,7 +22,7 @@ struct Tent {
   double util_sum, mem_used, mem_mib;
   int njobs;
   bool taken_exclusive = false;
-  std::vector<double> added;  // utilizations placed this round
+  std::vector<double> utils;  // resident + this round's utilizations (bound_slowdown only)
 };
 
 struct Failure {
@@ -38,16 +38,31 @@ class CoLocate : public Policy {
   std::vector<Placement> Schedule(const ClusterView& v) override {
     std::vector<Placement> out;
     const auto& gpus = v.gpus();
+    const InterferenceModel& m = v.model();
+    model_ = &m;
+    const JobInfo& small = v.smallest_job();
+    const double u_min = k_.use_profiled ? small.profiled_util : small.predicted_util;
     tents_.clear();
     double min_sum = 1e18, max_free = 0;
     int empty = 0;
+    // Only GPUs that could take the smallest job (or are empty) are open this round.
     for (size_t g = 0; g < gpus.size(); ++g) {
       const GpuState& s = gpus[g];
       if (s.exclusive) continue;
-      if (k_.slot_only && !s.jobs.empty()) continue;
-      double sum = k_.use_profiled ? s.known_sum : s.pred_sum;
-      tents_.push_back({static_cast<int>(g), sum, s.mem_used, s.mem_mib,
-                        static_cast<int>(s.jobs.size()), false, {}});
+      if (s.mem_mib - s.mem_used < small.mem_mib) continue;
+      if (!s.jobs.empty()) {
+        if (k_.slot_only) continue;
+        double sum = k_.use_profiled ? s.known_sum : s.pred_sum;
+        Tent probe{static_cast<int>(g), sum, s.mem_used, s.mem_mib, static_cast<int>(s.jobs.size()), false, {}};
+        if (k_.bound_slowdown)
+          for (int r : s.jobs) probe.utils.push_back(UtilOf(v.job(r)));
+        double score;
+        if (!Accept(probe, u_min, &score)) continue;
+        tents_.push_back(std::move(probe));
+      } else {
+        tents_.push_back({static_cast<int>(g), 0.0, s.mem_used, s.mem_mib, 0, false, {}});
+      }
+      double sum = tents_.back().util_sum;
       min_sum = std::min(min_sum, sum);
       max_free = std::max(max_free, s.mem_mib - s.mem_used);
       empty += s.jobs.empty();
@@ -55,8 +70,8 @@ class CoLocate : public Policy {
     if (tents_.empty()) return out;
     std::vector<Failure> failures;
     int failed = 0;
-    for (int j : v.candidates()) {
-      if (failed >= o_.max_failures) break;
+    v.VisitCandidates([&](int j) {
+      if (failed >= o_.max_failures) return false;
       const JobInfo& info = v.job(j);
       bool alone = k_.slot_only || (k_.profile_first && !info.profiled);
       double u = alone ? 100.0 : UtilOf(info);
@@ -73,7 +88,7 @@ class CoLocate : public Policy {
       if (dominated || info.mem_mib > max_free || (alone && info.num_gpus > empty) ||
           (!alone && !k_.bound_slowdown && u > o_.cap - min_sum + 1e-9)) {
         ++failed;
-        continue;
+        return true;
       }
       std::vector<std::pair<double, int>> ok;  // (score, tent index); higher score first
       for (size_t t = 0; t < tents_.size(); ++t) {
@@ -83,13 +98,19 @@ class CoLocate : public Policy {
           if (x.njobs == 0) ok.push_back({0.0, static_cast<int>(t)});
           continue;
         }
+        if (k_.spread && x.njobs == 0 && empty >= info.num_gpus) {
+          ok.push_back({3.0, static_cast<int>(t)});  // enough empty GPUs: take the first ones
+          if (static_cast<int>(ok.size()) == info.num_gpus) break;
+          continue;
+        }
+        if (k_.spread && empty >= info.num_gpus) continue;
         double score;
-        if (!Accept(v, x, u, &score)) continue;
+        if (!Accept(x, u, &score)) continue;
         ok.push_back({score, static_cast<int>(t)});
       }
       if (static_cast<int>(ok.size()) < info.num_gpus) {
         fail();
-        continue;
+        return true;
       }
       auto better = [](const std::pair<double, int>& a, const std::pair<double, int>& b) {
         return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -105,12 +126,13 @@ class CoLocate : public Policy {
         x.njobs += 1;
         x.util_sum += u;
         x.mem_used += info.mem_mib;
-        x.added.push_back(u);
+        if (k_.bound_slowdown) x.utils.push_back(u);
         x.taken_exclusive = alone;
         p.gpus.push_back(x.gpu);
       }
       out.push_back(std::move(p));
-    }
+      return true;
+    });
     return out;
   }
 
@@ -121,30 +143,35 @@ class CoLocate : public Policy {
   }
 
   // Whether a job of utilization u may join x; *score ranks acceptable GPUs.
-  bool Accept(const ClusterView& v, const Tent& x, double u, double* score) const {
+  bool Accept(const Tent& x, double u, double* score) const {
     if (!k_.bound_slowdown) {
       if (x.util_sum + u > o_.cap + 1e-9) return false;
       *score = k_.spread ? (x.njobs == 0 ? 1e9 : -x.util_sum) : x.util_sum;  // pack: fullest first
       return true;
     }
+    if (x.utils.empty()) {
+      *score = 2.0;  // empty GPUs first
+      return true;
+    }
     // Every resident job and the newcomer must keep rate >= 1 - max_slowdown.
-    utils_.clear();
-    for (int r : v.gpus()[x.gpu].jobs) utils_.push_back(UtilOf(v.job(r)));
-    for (double a : x.added) utils_.push_back(a);
-    utils_.push_back(u);
-    double sum = 0;
-    for (double a : utils_) sum += a;
-    double worst = 1.0;
-    for (double a : utils_) worst = std::min(worst, v.model().ModelRate(a, sum - a));
-    if (utils_.size() > 1 && worst < 1.0 - o_.max_slowdown) return false;
-    *score = x.njobs == 0 ? 2.0 : worst;  // empty GPUs first, then least predicted slowdown
+    const double floor = 1.0 - o_.max_slowdown;
+    double sum = u;
+    for (double a : x.utils) sum += a;
+    double worst = model_->ModelRate(u, sum - u);
+    if (worst < floor) return false;
+    for (double a : x.utils) {
+      double r = model_->ModelRate(a, sum - a);
+      if (r < floor) return false;
+      worst = std::min(worst, r);
+    }
+    *score = worst;  // then the least predicted slowdown
     return true;
   }
 
   Knobs k_;
   PolicyOptions o_;
   std::vector<Tent> tents_;
-  mutable std::vector<double> utils_;
+  const InterferenceModel* model_ = nullptr;  // the view's, during Schedule
 };
 
 template <bool Slot, bool Profile, bool Profiled, bool Bound, bool Spread>

@@ -3,6 +3,7 @@
 // policy.cc (Policies()) lists them all: adding a policy is adding a row.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,8 +37,24 @@ class ClusterView {
   virtual double now() const = 0;
   virtual const std::vector<GpuState>& gpus() const = 0;
   virtual const JobInfo& job(int j) const = 0;
-  // Queued jobs to consider this round, in submit order.
-  virtual const std::vector<int>& candidates() const = 0;
+  // Queued jobs to consider this round, in submit order (used by the default
+  // VisitCandidates; a view may override VisitCandidates instead).
+  virtual const std::vector<int>& candidates() const {
+    static const std::vector<int> kNone;
+    return kNone;
+  }
+  // Calls visit(job) for the candidates in order until visit returns false.
+  virtual void VisitCandidates(const std::function<bool(int)>& visit) const {
+    for (int j : candidates())
+      if (!visit(j)) return;
+  }
+  // Lower bounds over every job of the run (the least memory, predicted and
+  // profiled utilization): lets a policy skip GPUs that could not take even
+  // the smallest job. The default (all zero) skips nothing that could fit.
+  virtual const JobInfo& smallest_job() const {
+    static const JobInfo kZero{1, 0, 0, true, 0};
+    return kZero;
+  }
   virtual const InterferenceModel& model() const = 0;
 };
 

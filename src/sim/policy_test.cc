@@ -14,7 +14,11 @@ class FakeView : public ClusterView {
   double now() const override { return 0; }
   const std::vector<GpuState>& gpus() const override { return gpus_; }
   const JobInfo& job(int j) const override { return jobs_[j]; }
-  const std::vector<int>& candidates() const override { return cand_; }
+  void VisitCandidates(const std::function<bool(int)>& visit) const override {
+    for (int j : cand_)
+      if (!visit(j)) return;
+  }
+  const JobInfo& smallest_job() const override { return small_; }
   const InterferenceModel& model() const override { return model_; }
 
   int AddJob(int gpus, double mem, double pred, bool profiled = false, double prof = 0) {
@@ -32,6 +36,7 @@ class FakeView : public ClusterView {
     s.exclusive = exclusive;
   }
   std::vector<int> cand_;
+  JobInfo small_{1, 1000, 1, true, 1};
 
  private:
   InterferenceModel model_;

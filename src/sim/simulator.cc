@@ -65,7 +65,16 @@ class Engine : public ClusterView {
   double now() const override { return now_; }
   const std::vector<GpuState>& gpus() const override { return gpus_; }
   const JobInfo& job(int j) const override { return info_[j]; }
-  const std::vector<int>& candidates() const override { return candidates_; }
+  void VisitCandidates(const std::function<bool(int)>& visit) const override {
+    if (all_queued_) {
+      for (int j : queue_)
+        if (!visit(j)) return;
+    } else {
+      for (int j : new_jobs_)
+        if (!visit(j)) return;
+    }
+  }
+  const JobInfo& smallest_job() const override { return smallest_; }
   const InterferenceModel& model() const override { return model_; }
 
   Result<SimResult> Run(Policy& policy) {
@@ -95,9 +104,10 @@ class Engine : public ClusterView {
         freed = true;
         ++res_.events;
       }
-      if (freed) candidates_.assign(queue_.begin(), queue_.end());
-      else candidates_ = new_jobs_;
-      if (!candidates_.empty()) RETURN_IF_ERROR(Apply(policy.Schedule(*this)));
+      // Capacity freed: every queued job may fit now. Otherwise only the new
+      // arrivals can (the cluster only got fuller since the last round).
+      all_queued_ = freed;
+      if (freed ? !queue_.empty() : !new_jobs_.empty()) RETURN_IF_ERROR(Apply(policy.Schedule(*this)));
       Refresh();
       if (cfg_.progress && res_.events >= next_progress) {
         cfg_.progress(now_, done_, static_cast<int64_t>(n));
@@ -141,6 +151,12 @@ class Engine : public ClusterView {
       mae += std::fabs(w_[wl].predicted_util - w_[wl].true_util);
     }
     res_.pred_mae = n ? mae / static_cast<double>(n) : 0;
+    smallest_ = {1, INFINITY, INFINITY, true, INFINITY};
+    for (const JobInfo& j : info_) {
+      smallest_.mem_mib = std::min(smallest_.mem_mib, j.mem_mib);
+      smallest_.predicted_util = std::min(smallest_.predicted_util, j.predicted_util);
+    }
+    for (const JobRecord& r : res_.jobs) smallest_.profiled_util = std::min(smallest_.profiled_util, r.true_util);
     if (!trace_.jobs.empty()) now_ = trace_.jobs.front().submit_s;
     t0_ = now_;
     return Status::Ok();
@@ -386,7 +402,9 @@ class Engine : public ClusterView {
   std::vector<SimJob> jobs_;
   std::vector<JobInfo> info_;
   std::set<int> queue_;  // job indices = submit order
-  std::vector<int> candidates_, new_jobs_;
+  std::vector<int> new_jobs_;
+  bool all_queued_ = false;
+  JobInfo smallest_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
   int64_t order_ = 0, done_ = 0, refreshes_ = 0;
   int shared_gpus_ = 0;
