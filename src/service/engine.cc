@@ -21,12 +21,12 @@ namespace {
 using CacheKey = std::tuple<std::string, int64_t /*mtime ns*/, int64_t /*size*/, int64_t /*batch*/,
                             bool /*amp*/, std::map<std::string, int64_t> /*dims*/>;
 
-// LRU cache of cost reports. Thread-safe.
+// LRU cache of a job graph's cost reports (one per graph). Thread-safe.
 class GraphCache {
  public:
   explicit GraphCache(size_t capacity) : capacity_(capacity) {}
 
-  std::shared_ptr<const CostReport> Find(const CacheKey& key) {
+  std::shared_ptr<const std::vector<CostReport>> Find(const CacheKey& key) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(key);
     if (it == map_.end()) return nullptr;
@@ -34,7 +34,7 @@ class GraphCache {
     return it->second.first;
   }
 
-  void Put(const CacheKey& key, std::shared_ptr<const CostReport> report) {
+  void Put(const CacheKey& key, std::shared_ptr<const std::vector<CostReport>> report) {
     std::lock_guard<std::mutex> lock(mu_);
     if (map_.count(key)) return;
     lru_.push_front(key);
@@ -49,7 +49,7 @@ class GraphCache {
   std::mutex mu_;
   size_t capacity_;
   std::list<CacheKey> lru_;  // most recent first
-  std::map<CacheKey, std::pair<std::shared_ptr<const CostReport>, std::list<CacheKey>::iterator>> map_;
+  std::map<CacheKey, std::pair<std::shared_ptr<const std::vector<CostReport>>, std::list<CacheKey>::iterator>> map_;
 };
 
 class PredictorEngine : public PredictionEngine {
@@ -70,7 +70,7 @@ class PredictorEngine : public PredictionEngine {
                  spec.batch,
                  spec.amp,
                  spec.dims};
-    std::shared_ptr<const CostReport> report = cache_.Find(key);
+    std::shared_ptr<const std::vector<CostReport>> report = cache_.Find(key);
     if (report) {
       *cache_hit = true;
     } else {
@@ -81,7 +81,7 @@ class PredictorEngine : public PredictionEngine {
       CostOptions co;
       co.amp = spec.amp;
       ASSIGN_OR_RETURN(CostReport cost, AnalyzeCost(graph, co));
-      report = std::make_shared<const CostReport>(std::move(cost));
+      report = std::make_shared<const std::vector<CostReport>>(1, std::move(cost));
       cache_.Put(key, report);
     }
     JobConfig job;
@@ -89,7 +89,7 @@ class PredictorEngine : public PredictionEngine {
     job.amp = spec.amp;
     job.attrs = spec.TypedAttrs();
     if (!predictor_.info().gpu.empty()) job.gpu = predictor_.info().gpu;
-    Result<PredictResult> r = predictor_.Predict({*report}, job);
+    Result<PredictResult> r = predictor_.Predict(*report, job);  // no copy of the report
     if (!r.ok()) return r.status().Prefixed(spec.model);
     return Prediction{r->prediction.util, r->prediction.low, r->prediction.high};
   }

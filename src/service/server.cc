@@ -138,6 +138,7 @@ void Service::Routes() {
   h.set_write_timeout(opts_.read_timeout_s, 0);
   h.set_keep_alive_timeout(opts_.read_timeout_s);
   h.set_keep_alive_max_count(1000);
+  h.set_tcp_nodelay(true);  // small JSON replies: no Nagle/delayed-ACK stalls (~40 ms)
   int threads = opts_.threads;
   h.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
 
