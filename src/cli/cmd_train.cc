@@ -17,9 +17,9 @@ struct TrainFlags {
   std::string data;
   std::string out;
   std::string catalog;
-  std::string algo = "forest";
+  std::string algo = kDefaultAlgo;
   uint64_t seed = 0;
-  std::string features = "paper";  // best leave-one-workload-out result, docs/predictor.md
+  std::string features = kDefaultFeatureSet;
 };
 
 int RunTrain(const TrainFlags& f) {

@@ -144,7 +144,7 @@ Result<std::vector<RowPrediction>> LeaveOneWorkloadOutPredictions(const Dataset&
   Split s;
   s.kind = Split::kLowo;
   ASSIGN_OR_RETURN(std::vector<Fold> folds, MakeFolds(s, data.group, seed));
-  ASSIGN_OR_RETURN(std::vector<RowPrediction> p, CrossValidatedPredictions(data, folds, algo, seed, "all"));
+  ASSIGN_OR_RETURN(std::vector<RowPrediction> p, CrossValidatedPredictions(data, folds, algo, seed, kDefaultFeatureSet));
   std::sort(p.begin(), p.end(), [](const RowPrediction& a, const RowPrediction& b) { return a.row < b.row; });
   return p;
 }

@@ -27,6 +27,10 @@ struct UtilPrediction {
   double high = 0;
 };
 
+// Defaults chosen by the leave-one-workload-out evaluation (docs/predictor.md).
+inline constexpr const char* kDefaultAlgo = "forest";
+inline constexpr const char* kDefaultFeatureSet = "paper";
+
 // Feature subsets for the ablation. "all" = every schema feature; the others
 // are named groups of the schema (see FeatureSetNames / docs/predictor.md).
 std::vector<std::string> FeatureSetNames();
