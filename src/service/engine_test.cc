@@ -1,0 +1,144 @@
+// The real prediction engine: a predictor trained on the shared measurements,
+// real ONNX graphs from models/, and the graph cache's key.
+#include "service/engine.h"
+
+#include <sys/stat.h>
+#include <utime.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cost/cost.h"
+#include "graph/onnx_loader.h"
+#include "predict/catalog.h"
+#include "predict/dataset.h"
+#include "predict/predictor.h"
+#include "util/paths.h"
+
+namespace gpucast::service {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+JobSpec Spec(const std::string& model, int64_t batch = 1) {
+  JobSpec s;
+  s.model = model;
+  s.batch = batch;
+  return s;
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string tmpl = (fs::temp_directory_path() / "gpucast-engine-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    auto catalog = LoadCatalog(HomeDir() + "/models/catalog.json");
+    ASSERT_TRUE(catalog.ok()) << catalog.message();
+    auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *catalog);
+    ASSERT_TRUE(data.ok()) << data.message();
+    auto p = Predictor::Train(*data, kDefaultAlgo, 1, kDefaultFeatureSet);
+    ASSERT_TRUE(p.ok()) << p.message();
+    ASSERT_TRUE(p->Save(dir_ + "/predictor.json").ok());
+    predictor_ = new Predictor(std::move(p).value());
+  }
+  static void TearDownTestSuite() {
+    delete predictor_;
+    fs::remove_all(dir_);
+  }
+  // The predictor called directly, without the engine's cache.
+  static double Direct(const std::string& model, int64_t batch) {
+    LoadOptions lo;
+    lo.batch = batch;
+    auto g = LoadOnnxGraph(model, lo);
+    EXPECT_TRUE(g.ok()) << g.message();
+    auto r = AnalyzeCost(*g, CostOptions{});
+    JobConfig job;
+    job.batch = batch;
+    job.gpu = predictor_->info().gpu;
+    auto p = predictor_->Predict({*r}, job);
+    EXPECT_TRUE(p.ok()) << p.message();
+    return p->prediction.util;
+  }
+  static std::string dir_;
+  static Predictor* predictor_;
+};
+std::string EngineTest::dir_;
+Predictor* EngineTest::predictor_ = nullptr;
+
+TEST_F(EngineTest, PredictsLikeThePredictorAndCachesByFileAndConfig) {
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json");
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  EXPECT_THAT((*engine)->Describe(), HasSubstr("forest"));
+  // A copy of a real graph, so the test can touch it.
+  const std::string model = dir_ + "/pointnet.onnx";
+  fs::copy_file(HomeDir() + "/models/pointnet.onnx", model);
+  JobSpec spec;
+  spec.model = model;
+  spec.batch = 32;
+  bool hit = true;
+  auto a = (*engine)->Predict(spec, &hit);
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_FALSE(hit);
+  EXPECT_DOUBLE_EQ(a->util, Direct(model, 32));
+  EXPECT_GE(a->util, 0);
+  EXPECT_LE(a->util, 100);
+  auto b = (*engine)->Predict(spec, &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_DOUBLE_EQ(b->util, a->util);
+  // Another batch size is another analysis.
+  spec.batch = 8;
+  (void)(*engine)->Predict(spec, &hit);
+  EXPECT_FALSE(hit);
+  // A file whose mtime changed is analysed again.
+  struct utimbuf times = {1000000000, 1000000000};
+  ASSERT_EQ(utime(model.c_str(), &times), 0);
+  (void)(*engine)->Predict(spec, &hit);
+  EXPECT_FALSE(hit);
+  // Attributes change the prediction input, not the cached graph.
+  spec.attrs["loader_workers"] = "0";
+  auto c = (*engine)->Predict(spec, &hit);
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_TRUE(hit);
+}
+
+TEST_F(EngineTest, LargeGraphPredictsHigherThanSmall) {
+  // Measured: ResNet50 on a synthetic GPU batch runs near 100%, PointNet near 5-15%
+  // (../shared/workloads.md); the trained predictor must order them so.
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json");
+  ASSERT_TRUE(engine.ok());
+  bool hit;
+  JobSpec r50 = Spec(HomeDir() + "/models/resnet50.onnx", 64);
+  JobSpec pn = Spec(HomeDir() + "/models/pointnet.onnx", 32);
+  auto big = (*engine)->Predict(r50, &hit);
+  auto small = (*engine)->Predict(pn, &hit);
+  ASSERT_TRUE(big.ok() && small.ok());
+  EXPECT_GT(big->util, 80);
+  EXPECT_LT(small->util, 30);
+}
+
+TEST_F(EngineTest, Errors) {
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json");
+  ASSERT_TRUE(engine.ok());
+  bool hit;
+  JobSpec missing = Spec(dir_ + "/nope.onnx");
+  EXPECT_EQ((*engine)->Predict(missing, &hit).message(),
+            dir_ + "/nope.onnx: cannot read model file: No such file or directory");
+  JobSpec directory = Spec(dir_);
+  EXPECT_EQ((*engine)->Predict(directory, &hit).message(), dir_ + ": not a regular file");
+  std::ofstream(dir_ + "/bad.onnx") << "not a model";
+  JobSpec bad = Spec(dir_ + "/bad.onnx");
+  auto r = (*engine)->Predict(bad, &hit);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.message(), HasSubstr(dir_ + "/bad.onnx: "));
+  auto no_predictor = NewPredictorEngine(dir_ + "/none.json");
+  ASSERT_FALSE(no_predictor.ok());
+  EXPECT_THAT(no_predictor.message(), HasSubstr(dir_ + "/none.json"));
+}
+
+}  // namespace
+}  // namespace gpucast::service
