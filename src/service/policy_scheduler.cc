@@ -1,6 +1,7 @@
 // The live scheduler: the simulator's policies on a view of the service's jobs.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "service/scheduler.h"
@@ -57,6 +58,27 @@ class PolicyScheduler : public Scheduler {
 
   std::string PolicyName() const override { return row_->name; }
   int TotalGpus() const override { return static_cast<int>(cluster_.gpus.size()); }
+
+  Status CanEverFit(const JobSpec& spec) const override {
+    if (spec.gpus > TotalGpus()) {
+      return Status::Error("field 'gpus': " + std::to_string(spec.gpus) + " requested, the cluster has " +
+                           std::to_string(TotalGpus()));
+    }
+    int64_t roomy = 0;
+    double largest = 0;
+    for (const sim::Gpu& g : cluster_.gpus) {
+      roomy += g.mem_mib + 1e-6 >= spec.mem_mib;
+      largest = std::max(largest, g.mem_mib);
+    }
+    if (roomy < spec.gpus) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.0f", largest);
+      return Status::Error("field 'mem_mib': " + std::to_string(spec.gpus) + " GPU(s) with " +
+                           std::to_string(static_cast<int64_t>(spec.mem_mib)) +
+                           " MiB requested, the cluster's largest GPU has " + buf + " MiB");
+    }
+    return Status::Ok();
+  }
 
   Result<std::vector<Placement>> Plan(const std::vector<Job>& queued, double now) override {
     RoundView v;

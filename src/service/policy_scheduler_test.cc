@@ -103,6 +103,15 @@ TEST(PolicySchedulerTest, MemoryMustFit) {
   EXPECT_EQ(ps->size(), 1u);
 }
 
+TEST(PolicySchedulerTest, JobsThatCanNeverFit) {
+  auto s = Make("2x RTX3090", "predictive");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->CanEverFit(Queued(1, 50, 2, 24576).spec).ok());
+  EXPECT_EQ(s->CanEverFit(Queued(1, 50, 3).spec).message(), "field 'gpus': 3 requested, the cluster has 2");
+  EXPECT_EQ(s->CanEverFit(Queued(1, 50, 1, 30000).spec).message(),
+            "field 'mem_mib': 1 GPU(s) with 30000 MiB requested, the cluster's largest GPU has 24576 MiB");
+}
+
 TEST(PolicySchedulerTest, ClusterJsonShowsPredictedAssumedAndModelledLoad) {
   auto s = Make("2x RTX3090", "predictive");
   ASSERT_TRUE(s);

@@ -23,8 +23,11 @@ class Scheduler {
  public:
   virtual ~Scheduler() = default;
   virtual std::string PolicyName() const = 0;
-  // GPUs in the cluster (constant); a job asking for more can never run.
+  // GPUs in the cluster (constant).
   virtual int TotalGpus() const = 0;
+  // Error naming the field if the job could not run even on an empty cluster
+  // (more GPUs than exist, more memory than enough GPUs have).
+  virtual Status CanEverFit(const JobSpec& spec) const = 0;
   // Where queued jobs (in submission order) go now. Changes nothing: the
   // service persists the decisions, then calls Start for each.
   virtual Result<std::vector<Placement>> Plan(const std::vector<Job>& queued, double now) = 0;

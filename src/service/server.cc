@@ -368,11 +368,8 @@ void Service::PostJob(const httplib::Request& req, httplib::Response& res) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (spec->gpus > scheduler_->TotalGpus()) {
-      return SendError(res, 422, "field 'gpus': " + std::to_string(spec->gpus) +
-                                     " requested, the cluster has " +
-                                     std::to_string(scheduler_->TotalGpus()));
-    }
+    Status fits = scheduler_->CanEverFit(*spec);
+    if (!fits.ok()) return SendError(res, 422, fits.message());
   }
   bool hit = false;
   Result<Prediction> pred = engine_->Predict(*spec, &hit);

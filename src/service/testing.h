@@ -51,6 +51,11 @@ class OneJobPerGpu : public Scheduler {
   explicit OneJobPerGpu(int n) : owner_(n, 0) {}
   std::string PolicyName() const override { return "one-per-gpu (test)"; }
   int TotalGpus() const override { return static_cast<int>(owner_.size()); }
+  Status CanEverFit(const JobSpec& spec) const override {
+    if (spec.gpus <= TotalGpus()) return Status::Ok();
+    return Status::Error("field 'gpus': " + std::to_string(spec.gpus) + " requested, the cluster has " +
+                         std::to_string(TotalGpus()));
+  }
   Result<std::vector<Placement>> Plan(const std::vector<Job>& queued, double) override {
     std::vector<int64_t> owner = owner_;
     std::vector<Placement> out;
