@@ -113,7 +113,7 @@ int RunSimulate(const SimulateFlags& f) {
   const bool tty = ::isatty(2);
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   if (!f.json)
-    std::printf("%-19s %6s %10s %10s %10s %10s %11s %9s %8s\n", "policy", "util%", "jct_mean_s", "jct_p95_s",
+    std::printf("%-19s %6s %6s %10s %10s %10s %10s %11s %9s %8s\n", "policy", "util%", "work%", "jct_mean_s", "jct_p95_s",
                 "queue_s", "makespan_s", "slowdown", "done", "events/s");
   for (const std::string& p : policies) {
     sim::SimConfig cfg;
@@ -140,8 +140,8 @@ int RunSimulate(const SimulateFlags& f) {
     s["wall_s"] = wall;
     all.push_back(s);
     if (!f.json)
-      std::printf("%-19s %6.2f %10.0f %10.0f %10.0f %10.0f %11.3f %4lld/%-4lld %8.0f\n", p.c_str(),
-                  r->cluster_utilization, r->jct_mean_s, r->jct_p95_s, r->queue_mean_s, r->makespan_s,
+      std::printf("%-19s %6.2f %6.2f %10.0f %10.0f %10.0f %10.0f %11.3f %4lld/%-4lld %8.0f\n", p.c_str(),
+                  r->cluster_utilization, r->work_utilization, r->jct_mean_s, r->jct_p95_s, r->queue_mean_s, r->makespan_s,
                   r->mean_slowdown, static_cast<long long>(r->jobs_done), static_cast<long long>(r->jobs_total),
                   wall > 0 ? r->events / wall : 0.0);
   }

@@ -63,13 +63,15 @@ std::string Human(double s) {
 std::string Chart(const std::string& title, const std::string& xlabel, const std::string& ylabel,
                   const std::vector<std::vector<std::pair<double, double>>>& lines,
                   const std::vector<std::string>& names, double xmin, double xmax, double ymax, bool logx) {
-  const double W = 1000, H = 360, L = 70, R = 20, T = 30, B = 50;
+  // The legend sits below the plot, one row per line.
+  const double W = 1000, L = 70, R = 20, T = 30, B = 50, LEG = 18.0 * static_cast<double>(lines.size()) + 8;
+  const double H = 360 + LEG, P = 360;  // P: bottom of the plot block
   auto X = [&](double x) {
     double a = logx ? std::log10(std::max(x, xmin)) : x, lo = logx ? std::log10(xmin) : xmin,
            hi = logx ? std::log10(xmax) : xmax;
     return L + (W - L - R) * (hi > lo ? (a - lo) / (hi - lo) : 0);
   };
-  auto Y = [&](double y) { return T + (H - T - B) * (1 - y / ymax); };
+  auto Y = [&](double y) { return T + (P - T - B) * (1 - y / ymax); };
   std::ostringstream s;
   s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "' viewBox='0 0 " << W << " " << H
     << "' font-family='sans-serif' font-size='12'>\n";
@@ -82,27 +84,27 @@ std::string Chart(const std::string& title, const std::string& xlabel, const std
   if (logx) {
     for (double d = std::pow(10, std::floor(std::log10(xmin))); d <= xmax * 1.0001; d *= 10) {
       if (d < xmin) continue;
-      s << "<line x1='" << X(d) << "' x2='" << X(d) << "' y1='" << T << "' y2='" << H - B << "' stroke='#eee'/>"
-        << "<text x='" << X(d) << "' y='" << H - B + 16 << "' text-anchor='middle'>" << Human(d) << "</text>\n";
+      s << "<line x1='" << X(d) << "' x2='" << X(d) << "' y1='" << T << "' y2='" << P - B << "' stroke='#eee'/>"
+        << "<text x='" << X(d) << "' y='" << P - B + 16 << "' text-anchor='middle'>" << Human(d) << "</text>\n";
     }
   } else {
     for (int i = 0; i <= 5; ++i) {
       double x = xmin + (xmax - xmin) * i / 5;
-      s << "<text x='" << X(x) << "' y='" << H - B + 16 << "' text-anchor='middle'>" << Human(x) << "</text>\n";
+      s << "<text x='" << X(x) << "' y='" << P - B + 16 << "' text-anchor='middle'>" << Human(x) << "</text>\n";
     }
   }
-  s << "<line x1='" << L << "' x2='" << L << "' y1='" << T << "' y2='" << H - B << "' stroke='#333'/>"
-    << "<line x1='" << L << "' x2='" << W - R << "' y1='" << H - B << "' y2='" << H - B << "' stroke='#333'/>\n";
-  s << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>" << Esc(xlabel) << "</text>\n";
-  s << "<text transform='translate(16," << (T + H - B) / 2 << ") rotate(-90)' text-anchor='middle'>" << Esc(ylabel) << "</text>\n";
+  s << "<line x1='" << L << "' x2='" << L << "' y1='" << T << "' y2='" << P - B << "' stroke='#333'/>"
+    << "<line x1='" << L << "' x2='" << W - R << "' y1='" << P - B << "' y2='" << P - B << "' stroke='#333'/>\n";
+  s << "<text x='" << (L + W - R) / 2 << "' y='" << P - 14 << "' text-anchor='middle'>" << Esc(xlabel) << "</text>\n";
+  s << "<text transform='translate(16," << (T + P - B) / 2 << ") rotate(-90)' text-anchor='middle'>" << Esc(ylabel) << "</text>\n";
   for (size_t i = 0; i < lines.size(); ++i) {
     const char* c = kColors[i % 8];
     s << "<polyline fill='none' stroke='" << c << "' stroke-width='1.6' points='";
     for (auto& [x, y] : lines[i]) s << F(X(x), 1) << ',' << F(Y(std::min(y, ymax)), 1) << ' ';
     s << "'/>\n";
-    double ly = T + 16 + 16 * static_cast<double>(i);
-    s << "<rect x='" << W - R - 260 << "' y='" << ly - 9 << "' width='12' height='4' fill='" << c << "'/>"
-      << "<text x='" << W - R - 242 << "' y='" << ly - 4 << "'>" << Esc(names[i]) << "</text>\n";
+    double ly = P + 18.0 * static_cast<double>(i);
+    s << "<rect x='" << L << "' y='" << ly - 6 << "' width='18' height='4' fill='" << c << "'/>"
+      << "<text x='" << L + 24 << "' y='" << ly << "'>" << Esc(names[i]) << "</text>\n";
   }
   s << "</svg>\n";
   return s.str();
@@ -178,7 +180,12 @@ std::string RenderReport(const std::vector<RunData>& runs) {
     h << "<tr><td>" << Esc(k) << "</td>";
     for (const RunData& r : runs) {
       auto it = std::find_if(r.metrics.begin(), r.metrics.end(), [&](auto& m) { return m.first == k; });
-      h << "<td>" << (it == r.metrics.end() ? "" : F(it->second, std::fabs(it->second) < 10 ? 3 : 1)) << "</td>";
+      std::string cell;
+      if (it != r.metrics.end())
+        cell = it->second == std::floor(it->second) && std::fabs(it->second) < 1e15
+                   ? F(it->second, 0)
+                   : F(it->second, std::fabs(it->second) < 10 ? 3 : 1);
+      h << "<td>" << cell << "</td>";
     }
     h << "</tr>\n";
   }

@@ -353,7 +353,7 @@ class Engine : public ClusterView {
   Result<SimResult> Finish() {
     double first_submit = t0_, last_end = t0_;
     std::vector<double> jct;
-    double queue = 0, slow = 0, run_slow = 0;
+    double queue = 0, slow = 0, run_slow = 0, work = 0;
     for (JobRecord& r : res_.jobs) {
       if (r.status != "done") continue;
       last_end = std::max(last_end, r.end_s);
@@ -362,12 +362,15 @@ class Engine : public ClusterView {
       queue += r.start_s - r.submit_s;
       slow += c / r.duration_s;
       run_slow += (r.end_s - r.start_s) / r.duration_s;
+      work += r.true_util / 100.0 * r.duration_s * r.num_gpus;
     }
     res_.jobs_total = static_cast<int64_t>(res_.jobs.size());
     res_.jobs_done = static_cast<int64_t>(jct.size());
     res_.makespan_s = last_end - first_submit;
-    if (res_.makespan_s > 0)
+    if (res_.makespan_s > 0) {
       res_.cluster_utilization = 100.0 * res_.busy_gpu_s / (res_.num_gpus * res_.makespan_s);
+      res_.work_utilization = 100.0 * work / (res_.num_gpus * res_.makespan_s);
+    }
     if (!jct.empty()) {
       double n = static_cast<double>(jct.size());
       double sum = 0;
@@ -443,6 +446,7 @@ std::string SummaryJson(const SimResult& r) {
   j["cluster"] = r.cluster;
   j["num_gpus"] = r.num_gpus;
   j["cluster_utilization"] = r.cluster_utilization;
+  j["work_utilization"] = r.work_utilization;
   j["jct_mean_s"] = r.jct_mean_s;
   j["jct_p50_s"] = r.jct_p50_s;
   j["jct_p95_s"] = r.jct_p95_s;

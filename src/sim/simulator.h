@@ -49,6 +49,11 @@ struct SimResult {
   int num_gpus = 0;
   std::string cluster;
   double cluster_utilization = 0;  // percent, see docs/simulator.md
+  // Solo-equivalent utilization, percent: 100 * sum over done jobs of
+  // true_util/100 * duration * num_gpus / (num_gpus_cluster * makespan). Equal to
+  // cluster_utilization when nothing shares; unlike it, not inflated by jobs
+  // that merely run longer side by side.
+  double work_utilization = 0;
   double jct_mean_s = 0, jct_p50_s = 0, jct_p95_s = 0, jct_p99_s = 0;
   double queue_mean_s = 0, makespan_s = 0;
   double mean_slowdown = 0;        // mean of (end - submit) / duration over done jobs

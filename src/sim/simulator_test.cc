@@ -53,6 +53,7 @@ TEST(Simulator, QueueingAndUtilizationIntegral) {
   EXPECT_DOUBLE_EQ(r->queue_mean_s, 45);
   // (40 * 100 + 50 * 50) / (1 GPU * 150 s) = 43.33%.
   EXPECT_NEAR(r->cluster_utilization, 6500.0 / 150, 1e-9);
+  EXPECT_NEAR(r->work_utilization, r->cluster_utilization, 1e-9);  // nothing shared
   EXPECT_NEAR(r->mean_slowdown, (1.0 + 140.0 / 50) / 2, 1e-12);
 }
 
@@ -68,6 +69,8 @@ TEST(Simulator, MeasuredPairInterference) {
   EXPECT_NEAR(r->cluster_utilization, (70 * 125 + 50 * 37.5) / 162.5, 1e-9);
   EXPECT_NEAR(r->shared_gpu_s, 125, 1e-9);
   EXPECT_NEAR(r->mean_run_slowdown, (1.25 + 1.625) / 2, 1e-12);
+  // Solo-equivalent: (40 * 100 + 50 * 100) / 162.5.
+  EXPECT_NEAR(r->work_utilization, 9000 / 162.5, 1e-9);
   // Slot on the same jobs: 40 * 100 + 50 * 100 over 200 s.
   auto s = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "slot", {0, 1});
   EXPECT_NEAR(s->cluster_utilization, 45, 1e-9);
