@@ -12,9 +12,11 @@ DEB_BUILD := cmake ninja-build g++ clang pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler libxgboost-dev nlohmann-json3-dev \
   libcli11-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libsqlite3-dev sqlite3 \
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time
+# Live Slurm integration test and the HTTP load test.
+DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk
 # Graph export and the measurement harness (python side).
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
-DEB_ALL := $(DEB_BUILD) $(DEB_PY)
+DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_PY)
 
 .PHONY: all deps deps-py build test demo sanitize fuzz bench clean help
 
@@ -47,6 +49,8 @@ build: deps $(BUILD)/build.ninja
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'
+	bash integrations/slurm/test.sh $(BUILD)/gpucast
 	bash tests/cli_test.sh $(BUILD)/gpucast
 
 demo: build

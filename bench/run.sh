@@ -64,3 +64,31 @@ import json, sys
 j = json.load(sys.stdin); ours = $ours
 print('%-14s %12.2f %12.0f %12.3f %14.5f' % (j['model'], j['seconds'], j['peak_rss_mb'], j['flops'] / 1e9, j['flops'] / ours))"
 done
+
+echo
+echo "== gpucast predict as a process (weight-free graph; 100 MB graph with weights)"
+P="$BUILD/bench-predictor.json"
+"$BIN" train --out "$P" >/dev/null
+printf "%-34s %10s\n" case median_ms
+time_predict() {  # label args...
+  local label=$1; shift
+  local times=()
+  for _ in $(seq 10); do
+    t0=$(date +%s%N); "$BIN" predict --predictor "$P" "$@" --json >/dev/null; t1=$(date +%s%N)
+    times+=("$(( (t1 - t0) / 1000 ))")
+  done
+  awk -v l="$label" -v t="$(printf "%s\n" "${times[@]}" | sort -n | sed -n 5p)" \
+    'BEGIN { printf "%-34s %10.1f\n", l, t / 1000 }'
+}
+time_predict "resnet50 weight-free b32" --model "$ROOT/models/resnet50.onnx" --batch 32
+time_predict "resnet50 with weights (98 MB) b32" --model "$MODELS/resnet50.onnx" --batch 32
+echo
+echo "== gpucast train on the 52 measured rows (process, 3 runs)"
+for _ in 1 2 3; do
+  t0=$(date +%s%N); "$BIN" train --out "$P" >/dev/null; t1=$(date +%s%N)
+  echo "train: $(( (t1 - t0) / 1000000 )) ms"
+done
+
+echo
+echo "== HTTP service load test (loopback, bounded)"
+bash "$ROOT/bench/load_test.sh" "$BUILD" 10 16 | tail -3
