@@ -110,8 +110,9 @@ Result<Trace> LoadPhilly(const std::string& path, const TraceOptions& opt) {
     t.jobs.push_back({static_cast<int64_t>(ln - 1), static_cast<double>(*ts), *d, static_cast<int>(*g), 1.0});
   }
   t.bad_lines = sink.bad();
-  // Philly ran a few thousand GPUs for many virtual clusters; 82k jobs' mean
-  // demand over the trace is ~370 busy GPUs, so 256 GPUs keep a queue (see docs/simulator.md).
+  // Philly ran a few thousand GPUs for many virtual clusters; the 82k jobs'
+  // mean demand over the trace is ~374 GPUs, so 256 GPUs (load factor 1.46)
+  // keep a queue (see docs/simulator.md).
   t.default_cluster = "256x RTX3090";
   Finish(&t, opt);
   return t;
@@ -154,10 +155,9 @@ Result<Trace> LoadAlibaba(const std::string& path, const TraceOptions& opt) {
                       static_cast<double>(*deleted - *sched), static_cast<int>(*n), *milli / 1000.0});
   }
   t.bad_lines = sink.bad();
-  // Peak concurrent demand of the replayed pods is ~71 GPUs; every 40th node
-  // of the real node list (heterogeneous, ~155 GPUs) is too large, so the
-  // default keeps every 100th node (see docs/simulator.md).
-  t.default_cluster = "alibaba-nodes:every=100";
+  // The replayed pods demand ~71 GPUs at peak against 6,212 in the node list;
+  // every 200th node (26 GPUs, load factor ~0.64) makes slot queue (see docs/simulator.md).
+  t.default_cluster = "alibaba-nodes:every=200";
   Finish(&t, opt);
   return t;
 }
@@ -209,7 +209,7 @@ Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
     t.jobs.push_back({static_cast<int64_t>(ln), *arrival, *steps / thr, static_cast<int>(*scale), 1.0});
   }
   t.bad_lines = sink.bad();
-  t.default_cluster = "32x RTX3090";
+  t.default_cluster = "32x RTX3090";  // load factor ~4.7: Gavel's trace is a dense backlog
   Finish(&t, opt);
   return t;
 }
