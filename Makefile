@@ -51,6 +51,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'
 	bash integrations/slurm/test.sh $(BUILD)/gpucast
+	bash tests/serve_durability.sh $(BUILD)/gpucast
 	bash tests/cli_test.sh $(BUILD)/gpucast
 
 demo: build
