@@ -64,5 +64,27 @@ else
   bad "models/resnet50.onnx missing"
 fi
 
+# train / predict / evaluate / simulate: bad input names the file and line or the key.
+printf 'model,dataset,batchsize,amp,speed,gpu_util,gmem_util,gmem,label\nResNet50,ImageNet,abc,0,1,2,3,4,0\n' >"$TMP/bad.csv"
+expect_rc 1 "$BIN" train --data "$TMP/bad.csv" --out "$TMP/p.json"
+expect_err "bad.csv:2: column 'batchsize': 'abc' is not an integer >= 1"
+expect_rc 1 "$BIN" evaluate --split bogus:3
+expect_err "split 'bogus:3': unknown kind"
+expect_rc 1 "$BIN" predict --predictor "$TMP/bad.csv" --model "$ROOT/models/vgg.onnx" --batch 8
+expect_err "bad.csv: not a JSON object"
+expect_rc 0 "$BIN" train --out "$TMP/p.json"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr colour=3
+expect_err "job attribute 'colour': unknown key"
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --json
+expect_out '"gpu_util"'
+printf 'submit_s,duration_s,num_gpus\n0,10,1\n5,abc,1\n' >"$TMP/trace.csv"
+expect_rc 1 "$BIN" simulate --trace "$TMP/trace.csv" --policy slot --out "$TMP/sim"
+expect_err "trace.csv: line 3: duration_s 'abc' is not a positive number"
+expect_rc 0 "$BIN" simulate --trace "$TMP/trace.csv" --policy slot --out "$TMP/sim" --skip-bad-lines
+expect_out "1 bad lines skipped"
+[ -f "$TMP/sim/summary.json" ] && [ -f "$TMP/sim/jobs.csv" ] && ok || bad "simulate wrote no summary.json/jobs.csv"
+expect_rc 1 "$BIN" simulate --trace philly --policy nosuch --out "$TMP/sim2"
+expect_err "unknown policy 'nosuch'"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
