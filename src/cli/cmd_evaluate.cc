@@ -25,10 +25,11 @@ struct EvaluateFlags {
   std::vector<std::string> splits = {"random:0.2"};
   int repeats = 20;
   std::vector<std::string> algos = {"all"};
-  std::vector<std::string> feature_sets = {"all"};
+  std::vector<std::string> feature_sets = {"default"};
   uint64_t seed = 0;
   bool json = false;
   bool per_workload = false;
+  bool each_set = false;  // set by RunEvaluate when --features each
   std::string plot;
 };
 
@@ -44,7 +45,7 @@ nlohmann::json ToJson(const EvalResult& r) {
           {"per_workload", pw}};
 }
 
-int RunEvaluate(const EvaluateFlags& f) {
+int RunEvaluate(EvaluateFlags f) {
   std::vector<std::string> algos;
   for (const std::string& a : f.algos) {
     if (a == "all") {
@@ -64,6 +65,7 @@ int RunEvaluate(const EvaluateFlags& f) {
   for (const std::string& s : f.feature_sets) {
     if (s == "each") {
       for (const std::string& n : FeatureSetNames()) sets.push_back(n);
+      f.each_set = true;
     } else {
       sets.push_back(s);
     }
@@ -73,17 +75,33 @@ int RunEvaluate(const EvaluateFlags& f) {
   auto data = BuildDataset(f.data, *catalog);
   if (!data.ok()) return Fail("evaluate", data.message());
   for (const std::string& s : sets)
-    if (auto c = SelectFeatures(data->feature_names, s); !c.ok()) return Fail("evaluate", c.message());
+    if (s != "default")
+      if (auto c = SelectFeatures(data->feature_names, s); !c.ok()) return Fail("evaluate", c.message());
 
+  // "default" = each algorithm's own default set; "each" skips the sets that
+  // lack features an algorithm needs (roofline on "paper").
+  auto usable = [&](const std::string& algo, const std::string& set) {
+    auto cols = SelectFeatures(data->feature_names, set);
+    auto r = MakeRegressor(algo);
+    if (!cols.ok() || !r.ok()) return false;
+    for (const std::string& need : (*r)->RequiredFeatures()) {
+      bool found = false;
+      for (size_t c : *cols) found = found || data->feature_names[c] == need;
+      if (!found) return false;
+    }
+    return true;
+  };
   std::vector<EvalResult> results;
   for (const Split& sp : splits)
     for (const std::string& fs : sets)
       for (const std::string& a : algos) {
+        std::string set = fs == "default" ? DefaultFeatureSet(a) : fs;
+        if (f.each_set && !usable(a, set)) continue;
         EvalOptions o;
         o.algo = a;
         o.split = sp;
         o.repeats = f.repeats;
-        o.feature_set = fs;
+        o.feature_set = set;
         o.seed = f.seed;
         auto r = Evaluate(*data, o);
         if (!r.ok()) return Fail("evaluate", r.message());
@@ -155,7 +173,8 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
   std::string sets;
   for (const std::string& s : FeatureSetNames()) sets += ", " + s;
   sub->add_option("--features", flags->feature_sets,
-                  "Feature subset (ablation): each" + sets + "; repeatable (see docs/predictor.md)")
+                  "Feature subset (ablation): default (each algorithm's own), each" + sets +
+                      "; repeatable (see docs/predictor.md)")
       ->capture_default_str();
   sub->add_option("--seed", flags->seed, "First seed")->capture_default_str();
   sub->add_flag("--per-workload", flags->per_workload, "Also print the error of each workload");

@@ -19,7 +19,7 @@ struct TrainFlags {
   std::string catalog;
   std::string algo = kDefaultAlgo;
   uint64_t seed = 0;
-  std::string features = kDefaultFeatureSet;
+  std::string features;  // empty: the algorithm's default (DefaultFeatureSet)
 };
 
 int RunTrain(const TrainFlags& f) {
@@ -27,10 +27,11 @@ int RunTrain(const TrainFlags& f) {
   if (!catalog.ok()) return Fail("train", catalog.message());
   auto data = BuildDataset(f.data, *catalog);
   if (!data.ok()) return Fail("train", data.message());
-  auto p = Predictor::Train(*data, f.algo, f.seed, f.features);
+  std::string features = f.features.empty() ? DefaultFeatureSet(f.algo) : f.features;
+  auto p = Predictor::Train(*data, f.algo, f.seed, features);
   if (!p.ok()) return Fail("train", p.message());
   if (Status s = p->Save(f.out); !s.ok()) return Fail("train", s.message());
-  std::cout << "trained " << f.algo << " (features " << f.features << ") on " << data->rows.size() << " rows (" << data->groups.size()
+  std::cout << "trained " << f.algo << " (features " << features << ") on " << data->rows.size() << " rows (" << data->groups.size()
             << " workloads, " << data->feature_names.size() << " features, " << data->schema_name << " v"
             << data->schema_version << ", labels from " << data->gpu << ", data " << data->digest
             << ") -> " << f.out << "\n";
@@ -57,8 +58,8 @@ CLI::App* AddTrain(CLI::App& root, int* exit_code) {
   std::string sets;
   for (const std::string& s : FeatureSetNames()) sets += (sets.empty() ? "" : ", ") + s;
   sub->add_option("--features", flags->features,
-                  "Feature subset the model reads: " + sets + " (default chosen by the lowo evaluation)")
-      ->capture_default_str();
+                  "Feature subset the model reads: " + sets +
+                      " (default: the algorithm's own, chosen by the lowo evaluation; docs/predictor.md)");
   sub->add_option("--seed", flags->seed, "Random seed of the regressor (reproducible)")->capture_default_str();
   sub->footer("See docs/predictor.md for the features, the algorithms and their evaluation.");
   sub->callback([flags, exit_code] { *exit_code = RunTrain(*flags); });

@@ -126,7 +126,7 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
       ytr.push_back(labels[i]);
     }
     for (size_t i : f.test) xte.push_back(data.x[i]);
-    auto m = UtilModel::Fit(xtr, ytr, cols, algo, nullptr, seed * 7919 + fi);
+    auto m = UtilModel::Fit(xtr, ytr, data.feature_names, cols, algo, nullptr, seed * 7919 + fi);
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte));
     for (size_t j = 0; j < f.test.size(); ++j) {
@@ -144,7 +144,7 @@ Result<std::vector<RowPrediction>> LeaveOneWorkloadOutPredictions(const Dataset&
   Split s;
   s.kind = Split::kLowo;
   ASSIGN_OR_RETURN(std::vector<Fold> folds, MakeFolds(s, data.group, seed));
-  ASSIGN_OR_RETURN(std::vector<RowPrediction> p, CrossValidatedPredictions(data, folds, algo, seed, kDefaultFeatureSet));
+  ASSIGN_OR_RETURN(std::vector<RowPrediction> p, CrossValidatedPredictions(data, folds, algo, seed, DefaultFeatureSet(algo)));
   std::sort(p.begin(), p.end(), [](const RowPrediction& a, const RowPrediction& b) { return a.row < b.row; });
   return p;
 }

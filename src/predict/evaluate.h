@@ -51,8 +51,8 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
                                                              const std::string& feature_set = "all");
 
 // For the cluster simulator: each measured row predicted by `algo` trained
-// on every other workload (leave one workload out), on the default feature set
-// (kDefaultFeatureSet, predictor.h).
+// on every other workload (leave one workload out), on the algorithm's default
+// feature set (DefaultFeatureSet, regressor.h).
 Result<std::vector<RowPrediction>> LeaveOneWorkloadOutPredictions(const Dataset& data,
                                                                   const std::string& algo,
                                                                   uint64_t seed);

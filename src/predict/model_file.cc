@@ -81,6 +81,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   auto r = MakeRegressor(algo);
   if (!r.ok()) return r.status().Prefixed(path);
   Status st = (*r)->Configure(params);
+  if (st.ok()) st = (*r)->SetFeatureNames(used);
   if (st.ok()) st = (*r)->Load(state);
   if (!st.ok()) return st.Prefixed(path);
   return Predictor(std::move(info), UtilModel(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r))));

@@ -1,6 +1,6 @@
 // The predictor file: one JSON object.
 //
-// {"format": "gpucast-predictor", "format_version": 1,
+// {"format": "gpucast-predictor", "format_version": 2,
 //  "feature_schema": {"name": ..., "version": N, "names": [...]},
 //  "feature_set": "all", "features_used": [names...],
 //  "training": {"csv": path, "digest": "fnv1a64:<16 hex>" (FNV-1a 64 of the CSV bytes),
@@ -20,7 +20,7 @@
 namespace gpucast {
 
 inline constexpr const char* kModelFormat = "gpucast-predictor";
-inline constexpr int kModelFormatVersion = 1;
+inline constexpr int kModelFormatVersion = 2;  // 2: forest stored as a node table
 
 Result<nlohmann::json> ModelFileJson(const Predictor& p);
 // `path` names the file in errors. The stored schema must equal `schema`:

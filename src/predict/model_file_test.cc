@@ -66,7 +66,7 @@ TEST(ModelFileTest, RecordsProvenance) {
   auto j = ModelFileJson(*Predictor::Train(d, "knn", 1, "paper"));
   ASSERT_TRUE(j.ok());
   EXPECT_EQ((*j)["format"], "gpucast-predictor");
-  EXPECT_EQ((*j)["format_version"], 1);
+  EXPECT_EQ((*j)["format_version"], 2);
   EXPECT_EQ((*j)["feature_schema"]["name"], "test-features");
   EXPECT_EQ((*j)["feature_schema"]["version"], 3);
   EXPECT_EQ((*j)["training"]["digest"], DigestString("synthetic"));
@@ -98,7 +98,7 @@ TEST(ModelFileTest, OtherErrors) {
   EXPECT_EQ(ParseModelFile(R"({"format":"onnx"})", "m.json", s).message(),
             "m.json: not a gpucast predictor file (format is not 'gpucast-predictor')");
   EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":9})", "m.json", s).message(),
-            "m.json: format_version: want 1");
+            "m.json: format_version: want 2");
 }
 
 }  // namespace

@@ -83,10 +83,16 @@ Matrix SelectColumns(const Matrix& x, const std::vector<size_t>& cols) {
 }  // namespace
 
 Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& util,
-                                 const std::vector<size_t>& columns, const std::string& algo,
-                                 const nlohmann::json& params, uint64_t seed) {
+                                 const std::vector<std::string>& names, const std::vector<size_t>& columns,
+                                 const std::string& algo, const nlohmann::json& params, uint64_t seed) {
   ASSIGN_OR_RETURN(std::unique_ptr<Regressor> r, MakeRegressor(algo));
   RETURN_IF_ERROR(r->Configure(params));
+  std::vector<std::string> used;
+  for (size_t c : columns) {
+    if (c >= names.size()) return Status::Error(algo + ": column " + std::to_string(c) + " outside the schema");
+    used.push_back(names[c]);
+  }
+  RETURN_IF_ERROR(r->SetFeatureNames(used));
   std::vector<double> y;
   for (double u : util) {
     if (!(u >= 0 && u <= 100)) return Status::Error(algo + ": label outside 0-100");
@@ -99,14 +105,18 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
 Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x) const {
   ASSIGN_OR_RETURN(std::vector<Estimate> est, regressor_->Predict(SelectColumns(x, columns_)));
   std::vector<UtilPrediction> out;
-  for (const Estimate& e : est) out.push_back({FromTarget(e.mean), FromTarget(e.low), FromTarget(e.high)});
+  for (const Estimate& e : est) {
+    // Every regressor keeps low <= mean <= high; enforced here too (the contract of UtilPrediction).
+    double u = FromTarget(e.mean);
+    out.push_back({u, std::min(u, FromTarget(e.low)), std::max(u, FromTarget(e.high))});
+  }
   return out;
 }
 
 Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo, uint64_t seed,
                                    const std::string& feature_set) {
   ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, feature_set));
-  ASSIGN_OR_RETURN(UtilModel m, UtilModel::Fit(data.x, data.Labels(), cols, algo, nullptr, seed));
+  ASSIGN_OR_RETURN(UtilModel m, UtilModel::Fit(data.x, data.Labels(), data.feature_names, cols, algo, nullptr, seed));
   PredictorInfo info;
   info.schema_name = data.schema_name;
   info.schema_version = data.schema_version;

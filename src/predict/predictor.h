@@ -23,11 +23,12 @@ namespace gpucast {
 
 struct UtilPrediction {
   double util = 0;  // percent, 0-100
-  double low = 0;   // interval, percent, low <= util <= high not guaranteed for every algorithm
+  double low = 0;   // interval, percent: low <= util <= high always (docs/predictor.md)
   double high = 0;
 };
 
 // Defaults chosen by the leave-one-workload-out evaluation (docs/predictor.md).
+// kDefaultFeatureSet is DefaultFeatureSet(kDefaultAlgo) (regressor.cc's table).
 inline constexpr const char* kDefaultAlgo = "forest";
 inline constexpr const char* kDefaultFeatureSet = "paper";
 
@@ -40,9 +41,9 @@ Result<std::vector<size_t>> SelectFeatures(const std::vector<std::string>& names
 // A regressor plus the columns of the schema it reads.
 class UtilModel {
  public:
-  // Fits on the rows of x (full schema width) with utilization labels in percent.
+  // Fits on the rows of x (full schema width, `names`) with utilization labels in percent.
   static Result<UtilModel> Fit(const Matrix& x, const std::vector<double>& util,
-                               const std::vector<size_t>& columns, const std::string& algo,
+                               const std::vector<std::string>& names, const std::vector<size_t>& columns, const std::string& algo,
                                const nlohmann::json& params, uint64_t seed);
   // Rows of full schema width.
   Result<std::vector<UtilPrediction>> Predict(const Matrix& x) const;

@@ -9,16 +9,21 @@ std::unique_ptr<Regressor> MakeForest();  // xgb_regressor.cc
 std::unique_ptr<Regressor> MakeGbm();     // xgb_regressor.cc
 std::unique_ptr<Regressor> MakeRidge();   // ridge_regressor.cc
 std::unique_ptr<Regressor> MakeKnn();     // knn_regressor.cc
+std::unique_ptr<Regressor> MakeRoofline();  // roofline_regressor.cc
 
 namespace {
 constexpr AlgoRow kAlgos[] = {
     {"forest", "XGBoost random forest (one round, num_parallel_tree trees); interval from per-tree outputs",
-     MakeForest},
-    {"gbm", "XGBoost gradient boosting; interval from seeded subsampled sub-models", MakeGbm},
+     "paper", MakeForest},
+    {"gbm", "XGBoost gradient boosting; interval from seeded subsampled sub-models", "paper", MakeGbm},
     {"ridge", "ridge regression on sign(x)*ln(1+|x|) standardised features; interval from bootstrap refits",
-     MakeRidge},
-    {"knn", "k nearest neighbours on standardised features; interval from the neighbours' targets",
+     "all", MakeRidge},
+    {"knn", "k nearest neighbours on standardised features; interval from the neighbours' targets", "all",
      MakeKnn},
+    {"roofline",
+     "physical step model (roofline GPU time vs host, loader and environment time), 6 fitted parameters; "
+     "interval from training residuals",
+     "all", MakeRoofline},
 };
 }  // namespace
 
@@ -31,6 +36,12 @@ Result<std::unique_ptr<Regressor>> MakeRegressor(const std::string& name) {
     known += known.empty() ? row.name : std::string(", ") + row.name;
   }
   return Status::Error("unknown algorithm '" + name + "' (known: " + known + ")");
+}
+
+std::string DefaultFeatureSet(const std::string& algo) {
+  for (const AlgoRow& row : kAlgos)
+    if (algo == row.name) return row.feature_set;
+  return "all";
 }
 
 Status ApplyParams(const std::string& algo, const nlohmann::json& j, std::span<const ParamSpec> specs) {
@@ -106,6 +117,8 @@ Estimate Summarise(const std::vector<double>& members, double level) {
   e.mean /= members.empty() ? 1 : members.size();
   e.low = Quantile(members, (1 - level) / 2);
   e.high = Quantile(members, (1 + level) / 2);
+  e.low = std::min(e.low, e.mean);
+  e.high = std::max(e.high, e.mean);
   return e;
 }
 

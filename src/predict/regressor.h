@@ -34,6 +34,12 @@ class Regressor {
   // Sets parameters from a JSON object; absent keys keep their defaults,
   // unknown keys and out-of-range values are errors naming the key.
   virtual Status Configure(const nlohmann::json& params) = 0;
+  // Names of the columns of x (Fit/Predict) and of a loaded state, set before
+  // Fit or Load. Regressors that read features by meaning (roofline) check
+  // here that they are present; the others ignore them.
+  virtual Status SetFeatureNames(const std::vector<std::string>& /*names*/) { return Status::Ok(); }
+  // Features the regressor needs among those names (empty: any columns).
+  virtual std::vector<std::string> RequiredFeatures() const { return {}; }
   virtual nlohmann::json Params() const = 0;
   // REQUIRES: x rectangular, x.size() == y.size() >= 2, all finite (checked).
   virtual Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t seed) = 0;
@@ -47,6 +53,7 @@ class Regressor {
 struct AlgoRow {
   const char* name;
   const char* description;
+  const char* feature_set;  // default feature set (chosen by the lowo evaluation, docs/predictor.md)
   std::unique_ptr<Regressor> (*make)();
 };
 
@@ -54,6 +61,8 @@ struct AlgoRow {
 std::span<const AlgoRow> Algorithms();
 // Error lists the known names.
 Result<std::unique_ptr<Regressor>> MakeRegressor(const std::string& name);
+// The algorithm's default feature set ("all" for an unknown name).
+std::string DefaultFeatureSet(const std::string& algo);
 
 // --- helpers shared by the implementations ---------------------------------
 
@@ -74,7 +83,9 @@ Status CheckColumns(const std::string& algo, const Matrix& x, size_t cols);
 
 // Quantile with linear interpolation (R type 7) of an unsorted sample.
 double Quantile(std::vector<double> xs, double q);
-// Mean, and the central `level` interval of member outputs.
+// Mean, and the central `level` interval of member outputs, widened where
+// needed so that low <= mean <= high (a skewed ensemble's mean can fall
+// outside its central quantiles).
 Estimate Summarise(const std::vector<double>& members, double level);
 
 }  // namespace gpucast

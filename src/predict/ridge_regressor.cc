@@ -93,7 +93,8 @@ class Ridge : public Regressor {
       for (size_t b = 1; b < members_.size(); ++b) boot[b - 1] = eval(members_[b]);
       Estimate e = boot.empty() ? Estimate{} : Summarise(boot, interval_);
       e.mean = eval(members_[0]);
-      if (boot.empty()) e.low = e.high = e.mean;
+      e.low = std::min(e.low, e.mean);  // the full-data fit can lie outside the bootstrap quantiles
+      e.high = std::max(e.high, e.mean);
       out.push_back(e);
     }
     return out;

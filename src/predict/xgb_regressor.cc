@@ -2,7 +2,9 @@
 // Booster state is stored as base64 of XGBoost's UBJSON model buffer.
 #include <xgboost/c_api.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 
 #include "predict/regressor.h"
@@ -43,6 +45,7 @@ bool Base64Decode(const std::string& s, std::string* out) {
   };
   if (s.size() % 4) return false;
   out->clear();
+  out->reserve(s.size() / 4 * 3);
   for (size_t i = 0; i < s.size(); i += 4) {
     int a = val(s[i]), b = val(s[i + 1]);
     if (a < 0 || b < 0) return false;
@@ -169,10 +172,14 @@ std::string Num(double v) {
 
 // ---- forest ---------------------------------------------------------------
 
-// Random forest: one boosting round of `trees` parallel trees with eta 1.
-// XGBoost scales each tree's leaves by 1/trees, so tree t alone predicts
-// base_score + trees * leaf_t(x); the interval is the central `interval`
-// fraction of those per-tree outputs (from leaf indices + a leaf table).
+// Random forest: one boosting round of `trees` parallel trees with eta 1,
+// trained by XGBoost. The fitted trees are then copied out of XGBoost's JSON
+// model into a flat node table and evaluated here, after Fit and after Load
+// alike (so a model file needs no XGBoost booster and loads fast; predictions
+// round-trip bit for bit). XGBoost scales each tree's leaves by 1/trees, so
+// the forest predicts base_score + sum_t leaf_t(x) (their mean), and tree t
+// alone predicts base_score + trees * leaf_t(x); the interval is the central
+// `interval` fraction of those per-tree outputs, widened to contain the mean.
 class Forest : public Regressor {
  public:
   std::string Algo() const override { return "forest"; }
@@ -184,8 +191,8 @@ class Forest : public Regressor {
     double mean = 0;
     for (double v : y) mean += v;
     mean /= y.size();
-    booster_ = std::make_unique<Booster>();
-    RETURN_IF_ERROR(booster_->Train(
+    Booster booster;
+    RETURN_IF_ERROR(booster.Train(
         Algo(), x, y,
         {{"booster", "gbtree"}, {"objective", "reg:squarederror"}, {"tree_method", "exact"},
          {"nthread", "1"}, {"eta", "1"}, {"num_parallel_tree", Num(trees_)},
@@ -194,53 +201,93 @@ class Forest : public Regressor {
          {"reg_lambda", Num(lambda_)}, {"base_score", Num(static_cast<float>(mean))},
          {"seed", std::to_string(seed % 2147483647)}},
         1));
-    return ReadLeafTable();
+    cols_ = x[0].size();
+    RETURN_IF_ERROR(ReadTrees(booster));
+    // Self-check of the node table against XGBoost's own prediction (float sums: 1e-4 slack).
+    ASSIGN_OR_RETURN(std::vector<float> want, booster.Predict(Algo(), x, 0));
+    ASSIGN_OR_RETURN(std::vector<Estimate> got, Predict(x));
+    for (size_t r = 0; r < x.size(); ++r)
+      if (!(std::fabs(got[r].mean - want[r]) <= 1e-4 * (1 + std::fabs(want[r]))))
+        return Status::Error("forest: tree table disagrees with xgboost on training row " + std::to_string(r));
+    return Status::Ok();
   }
 
   Result<std::vector<Estimate>> Predict(const Matrix& x) const override {
-    if (!booster_) return Status::Error("forest: not fitted");
-    RETURN_IF_ERROR(CheckColumns(Algo(), x, booster_->cols()));
-    ASSIGN_OR_RETURN(std::vector<float> value, booster_->Predict(Algo(), x, 0));
-    ASSIGN_OR_RETURN(std::vector<float> leaf, booster_->Predict(Algo(), x, 6));
-    size_t nt = leaves_.size();
-    if (value.size() != x.size() || leaf.size() != x.size() * nt)
-      return Status::Error("forest: unexpected prediction shape from xgboost");
+    if (tree_start_.empty()) return Status::Error("forest: not fitted");
+    RETURN_IF_ERROR(CheckColumns(Algo(), x, cols_));
+    size_t nt = tree_start_.size();
     std::vector<Estimate> out;
     std::vector<double> members(nt);
-    for (size_t r = 0; r < x.size(); ++r) {
+    for (const auto& row : x) {
+      double sum = 0;
       for (size_t t = 0; t < nt; ++t) {
-        size_t node = static_cast<size_t>(leaf[r * nt + t]);
-        if (node >= leaves_[t].size()) return Status::Error("forest: leaf index out of range");
-        members[t] = base_score_ + static_cast<double>(nt) * leaves_[t][node];
+        double leaf = Leaf(t, row);
+        sum += leaf;
+        members[t] = base_score_ + static_cast<double>(nt) * leaf;
       }
       Estimate e = Summarise(members, interval_);
-      e.mean = value[r];  // xgboost's own prediction (the mean of the trees)
+      e.mean = base_score_ + sum;  // the forest's prediction: mean of the trees
+      e.low = std::min(e.low, e.mean);  // the mean can lie outside the central quantiles
+      e.high = std::max(e.high, e.mean);
       out.push_back(e);
     }
     return out;
   }
 
+  // State: {"cols", "base_score", "tree_start": [first node of each tree],
+  // "nodes": base64 of little-endian int32 left, int32 feature, float32 value
+  // per node (right child = left + 1; value = split threshold, or leaf value if left < 0)}.
   Result<json> Save() const override {
-    if (!booster_) return Status::Error("forest: not fitted");
-    Status st;
-    json j = {{"booster", SaveBooster(Algo(), *booster_, &st)}, {"cols", booster_->cols()},
-              {"base_score", base_score_}, {"leaves", leaves_}};
-    RETURN_IF_ERROR(st);
-    return j;
+    if (tree_start_.empty()) return Status::Error("forest: not fitted");
+    std::string bytes;
+    bytes.reserve(nodes_.size() * kNodeBytes);
+    auto put = [&](const void* p) {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      for (int k = 0; k < 4; ++k) bytes.push_back(static_cast<char>((v >> (8 * k)) & 255));
+    };
+    for (const Node& n : nodes_) {
+      put(&n.left);
+      put(&n.feature);
+      put(&n.value);
+    }
+    return json{{"cols", cols_}, {"base_score", base_score_}, {"tree_start", tree_start_},
+                {"nodes", Base64Encode(bytes.data(), bytes.size())}};
   }
 
   Status Load(const json& j) override {
-    if (!j.is_object() || !j.contains("booster") || !j.contains("cols") || !j.contains("leaves") ||
-        !j.contains("base_score"))
-      return Status::Error("forest: state lacks booster/cols/leaves/base_score");
-    booster_ = std::make_unique<Booster>();
-    RETURN_IF_ERROR(LoadBooster(Algo(), j["booster"], j["cols"].get<size_t>(), booster_.get()));
-    base_score_ = j["base_score"].get<double>();
-    leaves_ = j["leaves"].get<std::vector<std::vector<double>>>();
-    return Status::Ok();
+    std::string bytes;
+    try {
+      cols_ = j.at("cols").get<size_t>();
+      base_score_ = j.at("base_score").get<double>();
+      tree_start_ = j.at("tree_start").get<std::vector<int32_t>>();
+      if (!Base64Decode(j.at("nodes").get<std::string>(), &bytes) || bytes.size() % kNodeBytes)
+        return Status::Error("forest: nodes: want base64 of 12-byte records");
+    } catch (const json::exception& e) {
+      return Status::Error(std::string("forest: state: ") + e.what());
+    }
+    auto get = [&](size_t off, void* p) {
+      uint32_t v = 0;
+      for (int k = 0; k < 4; ++k) v |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[off + k])) << (8 * k);
+      std::memcpy(p, &v, 4);
+    };
+    nodes_.resize(bytes.size() / kNodeBytes);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      get(kNodeBytes * i, &nodes_[i].left);
+      get(kNodeBytes * i + 4, &nodes_[i].feature);
+      get(kNodeBytes * i + 8, &nodes_[i].value);
+    }
+    return Validate();
   }
 
  private:
+  struct Node {
+    int32_t left;     // left child, relative to the tree's first node (right = left + 1); < 0: leaf
+    int32_t feature;  // split column
+    float value;      // split threshold (go left if float(x) < value) or leaf value
+  };
+  static constexpr size_t kNodeBytes = 12;
+
   std::vector<ParamSpec> Specs() {
     return {{"trees", &trees_, 1, 5000, true},
             {"subsample", &subsample_, 0.05, 1, false},
@@ -251,35 +298,74 @@ class Forest : public Regressor {
             {"interval", &interval_, 0.01, 1, false}};
   }
 
-  // Leaf values per tree, indexed by node id, from xgboost's JSON model.
-  Status ReadLeafTable() {
-    ASSIGN_OR_RETURN(std::string text, booster_->Buffer(Algo(), "json"));
+  // Leaf value of tree t for a row (XGBoost's rule: left iff float(x) < threshold;
+  // inputs are finite, so the missing-value direction never applies).
+  double Leaf(size_t t, const std::vector<double>& row) const {
+    const Node* tree = &nodes_[tree_start_[t]];
+    int32_t n = 0;
+    while (tree[n].left >= 0) n = static_cast<float>(row[tree[n].feature]) < tree[n].value ? tree[n].left : tree[n].left + 1;
+    return tree[n].value;
+  }
+
+  // Structural checks so that Leaf cannot index out of range or loop: every
+  // child lies after its parent inside its tree; features < cols.
+  Status Validate() const {
+    if (tree_start_.empty()) return Status::Error("forest: no trees");
+    for (size_t t = 0; t < tree_start_.size(); ++t) {
+      int64_t begin = tree_start_[t];
+      int64_t end = t + 1 < tree_start_.size() ? tree_start_[t + 1] : static_cast<int64_t>(nodes_.size());
+      if (begin < 0 || end <= begin || end > static_cast<int64_t>(nodes_.size()))
+        return Status::Error("forest: tree " + std::to_string(t) + ": bad node range");
+      for (int64_t i = begin; i < end; ++i) {
+        const Node& n = nodes_[i];
+        if (n.left < 0) continue;
+        int64_t size = end - begin, self = i - begin;
+        if (n.left <= self || n.left + 1 >= size || n.feature < 0 ||
+            static_cast<size_t>(n.feature) >= cols_)
+          return Status::Error("forest: tree " + std::to_string(t) + " node " + std::to_string(self) +
+                               ": bad child or feature index");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The trees of XGBoost's JSON model as a node table.
+  Status ReadTrees(const Booster& booster) {
+    ASSIGN_OR_RETURN(std::string text, booster.Buffer(Algo(), "json"));
     json m = json::parse(text, nullptr, false);
     if (m.is_discarded()) return Status::Error("forest: xgboost model JSON does not parse");
+    nodes_.clear();
+    tree_start_.clear();
     try {
       const json& learner = m.at("learner");
       base_score_ = std::stod(learner.at("learner_model_param").at("base_score").get<std::string>());
-      leaves_.clear();
       for (const json& tree : learner.at("gradient_booster").at("model").at("trees")) {
-        auto left = tree.at("left_children").get<std::vector<int64_t>>();
-        auto cond = tree.at("split_conditions").get<std::vector<double>>();
-        std::vector<double> leaf(left.size(), 0.0);
-        for (size_t n = 0; n < left.size() && n < cond.size(); ++n)
-          if (left[n] == -1) leaf[n] = static_cast<float>(cond[n]);
-        leaves_.push_back(std::move(leaf));
+        auto left = tree.at("left_children").get<std::vector<int32_t>>();
+        auto right = tree.at("right_children").get<std::vector<int32_t>>();
+        auto feature = tree.at("split_indices").get<std::vector<int32_t>>();
+        auto cond = tree.at("split_conditions").get<std::vector<float>>();
+        if (right.size() != left.size() || feature.size() != left.size() || cond.size() != left.size())
+          return Status::Error("forest: xgboost tree arrays differ in length");
+        tree_start_.push_back(static_cast<int32_t>(nodes_.size()));
+        for (size_t n = 0; n < left.size(); ++n) {
+          bool leaf = left[n] < 0;
+          if (!leaf && right[n] != left[n] + 1)
+            return Status::Error("forest: xgboost tree node " + std::to_string(n) + ": right child is not left + 1");
+          nodes_.push_back({leaf ? -1 : left[n], leaf ? 0 : feature[n], cond[n]});
+        }
       }
     } catch (const json::exception& e) {
       return Status::Error(std::string("forest: reading xgboost model JSON: ") + e.what());
     }
-    if (leaves_.empty()) return Status::Error("forest: xgboost model has no trees");
-    return Status::Ok();
+    return Validate();
   }
 
-  double trees_ = 300, subsample_ = 0.632, colsample_ = 0.6, max_depth_ = 8, min_child_weight_ = 1,
+  double trees_ = 100, subsample_ = 0.632, colsample_ = 0.6, max_depth_ = 8, min_child_weight_ = 1,
          lambda_ = 1e-6, interval_ = 0.8;
-  std::unique_ptr<Booster> booster_;
+  size_t cols_ = 0;
   double base_score_ = 0;
-  std::vector<std::vector<double>> leaves_;
+  std::vector<int32_t> tree_start_;
+  std::vector<Node> nodes_;
 };
 
 // ---- gbm ------------------------------------------------------------------
