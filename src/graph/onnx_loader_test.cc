@@ -483,6 +483,15 @@ TEST(LoadOnnx, LargeWeightPayloadIsSkipped) {
   ASSERT_TRUE(testing::WriteModelWithLargeInitializer(path, b.model(), "fc.w", {3276800, 4}).ok());
   std::ifstream size_check(path, std::ios::ate | std::ios::binary);
   ASSERT_GT(static_cast<int64_t>(size_check.tellg()), 50 * 1024 * 1024);
+  // Warm up first: the first load initialises ONNX's schema registry (several
+  // MB, more under ASan), which is not what this test measures.
+  std::string warm = testing::TempPath("warm.onnx");
+  {
+    std::ofstream out(warm, std::ios::binary);
+    ASSERT_TRUE(ConvNet().model().SerializeToOstream(&out));
+  }
+  ASSERT_TRUE(LoadOnnxGraph(warm, Opts(4)).ok());
+  std::remove(warm.c_str());
   int64_t before = PeakRssKiB();
   auto g = LoadOnnxGraph(path, Opts(4));
   int64_t growth_kib = PeakRssKiB() - before;
@@ -490,7 +499,9 @@ TEST(LoadOnnx, LargeWeightPayloadIsSkipped) {
   EXPECT_EQ(g->Tensor("fc.w")->dims, (std::vector<int64_t>{3276800, 4}));
   EXPECT_TRUE(g->Tensor("fc.w")->is_param);
   EXPECT_EQ(g->Tensor("emb")->dims, (std::vector<int64_t>{2, 4}));
-  EXPECT_LT(growth_kib, 8 * 1024) << "peak RSS grew by " << growth_kib << " KiB";
+  // Reading the payload would add at least its 50 MiB; allow half of that for
+  // allocator and sanitizer overhead.
+  EXPECT_LT(growth_kib, 25 * 1024) << "peak RSS grew by " << growth_kib << " KiB";
   // Same bytes through memory: the payload is dropped before parsing.
   std::remove(path.c_str());
 }
