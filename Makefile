@@ -63,6 +63,7 @@ sanitize: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 	bash tests/cli_test.sh build-asan/gpucast
+	bash tests/cli_test.sh build-asan/gpucast
 
 FUZZ_SECONDS ?= 60
 fuzz: deps
