@@ -92,3 +92,7 @@ done
 echo
 echo "== HTTP service load test (loopback, bounded)"
 bash "$ROOT/bench/load_test.sh" "$BUILD" 10 16 | tail -3
+
+echo
+echo "== simulator: the full Philly trace under every policy"
+bash "$ROOT/bench/sim_bench.sh" "$BIN"
