@@ -109,7 +109,8 @@ TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   Result<CostReport> r32 = AnalyzeCost(b.graph(), {});
   Result<CostReport> r16 = AnalyzeCost(b.graph(), CostOptions{true});
   ASSERT_TRUE(r32.ok() && r16.ok());
-  const GpuSpec& gpu = *FindGpuSpec("RTX3090");
+  // A100: its FP16 tensor peak (FP32 accumulate) is 16× its FP32 peak.
+  const GpuSpec& gpu = *FindGpuSpec("A100");
   const double flops = 2.0 * n * n * n;
   StepEstimate e32 = EstimateStep({*r32}, gpu, false);
   StepEstimate e16 = EstimateStep({*r16}, gpu, true);

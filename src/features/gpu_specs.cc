@@ -4,7 +4,9 @@ namespace gpucast {
 
 const std::vector<GpuSpec>& GpuSpecs() {
   static const std::vector<GpuSpec> specs = {
-      {"RTX3090", 35.6e12, 71e12, 936e9,
+      // GeForce parts run FP16 tensor math with FP32 accumulate at half the
+      // FP16-accumulate rate (71 TFLOP/s); autocast accumulates in FP32.
+      {"RTX3090", 35.6e12, 35.6e12, 936e9,
        "NVIDIA Ampere GA102 GPU Architecture whitepaper, Appendix A (GeForce RTX 3090)"},
       {"V100", 15.7e12, 125e12, 900e9, "NVIDIA Tesla V100 datasheet (SXM2)"},
       {"A100", 19.5e12, 312e12, 1555e9, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB)"},
