@@ -19,18 +19,7 @@ class Knn : public Regressor {
 
   Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t /*seed*/) override {
     RETURN_IF_ERROR(CheckTrainingSet(Algo(), x, y));
-    size_t n = x.size(), p = x[0].size();
-    mean_.assign(p, 0);
-    scale_.assign(p, 0);
-    for (size_t c = 0; c < p; ++c) {
-      double m = 0, ss = 0;
-      for (size_t i = 0; i < n; ++i) m += x[i][c];
-      m /= n;
-      for (size_t i = 0; i < n; ++i) ss += (x[i][c] - m) * (x[i][c] - m);
-      double sd = std::sqrt(ss / n);
-      mean_[c] = m;
-      scale_[c] = sd > 0 ? 1 / sd : 0;
-    }
+    ColumnMoments(x, &mean_, &scale_);
     points_.clear();
     for (const auto& row : x) points_.push_back(Standardise(row));
     y_ = y;

@@ -102,6 +102,21 @@ Status CheckTrainingSet(const std::string& algo, const Matrix& x, const std::vec
   return CheckColumns(algo, x, x[0].size());
 }
 
+void ColumnMoments(const Matrix& x, std::vector<double>* mean, std::vector<double>* inv_sd) {
+  size_t n = x.size(), p = x[0].size();
+  mean->assign(p, 0);
+  inv_sd->assign(p, 0);
+  for (size_t c = 0; c < p; ++c) {
+    double m = 0, ss = 0;
+    for (size_t i = 0; i < n; ++i) m += x[i][c];
+    m /= n;
+    for (size_t i = 0; i < n; ++i) ss += (x[i][c] - m) * (x[i][c] - m);
+    double sd = std::sqrt(ss / n);
+    (*mean)[c] = m;
+    (*inv_sd)[c] = sd > 1e-12 ? 1 / sd : 0;  // constant column: ignored
+  }
+}
+
 double Quantile(std::vector<double> xs, double q) {
   if (xs.empty()) return 0;
   std::sort(xs.begin(), xs.end());

@@ -81,6 +81,11 @@ nlohmann::json ParamsJson(std::span<const ParamSpec> specs);
 Status CheckTrainingSet(const std::string& algo, const Matrix& x, const std::vector<double>& y);
 Status CheckColumns(const std::string& algo, const Matrix& x, size_t cols);
 
+// Per-column mean and inverse population standard deviation of x (REQUIRES:
+// non-empty, rectangular); a column with sd <= 1e-12 gets inv_sd 0, so it is
+// ignored after standardising (z = (x - mean) * inv_sd).
+void ColumnMoments(const Matrix& x, std::vector<double>* mean, std::vector<double>* inv_sd);
+
 // Quantile with linear interpolation (R type 7) of an unsorted sample.
 double Quantile(std::vector<double> xs, double q);
 // Mean, and the central `level` interval of member outputs, widened where

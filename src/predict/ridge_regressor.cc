@@ -49,20 +49,10 @@ class Ridge : public Regressor {
   Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t seed) override {
     RETURN_IF_ERROR(CheckTrainingSet(Algo(), x, y));
     size_t n = x.size(), p = x[0].size();
-    mean_.assign(p, 0);
-    scale_.assign(p, 0);
     Matrix z(n, std::vector<double>(p));
     for (size_t i = 0; i < n; ++i)
       for (size_t c = 0; c < p; ++c) z[i][c] = LogFeature(x[i][c]);
-    for (size_t c = 0; c < p; ++c) {
-      double m = 0, ss = 0;
-      for (size_t i = 0; i < n; ++i) m += z[i][c];
-      m /= n;
-      for (size_t i = 0; i < n; ++i) ss += (z[i][c] - m) * (z[i][c] - m);
-      double sd = std::sqrt(ss / n);
-      mean_[c] = m;
-      scale_[c] = sd > 1e-12 ? 1 / sd : 0;  // constant column: ignored
-    }
+    ColumnMoments(z, &mean_, &scale_);
     for (auto& row : z)
       for (size_t c = 0; c < p; ++c) row[c] = (row[c] - mean_[c]) * scale_[c];
     members_.clear();
