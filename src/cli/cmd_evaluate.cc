@@ -1,4 +1,6 @@
 // gpucast evaluate: cross-validated error of the predictors on measured jobs.
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -92,6 +94,10 @@ int RunEvaluate(EvaluateFlags f) {
     return true;
   };
   std::vector<EvalResult> results;
+  // Progress on stderr when it is a terminal: one line per evaluation.
+  const bool tty = ::isatty(2);
+  const size_t total = splits.size() * sets.size() * algos.size();
+  size_t started = 0;
   for (const Split& sp : splits)
     for (const std::string& fs : sets)
       for (const std::string& a : algos) {
@@ -103,10 +109,14 @@ int RunEvaluate(EvaluateFlags f) {
         o.repeats = f.repeats;
         o.feature_set = set;
         o.seed = f.seed;
+        if (tty)
+          std::fprintf(stderr, "\r[%zu/%zu] %s %s %s (%d repeats)...\033[K", ++started, total,
+                       sp.ToString().c_str(), set.c_str(), a.c_str(), f.repeats);
         auto r = Evaluate(*data, o);
         if (!r.ok()) return Fail("evaluate", r.message());
         results.push_back(std::move(r).value());
       }
+  if (tty) std::fprintf(stderr, "\r\033[K");
 
   if (!f.plot.empty()) {
     const EvalResult& r = results.front();
