@@ -35,6 +35,7 @@ struct FeatureSetRow {
 };
 constexpr FeatureSetRow kFeatureSets[] = {
     {"paper", true, false, false},
+    {"paper+job", true, false, true},  // + job attributes, no physical features
     {"paper+physical", true, true, false},
     {"all", true, true, true},  // + job attributes
 };
