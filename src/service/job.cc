@@ -136,7 +136,11 @@ json SpecToJson(const JobSpec& spec) {
   json j = {{"model", spec.model}, {"batch", spec.batch}, {"amp", spec.amp},
             {"gpus", spec.gpus},   {"name", spec.name},   {"attrs", json::object()},
             {"dims", json::object()}};
-  for (const auto& [k, v] : spec.attrs) j["attrs"][k] = v;
+  // Typed as the API takes them: loader_workers an integer, the flags 0/1.
+  const JobAttrs a = spec.TypedAttrs();
+  if (a.loader_workers) j["attrs"]["loader_workers"] = *a.loader_workers;
+  if (a.data_on_gpu) j["attrs"]["data_on_gpu"] = *a.data_on_gpu ? 1 : 0;
+  if (a.rl_env) j["attrs"]["rl_env"] = *a.rl_env ? 1 : 0;
   for (const auto& [k, v] : spec.dims) j["dims"][k] = v;
   if (spec.duration_s) j["duration_s"] = *spec.duration_s;
   if (spec.mem_mib > 0) j["mem_mib"] = spec.mem_mib;

@@ -122,7 +122,7 @@ TEST_F(ServiceTest, SubmitStoresJobAndReturns201) {
   EXPECT_EQ(got["batch"], 4);
   EXPECT_EQ(got["amp"], true);
   EXPECT_EQ(got["name"], "r50");
-  EXPECT_EQ(got["attrs"]["loader_workers"], "2");
+  EXPECT_EQ(got["attrs"]["loader_workers"], 2);
   EXPECT_EQ(got["predicted_util_interval"], json({35.0, 45.0}));
 
   // Committed: a second store on the same file sees it.
@@ -337,7 +337,7 @@ TEST_F(ServiceTest, UploadedOnnxBodyWithQueryParameters) {
   EXPECT_EQ(j["predicted_util"], 50.0);
   EXPECT_EQ(j["amp"], true);
   EXPECT_EQ(j["dims"]["seq"], 128);
-  EXPECT_EQ(j["attrs"]["rl_env"], "1");
+  EXPECT_EQ(j["attrs"]["rl_env"], 1);
   std::string stored = j["model"];
   EXPECT_EQ(stored.rfind(opts_.db_path + ".models/", 0), 0u) << stored;
   std::ifstream in(stored);
