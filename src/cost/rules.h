@@ -66,6 +66,11 @@ Count Numel(const TensorInfo& t);
 Count Product(const std::vector<int64_t>& dims, size_t from, size_t to);
 // Error "<what> has rank R, want W".
 Status RankError(const std::string& what, size_t rank, const std::string& want);
+// Cost of a weighted op (input 0 data, input 1 weight, optional input 2 bias
+// added once per output element): forward 2·macs + bias adds; backward
+// 2·macs for each of data and weight that needs a gradient, plus the bias
+// adds for the bias gradient.
+OpCost WeightedCost(const OpArgs& a, Count macs);
 
 // ---- Rule factories and rules, by family ----
 // rules_conv.cc

@@ -24,16 +24,6 @@ Status CheckConvShapes(const OpArgs& a, const char* weight_want) {
   return Status::Ok();
 }
 
-OpCost WeightedCost(const OpArgs& a, Count macs) {
-  Count bias_adds = a.In(2) ? Numel(*a.Out(0)) : Count(0);
-  OpCost c;
-  c.forward_flops = Count(2) * macs + bias_adds;
-  if (a.Grad(1)) c.backward_flops += Count(2) * macs;
-  if (a.Grad(0)) c.backward_flops += Count(2) * macs;
-  if (a.Grad(2)) c.backward_flops += bias_adds;
-  return c;
-}
-
 }  // namespace
 
 Result<OpCost> ConvRule(const OpArgs& a) {

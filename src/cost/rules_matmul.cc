@@ -8,7 +8,7 @@ namespace gpucast {
 Result<OpCost> GemmRule(const OpArgs& a) {
   const TensorInfo* A = a.In(0);
   const TensorInfo* B = a.In(1);
-  if (!A || !B) return Status::Error("needs inputs A and B");
+  if (!A || !B || !a.Out(0)) return Status::Error("needs inputs A and B");
   if (A->dims.size() != 2) return RankError("input A", A->dims.size(), "2");
   if (B->dims.size() != 2) return RankError("input B", B->dims.size(), "2");
   bool ta = a.node.AttrInt("transA").value_or(0) != 0;
@@ -20,14 +20,8 @@ Result<OpCost> GemmRule(const OpArgs& a) {
   if (k != kb)
     return Status::Error("inner dimensions differ: A gives " + std::to_string(k) + ", B gives " +
                          std::to_string(kb));
-  Count macs = Count(m) * n * k;
-  Count bias = a.In(2) ? Count(m) * n : Count(0);
-  OpCost c;
-  c.forward_flops = Count(2) * macs + bias;
-  if (a.Grad(0)) c.backward_flops += Count(2) * macs;
-  if (a.Grad(1)) c.backward_flops += Count(2) * macs;
-  if (a.Grad(2)) c.backward_flops += bias;
-  return c;
+  // The output is M×N, so the bias (C, broadcast) is added M·N times.
+  return WeightedCost(a, Count(m) * n * k);
 }
 
 // numpy-style MatMul: MACs = (output elements) · K, broadcasting included.

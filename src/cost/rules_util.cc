@@ -21,4 +21,14 @@ Status RankError(const std::string& what, size_t rank, const std::string& want) 
   return Status::Error(what + " has rank " + std::to_string(rank) + ", want " + want);
 }
 
+OpCost WeightedCost(const OpArgs& a, Count macs) {
+  Count bias_adds = a.In(2) ? Numel(*a.Out(0)) : Count(0);
+  OpCost c;
+  c.forward_flops = Count(2) * macs + bias_adds;
+  if (a.Grad(0)) c.backward_flops += Count(2) * macs;
+  if (a.Grad(1)) c.backward_flops += Count(2) * macs;
+  if (a.Grad(2)) c.backward_flops += bias_adds;
+  return c;
+}
+
 }  // namespace gpucast
