@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "features/gpu_specs.h"
 
@@ -131,7 +132,31 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
   }
   if (key == "data_on_gpu") return parse_bool(&attrs->data_on_gpu);
   if (key == "rl_env") return parse_bool(&attrs->rl_env);
-  return AttrError(key, "unknown key (known: loader_workers, data_on_gpu, rl_env)");
+  if (key == "loader_ms_per_sample") {
+    // Plain decimal only (no "inf", "nan", hex); strtod must consume all of it.
+    bool plain = !value.empty() && value.size() <= 32 &&
+                 std::all_of(value.begin(), value.end(),
+                             [](char c) { return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' ||
+                                                 c == '+' || c == '-'; });
+    char* end = nullptr;
+    double ms = plain ? std::strtod(value.c_str(), &end) : 0;
+    if (!plain || end != value.c_str() + value.size())
+      return AttrError(key, "value '" + value + "' is not a number (milliseconds per sample)");
+    if (!std::isfinite(ms) || ms <= 0 || ms > kMaxLoaderMsPerSample)
+      return AttrError(key, "value '" + value + "' is out of range (want > 0 and <= 1e6 ms per sample)");
+    attrs->loader_ms_per_sample = ms;
+    return Status::Ok();
+  }
+  if (key == "env_steps_per_update") {
+    bool digits = !value.empty() && value.size() <= 9 &&
+                  std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoll(value) < 1) return AttrError(key, "value '" + value + "' is not an integer >= 1");
+    attrs->env_steps_per_update = std::stoll(value);
+    return Status::Ok();
+  }
+  return AttrError(key,
+                   "unknown key (known: loader_workers, data_on_gpu, rl_env, loader_ms_per_sample, "
+                   "env_steps_per_update)");
 }
 
 const FeatureSchema& CurrentFeatureSchema() {

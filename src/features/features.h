@@ -19,10 +19,18 @@ struct JobAttrs {
   std::optional<int64_t> loader_workers;  // 0 = data loaded in the training process
   std::optional<bool> data_on_gpu;        // inputs already resident on the GPU
   std::optional<bool> rl_env;             // CPU-simulated environment in the loop
+  // CPU milliseconds one DataLoader worker needs to produce one sample (read,
+  // decode, transform, collate share); > 0 and finite. Measure it with
+  // tools/measure/loader_probe.py. Unknown (nullopt) is not 0: 0 is rejected.
+  std::optional<double> loader_ms_per_sample;
+  // RL jobs: environment steps simulated per gradient update (rollout length ×
+  // environments / updates per rollout); an integer >= 1.
+  std::optional<int64_t> env_steps_per_update;
 };
 
-// Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env.
-// Unknown keys and malformed values are errors naming the key.
+// Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env,
+// loader_ms_per_sample, env_steps_per_update (docs/features.md).
+// Unknown keys and malformed or out-of-range values are errors naming the key.
 Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs);
 
 struct FeatureSchema {
@@ -52,6 +60,8 @@ Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& repor
 inline constexpr int64_t kDefaultLoaderWorkers = 0;  // PyTorch DataLoader's default
 inline constexpr bool kDefaultDataOnGpu = false;
 inline constexpr bool kDefaultRlEnv = false;
+// Largest accepted loader_ms_per_sample (1000 s per sample): beyond it a value is a unit mistake.
+inline constexpr double kMaxLoaderMsPerSample = 1e6;
 
 // Roofline estimate of one training step (forward + backward + weight update).
 struct StepEstimate {

@@ -147,7 +147,8 @@ TEST(ParseJobAttr, AcceptsTheThreeKeys) {
 TEST(ParseJobAttr, RejectsUnknownKeysAndBadValues) {
   JobAttrs a;
   EXPECT_EQ(ParseJobAttr("gpus=2", &a).message(),
-            "job attribute 'gpus': unknown key (known: loader_workers, data_on_gpu, rl_env)");
+            "job attribute 'gpus': unknown key (known: loader_workers, data_on_gpu, rl_env, "
+            "loader_ms_per_sample, env_steps_per_update)");
   EXPECT_EQ(ParseJobAttr("loader_workers=-1", &a).message(),
             "job attribute 'loader_workers': value '-1' is not a non-negative integer");
   EXPECT_EQ(ParseJobAttr("loader_workers=", &a).message(),
@@ -156,6 +157,43 @@ TEST(ParseJobAttr, RejectsUnknownKeysAndBadValues) {
             "job attribute 'data_on_gpu': value 'yes' is not 0 or 1");
   EXPECT_EQ(ParseJobAttr("rl_env", &a).message(), "job attribute 'rl_env': want KEY=VALUE");
   EXPECT_FALSE(a.loader_workers.has_value());
+}
+
+TEST(ParseJobAttr, LoaderMsPerSampleAndEnvStepsPerUpdate) {
+  JobAttrs a;
+  // Absent is unknown, not 0.
+  EXPECT_FALSE(a.loader_ms_per_sample.has_value());
+  EXPECT_FALSE(a.env_steps_per_update.has_value());
+  ASSERT_TRUE(ParseJobAttr("loader_ms_per_sample=2.5", &a).ok());
+  ASSERT_TRUE(ParseJobAttr("env_steps_per_update=2048", &a).ok());
+  EXPECT_EQ(a.loader_ms_per_sample, 2.5);
+  EXPECT_EQ(a.env_steps_per_update, 2048);
+  ASSERT_TRUE(ParseJobAttr("loader_ms_per_sample=1e-3", &a).ok());
+  EXPECT_EQ(a.loader_ms_per_sample, 1e-3);
+  ASSERT_TRUE(ParseJobAttr("loader_ms_per_sample=40", &a).ok());
+  EXPECT_EQ(a.loader_ms_per_sample, 40);
+  ASSERT_TRUE(ParseJobAttr("env_steps_per_update=1", &a).ok());
+  EXPECT_EQ(a.env_steps_per_update, 1);
+}
+
+TEST(ParseJobAttr, LoaderMsPerSampleAndEnvStepsPerUpdateRejectBadValues) {
+  JobAttrs a;
+  for (const char* bad : {"", "abc", "nan", "inf", "0x10", "1.5ms", " 2", "2,5"})
+    EXPECT_EQ(ParseJobAttr(std::string("loader_ms_per_sample=") + bad, &a).message(),
+              std::string("job attribute 'loader_ms_per_sample': value '") + bad +
+                  "' is not a number (milliseconds per sample)")
+        << bad;
+  for (const char* bad : {"0", "-1", "0.0", "1e7", "1e999"})
+    EXPECT_EQ(ParseJobAttr(std::string("loader_ms_per_sample=") + bad, &a).message(),
+              std::string("job attribute 'loader_ms_per_sample': value '") + bad +
+                  "' is out of range (want > 0 and <= 1e6 ms per sample)")
+        << bad;
+  for (const char* bad : {"0", "-3", "1.5", "", "x", "1234567890"})
+    EXPECT_EQ(ParseJobAttr(std::string("env_steps_per_update=") + bad, &a).message(),
+              std::string("job attribute 'env_steps_per_update': value '") + bad + "' is not an integer >= 1")
+        << bad;
+  EXPECT_FALSE(a.loader_ms_per_sample.has_value());
+  EXPECT_FALSE(a.env_steps_per_update.has_value());
 }
 
 }  // namespace
