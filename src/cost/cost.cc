@@ -47,7 +47,44 @@ struct Totals {
   Count fwd, bwd, act, cat[kNumCategories];
 };
 
+// Why a node could not be costed, for CostReport::first_uncosted: the reason,
+// which tensors have no shape, and the loader's shape-inference warning for
+// this node when there is one (the usual root cause).
+std::string UncostedWhy(const Graph& graph, const Node& node, const OpArgs& args, const std::string& reason) {
+  std::string why = reason;
+  if (reason != "input or output shape unknown") return why;
+  std::string unknown;
+  for (size_t i = 0; i < args.inputs.size(); ++i)
+    if (args.inputs[i] && !args.inputs[i]->shape_known)
+      unknown += std::string(unknown.empty() ? "" : ", ") + "input '" + args.inputs[i]->name + "'";
+  for (const TensorInfo* t : args.outputs)
+    if (!t->shape_known) unknown += std::string(unknown.empty() ? "" : ", ") + "output '" + t->name + "'";
+  if (!unknown.empty()) why += " (" + unknown + ")";
+  const std::string ref = "node '" + node.name + "' (";
+  for (const std::string& w : graph.warnings) {
+    size_t at = w.find(ref);
+    if (at == std::string::npos) continue;
+    why += ": " + w.substr(at + ref.size() + node.op_type.size() + 3);  // after "(Op): "
+    return why;
+  }
+  return why;
+}
+
 }  // namespace
+
+int64_t CostReport::UncostedNodes() const {
+  int64_t n = 0;
+  for (const Unsupported& u : unsupported) n += u.count;
+  return n;
+}
+
+Status RequireCompleteCost(const CostReport& r) {
+  if (r.unsupported.empty()) return Status::Ok();
+  const std::string file = r.path.empty() ? "<graph>" : r.path;
+  return Status::Error(file + ": cannot predict from a partial cost report: " +
+                       std::to_string(r.UncostedNodes()) + " of " + std::to_string(r.totals.num_nodes) +
+                       " nodes could not be costed; first: " + r.first_uncosted);
+}
 
 Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   CostReport rep;
@@ -61,19 +98,35 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   for (const auto& [name, t] : graph.tensors)
     if (t.is_param && IsFloat(t.elem_type)) grad.insert(name);
 
-  std::map<std::pair<std::string, std::string>, int64_t> unsupported;
-  std::map<std::string, int64_t> param_tensors, weight_tensors;  // deduplicated totals
-  // Parameter aliases (Identity/Cast of a shared weight) -> the tensor they alias.
-  std::map<std::string, std::string> alias;
-  auto root = [&alias](const std::string& name) {
-    auto it = alias.find(name);
-    return it == alias.end() ? name : it->second;
+  // Weights: parameters, and values computed from parameters only by free ops
+  // (Transpose of a Linear weight, Slice/Concat gate reordering of recurrent
+  // weights, Identity/Cast of a tied weight, Unsqueeze of a position table...).
+  // Each maps to the parameter tensors ("roots") it is made of; totals count
+  // every root once, at the first node that computes with it or mixes it with
+  // activations.
+  std::map<std::string, std::set<std::string>> roots;
+  {
+    std::set<std::string> produced;
+    for (const Node& node : graph.nodes)
+      for (const std::string& o : node.outputs) produced.insert(o);
+    for (const auto& [name, t] : graph.tensors)
+      if (t.is_param && !produced.count(name)) roots[name] = {name};
+  }
+  auto weight_roots = [&roots](const TensorInfo* t) -> const std::set<std::string>* {
+    if (!t) return nullptr;
+    auto it = roots.find(t->name);
+    if (it != roots.end()) return &it->second;
+    if (t->is_param) return &(roots[t->name] = {t->name});  // a param of unknown origin
+    return nullptr;
   };
+
+  std::map<std::pair<std::string, std::string>, int64_t> unsupported;
+  std::map<std::string, int64_t> param_tensors, weight_tensors;  // deduplicated totals, by root
   Totals tot;
 
   for (const Node& node : graph.nodes) {
     const std::string where = file + ": node '" + node.name + "' (" + node.op_type + ")";
-    OpArgs args{node, {}, {}, {}, opts.amp};
+    OpArgs args{node, {}, {}, {}, {}, opts.amp};
     bool shapes_known = true;
     for (const std::string& name : node.inputs) {
       const TensorInfo* t = nullptr;
@@ -86,6 +139,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       }
       args.inputs.push_back(t);
       args.input_requires_grad.push_back(t && grad.count(name) > 0);
+      args.input_is_weight.push_back(weight_roots(t) != nullptr);
     }
     for (const std::string& name : node.outputs) {
       auto it = graph.tensors.find(name);
@@ -120,6 +174,8 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     }
     if (!reason.empty()) {
       ++unsupported[{op_key, reason}];
+      if (rep.first_uncosted.empty())
+        rep.first_uncosted = "node '" + node.name + "' (" + op_key + "): " + UncostedWhy(graph, node, args, reason);
       nc.category = Category::kUnsupported;
       ++rep.totals.nodes_by_category[static_cast<int>(Category::kUnsupported)];
       rep.nodes.push_back(std::move(nc));
@@ -129,11 +185,33 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     Result<OpCost> cost = rule->fn(args);
     if (!cost.ok()) return cost.status().Prefixed(where);
     nc.category = cost->category.value_or(rule->category);
-    if (!cost->consumes_params && args.In(0) && args.In(0)->is_param)
-      for (const TensorInfo* t : args.outputs)
-        if (t->is_param) alias[t->name] = root(args.In(0)->name);
     if (!cost->forward_flops.ok() || !cost->backward_flops.ok())
       return Status::Error(where + ": FLOP count overflows int64" + at_batch);
+
+    // A free op whose float inputs are all weights makes a weight (it is not
+    // where the parameters are used); one that mixes weights with activations
+    // (Concat of a learned token with the data) consumes them.
+    bool consumes = cost->consumes_params;
+    if (!consumes) {
+      std::set<std::string> made_of;
+      bool all_weights = true, any_weight = false;
+      for (size_t i = 0; i < args.inputs.size(); ++i) {
+        const TensorInfo* t = args.inputs[i];
+        if (!t || !IsFloat(t->elem_type)) continue;
+        if (const std::set<std::string>* r = weight_roots(t)) {
+          any_weight = true;
+          made_of.insert(r->begin(), r->end());
+        } else {
+          all_weights = false;
+        }
+      }
+      if (any_weight && all_weights) {
+        for (const TensorInfo* t : args.outputs)
+          if (IsFloat(t->elem_type)) roots[t->name] = made_of;
+      } else if (any_weight) {
+        consumes = true;
+      }
+    }
 
     const bool half = opts.amp && RunsInHalf(nc.category);
     Count act, in_bytes, params, wbytes;
@@ -142,23 +220,26 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     for (size_t i = 0; i < args.inputs.size(); ++i) {
       const TensorInfo* t = args.inputs[i];
       if (!t) continue;
-      if (!t->is_param) {
+      const std::set<std::string>* r = weight_roots(t);
+      if (!r) {
         in_bytes += Bytes(*t, half);
         continue;
       }
-      if (!cost->consumes_params) continue;
+      if (!consumes) continue;
       bool trainable = IsFloat(t->elem_type);
-      if (cost->trainable_inputs) {
+      if (cost->trainable_inputs && cost->consumes_params) {
         trainable = false;
         for (int k : *cost->trainable_inputs) trainable = trainable || static_cast<size_t>(k) == i;
       }
-      Count b = Bytes(*t, false);
-      wbytes += b;
-      if (b.ok()) weight_tensors[root(t->name)] = b.value();
-      if (trainable) {
-        params += Numel(*t);
-        if (Numel(*t).ok()) param_tensors[root(t->name)] = Numel(*t).value();
+      wbytes += Bytes(*t, false);
+      for (const std::string& root : *r) {
+        const TensorInfo& rt = graph.tensors.at(root);
+        Count rb = Bytes(rt, false), rn = Numel(rt);
+        if (!rb.ok() || !rn.ok()) return Status::Error(where + ": parameter count overflows int64");
+        weight_tensors[root] = rb.value();
+        if (trainable && IsFloat(rt.elem_type)) param_tensors[root] = rn.value();
       }
+      if (trainable) params += Numel(*t);
     }
     if (!params.ok()) return Status::Error(where + ": parameter count overflows int64");
     if (!act.ok() || !in_bytes.ok() || !wbytes.ok())

@@ -73,6 +73,13 @@ struct CostReport {
   std::vector<NodeCost> nodes;          // graph order
   CostTotals totals;
   std::vector<Unsupported> unsupported; // sorted by op_type
+  // The first node (graph order) that could not be costed and why:
+  // "node 'n' (Op): reason[: the loader's explanation]"; empty when every
+  // node was costed (unsupported is empty).
+  std::string first_uncosted;
+
+  // Nodes that could not be costed (the sum of unsupported[].count).
+  int64_t UncostedNodes() const;
 };
 
 struct CostOptions {
@@ -83,5 +90,11 @@ struct CostOptions {
 // the file, the node and the reason; ops without a rule are not errors but
 // are listed in `unsupported`.
 Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts);
+
+// OK when every node of `r` was costed. Otherwise the error a prediction
+// must refuse with (FILE is r.path):
+//   "FILE: cannot predict from a partial cost report: 989 of 1625 nodes could
+//    not be costed; first: node '/Add' (Add): input or output shape unknown: ..."
+Status RequireCompleteCost(const CostReport& r);
 
 }  // namespace gpucast

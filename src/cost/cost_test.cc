@@ -389,6 +389,36 @@ TEST(Unsupported, UnknownOpsCustomDomainsAndUnknownShapesAreReported) {
   EXPECT_EQ(r.totals.nodes_by_category[static_cast<int>(Category::kUnsupported)], 4);
   EXPECT_EQ(NodeNamed(r, "ok").forward_flops, 8);
   EXPECT_EQ(r.totals.num_nodes, 5);
+  EXPECT_EQ(r.UncostedNodes(), 4);
+  EXPECT_EQ(r.first_uncosted, "node 'e1' (Einsum): no cost rule");
+  EXPECT_EQ(RequireCompleteCost(r).message(),
+            "m.onnx: cannot predict from a partial cost report: 4 of 5 nodes could not be costed; "
+            "first: node 'e1' (Einsum): no cost rule");
+}
+
+TEST(Unsupported, FirstUncostedNodeCarriesTheLoadersShapeInferenceFailure) {
+  // As BERT at seq 1024: the embedding sum broadcasts [2,8,4] with a position
+  // table slice of only [1,6,4]; the loader's inference fails there, and every
+  // node downstream has no shape.
+  GraphBuilder b("bert.onnx", 2);
+  b.Data("x", {2, 8, 4}).Param("pos", {1, 6, 4}).Unknown("sum").Unknown("act");
+  b.Warn("bert.onnx: node 'emb_add' (Add): shape inference failed: [ShapeInferenceError] "
+         "Incompatible dimensions");
+  b.Op("Add", "emb_add", {"x", "pos"}, {"sum"});
+  b.Op("Relu", "relu", {"sum"}, {"act"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(r.UncostedNodes(), 2);
+  EXPECT_EQ(RequireCompleteCost(r).message(),
+            "bert.onnx: cannot predict from a partial cost report: 2 of 2 nodes could not be costed; "
+            "first: node 'emb_add' (Add): input or output shape unknown (output 'sum'): shape "
+            "inference failed: [ShapeInferenceError] Incompatible dimensions");
+  // A complete report passes.
+  GraphBuilder ok;
+  ok.Data("x", {2, 4}).Value("y", {2, 4});
+  ok.Op("Relu", "r", {"x"}, {"y"});
+  CostReport c = Analyze(ok);
+  EXPECT_TRUE(c.first_uncosted.empty());
+  EXPECT_TRUE(RequireCompleteCost(c).ok());
 }
 
 TEST(Params, SharedWeightsThroughIdentityCountOnce) {
@@ -405,6 +435,80 @@ TEST(Params, SharedWeightsThroughIdentityCountOnce) {
   EXPECT_EQ(NodeNamed(r, "l2").params, 16);
   EXPECT_EQ(r.totals.params, 16);
   EXPECT_EQ(r.totals.weight_bytes, 64);
+}
+
+TEST(Params, LinearWeightBehindTransposeIsCountedWithItsGradient) {
+  // nn.Linear on 3-D input exports as MatMul(x, Transpose(W)) + Add(b).
+  // x[2,3,8] data, W[5,8], b[5] -> y[2,3,5]. MACs = 2·3·5·8 = 240.
+  // Forward 480; backward: x is data (no dX), dW through the Transpose = 480.
+  // Params: 40 (W, counted at the MatMul) + 5 (b) = 45, as torch counts.
+  GraphBuilder b("m.onnx", 2);
+  b.Data("x", {2, 3, 8}).Param("W", {5, 8}).Param("b", {5});
+  b.Value("Wt", {8, 5}).Value("xw", {2, 3, 5}).Value("y", {2, 3, 5});
+  b.Op("Transpose", "t", {"W"}, {"Wt"});
+  b.Op("MatMul", "mm", {"x", "Wt"}, {"xw"});
+  b.Op("Add", "bias", {"xw", "b"}, {"y"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "t").params, 0);
+  EXPECT_EQ(NodeNamed(r, "mm").params, 40);
+  EXPECT_EQ(NodeNamed(r, "mm").forward_flops, 480);
+  EXPECT_EQ(NodeNamed(r, "mm").backward_flops, 480);
+  EXPECT_EQ(NodeNamed(r, "mm").weight_bytes, 160);
+  EXPECT_EQ(NodeNamed(r, "mm").input_bytes, 2 * 3 * 8 * 4);  // the weight is not an input
+  EXPECT_EQ(NodeNamed(r, "bias").params, 5);
+  EXPECT_EQ(r.totals.params, 45);
+  EXPECT_EQ(r.totals.weight_bytes, 45 * 4);
+}
+
+TEST(Params, RecurrentWeightsReorderedBySliceConcatCountOnce) {
+  // torch exports an LSTM's gate reordering as Slice/Concat of weight_ih,
+  // weight_hh and the biases, then Unsqueeze to [1, 4H, .]. H=2, I=3: W 8×3 = 24,
+  // R 8×2 = 16, b_ih + b_hh 8 + 8 = 16: 56 parameters (torch's count).
+  GraphBuilder b("m.onnx", 1);
+  b.Data("x", {4, 1, 3}).Param("w_ih", {8, 3}).Param("w_hh", {8, 2}).Param("b_ih", {8}).Param("b_hh", {8});
+  b.Value("s0", {4, 3}).Value("s1", {4, 3}).Value("wc", {8, 3}).Value("W", {1, 8, 3});
+  b.Value("R", {1, 8, 2}).Value("bc", {16}).Value("B", {1, 16}).Value("y", {4, 1, 1, 2});
+  b.Value("axis0", {1}, kInt64);
+  b.Op("Constant", "c0", {}, {"axis0"});
+  b.Op("Slice", "sl0", {"w_ih"}, {"s0"});
+  b.Op("Slice", "sl1", {"w_ih"}, {"s1"});
+  b.Op("Concat", "cat", {"s1", "s0"}, {"wc"});
+  b.Op("Unsqueeze", "uw", {"wc", "axis0"}, {"W"});
+  b.Op("Unsqueeze", "ur", {"w_hh", "axis0"}, {"R"});
+  b.Op("Concat", "catb", {"b_ih", "b_hh"}, {"bc"});
+  b.Op("Unsqueeze", "ub", {"bc", "axis0"}, {"B"});
+  b.Op("LSTM", "lstm", {"x", "W", "R", "B"}, {"y"}).attrs["hidden_size"] = IntAttr(2);
+  CostReport r = Analyze(b);
+  const NodeCost& n = NodeNamed(r, "lstm");
+  EXPECT_EQ(n.params, 24 + 16 + 16);
+  EXPECT_EQ(r.totals.params, 56);
+  // Backward includes dW, dR, dB: per step recurrence 2·1·2·8 = 32, gates 2·(8 + 1·2·18) = 88,
+  // dW 2·1·3·8 = 48, dR 32, dB 2·8 = 16 (x is data) -> 216, × 4 steps = 864.
+  EXPECT_EQ(n.backward_flops, 864);
+  for (const char* free_op : {"sl0", "sl1", "cat", "uw", "ur", "catb", "ub"})
+    EXPECT_EQ(NodeNamed(r, free_op).params, 0) << free_op;
+}
+
+TEST(Params, TiedWeightAndLearnedTokenCountOnce) {
+  // A tied embedding/decoder (Gather of E, MatMul with Transpose(E)) counts E once;
+  // a learned token concatenated with activations is consumed at the Concat.
+  GraphBuilder b("m.onnx", 2);
+  b.Data("ids", {2, 3}, kInt64).Param("E", {10, 4}).Param("cls", {1, 1, 4});
+  b.Value("emb", {2, 3, 4}).Value("Et", {4, 10}).Value("tok", {2, 1, 4}).Value("seq", {2, 4, 4});
+  b.Value("logits", {2, 4, 10}).Value("shape", {3}, kInt64);
+  b.Op("Gather", "embed", {"E", "ids"}, {"emb"});
+  b.Op("Constant", "c", {}, {"shape"});
+  b.Op("Expand", "expand", {"cls", "shape"}, {"tok"});
+  b.Op("Concat", "prepend", {"tok", "emb"}, {"seq"}).attrs["axis"] = IntAttr(1);
+  b.Op("Transpose", "t", {"E"}, {"Et"});
+  b.Op("MatMul", "decode", {"seq", "Et"}, {"logits"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "embed").category, Category::kEmbedding);
+  EXPECT_EQ(NodeNamed(r, "embed").params, 40);
+  EXPECT_EQ(NodeNamed(r, "expand").params, 0);       // still only the token
+  EXPECT_EQ(NodeNamed(r, "prepend").params, 2 * 4);  // the expanded token meets the data here
+  EXPECT_EQ(NodeNamed(r, "decode").params, 40);
+  EXPECT_EQ(r.totals.params, 40 + 4);
 }
 
 TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {

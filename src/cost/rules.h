@@ -22,24 +22,31 @@ struct OpArgs {
   std::vector<const TensorInfo*> inputs;   // nullptr: omitted optional input
   std::vector<const TensorInfo*> outputs;
   std::vector<bool> input_requires_grad;   // same length as inputs
+  // Input i is a weight: a parameter, or made from parameters by free ops
+  // only (Transpose of a Linear weight, Slice/Concat of recurrent weights).
+  std::vector<bool> input_is_weight;       // same length as inputs
   bool amp = false;
 
   // Input i, or nullptr if absent/omitted.
   const TensorInfo* In(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   const TensorInfo* Out(size_t i) const { return i < outputs.size() ? outputs[i] : nullptr; }
   bool Grad(size_t i) const { return i < input_requires_grad.size() && input_requires_grad[i]; }
+  bool Weight(size_t i) const { return i < input_is_weight.size() && input_is_weight[i]; }
   bool AnyGrad() const;
 };
 
 // What a rule returns. Activation bytes are computed by the driver from the
-// outputs; params and weight bytes default to all parameter inputs.
+// outputs; params and weight bytes default to all weight inputs.
 struct OpCost {
   Count forward_flops;
   Count backward_flops;
   // Inputs holding trainable parameters; unset: every parameter input.
   // BatchNormalization lists scale and bias (running mean/var are buffers).
   std::optional<std::vector<int>> trainable_inputs;
-  bool consumes_params = true;           // false: params and weight bytes 0 (free ops)
+  // false (free ops): the node does not compute with its weight inputs; its
+  // float outputs are weights too when every float input is one, otherwise
+  // the driver counts the weight inputs here (they meet activations here).
+  bool consumes_params = true;
   std::optional<Category> category;      // set when the input decides it (Gather)
   bool view = false;                     // outputs alias inputs / metadata: no bytes written
 };

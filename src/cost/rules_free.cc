@@ -1,7 +1,8 @@
 // Free ops: no arithmetic. A view (reshape, squeeze, identity, shape
 // metadata) writes no bytes; a copy (transpose, concat, slice...) writes its
-// outputs. Neither consumes parameters (an Identity of a shared weight is
-// counted at the node that computes with it).
+// outputs. Neither computes with parameters: a Transpose of a weight, or an
+// Identity of a shared weight, is itself a weight, counted at the node that
+// computes with it (the driver, cost.cc).
 #include "cost/rules.h"
 
 namespace gpucast {
@@ -16,13 +17,13 @@ RuleFn Free(bool view) {
   };
 }
 
-// Gather of a parameter table is an embedding lookup: no forward arithmetic;
+// Gather of a parameter table (or a weight made from one) is an embedding lookup: no forward arithmetic;
 // backward scatter-adds one gradient element per output element. Gather of
 // an activation is a copy, with the same scatter-add if it needs a gradient.
 Result<OpCost> GatherRule(const OpArgs& a) {
   if (!a.In(0) || !a.Out(0)) return Status::Error("needs data and an output");
   OpCost c;
-  if (a.In(0)->is_param) c.category = Category::kEmbedding;
+  if (a.Weight(0)) c.category = Category::kEmbedding;
   else c.consumes_params = false;
   if (a.Grad(0)) c.backward_flops = Numel(*a.Out(0));
   return c;

@@ -41,6 +41,11 @@ GraphBuilder& GraphBuilder::Unknown(const std::string& name) {
   return *this;
 }
 
+GraphBuilder& GraphBuilder::Warn(const std::string& message) {
+  g_.warnings.push_back(message);
+  return *this;
+}
+
 Node& GraphBuilder::Op(const std::string& op_type, const std::string& name,
                        std::vector<std::string> inputs, std::vector<std::string> outputs) {
   Node n;

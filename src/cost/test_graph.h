@@ -23,6 +23,8 @@ class GraphBuilder {
   GraphBuilder& Value(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   // A value whose shape is unknown.
   GraphBuilder& Unknown(const std::string& name);
+  // A loader warning (Graph::warnings), e.g. a shape-inference failure.
+  GraphBuilder& Warn(const std::string& message);
 
   // Appends a node; returns it so tests can set attributes and the domain.
   Node& Op(const std::string& op_type, const std::string& name, std::vector<std::string> inputs,

@@ -1,10 +1,15 @@
-// Integration: forward convolution + matmul FLOPs of real ONNX exports
-// (models/torchvision/*.onnx, weight-free, eval mode) against independent
-// references recorded in models/torchvision/reference_flops.json:
-// torchvision's published GMACs per image and torch.profiler's FLOP count.
+// Integration with real ONNX exports against independent references:
+// - forward convolution + matmul FLOPs of models/torchvision/*.onnx and the
+//   Transformer against models/torchvision/reference_flops.json (torchvision's
+//   published GMACs per image and torch.profiler's FLOP count);
+// - total trainable parameters of every committed graph against
+//   models/reference_params.json (torch's own sum(p.numel()), written by
+//   tools/reference_params.py).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cost/cost.h"
@@ -14,11 +19,13 @@
 namespace gpucast {
 namespace {
 
-nlohmann::json References() {
-  std::ifstream in(HomeDir() + "/models/torchvision/reference_flops.json");
-  EXPECT_TRUE(in.good());
+nlohmann::json ReadJson(const std::string& relative) {
+  std::ifstream in(HomeDir() + "/models/" + relative);
+  EXPECT_TRUE(in.good()) << relative;
   return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
 }
+
+nlohmann::json References() { return ReadJson("torchvision/reference_flops.json"); }
 
 // Forward FLOPs of convolution and matmul nodes (incl. bias adds, < 0.3% here).
 int64_t ConvMatmulForward(const std::string& file, const LoadOptions& opts) {
@@ -71,6 +78,50 @@ TEST(Torchvision, SixLayerTransformerMatchesProfiler) {
   std::printf("transformer6 gpucast %lld  profiler %.0f  ratio %.5f\n", static_cast<long long>(flops),
               profiler, flops / profiler);
   EXPECT_NEAR(flops / profiler, 1.0, 0.01);
+}
+
+// The symbolic dims each committed graph needs (catalog.json for the workload
+// graphs, reference_flops.json for the Transformer), by file relative to models/.
+std::map<std::string, std::map<std::string, int64_t>> DimsByFile() {
+  std::map<std::string, std::map<std::string, int64_t>> dims;
+  nlohmann::json cat = ReadJson("catalog.json");
+  for (const auto& w : cat["workloads"])
+    for (const auto& g : w["graphs"])
+      for (const auto& [k, v] : w["dims"].items()) dims[g["file"].get<std::string>()][k] = v.get<int64_t>();
+  nlohmann::json ref = References();
+  for (const auto& [name, m] : ref["models"].items())
+    if (m.contains("dims"))
+      for (const auto& [k, v] : m["dims"].items()) dims[m["file"].get<std::string>()][k] = v.get<int64_t>();
+  return dims;
+}
+
+TEST(CostParams, MatchTorchOnEveryCommittedGraph) {
+  nlohmann::json ref = ReadJson("reference_params.json");
+  ASSERT_TRUE(ref.is_object() && ref.contains("graphs")) << "run tools/reference_params.py";
+  auto dims = DimsByFile();
+  int checked = 0;
+  for (const auto& [file, torch_count] : ref["graphs"].items()) {
+    LoadOptions opts;
+    opts.batch = 2;
+    opts.dims = dims[file];
+    Result<Graph> g = LoadOnnxGraph(HomeDir() + "/models/" + file, opts);
+    ASSERT_TRUE(g.ok()) << g.message();
+    Result<CostReport> r = AnalyzeCost(*g, {});
+    ASSERT_TRUE(r.ok()) << r.message();
+    const double torch = torch_count.get<double>();
+    const double ours = static_cast<double>(r->totals.params);
+    std::printf("%-28s gpucast %12lld  torch %12.0f  ratio %.5f\n", file.c_str(),
+                static_cast<long long>(r->totals.params), torch, ours / torch);
+    EXPECT_NEAR(ours / torch, 1.0, 0.01) << file << ": gpucast " << ours << ", torch " << torch;
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
+  // Every committed graph has a reference.
+  for (const auto& e : std::filesystem::recursive_directory_iterator(HomeDir() + "/models")) {
+    if (e.path().extension() != ".onnx") continue;
+    std::string rel = std::filesystem::relative(e.path(), HomeDir() + "/models").string();
+    EXPECT_TRUE(ref["graphs"].contains(rel)) << rel << " has no torch count: run tools/reference_params.py";
+  }
 }
 
 }  // namespace
