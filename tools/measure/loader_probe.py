@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Measure a training job's input pipeline on the CPU: loader_ms_per_sample, without a GPU.
 
-usage: python3 tools/measure/loader_probe.py (--image-folder DIR | --dataset MODULE:NAME)
+usage: python3 tools/measure/loader_probe.py (--image-folder DIR | --dataset MODULE:NAME | --workload MODEL)
            [--transform imagenet|cifar|tensor] [--arg KEY=VALUE ...] [--path DIR ...]
            [--collate MODULE:NAME] [--workers 2] [--batch 32] [--seconds 10] [--warmup 2] [--json]
 
@@ -25,6 +25,10 @@ The first --warmup batches are not counted (worker start-up, cold caches).
                      file path.py) is a Dataset class, a function returning a Dataset, or a Dataset
                      object; --arg KEY=VALUE are passed as keyword arguments (values parsed as JSON
                      when they parse, else strings). Map-style and iterable datasets both work.
+--workload MODEL     the input pipeline the measurement harness (jobs.py) builds for a catalog workload
+                     with a CPU loader: EfficientNet, MobileNetV2, VGG (CIFAR crop/flip/normalise of a
+                     32x32 image), DCGAN (64x64 image to tensor), PointNet (np.loadtxt of a 2,500-point
+                     text file), NeuMF (one positive + 4 sampled negatives: 5 rows per sample).
 """
 import argparse
 import importlib
@@ -219,6 +223,25 @@ def user_dataset(spec, args, paths):
     return ds
 
 
+# Catalog workloads whose harness job (jobs.py) has a CPU DataLoader: name -> dataset factory.
+def workload_dataset(model):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import jobs
+    makers = {
+        "EfficientNet": lambda: jobs._Synthetic(50000, jobs._cifar_sample),
+        "MobileNetV2": lambda: jobs._Synthetic(50000, jobs._cifar_sample),
+        "VGG": lambda: jobs._Synthetic(50000, jobs._cifar_sample),
+        "DCGAN": lambda: jobs._Synthetic(100000, jobs._lsun_sample),
+        "PointNet": lambda: jobs._Synthetic(512, jobs._PointFiles(64, 2500)),
+        "NeuMF": lambda: jobs._Synthetic(200000, jobs._neumf_sample),
+    }
+    if model not in makers:
+        raise ProbeError(f"--workload {model}: no CPU DataLoader in its harness job (workloads with one: "
+                         + ", ".join(makers) + "; BERT, LSTM and ResNet50 keep their data on the GPU or "
+                         "in-process, PPO and TD3 run an environment)")
+    return makers[model]()
+
+
 # ---------------------------------------------------------------- the probe
 
 def probe(dataset, workers=2, batch=32, seconds=10.0, warmup=2, collate=None, max_samples=None):
@@ -287,6 +310,7 @@ def main(argv=None):
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--image-folder", metavar="DIR", help="a folder of images (flat or one sub-folder per class)")
     src.add_argument("--dataset", metavar="MODULE:NAME", help="your Dataset class / factory / object")
+    src.add_argument("--workload", metavar="MODEL", help="a catalog workload's harness input pipeline")
     ap.add_argument("--transform", default="imagenet", help="for --image-folder: imagenet, cifar or tensor")
     ap.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE", help="keyword argument for --dataset")
     ap.add_argument("--path", action="append", default=[], metavar="DIR", help="prepended to sys.path")
@@ -301,6 +325,9 @@ def main(argv=None):
         if a.image_folder:
             ds = image_folder_dataset(a.image_folder, a.transform)
             what = f"image folder {a.image_folder} ({a.transform})"
+        elif a.workload:
+            ds = workload_dataset(a.workload)
+            what = f"workload {a.workload} (tools/measure/jobs.py)"
         else:
             ds = user_dataset(a.dataset, a.arg, a.path)
             what = a.dataset

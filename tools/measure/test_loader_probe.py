@@ -118,6 +118,14 @@ class LoaderProbeTest(unittest.TestCase):
             self.assertEqual(rc, 2, argv)
             self.assertIn("loader_probe: " + want, err.getvalue(), argv)
 
+    def test_catalog_workload_pipeline(self):
+        # The harness's NeuMF loader (Python-side negative sampling): cheap, but measurable.
+        r = P.probe(P.workload_dataset("NeuMF"), workers=1, batch=32, seconds=0.4, warmup=1)
+        self.assertTrue(math.isfinite(r["loader_ms_per_sample"]) and r["loader_ms_per_sample"] > 0, r)
+        with self.assertRaises(P.ProbeError) as cm:
+            P.workload_dataset("ResNet50")
+        self.assertIn("--workload ResNet50: no CPU DataLoader in its harness job", str(cm.exception))
+
     def test_empty_folder_is_an_error(self):
         empty = os.path.join(self.tmp, "empty")
         os.makedirs(empty, exist_ok=True)
