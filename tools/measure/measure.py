@@ -61,6 +61,11 @@ def parse_smi(text):
         parts = [p.strip() for p in line.split(",")]
         if len(parts) != 3:
             raise ValueError(f"nvidia-smi: want 3 fields, got {line!r}")
+        if any("N/A" in p for p in parts):
+            # nvidia-smi has no utilization.gpu for a GPU in MIG mode; the MIG rows of
+            # ../shared/data/migprofiler-a100 are DCGM's GR-engine-active instead (docs/features.md).
+            raise ValueError(f"nvidia-smi reports N/A ({line.strip()!r}): a GPU in MIG mode has no "
+                             "utilization.gpu; this harness measures whole GPUs only")
         out.append(tuple(float(p) for p in parts))
     return out
 
