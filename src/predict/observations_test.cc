@@ -1,0 +1,228 @@
+// Observed jobs read back from a service database and turned into training
+// rows: the sample-weighted label, the graph of an uploaded job, and the
+// effect that matters: retraining with an observation far from the
+// prediction moves the prediction toward it.
+#include "predict/observations.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "graph/onnx_loader.h"
+#include "predict/predictor.h"
+#include "util/paths.h"
+
+namespace gpucast {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// A database laid out as the service writes it: its jobs table's id and spec
+// columns (service/store.cc) and the observations table defined here.
+class ObservedDb {
+ public:
+  explicit ObservedDb(const std::string& path) : path_(path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+    Exec("CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, spec TEXT NOT NULL)");
+    Exec(kObservationsSchemaSql);
+  }
+  ~ObservedDb() { sqlite3_close(db_); }
+  int64_t AddJob(const json& spec) {
+    Exec("INSERT INTO jobs (spec) VALUES ('" + spec.dump() + "')");
+    return sqlite3_last_insert_rowid(db_);
+  }
+  void Observe(int64_t job, double util, int64_t samples, const std::string& gpu = "") {
+    Exec("INSERT INTO observations (job_id, gpu_util, samples, source, gpu, observed_at) VALUES (" +
+         std::to_string(job) + ", " + std::to_string(util) + ", " + std::to_string(samples) + ", 'slurm', '" + gpu +
+         "', 0)");
+  }
+  void Exec(const std::string& sql) {
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << sql;
+    sqlite3_free(err);
+  }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+class ObservationsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "gpucast-pobs-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    db_ = dir_ + "/jobs.db";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_, db_;
+};
+
+TEST_F(ObservationsTest, OneEntryPerJobAndGpuWithTheSampleWeightedMean) {
+  const std::string vgg = HomeDir() + "/models/vgg.onnx";
+  const std::string sha(64, 'a');
+  {
+    ObservedDb db(db_);
+    int64_t a = db.AddJob({{"model", vgg}, {"batch", 64}, {"amp", true}, {"attrs", {{"loader_workers", 2}}},
+                           {"dims", json::object()}});
+    int64_t b = db.AddJob({{"model", std::string(kUploadModelPrefix) + sha}, {"batch", 8}});
+    db.AddJob({{"model", vgg}, {"batch", 1}});  // never observed
+    db.Observe(a, 20, 1);
+    db.Observe(a, 60, 3);
+    db.Observe(a, 90, 2, "A100");
+    db.Observe(b, 50, 1);
+  }
+  // The uploaded graph survives as the service's hard link.
+  fs::create_directories(ObservedGraphDir(db_));
+  fs::copy_file(vgg, ObservedGraphDir(db_) + "/" + sha + ".onnx");
+
+  Result<std::vector<ObservedJob>> jobs = ReadObservedJobs(db_);
+  ASSERT_TRUE(jobs.ok()) << jobs.message();
+  ASSERT_EQ(jobs->size(), 3u);
+  const ObservedJob& a0 = (*jobs)[0];
+  EXPECT_EQ(a0.job_id, 1);
+  EXPECT_EQ(a0.gpu, "");
+  EXPECT_DOUBLE_EQ(a0.util, (20.0 * 1 + 60.0 * 3) / 4);  // 50
+  EXPECT_EQ(a0.samples, 4);
+  EXPECT_EQ(a0.observations, 2);
+  EXPECT_EQ(a0.batch, 64);
+  EXPECT_TRUE(a0.amp);
+  EXPECT_EQ(a0.attrs.loader_workers, 2);
+  EXPECT_EQ(a0.graph_file, vgg);
+  EXPECT_EQ((*jobs)[1].gpu, "A100");
+  EXPECT_DOUBLE_EQ((*jobs)[1].util, 90);
+  EXPECT_EQ((*jobs)[2].graph_file, ObservedGraphDir(db_) + "/" + sha + ".onnx");
+  EXPECT_EQ((*jobs)[2].skip_reason, "");
+
+  // Rows: the catalog's VGG workload is vgg.onnx alone, so the jobs join its group.
+  auto catalog = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(catalog.ok()) << catalog.message();
+  auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *catalog);
+  ASSERT_TRUE(data.ok()) << data.message();
+  const size_t shipped = data->rows.size();
+  const std::string digest = data->digest;
+  std::vector<std::string> skipped;
+  ASSERT_TRUE(AppendObservedRows(*jobs, db_, *catalog, &*data, &skipped).ok());
+  EXPECT_TRUE(skipped.empty()) << skipped[0];
+  ASSERT_EQ(data->rows.size(), shipped + 3);
+  EXPECT_EQ(data->groups[static_cast<size_t>(data->group[shipped])], "VGG/CIFAR-10");
+  EXPECT_EQ(data->row_gpu[shipped + 1], "A100");
+  EXPECT_DOUBLE_EQ(data->rows[shipped].gpu_util, 50);
+  EXPECT_NE(data->digest, digest);
+  EXPECT_EQ(data->x[shipped].size(), data->feature_names.size());
+
+  // Once its graph is gone, the upload is skipped with the reason.
+  fs::remove_all(ObservedGraphDir(db_));
+  jobs = ReadObservedJobs(db_);
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ((*jobs)[2].skip_reason, "its uploaded graph is no longer stored");
+  skipped.clear();
+  ASSERT_TRUE(AppendObservedRows(*jobs, db_, *catalog, &*data, &skipped).ok());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_THAT(skipped[0], HasSubstr("job 2: its uploaded graph is no longer stored"));
+}
+
+TEST_F(ObservationsTest, NotAServiceDatabaseIsAnErrorNamingTheFile) {
+  Result<std::vector<ObservedJob>> r = ReadObservedJobs(dir_ + "/none.db");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.message(), HasSubstr(dir_ + "/none.db: no such database file"));
+  std::ofstream(dir_ + "/other.db") << "";
+  r = ReadObservedJobs(dir_ + "/other.db");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.message(), HasSubstr("not a gpucast service database with observations"));
+}
+
+// The closed loop's purpose, on the real measurements: a VGG job on CIFAR-10
+// at a batch size the dataset lacks is observed far from its prediction;
+// retraining with it moves the prediction for that job toward the observation.
+TEST_F(ObservationsTest, RetrainingMovesThePredictionTowardTheObservation) {
+  auto catalog = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(catalog.ok()) << catalog.message();
+  auto base = BuildDataset(DataDir() + "/lucid/single_data.csv", *catalog);
+  ASSERT_TRUE(base.ok()) << base.message();
+  auto before = Predictor::Train(*base, kDefaultAlgo, 0, DefaultFeatureSet(kDefaultAlgo));
+  ASSERT_TRUE(before.ok()) << before.message();
+
+  const std::string vgg = HomeDir() + "/models/vgg.onnx";
+  LoadOptions lo;
+  lo.batch = 96;
+  auto graph = LoadOnnxGraph(vgg, lo);
+  ASSERT_TRUE(graph.ok()) << graph.message();
+  auto cost = AnalyzeCost(*graph, CostOptions());
+  ASSERT_TRUE(cost.ok());
+  JobConfig job;
+  job.batch = 96;
+  job.gpu = base->gpu;
+  auto p0 = before->Predict({*cost}, job);
+  ASSERT_TRUE(p0.ok()) << p0.message();
+  // 40 points away from the prediction, inside [0, 100].
+  const double observed = p0->prediction.util > 50 ? p0->prediction.util - 40 : p0->prediction.util + 40;
+
+  {
+    ObservedDb db(db_);
+    int64_t id = db.AddJob({{"model", vgg}, {"batch", 96}, {"amp", false}});
+    db.Observe(id, observed, 100);
+  }
+  auto jobs = ReadObservedJobs(db_);
+  ASSERT_TRUE(jobs.ok()) << jobs.message();
+  Dataset with = *base;
+  std::vector<std::string> skipped;
+  ASSERT_TRUE(AppendObservedRows(*jobs, db_, *catalog, &with, &skipped).ok());
+  ASSERT_EQ(with.rows.size(), base->rows.size() + 1);
+  auto after = Predictor::Train(with, kDefaultAlgo, 0, DefaultFeatureSet(kDefaultAlgo));
+  ASSERT_TRUE(after.ok()) << after.message();
+  auto p1 = after->Predict({*cost}, job);
+  ASSERT_TRUE(p1.ok());
+  EXPECT_LT(std::fabs(p1->prediction.util - observed), std::fabs(p0->prediction.util - observed))
+      << "before " << p0->prediction.util << ", observed " << observed << ", after " << p1->prediction.util;
+  EXPECT_EQ(after->info().training_rows, base->rows.size() + 1);
+}
+
+// The learning curve on real measurements replayed as observations: the
+// ResNet50 rows become observed jobs; point k trains on k of them.
+TEST_F(ObservationsTest, LearningCurveTrainsOnKObservedJobsOfANeverSeenWorkload) {
+  auto catalog = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(catalog.ok()) << catalog.message();
+  auto base = BuildDataset(DataDir() + "/lucid/single_data.csv", *catalog);
+  ASSERT_TRUE(base.ok()) << base.message();
+  {
+    ObservedDb db(db_);
+    for (const Measurement& m : base->rows) {
+      if (m.model != "ResNet50") continue;
+      int64_t id = db.AddJob({{"model", HomeDir() + "/models/resnet50.onnx"}, {"batch", m.batch}, {"amp", m.amp}});
+      db.Observe(id, m.gpu_util, 1);
+    }
+  }
+  auto jobs = ReadObservedJobs(db_);
+  ASSERT_TRUE(jobs.ok()) << jobs.message();
+  const size_t n = jobs->size();
+  ASSERT_GE(n, 3u);
+  Dataset data = *base;
+  std::vector<std::string> skipped;
+  ASSERT_TRUE(AppendObservedRows(*jobs, db_, *catalog, &data, &skipped).ok());
+  std::vector<bool> observed(data.rows.size(), false);
+  for (size_t i = base->rows.size(); i < data.rows.size(); ++i) observed[i] = true;
+  auto curve = ObservationLearningCurve(data, observed, "ridge", DefaultFeatureSet("ridge"), 0);
+  ASSERT_TRUE(curve.ok()) << curve.message();
+  ASSERT_EQ(curve->size(), n);
+  for (size_t k = 0; k < n; ++k) {
+    const CurvePoint& c = (*curve)[k];
+    EXPECT_EQ(c.group, "ResNet50/ImageNet");
+    EXPECT_EQ(c.observed_in_training, static_cast<int>(k));
+    EXPECT_EQ(c.held_out, static_cast<int>(n - k));
+    EXPECT_TRUE(std::isfinite(c.mae) && c.mae >= std::fabs(c.mean_signed));
+  }
+}
+
+}  // namespace
+}  // namespace gpucast

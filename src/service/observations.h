@@ -1,0 +1,95 @@
+// Measured utilization of submitted jobs (POST /v1/jobs/{id}/observations,
+// the DCGM scraper), stored durably beside the jobs, and the closed loop's
+// metrics (docs/api.md "Observations", docs/operations.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+struct sqlite3;
+
+namespace gpucast::service {
+
+struct Observation {
+  double gpu_util = 0;   // percent, [0, 100]
+  std::string source;    // one of kObservationSources (predict/observations.h)
+  int64_t samples = 1;   // >= 1
+  std::string gpu;       // GPU spec key, "" = not stated
+};
+
+// Parses {"gpu_util": 0-100, "source": "nvidia-smi"|"dcgm"|"slurm",
+// "samples": N >= 1 (default 1), "gpu": "TYPE" (optional, a GPU of the spec
+// table)}. Errors name the field: "field 'gpu_util': want a number in [0, 100], got 140".
+Result<Observation> ParseObservationJson(const std::string& body);
+
+// What a job's observations add up to.
+struct ObservedSummary {
+  double util = 0;           // sample-weighted mean, percent
+  int64_t samples = 0;
+  int64_t observations = 0;  // records
+};
+
+// The observations table (predict/observations.h kObservationsSchemaSql) in
+// the service's database, through its own connection: WAL journal,
+// synchronous=FULL, so Add returns only once the row is on disk.
+// Thread-safe.
+class ObservationStore {
+ public:
+  static Result<std::unique_ptr<ObservationStore>> Open(const std::string& db_path);
+  ~ObservationStore();
+  ObservationStore(const ObservationStore&) = delete;
+  ObservationStore& operator=(const ObservationStore&) = delete;
+
+  // Stores one observation of job `job_id` at unix time `now` (committed when it returns).
+  Status Add(int64_t job_id, const Observation& o, double now);
+  // nullopt when the job has no observation.
+  Result<std::optional<ObservedSummary>> Summary(int64_t job_id);
+  // Summaries of the jobs among `ids` that have observations.
+  Result<std::map<int64_t, ObservedSummary>> Summaries(const std::vector<int64_t>& ids);
+
+ private:
+  ObservationStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Status SqlError(const std::string& what);
+  std::mutex mu_;
+  sqlite3* db_;  // GUARDED_BY(mu_)
+  std::string path_;
+};
+
+// Metrics of the closed loop, rendered after the service's own (Prometheus
+// text format 0.0.4). Thread-safe.
+class LoopMetrics {
+ public:
+  // Upper bounds of gpucast_prediction_abs_error buckets, percentage points.
+  static constexpr std::array<double, 10> kErrorBuckets = {1, 2, 5, 10, 15, 20, 30, 50, 75, 100};
+
+  // One stored observation of `source`; abs_error = |predicted - observed| of its job.
+  void ObserveObservation(const std::string& source, double abs_error);
+  // One predictor reload: ok, or kept the old predictor.
+  void ObserveReload(bool ok);
+  // One DCGM scrape: outcome "ok" or "error"; per GPU sample: "attributed",
+  // "idle" (no job), "shared" (several jobs, nothing attributed), "multi_gpu".
+  void ObserveScrape(bool ok);
+  void ObserveDcgmSample(const std::string& outcome);
+
+  std::string Render() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, int64_t> by_source_;
+  std::array<int64_t, kErrorBuckets.size()> err_counts_{};  // non-cumulative
+  int64_t err_count_ = 0;
+  double err_sum_ = 0;
+  int64_t reloads_ = 0, reload_failures_ = 0;
+  int64_t scrapes_ok_ = 0, scrapes_failed_ = 0;
+  std::map<std::string, int64_t> dcgm_samples_;
+};
+
+}  // namespace gpucast::service

@@ -1,0 +1,79 @@
+#include "service/reload.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+namespace gpucast::service {
+
+Result<std::unique_ptr<ReloadingEngine>> ReloadingEngine::Create(const std::string& file, Loader load) {
+  ASSIGN_OR_RETURN(std::unique_ptr<PredictionEngine> first, load(file));
+  return std::unique_ptr<ReloadingEngine>(
+      new ReloadingEngine(file, std::move(load), std::shared_ptr<PredictionEngine>(std::move(first))));
+}
+
+std::shared_ptr<PredictionEngine> ReloadingEngine::Current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+Result<Prediction> ReloadingEngine::Predict(const JobSpec& spec, int model_fd, bool* cache_hit) {
+  return Current()->Predict(spec, model_fd, cache_hit);
+}
+
+std::string ReloadingEngine::Describe() const { return Current()->Describe(); }
+
+Status ReloadingEngine::Reload() {
+  std::lock_guard<std::mutex> one(reload_mu_);
+  // Everything that can fail happens before the swap: Load parses the whole
+  // file and checks its feature schema (predict/model_file.cc).
+  Result<std::unique_ptr<PredictionEngine>> fresh = load_(file_);
+  if (!fresh.ok()) return fresh.status();
+  std::shared_ptr<PredictionEngine> next(std::move(fresh).value());
+  std::shared_ptr<PredictionEngine> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    old = std::move(current_);
+    current_ = std::move(next);
+  }
+  return Status::Ok();  // `old` is destroyed here or by the last request using it
+}
+
+Result<std::unique_ptr<PredictionEngine>> NewReloadingPredictorEngine(const std::string& predictor_file) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ReloadingEngine> e,
+                   ReloadingEngine::Create(predictor_file, [](const std::string& f) { return NewPredictorEngine(f); }));
+  return std::unique_ptr<PredictionEngine>(std::move(e));
+}
+
+namespace {
+sigset_t HupSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+}  // namespace
+
+void BlockReloadSignal() {
+  sigset_t set = HupSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+ReloadOnSignal::ReloadOnSignal(std::function<void()> on_hup) : on_hup_(std::move(on_hup)) {
+  thread_ = std::thread([this] {
+    sigset_t set = HupSet();
+    while (true) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (stop_) return;
+      on_hup_();
+    }
+  });
+}
+
+ReloadOnSignal::~ReloadOnSignal() {
+  stop_ = true;
+  pthread_kill(thread_.native_handle(), SIGHUP);  // wakes sigwait (SIGHUP is blocked, so it is queued)
+  thread_.join();
+}
+
+}  // namespace gpucast::service
