@@ -12,13 +12,13 @@ DEB_BUILD := cmake ninja-build g++ clang pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler libxgboost-dev nlohmann-json3-dev \
   libcli11-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libsqlite3-dev sqlite3 \
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time
-# Live Slurm integration test and the HTTP load test.
-DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk
+# Live Slurm integration test (lua5.1: the plugin's offline test) and the HTTP load test.
+DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk lua5.1
 # Graph export and the measurement harness (python side).
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_PY)
 
-.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help
+.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install
 
 all: build
 
@@ -30,6 +30,7 @@ help:
 	@echo "make sanitize  ASan/UBSan build + tests"
 	@echo "make fuzz      libFuzzer on the ONNX loader (bounded time)"
 	@echo "make bench     benchmarks (docs/performance.md)"
+	@echo "make install   PREFIX=/usr/local: binary, models, data, Slurm plugin (docs/slurm.md)"
 
 # Installs only what is missing; apt-get update runs only when something is.
 deps:
@@ -50,9 +51,15 @@ build: deps $(BUILD)/build.ninja
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'
+	bash integrations/slurm/plugin_test.sh
 	bash integrations/slurm/test.sh $(BUILD)/gpucast
 	bash tests/serve_durability.sh $(BUILD)/gpucast
 	bash tests/cli_test.sh $(BUILD)/gpucast
+
+# PREFIX/bin/gpucast, PREFIX/share/gpucast/{models,data,slurm}; DESTDIR=... for staging.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX) --strip
 
 demo: build
 	bash tools/demo.sh $(BUILD)/gpucast

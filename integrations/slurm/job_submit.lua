@@ -1,54 +1,100 @@
 --[[
-gpucast job_submit plugin for Slurm 22.05 (JobSubmitPlugins=lua).
+gpucast job_submit plugin for Slurm 22.05 (JobSubmitPlugins=lua). Operator guide: docs/slurm.md.
 
-For every batch job that names its model, asks gpucast for the job's
-predicted GPU utilization and rewrites the request to
-  gres:shard:N,  N = ceil(util x shards_per_gpu / 100), 1 <= N <= shards_per_gpu
-so that jobs with small predictions share one GPU.
+For every job (sbatch, salloc, srun; array and heterogeneous components alike) that names
+its model, asks gpucast for the job's predicted GPU utilization U and rewrites its GPU
+request to a share of ONE GPU:
+  share = shard: gres:shard:N, N = ceil(U x shards_per_gpu / 100), 1 <= N <= shards_per_gpu
+  share = mps:   gres:mps:P,   P = ceil(U x mps_per_gpu / 100)  (Slurm then sets
+                 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = P x 100 / mps_per_gpu in the job)
+With headroom = interval, U is the upper end of gpucast's prediction interval.
 
 A job names its model in either place (the comment wins):
   sbatch --comment=model=/path/m.onnx,batch=32,amp=1,dim.seq=384,attr.loader_workers=2 job.sh
   #GPUCAST model=/path/m.onnx batch=32 amp=1 dim.seq=384 attr.rl_env=1   (a line of the script)
 
-Rejected (slurm.ERROR, message shown by sbatch): a named model that gpucast
-cannot read or analyse, a malformed declaration, a GPU job without a model
-when require_model=1, a multi-GPU request. Any internal error rejects the job
-too (fail closed). Settings: gpucast.conf beside this file (see docs/slurm.md).
+The model is read with the job owner's uid and groups (run_as: setpriv), never with
+slurmctld's rights: a file the user may not read is refused exactly like a missing one.
+
+Every GPU request form is examined (--gres, typed gres, --gpus, --gpus-per-node,
+--gpus-per-task, --gpus-per-socket, -N, --cpus/--mem-per-gpu); other gres are kept.
+Requests for more than one GPU are refused (shards of a job come from one GPU per node).
+slurm_job_modify keeps the decision: lowering a sized job's share or turning it into a
+whole-GPU request is refused; more shards are allowed; a new model declaration is refused
+(re-predicted when root makes the update).
+
+Every decision is logged in slurmctld.log and kept on the job (AdminComment). Operator
+mistakes (gpucast.conf, predictor, binary, service) are logged with slurm.log_error and
+reach users only as "gpucast is misconfigured, contact your administrator" (fail closed).
+Settings: gpucast.conf beside this file, read per job.
 ]]
 
-local defaults = {
-  mode = "cli",              -- "cli": run gpucast predict; "service": POST to gpucast serve
-  gpucast = "/usr/local/bin/gpucast",
-  predictor = "/etc/slurm/gpucast-predictor.json",
-  url = "http://127.0.0.1:8080",  -- mode=service
-  token_file = "",           -- mode=service: bearer token, if the service wants one
-  shards_per_gpu = 8,        -- must match gres.conf (Name=shard Count=K per GPU)
-  timeout_s = 5,             -- slurmctld holds a lock while this runs: keep it short
-  require_model = 1,         -- 1: GPU jobs (gres gpu/shard) must name a model
+-- Settings: name -> { default, kind }. kind: "string", "int", or a list of allowed words.
+local SETTINGS = {
+  mode = { "cli", { "cli", "service" } },          -- how gpucast is asked
+  gpucast = { "/usr/local/bin/gpucast", "string" }, -- mode cli: the binary
+  predictor = { "/etc/slurm/gpucast-predictor.json", "string" }, -- mode cli
+  url = { "http://127.0.0.1:8080", "string" },      -- mode service: gpucast serve
+  token_file = { "", "string" },                    -- mode service: bearer token file
+  share = { "shard", { "shard", "mps" } },          -- which sharing gres the plugin hands out
+  shards_per_gpu = { 8, "int" },                    -- = gres.conf Name=shard Count per GPU
+  mps_per_gpu = { 100, "int" },                     -- = gres.conf Name=mps Count per GPU
+  headroom = { "none", { "none", "interval" } },    -- interval: size from interval.high
+  default_batch = { "", "string" },                 -- "" = a declaration without batch= is refused
+  require_model = { 1, "int" },                     -- 1: GPU jobs must name a model
+  allow_more_shards = { 1, "int" },                 -- job_modify: raising a sized share is allowed
+  timeout_s = { 5, "int" },                         -- slurmctld holds a lock meanwhile: keep it short
+  -- Runs gpucast (or curl) as the job's owner; {uid} and {gid} are substituted. setpriv
+  -- needs slurmctld to run as root (SlurmUser=root); see docs/slurm.md for SlurmUser=slurm.
+  run_as = { "/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups --", "string" },
 }
+
+local MISCONFIGURED = "gpucast is misconfigured, contact your administrator (job rejected)"
+
+-- Errors raised inside the plugin: a table { kind = "user"|"config", msg = ... }.
+-- Anything else raised (a Lua runtime error) is treated like a configuration error.
+local function user_error(msg) error({ kind = "user", msg = msg }, 0) end
+local function config_error(msg) error({ kind = "config", msg = msg }, 0) end
 
 local function script_dir()
   local src = debug.getinfo(1, "S").source
   return (src:match("^@(.*/)") or "./")
 end
 
+-- gpucast.conf: KEY = VALUE lines; '#' starts a comment (whole line, or after blanks).
 local function read_conf()
   local conf = {}
-  for k, v in pairs(defaults) do conf[k] = v end
-  local f = io.open(script_dir() .. "gpucast.conf", "r")
+  for k, s in pairs(SETTINGS) do conf[k] = s[1] end
+  local path = script_dir() .. "gpucast.conf"
+  local f = io.open(path, "r")
   if not f then return conf end
-  for line in f:lines() do
-    local k, v = line:match("^%s*([%w_]+)%s*=%s*(.-)%s*$")
-    if k and not line:match("^%s*#") then
-      if defaults[k] == nil then error("gpucast.conf: unknown setting '" .. k .. "'") end
-      if type(defaults[k]) == "number" then
+  local n = 0
+  for raw in f:lines() do
+    n = n + 1
+    local line = raw:gsub("^#.*$", ""):gsub("%s+#.*$", ""):match("^%s*(.-)%s*$")
+    if line ~= "" then
+      local k, v = line:match("^([%w_]+)%s*=%s*(.-)$")
+      if not k then f:close(); config_error(path .. ":" .. n .. ": want KEY = VALUE, got '" .. raw .. "'") end
+      local s = SETTINGS[k]
+      if not s then f:close(); config_error(path .. ":" .. n .. ": unknown setting '" .. k .. "'") end
+      if s[2] == "int" then
+        if not v:match("^%d+$") then f:close(); config_error(path .. ":" .. n .. ": '" .. k .. "' wants an integer, got '" .. v .. "'") end
         v = tonumber(v)
-        if not v then error("gpucast.conf: '" .. k .. "' wants a number") end
+      elseif type(s[2]) == "table" then
+        local ok = false
+        for _, w in ipairs(s[2]) do ok = ok or (w == v) end
+        if not ok then f:close(); config_error(path .. ":" .. n .. ": '" .. k .. "' wants one of " .. table.concat(s[2], "|") .. ", got '" .. v .. "'") end
       end
       conf[k] = v
     end
   end
   f:close()
+  if conf.shards_per_gpu < 1 or conf.mps_per_gpu < 1 or conf.timeout_s < 1 then
+    config_error(path .. ": shards_per_gpu, mps_per_gpu and timeout_s must be >= 1")
+  end
+  if conf.default_batch ~= "" and not (conf.default_batch:match("^%d+$") and tonumber(conf.default_batch) >= 1) then
+    config_error(path .. ": 'default_batch' wants an integer >= 1 or nothing")
+  end
   return conf
 end
 
@@ -57,70 +103,162 @@ local function shq(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
--- JSON string literal.
-local function jstr(s)
-  local out = tostring(s):gsub('[%c"\\]', function(c)
-    local map = { ['"'] = '\\"', ['\\'] = '\\\\', ['\n'] = '\\n', ['\t'] = '\\t', ['\r'] = '\\r' }
-    return map[c] or string.format("\\u%04x", c:byte())
-  end)
-  return '"' .. out .. '"'
+local function urlenc(s)
+  return (tostring(s):gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
--- Parses "k=v" items separated by `sep` (a Lua pattern class) into a table.
--- Returns nil, message on a malformed item.
-local function parse_items(text, sep)
+-- The job's model declaration ------------------------------------------------
+
+-- Parses "k=v" items separated by `sep` (a Lua pattern class). Raises a user error.
+local function parse_items(text, sep, where, conf)
   local d = { dims = {}, attrs = {} }
   for item in text:gmatch("[^" .. sep .. "]+") do
     local k, v = item:match("^([%w_%.]+)=(.+)$")
-    if not k then return nil, "malformed item '" .. item .. "' (want KEY=VALUE)" end
+    if not k then user_error(where .. ": malformed item '" .. item .. "' (want KEY=VALUE)") end
     if k == "model" then d.model = v
     elseif k == "batch" then
-      if not v:match("^%d+$") or tonumber(v) < 1 then return nil, "batch=" .. v .. ": want an integer >= 1" end
+      if not v:match("^%d+$") or tonumber(v) < 1 then user_error(where .. ": batch=" .. v .. ": want an integer >= 1") end
       d.batch = tonumber(v)
     elseif k == "amp" then
-      if v ~= "0" and v ~= "1" then return nil, "amp=" .. v .. ": want 0 or 1" end
+      if v ~= "0" and v ~= "1" then user_error(where .. ": amp=" .. v .. ": want 0 or 1") end
       d.amp = (v == "1")
     elseif k:match("^dim%.[%w_]+$") then
-      if not v:match("^%d+$") then return nil, k .. "=" .. v .. ": want an integer" end
+      if not v:match("^%d+$") then user_error(where .. ": " .. k .. "=" .. v .. ": want an integer") end
       d.dims[k:sub(5)] = tonumber(v)
     elseif k:match("^attr%.[%w_]+$") then
-      if not v:match("^[%w_]+$") then return nil, k .. "=" .. v .. ": bad value" end
+      if not v:match("^[%w_]+$") then user_error(where .. ": " .. k .. "=" .. v .. ": bad value") end
       d.attrs[k:sub(6)] = v
     else
-      return nil, "unknown key '" .. k .. "' (known: model, batch, amp, dim.NAME, attr.KEY)"
+      user_error(where .. ": unknown key '" .. k .. "' (known: model, batch, amp, dim.NAME, attr.KEY)")
     end
   end
-  if not d.model then return nil, "no model=PATH" end
-  d.batch = d.batch or 1
+  if not d.model then user_error(where .. ": no model=PATH") end
+  if not d.batch then
+    if conf.default_batch == "" then
+      user_error(where .. ": no batch=N: the prediction depends on the batch size, add batch=N")
+    end
+    d.batch = tonumber(conf.default_batch)
+    d.batch_defaulted = true
+  end
   return d
 end
 
--- The job's declaration: from --comment (if it mentions model=) or a #GPUCAST
--- line of the script. Returns decl or nil; nil, nil when there is none.
-local function find_declaration(job_desc)
-  local comment = job_desc.comment
+-- From the comment (if it mentions model=) or a #GPUCAST line of the script; nil if none.
+local function find_declaration(comment, script, conf)
   if comment and comment:match("model=") then
-    local d, err = parse_items(comment, ",%s")
-    if not d then return nil, "--comment: " .. err end
-    return d
+    return parse_items(comment, ",%s", "--comment", conf)
   end
-  local script = job_desc.script
   if script then
     for line in script:gmatch("[^\n]+") do
       local rest = line:match("^#GPUCAST%s+(.*)$")
-      if rest then
-        local d, err = parse_items(rest, "%s")
-        if not d then return nil, "#GPUCAST line: " .. err end
-        return d
+      if rest then return parse_items(rest, "%s", "#GPUCAST line", conf) end
+    end
+  end
+  return nil
+end
+
+-- The job's GPU request ---------------------------------------------------------
+
+local NO_VAL_MIN = 4294967000  -- NO_VAL, NO_VAL - 1, INFINITE: "not set"
+local function isset(n) return n ~= nil and n < NO_VAL_MIN and n ~= 65534 and n ~= 65535 end
+
+-- "gres:gpu:a100:2,gres:nic:1" -> list of { name, type, count, text }.
+local function parse_tres(s)
+  local out = {}
+  if not s or s == "" then return out end
+  for item in s:gmatch("[^,]+") do
+    local body = item:gsub("^gres[:/]", "")
+    local parts = {}
+    for p in body:gmatch("[^:]+") do parts[#parts + 1] = p end
+    local e = { name = parts[1] or "", text = item }
+    local last = parts[#parts]
+    if #parts >= 2 and last:match("^%d+$") then
+      e.count = tonumber(last)
+      if #parts >= 3 then e.type = parts[2] end
+    else
+      e.count = 1
+      if #parts >= 2 then e.type = parts[2] end
+    end
+    out[#out + 1] = e
+  end
+  return out
+end
+
+local function is_gpu(e) return e.name == "gpu" end
+local function is_share(e) return e.name == "shard" or e.name == "mps" end
+
+local function mentions_gpu(s) return s ~= nil and (s:match("gpu") or s:match("shard") or s:match("mps")) ~= nil end
+
+local REQ_FIELDS = { "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket", "cpus_per_tres", "mem_per_tres" }
+
+-- Does the request ask for a GPU or a share of one anywhere?
+local function wants_gpu(req)
+  for _, f in ipairs(REQ_FIELDS) do if mentions_gpu(req[f]) then return true end end
+  return isset(req.ntasks_per_tres)
+end
+
+local OPTION = { tres_per_node = "--gres/--gpus-per-node", tres_per_job = "--gpus", tres_per_task = "--gpus-per-task",
+                 tres_per_socket = "--gpus-per-socket" }
+
+-- Checks that the request of a model-declaring job is for (at most) one GPU and rewrites
+-- it. Returns the new tres_per_node/job/task strings (other gres kept) and a note on
+-- what was replaced. Raises a user error saying what to write instead.
+local function plan_request(req, share_gres)
+  if mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres) then
+    user_error("--cpus-per-gpu, --mem-per-gpu and --ntasks-per-gpu count whole GPUs, but gpucast gives this job " ..
+               "a share of one GPU: write --cpus-per-task/-c and --mem instead")
+  end
+  local nodes = isset(req.min_nodes) and req.min_nodes or 1
+  local tasks = isset(req.num_tasks) and req.num_tasks or 1
+  local gpus, what, replaced = 0, {}, {}
+  local keep = { tres_per_node = {}, tres_per_job = {}, tres_per_task = {} }
+  for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+    for _, e in ipairs(parse_tres(req[f])) do
+      if is_gpu(e) then
+        if e.type then
+          user_error("typed GPU request '" .. e.text:gsub("^gres[:/]", "") .. "': gpucast predicts for the " ..
+                     "cluster's shared GPUs and hands out a share of one; drop the type (no GPU option, or " ..
+                     "--gres=gpu:1) and select nodes with --constraint if your site defines GPU features")
+        end
+        if f == "tres_per_socket" then
+          user_error("--gpus-per-socket asks for whole GPUs per socket: gpucast gives a job a share of one GPU; " ..
+                     "drop the option (or write --gres=gpu:1)")
+        end
+        local n = e.count
+        if f == "tres_per_node" then n = n * nodes elseif f == "tres_per_task" then n = n * tasks end
+        gpus = math.max(gpus, n)
+        what[#what + 1] = OPTION[f] .. " " .. e.text:gsub("^gres[:/]", "")
+        replaced[#replaced + 1] = e.text
+      elseif is_share(e) then
+        if f ~= "tres_per_node" then
+          user_error("'" .. e.text:gsub("^gres[:/]", "") .. "' via " .. OPTION[f] .. ": gpucast sets the job's " ..
+                     share_gres .. " itself; drop the option")
+        end
+        replaced[#replaced + 1] = e.text
+      elseif f == "tres_per_socket" then
+        -- other per-socket gres: Slurm keeps them; gpucast does not touch that field
+      else
+        keep[f][#keep[f] + 1] = e.text
       end
     end
   end
-  return nil, nil
+  if nodes > 1 then
+    user_error("this job asks for " .. nodes .. " nodes; gpucast shares single GPUs, so a job that names its " ..
+               "model runs on one node with a share of one GPU: drop -N/--nodes (multi-GPU jobs are not shared)")
+  end
+  if gpus > 1 then
+    user_error("this job asks for " .. gpus .. " GPUs (" .. table.concat(what, ", ") .. "); gpucast shares " ..
+               "single GPUs (a job's shards come from one GPU): ask for one GPU (--gres=gpu:1 or no GPU option), " ..
+               "multi-GPU jobs are not shared")
+  end
+  return keep, replaced
 end
+
+-- Asking gpucast ----------------------------------------------------------------
 
 local function run(cmd)
   local p = io.popen(cmd .. " 2>&1; echo \"__rc=$?\"", "r")
-  if not p then error("cannot run " .. cmd) end
+  if not p then config_error("cannot run: " .. cmd) end
   local out = p:read("*a")
   p:close()
   local rc = tonumber(out:match("__rc=(%d+)%s*$"))
@@ -132,105 +270,274 @@ local function first_line(s)
   return (s:match("^%s*([^\n]*)") or s)
 end
 
--- Predicted utilization (percent) or nil, message.
-local function predict(conf, d)
+-- One message for every reason a model cannot be read: absent, or not readable by the user.
+local function unreadable(uid)
+  return "the model file cannot be read: it does not exist, or uid " .. tostring(uid) .. " may not read it"
+end
+
+-- Prefix that runs a command with the job owner's uid, gid and groups (nothing for root).
+local function as_user(conf, uid, gid)
+  if uid == 0 then return "" end
+  return (conf.run_as:gsub("{uid}", string.format("%d", uid)):gsub("{gid}", string.format("%d", gid))) .. " "
+end
+
+-- Returns { util, low, high } (percent); raises user/config errors.
+local function predict(conf, d, uid, gid)
+  local timeout = "timeout -s KILL " .. conf.timeout_s .. " "
   if conf.mode == "service" then
-    local body = "{" .. '"model":' .. jstr(d.model) .. ',"batch":' .. d.batch ..
-                 ',"amp":' .. (d.amp and "true" or "false")
-    local dims, attrs = {}, {}
-    for k, v in pairs(d.dims) do dims[#dims + 1] = jstr(k) .. ":" .. v end
-    for k, v in pairs(d.attrs) do attrs[#attrs + 1] = jstr(k) .. ":" .. jstr(v) end
-    body = body .. ',"dims":{' .. table.concat(dims, ",") .. '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
-    local auth = ""
+    -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
+    local q = { "batch=" .. d.batch, "amp=" .. (d.amp and 1 or 0) }
+    for k, v in pairs(d.dims) do q[#q + 1] = "dim." .. urlenc(k) .. "=" .. v end
+    for k, v in pairs(d.attrs) do q[#q + 1] = "attr." .. urlenc(k) .. "=" .. urlenc(v) end
+    -- sh -c SCRIPT gpucast-upload MODEL TOKEN_FILE: `cat` runs as the user and reads the
+    -- model; curl (as slurmctld) uploads it. A file the user cannot read leaves a marker
+    -- on fd 3 (curl would otherwise post an empty body). The token goes to curl through a
+    -- here-document, never on a command line (ps shows those to everyone).
+    local script = "exec 3>&1; { " .. as_user(conf, uid, gid) ..
+                   "cat -- \"$1\" 2>/dev/null || echo __gpucast_unreadable >&3; } | " ..
+                   "curl -sS --max-time " .. conf.timeout_s ..
+                   " -X POST -H 'Content-Type: application/octet-stream' --data-binary @- " ..
+                   "-w '\\n__http=%{http_code}' " .. shq(conf.url .. "/v1/predict?" .. table.concat(q, "&"))
     if conf.token_file ~= "" then
       local f = io.open(conf.token_file, "r")
-      if not f then error("cannot read token_file " .. conf.token_file) end
-      auth = " -H " .. shq("Authorization: Bearer " .. f:read("*l"))
+      if not f then config_error("cannot read token_file " .. conf.token_file) end
       f:close()
+      script = script .. " -H @/dev/fd/4 4<<EOF\nAuthorization: Bearer $(cat \"$2\")\nEOF\n"
     end
-    local cmd = "curl -sS --max-time " .. conf.timeout_s .. " -X POST -H 'Content-Type: application/json'" ..
-                auth .. " --data-binary " .. shq(body) .. " " .. shq(conf.url .. "/v1/predict")
+    local cmd = timeout .. "/bin/sh -c " .. shq(script) .. " gpucast-upload " .. shq(d.model) .. " " ..
+                shq(conf.token_file)
     local rc, out = run(cmd)
-    if rc ~= 0 then error("gpucast service unreachable: " .. first_line(out)) end
+    if out:match("__gpucast_unreadable") then user_error(unreadable(uid)) end
+    if rc == 137 or rc == 124 then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
+    if rc ~= 0 then config_error("gpucast service unreachable (exit " .. tostring(rc) .. "): " .. first_line(out)) end
+    local code = tonumber(out:match("__http=(%d+)%s*$")) or 0
     local util = out:match('"predicted_util"%s*:%s*([%d%.eE%+%-]+)')
-    if util then return tonumber(util) end
-    local msg = out:match('"error"%s*:%s*"(.-)"%s*}')
-    if msg then return nil, msg end
-    error("unexpected reply from the gpucast service: " .. first_line(out))
+    local low, high = out:match('"predicted_util_interval"%s*:%s*%[%s*([%d%.eE%+%-]+)%s*,%s*([%d%.eE%+%-]+)')
+    if code == 200 and util then
+      return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util) }
+    end
+    local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
+    if code == 400 or code == 413 or code == 422 then user_error(msg) end
+    config_error("gpucast service answered HTTP " .. code .. ": " .. msg)
   end
-  local cmd = "timeout " .. conf.timeout_s .. " " .. shq(conf.gpucast) .. " predict --json --predictor " ..
+  local cmd = timeout .. as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
               shq(conf.predictor) .. " --model " .. shq(d.model) .. " --batch " .. d.batch
   if d.amp then cmd = cmd .. " --amp" end
   for k, v in pairs(d.dims) do cmd = cmd .. " --dim " .. shq(k .. "=" .. v) end
   for k, v in pairs(d.attrs) do cmd = cmd .. " --attr " .. shq(k .. "=" .. v) end
   local rc, out = run(cmd)
-  if rc == 124 then error("gpucast predict timed out after " .. conf.timeout_s .. " s") end
+  if rc == 137 or rc == 124 then
+    user_error("the prediction did not finish within " .. conf.timeout_s .. " s (timeout_s); contact your administrator")
+  end
   if rc == 0 then
     local util = tonumber(out:match('"gpu_util"%s*:%s*([%d%.eE%+%-]+)'))
-    if not util then error("gpucast predict printed no gpu_util") end
-    return util
+    local low = tonumber(out:match('"low"%s*:%s*([%d%.eE%+%-]+)'))
+    local high = tonumber(out:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
+    if not util then config_error("gpucast predict printed no gpu_util: " .. first_line(out)) end
+    return { util = util, low = low or util, high = high or util }
   end
-  if rc == 1 then  -- the model (or its options) is bad: "gpucast predict: <message>"
-    return nil, (first_line(out):gsub("^gpucast predict: ", ""))
+  local line = first_line(out)
+  local msg = out:match("gpucast predict: ([^\n]*)")
+  if rc == 1 and msg then
+    if msg:find(conf.predictor, 1, true) then config_error("predictor: " .. msg) end
+    if msg:match("cannot open") or msg:match("No such file") or msg:match("Permission denied") or
+       msg:match("Not a directory") or msg:match("Too many levels of symbolic links") then
+      user_error(unreadable(uid))
+    end
+    user_error(msg)
   end
-  error("gpucast predict failed (exit " .. tostring(rc) .. "): " .. first_line(out))
+  config_error("gpucast predict failed (exit " .. tostring(rc) .. "): " .. line)
 end
 
-local function wants_gpu(job_desc)
-  for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
-    local v = job_desc[f]
-    if v and (v:match("gpu") or v:match("shard")) then return true end
-  end
-  return false
+-- Decisions -----------------------------------------------------------------------
+
+local function share_name(conf) return conf.share end
+local function share_units(conf) return conf.share == "mps" and conf.mps_per_gpu or conf.shards_per_gpu end
+
+local function units_for(conf, util)
+  local k = share_units(conf)
+  local n = math.ceil(util * k / 100 - 1e-9)
+  if n < 1 then n = 1 end
+  if n > k then n = k end
+  return n
+end
+
+local function join_tres(first, rest)
+  local t = {}
+  if first then t[1] = first end
+  for _, x in ipairs(rest) do t[#t + 1] = x end
+  return table.concat(t, ",")
+end
+
+local function who(uid, name, jobid)
+  local s = "uid=" .. tostring(uid)
+  if jobid then s = s .. " job=" .. tostring(jobid) end
+  if name and name ~= "" then s = s .. " name=" .. name end
+  return s
+end
+
+-- Predicts the declared job and writes the share into `out` (a job_desc).
+-- `req` holds the request fields to examine. Returns the message for the user.
+local function size_job(conf, d, req, out, uid, gid)
+  local kind = share_name(conf)
+  local keep, replaced = plan_request(req, kind)
+  local p = predict(conf, d, uid, gid)
+  local basis = conf.headroom == "interval" and p.high or p.util
+  local n = units_for(conf, basis)
+  local share = "gres:" .. kind .. ":" .. n
+  out.tres_per_node = join_tres(share, keep.tres_per_node)
+  if req.tres_per_job and req.tres_per_job ~= "" then out.tres_per_job = join_tres(nil, keep.tres_per_job) end
+  if req.tres_per_task and req.tres_per_task ~= "" then out.tres_per_task = join_tres(nil, keep.tres_per_task) end
+  local from = conf.headroom == "interval" and string.format("interval high %.1f%%", p.high) or "point"
+  local extra = {}
+  for k, v in pairs(d.dims) do extra[#extra + 1] = "dim." .. k .. "=" .. v end
+  for k, v in pairs(d.attrs) do extra[#extra + 1] = "attr." .. k .. "=" .. v end
+  table.sort(extra)
+  -- Read back by slurm_job_modify (share=) and by gpucast-epilog.sh (model, batch, amp, dim., attr.).
+  out.admin_comment = string.format("gpucast: model=%s batch=%d%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
+                                    d.model, d.batch, d.amp and " amp=1" or "",
+                                    #extra > 0 and (" " .. table.concat(extra, " ")) or "", p.util, p.low, p.high,
+                                    conf.headroom == "interval" and "high" or "point", kind, n, share_units(conf))
+  local msg = string.format("gpucast: %s batch %d%s%s: predicted GPU utilization %.1f%% (interval %.1f-%.1f%%, sized by %s) -> %s of %d",
+                            d.model, d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
+                            p.util, p.low, p.high, from, share, share_units(conf))
+  if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
+  return msg
 end
 
 local function submit(job_desc, uid)
   local conf = read_conf()
-  local d, err = find_declaration(job_desc)
+  local name = job_desc.name
+  local d = find_declaration(job_desc.comment, job_desc.script, conf)
   if not d then
-    if err then
-      slurm.log_user("%s", "gpucast: " .. err)
-      return slurm.ERROR
-    end
     if conf.require_model == 1 and wants_gpu(job_desc) then
-      slurm.log_user("gpucast: GPU jobs must name their model: --comment=model=PATH[,batch=N][,amp=1] " ..
-                     "or a '#GPUCAST model=PATH batch=N' line in the script")
-      return slurm.ERROR
+      user_error("GPU jobs must name their model: --comment=model=PATH,batch=N[,amp=1] or a " ..
+                 "'#GPUCAST model=PATH batch=N' line in the script")
     end
+    -- Only gpucast writes "gpucast:" admin comments.
+    if job_desc.admin_comment and job_desc.admin_comment:match("^gpucast:") then job_desc.admin_comment = "" end
+    slurm.log_info("gpucast: %s: accepted unchanged (%s)", who(uid, name),
+                   wants_gpu(job_desc) and "GPU request without a model, require_model=0" or "no model, no GPU request")
     return slurm.SUCCESS
   end
-  local gpus = job_desc.tres_per_node and job_desc.tres_per_node:match("gpu:(%d+)")
-  if gpus and tonumber(gpus) > 1 then
-    slurm.log_user("%s", "gpucast: multi-GPU jobs are not shared: request at most one GPU per node")
-    return slurm.ERROR
-  end
-  local util, why = predict(conf, d)
-  if not util then
-    slurm.log_user("%s", "gpucast: rejected: " .. why)
-    return slurm.ERROR
-  end
-  local shards = math.ceil(util * conf.shards_per_gpu / 100 - 1e-9)
-  if shards < 1 then shards = 1 end
-  if shards > conf.shards_per_gpu then shards = conf.shards_per_gpu end
-  job_desc.tres_per_node = "gres:shard:" .. shards
-  local msg = string.format("gpucast: %s batch %d%s: predicted GPU utilization %.1f%% -> gres:shard:%d of %d",
-                            d.model, d.batch, d.amp and " amp" or "", util, shards, conf.shards_per_gpu)
-  slurm.log_info("%s (uid %s)", msg, tostring(uid))
+  -- Read the model as the job's owner (root may submit for another user with --uid).
+  local owner = isset(job_desc.user_id) and job_desc.user_id or uid
+  local gid = isset(job_desc.group_id) and job_desc.group_id or owner
+  local msg = size_job(conf, d, job_desc, job_desc, owner, gid)
+  slurm.log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
   slurm.log_user("%s", msg)
   return slurm.SUCCESS
 end
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
-  local ok, rc = pcall(submit, job_desc, submit_uid)
+-- A request field after the modification: the new value if the update sets it, else the job's.
+local function merged(job_desc, job_rec, f)
+  local v = job_desc[f]
+  if v ~= nil then return v end
+  local ok, r = pcall(function() return job_rec[f] end)
+  if ok then return r end
+  return nil
+end
+
+local function modify(job_desc, job_rec, uid)
+  local conf = read_conf()
+  local owner, gid, jobid = job_rec.user_id, job_rec.group_id, job_rec.job_id
+  local sized = job_rec.admin_comment and job_rec.admin_comment:match("^gpucast: ") and job_rec.admin_comment or nil
+  local changes_request = false
+  for _, f in ipairs(REQ_FIELDS) do if job_desc[f] ~= nil then changes_request = true end end
+  if isset(job_desc.ntasks_per_tres) then changes_request = true end
+  if isset(job_desc.min_nodes) and job_desc.min_nodes > 1 then changes_request = true end
+  local d = nil
+  if job_desc.comment and job_desc.comment:match("model=") then
+    d = find_declaration(job_desc.comment, nil, conf)
+  end
+  local req = {}
+  for _, f in ipairs(REQ_FIELDS) do req[f] = merged(job_desc, job_rec, f) end
+  req.min_nodes = isset(job_desc.min_nodes) and job_desc.min_nodes or nil
+  req.num_tasks = isset(job_desc.num_tasks) and job_desc.num_tasks or nil
+  req.ntasks_per_tres = job_desc.ntasks_per_tres
+
+  if d then  -- a new model declaration: predict it again (root), or refuse
+    -- Slurm lets only operators change AdminComment, where the decision is kept, and the
+    -- plugin cannot tell other operators from users: only root's updates are re-predicted.
+    if uid ~= 0 then
+      user_error("the model declaration of job " .. tostring(jobid) .. " cannot be changed after submission " ..
+                 "(its GPU share is predicted from it): cancel it and submit it again with the new declaration")
+    end
+    local msg = size_job(conf, d, req, job_desc, owner, gid)
+    slurm.log_info("gpucast: %s modify by uid %s: re-predicted: %s", who(owner, job_rec.name, jobid), tostring(uid),
+                   (msg:gsub("^gpucast: ", "")))
+    return slurm.SUCCESS
+  end
+  if not changes_request then return slurm.SUCCESS end
+  if not sized then
+    if conf.require_model == 1 and wants_gpu(req) then
+      user_error("GPU jobs must name their model: to give job " .. tostring(jobid) .. " a GPU share, set its " ..
+                 "declaration (scontrol update JobId=" .. tostring(jobid) .. " Comment=model=PATH,batch=N)")
+    end
+    return slurm.SUCCESS
+  end
+  -- A job gpucast sized: only more of the same share on one node may be asked for.
+  local kind, n, k = sized:match("share=(%a+):(%d+)/(%d+)")
+  n, k = tonumber(n), tonumber(k)
+  local util = sized:match("util=([%d%.]+)") or "?"
+  local function refuse(why)
+    user_error("job " .. tostring(jobid) .. " was sized gres:" .. kind .. ":" .. n .. " of " .. k ..
+               " from its predicted GPU utilization (" .. util .. "%); " .. why .. ". Keep gres:" .. kind .. ":" .. n ..
+               (conf.allow_more_shards == 1 and (" or more (up to " .. k .. ")") or "") ..
+               ", or declare another model to have it predicted again (scontrol update JobId=" .. tostring(jobid) ..
+               " Comment=model=PATH,batch=N)")
+  end
+  if isset(job_desc.min_nodes) and job_desc.min_nodes > 1 then refuse("a share of one GPU cannot span nodes") end
+  if mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres) or
+     mentions_gpu(req.tres_per_job) or mentions_gpu(req.tres_per_task) or mentions_gpu(req.tres_per_socket) then
+    refuse("GPU options other than --gres=" .. kind .. ":N are not accepted")
+  end
+  local m = nil
+  for _, e in ipairs(parse_tres(req.tres_per_node)) do
+    if is_gpu(e) then refuse("a whole-GPU request (" .. e.text:gsub("^gres[:/]", "") .. ") is not accepted") end
+    if is_share(e) then
+      if e.name ~= kind then refuse("a request of " .. e.name .. " is not accepted") end
+      m = e.count
+    end
+  end
+  if not m then refuse("removing its GPU share is not accepted") end
+  if m < n then refuse("lowering it to " .. kind .. ":" .. m .. " is not accepted") end
+  if m > n and conf.allow_more_shards ~= 1 then refuse("changing it is not accepted (allow_more_shards = 0)") end
+  if m > k then refuse(kind .. ":" .. m .. " is more than one GPU has") end
+  slurm.log_info("gpucast: %s modify by uid %s: share %s:%d -> %s:%d accepted (not lower than the prediction)",
+                 who(owner, job_rec.name, jobid), tostring(uid), kind, n, kind, m)
+  return slurm.SUCCESS
+end
+
+-- Slurm 22.05 shows no plugin message to the user of a refused modification ("Use of
+-- log.user() in job_modify is not supported"); scontrol prints this code's text instead.
+local ESLURM_INVALID_GRES = 2072  -- "Invalid generic resource (gres) specification"
+
+-- Runs fn; turns raised errors into a logged decision and, on submission, a message for
+-- the user. Lua error positions (file:line) go to slurmctld.log only.
+local function guarded(what, uid, name, is_modify, fn, ...)
+  local ok, rc = pcall(fn, ...)
   if ok then return rc end
-  -- Fail closed: an internal error never lets an unchecked job through.
-  slurm.log_error("gpucast job_submit: %s", tostring(rc))
-  slurm.log_user("%s", "gpucast: internal error, job rejected: " .. tostring(rc))
+  if type(rc) == "table" and rc.kind == "user" then
+    slurm.log_info("gpucast: %s: %s rejected: %s", who(uid, name), what, rc.msg)
+    if is_modify then return ESLURM_INVALID_GRES end
+    slurm.log_user("%s", "gpucast: rejected: " .. rc.msg)
+    return slurm.ERROR
+  end
+  -- Configuration or internal error: details for the operator only; fail closed.
+  local detail = type(rc) == "table" and rc.msg or tostring(rc)
+  slurm.log_error("gpucast: %s: %s rejected, operator action needed: %s", who(uid, name), what, detail)
+  if not is_modify then slurm.log_user("%s", "gpucast: " .. MISCONFIGURED) end
   return slurm.ERROR
 end
 
+function slurm_job_submit(job_desc, part_list, submit_uid)
+  return guarded("submission", submit_uid, job_desc.name, false, submit, job_desc, submit_uid)
+end
+
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-  return slurm.SUCCESS
+  return guarded("modification of job " .. tostring(job_rec.job_id), modify_uid, job_rec.name, true, modify,
+                 job_desc, job_rec, modify_uid)
 end
 
 slurm.log_info("gpucast job_submit.lua loaded")

@@ -1,23 +1,38 @@
 #!/usr/bin/env bash
-# End-to-end test of job_submit.lua with real Slurm 22.05 daemons on localhost:
-# munged, slurmctld and slurmd (2 fake GPUs made with mknod, 8 shards each),
-# a predictor trained with `gpucast train`, real sbatch jobs naming ONNX models.
-# Everything lives in a temp dir; every daemon is stopped by PID on exit.
-# Usage: integrations/slurm/test.sh [PATH/TO/gpucast]   (root; run by `make test`)
+# End-to-end test of job_submit.lua with real Slurm 22.05 daemons on localhost: munged,
+# slurmctld and slurmd (2 fake GPUs made with mknod, 8 shards each), gpucast installed
+# into a temp prefix with `cmake --install`, the shipped gpucast.conf.example (only site
+# paths substituted), a predictor trained by the installed binary, and real
+# sbatch/salloc/srun/scontrol calls made by a throw-away ordinary user.
+# Everything lives in a temp dir; every daemon is stopped by PID, the user removed, on exit.
+#
+# Usage: integrations/slurm/test.sh [BUILD/gpucast]   (root; run by `make test`)
+#        integrations/slurm/test.sh --bench N [BUILD/gpucast]   (sbatch latency, bench/slurm_submit.sh)
+# It cannot run without root (daemons, mknod, useradd): then it FAILS, unless the caller
+# opts out explicitly with GPUCAST_SKIP_SLURM=1.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-GPUCAST=$(realpath "${1:-$ROOT/build/gpucast}")
-MODELS=$ROOT/models
-DATA=${GPUCAST_DATA:-$ROOT/../shared/data}
+BENCH=""     # --bench N: measure sbatch latency instead of testing (bench/slurm_submit.sh)
+if [ "${1:-}" = --bench ]; then BENCH=${2:?--bench N}; shift 2; fi
+BUILT=$(realpath "${1:-$ROOT/build/gpucast}")
+BUILD_DIR=$(dirname "$BUILT")
 SHARDS=8
 
-[ -x "$GPUCAST" ] || { echo "slurm test: no gpucast binary at $GPUCAST" >&2; exit 1; }
-if [ "$(id -u)" != 0 ]; then
-  echo "slurm test: SKIPPED (needs root to run slurmctld/slurmd/munged and mknod)"
+if [ "${GPUCAST_SKIP_SLURM:-0}" = 1 ]; then
+  echo "##############################################################################"
+  echo "# slurm test: SKIPPED because GPUCAST_SKIP_SLURM=1: the Slurm plugin was NOT tested"
+  echo "##############################################################################"
   exit 0
 fi
+if [ "$(id -u)" != 0 ]; then
+  echo "slurm test: FAILED: needs root (slurmctld/slurmd/munged, mknod, useradd); run as root," \
+       "or opt out explicitly with GPUCAST_SKIP_SLURM=1" >&2
+  exit 1
+fi
+[ -x "$BUILT" ] || { echo "slurm test: FAILED: no gpucast binary at $BUILT" >&2; exit 1; }
+[ -f "$BUILD_DIR/cmake_install.cmake" ] || { echo "slurm test: FAILED: $BUILD_DIR is not a cmake build dir" >&2; exit 1; }
 
 # Debian packages (idempotent).
 PKGS="slurmctld slurmd slurm-client munge curl"
@@ -31,24 +46,26 @@ T=$(mktemp -d /tmp/gpucast-slurm.XXXXXX)
 chmod 755 "$T"
 PIDS=()       # daemons we started, in start order
 FAILED=0
+TU=""         # the test user, once created
 
-stop_daemons() {
-  local i pid
-  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
-    pid=${PIDS[$i]}
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do  # up to 10 s; a zombie counts as gone once reaped below
-      if [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then break; fi
-      sleep 0.1
-    done
-    if [ -e "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
-      echo "slurm test: pid $pid ignored SIGTERM, sending SIGKILL" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true  # reap our child: no zombie left
-    if [ -e "/proc/$pid" ]; then echo "slurm test: pid $pid still present" >&2; FAILED=1; fi
+stop_pid() {
+  local pid=$1
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do  # up to 10 s; a zombie counts as gone once reaped below
+    if [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then break; fi
+    sleep 0.1
   done
-  PIDS=()
+  if [ -e "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+    echo "slurm test: pid $pid ignored SIGTERM, sending SIGKILL" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true  # reap our child: no zombie left
+  if [ -e "/proc/$pid" ]; then echo "slurm test: pid $pid still present" >&2; FAILED=1; fi
+}
+stop_daemons() {  # stop_daemons [N]: stop the last N daemons started (all by default)
+  local n=${1:-${#PIDS[@]}} i
+  for ((i = ${#PIDS[@]} - 1; i >= ${#PIDS[@]} - n && i >= 0; i--)); do stop_pid "${PIDS[$i]}"; done
+  PIDS=("${PIDS[@]:0:${#PIDS[@]}-n}")
 }
 
 # PIDs of processes whose command line mentions the temp dir (bash builtins
@@ -57,23 +74,25 @@ leftovers() {
   local f pid args
   for f in /proc/[0-9]*/cmdline; do
     pid=${f#/proc/}; pid=${pid%/cmdline}
-    mapfile -d '' args < "$f" 2>/dev/null || continue
+    mapfile -d '' args 2>/dev/null < "$f" || continue
     if [[ "${args[*]}" == *"$T"* ]]; then printf '%s ' "$pid"; fi
   done
 }
 
+cancel_all() {
+  scancel --quiet $(squeue -h -o %i 2>/dev/null) 2>/dev/null || true
+  for _ in $(seq 100); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
+}
+
 cleanup() {
-  local rc=$?
+  local rc=$? left=""
   [ "$FAILED" = 1 ] && rc=1
   if [ "$rc" != 0 ]; then
     echo "--- slurmctld.log (tail)"; tail -n 30 "$T/slurmctld.log" 2>/dev/null || true
     echo "--- slurmd.log (tail)"; tail -n 15 "$T/slurmd.log" 2>/dev/null || true
   fi
   # Jobs outlive slurmd (slurmstepd holds them): cancel them while slurmctld runs.
-  if [ ${#PIDS[@]} -gt 0 ] && [ -n "${SLURM_CONF:-}" ]; then
-    scancel --quiet $(squeue -h -o %i 2>/dev/null) 2>/dev/null || true
-    for _ in $(seq 100); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
-  fi
+  if [ ${#PIDS[@]} -gt 0 ] && [ -n "${SLURM_CONF:-}" ]; then cancel_all; fi
   stop_daemons
   # Nothing started from the temp dir may survive (job scripts, gpucast serve).
   for _ in $(seq 50); do
@@ -82,6 +101,12 @@ cleanup() {
     sleep 0.1
   done
   if [ -n "$left" ]; then echo "slurm test: processes left behind: $left" >&2; rc=1; fi
+  if [ -n "$TU" ]; then
+    pkill -KILL -u "$TU" 2>/dev/null || true  # only the throw-away user's processes
+    userdel "$TU" 2>/dev/null || { echo "slurm test: cannot remove user $TU" >&2; rc=1; }
+    getent group "$TU" >/dev/null && groupdel "$TU" 2>/dev/null
+  fi
+  cd /
   rm -rf "$T"
   if [ "$rc" = 0 ]; then echo "slurm test: PASSED"; else echo "slurm test: FAILED" >&2; fi
   exit "$rc"
@@ -101,16 +126,46 @@ free_port() {
   return 1
 }
 
-# --- configuration -----------------------------------------------------------
+# --- install into a temp prefix; use only that install from here on --------------
+P=$T/prefix
+cmake --install "$BUILD_DIR" --prefix "$P" --strip >/dev/null
+GPUCAST=$P/bin/gpucast
+SHARE=$P/share/gpucast
+for f in bin/gpucast share/gpucast/models/catalog.json share/gpucast/models/resnet50.onnx \
+         share/gpucast/data/lucid/single_data.csv share/gpucast/slurm/job_submit.lua \
+         share/gpucast/slurm/gpucast.conf.example; do
+  [ -e "$P/$f" ] || fail "make install: $P/$f missing"
+done
+if grep -qaF "$ROOT" "$GPUCAST" || grep -qaF "$(dirname "$ROOT")/shared" "$GPUCAST"; then
+  fail "installed binary contains a source-tree path ($ROOT)"
+fi
+MODELS=$SHARE/models
+# The installed binary finds its data and catalog by itself (no GPUCAST_DATA/HOME).
+env -u GPUCAST_DATA -u GPUCAST_HOME "$GPUCAST" train --out "$T/predictor.json" >/dev/null ||
+  fail "installed gpucast cannot train from its installed data"
+chmod 644 "$T/predictor.json"
+pass "cmake --install into $P: binary, models, data, plugin; no source path in the binary; it trains on its own"
+
+# --- a throw-away ordinary user -----------------------------------------------------
+TU=gpct$$
+useradd -M -U -d /nonexistent -s /usr/sbin/nologin "$TU" || { TU=""; fail "useradd failed"; }
+TUID=$(id -u "$TU"); TGID=$(id -g "$TU")
+as_user() { setpriv --reuid="$TUID" --regid="$TGID" --init-groups -- "$@"; }
+
+# --- configuration -----------------------------------------------------------------
 HOST=$(hostname -s)
 CTLD_PORT=$(free_port); SLURMD_PORT=$(free_port)
-mkdir -p "$T/dev" "$T/state" "$T/spool" "$T/out"
+mkdir -p "$T/dev" "$T/out"
+chmod 1777 "$T/out"
 mknod "$T/dev/nvidia0" c 195 0
 mknod "$T/dev/nvidia1" c 195 1
 dd if=/dev/urandom of="$T/munge.key" bs=1024 count=1 status=none
 chmod 400 "$T/munge.key"
 
-cat > "$T/slurm.conf" <<CONF
+write_slurm_conf() {  # write_slurm_conf shard|mps
+  local gres
+  if [ "$1" = shard ]; then gres="gpu:2,shard:$((2 * SHARDS)),nic:2"; else gres="gpu:2,mps:200,nic:2"; fi
+  cat > "$T/slurm.conf" <<CONF
 ClusterName=gpucasttest
 SlurmctldHost=$HOST(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
@@ -120,8 +175,8 @@ CredType=cred/munge
 AuthInfo=socket=$T/munge.sock
 SlurmUser=root
 SlurmdUser=root
-StateSaveLocation=$T/state
-SlurmdSpoolDir=$T/spool
+StateSaveLocation=$T/state-$1
+SlurmdSpoolDir=$T/spool-$1
 SlurmctldPidFile=$T/slurmctld.pid
 SlurmdPidFile=$T/slurmd.pid
 SlurmctldLogFile=$T/slurmctld.log
@@ -132,7 +187,7 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-GresTypes=gpu,shard
+GresTypes=gpu,$1,nic
 JobSubmitPlugins=lua
 SlurmdParameters=config_overrides
 AccountingStorageType=accounting_storage/none
@@ -140,66 +195,79 @@ JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MpiDefault=none
 ReturnToService=2
-SchedulerType=sched/builtin
+SchedulerType=sched/backfill
 MailProg=/bin/true
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 Gres=gpu:2,shard:$((2 * SHARDS)) State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=$gres State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
-cat > "$T/gres.conf" <<CONF
-AutoDetect=off
-Name=gpu File=$T/dev/nvidia0
-Name=gpu File=$T/dev/nvidia1
-Name=shard Count=$SHARDS File=$T/dev/nvidia0
-Name=shard Count=$SHARDS File=$T/dev/nvidia1
-CONF
-cp "$HERE/job_submit.lua" "$T/job_submit.lua"
-write_conf() {  # write_conf KEY=VALUE...: gpucast.conf for job_submit.lua
   {
-    echo "gpucast = $GPUCAST"
-    echo "predictor = $T/predictor.json"
-    echo "shards_per_gpu = $SHARDS"
-    echo "timeout_s = 5"
-    for kv in "$@"; do echo "${kv%%=*} = ${kv#*=}"; done
-  } > "$T/gpucast.conf"
+    echo "AutoDetect=off"
+    echo "Name=gpu File=$T/dev/nvidia0"
+    echo "Name=gpu File=$T/dev/nvidia1"
+    if [ "$1" = shard ]; then
+      echo "Name=shard Count=$SHARDS File=$T/dev/nvidia0"
+      echo "Name=shard Count=$SHARDS File=$T/dev/nvidia1"
+    else
+      echo "Name=mps Count=100 File=$T/dev/nvidia0"
+      echo "Name=mps Count=100 File=$T/dev/nvidia1"
+    fi
+    echo "Name=nic Count=2"
+  } > "$T/gres.conf"
+  mkdir -p "$T/state-$1" "$T/spool-$1"
 }
-write_conf mode=cli
+write_slurm_conf shard
+cp "$SHARE/slurm/job_submit.lua" "$T/job_submit.lua"
+
+# gpucast.conf = the shipped example with the site's paths substituted, nothing else.
+sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $GPUCAST |" \
+    -e "s|^predictor = /etc/slurm/gpucast-predictor.json |predictor = $T/predictor.json |" \
+    "$SHARE/slurm/gpucast.conf.example" > "$T/gpucast.conf.site"
+[ "$(diff "$SHARE/slurm/gpucast.conf.example" "$T/gpucast.conf.site" | grep -c '^>')" = 2 ] ||
+  fail "site paths not substituted in the example: $(diff "$SHARE/slurm/gpucast.conf.example" "$T/gpucast.conf.site")"
+grep -q '  # ' "$T/gpucast.conf.site" || fail "the example has no inline comments to test"
+write_conf() {  # write_conf [KEY=VALUE...]: the site file plus overriding lines
+  cp "$T/gpucast.conf.site" "$T/gpucast.conf"
+  for kv in "$@"; do echo "${kv%%=*} = ${kv#*=}   # test override" >> "$T/gpucast.conf"; done
+}
+write_conf
 export SLURM_CONF=$T/slurm.conf
 cd "$T"  # jobs' working directory
 
-# --- predictor ---------------------------------------------------------------
-"$GPUCAST" train --data "$DATA/lucid/single_data.csv" --out "$T/predictor.json" >/dev/null
-predict() {  # predict MODEL BATCH -> utilization percent
-  "$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$1" --batch "$2" |
-    sed -n 's/^ *"gpu_util": *\([0-9.eE+-]*\).*/\1/p'
-}
-shards_for() { awk -v u="$1" -v k="$SHARDS" 'BEGIN { n = u * k / 100; c = int(n); if (c < n - 1e-9) c++; if (c < 1) c = 1; if (c > k) c = k; print c }'; }
-
-U_BIG=$(predict "$MODELS/resnet50.onnx" 64)
-U_SMALL=$(predict "$MODELS/pointnet.onnx" 32)
-N_BIG=$(shards_for "$U_BIG"); N_SMALL=$(shards_for "$U_SMALL")
-echo "predicted: resnet50 b64 ${U_BIG}% -> $N_BIG shards; pointnet b32 ${U_SMALL}% -> $N_SMALL shards"
+# --- expected decisions, from the installed gpucast itself ---------------------------
+pjson() { "$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$1" --batch "$2"; }
+jnum() { sed -n "s/^ *\"$1\": *\([0-9.eE+-]*\).*/\1/p" | head -1; }
+units_for() { awk -v u="$1" -v k="$2" 'BEGIN { n = u * k / 100; c = int(n); if (c < n - 1e-9) c++; if (c < 1) c = 1; if (c > k) c = k; print c }'; }
+U_BIG=$(pjson "$MODELS/resnet50.onnx" 64 | jnum gpu_util)
+J_SMALL=$(pjson "$MODELS/pointnet.onnx" 32)
+U_SMALL=$(echo "$J_SMALL" | jnum gpu_util); H_SMALL=$(echo "$J_SMALL" | jnum high)
+N_BIG=$(units_for "$U_BIG" $SHARDS); N_SMALL=$(units_for "$U_SMALL" $SHARDS); NH_SMALL=$(units_for "$H_SMALL" $SHARDS)
+echo "predicted: resnet50 b64 ${U_BIG}% -> $N_BIG shards; pointnet b32 ${U_SMALL}% (high $H_SMALL%) -> $N_SMALL ($NH_SMALL) shards"
+[ "$N_BIG" = "$SHARDS" ] || fail "resnet50 b64 should need all $SHARDS shards, got $N_BIG"
 [ "$N_SMALL" -lt "$SHARDS" ] && [ $((3 * N_SMALL)) -le "$SHARDS" ] ||
   fail "pointnet prediction too large for the sharing check ($N_SMALL shards)"
 
-# --- daemons (foreground mode, so $! is the daemon's PID) ---------------------
+# --- daemons (foreground mode, so $! is the daemon's PID) ---------------------------
 /usr/sbin/munged -F --force --socket="$T/munge.sock" --key-file="$T/munge.key" \
   --pid-file="$T/munged.pid" --seed-file="$T/munged.seed" --log-file="$T/munged.log" \
   >"$T/munged.out" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 50); do [ -S "$T/munge.sock" ] && break; sleep 0.1; done
 [ -S "$T/munge.sock" ] || fail "munged did not start"
-/usr/sbin/slurmctld -D -i -f "$T/slurm.conf" >"$T/slurmctld.out" 2>&1 &
-PIDS+=($!)
-/usr/sbin/slurmd -D -f "$T/slurm.conf" >"$T/slurmd.out" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 150); do
-  [ "$(sinfo -h -o %T 2>/dev/null | head -1)" = idle ] && break
-  sleep 0.2
-done
-[ "$(sinfo -h -o %T 2>/dev/null | head -1)" = idle ] || fail "node did not become idle: $(sinfo 2>&1)"
-pass "munged, slurmctld, slurmd up (pids ${PIDS[*]})"
+start_slurm() {
+  /usr/sbin/slurmctld -D -i -f "$T/slurm.conf" >>"$T/slurmctld.out" 2>&1 &
+  PIDS+=($!)
+  /usr/sbin/slurmd -D -f "$T/slurm.conf" >>"$T/slurmd.out" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 150); do
+    [ "$(sinfo -h -o %T 2>/dev/null | head -1)" = idle ] && break
+    sleep 0.2
+  done
+  [ "$(sinfo -h -o %T 2>/dev/null | head -1)" = idle ] || fail "node did not become idle: $(sinfo 2>&1)"
+}
+start_slurm
+pass "munged, slurmctld, slurmd up (pids ${PIDS[*]}); plugin in its default (cli) mode"
 
-# --- jobs --------------------------------------------------------------------
+# --- helpers -----------------------------------------------------------------------
 cat > "$T/sleep.sh" <<'JOB'
 #!/bin/sh
 sleep 300
@@ -208,80 +276,258 @@ small_script() {  # a batch script that names its model in a #GPUCAST line
   printf '#!/bin/sh\n#GPUCAST model=%s batch=32\nsleep 300\n' "$MODELS/pointnet.onnx" > "$T/small.sh"
   echo "$T/small.sh"
 }
-submit() {  # submit ARGS... -> job id on stdout; sbatch's stderr in $T/sbatch.err
-  sbatch --parsable -o "$T/out/%j.out" "$@" 2>"$T/sbatch.err"
+submit() {  # submit ARGS... (as the test user) -> job id; sbatch's stderr in $T/sbatch.err
+  as_user sbatch --parsable -o "$T/out/%j.out" "$@" 2>"$T/sbatch.err"
 }
 job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
-granted_shards() { scontrol show job "$1" | tr ' ' '\n' | sed -n 's/^TresPerNode=gres:shard://p' | head -1; }
+granted() { job_field "$1" TresPerNode; }
+granted_shards() { granted "$1" | sed -n 's/^gres:shard:\([0-9]*\).*/\1/p'; }
 wait_state() {  # wait_state JOB STATE
   for _ in $(seq 150); do [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
   fail "job $1 is $(job_field "$1" JobState) ($(job_field "$1" Reason)), want $2"
 }
+expect_reject() {  # expect_reject MESSAGE ARGS...
+  local want=$1; shift
+  if submit "$@" >/dev/null; then fail "accepted ($*), want rejection '$want'"; fi
+  grep -qF -- "$want" "$T/sbatch.err" || fail "sbatch stderr lacks '$want': $(cat "$T/sbatch.err")"
+  if grep -q 'job_submit\|\.lua' "$T/sbatch.err"; then fail "Lua internals shown to the user: $(cat "$T/sbatch.err")"; fi
+  pass "rejected: $(grep -m1 gpucast "$T/sbatch.err" | cut -c1-150)"
+}
+ctld_log_has() { grep -qF -- "$1" "$T/slurmctld.log" || fail "slurmctld.log lacks '$1'"; }
+MISCONF="gpucast is misconfigured, contact your administrator"
+M_SMALL="--comment=model=$MODELS/pointnet.onnx,batch=32"
 
+# --- bench mode: sbatch latency without the plugin, in cli mode, in service mode ----------
+bench_series() {  # bench_series LABEL N: N held submissions by the test user, latency in ms
+  local label=$1 n=$2 t0 t1 times=()
+  for _ in $(seq "$n"); do
+    t0=$(date +%s%N)
+    as_user sbatch -H --parsable -o /dev/null "$M_SMALL" "$T/sleep.sh" >/dev/null 2>"$T/sbatch.err" ||
+      fail "bench ($label): sbatch failed: $(cat "$T/sbatch.err")"
+    t1=$(date +%s%N)
+    times+=($(( (t1 - t0) / 1000 )))
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk -v l="$label" '{ a[NR] = $1 }
+    END { printf "%-34s %5d %10.1f %10.1f %10.1f\n", l, NR, a[int((NR + 1) / 2)] / 1000, a[int(NR * 0.9)] / 1000, a[NR] / 1000 }'
+  cancel_all
+}
+if [ -n "$BENCH" ]; then
+  printf "%-34s %5s %10s %10s %10s\n" "sbatch -H (pointnet b32)" n median_ms p90_ms max_ms
+  bench_series "plugin, mode = cli" "$BENCH"
+  SVC_PORT=$(free_port)
+  "$GPUCAST" serve --listen "127.0.0.1:$SVC_PORT" --db "$T/serve.db" --predictor "$T/predictor.json" \
+    --cluster "2x RTX3090" >"$T/serve.out" 2>"$T/serve.err" &
+  PIDS+=($!)
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$SVC_PORT/healthz" >/dev/null && break; sleep 0.1; done
+  write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
+  bench_series "plugin, mode = service" "$BENCH"
+  stop_daemons 3   # serve, slurmd, slurmctld
+  sed -i 's/^JobSubmitPlugins=lua/#JobSubmitPlugins=lua/' "$T/slurm.conf"
+  start_slurm
+  bench_series "no plugin (JobSubmitPlugins unset)" "$BENCH"
+  exit 0
+fi
+
+# --- 1. sizing and sharing (default cli mode, the example configuration) -----------------
 BIG=$(submit --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "big job refused: $(cat "$T/sbatch.err")"
 grep -q "gres:shard:$N_BIG of $SHARDS" "$T/sbatch.err" || fail "no gpucast message on sbatch stderr: $(cat "$T/sbatch.err")"
-[ "$(granted_shards "$BIG")" = "$N_BIG" ] || fail "resnet50: Slurm has shard:$(granted_shards "$BIG"), want $N_BIG"
-pass "resnet50 b64 (comment) -> gres:shard:$N_BIG, message on sbatch stderr"
+[ "$(granted "$BIG")" = "gres:shard:$N_BIG" ] || fail "resnet50: Slurm has $(granted "$BIG"), want gres:shard:$N_BIG"
+scontrol show job "$BIG" | grep -q "AdminComment=gpucast: model=$MODELS/resnet50.onnx batch=64 util=" ||
+  fail "prediction not kept on the job: $(scontrol show job "$BIG" | grep -i admin)"
+ctld_log_has "uid=$TUID name=sleep.sh: sized: $MODELS/resnet50.onnx batch 64"
+pass "resnet50 b64 (comment) -> gres:shard:$N_BIG; message on stderr, AdminComment and slurmctld.log keep the prediction"
 wait_state "$BIG" RUNNING
 
 SMALL=()
 for i in 1 2 3; do
   id=$(submit "$(small_script)") || fail "small job refused: $(cat "$T/sbatch.err")"
-  [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "pointnet: Slurm has shard:$(granted_shards "$id"), want $N_SMALL"
+  [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "pointnet: Slurm has $(granted "$id"), want shard:$N_SMALL"
   SMALL+=("$id")
 done
 pass "pointnet b32 (#GPUCAST line) x3 -> gres:shard:$N_SMALL each"
 for id in "${SMALL[@]}"; do wait_state "$id" RUNNING; done
-# The GPU index of each running job's shards: scontrol -d prints "GRES=shard:1(IDX:1)".
 gpu_of() { scontrol -d show job "$1" | sed -n 's/.* GRES=shard:[0-9]*(IDX:\([0-9,-]*\)).*/\1/p' | head -1; }
 RUNNING=$(squeue -h -t R -o %i | wc -l)
 [ "$RUNNING" = 4 ] || fail "want 4 jobs running at once on 2 GPUs, squeue: $(squeue)"
 G_BIG=$(gpu_of "$BIG")
 G_SMALL=$(for id in "${SMALL[@]}"; do gpu_of "$id"; done | sort -u)
-echo "  GPU of resnet50: $G_BIG; GPUs of the small jobs: $(echo $G_SMALL)"
-[ -n "$G_BIG" ] && [ "$(echo "$G_SMALL" | wc -l)" = 1 ] && [ -n "$G_SMALL" ] ||
-  fail "small jobs not on one GPU: '$G_SMALL'"
+[ -n "$G_BIG" ] && [ "$(echo "$G_SMALL" | wc -l)" = 1 ] && [ -n "$G_SMALL" ] || fail "small jobs not on one GPU: '$G_SMALL'"
 [ "$G_SMALL" != "$G_BIG" ] || fail "small jobs on the big job's GPU $G_BIG"
-pass "3 small jobs run at the same time on one GPU while resnet50 holds the other"
-
-# A second big job does not fit beside them: it waits for resources.
+pass "3 small jobs share GPU $G_SMALL while resnet50 holds GPU $G_BIG"
 BIG2=$(submit --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "big2 refused"
 for _ in $(seq 50); do [ "$(job_field "$BIG2" Reason)" != None ] && break; sleep 0.2; done
 [ "$(job_field "$BIG2" JobState)" = PENDING ] || fail "second resnet50 is $(job_field "$BIG2" JobState), want PENDING"
 pass "second resnet50 pends ($(job_field "$BIG2" Reason)): shards are enforced"
+cancel_all
 
-# --- rejections: the message reaches sbatch's stderr --------------------------
-expect_reject() {  # expect_reject MESSAGE ARGS...
-  local want=$1; shift
-  if submit "$@" >/dev/null; then fail "accepted, want rejection '$want'"; fi
-  grep -qF -- "$want" "$T/sbatch.err" || fail "sbatch stderr lacks '$want': $(cat "$T/sbatch.err")"
-  pass "rejected: $(grep -m1 gpucast "$T/sbatch.err")"
+# --- 2. every form of GPU request ---------------------------------------------------
+expect_granted() {  # expect_granted WANT ARGS...: held job, its TresPerNode must be WANT
+  local want=$1 id; shift
+  id=$(submit -H "$@" "$T/sleep.sh") || fail "refused ($*): $(cat "$T/sbatch.err")"
+  [ "$(granted "$id")" = "$want" ] || fail "$*: Slurm has TresPerNode=$(granted "$id"), want $want"
+  for f in TresPerJob TresPerTask; do
+    [ -z "$(job_field "$id" "$f" | grep gpu)" ] || fail "$*: $f still asks for a GPU: $(job_field "$id" $f)"
+  done
+  pass "$* -> $want"
 }
-expect_reject "gpucast: rejected: $T/missing.onnx" --comment="model=$T/missing.onnx,batch=8" "$T/sleep.sh"
-echo "this is not an ONNX model" > "$T/bad.onnx"
-expect_reject "gpucast: rejected: $T/bad.onnx" --comment="model=$T/bad.onnx" "$T/sleep.sh"
-expect_reject "batch=zero: want an integer >= 1" --comment="model=$MODELS/pointnet.onnx,batch=zero" "$T/sleep.sh"
+expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gres=gpu:1
+expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gpus=1
+expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gpus-per-node=1
+expect_granted "gres:shard:$N_SMALL" "$M_SMALL" -n1 --gpus-per-task=1
+expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gres=shard:1
+expect_granted "gres:shard:$N_SMALL,gres:nic:1" "$M_SMALL" --gres=gpu:1,nic:1
+expect_reject "typed GPU request 'gpu:a100:2'" "$M_SMALL" --gres=gpu:a100:2 "$T/sleep.sh"
+expect_reject "this job asks for 4 GPUs (--gpus gpu:4)" "$M_SMALL" --gpus=4 "$T/sleep.sh"
+expect_reject "this job asks for 2 GPUs" "$M_SMALL" --gres=gpu:2 "$T/sleep.sh"
+expect_reject "this job asks for 2 GPUs" "$M_SMALL" -n1 --gpus-per-task=2 "$T/sleep.sh"
+expect_reject "this job asks for 2 GPUs" "$M_SMALL" -n2 --gpus-per-task=1 "$T/sleep.sh"
+expect_reject "this job asks for 2 nodes" "$M_SMALL" -N2 --gres=gpu:1 "$T/sleep.sh"
+expect_reject "--cpus-per-gpu, --mem-per-gpu and --ntasks-per-gpu count whole GPUs" "$M_SMALL" --gres=gpu:1 --cpus-per-gpu=2 "$T/sleep.sh"
+expect_reject "GPU jobs must name their model" --gpus=1 "$T/sleep.sh"
 expect_reject "GPU jobs must name their model" --gres=shard:1 "$T/sleep.sh"
-# A CPU job without a model passes through untouched.
-CPU=$(submit "$T/sleep.sh") || fail "CPU job refused: $(cat "$T/sbatch.err")"
-[ -z "$(granted_shards "$CPU")" ] || fail "CPU job got shards"
-scancel "$CPU"
-pass "CPU job without a model accepted unchanged"
-# Fail closed: gpucast missing -> internal error -> rejected.
-write_conf mode=cli gpucast=/nonexistent/gpucast
-expect_reject "gpucast: internal error, job rejected" --comment="model=$MODELS/pointnet.onnx" "$T/sleep.sh"
+expect_reject "GPU jobs must name their model" -n1 --gpus-per-task=1 "$T/sleep.sh"
+CPU=$(submit -H --gres=nic:1 "$T/sleep.sh") || fail "CPU job refused: $(cat "$T/sbatch.err")"
+[ "$(granted "$CPU")" = "gres:nic:1" ] || fail "CPU job's gres changed to $(granted "$CPU")"
+ctld_log_has "uid=$TUID name=sleep.sh: accepted unchanged (no model, no GPU request)"
+pass "job without model or GPU accepted unchanged (gres:nic:1 kept), logged"
 
-# --- service mode: the same decision through gpucast serve --------------------
+# --- 3. the owner cannot undo the decision (job_modify) ---------------------------------
+HELD=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "held big job refused"
+[ "$(granted_shards "$HELD")" = "$SHARDS" ] || fail "held big job: $(granted "$HELD")"
+for bad in gres:shard:1 gres:gpu:1 gres:nic:1; do
+  if as_user scontrol update jobid="$HELD" TresPerNode="$bad" 2>"$T/scontrol.err"; then
+    fail "owner lowered job $HELD to $bad"
+  fi
+  [ "$(granted "$HELD")" = "gres:shard:$SHARDS" ] || fail "job $HELD now has $(granted "$HELD") after TresPerNode=$bad"
+done
+grep -q "Invalid generic resource" "$T/scontrol.err" || fail "scontrol: $(cat "$T/scontrol.err")"
+ctld_log_has "modification of job $HELD rejected: job $HELD was sized gres:shard:$SHARDS of $SHARDS"
+if as_user scontrol update jobid="$HELD" TresPerJob=gres:gpu:2 2>/dev/null; then fail "owner added --gpus=2"; fi
+pass "owner's scontrol update TresPerNode=gres:shard:1 / gpu:1 / nic:1 / TresPerJob=gpu:2 refused; keeps shard:$SHARDS; reason logged"
+SH=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "small held refused"
+as_user scontrol update jobid="$SH" TresPerNode="gres:shard:$((N_SMALL + 1))" ||
+  fail "raising the share of $SH to $((N_SMALL + 1)) refused"
+[ "$(granted_shards "$SH")" = $((N_SMALL + 1)) ] || fail "raised share not applied: $(granted "$SH")"
+pass "raising a sized share (shard:$N_SMALL -> $((N_SMALL + 1))) is allowed"
+if as_user scontrol update jobid="$HELD" Comment="model=$MODELS/pointnet.onnx,batch=32" 2>/dev/null; then
+  fail "owner changed the model declaration of a sized job"
+fi
+[ "$(granted_shards "$HELD")" = "$SHARDS" ] || fail "job $HELD now has $(granted "$HELD") after a new declaration"
+ctld_log_has "the model declaration of job $HELD cannot be changed after submission"
+pass "owner's new model declaration (scontrol update Comment=model=...) refused; keeps shard:$SHARDS"
+scontrol update jobid="$HELD" Comment="model=$MODELS/pointnet.onnx,batch=32" || fail "root's new declaration refused"
+[ "$(granted_shards "$HELD")" = "$N_SMALL" ] || fail "re-prediction not applied: $(granted "$HELD")"
+scontrol show job "$HELD" | grep -q "AdminComment=gpucast: model=$MODELS/pointnet.onnx batch=32" || fail "AdminComment not updated"
+pass "root's new model declaration is re-predicted: shard:$SHARDS -> shard:$N_SMALL, AdminComment updated"
+if as_user scontrol update jobid="$CPU" TresPerNode=gres:shard:1 2>/dev/null; then fail "GPU share added to a job without model"; fi
+pass "adding a GPU share to a job without a model is refused"
+cancel_all
+
+# --- 4. files are read as the submitting user ---------------------------------------
+mkdir -m 700 "$T/private" "$T/rootonly"
+cp "$MODELS/pointnet.onnx" "$T/private/p.onnx"; chown -R "$TUID:$TGID" "$T/private"; chmod 600 "$T/private/p.onnx"
+cp "$MODELS/resnet50.onnx" "$T/rootonly/r.onnx"; chmod 600 "$T/rootonly/r.onnx"
+mkdir -m 755 "$T/open"; cp "$MODELS/resnet50.onnx" "$T/open/r600.onnx"; chmod 600 "$T/open/r600.onnx"
+id=$(submit -H --comment="model=$T/private/p.onnx,batch=32" "$T/sleep.sh") ||
+  fail "model in a directory only the user can enter refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "private model: $(granted "$id")"
+pass "model in a 700 directory of the user (mode 600) is read as the user -> shard:$N_SMALL"
+msg_of() { submit -H --comment="model=$1,batch=8" "$T/sleep.sh" >/dev/null && fail "$1 accepted"; grep gpucast "$T/sbatch.err"; }
+M_MISSING=$(msg_of "$T/missing.onnx")
+M_ROOTONLY=$(msg_of "$T/rootonly/r.onnx")
+M_ROOTMISS=$(msg_of "$T/rootonly/missing.onnx")
+M_MODE600=$(msg_of "$T/open/r600.onnx")
+echo "  missing: $M_MISSING"
+[ "$M_ROOTONLY" = "$M_MISSING" ] && [ "$M_ROOTMISS" = "$M_MISSING" ] && [ "$M_MODE600" = "$M_MISSING" ] ||
+  fail "different answers: missing '$M_MISSING', root-only '$M_ROOTONLY', missing in root dir '$M_ROOTMISS', mode 600 '$M_MODE600'"
+pass "root-only model, mode-600 model, missing model: the same refusal"
+echo "this is not an ONNX model" > "$T/bad.onnx"; chmod 644 "$T/bad.onnx"
+expect_reject "gpucast: rejected: " --comment="model=$T/bad.onnx,batch=1" "$T/sleep.sh"
+expect_reject "batch=zero: want an integer >= 1" --comment="model=$MODELS/pointnet.onnx,batch=zero" "$T/sleep.sh"
+
+# --- 5. operator-facing behaviour -------------------------------------------------------
+expect_reject "no batch=N: the prediction depends on the batch size" --comment="model=$MODELS/pointnet.onnx" "$T/sleep.sh"
+write_conf default_batch=32
+id=$(submit -H --comment="model=$MODELS/pointnet.onnx" "$T/sleep.sh") || fail "default_batch: refused: $(cat "$T/sbatch.err")"
+grep -q "batch 32 (site default)" "$T/sbatch.err" && [ "$(granted_shards "$id")" = "$N_SMALL" ] ||
+  fail "default_batch not applied: $(cat "$T/sbatch.err") $(granted "$id")"
+pass "default_batch = 32 fills a missing batch (said so to the user)"
+write_conf headroom=interval
+id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "headroom: refused"
+[ "$(granted_shards "$id")" = "$NH_SMALL" ] || fail "headroom=interval: $(granted "$id"), want shard:$NH_SMALL (interval high $H_SMALL%)"
+pass "headroom = interval sizes pointnet by its interval high ($H_SMALL%) -> shard:$NH_SMALL"
+for bad in "predictor=$T/nonexistent.json" "gpucast=/nonexistent/gpucast" "shards_per_gpu=many" "colour=blue" "mode=magic"; do
+  write_conf "$bad"
+  expect_reject "gpucast: $MISCONF" "$M_SMALL" "$T/sleep.sh"
+done
+grep -q "operator action needed: predictor: .*$T/nonexistent.json" "$T/slurmctld.log" || fail "slurmctld.log lacks the missing predictor"
+ctld_log_has "'shards_per_gpu' wants an integer, got 'many'"
+ctld_log_has "unknown setting 'colour'"
+pass "configuration errors: users see '$MISCONF', slurmctld.log has the cause"
+write_conf
+grep -q "rejected: the model file cannot be read" "$T/slurmctld.log" || fail "rejections not in slurmctld.log"
+pass "accepted, sized and rejected decisions are all in slurmctld.log"
+cancel_all
+
+# --- 6. arrays, heterogeneous jobs, salloc and srun --------------------------------------
+id=$(submit -H --array=0-2 "$M_SMALL" "$T/sleep.sh") || fail "array refused: $(cat "$T/sbatch.err")"
+[ "$(scontrol show job "$id" | grep -c "TresPerNode=gres:shard:$N_SMALL")" -ge 1 ] || fail "array: $(granted "$id")"
+expect_reject "this job asks for 4 GPUs" --array=0-2 "$M_SMALL" --gpus=4 "$T/sleep.sh"
+pass "job array -> gres:shard:$N_SMALL; a multi-GPU array is refused"
+id=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" : "$M_SMALL" "$T/sleep.sh") ||
+  fail "hetjob refused: $(cat "$T/sbatch.err")"
+[ "$(granted "$id+0")" = "gres:shard:$N_BIG" ] && [ "$(granted "$id+1")" = "gres:shard:$N_SMALL" ] ||
+  fail "hetjob components: $(granted "$id+0") / $(granted "$id+1")"
+pass "heterogeneous job: component 0 -> shard:$N_BIG, component 1 -> shard:$N_SMALL; a 2-GPU component is refused"
+expect_reject "this job asks for 2 GPUs" "$M_SMALL" : --gres=gpu:2 "$T/sleep.sh"
+cancel_all
+out=$(as_user salloc --no-shell "$M_SMALL" 2>&1) || fail "salloc refused: $out"
+id=$(echo "$out" | sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
+echo "$out" | grep -q "gres:shard:$N_SMALL of $SHARDS" && [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "salloc: $out"
+scancel "$id"
+if out=$(as_user salloc --no-shell --comment="model=$T/missing.onnx,batch=8" 2>&1); then fail "salloc of a missing model accepted"; fi
+echo "$out" | grep -qF "$(echo "$M_MISSING" | sed 's/^.*gpucast: //')" || fail "salloc refusal: $out"
+pass "salloc: sized (shard:$N_SMALL) and refused by the same rules"
+out=$(as_user timeout 60 srun "$M_SMALL" sh -c 'scontrol show job $SLURM_JOB_ID' 2>&1) || fail "srun refused: $out"
+echo "$out" | grep -q "TresPerNode=gres:shard:$N_SMALL" || fail "srun job not sized: $out"
+if out=$(as_user timeout 60 srun --gpus=2 "$M_SMALL" true 2>&1); then fail "srun --gpus=2 accepted"; fi
+echo "$out" | grep -q "this job asks for 2 GPUs" || fail "srun refusal: $out"
+pass "srun: sized (shard:$N_SMALL) and refused by the same rules"
+
+# --- 7. service mode: the same decisions through gpucast serve (model uploaded as the user) ---
 SVC_PORT=$(free_port)
 "$GPUCAST" serve --listen "127.0.0.1:$SVC_PORT" --db "$T/serve.db" --predictor "$T/predictor.json" \
   --cluster "2x RTX3090" >"$T/serve.out" 2>"$T/serve.err" &
 PIDS+=($!)
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$SVC_PORT/healthz" >/dev/null && break; sleep 0.1; done
 write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
-SVC_JOB=$(submit --comment="model=$MODELS/pointnet.onnx,batch=32" "$T/sleep.sh") ||
-  fail "service mode: refused: $(cat "$T/sbatch.err")"
-[ "$(granted_shards "$SVC_JOB")" = "$N_SMALL" ] || fail "service mode: shard:$(granted_shards "$SVC_JOB"), want $N_SMALL"
-pass "service mode (POST /v1/predict) -> gres:shard:$N_SMALL"
-expect_reject "gpucast: rejected: $T/missing.onnx: cannot read model file" --comment="model=$T/missing.onnx" "$T/sleep.sh"
+id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "service mode: refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "service mode: $(granted "$id"), want shard:$N_SMALL"
+pass "service mode (upload to POST /v1/predict) -> gres:shard:$N_SMALL"
+[ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
+  fail "service mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx")"
+pass "service mode: root-only and missing models get the same refusal"
+stop_daemons 1
+expect_reject "gpucast: $MISCONF" "$M_SMALL" "$T/sleep.sh"
+ctld_log_has "gpucast service unreachable"
+pass "service down: fail closed, cause in slurmctld.log"
+cancel_all
 
-scancel "${SMALL[@]}" "$BIG" "$BIG2" "$SVC_JOB" 2>/dev/null || true
+# --- 8. mps: the prediction becomes CUDA_MPS_ACTIVE_THREAD_PERCENTAGE --------------------
+stop_daemons 2   # slurmd, slurmctld (munged stays)
+write_slurm_conf mps
+start_slurm
+write_conf share=mps
+U_PCT=$(units_for "$U_SMALL" 100)
+printf '#!/bin/sh\n#GPUCAST model=%s batch=32\necho "pct=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"\n' "$MODELS/pointnet.onnx" > "$T/mps.sh"
+id=$(submit "$T/mps.sh") || fail "mps job refused: $(cat "$T/sbatch.err")"
+[ "$(granted "$id")" = "gres:mps:$U_PCT" ] || fail "mps: $(granted "$id"), want gres:mps:$U_PCT"
+for _ in $(seq 100); do grep -q pct= "$T/out/$id.out" 2>/dev/null && break; sleep 0.2; done
+[ "$(cat "$T/out/$id.out" 2>/dev/null)" = "pct=$U_PCT" ] || fail "mps job environment: '$(cat "$T/out/$id.out" 2>/dev/null)', want pct=$U_PCT"
+pass "share = mps: pointnet ${U_SMALL}% -> gres:mps:$U_PCT; the job sees CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$U_PCT"
+MH=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "mps big refused"
+if as_user scontrol update jobid="$MH" TresPerNode=gres:mps:10 2>/dev/null; then fail "mps share lowered"; fi
+[ "$(granted "$MH")" = "gres:mps:$(units_for "$U_BIG" 100)" ] || fail "mps big: $(granted "$MH")"
+pass "share = mps: lowering a sized mps share is refused too"
+
+echo "slurm test: every check passed"

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Offline test of job_submit.lua's rules (no Slurm, no root): the plugin runs under Debian's
+# lua5.1 (the Lua slurmctld embeds) with a fake `slurm` table and a stub gpucast that
+# answers 52.5% (interval 40.0-61.0) for any readable model. Expected shares are hand
+# computed: ceil(52.5 x 8 / 100) = ceil(4.2) = 5 shards; ceil(61.0 x 8 / 100) = ceil(4.88) = 5;
+# ceil(52.5 x 100 / 100) = 53 mps. The live test (test.sh) checks the same rules in Slurm.
+# Usage: integrations/slurm/plugin_test.sh
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
+T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+cp "$HERE/job_submit.lua" "$T/"
+cat > "$T/gpucast" <<'EOF'
+#!/bin/sh
+m=""; while [ $# -gt 0 ]; do case "$1" in --model) m=$2; shift ;; esac; shift; done
+[ -r "$m" ] || { echo "gpucast predict: $m: cannot open: No such file or directory" >&2; exit 1; }
+case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed protobuf)" >&2; exit 1 ;; esac
+echo '{ "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
+EOF
+chmod +x "$T/gpucast"
+touch "$T/m.onnx" "$T/bad.onnx"
+sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $T/gpucast |" "$HERE/gpucast.conf.example" > "$T/gpucast.conf.site"
+cat > "$T/test.lua" <<'EOF'
+local T = arg[1]
+local log = {}
+slurm = { SUCCESS = 0, ERROR = -1 }
+for _, f in ipairs({ "log_info", "log_error", "log_user" }) do
+  slurm[f] = function(fmt, ...) log[#log + 1] = f .. " " .. string.format(fmt, ...) end
+end
+local function conf(extra)
+  local src = io.open(T .. "/gpucast.conf.site"):read("*a")
+  local f = io.open(T .. "/gpucast.conf", "w"); f:write(src .. (extra or "")); f:close()
+end
+conf()
+dofile(T .. "/job_submit.lua")
+local NV = 4294967294
+local M = "model=" .. T .. "/m.onnx,batch=8"
+local failed = 0
+local function check(name, ok, detail)
+  if ok then print("  ok: " .. name) else failed = failed + 1; print("  FAIL: " .. name .. ": " .. tostring(detail)) end
+end
+local function submit(d)
+  log = {}
+  for k, v in pairs({ min_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, user_id = 0, group_id = 0, name = "j" }) do
+    if d[k] == nil then d[k] = v end
+  end
+  return slurm_job_submit(d, {}, 0), d, table.concat(log, "\n")
+end
+local function sized(name, d, want)
+  local rc, out, l = submit(d)
+  check(name .. " -> " .. want, rc == 0 and out.tres_per_node == want, tostring(out.tres_per_node) .. " " .. l)
+  return out, l
+end
+local function refused(name, d, want)
+  local rc, _, l = submit(d)
+  check(name .. " refused", rc == -1 and l:find(want, 1, true) ~= nil, l)
+  check(name .. ": no Lua position shown", not l:match("log_user[^\n]*%.lua:%d"), l)
+  return l
+end
+
+local d, l = sized("model only", { comment = M }, "gres:shard:5")
+check("AdminComment keeps the prediction", d.admin_comment ==
+      "gpucast: model=" .. T .. "/m.onnx batch=8 util=52.5 interval=40.0-61.0 basis=point share=shard:5/8", d.admin_comment)
+check("decision logged", l:find("log_info gpucast: uid=0 name=j: sized:", 1, true) ~= nil, l)
+sized("--gres=gpu:1", { comment = M, tres_per_node = "gres:gpu:1" }, "gres:shard:5")
+sized("other gres kept", { comment = M, tres_per_node = "gres:gpu:1,gres:nic:1" }, "gres:shard:5,gres:nic:1")
+d = sized("--gpus=1", { comment = M, tres_per_job = "gres:gpu:1" }, "gres:shard:5")
+check("--gpus cleared", d.tres_per_job == "", d.tres_per_job)
+d = sized("-n1 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 1 }, "gres:shard:5")
+check("--gpus-per-task cleared", d.tres_per_task == "", d.tres_per_task)
+refused("typed", { comment = M, tres_per_node = "gres:gpu:a100:2" }, "typed GPU request 'gpu:a100:2'")
+refused("--gpus=4", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
+refused("-n2 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 2 }, "this job asks for 2 GPUs")
+refused("-N4", { comment = M, tres_per_node = "gres:gpu:1", min_nodes = 4 }, "this job asks for 4 nodes")
+refused("--cpus-per-gpu", { comment = M, cpus_per_tres = "gres:gpu:2" }, "--cpus-per-gpu")
+refused("--gpus-per-socket", { comment = M, tres_per_socket = "gres:gpu:1" }, "--gpus-per-socket")
+refused("no model, --gres=shard:1", { tres_per_node = "gres:shard:1" }, "GPU jobs must name their model")
+local rc
+rc, d, l = submit({ tres_per_node = "gres:nic:1" })
+check("no model, no GPU: unchanged", rc == 0 and d.tres_per_node == "gres:nic:1" and l:find("accepted unchanged"), l)
+local a = refused("missing model", { comment = "model=" .. T .. "/missing.onnx,batch=8" }, "the model file cannot be read")
+refused("bad model", { comment = "model=" .. T .. "/bad.onnx,batch=8" }, "not an ONNX model")
+refused("no batch", { comment = "model=" .. T .. "/m.onnx" }, "no batch=N")
+conf("default_batch = 32\n")
+sized("default_batch", { comment = "model=" .. T .. "/m.onnx" }, "gres:shard:5")
+conf("headroom = interval\nshards_per_gpu = 16\n")
+sized("headroom = interval, 16 shards: ceil(61.0 x 16 / 100) = 10", { comment = M }, "gres:shard:10")
+conf("share = mps\n")
+sized("share = mps", { comment = M }, "gres:mps:53")
+for _, bad in ipairs({ "shards_per_gpu = many\n", "colour = blue\n", "mode = magic\n", "gpucast = /nonexistent/gpucast\n" }) do
+  conf(bad)
+  l = refused("misconfigured: " .. bad:gsub("\n", ""), { comment = M }, "gpucast is misconfigured, contact your administrator")
+  check("cause logged for the operator", l:find("log_error gpucast:", 1, true) ~= nil, l)
+end
+conf()
+
+-- job_modify of a job sized at shard:8
+local rec = { user_id = 0, group_id = 0, job_id = 7, name = "j", tres_per_node = "gres:shard:8",
+              admin_comment = "gpucast: model=x batch=64 util=99.0 interval=98.0-100.0 basis=point share=shard:8/8" }
+local function modify(desc, uid)
+  log = {}
+  for k, v in pairs({ min_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534 }) do if desc[k] == nil then desc[k] = v end end
+  return slurm_job_modify(desc, rec, {}, uid or 1001), desc, table.concat(log, "\n")
+end
+for _, tpn in ipairs({ "gres:shard:1", "gres:gpu:1", "gres:nic:1", "gres:mps:50" }) do
+  rc, _, l = modify({ tres_per_node = tpn })
+  check("modify to " .. tpn .. " refused (ESLURM_INVALID_GRES), reason logged", rc == 2072 and l:find("was sized gres:shard:8"), l)
+end
+rc = modify({ tres_per_job = "gres:gpu:2" })
+check("modify adding --gpus=2 refused", rc == 2072, rc)
+rec.admin_comment = rec.admin_comment:gsub("shard:8/8", "shard:5/8")
+rc = modify({ tres_per_node = "gres:shard:6" })
+check("modify raising shard:5 -> 6 accepted", rc == 0, rc)
+rc, d, l = modify({ comment = M })
+check("new model declaration by the owner refused", rc == 2072 and l:find("cannot be changed after submission"), l)
+rc, d, l = modify({ comment = M }, 0)
+check("new model declaration by root re-predicted", rc == 0 and d.tres_per_node == "gres:shard:5", tostring(rc) .. " " .. tostring(d.tres_per_node) .. " " .. l)
+rc = modify({ comment = "just a note" })
+check("plain comment change untouched", rc == 0, rc)
+rec.admin_comment = nil
+rc = modify({ tres_per_node = "gres:shard:1" })
+check("GPU share added to a job without model refused", rc == 2072, rc)
+
+if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
+print("plugin test: PASSED")
+EOF
+lua5.1 "$T/test.lua" "$T"
