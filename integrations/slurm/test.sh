@@ -12,20 +12,20 @@
 # opts out explicitly with GPUCAST_SKIP_SLURM=1.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BENCH=""     # --bench N: measure sbatch latency instead of testing (bench/slurm_submit.sh)
-if [ "${1:-}" = --bench ]; then BENCH=${2:?--bench N}; shift 2; fi
-BUILT=$(realpath "${1:-$ROOT/build/gpucast}")
-BUILD_DIR=$(dirname "$BUILT")
-SHARDS=8
-
 if [ "${GPUCAST_SKIP_SLURM:-0}" = 1 ]; then
   echo "##############################################################################"
   echo "# slurm test: SKIPPED because GPUCAST_SKIP_SLURM=1: the Slurm plugin was NOT tested"
   echo "##############################################################################"
   exit 0
 fi
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BENCH=""     # --bench N: measure sbatch latency instead of testing (bench/slurm_submit.sh)
+if [ "${1:-}" = --bench ]; then BENCH=${2:?--bench N}; shift 2; fi
+BUILT=$(realpath -m "${1:-$ROOT/build/gpucast}")
+BUILD_DIR=$(dirname "$BUILT")
+SHARDS=8
+
 if [ "$(id -u)" != 0 ]; then
   echo "slurm test: FAILED: needs root (slurmctld/slurmd/munged, mknod, useradd); run as root," \
        "or opt out explicitly with GPUCAST_SKIP_SLURM=1" >&2
