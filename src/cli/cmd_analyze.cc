@@ -25,6 +25,7 @@ struct AnalyzeFlags {
   bool amp = false;
   bool json = false;
   bool csv = false;
+  bool strict = false;
 };
 
 std::string ShapeString(const std::vector<int64_t>& dims) {
@@ -101,6 +102,13 @@ int RunAnalyze(const AnalyzeFlags& f) {
   Result<std::vector<double>> features = ComputeFeatures({*report}, job);
   if (!features.ok()) return Fail("analyze", features.message());
 
+  // A partial report is shown, marked, and (with --strict) an error; predict refuses it.
+  Status complete = RequireCompleteCost(*report);
+  if (!complete.ok() && !f.json && !f.csv)
+    std::printf("PARTIAL REPORT: %lld of %lld nodes could not be costed; the totals and features below "
+                "leave them out (gpucast predict refuses this graph). First: %s\n\n",
+                (long long)report->UncostedNodes(), (long long)report->totals.num_nodes,
+                report->first_uncosted.c_str());
   if (f.csv) {
     PrintCsv(*report);
   } else if (f.json) {
@@ -114,6 +122,13 @@ int RunAnalyze(const AnalyzeFlags& f) {
     std::cout << j.dump(2) << "\n";
   } else {
     PrintTable(*report, *features);
+  }
+  if (!complete.ok()) {
+    std::string partial = report->path + ": partial cost report: " + std::to_string(report->UncostedNodes()) +
+                          " of " + std::to_string(report->totals.num_nodes) +
+                          " nodes could not be costed; first: " + report->first_uncosted;
+    if (f.strict) return Fail("analyze", partial);
+    std::cerr << "gpucast analyze: warning: " << partial << "\n";
   }
   return 0;
 }
@@ -136,7 +151,12 @@ CLI::App* AddAnalyze(CLI::App& root, int* exit_code) {
   auto* json = sub->add_flag("--json", flags->json, "Print one JSON object (stable schema)");
   auto* csv = sub->add_flag("--csv", flags->csv, "Print the per-node table as CSV");
   json->excludes(csv);
-  sub->footer("Units: 1 multiply-add = 2 FLOPs. See docs/cost-rules.md.");
+  sub->add_flag("--strict", flags->strict,
+                "Exit 1 when some node could not be costed (the report is still printed)");
+  sub->footer(
+      "Units: 1 multiply-add = 2 FLOPs. See docs/cost-rules.md. A graph with nodes that cannot be costed "
+      "is shown as a PARTIAL REPORT (JSON: \"complete\": false) with a warning on stderr; --strict makes "
+      "that exit 1.");
   sub->callback([flags, exit_code] { *exit_code = RunAnalyze(*flags); });
   return sub;
 }

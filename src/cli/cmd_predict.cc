@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cost/cost.h"
+#include "cost/job_cost.h"
 #include "features/features.h"
 #include "graph/onnx_loader.h"
 #include "predict/predictor.h"
@@ -39,14 +40,11 @@ int RunPredict(const PredictFlags& f) {
   job.gpu = predictor->info().gpu;
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("predict", s.message());
-  std::vector<CostReport> reports;
-  for (const std::string& m : f.models) {
-    auto g = LoadOnnxGraph(m, lo);
-    if (!g.ok()) return Fail("predict", g.message());
-    auto r = AnalyzeCost(*g, CostOptions{.amp = f.amp});
-    if (!r.ok()) return Fail("predict", r.message());
-    reports.push_back(std::move(r).value());
-  }
+  // One network per distinct file (a repeated file: more passes, one update);
+  // a graph with nodes that cannot be costed is refused (src/cost/job_cost.h).
+  auto job_reports = JobStepReports(f.models, lo, CostOptions{.amp = f.amp});
+  if (!job_reports.ok()) return Fail("predict", job_reports.message());
+  const std::vector<CostReport>& reports = *job_reports;
   auto res = predictor->Predict(reports, job);
   if (!res.ok()) return Fail("predict", res.message());
   const UtilPrediction& p = res->prediction;
@@ -82,8 +80,9 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
   CLI::App* sub = root.add_subcommand("predict", "Predict a training job's mean GPU utilization from its graph");
   sub->add_option("--predictor,-p", flags->predictor, "Predictor file written by 'gpucast train'")->required();
   sub->add_option("--model,-m", flags->models,
-                  "ONNX graph of the job; repeat for jobs of several networks (GAN G+D, actor+critic), "
-                  "once per run per training step")
+                  "ONNX graph of the job; repeat for jobs of several networks (GAN G+D, actor+critic); "
+                  "a file given k times is one network run k times per training step (its parameters "
+                  "and optimizer step count once)")
       ->required();
   sub->add_option("--batch,-b", flags->batch, "Batch size")->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 62));
   sub->add_flag("--amp", flags->amp, "Mixed precision training");

@@ -53,13 +53,21 @@ struct Totals {
 std::string UncostedWhy(const Graph& graph, const Node& node, const OpArgs& args, const std::string& reason) {
   std::string why = reason;
   if (reason != "input or output shape unknown") return why;
-  std::string unknown;
-  for (size_t i = 0; i < args.inputs.size(); ++i)
-    if (args.inputs[i] && !args.inputs[i]->shape_known)
-      unknown += std::string(unknown.empty() ? "" : ", ") + "input '" + args.inputs[i]->name + "'";
+  auto shape = [](const TensorInfo& t) {
+    if (!t.shape_known) return std::string("?");
+    std::string s = "[";
+    for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? "," : "") + std::to_string(t.dims[i]);
+    return s + "]";
+  };
+  std::string inputs, unknown;
+  for (const TensorInfo* t : args.inputs) {
+    if (!t) continue;
+    inputs += (inputs.empty() ? "" : " ") + shape(*t);
+    if (!t->shape_known) unknown += std::string(unknown.empty() ? "" : ", ") + "input '" + t->name + "'";
+  }
   for (const TensorInfo* t : args.outputs)
     if (!t->shape_known) unknown += std::string(unknown.empty() ? "" : ", ") + "output '" + t->name + "'";
-  if (!unknown.empty()) why += " (" + unknown + ")";
+  why += " (input shapes " + inputs + "; unknown: " + unknown + ")";
   const std::string ref = "node '" + node.name + "' (";
   for (const std::string& w : graph.warnings) {
     size_t at = w.find(ref);

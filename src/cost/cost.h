@@ -78,6 +78,15 @@ struct CostReport {
   // node was costed (unsupported is empty).
   std::string first_uncosted;
 
+  // Executions per training step (StepReport, src/cost/job_cost.h); AnalyzeCost
+  // returns one forward+backward pass updated once: 1, 1, 1. Node FLOPs and
+  // activation/input/weight bytes, and the FLOP and activation totals, are
+  // already multiplied by the passes; node counts, per-node `params` and the
+  // totals' `params` and `weight_bytes` describe the network, once.
+  double forward_passes = 1;   // forward runs of every node per step (fractions: averages)
+  double backward_passes = 1;  // backward runs per step
+  double updates = 1;          // optimizer steps on the network's parameters per step
+
   // Nodes that could not be costed (the sum of unsupported[].count).
   int64_t UncostedNodes() const;
 };

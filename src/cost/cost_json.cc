@@ -36,7 +36,14 @@ nlohmann::json CostReportToJson(const CostReport& r) {
   json unsupported = json::array();
   for (const Unsupported& u : r.unsupported)
     unsupported.push_back({{"op_type", u.op_type}, {"count", u.count}, {"reason", u.reason}});
-  return {{"nodes", nodes}, {"totals", totals}, {"unsupported", unsupported}};
+  // "complete": false marks a partial report (totals leave the uncosted nodes
+  // out); gpucast predict and the service refuse such a graph.
+  return {{"nodes", nodes},
+          {"totals", totals},
+          {"unsupported", unsupported},
+          {"complete", r.unsupported.empty()},
+          {"uncosted_nodes", r.UncostedNodes()},
+          {"first_uncosted", r.first_uncosted}};
 }
 
 }  // namespace gpucast

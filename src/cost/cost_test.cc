@@ -410,7 +410,8 @@ TEST(Unsupported, FirstUncostedNodeCarriesTheLoadersShapeInferenceFailure) {
   EXPECT_EQ(r.UncostedNodes(), 2);
   EXPECT_EQ(RequireCompleteCost(r).message(),
             "bert.onnx: cannot predict from a partial cost report: 2 of 2 nodes could not be costed; "
-            "first: node 'emb_add' (Add): input or output shape unknown (output 'sum'): shape "
+            "first: node 'emb_add' (Add): input or output shape unknown (input shapes [2,8,4] [1,6,4]; "
+            "unknown: output 'sum'): shape "
             "inference failed: [ShapeInferenceError] Incompatible dimensions");
   // A complete report passes.
   GraphBuilder ok;

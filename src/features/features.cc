@@ -174,27 +174,33 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
     e.bytes += bytes;
     return std::max(flops / peak, bytes / gpu.mem_bandwidth);
   };
+  // A report is one network's share of the step (StepReport, src/cost/job_cost.h): node
+  // FLOPs and bytes are per step already; kernels launch once per pass (fractional passes
+  // are averages over steps) and the weight update runs `updates` times per step.
+  double kernels = 0;
   for (const CostReport& r : reports) {
     for (const NodeCost& n : r.nodes) {
       double peak = amp && IsHalfCategory(n.category) ? gpu.fp16_tensor_flops : gpu.fp32_flops;
       double fwd_bytes = static_cast<double>(n.input_bytes) + n.activation_bytes + n.weight_bytes;
+      double pass_bytes = r.forward_passes > 0 ? fwd_bytes / r.forward_passes : 0;
       bool launches = n.forward_flops > 0 || n.activation_bytes > 0;
       if (launches) {
         e.busy_s += roofline(n.forward_flops, fwd_bytes, peak);
-        e.kernels += 1;
+        kernels += r.forward_passes;
       }
       if (n.backward_flops > 0) {
         // Reads the output grad and saved inputs/weights, writes input/weight grads.
-        e.busy_s += roofline(n.backward_flops, 2 * fwd_bytes, peak);
-        e.kernels += n.params > 0 ? 2 : 1;
+        e.busy_s += roofline(n.backward_flops, 2 * pass_bytes * r.backward_passes, peak);
+        kernels += (n.params > 0 ? 2 : 1) * r.backward_passes;
       }
-      if (n.params > 0) {
-        e.busy_s += roofline(0, kOptimizerBytesPerParam * n.params, gpu.fp32_flops);
-        e.kernels += 1;
+      if (n.params > 0 && r.updates > 0) {
+        e.busy_s += roofline(0, kOptimizerBytesPerParam * n.params * r.updates, gpu.fp32_flops);
+        kernels += r.updates;
       }
     }
   }
-  e.launch_s = e.kernels * kHostSecondsPerKernel;
+  e.kernels = std::llround(kernels);
+  e.launch_s = kernels * kHostSecondsPerKernel;
   return e;
 }
 

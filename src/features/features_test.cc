@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "cost/job_cost.h"
 #include "cost/test_graph.h"
 #include "features/gpu_specs.h"
 
@@ -98,6 +99,38 @@ TEST(ComputeFeatures, ReportsOfOneJobAreSummed) {
   for (const char* k : {"total_flops", "params", "n_linear_layers", "kernel_count", "est_gpu_busy_ms"})
     EXPECT_DOUBLE_EQ(b[k], 2 * a[k]) << k;
   EXPECT_EQ(b["batch_size"], 2);
+}
+
+TEST(EstimateStep, MultiNetworkPassesAndOneUpdatePerNetwork) {
+  // Kernels of one tiny pass, by hand: Gemm forward 1, backward 2 (dX/db and dW),
+  // update 1; Relu forward 1, backward 1: 6. Its update reads/writes 16 B per param (15).
+  const GpuSpec& gpu = *FindGpuSpec("RTX3090");
+  const double update_s = 16.0 * 15 / gpu.mem_bandwidth;
+  StepEstimate pass = EstimateStep({TinyReport()}, gpu, false);
+  EXPECT_EQ(pass.kernels, 6);
+  // Three passes of one network (DCGAN's D): 3 × 5 pass kernels + 1 update, not 3 × 6.
+  Result<CostReport> d3 = StepReport(TinyReport(), 3, 0);
+  ASSERT_TRUE(d3.ok()) << d3.message();
+  StepEstimate three = EstimateStep({*d3}, gpu, false);
+  EXPECT_EQ(three.kernels, 3 * 5 + 1);
+  EXPECT_NEAR(three.busy_s, 3 * (pass.busy_s - update_s) + update_s, 1e-15);
+  // Half a training pass plus one forward pass (TD3's actor): forward kernels 2 × 1.5,
+  // backward kernels 3 × 0.5, update 0.5: 5, not the 6 + 6 + 2 of whole copies.
+  Result<CostReport> actor = StepReport(TinyReport(), 0.5, 1);
+  ASSERT_TRUE(actor.ok()) << actor.message();
+  StepEstimate a = EstimateStep({*actor}, gpu, false);
+  EXPECT_NEAR(a.launch_s, 5 * kHostSecondsPerKernel, 1e-15);
+  EXPECT_EQ(a.kernels, 5);
+  // Features of the job: params once per network, layer counts once per network.
+  JobConfig job;
+  job.batch = 2;
+  Result<std::vector<double>> f = ComputeFeatures({TinyReport(), *d3}, job);
+  ASSERT_TRUE(f.ok()) << f.message();
+  std::map<std::string, double> m = Named(*f);
+  EXPECT_EQ(m["params"], 2 * 15);
+  EXPECT_EQ(m["n_linear_layers"], 2);
+  EXPECT_EQ(m["total_flops"], 4 * 120);
+  EXPECT_EQ(m["kernel_count"], 6 + 16);
 }
 
 TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cost/job_cost.h"
 #include "graph/onnx_loader.h"
 
 namespace gpucast {
@@ -180,11 +181,11 @@ Result<std::vector<CostReport>> WorkloadReports(const CatalogWorkload& w, int64_
   std::vector<CostReport> reports;
   for (const CatalogGraph& g : w.graphs) {
     ASSIGN_OR_RETURN(CostReport r, cache->Get(g.file, batch, amp, w.dims));
-    double full = std::floor(g.repeat), fwd = std::floor(g.forward_only);
-    for (double i = 0; i < full; ++i) reports.push_back(r);
-    if (g.repeat > full) reports.push_back(ScaledReport(r, g.repeat - full, g.repeat - full));
-    for (double i = 0; i < fwd; ++i) reports.push_back(ScaledReport(r, 1, 0));
-    if (g.forward_only > fwd) reports.push_back(ScaledReport(r, g.forward_only - fwd, 0));
+    // Training rows, like predictions, come only from completely costed graphs.
+    RETURN_IF_ERROR(RequireCompleteCost(r));
+    // One network per catalog graph: its passes per step, one optimizer step.
+    ASSIGN_OR_RETURN(CostReport step, StepReport(r, g.repeat, g.forward_only));
+    reports.push_back(std::move(step));
   }
   return reports;
 }

@@ -61,9 +61,11 @@ class GraphCostCache {
 CostReport ScaledReport(const CostReport& r, double fwd, double bwd);
 
 // The cost reports of one step of a catalog workload, each graph costed at
-// (batch, amp, catalog dims): floor(repeat) copies, one copy scaled by the
-// fractional part of repeat, and the forward_only passes as ScaledReport(., 1, 0)
-// copies (fractional part likewise). ComputeFeatures sums them.
+// (batch, amp, catalog dims): one report per graph (= one network), its
+// repeat and forward_only passes per step applied by StepReport
+// (src/cost/job_cost.h): FLOPs and bytes per step, parameters and the
+// optimizer step once. A graph with uncosted nodes is an error
+// (RequireCompleteCost). ComputeFeatures sums them.
 Result<std::vector<CostReport>> WorkloadReports(const CatalogWorkload& w, int64_t batch, bool amp,
                                                 GraphCostCache* cache);
 

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "cost/cost.h"
+#include "cost/job_cost.h"
 #include "graph/onnx_loader.h"
 #include "predict/predictor.h"
 
@@ -80,7 +81,8 @@ class PredictorEngine : public PredictionEngine {
       ASSIGN_OR_RETURN(Graph graph, LoadOnnxGraph(spec.model, lo));
       CostOptions co;
       co.amp = spec.amp;
-      ASSIGN_OR_RETURN(CostReport cost, AnalyzeCost(graph, co));
+      // Refuses a graph with nodes that cannot be costed (as gpucast predict does).
+      ASSIGN_OR_RETURN(CostReport cost, CostForPrediction(graph, co));
       report = std::make_shared<const std::vector<CostReport>>(1, std::move(cost));
       cache_.Put(key, report);
     }
