@@ -28,7 +28,7 @@ help:
 	@echo "make test      deps + build + all tests"
 	@echo "make demo      deps + build + the main job"
 	@echo "make sanitize  ASan/UBSan build + tests"
-	@echo "make fuzz      libFuzzer on the ONNX loader (bounded time)"
+	@echo "make fuzz      libFuzzer on the ONNX loader and the HTTP service (FUZZ_SECONDS each)"
 	@echo "make bench     benchmarks (docs/performance.md)"
 	@echo "make install   PREFIX=/usr/local: binary, models, data, Slurm plugin (docs/slurm.md)"
 
@@ -64,23 +64,31 @@ install: build
 demo: build
 	bash tools/demo.sh $(BUILD)/gpucast
 
+# Every suite `make test` runs, each once, against the ASan/UBSan build.
+SAN_ASAN := detect_leaks=1:abort_on_error=0
+SAN_UBSAN := print_stacktrace=1:halt_on_error=1
 sanitize: deps
 	cmake -S . -B build-asan -G Ninja -DGPUCAST_WERROR=ON -DGPUCAST_SANITIZE=ON -DGPUCAST_BENCH=OFF \
 	  -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
-	bash tests/cli_test.sh build-asan/gpucast
-	bash tests/cli_test.sh build-asan/gpucast
+	cd build-asan && ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) ctest --output-on-failure -j $(JOBS)
+	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash integrations/slurm/test.sh build-asan/gpucast
+	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/serve_durability.sh build-asan/gpucast
+	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/cli_test.sh build-asan/gpucast
+	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'  # pure Python: no sanitizer applies
 
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DGPUCAST_FUZZ=ON -DGPUCAST_BENCH=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_onnx_loader
-	mkdir -p build-fuzz/corpus
-	cp -n models/*.onnx tests/data/*.onnx build-fuzz/corpus/ 2>/dev/null || true
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_onnx_loader fuzz_http
+	mkdir -p build-fuzz/corpus build-fuzz/http-corpus
+	cp -n models/*.onnx models/torchvision/*.onnx build-fuzz/corpus/
+	cp -n fuzz/http_corpus/* build-fuzz/http-corpus/
 	build-fuzz/fuzz/fuzz_onnx_loader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
 	  build-fuzz/corpus
+	build-fuzz/fuzz/fuzz_http -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
+	  build-fuzz/http-corpus
 
 bench: build
 	bash bench/run.sh $(BUILD)

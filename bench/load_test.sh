@@ -23,7 +23,7 @@ trap cleanup EXIT
 
 "$GPUCAST" train --data "$DATA/lucid/single_data.csv" --out "$T/predictor.json" >/dev/null
 "$GPUCAST" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/predictor.json" \
-  --threads "$CONNS" >"$T/serve.out" 2>"$T/serve.err" &
+  --model-root "$ROOT/models" --threads "$CONNS" >"$T/serve.out" 2>"$T/serve.err" &
 SERVER=$!
 for _ in $(seq 100); do grep -q '^listening on' "$T/serve.out" 2>/dev/null && break; sleep 0.05; done
 PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$T/serve.out")

@@ -25,16 +25,37 @@ expect_out() {
   if grep -qF -- "$1" "$TMP/out"; then ok; else bad "stdout lacks '$1': $(head -c 300 "$TMP/out")"; fi
 }
 
-# --help on the binary and on every subcommand.
+expect_out_line() {  # expect_out_line REGEX: some stdout line matches the extended regex
+  if grep -qE -- "$1" "$TMP/out"; then ok; else bad "no stdout line matches '$1': $(head -c 300 "$TMP/out")"; fi
+}
+
+# --help on the binary lists every subcommand as a subcommand (an indented
+# "NAME  description" row under "Subcommands:", not just the word somewhere).
 expect_rc 0 "$BIN" --help
+expect_out "Subcommands:"
 for cmd in analyze train predict evaluate simulate report serve; do
-  expect_out "$cmd"
+  expect_out_line "^  $cmd +[A-Za-z]"
 done
+# Each subcommand's --help is its own (its usage line names it) and lists
+# the flags that only it has.
+declare -A OWN_FLAGS=(
+  [analyze]="--batch --dim --csv --json"
+  [train]="--data --out --algo"
+  [predict]="--predictor --model --batch --json"
+  [evaluate]="--split --repeats --json"
+  [simulate]="--trace --policy --cluster --json"
+  [report]="--out"
+  [serve]="--listen --db --model-root --token-file --max-body-bytes --request-timeout --max-connections-per-client"
+)
 for cmd in analyze train predict evaluate simulate report serve; do
   expect_rc 0 "$BIN" "$cmd" --help
-  expect_out "--"
+  expect_out_line "^Usage: .*gpucast $cmd( |$)"
+  for flag in ${OWN_FLAGS[$cmd]}; do
+    expect_out_line "^ +(-[a-zA-Z], ?)?$flag( |,|$)"
+  done
 done
 expect_rc 2 "$BIN" no-such-command
+expect_err "A subcommand is required"
 
 # analyze: bad input files get a message naming the file and a non-zero exit.
 : >"$TMP/empty.onnx"
@@ -85,6 +106,53 @@ expect_out "1 bad lines skipped"
 [ -f "$TMP/sim/summary.json" ] && [ -f "$TMP/sim/jobs.csv" ] && ok || bad "simulate wrote no summary.json/jobs.csv"
 expect_rc 1 "$BIN" simulate --trace philly --policy nosuch --out "$TMP/sim2"
 expect_err "unknown policy 'nosuch'"
+
+# interference: the fitted physics, inspectable; bounded by construction.
+expect_rc 0 "$BIN" interference --util 100 --util 100 --util 100 --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rates"]; assert len(r)==3 and all(0.28<x<=1/3+1e-9 for x in r), r; assert d["device_busy"]<=100+1e-9' "$TMP/out" && ok || bad "three 100% jobs do not get about 1/3 each: $(head -c 300 "$TMP/out")"
+expect_rc 0 "$BIN" interference --util 10 --util 10 --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert min(d["rates"])>0.97, d' "$TMP/out" && ok || bad "light jobs slow each other: $(head -c 300 "$TMP/out")"
+expect_rc 1 "$BIN" interference --util 150
+expect_err "--util 150"
+# simulate: placements.csv audits every run; useful work recomputed from the
+# records lies between what finished in the window and what could have run.
+expect_rc 0 "$BIN" simulate --trace philly --jobs 1500 --cluster "16x RTX3090" --policy slot,profiling,predictive-feedback \
+  --predictions oracle --seed 2 --out "$TMP/simp"
+for pol in slot profiling predictive-feedback; do
+  /usr/bin/python3 - "$TMP/simp/$pol" <<'PY' && ok || bad "simulate $pol: records disagree with summary.json"
+import csv, json, sys, collections
+d = sys.argv[1]
+s = json.load(open(d + "/summary.json"))
+jobs = list(csv.DictReader(open(d + "/jobs.csv")))
+rows = list(csv.DictReader(open(d + "/placements.csv")))
+t0 = min(float(j["submit_s"]) for j in jobs); t1 = max(float(j["submit_s"]) for j in jobs)
+G = s["num_gpus"]; W = t1 - t0
+by_job = collections.defaultdict(list)
+for r in rows: by_job[r["job_id"]].append(r)
+lo = hi = 0.0
+for j in jobs:
+    if j["status"] != "done": continue
+    u, g, d_s = float(j["true_util"]) / 100, int(j["num_gpus"]), float(j["duration_s"])
+    rs = by_job[j["job_id"]]
+    assert rs and all(r["end_s"] for r in rs), j["job_id"]
+    assert abs(max(float(r["end_s"]) for r in rs) - float(j["end_s"])) < 1e-2, j["job_id"]
+    if float(j["end_s"]) <= t1: lo += u * g * d_s; hi += u * g * d_s
+    else: hi += u * g * min(d_s, max(0.0, t1 - float(j["start_s"])))
+useful = 100 * sum(float(j["true_util"]) / 100 * int(j["num_gpus"]) * float(j["work_in_window_s"]) for j in jobs) / (G * W)
+assert abs(useful - s["useful_work_utilization"]) < 1e-2, (useful, s["useful_work_utilization"])
+assert 100 * lo / (G * W) - 1e-6 <= useful <= 100 * hi / (G * W) + 1e-6, (lo, useful, hi)
+assert useful <= s["ideal_work_utilization"] + 1e-9
+# A profiling run is alone on its GPU; no GPU holds a job twice at once.
+ev = collections.defaultdict(list)
+for r in rows: ev[r["gpu"]].append((float(r["start_s"]), float(r["end_s"] or "inf"), r["kind"], r["job_id"]))
+for g, iv in ev.items():
+    iv.sort()
+    for a, b in zip(iv, iv[1:]):
+        if b[0] < a[1] - 1e-6: assert a[2] == b[2] == "run" and a[3] != b[3], (g, a, b)
+PY
+done
+expect_rc 0 "$BIN" report "$TMP/simp" --out "$TMP/simp.html"
+grep -q "Useful work beside busy time" "$TMP/simp.html" && ok || bad "report lacks the useful-work chart"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,11 +1,16 @@
 // gpucast serve: the HTTP/JSON submission service (docs/api.md).
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "service/engine.h"
+#include "service/reload.h"
 #include "service/scheduler.h"
 #include "service/server.h"
 #include "util/paths.h"
@@ -20,9 +25,17 @@ struct ServeFlags {
   std::string cluster = "4x RTX3090";
   std::string policy = "predictive";
   std::string token_file;
+  std::vector<std::string> model_roots;
   size_t max_body_bytes = 128u << 20;
+  size_t max_json_body_bytes = 1u << 20;
+  size_t upload_quota_bytes = 1ull << 30;
   int read_timeout_s = 5;
+  int request_timeout_s = 30;
+  int max_connections = 1024;
+  int max_connections_per_client = 256;
   int threads = 16;
+  std::vector<std::string> dcgm_urls;
+  double dcgm_interval_s = 15;
 };
 
 // The token is the file's content without surrounding whitespace.
@@ -43,24 +56,47 @@ Result<std::string> ReadToken(const std::string& path) {
 
 int RunServe(const ServeFlags& f) {
   service::BlockStopSignals();  // before the predictor starts any thread
+  service::BlockReloadSignal();  // SIGHUP reloads the predictor (ReloadOnSignal below)
   service::ServiceOptions opts;
   opts.db_path = f.db;
+  opts.model_roots = f.model_roots;
   opts.max_body_bytes = f.max_body_bytes;
+  opts.max_json_body_bytes = f.max_json_body_bytes;
+  opts.upload_quota_bytes = f.upload_quota_bytes;
   opts.read_timeout_s = f.read_timeout_s;
+  opts.request_timeout_s = f.request_timeout_s;
+  opts.max_connections = f.max_connections;
+  opts.max_connections_per_client = f.max_connections_per_client;
   opts.threads = f.threads;
+  opts.dcgm_urls = f.dcgm_urls;
+  opts.dcgm_interval_s = f.dcgm_interval_s;
+  // Room for every allowed connection, the database and the models being read.
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    rlim_t want = static_cast<rlim_t>(f.max_connections) + 256;
+    if (rl.rlim_cur < want) {
+      rl.rlim_cur = std::min(want, rl.rlim_max);
+      setrlimit(RLIMIT_NOFILE, &rl);
+    }
+  }
   if (!f.token_file.empty()) {
     auto token = ReadToken(f.token_file);
     if (!token.ok()) return Fail("serve", token.message());
     opts.token = *token;
   }
-  auto engine = service::NewPredictorEngine(f.predictor);
+  auto engine = service::NewReloadingPredictorEngine(f.predictor);
   if (!engine.ok()) return Fail("serve", engine.message());
   auto scheduler = service::NewPolicyScheduler(f.cluster, f.policy, DataDir());
   if (!scheduler.ok()) return Fail("serve", scheduler.message());
   auto svc = service::Service::Create(opts, std::move(engine).value(), std::move(scheduler).value());
   if (!svc.ok()) return Fail("serve", svc.message());
-  std::fprintf(stderr, "gpucast serve: db %s, cluster '%s', policy %s, auth %s\n", f.db.c_str(),
-               f.cluster.c_str(), f.policy.c_str(), opts.token.empty() ? "off" : "bearer token");
+  std::string roots;
+  for (const std::string& r : f.model_roots) roots += (roots.empty() ? "" : ", ") + r;
+  std::fprintf(stderr, "gpucast serve: db %s, predictor %s, cluster '%s', policy %s, auth %s, model roots %s\n",
+               f.db.c_str(), f.predictor.c_str(), f.cluster.c_str(), f.policy.c_str(),
+               opts.token.empty() ? "off (anyone who can connect may submit, read and cancel)" : "bearer token",
+               roots.empty() ? "none (model paths refused; uploads only)" : roots.c_str());
+  service::ReloadOnSignal hup([&svc] { (void)(*svc)->ReloadPredictor("SIGHUP"); });
   Status st = service::ServeUntilSignal(svc->get(), f.listen);
   if (!st.ok()) return Fail("serve", st.message());
   return 0;
@@ -78,7 +114,8 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
       ->required();
   sub->add_option("--db", flags->db, "SQLite database of jobs (created if missing; WAL, fsync per commit)")
       ->required();
-  sub->add_option("--predictor", flags->predictor, "predictor file written by 'gpucast train'")
+  sub->add_option("--predictor", flags->predictor, "predictor file written by 'gpucast train'; SIGHUP or POST /v1/admin/reload reads it again "
+                  "(a file that does not load leaves the old predictor serving)")
       ->required()
       ->check(CLI::ExistingFile);
   sub->add_option("--cluster", flags->cluster,
@@ -87,21 +124,55 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
       ->capture_default_str();
   sub->add_option("--policy", flags->policy,
                   "placement policy from the simulator's table: slot, predictive, predictive-spread, "
-                  "interference-aware")
+                  "interference-aware, predictive-feedback (packs by each running job's observed "
+                  "utilization once it has one; never migrates)")
       ->capture_default_str();
   sub->add_option("--token-file", flags->token_file,
-                  "file holding a bearer token; POST /v1/jobs and DELETE then need "
+                  "file holding a bearer token; every route but /healthz and /metrics then needs "
                   "'Authorization: Bearer <token>'");
-  sub->add_option("--max-body-bytes", flags->max_body_bytes, "larger request bodies get 413")
+  sub->add_option("--model-root", flags->model_roots,
+                  "directory whose ONNX files clients may name by path (repeatable; relative paths are "
+                  "looked up under each root in turn); none: every model path is refused, uploads only")
+      ->check(CLI::ExistingDirectory);
+  sub->add_option("--max-body-bytes", flags->max_body_bytes,
+                  "largest application/octet-stream (ONNX upload) body; larger get 413")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1} << 32));
+  sub->add_option("--max-json-bytes", flags->max_json_body_bytes,
+                  "largest body of any other type (JSON jobs; never more than --max-body-bytes); larger get 413")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
+  sub->add_option("--upload-quota-bytes", flags->upload_quota_bytes,
+                  "bytes of uploaded models kept for queued and running jobs, in total; an upload over it gets 507")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 40));
   sub->add_option("--read-timeout", flags->read_timeout_s,
-                  "seconds a client may stall while sending a request before it is dropped")
+                  "seconds a client may stay silent in the middle of a request (408) or while idle "
+                  "between keep-alive requests (closed)")
       ->capture_default_str()
       ->check(CLI::Range(1, 300));
+  sub->add_option("--request-timeout", flags->request_timeout_s,
+                  "seconds from a request's first byte to its last, headers and body, however "
+                  "slowly they drip (408 after it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  sub->add_option("--max-connections", flags->max_connections, "open connections in total (503 over it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  sub->add_option("--max-connections-per-client", flags->max_connections_per_client,
+                  "open connections from one client IP address (503 over it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
   sub->add_option("--threads", flags->threads, "HTTP worker threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  sub->add_option("--dcgm-url", flags->dcgm_urls,
+                  "DCGM exporter page to scrape (http://HOST:PORT/metrics; repeatable: the n-th covers the "
+                  "cluster's n-th node); a GPU's DCGM_FI_DEV_GPU_UTIL becomes an observation of the job "
+                  "running alone on it (docs/operations.md)");
+  sub->add_option("--dcgm-interval", flags->dcgm_interval_s, "seconds between DCGM scrapes")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
   sub->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
   return sub;
 }

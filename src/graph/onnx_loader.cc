@@ -713,6 +713,12 @@ Result<Graph> LoadOnnxGraph(const std::string& path, const LoadOptions& opts) {
 }
 
 Result<Graph> LoadOnnxGraphFromBytes(std::string_view bytes, const std::string& display_name,
+Result<Graph> LoadOnnxGraphFromFd(int fd, const std::string& display_name, const LoadOptions& opts) {
+  auto bytes = ReadModelBytesWithoutWeightsFromFd(fd);
+  if (!bytes.ok()) return bytes.status().Prefixed(display_name);
+  return Loader(display_name, opts).Load(*bytes);
+}
+
                                      const LoadOptions& opts) {
   auto filtered = FilterModelBytesWithoutWeights(bytes);
   if (!filtered.ok()) return filtered.status().Prefixed(display_name);

@@ -27,6 +27,11 @@ struct LoadOptions {
 // Loads and resolves the model at `path`. Errors name the file and the reason.
 Result<Graph> LoadOnnxGraph(const std::string& path, const LoadOptions& opts);
 
+// Same, from a file the caller opened and checked (the service opens models
+// itself, race-free, under its model roots). Reads from the current offset,
+// does not close `fd`; `display_name` is used in messages and as Graph::path.
+Result<Graph> LoadOnnxGraphFromFd(int fd, const std::string& display_name, const LoadOptions& opts);
+
 // Same, from bytes already in memory (uploads, fuzzing). `display_name` is
 // used in messages and as Graph::path.
 Result<Graph> LoadOnnxGraphFromBytes(std::string_view bytes, const std::string& display_name,

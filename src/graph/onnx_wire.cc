@@ -268,18 +268,17 @@ Result<std::string> Run(google::protobuf::io::ZeroCopyInputStream* stream, int64
 Result<std::string> ReadModelBytesWithoutWeights(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Error(std::string("cannot open: ") + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::Error("not a regular file");
-  }
-  Result<std::string> r = Status::Error("unreachable");
-  {
-    google::protobuf::io::FileInputStream stream(fd);
-    r = Run(&stream, st.st_size);
-    if (stream.GetErrno() != 0) r = Status::Error(std::string("read error: ") + std::strerror(stream.GetErrno()));
-  }
+  Result<std::string> r = ReadModelBytesWithoutWeightsFromFd(fd);
   ::close(fd);
+  return r;
+}
+
+Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Status::Error("not a regular file");
+  google::protobuf::io::FileInputStream stream(fd);
+  Result<std::string> r = Run(&stream, st.st_size);
+  if (stream.GetErrno() != 0) r = Status::Error(std::string("read error: ") + std::strerror(stream.GetErrno()));
   return r;
 }
 

@@ -23,6 +23,8 @@ inline constexpr int64_t kMaxKeptTensorDataBytes = 4096;
 // Returns the filtered serialized ModelProto of the file at `path`. Error
 // messages carry no file prefix ("truncated file", "empty file", ...).
 Result<std::string> ReadModelBytesWithoutWeights(const std::string& path);
+// Same, from an open regular file (read from its current offset; not closed).
+Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd);
 
 // Same for bytes in memory.
 Result<std::string> FilterModelBytesWithoutWeights(std::string_view bytes);

@@ -7,8 +7,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <atomic>
 #include <fstream>
+#include <map>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -24,7 +27,7 @@ namespace fs = std::filesystem;
 // A service_testd child process; the constructor waits for "listening on".
 class Server {
  public:
-  explicit Server(const std::string& db) {
+  Server(const std::string& db, const std::string& model_root) {
     int out[2];
     EXPECT_EQ(pipe(out), 0);
     pid_ = fork();
@@ -32,7 +35,8 @@ class Server {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
-      execl(SERVICE_TESTD, SERVICE_TESTD, "127.0.0.1:0", db.c_str(), "2", static_cast<char*>(nullptr));
+      execl(SERVICE_TESTD, SERVICE_TESTD, "127.0.0.1:0", db.c_str(), "2", model_root.c_str(),
+            static_cast<char*>(nullptr));
       _exit(127);
     }
     close(out[1]);
@@ -53,6 +57,7 @@ class Server {
     pid_ = -1;
   }
   httplib::Client& client() { return *client_; }
+  int port() const { return port_; }
 
  private:
   pid_t pid_ = -1;
@@ -74,7 +79,7 @@ TEST(DurabilityTest, JobsSurviveKill9WithTheirState) {
 
   json before;
   {
-    Server s(db);
+    Server s(db, dir);
     auto post = [&](json body, const std::string& key = "") {
       httplib::Headers h;
       if (!key.empty()) h.emplace("Idempotency-Key", key);
@@ -107,15 +112,19 @@ TEST(DurabilityTest, JobsSurviveKill9WithTheirState) {
   EXPECT_EQ(before[5]["state"], "cancelled");
   EXPECT_EQ(before[10]["state"], "queued");
 
-  Server again(db);
+  Server again(db, dir);
   json after = AllJobs(again.client());
   EXPECT_EQ(after, before);  // every job, field for field, with its state
   // The restarted scheduler knows GPUs 0 and 1 are taken: nothing new runs.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(AllJobs(again.client()), before);
   json cluster = json::parse(again.client().Get("/v1/cluster")->body);
-  EXPECT_EQ(cluster["gpus"][0]["jobs"], json({3}));
-  EXPECT_EQ(cluster["gpus"][1]["jobs"], json({4}));
+  // Each running job is back on the GPU it had (which of 3 and 4 got GPU 0
+  // depends on when the loop ran relative to the submissions).
+  EXPECT_EQ(before[2]["placement"].size(), 1u);
+  EXPECT_EQ(cluster["gpus"][before[2]["placement"][0].get<int>()]["jobs"], json({3}));
+  EXPECT_EQ(cluster["gpus"][before[3]["placement"][0].get<int>()]["jobs"], json({4}));
+  EXPECT_NE(before[2]["placement"], before[3]["placement"]);
   // The idempotency key still maps to its job.
   auto r = again.client().Post("/v1/jobs", {{"Idempotency-Key", "key-1"}},
                                json{{"model", model}, {"batch", 4}}.dump(), "application/json");
@@ -128,6 +137,77 @@ TEST(DurabilityTest, JobsSurviveKill9WithTheirState) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(AllJobs(again.client())[4]["state"], "running");  // job 5 (6 was cancelled)
+  again.Kill9();
+  fs::remove_all(dir);
+}
+
+// kill -9 while 200 submissions are in flight: every job acknowledged with
+// 201 is there after the restart, and retrying every request with its
+// Idempotency-Key creates no duplicates (each key's job exists exactly once).
+TEST(DurabilityTest, Kill9WithSubmissionsInFlightLosesNoAcknowledgedJob) {
+  std::string tmpl = (fs::temp_directory_path() / "gpucast-inflight-XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::string dir = tmpl, db = dir + "/jobs.db", model = dir + "/m.onnx";
+  std::ofstream(model) << gpucast::service::testing::kFakeModelMagic;
+  constexpr int kN = 200;
+  auto body = [&](int i) { return json{{"model", model}, {"batch", 1 + i % 8}, {"name", "j" + std::to_string(i)}}.dump(); };
+  auto key = [](int i) { return "key-" + std::to_string(i); };
+
+  std::vector<int64_t> acked(kN, 0);  // job id per acknowledged submission
+  std::atomic<int> n_acked{0};
+  {
+    Server s(db, dir);
+    const int port = s.port();
+    std::atomic<bool> go{false};
+    std::vector<std::thread> clients;
+    for (int i = 0; i < kN; ++i) {
+      clients.emplace_back([&, i] {
+        httplib::Client c("127.0.0.1", port);
+        c.set_connection_timeout(5, 0);
+        c.set_read_timeout(10, 0);
+        while (!go) std::this_thread::yield();
+        auto r = c.Post("/v1/jobs", {{"Idempotency-Key", key(i)}}, body(i), "application/json");
+        if (r && r->status == 201) {
+          acked[static_cast<size_t>(i)] = json::parse(r->body)["id"].get<int64_t>();
+          ++n_acked;
+        }
+      });
+    }
+    go = true;
+    // Kill once some are acknowledged, while the others are in flight.
+    for (int i = 0; i < 2000 && n_acked < 32; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    s.Kill9();
+    for (std::thread& t : clients) t.join();
+  }
+  const int before_restart = n_acked.load();
+  EXPECT_GE(before_restart, 32);
+  EXPECT_LT(before_restart, kN) << "every submission finished before the kill: nothing was in flight";
+
+  Server again(db, dir);
+  json jobs = AllJobs(again.client());
+  std::map<int64_t, std::string> names;
+  for (const json& j : jobs) names[j["id"].get<int64_t>()] = j["name"].get<std::string>();
+  for (int i = 0; i < kN; ++i) {
+    if (!acked[static_cast<size_t>(i)]) continue;
+    auto it = names.find(acked[static_cast<size_t>(i)]);
+    ASSERT_NE(it, names.end()) << "acknowledged job " << acked[static_cast<size_t>(i)] << " lost";
+    EXPECT_EQ(it->second, "j" + std::to_string(i));
+  }
+  // Clients retry everything with the same keys: acknowledged ones get their
+  // job back, the others are created now, none twice.
+  for (int i = 0; i < kN; ++i) {
+    auto r = again.client().Post("/v1/jobs", {{"Idempotency-Key", key(i)}}, body(i), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 201) << r->body;
+    if (acked[static_cast<size_t>(i)]) {
+      EXPECT_EQ(json::parse(r->body)["id"], acked[static_cast<size_t>(i)]);
+    }
+  }
+  jobs = AllJobs(again.client());
+  EXPECT_EQ(jobs.size(), static_cast<size_t>(kN));
+  std::map<std::string, int> count;
+  for (const json& j : jobs) ++count[j["name"].get<std::string>()];
+  for (int i = 0; i < kN; ++i) EXPECT_EQ(count["j" + std::to_string(i)], 1) << "j" << i;
   again.Kill9();
   fs::remove_all(dir);
 }

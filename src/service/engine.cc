@@ -18,9 +18,10 @@ namespace gpucast::service {
 
 namespace {
 
-// What identifies an analysed graph: the file's identity and the analysis inputs.
-using CacheKey = std::tuple<std::string, int64_t /*mtime ns*/, int64_t /*size*/, int64_t /*batch*/,
-                            bool /*amp*/, std::map<std::string, int64_t> /*dims*/>;
+// What identifies an analysed graph: the file's identity (device, inode,
+// mtime, size) and the analysis inputs.
+using CacheKey = std::tuple<uint64_t /*dev*/, uint64_t /*ino*/, int64_t /*mtime ns*/, int64_t /*size*/,
+                            int64_t /*batch*/, bool /*amp*/, std::map<std::string, int64_t> /*dims*/>;
 
 // LRU cache of a job graph's cost reports (one per graph). Thread-safe.
 class GraphCache {
@@ -58,14 +59,15 @@ class PredictorEngine : public PredictionEngine {
   PredictorEngine(Predictor predictor, std::string file, size_t cache_entries)
       : predictor_(std::move(predictor)), file_(std::move(file)), cache_(cache_entries) {}
 
-  Result<Prediction> Predict(const JobSpec& spec, bool* cache_hit) override {
+  Result<Prediction> Predict(const JobSpec& spec, int model_fd, bool* cache_hit) override {
     *cache_hit = false;
     struct stat sb;
-    if (stat(spec.model.c_str(), &sb) != 0) {
+    if (fstat(model_fd, &sb) != 0) {
       return Status::Error(spec.model + ": cannot read model file: " + std::strerror(errno));
     }
     if (!S_ISREG(sb.st_mode)) return Status::Error(spec.model + ": not a regular file");
-    CacheKey key{spec.model,
+    CacheKey key{static_cast<uint64_t>(sb.st_dev),
+                 static_cast<uint64_t>(sb.st_ino),
                  int64_t{sb.st_mtim.tv_sec} * 1000000000 + sb.st_mtim.tv_nsec,
                  static_cast<int64_t>(sb.st_size),
                  spec.batch,
@@ -78,7 +80,7 @@ class PredictorEngine : public PredictionEngine {
       LoadOptions lo;
       lo.batch = spec.batch;
       lo.dims = spec.dims;
-      ASSIGN_OR_RETURN(Graph graph, LoadOnnxGraph(spec.model, lo));
+      ASSIGN_OR_RETURN(Graph graph, LoadOnnxGraphFromFd(model_fd, spec.model, lo));
       CostOptions co;
       co.amp = spec.amp;
       // Refuses a graph with nodes that cannot be costed (as gpucast predict does).
@@ -97,9 +99,9 @@ class PredictorEngine : public PredictionEngine {
   }
 
   std::string Describe() const override {
-    return file_ + " (" + predictor_.model().algo() + ", " +
-           std::to_string(predictor_.info().training_rows) + " training rows, " +
-           predictor_.info().gpu + ")";
+    // No file path: /healthz shows this to anyone.
+    return predictor_.model().algo() + ", " + std::to_string(predictor_.info().training_rows) +
+           " training rows, " + predictor_.info().gpu;
   }
 
  private:

@@ -15,16 +15,20 @@ namespace gpucast::service {
 class PredictionEngine {
  public:
   virtual ~PredictionEngine() = default;
-  // Predicts the utilization of `spec` (reads spec.model). Thread-safe.
-  // *cache_hit tells whether the analysed graph came from the cache.
-  // Errors name the model file and the reason.
-  virtual Result<Prediction> Predict(const JobSpec& spec, bool* cache_hit) = 0;
-  // One line for /healthz ("predictor /x/model.json (random_forest, 52 rows)").
+  // Predicts the utilization of `spec`, reading its graph from `model_fd`
+  // (an open regular file the caller checked; spec.model names it in
+  // messages). Thread-safe. *cache_hit tells whether the analysed graph came
+  // from the cache. Errors name the model file and the reason.
+  virtual Result<Prediction> Predict(const JobSpec& spec, int model_fd, bool* cache_hit) = 0;
+  // One line for /healthz, without file paths ("random_forest, 52 training rows, RTX3090").
   virtual std::string Describe() const = 0;
+  // Reads the predictor file again and swaps it in (service/reload.h); on
+  // error the old predictor keeps serving. Engines that cannot reload say so.
+  virtual Status Reload() { return Status::Error("this prediction engine cannot reload its predictor"); }
 };
 
 // The real engine: the predictor file written by `gpucast train`, and a cache
-// of analysed graphs keyed by (path, mtime, size, batch, amp, dims) holding
+// of analysed graphs keyed by (device, inode, mtime, size, batch, amp, dims) holding
 // at most `cache_entries` graphs.
 Result<std::unique_ptr<PredictionEngine>> NewPredictorEngine(const std::string& predictor_file,
                                                              size_t cache_entries = 256);

@@ -2,7 +2,9 @@
 // real ONNX graphs from models/, and the graph cache's key.
 #include "service/engine.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <utime.h>
 
 #include <filesystem>
@@ -23,6 +25,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+
+// The engine reads the descriptor the service opened; tests open spec.model.
+Result<Prediction> PredictFile(PredictionEngine& engine, const JobSpec& spec, bool* hit) {
+  int fd = ::open(spec.model.c_str(), O_RDONLY | O_CLOEXEC);
+  Result<Prediction> r = engine.Predict(spec, fd, hit);
+  if (fd >= 0) ::close(fd);
+  return r;
+}
 
 JobSpec Spec(const std::string& model, int64_t batch = 1) {
   JobSpec s;
@@ -74,6 +84,7 @@ TEST_F(EngineTest, PredictsLikeThePredictorAndCachesByFileAndConfig) {
   auto engine = NewPredictorEngine(dir_ + "/predictor.json");
   ASSERT_TRUE(engine.ok()) << engine.message();
   EXPECT_THAT((*engine)->Describe(), HasSubstr("forest"));
+  EXPECT_THAT((*engine)->Describe(), ::testing::Not(HasSubstr("/")));  // /healthz shows it: no paths
   // A copy of a real graph, so the test can touch it.
   const std::string model = dir_ + "/pointnet.onnx";
   fs::copy_file(HomeDir() + "/models/pointnet.onnx", model);
@@ -81,27 +92,27 @@ TEST_F(EngineTest, PredictsLikeThePredictorAndCachesByFileAndConfig) {
   spec.model = model;
   spec.batch = 32;
   bool hit = true;
-  auto a = (*engine)->Predict(spec, &hit);
+  auto a = PredictFile(**engine, spec, &hit);
   ASSERT_TRUE(a.ok()) << a.message();
   EXPECT_FALSE(hit);
   EXPECT_DOUBLE_EQ(a->util, Direct(model, 32));
   EXPECT_GE(a->util, 0);
   EXPECT_LE(a->util, 100);
-  auto b = (*engine)->Predict(spec, &hit);
+  auto b = PredictFile(**engine, spec, &hit);
   EXPECT_TRUE(hit);
   EXPECT_DOUBLE_EQ(b->util, a->util);
   // Another batch size is another analysis.
   spec.batch = 8;
-  (void)(*engine)->Predict(spec, &hit);
+  (void)PredictFile(**engine, spec, &hit);
   EXPECT_FALSE(hit);
   // A file whose mtime changed is analysed again.
   struct utimbuf times = {1000000000, 1000000000};
   ASSERT_EQ(utime(model.c_str(), &times), 0);
-  (void)(*engine)->Predict(spec, &hit);
+  (void)PredictFile(**engine, spec, &hit);
   EXPECT_FALSE(hit);
   // Attributes change the prediction input, not the cached graph.
   spec.attrs["loader_workers"] = "0";
-  auto c = (*engine)->Predict(spec, &hit);
+  auto c = PredictFile(**engine, spec, &hit);
   ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_TRUE(hit);
 }
@@ -114,8 +125,8 @@ TEST_F(EngineTest, LargeGraphPredictsHigherThanSmall) {
   bool hit;
   JobSpec r50 = Spec(HomeDir() + "/models/resnet50.onnx", 64);
   JobSpec pn = Spec(HomeDir() + "/models/pointnet.onnx", 32);
-  auto big = (*engine)->Predict(r50, &hit);
-  auto small = (*engine)->Predict(pn, &hit);
+  auto big = PredictFile(**engine, r50, &hit);
+  auto small = PredictFile(**engine, pn, &hit);
   ASSERT_TRUE(big.ok() && small.ok());
   EXPECT_GT(big->util, 80);
   EXPECT_LT(small->util, 30);
@@ -125,14 +136,14 @@ TEST_F(EngineTest, Errors) {
   auto engine = NewPredictorEngine(dir_ + "/predictor.json");
   ASSERT_TRUE(engine.ok());
   bool hit;
-  JobSpec missing = Spec(dir_ + "/nope.onnx");
-  EXPECT_EQ((*engine)->Predict(missing, &hit).message(),
-            dir_ + "/nope.onnx: cannot read model file: No such file or directory");
+  JobSpec missing = Spec(dir_ + "/nope.onnx");  // open fails: the engine gets -1
+  EXPECT_EQ(PredictFile(**engine, missing, &hit).message(),
+            dir_ + "/nope.onnx: cannot read model file: Bad file descriptor");
   JobSpec directory = Spec(dir_);
-  EXPECT_EQ((*engine)->Predict(directory, &hit).message(), dir_ + ": not a regular file");
+  EXPECT_EQ(PredictFile(**engine, directory, &hit).message(), dir_ + ": not a regular file");
   std::ofstream(dir_ + "/bad.onnx") << "not a model";
   JobSpec bad = Spec(dir_ + "/bad.onnx");
-  auto r = (*engine)->Predict(bad, &hit);
+  auto r = PredictFile(**engine, bad, &hit);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.message(), HasSubstr(dir_ + "/bad.onnx: "));
   auto no_predictor = NewPredictorEngine(dir_ + "/none.json");

@@ -71,7 +71,12 @@ Result<JobSpec> ParseSpecJson(const std::string& body) {
   try {
     j = json::parse(body);
   } catch (const json::parse_error& e) {
-    return Status::Error(std::string("malformed JSON: ") + e.what());
+    // Without the library's "[json.exception.parse_error.101] " prefix.
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+      what = what.substr(what.find("] ") + 2);
+    }
+    return Status::Error("malformed JSON: " + what);
   }
   if (!j.is_object()) return Status::Error("request body: want a JSON object");
   JobSpec spec;

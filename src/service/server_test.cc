@@ -6,8 +6,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "service/sha256.h"
 #include "service/testing.h"
 
 namespace gpucast::service {
@@ -42,6 +45,7 @@ class ServiceTest : public ::testing::Test {
     std::ofstream(model_) << testing::kFakeModelMagic << " model bytes";
     std::ofstream(dir_ + "/bad.onnx") << "not a model";
     opts_.db_path = dir_ + "/jobs.db";
+    opts_.model_roots = {dir_};
     opts_.max_body_bytes = 4096;
     opts_.read_timeout_s = 1;
     opts_.run_loop = false;  // tests drive Tick() themselves
@@ -100,6 +104,9 @@ TEST_F(ServiceTest, HealthzReportsOk) {
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(Body(r)["status"], "ok");
   EXPECT_EQ(Body(r)["predictor"], "fake engine");
+  // Finding 7: no paths (the database's was there) for anyone who asks.
+  EXPECT_FALSE(Body(r).contains("db"));
+  EXPECT_EQ(r->body.find(dir_), std::string::npos) << r->body;
 }
 
 TEST_F(ServiceTest, SubmitStoresJobAndReturns201) {
@@ -169,7 +176,7 @@ TEST_F(ServiceTest, MissingOrInvalidModelGets422) {
   auto r = PostJson("/v1/jobs", {{"model", dir_ + "/nope.onnx"}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422);
-  EXPECT_EQ(Error(r), dir_ + "/nope.onnx: cannot read model file");
+  EXPECT_EQ(Error(r), "model '" + dir_ + "/nope.onnx': no such model file under the service's model roots");
   r = PostJson("/v1/predict", {{"model", dir_ + "/bad.onnx"}});
   EXPECT_EQ(r->status, 422);
   EXPECT_EQ(Error(r), dir_ + "/bad.onnx: not an ONNX model");
@@ -229,8 +236,8 @@ TEST_F(ServiceTest, SlowClientTimesOutWithoutBlockingOthers) {
   while ((n = recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
   close(fd);
   EXPECT_EQ(n, 0) << "server did not close the connection";  // 0 = closed, not our timeout
-  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 400"));
-  EXPECT_THAT(reply, HasSubstr("body not received within 1 s"));
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 408"));
+  EXPECT_THAT(reply, HasSubstr("the client sent nothing for 1 s (--read-timeout)"));
   EXPECT_EQ(client_->Get("/healthz")->status, 200);
 }
 
@@ -248,11 +255,24 @@ TEST_F(ServiceTest, TokenGuardsMutatingRoutes) {
   EXPECT_EQ(Error(r), "invalid bearer token");
   r = PostJson("/v1/jobs", {{"model", model_}}, {{"Authorization", "Bearer " + token}});
   EXPECT_EQ(r->status, 201);
-  // Reads need no token; DELETE does.
-  EXPECT_EQ(client_->Get("/v1/jobs/1")->status, 200);
-  EXPECT_EQ(PostJson("/v1/predict", {{"model", model_}})->status, 200);
+  // Reads, predictions and DELETE need it too; /healthz and /metrics do not.
+  const httplib::Headers auth = {{"Authorization", "Bearer " + token}};
+  for (const char* path : {"/v1/jobs/1", "/v1/jobs", "/v1/cluster", "/v2/nothing"}) {
+    auto g = client_->Get(path);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->status, 401) << path;
+    EXPECT_EQ(Error(g), "missing 'Authorization: Bearer <token>' header") << path;
+    EXPECT_EQ(g->body.find(dir_), std::string::npos) << path;
+  }
+  EXPECT_EQ(client_->Get("/v1/jobs/1", auth)->status, 200);
+  EXPECT_EQ(client_->Get("/v1/jobs", auth)->status, 200);
+  EXPECT_EQ(client_->Get("/v1/cluster", auth)->status, 200);
+  EXPECT_EQ(PostJson("/v1/predict", {{"model", model_}})->status, 401);
+  EXPECT_EQ(PostJson("/v1/predict", {{"model", model_}}, auth)->status, 200);
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+  EXPECT_EQ(client_->Get("/metrics")->status, 200);
   EXPECT_EQ(client_->Delete("/v1/jobs/1")->status, 401);
-  EXPECT_EQ(client_->Delete("/v1/jobs/1", {{"Authorization", "Bearer " + token}})->status, 200);
+  EXPECT_EQ(client_->Delete("/v1/jobs/1", auth)->status, 200);
 }
 
 TEST_F(ServiceTest, IdempotencyKeyMakesSubmissionIdempotent) {
@@ -338,9 +358,10 @@ TEST_F(ServiceTest, UploadedOnnxBodyWithQueryParameters) {
   EXPECT_EQ(j["amp"], true);
   EXPECT_EQ(j["dims"]["seq"], 128);
   EXPECT_EQ(j["attrs"]["rl_env"], 1);
-  std::string stored = j["model"];
-  EXPECT_EQ(stored.rfind(opts_.db_path + ".models/", 0), 0u) << stored;
-  std::ifstream in(stored);
+  // Content-addressed by SHA-256; no server path in the reply.
+  const std::string sha = Sha256Hex(bytes);
+  EXPECT_EQ(j["model"], "upload:sha256:" + sha);
+  std::ifstream in(opts_.db_path + ".models/" + sha + ".onnx");
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, bytes);
 
@@ -394,7 +415,7 @@ TEST_F(ServiceTest, SchedulingLoopPlacesFinishesAndRestores) {
 TEST_F(ServiceTest, MetricsInPrometheusFormat) {
   StartServer();
   PostJson("/v1/jobs", {{"model", model_}});
-  PostJson("/v1/jobs", {{"model", "missing.onnx"}});
+  PostJson("/v1/jobs", {{"model", dir_ + "/bad.onnx"}});  // under the root, not a model: a prediction error
   PostJson("/v1/predict", {{"model", model_}});
   ASSERT_TRUE(service_->Tick(5).ok());
   PostJson("/v1/jobs", {{"model", model_}});
@@ -415,6 +436,355 @@ TEST_F(ServiceTest, MetricsInPrometheusFormat) {
   EXPECT_THAT(m, HasSubstr("gpucast_placement_decisions_total{kind=\"place\"} 2\n"));
   EXPECT_THAT(m, HasSubstr("gpucast_queue_length 1\n"));
   EXPECT_THAT(m, HasSubstr("gpucast_running_jobs 2\n"));
+}
+
+// ---- Hardening (issue 9): each test is one finding, through the real server.
+
+// Connects to the server, sends `bytes`, reads until the server closes or
+// `wait_s` passes.
+std::string Raw(int port, const std::string& bytes, int wait_s = 5, bool half_close = false) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "(connect failed)";
+  }
+  for (size_t off = 0; off < bytes.size();) {
+    ssize_t n = send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  if (half_close) shutdown(fd, SHUT_WR);
+  timeval tv{wait_s, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string reply;
+  char buf[4096];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return reply;
+}
+
+std::string ReplyBody(const std::string& reply) {
+  size_t p = reply.find("\r\n\r\n");
+  return p == std::string::npos ? "" : reply.substr(p + 4);
+}
+
+// Finding 1: a path that percent-decodes to invalid UTF-8 crashed the process.
+TEST_F(ServiceTest, InvalidUtf8AnywhereGets400AndTheServiceLives) {
+  StartServer();
+  auto r = client_->Get("/%FF");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Error(r), "request path: not valid UTF-8, or control bytes, after percent-decoding");
+  r = client_->Get("/v1/jobs?state=%FF%FE");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Error(r), "query string: not valid UTF-8, or control bytes, after percent-decoding");
+  r = client_->Get("/v1/jobs", {{"X-Name", "\xff\xfe"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Error(r), "header 'X-Name': value is not valid UTF-8");
+  r = client_->Post("/v1/jobs", "{\"model\": \"\xff.onnx\"}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Error(r), "request body: not valid UTF-8");
+  r = client_->Post("/v1/jobs", "{\"model\": ", "application/json");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(Error(r), ::testing::Not(HasSubstr("json.exception")));
+  // Raw bytes in the request line itself, and a 404 for a valid UTF-8 path.
+  EXPECT_THAT(Raw(port_, "GET /\xff HTTP/1.1\r\nHost: x\r\n\r\n"), HasSubstr("HTTP/1.1 400"));
+  r = client_->Get("/caf%C3%A9");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(Error(r), "no route for GET /caf\xc3\xa9");
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+}
+
+// Finding 2: the body limit did not hold for chunked bodies.
+TEST_F(ServiceTest, ChunkedBodiesObeyTheBodyLimit) {
+  StartServer();
+  std::string chunk = std::string(1000, ' ');
+  std::string req = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 1000; ++i) req += "3e8\r\n" + chunk + "\r\n";  // 1 MB in all
+  req += "0\r\n\r\n";
+  std::string reply = Raw(port_, req);
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 413"));
+  EXPECT_THAT(ReplyBody(reply), HasSubstr("request body larger than"));
+  // An octet-stream upload over the limit is refused and nothing is stored.
+  std::string up = "POST /v1/jobs?batch=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+                   "Transfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 10; ++i) up += "3e8\r\n" + std::string(testing::kFakeModelMagic) + chunk.substr(9) + "\r\n";
+  up += "0\r\n\r\n";
+  reply = Raw(port_, up);
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 413"));
+  EXPECT_EQ(ReplyBody(reply), "{\"error\":\"request body larger than 4096 bytes (--max-body-bytes)\"}");
+  EXPECT_TRUE(fs::is_empty(opts_.db_path + ".models"));
+  // A chunked body within the limit is served.
+  std::string ok = "POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+  std::string body = json{{"model", model_}, {"batch", 2}}.dump();
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx", body.size());
+  reply = Raw(port_, ok + size + "\r\n" + body + "\r\n0\r\n\r\n");
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 200"));
+  EXPECT_EQ(json::parse(ReplyBody(reply))["predicted_util"], 20.0);
+}
+
+// Finding 3: deep JSON nesting inside the body limit cost gigabytes.
+TEST_F(ServiceTest, JsonNestingBombIsRefusedBeforeParsing) {
+  StartServer();
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = client_->Post("/v1/predict", std::string(4000, '['), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Error(r), "request body: JSON nested deeper than 32 levels");
+  r = client_->Post("/v1/jobs", "{\"model\": \"x\", \"attrs\": " + std::string(100, '{'), "application/json");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  // Brackets inside strings do not count.
+  r = PostJson("/v1/predict", {{"model", model_}, {"name", std::string(100, '[')}});
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
+// Finding 4: uploads were unauthenticated, kept when rejected, FNV-named.
+TEST_F(ServiceTest, UploadsNeedTheTokenAreContentAddressedAndCleanedUp) {
+  opts_.token = "tok";
+  opts_.upload_quota_bytes = 100;
+  StartServer();
+  const httplib::Headers auth = {{"Authorization", "Bearer tok"}};
+  const std::string models = opts_.db_path + ".models";
+  std::string bytes = std::string(testing::kFakeModelMagic) + " one";
+  auto r = client_->Post("/v1/predict", bytes, "application/octet-stream");
+  EXPECT_EQ(r->status, 401);
+  r = client_->Post("/v1/jobs", bytes, "application/octet-stream");
+  EXPECT_EQ(r->status, 401);
+  EXPECT_TRUE(fs::is_empty(models));
+  // Rejected uploads and predictions leave nothing behind.
+  r = client_->Post("/v1/jobs", auth, "garbage", "application/octet-stream");
+  EXPECT_EQ(r->status, 422);
+  r = client_->Post("/v1/predict", auth, bytes, "application/octet-stream");
+  EXPECT_EQ(r->status, 200);
+  r = client_->Post("/v1/jobs?gpus=9", auth, bytes, "application/octet-stream");
+  EXPECT_EQ(r->status, 422);
+  EXPECT_TRUE(fs::is_empty(models));
+  EXPECT_EQ(service_->upload_bytes(), 0u);
+  // An accepted job keeps its upload, named by its SHA-256, until it is cancelled.
+  r = client_->Post("/v1/jobs?name=a", auth, bytes, "application/octet-stream");
+  ASSERT_EQ(r->status, 201) << r->body;
+  const std::string sha = Sha256Hex(bytes);
+  EXPECT_EQ(sha.size(), 64u);
+  EXPECT_EQ(Body(r)["model"], "upload:sha256:" + sha);
+  EXPECT_TRUE(fs::exists(models + "/" + sha + ".onnx"));
+  // The same bytes again share the file.
+  auto r2 = client_->Post("/v1/jobs?name=b", auth, bytes, "application/octet-stream");
+  ASSERT_EQ(r2->status, 201);
+  EXPECT_EQ(service_->upload_bytes(), bytes.size());
+  // Over the quota: 507, nothing stored.
+  std::string big = std::string(testing::kFakeModelMagic) + std::string(100, 'x');
+  r = client_->Post("/v1/jobs", auth, big, "application/octet-stream");
+  EXPECT_EQ(r->status, 507);
+  EXPECT_THAT(Error(r), HasSubstr("upload quota full"));
+  EXPECT_EQ(service_->upload_bytes(), bytes.size());
+  ASSERT_EQ(client_->Delete("/v1/jobs/1", auth)->status, 200);
+  EXPECT_TRUE(fs::exists(models + "/" + sha + ".onnx"));  // job 2 still needs it
+  ASSERT_EQ(client_->Delete("/v1/jobs/2", auth)->status, 200);
+  EXPECT_FALSE(fs::exists(models + "/" + sha + ".onnx"));
+  EXPECT_EQ(service_->upload_bytes(), 0u);
+  // A queued job's upload survives a restart; files nobody refers to do not.
+  r = client_->Post("/v1/jobs?name=c", auth, bytes, "application/octet-stream");
+  ASSERT_EQ(r->status, 201);
+  std::ofstream(models + "/" + std::string(64, 'a') + ".onnx") << "stray";
+  StopServer();
+  StartServer();
+  EXPECT_TRUE(fs::exists(models + "/" + sha + ".onnx"));
+  EXPECT_FALSE(fs::exists(models + "/" + std::string(64, 'a') + ".onnx"));
+  EXPECT_EQ(service_->upload_bytes(), bytes.size());
+}
+
+// Finding 5: drip-feeding clients held every worker; /healthz timed out.
+TEST_F(ServiceTest, DripFeedingClientsNeitherStarveOthersNorStayForever) {
+  opts_.threads = 4;
+  opts_.read_timeout_s = 2;
+  opts_.request_timeout_s = 3;
+  StartServer();
+  std::vector<int> fds;
+  for (int i = 0; i < 20; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(send(fd, "G", 1, MSG_NOSIGNAL), 1);
+    fds.push_back(fd);
+  }
+  const std::string head = "ET /healthz HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  auto t0 = std::chrono::steady_clock::now();
+  double worst = 0;
+  for (size_t k = 0; k < head.size(); ++k) {
+    for (int fd : fds) send(fd, &head[k], 1, MSG_NOSIGNAL);  // one byte each, under the read timeout
+    auto h0 = std::chrono::steady_clock::now();
+    auto r = client_->Get("/healthz");
+    worst = std::max(worst, std::chrono::duration<double>(std::chrono::steady_clock::now() - h0).count());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(4)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_LT(worst, 0.5) << "a /healthz took " << worst << " s while 20 clients dripped";
+  // Each dripping client got 408 at the whole-request deadline and was closed.
+  for (int fd : fds) {
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string reply;
+    char buf[1024];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
+    EXPECT_EQ(n, 0);
+    EXPECT_THAT(reply, HasSubstr("HTTP/1.1 408"));
+    EXPECT_THAT(reply, HasSubstr("request not received completely within 3 s (--request-timeout)"));
+    close(fd);
+  }
+}
+
+TEST_F(ServiceTest, ConnectionsPerClientAreCapped) {
+  opts_.max_connections_per_client = 3;
+  StartServer();
+  client_.reset();  // its keep-alive connection would count
+  std::vector<int> fds;
+  auto open_one = [&] {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    return fd;
+  };
+  for (int i = 0; i < 3; ++i) fds.push_back(open_one());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string reply = Raw(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 2);
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 503"));
+  EXPECT_THAT(reply, HasSubstr("too many open connections from your address (--max-connections-per-client 3)"));
+  for (int fd : fds) close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  reply = Raw(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 2);
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 200"));
+}
+
+// Finding 6: any file was opened for any client, and errors told which exist.
+TEST_F(ServiceTest, ModelPathsOutsideTheRootsGetOneRefusal) {
+  std::string outside = MakeTempDir();
+  std::ofstream(outside + "/secret.onnx") << testing::kFakeModelMagic << " secret";
+  fs::create_symlink(outside + "/secret.onnx", dir_ + "/link.onnx");
+  ASSERT_EQ(mkfifo((dir_ + "/fifo.onnx").c_str(), 0600), 0);
+  StartServer();
+  auto refusal = [](const std::string& p) {
+    return "model '" + p + "': no such model file under the service's model roots";
+  };
+  for (const std::string& p : {outside + "/secret.onnx", outside + "/absent.onnx", std::string("/etc/shadow"),
+                               std::string("/etc/no-such-file"), dir_ + "/link.onnx", dir_ + "/../x",
+                               std::string("../../../../etc/passwd"), dir_ + "/absent.onnx"}) {
+    for (const char* route : {"/v1/jobs", "/v1/predict"}) {
+      auto r = PostJson(route, {{"model", p}});
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->status, 422) << p;
+      EXPECT_EQ(Error(r), refusal(p)) << p;
+    }
+  }
+  // A FIFO inside the root is refused at once instead of blocking a worker.
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = PostJson("/v1/predict", {{"model", dir_ + "/fifo.onnx"}});
+  EXPECT_EQ(r->status, 422);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+  // Relative paths are looked up under the roots.
+  r = PostJson("/v1/predict", {{"model", "m.onnx"}});
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["model"], fs::canonical(model_).string());
+  fs::remove_all(outside);
+}
+
+TEST_F(ServiceTest, NoModelRootsRefusesEveryPath) {
+  opts_.model_roots.clear();
+  StartServer();
+  auto r = PostJson("/v1/jobs", {{"model", model_}});
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(Error(r), "model '" + model_ + "': no such model file under the service's model roots");
+}
+
+// Finding 8: two Content-Length headers were accepted; PUT/PATCH got 404.
+TEST_F(ServiceTest, ConflictingContentLengthAndWrongMethods) {
+  StartServer();
+  std::string reply = Raw(port_,
+                          "POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          "Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}");
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 400"));
+  EXPECT_EQ(ReplyBody(reply), "{\"error\":\"conflicting Content-Length headers\"}");
+  reply = Raw(port_,
+              "POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}");
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 400"));
+  for (const char* method : {"PUT", "PATCH"}) {
+    reply = Raw(port_, std::string(method) + " /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                             "Connection: close\r\n\r\n");
+    EXPECT_THAT(reply, HasSubstr("HTTP/1.1 405")) << method;
+    EXPECT_THAT(reply, HasSubstr("Allow: POST, GET")) << method;
+  }
+  auto r = client_->Delete("/v1/jobs");
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "POST, GET");
+  r = client_->Post("/v1/jobs/1", "{}", "application/json");
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, DELETE");
+  EXPECT_EQ(Error(r), "method POST not allowed on /v1/jobs/1 (allowed: GET, DELETE)");
+  EXPECT_EQ(client_->Get("/v2/nothing")->status, 404);
+}
+
+// Requests that arrive in pieces, pipelined, or with Expect: 100-continue
+// are served like any other.
+TEST_F(ServiceTest, PipelinedAndContinuedRequests) {
+  StartServer();
+  std::string two = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  std::string reply = Raw(port_, two);
+  EXPECT_EQ(std::count(reply.begin(), reply.end(), 'H') >= 2, true);
+  EXPECT_NE(reply.find("\"status\":\"ok\""), std::string::npos);
+  EXPECT_NE(reply.find("\"jobs\":[]"), std::string::npos);
+  // Expect: 100-continue: the head alone gets "100 Continue", then the body its answer.
+  std::string body = json{{"model", model_}}.dump();
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port_));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::string head = "POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                     "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  ASSERT_EQ(send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[4096];
+  ssize_t n = recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_EQ(send(fd, body.data(), body.size(), MSG_NOSIGNAL), static_cast<ssize_t>(body.size()));
+  reply.clear();
+  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
+  close(fd);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply;
+}
+
+// The fuzzer's entry point serves the same way without a socket.
+TEST_F(ServiceTest, ServeRawRequestGoesThroughTheSameRouter) {
+  StartServer();
+  std::string reply = service_->ServeRawRequest("GET /%FF HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(reply, HasSubstr("HTTP/1.1 400"));
+  reply = service_->ServeRawRequest("GET /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(reply, HasSubstr("\"status\":\"ok\""));
+  reply = service_->ServeRawRequest("GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n");
+  EXPECT_THAT(reply, HasSubstr("conflicting Content-Length headers"));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Test helper: the real Service (store, HTTP, scheduling loop) with the fake
 // prediction engine, so durability tests need no trained predictor.
-// Usage: service_testd LISTEN DB [GPUS]
+// Usage: service_testd LISTEN DB [GPUS [MODEL_ROOT]]
 #include <cstdio>
 #include <cstdlib>
 
@@ -10,7 +10,7 @@
 int main(int argc, char** argv) {
   using namespace gpucast::service;
   if (argc < 3) {
-    std::fprintf(stderr, "usage: service_testd HOST:PORT DB [GPUS]\n");
+    std::fprintf(stderr, "usage: service_testd HOST:PORT DB [GPUS [MODEL_ROOT]]\n");
     return 2;
   }
   BlockStopSignals();
@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   opts.db_path = argv[2];
   opts.tick_s = 0.05;
   int gpus = argc > 3 ? std::atoi(argv[3]) : 2;
+  if (argc > 4) opts.model_roots = {argv[4]};
   auto s = Service::Create(opts, std::make_unique<testing::FakeEngine>(),
                            std::make_unique<testing::OneJobPerGpu>(gpus));
   if (!s.ok()) {

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 namespace gpucast::service {
@@ -78,6 +80,18 @@ JobStore::~JobStore() { sqlite3_close(db_); }
 
 Status JobStore::SqlError(const std::string& what) {
   return Status::Error(path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+}
+
+Result<std::string> JobStore::PragmaValue(const std::string& name) {
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return Status::Error("bad pragma name");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st;
+  std::string sql = "PRAGMA " + name;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) return SqlError("pragma");
+  if (sqlite3_step(st.s) != SQLITE_ROW) return SqlError("pragma " + name);
+  return ColumnText(st.s, 0);
 }
 
 Status JobStore::Exec(const char* sql) {

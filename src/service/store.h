@@ -45,6 +45,10 @@ class JobStore {
   // Writes state, placement and times of each job in one transaction.
   Status Update(const std::vector<Job>& jobs);
 
+  // The value of a read-only PRAGMA on this store's own connection
+  // ("synchronous" -> "2" for FULL, "journal_mode" -> "wal").
+  Result<std::string> PragmaValue(const std::string& name);
+
   const std::string& path() const { return path_; }
 
  private:

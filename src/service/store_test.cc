@@ -79,6 +79,14 @@ TEST_F(StoreTest, WalWithFullSync) {
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
   sqlite3_finalize(st);
   sqlite3_close(db);
+  // synchronous is per connection: the store's own must be FULL (2), so a
+  // commit is fsynced before Insert returns (NORMAL, 1, would lose the last
+  // commits on power loss in WAL mode).
+  auto sync = (*s)->PragmaValue("synchronous");
+  ASSERT_TRUE(sync.ok()) << sync.message();
+  EXPECT_EQ(*sync, "2");
+  EXPECT_EQ(*(*s)->PragmaValue("journal_mode"), "wal");
+  EXPECT_FALSE((*s)->PragmaValue("synchronous=OFF").ok());
 }
 
 TEST_F(StoreTest, IdempotencyKey) {

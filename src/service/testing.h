@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -20,15 +21,21 @@ namespace gpucast::service::testing {
 // Marks a file the FakeEngine accepts as a model.
 inline constexpr const char* kFakeModelMagic = "FAKE-ONNX";
 
-// Reads the model file like the real engine and predicts util = min(100, 10 * batch)
+// Reads the model from the descriptor like the real engine and predicts util = min(100, 10 * batch)
 // (interval +-5), so tests know the expected value. Rejects files that do not
 // start with kFakeModelMagic. Caches by (path, size, batch).
 class FakeEngine : public PredictionEngine {
  public:
-  Result<Prediction> Predict(const JobSpec& spec, bool* cache_hit) override {
-    std::ifstream in(spec.model, std::ios::binary);
-    if (!in) return Status::Error(spec.model + ": cannot read model file");
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<Prediction> Predict(const JobSpec& spec, int model_fd, bool* cache_hit) override {
+    std::string bytes;
+    char buf[4096];
+    for (off_t off = 0;;) {
+      ssize_t n = ::pread(model_fd, buf, sizeof buf, off);
+      if (n < 0) return Status::Error(spec.model + ": cannot read model file");
+      if (n == 0) break;
+      bytes.append(buf, static_cast<size_t>(n));
+      off += n;
+    }
     if (bytes.rfind(kFakeModelMagic, 0) != 0) return Status::Error(spec.model + ": not an ONNX model");
     std::string key = spec.model + "|" + std::to_string(bytes.size()) + "|" + std::to_string(spec.batch);
     {

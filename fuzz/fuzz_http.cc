@@ -1,0 +1,76 @@
+// libFuzzer entry point for the HTTP service: raw request bytes go through
+// the same request framer, cpp-httplib router, pre-routing checks and
+// handlers as requests from the network (Service::ServeRawRequest), against a
+// real Service (SQLite store on tmpfs, model roots, uploads, quota) with the
+// fake prediction engine. Any bytes must give HTTP replies, never a crash, a
+// hang, a sanitizer report, a 500, or reply bytes that are not UTF-8.
+//
+// The first input byte picks the service: even = no token, odd = a token
+// ("Authorization: Bearer fuzz-token"), so both authorization paths are fuzzed.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "service/http_front.h"
+#include "service/server.h"
+#include "service/testing.h"
+
+namespace {
+
+using gpucast::service::Service;
+using gpucast::service::ServiceOptions;
+
+std::unique_ptr<Service> MakeService(const std::string& dir, const std::string& token) {
+  ServiceOptions opts;
+  opts.db_path = dir + "/jobs" + (token.empty() ? "" : "-auth") + ".db";
+  opts.model_roots = {dir + "/models"};
+  opts.token = token;
+  opts.max_body_bytes = 64 << 10;
+  opts.max_json_body_bytes = 16 << 10;
+  opts.upload_quota_bytes = 256 << 10;
+  opts.run_loop = false;
+  auto s = Service::Create(opts, std::make_unique<gpucast::service::testing::FakeEngine>(),
+                           std::make_unique<gpucast::service::testing::OneJobPerGpu>(4));
+  if (!s.ok()) {
+    std::fprintf(stderr, "fuzz_http: %s\n", s.message().c_str());
+    std::abort();
+  }
+  return std::move(s).value();
+}
+
+Service* g_open = nullptr;
+Service* g_auth = nullptr;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // tmpfs when there is one: every accepted job is an fsync'ed commit.
+  std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  std::string tmpl = base + "/gpucast-fuzz-http-XXXXXX";
+  if (!mkdtemp(tmpl.data())) std::abort();
+  mkdir((tmpl + "/models").c_str(), 0700);
+  std::ofstream(tmpl + "/models/m.onnx") << gpucast::service::testing::kFakeModelMagic << " fuzz model";
+  std::ofstream(tmpl + "/models/bad.onnx") << "not a model";
+  g_open = MakeService(tmpl, "").release();
+  g_auth = MakeService(tmpl, "fuzz-token").release();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  Service* s = (data[0] & 1) ? g_auth : g_open;
+  std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  std::string out = s->ServeRawRequest(bytes);
+  if (!out.empty() && out.rfind("HTTP/1.1 ", 0) != 0) __builtin_trap();  // always an HTTP reply
+  if (out.find("HTTP/1.1 500") != std::string::npos) __builtin_trap();   // never an internal error
+  if (!gpucast::service::IsValidUtf8(out)) __builtin_trap();               // never echoes raw bytes
+  return 0;
+}
