@@ -51,6 +51,7 @@ const char* Reason(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 408: return "Request Timeout";
     case 413: return "Payload Too Large";
     case 417: return "Expectation Failed";
