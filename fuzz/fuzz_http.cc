@@ -64,13 +64,40 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   return 0;
 }
 
+namespace {
+
+// Walks the replies: each must be "HTTP/1.1 NNN ...", framed by its
+// Content-Length, and none may be a 500. Returns false on any violation.
+bool RepliesAreWellFormed(std::string_view out) {
+  size_t pos = 0;
+  while (pos < out.size()) {
+    std::string_view rest = out.substr(pos);
+    if (rest.rfind("HTTP/1.1 ", 0) != 0 || rest.size() < 12) return false;
+    int status = std::atoi(std::string(rest.substr(9, 3)).c_str());
+    if (status < 100 || status > 599 || status == 500) return false;
+    size_t end = rest.find("\r\n\r\n");
+    if (end == std::string_view::npos) return false;
+    size_t len = 0;
+    size_t cl = rest.substr(0, end).find("Content-Length: ");
+    if (cl != std::string_view::npos) len = std::strtoul(std::string(rest.substr(cl + 16, 20)).c_str(), nullptr, 10);
+    // A reply to HEAD has the Content-Length of the body it does not send:
+    // nothing, or the next reply, follows its head.
+    std::string_view after = rest.substr(end + 4);
+    if (after.empty() || after.rfind("HTTP/1.1 ", 0) == 0) len = 0;
+    if (end + 4 + len > rest.size()) return false;
+    pos += end + 4 + len;
+  }
+  return true;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   Service* s = (data[0] & 1) ? g_auth : g_open;
   std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   std::string out = s->ServeRawRequest(bytes);
-  if (!out.empty() && out.rfind("HTTP/1.1 ", 0) != 0) __builtin_trap();  // always an HTTP reply
-  if (out.find("HTTP/1.1 500") != std::string::npos) __builtin_trap();   // never an internal error
-  if (!gpucast::service::IsValidUtf8(out)) __builtin_trap();               // never echoes raw bytes
+  if (!RepliesAreWellFormed(out)) __builtin_trap();          // HTTP replies, never a 500
+  if (!gpucast::service::IsValidUtf8(out)) __builtin_trap();  // never echoes raw bytes
   return 0;
 }
