@@ -41,8 +41,10 @@ for spec in "resnet50.onnx 32" "vgg.onnx 128" "pointnet.onnx 32" "bert.onnx 32 -
   "$BIN" predict --predictor "$OUT/predictor.json" --model "$ROOT/models/$1" --batch "$2" "${@:3}"
 done
 
-step "5. Simulate a Philly slice (first 5,000 jobs, 128 GPUs) under every policy (docs/simulator.md)"
-"$BIN" simulate --trace philly --jobs 5000 --cluster "128x RTX3090" --policy all --out "$OUT/sim"
+step "5. Simulate a Philly slice (first 5,000 jobs, 128 GPUs) under every policy, 3 seeds, and with oracle predictions (docs/simulator.md)"
+"$BIN" simulate --trace philly --jobs 5000 --cluster "128x RTX3090" --policy all --seeds 1-3 --out "$OUT/sim/predicted"
+"$BIN" simulate --trace philly --jobs 5000 --cluster "128x RTX3090" --policy predictive,predictive-feedback \
+  --predictions oracle --seeds 1-3 --out "$OUT/sim/oracle"
 
 step "6. HTML report"
 "$BIN" report "$OUT/sim" --out "$OUT/report.html"

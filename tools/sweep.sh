@@ -1,45 +1,106 @@
 #!/usr/bin/env bash
-# The paper comparison of docs/simulator.md: every trace over a sweep of cluster
-# sizes (load factors), every policy, then one markdown table of gains.
-# Usage: tools/sweep.sh PATH/TO/gpucast OUT_DIR
+# The simulator comparison of docs/simulator.md, in one command: every policy
+# over seeds (mean +- sd), with LOWO predictions and with oracle predictions,
+# on Philly over a load sweep (128/256/512 GPUs) and on Alibaba and Gavel at their
+# default clusters; the interference validation; the markdown tables of the
+# docs (OUT/tables.md, also printed) and the HTML report (OUT/report.html).
+# Usage: tools/sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]   (SEEDS default 1-5)
 set -euo pipefail
-B=$(realpath "${1:?usage: sweep.sh PATH/TO/gpucast OUT_DIR}")
-OUT=${2:?usage: sweep.sh PATH/TO/gpucast OUT_DIR}
+B=$(realpath "${1:?usage: sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]}")
+OUT=${2:?usage: sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]}
+SEEDS=${3:-1-5}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
-for n in 128 256 512 1024; do "$B" simulate --trace philly --policy all --cluster "${n}x RTX3090" --out "$OUT/philly-$n" >/dev/null; done
-for e in 100 200 400; do "$B" simulate --trace alibaba2023 --policy all --cluster "alibaba-nodes:every=$e" --out "$OUT/alibaba-$e" >/dev/null; done
-for n in 16 32 64; do "$B" simulate --trace gavel --policy all --cluster "${n}x RTX3090" --out "$OUT/gavel-$n" >/dev/null; done
-/usr/bin/python3 - "$OUT" <<'PY'
-import glob, json, os, sys
-rows = []
-for path in glob.glob(os.path.join(sys.argv[1], "*", "runs.json")):
-    d = json.load(open(path))
-    r = {x["policy"]: x for x in d["runs"]}
-    rows.append((d["trace"], d["num_gpus"], d, r))
-def gain(a, b, key):
-    return "%+.1f%%" % (100.0 * (a[key] / b[key] - 1.0))
-print("| trace | GPUs | util gain pred/slot | util gain pred/prof | work-util gain pred/slot | "
-      "work-util gain pred/prof | JCT change pred/slot | JCT change pred/prof | util gain IA/slot | "
-      "JCT change IA/slot | prediction MAE (points) |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for trace, gpus, d, r in sorted(rows, key=lambda t: (t[0], t[1])):
-    p, s, f, ia = r["predictive"], r["slot"], r["profiling"], r["interference-aware"]
-    print("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |" % (
-        trace, gpus, gain(p, s, "cluster_utilization"), gain(p, f, "cluster_utilization"),
-        gain(p, s, "work_utilization"), gain(p, f, "work_utilization"),
-        gain(p, s, "jct_mean_s"), gain(p, f, "jct_mean_s"),
-        gain(ia, s, "cluster_utilization"), gain(ia, s, "jct_mean_s"), p["prediction_mae"]))
-# Per policy, on each trace's default cluster.
-for trace, gpus, d, r in sorted(rows, key=lambda t: (t[0], t[1])):
-    if (trace, gpus) not in (("philly", 256), ("alibaba2023", 26)):
-        continue
-    print("\n**%s, %s (%d GPUs)**\n" % (trace, d["cluster"], gpus))
-    print("| policy | util % | work util % | JCT mean (h) | JCT p95 (h) | queue mean (h) | makespan (d) "
-          "| run slowdown | profiling GPU-h |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for x in d["runs"]:
-        print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f | %.0f |" % (
-            x["policy"], x["cluster_utilization"], x["work_utilization"], x["jct_mean_s"] / 3600,
-            x["jct_p95_s"] / 3600, x["queue_mean_s"] / 3600, x["makespan_s"] / 86400,
-            x["mean_run_slowdown"], x["profiling_gpu_s"] / 3600))
+PRED="predictive,predictive-spread,interference-aware,predictive-feedback"
+"$B" interference --validate --json > "$OUT/interference.json"
+run() {  # run NAME TRACE CLUSTER
+  "$B" simulate --trace "$2" --cluster "$3" --policy all --seeds "$SEEDS" --out "$OUT/$1/predicted" >/dev/null
+  "$B" simulate --trace "$2" --cluster "$3" --policy "$PRED" --predictions oracle --seeds "$SEEDS" \
+    --out "$OUT/$1/oracle" >/dev/null
+}
+for n in 256 128 512; do run "philly-$n" philly "${n}x RTX3090"; done
+run alibaba-26 alibaba2023 "alibaba-nodes:every=200"
+run gavel-32 gavel "32x RTX3090"
+COMMIT=$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git -C "$HERE" status --porcelain -- src 2>/dev/null | head -1)
+/usr/bin/python3 - "$OUT" "$COMMIT${DIRTY:+ (+ uncommitted changes)}" "$SEEDS" <<'PY' | tee "$OUT/tables.md"
+import glob, json, math, os, sys
+out, commit, seeds = sys.argv[1], sys.argv[2], sys.argv[3]
+ORDER = ["slot", "profiling", "predictive", "predictive-spread", "interference-aware", "predictive-feedback"]
+runs = {}  # config -> list of summaries
+for path in sorted(glob.glob(os.path.join(out, "*", "*", "runs.json"))):
+    cfg = path.split(os.sep)[-3]
+    runs.setdefault(cfg, []).extend(json.load(open(path))["runs"])
+def variant(r):
+    return r["policy"] + (" (oracle)" if r["predictions"] == "oracle" else "")
+def groups(cfg):
+    g = {}
+    for r in runs[cfg]:
+        g.setdefault(variant(r), {})[r["seed"]] = r
+    key = lambda v: (v.endswith("(oracle)"), ORDER.index(v.split(" ")[0]))
+    return {k: g[k] for k in sorted(g, key=key)}
+def ms(vals):
+    m = sum(vals) / len(vals)
+    sd = math.sqrt(sum((v - m) ** 2 for v in vals) / (len(vals) - 1)) if len(vals) > 1 else 0.0
+    return m, sd
+def pm(vals, scale=1.0, prec=1):
+    m, sd = ms([v / scale for v in vals])
+    return f"{m:.{prec}f} ± {sd:.{prec}f}"
+def col(g, k):
+    return [g[s][k] for s in sorted(g)]
+def gain(a, b, k="useful_work_utilization"):
+    v = [100 * (a[s][k] / b[s][k] - 1) for s in sorted(a) if s in b and b[s][k]]
+    if not v: return ""
+    m, sd = ms(v)
+    return f"{m:+.1f}% ± {sd:.1f}"
+print(f"<!-- generated by tools/sweep.sh at commit {commit}, seeds {seeds} -->")
+for cfg in sorted(runs, key=lambda c: (c.split("-")[0] != "philly", c != "philly-256", c)):
+    g = groups(cfg)
+    any_run = next(iter(next(iter(g.values())).values()))
+    print(f"\n**{any_run['trace']}, {any_run['cluster']} ({any_run['num_gpus']} GPUs), load factor "
+          f"{any_run['load_factor']:.2f}, ideal bound {pm([r['ideal_work_utilization'] for r in g['slot'].values()])}%**\n")
+    print("| policy | useful work % | vs slot | vs profiling | busy time % (paper) | mean JCT (h) | p95 JCT (h) "
+          "| mean queue (h) | makespan (d) | profiling GPU-h | migrations | prediction MAE |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for v, x in g.items():
+        mae = "—" if x[min(x)]["prediction_mae"] is None or v.endswith("(oracle)") else f"{ms(col(x, 'prediction_mae'))[0]:.1f}"
+        print(f"| {v} | {pm(col(x, 'useful_work_utilization'))} | {gain(x, g['slot'])} | {gain(x, g['profiling'])} "
+              f"| {pm(col(x, 'cluster_utilization'))} | {pm(col(x, 'jct_mean_s'), 3600)} | {pm(col(x, 'jct_p95_s'), 3600)} "
+              f"| {pm(col(x, 'queue_mean_s'), 3600)} | {pm(col(x, 'makespan_s'), 86400)} "
+              f"| {ms(col(x, 'profiling_gpu_s'))[0] / 3600:.0f} | {ms(col(x, 'migrations'))[0]:.0f} | {mae} |")
+# Load sweep on Philly: useful work per policy variant.
+sweep = sorted([c for c in runs if c.startswith("philly-")], key=lambda c: int(c.split("-")[1]))
+if sweep:
+    names = list(groups(sweep[0]).keys())
+    print("\n**Philly load sweep: useful work % (mean ± sd over seeds)**\n")
+    print("| GPUs | load factor | ideal | " + " | ".join(names) + " |")
+    print("|---:|---:|---:|" + "---:|" * len(names))
+    for c in sweep:
+        g = groups(c)
+        r0 = next(iter(g["slot"].values()))
+        print(f"| {r0['num_gpus']} | {r0['load_factor']:.2f} | {pm(col(g['slot'], 'ideal_work_utilization'))} | "
+              + " | ".join(pm(col(g[n], "useful_work_utilization")) if n in g else "" for n in names) + " |")
+# The acceptance figures, per seed, on Philly at 256 GPUs.
+if "philly-256" in runs:
+    g = groups("philly-256")
+    print("\n**Acceptance figures, Philly, 256 GPUs, per seed**\n")
+    print("| seed | oracle predictive / ideal | feedback / profiling useful work | feedback JCT / profiling JCT "
+          "| predictive / slot useful work | oracle feedback / ideal |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    rows = []
+    for s in sorted(g["slot"]):
+        o, f, p, pr, sl = (g["predictive (oracle)"][s], g["predictive-feedback"][s], g["profiling"][s],
+                           g["predictive"][s], g["slot"][s])
+        of = g["predictive-feedback (oracle)"][s]
+        row = (o["useful_work_utilization"] / o["ideal_work_utilization"],
+               f["useful_work_utilization"] / p["useful_work_utilization"], f["jct_mean_s"] / p["jct_mean_s"],
+               pr["useful_work_utilization"] / sl["useful_work_utilization"],
+               of["useful_work_utilization"] / of["ideal_work_utilization"])
+        rows.append(row)
+        print(f"| {s} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
+    print("| mean ± sd | " + " | ".join(pm([r[i] for r in rows], 1, 3) for i in range(5)) + " |")
+    print("| target | ≥ 0.95 | ≥ 0.98 | ≤ 1.00 | ≥ 1.25 | |")
 PY
+"$B" report "$OUT/philly-256" "$OUT/philly-128" "$OUT/philly-512" \
+  --interference "$OUT/interference.json" --out "$OUT/report.html" >/dev/null
+echo "wrote $OUT/tables.md and $OUT/report.html" >&2

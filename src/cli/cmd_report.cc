@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,21 +16,32 @@ namespace {
 
 struct ReportFlags {
   std::vector<std::string> dirs;
-  std::string out;
+  std::string out, interference;
 };
 
 int RunReport(const ReportFlags& f) {
+  namespace fs = std::filesystem;
   std::vector<sim::RunData> runs;
+  std::string interference;
+  if (!f.interference.empty()) {
+    std::ifstream in(f.interference);
+    if (!in) return Fail("report", f.interference + ": cannot open");
+    interference.assign(std::istreambuf_iterator<char>(in), {});
+  }
   for (const std::string& d : f.dirs) {
-    namespace fs = std::filesystem;
     std::vector<std::string> expanded;
     if (fs::exists(d + "/summary.json")) {
       expanded.push_back(d);
     } else if (fs::is_directory(d)) {
-      // A `simulate --policy all` directory: one run per subdirectory, sorted.
-      for (const auto& e : fs::directory_iterator(d))
-        if (fs::exists(e.path() / "summary.json")) expanded.push_back(e.path().string());
+      // A `simulate --policy all` / `--seeds` / sweep directory: every run below it, sorted.
+      for (const auto& e : fs::recursive_directory_iterator(d))
+        if (e.is_directory() && fs::exists(e.path() / "summary.json")) expanded.push_back(e.path().string());
       std::sort(expanded.begin(), expanded.end());
+      // The sweep writes the interference validation beside the runs.
+      if (f.interference.empty() && interference.empty() && fs::exists(d + "/interference.json")) {
+        std::ifstream in(d + "/interference.json");
+        interference.assign(std::istreambuf_iterator<char>(in), {});
+      }
     }
     if (expanded.empty()) return Fail("report", d + ": no summary.json (not a simulate --out directory)");
     for (const std::string& x : expanded) {
@@ -40,7 +52,7 @@ int RunReport(const ReportFlags& f) {
   }
   std::ofstream out(f.out);
   if (!out) return Fail("report", f.out + ": cannot write");
-  out << sim::RenderReport(runs);
+  out << sim::RenderReport(runs, interference);
   if (!out) return Fail("report", f.out + ": write failed");
   std::printf("wrote %s (%zu runs)\n", f.out.c_str(), runs.size());
   return 0;
@@ -50,9 +62,11 @@ int RunReport(const ReportFlags& f) {
 
 CLI::App* AddReport(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<ReportFlags>();
-  CLI::App* sub = root.add_subcommand("report", "HTML comparison of simulation runs (utilization, JCT CDFs, summary)");
-  sub->add_option("dirs", flags->dirs, "simulate --out directories (or their parent with --policy all)")->required();
+  CLI::App* sub = root.add_subcommand("report", "HTML comparison of simulation runs (useful work, gains over seeds, load sweep, JCT)");
+  sub->add_option("dirs", flags->dirs, "simulate --out directories, or any directory above them (--policy all, --seeds, tools/sweep.sh)")->required();
   sub->add_option("--out,-o", flags->out, "HTML file to write")->required();
+  sub->add_option("--interference", flags->interference,
+                  "Output of `gpucast interference --validate --json` to show (default: DIR/interference.json if present)");
   sub->callback([flags, exit_code] { *exit_code = RunReport(*flags); });
   return sub;
 }

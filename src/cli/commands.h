@@ -16,6 +16,7 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code);   // cmd_predict.cc
 CLI::App* AddEvaluate(CLI::App& root, int* exit_code);  // cmd_evaluate.cc
 CLI::App* AddSimulate(CLI::App& root, int* exit_code);  // cmd_simulate.cc
 CLI::App* AddReport(CLI::App& root, int* exit_code);    // cmd_report.cc
+CLI::App* AddInterference(CLI::App& root, int* exit_code);  // cmd_interference.cc
 CLI::App* AddServe(CLI::App& root, int* exit_code);     // cmd_serve.cc
 
 // Prints "gpucast <cmd>: <message>" to stderr and returns 1.

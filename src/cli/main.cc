@@ -20,6 +20,7 @@ constexpr CommandRow kCommands[] = {
     {"evaluate", AddEvaluate},  // cross-validated error of the predictors
     {"simulate", AddSimulate},  // trace-driven cluster simulation
     {"report", AddReport},      // HTML comparison of simulation runs
+    {"interference", AddInterference},  // fitted co-location physics for given utilizations
     {"serve", AddServe},        // HTTP submission service
 };
 

@@ -14,13 +14,6 @@ namespace gpucast::sim {
 
 namespace {
 
-constexpr double kMinRate = InterferenceModel::kMinRate;
-
-std::array<double, 5> Features(double u_self, double u_others) {
-  double x = u_self / 100.0, y = u_others / 100.0;
-  return {1.0, x, y, x * y, std::max(0.0, x + y - 1.0)};
-}
-
 // One measured row of colocate_info.csv, with workload indices.
 struct Row {
   int a, b;
@@ -81,59 +74,97 @@ std::vector<PairMeasurement> Aggregate(const std::vector<Row>& rows) {
   return out;
 }
 
-std::vector<std::array<double, 3>> Samples(const std::vector<WorkloadProfile>& w,
+std::vector<std::array<double, 4>> Samples(const std::vector<WorkloadProfile>& w,
                                            const std::vector<Row>& rows) {
-  std::vector<std::array<double, 3>> s;
-  for (const Row& r : rows) {
-    s.push_back({w[r.a].true_util, w[r.b].true_util, std::min(1.0, r.sa)});
-    s.push_back({w[r.b].true_util, w[r.a].true_util, std::min(1.0, r.sb)});
-  }
+  std::vector<std::array<double, 4>> s;
+  for (const Row& r : rows)
+    s.push_back({w[r.a].true_util, w[r.b].true_util, std::min(1.0, r.sa), std::min(1.0, r.sb)});
   return s;
+}
+
+double SquaredError(const InterferenceModel& m, const std::vector<std::array<double, 4>>& samples) {
+  double se = 0, r[2], busy;
+  for (const auto& s : samples) {
+    m.Rates(s.data(), 2, r, &busy);
+    se += (r[0] - s[2]) * (r[0] - s[2]) + (r[1] - s[3]) * (r[1] - s[3]);
+  }
+  return se;
 }
 
 }  // namespace
 
-InterferenceModel::Coef InterferenceModel::FitCoef(const std::vector<std::array<double, 3>>& samples) {
-  // Normal equations (X'X + tiny ridge) b = X'y, solved by Gaussian elimination.
-  constexpr int K = 5;
-  double A[K][K + 1] = {};
-  for (const auto& s : samples) {
-    auto f = Features(s[0], s[1]);
-    for (int i = 0; i < K; ++i) {
-      for (int j = 0; j < K; ++j) A[i][j] += f[i] * f[j];
-      A[i][K] += f[i] * s[2];
-    }
-  }
-  for (int i = 0; i < K; ++i) A[i][i] += 1e-6;
-  for (int col = 0; col < K; ++col) {
-    int piv = col;
-    for (int r = col + 1; r < K; ++r)
-      if (std::fabs(A[r][col]) > std::fabs(A[piv][col])) piv = r;
-    for (int j = 0; j <= K; ++j) std::swap(A[col][j], A[piv][j]);
-    for (int r = 0; r < K; ++r) {
-      if (r == col) continue;
-      double f = A[r][col] / A[col][col];
-      for (int j = col; j <= K; ++j) A[r][j] -= f * A[col][j];
-    }
-  }
-  Coef c;
-  for (int i = 0; i < K; ++i) c[i] = A[i][K] / A[i][i];
-  return c;
-}
-
-InterferenceModel::InterferenceModel(int n, Coef coef, std::vector<PairMeasurement> pairs)
-    : n_(n), coef_(coef), pairs_(std::move(pairs)), index_(static_cast<size_t>(n) * n, -1) {
-  for (size_t i = 0; i < pairs_.size(); ++i) {
-    index_[static_cast<size_t>(pairs_[i].a) * n_ + pairs_[i].b] = static_cast<int>(i);
-    index_[static_cast<size_t>(pairs_[i].b) * n_ + pairs_[i].a] = static_cast<int>(i);
-  }
+InterferenceParams InterferenceModel::FitParams(const std::vector<std::array<double, 4>>& samples) {
+  // Grid search (coarse, then fine around the best): two parameters, a few
+  // hundred pairs, and no local-minimum surprises.
+  InterferenceParams best{0, 0};
+  double best_se = SquaredError(InterferenceModel(best), samples);
+  auto search = [&](double b_lo, double b_hi, double b_step, double s_lo, double s_hi, double s_step) {
+    InterferenceParams c = best;
+    for (double b = std::max(0.0, b_lo); b <= b_hi + 1e-12; b += b_step)
+      for (double s = std::max(0.0, s_lo); s <= s_hi + 1e-12; s += s_step) {
+        double se = SquaredError(InterferenceModel({b, s}), samples);
+        if (se < best_se - 1e-12) {
+          best_se = se;
+          c = {b, s};
+        }
+      }
+    best = c;
+  };
+  search(0, 4, 0.1, 0, 0.5, 0.05);
+  search(best.beta - 0.1, best.beta + 0.1, 0.005, best.switch_cost - 0.05, best.switch_cost + 0.05, 0.0025);
+  return best;
 }
 
 Result<InterferenceModel> InterferenceModel::Fit(const std::vector<WorkloadProfile>& w,
                                                  const std::string& colocate_csv) {
   ASSIGN_OR_RETURN(auto rows, ReadColocate(w, colocate_csv));
   if (rows.empty()) return Status::Error(BaseName(colocate_csv) + ": no measured pairs");
-  return InterferenceModel(static_cast<int>(w.size()), FitCoef(Samples(w, rows)), Aggregate(rows));
+  return InterferenceModel(FitParams(Samples(w, rows)), Aggregate(rows));
+}
+
+void InterferenceModel::Rates(const double* u, int k, double* rates, double* busy) const {
+  if (k <= 0) {
+    *busy = 0;
+    return;
+  }
+  if (k == 1) {
+    rates[0] = 1.0;
+    *busy = std::clamp(u[0], 0.0, 100.0);
+    return;
+  }
+  const double inflate = 1.0 + p_.switch_cost;
+  double e_sum = 0;
+  for (int i = 0; i < k; ++i) e_sum += std::clamp(u[i], 0.0, 100.0) / 100.0 * inflate;
+  double load = 0;
+  for (int i = 0; i < k; ++i) {
+    double e = std::clamp(u[i], 0.0, 100.0) / 100.0 * inflate;
+    rates[i] = 1.0 / (1.0 + p_.beta * e * (e_sum - e));
+    load += rates[i] * e;
+  }
+  if (load > 1.0) {
+    for (int i = 0; i < k; ++i) rates[i] /= load;
+    load = 1.0;
+  }
+  *busy = 100.0 * load;
+}
+
+double InterferenceModel::MinRate(const double* u, int k, double u_extra) const {
+  if (k <= 0) return 1.0;
+  // r_i = r0_i / max(1, load): the least rate is the least r0 over the load.
+  const double inflate = 1.0 + p_.switch_cost;
+  auto e_of = [&](double x) { return std::clamp(x, 0.0, 100.0) / 100.0 * inflate; };
+  double e_sum = e_of(u_extra);
+  for (int i = 0; i < k; ++i) e_sum += e_of(u[i]);
+  double e = e_of(u_extra);
+  double r0 = 1.0 / (1.0 + p_.beta * e * (e_sum - e));
+  double min_r0 = r0, load = r0 * e;
+  for (int i = 0; i < k; ++i) {
+    e = e_of(u[i]);
+    r0 = 1.0 / (1.0 + p_.beta * e * (e_sum - e));
+    min_r0 = std::min(min_r0, r0);
+    load += r0 * e;
+  }
+  return load > 1.0 ? min_r0 / load : min_r0;
 }
 
 double InterferenceModel::ModelCombinedUtil(const double* utils, int k) {
@@ -142,44 +173,17 @@ double InterferenceModel::ModelCombinedUtil(const double* utils, int k) {
   return std::min(100.0, 100.0 * (1.0 - idle));
 }
 
-const PairMeasurement* InterferenceModel::FindPair(int a, int b) const {
-  if (a < 0 || b < 0 || a >= n_ || b >= n_) return nullptr;
-  int i = index_[static_cast<size_t>(a) * n_ + b];
-  return i < 0 ? nullptr : &pairs_[i];
-}
-
 void InterferenceModel::Physics(const int* wl, int k, const std::vector<WorkloadProfile>& w,
                                 double* rates, double* util) const {
-  if (k <= 0) {
-    *util = 0;
-    return;
-  }
-  if (k == 1) {
-    rates[0] = 1.0;
-    *util = w[wl[0]].true_util;
-    return;
-  }
-  if (k == 2) {
-    if (const PairMeasurement* p = FindPair(wl[0], wl[1])) {
-      bool first_is_a = p->a == wl[0];
-      rates[0] = std::clamp(first_is_a ? p->speed_a : p->speed_b, kMinRate, 1.0);
-      rates[1] = std::clamp(first_is_a ? p->speed_b : p->speed_a, kMinRate, 1.0);
-      *util = std::min(100.0, p->util);
-      return;
-    }
-  }
-  double sum = 0;
   double u[64];
-  int kk = std::min(k, 64);
-  for (int i = 0; i < kk; ++i) {
-    u[i] = w[wl[i]].true_util;
-    sum += u[i];
+  if (k <= 64) {
+    for (int i = 0; i < k; ++i) u[i] = w[wl[i]].true_util;
+    Rates(u, k, rates, util);
+    return;
   }
-  for (int i = 0; i < k; ++i) {
-    double ui = w[wl[i]].true_util;
-    rates[i] = ModelRate(ui, sum - ui);
-  }
-  *util = ModelCombinedUtil(u, kk);
+  std::vector<double> v(static_cast<size_t>(k));
+  for (int i = 0; i < k; ++i) v[i] = w[wl[i]].true_util;
+  Rates(v.data(), k, rates, util);
 }
 
 Result<CvReport> CrossValidate(const std::vector<WorkloadProfile>& w, const std::string& colocate_csv,
@@ -207,28 +211,36 @@ Result<CvReport> CrossValidate(const std::vector<WorkloadProfile>& w, const std:
     }
     if (test.empty() || train.empty()) continue;
     auto tr = Samples(w, train);
-    InterferenceModel m(static_cast<int>(w.size()), InterferenceModel::FitCoef(tr), {});
+    InterferenceModel m(InterferenceModel::FitParams(tr));
     double mean = 0;
-    for (auto& s : tr) mean += s[2];
-    mean /= static_cast<double>(tr.size());
+    for (auto& s : tr) mean += s[2] + s[3];
+    mean /= 2.0 * static_cast<double>(tr.size());
     ++rep.groups;
     for (auto& s : Samples(w, test)) {
-      double p = m.ModelRate(s[0], s[1]);
-      rep.mae += std::fabs(p - s[2]);
-      se += (p - s[2]) * (p - s[2]);
-      rep.baseline_mae += std::fabs(mean - s[2]);
-      rep.no_slowdown_mae += std::fabs(1.0 - s[2]);
-      ++rep.samples;
+      double r[2], busy;
+      m.Rates(s.data(), 2, r, &busy);
+      for (int i = 0; i < 2; ++i) {
+        double truth = s[2 + i];
+        rep.mae += std::fabs(r[i] - truth);
+        rep.bias += r[i] - truth;
+        se += (r[i] - truth) * (r[i] - truth);
+        rep.baseline_mae += std::fabs(mean - truth);
+        rep.no_slowdown_mae += std::fabs(1.0 - truth);
+        ++rep.samples;
+      }
     }
   }
   if (rep.samples == 0) return Status::Error(BaseName(colocate_csv) + ": nothing to cross-validate");
   rep.mae /= rep.samples;
+  rep.bias /= rep.samples;
   rep.baseline_mae /= rep.samples;
   rep.no_slowdown_mae /= rep.samples;
   rep.rmse = std::sqrt(se / rep.samples);
-  for (const PairMeasurement& p : Aggregate(rows)) {
-    double u[2] = {w[p.a].true_util, w[p.b].true_util};
-    rep.util_mae += std::fabs(InterferenceModel::ModelCombinedUtil(u, 2) - p.util);
+  InterferenceModel full(InterferenceModel::FitParams(Samples(w, rows)));
+  for (const Row& r : rows) {
+    double u[2] = {w[r.a].true_util, w[r.b].true_util}, rates[2], busy;
+    full.Rates(u, 2, rates, &busy);
+    rep.util_mae += std::fabs(busy - r.util);
     ++rep.util_pairs;
   }
   rep.util_mae /= std::max(1, rep.util_pairs);
@@ -305,7 +317,9 @@ Result<GavelCheck> CheckAgainstGavel(const InterferenceModel& m, const std::vect
       double own = v[0].get<double>();
       if (wb < 0 || own <= 0) continue;  // zero: did not fit / not measured
       double gavel = std::min(1.0, own / alone);
-      double model = m.ModelRate(w[wa].true_util, w[wb].true_util);
+      double u[2] = {w[wa].true_util, w[wb].true_util}, r[2], busy;
+      m.Rates(u, 2, r, &busy);
+      double model = r[0];
       g.model_mae += std::fabs(model - gavel);
       g.no_slowdown_mae += std::fabs(1.0 - gavel);
       g.lucid_mean_mae += std::fabs(lucid_mean - gavel);
@@ -323,6 +337,7 @@ Result<GavelCheck> CheckAgainstGavel(const InterferenceModel& m, const std::vect
   g.lucid_mean_mae /= n;
   g.gavel_mean_rate /= n;
   g.model_mean_rate /= n;
+  g.bias = g.model_mean_rate - g.gavel_mean_rate;
   double sxy = 0, sxx = 0, syy = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     double dx = xs[i] - g.model_mean_rate, dy = ys[i] - g.gavel_mean_rate;

@@ -29,6 +29,15 @@ struct JobInfo {
   double predicted_util = 0;   // percent; NaN when no predictions were loaded
   bool profiled = false;       // finished a profiling run
   double profiled_util = 0;    // measured utilization; valid only when profiled
+  // Observed while running (predictive-feedback): its own utilization sampled
+  // after it ran a while (true value + measurement noise), and how often it
+  // has been migrated.
+  bool observed = false;
+  double observed_util = 0;    // valid only when observed
+  int migrations = 0;
+  // The utilization predictive-feedback decides by: the observation once there
+  // is one, else the prediction.
+  double Estimate() const { return observed ? observed_util : predicted_util; }
 };
 
 class ClusterView {
@@ -62,11 +71,15 @@ class ClusterView {
 // other job may join those GPUs while it runs there. run_alone_s > 0 (needs
 // exclusive): a profiling run; after run_alone_s the job leaves the GPUs and
 // returns to the queue, profiled (its progress is kept).
+// migrate: `job` is running; checkpoint it, leave its GPUs and restart it on
+// `gpus` (it loses PolicyOptions-independent, simulator-configured progress:
+// the checkpoint-restart cost).
 struct Placement {
   int job = -1;
   std::vector<int> gpus;
   bool exclusive = false;
   double run_alone_s = 0;
+  bool migrate = false;
 };
 
 class Policy {
@@ -78,8 +91,10 @@ class Policy {
 struct PolicyOptions {
   double cap = 100;            // predictive/profiling: max sum of utilization per GPU, percent
   double max_slowdown = 0.25;  // interference-aware: every job's predicted rate >= 1 - this
-  double profile_s = 60;       // profiling: length of the solo profiling run
+  double profile_s = 60;       // profiling: the measured window of the solo profiling run
+  double profile_warmup_s = 10;  // profiling: solo warm-up before the window (not measured)
   int max_failures = 256;      // jobs a round may fail to place before it stops (backfill depth)
+  int max_migrations = 1;      // predictive-feedback: migrations per job at most
 };
 
 struct PolicyRow {
@@ -87,6 +102,7 @@ struct PolicyRow {
   const char* description;
   bool needs_predictions;
   std::unique_ptr<Policy> (*make)(const PolicyOptions&);
+  bool observes_running;  // decides by observations of running jobs (the simulator makes them)
 };
 
 // The table of policies, in the order reports list them.

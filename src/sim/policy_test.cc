@@ -10,7 +10,7 @@ namespace {
 // A literal cluster view.
 class FakeView : public ClusterView {
  public:
-  FakeView() : model_(1, {1, 0, 0, 0, -0.5}, {}) {}
+  FakeView() : model_(InterferenceParams{1.0, 0.0}) {}
   double now() const override { return 0; }
   const std::vector<GpuState>& gpus() const override { return gpus_; }
   const JobInfo& job(int j) const override { return jobs_[j]; }
@@ -22,9 +22,16 @@ class FakeView : public ClusterView {
   const InterferenceModel& model() const override { return model_; }
 
   int AddJob(int gpus, double mem, double pred, bool profiled = false, double prof = 0) {
-    jobs_.push_back({gpus, mem, pred, profiled, prof});
+    JobInfo j;
+    j.num_gpus = gpus;
+    j.mem_mib = mem;
+    j.predicted_util = pred;
+    j.profiled = profiled;
+    j.profiled_util = prof;
+    jobs_.push_back(j);
     return static_cast<int>(jobs_.size()) - 1;
   }
+  JobInfo& Job(int j) { return jobs_[j]; }
   void AddGpu(double mem = 24576) { gpus_.push_back(GpuState{mem, 0, 0, 0, false, {}}); }
   // Makes job j resident on GPU g (as the simulator would).
   void Put(int j, int g, bool exclusive = false) {
@@ -112,24 +119,25 @@ TEST(Profiling, NewJobsRunAloneFirstThenPackByMeasuredUtil) {
   EXPECT_EQ(p[1].job, fresh);
   EXPECT_EQ(p[1].gpus, std::vector<int>{1});  // alone on the empty GPU
   EXPECT_TRUE(p[1].exclusive);
-  EXPECT_EQ(p[1].run_alone_s, 60);
+  EXPECT_EQ(p[1].run_alone_s, 70);  // 10 s warm-up + 60 s measured window
 }
 
 TEST(InterferenceAware, BoundsEveryJobsPredictedRate) {
-  // Model: rate = 1 - 0.5 max(0, x + y - 1).
+  // Model beta 1: 90 + 20 -> both at 1 / (1 + 0.9 * 0.2) = 0.85 >= 0.75;
+  // 90 + 90 -> 1 / (1 + 0.81) = 0.55 < 0.75.
   FakeView v;
   for (int i = 0; i < 2; ++i) v.AddGpu();
   int r = v.AddJob(1, 1000, 90);
   v.Put(r, 0);
-  int light = v.AddJob(1, 1000, 20);  // 90+20: rates 1 - 0.05 = 0.95 >= 0.75
-  int heavy = v.AddJob(1, 1000, 90);  // 90+20+90: rates 1 - 0.5 = 0.5 < 0.75 on GPU0
+  int light = v.AddJob(1, 1000, 20);
+  int heavy = v.AddJob(1, 1000, 90);
   v.cand_ = {light, heavy};
-  // Empty GPUs first: light goes to GPU1, heavy then must share GPU1 with light: 1 - 0.05 -> ok.
+  // Empty GPUs first: light goes to GPU1, heavy then must share GPU1 with light (0.85 each) -> ok.
   auto p = Decide("interference-aware", v);
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].gpus, std::vector<int>{1});
   EXPECT_EQ(p[1].gpus, std::vector<int>{1});
-  // With GPU1 busy with a 90% job, heavy fits nowhere (rate 1 - 0.4 = 0.6 < 0.75).
+  // With GPU1 busy with a 90% job, heavy fits nowhere (rate 0.55 < 0.75).
   FakeView f;
   f.AddGpu();
   f.AddGpu();
@@ -141,6 +149,64 @@ TEST(InterferenceAware, BoundsEveryJobsPredictedRate) {
   PolicyOptions loose;
   loose.max_slowdown = 0.5;
   EXPECT_EQ(Decide("interference-aware", f, loose).size(), 1u);
+}
+
+TEST(PredictiveFeedback, MigratesOffOverCommittedGpuThenPacksByObservation) {
+  FakeView v;
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  // GPU 0: two jobs predicted 30 each, observed 70 and 50: 120 > 100.
+  int a = v.AddJob(1, 1000, 30), b = v.AddJob(1, 1000, 30);
+  v.Job(a).observed = true;
+  v.Job(a).observed_util = 70;
+  v.Job(b).observed = true;
+  v.Job(b).observed_util = 50;
+  v.Put(a, 0);
+  v.Put(b, 0);
+  int big = v.AddJob(1, 1000, 60), small = v.AddJob(1, 1000, 30);
+  v.cand_ = {big, small};
+  auto p = Decide("predictive-feedback", v);
+  // b (50) is the lightest job whose move brings GPU 0 within the cap: to GPU 1.
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].job, b);
+  EXPECT_TRUE(p[0].migrate);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  // Then GPU 0 holds 70 and GPU 1 50: big (60) fits nowhere; small (30) best-fits GPU 0.
+  EXPECT_EQ(p[1].job, small);
+  EXPECT_FALSE(p[1].migrate);
+  EXPECT_EQ(p[1].gpus, std::vector<int>{0});
+  // Open loop, predictive sees 30 + 30 on GPU 0: big goes to the empty GPU 1,
+  // and small is stacked onto the over-committed GPU 0 (tie 60/60, lower id).
+  auto q = Decide("predictive", v);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].gpus, std::vector<int>{1});
+  EXPECT_EQ(q[1].job, small);
+  EXPECT_EQ(q[1].gpus, std::vector<int>{0});
+}
+
+TEST(PredictiveFeedback, UnobservedOrMigratedJobsStayAndTheGpuIsClosed) {
+  FakeView v;
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int a = v.AddJob(1, 1000, 30), b = v.AddJob(1, 1000, 80);
+  v.Job(a).observed = true;
+  v.Job(a).observed_util = 90;  // 90 + 80 (b's prediction: not observed yet) > 100
+  v.Job(a).migrations = 1;      // already moved once
+  v.Put(a, 0);
+  v.Put(b, 0);
+  int c = v.AddJob(1, 1000, 5);
+  v.cand_ = {c};
+  auto p = Decide("predictive-feedback", v);
+  // No migration (a has used its one, b is unobserved); GPU 0 is over the cap,
+  // so the new job goes to the empty GPU 1.
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].job, c);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  // Two migrations allowed: a (90 >= excess 70) moves to GPU 1.
+  PolicyOptions two;
+  two.max_migrations = 2;
+  p = Decide("predictive-feedback", v, two);
+  ASSERT_GE(p.size(), 1u);
+  EXPECT_EQ(p[0].job, a);
+  EXPECT_TRUE(p[0].migrate);
 }
 
 TEST(Policies, NeverJoinExclusiveGpus) {

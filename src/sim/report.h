@@ -1,7 +1,11 @@
 // Self-contained HTML report comparing simulation runs (inline SVG, no
-// external assets): utilization over time per run, JCT CDFs, summary table.
+// external assets): a headline table of useful work with gains against slot
+// and profiling (mean +- sd over seeds), useful work beside busy time, queue
+// length and useful work over time, the load sweep, JCT CDFs, predicted vs
+// true utilization per workload, and the interference model's validation.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,7 +14,8 @@
 
 namespace gpucast::sim {
 
-// Time-weighted mean of a step function over `bins` equal bins of [0, end_s].
+// Time-weighted mean of a step function over `bins` equal bins of [0, end_s]
+// (every field of UtilPoint).
 std::vector<UtilPoint> BinSeries(const std::vector<UtilPoint>& steps, double end_s, int bins);
 
 // One run as read back from a --out directory.
@@ -18,14 +23,23 @@ struct RunData {
   std::string dir;
   std::string summary_json;      // raw text
   std::string label;             // "policy (trace, N GPUs)"
+  std::string policy, trace, predictions;  // predictions: "oracle", "lowo:forest", "unused", ...
+  int num_gpus = 0;
+  double seed = 0;
   std::vector<std::pair<std::string, double>> metrics;  // numeric summary fields, in file order
   std::vector<UtilPoint> util;   // utilization.csv
   std::vector<double> jct_s;     // done jobs' end - submit, sorted
+  // workload name -> (true, predicted) utilization, from jobs.csv
+  std::map<std::string, std::pair<double, double>> workloads;
+
+  double Metric(const std::string& key, double fallback = 0) const;
+  bool oracle() const { return predictions == "oracle"; }
 };
 
 Result<RunData> LoadRun(const std::string& dir);
 
-// Renders the HTML page for runs (at least one).
-std::string RenderReport(const std::vector<RunData>& runs);
+// Renders the HTML page for runs (at least one). interference_json: the
+// output of `gpucast interference --validate --json` (empty: section left out).
+std::string RenderReport(const std::vector<RunData>& runs, const std::string& interference_json = "");
 
 }  // namespace gpucast::sim

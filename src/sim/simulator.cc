@@ -25,6 +25,22 @@ namespace {
 
 constexpr double kEps = 1e-9;
 
+uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// A standard normal draw determined by (seed, job id, salt): Box-Muller on two
+// SplitMix64 uniforms.
+double NormalDraw(uint64_t seed, int64_t job_id, uint64_t salt) {
+  uint64_t a = Mix(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(job_id) * 0xD1B54A32D192ED03ULL + salt);
+  uint64_t b = Mix(a + 0x632BE59BD9B4E019ULL);
+  double u1 = (static_cast<double>(a >> 11) + 0.5) / 9007199254740992.0;
+  double u2 = static_cast<double>(b >> 11) / 9007199254740992.0;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
 enum class State { kPending, kQueued, kProfiling, kRunning, kDone, kNeverFits };
 
 struct SimJob {
@@ -34,6 +50,7 @@ struct SimJob {
   double last_update = 0;
   double run_alone_until = -1;  // profiling run end, or -1
   uint32_t version = 0;
+  int first_row = -1, num_rows = 0;  // open rows of placements (this placement)
 };
 
 struct Event {
@@ -56,6 +73,8 @@ class Engine : public ClusterView {
     res_.policy = c.policy;
     res_.trace = trace.name;
     res_.seed = c.seed;
+    res_.predictions = c.predictions;
+    if (const PolicyRow* row = FindPolicy(c.policy)) res_.uses_predictions = row->needs_predictions;
     res_.num_gpus = static_cast<int>(cluster.gpus.size());
     res_.cluster = cluster.spec;
     res_.trace_bad_lines = trace.bad_lines;
@@ -77,7 +96,8 @@ class Engine : public ClusterView {
   const JobInfo& smallest_job() const override { return smallest_; }
   const InterferenceModel& model() const override { return model_; }
 
-  Result<SimResult> Run(Policy& policy) {
+  Result<SimResult> Run(Policy& policy, bool observes) {
+    observes_ = observes;
     RETURN_IF_ERROR(Init());
     size_t next_arrival = 0;
     const size_t n = trace_.jobs.size();
@@ -86,11 +106,18 @@ class Engine : public ClusterView {
       double t_arr = next_arrival < n ? trace_.jobs[next_arrival].submit_s : INFINITY;
       SkipStale();
       double t_ev = heap_.empty() ? INFINITY : heap_.top().t;
-      double t = std::min(t_arr, t_ev);
+      double t_obs = obs_.empty() ? INFINITY : obs_.top().t;
+      double t = std::min({t_arr, t_ev, t_obs});
       if (!std::isfinite(t)) break;
       AdvanceTo(t);
+      if (!window_done_ && now_ >= t_window_end_) SnapshotWindow();
       new_jobs_.clear();
-      bool freed = false;
+      bool freed = false, observed = false;
+      while (!obs_.empty() && obs_.top().t <= now_ + kEps) {
+        Event e = obs_.top();
+        obs_.pop();
+        observed |= Observe(e.job);
+      }
       while (next_arrival < n && trace_.jobs[next_arrival].submit_s <= now_) {
         Arrive(static_cast<int>(next_arrival++));
         ++res_.events;
@@ -106,14 +133,17 @@ class Engine : public ClusterView {
       }
       // Capacity freed: every queued job may fit now. Otherwise only the new
       // arrivals can (the cluster only got fuller since the last round).
-      all_queued_ = freed;
-      if (freed ? !queue_.empty() : !new_jobs_.empty()) RETURN_IF_ERROR(Apply(policy.Schedule(*this)));
+      // An observation can show a GPU over-committed (or less loaded than
+      // predicted): a full round, migrations included.
+      all_queued_ = freed || observed;
+      if (observed || (freed ? !queue_.empty() : !new_jobs_.empty()))
+        RETURN_IF_ERROR(Apply(policy.Schedule(*this)));
       Refresh();
       if (cfg_.progress && res_.events >= next_progress) {
         cfg_.progress(now_, done_, static_cast<int64_t>(n));
         next_progress = res_.events + 20000;
       }
-      if (heap_.empty() && next_arrival >= n && !queue_.empty()) {
+      if (heap_.empty() && obs_.empty() && next_arrival >= n && !queue_.empty()) {
         // Idle cluster and the policy placed nothing: these jobs would wait forever.
         for (int j : queue_) NeverFits(j, "the policy placed nothing on an idle cluster");
         queue_.clear();
@@ -159,11 +189,53 @@ class Engine : public ClusterView {
     for (const JobRecord& r : res_.jobs) smallest_.profiled_util = std::min(smallest_.profiled_util, r.true_util);
     if (!trace_.jobs.empty()) now_ = trace_.jobs.front().submit_s;
     t0_ = now_;
+    t_window_end_ = trace_.jobs.empty() ? now_ : trace_.jobs.back().submit_s;
     return Status::Ok();
   }
 
   void SkipStale() {
     while (!heap_.empty() && heap_.top().version != jobs_[heap_.top().job].version) heap_.pop();
+  }
+
+  // One utilization measurement of job j (kind 1: profiling window, 2:
+  // observation while running): true + N(0, noise), clamped to [0, 100].
+  double Measure(int j, uint64_t kind) {
+    const JobRecord& r = res_.jobs[j];
+    double m = r.true_util + cfg_.measure_noise_pct * NormalDraw(cfg_.seed, r.id, kind);
+    m = std::clamp(m, 0.0, 100.0);
+    res_.jobs[j].measured_util = m;
+    // Keep smallest_ a lower bound of every utilization a policy may use.
+    smallest_.profiled_util = std::min(smallest_.profiled_util, m);
+    return m;
+  }
+
+  bool Observe(int j) {
+    if (jobs_[j].state != State::kRunning || info_[j].observed) return false;
+    info_[j].observed = true;
+    info_[j].observed_util = Measure(j, 2);
+    ++res_.jobs_observed;
+    return true;
+  }
+
+  // Progress of every job as of the end of the useful-work window (now).
+  void SnapshotWindow() {
+    window_done_ = true;
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+      const SimJob& s = jobs_[j];
+      JobRecord& r = res_.jobs[j];
+      if (s.state == State::kDone) r.work_window_s = r.duration_s;
+      else if (s.state == State::kRunning || s.state == State::kProfiling || s.state == State::kQueued) {
+        double rem = std::max(0.0, s.remaining - s.rate * (now_ - s.last_update));
+        r.work_window_s = std::max(0.0, r.duration_s - rem);
+      }
+    }
+  }
+
+  // Sets a running job's rate, keeping the useful-work rate sum current.
+  void SetRate(int j, double rate) {
+    const JobRecord& r = res_.jobs[j];
+    useful_sum_ += (rate - jobs_[j].rate) * r.true_util / 100.0 * r.num_gpus;
+    jobs_[j].rate = rate;
   }
 
   void AdvanceTo(double t) {
@@ -204,6 +276,9 @@ class Engine : public ClusterView {
   }
 
   void Leave(int j) {
+    SimJob& sj = jobs_[j];
+    for (int k = 0; k < sj.num_rows; ++k) res_.placements[static_cast<size_t>(sj.first_row + k)].end_s = now_;
+    sj.num_rows = 0;
     for (int g : res_.jobs[j].gpus) {
       GpuState& gs = gpus_[g];
       auto it = std::find(gs.jobs.begin(), gs.jobs.end(), j);
@@ -222,17 +297,19 @@ class Engine : public ClusterView {
     Settle(j);
     Leave(j);
     s.version++;
+    SetRate(j, 0);
     if (s.run_alone_until >= 0 && s.remaining > kEps) {
       // End of a profiling run: back to the queue, now measured.
       s.run_alone_until = -1;
       s.state = State::kQueued;
-      s.rate = 0;
       info_[j].profiled = true;
-      info_[j].profiled_util = res_.jobs[j].true_util;
+      info_[j].profiled_util = Measure(j, 1);
       queue_.insert(j);
       return;
     }
+    s.run_alone_until = -1;
     s.state = State::kDone;
+    if (res_.jobs[j].run_start_s < 0) res_.jobs[j].run_start_s = res_.jobs[j].start_s;  // done within profiling
     s.remaining = 0;
     res_.jobs[j].end_s = now_;
     res_.jobs[j].status = "done";
@@ -244,7 +321,26 @@ class Engine : public ClusterView {
       const std::string who = "policy '" + cfg_.policy + "': job " +
                               (p.job >= 0 && p.job < static_cast<int>(jobs_.size())
                                    ? std::to_string(res_.jobs[p.job].id) : std::to_string(p.job));
-      if (p.job < 0 || p.job >= static_cast<int>(jobs_.size()) || jobs_[p.job].state != State::kQueued)
+      if (p.job < 0 || p.job >= static_cast<int>(jobs_.size()))
+        return Status::Error(who + ": no such job");
+      if (p.migrate) {
+        if (jobs_[p.job].state != State::kRunning) return Status::Error(who + ": migrated but not running");
+        if (p.exclusive || p.run_alone_s > 0) return Status::Error(who + ": a migration is a shared run");
+        // Checkpoint now, leave, lose the restart cost; then placed below.
+        Settle(p.job);
+        Leave(p.job);
+        SetRate(p.job, 0);
+        jobs_[p.job].version++;
+        const double lost = std::min(cfg_.migrate_cost_s, res_.jobs[p.job].duration_s - jobs_[p.job].remaining);
+        jobs_[p.job].remaining += lost;
+        res_.lost_progress_s += lost * info_[p.job].num_gpus;
+        ++res_.migrations;
+        ++res_.jobs[p.job].migrations;
+        ++info_[p.job].migrations;
+        jobs_[p.job].state = State::kQueued;  // validated and placed like a queued job
+        queue_.insert(p.job);
+      }
+      if (jobs_[p.job].state != State::kQueued)
         return Status::Error(who + ": not queued");
       if (static_cast<int>(p.gpus.size()) != info_[p.job].num_gpus)
         return Status::Error(who + ": placed on " + std::to_string(p.gpus.size()) + " GPUs, needs " +
@@ -266,9 +362,15 @@ class Engine : public ClusterView {
       SimJob& s = jobs_[j];
       queue_.erase(j);
       s.state = p.run_alone_s > 0 ? State::kProfiling : State::kRunning;
-      s.rate = 0;
       s.last_update = now_;
       if (res_.jobs[j].start_s < 0) res_.jobs[j].start_s = now_;
+      if (p.run_alone_s <= 0 && res_.jobs[j].run_start_s < 0) {
+        res_.jobs[j].run_start_s = now_;
+        if (observes_ && !info_[j].observed) obs_.push({now_ + cfg_.observe_after_s, order_++, j, 0});
+      }
+      s.first_row = static_cast<int>(res_.placements.size());
+      s.num_rows = static_cast<int>(p.gpus.size());
+      for (int g : p.gpus) res_.placements.push_back({j, g, now_, -1, p.run_alone_s > 0});
       if (p.run_alone_s > 0) {
         double run = std::min(p.run_alone_s, s.remaining);
         s.run_alone_until = now_ + run;
@@ -331,7 +433,7 @@ class Engine : public ClusterView {
           if (gs.jobs[i] == j) rate = std::min(rate, gpu_rates_[g][i]);
       }
       Settle(j);
-      s.rate = rate;
+      SetRate(j, rate);
       s.version++;
       double finish = now_ + s.remaining / rate;
       if (s.run_alone_until >= 0) finish = std::min(finish, s.run_alone_until);
@@ -343,26 +445,40 @@ class Engine : public ClusterView {
       busy_sum_ = 0;
       for (double u : gpu_util_) busy_sum_ += u;
     }
-    if (series_.empty() || series_.back().util_pct != busy_sum_) {
-      double pct = busy_sum_ / static_cast<double>(gpus_.size());
-      if (!series_.empty() && series_.back().t_s == now_ - t0_) series_.back().util_pct = pct;
-      else series_.push_back({now_ - t0_, pct});
+    {
+      const double G = static_cast<double>(gpus_.size());
+      UtilPoint pt{now_ - t0_, busy_sum_ / G, 100.0 * useful_sum_ / G, static_cast<double>(queue_.size())};
+      if (series_.empty() || series_.back().util_pct != pt.util_pct || series_.back().useful_pct != pt.useful_pct ||
+          series_.back().queued != pt.queued) {
+        if (!series_.empty() && series_.back().t_s == pt.t_s) series_.back() = pt;
+        else series_.push_back(pt);
+      }
     }
   }
 
   Result<SimResult> Finish() {
+    if (!window_done_) SnapshotWindow();
     double first_submit = t0_, last_end = t0_;
     std::vector<double> jct;
-    double queue = 0, slow = 0, run_slow = 0, work = 0;
+    double queue = 0, slow = 0, run_slow = 0, work = 0, useful = 0, demand = 0;
     for (JobRecord& r : res_.jobs) {
+      useful += r.true_util / 100.0 * r.num_gpus * r.work_window_s;
+      demand += r.duration_s * r.num_gpus;
       if (r.status != "done") continue;
       last_end = std::max(last_end, r.end_s);
       double c = r.end_s - r.submit_s;
       jct.push_back(c);
-      queue += r.start_s - r.submit_s;
+      queue += r.run_start_s - r.submit_s;
       slow += c / r.duration_s;
-      run_slow += (r.end_s - r.start_s) / r.duration_s;
+      run_slow += (r.end_s - r.run_start_s) / r.duration_s;
       work += r.true_util / 100.0 * r.duration_s * r.num_gpus;
+    }
+    res_.window_s = t_window_end_ - t0_;
+    if (res_.window_s > 0) {
+      const double cap = static_cast<double>(res_.num_gpus) * res_.window_s;
+      res_.useful_work_utilization = 100.0 * useful / cap;
+      res_.load_factor = demand / cap;
+      res_.ideal_work_utilization = IdealWorkUtilization(res_.jobs, res_.num_gpus, t0_, t_window_end_);
     }
     res_.jobs_total = static_cast<int64_t>(res_.jobs.size());
     res_.jobs_done = static_cast<int64_t>(jct.size());
@@ -388,7 +504,7 @@ class Engine : public ClusterView {
       res_.jct_p95_s = pct(95);
       res_.jct_p99_s = pct(99);
     }
-    series_.push_back({res_.makespan_s, 0.0});
+    series_.push_back({res_.makespan_s, 0.0, 0.0, 0.0});
     res_.series = std::move(series_);
     return std::move(res_);
   }
@@ -411,7 +527,9 @@ class Engine : public ClusterView {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
   int64_t order_ = 0, done_ = 0, refreshes_ = 0;
   int shared_gpus_ = 0;
-  double now_ = 0, t0_ = 0, busy_sum_ = 0;
+  double now_ = 0, t0_ = 0, busy_sum_ = 0, useful_sum_ = 0, t_window_end_ = 0;
+  bool observes_ = false, window_done_ = false;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> obs_;  // observation times
   std::vector<UtilPoint> series_;
   SimResult res_;
 };
@@ -435,7 +553,35 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
                              w.Name() + " has none");
   auto policy = row->make(config.options);
   Engine e(trace, cluster, workloads, model, config);
-  return e.Run(*policy);
+  return e.Run(*policy, row->observes_running);
+}
+
+double IdealWorkUtilization(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end) {
+  const double W = t_end - t0, G = num_gpus;
+  if (W <= 0 || num_gpus <= 0) return 0;
+  // f(tau) = A(tau) + G (W - tau) is piecewise linear in tau with breakpoints at
+  // each job's submit and submit + duration: its minimum over [0, W] is at a
+  // breakpoint or an end. Sweep the breakpoints in order.
+  std::vector<std::pair<double, double>> slope_changes;  // (tau, d slope of A)
+  for (const JobRecord& j : jobs) {
+    if (j.num_gpus > num_gpus || j.status == "never_fits") continue;
+    double w = j.true_util / 100.0 * j.num_gpus;
+    double s = j.submit_s - t0;
+    if (s >= W || w <= 0) continue;
+    slope_changes.push_back({s, w});
+    if (s + j.duration_s < W) slope_changes.push_back({s + j.duration_s, -w});
+  }
+  std::sort(slope_changes.begin(), slope_changes.end());
+  double best = G * W;  // tau = 0
+  double a = 0, slope = 0, tau = 0;
+  for (size_t i = 0; i <= slope_changes.size(); ++i) {
+    double next = i < slope_changes.size() ? slope_changes[i].first : W;
+    a += slope * (next - tau);
+    tau = next;
+    best = std::min(best, a + G * (W - tau));
+    if (i < slope_changes.size()) slope += slope_changes[i].second;
+  }
+  return 100.0 * best / (G * W);
 }
 
 std::string SummaryJson(const SimResult& r) {
@@ -443,8 +589,13 @@ std::string SummaryJson(const SimResult& r) {
   j["policy"] = r.policy;
   j["trace"] = r.trace;
   j["seed"] = r.seed;
+  j["predictions"] = r.uses_predictions ? r.predictions : std::string("unused");
   j["cluster"] = r.cluster;
   j["num_gpus"] = r.num_gpus;
+  j["useful_work_utilization"] = r.useful_work_utilization;
+  j["ideal_work_utilization"] = r.ideal_work_utilization;
+  j["load_factor"] = r.load_factor;
+  j["window_s"] = r.window_s;
   j["cluster_utilization"] = r.cluster_utilization;
   j["work_utilization"] = r.work_utilization;
   j["jct_mean_s"] = r.jct_mean_s;
@@ -458,12 +609,16 @@ std::string SummaryJson(const SimResult& r) {
   j["profiling_gpu_s"] = r.profiling_gpu_s;
   j["busy_gpu_s"] = r.busy_gpu_s;
   j["shared_gpu_s"] = r.shared_gpu_s;
+  j["migrations"] = r.migrations;
+  j["lost_progress_s"] = r.lost_progress_s;
+  j["jobs_observed"] = r.jobs_observed;
   j["jobs_total"] = r.jobs_total;
   j["jobs_done"] = r.jobs_done;
   j["jobs_never_fit"] = r.jobs_never_fit;
   j["trace_bad_lines"] = r.trace_bad_lines;
   j["trace_filtered"] = r.trace_filtered;
-  j["prediction_mae"] = std::isnan(r.pred_mae) ? nlohmann::ordered_json() : nlohmann::ordered_json(r.pred_mae);
+  j["prediction_mae"] = std::isnan(r.pred_mae) || !r.uses_predictions ? nlohmann::ordered_json()
+                                                                     : nlohmann::ordered_json(r.pred_mae);
   j["events"] = r.events;
   return j.dump(2) + "\n";
 }
@@ -495,22 +650,34 @@ Status WriteResult(const SimResult& r, const std::vector<WorkloadProfile>& workl
   {
     std::ofstream f(dir + "/jobs.csv");
     if (!f) return Status::Error(dir + "/jobs.csv: cannot write");
-    f << "job_id,submit_s,start_s,end_s,duration_s,num_gpus,workload,true_util,predicted_util,gpus,status\n";
+    // The first eleven columns are the original ones; later ones were appended.
+    f << "job_id,submit_s,start_s,end_s,duration_s,num_gpus,workload,true_util,predicted_util,gpus,status,"
+         "run_start_s,work_in_window_s,measured_util,migrations\n";
     for (const JobRecord& j : r.jobs) {
       f << j.id << ',' << Fixed(j.submit_s) << ',' << (j.start_s >= 0 ? Fixed(j.start_s) : "") << ','
         << (j.end_s >= 0 ? Fixed(j.end_s) : "") << ',' << Fixed(j.duration_s) << ',' << j.num_gpus << ','
         << workloads[j.workload].Name() << ',' << Num(j.true_util) << ',' << Num(j.predicted_util) << ',';
       for (size_t i = 0; i < j.gpus.size(); ++i) f << (i ? ";" : "") << j.gpus[i];
-      f << ',' << j.status << '\n';
+      f << ',' << j.status << ',' << (j.run_start_s >= 0 ? Fixed(j.run_start_s) : "") << ','
+        << Fixed(j.work_window_s) << ',' << Num(j.measured_util) << ',' << j.migrations << '\n';
     }
+  }
+  {
+    std::ofstream f(dir + "/placements.csv");
+    if (!f) return Status::Error(dir + "/placements.csv: cannot write");
+    f << "job_id,gpu,start_s,end_s,kind\n";
+    for (const PlacementRecord& p : r.placements)
+      f << r.jobs[static_cast<size_t>(p.job)].id << ',' << p.gpu << ',' << Fixed(p.start_s) << ','
+        << (p.end_s >= 0 ? Fixed(p.end_s) : "") << ',' << (p.profile ? "profile" : "run") << '\n';
   }
   {
     std::ofstream f(dir + "/utilization.csv");
     if (!f) return Status::Error(dir + "/utilization.csv: cannot write");
-    f << "t_s,util_pct\n";
+    f << "t_s,util_pct,useful_pct,queued\n";
     // The exact step function when small, else 4000 time-weighted bins.
     const auto& pts = r.series.size() <= 4000 ? r.series : BinSeries(r.series, r.makespan_s, 4000);
-    for (const UtilPoint& p : pts) f << Fixed(p.t_s) << ',' << Num(p.util_pct) << '\n';
+    for (const UtilPoint& p : pts)
+      f << Fixed(p.t_s) << ',' << Num(p.util_pct) << ',' << Num(p.useful_pct) << ',' << Num(p.queued) << '\n';
   }
   return Status::Ok();
 }

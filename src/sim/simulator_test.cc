@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "sim/test_util.h"
 #include "util/paths.h"
@@ -27,15 +29,18 @@ Cluster Gpus(int n, double mem_mib = 24576) {
   return c;
 }
 
-// Workloads: 0 = A (40%), 1 = B (50%), 2 = C (60%), 3 = H (huge memory).
-// A+B measured: A at 0.8, B at 0.5, device 70%. Model elsewhere: 1 - 0.5 max(0, x+y-1).
+// Workloads: 0 = A (40%), 1 = B (50%), 2 = C (60%), 3 = H (huge memory),
+// 4 = R (100%), 5 = P (predicted 30, true 70). Physics: beta 1, no switching
+// cost: A+B run at 1 / (1 + 0.4 * 0.5) = 5/6 each, device 100 (0.4 + 0.5) 5/6 = 75%.
 struct Fixture {
-  std::vector<WorkloadProfile> w = {W("A", 40, 40), W("B", 50, 50), W("C", 60, 60), W("H", 10, 10, 30000)};
-  InterferenceModel m{4, {1, 0, 0, 0, -0.5}, {{0, 1, 0.8, 0.5, 70, 1}}};
-  Result<SimResult> Run(const Trace& t, const Cluster& c, const std::string& policy, std::vector<int> wl) {
-    SimConfig cfg;
+  std::vector<WorkloadProfile> w = {W("A", 40, 40), W("B", 50, 50), W("C", 60, 60), W("H", 10, 10, 30000),
+                                    W("R", 100, 100), W("P", 70, 30)};
+  InterferenceModel m{InterferenceParams{1.0, 0.0}};
+  Result<SimResult> Run(const Trace& t, const Cluster& c, const std::string& policy, std::vector<int> wl,
+                        SimConfig cfg = {}) {
     cfg.policy = policy;
     cfg.workload_of_job = std::move(wl);
+    cfg.measure_noise_pct = 0;
     return Simulate(t, c, w, m, cfg);
   }
 };
@@ -55,56 +60,87 @@ TEST(Simulator, QueueingAndUtilizationIntegral) {
   EXPECT_NEAR(r->cluster_utilization, 6500.0 / 150, 1e-9);
   EXPECT_NEAR(r->work_utilization, r->cluster_utilization, 1e-9);  // nothing shared
   EXPECT_NEAR(r->mean_slowdown, (1.0 + 140.0 / 50) / 2, 1e-12);
+  // Window [0, 10]: A made 10 s of progress at 40%: useful 40%; load (100 + 50) / 10.
+  EXPECT_NEAR(r->useful_work_utilization, 40, 1e-9);
+  EXPECT_NEAR(r->load_factor, 15, 1e-12);
 }
 
-TEST(Simulator, MeasuredPairInterference) {
+TEST(Simulator, UsefulWorkAndIdealBoundByHand) {
   Fixture f;
-  // Predictive co-locates A+B (40+50 <= 100). Rates 0.8 / 0.5: A ends at 125;
-  // B has done 62.5 s of work and runs alone for 37.5 s: ends at 162.5.
-  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "predictive", {0, 1});
+  // A and B from t=0 (100 s each), C (60%) at t=60; predictive on one GPU:
+  // A+B share at 5/6 (40 + 50 <= 100), C waits. Window [0, 60]: A and B each
+  // made 50 s of progress: useful = (0.4 * 50 + 0.5 * 50) / 60 = 75%.
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}, {0, 60, 10, 1, 1}}), Gpus(1), "predictive", {0, 1, 2});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_NEAR(r->jobs[0].end_s, 125, 1e-9);
-  EXPECT_NEAR(r->jobs[1].end_s, 162.5, 1e-9);
-  // Busy: 70% for 125 s, then B alone at 50% for 37.5 s.
-  EXPECT_NEAR(r->cluster_utilization, (70 * 125 + 50 * 37.5) / 162.5, 1e-9);
-  EXPECT_NEAR(r->shared_gpu_s, 125, 1e-9);
-  EXPECT_NEAR(r->mean_run_slowdown, (1.25 + 1.625) / 2, 1e-12);
-  // Solo-equivalent: (40 * 100 + 50 * 100) / 162.5.
-  EXPECT_NEAR(r->work_utilization, 9000 / 162.5, 1e-9);
-  // Slot on the same jobs: 40 * 100 + 50 * 100 over 200 s.
-  auto s = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "slot", {0, 1});
-  EXPECT_NEAR(s->cluster_utilization, 45, 1e-9);
+  EXPECT_NEAR(r->jobs[0].work_window_s, 50, 1e-9);
+  EXPECT_NEAR(r->jobs[1].work_window_s, 50, 1e-9);
+  EXPECT_EQ(r->jobs[2].work_window_s, 0);
+  EXPECT_NEAR(r->useful_work_utilization, 75, 1e-9);
+  // Ideal: min over cuts tau of 0.9 min(100, tau) + 1 (60 - tau) = 54 at tau = 60: 90%.
+  EXPECT_NEAR(r->ideal_work_utilization, 90, 1e-9);
+  // Both end at 120; C runs 120-130. Busy 75% for 120 s then 60% for 10 s.
+  EXPECT_NEAR(r->jobs[0].end_s, 120, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 120, 1e-9);
+  EXPECT_NEAR(r->busy_gpu_s, 0.75 * 120 + 0.6 * 10, 1e-9);
+  // Slot: A 0-100 alone, B waits; window [0, 60]: useful = 40 * 60 / 60 = 40%.
+  auto s = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}, {0, 60, 10, 1, 1}}), Gpus(1), "slot", {0, 1, 2});
+  ASSERT_TRUE(s.ok());
+  EXPECT_NEAR(s->useful_work_utilization, 40, 1e-9);
+  EXPECT_NEAR(s->ideal_work_utilization, 90, 1e-9);
 }
 
-TEST(Simulator, ModelledInterferenceForUnmeasuredPair) {
+TEST(Simulator, ThreeSaturatingJobsTimeSlice) {
   Fixture f;
-  // C+A: 60+40 = 100 <= cap. Model: x+y-1 = 0 -> rate 1; util 100 (1 - 0.4 * 0.6) = 76.
-  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 50, 1, 1}}), Gpus(1), "predictive", {2, 0});
-  ASSERT_TRUE(r.ok());
-  EXPECT_NEAR(r->jobs[1].end_s, 50, 1e-9);
-  EXPECT_NEAR(r->jobs[0].end_s, 100, 1e-9);
-  EXPECT_NEAR(r->busy_gpu_s * 100, 76 * 50 + 60 * 50, 1e-6);
-  // C+C with cap 120: rate 1 - 0.5 * 0.2 = 0.9 each -> both end at 100 / 0.9.
   SimConfig cfg;
-  cfg.policy = "predictive";
-  cfg.options.cap = 120;
-  cfg.workload_of_job = {2, 2};
-  auto q = Simulate(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), f.w, f.m, cfg);
-  ASSERT_TRUE(q.ok());
-  EXPECT_NEAR(q->jobs[0].end_s, 100 / 0.9, 1e-9);
+  cfg.options.cap = 300;
+  // Three 100% jobs forced onto one GPU: a third each, all end at 300; the
+  // device is exactly 100% busy.
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "predictive", {4, 4, 4}, cfg);
+  ASSERT_TRUE(r.ok()) << r.message();
+  for (const JobRecord& j : r->jobs) EXPECT_NEAR(j.end_s, 300, 1e-9);
+  EXPECT_NEAR(r->cluster_utilization, 100, 1e-9);
+}
+
+TEST(Simulator, FeedbackMigratesAnOverCommittedJob) {
+  Fixture f;
+  SimConfig cfg;
+  cfg.observe_after_s = 10;
+  cfg.migrate_cost_s = 60;
+  // Two P jobs (predicted 30, true 70) packed on GPU 0. Each runs at
+  // 1 / (1 + 0.49) until t = 10, when both are observed at 70: 140 > 100. Job 0
+  // (the first of two equally light ones) moves to GPU 1 and loses
+  // min(60, progress) = all 10 / 1.49 s it had made: it restarts from zero,
+  // alone, and ends at 210. Job 1 runs alone from 10 with 200 - 10/1.49 left.
+  auto r = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 1, 1}}), Gpus(2), "predictive-feedback", {5, 5}, cfg);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->migrations, 1);
+  EXPECT_EQ(r->jobs[0].migrations, 1);
+  EXPECT_NEAR(r->jobs[0].end_s, 210, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 10 + 200 - 10 / 1.49, 1e-9);
+  EXPECT_NEAR(r->lost_progress_s, 10 / 1.49, 1e-9);
+  EXPECT_EQ(r->jobs_observed, 2);
+  ASSERT_EQ(r->placements.size(), 3u);
+  EXPECT_EQ(r->placements[0].gpu, 0);
+  EXPECT_NEAR(r->placements[0].end_s, 10, 1e-9);
+  EXPECT_EQ(r->placements[2].job, 0);
+  EXPECT_EQ(r->placements[2].gpu, 1);
+  EXPECT_NEAR(r->placements[2].start_s, 10, 1e-9);
+  // Open-loop predictive keeps them together: both at 1/1.49 to 298.
+  auto p = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 1, 1}}), Gpus(2), "predictive", {5, 5});
+  EXPECT_NEAR(p->jobs[0].end_s, 298, 1e-9);
 }
 
 TEST(Simulator, GangPlacementProgressesAtSlowestGpu) {
   Fixture f;
-  // 2 GPUs. A (2 GPUs) takes GPUs 0 and 1; B joins GPU 0 (best fit, lowest id).
-  // On GPU 0 the measured pair slows A to 0.8 and B to 0.5; on GPU 1 A is alone
-  // at 1.0, so A progresses at 0.8: ends at 125. B: 62.5 done by 125, then alone: 162.5.
-  auto r = f.Run(Jobs({{0, 0, 100, 2, 1}, {0, 0, 100, 1, 1}}), Gpus(2), "predictive", {0, 1});
+  // 2 GPUs. A (2 GPUs, 100 s) takes GPUs 0 and 1; B (50 s) joins GPU 0 (best
+  // fit, lowest id). On GPU 0 both run at 5/6; on GPU 1 A is alone at 1, so A
+  // progresses at 5/6: B ends at 60, when A has made 50 s; A then ends at 110.
+  auto r = f.Run(Jobs({{0, 0, 100, 2, 1}, {0, 0, 50, 1, 1}}), Gpus(2), "predictive", {0, 1});
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(r->jobs[0].gpus, (std::vector<int>{0, 1}));
   EXPECT_EQ(r->jobs[1].gpus, std::vector<int>{0});
-  EXPECT_NEAR(r->jobs[0].end_s, 125, 1e-9);
-  EXPECT_NEAR(r->jobs[1].end_s, 162.5, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 60, 1e-9);
+  EXPECT_NEAR(r->jobs[0].end_s, 110, 1e-9);
   // Slot: a 3-GPU job waits for the 2-GPU job on 4 GPUs while a 1-GPU job backfills.
   auto s = f.Run(Jobs({{0, 0, 100, 2, 1}, {0, 1, 10, 3, 1}, {0, 2, 10, 1, 1}}), Gpus(4), "slot", {0, 0, 0});
   ASSERT_TRUE(s.ok());
@@ -140,18 +176,37 @@ TEST(Simulator, NeverFittingJobIsReportedNotHung) {
 
 TEST(Simulator, ProfilingRunCountsGpuTime) {
   Fixture f;
-  // A (40%) profiles alone 0-60 (progress kept), then B arrives at 10 and
-  // profiles on GPU 1 10-70. At 60 A is re-placed (by measured util) on the
-  // free GPU 0 and finishes at 100; B at 70 joins GPU0 (40 + 50 <= 100), pair
-  // measured: A at 0.8, B 0.5 until A ends.
+  // A (40%) profiles alone 0-70 (10 s warm-up + 60 s window, progress kept);
+  // B arrives at 10 and profiles on GPU 1 10-80. At 70 A (measured 40, no
+  // noise) is placed on the free GPU 0 and runs alone; at 80 B (50) joins it
+  // (40 + 50 <= 100). A has 20 s left at 80, at 5/6: ends at 104. B has 30 s
+  // left at 80, makes 20 by 104, then 10 alone: ends at 114.
   auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 10, 100, 1, 1}}), Gpus(2), "profiling", {0, 1});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_DOUBLE_EQ(r->profiling_gpu_s, 120);
+  EXPECT_DOUBLE_EQ(r->profiling_gpu_s, 140);
   EXPECT_DOUBLE_EQ(r->jobs[0].start_s, 0);
-  // A: 70 s done by t=70, 30 left at 0.8 -> ends at 107.5.
-  EXPECT_NEAR(r->jobs[0].end_s, 107.5, 1e-9);
-  // B: 60 done at 70; 37.5 * 0.5 = 18.75 by 107.5; 21.25 alone -> 128.75.
-  EXPECT_NEAR(r->jobs[1].end_s, 128.75, 1e-9);
+  EXPECT_DOUBLE_EQ(r->jobs[0].run_start_s, 70);
+  EXPECT_DOUBLE_EQ(r->jobs[1].run_start_s, 80);
+  EXPECT_NEAR(r->jobs[0].end_s, 104, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 114, 1e-9);
+  // Queue: to the real run, profiling and the wait after it included: (70 + 70) / 2.
+  EXPECT_NEAR(r->queue_mean_s, 70, 1e-9);
+  EXPECT_EQ(r->jobs[0].measured_util, 40);
+  // placements: a profile row and a run row per job.
+  ASSERT_EQ(r->placements.size(), 4u);
+  EXPECT_TRUE(r->placements[0].profile);
+  EXPECT_NEAR(r->placements[0].end_s, 70, 1e-9);
+  // With measurement noise the measured utilization differs, seeded.
+  auto n1 = Simulate(Jobs({{0, 0, 100, 1, 1}}), Gpus(1), f.w, f.m, [] {
+    SimConfig c;
+    c.policy = "profiling";
+    c.workload_of_job = {0};
+    c.measure_noise_pct = 5;
+    return c;
+  }());
+  ASSERT_TRUE(n1.ok());
+  EXPECT_NE(n1->jobs[0].measured_util, 40);
+  EXPECT_NEAR(n1->jobs[0].measured_util, 40, 30);
 }
 
 TEST(Simulator, PredictivePoliciesRequirePredictions) {
@@ -162,7 +217,8 @@ TEST(Simulator, PredictivePoliciesRequirePredictions) {
   EXPECT_EQ(r.message(), "policy 'predictive' needs predicted utilization, and workload C/D/b32/amp0 has none");
   EXPECT_TRUE(f.Run(Jobs({{0, 0, 100, 1, 1}}), Gpus(1), "slot", {0}).ok());
   EXPECT_EQ(f.Run(Jobs({}), Gpus(1), "x", {}).message(),
-            "unknown policy 'x': want one of slot, profiling, predictive, predictive-spread, interference-aware");
+            "unknown policy 'x': want one of slot, profiling, predictive, predictive-spread, interference-aware, "
+            "predictive-feedback");
 }
 
 TEST(Simulator, DeterministicForASeed) {
@@ -189,7 +245,7 @@ TEST(Simulator, DeterministicForASeed) {
 
 TEST(Simulator, WritesTheIssuesFiles) {
   Fixture f;
-  auto r = f.Run(Jobs({{0, 0, 100, 2, 1}, {0, 0, 100, 1, 1}}), Gpus(2), "predictive", {0, 1});
+  auto r = f.Run(Jobs({{0, 0, 100, 2, 1}, {0, 0, 50, 1, 1}}), Gpus(2), "predictive", {0, 1});
   ASSERT_TRUE(r.ok());
   std::string dir = testing::TempDir("write");
   ASSERT_TRUE(WriteResult(*r, f.w, dir + "/out").ok());
@@ -197,13 +253,123 @@ TEST(Simulator, WritesTheIssuesFiles) {
   std::string header, row;
   std::getline(jobs, header);
   std::getline(jobs, row);
-  EXPECT_EQ(header, "job_id,submit_s,start_s,end_s,duration_s,num_gpus,workload,true_util,predicted_util,gpus,status");
-  EXPECT_EQ(row, "0,0.000,0.000,125.000,100.000,2,A/D/b32/amp0,40,40,0;1,done");
+  EXPECT_EQ(header, "job_id,submit_s,start_s,end_s,duration_s,num_gpus,workload,true_util,predicted_util,gpus,status,"
+                    "run_start_s,work_in_window_s,measured_util,migrations");
+  EXPECT_EQ(row, "0,0.000,0.000,110.000,100.000,2,A/D/b32/amp0,40,40,0;1,done,0.000,0.000,,0");
+  std::ifstream pl(dir + "/out/placements.csv");
+  std::getline(pl, header);
+  EXPECT_EQ(header, "job_id,gpu,start_s,end_s,kind");
+  std::vector<std::string> rows;
+  while (std::getline(pl, row)) rows.push_back(row);
+  EXPECT_EQ(rows, (std::vector<std::string>{"0,0,0.000,110.000,run", "0,1,0.000,110.000,run", "1,0,0.000,60.000,run"}));
   std::ifstream s(dir + "/out/summary.json");
   std::string text((std::istreambuf_iterator<char>(s)), {});
-  for (const char* k : {"num_gpus", "cluster_utilization", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
+  for (const char* k : {"num_gpus", "useful_work_utilization", "ideal_work_utilization", "load_factor",
+                        "cluster_utilization", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
                         "queue_mean_s", "makespan_s", "mean_slowdown", "profiling_gpu_s", "jobs_done"})
     EXPECT_NE(text.find(std::string("\"") + k + "\""), std::string::npos) << k;
+}
+
+// Independent of the simulator's own accounting: replays placements (which
+// job sat on which GPU when) through the interference model alone and
+// recomputes every job's progress, the useful work in the window and the
+// device busy time.
+struct Replay {
+  std::vector<double> progress, window_progress;
+  double busy_gpu_s = 0, max_busy = 0, max_mem_frac = 0;
+  int profile_shared = 0;
+};
+
+Replay ReplayPlacements(const SimResult& r, const std::vector<WorkloadProfile>& w, const InterferenceModel& m,
+                        double migrate_cost_s, double t_window, double gpu_mem) {
+  Replay out;
+  out.progress.assign(r.jobs.size(), 0.0);
+  out.window_progress.assign(r.jobs.size(), 0.0);
+  std::vector<double> ts = {t_window};
+  for (const PlacementRecord& p : r.placements) {
+    ts.push_back(p.start_s);
+    ts.push_back(p.end_s);
+  }
+  std::sort(ts.begin(), ts.end());
+  ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
+  std::vector<double> last_run_end(r.jobs.size(), -1);
+  for (size_t k = 0; k + 1 < ts.size(); ++k) {
+    const double t = ts[k], dt = ts[k + 1] - t;
+    // Checkpoint-restart: a run row of a job starting where another ended.
+    for (const PlacementRecord& p : r.placements)
+      if (!p.profile && p.end_s == t) last_run_end[p.job] = t;
+    for (const PlacementRecord& p : r.placements)
+      if (!p.profile && p.start_s == t && last_run_end[p.job] == t) {
+        out.progress[p.job] -= std::min(migrate_cost_s, out.progress[p.job]);
+        last_run_end[p.job] = -2;  // once per restart (gang rows share it)
+      }
+    if (t >= t_window && k > 0 && ts[k - 1] < t_window) out.window_progress = out.progress;
+    std::map<int, std::vector<int>> on_gpu;
+    for (const PlacementRecord& p : r.placements)
+      if (p.start_s <= t && t < p.end_s) on_gpu[p.gpu].push_back(static_cast<int>(&p - r.placements.data()));
+    std::map<int, double> rate;
+    for (auto& [g, rows] : on_gpu) {
+      std::vector<double> u, rates(rows.size());
+      double mem = 0;
+      for (int i : rows) {
+        const JobRecord& j = r.jobs[r.placements[i].job];
+        u.push_back(w[j.workload].true_util);
+        mem += w[j.workload].gmem_mib;
+        if (r.placements[i].profile && rows.size() > 1) ++out.profile_shared;
+      }
+      out.max_mem_frac = std::max(out.max_mem_frac, mem / gpu_mem);
+      double busy;
+      m.Rates(u.data(), static_cast<int>(u.size()), rates.data(), &busy);
+      out.busy_gpu_s += busy / 100.0 * dt;
+      out.max_busy = std::max(out.max_busy, busy);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        int job = r.placements[rows[i]].job;
+        auto it = rate.find(job);
+        rate[job] = it == rate.end() ? rates[i] : std::min(it->second, rates[i]);
+      }
+    }
+    for (auto& [job, x] : rate) out.progress[job] += x * dt;
+  }
+  if (ts.empty() || ts.back() <= t_window) out.window_progress = out.progress;
+  return out;
+}
+
+TEST(Simulator, PlacementsReplayMatchesAccounting) {
+  auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
+  ASSERT_TRUE(w.ok());
+  // Predictions well off the truth, so that feedback has something to correct.
+  for (auto& x : *w) x.predicted_util = 0.6 * x.true_util + 10;
+  auto m = InterferenceModel::Fit(*w, DataDir() + "/lucid/colocate_info.csv");
+  ASSERT_TRUE(m.ok());
+  auto t = LoadTrace("philly", DataDir(), {500, false});
+  ASSERT_TRUE(t.ok());
+  auto c = ParseCluster("12x RTX3090", DataDir());
+  const double t_window = t->jobs.back().submit_s;
+  for (const char* policy : {"slot", "profiling", "predictive", "predictive-feedback"}) {
+    SimConfig cfg;
+    cfg.policy = policy;
+    cfg.seed = 3;
+    auto r = Simulate(*t, *c, *w, *m, cfg);
+    ASSERT_TRUE(r.ok()) << r.message();
+    Replay rp = ReplayPlacements(*r, *w, *m, cfg.migrate_cost_s, t_window, 24576);
+    double useful = 0;
+    for (size_t j = 0; j < r->jobs.size(); ++j) {
+      const JobRecord& job = r->jobs[j];
+      if (job.status == "done") {
+        EXPECT_NEAR(rp.progress[j], job.duration_s, 1e-6 * job.duration_s + 1e-6) << policy << " job " << job.id;
+      }
+      useful += job.true_util / 100.0 * job.num_gpus * rp.window_progress[j];
+    }
+    EXPECT_NEAR(100.0 * useful / (12 * t_window), r->useful_work_utilization, 1e-6) << policy;
+    EXPECT_LE(r->useful_work_utilization, r->ideal_work_utilization + 1e-9) << policy;
+    EXPECT_NEAR(rp.busy_gpu_s, r->busy_gpu_s, 1e-6 * r->busy_gpu_s) << policy;
+    EXPECT_LE(rp.max_busy, 100 + 1e-9) << policy;
+    EXPECT_LE(rp.max_mem_frac, 1 + 1e-9) << policy;
+    EXPECT_EQ(rp.profile_shared, 0) << policy;
+    if (std::string(policy) == "predictive-feedback") {
+      EXPECT_GT(r->migrations, 0);
+    }
+  }
 }
 
 }  // namespace
