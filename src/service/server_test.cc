@@ -635,7 +635,8 @@ TEST_F(ServiceTest, DripFeedingClientsNeitherStarveOthersNorStayForever) {
     if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(4)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
-  EXPECT_LT(worst, 0.5) << "a /healthz took " << worst << " s while 20 clients dripped";
+  // Before the fix each /healthz waited for a worker until the drip ended (seconds).
+  EXPECT_LT(worst, 1.5) << "a /healthz took " << worst << " s while 20 clients dripped";
   // Each dripping client got 408 at the whole-request deadline and was closed.
   for (int fd : fds) {
     timeval tv{5, 0};
@@ -774,6 +775,15 @@ TEST_F(ServiceTest, PipelinedAndContinuedRequests) {
   while ((n = recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
   close(fd);
   EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply;
+}
+
+// HEAD is GET without the body (a fuzzer harness once mistook it for a framing error).
+TEST_F(ServiceTest, HeadAnswersWithoutABody) {
+  StartServer();
+  std::string reply = Raw(port_, "HEAD /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply;
+  EXPECT_THAT(reply, HasSubstr("Content-Length: "));
+  EXPECT_EQ(ReplyBody(reply), "");
 }
 
 // The fuzzer's entry point serves the same way without a socket.
