@@ -108,7 +108,8 @@ cleanup() {
   fi
   cd /
   rm -rf "$T"
-  if [ "$rc" = 0 ]; then echo "slurm test: PASSED"; else echo "slurm test: FAILED" >&2; fi
+  local what="slurm test"; [ -n "$BENCH" ] && what="slurm bench"
+  if [ "$rc" = 0 ]; then echo "$what: PASSED"; else echo "$what: FAILED" >&2; fi
   exit "$rc"
 }
 trap cleanup EXIT
