@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Offline test of gpucast-epilog.sh: its parsing of sacct and nvidia-smi
+# output (sample text in the formats those tools print, expected values
+# computed by hand), then the whole epilog against a real `gpucast serve` on
+# loopback with sacct/scontrol replaced by stubs printing that sample text.
+# No Slurm needed. Usage: integrations/slurm/epilog_test.sh BUILD/gpucast
+set -u
+BIN=$(realpath "${1:?usage: epilog_test.sh PATH/TO/gpucast}")
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+EPI="$HERE/gpucast-epilog.sh"
+T=$(mktemp -d /tmp/gpucast-epilog.XXXXXX)
+PID=""
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+pass=0
+failn=0
+check() {  # check NAME GOT WANT
+  if [ "$2" = "$3" ]; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "epilog: FAIL: $1: got '$2', want '$3'"; fi
+}
+
+# sacct -P -n --format=JobID,ElapsedRaw,TRESUsageInAve: the allocation line
+# has no usage; the batch step ran 600 s at 80%, step 0 ran 1800 s at 40%:
+# (80*600 + 40*1800) / 2400 = 50.
+cat >"$T/sacct.txt" <<'EOF'
+42|2400|
+42.batch|600|cpu=00:09:58,energy=0,fs/disk=5302,gres/gpumem=2048M,gres/gpuutil=80,mem=1200M,pages=0,vmem=1500M
+42.0|1800|cpu=00:29:40,energy=0,fs/disk=11092,gres/gpumem=9000M,gres/gpuutil=40,mem=3000M,pages=2,vmem=3300M
+EOF
+check "sacct weighted" "$(bash "$EPI" --parse-sacct <"$T/sacct.txt")" "50.000 2400"
+printf '42|100|cpu=00:01:00,mem=10M\n' >"$T/nogpu.txt"
+check "sacct without gpuutil" "$(bash "$EPI" --parse-sacct <"$T/nogpu.txt")" ""
+printf '42|100|gres/gpuutil=140\n' >"$T/bad.txt"
+check "sacct out of range ignored" "$(bash "$EPI" --parse-sacct <"$T/bad.txt")" ""
+
+# nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -l 5:
+# (90 + 30 + 60 + 100) / 4 = 70.
+cat >"$T/nvsmi.csv" <<'EOF'
+timestamp, index, utilization.gpu [%]
+2026/11/30 10:00:00.101, 0, 90 %
+2026/11/30 10:00:05.102, 0, 30 %
+2026/11/30 10:00:10.103, 0, 60 %
+2026/11/30 10:00:15.104, 0, 100 %
+EOF
+check "nvidia-smi log" "$(bash "$EPI" --parse-nvsmi "$T/nvsmi.csv")" "70.000 4"
+printf '25\n35\n' >"$T/nounits.csv"  # --format=csv,noheader,nounits, one column
+check "nvidia-smi noheader" "$(bash "$EPI" --parse-nvsmi "$T/nounits.csv")" "30.000 2"
+
+# AdminComment as job_submit.lua writes it.
+c='gpucast: model=/shared/models/pointnet.onnx batch=32 amp=1 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8'
+check "comment" "$(bash "$EPI" --parse-comment "$c")" \
+  'JOB {"model": "/shared/models/pointnet.onnx", "batch": 32, "amp": true, "dims": {}, "attrs": {}, "duration_s": 0}'
+check "comment with id" "$(bash "$EPI" --parse-comment "gpucast_job=17 $c")" "ID 17"
+check "no comment" "$(bash "$EPI" --parse-comment "")" ""
+
+# The whole epilog: stubs on PATH, a real service, the observation arrives.
+"$BIN" train --out "$T/p.json" >/dev/null || { echo "epilog: FAIL: train"; exit 1; }
+"$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --cluster "2x RTX3090" \
+  --model-root "$ROOT/models" >"$T/out" 2>"$T/err" &
+PID=$!
+URL=""
+for _ in $(seq 100); do
+  addr=$(sed -n 's/^listening on //p' "$T/out")
+  [ -n "$addr" ] && { URL="http://$addr"; break; }
+  sleep 0.1
+done
+[ -n "$URL" ] || { echo "epilog: FAIL: service did not start: $(cat "$T/err")"; exit 1; }
+mkdir -p "$T/bin" "$T/slurm"
+cp "$EPI" "$T/slurm/gpucast-epilog.sh"
+printf 'url = %s\nacct_freq_s = 30\nnvsmi_log_dir = %s\n' "$URL" "$T" >"$T/slurm/gpucast.conf"
+cat >"$T/bin/sacct" <<EOF
+#!/bin/sh
+case "\$*" in *TRESUsageInAve*) cat "$T/sacct.txt" ;; esac
+EOF
+cat >"$T/bin/scontrol" <<EOF
+#!/bin/sh
+case "\$*" in
+  "show job 42") echo "   AdminComment=gpucast: model=$ROOT/models/pointnet.onnx batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8" ;;
+  "show config") echo "ClusterName             = testcluster" ;;
+esac
+EOF
+chmod +x "$T/bin/sacct" "$T/bin/scontrol"
+for run in 1 2; do  # a retried epilog posts to the same record
+  PATH="$T/bin:$PATH" SLURM_JOB_ID=42 bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"
+done
+job=$(curl -s -m 5 "$URL/v1/jobs/1")
+got=$(echo "$job" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["observed_util"], j["observed_samples"], j["batch"], j["name"] == "")')
+check "epilog posted (sacct)" "$got" "50.0 160 32 True"  # 2 runs x 2400 s / 30 s
+check "one record" "$(curl -s -m 5 "$URL/v1/jobs" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" "1"
+# Without sacct's gpuutil: the job's nvidia-smi log.
+cp "$T/nogpu.txt" "$T/sacct.txt"
+cp "$T/nvsmi.csv" "$T/gpucast-nvsmi-42.csv"
+PATH="$T/bin:$PATH" SLURM_JOB_ID=42 bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"
+got=$(curl -s -m 5 "$URL/v1/jobs/1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["observed_util"], 6), j["observed_samples"])')
+check "epilog posted (nvidia-smi)" "$got" "$(/usr/bin/python3 -c 'print(round((50*160 + 70*4) / 164, 6), 164)')"
+metrics=$(curl -s -m 5 "$URL/metrics")
+check "slurm source counted" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="slurm"} 2$')" "1"
+check "nvidia-smi source counted" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="nvidia-smi"} 1$')" "1"
+echo "epilog: $pass passed, $failn failed"
+[ "$failn" = 0 ]

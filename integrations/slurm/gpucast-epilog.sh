@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# gpucast Slurm epilog: posts a finished job's measured GPU utilization to
+# `gpucast serve` as an observation (POST /v1/jobs/{id}/observations), so that
+# `gpucast train --observations DB` can learn from the site's own jobs.
+# Operator guide: docs/operations.md, docs/slurm.md ("Measured utilization back").
+#
+# Install as EpilogSlurmctld (slurm.conf); it runs once per job with
+# SLURM_JOB_ID set. Settings: gpucast.conf beside this script (url,
+# token_file) as for job_submit.lua, plus optional
+#   nvsmi_log_dir = DIR     where jobs write nvidia-smi logs (default /tmp)
+#   acct_freq_s = N         JobAcctGatherFrequency task period in s (default 30)
+#
+# Where the utilization comes from, first that has it:
+#   1. sacct TRESUsageInAve gres/gpuutil of the job's steps (sites that gather
+#      it: AccountingStorageTRES=gres/gpuutil with AcctGatherGpu NVML); the
+#      steps' values averaged weighted by their run time; source "slurm".
+#   2. DIR/gpucast-nvsmi-$SLURM_JOB_ID.csv written by the job with
+#        nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -l 5 \
+#          > /tmp/gpucast-nvsmi-$SLURM_JOB_ID.csv &
+#      every sample line's utilization.gpu averaged; source "nvidia-smi".
+# The job's gpucast record: AdminComment "gpucast_job=N" if present, else the
+# epilog registers the job as job_submit.lua described it in its AdminComment
+# ("gpucast: model=P batch=B [amp=1] ...") with POST /v1/jobs (duration_s 0,
+# Idempotency-Key slurm-<cluster>-<jobid>, so a retried epilog posts to the
+# same record). A job without either, or without a measurement, is left alone
+# (exit 0: an epilog failure would drain the node).
+#
+# Offline parsing (tests): --parse-sacct < FILE, --parse-nvsmi FILE,
+# --parse-comment STRING print what the epilog would use.
+set -u
+
+# sacct -P -n --format=JobID,ElapsedRaw,TRESUsageInAve lines on stdin ->
+# "UTIL SECONDS" (run-time weighted gres/gpuutil), nothing if no step has it.
+parse_sacct() {
+  awk -F'|' '
+    NF >= 3 {
+      n = split($3, tres, ",")
+      for (i = 1; i <= n; i++) {
+        if (tres[i] ~ /^gres\/gpuutil=/) {
+          v = substr(tres[i], length("gres/gpuutil=") + 1)
+          if (v ~ /^[0-9]+(\.[0-9]+)?$/ && v + 0 <= 100 && $2 ~ /^[0-9]+$/) {
+            w = ($2 + 0 > 0) ? $2 + 0 : 1
+            sum += v * w; secs += w; found = 1
+          }
+        }
+      }
+    }
+    END { if (found) printf "%.3f %d\n", sum / secs, secs }'
+}
+
+# nvidia-smi CSV log -> "UTIL SAMPLES" (mean utilization.gpu over sample lines).
+parse_nvsmi() {
+  awk -F',' '
+    NR == 1 || col == 0 {
+      for (i = 1; i <= NF; i++) if ($i ~ /utilization\.gpu/) col = i
+      if (col) next
+    }
+    {
+      c = (col ? col : NF)
+      v = $c; gsub(/[ %]/, "", v)
+      if (v ~ /^[0-9]+(\.[0-9]+)?$/ && v + 0 <= 100) { sum += v; n++ }
+    }
+    END { if (n) printf "%.3f %d\n", sum / n, n }' "$1"
+}
+
+# AdminComment -> "ID N" (gpucast_job=N) or a JSON job for POST /v1/jobs, or nothing.
+parse_comment() {
+  local c="$1" id
+  id=$(printf '%s\n' "$c" | sed -n 's/.*gpucast_job=\([0-9][0-9]*\).*/\1/p')
+  if [ -n "$id" ]; then echo "ID $id"; return 0; fi
+  printf '%s\n' "$c" | grep -q 'gpucast: model=' || return 0
+  printf '%s\n' "$c" | sed 's/.*gpucast: //' | tr ' ' '\n' | awk -F'=' '
+    function q(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
+    $1 == "model" { model = substr($0, 7) }
+    $1 == "batch" && $2 ~ /^[0-9]+$/ { batch = $2 }
+    $1 == "amp" { amp = ($2 == "1") ? "true" : "false" }
+    $1 ~ /^dim\./ && $2 ~ /^[0-9]+$/ { dims = dims (dims ? ", " : "") q(substr($1, 5)) ": " $2 }
+    $1 ~ /^attr\./ && $2 ~ /^[0-9]+$/ { attrs = attrs (attrs ? ", " : "") q(substr($1, 6)) ": " $2 }
+    END {
+      if (model == "") exit
+      printf "JOB {\"model\": %s, \"batch\": %d, \"amp\": %s, \"dims\": {%s}, \"attrs\": {%s}, \"duration_s\": 0}\n",
+             q(model), batch ? batch : 1, amp ? amp : "false", dims, attrs
+    }'
+}
+
+case "${1:-}" in
+  --parse-sacct) parse_sacct; exit 0 ;;
+  --parse-nvsmi) parse_nvsmi "${2:?--parse-nvsmi FILE}"; exit 0 ;;
+  --parse-comment) parse_comment "${2-}"; exit 0 ;;
+esac
+
+log() { logger -t gpucast-epilog -- "job ${SLURM_JOB_ID:-?}: $*" 2>/dev/null || echo "gpucast-epilog: $*" >&2; }
+JOB="${SLURM_JOB_ID:-}"
+[ -n "$JOB" ] || { log "no SLURM_JOB_ID"; exit 0; }
+CONF="$(cd "$(dirname "$0")" && pwd)/gpucast.conf"
+conf() {  # conf KEY DEFAULT
+  local v=""
+  [ -r "$CONF" ] && v=$(sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\([^#]*\).*/\1/p" "$CONF" | tail -1 | sed 's/[[:space:]]*$//')
+  echo "${v:-$2}"
+}
+URL=$(conf url http://127.0.0.1:8080)
+TOKEN_FILE=$(conf token_file "")
+LOGDIR=$(conf nvsmi_log_dir /tmp)
+FREQ=$(conf acct_freq_s 30)
+AUTH=()
+[ -n "$TOKEN_FILE" ] && AUTH=(-H "Authorization: Bearer $(tr -d ' \t\r\n' <"$TOKEN_FILE")")
+
+# The measurement.
+source="" util="" samples=""
+m=$(sacct -j "$JOB" -P -n --format=JobID,ElapsedRaw,TRESUsageInAve 2>/dev/null | parse_sacct)
+if [ -n "$m" ]; then
+  source=slurm util=${m% *}
+  samples=$(( ${m#* } / (FREQ > 0 ? FREQ : 30) ))
+  [ "$samples" -ge 1 ] || samples=1
+elif [ -r "$LOGDIR/gpucast-nvsmi-$JOB.csv" ]; then
+  m=$(parse_nvsmi "$LOGDIR/gpucast-nvsmi-$JOB.csv")
+  [ -n "$m" ] && source=nvidia-smi util=${m% *} samples=${m#* }
+fi
+[ -n "$source" ] || { log "no GPU utilization measured (no sacct gres/gpuutil, no nvidia-smi log)"; exit 0; }
+
+# The gpucast job.
+comment=$(scontrol show job "$JOB" 2>/dev/null | sed -n 's/.*AdminComment=\(.*\)$/\1/p' | head -1)
+[ -n "$comment" ] || comment=$(sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
+p=$(parse_comment "$comment")
+case "$p" in
+  "ID "*) id=${p#ID } ;;
+  "JOB "*)
+    cluster=$(scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
+    resp=$(curl -s -m 10 -w '\n%{http_code}' -X POST "$URL/v1/jobs" "${AUTH[@]}" -H 'Content-Type: application/json' \
+      -H "Idempotency-Key: slurm-${cluster:-cluster}-$JOB" -d "${p#JOB }")
+    code=$(echo "$resp" | tail -1)
+    id=$(echo "$resp" | head -1 | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+    [ "$code" = 201 ] && [ -n "$id" ] || { log "registering with gpucast failed: HTTP $code $(echo "$resp" | head -1)"; exit 0; }
+    ;;
+  *) log "no gpucast AdminComment: not a gpucast job"; exit 0 ;;
+esac
+resp=$(curl -s -m 10 -w '\n%{http_code}' -X POST "$URL/v1/jobs/$id/observations" "${AUTH[@]}" \
+  -H 'Content-Type: application/json' -d "{\"gpu_util\": $util, \"source\": \"$source\", \"samples\": $samples}")
+code=$(echo "$resp" | tail -1)
+if [ "$code" = 201 ]; then
+  log "gpucast job $id: observed $util% over $samples samples ($source)"
+else
+  log "posting the observation failed: HTTP $code $(echo "$resp" | head -1)"
+fi
+exit 0
