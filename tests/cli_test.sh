@@ -98,6 +98,15 @@ expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.o
 expect_err "job attribute 'colour': unknown key"
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --json
 expect_out '"gpu_util"'
+# A graph that cannot be costed completely is refused by predict (BERT's position table has 512
+# rows); analyze shows the partial report, marked, and exits 1 with --strict.
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert.onnx" --batch 2 --dim seq=1024
+expect_err "models/bert.onnx: cannot predict from a partial cost report: 989 of 1625 nodes could not be costed; first: node '/Add' (Add): input or output shape unknown (input shapes [2,1024,768] [1,512,768]"
+expect_rc 0 "$BIN" analyze "$ROOT/models/bert.onnx" --batch 2 --dim seq=1024
+expect_out "PARTIAL REPORT: 989 of 1625 nodes could not be costed"
+expect_err "gpucast analyze: warning: $ROOT/models/bert.onnx: partial cost report"
+expect_rc 1 "$BIN" analyze "$ROOT/models/bert.onnx" --batch 2 --dim seq=1024 --strict
+expect_err "partial cost report: 989 of 1625 nodes"
 printf 'submit_s,duration_s,num_gpus\n0,10,1\n5,abc,1\n' >"$TMP/trace.csv"
 expect_rc 1 "$BIN" simulate --trace "$TMP/trace.csv" --policy slot --out "$TMP/sim"
 expect_err "trace.csv: line 3: duration_s 'abc' is not a positive number"

@@ -14,6 +14,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/onnx_schemas.h"
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
 #include "util/checked.h"
@@ -412,7 +413,7 @@ class Loader {
       std::string domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
       int64_t v = domain.empty() ? infer_opset_
                   : domain_versions.count(domain) ? domain_versions[domain] : INT_MAX;
-      if (!onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
+      if (!FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
         ++no_schema[OpName(n)];
       }
       for (const auto& a : n.attribute()) {
@@ -444,7 +445,9 @@ class Loader {
     if (t.data_location() == TensorProto::EXTERNAL) return false;
     if (IsIntElemType(t.data_type())) return IntValueFromTensor(t).has_value();
     if (t.data_type() != TensorProto::FLOAT && t.data_type() != TensorProto::DOUBLE) return false;
-    auto n = CheckedProduct(Dims(t.dims().begin(), t.dims().end()));
+    // Element count without a temporary vector (GCC 12 -O2 misreports freeing one here).
+    std::optional<int64_t> n = 1;
+    for (int64_t d : t.dims()) n = n && d >= 0 ? CheckedMul(*n, d) : std::nullopt;
     if (!n || *n > kMaxFoldElements) return false;
     int64_t width = t.data_type() == TensorProto::FLOAT ? 4 : 8;
     if (t.has_raw_data()) return static_cast<int64_t>(t.raw_data().size()) == *n * width;
@@ -490,7 +493,7 @@ class Loader {
       auto ov = opsets.find(domain);
       const onnx::OpSchema* schema =
           ov == opsets.end() ? nullptr
-                             : onnx::OpSchemaRegistry::Instance()->GetSchema(node.op_type(), ov->second, domain);
+                             : FindOpSchema(node.op_type(), ov->second, domain);  // not the whole registry
       // A node downstream of an unknown type stays unknown (no inference error noise).
       bool inputs_typed = std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) {
         return in.empty() || type_ptrs.count(in) > 0;
@@ -712,13 +715,13 @@ Result<Graph> LoadOnnxGraph(const std::string& path, const LoadOptions& opts) {
   return Loader(path, opts).Load(*bytes);
 }
 
-Result<Graph> LoadOnnxGraphFromBytes(std::string_view bytes, const std::string& display_name,
 Result<Graph> LoadOnnxGraphFromFd(int fd, const std::string& display_name, const LoadOptions& opts) {
   auto bytes = ReadModelBytesWithoutWeightsFromFd(fd);
   if (!bytes.ok()) return bytes.status().Prefixed(display_name);
   return Loader(display_name, opts).Load(*bytes);
 }
 
+Result<Graph> LoadOnnxGraphFromBytes(std::string_view bytes, const std::string& display_name,
                                      const LoadOptions& opts) {
   auto filtered = FilterModelBytesWithoutWeights(bytes);
   if (!filtered.ok()) return filtered.status().Prefixed(display_name);
