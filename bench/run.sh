@@ -83,6 +83,8 @@ time_predict() {  # label args...
 time_predict "resnet50 weight-free b32" --model "$ROOT/models/resnet50.onnx" --batch 32
 time_predict "resnet50 with weights (98 MB) b32" --model "$MODELS/resnet50.onnx" --batch 32
 echo
+bash "$ROOT/bench/predict_process.sh" "$BUILD" 30
+echo
 echo "== gpucast train on the 52 measured rows (process, 3 runs)"
 for _ in 1 2 3; do
   t0=$(date +%s%N); "$BIN" train --out "$P" >/dev/null; t1=$(date +%s%N)
