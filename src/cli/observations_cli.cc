@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "predict/observations.h"
+#include "predict/predictor.h"
 #include "predict/regressor.h"
 
 namespace gpucast::cli {
@@ -36,8 +37,15 @@ int RunLearningCurve(const Dataset& shipped, const std::string& db, const Catalo
     std::printf("| algo | workload | observed jobs trained on | held-out jobs | MAE (points) | mean signed error |\n");
     std::printf("|---|---|---|---|---|---|\n");
   }
-  for (const std::string& algo : algos) {
+  for (std::string algo : algos) {
     std::string set = feature_set == "default" ? DefaultFeatureSet(algo) : feature_set;
+    if (!MakeRegressor(algo).ok()) {
+      // A selection ("auto"): the algorithm and feature set it picks on the shipped rows.
+      auto picked = Predictor::Train(shipped, algo, seed, set);
+      if (!picked.ok()) return Fail("evaluate", picked.message());
+      algo = picked->model().algo();
+      if (feature_set == "default") set = picked->info().feature_set;
+    }
     auto curve = ObservationLearningCurve(data, observed, algo, set, seed);
     if (!curve.ok()) return Fail("evaluate", curve.message());
     for (const CurvePoint& c : *curve) {
