@@ -21,6 +21,8 @@ struct Resident {
   double util = 0;  // predicted, percent
   double mem_mib = 0;
   bool exclusive = false;
+  bool observed = false;     // has a measured utilization (Observe)
+  double observed_util = 0;  // percent, valid when observed
 };
 
 // One scheduling round's read-only view: residents first, then the queue.
@@ -39,6 +41,15 @@ class RoundView : public sim::ClusterView {
   const sim::InterferenceModel* model_ = nullptr;
 };
 
+// The simulator's options, except that the live service cannot checkpoint
+// and move a running job: predictive-feedback packs by observations but
+// never migrates here.
+sim::PolicyOptions LiveOptions() {
+  sim::PolicyOptions o;
+  o.max_migrations = 0;
+  return o;
+}
+
 sim::JobInfo InfoOf(int64_t gpus, double util, double mem_mib) {
   sim::JobInfo info;
   info.num_gpus = static_cast<int>(gpus);
@@ -52,7 +63,7 @@ class PolicyScheduler : public Scheduler {
   PolicyScheduler(sim::Cluster cluster, const sim::PolicyRow* row, sim::InterferenceModel model)
       : cluster_(std::move(cluster)),
         row_(row),
-        policy_(row->make(sim::PolicyOptions())),
+        policy_(row->make(LiveOptions())),
         model_(std::move(model)),
         on_gpu_(cluster_.gpus.size()) {}
 
@@ -90,7 +101,11 @@ class PolicyScheduler : public Scheduler {
       s.mem_mib = cluster_.gpus[g].mem_mib;
       for (const Resident& r : on_gpu_[g]) {
         auto [it, fresh] = index.emplace(r.id, static_cast<int>(v.jobs_.size()));
-        if (fresh) v.jobs_.push_back(InfoOf(0, r.util, r.mem_mib));
+        if (fresh) {
+          v.jobs_.push_back(InfoOf(0, r.util, r.mem_mib));
+          v.jobs_.back().observed = r.observed;  // predictive-feedback decides by it
+          v.jobs_.back().observed_util = r.observed_util;
+        }
         ++v.jobs_[static_cast<size_t>(it->second)].num_gpus;
         s.mem_used += r.mem_mib;
         s.pred_sum += r.util;
@@ -162,6 +177,16 @@ class PolicyScheduler : public Scheduler {
     return Status::Ok();
   }
 
+  void Observe(int64_t id, double util) override {
+    for (auto& residents : on_gpu_) {
+      for (Resident& r : residents) {
+        if (r.id != id) continue;
+        r.observed = true;
+        r.observed_util = util;
+      }
+    }
+  }
+
   void Finish(int64_t id) override {
     for (auto& residents : on_gpu_) {
       residents.erase(std::remove_if(residents.begin(), residents.end(),
@@ -180,6 +205,7 @@ class PolicyScheduler : public Scheduler {
       bool exclusive = false;
       for (const Resident& r : on_gpu_[g]) {
         jobs.push_back({{"id", r.id}, {"predicted_util", r.util}});
+        if (r.observed) jobs.back()["observed_util"] = r.observed_util;
         utils.push_back(r.util);
         pred += r.util;
         mem += r.mem_mib;
@@ -223,9 +249,9 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
     return Status::Error("unknown policy '" + policy + "': want one of " + names);
   }
   if (policy == "profiling") {
-    return Status::Error("policy 'profiling' needs each job's measured utilization after a solo run; "
-                         "the service has no GPU measurement feed: use slot, predictive, "
-                         "predictive-spread or interference-aware");
+    return Status::Error("policy 'profiling' needs each job's measured utilization after a solo profiling "
+                         "run, which the service cannot schedule: use slot, predictive, predictive-spread, "
+                         "interference-aware or predictive-feedback (observations: docs/operations.md)");
   }
   ASSIGN_OR_RETURN(sim::Cluster cluster, sim::ParseCluster(cluster_spec, data_dir));
   if (cluster.gpus.empty()) return Status::Error("cluster '" + cluster_spec + "' has no GPUs");

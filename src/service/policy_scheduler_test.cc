@@ -139,13 +139,35 @@ TEST(PolicySchedulerTest, InterferenceAwareLoadsTheFittedModel) {
   EXPECT_NE((*ps)[0].gpus, (*ps)[1].gpus);
 }
 
+// predictive-feedback decides by a resident's observed utilization once it
+// has one: job 1 (predicted 20) runs on GPU 0, GPU 1 is empty. By prediction
+// job 2 (30) packs best-fit onto GPU 0 (20 + 30 = 50 <= 100); once job 1 is
+// observed at 90, GPU 0 would reach 120 > 100, so job 2 goes to GPU 1. The
+// live service never migrates (it cannot move a running job).
+TEST(PolicySchedulerTest, PredictiveFeedbackUsesObservations) {
+  for (bool observed : {false, true}) {
+    auto s = Make("2x RTX3090", "predictive-feedback");
+    ASSERT_TRUE(s);
+    Job r = Queued(1, 20);
+    r.state = JobState::kRunning;
+    r.placement = {0};
+    ASSERT_TRUE(s->Start(r).ok());
+    if (observed) s->Observe(1, 90);
+    auto ps = s->Plan({Queued(2, 30)}, 0);
+    ASSERT_TRUE(ps.ok()) << ps.message();
+    ASSERT_EQ(ps->size(), 1u);
+    EXPECT_EQ((*ps)[0].gpus, std::vector<int>({observed ? 1 : 0})) << "observed " << observed;
+    EXPECT_EQ(s->ClusterJson()["gpus"][0]["jobs"][0].contains("observed_util"), observed);
+  }
+}
+
 TEST(PolicySchedulerTest, Errors) {
   auto bad = NewPolicyScheduler("2x RTX3090", "fastest", DataDir());
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.message(), HasSubstr("unknown policy 'fastest': want one of slot, profiling, predictive"));
   bad = NewPolicyScheduler("2x RTX3090", "profiling", DataDir());
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.message(), HasSubstr("no GPU measurement feed"));
+  EXPECT_THAT(bad.message(), HasSubstr("solo profiling run, which the service cannot schedule"));
   bad = NewPolicyScheduler("two gpus", "slot", DataDir());
   EXPECT_FALSE(bad.ok());
   auto s = Make("1x RTX3090", "slot");

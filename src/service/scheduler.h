@@ -36,6 +36,10 @@ class Scheduler {
   virtual Status Start(const Job& job) = 0;
   // The job left its GPUs (done or cancelled); no-op if it holds none.
   virtual void Finish(int64_t job_id) = 0;
+  // The running job's measured utilization (mean of its observations so far,
+  // percent): policies that decide by observations (predictive-feedback) use
+  // it instead of the prediction. No-op for a job that holds no GPU.
+  virtual void Observe(int64_t /*job_id*/, double /*util*/) {}
   // GET /v1/cluster: GPUs, what runs where, predicted and assumed load.
   virtual nlohmann::json ClusterJson() const = 0;
 };
