@@ -79,8 +79,6 @@ std::string Canonical(const std::string& p) {
 
 }  // namespace
 
-std::string ObservedGraphDir(const std::string& db_path) { return db_path + ".observed"; }
-
 Result<std::vector<ObservedJob>> ReadObservedJobs(const std::string& db_path) {
   if (!IsRegularFile(db_path)) return Status::Error(db_path + ": no such database file");
   Db db;

@@ -46,7 +46,8 @@ inline constexpr const char* kUploadModelPrefix = "upload:sha256:";
 
 // Where the service keeps a hard link of each observed job's uploaded graph,
 // so that it outlives the job: db_path + ".observed" (files "<sha256>.onnx").
-std::string ObservedGraphDir(const std::string& db_path);
+// (Inline: the service uses it without linking this layer's reader.)
+inline std::string ObservedGraphDir(const std::string& db_path) { return db_path + ".observed"; }
 
 // One observed job on one GPU type: its observations merged.
 struct ObservedJob {
