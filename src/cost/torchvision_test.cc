@@ -101,6 +101,12 @@ TEST(CostParams, MatchTorchOnEveryCommittedGraph) {
   auto dims = DimsByFile();
   int checked = 0;
   for (const auto& [file, torch_count] : ref["graphs"].items()) {
+    if (!std::filesystem::exists(HomeDir() + "/models/" + file)) {
+      // Listed by tools/reference_params.py from tools/workloads.py, but the export is not in
+      // this checkout: said loudly, not failed (every graph that is here must have a reference).
+      std::printf("NOT CHECKED: %s has a torch count but is not in models/\n", file.c_str());
+      continue;
+    }
     LoadOptions opts;
     opts.batch = 2;
     opts.dims = dims[file];
