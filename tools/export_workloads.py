@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Export the 11 measured workloads' graphs to weight-free ONNX plus models/catalog.json.
+"""Export the measured workloads' graphs to weight-free ONNX plus models/catalog.json.
 
 usage: /usr/bin/python3 tools/export_workloads.py [--out models] [--only MODEL ...]
 
@@ -60,8 +60,12 @@ def catalog_entry(w):
         if g["forward_only"]:
             e["forward_only"] = g["forward_only"]
         graphs.append(e)
-    return {"model": w["model"], "dataset": w["dataset"], "graphs": graphs, "dims": w["dims"],
-            "attrs": w["attrs"], "notes": w["notes"]}
+    e = {"model": w["model"], "dataset": w["dataset"], "graphs": graphs, "dims": w["dims"],
+         "attrs": w["attrs"]}
+    if (w["model"], w["dataset"]) in W.SPEED_NOT_SAMPLES:
+        e["speed_is_samples_per_s"] = False
+    e["notes"] = w["notes"]
+    return e
 
 
 def main():

@@ -81,6 +81,30 @@ class BertForQA(nn.Module):
         return start.squeeze(-1), end.squeeze(-1)
 
 
+class BertForSeqCls(BertForQA):
+    """bert-base + sequence-classification head, as HF BertForSequenceClassification: the pooler
+    (Linear 768->768 + tanh on the first token), dropout, Linear 768->labels (2 assumed: the
+    MIGProfiler data does not record the label count; the head is 0.001% of the FLOPs)."""
+
+    def __init__(self, labels=2, hidden=768, p=0.1, **kw):
+        super().__init__(hidden=hidden, p=p, **kw)
+        del self.qa_outputs
+        self.pooler = nn.Linear(hidden, hidden)
+        self.cls_dropout = nn.Dropout(p)
+        self.classifier = nn.Linear(hidden, labels)
+
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        seq = input_ids.size(1)
+        pos = self.position.weight[:seq].unsqueeze(0)
+        x = self.word(input_ids) + pos + self.token_type(token_type_ids)
+        x = self.emb_dropout(self.emb_norm(x))
+        mask_bias = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask_bias)
+        pooled = torch.tanh(self.pooler(x[:, 0]))
+        return self.classifier(self.cls_dropout(pooled))
+
+
 # ---------------------------------------------------------------- DCGAN (pytorch/examples)
 
 
@@ -447,7 +471,21 @@ WORKLOADS = [
     dict(model="VGG", dataset="CIFAR-10", dims={}, attrs=CIFAR_ATTRS,
          notes="VGG11 for CIFAR (conv+BN+ReLU, Linear 512->10); data as EfficientNet",
          graphs=[_g("", VGG11Cifar, IMG32, LOGITS10)]),
+    # MIGProfiler's BERT (../shared/data/migprofiler-a100/bert_train.csv): rows carry their own
+    # seq_length (-> dim "seq") and loader_workers; the catalog's values are the defaults.
+    dict(model="bert-base", dataset="amazon-review", dims={"seq": 64}, tiny_dims={"seq": 16},
+         attrs=dict(loader_workers=6, data_on_gpu=0, rl_env=0),
+         notes="HF bert-base sequence classification (pooler + Linear 768->2), fp32, AdamW; "
+               "reviews tokenised by a DataLoader with 6 workers; seq from the row",
+         graphs=[_g("", BertForSeqCls,
+                    [("input_ids", ["batch", "seq"], I64, 30522), ("token_type_ids", ["batch", "seq"], I64, 2),
+                     ("attention_mask", ["batch", "seq"], I64, 2)],
+                    [("logits", ["batch", 2])])]),
 ]
+# Workloads whose measured `speed` column is not training samples per second of the step the
+# graphs describe (a PPO "sample" spans a rollout and 10 epochs of minibatches; a TD3 one an
+# episode of unrecorded length): their step time is unknown (docs/workloads.md).
+SPEED_NOT_SAMPLES = {("PPO", "LunarLander"), ("TD3", "BipedalWalker")}
 
 
 def graph_file(w, g):

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/observations_cli.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
@@ -22,7 +24,13 @@ namespace gpucast::cli {
 namespace {
 
 struct EvaluateFlags {
-  std::string data;
+  std::vector<std::string> data;
+  std::string gpu, mig;
+  bool nested = false;
+  bool select_pooled = false;
+  bool no_calibrate = false;
+  double level = 0.8;
+  int bootstrap = 2000;
   std::string catalog;
   std::vector<std::string> splits = {"random:0.2"};
   int repeats = 20;
@@ -33,7 +41,15 @@ struct EvaluateFlags {
   bool per_workload = false;
   bool each_set = false;  // set by RunEvaluate when --features each
   std::string plot;
+  std::string observations;  // service database: print the learning curve of its observed jobs
 };
+
+std::string Name(const EvalResult& r) {
+  if (r.options.nested.empty()) return r.options.algo == kAutoAlgo ? "auto (nested selection)" : r.options.algo;
+  std::string n = "nested(";
+  for (size_t i = 0; i < r.options.nested.size(); ++i) n += (i ? " " : "") + r.options.nested[i].ToString();
+  return n + ")";
+}
 
 nlohmann::json ToJson(const EvalResult& r) {
   auto ms = [](const MeanSd& m) { return nlohmann::json{{"mean", m.mean}, {"sd", m.sd}}; };
@@ -41,10 +57,20 @@ nlohmann::json ToJson(const EvalResult& r) {
   for (const WorkloadError& w : r.per_workload)
     pw.push_back({{"workload", w.workload}, {"predictions", w.predictions}, {"rmsle", w.rmsle},
                   {"mae", w.mae}, {"mean_measured", w.mean_measured}, {"mean_predicted", w.mean_predicted}});
-  return {{"algo", r.options.algo}, {"split", r.options.split.ToString()}, {"features", r.options.feature_set},
-          {"repeats", r.options.repeats}, {"rmsle", ms(r.rmsle)}, {"mae", ms(r.mae)}, {"r2", ms(r.r2)},
-          {"interval_coverage", ms(r.coverage)}, {"mean_baseline_rmsle", r.mean_baseline_rmsle},
-          {"per_workload", pw}};
+  nlohmann::json rows = nlohmann::json::array();
+  for (const RowPrediction& p : r.predictions)
+    rows.push_back({{"workload", p.model + "/" + p.dataset}, {"batch", p.batch}, {"amp", p.amp}, {"gpu", p.gpu},
+                    {"mig_profile", p.mig_profile}, {"measured", p.measured}, {"predicted", p.predicted},
+                    {"low", p.low}, {"high", p.high}});
+  auto ci = [](const Interval90& i) { return nlohmann::json{{"low", i.low}, {"high", i.high}}; };
+  return {{"algo", Name(r)}, {"split", r.options.split.ToString()},
+          {"features", r.options.nested.empty() ? r.options.feature_set : "selected"},
+          {"nested", !r.options.nested.empty()}, {"selected", r.selected},
+          {"repeats", r.options.repeats}, {"rmsle", ms(r.rmsle)}, {"rmsle_ci90", ci(r.rmsle_ci)},
+          {"mae", ms(r.mae)}, {"r2", ms(r.r2)},
+          {"interval_level", r.options.level}, {"interval_coverage", ms(r.coverage)},
+          {"interval_median_width", r.median_width}, {"mean_baseline_rmsle", r.mean_baseline_rmsle},
+          {"mean_baseline_rmsle_ci90", ci(r.baseline_ci)}, {"per_workload", pw}, {"predictions", rows}};
 }
 
 int RunEvaluate(EvaluateFlags f) {
@@ -53,7 +79,8 @@ int RunEvaluate(EvaluateFlags f) {
     if (a == "all") {
       for (const AlgoRow& row : Algorithms()) algos.push_back(row.name);
     } else {
-      if (auto r = MakeRegressor(a); !r.ok()) return Fail("evaluate", r.message());
+      if (a != kAutoAlgo)
+        if (auto r = MakeRegressor(a); !r.ok()) return Fail("evaluate", r.message() + " or auto");
       algos.push_back(a);
     }
   }
@@ -74,8 +101,15 @@ int RunEvaluate(EvaluateFlags f) {
   }
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("evaluate", catalog.message());
-  auto data = BuildDataset(f.data, *catalog);
+  auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig});
   if (!data.ok()) return Fail("evaluate", data.message());
+  if (!f.observations.empty()) {
+    const std::string set = f.feature_sets.empty() ? "default" : f.feature_sets.front();
+    // Without --algo: the default algorithm only (a curve costs one fit per observed job).
+    const bool all = f.algos.size() == 1 && f.algos[0] == "all";
+    return RunLearningCurve(*data, f.observations, *catalog, all ? std::vector<std::string>{kDefaultAlgo} : algos,
+                            set, f.seed, f.json);
+  }
   for (const std::string& s : sets)
     if (s != "default")
       if (auto c = SelectFeatures(data->feature_names, s); !c.ok()) return Fail("evaluate", c.message());
@@ -83,6 +117,7 @@ int RunEvaluate(EvaluateFlags f) {
   // "default" = each algorithm's own default set; "each" skips the sets that
   // lack features an algorithm needs (roofline on "paper").
   auto usable = [&](const std::string& algo, const std::string& set) {
+    if (algo == kAutoAlgo) return !f.nested;  // auto is a selection itself
     auto cols = SelectFeatures(data->feature_names, set);
     auto r = MakeRegressor(algo);
     if (!cols.ok() || !r.ok()) return false;
@@ -94,21 +129,48 @@ int RunEvaluate(EvaluateFlags f) {
     return true;
   };
   std::vector<EvalResult> results;
+  auto base_options = [&](const Split& sp) {
+    EvalOptions o;
+    o.split = sp;
+    o.repeats = f.repeats;
+    o.seed = f.seed;
+    o.calibrate = !f.no_calibrate;
+    o.level = f.level;
+    o.bootstrap = f.bootstrap;
+    o.select_by_pooled_rmsle = f.select_pooled;
+    return o;
+  };
+  if (f.nested) {
+    // One evaluation per split of the selection among every (algo, feature set) asked for.
+    std::vector<Candidate> cands;
+    for (const std::string& fs : sets)
+      for (const std::string& a : algos) {
+        std::string set = fs == "default" ? DefaultFeatureSet(a) : fs;
+        if (!usable(a, set)) continue;
+        cands.push_back({a, set});
+      }
+    for (const Split& sp : splits) {
+      EvalOptions o = base_options(sp);
+      o.nested = cands;
+      if (::isatty(2)) std::fprintf(stderr, "\rnested %s over %zu candidates...\033[K", sp.ToString().c_str(), cands.size());
+      auto r = Evaluate(*data, o);
+      if (!r.ok()) return Fail("evaluate", r.message());
+      results.push_back(std::move(r).value());
+    }
+    if (::isatty(2)) std::fprintf(stderr, "\r\033[K");
+  }
   // Progress on stderr when it is a terminal: one line per evaluation.
   const bool tty = ::isatty(2);
   const size_t total = splits.size() * sets.size() * algos.size();
   size_t started = 0;
   for (const Split& sp : splits)
-    for (const std::string& fs : sets)
+    for (const std::string& fs : f.nested ? std::vector<std::string>{} : sets)
       for (const std::string& a : algos) {
         std::string set = fs == "default" ? DefaultFeatureSet(a) : fs;
         if (f.each_set && !usable(a, set)) continue;
-        EvalOptions o;
+        EvalOptions o = base_options(sp);
         o.algo = a;
-        o.split = sp;
-        o.repeats = f.repeats;
         o.feature_set = set;
-        o.seed = f.seed;
         if (tty)
           std::fprintf(stderr, "\r[%zu/%zu] %s %s %s (%d repeats)...\033[K", ++started, total,
                        sp.ToString().c_str(), set.c_str(), a.c_str(), f.repeats);
@@ -122,7 +184,7 @@ int RunEvaluate(EvaluateFlags f) {
     const EvalResult& r = results.front();
     char title[256];
     std::snprintf(title, sizeof title, "%s, %s split, features %s: RMSLE %.3f (%zu predictions, %d repeats)",
-                  r.options.algo.c_str(), r.options.split.ToString().c_str(), r.options.feature_set.c_str(),
+                  Name(r).c_str(), r.options.split.ToString().c_str(), r.options.feature_set.c_str(),
                   r.rmsle.mean, r.predictions.size(), r.options.repeats);
     std::ofstream out(f.plot, std::ios::binary | std::ios::trunc);
     out << PredictionPlotSvg(r.predictions, title);
@@ -140,18 +202,29 @@ int RunEvaluate(EvaluateFlags f) {
   }
   std::printf("%zu rows, %zu workloads, %s v%d, labels %s, data %s\n\n", data->rows.size(), data->groups.size(),
               data->schema_name.c_str(), data->schema_version, data->gpu.c_str(), data->digest.c_str());
-  std::printf("| split | features | algo | RMSLE | MAE (points) | R² | interval coverage | mean-baseline RMSLE |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("| split | features | algo | RMSLE | 90%% CI | MAE (points) | R² | coverage (%g) | median width | "
+              "mean-baseline RMSLE [90%% CI] |\n",
+              f.level);
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const EvalResult& r : results)
-    std::printf("| %s | %s | %s | %.3f ± %.3f | %.1f ± %.1f | %.2f ± %.2f | %.2f | %.3f |\n",
-                r.options.split.ToString().c_str(), r.options.feature_set.c_str(), r.options.algo.c_str(),
-                r.rmsle.mean, r.rmsle.sd, r.mae.mean, r.mae.sd, r.r2.mean, r.r2.sd, r.coverage.mean,
-                r.mean_baseline_rmsle);
+    std::printf("| %s | %s | %s | %.3f ± %.3f | [%.3f, %.3f] | %.1f ± %.1f | %.2f ± %.2f | %.2f | %.1f | %.3f [%.3f, %.3f] |\n",
+                r.options.split.ToString().c_str(), r.options.nested.empty() ? r.options.feature_set.c_str() : "selected",
+                Name(r).c_str(), r.rmsle.mean, r.rmsle.sd, r.rmsle_ci.low, r.rmsle_ci.high, r.mae.mean, r.mae.sd,
+                r.r2.mean, r.r2.sd, r.coverage.mean, r.median_width, r.mean_baseline_rmsle, r.baseline_ci.low,
+                r.baseline_ci.high);
+  for (const EvalResult& r : results) {
+    if (r.selected.empty()) continue;
+    std::map<std::string, int> count;
+    for (const std::string& s : r.selected) ++count[s];
+    std::printf("\nselected in the %zu outer folds of %s:", r.selected.size(), r.options.split.ToString().c_str());
+    for (const auto& [k, v] : count) std::printf(" %s x%d", k.c_str(), v);
+    std::printf("\n");
+  }
   if (f.per_workload) {
     for (const EvalResult& r : results) {
       std::printf("\nper workload: %s, %s, %s\n\n| workload | n | RMSLE | MAE | measured | predicted |\n"
                   "|---|---|---|---|---|---|\n",
-                  r.options.split.ToString().c_str(), r.options.feature_set.c_str(), r.options.algo.c_str());
+                  r.options.split.ToString().c_str(), r.options.feature_set.c_str(), Name(r).c_str());
       for (const WorkloadError& w : r.per_workload)
         std::printf("| %s | %zu | %.3f | %.1f | %.1f | %.1f |\n", w.workload.c_str(), w.predictions, w.rmsle,
                     w.mae, w.mean_measured, w.mean_predicted);
@@ -164,22 +237,44 @@ int RunEvaluate(EvaluateFlags f) {
 
 CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<EvaluateFlags>();
-  flags->data = DataDir() + "/lucid/single_data.csv";
+  flags->data = {DataDir() + "/lucid/single_data.csv"};
   flags->catalog = HomeDir() + "/models/catalog.json";
   CLI::App* sub = root.add_subcommand("evaluate", "Cross-validated error (RMSLE, MAE, R², interval coverage) of the predictors");
-  sub->add_option("--data", flags->data, "Measurement CSV")->capture_default_str();
+  sub->add_option("--data", flags->data, "Measurement CSV, repeatable (Lucid or MIGProfiler format)")
+      ->capture_default_str();
+  sub->add_option("--gpu", flags->gpu, "GPU the rows without a gpu column ran on (default: the catalog's)");
+  sub->add_option("--mig", flags->mig, "MIG profile of the rows without a mig_profile column (default: whole GPU)");
+  sub->add_flag("--nested", flags->nested,
+                "Evaluate the SELECTION among every --algo x --features combination: in each outer fold the "
+                "candidate with the lowest leave-one-workload-out RMSLE over the training rows only is fit "
+                "and tested");
+  sub->add_flag("--select-by-pooled-rmsle", flags->select_pooled,
+                "Nested and auto selection by the pooled inner RMSLE instead of the median per-workload RMSLE");
+  sub->add_option("--level", flags->level, "Interval level (central probability)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 0.99));
+  sub->add_flag("--no-calibrate", flags->no_calibrate,
+                "Use each regressor's own member spread as the interval instead of the conformal calibration");
+  sub->add_option("--bootstrap", flags->bootstrap, "Workload-bootstrap resamples for the RMSLE 90% intervals")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   sub->add_option("--catalog", flags->catalog, "Workload catalog mapping CSV workloads to ONNX graphs")
       ->capture_default_str();
   sub->add_option("--split", flags->splits,
                   "random:F (hold out a random fraction F, repeated), lowo (leave one workload out: all rows "
-                  "of a workload held out together), kfold:K; repeatable")
+                  "of a workload held out together), kfold:K, largest-batch (each workload's largest batch held "
+                  "out), gpu:NAME (rows of GPU NAME held out), loco:NAME (each MIG configuration of GPU NAME held "
+                  "out in turn); repeatable")
       ->capture_default_str();
   sub->add_option("--repeats", flags->repeats, "Seeds per split (random shuffles and model seeds); mean ± sd")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
   std::string algos;
   for (const AlgoRow& a : Algorithms()) algos += std::string(", ") + a.name;
-  sub->add_option("--algo", flags->algos, "Regressor: all" + algos + "; repeatable")->capture_default_str();
+  sub->add_option("--algo", flags->algos,
+                  "Regressor: all" + algos +
+                      ", auto (the selection 'gpucast train' makes by default, evaluated nested); repeatable")
+      ->capture_default_str();
   std::string sets;
   for (const std::string& s : FeatureSetNames()) sets += ", " + s;
   sub->add_option("--features", flags->feature_sets,
@@ -188,6 +283,10 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
       ->capture_default_str();
   sub->add_option("--seed", flags->seed, "First seed")->capture_default_str();
   sub->add_flag("--per-workload", flags->per_workload, "Also print the error of each workload");
+  sub->add_option("--observations", flags->observations,
+                  "Service database (gpucast serve --db): print the learning curve instead, the error on each "
+                  "observed workload against the number of its observed jobs trained on (its shipped rows "
+                  "never are)");
   sub->add_flag("--json", flags->json, "Print one JSON object with every result and per-workload errors");
   sub->add_option("--plot", flags->plot, "Write a predicted-vs-measured SVG of the first result");
   sub->footer("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent.");

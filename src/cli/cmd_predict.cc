@@ -25,6 +25,9 @@ struct PredictFlags {
   bool amp = false;
   std::vector<std::string> dims;
   std::vector<std::string> attrs;
+  std::string gpu;  // "" = the predictor's default GPU
+  std::string mig;  // "" = whole GPU
+  double level = kDefaultIntervalLevel;
   bool json = false;
 };
 
@@ -37,7 +40,8 @@ int RunPredict(const PredictFlags& f) {
   JobConfig job;
   job.batch = f.batch;
   job.amp = f.amp;
-  job.gpu = predictor->info().gpu;
+  job.gpu = f.gpu.empty() ? predictor->info().gpu : f.gpu;
+  job.mig_profile = f.mig;
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("predict", s.message());
   // One network per distinct file (a repeated file: more passes, one update);
@@ -45,19 +49,24 @@ int RunPredict(const PredictFlags& f) {
   auto job_reports = JobStepReports(f.models, lo, CostOptions{.amp = f.amp});
   if (!job_reports.ok()) return Fail("predict", job_reports.message());
   const std::vector<CostReport>& reports = *job_reports;
-  auto res = predictor->Predict(reports, job);
+  auto res = predictor->Predict(reports, job, f.level);
   if (!res.ok()) return Fail("predict", res.message());
   const UtilPrediction& p = res->prediction;
   const PredictorInfo& info = predictor->info();
-  double level = predictor->model().regressor().Params().value("interval", 0.0);
+  bool calibrated = !predictor->model().calibration().empty();
+  double level = calibrated ? f.level : predictor->model().regressor().Params().value("interval", 0.0);
+  std::string target = Predictor::TargetFor(job.mig_profile);
   if (f.json) {
     nlohmann::json feats = nlohmann::json::object();
     for (size_t i = 0; i < info.feature_names.size(); ++i) feats[info.feature_names[i]] = res->features[i];
     nlohmann::json used = nlohmann::json::array();
     for (size_t c : predictor->model().columns()) used.push_back(info.feature_names[c]);
     nlohmann::json j = {{"gpu_util", p.util},
-                        {"interval", {{"low", p.low}, {"high", p.high}, {"level", level}}},
-                        {"gpu", info.gpu},
+                        {"interval", {{"low", p.low}, {"high", p.high}, {"level", level},
+                                      {"calibrated", calibrated}}},
+                        {"gpu", job.gpu},
+                        {"mig_profile", job.mig_profile},
+                        {"target", target},
                         {"algo", predictor->model().algo()},
                         {"models", f.models},
                         {"batch", f.batch},
@@ -67,8 +76,9 @@ int RunPredict(const PredictFlags& f) {
                         {"features_used", used}};
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("predicted GPU utilization on %s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s)\n",
-                info.gpu.c_str(), p.util, level * 100, p.low, p.high, predictor->model().algo().c_str());
+    std::printf("predicted GPU utilization on %s%s%s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s; %s)\n",
+                job.gpu.c_str(), job.mig_profile.empty() ? "" : " MIG ", job.mig_profile.c_str(), p.util,
+                level * 100, p.low, p.high, predictor->model().algo().c_str(), target.c_str());
   }
   return 0;
 }
@@ -90,9 +100,16 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
   sub->add_option("--attr", flags->attrs,
                   "Job attribute KEY=VALUE (repeatable): loader_workers=N (0 = data loaded in the training "
                   "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop); all optional");
+  sub->add_option("--gpu", flags->gpu, "GPU type the job will run on (default: the predictor's training GPU)");
+  sub->add_option("--mig", flags->mig, "MIG profile of --gpu the job will run in, e.g. 3g.40gb (default: whole GPU)");
+  sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 0.99));
   sub->add_flag("--json", flags->json,
-                "Print one JSON object: gpu_util (0-100), interval {low, high, level}, features used");
-  sub->footer("The interval's meaning depends on the algorithm: see docs/predictor.md.");
+                "Print one JSON object: gpu_util (0-100), interval {low, high, level, calibrated}, gpu, "
+                "mig_profile, target (the counter predicted), features used");
+  sub->footer("The interval is split-conformal, calibrated by leave-one-workload-out on the training rows: see "
+              "docs/predictor.md.");
   sub->callback([flags, exit_code] { *exit_code = RunPredict(*flags); });
   return sub;
 }

@@ -2,8 +2,10 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/observations_cli.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/predictor.h"
@@ -14,24 +16,34 @@ namespace gpucast::cli {
 namespace {
 
 struct TrainFlags {
-  std::string data;
+  std::vector<std::string> data;
+  std::string gpu;  // GPU of rows without a gpu column ("" = the catalog's)
+  std::string mig;
   std::string out;
   std::string catalog;
   std::string algo = kDefaultAlgo;
   uint64_t seed = 0;
   std::string features;  // empty: the algorithm's default (DefaultFeatureSet)
+  std::string observations;  // service database whose observed jobs are added as rows
 };
 
 int RunTrain(const TrainFlags& f) {
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("train", catalog.message());
-  auto data = BuildDataset(f.data, *catalog);
+  auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig});
   if (!data.ok()) return Fail("train", data.message());
+  if (!f.observations.empty()) {
+    auto added = AddObservedJobs("train", f.observations, *catalog, &*data);
+    if (!added.ok()) return Fail("train", added.message());
+    std::cout << "observed jobs from " << f.observations << ": " << *added << " rows\n";
+  }
   std::string features = f.features.empty() ? DefaultFeatureSet(f.algo) : f.features;
   auto p = Predictor::Train(*data, f.algo, f.seed, features);
   if (!p.ok()) return Fail("train", p.message());
   if (Status s = p->Save(f.out); !s.ok()) return Fail("train", s.message());
-  std::cout << "trained " << f.algo << " (features " << features << ") on " << data->rows.size() << " rows (" << data->groups.size()
+  for (const auto& [c, r] : p->info().selection)
+    std::cout << "auto: " << c << " median per-workload RMSLE (leave-one-workload-out over the training rows) " << r << "\n";
+  std::cout << "trained " << p->model().algo() << " (features " << p->info().feature_set << ") on " << data->rows.size() << " rows (" << data->groups.size()
             << " workloads, " << data->feature_names.size() << " features, " << data->schema_name << " v"
             << data->schema_version << ", labels from " << data->gpu << ", data " << data->digest
             << ") -> " << f.out << "\n";
@@ -42,25 +54,36 @@ int RunTrain(const TrainFlags& f) {
 
 CLI::App* AddTrain(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<TrainFlags>();
-  flags->data = DataDir() + "/lucid/single_data.csv";
+  flags->data = {DataDir() + "/lucid/single_data.csv"};
   flags->catalog = HomeDir() + "/models/catalog.json";
   CLI::App* sub = root.add_subcommand(
       "train", "Fit a utilization predictor on measured jobs joined with their graphs; write a model file");
   sub->add_option("--data", flags->data,
-                  "Measurement CSV (model,dataset,batchsize,amp,speed,gpu_util,gmem_util,gmem,label)")
+                  "Measurement CSV, repeatable: Lucid's (model,dataset,batchsize,amp,speed,gpu_util,...) or "
+                  "MIGProfiler's (gpu,mig_profile,model,dataset,batchsize,seq_length,...,step_ms,gpu_util,...)")
       ->capture_default_str();
+  sub->add_option("--gpu", flags->gpu,
+                  "GPU the rows without a gpu column ran on (default: the catalog's, RTX3090)");
+  sub->add_option("--mig", flags->mig, "MIG profile of the rows without a mig_profile column (default: whole GPU)");
   sub->add_option("--out,-o", flags->out, "Predictor file to write (JSON)")->required();
   sub->add_option("--catalog", flags->catalog, "Workload catalog mapping CSV workloads to ONNX graphs")
       ->capture_default_str();
   std::string algos;
   for (const AlgoRow& a : Algorithms()) algos += std::string("\n  ") + a.name + ": " + a.description;
-  sub->add_option("--algo", flags->algo, "Regressor:" + algos)->capture_default_str();
+  sub->add_option("--algo", flags->algo,
+                  "Regressor:" + algos +
+                      "\n  auto: each of the above on its own feature set scored by leave-one-workload-out over "
+                      "the training rows; the best is fit (docs/predictor.md)")
+      ->capture_default_str();
   std::string sets;
   for (const std::string& s : FeatureSetNames()) sets += (sets.empty() ? "" : ", ") + s;
   sub->add_option("--features", flags->features,
                   "Feature subset the model reads: " + sets +
                       " (default: the algorithm's own, chosen by the lowo evaluation; docs/predictor.md)");
   sub->add_option("--seed", flags->seed, "Random seed of the regressor (reproducible)")->capture_default_str();
+  sub->add_option("--observations", flags->observations,
+                  "Service database (gpucast serve --db): also train on its observed jobs, one row per job "
+                  "and GPU, labelled with the sample-weighted mean of its observations (docs/predictor.md)");
   sub->footer("See docs/predictor.md for the features, the algorithms and their evaluation.");
   sub->callback([flags, exit_code] { *exit_code = RunTrain(*flags); });
   return sub;

@@ -40,7 +40,7 @@ struct FeatureDef {
   double (*value)(const Inputs&);
 };
 
-// THE feature table (schema gpucast-features v1). Meanings and units: docs/features.md.
+// THE feature table (schema gpucast-features v2). Meanings and units: docs/features.md.
 const std::vector<FeatureDef>& FeatureTable() {
   static const std::vector<FeatureDef> table = {
       // The paper's features.
@@ -87,10 +87,18 @@ const std::vector<FeatureDef>& FeatureTable() {
       {"data_on_gpu_known", [](const Inputs& in) { return in.attrs.data_on_gpu ? 1.0 : 0.0; }},
       {"rl_env", [](const Inputs& in) { return in.attrs.rl_env.value_or(kDefaultRlEnv) ? 1.0 : 0.0; }},
       {"rl_env_known", [](const Inputs& in) { return in.attrs.rl_env ? 1.0 : 0.0; }},
+      // Optional causes the graph cannot see: 0 and known = 0 when not given.
+      {"loader_ms_per_sample", [](const Inputs& in) { return in.attrs.loader_ms_per_sample.value_or(0.0); }},
+      {"loader_ms_per_sample_known", [](const Inputs& in) { return in.attrs.loader_ms_per_sample ? 1.0 : 0.0; }},
+      {"env_steps_per_update",
+       [](const Inputs& in) { return static_cast<double>(in.attrs.env_steps_per_update.value_or(0)); }},
+      {"env_steps_per_update_known", [](const Inputs& in) { return in.attrs.env_steps_per_update ? 1.0 : 0.0; }},
       // Physically grounded: roofline busy time vs host launch time per step.
       {"kernel_count", [](const Inputs& in) { return static_cast<double>(in.step.kernels); }},
       {"est_gpu_busy_ms", BusyMs},
       {"est_launch_ms", LaunchMs},
+      {"est_compute_ms", [](const Inputs& in) { return Ms(in.step.compute_s); }},
+      {"est_memory_ms", [](const Inputs& in) { return Ms(in.step.memory_s); }},
       {"est_busy_launch_ratio", Ratio},
       {"est_util_launch_bound",
        [](const Inputs& in) {
@@ -161,7 +169,7 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
 
 const FeatureSchema& CurrentFeatureSchema() {
   static const FeatureSchema schema = [] {
-    FeatureSchema s{"gpucast-features", 1, {}};
+    FeatureSchema s{"gpucast-features", 2, {}};
     for (const FeatureDef& f : FeatureTable()) s.names.push_back(f.name);
     return s;
   }();
@@ -172,7 +180,9 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
   StepEstimate e;
   auto roofline = [&](double flops, double bytes, double peak) {
     e.bytes += bytes;
-    return std::max(flops / peak, bytes / gpu.mem_bandwidth);
+    double c = flops / peak, m = bytes / gpu.mem_bandwidth;
+    (c >= m ? e.compute_s : e.memory_s) += std::max(c, m);
+    return std::max(c, m);
   };
   // A report is one network's share of the step (StepReport, src/cost/job_cost.h): node
   // FLOPs and bytes are per step already; kernels launch once per pass (fractional passes
@@ -208,12 +218,9 @@ Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& repor
                                             const JobConfig& job) {
   if (reports.empty()) return Status::Error("features: no cost reports given");
   if (job.batch < 1) return Status::Error("features: batch " + std::to_string(job.batch) + " < 1");
-  const GpuSpec* gpu = FindGpuSpec(job.gpu);
-  if (!gpu) {
-    std::string known;
-    for (const GpuSpec& s : GpuSpecs()) known += std::string(known.empty() ? "" : ", ") + s.name;
-    return Status::Error("features: unknown GPU '" + job.gpu + "' (known: " + known + ")");
-  }
+  // The effective spec of the GPU, or of its MIG slice (peaks and bandwidth scaled).
+  Result<GpuSpec> gpu = ResolveGpu(job.gpu, job.mig_profile);
+  if (!gpu.ok()) return Status::Error("features: " + gpu.message());
   Inputs in;
   in.batch = static_cast<double>(job.batch);
   in.amp = job.amp ? 1 : 0;

@@ -47,6 +47,7 @@ struct JobConfig {
   bool amp = false;
   JobAttrs attrs;
   std::string gpu = "RTX3090";  // key of the GPU spec table
+  std::string mig_profile;      // MIG instance of `gpu` ("" = the whole GPU); see ResolveGpu
 };
 
 // REQUIRES: reports non-empty (several graphs per job: GAN G+D, actor+critic),
@@ -65,7 +66,9 @@ inline constexpr double kMaxLoaderMsPerSample = 1e6;
 
 // Roofline estimate of one training step (forward + backward + weight update).
 struct StepEstimate {
-  double busy_s = 0;      // Σ nodes max(flops / peak, bytes / bandwidth)
+  double busy_s = 0;      // Σ nodes max(flops / peak, bytes / bandwidth) = compute_s + memory_s
+  double compute_s = 0;   // the part of busy_s from kernels whose flops / peak is the larger
+  double memory_s = 0;    // the part of busy_s from kernels whose bytes / bandwidth is the larger
   double launch_s = 0;    // kernels × kHostSecondsPerKernel
   int64_t kernels = 0;    // kernel launches per step
   double bytes = 0;       // memory traffic per step (bytes)

@@ -30,7 +30,8 @@ Result<std::string> GetString(const json& obj, const std::string& key, const std
 Result<CatalogWorkload> ParseWorkload(const json& w, const std::string& field,
                                       const std::string& base_dir) {
   if (!w.is_object()) return FieldError(field, "want an object");
-  static const std::set<std::string> kKeys = {"model", "dataset", "graphs", "dims", "attrs", "notes"};
+  static const std::set<std::string> kKeys = {"model", "dataset", "graphs", "dims", "attrs",
+                                                "speed_is_samples_per_s", "notes"};
   for (auto it = w.begin(); it != w.end(); ++it)
     if (!kKeys.count(it.key())) return FieldError(field + "." + it.key(), "unknown key");
   CatalogWorkload out;
@@ -38,6 +39,10 @@ Result<CatalogWorkload> ParseWorkload(const json& w, const std::string& field,
   ASSIGN_OR_RETURN(out.dataset, GetString(w, "dataset", field, true));
   ASSIGN_OR_RETURN(out.notes, GetString(w, "notes", field, false));
   if (out.model.empty()) return FieldError(field + ".model", "empty");
+  if (auto sp = w.find("speed_is_samples_per_s"); sp != w.end()) {
+    if (!sp->is_boolean()) return FieldError(field + ".speed_is_samples_per_s", "want true or false");
+    out.speed_is_samples_per_s = sp->get<bool>();
+  }
   auto graphs = w.find("graphs");
   if (graphs == w.end()) return FieldError(field + ".graphs", "missing");
   if (!graphs->is_array() || graphs->empty()) return FieldError(field + ".graphs", "want a non-empty array");

@@ -33,6 +33,11 @@ struct CatalogWorkload {
   std::vector<CatalogGraph> graphs;  // non-empty
   std::map<std::string, int64_t> dims;
   JobAttrs attrs;
+  // Whether the measurement CSV's `speed` of this workload is training samples
+  // per second of the steps the graphs describe (then step time = batch /
+  // speed). False for jobs whose "sample" is something else (PPO, TD3: a
+  // rollout/episode, docs/workloads.md); their step time is then unknown.
+  bool speed_is_samples_per_s = true;
   std::string notes;
   std::string Key() const { return model + "/" + dataset; }
 };

@@ -77,11 +77,16 @@ Result<std::string> ReadFileBytes(const std::string& path) {
 Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, const std::string& path) {
   std::vector<Measurement> rows;
   std::vector<std::string> header;
-  enum Col { kModel, kDataset, kBatch, kAmp, kGpuUtil, kSpeed, kGmemUtil, kGmem, kNumCols };
+  enum Col {
+    kModel, kDataset, kBatch, kAmp, kGpuUtil,  // required
+    kSpeed, kGmemUtil, kGmem, kStepMs, kGpu, kMig, kSeq, kWorkers, kGmemMib, kNumCols
+  };
   static const char* kNames[kNumCols] = {"model", "dataset", "batchsize", "amp", "gpu_util",
-                                         "speed", "gmem_util", "gmem"};
+                                         "speed", "gmem_util", "gmem", "step_ms", "gpu",
+                                         "mig_profile", "seq_length", "loader_workers", "gmem_mib"};
   constexpr int kRequired = 5;  // the first five
   int idx[kNumCols];
+  std::string target = kTargetNvidiaSmi;
   int line_no = 0;
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -102,6 +107,8 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
         if (c < kRequired && idx[c] < 0)
           return Status::Error(where + ": header lacks column '" + kNames[c] + "'");
       }
+      // MIGProfiler's export (step_ms column): DCGM GR-engine-active, not nvidia-smi.
+      if (idx[kStepMs] >= 0) target = kTargetDcgmGrActive;
       continue;
     }
     if (cells.size() != header.size())
@@ -109,6 +116,8 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
                            std::to_string(header.size()));
     Measurement m;
     m.line = line_no;
+    m.file = path;
+    m.target = target;
     m.model = cells[idx[kModel]];
     m.dataset = cells[idx[kDataset]];
     if (m.model.empty()) return Status::Error(where + ": column 'model': empty");
@@ -120,9 +129,14 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
         return Status::Error(where + ": column '" + kNames[c] + "': '" + s + "' is not a number");
       return Status::Ok();
     };
-    const std::string& bs = cells[idx[kBatch]];
-    if (!ParseInt(bs, &m.batch) || m.batch < 1)
-      return Status::Error(where + ": column 'batchsize': '" + bs + "' is not an integer >= 1");
+    auto integer = [&](int c, int64_t min, int64_t* out) -> Status {
+      const std::string& s = cells[idx[c]];
+      if (!ParseInt(s, out) || *out < min)
+        return Status::Error(where + ": column '" + kNames[c] + "': '" + s + "' is not an integer >= " +
+                             std::to_string(min));
+      return Status::Ok();
+    };
+    RETURN_IF_ERROR(integer(kBatch, 1, &m.batch));
     const std::string& as = cells[idx[kAmp]];
     if (as != "0" && as != "1") return Status::Error(where + ": column 'amp': '" + as + "' is not 0 or 1");
     m.amp = as == "1";
@@ -130,8 +144,25 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
     if (m.gpu_util < 0 || m.gpu_util > 100)
       return Status::Error(where + ": column 'gpu_util': " + cells[idx[kGpuUtil]] + " is outside 0-100");
     RETURN_IF_ERROR(number(kSpeed, &m.speed));
+    if (m.speed < 0) return Status::Error(where + ": column 'speed': " + cells[idx[kSpeed]] + " is negative");
+    RETURN_IF_ERROR(number(kStepMs, &m.step_ms));
+    if (idx[kStepMs] >= 0 && !(m.step_ms > 0))
+      return Status::Error(where + ": column 'step_ms': " + cells[idx[kStepMs]] + " is not > 0");
     RETURN_IF_ERROR(number(kGmemUtil, &m.gmem_util));
     RETURN_IF_ERROR(number(kGmem, &m.gmem));
+    RETURN_IF_ERROR(number(kGmemMib, &m.gmem));
+    if (idx[kGpu] >= 0) m.gpu = cells[idx[kGpu]];
+    if (idx[kMig] >= 0) m.mig_profile = cells[idx[kMig]];
+    if (idx[kSeq] >= 0) {
+      int64_t seq = 0;
+      RETURN_IF_ERROR(integer(kSeq, 1, &seq));
+      m.dims["seq"] = seq;
+    }
+    if (idx[kWorkers] >= 0) {
+      int64_t w = 0;
+      RETURN_IF_ERROR(integer(kWorkers, 0, &w));
+      m.loader_workers = w;
+    }
     rows.push_back(std::move(m));
   }
   if (header.empty()) return Status::Error(path + ": empty file (no header)");
@@ -197,13 +228,21 @@ std::vector<double> Dataset::Labels() const {
   return y;
 }
 
-Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog) {
-  ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(csv_path));
-  ASSIGN_OR_RETURN(std::vector<Measurement> rows, ParseMeasurementsCsv(bytes, csv_path));
+Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Catalog& catalog,
+                             const DatasetOptions& opts) {
+  if (csv_paths.empty()) return Status::Error("no measurement CSV given");
+  std::vector<Measurement> rows;
+  std::string all_bytes;
   Dataset ds;
-  ds.csv_path = csv_path;
-  ds.digest = DigestString(bytes);
-  ds.gpu = catalog.gpu;
+  for (const std::string& path : csv_paths) {
+    ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+    ASSIGN_OR_RETURN(std::vector<Measurement> r, ParseMeasurementsCsv(bytes, path));
+    rows.insert(rows.end(), r.begin(), r.end());
+    all_bytes += bytes;
+    ds.csv_path += (ds.csv_path.empty() ? "" : "; ") + path;
+  }
+  ds.digest = DigestString(all_bytes);
+  ds.gpu = opts.gpu.empty() ? catalog.gpu : opts.gpu;
   const FeatureSchema& schema = CurrentFeatureSchema();
   ds.schema_name = schema.name;
   ds.schema_version = schema.version;
@@ -211,20 +250,23 @@ Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog
   std::string cat_name = std::filesystem::path(catalog.path).filename().string();
   for (const Measurement& m : rows)  // all rows checked before any graph is loaded
     if (!catalog.Find(m.model, m.dataset))
-      return Status::Error(csv_path + ":" + std::to_string(m.line) + ": unknown workload '" + m.Key() +
+      return Status::Error(m.file + ":" + std::to_string(m.line) + ": unknown workload '" + m.Key() +
                            "' (not in " + cat_name + ")");
   GraphCostCache cache;
   std::map<std::string, int> group_of;
   for (const Measurement& m : rows) {
-    std::string where = csv_path + ":" + std::to_string(m.line);
-    const CatalogWorkload* w = catalog.Find(m.model, m.dataset);
-    auto reports = WorkloadReports(*w, m.batch, m.amp, &cache);
+    std::string where = m.file + ":" + std::to_string(m.line);
+    CatalogWorkload w = *catalog.Find(m.model, m.dataset);
+    for (const auto& [k, v] : m.dims) w.dims[k] = v;  // the row's own dims win
+    if (m.loader_workers) w.attrs.loader_workers = m.loader_workers;
+    auto reports = WorkloadReports(w, m.batch, m.amp, &cache);
     if (!reports.ok()) return reports.status().Prefixed(where);
     JobConfig job;
     job.batch = m.batch;
     job.amp = m.amp;
-    job.attrs = w->attrs;
-    job.gpu = catalog.gpu;
+    job.attrs = w.attrs;
+    job.gpu = m.gpu.empty() ? ds.gpu : m.gpu;
+    job.mig_profile = m.mig_profile.empty() ? opts.mig_profile : m.mig_profile;
     auto f = ComputeFeatures(*reports, job);
     if (!f.ok()) return f.status().Prefixed(where);
     if (f->size() != schema.names.size())
@@ -234,9 +276,21 @@ Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog
     if (fresh) ds.groups.push_back(m.Key());
     ds.group.push_back(it->second);
     ds.x.push_back(std::move(f).value());
+    double step = std::nan("");
+    if (m.step_ms > 0)
+      step = m.step_ms * 1e-3;
+    else if (m.speed > 0 && w.speed_is_samples_per_s)
+      step = static_cast<double>(m.batch) / m.speed;
+    ds.step_s.push_back(step);
+    ds.row_gpu.push_back(job.gpu);
+    ds.row_mig.push_back(job.mig_profile);
     ds.rows.push_back(m);
   }
   return ds;
+}
+
+Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog) {
+  return BuildDataset(std::vector<std::string>{csv_path}, catalog, DatasetOptions{});
 }
 
 }  // namespace gpucast

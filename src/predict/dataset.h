@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -16,6 +17,13 @@
 
 namespace gpucast {
 
+// What a row's `gpu_util` counts (docs/predictor.md): nvidia-smi's
+// utilization.gpu (Lucid) or DCGM's GR-engine-active x 100 (MIGProfiler; on a
+// MIG slice relative to the slice). Both are the fraction of time the GPU (or
+// slice) had work running; they are different counters.
+inline constexpr const char* kTargetNvidiaSmi = "nvidia-smi utilization.gpu";
+inline constexpr const char* kTargetDcgmGrActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
+
 // One CSV row. `label` (Lucid's sharing score) is never read: it is not a
 // measurement and must not leak into features.
 struct Measurement {
@@ -23,17 +31,29 @@ struct Measurement {
   std::string dataset;
   int64_t batch = 0;
   bool amp = false;
-  double speed = 0;      // samples/s (optional column)
+  double speed = 0;      // samples/s (optional column, Lucid format)
+  double step_ms = 0;    // measured time of one training iteration, ms (optional column, MIGProfiler format); 0 = absent
   double gpu_util = 0;   // percent 0-100: the target
   double gmem_util = 0;  // percent (optional column)
   double gmem = 0;       // MiB (optional column)
+  std::string gpu;          // spec key of the GPU the row ran on ("" = the dataset's default GPU)
+  std::string mig_profile;  // MIG instance ("" = the default; "7g.80gb" = a whole A100 80GB)
+  std::string target;       // kTargetNvidiaSmi or kTargetDcgmGrActive (from the file's format)
+  std::map<std::string, int64_t> dims;   // per-row symbolic dims (seq_length -> "seq")
+  std::optional<int64_t> loader_workers;  // per-row job attribute (overrides the catalog's)
   int line = 0;          // 1-based line in the file
+  std::string file;      // path of the CSV the row came from
   std::string Key() const { return model + "/" + dataset; }
 };
 
-// Parses the measurement CSV. Required columns: model, dataset, batchsize,
-// amp, gpu_util; speed, gmem_util, gmem optional; others ignored. Errors name
-// the file and line: "data.csv:7: column 'gpu_util': 'abc' is not a number".
+// Parses a measurement CSV of one of two formats, told apart by the header:
+//  - Lucid (../shared/data/lucid/single_data.csv): model, dataset, batchsize,
+//    amp, gpu_util required; speed, gmem_util, gmem optional; target nvidia-smi.
+//  - MIGProfiler (../shared/data/migprofiler-a100/bert_train.csv), recognised
+//    by its step_ms column: also gpu, mig_profile, seq_length (-> dim "seq"),
+//    loader_workers, step_ms, gmem_mib; target DCGM GR-engine-active.
+// Other columns are ignored. Errors name the file and line:
+// "data.csv:7: column 'gpu_util': 'abc' is not a number".
 Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, const std::string& path);
 
 // FNV-1a 64-bit hash of bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
@@ -70,9 +90,9 @@ Result<std::vector<CostReport>> WorkloadReports(const CatalogWorkload& w, int64_
                                                 GraphCostCache* cache);
 
 struct Dataset {
-  std::string csv_path;
-  std::string digest;        // DigestString of the CSV bytes
-  std::string gpu;           // GPU type of the labels (the catalog's)
+  std::string csv_path;      // the CSV paths, joined by "; "
+  std::string digest;        // DigestString of the CSV bytes (concatenated in order)
+  std::string gpu;           // default GPU type of the labels (rows without a gpu column)
   std::string schema_name;   // feature schema of `x`
   int schema_version = 0;
   std::vector<std::string> feature_names;
@@ -81,11 +101,25 @@ struct Dataset {
   std::vector<int> group;              // workload index of each row
   std::vector<std::string> groups;     // workload keys, first-seen order
 
+  // Per row: measured step time in seconds, NaN where unknown (no speed/step_ms
+  // column, or a workload whose catalog entry says speed is not samples/s).
+  std::vector<double> step_s;
+  // Per row: the GPU and MIG profile the features were computed for.
+  std::vector<std::string> row_gpu, row_mig;
+
   std::vector<double> Labels() const;  // gpu_util of each row
 };
 
-// Parses the CSV and computes features for each row. A row whose workload is
-// not in the catalog is an error: "data.csv:9: unknown workload 'X/Y' (not in catalog.json)".
+struct DatasetOptions {
+  std::string gpu;          // GPU of rows without a gpu column ("" = the catalog's gpu)
+  std::string mig_profile;  // MIG profile of rows without a mig_profile column ("" = whole GPU)
+};
+
+// Parses the CSV(s) and computes features for each row (rows of all files, in
+// order). A row whose workload is not in the catalog is an error:
+// "data.csv:9: unknown workload 'X/Y' (not in catalog.json)".
+Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Catalog& catalog,
+                             const DatasetOptions& opts = {});
 Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog);
 
 }  // namespace gpucast

@@ -1,5 +1,6 @@
 #include "predict/dataset.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -109,6 +110,60 @@ TEST(DatasetTest, ScaledReportScalesPassesNotNodeCounts) {
   EXPECT_EQ(fwd.totals.params, 0);
   EXPECT_EQ(fwd.totals.weight_bytes, 80);
   EXPECT_EQ(fwd.totals.flops_by_category[static_cast<int>(Category::kConvolution)], 100);
+}
+
+}  // namespace
+}  // namespace gpucast
+
+namespace gpucast {
+namespace {
+
+TEST(DatasetTest, ParsesMigProfilerFormat) {
+  auto rows = ParseMeasurementsCsv(
+      "gpu,mig_profile,model,dataset,batchsize,seq_length,amp,optimizer,loader_workers,step_ms,step_ms_std,"
+      "gpu_util,gpu_util_std,gmem_mib\n"
+      "A100-80GB,3g.40gb,bert-base,amazon-review,8,64,0,AdamW,6,71.02,1.79,96.7,8.7,4577\n",
+      "b.csv");
+  ASSERT_TRUE(rows.ok()) << rows.message();
+  const Measurement& m = (*rows)[0];
+  EXPECT_EQ(m.gpu, "A100-80GB");
+  EXPECT_EQ(m.mig_profile, "3g.40gb");
+  EXPECT_EQ(m.dims.at("seq"), 64);
+  EXPECT_EQ(m.loader_workers, 6);
+  EXPECT_DOUBLE_EQ(m.step_ms, 71.02);
+  EXPECT_DOUBLE_EQ(m.gpu_util, 96.7);
+  EXPECT_DOUBLE_EQ(m.gmem, 4577);
+  EXPECT_EQ(m.target, kTargetDcgmGrActive);
+  auto lucid = ParseMeasurementsCsv(std::string(kHeader) + "A,B,32,0,1,50,1,1,2\n", "m.csv");
+  EXPECT_EQ((*lucid)[0].target, kTargetNvidiaSmi);
+  EXPECT_EQ(ParseMeasurementsCsv("model,dataset,batchsize,amp,gpu_util,step_ms\nA,B,8,0,50,0\n", "b.csv").message(),
+            "b.csv:2: column 'step_ms': 0 is not > 0");
+}
+
+// Both real CSVs in one dataset: every MIGProfiler row gets its own GPU, MIG
+// slice, sequence length and step time; the slice's features come from its
+// effective spec (a 1g slice has about a seventh of the whole GPU's peak).
+TEST(DatasetTest, BuildsFromLucidAndMigProfilerTogether) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto ds = BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv"},
+                         *cat, DatasetOptions{});
+  ASSERT_TRUE(ds.ok()) << ds.message();
+  ASSERT_EQ(ds->rows.size(), 52u + 37u);
+  EXPECT_EQ(ds->groups.size(), 12u);
+  EXPECT_EQ(ds->row_gpu[0], "RTX3090");
+  EXPECT_EQ(ds->row_gpu[52], "A100-80GB");
+  EXPECT_EQ(ds->row_mig[52], "7g.80gb");
+  EXPECT_NEAR(ds->step_s[52], 0.03801, 1e-12);
+  size_t compute = std::find(ds->feature_names.begin(), ds->feature_names.end(), "est_compute_ms") -
+                   ds->feature_names.begin();
+  ASSERT_LT(compute, ds->feature_names.size());
+  // Rows 52 (7g.80gb) and 70 (1g.10gb) are both batch 8, seq 64: same graph, other slice.
+  ASSERT_EQ(ds->rows[70].mig_profile, "1g.10gb");
+  ASSERT_EQ(ds->rows[70].batch, 8);
+  double ratio = ds->x[70][compute] / ds->x[52][compute];
+  EXPECT_GT(ratio, 5.0);  // 98 SMs vs 14
+  EXPECT_LT(ratio, 8.0);
 }
 
 }  // namespace

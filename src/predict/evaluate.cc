@@ -8,6 +8,7 @@
 #include <random>
 
 #include "predict/predictor.h"
+#include "predict/regressor.h"
 
 namespace gpucast {
 
@@ -17,6 +18,9 @@ std::string Split::ToString() const {
     case kRandom: std::snprintf(buf, sizeof buf, "random:%g", test_fraction); return buf;
     case kLowo: return "lowo";
     case kKfold: return "kfold:" + std::to_string(k);
+    case kLargestBatch: return "largest-batch";
+    case kGpu: return "gpu:" + gpu;
+    case kConfig: return "loco:" + gpu;
   }
   return "?";
 }
@@ -24,10 +28,21 @@ std::string Split::ToString() const {
 Result<Split> ParseSplit(const std::string& text) {
   Split s;
   auto bad = [&](const char* why) {
-    return Status::Error("split '" + text + "': " + why + " (want random:F, lowo or kfold:K)");
+    return Status::Error("split '" + text + "': " + why + " (want random:F, lowo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
   };
   if (text == "lowo") {
     s.kind = Split::kLowo;
+    return s;
+  }
+  if (text == "largest-batch") {
+    s.kind = Split::kLargestBatch;
+    return s;
+  }
+  for (auto [prefix, kind] : {std::pair{"gpu:", Split::kGpu}, std::pair{"loco:", Split::kConfig}}) {
+    if (text.rfind(prefix, 0) != 0) continue;
+    s.kind = kind;
+    s.gpu = text.substr(std::string(prefix).size());
+    if (s.gpu.empty()) return bad("GPU name missing");
     return s;
   }
   if (text.rfind("random:", 0) == 0) {
@@ -106,34 +121,149 @@ Result<std::vector<Fold>> MakeFolds(const Split& split, const std::vector<int>& 
       }
       break;
     }
+    case Split::kLargestBatch:
+    case Split::kGpu:
+    case Split::kConfig:
+      return Status::Error("split " + split.ToString() + ": needs the dataset (MakeFolds(split, data, seed))");
   }
   return folds;
 }
 
+Result<std::vector<Fold>> MakeFolds(const Split& split, const Dataset& data, uint64_t seed) {
+  size_t n = data.rows.size();
+  std::vector<Fold> folds;
+  auto check = [&](Fold f) -> Status {
+    if (f.train.empty() || f.test.empty())
+      return Status::Error("split " + split.ToString() + ": empty train or test set");
+    folds.push_back(std::move(f));
+    return Status::Ok();
+  };
+  switch (split.kind) {
+    case Split::kLargestBatch: {
+      std::map<int, int64_t> largest;
+      for (size_t i = 0; i < n; ++i) largest[data.group[i]] = std::max(largest[data.group[i]], data.rows[i].batch);
+      Fold f;
+      for (size_t i = 0; i < n; ++i)
+        (data.rows[i].batch == largest[data.group[i]] ? f.test : f.train).push_back(i);
+      RETURN_IF_ERROR(check(std::move(f)));
+      return folds;
+    }
+    case Split::kGpu: {
+      Fold f;
+      for (size_t i = 0; i < n; ++i)
+        (i < data.row_gpu.size() && data.row_gpu[i] == split.gpu ? f.test : f.train).push_back(i);
+      if (f.test.empty()) return Status::Error("split " + split.ToString() + ": no row measured on " + split.gpu);
+      RETURN_IF_ERROR(check(std::move(f)));
+      return folds;
+    }
+    case Split::kConfig: {
+      std::vector<std::string> configs;
+      for (size_t i = 0; i < n; ++i)
+        if (i < data.row_gpu.size() && data.row_gpu[i] == split.gpu &&
+            std::find(configs.begin(), configs.end(), data.row_mig[i]) == configs.end())
+          configs.push_back(data.row_mig[i]);
+      if (configs.empty()) return Status::Error("split " + split.ToString() + ": no row measured on " + split.gpu);
+      for (const std::string& c : configs) {
+        Fold f;
+        for (size_t i = 0; i < n; ++i)
+          (i < data.row_gpu.size() && data.row_gpu[i] == split.gpu && data.row_mig[i] == c ? f.test : f.train)
+              .push_back(i);
+        RETURN_IF_ERROR(check(std::move(f)));
+      }
+      return folds;
+    }
+    default:
+      return MakeFolds(split, data.group, seed);
+  }
+}
+
+namespace {
+struct FoldData {
+  Matrix xtr, xte;
+  std::vector<double> ytr;
+  FitOptions fo;
+};
+FoldData Slice(const Dataset& data, const Fold& f, bool calibrate) {
+  FoldData d;
+  for (size_t i : f.train) {
+    d.xtr.push_back(data.x[i]);
+    d.ytr.push_back(data.rows[i].gpu_util);
+    d.fo.step_s.push_back(i < data.step_s.size() ? data.step_s[i] : std::nan(""));
+    d.fo.group.push_back(data.group[i]);
+  }
+  d.fo.calibrate = calibrate;
+  for (size_t i : f.test) d.xte.push_back(data.x[i]);
+  return d;
+}
+void Append(const Dataset& data, const Fold& f, const std::vector<UtilPrediction>& p,
+            std::vector<RowPrediction>* out) {
+  for (size_t j = 0; j < f.test.size(); ++j) {
+    size_t i = f.test[j];
+    const Measurement& r = data.rows[i];
+    RowPrediction rp{r.model, r.dataset, r.batch, r.amp, r.gpu_util, p[j].util, p[j].low, p[j].high, i,
+                     i < data.row_gpu.size() ? data.row_gpu[i] : "",
+                     i < data.row_mig.size() ? data.row_mig[i] : ""};
+    out->push_back(std::move(rp));
+  }
+}
+}  // namespace
+
 Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data,
                                                              const std::vector<Fold>& folds,
                                                              const std::string& algo, uint64_t seed,
-                                                             const std::string& feature_set) {
+                                                             const std::string& feature_set, bool calibrate,
+                                                             double level) {
   ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, feature_set));
-  std::vector<double> labels = data.Labels();
   std::vector<RowPrediction> out;
   for (size_t fi = 0; fi < folds.size(); ++fi) {
     const Fold& f = folds[fi];
-    Matrix xtr, xte;
-    std::vector<double> ytr;
-    for (size_t i : f.train) {
-      xtr.push_back(data.x[i]);
-      ytr.push_back(labels[i]);
-    }
-    for (size_t i : f.test) xte.push_back(data.x[i]);
-    auto m = UtilModel::Fit(xtr, ytr, data.feature_names, cols, algo, nullptr, seed * 7919 + fi);
+    FoldData d = Slice(data, f, calibrate);
+    auto m = UtilModel::Fit(d.xtr, d.ytr, data.feature_names, cols, algo, nullptr, seed * 7919 + fi, d.fo);
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
-    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte));
-    for (size_t j = 0; j < f.test.size(); ++j) {
-      const Measurement& r = data.rows[f.test[j]];
-      out.push_back({r.model, r.dataset, r.batch, r.amp, r.gpu_util, p[j].util, p[j].low, p[j].high,
-                     f.test[j]});
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
+    Append(data, f, p, &out);
+  }
+  return out;
+}
+
+Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const std::vector<Fold>& folds,
+                                                     const std::vector<Candidate>& candidates, uint64_t seed,
+                                                     double level, std::vector<std::string>* selected,
+                                                     bool select_by_pooled_rmsle) {
+  if (candidates.empty()) return Status::Error("nested: no candidates");
+  std::vector<std::vector<size_t>> cols;
+  for (const Candidate& c : candidates) {
+    ASSIGN_OR_RETURN(std::vector<size_t> cc, SelectFeatures(data.feature_names, c.feature_set));
+    cols.push_back(std::move(cc));
+  }
+  std::vector<RowPrediction> out;
+  for (size_t fi = 0; fi < folds.size(); ++fi) {
+    const Fold& f = folds[fi];
+    FoldData d = Slice(data, f, false);
+    uint64_t fold_seed = seed * 7919 + fi;
+    size_t best = 0;
+    double best_rmsle = INFINITY;
+    std::vector<double> best_res;
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      auto res = GroupedResiduals(d.xtr, d.ytr, data.feature_names, cols[k], candidates[k].algo, nullptr,
+                                  fold_seed, d.fo);
+      if (!res.ok()) return res.status().Prefixed("fold " + std::to_string(fi) + ": " + candidates[k].ToString());
+      double score = 0;
+      if (select_by_pooled_rmsle) {
+        for (double r : *res) score += r * r;
+        score = std::sqrt(score / res->size());
+      } else {
+        score = SelectionScore(*res, d.fo.group);
+      }
+      if (score < best_rmsle) best_rmsle = score, best = k, best_res = std::move(res).value();
     }
+    auto m = UtilModel::Fit(d.xtr, d.ytr, data.feature_names, cols[best], candidates[best].algo, nullptr,
+                            fold_seed, d.fo);
+    if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
+    m->set_calibration(best_res);  // the same inner pass that selected it
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
+    Append(data, f, p, &out);
+    if (selected) selected->push_back(candidates[best].ToString());
   }
   return out;
 }
@@ -144,7 +274,13 @@ Result<std::vector<RowPrediction>> LeaveOneWorkloadOutPredictions(const Dataset&
   Split s;
   s.kind = Split::kLowo;
   ASSIGN_OR_RETURN(std::vector<Fold> folds, MakeFolds(s, data.group, seed));
-  ASSIGN_OR_RETURN(std::vector<RowPrediction> p, CrossValidatedPredictions(data, folds, algo, seed, DefaultFeatureSet(algo)));
+  std::vector<RowPrediction> p;
+  if (algo == kAutoAlgo) {
+    ASSIGN_OR_RETURN(p, NestedPredictions(data, folds, AutoCandidates(), seed, 0.8, nullptr));
+  } else {
+    ASSIGN_OR_RETURN(p, CrossValidatedPredictions(data, folds, algo, seed, DefaultFeatureSet(algo),
+                                                  /*calibrate=*/false));
+  }
   std::sort(p.begin(), p.end(), [](const RowPrediction& a, const RowPrediction& b) { return a.row < b.row; });
   return p;
 }
@@ -166,35 +302,73 @@ Result<Scores> Score(const std::vector<RowPrediction>& preds) {
   return s;
 }
 
+Interval90 BootstrapRmsle(const std::vector<double>& pred, const std::vector<double>& actual,
+                          const std::vector<std::string>& unit, int resamples, uint64_t seed) {
+  std::map<std::string, std::pair<double, size_t>> by_unit;  // sum of squared log errors, rows
+  for (size_t i = 0; i < pred.size(); ++i) {
+    double d = std::log1p(pred[i]) - std::log1p(actual[i]);
+    auto& u = by_unit[unit[i]];
+    u.first += d * d;
+    u.second += 1;
+  }
+  std::vector<std::pair<double, size_t>> units;
+  for (const auto& [k, v] : by_unit) units.push_back(v);
+  if (units.empty() || resamples < 1) return {};
+  std::mt19937_64 rng(seed);
+  std::vector<double> stats;
+  for (int b = 0; b < resamples; ++b) {
+    double ss = 0;
+    size_t n = 0;
+    for (size_t k = 0; k < units.size(); ++k) {
+      const auto& u = units[rng() % units.size()];
+      ss += u.first;
+      n += u.second;
+    }
+    stats.push_back(std::sqrt(ss / n));
+  }
+  return {Quantile(stats, 0.05), Quantile(stats, 0.95)};
+}
+
 Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
   if (opts.repeats < 1) return Status::Error("evaluate: repeats must be >= 1");
   EvalResult res;
   res.options = opts;
   std::vector<double> rmsle, mae, r2, cov, base;
   std::vector<double> labels = data.Labels();
+  std::vector<double> base_pred, base_actual;
+  std::vector<size_t> base_row;
   for (int rep = 0; rep < opts.repeats; ++rep) {
     uint64_t seed = opts.seed + rep;
-    ASSIGN_OR_RETURN(std::vector<Fold> folds, MakeFolds(opts.split, data.group, seed));
-    ASSIGN_OR_RETURN(std::vector<RowPrediction> p,
-                     CrossValidatedPredictions(data, folds, opts.algo, seed, opts.feature_set));
+    ASSIGN_OR_RETURN(std::vector<Fold> folds, MakeFolds(opts.split, data, seed));
+    std::vector<RowPrediction> p;
+    if (!opts.nested.empty() || opts.algo == kAutoAlgo) {
+      ASSIGN_OR_RETURN(p, NestedPredictions(data, folds, opts.nested.empty() ? AutoCandidates() : opts.nested,
+                                            seed, opts.level, &res.selected, opts.select_by_pooled_rmsle));
+    } else {
+      ASSIGN_OR_RETURN(p, CrossValidatedPredictions(data, folds, opts.algo, seed, opts.feature_set,
+                                                    opts.calibrate, opts.level));
+    }
     ASSIGN_OR_RETURN(Scores s, Score(p));
     rmsle.push_back(s.rmsle);
     mae.push_back(s.mae);
     if (!std::isnan(s.r2)) r2.push_back(s.r2);
     cov.push_back(s.coverage);
-    // Baseline: predict the mean training label, same folds.
+    // Baseline: predict the training rows' mean in log1p space, same folds.
     std::vector<double> bp, by;
     for (const Fold& f : folds) {
       double m = 0;
-      for (size_t i : f.train) m += labels[i];
-      m /= f.train.size();
+      for (size_t i : f.train) m += std::log1p(labels[i]);
+      m = std::expm1(m / f.train.size());
       for (size_t i : f.test) {
         bp.push_back(m);
         by.push_back(labels[i]);
+        base_row.push_back(i);
       }
     }
     ASSIGN_OR_RETURN(double b, Rmsle(bp, by));
     base.push_back(b);
+    base_pred.insert(base_pred.end(), bp.begin(), bp.end());
+    base_actual.insert(base_actual.end(), by.begin(), by.end());
     res.predictions.insert(res.predictions.end(), p.begin(), p.end());
   }
   res.rmsle = MeanAndSd(rmsle);
@@ -202,21 +376,49 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
   res.r2 = MeanAndSd(r2);
   res.coverage = MeanAndSd(cov);
   res.mean_baseline_rmsle = MeanAndSd(base).mean;
+  // Bootstrap units: workloads; the (GPU, MIG profile) configurations when
+  // the test rows are of one workload; rows when also of one configuration.
+  auto units_of = [&](const std::vector<size_t>& rows) {
+    std::vector<std::string> w, c, r;
+    for (size_t i : rows) {
+      w.push_back(data.rows[i].Key());
+      c.push_back(i < data.row_gpu.size() ? data.row_gpu[i] + "/" + data.row_mig[i] : std::string());
+      r.push_back(std::to_string(i));
+    }
+    auto distinct = [](std::vector<std::string> v) {
+      std::sort(v.begin(), v.end());
+      return std::unique(v.begin(), v.end()) - v.begin();
+    };
+    if (distinct(w) > 1) return w;
+    if (distinct(c) > 1) return c;
+    return r;
+  };
+  std::vector<double> yh, y, widths;
+  std::vector<size_t> rows;
+  for (const auto& p : res.predictions) {
+    yh.push_back(p.predicted);
+    y.push_back(p.measured);
+    rows.push_back(p.row);
+    widths.push_back(p.high - p.low);
+  }
+  res.rmsle_ci = BootstrapRmsle(yh, y, units_of(rows), opts.bootstrap, opts.seed + 12345);
+  res.baseline_ci = BootstrapRmsle(base_pred, base_actual, units_of(base_row), opts.bootstrap, opts.seed + 12345);
+  res.median_width = Quantile(widths, 0.5);
   for (const std::string& w : data.groups) {
     WorkloadError e;
     e.workload = w;
-    std::vector<double> y, yh;
+    std::vector<double> wy, wyh;
     for (const auto& p : res.predictions)
       if (p.model + "/" + p.dataset == w) {
-        y.push_back(p.measured);
-        yh.push_back(p.predicted);
+        wy.push_back(p.measured);
+        wyh.push_back(p.predicted);
       }
-    e.predictions = y.size();
-    if (y.empty()) continue;  // never drawn into a test set
-    e.rmsle = *Rmsle(yh, y);
-    e.mae = *Mae(yh, y);
-    e.mean_measured = MeanAndSd(y).mean;
-    e.mean_predicted = MeanAndSd(yh).mean;
+    e.predictions = wy.size();
+    if (wy.empty()) continue;  // never drawn into a test set
+    e.rmsle = *Rmsle(wyh, wy);
+    e.mae = *Mae(wyh, wy);
+    e.mean_measured = MeanAndSd(wy).mean;
+    e.mean_predicted = MeanAndSd(wyh).mean;
     res.per_workload.push_back(e);
   }
   return res;

@@ -8,17 +8,23 @@
 
 #include "predict/dataset.h"
 #include "predict/metrics.h"
+#include "predict/predictor.h"
 #include "util/status.h"
 
 namespace gpucast {
 
 struct Split {
-  enum Kind { kRandom, kLowo, kKfold } kind = kLowo;
+  enum Kind { kRandom, kLowo, kKfold, kLargestBatch, kGpu, kConfig } kind = kLowo;
   double test_fraction = 0.2;  // kRandom
   int k = 5;                   // kKfold
+  std::string gpu;             // kGpu, kConfig
   std::string ToString() const;
 };
-// "random:0.2" (0 < f < 1), "lowo", "kfold:K" (K >= 2).
+// "random:0.2" (0 < f < 1), "lowo", "kfold:K" (K >= 2), "largest-batch" (one
+// fold: every workload's rows at its largest batch held out), "gpu:NAME" (one
+// fold: every row measured on GPU NAME held out, trained on the others),
+// "loco:NAME" (leave one configuration out: one fold per MIG profile of the
+// rows of GPU NAME, trained on every other row).
 Result<Split> ParseSplit(const std::string& text);
 
 struct Fold {
@@ -28,7 +34,9 @@ struct Fold {
 // Folds over n rows. lowo: one fold per workload (group id), holding out all
 // its rows; random: one fold, round(f*n) test rows; kfold: K shuffled folds.
 // `seed` shuffles random/kfold; lowo ignores it. Error if a fold is empty.
+// (largest-batch, gpu and loco need the dataset: the overload below.)
 Result<std::vector<Fold>> MakeFolds(const Split& split, const std::vector<int>& group, uint64_t seed);
+Result<std::vector<Fold>> MakeFolds(const Split& split, const Dataset& data, uint64_t seed);
 
 // One out-of-sample prediction of a measured row.
 struct RowPrediction {
@@ -41,18 +49,34 @@ struct RowPrediction {
   double low = 0;        // interval, %
   double high = 0;
   size_t row = 0;        // index in Dataset::rows
+  std::string gpu;          // the row's GPU and MIG profile
+  std::string mig_profile;
 };
 
-// Fits `algo` on each fold's training rows (columns of `feature_set`) and
-// predicts its test rows; returns one prediction per test row, fold order.
+// Fits `algo` on each fold's training rows (columns of `feature_set`, step
+// times as auxiliary target, interval calibrated inside the training rows
+// when `calibrate`) and predicts its test rows; one prediction per test row,
+// fold order.
 Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data,
                                                              const std::vector<Fold>& folds,
                                                              const std::string& algo, uint64_t seed,
-                                                             const std::string& feature_set = "all");
+                                                             const std::string& feature_set = "all",
+                                                             bool calibrate = true, double level = 0.8);
+
+// Nested cross-validation: in each outer fold, every candidate is scored by
+// leave-one-workload-out over the fold's TRAINING rows only; the one with the
+// lowest SelectionScore (predictor.h) is fit on the training rows (its inner residuals
+// calibrate the interval) and predicts the test rows. `selected` gets the
+// winner of each outer fold.
+Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const std::vector<Fold>& folds,
+                                                     const std::vector<Candidate>& candidates, uint64_t seed,
+                                                     double level, std::vector<std::string>* selected,
+                                                     bool select_by_pooled_rmsle = false);
 
 // For the cluster simulator: each measured row predicted by `algo` trained
 // on every other workload (leave one workload out), on the algorithm's default
-// feature set (DefaultFeatureSet, regressor.h).
+// feature set (DefaultFeatureSet, regressor.h). Points only: the intervals
+// are the regressor's own (uncalibrated), which the simulator does not read.
 Result<std::vector<RowPrediction>> LeaveOneWorkloadOutPredictions(const Dataset& data,
                                                                   const std::string& algo,
                                                                   uint64_t seed);
@@ -74,6 +98,19 @@ struct EvalOptions {
   int repeats = 20;  // seeds 0..repeats-1 (shuffles and model seeds)
   std::string feature_set = "all";
   uint64_t seed = 0;  // first seed
+  bool calibrate = true;  // conformal intervals from the training rows (FitOptions)
+  double level = 0.8;     // interval level
+  // Non-empty: nested selection among these (algo and feature_set unused).
+  std::vector<Candidate> nested;
+  // Nested selection criterion: false = SelectionScore (median per-workload
+  // RMSLE, what `auto` uses), true = the pooled inner RMSLE.
+  bool select_by_pooled_rmsle = false;
+  int bootstrap = 2000;   // workload-bootstrap resamples for the RMSLE intervals
+};
+
+// A 90% interval of a statistic.
+struct Interval90 {
+  double low = 0, high = 0;
 };
 
 struct EvalResult {
@@ -81,9 +118,22 @@ struct EvalResult {
   MeanSd rmsle, mae, r2, coverage;  // over repeats (each repeat scores all its test rows)
   std::vector<WorkloadError> per_workload;  // pooled over repeats
   std::vector<RowPrediction> predictions;   // pooled over repeats
-  double mean_baseline_rmsle = 0;  // predicting the training mean, same folds, mean over repeats
+  // Predicting the training folds' mean of log1p(util) (the mean in log
+  // space, the RMSLE-optimal constant), same folds, mean over repeats.
+  double mean_baseline_rmsle = 0;
+  // 5th-95th percentiles of the pooled RMSLE when the held-out units
+  // (workloads; the MIG configurations when one workload is tested) are
+  // resampled with replacement.
+  Interval90 rmsle_ci, baseline_ci;
+  double median_width = 0;          // median interval width (high - low), points
+  std::vector<std::string> selected;  // nested: the winner of each outer fold, every repeat
 };
 Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts);
+
+// RMSLE of rows drawn by resampling their units (`unit[i]` of prediction i)
+// with replacement, `resamples` times (seeded): its 5th and 95th percentiles.
+Interval90 BootstrapRmsle(const std::vector<double>& pred, const std::vector<double>& actual,
+                          const std::vector<std::string>& unit, int resamples, uint64_t seed);
 
 // A predicted-vs-measured scatter plot (SVG text), one colour per workload.
 std::string PredictionPlotSvg(const std::vector<RowPrediction>& preds, const std::string& title);

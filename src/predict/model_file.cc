@@ -1,5 +1,7 @@
 #include "predict/model_file.h"
 
+#include <cmath>
+
 namespace gpucast {
 
 using nlohmann::json;
@@ -7,6 +9,8 @@ using nlohmann::json;
 Result<json> ModelFileJson(const Predictor& p) {
   const PredictorInfo& info = p.info();
   ASSIGN_OR_RETURN(json state, p.model().regressor().Save());
+  json selection = json::array();
+  for (const auto& [c, r] : info.selection) selection.push_back({{"candidate", c}, {"lowo_median_workload_rmsle", r}});
   json used = json::array();
   for (size_t c : p.model().columns()) used.push_back(info.feature_names.at(c));
   return json{
@@ -23,9 +27,14 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"gpu", info.gpu},
         {"seed", info.seed}}},
       {"target", "log1p_gpu_util_percent"},
+      {"targets", info.targets},
+      {"selection", selection},
       {"algo", p.model().algo()},
       {"params", p.model().regressor().Params()},
       {"regressor", state},
+      {"calibration",
+       {{"method", "split-conformal on leave-one-workload-out log1p residuals"},
+        {"residuals", p.model().calibration()}}},
   };
 }
 
@@ -42,6 +51,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::vector<std::string> used;
   std::string algo, target;
   json params, state;
+  std::vector<double> calibration;
   try {
     const json& fs = j.at("feature_schema");
     info.schema_name = fs.at("name").get<std::string>();
@@ -56,6 +66,10 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     info.gpu = t.at("gpu").get<std::string>();
     info.seed = t.at("seed").get<uint64_t>();
     target = j.at("target").get<std::string>();
+    info.targets = j.at("targets").get<std::vector<std::string>>();
+    for (const json& e : j.at("selection"))
+      info.selection.push_back({e.at("candidate").get<std::string>(), e.at("lowo_median_workload_rmsle").get<double>()});
+    calibration = j.at("calibration").at("residuals").get<std::vector<double>>();
     algo = j.at("algo").get<std::string>();
     params = j.at("params");
     state = j.at("regressor");
@@ -84,7 +98,11 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (st.ok()) st = (*r)->SetFeatureNames(used);
   if (st.ok()) st = (*r)->Load(state);
   if (!st.ok()) return st.Prefixed(path);
-  return Predictor(std::move(info), UtilModel(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r))));
+  for (double v : calibration)
+    if (!std::isfinite(v)) return Status::Error(path + ": calibration.residuals: not finite");
+  UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
+  m.set_calibration(std::move(calibration));
+  return Predictor(std::move(info), std::move(m));
 }
 
 }  // namespace gpucast

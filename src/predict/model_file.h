@@ -6,7 +6,9 @@
 //  "training": {"csv": path, "digest": "fnv1a64:<16 hex>" (FNV-1a 64 of the CSV bytes),
 //               "rows": 52, "gpu": "RTX3090", "seed": 1},
 //  "target": "log1p_gpu_util_percent",
-//  "algo": "forest", "params": {...}, "regressor": {...state...}}
+//  "targets": ["nvidia-smi utilization.gpu", ...] (counters of the training rows),
+//  "algo": "forest", "params": {...}, "regressor": {...state...},
+//  "calibration": {"method": ..., "residuals": [sorted log1p residuals; empty = uncalibrated]}}
 #pragma once
 
 #include <string>
@@ -20,7 +22,7 @@
 namespace gpucast {
 
 inline constexpr const char* kModelFormat = "gpucast-predictor";
-inline constexpr int kModelFormatVersion = 2;  // 2: forest stored as a node table
+inline constexpr int kModelFormatVersion = 3;  // 2: forest node table; 3: calibration residuals, targets
 
 Result<nlohmann::json> ModelFileJson(const Predictor& p);
 // `path` names the file in errors. The stored schema must equal `schema`:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "predict/model_file.h"
 
@@ -19,7 +20,9 @@ enum class Group { kPaper, kPhysical, kJob };
 constexpr const char* kPaperFeatures[] = {"total_flops", "params", "n_conv_layers", "n_linear_layers",
                                           "n_activation_layers", "n_other_layers", "batch_size", "amp"};
 constexpr const char* kJobFeatures[] = {"loader_workers", "loader_workers_known", "data_on_gpu",
-                                        "data_on_gpu_known", "rl_env", "rl_env_known"};
+                                        "data_on_gpu_known", "rl_env", "rl_env_known",
+                                        "loader_ms_per_sample", "loader_ms_per_sample_known",
+                                        "env_steps_per_update", "env_steps_per_update_known"};
 
 Group GroupOf(const std::string& name) {
   for (const char* n : kPaperFeatures)
@@ -85,7 +88,8 @@ Matrix SelectColumns(const Matrix& x, const std::vector<size_t>& cols) {
 
 Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& util,
                                  const std::vector<std::string>& names, const std::vector<size_t>& columns,
-                                 const std::string& algo, const nlohmann::json& params, uint64_t seed) {
+                                 const std::string& algo, const nlohmann::json& params, uint64_t seed,
+                                 const FitOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Regressor> r, MakeRegressor(algo));
   RETURN_IF_ERROR(r->Configure(params));
   std::vector<std::string> used;
@@ -99,45 +103,166 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
     if (!(u >= 0 && u <= 100)) return Status::Error(algo + ": label outside 0-100");
     y.push_back(ToTarget(u));
   }
+  if (!options.step_s.empty()) {
+    if (options.step_s.size() != util.size())
+      return Status::Error(algo + ": " + std::to_string(options.step_s.size()) + " step times for " +
+                           std::to_string(util.size()) + " rows");
+    r->SetStepTimes(options.step_s);
+  }
   RETURN_IF_ERROR(r->Fit(SelectColumns(x, columns), y, seed));
-  return UtilModel(algo, columns, std::shared_ptr<Regressor>(std::move(r)));
+  UtilModel m(algo, columns, std::shared_ptr<Regressor>(std::move(r)));
+  if (options.calibrate && options.group.size() == util.size()) {
+    std::vector<int> ids = options.group;
+    std::sort(ids.begin(), ids.end());
+    if (std::unique(ids.begin(), ids.end()) - ids.begin() >= 3) {
+      ASSIGN_OR_RETURN(std::vector<double> res,
+                       GroupedResiduals(x, util, names, columns, algo, params, seed, options));
+      m.set_calibration(std::move(res));
+    }
+  }
+  return m;
 }
 
-Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x) const {
+void UtilModel::set_calibration(std::vector<double> residuals) {
+  std::sort(residuals.begin(), residuals.end());
+  calibration_ = std::move(residuals);
+}
+
+std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, double level) {
+  if (sorted.empty()) return {0, 0};
+  const double n = static_cast<double>(sorted.size());
+  auto at = [&](double k) {  // k-th order statistic, 1-based, clamped to the sample
+    return sorted[static_cast<size_t>(std::clamp(k, 1.0, n)) - 1];
+  };
+  return {at(std::floor((n + 1) * (1 - level) / 2)), at(std::ceil((n + 1) * (1 + level) / 2))};
+}
+
+Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double level) const {
+  if (!(level > 0 && level < 1)) return Status::Error("interval level must be in (0, 1)");
   ASSIGN_OR_RETURN(std::vector<Estimate> est, regressor_->Predict(SelectColumns(x, columns_)));
   std::vector<UtilPrediction> out;
+  auto [lo_off, hi_off] = ConformalOffsets(calibration_, level);
   for (const Estimate& e : est) {
-    // Every regressor keeps low <= mean <= high; enforced here too (the contract of UtilPrediction).
     double u = FromTarget(e.mean);
-    out.push_back({u, std::min(u, FromTarget(e.low)), std::max(u, FromTarget(e.high))});
+    double lo = e.low, hi = e.high;
+    if (!calibration_.empty()) {
+      double t = ToTarget(u);
+      lo = t + lo_off;
+      hi = t + hi_off;
+    }
+    // The contract of UtilPrediction: low <= util <= high.
+    out.push_back({u, std::min(u, FromTarget(lo)), std::max(u, FromTarget(hi))});
   }
+  return out;
+}
+
+Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<double>& util,
+                                             const std::vector<std::string>& names,
+                                             const std::vector<size_t>& columns, const std::string& algo,
+                                             const nlohmann::json& params, uint64_t seed,
+                                             const FitOptions& options) {
+  std::vector<int> ids = options.group;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (ids.size() < 2) return Status::Error(algo + ": calibration needs at least 2 workloads");
+  std::vector<double> res(util.size(), 0);
+  for (int g : ids) {
+    Matrix xtr, xte;
+    std::vector<double> ytr;
+    FitOptions fo;
+    fo.calibrate = false;
+    std::vector<size_t> test;
+    for (size_t i = 0; i < util.size(); ++i) {
+      if (options.group[i] == g) {
+        xte.push_back(x[i]);
+        test.push_back(i);
+      } else {
+        xtr.push_back(x[i]);
+        ytr.push_back(util[i]);
+        if (!options.step_s.empty()) fo.step_s.push_back(options.step_s[i]);
+      }
+    }
+    auto m = UtilModel::Fit(xtr, ytr, names, columns, algo, params, seed * 31 + g, fo);
+    if (!m.ok()) return m.status().Prefixed("calibration");
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte));
+    for (size_t j = 0; j < test.size(); ++j) res[test[j]] = ToTarget(util[test[j]]) - ToTarget(p[j].util);
+  }
+  return res;
+}
+
+double SelectionScore(const std::vector<double>& residuals, const std::vector<int>& group) {
+  std::map<int, std::pair<double, size_t>> by;
+  for (size_t i = 0; i < residuals.size() && i < group.size(); ++i) {
+    by[group[i]].first += residuals[i] * residuals[i];
+    by[group[i]].second += 1;
+  }
+  std::vector<double> per;
+  for (const auto& [g, v] : by) per.push_back(std::sqrt(v.first / v.second));
+  return Quantile(per, 0.5);
+}
+
+std::vector<Candidate> AutoCandidates() {
+  std::vector<Candidate> out;
+  for (const AlgoRow& row : Algorithms()) out.push_back({row.name, row.feature_set});
   return out;
 }
 
 Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo, uint64_t seed,
                                    const std::string& feature_set) {
-  ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, feature_set));
-  ASSIGN_OR_RETURN(UtilModel m, UtilModel::Fit(data.x, data.Labels(), data.feature_names, cols, algo, nullptr, seed));
+  FitOptions fo;
+  fo.step_s = data.step_s;
+  fo.group = data.group;
+  std::vector<double> labels = data.Labels();
+  std::string chosen_algo = algo, chosen_set = feature_set;
+  std::vector<std::pair<std::string, double>> selection;
+  std::vector<double> chosen_res;
+  if (algo == kAutoAlgo) {
+    double best = INFINITY;
+    for (const Candidate& c : AutoCandidates()) {
+      ASSIGN_OR_RETURN(std::vector<size_t> cc, SelectFeatures(data.feature_names, c.feature_set));
+      auto res = GroupedResiduals(data.x, labels, data.feature_names, cc, c.algo, nullptr, seed, fo);
+      if (!res.ok()) return res.status().Prefixed("auto: " + c.ToString());
+      double rmsle = SelectionScore(*res, data.group);
+      selection.push_back({c.ToString(), rmsle});
+      if (rmsle < best) best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res;
+    }
+    fo.calibrate = false;  // calibrated below by the selection's own pass
+  }
+  ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, chosen_set));
+  ASSIGN_OR_RETURN(UtilModel m,
+                   UtilModel::Fit(data.x, labels, data.feature_names, cols, chosen_algo, nullptr, seed, fo));
+  if (algo == kAutoAlgo) m.set_calibration(chosen_res);
   PredictorInfo info;
+  info.selection = std::move(selection);
   info.schema_name = data.schema_name;
   info.schema_version = data.schema_version;
   info.feature_names = data.feature_names;
-  info.feature_set = feature_set;
+  info.feature_set = chosen_set;
   info.training_digest = data.digest;
   info.training_csv = data.csv_path;
   info.training_rows = data.rows.size();
   info.gpu = data.gpu;
   info.seed = seed;
+  for (const Measurement& r : data.rows)
+    if (!r.target.empty() && std::find(info.targets.begin(), info.targets.end(), r.target) == info.targets.end())
+      info.targets.push_back(r.target);
   return Predictor(std::move(info), std::move(m));
 }
 
-Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports, const JobConfig& job) const {
+std::string Predictor::TargetFor(const std::string& mig_profile) {
+  // nvidia-smi reports no utilization.gpu for a MIG instance; DCGM's
+  // GR-engine-active is the per-instance counter.
+  return mig_profile.empty() ? kTargetNvidiaSmi : kTargetDcgmGrActive;
+}
+
+Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports, const JobConfig& job,
+                                         double level) const {
   if (reports.empty()) return Status::Error("predict: no graph");
   ASSIGN_OR_RETURN(std::vector<double> f, ComputeFeatures(reports, job));
   if (f.size() != info_.feature_names.size())
     return Status::Error("predict: features have " + std::to_string(f.size()) + " values, model wants " +
                          std::to_string(info_.feature_names.size()));
-  ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}));
+  ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}, level));
   return PredictResult{p[0], std::move(f)};
 }
 

@@ -27,10 +27,35 @@ struct UtilPrediction {
   double high = 0;
 };
 
-// Defaults chosen by the leave-one-workload-out evaluation (docs/predictor.md).
-// kDefaultFeatureSet is DefaultFeatureSet(kDefaultAlgo) (regressor.cc's table).
-inline constexpr const char* kDefaultAlgo = "forest";
-inline constexpr const char* kDefaultFeatureSet = "paper";
+// A candidate of a selection: algorithm and feature set.
+struct Candidate {
+  std::string algo;
+  std::string feature_set;
+  std::string ToString() const { return algo + "/" + feature_set; }
+};
+
+// "auto": not a regressor but a selection made on the training rows only:
+// every AutoCandidates() entry is scored by leave-one-workload-out over the
+// training rows (SelectionScore: the median over workloads of each
+// workload's RMSLE), the lowest is fit on all of them and its residuals of
+// that pass calibrate the interval. Its honest error is the NESTED
+// evaluation of that procedure (evaluate --algo auto, docs/predictor.md).
+inline constexpr const char* kAutoAlgo = "auto";
+// Every algorithm of the table on its own default feature set.
+std::vector<Candidate> AutoCandidates();
+// Score of a candidate from its leave-one-workload-out log residuals: the
+// median over workloads of the workload's RMSLE (one workload that no input
+// explains, such as PointNet's CPU-bound parsing, cannot decide the choice;
+// docs/predictor.md gives the pooled-RMSLE criterion's result too).
+double SelectionScore(const std::vector<double>& residuals, const std::vector<int>& group);
+
+// The default algorithm (see docs/predictor.md for the nested evaluation
+// that chose it). kDefaultFeatureSet: the set passed along with it (auto
+// ignores it: each candidate has its own).
+inline constexpr const char* kDefaultAlgo = "auto";
+inline constexpr const char* kDefaultFeatureSet = "all";
+// Central probability of the interval when none is asked for.
+inline constexpr double kDefaultIntervalLevel = 0.8;
 
 // Feature subsets for the ablation. "all" = every schema feature; the others
 // are named groups of the schema (see FeatureSetNames / docs/predictor.md).
@@ -38,19 +63,35 @@ std::vector<std::string> FeatureSetNames();
 // Indices into `names` of the set; error for an unknown set or an empty selection.
 Result<std::vector<size_t>> SelectFeatures(const std::vector<std::string>& names, const std::string& set);
 
-// A regressor plus the columns of the schema it reads.
+// What UtilModel::Fit needs beyond features and labels.
+struct FitOptions {
+  std::vector<double> step_s;  // per row measured step time (s), NaN = unknown; empty = none
+  // Per row workload id. With >= 3 workloads the interval is calibrated:
+  // split-conformal on the log1p residuals of a leave-one-workload-out pass
+  // over the training rows (each workload predicted by a model that never saw
+  // it). Empty or calibrate = false: the regressor's own member spread.
+  std::vector<int> group;
+  bool calibrate = true;
+};
+
+// A regressor plus the columns of the schema it reads, and its calibration.
 class UtilModel {
  public:
   // Fits on the rows of x (full schema width, `names`) with utilization labels in percent.
   static Result<UtilModel> Fit(const Matrix& x, const std::vector<double>& util,
-                               const std::vector<std::string>& names, const std::vector<size_t>& columns, const std::string& algo,
-                               const nlohmann::json& params, uint64_t seed);
-  // Rows of full schema width.
-  Result<std::vector<UtilPrediction>> Predict(const Matrix& x) const;
+                               const std::vector<std::string>& names, const std::vector<size_t>& columns,
+                               const std::string& algo, const nlohmann::json& params, uint64_t seed,
+                               const FitOptions& options = {});
+  // Rows of full schema width. level in (0, 1): central probability of the
+  // interval (calibrated models honour it; uncalibrated ones use their own).
+  Result<std::vector<UtilPrediction>> Predict(const Matrix& x, double level = kDefaultIntervalLevel) const;
 
   const std::string& algo() const { return algo_; }
   const std::vector<size_t>& columns() const { return columns_; }
   const Regressor& regressor() const { return *regressor_; }
+  // Sorted log1p(measured) - log1p(predicted) of the calibration pass; empty = uncalibrated.
+  const std::vector<double>& calibration() const { return calibration_; }
+  void set_calibration(std::vector<double> residuals);
 
   // Build from parts (model file loading).
   UtilModel(std::string algo, std::vector<size_t> columns, std::shared_ptr<Regressor> r)
@@ -60,7 +101,22 @@ class UtilModel {
   std::string algo_;
   std::vector<size_t> columns_;
   std::shared_ptr<Regressor> regressor_;  // shared: a UtilModel is cheap to copy, immutable after Fit
+  std::vector<double> calibration_;
 };
+
+// Leave-one-group-out log1p residuals (measured - predicted, row order) of
+// `algo` on the rows of x, each group predicted by a model fit (uncalibrated)
+// on the other groups. REQUIRES >= 2 groups.
+Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<double>& util,
+                                             const std::vector<std::string>& names,
+                                             const std::vector<size_t>& columns, const std::string& algo,
+                                             const nlohmann::json& params, uint64_t seed,
+                                             const FitOptions& options);
+
+// The conformal interval offsets (log1p space) of sorted residuals at `level`:
+// the floor((n+1)(1-level)/2)-th and ceil((n+1)(1+level)/2)-th order
+// statistics, clamped to the sample.
+std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, double level);
 
 struct PredictorInfo {
   std::string schema_name;
@@ -70,8 +126,11 @@ struct PredictorInfo {
   std::string training_digest;             // "fnv1a64:<hex>" of the training CSV bytes
   std::string training_csv;
   size_t training_rows = 0;
-  std::string gpu;                         // GPU type of the labels
+  std::string gpu;                         // default GPU of predictions (the labels' default GPU)
   uint64_t seed = 0;
+  std::vector<std::string> targets;        // utilization counters of the training rows (kTarget*)
+  // auto: each candidate's leave-one-workload-out RMSLE on the training rows (empty otherwise).
+  std::vector<std::pair<std::string, double>> selection;
 };
 
 struct PredictResult {
@@ -82,17 +141,25 @@ struct PredictResult {
 // A trained predictor. Thread-safe for concurrent Predict calls.
 class Predictor {
  public:
-  // Fits `algo` (default parameters) on the whole dataset.
+  // Fits `algo` (default parameters; kAutoAlgo: the selection above) on the whole dataset.
   static Result<Predictor> Train(const Dataset& data, const std::string& algo, uint64_t seed,
                                  const std::string& feature_set = "all");
   // Reads a model file; a feature schema other than CurrentFeatureSchema() is an error.
   static Result<Predictor> Load(const std::string& path);
   Status Save(const std::string& path) const;
 
-  // Features of the job's graph(s) and configuration -> utilization.
-  Result<PredictResult> Predict(const std::vector<CostReport>& reports, const JobConfig& job) const;
+  // Features of the job's graph(s) and configuration -> utilization. The job's
+  // gpu / mig_profile select the spec the features (and the physics) use.
+  Result<PredictResult> Predict(const std::vector<CostReport>& reports, const JobConfig& job,
+                                double level = kDefaultIntervalLevel) const;
   // Rows of features in the schema order.
-  Result<std::vector<UtilPrediction>> PredictFeatures(const Matrix& x) const { return model_.Predict(x); }
+  Result<std::vector<UtilPrediction>> PredictFeatures(const Matrix& x,
+                                                      double level = kDefaultIntervalLevel) const {
+    return model_.Predict(x, level);
+  }
+  // Which counter a prediction for this GPU/MIG slice stands for (kTarget*):
+  // DCGM GR-engine-active on a MIG slice, nvidia-smi utilization.gpu otherwise.
+  static std::string TargetFor(const std::string& mig_profile);
 
   const PredictorInfo& info() const { return info_; }
   const UtilModel& model() const { return model_; }

@@ -10,6 +10,9 @@ std::unique_ptr<Regressor> MakeGbm();     // xgb_regressor.cc
 std::unique_ptr<Regressor> MakeRidge();   // ridge_regressor.cc
 std::unique_ptr<Regressor> MakeKnn();     // knn_regressor.cc
 std::unique_ptr<Regressor> MakeRoofline();  // roofline_regressor.cc
+std::unique_ptr<Regressor> MakePhysics();   // physics_regressor.cc
+std::unique_ptr<Regressor> MakeHybrid();    // hybrid_regressor.cc
+std::unique_ptr<Regressor> MakeMono();      // xgb_regressor.cc
 
 namespace {
 constexpr AlgoRow kAlgos[] = {
@@ -24,6 +27,15 @@ constexpr AlgoRow kAlgos[] = {
      "physical step model (roofline GPU time vs host, loader and environment time), 6 fitted parameters; "
      "interval from training residuals",
      "all", MakeRoofline},
+    {"physics",
+     "physical step-time model (GPU kernel time on the GPU's spec + per-kernel floor, host dispatch with AMP "
+     "overhead, input pipeline, RL environment, partial host/device overlap), 9 parameters fitted on "
+     "utilization, step time and GPU-busy time",
+     "all", MakePhysics},
+    {"hybrid", "physics plus a forest correction of its log residual, clipped to +-bound, on ratio/flag inputs only",
+     "all", MakeHybrid},
+    {"mono", "gbm with XGBoost monotone_constraints where physics fixes the sign (batch, FLOPs, GPU time up; "
+     "kernels, RL environment down)", "all", MakeMono},
 };
 }  // namespace
 

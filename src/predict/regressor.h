@@ -41,6 +41,11 @@ class Regressor {
   // Features the regressor needs among those names (empty: any columns).
   virtual std::vector<std::string> RequiredFeatures() const { return {}; }
   virtual nlohmann::json Params() const = 0;
+  // Optional auxiliary target, set before Fit: the measured wall time of one
+  // training step of each row in seconds (NaN where unknown). Models that
+  // use it (physics, hybrid) also fit step time and GPU-busy time
+  // (util/100 * step); the others ignore it.
+  virtual void SetStepTimes(const std::vector<double>& /*step_s*/) {}
   // REQUIRES: x rectangular, x.size() == y.size() >= 2, all finite (checked).
   virtual Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t seed) = 0;
   // REQUIRES: fitted (or loaded); rows have the training column count (checked).

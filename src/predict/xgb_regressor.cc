@@ -372,9 +372,38 @@ class Forest : public Regressor {
 
 // Gradient boosting; `members` boosters with different seeds (row and column
 // subsampling make them differ). Mean of members; interval from their spread.
+//
+// `mono` is the same with XGBoost monotone_constraints where physics fixes
+// the sign of the effect, all else equal (MonotoneDirection below): e.g.
+// utilization never falls when only the batch, the FLOPs or the GPU time per
+// step grow, or when the data moves onto the GPU; it never rises with more
+// kernels at the same GPU time, or with a CPU environment in the loop.
+int MonotoneDirection(const std::string& name) {
+  static const char* kUp[] = {"batch_size", "total_flops", "forward_flops", "backward_flops",
+                              "log10_total_flops", "est_gpu_busy_ms", "log10_est_gpu_busy_ms",
+                              "est_compute_ms", "est_memory_ms", "est_busy_launch_ratio",
+                              "log10_est_busy_launch_ratio", "est_util_launch_bound", "data_on_gpu",
+                              "loader_workers"};
+  static const char* kDown[] = {"kernel_count", "est_launch_ms", "log10_est_launch_ms", "rl_env",
+                                "loader_ms_per_sample", "env_steps_per_update"};
+  for (const char* n : kUp)
+    if (name == n) return 1;
+  for (const char* n : kDown)
+    if (name == n) return -1;
+  return 0;
+}
+
 class Gbm : public Regressor {
  public:
-  std::string Algo() const override { return "gbm"; }
+  explicit Gbm(bool monotone = false) : monotone_(monotone) {}
+  std::string Algo() const override { return monotone_ ? "mono" : "gbm"; }
+  Status SetFeatureNames(const std::vector<std::string>& names) override {
+    constraints_ = "(";
+    for (size_t i = 0; i < names.size(); ++i)
+      constraints_ += (i ? "," : "") + std::to_string(monotone_ ? MonotoneDirection(names[i]) : 0);
+    constraints_ += ")";
+    return Status::Ok();
+  }
   Status Configure(const json& p) override { return ApplyParams(Algo(), p, Specs()); }
   json Params() const override { return ParamsJson(const_cast<Gbm*>(this)->Specs()); }
 
@@ -393,6 +422,7 @@ class Gbm : public Regressor {
            {"colsample_bynode", Num(colsample_)}, {"max_depth", Num(max_depth_)},
            {"min_child_weight", Num(min_child_weight_)}, {"reg_lambda", Num(lambda_)},
            {"base_score", Num(static_cast<float>(mean))},
+           {"monotone_constraints", monotone_ && !constraints_.empty() ? constraints_ : "()"},
            {"seed", std::to_string((seed * 1000003 + m) % 2147483647)}},
           static_cast<int>(rounds_)));
       members_.push_back(std::move(b));
@@ -458,11 +488,14 @@ class Gbm : public Regressor {
   double rounds_ = 200, eta_ = 0.05, max_depth_ = 3, subsample_ = 0.7, colsample_ = 0.8,
          min_child_weight_ = 1, lambda_ = 1, members_count_ = 10, interval_ = 0.8;
   std::vector<std::unique_ptr<Booster>> members_;
+  bool monotone_ = false;
+  std::string constraints_;
 };
 
 }  // namespace
 
 std::unique_ptr<Regressor> MakeForest() { return std::make_unique<Forest>(); }
 std::unique_ptr<Regressor> MakeGbm() { return std::make_unique<Gbm>(); }
+std::unique_ptr<Regressor> MakeMono() { return std::make_unique<Gbm>(true); }
 
 }  // namespace gpucast

@@ -83,7 +83,7 @@ Predictor* EngineTest::predictor_ = nullptr;
 TEST_F(EngineTest, PredictsLikeThePredictorAndCachesByFileAndConfig) {
   auto engine = NewPredictorEngine(dir_ + "/predictor.json");
   ASSERT_TRUE(engine.ok()) << engine.message();
-  EXPECT_THAT((*engine)->Describe(), HasSubstr("forest"));
+  EXPECT_THAT((*engine)->Describe(), HasSubstr(predictor_->model().algo()));
   EXPECT_THAT((*engine)->Describe(), ::testing::Not(HasSubstr("/")));  // /healthz shows it: no paths
   // A copy of a real graph, so the test can touch it.
   const std::string model = dir_ + "/pointnet.onnx";

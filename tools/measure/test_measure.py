@@ -37,6 +37,8 @@ class SchemaTest(unittest.TestCase):
         keys = {(w["model"], w["dataset"]) for w in cat["workloads"]}
         with open(os.path.join(DATA, "lucid", "single_data.csv"), newline="") as f:
             measured = {(r["model"], r["dataset"]) for r in csv.DictReader(f)}
+        with open(os.path.join(DATA, "migprofiler-a100", "bert_train.csv"), newline="") as f:
+            measured |= {(r["model"], r["dataset"]) for r in csv.DictReader(f)}
         self.assertEqual(keys, measured)
         self.assertEqual(keys, {(w["model"], w["dataset"]) for w in M.W.WORKLOADS})
         for w in cat["workloads"]:

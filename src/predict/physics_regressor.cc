@@ -1,0 +1,324 @@
+// `physics`: a physical step-time model fitted on utilization, step time and
+// GPU-busy time per step (docs/predictor.md). Per training step, in seconds
+// (feature names from gpucast-features; the est_* times are computed on the
+// row's GPU spec, or on its MIG slice's effective spec):
+//
+//   gpu    = est_compute_ms/1e3 / eff_compute + est_memory_ms/1e3 / eff_memory
+//            + kernel_count * gpu_s_per_kernel                      (busy time)
+//   host   = kernel_count * host_s_per_kernel * (1 + amp * amp_host_factor) + host_s_per_step
+//   loader = (1 - data_on_gpu) * batch_size * per_sample / max(1, loader_workers)
+//            per_sample = loader_ms_per_sample/1e3 when given, else loader_s_per_sample
+//   core   = (gpu^p + host^p)^(1/p)           partial host/device overlap, p = overlap
+//   step   = max(core, loader) if loader_workers > 0 else core + loader
+//            + rl_env * rl_s_per_env_step * (env_steps_per_update when given, else 1)
+//   util % = 100 * gpu / step                 in [0, 100] by construction (step >= gpu)
+//
+// Utilization rises with the batch (the per-kernel and host terms do not
+// grow with it) until the GPU or the input pipeline binds; it never exceeds
+// 100 whatever the inputs. Nine global parameters, fitted by a robust
+// (soft-L1) loss on the residuals of log1p(util), log(step) and log(busy) of
+// every training row that has them (busy = util/100 * step), by Nelder-Mead
+// in bounded log coordinates from a fixed set of starts (deterministic; the
+// seed is unused). Its own interval: the point plus the central quantiles of
+// the training residuals (the predictor replaces it by a calibrated one).
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "predict/physics.h"
+#include "predict/regressor.h"
+
+namespace gpucast {
+namespace {
+
+using nlohmann::json;
+
+struct ThetaDef {
+  const char* name;
+  double lo, hi;  // physical bounds; searched on a log scale
+  double start;   // order-of-magnitude starting guess
+};
+constexpr ThetaDef kTheta[] = {
+    {"eff_compute", 0.02, 1.0, 0.4},            // achieved fraction of peak FLOP/s
+    {"eff_memory", 0.02, 1.0, 0.5},             // achieved fraction of peak bandwidth
+    {"gpu_s_per_kernel", 1e-7, 1e-4, 3e-6},     // launch latency + tail of a tiny kernel
+    {"host_s_per_kernel", 1e-6, 1e-3, 2e-5},    // eager dispatch + autograd + launch
+    {"amp_host_factor", 1e-3, 10.0, 0.5},       // extra host work per kernel under autocast
+    {"loader_s_per_sample", 1e-7, 1e-1, 3e-4},  // CPU input pipeline, per sample per worker
+    {"rl_s_per_env_step", 1e-6, 10.0, 1e-2},    // CPU environment per env step
+    {"overlap", 1.0, 64.0, 4.0},                // p of the host/device p-norm (1 serial, inf full overlap)
+    {"host_s_per_step", 1e-6, 0.1, 1e-3},       // fixed CPU work per step (Python loop, batch fetch, optimizer)
+};
+constexpr int kNumTheta = sizeof kTheta / sizeof *kTheta;
+using Theta = std::array<double, kNumTheta>;
+
+// Columns the model reads; the optional ones may be absent from the schema.
+enum Col {
+  kCompute, kMemory, kKernels, kAmp, kBatch, kWorkers, kOnGpu, kRl,
+  kLoaderMs, kLoaderMsKnown, kEnvSteps, kEnvStepsKnown, kNumCols
+};
+constexpr const char* kColumns[kNumCols] = {
+    "est_compute_ms", "est_memory_ms", "kernel_count", "amp", "batch_size", "loader_workers",
+    "data_on_gpu", "rl_env", "loader_ms_per_sample", "loader_ms_per_sample_known",
+    "env_steps_per_update", "env_steps_per_update_known"};
+constexpr int kNumRequired = kLoaderMs;
+using Row = std::array<double, kNumCols>;
+
+PhysicsStep Step(const Theta& t, const Row& r) {
+  PhysicsStep s;
+  s.gpu_s = r[kCompute] * 1e-3 / t[0] + r[kMemory] * 1e-3 / t[1] + r[kKernels] * t[2];
+  double host = r[kKernels] * t[3] * (1 + r[kAmp] * t[4]) + t[8];
+  double per_sample = r[kLoaderMsKnown] > 0 ? r[kLoaderMs] * 1e-3 : t[5];
+  double loader = (1 - r[kOnGpu]) * r[kBatch] * per_sample / std::max(1.0, r[kWorkers]);
+  double p = t[7];
+  double hi = std::max(s.gpu_s, host), lo = std::min(s.gpu_s, host);
+  double core = hi > 0 ? hi * std::pow(1 + std::pow(lo / hi, p), 1 / p) : 0;
+  double step = r[kWorkers] > 0 ? std::max(core, loader) : core + loader;
+  step += r[kRl] * t[6] * (r[kEnvStepsKnown] > 0 ? r[kEnvSteps] : 1.0);
+  s.step_s = step;
+  s.util = step > 0 ? std::min(100.0, 100 * s.gpu_s / step) : 0;
+  return s;
+}
+
+double FromZ(double z, int i) {
+  double a = std::log(kTheta[i].lo), b = std::log(kTheta[i].hi);
+  return std::exp(a + (b - a) / (1 + std::exp(-z)));
+}
+double ToZ(double v, int i) {
+  double a = std::log(kTheta[i].lo), b = std::log(kTheta[i].hi);
+  double s = std::clamp((std::log(v) - a) / (b - a), 1e-9, 1 - 1e-9);
+  return std::log(s / (1 - s));
+}
+Theta FromZ(const Theta& z) {
+  Theta t;
+  for (int i = 0; i < kNumTheta; ++i) t[i] = FromZ(z[i], i);
+  return t;
+}
+
+// Nelder-Mead minimisation (standard coefficients 1, 2, 0.5, 0.5).
+template <class F>
+Theta NelderMead(F f, Theta x0, double step, int max_evals) {
+  constexpr int n = kNumTheta;
+  std::array<Theta, n + 1> p;
+  std::array<double, n + 1> v;
+  for (int i = 0; i <= n; ++i) {
+    p[i] = x0;
+    if (i > 0) p[i][i - 1] += step;
+    v[i] = f(p[i]);
+  }
+  int evals = n + 1;
+  while (evals < max_evals) {
+    std::array<int, n + 1> o;
+    for (int i = 0; i <= n; ++i) o[i] = i;
+    std::sort(o.begin(), o.end(), [&](int a, int b) { return v[a] < v[b]; });
+    int best = o[0], worst = o[n], second = o[n - 1];
+    if (v[worst] - v[best] < 1e-10) break;
+    Theta c{};
+    for (int i = 0; i < n; ++i)
+      for (int d = 0; d < n; ++d) c[d] += p[o[i]][d] / n;
+    auto along = [&](double k) {
+      Theta x;
+      for (int d = 0; d < n; ++d) x[d] = c[d] + k * (p[worst][d] - c[d]);
+      return x;
+    };
+    Theta xr = along(-1);
+    double fr = f(xr);
+    ++evals;
+    if (fr < v[best]) {
+      Theta xe = along(-2);
+      double fe = f(xe);
+      ++evals;
+      if (fe < fr) p[worst] = xe, v[worst] = fe;
+      else p[worst] = xr, v[worst] = fr;
+    } else if (fr < v[second]) {
+      p[worst] = xr, v[worst] = fr;
+    } else {
+      Theta xc = fr < v[worst] ? along(-0.5) : along(0.5);
+      double fc = f(xc);
+      ++evals;
+      if (fc < std::min(fr, v[worst])) {
+        p[worst] = xc, v[worst] = fc;
+      } else {
+        for (int i = 0; i <= n; ++i) {
+          if (i == best) continue;
+          for (int d = 0; d < n; ++d) p[i][d] = p[best][d] + 0.5 * (p[i][d] - p[best][d]);
+          v[i] = f(p[i]);
+          ++evals;
+        }
+      }
+    }
+  }
+  return p[std::min_element(v.begin(), v.end()) - v.begin()];
+}
+
+class Physics : public PhysicsModel {
+ public:
+  std::string Algo() const override { return "physics"; }
+  Status Configure(const json& p) override { return ApplyParams(Algo(), p, Specs()); }
+  json Params() const override { return ParamsJson(const_cast<Physics*>(this)->Specs()); }
+  std::vector<std::string> RequiredFeatures() const override {
+    return std::vector<std::string>(kColumns, kColumns + kNumRequired);
+  }
+  void SetStepTimes(const std::vector<double>& step_s) override { step_s_ = step_s; }
+
+  Status SetFeatureNames(const std::vector<std::string>& names) override {
+    for (int c = 0; c < kNumCols; ++c) {
+      auto it = std::find(names.begin(), names.end(), kColumns[c]);
+      if (it == names.end()) {
+        if (c < kNumRequired)
+          return Status::Error(std::string("physics: needs feature '") + kColumns[c] +
+                               "' (use feature set 'all' or 'paper+physical')");
+        index_[c] = -1;
+      } else {
+        index_[c] = static_cast<int>(it - names.begin());
+      }
+    }
+    cols_ = names.size();
+    named_ = true;
+    return Status::Ok();
+  }
+
+  Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t /*seed*/) override {
+    RETURN_IF_ERROR(CheckTrainingSet(Algo(), x, y));
+    if (!named_) return Status::Error("physics: feature names not set");
+    RETURN_IF_ERROR(CheckColumns(Algo(), x, cols_));
+    if (!step_s_.empty() && step_s_.size() != y.size())
+      return Status::Error("physics: " + std::to_string(step_s_.size()) + " step times for " +
+                           std::to_string(y.size()) + " rows");
+    std::vector<Row> rows = Rows(x);
+    std::vector<double> log_step(y.size(), std::nan("")), log_busy(y.size(), std::nan(""));
+    for (size_t i = 0; i < y.size() && !step_s_.empty(); ++i) {
+      double s = step_s_[i], util = std::expm1(y[i]);
+      if (std::isfinite(s) && s > 0) {
+        log_step[i] = std::log(s);
+        if (util > 0) log_busy[i] = std::log(util / 100 * s);
+      }
+    }
+    auto rho = [&](double d) { return 2 * delta_ * delta_ * (std::sqrt(1 + d * d / (delta_ * delta_)) - 1); };
+    auto loss = [&](const Theta& z) {
+      Theta t = FromZ(z);
+      double s = 0;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        PhysicsStep p = Step(t, rows[i]);
+        s += rho(std::log1p(p.util) - y[i]);
+        if (std::isfinite(log_step[i]) && p.step_s > 0) s += rho(std::log(p.step_s) - log_step[i]);
+        if (std::isfinite(log_busy[i]) && p.gpu_s > 0) s += rho(std::log(p.gpu_s) - log_busy[i]);
+      }
+      return s / rows.size();
+    };
+    // Fixed starts: the guesses, and each parameter moved to either end of a
+    // central band in turn (2 * kNumTheta + 1 starts); short runs, best 3 refined.
+    std::vector<Theta> starts;
+    Theta z0;
+    for (int i = 0; i < kNumTheta; ++i) z0[i] = ToZ(kTheta[i].start, i);
+    starts.push_back(z0);
+    for (int i = 0; i < kNumTheta; ++i)
+      for (double d : {-2.0, 2.0}) {
+        Theta z = z0;
+        z[i] += d;
+        starts.push_back(z);
+      }
+    std::vector<std::pair<double, Theta>> runs;
+    for (const Theta& z : starts) {
+      Theta zf = NelderMead(loss, z, 1.0, static_cast<int>(evals_ / 4));
+      runs.push_back({loss(zf), zf});
+    }
+    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    Theta best = runs[0].second;
+    double best_loss = runs[0].first;
+    for (size_t k = 0; k < 3 && k < runs.size(); ++k) {
+      Theta z = runs[k].second;
+      for (int round = 0; round < 3; ++round) z = NelderMead(loss, z, 0.3, static_cast<int>(evals_));
+      if (double l = loss(z); l < best_loss) best_loss = l, best = z;
+    }
+    theta_ = FromZ(best);
+    std::vector<double> resid;
+    for (size_t i = 0; i < rows.size(); ++i) resid.push_back(y[i] - std::log1p(Step(theta_, rows[i]).util));
+    resid_low_ = Quantile(resid, (1 - interval_) / 2);
+    resid_high_ = Quantile(resid, (1 + interval_) / 2);
+    fitted_ = true;
+    return Status::Ok();
+  }
+
+  Result<std::vector<Estimate>> Predict(const Matrix& x) const override {
+    ASSIGN_OR_RETURN(std::vector<PhysicsStep> steps, PredictSteps(x));
+    std::vector<Estimate> out;
+    for (const PhysicsStep& s : steps) {
+      Estimate e;
+      e.mean = std::log1p(s.util);
+      e.low = std::min(e.mean, e.mean + resid_low_);
+      e.high = std::max(e.mean, e.mean + resid_high_);
+      out.push_back(e);
+    }
+    return out;
+  }
+
+  Result<std::vector<PhysicsStep>> PredictSteps(const Matrix& x) const override {
+    if (!fitted_) return Status::Error("physics: not fitted");
+    RETURN_IF_ERROR(CheckColumns(Algo(), x, cols_));
+    std::vector<PhysicsStep> out;
+    for (const Row& r : Rows(x)) out.push_back(Step(theta_, r));
+    return out;
+  }
+
+  Result<json> Save() const override {
+    if (!fitted_) return Status::Error("physics: not fitted");
+    json t = json::object();
+    for (int i = 0; i < kNumTheta; ++i) t[kTheta[i].name] = theta_[i];
+    return json{{"theta", t}, {"resid_low", resid_low_}, {"resid_high", resid_high_}};
+  }
+
+  Status Load(const json& j) override {
+    if (!named_) return Status::Error("physics: feature names not set");
+    try {
+      for (int i = 0; i < kNumTheta; ++i) {
+        theta_[i] = j.at("theta").at(kTheta[i].name).get<double>();
+        if (!(theta_[i] >= kTheta[i].lo * (1 - 1e-9) && theta_[i] <= kTheta[i].hi * (1 + 1e-9)))
+          return Status::Error(std::string("physics: theta '") + kTheta[i].name + "' outside its bounds");
+      }
+      resid_low_ = j.at("resid_low").get<double>();
+      resid_high_ = j.at("resid_high").get<double>();
+    } catch (const json::exception& e) {
+      return Status::Error(std::string("physics: state: ") + e.what());
+    }
+    fitted_ = true;
+    return Status::Ok();
+  }
+
+  std::vector<std::pair<std::string, double>> Parameters() const override {
+    std::vector<std::pair<std::string, double>> out;
+    for (int i = 0; i < kNumTheta; ++i) out.push_back({kTheta[i].name, theta_[i]});
+    return out;
+  }
+
+ private:
+  std::vector<ParamSpec> Specs() {
+    return {{"max_evals", &evals_, 100, 1e6, true},
+            {"robust_scale", &delta_, 0.01, 10, false},
+            {"interval", &interval_, 0.01, 1, false}};
+  }
+  std::vector<Row> Rows(const Matrix& x) const {
+    std::vector<Row> rows;
+    for (const auto& xr : x) {
+      Row r{};
+      for (int c = 0; c < kNumCols; ++c) r[c] = index_[c] >= 0 ? xr[index_[c]] : 0.0;
+      rows.push_back(r);
+    }
+    return rows;
+  }
+
+  double evals_ = 1500, delta_ = 0.3, interval_ = 0.8;
+  std::array<int, kNumCols> index_{};
+  size_t cols_ = 0;
+  bool named_ = false, fitted_ = false;
+  std::vector<double> step_s_;
+  Theta theta_{};
+  double resid_low_ = 0, resid_high_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PhysicsModel> MakePhysicsModel() { return std::make_unique<Physics>(); }
+std::unique_ptr<Regressor> MakePhysics() { return MakePhysicsModel(); }
+
+}  // namespace gpucast
