@@ -55,6 +55,8 @@ test: build
 	bash integrations/slurm/test.sh $(BUILD)/gpucast
 	bash tests/serve_durability.sh $(BUILD)/gpucast
 	bash tests/cli_test.sh $(BUILD)/gpucast
+	bash tests/closed_loop.sh $(BUILD)/gpucast
+	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
 
 # PREFIX/bin/gpucast, PREFIX/share/gpucast/{models,data,slurm}; DESTDIR=... for staging.
 PREFIX ?= /usr/local
