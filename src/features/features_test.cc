@@ -38,7 +38,7 @@ std::map<std::string, double> Named(const std::vector<double>& v) {
 TEST(FeatureSchema, NamedVersionedUnique) {
   const FeatureSchema& s = CurrentFeatureSchema();
   EXPECT_EQ(s.name, "gpucast-features");
-  EXPECT_EQ(s.version, 1);
+  EXPECT_EQ(s.version, 2);
   std::set<std::string> unique(s.names.begin(), s.names.end());
   EXPECT_EQ(unique.size(), s.names.size());
   for (const char* paper : {"total_flops", "params", "n_conv_layers", "n_linear_layers",
@@ -227,6 +227,33 @@ TEST(ParseJobAttr, LoaderMsPerSampleAndEnvStepsPerUpdateRejectBadValues) {
         << bad;
   EXPECT_FALSE(a.loader_ms_per_sample.has_value());
   EXPECT_FALSE(a.env_steps_per_update.has_value());
+}
+
+}  // namespace
+}  // namespace gpucast
+
+namespace gpucast {
+namespace {
+
+// v2: the busy estimate split by which roofline bound each kernel hits, on
+// the effective spec of a MIG slice. The tiny graph is memory-bound
+// everywhere (a 2x4 by 4x3 Gemm: 48 FLOPs vs >100 bytes): all of it is
+// memory time, and a 1g.10gb slice (1 of 8 memory slices) takes 8 times as long.
+TEST(ComputeFeatures, ComputeAndMemoryTimeOnAMigSlice) {
+  JobConfig job;
+  job.batch = 2;
+  job.gpu = "A100-80GB";
+  auto whole = ComputeFeatures({TinyReport()}, job);
+  job.mig_profile = "1g.10gb";
+  auto slice = ComputeFeatures({TinyReport()}, job);
+  ASSERT_TRUE(whole.ok() && slice.ok()) << whole.message() << slice.message();
+  auto w = Named(*whole), m = Named(*slice);
+  EXPECT_DOUBLE_EQ(w["est_compute_ms"] + w["est_memory_ms"], w["est_gpu_busy_ms"]);
+  EXPECT_EQ(w["est_compute_ms"], 0);
+  EXPECT_NEAR(m["est_memory_ms"] / w["est_memory_ms"], 8.0, 1e-9);
+  job.mig_profile = "9g.90gb";
+  EXPECT_NE(ComputeFeatures({TinyReport()}, job).message().find("features: GPU 'A100-80GB' has no MIG profile"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@ using nlohmann::json;
 Result<json> ModelFileJson(const Predictor& p) {
   const PredictorInfo& info = p.info();
   ASSIGN_OR_RETURN(json state, p.model().regressor().Save());
+  json offsets = json::array();
+  for (const auto& [k, v] : p.model().offsets()) offsets.push_back({k, v});
   json selection = json::array();
   for (const auto& [c, r] : info.selection) selection.push_back({{"candidate", c}, {"lowo_median_workload_rmsle", r}});
   json used = json::array();
@@ -32,6 +34,7 @@ Result<json> ModelFileJson(const Predictor& p) {
       {"algo", p.model().algo()},
       {"params", p.model().regressor().Params()},
       {"regressor", state},
+      {"workload_offsets", offsets},
       {"calibration",
        {{"method", "split-conformal on leave-one-workload-out log1p residuals"},
         {"residuals", p.model().calibration()}}},
@@ -52,6 +55,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::string algo, target;
   json params, state;
   std::vector<double> calibration;
+  std::vector<std::pair<double, double>> offsets;
   try {
     const json& fs = j.at("feature_schema");
     info.schema_name = fs.at("name").get<std::string>();
@@ -70,6 +74,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     for (const json& e : j.at("selection"))
       info.selection.push_back({e.at("candidate").get<std::string>(), e.at("lowo_median_workload_rmsle").get<double>()});
     calibration = j.at("calibration").at("residuals").get<std::vector<double>>();
+    offsets = j.at("workload_offsets").get<std::vector<std::pair<double, double>>>();
     algo = j.at("algo").get<std::string>();
     params = j.at("params");
     state = j.at("regressor");
@@ -102,6 +107,9 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     if (!std::isfinite(v)) return Status::Error(path + ": calibration.residuals: not finite");
   UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
   m.set_calibration(std::move(calibration));
+  if (auto it = std::find(info.feature_names.begin(), info.feature_names.end(), "params");
+      it != info.feature_names.end())
+    m.set_offsets(std::move(offsets), static_cast<size_t>(it - info.feature_names.begin()));
   return Predictor(std::move(info), std::move(m));
 }
 

@@ -111,6 +111,19 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
   }
   RETURN_IF_ERROR(r->Fit(SelectColumns(x, columns), y, seed));
   UtilModel m(algo, columns, std::shared_ptr<Regressor>(std::move(r)));
+  if (auto it = std::find(names.begin(), names.end(), "params"); it != names.end()) {
+    size_t pc = static_cast<size_t>(it - names.begin());
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> fitted, m.Predict(x));
+    std::map<double, std::pair<double, size_t>> by;
+    for (size_t i = 0; i < x.size(); ++i) {
+      auto& e = by[x[i][pc]];
+      e.first += ToTarget(util[i]) - ToTarget(fitted[i].util);
+      e.second += 1;
+    }
+    std::vector<std::pair<double, double>> offsets;
+    for (const auto& [k, v] : by) offsets.push_back({k, v.first / (v.second + 1)});
+    m.set_offsets(std::move(offsets), pc);
+  }
   if (options.calibrate && options.group.size() == util.size()) {
     std::vector<int> ids = options.group;
     std::sort(ids.begin(), ids.end());
@@ -121,6 +134,11 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
     }
   }
   return m;
+}
+
+void UtilModel::set_offsets(std::vector<std::pair<double, double>> offsets, size_t params_column) {
+  offsets_ = std::move(offsets);
+  params_column_ = params_column;
 }
 
 void UtilModel::set_calibration(std::vector<double> residuals) {
@@ -142,7 +160,11 @@ Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double l
   ASSIGN_OR_RETURN(std::vector<Estimate> est, regressor_->Predict(SelectColumns(x, columns_)));
   std::vector<UtilPrediction> out;
   auto [lo_off, hi_off] = ConformalOffsets(calibration_, level);
-  for (const Estimate& e : est) {
+  for (size_t i = 0; i < est.size(); ++i) {
+    Estimate e = est[i];
+    if (params_column_ < x[i].size())
+      for (const auto& [key, off] : offsets_)
+        if (x[i][params_column_] == key) e.mean += off, e.low += off, e.high += off;
     double u = FromTarget(e.mean);
     double lo = e.low, hi = e.high;
     if (!calibration_.empty()) {

@@ -92,6 +92,15 @@ class UtilModel {
   // Sorted log1p(measured) - log1p(predicted) of the calibration pass; empty = uncalibrated.
   const std::vector<double>& calibration() const { return calibration_; }
   void set_calibration(std::vector<double> residuals);
+  // Seen-workload correction: for each graph of the training rows (keyed by
+  // the `params` feature, the same for every row of one network), the mean
+  // in-sample log1p residual shrunk by n/(n+1) (sum / (n + 1)); added to a
+  // prediction whose `params` equals a key. Workloads not in the training
+  // rows (every lowo test row) get nothing: it only lets measured or
+  // observed rows of a workload (or of a GPU) correct that workload.
+  const std::vector<std::pair<double, double>>& offsets() const { return offsets_; }
+  void set_offsets(std::vector<std::pair<double, double>> offsets, size_t params_column);
+  size_t params_column() const { return params_column_; }
 
   // Build from parts (model file loading).
   UtilModel(std::string algo, std::vector<size_t> columns, std::shared_ptr<Regressor> r)
@@ -102,6 +111,8 @@ class UtilModel {
   std::vector<size_t> columns_;
   std::shared_ptr<Regressor> regressor_;  // shared: a UtilModel is cheap to copy, immutable after Fit
   std::vector<double> calibration_;
+  std::vector<std::pair<double, double>> offsets_;  // (params, log1p offset)
+  size_t params_column_ = static_cast<size_t>(-1);
 };
 
 // Leave-one-group-out log1p residuals (measured - predicted, row order) of
