@@ -179,37 +179,3 @@ TEST(PhysicsTest, RealDataLowo) {
 
 }  // namespace
 }  // namespace gpucast
-
-namespace gpucast {
-namespace {
-TEST(PhysicsTest, DISABLED_Explore) {
-  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
-  auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
-  const char* algos = std::getenv("ALGOS") ? std::getenv("ALGOS") : "physics";
-  std::string a(algos);
-  size_t pos = 0;
-  while (pos < a.size()) {
-    size_t c = a.find(',', pos);
-    std::string algo = a.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    pos = c == std::string::npos ? a.size() : c + 1;
-    EvalOptions o;
-    o.algo = algo;
-    o.feature_set = DefaultFeatureSet(algo);
-    o.split = *ParseSplit(std::getenv("SPLIT") ? std::getenv("SPLIT") : "lowo");
-    o.repeats = 1;
-    auto r = Evaluate(*data, o);
-    ASSERT_TRUE(r.ok()) << r.message();
-    std::printf("%s: rmsle %.3f [%.3f, %.3f] base %.3f cov %.2f width %.1f\n", algo.c_str(), r->rmsle.mean,
-                r->rmsle_ci.low, r->rmsle_ci.high, r->mean_baseline_rmsle, r->coverage.mean, r->median_width);
-    for (const auto& w : r->per_workload)
-      std::printf("  %-24s %.3f meas %.1f pred %.1f\n", w.workload.c_str(), w.rmsle, w.mean_measured, w.mean_predicted);
-  }
-  FitOptions fo;
-  fo.step_s = data->step_s;
-  auto cols = SelectFeatures(data->feature_names, "all");
-  auto m = UtilModel::Fit(data->x, data->Labels(), data->feature_names, *cols, "physics", nullptr, 0, fo);
-  ASSERT_TRUE(m.ok()) << m.message();
-  for (auto& [k, v] : dynamic_cast<const PhysicsModel&>(m->regressor()).Parameters()) std::printf("%s=%g\n", k.c_str(), v);
-}
-}  // namespace
-}  // namespace gpucast

@@ -83,7 +83,8 @@ class WriterTest(unittest.TestCase):
 class PlanTest(unittest.TestCase):
     def test_default_plan_and_pairs(self):
         cfgs = M.plan(None, [32, 64, 128], [0, 1])
-        self.assertEqual(len(cfgs), 11 * 3 * 2)
+        # 12 catalog workloads (Lucid's 11 + MIGProfiler's BERT) x 3 batches x AMP off/on
+        self.assertEqual(len(cfgs), 12 * 3 * 2)
         self.assertEqual(cfgs[0], ("BERT", "SQuAD", 32, 0))
         pairs = M.pick_pairs(cfgs, 5)
         self.assertEqual(len(set(pairs)), 5)
