@@ -26,6 +26,7 @@
 #include <cmath>
 
 #include "predict/physics.h"
+#include "predict/nelder_mead.h"
 #include "predict/regressor.h"
 
 namespace gpucast {
@@ -93,62 +94,6 @@ Theta FromZ(const Theta& z) {
   Theta t;
   for (int i = 0; i < kNumTheta; ++i) t[i] = FromZ(z[i], i);
   return t;
-}
-
-// Nelder-Mead minimisation (standard coefficients 1, 2, 0.5, 0.5).
-template <class F>
-Theta NelderMead(F f, Theta x0, double step, int max_evals) {
-  constexpr int n = kNumTheta;
-  std::array<Theta, n + 1> p;
-  std::array<double, n + 1> v;
-  for (int i = 0; i <= n; ++i) {
-    p[i] = x0;
-    if (i > 0) p[i][i - 1] += step;
-    v[i] = f(p[i]);
-  }
-  int evals = n + 1;
-  while (evals < max_evals) {
-    std::array<int, n + 1> o;
-    for (int i = 0; i <= n; ++i) o[i] = i;
-    std::sort(o.begin(), o.end(), [&](int a, int b) { return v[a] < v[b]; });
-    int best = o[0], worst = o[n], second = o[n - 1];
-    if (v[worst] - v[best] < 1e-10) break;
-    Theta c{};
-    for (int i = 0; i < n; ++i)
-      for (int d = 0; d < n; ++d) c[d] += p[o[i]][d] / n;
-    auto along = [&](double k) {
-      Theta x;
-      for (int d = 0; d < n; ++d) x[d] = c[d] + k * (p[worst][d] - c[d]);
-      return x;
-    };
-    Theta xr = along(-1);
-    double fr = f(xr);
-    ++evals;
-    if (fr < v[best]) {
-      Theta xe = along(-2);
-      double fe = f(xe);
-      ++evals;
-      if (fe < fr) p[worst] = xe, v[worst] = fe;
-      else p[worst] = xr, v[worst] = fr;
-    } else if (fr < v[second]) {
-      p[worst] = xr, v[worst] = fr;
-    } else {
-      Theta xc = fr < v[worst] ? along(-0.5) : along(0.5);
-      double fc = f(xc);
-      ++evals;
-      if (fc < std::min(fr, v[worst])) {
-        p[worst] = xc, v[worst] = fc;
-      } else {
-        for (int i = 0; i <= n; ++i) {
-          if (i == best) continue;
-          for (int d = 0; d < n; ++d) p[i][d] = p[best][d] + 0.5 * (p[i][d] - p[best][d]);
-          v[i] = f(p[i]);
-          ++evals;
-        }
-      }
-    }
-  }
-  return p[std::min_element(v.begin(), v.end()) - v.begin()];
 }
 
 class Physics : public PhysicsModel {
@@ -220,7 +165,7 @@ class Physics : public PhysicsModel {
       }
     std::vector<std::pair<double, Theta>> runs;
     for (const Theta& z : starts) {
-      Theta zf = NelderMead(loss, z, 1.0, static_cast<int>(evals_ / 4));
+      Theta zf = NelderMead(loss, z, 1.0, static_cast<int>(evals_ / 4), 1e-10);
       runs.push_back({loss(zf), zf});
     }
     std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -228,7 +173,7 @@ class Physics : public PhysicsModel {
     double best_loss = runs[0].first;
     for (size_t k = 0; k < 3 && k < runs.size(); ++k) {
       Theta z = runs[k].second;
-      for (int round = 0; round < 3; ++round) z = NelderMead(loss, z, 0.3, static_cast<int>(evals_));
+      for (int round = 0; round < 3; ++round) z = NelderMead(loss, z, 0.3, static_cast<int>(evals_), 1e-10);
       if (double l = loss(z); l < best_loss) best_loss = l, best = z;
     }
     theta_ = FromZ(best);

@@ -20,6 +20,7 @@
 #include <array>
 #include <cmath>
 
+#include "predict/nelder_mead.h"
 #include "predict/regressor.h"
 
 namespace gpucast {
@@ -83,63 +84,6 @@ Theta FromZ(const Theta& z) {
   return t;
 }
 
-// Nelder-Mead minimisation (standard coefficients 1, 2, 0.5, 0.5).
-template <class F>
-Theta NelderMead(F f, Theta x0, double step, int max_evals) {
-  constexpr int n = kNumTheta;
-  std::array<Theta, n + 1> p;
-  std::array<double, n + 1> v;
-  for (int i = 0; i <= n; ++i) {
-    p[i] = x0;
-    if (i > 0) p[i][i - 1] += step;
-    v[i] = f(p[i]);
-  }
-  int evals = n + 1;
-  while (evals < max_evals) {
-    std::array<int, n + 1> o;
-    for (int i = 0; i <= n; ++i) o[i] = i;
-    std::sort(o.begin(), o.end(), [&](int a, int b) { return v[a] < v[b]; });
-    int best = o[0], worst = o[n], second = o[n - 1];
-    if (v[worst] - v[best] < 1e-12) break;
-    Theta c{};
-    for (int i = 0; i < n; ++i)
-      for (int d = 0; d < n; ++d) c[d] += p[o[i]][d] / n;
-    auto along = [&](double k) {
-      Theta x;
-      for (int d = 0; d < n; ++d) x[d] = c[d] + k * (p[worst][d] - c[d]);
-      return x;
-    };
-    Theta xr = along(-1);
-    double fr = f(xr);
-    ++evals;
-    if (fr < v[best]) {
-      Theta xe = along(-2);
-      double fe = f(xe);
-      ++evals;
-      if (fe < fr) p[worst] = xe, v[worst] = fe;
-      else p[worst] = xr, v[worst] = fr;
-    } else if (fr < v[second]) {
-      p[worst] = xr, v[worst] = fr;
-    } else {
-      Theta xc = fr < v[worst] ? along(-0.5) : along(0.5);
-      double fc = f(xc);
-      ++evals;
-      if (fc < std::min(fr, v[worst])) {
-        p[worst] = xc, v[worst] = fc;
-      } else {  // shrink towards the best
-        for (int i = 0; i <= n; ++i) {
-          if (i == best) continue;
-          for (int d = 0; d < n; ++d) p[i][d] = p[best][d] + 0.5 * (p[i][d] - p[best][d]);
-          v[i] = f(p[i]);
-          ++evals;
-        }
-      }
-    }
-  }
-  int best = static_cast<int>(std::min_element(v.begin(), v.end()) - v.begin());
-  return p[best];
-}
-
 class Roofline : public Regressor {
  public:
   std::string Algo() const override { return "roofline"; }
@@ -183,14 +127,14 @@ class Roofline : public Regressor {
       Theta z;
       for (int i = 0; i < kNumTheta; ++i)
         z[i] = ToZ((mask >> i) & 1 ? kTheta[i].start_hi : kTheta[i].start_lo, i);
-      Theta zf = NelderMead(loss, z, 1.0, static_cast<int>(evals_ / 8));
+      Theta zf = NelderMead(loss, z, 1.0, static_cast<int>(evals_ / 8), 1e-12);
       runs.push_back({loss(zf), zf});
     }
     std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     Theta best = runs[0].second;
     double best_loss = runs[0].first;
     for (size_t k = 0; k < 3 && k < runs.size(); ++k) {
-      Theta z = NelderMead(loss, runs[k].second, 0.5, static_cast<int>(evals_));
+      Theta z = NelderMead(loss, runs[k].second, 0.5, static_cast<int>(evals_), 1e-12);
       if (double l = loss(z); l < best_loss) best_loss = l, best = z;
     }
     theta_ = FromZ(best);
