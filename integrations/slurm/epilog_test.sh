@@ -67,7 +67,7 @@ done
 [ -n "$URL" ] || { echo "epilog: FAIL: service did not start: $(cat "$T/err")"; exit 1; }
 mkdir -p "$T/bin" "$T/slurm"
 cp "$EPI" "$T/slurm/gpucast-epilog.sh"
-printf 'url = %s\nacct_freq_s = 30\nnvsmi_log_dir = %s\n' "$URL" "$T" >"$T/slurm/gpucast.conf"
+printf "url = %s\nacct_freq_s = 30\nnvsmi_log_dir = %s\nepilog_log = %s\n" "$URL" "$T" "$T/epilog.err" >"$T/slurm/gpucast.conf"
 cat >"$T/bin/sacct" <<EOF
 #!/bin/sh
 case "\$*" in *TRESUsageInAve*) cat "$T/sacct.txt" ;; esac
@@ -75,26 +75,33 @@ EOF
 cat >"$T/bin/scontrol" <<EOF
 #!/bin/sh
 case "\$*" in
-  "show job 42") echo "   AdminComment=gpucast: model=$ROOT/models/pointnet.onnx batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8" ;;
+  "show job "*) echo "   AdminComment=gpucast: model=$ROOT/models/pointnet.onnx batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8" ;;
   "show config") echo "ClusterName             = testcluster" ;;
 esac
 EOF
 chmod +x "$T/bin/sacct" "$T/bin/scontrol"
-for run in 1 2; do  # a retried epilog posts to the same record
-  PATH="$T/bin:$PATH" SLURM_JOB_ID=42 bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"
-done
+epilog() { PATH="$T/bin:$PATH" SLURM_JOB_ID=$1 bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"; }
+jobstat() {  # jobstat ID: "observed_util observed_samples" from GET /v1/jobs/ID
+  curl -s -m 5 "$URL/v1/jobs/$1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["observed_util"], j["observed_samples"])'
+}
+for run in 1 2; do epilog 42; done  # Slurm reruns the epilog: the same record, the samples counted once
 job=$(curl -s -m 5 "$URL/v1/jobs/1")
 got=$(echo "$job" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["observed_util"], j["observed_samples"], j["batch"], j["name"] == "")')
-check "epilog posted (sacct)" "$got" "50.0 160 32 True"  # 2 runs x 2400 s / 30 s
+check "epilog posted (sacct), once" "$got" "50.0 80 32 True"  # 2400 s / 30 s, not doubled by the rerun
 check "one record" "$(curl -s -m 5 "$URL/v1/jobs" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" "1"
-# Without sacct's gpuutil: the job's nvidia-smi log.
+check "rerun logged as already stored" "$(grep -c 'already stored by an earlier run' "$T/epilog.err")" "1"
+# Without sacct's gpuutil: the job's nvidia-smi log (job 43, a new record).
 cp "$T/nogpu.txt" "$T/sacct.txt"
+cp "$T/nvsmi.csv" "$T/gpucast-nvsmi-43.csv"
+for run in 1 2; do epilog 43; done
+check "epilog posted (nvidia-smi), once" "$(jobstat 2)" "70.0 4"
+# A rerun that measures something else for the same job is refused, not added.
 cp "$T/nvsmi.csv" "$T/gpucast-nvsmi-42.csv"
-PATH="$T/bin:$PATH" SLURM_JOB_ID=42 bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"
-got=$(curl -s -m 5 "$URL/v1/jobs/1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["observed_util"], 6), j["observed_samples"])')
-check "epilog posted (nvidia-smi)" "$got" "$(/usr/bin/python3 -c 'print(round((50*160 + 70*4) / 164, 6), 164)')"
+epilog 42
+check "changed measurement under the same key refused" "$(jobstat 1)" "50.0 80"
+check "refusal logged" "$(grep -c "HTTP 422 .*Idempotency-Key 'slurm-epilog-testcluster-42' was already used" "$T/epilog.err")" "1"
 metrics=$(curl -s -m 5 "$URL/metrics")
-check "slurm source counted" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="slurm"} 2$')" "1"
-check "nvidia-smi source counted" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="nvidia-smi"} 1$')" "1"
+check "slurm source counted once" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="slurm"} 1$')" "1"
+check "nvidia-smi source counted once" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="nvidia-smi"} 1$')" "1"
 echo "epilog: $pass passed, $failn failed"
 [ "$failn" = 0 ]

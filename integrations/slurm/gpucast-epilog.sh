@@ -9,6 +9,7 @@
 # token_file) as for job_submit.lua, plus optional
 #   nvsmi_log_dir = DIR     where jobs write nvidia-smi logs (default /tmp)
 #   acct_freq_s = N         JobAcctGatherFrequency task period in s (default 30)
+#   epilog_log = FILE       also append this script's log lines there (default: syslog only)
 #
 # Where the utilization comes from, first that has it:
 #   1. sacct TRESUsageInAve gres/gpuutil of the job's steps (sites that gather
@@ -89,7 +90,15 @@ case "${1:-}" in
   --parse-comment) parse_comment "${2-}"; exit 0 ;;
 esac
 
-log() { logger -t gpucast-epilog -- "job ${SLURM_JOB_ID:-?}: $*" 2>/dev/null || echo "gpucast-epilog: $*" >&2; }
+# slurmctld discards what an EpilogSlurmctld prints: lines go to syslog
+# (logger -t gpucast-epilog; journalctl -t gpucast-epilog) and, with
+# epilog_log = FILE in gpucast.conf, to that file as well.
+EPILOG_LOG=""
+log() {
+  local line="job ${SLURM_JOB_ID:-?}: $*"
+  [ -n "$EPILOG_LOG" ] && printf '%s gpucast-epilog: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line" >>"$EPILOG_LOG" 2>/dev/null
+  logger -t gpucast-epilog -- "$line" 2>/dev/null || echo "gpucast-epilog: $line" >&2
+}
 JOB="${SLURM_JOB_ID:-}"
 [ -n "$JOB" ] || { log "no SLURM_JOB_ID"; exit 0; }
 CONF="$(cd "$(dirname "$0")" && pwd)/gpucast.conf"
@@ -102,7 +111,10 @@ URL=$(conf url http://127.0.0.1:8080)
 TOKEN_FILE=$(conf token_file "")
 LOGDIR=$(conf nvsmi_log_dir /tmp)
 FREQ=$(conf acct_freq_s 30)
+EPILOG_LOG=$(conf epilog_log "")
 AUTH=()
+HDRS=$(mktemp /tmp/gpucast-epilog.XXXXXX) || exit 0
+trap 'rm -f "$HDRS"' EXIT
 [ -n "$TOKEN_FILE" ] && AUTH=(-H "Authorization: Bearer $(tr -d ' \t\r\n' <"$TOKEN_FILE")")
 
 # The measurement.
@@ -122,10 +134,10 @@ fi
 comment=$(scontrol show job "$JOB" 2>/dev/null | sed -n 's/.*AdminComment=\(.*\)$/\1/p' | head -1)
 [ -n "$comment" ] || comment=$(sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
 p=$(parse_comment "$comment")
+cluster=$(scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
 case "$p" in
   "ID "*) id=${p#ID } ;;
   "JOB "*)
-    cluster=$(scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
     resp=$(curl -s -m 10 -w '\n%{http_code}' -X POST "$URL/v1/jobs" "${AUTH[@]}" -H 'Content-Type: application/json' \
       -H "Idempotency-Key: slurm-${cluster:-cluster}-$JOB" -d "${p#JOB }")
     code=$(echo "$resp" | tail -1)
@@ -134,10 +146,16 @@ case "$p" in
     ;;
   *) log "no gpucast AdminComment: not a gpucast job"; exit 0 ;;
 esac
-resp=$(curl -s -m 10 -w '\n%{http_code}' -X POST "$URL/v1/jobs/$id/observations" "${AUTH[@]}" \
-  -H 'Content-Type: application/json' -d "{\"gpu_util\": $util, \"source\": \"$source\", \"samples\": $samples}")
+# Idempotency-Key: a rerun of this epilog for the same job (Slurm retries it,
+# an operator reruns it by hand, curl timed out after the service stored it)
+# is answered with the stored observation instead of adding the samples again.
+resp=$(curl -s -m 10 -D "$HDRS" -w '\n%{http_code}' -X POST "$URL/v1/jobs/$id/observations" "${AUTH[@]}" \
+  -H 'Content-Type: application/json' -H "Idempotency-Key: slurm-epilog-${cluster:-cluster}-$JOB" \
+  -d "{\"gpu_util\": $util, \"source\": \"$source\", \"samples\": $samples}")
 code=$(echo "$resp" | tail -1)
-if [ "$code" = 201 ]; then
+if [ "$code" = 201 ] && grep -qi '^Idempotent-Replayed: *true' "$HDRS"; then
+  log "gpucast job $id: observation already stored by an earlier run of this epilog (not counted again)"
+elif [ "$code" = 201 ]; then
   log "gpucast job $id: observed $util% over $samples samples ($source)"
 else
   log "posting the observation failed: HTTP $code $(echo "$resp" | head -1)"

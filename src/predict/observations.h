@@ -32,10 +32,19 @@ CREATE TABLE IF NOT EXISTS observations (
   samples INTEGER NOT NULL,      -- >= 1 utilization samples behind gpu_util
   source TEXT NOT NULL,          -- 'nvidia-smi' | 'dcgm' | 'slurm'
   gpu TEXT NOT NULL,             -- GPU spec key the job ran on; '' = not known
-  observed_at REAL NOT NULL      -- unix seconds when it was stored
+  observed_at REAL NOT NULL,     -- unix seconds when it was stored
+  idem_key TEXT,                 -- the POST's Idempotency-Key; NULL = none (unique, index below)
+  share_pct REAL,                -- the job's share of its GPU, percent; NULL = not stated
+  overuse_margin REAL            -- points above share_pct that count as overuse (with share_pct)
 );
 CREATE INDEX IF NOT EXISTS observations_job ON observations(job_id);
 )sql";
+
+// Created after kObservationsSchemaSql and after the service has added the
+// columns a database created before them lacks (ALTER TABLE ADD COLUMN,
+// src/service/observations.cc): idem_key, share_pct, overuse_margin.
+inline constexpr const char* kObservationsIdemIndexSql =
+    "CREATE UNIQUE INDEX IF NOT EXISTS observations_idem ON observations(idem_key)";
 
 // What an observation's `source` may be.
 inline constexpr std::array<const char*, 3> kObservationSources = {"nvidia-smi", "dcgm", "slurm"};

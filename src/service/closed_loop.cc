@@ -76,8 +76,26 @@ Status Service::StoreObservation(const Job& job, Observation o, int* http_status
       o.gpu = cluster["gpus"][g]["type"].get<std::string>();
     }
   }
-  RETURN_IF_ERROR(observations_->Add(job.id, o, NowUnix()));
+  ASSIGN_OR_RETURN(AddOutcome added, observations_->Add(job.id, o, NowUnix()));
+  if (added.kind == AddOutcome::kConflict) {
+    *http_status = 422;
+    return Status::Error("Idempotency-Key '" + o.idem_key + "' was already used for observation " +
+                         std::to_string(added.row.id) + " of job " + std::to_string(added.row.job_id) +
+                         " with a different request");
+  }
+  if (added.kind == AddOutcome::kReplayed) {
+    *http_status = 200;  // nothing new: no metric, no scheduler update
+    return Status::Ok();
+  }
+  *http_status = 201;
   loop_metrics_.ObserveObservation(o.source, std::fabs(job.prediction.util - o.gpu_util));
+  if (o.Overuse()) {
+    loop_metrics_.ObserveOveruse(o.source);
+    std::fprintf(stderr,
+                 "gpucast serve: job %lld overuse: observed %.1f%% GPU utilization (%s) against a share of %.1f%% "
+                 "+ margin %.1f points\n",
+                 static_cast<long long>(job.id), o.gpu_util, o.source.c_str(), *o.share_pct, o.overuse_margin);
+  }
   // The scheduling loop's view: the job's mean so far (predictive-feedback packs by it).
   Result<std::optional<ObservedSummary>> sum = observations_->Summary(job.id);
   if (sum.ok() && *sum) {
@@ -111,6 +129,8 @@ void Service::PostObservation(const httplib::Request& req, httplib::Response& re
     id = 0;
   }
   if (id <= 0) return ReplyError(res, 404, "no job " + id_text.substr(0, 32));
+  const std::string key = req.get_header_value("Idempotency-Key");
+  if (key.size() > 255) return ReplyError(res, 400, "Idempotency-Key: at most 255 bytes");
   const std::string type = req.get_header_value("Content-Type");
   if (!type.empty() && type.rfind("application/json", 0) != 0) {
     return ReplyError(res, 415, "Content-Type: want application/json");
@@ -121,16 +141,26 @@ void Service::PostObservation(const httplib::Request& req, httplib::Response& re
   Result<std::optional<Job>> job = store_->Get(id);
   if (!job.ok()) return ReplyError(res, 500, job.message());
   if (!*job) return ReplyError(res, 404, "no job " + std::to_string(id));
+  o->idem_key = key;
   int status = 500;
   Status st = StoreObservation(**job, *o, &status);
   if (!st.ok()) return ReplyError(res, status, st.message());
+  // A replay answers with the observation stored under the key, as POST
+  // /v1/jobs does with its job (201, Idempotent-Replayed: true).
+  Observation shown = *o;
+  if (status == 200) {
+    Result<std::optional<StoredObservation>> stored = observations_->FindByKey(key);
+    if (!stored.ok()) return ReplyError(res, 500, stored.message());
+    if (*stored) shown = (*stored)->o;
+    res.set_header("Idempotent-Replayed", "true");
+  }
   json out = {{"job", id},
-              {"gpu_util", o->gpu_util},
-              {"source", o->source},
-              {"samples", o->samples},
+              {"gpu_util", shown.gpu_util},
+              {"source", shown.source},
+              {"samples", shown.samples},
               {"predicted_util", (*job)->prediction.util}};
-  if (!o->gpu.empty()) out["gpu"] = o->gpu;
-  AddObserved(id, &out);
+  if (!shown.gpu.empty()) out["gpu"] = shown.gpu;
+  AddObserved(id, &out);  // observed_util, observed_samples, share_pct, overuse: the job's so far
   res.set_header("Location", "/v1/jobs/" + std::to_string(id));
   Reply(res, 201, out);
 }
@@ -143,6 +173,9 @@ void Service::AddObserved(int64_t id, json* j) {
   }
   (*j)["observed_util"] = *s ? json((*s)->util) : json(nullptr);
   (*j)["observed_samples"] = *s ? (*s)->samples : 0;
+  // The share the job's observer stated (Slurm epilog), and whether it was exceeded by more than the margin.
+  (*j)["share_pct"] = *s && (*s)->share_pct ? json(*(*s)->share_pct) : json(nullptr);
+  (*j)["overuse"] = *s && (*s)->overuse;
 }
 
 Status Service::ReloadPredictor(const std::string& why) {

@@ -119,6 +119,75 @@ TEST_F(ClosedLoopTest, ObservationIsStoredAndShownWithTheJob) {
   EXPECT_EQ(Body(client_->Get("/v1/jobs/" + std::to_string(id)))["observed_samples"], 4);
 }
 
+TEST_F(ClosedLoopTest, ARetriedObservationWithItsIdempotencyKeyIsStoredOnce) {
+  Start();
+  int64_t id = Submit(4);  // fake engine: predicted 40
+  const std::string path = "/v1/jobs/" + std::to_string(id) + "/observations";
+  const json body = {{"gpu_util", 90}, {"source", "slurm"}, {"samples", 80}};
+  httplib::Headers key = {{"Idempotency-Key", "slurm-epilog-test-42"}};
+  auto a = Post(path, body, key);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, 201) << a->body;
+  EXPECT_EQ(a->get_header_value("Idempotent-Replayed"), "");
+  auto b = Post(path, body, key);  // Slurm reran the epilog
+  ASSERT_EQ(b->status, 201) << b->body;
+  EXPECT_EQ(b->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(Body(b)["observed_samples"], 80);
+  json j = Body(client_->Get("/v1/jobs/" + std::to_string(id)));
+  EXPECT_EQ(j["observed_samples"], 80);
+  EXPECT_EQ(j["observed_util"], 90.0);
+  // The same key with another measurement: refused, nothing stored.
+  auto c = Post(path, {{"gpu_util", 10}, {"source", "slurm"}, {"samples", 80}}, key);
+  ASSERT_EQ(c->status, 422) << c->body;
+  EXPECT_EQ(Body(c)["error"], "Idempotency-Key 'slurm-epilog-test-42' was already used for observation 1 of job " +
+                                  std::to_string(id) + " with a different request");
+  EXPECT_EQ(Body(client_->Get("/v1/jobs/" + std::to_string(id)))["observed_samples"], 80);
+  // Too long a key: 400.
+  auto d = Post(path, body, {{"Idempotency-Key", std::string(256, 'k')}});
+  EXPECT_EQ(d->status, 400);
+  // Counted once in /metrics: |40 - 90| = 50.
+  std::string m = client_->Get("/metrics")->body;
+  EXPECT_THAT(m, HasSubstr("gpucast_observations_total{source=\"slurm\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("gpucast_prediction_abs_error_sum 50\n"));
+  // After a restart the key still holds.
+  service_->Stop();
+  thread_.join();
+  service_.reset();
+  Start();
+  auto e = Post(path, body, key);
+  ASSERT_EQ(e->status, 201) << e->body;
+  EXPECT_EQ(e->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(Body(client_->Get("/v1/jobs/" + std::to_string(id)))["observed_samples"], 80);
+}
+
+TEST_F(ClosedLoopTest, AnObservationAboveTheSharePlusMarginIsOveruse) {
+  Start();
+  int64_t id = Submit(2);
+  const std::string path = "/v1/jobs/" + std::to_string(id) + "/observations";
+  json j = Body(client_->Get("/v1/jobs/" + std::to_string(id)));
+  EXPECT_EQ(j["overuse"], false);
+  EXPECT_TRUE(j["share_pct"].is_null());
+  // shard 1 of 8 = 12.5%; 30 <= 12.5 + 20: not overuse.
+  auto r = Post(path, {{"gpu_util", 30}, {"source", "nvidia-smi"}, {"share_pct", 12.5}});
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(Body(r)["overuse"], false);
+  // 33 > 12.5 + 20.
+  r = Post(path, {{"gpu_util", 33}, {"source", "nvidia-smi"}, {"share_pct", 12.5}});
+  ASSERT_EQ(r->status, 201) << r->body;
+  j = Body(client_->Get("/v1/jobs/" + std::to_string(id)));
+  EXPECT_EQ(j["overuse"], true);
+  EXPECT_EQ(j["share_pct"], 12.5);
+  // A margin of 30 points: 33 <= 42.5.
+  int64_t other = Submit(1);
+  r = Post("/v1/jobs/" + std::to_string(other) + "/observations",
+           {{"gpu_util", 33}, {"source", "slurm"}, {"share_pct", 12.5}, {"overuse_margin", 30}});
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(Body(r)["overuse"], false);
+  std::string m = client_->Get("/metrics")->body;
+  EXPECT_THAT(m, HasSubstr("gpucast_overuse_total{source=\"nvidia-smi\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("gpucast_overuse_total{source=\"slurm\"} 0\n"));
+}
+
 TEST_F(ClosedLoopTest, BadObservationsGet400UnknownJobs404) {
   Start();
   int64_t id = Submit(2);

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -54,7 +55,7 @@ Result<Observation> ParseObservationJson(const std::string& body) {
   if (j.is_discarded()) return Status::Error("malformed JSON: want {\"gpu_util\": 0-100, \"source\": ...}");
   if (!j.is_object()) return Status::Error("request body: want a JSON object");
   Observation o;
-  bool have_util = false, have_source = false;
+  bool have_util = false, have_source = false, have_margin = false;
   std::string sources;
   for (const char* s : kObservationSources) sources += (sources.empty() ? "" : ", ") + std::string(s);
   for (const auto& [key, v] : j.items()) {
@@ -85,13 +86,25 @@ Result<Observation> ParseObservationJson(const std::string& body) {
         return FieldError("gpu", "a GPU of the spec table (" + KnownGpuNames() + ")");
       }
       o.gpu = v.get<std::string>();
+    } else if (key == "share_pct" || key == "overuse_margin") {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 100) {
+        return FieldError(key, "a number in [0, 100] (percent of one GPU)");
+      }
+      if (key == "share_pct") {
+        o.share_pct = v.get<double>();
+      } else {
+        o.overuse_margin = v.get<double>();
+        have_margin = true;
+      }
     } else {
       std::string shown = key.size() > 64 ? key.substr(0, 64) + "..." : key;
-      return Status::Error("unknown field '" + shown + "' (known: gpu_util, source, samples, gpu)");
+      return Status::Error("unknown field '" + shown +
+                           "' (known: gpu_util, source, samples, gpu, share_pct, overuse_margin)");
     }
   }
   if (!have_util) return FieldError("gpu_util", "a number in [0, 100] (missing)");
   if (!have_source) return FieldError("source", "one of " + sources + " (missing)");
+  if (have_margin && !o.share_pct) return FieldError("overuse_margin", "share_pct beside it (a margin above what?)");
   return o;
 }
 
@@ -115,6 +128,37 @@ Result<std::unique_ptr<ObservationStore>> ObservationStore::Open(const std::stri
       return Status::Error(db_path + ": observations table: " + msg);
     }
   }
+  // A database created before the idempotency and overuse columns gets them
+  // (NULL in old rows: no key, no share), then the unique index on the key.
+  std::vector<std::string> have;
+  {
+    Stmt info;
+    if (sqlite3_prepare_v2(db, "PRAGMA table_info(observations)", -1, &info.s, nullptr) != SQLITE_OK) {
+      return Status::Error(db_path + ": observations table: " + sqlite3_errmsg(db));
+    }
+    while (sqlite3_step(info.s) == SQLITE_ROW) {
+      have.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(info.s, 1)));
+    }
+  }
+  for (const char* col : {"idem_key TEXT", "share_pct REAL", "overuse_margin REAL"}) {
+    const std::string name = std::string(col).substr(0, std::string(col).find(' '));
+    if (std::find(have.begin(), have.end(), name) != have.end()) continue;
+    const std::string sql = std::string("ALTER TABLE observations ADD COLUMN ") + col;
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return Status::Error(db_path + ": observations table: adding column " + name + ": " + msg);
+    }
+  }
+  {
+    char* err = nullptr;
+    if (sqlite3_exec(db, kObservationsIdemIndexSql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return Status::Error(db_path + ": observations table: idempotency index: " + msg);
+    }
+  }
   Stmt st;
   sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st.s, nullptr);
   const unsigned char* mode = sqlite3_step(st.s) == SQLITE_ROW ? sqlite3_column_text(st.s, 0) : nullptr;
@@ -130,11 +174,74 @@ Status ObservationStore::SqlError(const std::string& what) {
   return Status::Error(path_ + ": " + what + ": " + sqlite3_errmsg(db_));
 }
 
-Status ObservationStore::Add(int64_t job_id, const Observation& o, double now) {
+namespace {
+
+constexpr const char* kRowColumns =
+    "id, job_id, gpu_util, samples, source, gpu, observed_at, idem_key, share_pct, overuse_margin";
+
+StoredObservation ReadRow(sqlite3_stmt* s) {
+  auto text = [&](int i) {
+    const unsigned char* t = sqlite3_column_text(s, i);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  };
+  StoredObservation r;
+  r.id = sqlite3_column_int64(s, 0);
+  r.job_id = sqlite3_column_int64(s, 1);
+  r.o.gpu_util = sqlite3_column_double(s, 2);
+  r.o.samples = sqlite3_column_int64(s, 3);
+  r.o.source = text(4);
+  r.o.gpu = text(5);
+  r.observed_at = sqlite3_column_double(s, 6);
+  r.o.idem_key = text(7);
+  if (sqlite3_column_type(s, 8) != SQLITE_NULL) {
+    r.o.share_pct = sqlite3_column_double(s, 8);
+    if (sqlite3_column_type(s, 9) != SQLITE_NULL) r.o.overuse_margin = sqlite3_column_double(s, 9);
+  }
+  return r;
+}
+
+// Does a request repeat the stored one? (The stored gpu may have been filled
+// in from the job's placement: a request that states none matches any.)
+bool SameObservation(const StoredObservation& a, int64_t job_id, const Observation& b) {
+  return a.job_id == job_id && a.o.gpu_util == b.gpu_util && a.o.samples == b.samples && a.o.source == b.source &&
+         (b.gpu.empty() || a.o.gpu == b.gpu) && a.o.share_pct == b.share_pct &&
+         (!b.share_pct || a.o.overuse_margin == b.overuse_margin);
+}
+
+}  // namespace
+
+Result<std::optional<StoredObservation>> ObservationStore::FindByKey(const std::string& idem_key) {
   std::lock_guard<std::mutex> lock(mu_);
+  return FindByKeyLocked(idem_key);
+}
+
+Result<std::optional<StoredObservation>> ObservationStore::FindByKeyLocked(const std::string& idem_key) {
+  Stmt st;
+  const std::string sql = std::string("SELECT ") + kRowColumns + " FROM observations WHERE idem_key = ?";
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) return SqlError("idempotency lookup");
+  sqlite3_bind_text(st.s, 1, idem_key.c_str(), -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(st.s);
+  if (rc == SQLITE_DONE) return std::optional<StoredObservation>();
+  if (rc != SQLITE_ROW) return SqlError("idempotency lookup");
+  return std::optional<StoredObservation>(ReadRow(st.s));
+}
+
+Result<AddOutcome> ObservationStore::Add(int64_t job_id, const Observation& o, double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  AddOutcome out;
+  if (!o.idem_key.empty()) {
+    // Checked and inserted under mu_: this connection is the table's only writer.
+    ASSIGN_OR_RETURN(std::optional<StoredObservation> found, FindByKeyLocked(o.idem_key));
+    if (found) {
+      out.kind = SameObservation(*found, job_id, o) ? AddOutcome::kReplayed : AddOutcome::kConflict;
+      out.row = std::move(*found);
+      return out;
+    }
+  }
   Stmt st;
   const char* sql =
-      "INSERT INTO observations (job_id, gpu_util, samples, source, gpu, observed_at) VALUES (?,?,?,?,?,?)";
+      "INSERT INTO observations (job_id, gpu_util, samples, source, gpu, observed_at, idem_key, share_pct, "
+      "overuse_margin) VALUES (?,?,?,?,?,?,?,?,?)";
   if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("insert observation");
   sqlite3_bind_int64(st.s, 1, job_id);
   sqlite3_bind_double(st.s, 2, o.gpu_util);
@@ -142,9 +249,26 @@ Status ObservationStore::Add(int64_t job_id, const Observation& o, double now) {
   sqlite3_bind_text(st.s, 4, o.source.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st.s, 5, o.gpu.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(st.s, 6, now);
+  if (o.idem_key.empty()) {
+    sqlite3_bind_null(st.s, 7);
+  } else {
+    sqlite3_bind_text(st.s, 7, o.idem_key.c_str(), -1, SQLITE_TRANSIENT);
+  }
+  if (o.share_pct) {
+    sqlite3_bind_double(st.s, 8, *o.share_pct);
+    sqlite3_bind_double(st.s, 9, o.overuse_margin);
+  } else {
+    sqlite3_bind_null(st.s, 8);
+    sqlite3_bind_null(st.s, 9);
+  }
   // Autocommit: with synchronous=FULL the WAL is fsynced before step returns.
   if (sqlite3_step(st.s) != SQLITE_DONE) return SqlError("insert observation");
-  return Status::Ok();
+  out.kind = AddOutcome::kStored;
+  out.row.id = sqlite3_last_insert_rowid(db_);
+  out.row.job_id = job_id;
+  out.row.o = o;
+  out.row.observed_at = now;
+  return out;
 }
 
 Result<std::optional<ObservedSummary>> ObservationStore::Summary(int64_t job_id) {
@@ -158,15 +282,25 @@ Result<std::map<int64_t, ObservedSummary>> ObservationStore::Summaries(const std
   std::lock_guard<std::mutex> lock(mu_);
   std::map<int64_t, ObservedSummary> out;
   Stmt st;
+  // Columns 3, 4: the share stated by the job's latest observation that has
+  // one; whether any observation was above its share + margin.
   const char* sql =
-      "SELECT SUM(gpu_util * samples) / SUM(samples), SUM(samples), COUNT(*) FROM observations WHERE job_id = ?";
+      "SELECT SUM(gpu_util * samples) / SUM(samples), SUM(samples), COUNT(*), "
+      "(SELECT share_pct FROM observations WHERE job_id = ?1 AND share_pct IS NOT NULL ORDER BY id DESC LIMIT 1), "
+      "MAX(share_pct IS NOT NULL AND gpu_util > share_pct + overuse_margin) "
+      "FROM observations WHERE job_id = ?1";
   if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("read observations");
   for (int64_t id : ids) {
     sqlite3_reset(st.s);
     sqlite3_bind_int64(st.s, 1, id);
     if (sqlite3_step(st.s) != SQLITE_ROW) return SqlError("read observations");
     if (sqlite3_column_int64(st.s, 2) == 0) continue;
-    out[id] = {sqlite3_column_double(st.s, 0), sqlite3_column_int64(st.s, 1), sqlite3_column_int64(st.s, 2)};
+    ObservedSummary& sum = out[id];
+    sum.util = sqlite3_column_double(st.s, 0);
+    sum.samples = sqlite3_column_int64(st.s, 1);
+    sum.observations = sqlite3_column_int64(st.s, 2);
+    if (sqlite3_column_type(st.s, 3) != SQLITE_NULL) sum.share_pct = sqlite3_column_double(st.s, 3);
+    sum.overuse = sqlite3_column_int64(st.s, 4) != 0;
   }
   return out;
 }
@@ -181,6 +315,11 @@ void LoopMetrics::ObserveObservation(const std::string& source, double abs_error
   if (i < kErrorBuckets.size()) ++err_counts_[i];
   ++err_count_;
   err_sum_ += abs_error;
+}
+
+void LoopMetrics::ObserveOveruse(const std::string& source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++overuse_by_source_[source];
 }
 
 void LoopMetrics::ObserveReload(bool ok) {
@@ -207,6 +346,14 @@ std::string LoopMetrics::Render() const {
     auto it = by_source_.find(s);
     out += "gpucast_observations_total{source=\"" + std::string(s) + "\"} " +
            std::to_string(it == by_source_.end() ? 0 : it->second) + "\n";
+  }
+  out += "# HELP gpucast_overuse_total Observations of a job above its GPU share by more than the margin, by "
+         "source.\n";
+  out += "# TYPE gpucast_overuse_total counter\n";
+  for (const char* s : kObservationSources) {
+    auto it = overuse_by_source_.find(s);
+    out += "gpucast_overuse_total{source=\"" + std::string(s) + "\"} " +
+           std::to_string(it == overuse_by_source_.end() ? 0 : it->second) + "\n";
   }
   out += "# HELP gpucast_prediction_abs_error |predicted - observed| GPU utilization of each stored "
          "observation's job, percentage points.\n";

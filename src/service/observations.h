@@ -23,11 +23,22 @@ struct Observation {
   std::string source;    // one of kObservationSources (predict/observations.h)
   int64_t samples = 1;   // >= 1
   std::string gpu;       // GPU spec key, "" = not stated
+  // The job's share of its GPU in percent (Slurm: shard K/N -> 100 K / N, mps
+  // P -> P), nullopt = not stated; with it, gpu_util > share_pct +
+  // overuse_margin marks the observation as overuse.
+  std::optional<double> share_pct;
+  double overuse_margin = kDefaultOveruseMargin;  // percentage points
+  std::string idem_key;  // the request's Idempotency-Key (not in the body); "" = none
+
+  static constexpr double kDefaultOveruseMargin = 20;
+  bool Overuse() const { return share_pct && gpu_util > *share_pct + overuse_margin; }
 };
 
 // Parses {"gpu_util": 0-100, "source": "nvidia-smi"|"dcgm"|"slurm",
 // "samples": N >= 1 (default 1), "gpu": "TYPE" (optional, a GPU of the spec
-// table)}. Errors name the field: "field 'gpu_util': want a number in [0, 100], got 140".
+// table), "share_pct": 0-100 (optional), "overuse_margin": 0-100 (optional,
+// default 20, only with share_pct)}. Errors name the field:
+// "field 'gpu_util': want a number in [0, 100], got 140".
 Result<Observation> ParseObservationJson(const std::string& body);
 
 // What a job's observations add up to.
@@ -35,6 +46,26 @@ struct ObservedSummary {
   double util = 0;           // sample-weighted mean, percent
   int64_t samples = 0;
   int64_t observations = 0;  // records
+  std::optional<double> share_pct;  // of the latest observation that stated one
+  bool overuse = false;             // some observation was overuse (Observation::Overuse)
+};
+
+// One stored observation.
+struct StoredObservation {
+  int64_t id = 0;
+  int64_t job_id = 0;
+  Observation o;  // o.gpu as stored (filled in from the placement where the request had none)
+  double observed_at = 0;
+};
+
+// What ObservationStore::Add did.
+struct AddOutcome {
+  enum Kind {
+    kStored,    // a new row
+    kReplayed,  // o.idem_key was stored already with the same job and values: nothing added
+    kConflict,  // o.idem_key was stored already with another job or other values: nothing added
+  } kind = kStored;
+  StoredObservation row;  // the new row, or the one stored earlier under the key
 };
 
 // The observations table (predict/observations.h kObservationsSchemaSql) in
@@ -48,8 +79,13 @@ class ObservationStore {
   ObservationStore(const ObservationStore&) = delete;
   ObservationStore& operator=(const ObservationStore&) = delete;
 
-  // Stores one observation of job `job_id` at unix time `now` (committed when it returns).
-  Status Add(int64_t job_id, const Observation& o, double now);
+  // Stores one observation of job `job_id` at unix time `now` (committed when
+  // it returns). With o.idem_key set, a key stored before is not stored again
+  // (kReplayed when job and values are equal, else kConflict): a retried
+  // Slurm epilog adds its samples once.
+  Result<AddOutcome> Add(int64_t job_id, const Observation& o, double now);
+  // The observation stored under an Idempotency-Key; nullopt if none.
+  Result<std::optional<StoredObservation>> FindByKey(const std::string& idem_key);
   // nullopt when the job has no observation.
   Result<std::optional<ObservedSummary>> Summary(int64_t job_id);
   // Summaries of the jobs among `ids` that have observations.
@@ -58,6 +94,7 @@ class ObservationStore {
  private:
   ObservationStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status SqlError(const std::string& what);
+  Result<std::optional<StoredObservation>> FindByKeyLocked(const std::string& idem_key);
   std::mutex mu_;
   sqlite3* db_;  // GUARDED_BY(mu_)
   std::string path_;
@@ -72,6 +109,8 @@ class LoopMetrics {
 
   // One stored observation of `source`; abs_error = |predicted - observed| of its job.
   void ObserveObservation(const std::string& source, double abs_error);
+  // One stored observation above its job's share by more than the margin.
+  void ObserveOveruse(const std::string& source);
   // One predictor reload: ok, or kept the old predictor.
   void ObserveReload(bool ok);
   // One DCGM scrape: outcome "ok" or "error"; per GPU sample: "attributed",
@@ -84,6 +123,7 @@ class LoopMetrics {
  private:
   mutable std::mutex mu_;
   std::map<std::string, int64_t> by_source_;
+  std::map<std::string, int64_t> overuse_by_source_;
   std::array<int64_t, kErrorBuckets.size()> err_counts_{};  // non-cumulative
   int64_t err_count_ = 0;
   double err_sum_ = 0;

@@ -57,6 +57,36 @@ TEST(ParseObservationJson, ErrorsNameTheField) {
   }
 }
 
+Observation Obs(double util, const std::string& source, int64_t samples, const std::string& gpu = "",
+                const std::string& key = "") {
+  Observation o;
+  o.gpu_util = util;
+  o.source = source;
+  o.samples = samples;
+  o.gpu = gpu;
+  o.idem_key = key;
+  return o;
+}
+
+TEST(ParseObservationJson, ShareAndMargin) {
+  Result<Observation> o = ParseObservationJson(R"({"gpu_util": 80, "source": "slurm", "share_pct": 37.5})");
+  ASSERT_TRUE(o.ok()) << o.message();
+  ASSERT_TRUE(o->share_pct);
+  EXPECT_DOUBLE_EQ(*o->share_pct, 37.5);
+  EXPECT_DOUBLE_EQ(o->overuse_margin, 20);  // the default
+  EXPECT_TRUE(o->Overuse());                // 80 > 37.5 + 20
+  o = ParseObservationJson(R"({"gpu_util": 80, "source": "slurm", "share_pct": 37.5, "overuse_margin": 50})");
+  ASSERT_TRUE(o.ok()) << o.message();
+  EXPECT_FALSE(o->Overuse());  // 80 <= 87.5
+  o = ParseObservationJson(R"({"gpu_util": 100, "source": "slurm"})");
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o->Overuse());  // no share stated: never overuse
+  EXPECT_THAT(ParseObservationJson(R"({"gpu_util": 1, "source": "slurm", "share_pct": 120})").message(),
+              HasSubstr("field 'share_pct': want a number in [0, 100]"));
+  EXPECT_THAT(ParseObservationJson(R"({"gpu_util": 1, "source": "slurm", "overuse_margin": 5})").message(),
+              HasSubstr("field 'overuse_margin': want share_pct beside it"));
+}
+
 class ObservationStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -75,8 +105,8 @@ TEST_F(ObservationStoreTest, SampleWeightedMeanAndDurableOnReopen) {
     ASSERT_TRUE(jobs.ok()) << jobs.message();
     Result<std::unique_ptr<ObservationStore>> s = ObservationStore::Open(db_);
     ASSERT_TRUE(s.ok()) << s.message();
-    ASSERT_TRUE((*s)->Add(7, {30, "dcgm", 1, ""}, 1000).ok());
-    ASSERT_TRUE((*s)->Add(7, {90, "slurm", 3, "RTX3090"}, 1001).ok());
+    ASSERT_TRUE((*s)->Add(7, Obs(30, "dcgm", 1), 1000).ok());
+    ASSERT_TRUE((*s)->Add(7, Obs(90, "slurm", 3, "RTX3090"), 1001).ok());
     Result<std::optional<ObservedSummary>> none = (*s)->Summary(8);
     ASSERT_TRUE(none.ok());
     EXPECT_FALSE(*none);
@@ -101,6 +131,100 @@ TEST_F(ObservationStoreTest, SampleWeightedMeanAndDurableOnReopen) {
   sqlite3_close(db);
 }
 
+TEST_F(ObservationStoreTest, IdempotencyKeyStoresAnObservationOnce) {
+  Result<std::unique_ptr<ObservationStore>> s = ObservationStore::Open(db_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  Result<AddOutcome> a = (*s)->Add(3, Obs(50, "slurm", 80, "", "slurm-epilog-c-42"), 1000);
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(a->kind, AddOutcome::kStored);
+  // The retried epilog: same key, same values -> the stored row, nothing added.
+  Result<AddOutcome> b = (*s)->Add(3, Obs(50, "slurm", 80, "", "slurm-epilog-c-42"), 2000);
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->kind, AddOutcome::kReplayed);
+  EXPECT_EQ(b->row.id, a->row.id);
+  EXPECT_DOUBLE_EQ(b->row.observed_at, 1000);
+  // Same key, another measurement or another job -> conflict, nothing added.
+  Result<AddOutcome> c = (*s)->Add(3, Obs(70, "slurm", 80, "", "slurm-epilog-c-42"), 3000);
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_EQ(c->kind, AddOutcome::kConflict);
+  c = (*s)->Add(4, Obs(50, "slurm", 80, "", "slurm-epilog-c-42"), 3000);
+  EXPECT_EQ(c->kind, AddOutcome::kConflict);
+  // Without a key every post is stored.
+  ASSERT_EQ((*s)->Add(3, Obs(50, "slurm", 80), 4000)->kind, AddOutcome::kStored);
+  ASSERT_EQ((*s)->Add(3, Obs(50, "slurm", 80), 4000)->kind, AddOutcome::kStored);
+  Result<std::optional<ObservedSummary>> sum = (*s)->Summary(3);
+  ASSERT_TRUE(sum.ok() && *sum);
+  EXPECT_EQ((*sum)->samples, 3 * 80);
+  EXPECT_EQ((*sum)->observations, 3);
+  EXPECT_FALSE((*s)->Summary(4)->has_value());
+  Result<std::optional<StoredObservation>> found = (*s)->FindByKey("slurm-epilog-c-42");
+  ASSERT_TRUE(found.ok() && *found);
+  EXPECT_EQ((*found)->job_id, 3);
+  EXPECT_FALSE((*s)->FindByKey("other")->has_value());
+}
+
+TEST_F(ObservationStoreTest, OveruseIsKeptWithTheJob) {
+  Result<std::unique_ptr<ObservationStore>> s = ObservationStore::Open(db_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  Observation o = Obs(40, "nvidia-smi", 10);
+  o.share_pct = 25;  // 40 <= 25 + 20
+  ASSERT_TRUE((*s)->Add(1, o, 1000).ok());
+  auto sum = (*s)->Summary(1);
+  ASSERT_TRUE(sum.ok() && *sum);
+  EXPECT_FALSE((*sum)->overuse);
+  EXPECT_DOUBLE_EQ(*(*sum)->share_pct, 25);
+  o.gpu_util = 46;  // > 45
+  ASSERT_TRUE((*s)->Add(1, o, 1001).ok());
+  EXPECT_TRUE((*(*s)->Summary(1))->overuse);
+  ASSERT_TRUE((*s)->Add(2, Obs(100, "dcgm", 1), 1000).ok());  // no share: never overuse
+  EXPECT_FALSE((*(*s)->Summary(2))->overuse);
+  EXPECT_FALSE((*(*s)->Summary(2))->share_pct);
+}
+
+// A database written before the idempotency/overuse columns existed (the
+// schema of commit b57581a, verbatim) gets them at open, keeps its rows, and
+// then takes keyed observations.
+TEST_F(ObservationStoreTest, MigratesADatabaseWithTheOldSchema) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+    const char* old_schema = R"sql(
+CREATE TABLE IF NOT EXISTS observations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id INTEGER NOT NULL,       -- jobs.id of the observed job
+  gpu_util REAL NOT NULL,        -- percent 0..100, mean over `samples`
+  samples INTEGER NOT NULL,      -- >= 1 utilization samples behind gpu_util
+  source TEXT NOT NULL,          -- 'nvidia-smi' | 'dcgm' | 'slurm'
+  gpu TEXT NOT NULL,             -- GPU spec key the job ran on; '' = not known
+  observed_at REAL NOT NULL      -- unix seconds when it was stored
+);
+CREATE INDEX IF NOT EXISTS observations_job ON observations(job_id);
+INSERT INTO observations (job_id, gpu_util, samples, source, gpu, observed_at) VALUES (5, 60, 10, 'slurm', '', 1);
+)sql";
+    char* err = nullptr;
+    ASSERT_EQ(sqlite3_exec(db, old_schema, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_close(db);
+  }
+  for (int open = 0; open < 2; ++open) {  // the second open finds the columns there
+    Result<std::unique_ptr<ObservationStore>> s = ObservationStore::Open(db_);
+    ASSERT_TRUE(s.ok()) << s.message();
+    auto sum = (*s)->Summary(5);
+    ASSERT_TRUE(sum.ok() && *sum) << sum.message();
+    EXPECT_EQ((*sum)->samples, 10 + 10 * open);
+    EXPECT_FALSE((*sum)->overuse);
+    ASSERT_EQ((*s)->Add(5, Obs(60, "slurm", 10, "", "k"), 2)->kind, open == 0 ? AddOutcome::kStored
+                                                                               : AddOutcome::kReplayed);
+  }
+  // The key is unique in the table itself, not only by the store's check.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  EXPECT_NE(sqlite3_exec(db, "INSERT INTO observations (job_id, gpu_util, samples, source, gpu, observed_at, idem_key) "
+                             "VALUES (5, 1, 1, 'slurm', '', 3, 'k')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+}
+
 TEST(LoopMetrics, HistogramIsCumulativeAndSourcesAreListed) {
   LoopMetrics m;
   m.ObserveObservation("dcgm", 0.5);   // <= 1
@@ -122,6 +246,9 @@ TEST(LoopMetrics, HistogramIsCumulativeAndSourcesAreListed) {
   EXPECT_THAT(text, HasSubstr("gpucast_observations_total{source=\"slurm\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("gpucast_predictor_reloads_total 1\n"));
   EXPECT_THAT(text, HasSubstr("gpucast_predictor_reload_failures_total 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpucast_overuse_total{source=\"slurm\"} 0\n"));
+  m.ObserveOveruse("slurm");
+  EXPECT_THAT(m.Render(), HasSubstr("gpucast_overuse_total{source=\"slurm\"} 1\n"));
 }
 
 }  // namespace
