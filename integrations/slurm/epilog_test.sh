@@ -52,11 +52,23 @@ check "comment" "$(bash "$EPI" --parse-comment "$c")" \
   'JOB {"model": "/shared/models/pointnet.onnx", "batch": 32, "amp": true, "dims": {}, "attrs": {}, "duration_s": 0}'
 check "comment with id" "$(bash "$EPI" --parse-comment "gpucast_job=17 $c")" "ID 17"
 check "no comment" "$(bash "$EPI" --parse-comment "")" ""
+# A model path with blanks, '%', '=' and ',' as job_submit.lua writes it (%XX; plugin_test.sh checks the writer).
+c='gpucast: model=/shared/my%20models/a%3Db%2Cc%2550%25%09x.onnx batch=8 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8'
+check "comment, encoded path" "$(bash "$EPI" --parse-comment "$c")" \
+  "JOB {\"model\": \"/shared/my models/a=b,c%50%$(printf '\t')x.onnx\", \"batch\": 8, \"amp\": false, \"dims\": {}, \"attrs\": {}, \"duration_s\": 0}"
+check "a lone % is kept" "$(bash "$EPI" --parse-comment 'gpucast: model=/m/100%.onnx batch=8' | sed 's/.*"model": "\([^"]*\)".*/\1/')" "/m/100%.onnx"
+# The job's share of its GPU: AdminComment share=KIND:K/N, K raised by TresPerNode if the owner did.
+check "share shard 1/8" "$(bash "$EPI" --parse-share "$c")" "12.500"
+check "share raised to shard:6" "$(bash "$EPI" --parse-share "$c" "gres:nic:1,gres:shard:6")" "75.000"
+check "share mps 53/100" "$(bash "$EPI" --parse-share "gpucast: model=m batch=1 share=mps:53/100" "gres:mps:53")" "53.000"
+check "no share" "$(bash "$EPI" --parse-share "gpucast_job=17")" ""
 
 # The whole epilog: stubs on PATH, a real service, the observation arrives.
 "$BIN" train --out "$T/p.json" >/dev/null || { echo "epilog: FAIL: train"; exit 1; }
+mkdir -p "$T/my models"
+cp "$ROOT/models/pointnet.onnx" "$T/my models/point net%.onnx"
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --cluster "2x RTX3090" \
-  --model-root "$ROOT/models" >"$T/out" 2>"$T/err" &
+  --model-root "$T/my models" >"$T/out" 2>"$T/err" &
 PID=$!
 URL=""
 for _ in $(seq 100); do
@@ -68,6 +80,7 @@ done
 mkdir -p "$T/bin" "$T/slurm"
 cp "$EPI" "$T/slurm/gpucast-epilog.sh"
 printf "url = %s\nacct_freq_s = 30\nnvsmi_log_dir = %s\nepilog_log = %s\n" "$URL" "$T" "$T/epilog.err" >"$T/slurm/gpucast.conf"
+printf "overuse_margin = 30   # points\noveruse_hold = yes\noveruse_dir = %s\n" "$T/overuse" >>"$T/slurm/gpucast.conf"
 cat >"$T/bin/sacct" <<EOF
 #!/bin/sh
 case "\$*" in *TRESUsageInAve*) cat "$T/sacct.txt" ;; esac
@@ -75,12 +88,14 @@ EOF
 cat >"$T/bin/scontrol" <<EOF
 #!/bin/sh
 case "\$*" in
-  "show job "*) echo "   AdminComment=gpucast: model=$ROOT/models/pointnet.onnx batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8" ;;
+  "show job "*) echo "   UserId=alice(1234) GroupId=alice(1234) MCS_label=N/A"
+                echo "   TresPerNode=\${TPN:-gres:shard:1}"
+                echo "   AdminComment=gpucast: model=$T/my%20models/point%20net%25.onnx batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8 " ;;
   "show config") echo "ClusterName             = testcluster" ;;
 esac
 EOF
 chmod +x "$T/bin/sacct" "$T/bin/scontrol"
-epilog() { PATH="$T/bin:$PATH" SLURM_JOB_ID=$1 bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"; }
+epilog() { PATH="$T/bin:$PATH" SLURM_JOB_ID=$1 SLURM_JOB_USER=alice bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"; }
 jobstat() {  # jobstat ID: "observed_util observed_samples" from GET /v1/jobs/ID
   curl -s -m 5 "$URL/v1/jobs/$1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["observed_util"], j["observed_samples"])'
 }
@@ -88,6 +103,8 @@ for run in 1 2; do epilog 42; done  # Slurm reruns the epilog: the same record, 
 job=$(curl -s -m 5 "$URL/v1/jobs/1")
 got=$(echo "$job" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["observed_util"], j["observed_samples"], j["batch"], j["name"] == "")')
 check "epilog posted (sacct), once" "$got" "50.0 80 32 True"  # 2400 s / 30 s, not doubled by the rerun
+check "model path with blanks and % decoded" "$(echo "$job" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["model"])')" \
+  "$T/my models/point net%.onnx"
 check "one record" "$(curl -s -m 5 "$URL/v1/jobs" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')" "1"
 check "rerun logged as already stored" "$(grep -c 'already stored by an earlier run' "$T/epilog.err")" "1"
 # Without sacct's gpuutil: the job's nvidia-smi log (job 43, a new record).
@@ -103,5 +120,20 @@ check "refusal logged" "$(grep -c "HTTP 422 .*Idempotency-Key 'slurm-epilog-test
 metrics=$(curl -s -m 5 "$URL/metrics")
 check "slurm source counted once" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="slurm"} 1$')" "1"
 check "nvidia-smi source counted once" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="nvidia-smi"} 1$')" "1"
+# Overuse: share shard:1/8 = 12.5%, margin 30: job 42 (50%) and job 43 (70%) are over 42.5%.
+ov() { curl -s -m 5 "$URL/v1/jobs/$1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["overuse"], j["share_pct"])'; }
+check "job 42 overuse shown" "$(ov 1)" "True 12.5"
+check "job 43 overuse shown" "$(ov 2)" "True 12.5"
+check "overuse counted once per job" "$(echo "$metrics" | grep -c -e '^gpucast_overuse_total{source="slurm"} 1$' -e '^gpucast_overuse_total{source="nvidia-smi"} 1$')" "2"
+check "overuse logged for the operator" \
+  "$(grep -c "job 43: OVERUSE by user alice: observed 70.000% GPU utilization (nvidia-smi), share 12.500% + margin 30; the user's next GPU jobs are held (clear: rm $T/overuse/alice" "$T/epilog.err")" "2"
+check "hold recorded once per job" "$(cat "$T/overuse/alice")" "job 42: observed 50.000% GPU utilization (slurm), share 12.500% + margin 30
+job 43: observed 70.000% GPU utilization (nvidia-smi), share 12.500% + margin 30"
+# Job 44 at 70% on a share its owner raised to shard:6 (75%): not overuse.
+cp "$T/nvsmi.csv" "$T/gpucast-nvsmi-44.csv"
+TPN=gres:shard:6 epilog 44
+check "raised share, not overuse" "$(ov 3)" "False 75.0"
+check "no third hold record" "$(wc -l <"$T/overuse/alice")" "2"
+check "service logged the overuse" "$(grep -c '^gpucast serve: job [12] overuse: ' "$T/err")" "2"
 echo "epilog: $pass passed, $failn failed"
 [ "$failn" = 0 ]

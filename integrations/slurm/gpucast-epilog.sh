@@ -10,6 +10,14 @@
 #   nvsmi_log_dir = DIR     where jobs write nvidia-smi logs (default /tmp)
 #   acct_freq_s = N         JobAcctGatherFrequency task period in s (default 30)
 #   epilog_log = FILE       also append this script's log lines there (default: syslog only)
+#   overuse_margin = PCT    a job whose measured utilization exceeds its share
+#                           (AdminComment share=, TresPerNode) by more than PCT
+#                           points is overuse (default 20): logged, posted with
+#                           share_pct (gpucast_overuse_total, "overuse" on the job)
+#   overuse_hold = yes|no   also record the job's user in overuse_dir/USER, which
+#                           job_submit.lua reads: that user's next GPU jobs are held
+#                           until the operator removes the file (default no)
+#   overuse_dir = DIR       default /var/lib/gpucast/overuse
 #
 # Where the utilization comes from, first that has it:
 #   1. sacct TRESUsageInAve gres/gpuutil of the job's steps (sites that gather
@@ -72,7 +80,22 @@ parse_comment() {
   printf '%s\n' "$c" | grep -q 'gpucast: model=' || return 0
   printf '%s\n' "$c" | sed 's/.*gpucast: //' | tr ' ' '\n' | awk -F'=' '
     function q(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
-    $1 == "model" { model = substr($0, 7) }
+    # job_submit.lua writes the model path with %XX for %, blanks, control characters, = and ,
+    function dec(s,   out, i, h) {
+      out = ""
+      while ((i = index(s, "%")) > 0) {
+        h = tolower(substr(s, i + 1, 2))
+        if (h ~ /^[0-9a-f][0-9a-f]$/) {
+          out = out substr(s, 1, i - 1) sprintf("%c", 16 * (index("0123456789abcdef", substr(h, 1, 1)) - 1) + \
+                                                      index("0123456789abcdef", substr(h, 2, 1)) - 1)
+          s = substr(s, i + 3)
+        } else {
+          out = out substr(s, 1, i); s = substr(s, i + 1)
+        }
+      }
+      return out s
+    }
+    $1 == "model" { model = dec(substr($0, 7)) }
     $1 == "batch" && $2 ~ /^[0-9]+$/ { batch = $2 }
     $1 == "amp" { amp = ($2 == "1") ? "true" : "false" }
     $1 ~ /^dim\./ && $2 ~ /^[0-9]+$/ { dims = dims (dims ? ", " : "") q(substr($1, 5)) ": " $2 }
@@ -84,8 +107,23 @@ parse_comment() {
     }'
 }
 
+# AdminComment [TresPerNode] -> the job's share of one GPU in percent, or nothing:
+# share=KIND:K/N -> 100 K / N (shards of N per GPU; mps of N per GPU), with K
+# taken from TresPerNode (gres:KIND:M) where the owner raised it after sizing.
+parse_share() {
+  local kn k n granted
+  kn=$(printf '%s\n' "$1" | sed -n 's/^gpucast: .* share=\([a-z]*\):\([0-9][0-9]*\)\/\([0-9][0-9]*\).*/\1 \2 \3/p')
+  [ -n "$kn" ] || return 0
+  set -- "$kn" "${2-}"
+  k=$(echo "$1" | cut -d' ' -f2) n=$(echo "$1" | cut -d' ' -f3)
+  granted=$(printf '%s\n' "$2" | tr ',' '\n' | sed -n "s/^gres[:\/]$(echo "$1" | cut -d' ' -f1):\([0-9][0-9]*\)\$/\1/p" | head -1)
+  [ -n "$granted" ] && k=$granted
+  awk -v k="$k" -v n="$n" 'BEGIN { if (n > 0) printf "%.3f\n", (k > n ? 100 : 100 * k / n) }'
+}
+
 case "${1:-}" in
   --parse-sacct) parse_sacct; exit 0 ;;
+  --parse-share) parse_share "${2-}" "${3-}"; exit 0 ;;
   --parse-nvsmi) parse_nvsmi "${2:?--parse-nvsmi FILE}"; exit 0 ;;
   --parse-comment) parse_comment "${2-}"; exit 0 ;;
 esac
@@ -112,6 +150,10 @@ TOKEN_FILE=$(conf token_file "")
 LOGDIR=$(conf nvsmi_log_dir /tmp)
 FREQ=$(conf acct_freq_s 30)
 EPILOG_LOG=$(conf epilog_log "")
+MARGIN=$(conf overuse_margin 20)
+HOLD=$(conf overuse_hold no)
+HOLD_DIR=$(conf overuse_dir /var/lib/gpucast/overuse)
+case "$MARGIN" in ''|*[!0-9]*) log "gpucast.conf: overuse_margin '$MARGIN' is not an integer, using 20"; MARGIN=20 ;; esac
 AUTH=()
 HDRS=$(mktemp /tmp/gpucast-epilog.XXXXXX) || exit 0
 trap 'rm -f "$HDRS"' EXIT
@@ -131,9 +173,32 @@ fi
 [ -n "$source" ] || { log "no GPU utilization measured (no sacct gres/gpuutil, no nvidia-smi log)"; exit 0; }
 
 # The gpucast job.
-comment=$(scontrol show job "$JOB" 2>/dev/null | sed -n 's/.*AdminComment=\(.*\)$/\1/p' | head -1)
+jobinfo=$(scontrol show job "$JOB" 2>/dev/null)
+comment=$(printf '%s\n' "$jobinfo" | sed -n 's/.*AdminComment=\(.*\)$/\1/p' | head -1)
 [ -n "$comment" ] || comment=$(sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
 p=$(parse_comment "$comment")
+tres=$(printf '%s\n' "$jobinfo" | sed -n 's/.*TresPerNode=\([^ ]*\).*/\1/p' | head -1)
+share=$(parse_share "$comment" "$tres")
+user=${SLURM_JOB_USER:-$(printf '%s\n' "$jobinfo" | sed -n 's/.*UserId=\([^( ]*\)(.*/\1/p' | head -1)}
+
+# Overuse: measured above the share by more than the margin.
+extra=""
+if [ -n "$share" ]; then
+  extra=", \"share_pct\": $share, \"overuse_margin\": $MARGIN"
+  if awk -v u="$util" -v s="$share" -v m="$MARGIN" 'BEGIN { exit !(u > s + m) }'; then
+    what="observed $util% GPU utilization ($source), share $share% + margin $MARGIN"
+    if [ "$HOLD" = yes ] && [ -n "$user" ] && [ "${user#*/}" = "$user" ]; then
+      if mkdir -p "$HOLD_DIR" 2>/dev/null && { grep -qs "^job $JOB:" "$HOLD_DIR/$user" ||
+           printf 'job %s: %s\n' "$JOB" "$what" >>"$HOLD_DIR/$user"; }; then
+        log "OVERUSE by user $user: $what; the user's next GPU jobs are held (clear: rm $HOLD_DIR/$user, then scontrol release their held jobs)"
+      else
+        log "OVERUSE by user $user: $what; cannot record the hold in $HOLD_DIR/$user"
+      fi
+    else
+      log "OVERUSE by user ${user:-?}: $what"
+    fi
+  fi
+fi
 cluster=$(scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
 case "$p" in
   "ID "*) id=${p#ID } ;;
@@ -151,7 +216,7 @@ esac
 # is answered with the stored observation instead of adding the samples again.
 resp=$(curl -s -m 10 -D "$HDRS" -w '\n%{http_code}' -X POST "$URL/v1/jobs/$id/observations" "${AUTH[@]}" \
   -H 'Content-Type: application/json' -H "Idempotency-Key: slurm-epilog-${cluster:-cluster}-$JOB" \
-  -d "{\"gpu_util\": $util, \"source\": \"$source\", \"samples\": $samples}")
+  -d "{\"gpu_util\": $util, \"source\": \"$source\", \"samples\": $samples$extra}")
 code=$(echo "$resp" | tail -1)
 if [ "$code" = 201 ] && grep -qi '^Idempotent-Replayed: *true' "$HDRS"; then
   log "gpucast job $id: observation already stored by an earlier run of this epilog (not counted again)"

@@ -12,6 +12,14 @@ With headroom = interval, U is the upper end of gpucast's prediction interval.
 A job names its model in either place (the comment wins):
   sbatch --comment=model=/path/m.onnx,batch=32,amp=1,dim.seq=384,attr.loader_workers=2 job.sh
   #GPUCAST model=/path/m.onnx batch=32 amp=1 dim.seq=384 attr.rl_env=1   (a line of the script)
+A path with blanks or commas is written percent-encoded (%20 blank, %2C comma, %25 '%'):
+  model=/data/my%20models/m.onnx. The AdminComment keeps the path encoded the same way
+  (%, blanks, control characters, '=' and ',' as %XX), so it stays one token; gpucast-epilog.sh decodes it.
+
+Overuse (overuse_hold = yes): gpucast-epilog.sh records a user whose job used more than
+its share by more than overuse_margin in overuse_dir/USER; while that file exists the
+user's model-declaring jobs are submitted held (priority 0) and the owner's release is
+refused; the operator clears it with rm overuse_dir/USER (then scontrol release).
 
 The model is read with the job owner's uid and groups (run_as: setpriv), never with
 slurmctld's rights: a file the user may not read is refused exactly like a missing one.
@@ -47,6 +55,15 @@ local SETTINGS = {
   -- Runs gpucast (or curl) as the job's owner; {uid} and {gid} are substituted. setpriv
   -- needs slurmctld to run as root (SlurmUser=root); see docs/slurm.md for SlurmUser=slurm.
   run_as = { "/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups --", "string" },
+  -- Overuse (gpucast-epilog.sh reports it; docs/slurm.md "Overuse"): with overuse_hold = yes
+  -- the epilog writes overuse_dir/USER and the GPU jobs USER submits next are held.
+  overuse_margin = { 20, "int" },                  -- points above the share that count as overuse
+  overuse_hold = { "no", { "no", "yes" } },
+  overuse_dir = { "/var/lib/gpucast/overuse", "string" },
+  -- Read by gpucast-epilog.sh only (accepted here so one gpucast.conf serves both).
+  nvsmi_log_dir = { "/tmp", "string" },
+  acct_freq_s = { 30, "int" },
+  epilog_log = { "", "string" },
 }
 
 local MISCONFIGURED = "gpucast is misconfigured, contact your administrator (job rejected)"
@@ -103,6 +120,17 @@ local function shq(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
+-- A model path in the AdminComment: '%', whitespace, control characters, '=' and ','
+-- as %XX, so the path is one space-free token that cannot pose as another key
+-- (gpucast-epilog.sh decodes it). Declarations may use the same encoding.
+local function pct_encode(s)
+  return (tostring(s):gsub("[%%%s%c=,]", function(c) return string.format("%%%02X", c:byte()) end))
+end
+
+local function pct_decode(s)
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
 local function urlenc(s)
   return (tostring(s):gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
@@ -115,7 +143,7 @@ local function parse_items(text, sep, where, conf)
   for item in text:gmatch("[^" .. sep .. "]+") do
     local k, v = item:match("^([%w_%.]+)=(.+)$")
     if not k then user_error(where .. ": malformed item '" .. item .. "' (want KEY=VALUE)") end
-    if k == "model" then d.model = v
+    if k == "model" then d.model = pct_decode(v)
     elseif k == "batch" then
       if not v:match("^%d+$") or tonumber(v) < 1 then user_error(where .. ": batch=" .. v .. ": want an integer >= 1") end
       d.batch = tonumber(v)
@@ -395,7 +423,7 @@ local function size_job(conf, d, req, out, uid, gid)
   table.sort(extra)
   -- Read back by slurm_job_modify (share=) and by gpucast-epilog.sh (model, batch, amp, dim., attr.).
   out.admin_comment = string.format("gpucast: model=%s batch=%d%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
-                                    d.model, d.batch, d.amp and " amp=1" or "",
+                                    pct_encode(d.model), d.batch, d.amp and " amp=1" or "",
                                     #extra > 0 and (" " .. table.concat(extra, " ")) or "", p.util, p.low, p.high,
                                     conf.headroom == "interval" and "high" or "point", kind, n, share_units(conf))
   local msg = string.format("gpucast: %s batch %d%s%s: predicted GPU utilization %.1f%% (interval %.1f-%.1f%%, sized by %s) -> %s of %d",
@@ -403,6 +431,28 @@ local function size_job(conf, d, req, out, uid, gid)
                             p.util, p.low, p.high, from, share, share_units(conf))
   if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
   return msg
+end
+
+-- The job owner's name (the overuse file is named after it).
+local function user_name(job_desc, owner)
+  local n = job_desc.user_name
+  if n and n ~= "" then return n end
+  local p = io.popen("getent passwd " .. string.format("%d", owner) .. " 2>/dev/null")
+  if not p then return nil end
+  local line = p:read("*l")
+  p:close()
+  return line and line:match("^([^:]+):") or nil
+end
+
+-- With overuse_hold = yes: the first line of overuse_dir/USER if the epilog recorded USER
+-- as overusing a GPU share, else nil.
+local function overuse_record(conf, name)
+  if conf.overuse_hold ~= "yes" or not name or name:match("[/%z]") or name == "." or name == ".." then return nil end
+  local f = io.open(conf.overuse_dir .. "/" .. name, "r")
+  if not f then return nil end
+  local line = f:read("*l") or ""
+  f:close()
+  return line
 end
 
 local function submit(job_desc, uid)
@@ -425,6 +475,16 @@ local function submit(job_desc, uid)
   local gid = isset(job_desc.group_id) and job_desc.group_id or owner
   local msg = size_job(conf, d, job_desc, job_desc, owner, gid)
   slurm.log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
+  local uname = user_name(job_desc, owner)
+  local record = overuse_record(conf, uname)
+  if record then
+    job_desc.priority = 0  -- held; slurm_job_modify refuses the owner's release while the record exists
+    slurm.log_info("gpucast: %s: held: user %s is recorded for overuse in %s/%s (%s); release with " ..
+                   "rm %s/%s && scontrol release JOBID", who(uid, name), uname, conf.overuse_dir, uname, record,
+                   conf.overuse_dir, uname)
+    msg = msg .. "\ngpucast: this job is HELD: an earlier job of yours used more of its GPU than its share (" ..
+          record .. "); your GPU jobs are held until an administrator clears this (contact them)"
+  end
   slurm.log_user("%s", msg)
   return slurm.SUCCESS
 end
@@ -441,6 +501,18 @@ end
 local function modify(job_desc, job_rec, uid)
   local conf = read_conf()
   local owner, gid, jobid = job_rec.user_id, job_rec.group_id, job_rec.job_id
+  -- scontrol release (priority INFINITE) or a new priority by a non-root user, for a
+  -- sized job of a user recorded for overuse: refused until the operator clears the record.
+  local prio = job_desc.priority
+  if uid ~= 0 and prio ~= nil and prio ~= 0 and prio ~= 4294967294 and job_rec.admin_comment and
+     job_rec.admin_comment:match("^gpucast: ") then
+    local uname = user_name(job_rec, owner)
+    local record = overuse_record(conf, uname)
+    if record then
+      user_error("job " .. tostring(jobid) .. " is held because user " .. uname .. " is recorded for overusing " ..
+                 "a GPU share (" .. record .. "); an administrator must clear it first")
+    end
+  end
   local sized = job_rec.admin_comment and job_rec.admin_comment:match("^gpucast: ") and job_rec.admin_comment or nil
   local changes_request = false
   for _, f in ipairs(REQ_FIELDS) do if job_desc[f] ~= nil then changes_request = true end end

@@ -20,6 +20,8 @@ echo '{ "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 
 EOF
 chmod +x "$T/gpucast"
 touch "$T/m.onnx" "$T/bad.onnx"
+mkdir -p "$T/my models" "$T/overuse"
+touch "$T/my models/m%1.onnx" "$T/my models/a=b,c.onnx"
 sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $T/gpucast |" "$HERE/gpucast.conf.example" > "$T/gpucast.conf.site"
 cat > "$T/test.lua" <<'EOF'
 local T = arg[1]
@@ -82,6 +84,47 @@ check("no model, no GPU: unchanged", rc == 0 and d.tres_per_node == "gres:nic:1"
 local a = refused("missing model", { comment = "model=" .. T .. "/missing.onnx,batch=8" }, "the model file cannot be read")
 refused("bad model", { comment = "model=" .. T .. "/bad.onnx,batch=8" }, "not an ONNX model")
 refused("no batch", { comment = "model=" .. T .. "/m.onnx" }, "no batch=N")
+-- Model paths with spaces, '%', '=' and ',': declared percent-encoded (a comment splits
+-- at blanks and commas), kept percent-encoded in the AdminComment as one token.
+local SP = T .. "/my%20models/"
+d = sized("path with a space, declared %20", { comment = "model=" .. SP .. "m%251.onnx,batch=8" }, "gres:shard:5")
+check("AdminComment encodes ' ' and '%'", d.admin_comment ==
+      "gpucast: model=" .. SP .. "m%251.onnx batch=8 util=52.5 interval=40.0-61.0 basis=point share=shard:5/8", d.admin_comment)
+d = sized("#GPUCAST line, path with '=' and ','", { script = "#!/bin/sh\n#GPUCAST model=" .. SP .. "a%3Db%2Cc.onnx batch=8\n" },
+          "gres:shard:5")
+check("AdminComment encodes '=' and ','", d.admin_comment:find("model=" .. SP .. "a%3Db%2Cc.onnx batch=8 ", 1, true) ~= nil,
+      d.admin_comment)
+refused("unencoded space", { comment = "model=" .. T .. "/my models/m%251.onnx,batch=8" }, "malformed item 'models/m%251.onnx'")
+-- The epilog's settings may sit in the same gpucast.conf.
+conf("nvsmi_log_dir = /var/tmp\nacct_freq_s = 10\nepilog_log = /var/log/gpucast-epilog.log\noveruse_margin = 15\n")
+sized("epilog settings in gpucast.conf accepted", { comment = M }, "gres:shard:5")
+-- Overuse hold: the epilog recorded alice in overuse_dir.
+conf("overuse_hold = yes\noveruse_dir = " .. T .. "/overuse\n")
+d, l = sized("overuse_hold, bob not recorded", { comment = M, user_name = "bob" }, "gres:shard:5")
+check("bob not held", d.priority == nil, tostring(d.priority))
+local f = io.open(T .. "/overuse/alice", "w")
+f:write("job 41: observed 90.0% GPU utilization, share 62.5% + margin 20\n"); f:close()
+d, l = sized("overuse_hold, alice recorded", { comment = M, user_name = "alice" }, "gres:shard:5")
+check("alice's job held (priority 0)", d.priority == 0, tostring(d.priority))
+check("alice told why", l:find("log_user gpucast: .*this job is HELD: an earlier job of yours used more of its GPU " ..
+      "than its share %(job 41: observed 90.0%% GPU utilization, share 62.5%% %+ margin 20%)") ~= nil, l)
+check("operator told how to release", l:find("held: user alice is recorded for overuse in " .. T .. "/overuse/alice", 1, true)
+      ~= nil and l:find("rm " .. T .. "/overuse/alice && scontrol release JOBID", 1, true) ~= nil, l)
+rc, d, l = submit({ tres_per_node = "gres:nic:1", user_name = "alice" })
+check("alice's CPU job not held", rc == 0 and d.priority == nil, tostring(d.priority))
+local arec = { user_id = 1001, group_id = 1001, job_id = 9, name = "j", user_name = "alice", tres_per_node = "gres:shard:5",
+               admin_comment = "gpucast: model=x batch=8 util=52.5 interval=40.0-61.0 basis=point share=shard:5/8" }
+log = {}
+rc = slurm_job_modify({ priority = 4294967295 }, arec, {}, 1001)
+check("alice's own release refused while recorded", rc == 2072 and table.concat(log, "\n"):find("is held because user alice"),
+      table.concat(log, "\n"))
+rc = slurm_job_modify({ priority = 4294967295 }, arec, {}, 0)
+check("root's release accepted", rc == 0, rc)
+os.remove(T .. "/overuse/alice")
+rc = slurm_job_modify({ priority = 4294967295 }, arec, {}, 1001)
+check("release accepted once the record is removed", rc == 0, rc)
+d = sized("alice not held once the record is removed", { comment = M, user_name = "alice" }, "gres:shard:5")
+check("not held", d.priority == nil, tostring(d.priority))
 conf("default_batch = 32\n")
 sized("default_batch", { comment = "model=" .. T .. "/m.onnx" }, "gres:shard:5")
 conf("headroom = interval\nshards_per_gpu = 16\n")
