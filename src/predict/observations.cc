@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/job_cost.h"
 #include "predict/predictor.h"
 #include "predict/regressor.h"
 
@@ -36,8 +37,21 @@ std::string Text(sqlite3_stmt* s, int i) {
 Status ParseStoredSpec(const std::string& text, ObservedJob* j) {
   json s = json::parse(text, nullptr, false);
   if (!s.is_object()) return Status::Error("spec is not a JSON object");
-  if (!s.contains("model") || !s["model"].is_string()) return Status::Error("spec has no model");
-  j->stored_model = s["model"].get<std::string>();
+  if (s.contains("models")) {
+    // Several networks (service/job.cc: "models": [{"path", "repeat"}...]).
+    if (!s["models"].is_array() || s["models"].empty()) return Status::Error("spec models");
+    for (const json& m : s["models"]) {
+      if (!m.is_object() || !m.contains("path") || !m["path"].is_string() || !m.contains("repeat") ||
+          !m["repeat"].is_number() || !(m["repeat"].get<double>() > 0)) {
+        return Status::Error("spec models: want {\"path\", \"repeat\"} entries");
+      }
+      j->networks.push_back({m["path"].get<std::string>(), m["repeat"].get<double>()});
+    }
+    j->stored_model = j->networks[0].graph_file;
+  } else {
+    if (!s.contains("model") || !s["model"].is_string()) return Status::Error("spec has no model");
+    j->stored_model = s["model"].get<std::string>();
+  }
   if (s.contains("batch")) {
     if (!s["batch"].is_number_integer() || s["batch"].get<int64_t>() < 1) return Status::Error("spec batch");
     j->batch = s["batch"].get<int64_t>();
@@ -116,6 +130,9 @@ Result<std::vector<ObservedJob>> ReadObservedJobs(const std::string& db_path) {
     } else {
       j.graph_file = j.stored_model;
       if (!IsRegularFile(j.graph_file)) j.skip_reason = "graph file " + j.graph_file + " is gone";
+      for (const ObservedNetwork& n : j.networks) {
+        if (!IsRegularFile(n.graph_file)) j.skip_reason = "graph file " + n.graph_file + " is gone";
+      }
     }
     out.push_back(std::move(j));
   }
@@ -148,12 +165,25 @@ Status AppendObservedRows(const std::vector<ObservedJob>& jobs, const std::strin
     cfg.amp = j.amp;
     cfg.attrs = j.attrs;
     cfg.gpu = !j.gpu.empty() ? j.gpu : data->gpu;
-    Result<CostReport> cost = cache.Get(j.graph_file, j.batch, j.amp, j.dims);
-    if (!cost.ok()) {
-      skipped->push_back(who + cost.message());
+    // One report per network, as the service's engine made the prediction.
+    std::vector<CostReport> reports;
+    Status costed = Status::Ok();
+    const std::vector<ObservedNetwork> networks =
+        j.networks.empty() ? std::vector<ObservedNetwork>{{j.graph_file, 1}} : j.networks;
+    for (const ObservedNetwork& n : networks) {
+      Result<CostReport> cost = cache.Get(n.graph_file, j.batch, j.amp, j.dims);
+      if (cost.ok() && n.repeat != 1) cost = StepReport(*cost, n.repeat, 0);
+      if (!cost.ok()) {
+        costed = cost.status();
+        break;
+      }
+      reports.push_back(std::move(cost).value());
+    }
+    if (!costed.ok()) {
+      skipped->push_back(who + costed.message());
       continue;
     }
-    Result<std::vector<double>> f = ComputeFeatures({*cost}, cfg);
+    Result<std::vector<double>> f = ComputeFeatures(reports, cfg);
     if (!f.ok()) {
       skipped->push_back(who + f.message());
       continue;
@@ -162,13 +192,16 @@ Status AppendObservedRows(const std::vector<ObservedJob>& jobs, const std::strin
       return Status::Error(who + "features do not match the dataset's schema");
     }
     Measurement m;
-    auto w = by_file.find(Canonical(j.graph_file));
+    auto w = j.networks.empty() ? by_file.find(Canonical(j.graph_file)) : by_file.end();
     if (w != by_file.end()) {
       m.model = w->second->model;
       m.dataset = w->second->dataset;
     } else {
       m.model = "observed";
       m.dataset = std::filesystem::path(j.graph_file).filename().string();
+      for (size_t i = 1; i < networks.size(); ++i) {
+        m.dataset += "+" + std::filesystem::path(networks[i].graph_file).filename().string();
+      }
       if (j.stored_model.rfind(kUploadModelPrefix, 0) == 0) m.dataset = j.stored_model.substr(0, 30);
     }
     m.batch = j.batch;

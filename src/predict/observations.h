@@ -58,11 +58,19 @@ inline constexpr const char* kUploadModelPrefix = "upload:sha256:";
 // (Inline: the service uses it without linking this layer's reader.)
 inline std::string ObservedGraphDir(const std::string& db_path) { return db_path + ".observed"; }
 
+// One network of an observed job given as "models" (several networks per
+// step: GAN G+D, actor+critic).
+struct ObservedNetwork {
+  std::string graph_file;  // as stored (a path under the service's model roots)
+  double repeat = 1;       // forward+backward passes per step (cost/job_cost.h StepReport)
+};
+
 // One observed job on one GPU type: its observations merged.
 struct ObservedJob {
   int64_t job_id = 0;
-  std::string stored_model;  // jobs.spec model as stored (a path or "upload:sha256:...")
+  std::string stored_model;  // jobs.spec model as stored (a path or "upload:sha256:..."); the first network
   std::string graph_file;    // file to load the graph from ("" = not available, see skip_reason)
+  std::vector<ObservedNetwork> networks;  // every network of a "models" job; empty for one network
   std::string skip_reason;   // why the job cannot become a training row ("" = it can)
   int64_t batch = 1;
   bool amp = false;

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cost/job_cost.h"
 #include "graph/onnx_loader.h"
 #include "predict/predictor.h"
 #include "util/paths.h"
@@ -190,6 +191,51 @@ TEST_F(ObservationsTest, RetrainingMovesThePredictionTowardTheObservation) {
   EXPECT_LT(std::fabs(p1->prediction.util - observed), std::fabs(p0->prediction.util - observed))
       << "before " << p0->prediction.util << ", observed " << observed << ", after " << p1->prediction.util;
   EXPECT_EQ(after->info().training_rows, base->rows.size() + 1);
+}
+
+// A job of several networks (the service's "models") becomes one row whose
+// features are those of its step: the same as `gpucast predict --model G
+// --model D --model D` computes (JobStepReports).
+TEST_F(ObservationsTest, SeveralNetworksBecomeOneRowOfTheirStep) {
+  auto catalog = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(catalog.ok()) << catalog.message();
+  auto base = BuildDataset(DataDir() + "/lucid/single_data.csv", *catalog);
+  ASSERT_TRUE(base.ok()) << base.message();
+  const std::string g = HomeDir() + "/models/dcgan_generator.onnx";
+  const std::string d = HomeDir() + "/models/dcgan_discriminator.onnx";
+  ObservedDb db(db_);  // autocommit: each statement is visible to the reader
+  int64_t id = db.AddJob({{"models", {{{"path", g}, {"repeat", 1}}, {{"path", d}, {"repeat", 2}}}}, {"batch", 64}});
+  db.Observe(id, 42, 10);
+  int64_t malformed = db.AddJob({{"models", "not a list"}});  // never observed: not read
+  auto jobs = ReadObservedJobs(db_);
+  ASSERT_TRUE(jobs.ok()) << jobs.message();
+  ASSERT_EQ(jobs->size(), 1u);
+  ASSERT_EQ((*jobs)[0].networks.size(), 2u);
+  EXPECT_EQ((*jobs)[0].networks[1].graph_file, d);
+  EXPECT_EQ((*jobs)[0].networks[1].repeat, 2);
+  Dataset with = *base;
+  std::vector<std::string> skipped;
+  ASSERT_TRUE(AppendObservedRows(*jobs, db_, *catalog, &with, &skipped).ok());
+  ASSERT_TRUE(skipped.empty()) << skipped[0];
+  ASSERT_EQ(with.rows.size(), base->rows.size() + 1);
+  EXPECT_EQ(with.rows.back().model, "observed");
+  EXPECT_EQ(with.rows.back().dataset, "dcgan_generator.onnx+dcgan_discriminator.onnx");
+  EXPECT_EQ(with.rows.back().gpu_util, 42);
+  LoadOptions lo;
+  lo.batch = 64;
+  auto step = JobStepReports({g, d, d}, lo, CostOptions{});
+  ASSERT_TRUE(step.ok()) << step.message();
+  JobConfig cfg;
+  cfg.batch = 64;
+  cfg.gpu = base->gpu;
+  auto want = ComputeFeatures(*step, cfg);
+  ASSERT_TRUE(want.ok()) << want.message();
+  EXPECT_EQ(with.x.back(), *want);
+  // A stored spec whose models are malformed names the job.
+  db.Observe(malformed, 10, 1);
+  auto bad = ReadObservedJobs(db_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(), db_ + ": job " + std::to_string(malformed) + ": spec models");
 }
 
 // The learning curve on real measurements replayed as observations: the

@@ -238,8 +238,8 @@ TEST_F(ClosedLoopTest, ReloadOverHttpSwapsOrKeepsTheOldPredictor) {
     struct Const : testing::FakeEngine {
       double u;
       explicit Const(double v) : u(v) {}
-      Result<Prediction> Predict(const JobSpec& s, int fd, bool* hit) override {
-        RETURN_IF_ERROR(testing::FakeEngine::Predict(s, fd, hit).status());
+      Result<Prediction> Predict(const JobSpec& s, const std::vector<int>& fds, bool* hit) override {
+        RETURN_IF_ERROR(testing::FakeEngine::Predict(s, fds, hit).status());
         return Prediction{u, u, u};
       }
     };

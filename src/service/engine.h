@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "service/job.h"
 #include "util/status.h"
@@ -15,11 +16,12 @@ namespace gpucast::service {
 class PredictionEngine {
  public:
   virtual ~PredictionEngine() = default;
-  // Predicts the utilization of `spec`, reading its graph from `model_fd`
-  // (an open regular file the caller checked; spec.model names it in
-  // messages). Thread-safe. *cache_hit tells whether the analysed graph came
-  // from the cache. Errors name the model file and the reason.
-  virtual Result<Prediction> Predict(const JobSpec& spec, int model_fd, bool* cache_hit) = 0;
+  // Predicts the utilization of `spec`, reading the graph of its i-th
+  // network (spec.Parts()[i]) from model_fds[i], an open regular file the
+  // caller checked (the part's path names it in messages). Thread-safe.
+  // *cache_hit tells whether every analysed graph came from the cache.
+  // Errors name the model file and the reason.
+  virtual Result<Prediction> Predict(const JobSpec& spec, const std::vector<int>& model_fds, bool* cache_hit) = 0;
   // One line for /healthz, without file paths ("random_forest, 52 training rows, RTX3090").
   virtual std::string Describe() const = 0;
   // Reads the predictor file again and swaps it in (service/reload.h); on

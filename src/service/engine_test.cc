@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "cost/cost.h"
+#include "cost/job_cost.h"
 #include "graph/onnx_loader.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
@@ -29,7 +30,7 @@ using ::testing::HasSubstr;
 // The engine reads the descriptor the service opened; tests open spec.model.
 Result<Prediction> PredictFile(PredictionEngine& engine, const JobSpec& spec, bool* hit) {
   int fd = ::open(spec.model.c_str(), O_RDONLY | O_CLOEXEC);
-  Result<Prediction> r = engine.Predict(spec, fd, hit);
+  Result<Prediction> r = engine.Predict(spec, {fd}, hit);
   if (fd >= 0) ::close(fd);
   return r;
 }
@@ -115,6 +116,54 @@ TEST_F(EngineTest, PredictsLikeThePredictorAndCachesByFileAndConfig) {
   auto c = PredictFile(**engine, spec, &hit);
   ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_TRUE(hit);
+}
+
+TEST_F(EngineTest, SeveralNetworksPredictLikePredictWithRepeatedModels) {
+  // DCGAN through the API ("models": G once, D three times) must be the
+  // prediction `gpucast predict --model G --model D --model D --model D`
+  // makes: JobStepReports, then the predictor.
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json");
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  const std::string g = HomeDir() + "/models/dcgan_generator.onnx";
+  const std::string d = HomeDir() + "/models/dcgan_discriminator.onnx";
+  JobSpec spec;
+  spec.model = g;
+  spec.models = {{g, 1}, {d, 3}};
+  spec.batch = 128;
+  int fg = ::open(g.c_str(), O_RDONLY | O_CLOEXEC), fd = ::open(d.c_str(), O_RDONLY | O_CLOEXEC);
+  bool hit = true;
+  auto r = (*engine)->Predict(spec, {fg, fd}, &hit);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_FALSE(hit);
+  LoadOptions lo;
+  lo.batch = 128;
+  auto reports = JobStepReports({g, d, d, d}, lo, CostOptions{});
+  ASSERT_TRUE(reports.ok()) << reports.message();
+  JobConfig job;
+  job.batch = 128;
+  job.gpu = predictor_->info().gpu;
+  auto direct = predictor_->Predict(*reports, job);
+  ASSERT_TRUE(direct.ok()) << direct.message();
+  EXPECT_DOUBLE_EQ(r->util, direct->prediction.util);
+  EXPECT_DOUBLE_EQ(r->util_lo, direct->prediction.low);
+  EXPECT_DOUBLE_EQ(r->util_hi, direct->prediction.high);
+  // Both graphs come from the cache the second time.
+  auto again = (*engine)->Predict(spec, {fg, fd}, &hit);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(hit);
+  EXPECT_DOUBLE_EQ(again->util, r->util);
+  // The generator alone is another job: its own prediction.
+  JobSpec alone = Spec(g, 128);
+  auto only_g = PredictFile(**engine, alone, &hit);
+  ASSERT_TRUE(only_g.ok());
+  EXPECT_DOUBLE_EQ(only_g->util, Direct(g, 128));
+  // Files and networks must pair up; a bad second file names itself.
+  EXPECT_THAT((*engine)->Predict(spec, {fg}, &hit).message(), HasSubstr("2 networks but 1 open files"));
+  spec.models[1].path = dir_ + "/missing.onnx";
+  EXPECT_EQ((*engine)->Predict(spec, {fg, -1}, &hit).message(),
+            dir_ + "/missing.onnx: cannot read model file: Bad file descriptor");
+  ::close(fg);
+  ::close(fd);
 }
 
 TEST_F(EngineTest, LargeGraphPredictsHigherThanSmall) {

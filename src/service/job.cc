@@ -29,6 +29,48 @@ Result<int64_t> IntField(const json& v, const std::string& field, int64_t lo, in
   return x;
 }
 
+// "models": [{"path": P, "repeat": R}, ...] -> parts (distinct paths, R in
+// (0, kMaxModelRepeat], default 1).
+Result<std::vector<ModelPart>> ParseModelParts(const json& v) {
+  if (!v.is_array() || v.empty() || v.size() > kMaxModelParts) {
+    return FieldError("models", "an array of 1 to " + std::to_string(kMaxModelParts) +
+                                    " objects {\"path\": FILE, \"repeat\": PASSES}");
+  }
+  std::vector<ModelPart> parts;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string field = "models[" + std::to_string(i) + "]";
+    const json& e = v[i];
+    if (!e.is_object()) return FieldError(field, "an object {\"path\": FILE, \"repeat\": PASSES}");
+    ModelPart part;
+    bool have_path = false;
+    for (const auto& [k, x] : e.items()) {
+      if (k == "path") {
+        if (!x.is_string() || x.get<std::string>().empty()) return FieldError(field + ".path", "a non-empty path string");
+        part.path = x.get<std::string>();
+        have_path = true;
+      } else if (k == "repeat") {
+        if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() <= 0 ||
+            x.get<double>() > kMaxModelRepeat) {
+          return FieldError(field + ".repeat", "forward+backward passes per step, a number in (0, " +
+                                                   std::to_string(static_cast<int>(kMaxModelRepeat)) + "]");
+        }
+        part.repeat = x.get<double>();
+      } else {
+        return Status::Error(field + ": unknown field '" + k.substr(0, 64) + "' (known: path, repeat)");
+      }
+    }
+    if (!have_path) return FieldError(field + ".path", "a path (missing)");
+    for (const ModelPart& seen : parts) {
+      if (seen.path == part.path) {
+        return Status::Error(field + ": path '" + part.path.substr(0, 256) +
+                             "' is listed twice (give one entry with the total repeat)");
+      }
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
 }  // namespace
 
 const char* JobStateName(JobState s) {
@@ -58,6 +100,11 @@ JobAttrs JobSpec::TypedAttrs() const {
   return a;
 }
 
+std::vector<ModelPart> JobSpec::Parts() const {
+  if (!models.empty()) return models;
+  return {ModelPart{model, 1}};
+}
+
 Status AddAttr(const std::string& key, const std::string& value, JobSpec* spec) {
   JobAttrs scratch;
   Status st = ParseJobAttr(key + "=" + value, &scratch);
@@ -80,12 +127,15 @@ Result<JobSpec> ParseSpecJson(const std::string& body) {
   }
   if (!j.is_object()) return Status::Error("request body: want a JSON object");
   JobSpec spec;
-  bool have_model = false;
+  bool have_model = false, have_models = false;
   for (const auto& [key, v] : j.items()) {
     if (key == "model") {
       if (!v.is_string() || v.get<std::string>().empty()) return FieldError("model", "a non-empty path string");
       spec.model = v.get<std::string>();
       have_model = true;
+    } else if (key == "models") {
+      ASSIGN_OR_RETURN(spec.models, ParseModelParts(v));
+      have_models = true;
     } else if (key == "batch") {
       ASSIGN_OR_RETURN(spec.batch, IntField(v, "batch", 1, kMaxBatch));
     } else if (key == "gpus") {
@@ -130,17 +180,32 @@ Result<JobSpec> ParseSpecJson(const std::string& body) {
       spec.duration_s = v.get<double>();
     } else {
       return Status::Error("unknown field '" + key +
-                           "' (known: model, batch, amp, gpus, name, attrs, dims, mem_mib, duration_s)");
+                           "' (known: model, models, batch, amp, gpus, name, attrs, dims, mem_mib, duration_s)");
     }
   }
-  if (!have_model) return Status::Error("field 'model': missing (path of an ONNX file)");
+  if (have_model && have_models) {
+    return Status::Error("fields 'model' and 'models': give one (models lists every network of the job)");
+  }
+  if (!have_model && !have_models) {
+    return Status::Error("field 'model': missing (path of an ONNX file, or 'models': [{\"path\", \"repeat\"}...])");
+  }
+  if (have_models) {
+    spec.model = spec.models[0].path;
+    // One network run once per step is a plain job: one stored form.
+    if (spec.models.size() == 1 && spec.models[0].repeat == 1) spec.models.clear();
+  }
   return spec;
 }
 
 json SpecToJson(const JobSpec& spec) {
-  json j = {{"model", spec.model}, {"batch", spec.batch}, {"amp", spec.amp},
-            {"gpus", spec.gpus},   {"name", spec.name},   {"attrs", json::object()},
-            {"dims", json::object()}};
+  json j = {{"batch", spec.batch}, {"amp", spec.amp},  {"gpus", spec.gpus},
+            {"name", spec.name},   {"attrs", json::object()}, {"dims", json::object()}};
+  if (spec.models.empty()) {
+    j["model"] = spec.model;
+  } else {
+    j["models"] = json::array();
+    for (const ModelPart& p : spec.models) j["models"].push_back({{"path", p.path}, {"repeat", p.repeat}});
+  }
   // Typed as the API takes them: loader_workers an integer, the flags 0/1.
   const JobAttrs a = spec.TypedAttrs();
   if (a.loader_workers) j["attrs"]["loader_workers"] = *a.loader_workers;

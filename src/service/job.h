@@ -21,10 +21,26 @@ enum class JobState { kQueued, kRunning, kDone, kCancelled };
 const char* JobStateName(JobState s);                        // "queued", ...
 std::optional<JobState> ParseJobState(const std::string& s);  // nullopt if unknown
 
+// One network of a job with several ("models": [{"path", "repeat"}...]):
+// the network runs `repeat` forward+backward passes per training step (a
+// fraction averages over steps: 0.5 = every second step) and is updated once
+// per step it runs in (cost/job_cost.h StepReport). GAN: G repeat 1, D 2.
+struct ModelPart {
+  std::string path;   // as for JobSpec::model
+  double repeat = 1;  // in (0, kMaxRepeat]
+};
+
+inline constexpr double kMaxModelRepeat = 1000;
+inline constexpr size_t kMaxModelParts = 16;
+
 // The part of a submission that determines a prediction (POST /v1/jobs and
 // POST /v1/predict take the same fields).
 struct JobSpec {
-  std::string model;                     // path of the ONNX file the service reads
+  std::string model;                     // path of the ONNX file the service reads (the first network)
+  // Every network of a job given as "models" (model == models[0].path, at
+  // least 2 entries or one with repeat != 1, distinct paths); empty for a
+  // job of one network given as "model".
+  std::vector<ModelPart> models;
   int64_t batch = 1;                     // >= 1
   bool amp = false;
   int64_t gpus = 1;                      // GPUs requested, >= 1
@@ -36,6 +52,8 @@ struct JobSpec {
 
   // Typed attributes; REQUIRES: attrs were validated (ParseSpecJson does).
   JobAttrs TypedAttrs() const;
+  // The job's networks: `models`, or {model, 1} for a single-network job.
+  std::vector<ModelPart> Parts() const;
 };
 
 // Parses a JSON submission. Unknown top-level fields, wrong types and values

@@ -41,6 +41,67 @@ TEST(JobTest, FieldErrors) {
   EXPECT_EQ(ParseSpecJson(R"({"model": "x", "duration_s": -1})").message(), "field 'duration_s': want a number >= 0");
 }
 
+TEST(JobTest, SeveralNetworksAsModels) {
+  // DCGAN as the catalog describes its step: G once, D three times.
+  auto spec = ParseSpecJson(R"({"models": [{"path": "g.onnx"}, {"path": "d.onnx", "repeat": 3}], "batch": 64})");
+  ASSERT_TRUE(spec.ok()) << spec.message();
+  EXPECT_EQ(spec->model, "g.onnx");
+  ASSERT_EQ(spec->Parts().size(), 2u);
+  EXPECT_EQ(spec->Parts()[0].path, "g.onnx");
+  EXPECT_EQ(spec->Parts()[0].repeat, 1);
+  EXPECT_EQ(spec->Parts()[1].path, "d.onnx");
+  EXPECT_EQ(spec->Parts()[1].repeat, 3);
+  const nlohmann::json j = SpecToJson(*spec);
+  EXPECT_FALSE(j.contains("model"));
+  EXPECT_EQ(j["models"].dump(), R"([{"path":"g.onnx","repeat":1.0},{"path":"d.onnx","repeat":3.0}])");
+  auto again = ParseSpecJson(j.dump());
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(SpecToJson(*again), j);
+  // A fraction averages over steps (a critic updated every second step).
+  auto half = ParseSpecJson(R"({"models": [{"path": "a.onnx"}, {"path": "c.onnx", "repeat": 0.5}]})");
+  ASSERT_TRUE(half.ok()) << half.message();
+  EXPECT_EQ(half->Parts()[1].repeat, 0.5);
+  // One network once per step is a plain job, stored as "model".
+  auto one = ParseSpecJson(R"({"models": [{"path": "x.onnx", "repeat": 1}]})");
+  ASSERT_TRUE(one.ok()) << one.message();
+  EXPECT_TRUE(one->models.empty());
+  EXPECT_EQ(SpecToJson(*one)["model"], "x.onnx");
+  EXPECT_EQ(SpecToJson(*one), SpecToJson(*ParseSpecJson(R"({"model": "x.onnx"})")));
+  // ...but one network run twice keeps its repeat.
+  auto twice = ParseSpecJson(R"({"models": [{"path": "x.onnx", "repeat": 2}]})");
+  ASSERT_TRUE(twice.ok()) << twice.message();
+  EXPECT_EQ(twice->Parts()[0].repeat, 2);
+}
+
+TEST(JobTest, ModelsErrors) {
+  EXPECT_EQ(ParseSpecJson(R"({"model": "x", "models": [{"path": "y"}]})").message(),
+            "fields 'model' and 'models': give one (models lists every network of the job)");
+  EXPECT_EQ(ParseSpecJson(R"({"batch": 2})").message(),
+            "field 'model': missing (path of an ONNX file, or 'models': [{\"path\", \"repeat\"}...])");
+  EXPECT_EQ(ParseSpecJson(R"({"models": []})").message(),
+            "field 'models': want an array of 1 to 16 objects {\"path\": FILE, \"repeat\": PASSES}");
+  EXPECT_EQ(ParseSpecJson(R"({"models": "g.onnx"})").message(),
+            "field 'models': want an array of 1 to 16 objects {\"path\": FILE, \"repeat\": PASSES}");
+  EXPECT_EQ(ParseSpecJson(R"({"models": ["g.onnx"]})").message(),
+            "field 'models[0]': want an object {\"path\": FILE, \"repeat\": PASSES}");
+  EXPECT_EQ(ParseSpecJson(R"({"models": [{"path": "g"}, {"repeat": 2}]})").message(),
+            "field 'models[1].path': want a path (missing)");
+  EXPECT_EQ(ParseSpecJson(R"({"models": [{"path": "g", "repeat": 0}]})").message(),
+            "field 'models[0].repeat': want forward+backward passes per step, a number in (0, 1000]");
+  EXPECT_EQ(ParseSpecJson(R"({"models": [{"path": "g", "repeat": 1e9}]})").message(),
+            "field 'models[0].repeat': want forward+backward passes per step, a number in (0, 1000]");
+  EXPECT_EQ(ParseSpecJson(R"({"models": [{"path": "g", "repeat": "2"}]})").message(),
+            "field 'models[0].repeat': want forward+backward passes per step, a number in (0, 1000]");
+  EXPECT_EQ(ParseSpecJson(R"({"models": [{"path": "g", "weight": 2}]})").message(),
+            "models[0]: unknown field 'weight' (known: path, repeat)");
+  EXPECT_EQ(ParseSpecJson(R"({"models": [{"path": "g"}, {"path": "g", "repeat": 2}]})").message(),
+            "models[1]: path 'g' is listed twice (give one entry with the total repeat)");
+  std::string many = R"({"models": [)";
+  for (int i = 0; i < 17; ++i) many += (i ? "," : "") + std::string(R"({"path": "m)") + std::to_string(i) + R"("})";
+  EXPECT_EQ(ParseSpecJson(many + "]}").message(),
+            "field 'models': want an array of 1 to 16 objects {\"path\": FILE, \"repeat\": PASSES}");
+}
+
 TEST(JobTest, StateNames) {
   for (JobState s : {JobState::kQueued, JobState::kRunning, JobState::kDone, JobState::kCancelled}) {
     EXPECT_EQ(ParseJobState(JobStateName(s)), s);

@@ -16,8 +16,8 @@ std::shared_ptr<PredictionEngine> ReloadingEngine::Current() const {
   return current_;
 }
 
-Result<Prediction> ReloadingEngine::Predict(const JobSpec& spec, int model_fd, bool* cache_hit) {
-  return Current()->Predict(spec, model_fd, cache_hit);
+Result<Prediction> ReloadingEngine::Predict(const JobSpec& spec, const std::vector<int>& model_fds, bool* cache_hit) {
+  return Current()->Predict(spec, model_fds, cache_hit);
 }
 
 std::string ReloadingEngine::Describe() const { return Current()->Describe(); }

@@ -24,7 +24,7 @@ class ReloadingEngine : public PredictionEngine {
   using Loader = std::function<Result<std::unique_ptr<PredictionEngine>>(const std::string& file)>;
   static Result<std::unique_ptr<ReloadingEngine>> Create(const std::string& file, Loader load);
 
-  Result<Prediction> Predict(const JobSpec& spec, int model_fd, bool* cache_hit) override;
+  Result<Prediction> Predict(const JobSpec& spec, const std::vector<int>& model_fds, bool* cache_hit) override;
   std::string Describe() const override;
   // Loads the file again; error (the old predictor stays) names the file and why.
   Status Reload() override;

@@ -27,7 +27,7 @@ using ::testing::HasSubstr;
 class ConstantEngine : public PredictionEngine {
  public:
   explicit ConstantEngine(double u) : u_(u) {}
-  Result<Prediction> Predict(const JobSpec&, int, bool* hit) override {
+  Result<Prediction> Predict(const JobSpec&, const std::vector<int>&, bool* hit) override {
     *hit = false;
     return Prediction{u_, u_, u_};
   }
@@ -75,7 +75,7 @@ TEST_F(ReloadTest, ConcurrentPredictionsNeverFailAcrossReloads) {
       JobSpec spec;
       while (!stop) {
         bool hit;
-        Result<Prediction> p = engine->Predict(spec, -1, &hit);
+        Result<Prediction> p = engine->Predict(spec, {-1}, &hit);
         if (!p.ok()) ++failed;
         else if (p->util != 10 && p->util != 20 && p->util != 30) ++unexpected;
         else ++ok;
@@ -99,7 +99,7 @@ TEST_F(ReloadTest, ConcurrentPredictionsNeverFailAcrossReloads) {
   EXPECT_EQ(unexpected, 0);
   EXPECT_GT(ok, 0);
   bool hit;
-  EXPECT_DOUBLE_EQ(engine->Predict(JobSpec(), -1, &hit)->util, 20);
+  EXPECT_DOUBLE_EQ(engine->Predict(JobSpec(), {-1}, &hit)->util, 20);
   EXPECT_EQ(engine->Describe(), "constant 20.000000");
 }
 

@@ -595,8 +595,16 @@ Status Service::RestoreUploads() {
 
 // ---------------------------------------------------------------- handlers
 
+namespace {
+std::vector<int> Fds(const std::vector<OpenedModel>& models) {
+  std::vector<int> fds;
+  for (const OpenedModel& m : models) fds.push_back(m.fd.get());
+  return fds;
+}
+}  // namespace
+
 Result<JobSpec> Service::SpecFromRequest(const httplib::Request& req, std::string* digest, int* http_status,
-                                         OpenedModel* model, UploadGuard* upload) {
+                                         std::vector<OpenedModel>* models, UploadGuard* upload) {
   *http_status = 400;
   const std::string type = req.get_header_value("Content-Type");
   auto starts = [&](const char* p) { return type.rfind(p, 0) == 0; };
@@ -631,9 +639,10 @@ Result<JobSpec> Service::SpecFromRequest(const httplib::Request& req, std::strin
     RETURN_IF_ERROR(AcquireUpload(sha, req.body, http_status));
     upload->Set(sha);
     spec.model = kUploadPrefix + sha;
-    model->fd = UniqueFd(::open(UploadPath(sha).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    model->path = spec.model;
-    if (model->fd.get() < 0) {
+    OpenedModel& model = models->emplace_back();
+    model.fd = UniqueFd(::open(UploadPath(sha).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    model.path = spec.model;
+    if (model.fd.get() < 0) {
       *http_status = 500;
       return Status::Error("cannot read the stored upload");
     }
@@ -646,13 +655,25 @@ Result<JobSpec> Service::SpecFromRequest(const httplib::Request& req, std::strin
     }
     RETURN_IF_ERROR(CheckJsonBody(req.body, opts_.max_json_depth));
     ASSIGN_OR_RETURN(spec, ParseSpecJson(req.body));
-    Result<OpenedModel> opened = roots_.Open(spec.model);
-    if (!opened.ok()) {
-      *http_status = 422;
-      return opened.status();
+    // Each network's file, under the model roots; the spec keeps the
+    // canonical paths.
+    for (const ModelPart& part : spec.Parts()) {
+      Result<OpenedModel> opened = roots_.Open(part.path);
+      if (!opened.ok()) {
+        *http_status = 422;
+        return opened.status();
+      }
+      for (const OpenedModel& seen : *models) {
+        if (seen.path == opened->path) {
+          *http_status = 422;
+          return Status::Error("models: '" + part.path.substr(0, 256) +
+                               "' names a file listed before (give one entry with the total repeat)");
+        }
+      }
+      models->push_back(std::move(opened).value());
     }
-    *model = std::move(opened).value();
-    spec.model = model->path;
+    for (size_t i = 0; i < spec.models.size(); ++i) spec.models[i].path = (*models)[i].path;
+    spec.model = models->front().path;
   }
   *digest = Sha256Hex(Dump(SpecToJson(spec)));
   return spec;
@@ -663,9 +684,9 @@ void Service::PostJob(const httplib::Request& req, httplib::Response& res) {
   if (key.size() > 255) return SendError(res, 400, "Idempotency-Key: at most 255 bytes");
   std::string digest;
   int status = 400;
-  OpenedModel model;
+  std::vector<OpenedModel> models;
   UploadGuard upload(this);
-  Result<JobSpec> spec = SpecFromRequest(req, &digest, &status, &model, &upload);
+  Result<JobSpec> spec = SpecFromRequest(req, &digest, &status, &models, &upload);
   if (!spec.ok()) return SendError(res, status, spec.message());
 
   auto replay = [&](const Job& j) {
@@ -688,7 +709,7 @@ void Service::PostJob(const httplib::Request& req, httplib::Response& res) {
     if (!fits.ok()) return SendError(res, 422, fits.message());
   }
   bool hit = false;
-  Result<Prediction> pred = engine_->Predict(*spec, model.fd.get(), &hit);
+  Result<Prediction> pred = engine_->Predict(*spec, Fds(models), &hit);
   metrics_.ObservePrediction(pred.ok(), hit);
   if (!pred.ok()) return SendError(res, 422, pred.message());
 
@@ -786,12 +807,12 @@ void Service::DeleteJob(const httplib::Request& req, httplib::Response& res) {
 void Service::PostPredict(const httplib::Request& req, httplib::Response& res) {
   std::string digest;
   int status = 400;
-  OpenedModel model;
+  std::vector<OpenedModel> models;
   UploadGuard upload(this);  // released when the answer is made
-  Result<JobSpec> spec = SpecFromRequest(req, &digest, &status, &model, &upload);
+  Result<JobSpec> spec = SpecFromRequest(req, &digest, &status, &models, &upload);
   if (!spec.ok()) return SendError(res, status, spec.message());
   bool hit = false;
-  Result<Prediction> pred = engine_->Predict(*spec, model.fd.get(), &hit);
+  Result<Prediction> pred = engine_->Predict(*spec, Fds(models), &hit);
   metrics_.ObservePrediction(pred.ok(), hit);
   if (!pred.ok()) return SendError(res, 422, pred.message());
   json out = SpecToJson(*spec);

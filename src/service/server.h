@@ -124,10 +124,11 @@ class Service {
   bool PreRoute(const httplib::Request& req, httplib::Response& res);
 
   // Request body (JSON naming a file under a model root, or an uploaded ONNX)
-  // -> spec, with the model opened in *model. *digest identifies the request
-  // for idempotency; *upload holds the upload's reference while needed.
+  // -> spec, with its networks' files opened in *models (spec.Parts()
+  // order). *digest identifies the request for idempotency; *upload holds
+  // the upload's reference while needed.
   Result<JobSpec> SpecFromRequest(const httplib::Request& req, std::string* digest, int* http_status,
-                                  OpenedModel* model, UploadGuard* upload);
+                                  std::vector<OpenedModel>* models, UploadGuard* upload);
 
   // Content-addressed uploads: one file per SHA-256 under upload_dir, kept
   // while a request or a queued/running job refers to it.

@@ -149,7 +149,7 @@ TEST_F(ServiceTest, BadJsonBodiesGet400WithMessage) {
   const Case cases[] = {
       {"{\"model\": ", "malformed JSON: "},
       {"[1,2]", "request body: want a JSON object"},
-      {"{\"batch\": 2}", "field 'model': missing (path of an ONNX file)"},
+      {"{\"batch\": 2}", "field 'model': missing (path of an ONNX file, or 'models'"},
       {"{\"model\": \"x.onnx\", \"colour\": 1}", "unknown field 'colour'"},
       {"{\"model\": \"x.onnx\", \"batch\": 0}", "field 'batch': want an integer in [1, 16777216], got 0"},
       {"{\"model\": \"x.onnx\", \"batch\": \"8\"}", "field 'batch': want an integer"},
@@ -180,6 +180,39 @@ TEST_F(ServiceTest, MissingOrInvalidModelGets422) {
   r = PostJson("/v1/predict", {{"model", dir_ + "/bad.onnx"}});
   EXPECT_EQ(r->status, 422);
   EXPECT_EQ(Error(r), dir_ + "/bad.onnx: not an ONNX model");
+}
+
+TEST_F(ServiceTest, JobOfSeveralNetworks) {
+  // GAN-like: G once, D twice per step; the fake engine predicts 10 x batch x passes.
+  std::ofstream(dir_ + "/d.onnx") << testing::kFakeModelMagic << " discriminator";
+  StartServer();
+  auto r = PostJson("/v1/jobs", {{"models", {{{"path", model_}}, {{"path", "d.onnx"}, {"repeat", 2}}}}, {"batch", 2}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(Body(r)["predicted_util"], 60.0);  // 10 x 2 x (1 + 2)
+  auto g = client_->Get("/v1/jobs/1");
+  ASSERT_TRUE(g);
+  json got = Body(g);
+  EXPECT_FALSE(got.contains("model"));
+  // Stored with the canonical paths the service opened (d.onnx was relative to the root).
+  EXPECT_EQ(got["models"], json({{{"path", model_}, {"repeat", 1.0}}, {{"path", dir_ + "/d.onnx"}, {"repeat", 2.0}}}));
+  r = PostJson("/v1/predict", {{"models", {{{"path", model_}}, {{"path", dir_ + "/d.onnx"}, {"repeat", 0.5}}}}});
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["predicted_util"], 15.0);
+  // Each file is checked: a missing or bad second network is refused by name.
+  r = PostJson("/v1/jobs", {{"models", {{{"path", model_}}, {{"path", "nope.onnx"}}}}});
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(Error(r), "model 'nope.onnx': no such model file under the service's model roots");
+  r = PostJson("/v1/jobs", {{"models", {{{"path", model_}}, {{"path", dir_ + "/bad.onnx"}}}}});
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(Error(r), dir_ + "/bad.onnx: not an ONNX model");
+  // Two names of one file are one network.
+  r = PostJson("/v1/jobs", {{"models", {{{"path", model_}}, {{"path", "m.onnx"}, {"repeat", 2}}}}});
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(Error(r), "models: 'm.onnx' names a file listed before (give one entry with the total repeat)");
+  r = PostJson("/v1/jobs", {{"models", {{{"path", model_}, {"repeat", -1}}}}});
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(Error(r), HasSubstr("models[0].repeat"));
 }
 
 TEST_F(ServiceTest, WrongContentTypeGets415) {

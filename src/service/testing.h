@@ -21,28 +21,38 @@ namespace gpucast::service::testing {
 // Marks a file the FakeEngine accepts as a model.
 inline constexpr const char* kFakeModelMagic = "FAKE-ONNX";
 
-// Reads the model from the descriptor like the real engine and predicts util = min(100, 10 * batch)
-// (interval +-5), so tests know the expected value. Rejects files that do not
-// start with kFakeModelMagic. Caches by (path, size, batch).
+// Reads each network's model from its descriptor like the real engine and
+// predicts util = min(100, 10 * batch * total repeat) (interval +-5), so tests
+// know the expected value. Rejects files that do not start with
+// kFakeModelMagic. Caches by (path, size, batch).
 class FakeEngine : public PredictionEngine {
  public:
-  Result<Prediction> Predict(const JobSpec& spec, int model_fd, bool* cache_hit) override {
-    std::string bytes;
-    char buf[4096];
-    for (off_t off = 0;;) {
-      ssize_t n = ::pread(model_fd, buf, sizeof buf, off);
-      if (n < 0) return Status::Error(spec.model + ": cannot read model file");
-      if (n == 0) break;
-      bytes.append(buf, static_cast<size_t>(n));
-      off += n;
+  Result<Prediction> Predict(const JobSpec& spec, const std::vector<int>& model_fds, bool* cache_hit) override {
+    const std::vector<ModelPart> parts = spec.Parts();
+    if (parts.size() != model_fds.size()) return Status::Error(spec.model + ": networks and files differ");
+    *cache_hit = false;
+    bool all_hit = true;
+    double passes = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      std::string bytes;
+      char buf[4096];
+      for (off_t off = 0;;) {
+        ssize_t n = ::pread(model_fds[i], buf, sizeof buf, off);
+        if (n < 0) return Status::Error(parts[i].path + ": cannot read model file");
+        if (n == 0) break;
+        bytes.append(buf, static_cast<size_t>(n));
+        off += n;
+      }
+      if (bytes.rfind(kFakeModelMagic, 0) != 0) return Status::Error(parts[i].path + ": not an ONNX model");
+      std::string key = parts[i].path + "|" + std::to_string(bytes.size()) + "|" + std::to_string(spec.batch);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        all_hit = !seen_.insert(key).second && all_hit;
+      }
+      passes += parts[i].repeat;
     }
-    if (bytes.rfind(kFakeModelMagic, 0) != 0) return Status::Error(spec.model + ": not an ONNX model");
-    std::string key = spec.model + "|" + std::to_string(bytes.size()) + "|" + std::to_string(spec.batch);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      *cache_hit = !seen_.insert(key).second;
-    }
-    double u = std::min(100.0, 10.0 * static_cast<double>(spec.batch));
+    *cache_hit = all_hit;
+    double u = std::min(100.0, 10.0 * static_cast<double>(spec.batch) * passes);
     return Prediction{u, std::max(0.0, u - 5), std::min(100.0, u + 5)};
   }
   std::string Describe() const override { return "fake engine"; }
