@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "service/engine.h"
+#include "service/read_as.h"
 #include "service/reload.h"
 #include "service/scheduler.h"
 #include "service/server.h"
@@ -25,6 +26,7 @@ struct ServeFlags {
   std::string cluster = "4x RTX3090";
   std::string policy = "predictive";
   std::string token_file;
+  std::string deputy_token_file;
   std::vector<std::string> model_roots;
   size_t max_body_bytes = 128u << 20;
   size_t max_json_body_bytes = 1u << 20;
@@ -84,6 +86,18 @@ int RunServe(const ServeFlags& f) {
     if (!token.ok()) return Fail("serve", token.message());
     opts.token = *token;
   }
+  if (!f.deputy_token_file.empty()) {
+    auto deputy = ReadToken(f.deputy_token_file);
+    if (!deputy.ok()) return Fail("serve", deputy.message());
+    if (*deputy == opts.token) {
+      return Fail("serve", "--deputy-token-file: must differ from --token-file (the deputy token lets its bearer "
+                           "have files read as any user)");
+    }
+    // Refused now, not on the first Slurm submission.
+    Status can = service::CanReadAsOtherUsers();
+    if (!can.ok()) return Fail("serve", "--deputy-token-file: " + can.message());
+    opts.deputy_token = *deputy;
+  }
   auto engine = service::NewReloadingPredictorEngine(f.predictor);
   if (!engine.ok()) return Fail("serve", engine.message());
   auto scheduler = service::NewPolicyScheduler(f.cluster, f.policy, DataDir());
@@ -130,6 +144,11 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
   sub->add_option("--token-file", flags->token_file,
                   "file holding a bearer token; every route but /healthz and /metrics then needs "
                   "'Authorization: Bearer <token>'");
+  sub->add_option("--deputy-token-file", flags->deputy_token_file,
+                  "file holding a second bearer token, for slurmctld's job_submit.lua (service mode): a "
+                  "request bearing it may send 'X-Gpucast-Read-As: UID:GID' and its model paths are then "
+                  "opened with that user's file identity (any path the user may read; not the model roots). "
+                  "Needs root or CAP_SETUID+CAP_SETGID (docs/security.md)");
   sub->add_option("--model-root", flags->model_roots,
                   "directory whose ONNX files clients may name by path (repeatable; relative paths are "
                   "looked up under each root in turn); none: every model path is refused, uploads only")

@@ -13,11 +13,13 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <regex>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "service/read_as.h"
 #include "service/sha256.h"
 
 namespace gpucast::service {
@@ -234,7 +236,9 @@ std::string Service::CheckHead(const std::string& head) {
   }
   while (!auth.empty() && (auth.front() == ' ' || auth.front() == '\t')) auth.erase(0, 1);
   const std::string prefix = "Bearer ";
-  if (auth.compare(0, prefix.size(), prefix) == 0 && ConstantTimeEqual(auth.substr(prefix.size()), opts_.token)) {
+  if (auth.compare(0, prefix.size(), prefix) == 0 &&
+      (ConstantTimeEqual(auth.substr(prefix.size()), opts_.token) ||
+       (!opts_.deputy_token.empty() && ConstantTimeEqual(auth.substr(prefix.size()), opts_.deputy_token)))) {
     return "";
   }
   metrics_.ObserveRequest(kUnrouted, 401, 0);
@@ -380,7 +384,7 @@ bool Service::PreRoute(const httplib::Request& req, httplib::Response& res) {
     const std::string auth = req.get_header_value("Authorization");
     const std::string prefix = "Bearer ";
     if (auth.compare(0, prefix.size(), prefix) != 0 ||
-        !ConstantTimeEqual(auth.substr(prefix.size()), opts_.token)) {
+        !(ConstantTimeEqual(auth.substr(prefix.size()), opts_.token) || IsDeputy(req))) {
       res.set_header("WWW-Authenticate", "Bearer");
       SendError(res, 401, auth.empty() ? "missing 'Authorization: Bearer <token>' header" : "invalid bearer token");
       return true;
@@ -595,6 +599,14 @@ Status Service::RestoreUploads() {
 
 // ---------------------------------------------------------------- handlers
 
+bool Service::IsDeputy(const httplib::Request& req) const {
+  if (opts_.deputy_token.empty()) return false;
+  const std::string auth = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  return auth.compare(0, prefix.size(), prefix) == 0 &&
+         ConstantTimeEqual(auth.substr(prefix.size()), opts_.deputy_token);
+}
+
 namespace {
 std::vector<int> Fds(const std::vector<OpenedModel>& models) {
   std::vector<int> fds;
@@ -609,6 +621,19 @@ Result<JobSpec> Service::SpecFromRequest(const httplib::Request& req, std::strin
   const std::string type = req.get_header_value("Content-Type");
   auto starts = [&](const char* p) { return type.rfind(p, 0) == 0; };
   JobSpec spec;
+  // A deputy's request to read the models as a user (server.h deputy_token).
+  std::optional<ReadAs> read_as;
+  if (req.has_header("X-Gpucast-Read-As")) {
+    if (!IsDeputy(req)) {
+      *http_status = 403;
+      return Status::Error("X-Gpucast-Read-As: only the deputy (the bearer of --deputy-token-file) may have "
+                           "files read as a user");
+    }
+    if (starts("application/octet-stream")) {
+      return Status::Error("X-Gpucast-Read-As: applies to a JSON job naming model paths, not to an upload");
+    }
+    ASSIGN_OR_RETURN(read_as, ParseReadAs(req.get_header_value("X-Gpucast-Read-As")));
+  }
   if (starts("application/octet-stream")) {
     // Uploaded ONNX: the job's fields come from the query string.
     if (req.body.empty()) return Status::Error("empty upload: want the ONNX file as the request body");
@@ -655,10 +680,22 @@ Result<JobSpec> Service::SpecFromRequest(const httplib::Request& req, std::strin
     }
     RETURN_IF_ERROR(CheckJsonBody(req.body, opts_.max_json_depth));
     ASSIGN_OR_RETURN(spec, ParseSpecJson(req.body));
-    // Each network's file, under the model roots; the spec keeps the
-    // canonical paths.
+    // Each network's file, under the model roots (or as the deputy's user);
+    // the spec keeps the canonical paths.
     for (const ModelPart& part : spec.Parts()) {
-      Result<OpenedModel> opened = roots_.Open(part.path);
+      Result<OpenedModel> opened = Status::Error("");
+      if (read_as) {
+        ReadAsFailure why = ReadAsFailure::kNone;
+        opened = OpenAsUser(part.path, *read_as, &why);
+        if (why == ReadAsFailure::kServiceCannot) {
+          // The operator's problem, logged for the operator; the user sees no reason about the file.
+          std::fprintf(stderr, "gpucast serve: X-Gpucast-Read-As: %s\n", opened.message().c_str());
+          *http_status = 500;
+          return Status::Error("the service cannot read files as the submitting user; see its log");
+        }
+      } else {
+        opened = roots_.Open(part.path);
+      }
       if (!opened.ok()) {
         *http_status = 422;
         return opened.status();

@@ -41,6 +41,11 @@ struct ServiceOptions {
   std::string upload_dir;           // uploaded ONNX bodies; "" = db_path + ".models"
   std::string token;                // "" = no auth; else every route but /healthz and /metrics
                                     // needs "Authorization: Bearer <token>"
+  // "" = off; else a request bearing "Authorization: Bearer <deputy_token>"
+  // may carry "X-Gpucast-Read-As: UID:GID": its model paths are opened as
+  // that user (service/read_as.h), not under the model roots. For slurmctld's
+  // job_submit.lua in service mode. The deputy token also passes `token`'s check.
+  std::string deputy_token;
   std::vector<std::string> model_roots;  // directories whose files clients may name; none = no paths
   size_t max_body_bytes = 128u << 20;     // application/octet-stream (upload) bodies; larger get 413
   size_t max_json_body_bytes = 1u << 20;  // every other body; larger get 413
@@ -119,6 +124,8 @@ class Service {
   // The token, checked on a request's head before its body is read; "" or
   // the whole 401 reply (HttpFront's HeadCheck).
   std::string CheckHead(const std::string& head);
+  // Whether the request bears the deputy token (ServiceOptions::deputy_token).
+  bool IsDeputy(const httplib::Request& req) const;
   // Checks made before routing: UTF-8 of path and query, the token, 405.
   // Returns true if it answered the request.
   bool PreRoute(const httplib::Request& req, httplib::Response& res);

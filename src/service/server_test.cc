@@ -274,6 +274,67 @@ TEST_F(ServiceTest, SlowClientTimesOutWithoutBlockingOthers) {
   EXPECT_EQ(client_->Get("/healthz")->status, 200);
 }
 
+// slurmctld's deputy: with the deputy token, X-Gpucast-Read-As opens the
+// paths as that user, anywhere the user may read and nowhere else; nobody else
+// may send the header. Needs root (files of uid 65534); GPUCAST_SKIP_ROOT=1
+// opts out loudly.
+TEST_F(ServiceTest, DeputyReadsModelsAsTheSubmittingUser) {
+  if (geteuid() != 0) {
+    if (std::getenv("GPUCAST_SKIP_ROOT") && std::string(std::getenv("GPUCAST_SKIP_ROOT")) == "1") {
+      GTEST_SKIP() << "SKIPPED because GPUCAST_SKIP_ROOT=1: the deputy's read-as was NOT tested";
+    }
+    FAIL() << "needs root; run as root or opt out explicitly with GPUCAST_SKIP_ROOT=1";
+  }
+  // Outside the model roots: the user's private directory, and root's.
+  const std::string outside = MakeTempDir();
+  ASSERT_EQ(chmod(outside.c_str(), 0755), 0);
+  fs::create_directory(outside + "/user");
+  std::ofstream(outside + "/user/m.onnx") << testing::kFakeModelMagic << " the user's";
+  ASSERT_EQ(chown((outside + "/user").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chown((outside + "/user/m.onnx").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chmod((outside + "/user").c_str(), 0700), 0);
+  ASSERT_EQ(chmod((outside + "/user/m.onnx").c_str(), 0600), 0);
+  fs::create_directory(outside + "/root");
+  std::ofstream(outside + "/root/m.onnx") << testing::kFakeModelMagic << " root's";
+  ASSERT_EQ(chmod((outside + "/root").c_str(), 0700), 0);
+  opts_.token = "api-token";
+  opts_.deputy_token = "deputy-token";
+  StartServer();
+  const httplib::Headers deputy = {{"Authorization", "Bearer deputy-token"}, {"X-Gpucast-Read-As", "65534:65534"}};
+  auto r = PostJson("/v1/predict", {{"model", outside + "/user/m.onnx"}, {"batch", 3}}, deputy);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["predicted_util"], 30.0);
+  r = PostJson("/v1/jobs", {{"model", outside + "/user/m.onnx"}}, deputy);
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(Body(r)["model"], outside + "/user/m.onnx");
+  // Root's private file and a missing one: the same refusal, only the path differs.
+  r = PostJson("/v1/predict", {{"model", outside + "/root/m.onnx"}}, deputy);
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(Error(r), "model '" + outside +
+                          "/root/m.onnx': cannot be read as uid 65534 (it does not exist, or uid 65534 may not read it)");
+  r = PostJson("/v1/predict", {{"model", outside + "/none.onnx"}}, deputy);
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(Error(r), "model '" + outside +
+                          "/none.onnx': cannot be read as uid 65534 (it does not exist, or uid 65534 may not read it)");
+  // The ordinary token may not send the header; without the header the roots apply.
+  r = PostJson("/v1/predict", {{"model", outside + "/user/m.onnx"}},
+               {{"Authorization", "Bearer api-token"}, {"X-Gpucast-Read-As", "0:0"}});
+  EXPECT_EQ(r->status, 403);
+  EXPECT_EQ(Error(r), "X-Gpucast-Read-As: only the deputy (the bearer of --deputy-token-file) may have files read as a user");
+  r = PostJson("/v1/predict", {{"model", outside + "/user/m.onnx"}}, {{"Authorization", "Bearer deputy-token"}});
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(Error(r), "model '" + outside + "/user/m.onnx': no such model file under the service's model roots");
+  r = PostJson("/v1/predict", {{"model", model_}}, {{"Authorization", "Bearer deputy-token"}, {"X-Gpucast-Read-As", "65534"}});
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Error(r), "X-Gpucast-Read-As: want UID:GID");
+  auto up = client_->Post("/v1/predict", deputy, std::string(testing::kFakeModelMagic) + " up", "application/octet-stream");
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->status, 400);
+  EXPECT_EQ(Error(up), "X-Gpucast-Read-As: applies to a JSON job naming model paths, not to an upload");
+  fs::remove_all(outside);
+}
+
 TEST_F(ServiceTest, TokenGuardsMutatingRoutes) {
   std::string token = "s3cret-token";
   opts_.token = token;

@@ -1,0 +1,151 @@
+#include "service/read_as.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace gpucast::service {
+
+namespace {
+
+constexpr size_t kMaxPath = 4096;
+
+std::string Unreadable(const std::string& path, uid_t uid) {
+  const std::string u = std::to_string(uid);
+  return "model '" + path.substr(0, 512) + "': cannot be read as uid " + u + " (it does not exist, or uid " + u +
+         " may not read it)";
+}
+
+// The user's groups as the login path would set them: getgrouplist of the
+// passwd name, else just `gid`.
+std::vector<gid_t> GroupsOf(uid_t uid, gid_t gid) {
+  std::vector<char> buf(16384);
+  struct passwd pw, *found = nullptr;
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) return {gid};
+  int n = 32;
+  std::vector<gid_t> groups(static_cast<size_t>(n));
+  for (int tries = 0; tries < 8; ++tries) {
+    int want = n;
+    if (getgrouplist(pw.pw_name, gid, groups.data(), &want) >= 0) {
+      groups.resize(static_cast<size_t>(want));
+      return groups;
+    }
+    n = want > n ? want : n * 2;
+    groups.resize(static_cast<size_t>(n));
+  }
+  return {gid};
+}
+
+// In the calling thread only: takes the filesystem identity (uid, gid,
+// groups) and drops every effective capability, so that the kernel checks
+// access exactly as for that user. Returns errno-style failure (0 = done).
+int BecomeForFiles(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
+  // Raw syscalls: glibc's setgroups/setfsuid wrappers would change (or, for
+  // setgroups, broadcast to) every thread of the process.
+  if (syscall(SYS_setgroups, groups.size(), groups.data()) != 0) return errno ? errno : EPERM;
+  syscall(SYS_setfsgid, gid);
+  if (static_cast<gid_t>(syscall(SYS_setfsgid, static_cast<gid_t>(-1))) != gid) return EPERM;
+  syscall(SYS_setfsuid, uid);
+  if (static_cast<uid_t>(syscall(SYS_setfsuid, static_cast<uid_t>(-1))) != uid) return EPERM;
+  // From fsuid 0 the kernel already cleared the DAC capabilities; a service
+  // run as another uid with capabilities keeps them, so drop them all here.
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return errno ? errno : EPERM;
+  for (auto& d : data) d.effective = 0;
+  if (syscall(SYS_capset, &header, data) != 0) return errno ? errno : EPERM;
+  return 0;
+}
+
+}  // namespace
+
+Result<ReadAs> ParseReadAs(const std::string& header) {
+  auto number = [](const std::string& s, const char* what) -> Result<unsigned long> {
+    if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string::npos) {
+      return Status::Error(std::string("X-Gpucast-Read-As: ") + what + " '" + s.substr(0, 16) +
+                           "' is not a decimal number");
+    }
+    unsigned long v = std::stoul(s);
+    if (v >= (1ul << 31)) return Status::Error(std::string("X-Gpucast-Read-As: ") + what + " out of range");
+    return v;
+  };
+  const size_t colon = header.find(':');
+  if (colon == std::string::npos) return Status::Error("X-Gpucast-Read-As: want UID:GID");
+  ASSIGN_OR_RETURN(unsigned long uid, number(header.substr(0, colon), "uid"));
+  ASSIGN_OR_RETURN(unsigned long gid, number(header.substr(colon + 1), "gid"));
+  return ReadAs{static_cast<uid_t>(uid), static_cast<gid_t>(gid)};
+}
+
+Result<OpenedModel> OpenAsUser(const std::string& path, ReadAs who, ReadAsFailure* failure) {
+  *failure = ReadAsFailure::kUnreadable;
+  if (path.empty() || path[0] != '/' || path.size() > kMaxPath || path.find('\0') != std::string::npos) {
+    return Status::Error(Unreadable(path, who.uid));
+  }
+  const std::vector<gid_t> groups = GroupsOf(who.uid, who.gid);
+  int fd = -1, become_error = 0;
+  try {
+    // The identity dies with the thread: nothing to restore.
+    std::thread opener([&] {
+      become_error = BecomeForFiles(who.uid, who.gid, groups);
+      if (become_error != 0) return;
+      // O_NONBLOCK: a FIFO does not block the open; O_NOCTTY: a terminal is not adopted.
+      fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    });
+    opener.join();
+  } catch (const std::system_error& e) {
+    *failure = ReadAsFailure::kServiceCannot;
+    return Status::Error(std::string("cannot start a thread to read as the user: ") + e.what());
+  }
+  if (become_error != 0) {
+    *failure = ReadAsFailure::kServiceCannot;
+    return Status::Error(std::string("the service cannot take uid ") + std::to_string(who.uid) +
+                         "'s file identity (" + std::strerror(become_error) +
+                         "): run it as root or with CAP_SETUID and CAP_SETGID");
+  }
+  UniqueFd owned(fd);
+  struct stat sb;
+  if (owned.get() < 0 || ::fstat(owned.get(), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    return Status::Error(Unreadable(path, who.uid));
+  }
+  int flags = ::fcntl(owned.get(), F_GETFL);
+  if (flags >= 0) ::fcntl(owned.get(), F_SETFL, flags & ~O_NONBLOCK);
+  // The path the file was found at, symlinks resolved (what the job records).
+  std::string where = path;
+  char buf[PATH_MAX + 1];
+  const std::string link = "/proc/self/fd/" + std::to_string(owned.get());
+  ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
+  if (n > 0) where.assign(buf, static_cast<size_t>(n));
+  *failure = ReadAsFailure::kNone;
+  return OpenedModel{std::move(owned), where};
+}
+
+Status CanReadAsOtherUsers() {
+  int err = 0;
+  try {
+    std::thread probe([&] {
+      const uid_t nobody = 65534;
+      err = BecomeForFiles(nobody, nobody, {nobody});
+    });
+    probe.join();
+  } catch (const std::system_error& e) {
+    return Status::Error(std::string("cannot start a thread: ") + e.what());
+  }
+  if (err != 0) {
+    return Status::Error(std::string("cannot take another user's file identity (") + std::strerror(err) +
+                         "): run gpucast serve as root or with CAP_SETUID and CAP_SETGID");
+  }
+  return Status::Ok();
+}
+
+}  // namespace gpucast::service

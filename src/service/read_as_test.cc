@@ -1,0 +1,156 @@
+// Reading a model as another user: the kernel's answer for that user, not the
+// service's. Needs root (to create files owned by another user and to take
+// its identity); without root the test fails unless GPUCAST_SKIP_ROOT=1 opts
+// out, loudly.
+#include "service/read_as.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <atomic>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpucast::service {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uid_t kNobody = 65534;  // Debian's nobody:nogroup
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[256];
+  for (off_t off = 0;;) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, off);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+  return out;
+}
+
+TEST(ReadAsTest, ParsesUidColonGid) {
+  auto r = ParseReadAs("1000:100");
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->uid, 1000u);
+  EXPECT_EQ(r->gid, 100u);
+  EXPECT_EQ(ParseReadAs("1000").message(), "X-Gpucast-Read-As: want UID:GID");
+  EXPECT_EQ(ParseReadAs("-1:5").message(), "X-Gpucast-Read-As: uid '-1' is not a decimal number");
+  EXPECT_EQ(ParseReadAs("5:x").message(), "X-Gpucast-Read-As: gid 'x' is not a decimal number");
+  EXPECT_EQ(ParseReadAs("4294967295:5").message(), "X-Gpucast-Read-As: uid out of range");
+  EXPECT_EQ(ParseReadAs(":5").message(), "X-Gpucast-Read-As: uid '' is not a decimal number");
+}
+
+class ReadAsRootTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) {
+      if (std::getenv("GPUCAST_SKIP_ROOT") && std::string(std::getenv("GPUCAST_SKIP_ROOT")) == "1") {
+        GTEST_SKIP() << "SKIPPED because GPUCAST_SKIP_ROOT=1: reading as another user was NOT tested";
+      }
+      FAIL() << "this test needs root (it creates files owned by uid 65534 and reads as that uid); "
+                "run as root or opt out explicitly with GPUCAST_SKIP_ROOT=1";
+    }
+    std::string tmpl = (fs::temp_directory_path() / "gpucast-readas-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+    // Root's: a private directory with a private file.
+    fs::create_directory(dir_ + "/root");
+    ASSERT_EQ(chmod((dir_ + "/root").c_str(), 0700), 0);
+    Write(dir_ + "/root/m.onnx", "root's model", 0600, 0, 0);
+    // The user's: a directory only the user can enter, a file only the user can read.
+    fs::create_directory(dir_ + "/user");
+    ASSERT_EQ(chown((dir_ + "/user").c_str(), kNobody, kNobody), 0);
+    ASSERT_EQ(chmod((dir_ + "/user").c_str(), 0700), 0);
+    Write(dir_ + "/user/m.onnx", "user's model", 0600, kNobody, kNobody);
+    // Readable through the group only.
+    Write(dir_ + "/group.onnx", "group model", 0640, 0, kNobody);
+    ASSERT_EQ(symlink((dir_ + "/user/m.onnx").c_str(), (dir_ + "/link.onnx").c_str()), 0);
+    ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0666), 0);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  static void Write(const std::string& p, const std::string& text, mode_t mode, uid_t uid, gid_t gid) {
+    std::ofstream(p) << text;
+    ASSERT_EQ(chown(p.c_str(), uid, gid), 0);
+    ASSERT_EQ(chmod(p.c_str(), mode), 0);
+  }
+  std::string dir_;
+};
+
+TEST_F(ReadAsRootTest, TheUserReadsWhatTheUserMayRead) {
+  ASSERT_TRUE(CanReadAsOtherUsers().ok()) << CanReadAsOtherUsers().message();
+  ReadAsFailure why;
+  auto own = OpenAsUser(dir_ + "/user/m.onnx", {kNobody, kNobody}, &why);
+  ASSERT_TRUE(own.ok()) << own.message();
+  EXPECT_EQ(why, ReadAsFailure::kNone);
+  EXPECT_EQ(ReadAll(own->fd.get()), "user's model");
+  EXPECT_EQ(own->path, dir_ + "/user/m.onnx");
+  // Through a symlink: recorded where the file is.
+  auto linked = OpenAsUser(dir_ + "/link.onnx", {kNobody, kNobody}, &why);
+  ASSERT_TRUE(linked.ok()) << linked.message();
+  EXPECT_EQ(linked->path, dir_ + "/user/m.onnx");
+  // The group's file, by the primary gid.
+  auto group = OpenAsUser(dir_ + "/group.onnx", {kNobody, kNobody}, &why);
+  ASSERT_TRUE(group.ok()) << group.message();
+  EXPECT_EQ(ReadAll(group->fd.get()), "group model");
+}
+
+TEST_F(ReadAsRootTest, WhatTheUserMayNotReadIsRefusedLikeAMissingFile) {
+  const std::string missing = "model '" + dir_ + "/none.onnx': cannot be read as uid 65534 (it does not exist, or uid 65534 may not read it)";
+  ReadAsFailure why;
+  EXPECT_EQ(OpenAsUser(dir_ + "/none.onnx", {kNobody, kNobody}, &why).message(), missing);
+  EXPECT_EQ(why, ReadAsFailure::kUnreadable);
+  // Root's private file: the same words, only the path differs.
+  auto root_only = OpenAsUser(dir_ + "/root/m.onnx", {kNobody, kNobody}, &why);
+  ASSERT_FALSE(root_only.ok());
+  EXPECT_EQ(why, ReadAsFailure::kUnreadable);
+  EXPECT_EQ(root_only.message(), "model '" + dir_ +
+                                     "/root/m.onnx': cannot be read as uid 65534 (it does not exist, or uid "
+                                     "65534 may not read it)");
+  // Another uid may not enter the user's directory.
+  auto other = OpenAsUser(dir_ + "/user/m.onnx", {12345, 12345}, &why);
+  ASSERT_FALSE(other.ok());
+  EXPECT_THAT(other.message(), ::testing::HasSubstr("cannot be read as uid 12345"));
+  // Not regular files, relative paths: refused, never blocking on the FIFO.
+  EXPECT_FALSE(OpenAsUser(dir_ + "/fifo", {kNobody, kNobody}, &why).ok());
+  EXPECT_FALSE(OpenAsUser(dir_, {kNobody, kNobody}, &why).ok());
+  EXPECT_FALSE(OpenAsUser("user/m.onnx", {kNobody, kNobody}, &why).ok());
+  EXPECT_EQ(why, ReadAsFailure::kUnreadable);
+  // The rest of the process keeps its identity.
+  int fd = ::open((dir_ + "/root/m.onnx").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(ReadAll(fd), "root's model");
+  ::close(fd);
+}
+
+TEST_F(ReadAsRootTest, ConcurrentReadersDoNotLeakIdentities) {
+  // Many threads alternate between the user (may read) and another uid (may
+  // not): each answer is the kernel's for its own uid.
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        ReadAsFailure why;
+        const bool user = (i + t) % 2 == 0;
+        auto r = OpenAsUser(dir_ + "/user/m.onnx", {user ? kNobody : 12345, user ? kNobody : 12345}, &why);
+        if (r.ok() != user) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace gpucast::service
