@@ -161,7 +161,7 @@ trap 'rm -f "$HDRS"' EXIT
 
 # The measurement.
 source="" util="" samples=""
-m=$(sacct -j "$JOB" -P -n --format=JobID,ElapsedRaw,TRESUsageInAve 2>/dev/null | parse_sacct)
+m=$(timeout 20 sacct -j "$JOB" -P -n --format=JobID,ElapsedRaw,TRESUsageInAve 2>/dev/null | parse_sacct)
 if [ -n "$m" ]; then
   source=slurm util=${m% *}
   samples=$(( ${m#* } / (FREQ > 0 ? FREQ : 30) ))
@@ -173,9 +173,9 @@ fi
 [ -n "$source" ] || { log "no GPU utilization measured (no sacct gres/gpuutil, no nvidia-smi log)"; exit 0; }
 
 # The gpucast job.
-jobinfo=$(scontrol show job "$JOB" 2>/dev/null)
+jobinfo=$(timeout 20 scontrol show job "$JOB" 2>/dev/null)
 comment=$(printf '%s\n' "$jobinfo" | sed -n 's/.*AdminComment=\(.*\)$/\1/p' | head -1)
-[ -n "$comment" ] || comment=$(sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
+[ -n "$comment" ] || comment=$(timeout 20 sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
 p=$(parse_comment "$comment")
 tres=$(printf '%s\n' "$jobinfo" | sed -n 's/.*TresPerNode=\([^ ]*\).*/\1/p' | head -1)
 share=$(parse_share "$comment" "$tres")
@@ -199,7 +199,8 @@ if [ -n "$share" ]; then
     fi
   fi
 fi
-cluster=$(scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
+# slurmctld sets SLURM_CLUSTER_NAME for EpilogSlurmctld; a rerun by hand asks scontrol.
+cluster=${SLURM_CLUSTER_NAME:-$(timeout 20 scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')}
 case "$p" in
   "ID "*) id=${p#ID } ;;
   "JOB "*)

@@ -134,7 +134,7 @@ GPUCAST=$P/bin/gpucast
 SHARE=$P/share/gpucast
 for f in bin/gpucast share/gpucast/models/catalog.json share/gpucast/models/resnet50.onnx \
          share/gpucast/data/lucid/single_data.csv share/gpucast/slurm/job_submit.lua \
-         share/gpucast/slurm/gpucast.conf.example; do
+         share/gpucast/slurm/gpucast.conf.example share/gpucast/slurm/gpucast-epilog.sh; do
   [ -e "$P/$f" ] || fail "make install: $P/$f missing"
 done
 if grep -qaF "$ROOT" "$GPUCAST" || grep -qaF "$(dirname "$ROOT")/shared" "$GPUCAST"; then
@@ -190,6 +190,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 GresTypes=gpu,$1,nic
 JobSubmitPlugins=lua
+EpilogSlurmctld=$T/epilog-wrapper.sh
 SlurmdParameters=config_overrides
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
@@ -218,6 +219,11 @@ CONF
 }
 write_slurm_conf shard
 cp "$SHARE/slurm/job_submit.lua" "$T/job_submit.lua"
+cp "$SHARE/slurm/gpucast-epilog.sh" "$T/gpucast-epilog.sh"  # EpilogSlurmctld; reads $T/gpucast.conf too
+# slurmctld gives EpilogSlurmctld its own environment, without SLURM_CONF: the epilog's
+# scontrol would read /etc/slurm/slurm.conf, so this test's config is named for it.
+printf '#!/bin/sh\nSLURM_CONF=%s exec %s\n' "$T/slurm.conf" "$T/gpucast-epilog.sh" > "$T/epilog-wrapper.sh"
+chmod 755 "$T/epilog-wrapper.sh"
 
 # gpucast.conf = the shipped example with the site's paths substituted, nothing else.
 sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $GPUCAST |" \
@@ -498,7 +504,7 @@ pass "srun: sized (shard:$N_SMALL) and refused by the same rules"
 # --- 7. service mode: the same decisions through gpucast serve (model uploaded as the user) ---
 SVC_PORT=$(free_port)
 "$GPUCAST" serve --listen "127.0.0.1:$SVC_PORT" --db "$T/serve.db" --predictor "$T/predictor.json" \
-  --cluster "2x RTX3090" >"$T/serve.out" 2>"$T/serve.err" &
+  --cluster "2x RTX3090" --model-root "$MODELS" >"$T/serve.out" 2>"$T/serve.err" &
 PIDS+=($!)
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$SVC_PORT/healthz" >/dev/null && break; sleep 0.1; done
 write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
@@ -508,6 +514,65 @@ pass "service mode (upload to POST /v1/predict) -> gres:shard:$N_SMALL"
 [ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
   fail "service mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx")"
 pass "service mode: root-only and missing models get the same refusal"
+cancel_all
+
+# --- 7b. the epilog posts what the job measured, once; overuse is reported and held ------
+# A job writes a fake nvidia-smi log (the format of --query-gpu=timestamp,index,utilization.gpu
+# --format=csv); EpilogSlurmctld (gpucast-epilog.sh, installed) averages it and posts it.
+EPI_LOG=$T/epilog.log
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "nvsmi_log_dir=$T/out" "epilog_log=$EPI_LOG" \
+  overuse_hold=yes "overuse_dir=$T/overuse"
+printf 'timestamp, index, utilization.gpu [%%]\n' > "$T/nvsmi.csv"
+for u in 90 30 60 100; do printf '2026/11/30 10:00:00.000, 0, %s %%\n' "$u" >> "$T/nvsmi.csv"; done
+chmod 644 "$T/nvsmi.csv"
+WANT_UTIL=$(awk -F', ' 'NR > 1 { s += $3; n++ } END { print s / n }' "$T/nvsmi.csv")  # 70
+WANT_N=$(($(wc -l < "$T/nvsmi.csv") - 1))
+printf '#!/bin/sh\n#GPUCAST model=%s batch=32\ncat %s > %s/gpucast-nvsmi-$SLURM_JOB_ID.csv\n' \
+  "$MODELS/pointnet.onnx" "$T/nvsmi.csv" "$T/out" > "$T/nvsmi-job.sh"
+EJ=$(submit "$T/nvsmi-job.sh") || fail "nvsmi job refused: $(cat "$T/sbatch.err")"
+for _ in $(seq 150); do grep -q "job $EJ: gpucast job [0-9]*: observed" "$EPI_LOG" 2>/dev/null && break; sleep 0.2; done
+GJ=$(sed -n "s/.*job $EJ: gpucast job \([0-9]*\): observed.*/\1/p" "$EPI_LOG" 2>/dev/null | head -1)
+[ -n "$GJ" ] || { SLURM_JOB_ID=$EJ bash -x "$T/gpucast-epilog.sh" 2>&1 | tail -40; fail "EpilogSlurmctld posted nothing for job $EJ: $(cat "$EPI_LOG" 2>/dev/null)"; }
+svc_job() { curl -s -m 5 "http://127.0.0.1:$SVC_PORT/v1/jobs/$GJ"; }
+jget() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
+J=$(svc_job)
+[ "$(echo "$J" | jget observed_samples)" = "$WANT_N" ] &&
+  awk -v a="$(echo "$J" | jget observed_util)" -v b="$WANT_UTIL" 'BEGIN { exit !(a == b) }' ||
+  fail "service has observed_util $(echo "$J" | jget observed_util) over $(echo "$J" | jget observed_samples) samples, want $WANT_UTIL over $WANT_N"
+pass "EpilogSlurmctld posted job $EJ's nvidia-smi log: observed_util $WANT_UTIL over $WANT_N samples (gpucast job $GJ)"
+SLURM_JOB_ID=$EJ SLURM_JOB_USER=$TU bash "$T/gpucast-epilog.sh"  # the operator reruns it by hand
+[ "$(svc_job | jget observed_samples)" = "$WANT_N" ] || fail "rerun epilog doubled the samples: $(svc_job)"
+grep -q "job $EJ: gpucast job $GJ: observation already stored" "$EPI_LOG" || fail "rerun not logged: $(cat "$EPI_LOG")"
+pass "epilog rerun by hand for job $EJ: still $WANT_N samples (Idempotency-Key slurm-epilog-gpucasttest-$EJ)"
+# pointnet has shard:$N_SMALL of $SHARDS = $((100 * N_SMALL / SHARDS))%; 70% is above that + 20 points.
+SHARE_PCT=$(awk -v n="$N_SMALL" -v k="$SHARDS" 'BEGIN { printf "%.3f", 100 * n / k }')
+awk -v u="$WANT_UTIL" -v s="$SHARE_PCT" 'BEGIN { exit !(u > s + 20) }' || fail "test premise: $WANT_UTIL% not above $SHARE_PCT% + 20"
+[ "$(svc_job | jget overuse)" = true ] || fail "job not marked overuse: $(svc_job)"
+METRICS=$(curl -s "http://127.0.0.1:$SVC_PORT/metrics")
+echo "$METRICS" | grep -q '^gpucast_overuse_total{source="nvidia-smi"} 1$' ||
+  fail "gpucast_overuse_total: $(echo "$METRICS" | grep overuse)"
+grep -q "job $EJ: OVERUSE by user $TU: observed $WANT_UTIL.000% GPU utilization (nvidia-smi), share $SHARE_PCT% + margin 20" "$EPI_LOG" ||
+  fail "no OVERUSE line: $(cat "$EPI_LOG")"
+[ "$(cat "$T/overuse/$TU")" = "job $EJ: observed $WANT_UTIL.000% GPU utilization (nvidia-smi), share $SHARE_PCT% + margin 20" ] ||
+  fail "hold record: $(cat "$T/overuse/$TU" 2>&1)"
+pass "overuse ($WANT_UTIL% > $SHARE_PCT% + 20): logged for the operator, overuse=true and gpucast_overuse_total in the service, $TU recorded"
+HJ=$(submit "$M_SMALL" "$T/sleep.sh") || fail "held submission refused: $(cat "$T/sbatch.err")"
+grep -q "this job is HELD: an earlier job of yours used more of its GPU than its share (job $EJ:" "$T/sbatch.err" ||
+  fail "user not told: $(cat "$T/sbatch.err")"
+for _ in $(seq 25); do [ "$(job_field "$HJ" Reason)" != None ] && break; sleep 0.2; done
+[ "$(job_field "$HJ" Priority)" = 0 ] && [ "$(job_field "$HJ" JobState)" = PENDING ] ||
+  fail "job $HJ not held: priority $(job_field "$HJ" Priority), $(job_field "$HJ" JobState) ($(job_field "$HJ" Reason))"
+ctld_log_has "held: user $TU is recorded for overuse in $T/overuse/$TU"
+if as_user scontrol release "$HJ" 2>"$T/scontrol.err"; then fail "owner released a job held for overuse"; fi
+[ "$(job_field "$HJ" Priority)" = 0 ] || fail "job $HJ released by its owner"
+pass "$TU's next job $HJ is held ($(job_field "$HJ" Reason)), told why; the owner's scontrol release is refused"
+rm "$T/overuse/$TU"
+as_user scontrol release "$HJ" || fail "release after clearing the record refused"
+[ "$(job_field "$HJ" Priority)" != 0 ] || fail "job $HJ still held after release"
+pass "operator clears it (rm overuse_dir/$TU); the job is released"
+cancel_all
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
+
 stop_daemons 1
 expect_reject "gpucast: $MISCONF" "$M_SMALL" "$T/sleep.sh"
 ctld_log_has "gpucast service unreachable"
