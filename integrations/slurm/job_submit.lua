@@ -44,6 +44,10 @@ local SETTINGS = {
   predictor = { "/etc/slurm/gpucast-predictor.json", "string" }, -- mode cli
   url = { "http://127.0.0.1:8080", "string" },      -- mode service: gpucast serve
   token_file = { "", "string" },                    -- mode service: bearer token file
+  -- mode service without a fork per job: lua-socket posts the model's path with the
+  -- job owner's uid:gid, and gpucast serve (started with --deputy-token-file, as root)
+  -- opens it with that user's file identity. Needs Debian's lua-socket. "" = curl upload.
+  deputy_token_file = { "", "string" },
   share = { "shard", { "shard", "mps" } },          -- which sharing gres the plugin hands out
   shards_per_gpu = { 8, "int" },                    -- = gres.conf Name=shard Count per GPU
   mps_per_gpu = { 100, "int" },                     -- = gres.conf Name=mps Count per GPU
@@ -309,8 +313,71 @@ local function as_user(conf, uid, gid)
   return (conf.run_as:gsub("{uid}", string.format("%d", uid)):gsub("{gid}", string.format("%d", gid))) .. " "
 end
 
+-- The service's answer to POST /v1/predict (HTTP code, body) -> { util, low, high };
+-- raises user errors for what the user can fix and config errors for the rest.
+local function service_answer(code, out, uid)
+  local util = out:match('"predicted_util"%s*:%s*([%d%.eE%+%-]+)')
+  local low, high = out:match('"predicted_util_interval"%s*:%s*%[%s*([%d%.eE%+%-]+)%s*,%s*([%d%.eE%+%-]+)')
+  if code == 200 and util then
+    return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util) }
+  end
+  local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
+  if code == 422 and msg:match("cannot be read as uid") then user_error(unreadable(uid)) end
+  if code == 400 or code == 413 or code == 422 then user_error(msg) end
+  config_error("gpucast service answered HTTP " .. code .. ": " .. msg)
+end
+
+-- A Lua string as a JSON string.
+local function json_str(s)
+  return '"' .. s:gsub('[%c"\\]', function(c)
+    if c == '"' then return '\\"' elseif c == "\\" then return "\\\\" end
+    return string.format("\\u%04x", c:byte())
+  end) .. '"'
+end
+
+local socket_http, socket_ltn12  -- loaded once per slurmctld
+-- Mode service with deputy_token_file: one HTTP request from inside slurmctld, no process.
+-- The service opens the model as uid:gid (src/service/read_as.h), so nothing is read on
+-- the user's behalf that the user could not read.
+local function predict_as_deputy(conf, d, uid, gid)
+  if not socket_http then
+    local ok, http = pcall(require, "socket.http")
+    local ok2, ltn12 = pcall(require, "ltn12")
+    if not ok or not ok2 then
+      config_error("deputy_token_file needs Debian's lua-socket for slurmctld's Lua 5.1 " ..
+                   "(apt-get install lua-socket): " .. tostring(ok and ltn12 or http))
+    end
+    socket_http, socket_ltn12 = http, ltn12
+  end
+  if not conf.url:match("^http://") then
+    config_error("deputy_token_file: url must be http:// (lua-socket speaks no TLS; keep the service on localhost)")
+  end
+  local f = io.open(conf.deputy_token_file, "r")
+  if not f then config_error("cannot read deputy_token_file " .. conf.deputy_token_file) end
+  local token = (f:read("*a") or ""):match("^%s*(%S+)%s*$")
+  f:close()
+  if not token then config_error("deputy_token_file " .. conf.deputy_token_file .. ": want one token") end
+  local dims, attrs = {}, {}
+  for k, v in pairs(d.dims) do dims[#dims + 1] = json_str(k) .. ":" .. string.format("%d", v) end
+  for k, v in pairs(d.attrs) do attrs[#attrs + 1] = json_str(k) .. ":" .. json_str(tostring(v)) end
+  local body = "{" .. '"model":' .. json_str(d.model) .. ',"batch":' .. string.format("%d", d.batch) ..
+               ',"amp":' .. (d.amp and "true" or "false") .. ',"dims":{' .. table.concat(dims, ",") ..
+               '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
+  socket_http.TIMEOUT = conf.timeout_s
+  local chunks = {}
+  local ok, code = socket_http.request{
+    url = conf.url .. "/v1/predict", method = "POST",
+    headers = { ["Content-Type"] = "application/json", ["Content-Length"] = tostring(#body),
+                ["Authorization"] = "Bearer " .. token,
+                ["X-Gpucast-Read-As"] = string.format("%d:%d", uid, gid) },
+    source = socket_ltn12.source.string(body), sink = socket_ltn12.sink.table(chunks) }
+  if not ok then config_error("gpucast service unreachable: " .. tostring(code)) end
+  return service_answer(tonumber(code) or 0, table.concat(chunks), uid)
+end
+
 -- Returns { util, low, high } (percent); raises user/config errors.
 local function predict(conf, d, uid, gid)
+  if conf.mode == "service" and conf.deputy_token_file ~= "" then return predict_as_deputy(conf, d, uid, gid) end
   local timeout = "timeout -s KILL " .. conf.timeout_s .. " "
   if conf.mode == "service" then
     -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
@@ -339,14 +406,7 @@ local function predict(conf, d, uid, gid)
     if rc == 137 or rc == 124 then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
     if rc ~= 0 then config_error("gpucast service unreachable (exit " .. tostring(rc) .. "): " .. first_line(out)) end
     local code = tonumber(out:match("__http=(%d+)%s*$")) or 0
-    local util = out:match('"predicted_util"%s*:%s*([%d%.eE%+%-]+)')
-    local low, high = out:match('"predicted_util_interval"%s*:%s*%[%s*([%d%.eE%+%-]+)%s*,%s*([%d%.eE%+%-]+)')
-    if code == 200 and util then
-      return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util) }
-    end
-    local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
-    if code == 400 or code == 413 or code == 422 then user_error(msg) end
-    config_error("gpucast service answered HTTP " .. code .. ": " .. msg)
+    return service_answer(code, out:gsub("\n__http=%d+%s*$", ""), uid)
   end
   local cmd = timeout .. as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
               shq(conf.predictor) .. " --model " .. shq(d.model) .. " --batch " .. d.batch
@@ -475,7 +535,8 @@ local function submit(job_desc, uid)
   local gid = isset(job_desc.group_id) and job_desc.group_id or owner
   local msg = size_job(conf, d, job_desc, job_desc, owner, gid)
   slurm.log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
-  local uname = user_name(job_desc, owner)
+  -- The owner's name only matters with overuse_hold (finding it may start getent).
+  local uname = conf.overuse_hold == "yes" and user_name(job_desc, owner) or nil
   local record = overuse_record(conf, uname)
   if record then
     job_desc.priority = 0  -- held; slurm_job_modify refuses the owner's release while the record exists
@@ -506,7 +567,7 @@ local function modify(job_desc, job_rec, uid)
   local prio = job_desc.priority
   if uid ~= 0 and prio ~= nil and prio ~= 0 and prio ~= 4294967294 and job_rec.admin_comment and
      job_rec.admin_comment:match("^gpucast: ") then
-    local uname = user_name(job_rec, owner)
+    local uname = conf.overuse_hold == "yes" and user_name(job_rec, owner) or nil
     local record = overuse_record(conf, uname)
     if record then
       user_error("job " .. tostring(jobid) .. " is held because user " .. uname .. " is recorded for overusing " ..
