@@ -74,6 +74,7 @@ Status Service::StoreObservation(const Job& job, Observation o, int* http_status
     if (cluster.contains("gpus") && g < cluster["gpus"].size() && cluster["gpus"][g].contains("type") &&
         cluster["gpus"][g]["type"].is_string() && FindGpuSpec(cluster["gpus"][g]["type"].get<std::string>())) {
       o.gpu = cluster["gpus"][g]["type"].get<std::string>();
+      o.gpu_filled = true;
     }
   }
   ASSIGN_OR_RETURN(AddOutcome added, observations_->Add(job.id, o, NowUnix()));
@@ -145,15 +146,15 @@ void Service::PostObservation(const httplib::Request& req, httplib::Response& re
   int status = 500;
   Status st = StoreObservation(**job, *o, &status);
   if (!st.ok()) return ReplyError(res, status, st.message());
-  // A replay answers with the observation stored under the key, as POST
-  // /v1/jobs does with its job (201, Idempotent-Replayed: true).
+  // With a key the answer is the observation stored under it (a replay too,
+  // as POST /v1/jobs answers with its job: 201, Idempotent-Replayed: true).
   Observation shown = *o;
-  if (status == 200) {
+  if (!key.empty()) {
     Result<std::optional<StoredObservation>> stored = observations_->FindByKey(key);
     if (!stored.ok()) return ReplyError(res, 500, stored.message());
     if (*stored) shown = (*stored)->o;
-    res.set_header("Idempotent-Replayed", "true");
   }
+  if (status == 200) res.set_header("Idempotent-Replayed", "true");
   json out = {{"job", id},
               {"gpu_util", shown.gpu_util},
               {"source", shown.source},

@@ -201,10 +201,11 @@ StoredObservation ReadRow(sqlite3_stmt* s) {
 }
 
 // Does a request repeat the stored one? (The stored gpu may have been filled
-// in from the job's placement: a request that states none matches any.)
+// in from the job's placement, which can change between a post and its retry:
+// a request that states no gpu matches any.)
 bool SameObservation(const StoredObservation& a, int64_t job_id, const Observation& b) {
   return a.job_id == job_id && a.o.gpu_util == b.gpu_util && a.o.samples == b.samples && a.o.source == b.source &&
-         (b.gpu.empty() || a.o.gpu == b.gpu) && a.o.share_pct == b.share_pct &&
+         (b.gpu_filled || b.gpu.empty() || a.o.gpu == b.gpu) && a.o.share_pct == b.share_pct &&
          (!b.share_pct || a.o.overuse_margin == b.overuse_margin);
 }
 

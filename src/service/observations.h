@@ -29,6 +29,7 @@ struct Observation {
   std::optional<double> share_pct;
   double overuse_margin = kDefaultOveruseMargin;  // percentage points
   std::string idem_key;  // the request's Idempotency-Key (not in the body); "" = none
+  bool gpu_filled = false;  // gpu was not in the request: taken from the job's placement
 
   static constexpr double kDefaultOveruseMargin = 20;
   bool Overuse() const { return share_pct && gpu_util > *share_pct + overuse_margin; }

@@ -149,6 +149,12 @@ TEST_F(ObservationStoreTest, IdempotencyKeyStoresAnObservationOnce) {
   EXPECT_EQ(c->kind, AddOutcome::kConflict);
   c = (*s)->Add(4, Obs(50, "slurm", 80, "", "slurm-epilog-c-42"), 3000);
   EXPECT_EQ(c->kind, AddOutcome::kConflict);
+  // A retry whose gpu the service filled in from the placement (placed since) is the same request;
+  // one that states another gpu than the stored one is not.
+  Observation filled = Obs(50, "slurm", 80, "RTX3090", "slurm-epilog-c-42");
+  filled.gpu_filled = true;
+  EXPECT_EQ((*s)->Add(3, filled, 3000)->kind, AddOutcome::kReplayed);
+  EXPECT_EQ((*s)->Add(3, Obs(50, "slurm", 80, "RTX3090", "slurm-epilog-c-42"), 3000)->kind, AddOutcome::kConflict);
   // Without a key every post is stored.
   ASSERT_EQ((*s)->Add(3, Obs(50, "slurm", 80), 4000)->kind, AddOutcome::kStored);
   ASSERT_EQ((*s)->Add(3, Obs(50, "slurm", 80), 4000)->kind, AddOutcome::kStored);
