@@ -35,7 +35,7 @@ fi
 [ -f "$BUILD_DIR/cmake_install.cmake" ] || { echo "slurm test: FAILED: $BUILD_DIR is not a cmake build dir" >&2; exit 1; }
 
 # Debian packages (idempotent).
-PKGS="slurmctld slurmd slurm-client munge curl"
+PKGS="slurmctld slurmd slurm-client munge curl lua-socket"
 missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "slurm test: installing $missing"
@@ -304,6 +304,21 @@ ctld_log_has() { grep -qF -- "$1" "$T/slurmctld.log" || fail "slurmctld.log lack
 MISCONF="gpucast is misconfigured, contact your administrator"
 M_SMALL="--comment=model=$MODELS/pointnet.onnx,batch=32"
 
+# The fork-free service mode: gpucast serve with a deputy token (it reads models as the
+# submitting user, src/service/read_as.h); job_submit.lua posts with lua-socket. run_as is
+# pointed at a marker script: it must never run (no process per submission).
+start_deputy() {
+  DEP_PORT=$(free_port)
+  od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > "$T/deputy.token"; chmod 600 "$T/deputy.token"
+  "$GPUCAST" serve --listen "127.0.0.1:$DEP_PORT" --db "$T/deputy.db" --predictor "$T/predictor.json" \
+    --cluster "2x RTX3090" --deputy-token-file "$T/deputy.token" >"$T/deputy.out" 2>"$T/deputy.err" &
+  PIDS+=($!)
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$DEP_PORT/healthz" >/dev/null && break; sleep 0.1; done
+  printf '#!/bin/sh\ntouch %s/forked\nexec "$@"\n' "$T" > "$T/mark-fork.sh"; chmod 755 "$T/mark-fork.sh"
+  write_conf mode=service "url=http://127.0.0.1:$DEP_PORT" "deputy_token_file=$T/deputy.token" \
+    "run_as=$T/mark-fork.sh"
+}
+
 # --- bench mode: sbatch latency without the plugin, in cli mode, in service mode ----------
 bench_series() {  # bench_series LABEL N: N held submissions by the test user, latency in ms
   local label=$1 n=$2 t0 t1 times=()
@@ -327,8 +342,10 @@ if [ -n "$BENCH" ]; then
   PIDS+=($!)
   for _ in $(seq 50); do curl -sf "http://127.0.0.1:$SVC_PORT/healthz" >/dev/null && break; sleep 0.1; done
   write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
-  bench_series "plugin, mode = service" "$BENCH"
-  stop_daemons 3   # serve, slurmd, slurmctld
+  bench_series "plugin, mode = service (curl)" "$BENCH"
+  start_deputy
+  bench_series "plugin, mode = service (deputy)" "$BENCH"
+  stop_daemons 4   # deputy serve, serve, slurmd, slurmctld
   sed -i 's/^JobSubmitPlugins=lua/#JobSubmitPlugins=lua/' "$T/slurm.conf"
   start_slurm
   bench_series "no plugin (JobSubmitPlugins unset)" "$BENCH"
@@ -515,6 +532,26 @@ pass "service mode (upload to POST /v1/predict) -> gres:shard:$N_SMALL"
   fail "service mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx")"
 pass "service mode: root-only and missing models get the same refusal"
 cancel_all
+
+# --- 7a. service mode without a fork: the deputy (lua-socket; gpucast serve reads as the user) ---
+start_deputy
+id=$(submit -H --comment="model=$T/private/p.onnx,batch=32" "$T/sleep.sh") ||
+  fail "deputy mode: the user's private model refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "deputy mode: $(granted "$id"), want shard:$N_SMALL"
+pass "deputy mode (lua-socket, no process): model in the user's 700 directory read as the user -> shard:$N_SMALL"
+[ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
+  fail "deputy mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx") / $M_MISSING"
+pass "deputy mode: root-only and missing models get the same refusal"
+[ ! -e "$T/forked" ] || fail "deputy mode started a process (run_as ran)"
+pass "deputy mode: no process started for any submission (run_as never ran)"
+if curl -s -X POST "http://127.0.0.1:$DEP_PORT/v1/predict" -H 'Content-Type: application/json' \
+     -H 'X-Gpucast-Read-As: 0:0' -d "{\"model\": \"$T/rootonly/r.onnx\"}" | grep -q predicted_util; then
+  fail "deputy service read a root-only file for a client without the deputy token"
+fi
+pass "deputy service: X-Gpucast-Read-As without the deputy token is refused"
+cancel_all
+stop_daemons 1   # the deputy serve
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 
 # --- 7b. the epilog posts what the job measured, once; overuse is reported and held ------
 # A job writes a fake nvidia-smi log (the format of --query-gpu=timestamp,index,utilization.gpu
