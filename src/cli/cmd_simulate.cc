@@ -36,7 +36,7 @@ struct SimulateFlags {
   std::string seeds;  // "1-5" or "1,3,7": one run per seed under OUT/seed-S
   bool skip_bad_lines = false, json = false;
   double cap = 100, max_slowdown = 0.25, profile_s = 60, profile_warmup_s = 10;
-  double measure_noise = 5, observe_after_s = 70, migrate_cost_s = 60;
+  double measure_noise = 5, observe_after_s = 70, migrate_cost_s = 60, migrate_z = 2;
 };
 
 // "1-5" / "1,3,7" / "4" -> seeds.
@@ -183,6 +183,8 @@ int RunSimulate(const SimulateFlags& f) {
     cfg.options.profile_s = f.profile_s;
     cfg.options.profile_warmup_s = f.profile_warmup_s;
     cfg.measure_noise_pct = f.measure_noise;
+    cfg.options.observe_noise_pct = f.measure_noise;  // the observer knows its instrument
+    cfg.options.migrate_z = f.migrate_z;
     cfg.observe_after_s = f.observe_after_s;
     cfg.migrate_cost_s = f.migrate_cost_s;
     if (tty)
@@ -248,6 +250,7 @@ int RunSimulate(const SimulateFlags& f) {
   if (multi_seed) meta["seeds"] = seeds;
   meta["predictions"] = pred_source;
   meta["measure_noise_pct"] = f.measure_noise;
+  meta["migrate_z"] = f.migrate_z;
   meta["profile_warmup_s"] = f.profile_warmup_s;
   meta["profile_s"] = f.profile_s;
   meta["observe_after_s"] = f.observe_after_s;
@@ -304,6 +307,11 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--observe-after-s", flags->observe_after_s,
                   "predictive-feedback: observe a running job's utilization after this long, s")
       ->capture_default_str();
+  sub->add_option("--migrate-z", flags->migrate_z,
+                  "predictive-feedback: migrate off a GPU only when its estimated sum exceeds the cap by more "
+                  "than this many sd of the observations' noise (--measure-noise x sqrt(observed jobs)); 0: at any excess")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   sub->add_option("--migrate-cost-s", flags->migrate_cost_s,
                   "predictive-feedback: progress a migrated job loses (checkpoint-restart), s")
       ->capture_default_str();

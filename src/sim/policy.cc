@@ -153,7 +153,8 @@ class CoLocate : public Policy {
   }
 
   // predictive-feedback's correction: on every GPU whose residents' estimates
-  // (observation, else prediction) sum above the cap, move observed one-GPU
+  // (observation, else prediction) sum above the cap by more than the noise
+  // margin (PolicyOptions::migrate_z), move observed one-GPU
   // jobs (not yet migrated max_migrations times) to a GPU where they fit
   // (best fit: the fullest that still fits), lightest job that brings the GPU
   // within the cap first, else the heaviest. A GPU that stays over the cap is
@@ -169,8 +170,13 @@ class CoLocate : public Policy {
     moved_out_.assign(n, 0);
     std::vector<int> over;
     for (size_t g = 0; g < n; ++g) {
-      for (int j : gpus[g].jobs) (*est_sum)[g] += v.job(j).Estimate();
-      if (gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + 1e-9)
+      int observed = 0;
+      for (int j : gpus[g].jobs) {
+        (*est_sum)[g] += v.job(j).Estimate();
+        observed += v.job(j).observed ? 1 : 0;
+      }
+      const double margin = o_.migrate_z * o_.observe_noise_pct * std::sqrt(static_cast<double>(observed));
+      if (gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + margin + 1e-9)
         over.push_back(static_cast<int>(g));
     }
     std::vector<int> moved;

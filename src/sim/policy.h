@@ -95,6 +95,14 @@ struct PolicyOptions {
   double profile_warmup_s = 10;  // profiling: solo warm-up before the window (not measured)
   int max_failures = 256;      // jobs a round may fail to place before it stops (backfill depth)
   int max_migrations = 1;      // predictive-feedback: migrations per job at most
+  // predictive-feedback's hysteresis: a GPU is migrated from only when its
+  // residents' estimates sum above cap + migrate_z * observe_noise_pct *
+  // sqrt(observed residents), i.e. when the excess is unlikely (z sd) to be
+  // the observations' noise. observe_noise_pct is the sd the policy assumes
+  // for one observation, percent points (the simulator passes its
+  // --measure-noise); 0 = migrate at any excess.
+  double observe_noise_pct = 0;
+  double migrate_z = 2;
 };
 
 struct PolicyRow {

@@ -209,6 +209,40 @@ TEST(PredictiveFeedback, UnobservedOrMigratedJobsStayAndTheGpuIsClosed) {
   EXPECT_TRUE(p[0].migrate);
 }
 
+TEST(PredictiveFeedback, HysteresisLeavesExcessWithinTheObservationNoise) {
+  // Two observed jobs on GPU 0; with sd 5 per observation and z = 2 the
+  // margin is 2 x 5 x sqrt(2) = 14.14 points above the cap.
+  auto run = [](double u2, double noise) {
+    FakeView v;
+    for (int i = 0; i < 2; ++i) v.AddGpu();
+    int a = v.AddJob(1, 1000, 50), b = v.AddJob(1, 1000, 50);
+    v.Job(a).observed = true;
+    v.Job(a).observed_util = 60;
+    v.Job(b).observed = true;
+    v.Job(b).observed_util = u2;
+    v.Put(a, 0);
+    v.Put(b, 0);
+    int c = v.AddJob(1, 1000, 10);
+    v.cand_ = {c};
+    PolicyOptions o;
+    o.observe_noise_pct = noise;
+    return Decide("predictive-feedback", v, o);
+  };
+  // 108 <= 114.14: no move; GPU 0 (over the cap) still takes no new job.
+  auto p = run(48, 5);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_FALSE(p[0].migrate);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  // 116 > 114.14: a real excess; the lighter job that fixes it alone (56) moves.
+  p = run(56, 5);
+  ASSERT_GE(p.size(), 1u);
+  EXPECT_TRUE(p[0].migrate);
+  // Without an assumed noise, any excess moves a job (108 > 100).
+  p = run(48, 0);
+  ASSERT_GE(p.size(), 1u);
+  EXPECT_TRUE(p[0].migrate);
+}
+
 TEST(Policies, NeverJoinExclusiveGpus) {
   FakeView v;
   v.AddGpu();
