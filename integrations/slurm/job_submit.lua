@@ -147,7 +147,12 @@ local function parse_items(text, sep, where, conf)
   for item in text:gmatch("[^" .. sep .. "]+") do
     local k, v = item:match("^([%w_%.]+)=(.+)$")
     if not k then user_error(where .. ": malformed item '" .. item .. "' (want KEY=VALUE)") end
-    if k == "model" then d.model = pct_decode(v)
+    if k == "model" then
+      if d.model then
+        user_error(where .. ": model= given twice: the plugin predicts one network per job; for a job of " ..
+                   "several networks (GAN G+D, actor+critic) declare the heaviest, or ask your administrator")
+      end
+      d.model = pct_decode(v)
     elseif k == "batch" then
       if not v:match("^%d+$") or tonumber(v) < 1 then user_error(where .. ": batch=" .. v .. ": want an integer >= 1") end
       d.batch = tonumber(v)
