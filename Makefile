@@ -57,6 +57,10 @@ test: build
 	bash tests/cli_test.sh $(BUILD)/gpucast
 	bash tests/closed_loop.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
+	@# The main job (make demo) end to end, so that a new model or flag cannot break it unseen.
+	bash tools/demo.sh $(BUILD)/gpucast $(BUILD)/demo-test > $(BUILD)/demo-test.log 2>&1 || \
+	  { tail -n 30 $(BUILD)/demo-test.log; echo "make test: tools/demo.sh FAILED (log: $(BUILD)/demo-test.log)"; exit 1; }
+	@echo "make test: tools/demo.sh passed"
 
 # PREFIX/bin/gpucast, PREFIX/share/gpucast/{models,data,slurm}; DESTDIR=... for staging.
 PREFIX ?= /usr/local
