@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "service/http_front.h"
+#include "service/read_as.h"
 #include "service/server.h"
 #include "service/testing.h"
 
@@ -33,6 +34,10 @@ std::unique_ptr<Service> MakeService(const std::string& dir, const std::string& 
   opts.db_path = dir + "/jobs" + (token.empty() ? "" : "-auth") + ".db";
   opts.model_roots = {dir + "/models"};
   opts.token = token;
+  // The token service also has a deputy ("Bearer fuzz-deputy" + X-Gpucast-Read-As), when
+  // this process may take other users' file identity (root): else every read-as would be
+  // the 500 an operator's misconfiguration gets.
+  if (!token.empty() && gpucast::service::CanReadAsOtherUsers().ok()) opts.deputy_token = "fuzz-deputy";
   opts.max_body_bytes = 64 << 10;
   opts.max_json_body_bytes = 16 << 10;
   opts.upload_quota_bytes = 256 << 10;

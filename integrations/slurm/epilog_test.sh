@@ -56,6 +56,10 @@ check "no comment" "$(bash "$EPI" --parse-comment "")" ""
 c='gpucast: model=/shared/my%20models/a%3Db%2Cc%2550%25%09x.onnx batch=8 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8'
 check "comment, encoded path" "$(bash "$EPI" --parse-comment "$c")" \
   "JOB {\"model\": \"/shared/my models/a=b,c%50%$(printf '\t')x.onnx\", \"batch\": 8, \"amp\": false, \"dims\": {}, \"attrs\": {}, \"duration_s\": 0}"
+# Several networks: one model= per pass (plugin_test.sh checks the writer) -> "models" with repeats.
+cm='gpucast: model=/m/g.onnx model=/m/my%20d.onnx model=/m/my%20d.onnx batch=64 util=80.0 interval=1.0-99.0 basis=point share=shard:7/8'
+check "comment, several networks" "$(bash "$EPI" --parse-comment "$cm")" \
+  'JOB {"models": [{"path": "/m/g.onnx", "repeat": 1}, {"path": "/m/my d.onnx", "repeat": 2}], "batch": 64, "amp": false, "dims": {}, "attrs": {}, "duration_s": 0}'
 check "a lone % is kept" "$(bash "$EPI" --parse-comment 'gpucast: model=/m/100%.onnx batch=8' | sed 's/.*"model": "\([^"]*\)".*/\1/')" "/m/100%.onnx"
 # The job's share of its GPU: AdminComment share=KIND:K/N, K raised by TresPerNode if the owner did.
 check "share shard 1/8" "$(bash "$EPI" --parse-share "$c")" "12.500"

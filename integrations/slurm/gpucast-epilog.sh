@@ -95,15 +95,23 @@ parse_comment() {
       }
       return out s
     }
-    $1 == "model" { model = dec(substr($0, 7)) }
+    # one model= per forward+backward pass: several networks, or one run k times, are "models"
+    $1 == "model" { p = dec(substr($0, 7)); if (!(p in cnt)) order[++nm] = p; cnt[p]++ }
     $1 == "batch" && $2 ~ /^[0-9]+$/ { batch = $2 }
     $1 == "amp" { amp = ($2 == "1") ? "true" : "false" }
     $1 ~ /^dim\./ && $2 ~ /^[0-9]+$/ { dims = dims (dims ? ", " : "") q(substr($1, 5)) ": " $2 }
     $1 ~ /^attr\./ && $2 ~ /^[0-9]+$/ { attrs = attrs (attrs ? ", " : "") q(substr($1, 6)) ": " $2 }
     END {
-      if (model == "") exit
-      printf "JOB {\"model\": %s, \"batch\": %d, \"amp\": %s, \"dims\": {%s}, \"attrs\": {%s}, \"duration_s\": 0}\n",
-             q(model), batch ? batch : 1, amp ? amp : "false", dims, attrs
+      if (nm == 0) exit
+      if (nm == 1 && cnt[order[1]] == 1) {
+        nets = "\"model\": " q(order[1])
+      } else {
+        nets = "\"models\": ["
+        for (i = 1; i <= nm; i++) nets = nets (i > 1 ? ", " : "") "{\"path\": " q(order[i]) ", \"repeat\": " cnt[order[i]] "}"
+        nets = nets "]"
+      }
+      printf "JOB {%s, \"batch\": %d, \"amp\": %s, \"dims\": {%s}, \"attrs\": {%s}, \"duration_s\": 0}\n",
+             nets, batch ? batch : 1, amp ? amp : "false", dims, attrs
     }'
 }
 

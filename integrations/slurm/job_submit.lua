@@ -148,11 +148,19 @@ local function parse_items(text, sep, where, conf)
     local k, v = item:match("^([%w_%.]+)=(.+)$")
     if not k then user_error(where .. ": malformed item '" .. item .. "' (want KEY=VALUE)") end
     if k == "model" then
-      if d.model then
-        user_error(where .. ": model= given twice: the plugin predicts one network per job; for a job of " ..
-                   "several networks (GAN G+D, actor+critic) declare the heaviest, or ask your administrator")
+      -- Each model= is one forward+backward pass of that network per training step, as
+      -- `gpucast predict --model` counts them: model=G,model=D,model=D is a GAN step.
+      local path = pct_decode(v)
+      d.models = d.models or {}
+      local found = false
+      for _, m in ipairs(d.models) do
+        if m.path == path then m.n = m.n + 1; found = true end
       end
-      d.model = pct_decode(v)
+      if not found then
+        if #d.models >= 16 then user_error(where .. ": more than 16 different model= networks") end
+        d.models[#d.models + 1] = { path = path, n = 1 }
+      end
+      d.model = d.models[1].path
     elseif k == "batch" then
       if not v:match("^%d+$") or tonumber(v) < 1 then user_error(where .. ": batch=" .. v .. ": want an integer >= 1") end
       d.batch = tonumber(v)
@@ -179,6 +187,16 @@ local function parse_items(text, sep, where, conf)
   end
   return d
 end
+
+-- The declared networks for messages: "G", or "G + D x3" for several.
+local function models_label(d)
+  local parts = {}
+  for _, m in ipairs(d.models) do parts[#parts + 1] = m.path .. (m.n > 1 and (" x" .. m.n) or "") end
+  return table.concat(parts, " + ")
+end
+
+-- One network run once per step (the plain case every transport handles).
+local function single_network(d) return #d.models == 1 and d.models[1].n == 1 end
 
 -- From the comment (if it mentions model=) or a #GPUCAST line of the script; nil if none.
 local function find_declaration(comment, script, conf)
@@ -365,7 +383,17 @@ local function predict_as_deputy(conf, d, uid, gid)
   local dims, attrs = {}, {}
   for k, v in pairs(d.dims) do dims[#dims + 1] = json_str(k) .. ":" .. string.format("%d", v) end
   for k, v in pairs(d.attrs) do attrs[#attrs + 1] = json_str(k) .. ":" .. json_str(tostring(v)) end
-  local body = "{" .. '"model":' .. json_str(d.model) .. ',"batch":' .. string.format("%d", d.batch) ..
+  local nets
+  if single_network(d) then
+    nets = '"model":' .. json_str(d.model)
+  else
+    local list = {}
+    for _, m in ipairs(d.models) do
+      list[#list + 1] = '{"path":' .. json_str(m.path) .. ',"repeat":' .. string.format("%d", m.n) .. "}"
+    end
+    nets = '"models":[' .. table.concat(list, ",") .. "]"
+  end
+  local body = "{" .. nets .. ',"batch":' .. string.format("%d", d.batch) ..
                ',"amp":' .. (d.amp and "true" or "false") .. ',"dims":{' .. table.concat(dims, ",") ..
                '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
   socket_http.TIMEOUT = conf.timeout_s
@@ -383,6 +411,11 @@ end
 -- Returns { util, low, high } (percent); raises user/config errors.
 local function predict(conf, d, uid, gid)
   if conf.mode == "service" and conf.deputy_token_file ~= "" then return predict_as_deputy(conf, d, uid, gid) end
+  if conf.mode == "service" and not single_network(d) then
+    user_error("this site's gpucast uploads one graph per job (mode service without deputy_token_file): a job " ..
+               "of several networks (" .. models_label(d) .. ") cannot be predicted here; declare one model= " ..
+               "or ask your administrator")
+  end
   local timeout = "timeout -s KILL " .. conf.timeout_s .. " "
   if conf.mode == "service" then
     -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
@@ -414,7 +447,10 @@ local function predict(conf, d, uid, gid)
     return service_answer(code, out:gsub("\n__http=%d+%s*$", ""), uid)
   end
   local cmd = timeout .. as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
-              shq(conf.predictor) .. " --model " .. shq(d.model) .. " --batch " .. d.batch
+              shq(conf.predictor) .. " --batch " .. d.batch
+  for _, m in ipairs(d.models) do
+    for _ = 1, m.n do cmd = cmd .. " --model " .. shq(m.path) end
+  end
   if d.amp then cmd = cmd .. " --amp" end
   for k, v in pairs(d.dims) do cmd = cmd .. " --dim " .. shq(k .. "=" .. v) end
   for k, v in pairs(d.attrs) do cmd = cmd .. " --attr " .. shq(k .. "=" .. v) end
@@ -487,12 +523,17 @@ local function size_job(conf, d, req, out, uid, gid)
   for k, v in pairs(d.attrs) do extra[#extra + 1] = "attr." .. k .. "=" .. v end
   table.sort(extra)
   -- Read back by slurm_job_modify (share=) and by gpucast-epilog.sh (model, batch, amp, dim., attr.).
-  out.admin_comment = string.format("gpucast: model=%s batch=%d%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
-                                    pct_encode(d.model), d.batch, d.amp and " amp=1" or "",
+  -- One model= per pass, as declared (the epilog rebuilds the networks from them).
+  local declared = {}
+  for _, m in ipairs(d.models) do
+    for _ = 1, m.n do declared[#declared + 1] = "model=" .. pct_encode(m.path) end
+  end
+  out.admin_comment = string.format("gpucast: %s batch=%d%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
+                                    table.concat(declared, " "), d.batch, d.amp and " amp=1" or "",
                                     #extra > 0 and (" " .. table.concat(extra, " ")) or "", p.util, p.low, p.high,
                                     conf.headroom == "interval" and "high" or "point", kind, n, share_units(conf))
   local msg = string.format("gpucast: %s batch %d%s%s: predicted GPU utilization %.1f%% (interval %.1f-%.1f%%, sized by %s) -> %s of %d",
-                            d.model, d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
+                            models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
                             p.util, p.low, p.high, from, share, share_units(conf))
   if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
   return msg

@@ -13,13 +13,14 @@ trap 'rm -rf "$T"' EXIT
 cp "$HERE/job_submit.lua" "$T/"
 cat > "$T/gpucast" <<'EOF'
 #!/bin/sh
-m=""; while [ $# -gt 0 ]; do case "$1" in --model) m=$2; shift ;; esac; shift; done
+m=""; ms=""; while [ $# -gt 0 ]; do case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; esac; shift; done
+echo "$ms" > "$(dirname "$0")/models.args"
 [ -r "$m" ] || { echo "gpucast predict: $m: cannot open: No such file or directory" >&2; exit 1; }
 case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed protobuf)" >&2; exit 1 ;; esac
 echo '{ "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
-touch "$T/m.onnx" "$T/bad.onnx"
+touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx"
 mkdir -p "$T/my models" "$T/overuse"
 touch "$T/my models/m%1.onnx" "$T/my models/a=b,c.onnx"
 sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $T/gpucast |" "$HERE/gpucast.conf.example" > "$T/gpucast.conf.site"
@@ -72,7 +73,22 @@ check("--gpus cleared", d.tres_per_job == "", d.tres_per_job)
 d = sized("-n1 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 1 }, "gres:shard:5")
 check("--gpus-per-task cleared", d.tres_per_task == "", d.tres_per_task)
 refused("typed", { comment = M, tres_per_node = "gres:gpu:a100:2" }, "typed GPU request 'gpu:a100:2'")
-refused("two models", { comment = M .. ",model=" .. T .. "/bad.onnx" }, "--comment: model= given twice")
+-- Several networks per step: each model= is one forward+backward pass (as gpucast predict --model).
+d, l = sized("GAN: model=G,model=D,model=D", { comment = M .. ",model=" .. T .. "/d.onnx,model=" .. T .. "/d.onnx" },
+             "gres:shard:5")
+check("every pass reaches gpucast predict", io.open(T .. "/models.args"):read("*l") ==
+      " --model " .. T .. "/m.onnx --model " .. T .. "/d.onnx --model " .. T .. "/d.onnx",
+      io.open(T .. "/models.args"):read("*a"))
+check("AdminComment keeps one model= per pass", d.admin_comment ==
+      "gpucast: model=" .. T .. "/m.onnx model=" .. T .. "/d.onnx model=" .. T .. "/d.onnx batch=8 util=52.5 " ..
+      "interval=40.0-61.0 basis=point share=shard:5/8", d.admin_comment)
+check("the user sees the networks", l:find(T .. "/m.onnx + " .. T .. "/d.onnx x2 batch 8", 1, true) ~= nil, l)
+local many = M
+for i = 1, 16 do many = many .. ",model=" .. T .. "/n" .. i .. ".onnx" end
+refused("17 networks", { comment = many }, "more than 16 different model= networks")
+conf("mode = service\nurl = http://127.0.0.1:9\n")  -- curl upload: one graph per request, refused before any request
+refused("GAN in upload mode", { comment = M .. ",model=" .. T .. "/d.onnx" }, "uploads one graph per job")
+conf()
 refused("--gpus=4", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
 refused("-n2 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 2 }, "this job asks for 2 GPUs")
 refused("-N4", { comment = M, tres_per_node = "gres:gpu:1", min_nodes = 4 }, "this job asks for 4 nodes")

@@ -522,6 +522,19 @@ if out=$(as_user timeout 60 srun --gpus=2 "$M_SMALL" true 2>&1); then fail "srun
 echo "$out" | grep -q "this job asks for 2 GPUs" || fail "srun refusal: $out"
 pass "srun: sized (shard:$N_SMALL) and refused by the same rules"
 
+# --- 6b. a job of several networks (DCGAN: G once, D three times per step) -------------------
+G_ONNX=$MODELS/dcgan_generator.onnx; D_ONNX=$MODELS/dcgan_discriminator.onnx
+U_GAN=$("$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$G_ONNX" --model "$D_ONNX" \
+        --model "$D_ONNX" --model "$D_ONNX" --batch 64 | jnum gpu_util)
+N_GAN=$(units_for "$U_GAN" $SHARDS)
+M_GAN="--comment=model=$G_ONNX,model=$D_ONNX,model=$D_ONNX,model=$D_ONNX,batch=64"
+GAN=$(submit -H "$M_GAN" "$T/sleep.sh") || fail "GAN job refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$GAN")" = "$N_GAN" ] || fail "GAN: $(granted "$GAN"), want shard:$N_GAN (predicted $U_GAN%)"
+scontrol show job "$GAN" | grep -q "AdminComment=gpucast: model=$G_ONNX model=$D_ONNX model=$D_ONNX model=$D_ONNX batch=64 " ||
+  fail "GAN: AdminComment $(scontrol show job "$GAN" | grep -o 'AdminComment=.*')"
+pass "DCGAN declared as model=G,model=D x3 -> predicted ${U_GAN}% as gpucast predict --model G --model D x3 -> shard:$N_GAN"
+cancel_all
+
 # --- 7. service mode: the same decisions through gpucast serve (model uploaded as the user) ---
 SVC_PORT=$(free_port)
 "$GPUCAST" serve --listen "127.0.0.1:$SVC_PORT" --db "$T/serve.db" --predictor "$T/predictor.json" \
@@ -546,6 +559,10 @@ pass "deputy mode (lua-socket, no process): model in the user's 700 directory re
 [ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
   fail "deputy mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx") / $M_MISSING"
 pass "deputy mode: root-only and missing models get the same refusal"
+[ ! -e "$T/forked" ] || fail "deputy mode started a process (run_as ran)"
+id=$(submit -H "$M_GAN" "$T/sleep.sh") || fail "deputy mode: GAN refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N_GAN" ] || fail "deputy mode: GAN $(granted "$id"), want shard:$N_GAN"
+pass "deputy mode: the DCGAN job (models: G x1, D x3) -> shard:$N_GAN, as in cli mode"
 [ ! -e "$T/forked" ] || fail "deputy mode started a process (run_as ran)"
 pass "deputy mode: no process started for any submission (run_as never ran)"
 if curl -s -X POST "http://127.0.0.1:$DEP_PORT/v1/predict" -H 'Content-Type: application/json' \
