@@ -26,6 +26,7 @@
 #include <cmath>
 
 #include "predict/physics.h"
+#include "predict/bounded_theta.h"
 #include "predict/nelder_mead.h"
 #include "predict/regressor.h"
 
@@ -81,21 +82,6 @@ PhysicsStep Step(const Theta& t, const Row& r) {
   return s;
 }
 
-double FromZ(double z, int i) {
-  double a = std::log(kTheta[i].lo), b = std::log(kTheta[i].hi);
-  return std::exp(a + (b - a) / (1 + std::exp(-z)));
-}
-double ToZ(double v, int i) {
-  double a = std::log(kTheta[i].lo), b = std::log(kTheta[i].hi);
-  double s = std::clamp((std::log(v) - a) / (b - a), 1e-9, 1 - 1e-9);
-  return std::log(s / (1 - s));
-}
-Theta FromZ(const Theta& z) {
-  Theta t;
-  for (int i = 0; i < kNumTheta; ++i) t[i] = FromZ(z[i], i);
-  return t;
-}
-
 class Physics : public PhysicsModel {
  public:
   std::string Algo() const override { return "physics"; }
@@ -141,7 +127,7 @@ class Physics : public PhysicsModel {
     }
     auto rho = [&](double d) { return 2 * delta_ * delta_ * (std::sqrt(1 + d * d / (delta_ * delta_)) - 1); };
     auto loss = [&](const Theta& z) {
-      Theta t = FromZ(z);
+      Theta t = ThetaFromZ(kTheta, z);
       double s = 0;
       for (size_t i = 0; i < rows.size(); ++i) {
         PhysicsStep p = Step(t, rows[i]);
@@ -155,7 +141,7 @@ class Physics : public PhysicsModel {
     // central band in turn (2 * kNumTheta + 1 starts); short runs, best 3 refined.
     std::vector<Theta> starts;
     Theta z0;
-    for (int i = 0; i < kNumTheta; ++i) z0[i] = ToZ(kTheta[i].start, i);
+    for (int i = 0; i < kNumTheta; ++i) z0[i] = ThetaToZ(kTheta[i], kTheta[i].start);
     starts.push_back(z0);
     for (int i = 0; i < kNumTheta; ++i)
       for (double d : {-2.0, 2.0}) {
@@ -176,7 +162,7 @@ class Physics : public PhysicsModel {
       for (int round = 0; round < 3; ++round) z = NelderMead(loss, z, 0.3, static_cast<int>(evals_), 1e-10);
       if (double l = loss(z); l < best_loss) best_loss = l, best = z;
     }
-    theta_ = FromZ(best);
+    theta_ = ThetaFromZ(kTheta, best);
     std::vector<double> resid;
     for (size_t i = 0; i < rows.size(); ++i) resid.push_back(y[i] - std::log1p(Step(theta_, rows[i]).util));
     resid_low_ = Quantile(resid, (1 - interval_) / 2);
@@ -208,24 +194,12 @@ class Physics : public PhysicsModel {
 
   Result<json> Save() const override {
     if (!fitted_) return Status::Error("physics: not fitted");
-    json t = json::object();
-    for (int i = 0; i < kNumTheta; ++i) t[kTheta[i].name] = theta_[i];
-    return json{{"theta", t}, {"resid_low", resid_low_}, {"resid_high", resid_high_}};
+    return SaveTheta(kTheta, theta_, resid_low_, resid_high_);
   }
 
   Status Load(const json& j) override {
     if (!named_) return Status::Error("physics: feature names not set");
-    try {
-      for (int i = 0; i < kNumTheta; ++i) {
-        theta_[i] = j.at("theta").at(kTheta[i].name).get<double>();
-        if (!(theta_[i] >= kTheta[i].lo * (1 - 1e-9) && theta_[i] <= kTheta[i].hi * (1 + 1e-9)))
-          return Status::Error(std::string("physics: theta '") + kTheta[i].name + "' outside its bounds");
-      }
-      resid_low_ = j.at("resid_low").get<double>();
-      resid_high_ = j.at("resid_high").get<double>();
-    } catch (const json::exception& e) {
-      return Status::Error(std::string("physics: state: ") + e.what());
-    }
+    RETURN_IF_ERROR(LoadTheta(Algo(), j, kTheta, &theta_, &resid_low_, &resid_high_));
     fitted_ = true;
     return Status::Ok();
   }

@@ -20,6 +20,7 @@
 #include <array>
 #include <cmath>
 
+#include "predict/bounded_theta.h"
 #include "predict/nelder_mead.h"
 #include "predict/regressor.h"
 
@@ -68,22 +69,6 @@ double Util(const Theta& t, const Row& r) {
   return std::min(100.0, 100 * gpu / step);
 }
 
-// Unbounded coordinate z <-> parameter: log-scale logistic between the bounds.
-double FromZ(double z, int i) {
-  double a = std::log(kTheta[i].lo), b = std::log(kTheta[i].hi);
-  return std::exp(a + (b - a) / (1 + std::exp(-z)));
-}
-double ToZ(double v, int i) {
-  double a = std::log(kTheta[i].lo), b = std::log(kTheta[i].hi);
-  double s = std::clamp((std::log(v) - a) / (b - a), 1e-9, 1 - 1e-9);
-  return std::log(s / (1 - s));
-}
-Theta FromZ(const Theta& z) {
-  Theta t;
-  for (int i = 0; i < kNumTheta; ++i) t[i] = FromZ(z[i], i);
-  return t;
-}
-
 class Roofline : public Regressor {
  public:
   std::string Algo() const override { return "roofline"; }
@@ -112,7 +97,7 @@ class Roofline : public Regressor {
     RETURN_IF_ERROR(CheckColumns(Algo(), x, cols_));
     std::vector<Row> rows = Rows(x);
     auto loss = [&](const Theta& z) {
-      Theta t = FromZ(z);
+      Theta t = ThetaFromZ(kTheta, z);
       double s = 0;
       for (size_t i = 0; i < rows.size(); ++i) {
         double d = std::log1p(Util(t, rows[i])) - y[i];
@@ -126,7 +111,7 @@ class Roofline : public Regressor {
     for (int mask = 0; mask < (1 << kNumTheta); ++mask) {
       Theta z;
       for (int i = 0; i < kNumTheta; ++i)
-        z[i] = ToZ((mask >> i) & 1 ? kTheta[i].start_hi : kTheta[i].start_lo, i);
+        z[i] = ThetaToZ(kTheta[i], (mask >> i) & 1 ? kTheta[i].start_hi : kTheta[i].start_lo);
       Theta zf = NelderMead(loss, z, 1.0, static_cast<int>(evals_ / 8), 1e-12);
       runs.push_back({loss(zf), zf});
     }
@@ -137,7 +122,7 @@ class Roofline : public Regressor {
       Theta z = NelderMead(loss, runs[k].second, 0.5, static_cast<int>(evals_), 1e-12);
       if (double l = loss(z); l < best_loss) best_loss = l, best = z;
     }
-    theta_ = FromZ(best);
+    theta_ = ThetaFromZ(kTheta, best);
     std::vector<double> resid;
     for (size_t i = 0; i < rows.size(); ++i) resid.push_back(y[i] - std::log1p(Util(theta_, rows[i])));
     resid_low_ = Quantile(resid, (1 - interval_) / 2);
@@ -162,24 +147,12 @@ class Roofline : public Regressor {
 
   Result<json> Save() const override {
     if (!fitted_) return Status::Error("roofline: not fitted");
-    json t = json::object();
-    for (int i = 0; i < kNumTheta; ++i) t[kTheta[i].name] = theta_[i];
-    return json{{"theta", t}, {"resid_low", resid_low_}, {"resid_high", resid_high_}};
+    return SaveTheta(kTheta, theta_, resid_low_, resid_high_);
   }
 
   Status Load(const json& j) override {
     if (!named_) return Status::Error("roofline: feature names not set");
-    try {
-      for (int i = 0; i < kNumTheta; ++i) {
-        theta_[i] = j.at("theta").at(kTheta[i].name).get<double>();
-        if (!(theta_[i] >= kTheta[i].lo * (1 - 1e-9) && theta_[i] <= kTheta[i].hi * (1 + 1e-9)))
-          return Status::Error(std::string("roofline: theta '") + kTheta[i].name + "' outside its bounds");
-      }
-      resid_low_ = j.at("resid_low").get<double>();
-      resid_high_ = j.at("resid_high").get<double>();
-    } catch (const json::exception& e) {
-      return Status::Error(std::string("roofline: state: ") + e.what());
-    }
+    RETURN_IF_ERROR(LoadTheta(Algo(), j, kTheta, &theta_, &resid_low_, &resid_high_));
     fitted_ = true;
     return Status::Ok();
   }
