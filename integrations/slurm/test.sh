@@ -565,10 +565,9 @@ id=$(submit -H "$M_GAN" "$T/sleep.sh") || fail "deputy mode: GAN refused: $(cat 
 pass "deputy mode: the DCGAN job (models: G x1, D x3) -> shard:$N_GAN, as in cli mode"
 [ ! -e "$T/forked" ] || fail "deputy mode started a process (run_as ran)"
 pass "deputy mode: no process started for any submission (run_as never ran)"
-if curl -s -X POST "http://127.0.0.1:$DEP_PORT/v1/predict" -H 'Content-Type: application/json' \
-     -H 'X-Gpucast-Read-As: 0:0' -d "{\"model\": \"$T/rootonly/r.onnx\"}" | grep -q predicted_util; then
-  fail "deputy service read a root-only file for a client without the deputy token"
-fi
+code=$(curl -s -o "$T/curl.out" -w '%{http_code}' -X POST "http://127.0.0.1:$DEP_PORT/v1/predict" \
+  -H 'Content-Type: application/json' -H 'X-Gpucast-Read-As: 0:0' -d "{\"model\": \"$T/rootonly/r.onnx\"}")
+[ "$code" = 403 ] || fail "deputy service: read-as without the deputy token answered $code: $(cat "$T/curl.out")"
 pass "deputy service: X-Gpucast-Read-As without the deputy token is refused"
 cancel_all
 stop_daemons 1   # the deputy serve

@@ -83,7 +83,7 @@ TEST_F(ReloadTest, ConcurrentPredictionsNeverFailAcrossReloads) {
     });
   }
   // Reload only while clients are predicting (a loaded machine may start them late).
-  while (ok == 0) std::this_thread::yield();
+  while (ok + failed + unexpected == 0) std::this_thread::yield();
   for (int i = 0; i < 50; ++i) {
     Replace(file_, i % 2 ? "20" : "30");
     ASSERT_TRUE(engine->Reload().ok());

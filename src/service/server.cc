@@ -683,18 +683,13 @@ Result<JobSpec> Service::SpecFromRequest(const httplib::Request& req, std::strin
     // Each network's file, under the model roots (or as the deputy's user);
     // the spec keeps the canonical paths.
     for (const ModelPart& part : spec.Parts()) {
-      Result<OpenedModel> opened = Status::Error("");
-      if (read_as) {
-        ReadAsFailure why = ReadAsFailure::kNone;
-        opened = OpenAsUser(part.path, *read_as, &why);
-        if (why == ReadAsFailure::kServiceCannot) {
-          // The operator's problem, logged for the operator; the user sees no reason about the file.
-          std::fprintf(stderr, "gpucast serve: X-Gpucast-Read-As: %s\n", opened.message().c_str());
-          *http_status = 500;
-          return Status::Error("the service cannot read files as the submitting user; see its log");
-        }
-      } else {
-        opened = roots_.Open(part.path);
+      ReadAsFailure why = ReadAsFailure::kNone;
+      Result<OpenedModel> opened = read_as ? OpenAsUser(part.path, *read_as, &why) : roots_.Open(part.path);
+      if (why == ReadAsFailure::kServiceCannot) {
+        // The operator's problem, logged for the operator; the user sees no reason about the file.
+        std::fprintf(stderr, "gpucast serve: X-Gpucast-Read-As: %s\n", opened.message().c_str());
+        *http_status = 500;
+        return Status::Error("the service cannot read files as the submitting user; see its log");
       }
       if (!opened.ok()) {
         *http_status = 422;
