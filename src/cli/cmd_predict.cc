@@ -12,6 +12,7 @@
 #include "cost/cost.h"
 #include "cost/job_cost.h"
 #include "features/features.h"
+#include "features/gpu_specs.h"
 #include "graph/onnx_loader.h"
 #include "predict/predictor.h"
 
@@ -41,6 +42,11 @@ int RunPredict(const PredictFlags& f) {
   job.batch = f.batch;
   job.amp = f.amp;
   job.gpu = f.gpu.empty() ? predictor->info().gpu : f.gpu;
+  if (auto canonical = CanonicalGpuName(job.gpu); canonical.ok()) {
+    job.gpu = *canonical;  // "Tesla V100-SXM2-32GB" -> V100-32GB in the output
+  } else {
+    return Fail("predict", "--gpu: " + canonical.message());
+  }
   job.mig_profile = f.mig;
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("predict", s.message());
@@ -100,7 +106,9 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
   sub->add_option("--attr", flags->attrs,
                   "Job attribute KEY=VALUE (repeatable): loader_workers=N (0 = data loaded in the training "
                   "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop); all optional");
-  sub->add_option("--gpu", flags->gpu, "GPU type the job will run on (default: the predictor's training GPU)");
+  sub->add_option("--gpu", flags->gpu,
+                  "GPU the job will run on: a name of 'gpucast gpus' or what nvidia-smi --query-gpu=name prints "
+                  "(default: the predictor's training GPU)");
   sub->add_option("--mig", flags->mig, "MIG profile of --gpu the job will run in, e.g. 3g.40gb (default: whole GPU)");
   sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
       ->capture_default_str()
