@@ -304,7 +304,9 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     return Status::Error("predict: features have " + std::to_string(f.size()) + " values, model wants " +
                          std::to_string(info_.feature_names.size()));
   ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}, level));
-  PredictResult out{p[0], f, std::nullopt, std::nullopt, std::nullopt};
+  PredictResult out;
+  out.prediction = p[0];
+  out.features = f;
   if (job.gpus == 1 && job.nodes == 1 && job.interconnect.empty()) return out;
   // Data-parallel: one rank's answer (predict/data_parallel.h).
   ASSIGN_OR_RETURN(GpuSpec spec, ResolveGpu(job.gpu, job.mig_profile));
