@@ -179,5 +179,16 @@ expect_err "gpucast predict: --gpu: unknown GPU 'RTX3900'; closest: RTX3090"
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu "NVIDIA A100-PCIE-40GB" --json
 expect_out '"gpu": "A100-PCIE-40GB"'
 
+# predict --gpus: one rank of a data-parallel job; --batch per GPU; bad counts and links named.
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 8 --interconnect pcie4x16 --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); dp=d["data_parallel"]; assert d["gpus"]==8; assert abs(dp["allreduce_bytes"]-9231114*4)<1, dp; assert dp["intra_node"]["name"]=="pcie4x16" and dp["intra_node"]["from"]=="--interconnect"; assert 0<dp["scaling_efficiency"]<1 and dp["compute_util"]<=dp["single_gpu"]["gpu_util"]<=d["gpu_util"]<=100, dp; assert dp["exposed_comm_ms"]<=dp["comm_ms"], dp' "$TMP/out" && ok || bad "predict --gpus 8 --json: $(head -c 400 "$TMP/out")"
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 16 --nodes 2
+expect_out "one rank of 16 GPUs on 2 nodes (pcie4x16, eth100 assumed)"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 6 --nodes 4
+expect_err "gpucast predict: --gpus 6 --nodes 4: GPUs must divide evenly over nodes"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 4 --interconnect warp9
+expect_err "--interconnect 'warp9': unknown link"
+expect_rc 2 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 0
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
