@@ -37,7 +37,8 @@ reach users only as "gpucast is misconfigured, contact your administrator" (fail
 Settings: gpucast.conf beside this file, read per job.
 ]]
 
--- Settings: name -> { default, kind }. kind: "string", "int", or a list of allowed words.
+-- Settings: name -> { default, kind }. kind: "string", "int", "map" (KEY:VALUE items
+-- separated by commas or blanks), or a list of allowed words.
 local SETTINGS = {
   mode = { "cli", { "cli", "service" } },          -- how gpucast is asked
   gpucast = { "/usr/local/bin/gpucast", "string" }, -- mode cli: the binary
@@ -56,6 +57,9 @@ local SETTINGS = {
   require_model = { 1, "int" },                     -- 1: GPU jobs must name a model
   allow_more_shards = { 1, "int" },                 -- job_modify: raising a sized share is allowed
   timeout_s = { 5, "int" },                         -- slurmctld holds a lock meanwhile: keep it short
+  -- PARTITION:GPU pairs: the GPU (gpucast's name) of each partition's nodes, or "none" for
+  -- a partition without GPUs. Partitions not listed have GPUs (default_gpu).
+  partition_gpus = { {}, "map" },
   -- Runs gpucast (or curl) as the job's owner; {uid} and {gid} are substituted. setpriv
   -- needs slurmctld to run as root (SlurmUser=root); see docs/slurm.md for SlurmUser=slurm.
   run_as = { "/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups --", "string" },
@@ -65,7 +69,7 @@ local SETTINGS = {
   overuse_hold = { "no", { "no", "yes" } },
   overuse_dir = { "/var/lib/gpucast/overuse", "string" },
   -- Read by gpucast-epilog.sh only (accepted here so one gpucast.conf serves both).
-  nvsmi_log_dir = { "/tmp", "string" },
+  nvsmi_log_dir = { "", "string" },
   acct_freq_s = { 30, "int" },
   epilog_log = { "", "string" },
 }
@@ -98,7 +102,15 @@ local function read_conf()
       if not k then f:close(); config_error(path .. ":" .. n .. ": want KEY = VALUE, got '" .. raw .. "'") end
       local s = SETTINGS[k]
       if not s then f:close(); config_error(path .. ":" .. n .. ": unknown setting '" .. k .. "'") end
-      if s[2] == "int" then
+      if s[2] == "map" then
+        local m = {}
+        for item in v:gmatch("[^,%s]+") do
+          local a, b = item:match("^([%w_%.%-]+):([%w_%.%-]+)$")
+          if not a then f:close(); config_error(path .. ":" .. n .. ": '" .. k .. "' wants NAME:VALUE items, got '" .. item .. "'") end
+          m[a] = b
+        end
+        v = m
+      elseif s[2] == "int" then
         if not v:match("^%d+$") then f:close(); config_error(path .. ":" .. n .. ": '" .. k .. "' wants an integer, got '" .. v .. "'") end
         v = tonumber(v)
       elseif type(s[2]) == "table" then
@@ -117,6 +129,29 @@ local function read_conf()
     config_error(path .. ": 'default_batch' wants an integer >= 1 or nothing")
   end
   return conf
+end
+
+-- slurmctld.log lines: every string that reaches one is escaped, so that a control
+-- character in a user-controlled field (job name, comment, model path, a declaration's
+-- item) cannot end the line and forge another: \n \r \t as such, others as \xHH.
+local function esc(v)
+  if type(v) ~= "string" then return v end
+  return (v:gsub("[%c\\]", function(c)
+    if c == "\n" then return "\\n" elseif c == "\r" then return "\\r" elseif c == "\t" then return "\\t"
+    elseif c == "\\" then return "\\\\" end
+    return string.format("\\x%02x", c:byte())
+  end))
+end
+local unpack = unpack or table.unpack
+local function log_info(fmt, ...)
+  local a = { ... }
+  for i = 1, select("#", ...) do a[i] = esc(a[i]) end
+  slurm.log_info(fmt, unpack(a, 1, select("#", ...)))
+end
+local function log_error(fmt, ...)
+  local a = { ... }
+  for i = 1, select("#", ...) do a[i] = esc(a[i]) end
+  slurm.log_error(fmt, unpack(a, 1, select("#", ...)))
 end
 
 -- Single-quotes s for /bin/sh.
@@ -151,6 +186,8 @@ local function parse_items(text, sep, where, conf)
       -- Each model= is one forward+backward pass of that network per training step, as
       -- `gpucast predict --model` counts them: model=G,model=D,model=D is a GAN step.
       local path = pct_decode(v)
+      -- Relative to what? slurmctld's directory means nothing to the user: refuse.
+      if path:sub(1, 1) ~= "/" then user_error(where .. ": model=" .. v .. ": want an absolute path") end
       d.models = d.models or {}
       local found = false
       for _, m in ipairs(d.models) do
@@ -246,10 +283,49 @@ local function mentions_gpu(s) return s ~= nil and (s:match("gpu") or s:match("s
 
 local REQ_FIELDS = { "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket", "cpus_per_tres", "mem_per_tres" }
 
--- Does the request ask for a GPU or a share of one anywhere?
+-- Does the request ask for a GPU or a share of one anywhere? (--gres=gpu:0 does not.)
 local function wants_gpu(req)
-  for _, f in ipairs(REQ_FIELDS) do if mentions_gpu(req[f]) then return true end end
-  return isset(req.ntasks_per_tres)
+  for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+    for _, e in ipairs(parse_tres(req[f])) do
+      if (is_gpu(e) or is_share(e)) and e.count > 0 then return true end
+    end
+  end
+  return mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres)
+end
+
+-- The partitions the job may run in: its -p list, else the default partition.
+local function job_partitions(partition, part_list)
+  local names = {}
+  if partition and partition ~= "" then
+    for p in partition:gmatch("[^,]+") do names[#names + 1] = p end
+  else
+    for name, p in pairs(part_list or {}) do
+      if tonumber(p.flag_default) == 1 then names[#names + 1] = name end
+    end
+  end
+  return names
+end
+
+-- Does the job take whole nodes? --exclusive (shared 0), or a partition with
+-- OverSubscribe=EXCLUSIVE (max_share 0). Slurm 22.05 gives such a job every GPU of its
+-- node, whatever it asks for (--gres=gpu:0 included: JOB_GRES=gpu:2 in the live test).
+local function takes_whole_nodes(shared, parts, part_list)
+  if shared == 0 then return true end
+  for _, name in ipairs(parts) do
+    local p = part_list and part_list[name]
+    if p and tonumber(p.max_share) == 0 then return true end
+  end
+  return false
+end
+
+-- Can the job land on a node with GPUs? Unless every partition it may use is listed as
+-- "none" in partition_gpus (fail closed: an unlisted partition has GPUs).
+local function may_get_gpus(conf, parts)
+  if #parts == 0 then return true end
+  for _, name in ipairs(parts) do
+    if conf.partition_gpus[name] ~= "none" then return true end
+  end
+  return false
 end
 
 local OPTION = { tres_per_node = "--gres/--gpus-per-node", tres_per_job = "--gpus", tres_per_task = "--gpus-per-task",
@@ -301,12 +377,14 @@ local function plan_request(req, share_gres)
     user_error("this job asks for " .. nodes .. " nodes; gpucast shares single GPUs, so a job that names its " ..
                "model runs on one node with a share of one GPU: drop -N/--nodes (multi-GPU jobs are not shared)")
   end
+  -- A range (-N1-2), or tasks that Slurm might spread: the job is pinned to one node.
+  local pinned = isset(req.max_nodes) and req.max_nodes > 1 and req.max_nodes or nil
   if gpus > 1 then
     user_error("this job asks for " .. gpus .. " GPUs (" .. table.concat(what, ", ") .. "); gpucast shares " ..
                "single GPUs (a job's shards come from one GPU): ask for one GPU (--gres=gpu:1 or no GPU option), " ..
                "multi-GPU jobs are not shared")
   end
-  return keep, replaced
+  return keep, replaced, pinned
 end
 
 -- Asking gpucast ----------------------------------------------------------------
@@ -352,9 +430,20 @@ local function first_line(s)
   return (s:match("^%s*([^\n]*)") or s)
 end
 
--- One message for every reason a model cannot be read: absent, or not readable by the user.
+-- One message for every reason a model cannot be read: absent, not a regular file (a
+-- FIFO, device or socket: refused before anything opens it), or not readable by the user.
 local function unreadable(uid)
-  return "the model file cannot be read: it does not exist, or uid " .. tostring(uid) .. " may not read it"
+  return "the model file cannot be read: it does not exist, is not a regular file, or uid " .. tostring(uid) ..
+         " may not read it"
+end
+
+-- The start of run()'s body that refuses any model that is not a regular file before
+-- anything opens it (a FIFO would block the reader, a device never end). `test -f` is
+-- a stat as slurmctld; whatever it finds, the user gets the message a missing file gets.
+local function regular_files_only(paths)
+  local q = {}
+  for _, p in ipairs(paths) do q[#q + 1] = shq(p) end
+  return "for m in " .. table.concat(q, " ") .. '; do [ -f "$m" ] || { echo __gpucast_unreadable; exit 0; }; done; '
 end
 
 -- Prefix that runs a command with the job owner's uid, gid and groups (nothing for root).
@@ -385,7 +474,31 @@ local function json_str(s)
   end) .. '"'
 end
 
-local socket_http, socket_ltn12  -- loaded once per slurmctld
+local socket_http, socket_ltn12, socket_core  -- loaded once per slurmctld
+
+-- socket.http's `create`: a TCP socket whose every connect, send and receive may block
+-- only until `deadline` (socket.gettime()), so that the whole request, however slowly
+-- the service answers, ends at timeout_s (LuaSocket's own timeout is per call).
+local function deadline_tcp(deadline)
+  return function()
+    local sock, err = socket_core.tcp()
+    if not sock then return nil, err end
+    local timed = { connect = true, send = true, receive = true }
+    return setmetatable({}, { __index = function(_, k)
+      if k == "settimeout" then return function() return 1 end end  -- socket.http's own: ignored
+      local f = sock[k]
+      if type(f) ~= "function" then return f end
+      return function(_, ...)
+        if timed[k] then
+          local left = deadline - socket_core.gettime()
+          if left <= 0 then return nil, "timeout" end
+          sock:settimeout(left, "t")
+        end
+        return f(sock, ...)
+      end
+    end })
+  end
+end
 -- Mode service with deputy_token_file: one HTTP request from inside slurmctld, no process.
 -- The service opens the model as uid:gid (src/service/read_as.h), so nothing is read on
 -- the user's behalf that the user could not read.
@@ -397,7 +510,7 @@ local function predict_as_deputy(conf, d, uid, gid)
       config_error("deputy_token_file needs Debian's lua-socket for slurmctld's Lua 5.1 " ..
                    "(apt-get install lua-socket): " .. tostring(ok and ltn12 or http))
     end
-    socket_http, socket_ltn12 = http, ltn12
+    socket_http, socket_ltn12, socket_core = http, ltn12, require("socket")
   end
   if not conf.url:match("^http://") then
     config_error("deputy_token_file: url must be http:// (lua-socket speaks no TLS; keep the service on localhost)")
@@ -423,14 +536,14 @@ local function predict_as_deputy(conf, d, uid, gid)
   local body = "{" .. nets .. ',"batch":' .. string.format("%d", d.batch) ..
                ',"amp":' .. (d.amp and "true" or "false") .. ',"dims":{' .. table.concat(dims, ",") ..
                '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
-  socket_http.TIMEOUT = conf.timeout_s
   local chunks = {}
   local ok, code = socket_http.request{
-    url = conf.url .. "/v1/predict", method = "POST",
+    url = conf.url .. "/v1/predict", method = "POST", create = deadline_tcp(socket_core.gettime() + conf.timeout_s),
     headers = { ["Content-Type"] = "application/json", ["Content-Length"] = tostring(#body),
                 ["Authorization"] = "Bearer " .. token,
                 ["X-Gpucast-Read-As"] = string.format("%d:%d", uid, gid) },
     source = socket_ltn12.source.string(body), sink = socket_ltn12.sink.table(chunks) }
+  if not ok and code == "timeout" then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
   if not ok then config_error("gpucast service unreachable: " .. tostring(code)) end
   return service_answer(tonumber(code) or 0, table.concat(chunks), uid)
 end
@@ -448,12 +561,13 @@ local function predict(conf, d, uid, gid)
     local q = { "batch=" .. d.batch, "amp=" .. (d.amp and 1 or 0) }
     for k, v in pairs(d.dims) do q[#q + 1] = "dim." .. urlenc(k) .. "=" .. v end
     for k, v in pairs(d.attrs) do q[#q + 1] = "attr." .. urlenc(k) .. "=" .. urlenc(v) end
-    -- `cat` runs as the user and reads the model; curl (as slurmctld, no ~/.curlrc: -q)
+    -- The reader runs as the user and reads the model; curl (as slurmctld, no ~/.curlrc: -q)
     -- uploads it. A file the user cannot read leaves a marker on stderr (curl would
     -- otherwise post an empty body). The token goes to curl through a here-document,
     -- never on a command line (ps shows those to everyone).
-    local body = "{ " .. as_user(conf, uid, gid) .. "cat -- " .. shq(d.model) ..
-                 " </dev/null 2>/dev/null || echo __gpucast_unreadable >&2; } | " ..
+    -- dd opens the model O_NONBLOCK: a FIFO swapped in after the check does not block it.
+    local body = regular_files_only({ d.model }) .. "{ " .. as_user(conf, uid, gid) .. "dd if=" .. shq(d.model) ..
+                 " iflag=nonblock bs=1M status=none </dev/null 2>/dev/null || echo __gpucast_unreadable >&2; } | " ..
                  "curl -q -sS --max-time " .. conf.timeout_s ..
                  " -X POST -H 'Content-Type: application/octet-stream' --data-binary @- " ..
                  "-w '\\n__http=%{http_code}' " .. shq(conf.url .. "/v1/predict?" .. table.concat(q, "&"))
@@ -484,7 +598,10 @@ local function predict(conf, d, uid, gid)
   if d.amp then cmd = cmd .. " --amp" end
   for k, v in pairs(d.dims) do cmd = cmd .. " --dim " .. shq(k .. "=" .. v) end
   for k, v in pairs(d.attrs) do cmd = cmd .. " --attr " .. shq(k .. "=" .. v) end
-  local rc, out = run(piped(cmd), conf.timeout_s)
+  local paths = {}
+  for _, m in ipairs(d.models) do paths[#paths + 1] = m.path end
+  local rc, out = run(regular_files_only(paths) .. piped(cmd), conf.timeout_s)
+  if out:match("^__gpucast_unreadable") then user_error(unreadable(uid)) end
   if rc == nil or rc == 137 or rc == 124 then
     user_error("the prediction did not finish within " .. conf.timeout_s .. " s (timeout_s); contact your administrator")
   end
@@ -500,6 +617,7 @@ local function predict(conf, d, uid, gid)
   if rc == 1 and msg then
     if msg:find(conf.predictor, 1, true) then config_error("predictor: " .. msg) end
     if msg:match("cannot open") or msg:match("No such file") or msg:match("Permission denied") or
+       msg:match("not a regular file") or
        msg:match("Not a directory") or msg:match("Too many levels of symbolic links") then
       user_error(unreadable(uid))
     end
@@ -539,12 +657,13 @@ end
 -- `req` holds the request fields to examine. Returns the message for the user.
 local function size_job(conf, d, req, out, uid, gid)
   local kind = share_name(conf)
-  local keep, replaced = plan_request(req, kind)
+  local keep, replaced, pinned = plan_request(req, kind)
   local p = predict(conf, d, uid, gid)
   local basis = conf.headroom == "interval" and p.high or p.util
   local n = units_for(conf, basis)
   local share = "gres:" .. kind .. ":" .. n
   out.tres_per_node = join_tres(share, keep.tres_per_node)
+  out.max_nodes = 1  -- a share of one GPU is on one node
   if req.tres_per_job and req.tres_per_job ~= "" then out.tres_per_job = join_tres(nil, keep.tres_per_job) end
   if req.tres_per_task and req.tres_per_task ~= "" then out.tres_per_task = join_tres(nil, keep.tres_per_task) end
   local from = conf.headroom == "interval" and string.format("interval high %.1f%%", p.high) or "point"
@@ -566,6 +685,7 @@ local function size_job(conf, d, req, out, uid, gid)
                             models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
                             p.util, p.low, p.high, from, share, share_units(conf))
   if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
+  if pinned then msg = msg .. "; on one node (-N1, was up to " .. pinned .. " nodes)" end
   return msg
 end
 
@@ -590,32 +710,43 @@ local function overuse_record(conf, name)
   return line
 end
 
-local function submit(job_desc, uid)
+local EXCLUSIVE_NO_MODEL = "this job takes whole nodes (--exclusive, or an exclusive partition), and Slurm gives " ..
+  "such a job every GPU of its node, even with --gres=gpu:0: name your model (--comment=model=PATH,batch=N) to get " ..
+  "a predicted share, drop --exclusive, or use a partition without GPUs"
+local EXCLUSIVE_MODEL = "this job takes whole nodes (--exclusive, or an exclusive partition), which gives it every " ..
+  "GPU of its node: gpucast gives it its predicted share instead; drop --exclusive (ask for CPUs and memory with " ..
+  "-c and --mem)"
+
+local function submit(job_desc, part_list, uid)
   local conf = read_conf()
   local name = job_desc.name
   local d = find_declaration(job_desc.comment, job_desc.script, conf)
+  local parts = job_partitions(job_desc.partition, part_list)
+  local whole = takes_whole_nodes(job_desc.shared, parts, part_list)
   if not d then
+    if whole and conf.require_model == 1 and may_get_gpus(conf, parts) then user_error(EXCLUSIVE_NO_MODEL) end
     if conf.require_model == 1 and wants_gpu(job_desc) then
       user_error("GPU jobs must name their model: --comment=model=PATH,batch=N[,amp=1] or a " ..
                  "'#GPUCAST model=PATH batch=N' line in the script")
     end
     -- Only gpucast writes "gpucast:" admin comments.
     if job_desc.admin_comment and job_desc.admin_comment:match("^gpucast:") then job_desc.admin_comment = "" end
-    slurm.log_info("gpucast: %s: accepted unchanged (%s)", who(uid, name),
+    log_info("gpucast: %s: accepted unchanged (%s)", who(uid, name),
                    wants_gpu(job_desc) and "GPU request without a model, require_model=0" or "no model, no GPU request")
     return slurm.SUCCESS
   end
+  if whole then user_error(EXCLUSIVE_MODEL) end
   -- Read the model as the job's owner (root may submit for another user with --uid).
   local owner = isset(job_desc.user_id) and job_desc.user_id or uid
   local gid = isset(job_desc.group_id) and job_desc.group_id or owner
   local msg = size_job(conf, d, job_desc, job_desc, owner, gid)
-  slurm.log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
+  log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
   -- The owner's name only matters with overuse_hold (finding it may start getent).
   local uname = conf.overuse_hold == "yes" and user_name(job_desc, owner) or nil
   local record = overuse_record(conf, uname)
   if record then
     job_desc.priority = 0  -- held; slurm_job_modify refuses the owner's release while the record exists
-    slurm.log_info("gpucast: %s: held: user %s is recorded for overuse in %s/%s (%s); release with " ..
+    log_info("gpucast: %s: held: user %s is recorded for overuse in %s/%s (%s); release with " ..
                    "rm %s/%s && scontrol release JOBID", who(uid, name), uname, conf.overuse_dir, uname, record,
                    conf.overuse_dir, uname)
     msg = msg .. "\ngpucast: this job is HELD: an earlier job of yours used more of its GPU than its share (" ..
@@ -634,7 +765,7 @@ local function merged(job_desc, job_rec, f)
   return nil
 end
 
-local function modify(job_desc, job_rec, uid)
+local function modify(job_desc, job_rec, part_list, uid)
   local conf = read_conf()
   local owner, gid, jobid = job_rec.user_id, job_rec.group_id, job_rec.job_id
   -- scontrol release (priority INFINITE) or a new priority by a non-root user, for a
@@ -654,6 +785,8 @@ local function modify(job_desc, job_rec, uid)
   for _, f in ipairs(REQ_FIELDS) do if job_desc[f] ~= nil then changes_request = true end end
   if isset(job_desc.ntasks_per_tres) then changes_request = true end
   if isset(job_desc.min_nodes) and job_desc.min_nodes > 1 then changes_request = true end
+  if isset(job_desc.max_nodes) and job_desc.max_nodes > 1 then changes_request = true end
+  if job_desc.shared == 0 then changes_request = true end
   local d = nil
   if job_desc.comment and job_desc.comment:match("model=") then
     d = find_declaration(job_desc.comment, nil, conf)
@@ -661,6 +794,7 @@ local function modify(job_desc, job_rec, uid)
   local req = {}
   for _, f in ipairs(REQ_FIELDS) do req[f] = merged(job_desc, job_rec, f) end
   req.min_nodes = isset(job_desc.min_nodes) and job_desc.min_nodes or nil
+  req.max_nodes = isset(job_desc.max_nodes) and job_desc.max_nodes or nil
   req.num_tasks = isset(job_desc.num_tasks) and job_desc.num_tasks or nil
   req.ntasks_per_tres = job_desc.ntasks_per_tres
 
@@ -672,12 +806,16 @@ local function modify(job_desc, job_rec, uid)
                  "(its GPU share is predicted from it): cancel it and submit it again with the new declaration")
     end
     local msg = size_job(conf, d, req, job_desc, owner, gid)
-    slurm.log_info("gpucast: %s modify by uid %s: re-predicted: %s", who(owner, job_rec.name, jobid), tostring(uid),
+    log_info("gpucast: %s modify by uid %s: re-predicted: %s", who(owner, job_rec.name, jobid), tostring(uid),
                    (msg:gsub("^gpucast: ", "")))
     return slurm.SUCCESS
   end
   if not changes_request then return slurm.SUCCESS end
   if not sized then
+    if job_desc.shared == 0 and conf.require_model == 1 and
+       may_get_gpus(conf, job_partitions(merged(job_desc, job_rec, "partition"), part_list)) then
+      user_error("job " .. tostring(jobid) .. ": " .. EXCLUSIVE_NO_MODEL)
+    end
     if conf.require_model == 1 and wants_gpu(req) then
       user_error("GPU jobs must name their model: to give job " .. tostring(jobid) .. " a GPU share, set its " ..
                  "declaration (scontrol update JobId=" .. tostring(jobid) .. " Comment=model=PATH,batch=N)")
@@ -695,7 +833,10 @@ local function modify(job_desc, job_rec, uid)
                ", or declare another model to have it predicted again (scontrol update JobId=" .. tostring(jobid) ..
                " Comment=model=PATH,batch=N)")
   end
-  if isset(job_desc.min_nodes) and job_desc.min_nodes > 1 then refuse("a share of one GPU cannot span nodes") end
+  if (isset(job_desc.min_nodes) and job_desc.min_nodes > 1) or (isset(job_desc.max_nodes) and job_desc.max_nodes > 1) then
+    refuse("a share of one GPU cannot span nodes")
+  end
+  if job_desc.shared == 0 then refuse("--exclusive would give it every GPU of its node") end
   if mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres) or
      mentions_gpu(req.tres_per_job) or mentions_gpu(req.tres_per_task) or mentions_gpu(req.tres_per_socket) then
     refuse("GPU options other than --gres=" .. kind .. ":N are not accepted")
@@ -712,7 +853,7 @@ local function modify(job_desc, job_rec, uid)
   if m < n then refuse("lowering it to " .. kind .. ":" .. m .. " is not accepted") end
   if m > n and conf.allow_more_shards ~= 1 then refuse("changing it is not accepted (allow_more_shards = 0)") end
   if m > k then refuse(kind .. ":" .. m .. " is more than one GPU has") end
-  slurm.log_info("gpucast: %s modify by uid %s: share %s:%d -> %s:%d accepted (not lower than the prediction)",
+  log_info("gpucast: %s modify by uid %s: share %s:%d -> %s:%d accepted (not lower than the prediction)",
                  who(owner, job_rec.name, jobid), tostring(uid), kind, n, kind, m)
   return slurm.SUCCESS
 end
@@ -727,25 +868,25 @@ local function guarded(what, uid, name, is_modify, fn, ...)
   local ok, rc = pcall(fn, ...)
   if ok then return rc end
   if type(rc) == "table" and rc.kind == "user" then
-    slurm.log_info("gpucast: %s: %s rejected: %s", who(uid, name), what, rc.msg)
+    log_info("gpucast: %s: %s rejected: %s", who(uid, name), what, rc.msg)
     if is_modify then return ESLURM_INVALID_GRES end
     slurm.log_user("%s", "gpucast: rejected: " .. rc.msg)
     return slurm.ERROR
   end
   -- Configuration or internal error: details for the operator only; fail closed.
   local detail = type(rc) == "table" and rc.msg or tostring(rc)
-  slurm.log_error("gpucast: %s: %s rejected, operator action needed: %s", who(uid, name), what, detail)
+  log_error("gpucast: %s: %s rejected, operator action needed: %s", who(uid, name), what, detail)
   if not is_modify then slurm.log_user("%s", "gpucast: " .. MISCONFIGURED) end
   return slurm.ERROR
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
-  return guarded("submission", submit_uid, job_desc.name, false, submit, job_desc, submit_uid)
+  return guarded("submission", submit_uid, job_desc.name, false, submit, job_desc, part_list, submit_uid)
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
   return guarded("modification of job " .. tostring(job_rec.job_id), modify_uid, job_rec.name, true, modify,
-                 job_desc, job_rec, modify_uid)
+                 job_desc, job_rec, part_list, modify_uid)
 end
 
 slurm.log_info("gpucast job_submit.lua loaded")

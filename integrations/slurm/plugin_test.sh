@@ -9,7 +9,13 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
 T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+SLOW_PID=""
+cleanup() {
+  [ -n "$SLOW_PID" ] && kill "$SLOW_PID" 2>/dev/null
+  [ -s "$T/escaped.pid" ] && kill "$(cat "$T/escaped.pid")" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
 cp "$HERE/job_submit.lua" "$T/"
 # The stub also records what it inherited: its open descriptors (a child lists the stub's
 # /proc/PID/fd, so that the listing's own redirection is not seen) and its environment.
@@ -21,6 +27,9 @@ m=""; ms=""; while [ $# -gt 0 ]; do case "$1" in --model) m=$2; ms="$ms --model 
 echo "$ms" > "$(dirname "$0")/models.args"
 [ -r "$m" ] || { echo "gpucast predict: $m: cannot open: No such file or directory" >&2; exit 1; }
 case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed protobuf)" >&2; exit 1 ;; esac
+case "$m" in *hang*) sleep 30 ;; esac
+# A process that leaves the timeout's process group and keeps the output pipe open.
+case "$m" in *escape*) setsid sleep 30 & echo $! > "$(dirname "$0")/escaped.pid"; sleep 30 ;; esac
 echo '{ "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
@@ -33,7 +42,29 @@ shift 3
 exec "$@"
 EOF
 chmod +x "$T/record-as"
-touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx"
+touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx"
+mkfifo "$T/fifo.onnx"
+# A service that answers a header line every 0.25 s (the deputy's deadline must end it).
+cat > "$T/slow.py" <<'EOF'
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    c.recv(65536)
+    try:
+        c.sendall(b"HTTP/1.1 200 OK\r\n")
+        for i in range(40):  # a header line every 0.25 s: each read alone is quick
+            c.sendall(b"X-Pad-%d: x\r\n" % i); time.sleep(0.25)
+        c.sendall(b"Content-Length: 2\r\n\r\n{}")
+    except OSError:
+        pass
+    c.close()
+EOF
+/usr/bin/python3 "$T/slow.py" "$T/slow.port" & SLOW_PID=$!
+for _ in $(seq 50); do [ -s "$T/slow.port" ] && break; sleep 0.1; done
+echo "0123456789abcdef" > "$T/deputy.token"
 mkdir -p "$T/my models" "$T/overuse"
 touch "$T/my models/m%1.onnx" "$T/my models/a=b,c.onnx"
 sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $T/gpucast |" "$HERE/gpucast.conf.example" > "$T/gpucast.conf.site"
@@ -82,12 +113,16 @@ local failed = 0
 local function check(name, ok, detail)
   if ok then print("  ok: " .. name) else failed = failed + 1; print("  FAIL: " .. name .. ": " .. tostring(detail)) end
 end
+-- The partitions slurmctld passes (name -> record); "test" is the default, as in the live test.
+local PARTS = { test = { name = "test", flag_default = 1, max_share = 1 }, cpu = { name = "cpu", flag_default = 0, max_share = 1 },
+                whole = { name = "whole", flag_default = 0, max_share = 0 } }
 local function submit(d)
   log = {}
-  for k, v in pairs({ min_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, user_id = 0, group_id = 0, name = "j" }) do
+  for k, v in pairs({ min_nodes = NV, max_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, shared = 65534, user_id = 0,
+                      group_id = 0, name = "j" }) do
     if d[k] == nil then d[k] = v end
   end
-  return slurm_job_submit(d, {}, 0), d, table.concat(log, "\n")
+  return slurm_job_submit(d, PARTS, 0), d, table.concat(log, "\n")
 end
 local function sized(name, d, want)
   local rc, out, l = submit(d)
@@ -155,6 +190,53 @@ conf()
 refused("--gpus=4", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
 refused("-n2 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 2 }, "this job asks for 2 GPUs")
 refused("-N4", { comment = M, tres_per_node = "gres:gpu:1", min_nodes = 4 }, "this job asks for 4 nodes")
+refused("-N2-4", { comment = M, min_nodes = 2, max_nodes = 4 }, "this job asks for 2 nodes")
+d, l = sized("-N1-2: a range", { comment = M, min_nodes = 1, max_nodes = 2 }, "gres:shard:5")
+check("-N1-2 pinned to one node, and the user told", d.max_nodes == 1 and l:find("on one node (-N1, was up to 2 nodes)", 1, true),
+      tostring(d.max_nodes) .. " " .. l)
+d = sized("-n32 without -N", { comment = M, num_tasks = 32 }, "gres:shard:5")
+check("tasks cannot spread the share over nodes (max_nodes 1)", d.max_nodes == 1, d.max_nodes)
+-- --exclusive: Slurm 22.05 gives the job every GPU of its node, whatever it asks for.
+refused("--exclusive, no model", { shared = 0 }, "this job takes whole nodes (--exclusive, or an exclusive partition)")
+refused("--exclusive --gres=gpu:0, no model", { shared = 0, tres_per_node = "gres:gpu:0" }, "even with --gres=gpu:0")
+refused("exclusive partition, no model", { partition = "whole" }, "this job takes whole nodes")
+refused("--exclusive with a model", { comment = M, shared = 0 }, "drop --exclusive")
+rc, d, l = submit({ tres_per_node = "gres:gpu:0" })
+check("--gres=gpu:0 without a model: no GPU, accepted unchanged", rc == 0 and l:find("no model, no GPU request", 1, true), l)
+rc, d, l = submit({ shared = 1 })
+check("--oversubscribe without a model: accepted", rc == 0, l)
+rc, d, l = submit({ shared = 2 })
+check("--exclusive=user (shared 2: no whole-node GPUs) without a model: accepted", rc == 0, l)
+conf("partition_gpus = cpu:none, test:RTX3090\n")
+rc, d, l = submit({ shared = 0, partition = "cpu" })
+check("--exclusive in a partition listed as none (no GPUs): accepted", rc == 0, l)
+refused("--exclusive in -p cpu,test (test has GPUs)", { shared = 0, partition = "cpu,test" }, "this job takes whole nodes")
+conf("partition_gpus = cpu\n")
+refused("partition_gpus without :GPU", { comment = M }, "gpucast is misconfigured")
+conf()
+-- Log lines: a newline in the job name or (percent-encoded) in the model path forges nothing.
+-- ctld(): what went to slurmctld.log (log_info, log_error), each entry one line.
+local function ctld()
+  local out, clean = {}, true
+  for _, e in ipairs(log) do
+    if not e:match("^log_user") then out[#out + 1] = e; clean = clean and not e:find("%c") end
+  end
+  return table.concat(out, "\n"), clean
+end
+local text, clean
+submit({ comment = M, name = "x\nerror: forged by a job name" })
+text, clean = ctld()
+check("a newline in the job name is escaped in slurmctld.log", clean and
+      text:find("name=x\\nerror: forged by a job name: sized:", 1, true), text)
+io.open(T .. "/x\nerror: forged.onnx", "w"):close()
+rc = submit({ comment = "model=" .. T .. "/x%0Aerror:%20forged.onnx,batch=8", name = "j" })
+text, clean = ctld()
+check("a newline in the model path (declared %0A) is escaped in slurmctld.log", rc == 0 and clean and
+      text:find("x\\nerror: forged.onnx", 1, true) ~= nil, text)
+rc = submit({ comment = "model=" .. T .. "/m.onnx,batch=8,x\27y=1", name = "j" })
+text, clean = ctld()
+check("an escape character in a declaration item is escaped in slurmctld.log", rc == -1 and clean and
+      text:find("'x\\x1by=1'", 1, true) ~= nil, text)
 refused("--cpus-per-gpu", { comment = M, cpus_per_tres = "gres:gpu:2" }, "--cpus-per-gpu")
 refused("--gpus-per-socket", { comment = M, tres_per_socket = "gres:gpu:1" }, "--gpus-per-socket")
 refused("no model, --gres=shard:1", { tres_per_node = "gres:shard:1" }, "GPU jobs must name their model")
@@ -164,6 +246,33 @@ check("no model, no GPU: unchanged", rc == 0 and d.tres_per_node == "gres:nic:1"
 local a = refused("missing model", { comment = "model=" .. T .. "/missing.onnx,batch=8" }, "the model file cannot be read")
 refused("bad model", { comment = "model=" .. T .. "/bad.onnx,batch=8" }, "not an ONNX model")
 refused("no batch", { comment = "model=" .. T .. "/m.onnx" }, "no batch=N")
+refused("relative model path", { comment = "model=m.onnx,batch=8" }, "model=m.onnx: want an absolute path")
+-- Nothing may block: a FIFO is refused before anything opens it; the whole prediction has
+-- a hard deadline (timeout_s), also against a process that leaves the process group, and
+-- in deputy mode against a service that answers a line at a time.
+local socket = require("socket")
+local function timed(f) local t0 = socket.gettime(); local r = { f() }; return socket.gettime() - t0, unpack(r) end
+local secs = timed(function() return refused("a FIFO as the model", { comment = "model=" .. T .. "/fifo.onnx,batch=8" },
+                                             "is not a regular file") end)
+check(string.format("the FIFO refused at once (%.3f s)", secs), secs < 0.5, secs)
+conf("mode = service\nurl = http://127.0.0.1:9\n")
+secs = timed(function() return refused("a FIFO as the model, upload mode", { comment = "model=" .. T .. "/fifo.onnx,batch=8" },
+                                       "is not a regular file") end)
+check(string.format("upload mode: the FIFO refused at once (%.3f s)", secs), secs < 0.5, secs)
+conf("timeout_s = 1\n")
+secs = timed(function() return refused("gpucast predict hangs", { comment = "model=" .. T .. "/hang.onnx,batch=8" },
+                                       "did not finish within 1 s") end)
+check(string.format("a hanging prediction ends at timeout_s = 1 (%.2f s)", secs), secs >= 0.9 and secs < 1.5, secs)
+secs = timed(function() return refused("a process escapes the process group", { comment = "model=" .. T .. "/escape.onnx,batch=8" },
+                                       "did not finish within 1 s") end)
+check(string.format("an escaped process holding the output does not hold the plugin (%.2f s)", secs), secs < 1.5, secs)
+conf("mode = service\nurl = http://127.0.0.1:" .. io.open(T .. "/slow.port"):read("*a") ..
+     "\ndeputy_token_file = " .. T .. "/deputy.token\ntimeout_s = 1\n")
+local l
+secs, _, _, l = timed(function() return submit({ comment = M }) end)
+check(string.format("deputy mode: a service trickling its answer is cut at timeout_s = 1 (%.2f s)", secs),
+      secs >= 0.9 and secs < 1.5 and l:find("no answer within 1 s", 1, true) ~= nil, tostring(secs) .. " " .. tostring(l))
+conf()
 -- Model paths with spaces, '%', '=' and ',': declared percent-encoded (a comment splits
 -- at blanks and commas), kept percent-encoded in the AdminComment as one token.
 local SP = T .. "/my%20models/"
@@ -223,8 +332,10 @@ local rec = { user_id = 0, group_id = 0, job_id = 7, name = "j", tres_per_node =
               admin_comment = "gpucast: model=x batch=64 util=99.0 interval=98.0-100.0 basis=point share=shard:8/8" }
 local function modify(desc, uid)
   log = {}
-  for k, v in pairs({ min_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534 }) do if desc[k] == nil then desc[k] = v end end
-  return slurm_job_modify(desc, rec, {}, uid or 1001), desc, table.concat(log, "\n")
+  for k, v in pairs({ min_nodes = NV, max_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, shared = 65534 }) do
+    if desc[k] == nil then desc[k] = v end
+  end
+  return slurm_job_modify(desc, rec, PARTS, uid or 1001), desc, table.concat(log, "\n")
 end
 for _, tpn in ipairs({ "gres:shard:1", "gres:gpu:1", "gres:nic:1", "gres:mps:50" }) do
   rc, _, l = modify({ tres_per_node = tpn })
@@ -244,6 +355,13 @@ check("plain comment change untouched", rc == 0, rc)
 rec.admin_comment = nil
 rc = modify({ tres_per_node = "gres:shard:1" })
 check("GPU share added to a job without model refused", rc == 2072, rc)
+rc, _, l = modify({ shared = 0 })
+check("--exclusive added to a job without a model refused", rc == 2072 and l:find("takes whole nodes", 1, true), l)
+rec.admin_comment = "gpucast: model=x batch=64 util=99.0 interval=98.0-100.0 basis=point share=shard:8/8"
+rc, _, l = modify({ max_nodes = 2 })
+check("NumNodes=1-2 of a sized job refused", rc == 2072 and l:find("cannot span nodes", 1, true), l)
+rc, _, l = modify({ shared = 0 })
+check("--exclusive (OverSubscribe=no) on a sized job refused", rc == 2072 and l:find("every GPU of its node", 1, true), l)
 
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")

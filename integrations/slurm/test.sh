@@ -35,7 +35,7 @@ fi
 [ -f "$BUILD_DIR/cmake_install.cmake" ] || { echo "slurm test: FAILED: $BUILD_DIR is not a cmake build dir" >&2; exit 1; }
 
 # Debian packages (idempotent).
-PKGS="slurmctld slurmd slurm-client munge curl lua-socket"
+PKGS="slurmctld slurmd slurm-client munge curl lua-socket jq"
 missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "slurm test: installing $missing"
@@ -84,9 +84,11 @@ cancel_all() {
   for _ in $(seq 100); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
 }
 
+PLANTED=""   # files the test user planted outside the temp dir
 cleanup() {
   local rc=$? left=""
   [ "$FAILED" = 1 ] && rc=1
+  [ -n "$PLANTED" ] && rm -f $PLANTED
   if [ "$rc" != 0 ]; then
     echo "--- slurmctld.log (tail)"; tail -n 30 "$T/slurmctld.log" 2>/dev/null || true
     echo "--- slurmd.log (tail)"; tail -n 15 "$T/slurmd.log" 2>/dev/null || true
@@ -460,6 +462,43 @@ CPU=$(submit -H --gres=nic:1 "$T/sleep.sh") || fail "CPU job refused: $(cat "$T/
 ctld_log_has "uid=$TUID name=sleep.sh: accepted unchanged (no model, no GPU request)"
 pass "job without model or GPU accepted unchanged (gres:nic:1 kept), logged"
 
+# --- 2b. what a user must not get through (issue 17) -------------------------------------
+# --exclusive: Slurm 22.05 gives the job every GPU of its node (JOB_GRES=gpu:2), whatever it
+# asks for, --gres=gpu:0 included; so without a model it is refused, with one as well.
+expect_reject "this job takes whole nodes (--exclusive, or an exclusive partition)" --exclusive "$T/sleep.sh"
+expect_reject "even with --gres=gpu:0" --exclusive --gres=gpu:0 "$T/sleep.sh"
+if out=$(as_user salloc --no-shell --exclusive 2>&1); then fail "salloc --exclusive without a model accepted: $out"; fi
+echo "$out" | grep -q "this job takes whole nodes" || fail "salloc --exclusive: $out"
+expect_reject "drop --exclusive" --exclusive "$M_SMALL" "$T/sleep.sh"
+pass "--exclusive without a model gets no GPU (refused, sbatch and salloc); with a model it is refused too"
+id=$(submit -H --gres=gpu:0 "$T/sleep.sh") || fail "--gres=gpu:0 without a model refused: $(cat "$T/sbatch.err")"
+[ "$(granted "$id")" = "gres:gpu:0" ] || fail "--gres=gpu:0: $(granted "$id")"
+pass "--gres=gpu:0 without a model: no GPU asked, accepted unchanged"
+id=$(submit -H -N1-2 "$M_SMALL" "$T/sleep.sh") || fail "-N1-2 refused: $(cat "$T/sbatch.err")"
+[ "$(job_field "$id" NumNodes)" = 1-1 ] && grep -q "on one node (-N1, was up to 2 nodes)" "$T/sbatch.err" ||
+  fail "-N1-2: NumNodes=$(job_field "$id" NumNodes): $(cat "$T/sbatch.err")"
+if id=$(submit -H -N1-2 -n32 "$M_SMALL" "$T/sleep.sh"); then
+  [ "$(job_field "$id" NumNodes)" = 1-1 ] || fail "-N1-2 -n32: NumNodes=$(job_field "$id" NumNodes)"
+else
+  grep -q "Requested node configuration is not available" "$T/sbatch.err" || fail "-N1-2 -n32: $(cat "$T/sbatch.err")"
+fi
+if as_user scontrol update jobid="$(submit -H "$M_SMALL" "$T/sleep.sh")" NumNodes=1-2 2>/dev/null; then
+  fail "NumNodes=1-2 of a sized job accepted"
+fi
+pass "-N1-2 stays on one node (NumNodes=1-1, told), -N1-2 -n32 cannot spread (Slurm: $(grep -o 'Requested node configuration is not available' "$T/sbatch.err" || echo "NumNodes=1-1")), scontrol update NumNodes=1-2 refused"
+mkfifo "$T/fifo.onnx"; chmod 666 "$T/fifo.onnx"
+t0=$(date +%s%N)
+expect_reject "is not a regular file" --comment="model=$T/fifo.onnx,batch=8" "$T/sleep.sh"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$ms" -lt 1500 ] || fail "the FIFO took $ms ms to refuse"
+pass "a FIFO as the model is refused in $ms ms (cli mode; timeout_s is 5 s)"
+FORGED="error: forged by a job name $$"
+submit -H -J "x"$'\n'"$FORGED" "$M_SMALL" "$T/sleep.sh" >/dev/null || fail "job named with a newline refused: $(cat "$T/sbatch.err")"
+grep -qF "name=x\n$FORGED: sized:" "$T/slurmctld.log" || fail "the job name with a newline is not in slurmctld.log, escaped"
+! grep -q "^$FORGED" "$T/slurmctld.log" || fail "a newline in a job name forged a line in slurmctld.log"
+pass "a newline in a job name is logged as \\n: no forged line in slurmctld.log"
+cancel_all
+
 # --- 3. the owner cannot undo the decision (job_modify) ---------------------------------
 HELD=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "held big job refused"
 [ "$(granted_shards "$HELD")" = "$SHARDS" ] || fail "held big job: $(granted "$HELD")"
@@ -607,6 +646,9 @@ pass "deputy mode (lua-socket, no process): model in the user's 700 directory re
 [ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
   fail "deputy mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx") / $M_MISSING"
 pass "deputy mode: root-only and missing models get the same refusal"
+t0=$(date +%s%N)
+expect_reject "the model file cannot be read" --comment="model=$T/fifo.onnx,batch=8" "$T/sleep.sh"
+pass "deputy mode: the FIFO refused in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 [ ! -e "$T/forked" ] || fail "deputy mode started a process (run_as ran)"
 id=$(submit -H "$M_GAN" "$T/sleep.sh") || fail "deputy mode: GAN refused: $(cat "$T/sbatch.err")"
 [ "$(granted_shards "$id")" = "$N_GAN" ] || fail "deputy mode: GAN $(granted "$id"), want shard:$N_GAN"
@@ -625,15 +667,17 @@ write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 # A job writes a fake nvidia-smi log (the format of --query-gpu=timestamp,index,utilization.gpu
 # --format=csv); EpilogSlurmctld (gpucast-epilog.sh, installed) averages it and posts it.
 EPI_LOG=$T/epilog.log
-write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "nvsmi_log_dir=$T/out" "epilog_log=$EPI_LOG" \
+# nvsmi_log_dir: root's, one directory per user, owned by that user (docs/slurm.md).
+mkdir -m 755 "$T/nvsmi" "$T/nvsmi/$TU"; chown "$TUID:$TGID" "$T/nvsmi/$TU"
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "nvsmi_log_dir=$T/nvsmi" "epilog_log=$EPI_LOG" \
   overuse_hold=yes "overuse_dir=$T/overuse"
 printf 'timestamp, index, utilization.gpu [%%]\n' > "$T/nvsmi.csv"
 for u in 90 30 60 100; do printf '2026/11/30 10:00:00.000, 0, %s %%\n' "$u" >> "$T/nvsmi.csv"; done
 chmod 644 "$T/nvsmi.csv"
 WANT_UTIL=$(awk -F', ' 'NR > 1 { s += $3; n++ } END { print s / n }' "$T/nvsmi.csv")  # 70
 WANT_N=$(($(wc -l < "$T/nvsmi.csv") - 1))
-printf '#!/bin/sh\n#GPUCAST model=%s batch=32\ncat %s > %s/gpucast-nvsmi-$SLURM_JOB_ID.csv\n' \
-  "$MODELS/pointnet.onnx" "$T/nvsmi.csv" "$T/out" > "$T/nvsmi-job.sh"
+printf '#!/bin/sh\n#GPUCAST model=%s batch=32\ncat %s > %s/$SLURM_JOB_USER/gpucast-nvsmi-$SLURM_JOB_ID.csv\n' \
+  "$MODELS/pointnet.onnx" "$T/nvsmi.csv" "$T/nvsmi" > "$T/nvsmi-job.sh"
 EJ=$(submit "$T/nvsmi-job.sh") || fail "nvsmi job refused: $(cat "$T/sbatch.err")"
 for _ in $(seq 150); do grep -q "job $EJ: gpucast job [0-9]*: observed" "$EPI_LOG" 2>/dev/null && break; sleep 0.2; done
 GJ=$(sed -n "s/.*job $EJ: gpucast job \([0-9]*\): observed.*/\1/p" "$EPI_LOG" 2>/dev/null | head -1)
@@ -676,6 +720,19 @@ as_user scontrol release "$HJ" || fail "release after clearing the record refuse
 [ "$(job_field "$HJ" Priority)" != 0 ] || fail "job $HJ still held after release"
 pass "operator clears it (rm overuse_dir/$TU); the job is released"
 cancel_all
+# A utilization file planted in /tmp for another user's job (root's here) holds nobody: the
+# epilog reads no nvidia-smi log unless nvsmi_log_dir is set, and refuses a world-writable
+# one (epilog_test.sh: /tmp-like directories, symlinks, FIFOs, other owners).
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "epilog_log=$EPI_LOG" overuse_hold=yes "overuse_dir=$T/overuse"
+VJ=$(sbatch -H --parsable -o /dev/null --comment="model=$MODELS/pointnet.onnx,batch=32" --wrap true 2>/dev/null) ||
+  fail "root's job refused"
+as_user sh -c "for i in 1 2 3; do echo '2026/11/30 10:00:00.000, 0, 100 %'; done > /tmp/gpucast-nvsmi-$VJ.csv"
+PLANTED="$PLANTED /tmp/gpucast-nvsmi-$VJ.csv"
+scontrol release "$VJ"
+for _ in $(seq 100); do grep -q "job $VJ: no GPU utilization measured" "$EPI_LOG" 2>/dev/null && break; sleep 0.1; done
+grep -q "job $VJ: no GPU utilization measured" "$EPI_LOG" || fail "job $VJ: the epilog measured something: $(grep "job $VJ:" "$EPI_LOG")"
+[ ! -e "$T/overuse/root" ] || fail "root recorded for overuse from a planted file: $(cat "$T/overuse/root")"
+pass "a 100% utilization file the user planted in /tmp for root's job $VJ: nothing measured, nobody held"
 write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 
 stop_daemons 1
