@@ -438,12 +438,16 @@ local function unreadable(uid)
 end
 
 -- The start of run()'s body that refuses any model that is not a regular file before
--- anything opens it (a FIFO would block the reader, a device never end). `test -f` is
--- a stat as slurmctld; whatever it finds, the user gets the message a missing file gets.
+-- anything opens it (a FIFO would block the reader, a device never end). The test is a
+-- stat as slurmctld: what slurmctld cannot see (SlurmUser=slurm and a user's private
+-- directory) is left to the reader, which opens O_NONBLOCK and checks for itself
+-- (gpucast predict, dd iflag=nonblock). Whatever it finds, the user gets the message a
+-- missing file gets.
 local function regular_files_only(paths)
   local q = {}
   for _, p in ipairs(paths) do q[#q + 1] = shq(p) end
-  return "for m in " .. table.concat(q, " ") .. '; do [ -f "$m" ] || { echo __gpucast_unreadable; exit 0; }; done; '
+  return "for m in " .. table.concat(q, " ") ..
+         '; do [ ! -e "$m" ] || [ -f "$m" ] || { echo __gpucast_unreadable; exit 0; }; done; '
 end
 
 -- Prefix that runs a command with the job owner's uid, gid and groups (nothing for root).

@@ -35,7 +35,7 @@ fi
 [ -f "$BUILD_DIR/cmake_install.cmake" ] || { echo "slurm test: FAILED: $BUILD_DIR is not a cmake build dir" >&2; exit 1; }
 
 # Debian packages (idempotent).
-PKGS="slurmctld slurmd slurm-client munge curl lua-socket jq"
+PKGS="slurmctld slurmd slurm-client munge curl lua-socket jq sudo lua5.1"
 missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "slurm test: installing $missing"
@@ -85,6 +85,7 @@ cancel_all() {
 }
 
 PLANTED=""   # files the test user planted outside the temp dir
+SUDOERS=""; EXTRA_USERS=""; EXTRA_GROUP=""   # section 9
 cleanup() {
   local rc=$? left=""
   [ "$FAILED" = 1 ] && rc=1
@@ -103,6 +104,14 @@ cleanup() {
     sleep 0.1
   done
   if [ -n "$left" ]; then echo "slurm test: processes left behind: $left" >&2; rc=1; fi
+  # Section 9's sudoers file and accounts (the rule goes first).
+  [ -n "$SUDOERS" ] && rm -f "$SUDOERS"
+  for u in $EXTRA_USERS; do
+    pkill -KILL -u "$u" 2>/dev/null || true
+    userdel "$u" 2>/dev/null || { echo "slurm test: cannot remove user $u" >&2; rc=1; }
+    getent group "$u" >/dev/null && groupdel "$u" 2>/dev/null
+  done
+  [ -n "$EXTRA_GROUP" ] && groupdel "$EXTRA_GROUP" 2>/dev/null
   if [ -n "$TU" ]; then
     pkill -KILL -u "$TU" 2>/dev/null || true  # only the throw-away user's processes
     userdel "$TU" 2>/dev/null || { echo "slurm test: cannot remove user $TU" >&2; rc=1; }
@@ -757,5 +766,77 @@ MH=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") |
 if as_user scontrol update jobid="$MH" TresPerNode=gres:mps:10 2>/dev/null; then fail "mps share lowered"; fi
 [ "$(granted "$MH")" = "gres:mps:$(units_for "$U_BIG" 100)" ] || fail "mps big: $(granted "$MH")"
 pass "share = mps: lowering a sized mps share is refused too"
+
+# --- 9. SlurmUser=slurm: the sudoers recipe, as shipped (sudoers.example) ---------------
+# A throw-away service account stands for slurm; the test user is in the recipe's group,
+# a second account is not. Only the site's paths, the group and the account are substituted.
+SVC=gpcs$$; OUTSIDER=gpcx$$; EXTRA_GROUP=gpcg$$
+groupadd "$EXTRA_GROUP"
+for u in "$SVC" "$OUTSIDER"; do
+  useradd -M -U -d /nonexistent -s /usr/sbin/nologin "$u" || fail "useradd $u failed"
+  EXTRA_USERS="$EXTRA_USERS $u"
+done
+usermod -aG "$EXTRA_GROUP" "$TU"
+SVC_UID=$(id -u "$SVC"); SVC_GID=$(id -g "$SVC"); OUT_UID=$(id -u "$OUTSIDER")
+sed -e "s|/usr/local/bin/gpucast |$GPUCAST |" -e "s|/etc/slurm/gpucast-predictor.json |$T/predictor.json |" \
+    -e "s|%gpucast-users,|%$EXTRA_GROUP,|" -e "s|^slurm ALL |$SVC ALL |" "$SHARE/slurm/sudoers.example" > "$T/sudoers"
+[ "$(diff "$SHARE/slurm/sudoers.example" "$T/sudoers" | grep -c '^>')" = 3 ] ||
+  fail "sudoers.example: paths, group and account not substituted: $(diff "$SHARE/slurm/sudoers.example" "$T/sudoers")"
+visudo -c -q -f "$T/sudoers" || fail "visudo refuses the recipe: $(visudo -c -f "$T/sudoers" 2>&1)"
+SUDOERS=/etc/sudoers.d/gpucast-test-$$   # no '.' in the name: sudo would skip the file
+install -m 440 "$T/sudoers" "$SUDOERS"
+as_svc() { setpriv --reuid="$SVC_UID" --regid="$SVC_GID" --init-groups -- "$@"; }
+PRED=(predict --json --predictor "$T/predictor.json" --batch 32 --model "$T/private/p.onnx")
+out=$(as_svc sudo -n -u "#$TUID" -- "$GPUCAST" "${PRED[@]}" 2>&1) || fail "sudo recipe: gpucast predict as $TU refused: $out"
+echo "$out" | grep -q '"gpu_util"' || fail "sudo recipe: no prediction: $out"
+denied() {  # denied WHAT ARGS...: sudo refuses, the command does not run
+  local out
+  if out=$(as_svc sudo -n "$@" 2>&1); then fail "sudo recipe allowed $1: $*: $out"; fi
+  echo "$out" | grep -q "^sudo: a password is required" || fail "sudo recipe: $*: $out"
+}
+denied -u "#$TUID" -- /usr/bin/id
+denied -u "#$TUID" -- /usr/bin/dd if=/etc/hostname
+denied -u "#$TUID" -- /usr/bin/curl -s file:///etc/hostname
+denied -u "#$TUID" -- /bin/sh -c id
+denied -u "#$TUID" -- "$GPUCAST" analyze --model "$T/private/p.onnx"
+denied -u "#$TUID" -- "$GPUCAST" predict --json --predictor /etc/shadow --batch 1 --model "$T/private/p.onnx"
+denied -u root -- "$GPUCAST" "${PRED[@]}"
+denied -u "#$OUT_UID" -- "$GPUCAST" "${PRED[@]}"
+denied -u "#$(id -u daemon)" -- "$GPUCAST" "${PRED[@]}"
+# The wildcard lets a second --predictor through to gpucast, which refuses it.
+if out=$(as_svc sudo -n -u "#$TUID" -- "$GPUCAST" predict --json --predictor "$T/predictor.json" --predictor /etc/shadow \
+         --batch 1 --model "$T/private/p.onnx" 2>&1); then fail "a second --predictor accepted: $out"; fi
+echo "$out" | grep -q "^--predictor: At Most 1 required but received 2" || fail "a second --predictor: $out"
+pass "sudoers recipe (visudo-checked): the service account runs gpucast predict as $TU and nothing else (not id, dd, curl, sh, analyze, another predictor; not as root, daemon or a user outside the group)"
+# job_submit.lua as the service account, run_as = sudo: the owner's private model is read;
+# another user's private model gets the missing-file message; a user outside the group
+# reaches no process (misconfigured, fail closed).
+mkdir -m 755 "$T/sudo-plugin"; mkdir -m 700 "$T/outsider"
+cp "$MODELS/pointnet.onnx" "$T/outsider/x.onnx"; chown -R "$OUT_UID" "$T/outsider"
+cp "$SHARE/slurm/job_submit.lua" "$T/sudo-plugin/"
+{ cat "$T/gpucast.conf.site"; echo "run_as = /usr/bin/sudo -n -u '#{uid}' --   # SlurmUser=slurm (sudoers.example)"; } \
+  > "$T/sudo-plugin/gpucast.conf"
+cat > "$T/sudo-plugin/submit.lua" <<'LUA'
+local log = {}
+slurm = { SUCCESS = 0, ERROR = -1 }
+for _, f in ipairs({ "log_info", "log_error", "log_user" }) do
+  slurm[f] = function(fmt, ...) log[#log + 1] = string.format(fmt, ...) end
+end
+dofile(arg[1] .. "/job_submit.lua")
+local NV = 4294967294
+local d = { comment = "model=" .. arg[2] .. ",batch=32", user_id = tonumber(arg[3]), group_id = tonumber(arg[4]),
+            min_nodes = NV, max_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, shared = 65534, name = "j" }
+local rc = slurm_job_submit(d, {}, tonumber(arg[3]))
+print("rc=" .. rc .. " tres=" .. tostring(d.tres_per_node) .. " | " .. table.concat(log, " | "))
+LUA
+chmod 644 "$T/sudo-plugin/"*
+out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/private/p.onnx" "$TUID" "$TGID")
+[[ "$out" == "rc=0 tres=gres:shard:$N_SMALL "* ]] || fail "plugin with run_as = sudo: $out"
+out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/outsider/x.onnx" "$TUID" "$TGID")
+[[ "$out" == "rc=-1 "*"the model file cannot be read: it does not exist, is not a regular file, or uid $TUID may not read it"* ]] ||
+  fail "plugin with run_as = sudo, another user's model: $out"
+out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/outsider/x.onnx" "$OUT_UID" "$OUT_UID")
+[[ "$out" == "rc=-1 "*"$MISCONF"* ]] || fail "plugin with run_as = sudo, a user outside the group: $out"
+pass "job_submit.lua as the service account with run_as = sudo: $TU's private model -> shard:$N_SMALL; another user's model refused like a missing one; a user outside the group: misconfigured (nothing runs)"
 
 echo "slurm test: every check passed"
