@@ -60,6 +60,10 @@ local SETTINGS = {
   -- PARTITION:GPU pairs: the GPU (gpucast's name) of each partition's nodes, or "none" for
   -- a partition without GPUs. Partitions not listed have GPUs (default_gpu).
   partition_gpus = { {}, "map" },
+  -- TYPE:GPU pairs: a Slurm GPU type, as in --gres=gpu:TYPE:1 and as a node feature
+  -- (Feature=TYPE, --constraint=TYPE), and the gpucast GPU it is.
+  gpu_types = { {}, "map" },
+  default_gpu = { "", "string" },                   -- GPU of jobs nothing else places; "" = the predictor's
   -- Runs gpucast (or curl) as the job's owner; {uid} and {gid} are substituted. setpriv
   -- needs slurmctld to run as root (SlurmUser=root); see docs/slurm.md for SlurmUser=slurm.
   run_as = { "/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups --", "string" },
@@ -127,6 +131,12 @@ local function read_conf()
   end
   if conf.default_batch ~= "" and not (conf.default_batch:match("^%d+$") and tonumber(conf.default_batch) >= 1) then
     config_error(path .. ": 'default_batch' wants an integer >= 1 or nothing")
+  end
+  if not conf.default_gpu:match("^[%w_%.%-]*$") then
+    config_error(path .. ": 'default_gpu' wants a GPU name (letters, digits, '_', '.', '-'), got '" .. conf.default_gpu .. "'")
+  end
+  for t, g in pairs(conf.gpu_types) do
+    if g == "none" then config_error(path .. ": 'gpu_types' maps " .. t .. " to none (only partition_gpus has none)") end
   end
   return conf
 end
@@ -334,7 +344,7 @@ local OPTION = { tres_per_node = "--gres/--gpus-per-node", tres_per_job = "--gpu
 -- Checks that the request of a model-declaring job is for (at most) one GPU and rewrites
 -- it. Returns the new tres_per_node/job/task strings (other gres kept) and a note on
 -- what was replaced. Raises a user error saying what to write instead.
-local function plan_request(req, share_gres)
+local function plan_request(req, share_gres, conf)
   if mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres) then
     user_error("--cpus-per-gpu, --mem-per-gpu and --ntasks-per-gpu count whole GPUs, but gpucast gives this job " ..
                "a share of one GPU: write --cpus-per-task/-c and --mem instead")
@@ -343,14 +353,23 @@ local function plan_request(req, share_gres)
   local tasks = isset(req.num_tasks) and req.num_tasks or 1
   local gpus, what, replaced = 0, {}, {}
   local keep = { tres_per_node = {}, tres_per_job = {}, tres_per_task = {} }
+  local types = {}
   for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
     for _, e in ipairs(parse_tres(req[f])) do
-      if is_gpu(e) then
-        if e.type then
-          user_error("typed GPU request '" .. e.text:gsub("^gres[:/]", "") .. "': gpucast predicts for the " ..
-                     "cluster's shared GPUs and hands out a share of one; drop the type (no GPU option, or " ..
-                     "--gres=gpu:1) and select nodes with --constraint if your site defines GPU features")
+      if (is_gpu(e) or is_share(e)) and e.type then
+        -- A GPU type the site named (gpu_types): predicted for that GPU, kept there by the feature.
+        if not conf.gpu_types[e.type] then
+          local known = {}
+          for t in pairs(conf.gpu_types) do known[#known + 1] = t end
+          table.sort(known)
+          user_error("GPU type '" .. e.type .. "' in '" .. e.text:gsub("^gres[:/]", "") .. "' is not one this site " ..
+                     (#known > 0 and ("names (" .. table.concat(known, ", ") .. "): choose one of those, or drop the type")
+                      or "names to gpucast: drop the type (no GPU option, or --gres=gpu:1) and select nodes with -p") ..
+                     "")
         end
+        types[#types + 1] = e.type
+      end
+      if is_gpu(e) then
         if f == "tres_per_socket" then
           user_error("--gpus-per-socket asks for whole GPUs per socket: gpucast gives a job a share of one GPU; " ..
                      "drop the option (or write --gres=gpu:1)")
@@ -384,7 +403,51 @@ local function plan_request(req, share_gres)
                "single GPUs (a job's shards come from one GPU): ask for one GPU (--gres=gpu:1 or no GPU option), " ..
                "multi-GPU jobs are not shared")
   end
-  return keep, replaced, pinned
+  return keep, replaced, pinned, types
+end
+
+-- Feature words of a --constraint expression ("a100&ib", "[v100|a100]", "a100*2").
+local function feature_words(features)
+  local w = {}
+  for word in (features or ""):gmatch("[%a_][%w_%.%-]*") do w[#w + 1] = word end
+  return w
+end
+
+-- The GPU (gpucast's name) the job will run on, from its typed GPU request, its
+-- --constraint features (gpu_types), its partitions (partition_gpus), else default_gpu;
+-- nil = the predictor's own GPU. Returns the name and where it came from. Raises a user
+-- error when those disagree or the job could land on different GPUs.
+local function job_gpu(conf, types, features, parts)
+  local seen, order = {}, {}
+  local function add(gpu, why)
+    if not seen[gpu] then seen[gpu] = why; order[#order + 1] = gpu end
+  end
+  for _, t in ipairs(types) do add(conf.gpu_types[t], "--gres type " .. t) end
+  for _, w in ipairs(feature_words(features)) do
+    if conf.gpu_types[w] then add(conf.gpu_types[w], "--constraint " .. w) end
+  end
+  local gpu_parts, none_parts = 0, {}
+  for _, name in ipairs(parts) do
+    local g = conf.partition_gpus[name]
+    if g == "none" then none_parts[#none_parts + 1] = name
+    else
+      gpu_parts = gpu_parts + 1
+      if g then add(g, "partition " .. name) end
+    end
+  end
+  if #parts > 0 and gpu_parts == 0 then
+    user_error("partition " .. table.concat(none_parts, ",") .. " has no GPUs: submit a job that names its model " ..
+               "to a partition with GPUs")
+  end
+  if #order > 1 then
+    local what = {}
+    for _, g in ipairs(order) do what[#what + 1] = g .. " (" .. seen[g] .. ")" end
+    user_error("this job could run on different GPUs: " .. table.concat(what, ", ") .. "; gpucast predicts for " ..
+               "one: name one partition or one GPU type")
+  end
+  if #order == 1 then return order[1], seen[order[1]] end
+  if conf.default_gpu ~= "" then return conf.default_gpu, "default_gpu" end
+  return nil, nil
 end
 
 -- Asking gpucast ----------------------------------------------------------------
@@ -462,7 +525,8 @@ local function service_answer(code, out, uid)
   local util = out:match('"predicted_util"%s*:%s*([%d%.eE%+%-]+)')
   local low, high = out:match('"predicted_util_interval"%s*:%s*%[%s*([%d%.eE%+%-]+)%s*,%s*([%d%.eE%+%-]+)')
   if code == 200 and util then
-    return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util) }
+    return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util),
+             gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"') }
   end
   local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
   if code == 422 and msg:match("cannot be read as uid") then user_error(unreadable(uid)) end
@@ -537,6 +601,8 @@ local function predict_as_deputy(conf, d, uid, gid)
     end
     nets = '"models":[' .. table.concat(list, ",") .. "]"
   end
+  -- "gpu" only when the site's configuration names one (an older service refuses the key).
+  if d.gpu then nets = nets .. ',"gpu":' .. json_str(d.gpu) end
   local body = "{" .. nets .. ',"batch":' .. string.format("%d", d.batch) ..
                ',"amp":' .. (d.amp and "true" or "false") .. ',"dims":{' .. table.concat(dims, ",") ..
                '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
@@ -563,6 +629,7 @@ local function predict(conf, d, uid, gid)
   if conf.mode == "service" then
     -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
     local q = { "batch=" .. d.batch, "amp=" .. (d.amp and 1 or 0) }
+    if d.gpu then q[#q + 1] = "gpu=" .. urlenc(d.gpu) end  -- only when configured, as in the deputy's body
     for k, v in pairs(d.dims) do q[#q + 1] = "dim." .. urlenc(k) .. "=" .. v end
     for k, v in pairs(d.attrs) do q[#q + 1] = "attr." .. urlenc(k) .. "=" .. urlenc(v) end
     -- The reader runs as the user and reads the model; curl (as slurmctld, no ~/.curlrc: -q)
@@ -602,6 +669,7 @@ local function predict(conf, d, uid, gid)
   if d.amp then cmd = cmd .. " --amp" end
   for k, v in pairs(d.dims) do cmd = cmd .. " --dim " .. shq(k .. "=" .. v) end
   for k, v in pairs(d.attrs) do cmd = cmd .. " --attr " .. shq(k .. "=" .. v) end
+  if d.gpu then cmd = cmd .. " --gpu " .. shq(d.gpu) end
   local paths = {}
   for _, m in ipairs(d.models) do paths[#paths + 1] = m.path end
   local rc, out = run(regular_files_only(paths) .. piped(cmd), conf.timeout_s)
@@ -614,12 +682,16 @@ local function predict(conf, d, uid, gid)
     local low = tonumber(out:match('"low"%s*:%s*([%d%.eE%+%-]+)'))
     local high = tonumber(out:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
     if not util then config_error("gpucast predict printed no gpu_util: " .. first_line(out)) end
-    return { util = util, low = low or util, high = high or util }
+    return { util = util, low = low or util, high = high or util, gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"') }
   end
   local line = first_line(out)
   local msg = out:match("gpucast predict: ([^\n]*)")
   if rc == 1 and msg then
     if msg:find(conf.predictor, 1, true) then config_error("predictor: " .. msg) end
+    -- The GPU names come from gpucast.conf (partition_gpus, gpu_types, default_gpu).
+    if d.gpu and msg:match("unknown GPU") then
+      config_error("gpucast.conf names GPU '" .. d.gpu .. "' (" .. d.gpu_why .. "), which gpucast does not know: " .. msg)
+    end
     if msg:match("cannot open") or msg:match("No such file") or msg:match("Permission denied") or
        msg:match("not a regular file") or
        msg:match("Not a directory") or msg:match("Too many levels of symbolic links") then
@@ -659,10 +731,17 @@ end
 
 -- Predicts the declared job and writes the share into `out` (a job_desc).
 -- `req` holds the request fields to examine. Returns the message for the user.
-local function size_job(conf, d, req, out, uid, gid)
+local function size_job(conf, d, req, out, uid, gid, parts)
   local kind = share_name(conf)
-  local keep, replaced, pinned = plan_request(req, kind)
+  local keep, replaced, pinned, types = plan_request(req, kind, conf)
+  d.gpu, d.gpu_why = job_gpu(conf, types, req.features, parts)
+  if #types > 0 then  -- the share is untyped: the node feature keeps the job on that GPU type
+    local f = req.features and req.features ~= "" and ("(" .. req.features .. ")&") or ""
+    out.features = f .. table.concat(types, "&")
+  end
   local p = predict(conf, d, uid, gid)
+  local gpu = d.gpu or p.gpu
+  local on = gpu and (" on " .. gpu .. " (" .. (d.gpu_why or "the predictor's GPU") .. ")") or " on the predictor's GPU"
   local basis = conf.headroom == "interval" and p.high or p.util
   local n = units_for(conf, basis)
   local share = "gres:" .. kind .. ":" .. n
@@ -681,13 +760,14 @@ local function size_job(conf, d, req, out, uid, gid)
   for _, m in ipairs(d.models) do
     for _ = 1, m.n do declared[#declared + 1] = "model=" .. pct_encode(m.path) end
   end
-  out.admin_comment = string.format("gpucast: %s batch=%d%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
+  out.admin_comment = string.format("gpucast: %s batch=%d%s%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
                                     table.concat(declared, " "), d.batch, d.amp and " amp=1" or "",
-                                    #extra > 0 and (" " .. table.concat(extra, " ")) or "", p.util, p.low, p.high,
+                                    #extra > 0 and (" " .. table.concat(extra, " ")) or "",
+                                    d.gpu and (" gpu=" .. d.gpu) or "", p.util, p.low, p.high,
                                     conf.headroom == "interval" and "high" or "point", kind, n, share_units(conf))
-  local msg = string.format("gpucast: %s batch %d%s%s: predicted GPU utilization %.1f%% (interval %.1f-%.1f%%, sized by %s) -> %s of %d",
+  local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%% (interval %.1f-%.1f%%, sized by %s) -> %s of %d",
                             models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
-                            p.util, p.low, p.high, from, share, share_units(conf))
+                            on, p.util, p.low, p.high, from, share, share_units(conf))
   if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
   if pinned then msg = msg .. "; on one node (-N1, was up to " .. pinned .. " nodes)" end
   return msg
@@ -743,7 +823,7 @@ local function submit(job_desc, part_list, uid)
   -- Read the model as the job's owner (root may submit for another user with --uid).
   local owner = isset(job_desc.user_id) and job_desc.user_id or uid
   local gid = isset(job_desc.group_id) and job_desc.group_id or owner
-  local msg = size_job(conf, d, job_desc, job_desc, owner, gid)
+  local msg = size_job(conf, d, job_desc, job_desc, owner, gid, parts)
   log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
   -- The owner's name only matters with overuse_hold (finding it may start getent).
   local uname = conf.overuse_hold == "yes" and user_name(job_desc, owner) or nil
@@ -797,6 +877,8 @@ local function modify(job_desc, job_rec, part_list, uid)
   end
   local req = {}
   for _, f in ipairs(REQ_FIELDS) do req[f] = merged(job_desc, job_rec, f) end
+  req.features = merged(job_desc, job_rec, "features")
+  req.partition = merged(job_desc, job_rec, "partition")
   req.min_nodes = isset(job_desc.min_nodes) and job_desc.min_nodes or nil
   req.max_nodes = isset(job_desc.max_nodes) and job_desc.max_nodes or nil
   req.num_tasks = isset(job_desc.num_tasks) and job_desc.num_tasks or nil
@@ -809,10 +891,22 @@ local function modify(job_desc, job_rec, part_list, uid)
       user_error("the model declaration of job " .. tostring(jobid) .. " cannot be changed after submission " ..
                  "(its GPU share is predicted from it): cancel it and submit it again with the new declaration")
     end
-    local msg = size_job(conf, d, req, job_desc, owner, gid)
+    local msg = size_job(conf, d, req, job_desc, owner, gid, job_partitions(req.partition, part_list))
     log_info("gpucast: %s modify by uid %s: re-predicted: %s", who(owner, job_rec.name, jobid), tostring(uid),
                    (msg:gsub("^gpucast: ", "")))
     return slurm.SUCCESS
+  end
+  -- A sized job was predicted for one GPU (gpu= in the AdminComment): a new partition or
+  -- constraint may not move it to another.
+  if sized and not d and (job_desc.partition ~= nil or job_desc.features ~= nil) then
+    local was = sized:match(" gpu=([^ ]+)")
+    local ok, now = pcall(job_gpu, conf, {}, req.features, job_partitions(req.partition, part_list))
+    if not ok or now ~= was then
+      user_error("job " .. tostring(jobid) .. " was predicted for " .. (was or "the predictor's GPU") .. "; the new " ..
+                 "partition or constraint would " .. (ok and ("put it on " .. tostring(now or "the predictor's GPU"))
+                                                         or ("not do: " .. tostring(type(now) == "table" and now.msg or now))) ..
+                 ": declare the model again (scontrol update JobId=" .. tostring(jobid) .. " Comment=model=PATH,batch=N) as root")
+    end
   end
   if not changes_request then return slurm.SUCCESS end
   if not sized then

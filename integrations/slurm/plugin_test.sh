@@ -9,9 +9,10 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
 T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
-SLOW_PID=""
+SLOW_PID=""; CAPTURE_PID=""
 cleanup() {
   [ -n "$SLOW_PID" ] && kill "$SLOW_PID" 2>/dev/null
+  [ -n "$CAPTURE_PID" ] && kill "$CAPTURE_PID" 2>/dev/null
   [ -s "$T/escaped.pid" ] && kill "$(cat "$T/escaped.pid")" 2>/dev/null
   rm -rf "$T"
 }
@@ -23,14 +24,17 @@ cat > "$T/gpucast" <<'EOF'
 #!/bin/sh
 sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn.fds"
 env > "$(dirname "$0")/spawn.env"
-m=""; ms=""; while [ $# -gt 0 ]; do case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; esac; shift; done
+m=""; ms=""; gpu=RTX3090
+while [ $# -gt 0 ]; do case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; --gpu) gpu=$2; shift ;; esac; shift; done
 echo "$ms" > "$(dirname "$0")/models.args"
+echo "$gpu" > "$(dirname "$0")/gpu.arg"
+[ "$gpu" != bogus ] || { echo "gpucast predict: features: unknown GPU 'bogus'; closest: B200, P100" >&2; exit 1; }
 [ -r "$m" ] || { echo "gpucast predict: $m: cannot open: No such file or directory" >&2; exit 1; }
 case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed protobuf)" >&2; exit 1 ;; esac
 case "$m" in *hang*) sleep 30 ;; esac
 # A process that leaves the timeout's process group and keeps the output pipe open.
 case "$m" in *escape*) setsid sleep 30 & echo $! > "$(dirname "$0")/escaped.pid"; sleep 30 ;; esac
-echo '{ "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
+echo '{ "gpu": "'"$gpu"'", "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
 # A run_as prefix that records the same and runs the rest (the process run as the user).
@@ -63,7 +67,31 @@ while True:
     c.close()
 EOF
 /usr/bin/python3 "$T/slow.py" "$T/slow.port" & SLOW_PID=$!
-for _ in $(seq 50); do [ -s "$T/slow.port" ] && break; sleep 0.1; done
+# A service that records each request (line and body) and answers 52.5% (interval 40-61).
+cat > "$T/capture.py" <<'EOF'
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += c.recv(65536)
+    head, body = data.split(b"\r\n\r\n", 1)
+    n = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            n = int(line.split(b":")[1])
+    while len(body) < n:
+        body += c.recv(65536)
+    open(sys.argv[2], "wb").write(head.split(b"\r\n")[0] + b"\n" + body)
+    answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]}'
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(answer) + answer)
+    c.close()
+EOF
+/usr/bin/python3 "$T/capture.py" "$T/capture.port" "$T/captured" & CAPTURE_PID=$!
+for _ in $(seq 50); do [ -s "$T/slow.port" ] && [ -s "$T/capture.port" ] && break; sleep 0.1; done
 echo "0123456789abcdef" > "$T/deputy.token"
 mkdir -p "$T/my models" "$T/overuse"
 touch "$T/my models/m%1.onnx" "$T/my models/a=b,c.onnx"
@@ -170,7 +198,56 @@ d = sized("--gpus=1", { comment = M, tres_per_job = "gres:gpu:1" }, "gres:shard:
 check("--gpus cleared", d.tres_per_job == "", d.tres_per_job)
 d = sized("-n1 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 1 }, "gres:shard:5")
 check("--gpus-per-task cleared", d.tres_per_task == "", d.tres_per_task)
-refused("typed", { comment = M, tres_per_node = "gres:gpu:a100:2" }, "typed GPU request 'gpu:a100:2'")
+refused("typed, no gpu_types", { comment = M, tres_per_node = "gres:gpu:a100:1" },
+        "GPU type 'a100' in 'gpu:a100:1' is not one this site names to gpucast")
+-- The GPU the job will run on: typed request, --constraint, partition (gpucast.conf), default.
+local function gpu_arg() return io.open(T .. "/gpu.arg"):read("*l") end
+d, l = sized("no GPU configured", { comment = M }, "gres:shard:5")
+check("the message says the predictor's GPU", l:find("batch 8 on RTX3090 (the predictor's GPU): predicted", 1, true), l)
+check("no --gpu passed", gpu_arg() == "RTX3090", gpu_arg())
+conf("gpu_types = a100:A100-80GB, v100:V100-32GB\npartition_gpus = test:RTX3090, big:A100-80GB, cpu:none\n")
+d, l = sized("partition test (the default)", { comment = M }, "gres:shard:5")
+check("predicted for RTX3090 (--gpu), said so", gpu_arg() == "RTX3090" and
+      l:find("on RTX3090 (partition test): predicted", 1, true) and d.admin_comment:find(" gpu=RTX3090 ", 1, true), l)
+d, l = sized("-p big", { comment = M, partition = "big" }, "gres:shard:5")
+check("-p big: --gpu A100-80GB", gpu_arg() == "A100-80GB" and l:find("on A100-80GB (partition big)", 1, true), l)
+d, l = sized("-p big --gres=gpu:a100:1", { comment = M, partition = "big", tres_per_node = "gres:gpu:a100:1" }, "gres:shard:5")
+check("typed a100: --gpu A100-80GB, kept on a100 nodes by the feature", gpu_arg() == "A100-80GB" and d.features == "a100", d.features)
+d, l = sized("-p big --constraint=a100&ib", { comment = M, partition = "big", features = "a100&ib" }, "gres:shard:5")
+check("--constraint a100: A100-80GB, features unchanged", gpu_arg() == "A100-80GB" and d.features == "a100&ib", d.features)
+d = sized("typed with a constraint", { comment = M, partition = "big", features = "ib", tres_per_node = "gres:gpu:a100:1" }, "gres:shard:5")
+check("the type joins the constraint", d.features == "(ib)&a100", d.features)
+refused("--gres=gpu:a100:1 in partition test (RTX3090)", { comment = M, tres_per_node = "gres:gpu:a100:1" },
+        "this job could run on different GPUs: A100-80GB (--gres type a100), RTX3090 (partition test)")
+refused("-p test,big", { comment = M, partition = "test,big" }, "this job could run on different GPUs")
+refused("--constraint=a100|v100", { comment = M, partition = "big", features = "a100|v100" }, "could run on different GPUs")
+refused("--gres=gpu:h100:1 (not a site type)", { comment = M, tres_per_node = "gres:gpu:h100:1" },
+        "GPU type 'h100' in 'gpu:h100:1' is not one this site names (a100, v100): choose one of those")
+refused("-p cpu (no GPUs)", { comment = M, partition = "cpu" }, "partition cpu has no GPUs")
+conf("default_gpu = H100\n")
+d, l = sized("default_gpu", { comment = M }, "gres:shard:5")
+check("default_gpu: --gpu H100, said so", gpu_arg() == "H100" and l:find("on H100 (default_gpu)", 1, true), l)
+conf("default_gpu = bogus\n")
+l = refused("a GPU gpucast does not know in gpucast.conf", { comment = M }, "gpucast is misconfigured")
+check("the operator is told which setting", l:find("log_error[^\n]*gpucast.conf names GPU 'bogus' %(default_gpu%), which gpucast " ..
+      "does not know: features: unknown GPU 'bogus'") ~= nil, l)
+conf("gpu_types = a100:none\n")
+refused("gpu_types to none", { comment = M }, "gpucast is misconfigured")
+-- Deputy and upload mode send the GPU only when gpucast.conf names one.
+local CAP = "url = http://127.0.0.1:" .. io.open(T .. "/capture.port"):read("*a") .. "\n"
+local function captured() return io.open(T .. "/captured"):read("*a") end
+conf("mode = service\n" .. CAP .. "deputy_token_file = " .. T .. "/deputy.token\npartition_gpus = test:A100-80GB\n")
+d, l = sized("deputy, partition test:A100-80GB", { comment = M }, "gres:shard:5")
+check("deputy body has \"gpu\":\"A100-80GB\"", captured():find('"gpu":"A100-80GB"', 1, true) and
+      l:find("on A100-80GB (partition test)", 1, true), captured() .. l)
+conf("mode = service\n" .. CAP .. "deputy_token_file = " .. T .. "/deputy.token\n")
+d, l = sized("deputy, no GPU configured", { comment = M }, "gres:shard:5")
+check("deputy body without gpu; the message says the predictor's GPU", not captured():find('"gpu"', 1, true) and
+      l:find("batch 8 on the predictor's GPU: predicted", 1, true), captured() .. l)
+conf("mode = service\n" .. CAP .. "partition_gpus = test:A100-80GB\n")
+sized("upload, partition test:A100-80GB", { comment = M }, "gres:shard:5")
+check("upload query has gpu=A100-80GB", captured():find("^POST /v1/predict%?[^\n]*&gpu=A100%-80GB") ~= nil, captured())
+conf()
 -- Several networks per step: each model= is one forward+backward pass (as gpucast predict --model).
 d, l = sized("GAN: model=G,model=D,model=D", { comment = M .. ",model=" .. T .. "/d.onnx,model=" .. T .. "/d.onnx" },
              "gres:shard:5")
@@ -362,6 +439,18 @@ rc, _, l = modify({ max_nodes = 2 })
 check("NumNodes=1-2 of a sized job refused", rc == 2072 and l:find("cannot span nodes", 1, true), l)
 rc, _, l = modify({ shared = 0 })
 check("--exclusive (OverSubscribe=no) on a sized job refused", rc == 2072 and l:find("every GPU of its node", 1, true), l)
+-- A job predicted for one GPU cannot be moved to another by a partition or constraint update.
+conf("gpu_types = a100:A100-80GB\npartition_gpus = test:RTX3090, big:A100-80GB, other:RTX3090\n")
+rec.partition = "test"
+rec.admin_comment = "gpucast: model=x batch=64 gpu=RTX3090 util=99.0 interval=98.0-100.0 basis=point share=shard:8/8"
+rc, _, l = modify({ partition = "big" })
+check("Partition=big (A100-80GB) for a job predicted on RTX3090 refused", rc == 2072 and
+      l:find("was predicted for RTX3090; the new partition or constraint would put it on A100-80GB", 1, true), l)
+rc, _, l = modify({ features = "a100" })
+check("Features=a100 for a job predicted on RTX3090 refused (the partition says RTX3090)", rc == 2072, l)
+rc = modify({ partition = "other" })
+check("Partition=other (also RTX3090) accepted", rc == 0, rc)
+conf()
 
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")

@@ -214,7 +214,7 @@ MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
 MailProg=/bin/true
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=$gres State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=$gres Features=rtx3090 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
   {
@@ -456,7 +456,7 @@ expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gpus-per-node=1
 expect_granted "gres:shard:$N_SMALL" "$M_SMALL" -n1 --gpus-per-task=1
 expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gres=shard:1
 expect_granted "gres:shard:$N_SMALL,gres:nic:1" "$M_SMALL" --gres=gpu:1,nic:1
-expect_reject "typed GPU request 'gpu:a100:2'" "$M_SMALL" --gres=gpu:a100:2 "$T/sleep.sh"
+expect_reject "GPU type 'a100' in 'gpu:a100:2' is not one this site names to gpucast" "$M_SMALL" --gres=gpu:a100:2 "$T/sleep.sh"
 expect_reject "this job asks for 4 GPUs (--gpus gpu:4)" "$M_SMALL" --gpus=4 "$T/sleep.sh"
 expect_reject "this job asks for 2 GPUs" "$M_SMALL" --gres=gpu:2 "$T/sleep.sh"
 expect_reject "this job asks for 2 GPUs" "$M_SMALL" -n1 --gpus-per-task=2 "$T/sleep.sh"
@@ -506,6 +506,30 @@ submit -H -J "x"$'\n'"$FORGED" "$M_SMALL" "$T/sleep.sh" >/dev/null || fail "job 
 grep -qF "name=x\n$FORGED: sized:" "$T/slurmctld.log" || fail "the job name with a newline is not in slurmctld.log, escaped"
 ! grep -q "^$FORGED" "$T/slurmctld.log" || fail "a newline in a job name forged a line in slurmctld.log"
 pass "a newline in a job name is logged as \\n: no forged line in slurmctld.log"
+cancel_all
+
+# --- 2c. predicted for the GPU the job will run on (gpu_types, partition_gpus) ------------
+# resnet50 batch 16 needs a different share on an H100 than on the predictor's RTX3090.
+U16=$(pjson "$MODELS/resnet50.onnx" 16 | jnum gpu_util); N16=$(units_for "$U16" $SHARDS)
+U16H=$("$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$MODELS/resnet50.onnx" --batch 16 --gpu H100 |
+       jnum gpu_util); N16H=$(units_for "$U16H" $SHARDS)
+[ "$N16" != "$N16H" ] || fail "test premise: resnet50 b16 gets $N16 shards on RTX3090 and on H100"
+M16="--comment=model=$MODELS/resnet50.onnx,batch=16"
+write_conf "gpu_types=rtx3090:RTX3090 a100:A100-80GB"
+id=$(submit -H "$M16" --gres=gpu:rtx3090:1 "$T/sleep.sh") || fail "typed rtx3090 refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N16" ] && [ "$(job_field "$id" Features)" = rtx3090 ] &&
+  grep -q "batch 16 on RTX3090 (--gres type rtx3090): predicted" "$T/sbatch.err" ||
+  fail "typed rtx3090: $(granted "$id") Features=$(job_field "$id" Features): $(cat "$T/sbatch.err")"
+if submit -H "$M16" --gres=gpu:a100:1 "$T/sleep.sh" >/dev/null; then fail "a100 job accepted on a cluster without a100 nodes"; fi
+grep -q "on A100-80GB (--gres type a100)" "$T/sbatch.err" && grep -q "Invalid feature specification" "$T/sbatch.err" ||
+  fail "typed a100: $(cat "$T/sbatch.err")"
+write_conf "partition_gpus=test:H100"
+id=$(submit -H "$M16" "$T/sleep.sh") || fail "partition H100 refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N16H" ] && grep -q "batch 16 on H100 (partition test): predicted" "$T/sbatch.err" &&
+  scontrol show job "$id" | grep -q "AdminComment=gpucast: model=$MODELS/resnet50.onnx batch=16 gpu=H100 " ||
+  fail "partition test:H100: $(granted "$id"): $(cat "$T/sbatch.err")"
+write_conf
+pass "resnet50 b16: --gres=gpu:rtx3090:1 -> RTX3090 ${U16}% -> shard:$N16, kept on Feature=rtx3090 nodes; gpu:a100:1 predicted for A100-80GB and refused by Slurm (no a100 node); partition_gpus test:H100 -> ${U16H}% -> shard:$N16H"
 cancel_all
 
 # --- 3. the owner cannot undo the decision (job_modify) ---------------------------------
