@@ -26,7 +26,11 @@ slurmctld's rights: a file the user may not read is refused exactly like a missi
 
 Every GPU request form is examined (--gres, typed gres, --gpus, --gpus-per-node,
 --gpus-per-task, --gpus-per-socket, -N, --cpus/--mem-per-gpu); other gres are kept.
-Requests for more than one GPU are refused (shards of a job come from one GPU per node).
+A job asking for N > 1 GPUs on one node gets N whole GPUs (gres:gpu:N: shards cannot span
+GPUs), predicted per GPU (gpucast predict --gpus N where gpucast has it); multi_gpu = refuse
+refuses it. Jobs across nodes are refused; node ranges are pinned to one node. The GPU a job is
+predicted for comes from its typed request, --constraint, partition (gpucast.conf: gpu_types,
+partition_gpus) or default_gpu. --exclusive jobs (every GPU of the node) are GPU jobs.
 slurm_job_modify keeps the decision: lowering a sized job's share or turning it into a
 whole-GPU request is refused; more shards are allowed; a new model declaration is refused
 (re-predicted when root makes the update).
@@ -64,6 +68,9 @@ local SETTINGS = {
   -- (Feature=TYPE, --constraint=TYPE), and the gpucast GPU it is.
   gpu_types = { {}, "map" },
   default_gpu = { "", "string" },                   -- GPU of jobs nothing else places; "" = the predictor's
+  -- A job asking for N > 1 GPUs on one node: "whole" = gres:gpu:N (a job's shards cannot
+  -- span GPUs), predicted as data-parallel (gpucast predict --gpus N); "refuse".
+  multi_gpu = { "whole", { "whole", "refuse" } },
   -- Runs gpucast (or curl) as the job's owner; {uid} and {gid} are substituted. setpriv
   -- needs slurmctld to run as root (SlurmUser=root); see docs/slurm.md for SlurmUser=slurm.
   run_as = { "/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups --", "string" },
@@ -393,17 +400,20 @@ local function plan_request(req, share_gres, conf)
     end
   end
   if nodes > 1 then
-    user_error("this job asks for " .. nodes .. " nodes; gpucast shares single GPUs, so a job that names its " ..
-               "model runs on one node with a share of one GPU: drop -N/--nodes (multi-GPU jobs are not shared)")
+    user_error("this job asks for " .. nodes .. " nodes; a job that names its model runs on one node (a share " ..
+               "of one GPU, or whole GPUs of one node): drop -N/--nodes")
   end
   -- A range (-N1-2), or tasks that Slurm might spread: the job is pinned to one node.
   local pinned = isset(req.max_nodes) and req.max_nodes > 1 and req.max_nodes or nil
+  local whole = nil
   if gpus > 1 then
-    user_error("this job asks for " .. gpus .. " GPUs (" .. table.concat(what, ", ") .. "); gpucast shares " ..
-               "single GPUs (a job's shards come from one GPU): ask for one GPU (--gres=gpu:1 or no GPU option), " ..
-               "multi-GPU jobs are not shared")
+    if conf.multi_gpu ~= "whole" then
+      user_error("this job asks for " .. gpus .. " GPUs (" .. table.concat(what, ", ") .. "); this site shares " ..
+                 "single GPUs only (a job's shards come from one GPU): ask for one GPU (--gres=gpu:1 or no GPU option)")
+    end
+    whole = gpus  -- whole GPUs of one node: shards cannot span GPUs
   end
-  return keep, replaced, pinned, types
+  return keep, replaced, pinned, types, whole
 end
 
 -- Feature words of a --constraint expression ("a100&ib", "[v100|a100]", "a100*2").
@@ -603,6 +613,7 @@ local function predict_as_deputy(conf, d, uid, gid)
   end
   -- "gpu" only when the site's configuration names one (an older service refuses the key).
   if d.gpu then nets = nets .. ',"gpu":' .. json_str(d.gpu) end
+  if d.gpus then nets = nets .. ',"gpus":' .. string.format("%d", d.gpus) end
   local body = "{" .. nets .. ',"batch":' .. string.format("%d", d.batch) ..
                ',"amp":' .. (d.amp and "true" or "false") .. ',"dims":{' .. table.concat(dims, ",") ..
                '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
@@ -630,6 +641,7 @@ local function predict(conf, d, uid, gid)
     -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
     local q = { "batch=" .. d.batch, "amp=" .. (d.amp and 1 or 0) }
     if d.gpu then q[#q + 1] = "gpu=" .. urlenc(d.gpu) end  -- only when configured, as in the deputy's body
+    if d.gpus then q[#q + 1] = "gpus=" .. string.format("%d", d.gpus) end
     for k, v in pairs(d.dims) do q[#q + 1] = "dim." .. urlenc(k) .. "=" .. v end
     for k, v in pairs(d.attrs) do q[#q + 1] = "attr." .. urlenc(k) .. "=" .. urlenc(v) end
     -- The reader runs as the user and reads the model; curl (as slurmctld, no ~/.curlrc: -q)
@@ -672,8 +684,13 @@ local function predict(conf, d, uid, gid)
   if d.gpu then cmd = cmd .. " --gpu " .. shq(d.gpu) end
   local paths = {}
   for _, m in ipairs(d.models) do paths[#paths + 1] = m.path end
-  local rc, out = run(regular_files_only(paths) .. piped(cmd), conf.timeout_s)
+  local dp = d.gpus and (" --gpus " .. string.format("%d", d.gpus)) or ""
+  local rc, out = run(regular_files_only(paths) .. piped(cmd .. dp), conf.timeout_s)
   if out:match("^__gpucast_unreadable") then user_error(unreadable(uid)) end
+  if dp ~= "" and rc == 2 and out:match("not expected:[^\n]*%-%-gpus") then
+    dp = ""  -- a gpucast without data-parallel prediction: per GPU as a single-GPU job
+    rc, out = run(regular_files_only(paths) .. piped(cmd), conf.timeout_s)
+  end
   if rc == nil or rc == 137 or rc == 124 then
     user_error("the prediction did not finish within " .. conf.timeout_s .. " s (timeout_s); contact your administrator")
   end
@@ -682,7 +699,8 @@ local function predict(conf, d, uid, gid)
     local low = tonumber(out:match('"low"%s*:%s*([%d%.eE%+%-]+)'))
     local high = tonumber(out:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
     if not util then config_error("gpucast predict printed no gpu_util: " .. first_line(out)) end
-    return { util = util, low = low or util, high = high or util, gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"') }
+    return { util = util, low = low or util, high = high or util, gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'),
+             data_parallel = dp ~= "" }
   end
   local line = first_line(out)
   local msg = out:match("gpucast predict: ([^\n]*)")
@@ -733,8 +751,9 @@ end
 -- `req` holds the request fields to examine. Returns the message for the user.
 local function size_job(conf, d, req, out, uid, gid, parts)
   local kind = share_name(conf)
-  local keep, replaced, pinned, types = plan_request(req, kind, conf)
+  local keep, replaced, pinned, types, whole = plan_request(req, kind, conf)
   d.gpu, d.gpu_why = job_gpu(conf, types, req.features, parts)
+  d.gpus = whole
   if #types > 0 then  -- the share is untyped: the node feature keeps the job on that GPU type
     local f = req.features and req.features ~= "" and ("(" .. req.features .. ")&") or ""
     out.features = f .. table.concat(types, "&")
@@ -745,6 +764,13 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   local basis = conf.headroom == "interval" and p.high or p.util
   local n = units_for(conf, basis)
   local share = "gres:" .. kind .. ":" .. n
+  local per_gpu, of = "", share_units(conf)
+  if whole then  -- N whole GPUs: the prediction is for the message and the record (per GPU)
+    kind, n, of, share = "gpu", whole, whole, "gres:gpu:" .. whole
+    on = on .. " x" .. whole .. " GPUs"
+    per_gpu = p.data_parallel and (" per GPU (data-parallel, gpucast predict --gpus " .. whole .. ")")
+              or " per GPU, predicted as a single-GPU job (this gpucast has no data-parallel prediction)"
+  end
   out.tres_per_node = join_tres(share, keep.tres_per_node)
   out.max_nodes = 1  -- a share of one GPU is on one node
   if req.tres_per_job and req.tres_per_job ~= "" then out.tres_per_job = join_tres(nil, keep.tres_per_job) end
@@ -764,10 +790,11 @@ local function size_job(conf, d, req, out, uid, gid, parts)
                                     table.concat(declared, " "), d.batch, d.amp and " amp=1" or "",
                                     #extra > 0 and (" " .. table.concat(extra, " ")) or "",
                                     d.gpu and (" gpu=" .. d.gpu) or "", p.util, p.low, p.high,
-                                    conf.headroom == "interval" and "high" or "point", kind, n, share_units(conf))
-  local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%% (interval %.1f-%.1f%%, sized by %s) -> %s of %d",
+                                    conf.headroom == "interval" and "high" or "point", kind, n, of)
+  local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%%%s (interval %.1f-%.1f%%, sized by %s) -> %s",
                             models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
-                            on, p.util, p.low, p.high, from, share, share_units(conf))
+                            on, p.util, per_gpu, p.low, p.high, from, share)
+  msg = msg .. (whole and " (whole GPUs: a job's shards cannot span GPUs)" or (" of " .. of))
   if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
   if pinned then msg = msg .. "; on one node (-N1, was up to " .. pinned .. " nodes)" end
   return msg
@@ -924,15 +951,16 @@ local function modify(job_desc, job_rec, part_list, uid)
   local kind, n, k = sized:match("share=(%a+):(%d+)/(%d+)")
   n, k = tonumber(n), tonumber(k)
   local util = sized:match("util=([%d%.]+)") or "?"
+  local whole = kind == "gpu"  -- N whole GPUs (multi_gpu = whole): the count stays
   local function refuse(why)
-    user_error("job " .. tostring(jobid) .. " was sized gres:" .. kind .. ":" .. n .. " of " .. k ..
+    user_error("job " .. tostring(jobid) .. " was sized gres:" .. kind .. ":" .. n .. (whole and " (whole GPUs)" or (" of " .. k)) ..
                " from its predicted GPU utilization (" .. util .. "%); " .. why .. ". Keep gres:" .. kind .. ":" .. n ..
-               (conf.allow_more_shards == 1 and (" or more (up to " .. k .. ")") or "") ..
+               ((conf.allow_more_shards == 1 and not whole) and (" or more (up to " .. k .. ")") or "") ..
                ", or declare another model to have it predicted again (scontrol update JobId=" .. tostring(jobid) ..
                " Comment=model=PATH,batch=N)")
   end
   if (isset(job_desc.min_nodes) and job_desc.min_nodes > 1) or (isset(job_desc.max_nodes) and job_desc.max_nodes > 1) then
-    refuse("a share of one GPU cannot span nodes")
+    refuse("it cannot span nodes")
   end
   if job_desc.shared == 0 then refuse("--exclusive would give it every GPU of its node") end
   if mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres) or
@@ -941,13 +969,19 @@ local function modify(job_desc, job_rec, part_list, uid)
   end
   local m = nil
   for _, e in ipairs(parse_tres(req.tres_per_node)) do
-    if is_gpu(e) then refuse("a whole-GPU request (" .. e.text:gsub("^gres[:/]", "") .. ") is not accepted") end
-    if is_share(e) then
-      if e.name ~= kind then refuse("a request of " .. e.name .. " is not accepted") end
-      m = e.count
+    if whole then
+      if is_share(e) then refuse("a share (" .. e.text:gsub("^gres[:/]", "") .. ") is not accepted") end
+      if is_gpu(e) then m = e.count end
+    else
+      if is_gpu(e) then refuse("a whole-GPU request (" .. e.text:gsub("^gres[:/]", "") .. ") is not accepted") end
+      if is_share(e) then
+        if e.name ~= kind then refuse("a request of " .. e.name .. " is not accepted") end
+        m = e.count
+      end
     end
   end
   if not m then refuse("removing its GPU share is not accepted") end
+  if whole and m ~= n then refuse("changing its GPUs to gpu:" .. m .. " is not accepted") end
   if m < n then refuse("lowering it to " .. kind .. ":" .. m .. " is not accepted") end
   if m > n and conf.allow_more_shards ~= 1 then refuse("changing it is not accepted (allow_more_shards = 0)") end
   if m > k then refuse(kind .. ":" .. m .. " is more than one GPU has") end

@@ -24,8 +24,14 @@ cat > "$T/gpucast" <<'EOF'
 #!/bin/sh
 sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn.fds"
 env > "$(dirname "$0")/spawn.env"
-m=""; ms=""; gpu=RTX3090
-while [ $# -gt 0 ]; do case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; --gpu) gpu=$2; shift ;; esac; shift; done
+m=""; ms=""; gpu=RTX3090; gpus=""
+while [ $# -gt 0 ]; do
+  case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; --gpu) gpu=$2; shift ;; --gpus) gpus=$2; shift ;; esac; shift
+done
+# --gpus (data-parallel prediction) only when $T/dp exists; else as a gpucast without it.
+echo "$gpus" > "$(dirname "$0")/gpus.arg"
+[ -z "$gpus" ] || [ -e "$(dirname "$0")/dp" ] ||
+  { echo "The following arguments were not expected: $gpus --gpus" >&2; echo "Run with --help for more information." >&2; exit 2; }
 echo "$ms" > "$(dirname "$0")/models.args"
 echo "$gpu" > "$(dirname "$0")/gpu.arg"
 [ "$gpu" != bogus ] || { echo "gpucast predict: features: unknown GPU 'bogus'; closest: B200, P100" >&2; exit 1; }
@@ -264,8 +270,27 @@ refused("17 networks", { comment = many }, "more than 16 different model= networ
 conf("mode = service\nurl = http://127.0.0.1:9\n")  -- curl upload: one graph per request, refused before any request
 refused("GAN in upload mode", { comment = M .. ",model=" .. T .. "/d.onnx" }, "uploads one graph per job")
 conf()
-refused("--gpus=4", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
-refused("-n2 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 2 }, "this job asks for 2 GPUs")
+-- Several GPUs on one node: whole GPUs (a job's shards cannot span GPUs), predicted per GPU.
+d, l = sized("--gpus=4", { comment = M, tres_per_job = "gres:gpu:4" }, "gres:gpu:4")
+check("--gpus=4: whole GPUs on one node, --gpus cleared", d.tres_per_job == "" and d.max_nodes == 1, d.tres_per_job)
+check("--gpus=4 with a gpucast without --gpus: predicted as a single-GPU job, said so",
+      l:find("batch 8 on RTX3090 (the predictor's GPU) x4 GPUs: predicted GPU utilization 52.5% per GPU, predicted as a " ..
+             "single-GPU job (this gpucast has no data-parallel prediction) (interval 40.0-61.0%, sized by point) -> " ..
+             "gres:gpu:4 (whole GPUs: a job's shards cannot span GPUs)", 1, true), l)
+check("AdminComment share=gpu:4/4", d.admin_comment:find(" share=gpu:4/4$") ~= nil, d.admin_comment)
+io.open(T .. "/dp", "w"):close()
+d, l = sized("-n2 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 2 }, "gres:gpu:2")
+check("with gpucast predict --gpus: data-parallel, said so", io.open(T .. "/gpus.arg"):read("*l") == "2" and
+      l:find("x2 GPUs: predicted GPU utilization 52.5% per GPU (data-parallel, gpucast predict --gpus 2)", 1, true), l)
+os.remove(T .. "/dp")
+sized("--gres=gpu:2,nic:1", { comment = M, tres_per_node = "gres:gpu:2,gres:nic:1" }, "gres:gpu:2,gres:nic:1")
+conf("multi_gpu = refuse\n")
+refused("--gpus=4, multi_gpu = refuse", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
+conf("mode = service\n" .. "url = http://127.0.0.1:" .. io.open(T .. "/capture.port"):read("*a") .. "\n" ..
+     "deputy_token_file = " .. T .. "/deputy.token\n")
+sized("deputy, --gpus=2", { comment = M, tres_per_job = "gres:gpu:2" }, "gres:gpu:2")
+check("deputy body has \"gpus\":2", io.open(T .. "/captured"):read("*a"):find('"gpus":2', 1, true), io.open(T .. "/captured"):read("*a"))
+conf()
 refused("-N4", { comment = M, tres_per_node = "gres:gpu:1", min_nodes = 4 }, "this job asks for 4 nodes")
 refused("-N2-4", { comment = M, min_nodes = 2, max_nodes = 4 }, "this job asks for 2 nodes")
 d, l = sized("-N1-2: a range", { comment = M, min_nodes = 1, max_nodes = 2 }, "gres:shard:5")
@@ -427,6 +452,16 @@ rc, d, l = modify({ comment = M })
 check("new model declaration by the owner refused", rc == 2072 and l:find("cannot be changed after submission"), l)
 rc, d, l = modify({ comment = M }, 0)
 check("new model declaration by root re-predicted", rc == 0 and d.tres_per_node == "gres:shard:5", tostring(rc) .. " " .. tostring(d.tres_per_node) .. " " .. l)
+-- A job of whole GPUs keeps its count.
+local saved = rec.admin_comment
+rec.admin_comment = "gpucast: model=x batch=64 util=52.5 interval=40.0-61.0 basis=point share=gpu:2/2"
+rc, _, l = modify({ tres_per_node = "gres:gpu:1" })
+check("whole GPUs: gpu:2 -> gpu:1 refused", rc == 2072 and l:find("changing its GPUs to gpu:1 is not accepted", 1, true), l)
+rc, _, l = modify({ tres_per_node = "gres:shard:8" })
+check("whole GPUs: a share instead refused", rc == 2072 and l:find("a share (shard:8) is not accepted", 1, true), l)
+rc = modify({ tres_per_node = "gres:gpu:2" })
+check("whole GPUs: gpu:2 kept accepted", rc == 0, rc)
+rec.admin_comment = saved
 rc = modify({ comment = "just a note" })
 check("plain comment change untouched", rc == 0, rc)
 rec.admin_comment = nil

@@ -457,10 +457,21 @@ expect_granted "gres:shard:$N_SMALL" "$M_SMALL" -n1 --gpus-per-task=1
 expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gres=shard:1
 expect_granted "gres:shard:$N_SMALL,gres:nic:1" "$M_SMALL" --gres=gpu:1,nic:1
 expect_reject "GPU type 'a100' in 'gpu:a100:2' is not one this site names to gpucast" "$M_SMALL" --gres=gpu:a100:2 "$T/sleep.sh"
-expect_reject "this job asks for 4 GPUs (--gpus gpu:4)" "$M_SMALL" --gpus=4 "$T/sleep.sh"
-expect_reject "this job asks for 2 GPUs" "$M_SMALL" --gres=gpu:2 "$T/sleep.sh"
-expect_reject "this job asks for 2 GPUs" "$M_SMALL" -n1 --gpus-per-task=2 "$T/sleep.sh"
-expect_reject "this job asks for 2 GPUs" "$M_SMALL" -n2 --gpus-per-task=1 "$T/sleep.sh"
+# Several GPUs on one node: whole GPUs (a job's shards cannot span GPUs), predicted per GPU.
+expect_granted "gres:gpu:2" "$M_SMALL" --gres=gpu:2
+grep -q "x2 GPUs: predicted GPU utilization [0-9.]*% per GPU, .* -> gres:gpu:2 (whole GPUs: a job's shards cannot span GPUs)" \
+  "$T/sbatch.err" || fail "--gres=gpu:2: $(cat "$T/sbatch.err")"
+expect_granted "gres:gpu:2" "$M_SMALL" -n1 --gpus-per-task=2
+expect_granted "gres:gpu:2" "$M_SMALL" -n2 --gpus-per-task=1
+expect_reject "Requested node configuration is not available" "$M_SMALL" --gpus=4 "$T/sleep.sh"
+grep -q "x4 GPUs" "$T/sbatch.err" || fail "--gpus=4: $(cat "$T/sbatch.err")"
+WG=$(submit "$M_SMALL" --gres=gpu:2 "$T/sleep.sh") || fail "gpu:2 job refused"
+wait_state "$WG" RUNNING
+SJ=$(submit "$M_SMALL" "$T/sleep.sh") || fail "shard job refused"
+for _ in $(seq 50); do [ "$(job_field "$SJ" Reason)" != None ] && break; sleep 0.1; done
+[ "$(job_field "$SJ" JobState)" = PENDING ] || fail "a shard job runs beside a job holding both GPUs whole: $(squeue)"
+pass "while a job holds both GPUs whole (gres:gpu:2), a shard job pends ($(job_field "$SJ" Reason)); --gpus=4 is refused by Slurm (2 GPUs per node)"
+cancel_all
 expect_reject "this job asks for 2 nodes" "$M_SMALL" -N2 --gres=gpu:1 "$T/sleep.sh"
 expect_reject "--cpus-per-gpu, --mem-per-gpu and --ntasks-per-gpu count whole GPUs" "$M_SMALL" --gres=gpu:1 --cpus-per-gpu=2 "$T/sleep.sh"
 expect_reject "GPU jobs must name their model" --gpus=1 "$T/sleep.sh"
@@ -613,14 +624,17 @@ cancel_all
 # --- 6. arrays, heterogeneous jobs, salloc and srun --------------------------------------
 id=$(submit -H --array=0-2 "$M_SMALL" "$T/sleep.sh") || fail "array refused: $(cat "$T/sbatch.err")"
 [ "$(scontrol show job "$id" | grep -c "TresPerNode=gres:shard:$N_SMALL")" -ge 1 ] || fail "array: $(granted "$id")"
-expect_reject "this job asks for 4 GPUs" --array=0-2 "$M_SMALL" --gpus=4 "$T/sleep.sh"
-pass "job array -> gres:shard:$N_SMALL; a multi-GPU array is refused"
+id=$(submit -H --array=0-1 "$M_SMALL" --gpus=2 "$T/sleep.sh") || fail "2-GPU array refused: $(cat "$T/sbatch.err")"
+[ "$(scontrol show job "$id" | grep -c "TresPerNode=gres:gpu:2")" -ge 1 ] || fail "2-GPU array: $(granted "$id")"
+pass "job array -> gres:shard:$N_SMALL; a 2-GPU array -> gres:gpu:2"
 id=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" : "$M_SMALL" "$T/sleep.sh") ||
   fail "hetjob refused: $(cat "$T/sbatch.err")"
 [ "$(granted "$id+0")" = "gres:shard:$N_BIG" ] && [ "$(granted "$id+1")" = "gres:shard:$N_SMALL" ] ||
   fail "hetjob components: $(granted "$id+0") / $(granted "$id+1")"
-pass "heterogeneous job: component 0 -> shard:$N_BIG, component 1 -> shard:$N_SMALL; a 2-GPU component is refused"
-expect_reject "this job asks for 2 GPUs" "$M_SMALL" : --gres=gpu:2 "$T/sleep.sh"
+id=$(submit -H "$M_SMALL" : "$M_SMALL" --gres=gpu:2 "$T/sleep.sh") || fail "hetjob with 2 GPUs refused: $(cat "$T/sbatch.err")"
+[ "$(granted "$id+1")" = "gres:gpu:2" ] || fail "hetjob component 1: $(granted "$id+1")"
+expect_reject "this job asks for 2 nodes" "$M_SMALL" : "$M_SMALL" -N2 "$T/sleep.sh"
+pass "heterogeneous job: component 0 -> shard:$N_BIG, component 1 -> shard:$N_SMALL; a 2-GPU component -> gres:gpu:2, a 2-node one is refused"
 cancel_all
 out=$(as_user salloc --no-shell "$M_SMALL" 2>&1) || fail "salloc refused: $out"
 id=$(echo "$out" | sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
@@ -631,8 +645,8 @@ echo "$out" | grep -qF "$(echo "$M_MISSING" | sed 's/^.*gpucast: //')" || fail "
 pass "salloc: sized (shard:$N_SMALL) and refused by the same rules"
 out=$(as_user timeout 60 srun "$M_SMALL" sh -c 'scontrol show job $SLURM_JOB_ID' 2>&1) || fail "srun refused: $out"
 echo "$out" | grep -q "TresPerNode=gres:shard:$N_SMALL" || fail "srun job not sized: $out"
-if out=$(as_user timeout 60 srun --gpus=2 "$M_SMALL" true 2>&1); then fail "srun --gpus=2 accepted"; fi
-echo "$out" | grep -q "this job asks for 2 GPUs" || fail "srun refusal: $out"
+if out=$(as_user timeout 60 srun -N2 "$M_SMALL" true 2>&1); then fail "srun -N2 accepted"; fi
+echo "$out" | grep -q "this job asks for 2 nodes" || fail "srun refusal: $out"
 pass "srun: sized (shard:$N_SMALL) and refused by the same rules"
 
 # --- 6b. a job of several networks (DCGAN: G once, D three times per step) -------------------
