@@ -216,6 +216,7 @@ SchedulerType=sched/backfill
 MailProg=/bin/true
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=$gres Features=rtx3090 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=whole Nodes=ALL OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP
 CONF
   {
     echo "AutoDetect=off"
@@ -490,7 +491,8 @@ expect_reject "even with --gres=gpu:0" --exclusive --gres=gpu:0 "$T/sleep.sh"
 if out=$(as_user salloc --no-shell --exclusive 2>&1); then fail "salloc --exclusive without a model accepted: $out"; fi
 echo "$out" | grep -q "this job takes whole nodes" || fail "salloc --exclusive: $out"
 expect_reject "drop --exclusive" --exclusive "$M_SMALL" "$T/sleep.sh"
-pass "--exclusive without a model gets no GPU (refused, sbatch and salloc); with a model it is refused too"
+expect_reject "this job takes whole nodes (--exclusive, or an exclusive partition)" -p whole "$T/sleep.sh"
+pass "--exclusive without a model gets no GPU (refused, sbatch and salloc); with a model it is refused too; so is any job of an OverSubscribe=EXCLUSIVE partition"
 id=$(submit -H --gres=gpu:0 "$T/sleep.sh") || fail "--gres=gpu:0 without a model refused: $(cat "$T/sbatch.err")"
 [ "$(granted "$id")" = "gres:gpu:0" ] || fail "--gres=gpu:0: $(granted "$id")"
 pass "--gres=gpu:0 without a model: no GPU asked, accepted unchanged"
