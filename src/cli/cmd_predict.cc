@@ -96,9 +96,10 @@ int RunPredict(const PredictFlags& f) {
                               {"from", l.from}};
       };
       nlohmann::json d = {
-          {"single_gpu", {{"gpu_util", res->single_gpu->util},
-                          {"interval", {{"low", res->single_gpu->low}, {"high", res->single_gpu->high}}},
-                          {"step_ms", dp.single_step_s * 1e3}}},
+          // Flat names: the top-level gpu_util / interval keys stay the only ones of their name.
+          {"single_gpu_util", res->single_gpu->util},
+          {"single_gpu_interval", {res->single_gpu->low, res->single_gpu->high}},
+          {"single_gpu_step_ms", dp.single_step_s * 1e3},
           {"step_ms", dp.step_s * 1e3},
           {"scaling_efficiency", dp.scaling_efficiency},
           {"compute_util", dp.compute_util},
@@ -173,7 +174,7 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
   sub->add_flag("--json", flags->json,
                 "Print one JSON object: gpu_util (0-100), interval {low, high, level, calibrated}, gpu, "
                 "mig_profile, target (the counter predicted), features used; with --gpus > 1 data_parallel: "
-                "single_gpu, step_ms, scaling_efficiency, compute_util, allreduce_bytes, wire_bytes_per_rank, "
+                "single_gpu_util, single_gpu_interval [low, high], single_gpu_step_ms, step_ms, scaling_efficiency, compute_util, allreduce_bytes, wire_bytes_per_rank, "
                 "link_gbps, comm_ms, exposed_comm_ms, intra_node / inter_node links");
   sub->footer("The interval is split-conformal, calibrated by leave-one-workload-out on the training rows: see "
               "docs/predictor.md.");
