@@ -50,12 +50,12 @@ std::string Markdown(const std::vector<sim::SourceValidation>& vs) {
   std::ostringstream o;
   o << "Rate error, leave one group out (Lucid: one model; Gavel: one job family; every pair involving it is "
        "held out). Cells: MAE (bias = mean model − measured).\n\n"
-    << "| source, GPU | groups | pairs used / measured | no slowdown | time-slicing bound | current model | "
-       "selected (nested) | chosen on all pairs |\n|---|---:|---:|---:|---:|---:|---:|---|\n";
+    << "| source, GPU | groups | pairs used / measured | no slowdown | mean-rate control | time-slicing bound | "
+       "current model | selected (nested) | chosen on all pairs |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& v : vs) {
     o << "| " << Label(v) << " | " << v.groups << " | " << v.pairs_used << " / " << v.pairs_total;
     if (v.source == "gavel") o << " (" << v.pairs_zero << " zero, " << v.pairs_unmapped << " unmapped)";
-    o << " | " << Cell(v.no_slowdown) << " | " << Cell(v.bound) << " | " << Cell(v.current) << " | "
+    o << " | " << Cell(v.no_slowdown) << " | " << Cell(v.mean_rate) << " | " << Cell(v.bound) << " | " << Cell(v.current) << " | "
       << Cell(v.selected) << " | " << v.chosen.Name() << (v.chosen.Name() == "time-slicing bound" ? "" : ": ")
       << (v.chosen.Name() == "time-slicing bound" ? "" : ParamText(v.chosen, v.chosen_params)) << " |\n";
   }
@@ -74,8 +74,8 @@ std::string Markdown(const std::vector<sim::SourceValidation>& vs) {
     if (v.source == "gavel")
       o << " (every non-zero pair, mapped or not: " << Fmt("%.3f", v.all_valid_mean_rate) << ")";
     if (v.device_busy_mae >= 0)
-      o << "; device busy of the chosen model vs measured gpu_util: MAE " << Fmt("%.1f", v.device_busy_mae)
-        << " points";
+      o << "; device busy vs measured gpu_util (all pairs): MAE " << Fmt("%.1f", v.device_busy_mae)
+        << " points for the chosen model, " << Fmt("%.1f", v.device_busy_mae_current) << " for the current model";
     o << ". Chosen per fold: ";
     for (size_t i = 0; i < v.fold_choices.size(); ++i) o << (i ? "; " : "") << v.fold_choices[i];
     o << ".\n";
@@ -107,6 +107,7 @@ nlohmann::ordered_json ValidationJson(const std::vector<sim::SourceValidation>& 
     r["measured_mean_rate"] = v.measured_mean_rate;
     if (v.source == "gavel") r["all_valid_mean_rate"] = v.all_valid_mean_rate;
     r["no_slowdown"] = Errors(v.no_slowdown);
+    r["mean_rate_control"] = Errors(v.mean_rate);
     r["time_slicing_bound"] = Errors(v.bound);
     r["current_model"] = Errors(v.current);
     r["selected_nested"] = Errors(v.selected);
@@ -116,7 +117,10 @@ nlohmann::ordered_json ValidationJson(const std::vector<sim::SourceValidation>& 
     for (const auto& f : v.forms) forms.push_back({{"form", f.form.Name()}, {"held_out", Errors(f.held_out)},
                                                    {"fitted_on_all", Params(f.form, f.all)}});
     r["forms"] = forms;
-    if (v.device_busy_mae >= 0) r["device_busy_mae_pct"] = v.device_busy_mae;
+    if (v.device_busy_mae >= 0) {
+      r["device_busy_mae_pct"] = v.device_busy_mae;
+      r["current_model_device_busy_mae_pct"] = v.device_busy_mae_current;
+    }
     rows.push_back(r);
   }
   j["tables"] = rows;

@@ -203,6 +203,23 @@ std::vector<Fold> LeaveGroupOut(const std::vector<Sample>& s, const FitFn& fit) 
   return folds;
 }
 
+// Leave one group out for a control that predicts one rate for every held-out
+// sample, computed from the training samples (the same folds as LeaveGroupOut).
+std::vector<Fold> ConstantFolds(const std::vector<Sample>& s,
+                                const std::function<double(const std::vector<Sample>&)>& rate) {
+  std::vector<Fold> folds;
+  for (int g : GroupsOf(s)) {
+    std::vector<Sample> train, test;
+    for (const Sample& x : s) (x.g[0] == g || x.g[1] == g ? test : train).push_back(x);
+    if (train.empty() || test.empty()) continue;
+    const double r = rate(train);
+    Fold f{g, {}};
+    for (const Sample& x : test) f.err.insert(f.err.end(), {r - x.x[2], r - x.x[3]});
+    folds.push_back(std::move(f));
+  }
+  return folds;
+}
+
 RateErrors Summarise(const std::vector<Fold>& folds) {
   RateErrors r;
   double se = 0;
@@ -435,18 +452,12 @@ SourceValidation ValidateSamples(const std::vector<Sample>& s, const std::vector
   v.pairs_used = static_cast<int>(s.size());
   for (const Sample& x : s) v.measured_mean_rate += x.x[2] + x.x[3];
   v.measured_mean_rate /= std::max<size_t>(1, 2 * s.size());
-  {
-    // No slowdown: rate 1 for every held-out sample (the same folds).
-    std::vector<Fold> folds;
-    for (int g : GroupsOf(s)) {
-      Fold f{g, {}};
-      for (const Sample& x : s)
-        if (x.g[0] == g || x.g[1] == g) f.err.insert(f.err.end(), {1.0 - x.x[2], 1.0 - x.x[3]});
-      if (f.err.size() == 2 * s.size()) continue;  // nothing left to fit on: skipped, as in LeaveGroupOut
-      folds.push_back(std::move(f));
-    }
-    v.no_slowdown = Summarise(folds);
-  }
+  v.no_slowdown = Summarise(ConstantFolds(s, [](const std::vector<Sample>&) { return 1.0; }));
+  v.mean_rate = Summarise(ConstantFolds(s, [](const std::vector<Sample>& t) {
+    double m = 0;
+    for (const Sample& x : t) m += x.x[2] + x.x[3];
+    return m / (2.0 * static_cast<double>(t.size()));
+  }));
   v.bound = Summarise(LeaveGroupOut(s, [](const std::vector<Sample>&, int) { return InterferenceParams{}; }));
   v.current = Summarise(LeaveGroupOut(s, [&](const std::vector<Sample>& t, int) {
     return refit_current ? InterferenceModel::FitParams(Plain(t)) : current_lucid;
@@ -702,14 +713,17 @@ Result<std::vector<SourceValidation>> Validate(const std::vector<WorkloadProfile
   l.gpu = "RTX3090";
   l.grouping = "model";
   l.pairs_total = static_cast<int>(rows.size());
-  InterferenceModel chosen(l.chosen_params);
-  double busy_err = 0;
-  for (const Row& r : rows) {
-    double u[2] = {w[r.a].true_util, w[r.b].true_util}, rates[2], busy;
-    chosen.Rates(u, 2, rates, &busy);
-    busy_err += std::fabs(busy - r.util);
-  }
-  l.device_busy_mae = busy_err / static_cast<double>(rows.size());
+  auto busy_mae = [&](const InterferenceModel& m) {
+    double err = 0;
+    for (const Row& r : rows) {
+      double u[2] = {w[r.a].true_util, w[r.b].true_util}, rates[2], busy;
+      m.Rates(u, 2, rates, &busy);
+      err += std::fabs(busy - r.util);
+    }
+    return err / static_cast<double>(rows.size());
+  };
+  l.device_busy_mae = busy_mae(InterferenceModel(l.chosen_params));
+  l.device_busy_mae_current = busy_mae(InterferenceModel(current));
   out.push_back(std::move(l));
   for (const GavelType& t : gavel) {
     SourceValidation g = ValidateSamples(t.samples, GavelForms(), t.families, current, /*refit_current=*/false);

@@ -166,6 +166,7 @@ struct SourceValidation {
   double measured_mean_rate = 0;   // over the used pairs' samples
   double all_valid_mean_rate = 0;  // Gavel: over every non-zero pair, mapped or not
   RateErrors no_slowdown;   // rate 1
+  RateErrors mean_rate;     // control: the training groups' mean measured rate
   RateErrors bound;         // min(1, 100 / sum u): no parameters
   RateErrors current;       // the previous model: (beta, s) least squares on Lucid
   RateErrors selected;      // nested: the form chosen inside each fold's training groups
@@ -178,7 +179,8 @@ struct SourceValidation {
   std::vector<std::string> fold_choices;  // "group: form" per outer fold
   PhysicsForm chosen;                     // selection on every pair of this source
   InterferenceParams chosen_params;
-  double device_busy_mae = -1;  // Lucid: chosen model's busy vs measured gpu_util, points
+  double device_busy_mae = -1;          // Lucid: chosen model's busy vs measured gpu_util, points
+  double device_busy_mae_current = -1;  // the same for the current model
 };
 
 // Every table of the validation: Lucid (RTX 3090) and Gavel (K80, P100, V100).

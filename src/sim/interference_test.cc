@@ -249,6 +249,7 @@ TEST_F(RealData, HeldOutErrorNoWorseThanTimeSlicing) {
   EXPECT_EQ(l.groups, 9);
   EXPECT_EQ(l.selected.samples, 3046);  // each pair held out once per model it involves
   EXPECT_LT(l.device_busy_mae, 15.0);
+  EXPECT_LT(l.selected.mae, l.mean_rate.mae);  // on Lucid the physics beats a constant rate
   struct Counts { const char* gpu; int zero, unmapped, used; };
   const Counts want[] = {{"K80", 45, 192, 114}, {"P100", 11, 210, 130}, {"V100", 21, 207, 123}};
   for (int i = 0; i < 3; ++i) {
