@@ -443,7 +443,8 @@ Result<std::vector<GavelType>> ReadGavel(const std::vector<WorkloadProfile>& w, 
   return out;
 }
 
-// The validation of one source of samples (no_slowdown .. device busy).
+// The validation of one source of samples: controls, bound, current model,
+// every form held out, and the nested selection.
 SourceValidation ValidateSamples(const std::vector<Sample>& s, const std::vector<PhysicsForm>& forms,
                                  const std::vector<std::string>& group_names, const InterferenceParams& current_lucid,
                                  bool refit_current) {
