@@ -268,7 +268,16 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   for (const Measurement& r : data.rows)
     if (!r.target.empty() && std::find(info.targets.begin(), info.targets.end(), r.target) == info.targets.end())
       info.targets.push_back(r.target);
-  return Predictor(std::move(info), std::move(m));
+  Predictor out(std::move(info), std::move(m));
+  // The memory model, on the rows that have a memory column (none: no model).
+  std::vector<double> gmem = data.MemoryLabels();
+  if (data.mem.size() == data.rows.size() &&
+      std::count_if(gmem.begin(), gmem.end(), [](double v) { return std::isfinite(v) && v > 0; }) >= 2) {
+    auto mm = MemoryModel::Fit(data.mem, gmem, data.group);
+    if (!mm.ok()) return mm.status();
+    out.set_memory(std::move(mm).value());
+  }
+  return out;
 }
 
 std::string Predictor::TargetFor(const std::string& mig_profile) {
@@ -288,6 +297,15 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   PredictResult out;
   out.prediction = p[0];
   out.features = std::move(f);
+  // Data-parallel ranks: 1 until JobConfig carries the job's GPU count (then
+  // pass it here: each rank adds DDP's gradient buckets, features/memory.h).
+  ASSIGN_OR_RETURN(MemoryEstimate mem, EstimateMemory(reports, job, /*ranks=*/1));
+  if (memory_) {
+    out.memory = memory_->Predict(mem, level);
+  } else {
+    out.memory.capacity_mib = mem.capacity_mib;
+  }
+  out.memory_estimate = std::move(mem);
   return out;
 }
 
