@@ -629,6 +629,69 @@ TEST(SavedBytes, LinearInTheBatch) {
   EXPECT_EQ(at(1024), 1024 * at(1));
 }
 
+// GELU exported before opset 20: h -> Div(sqrt 2) -> Erf -> Add(1) -> Mul(h, .) -> Mul(0.5) = g,
+// the scalars from Constant nodes. PyTorch's fused gelu keeps h only.
+TEST(SavedBytes, GeluExportKeepsWhatTheFusedOpKeeps) {
+  GraphBuilder b("gelu.onnx", 2);
+  b.Data("x", {2, 8}).Param("w", {16, 8}).Value("h", {2, 16});
+  b.Value("c1", {}).Value("c2", {}).Value("c3", {});
+  b.Value("u", {2, 16}).Value("e", {2, 16}).Value("a", {2, 16}).Value("m", {2, 16}).Value("g", {2, 16});
+  b.Param("w2", {4, 16}).Value("y", {2, 4});
+  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  b.Op("Constant", "k1", {}, {"c1"});
+  b.Op("Constant", "k2", {}, {"c2"});
+  b.Op("Constant", "k3", {}, {"c3"});
+  b.Op("Div", "div", {"h", "c1"}, {"u"});
+  b.Op("Erf", "erf", {"u"}, {"e"});
+  b.Op("Add", "add", {"e", "c2"}, {"a"});
+  b.Op("Mul", "mul", {"h", "a"}, {"m"});
+  b.Op("Mul", "half", {"m", "c3"}, {"g"});
+  b.Op("Gemm", "fc2", {"g", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  CostReport r = Analyze(b);
+  // h (2·16·4 = 128 bytes) on the pattern's first node; fc2 keeps g for dW2 (128).
+  EXPECT_EQ(NodeNamed(r, "div").saved_bytes, 128);
+  for (const char* inside : {"erf", "add", "mul", "half"}) EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
+  EXPECT_EQ(NodeNamed(r, "fc2").saved_bytes, 128);
+  EXPECT_EQ(r.totals.saved_bytes, 256);  // node by node it would be u, h, a and c3: 516
+}
+
+// LayerNorm exported before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add):
+// PyTorch's fused layer_norm keeps its input, the mean and the standard deviation.
+TEST(SavedBytes, LayerNormExportKeepsWhatTheFusedOpKeeps) {
+  GraphBuilder b("ln.onnx", 2);
+  b.Data("x", {2, 8}).Param("w", {8, 8}).Value("h", {2, 8});
+  b.Value("mu", {2, 1}).Value("d", {2, 8}).Value("two", {}).Value("p", {2, 8}).Value("var", {2, 1});
+  b.Value("eps", {}).Value("ve", {2, 1}).Value("sd", {2, 1}).Value("n", {2, 8});
+  b.Param("gamma", {8}).Param("beta", {8}).Value("g", {2, 8}).Value("o", {2, 8});
+  b.Param("w2", {4, 8}).Value("y", {2, 4});
+  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  b.Op("Constant", "k2", {}, {"two"});
+  b.Op("Constant", "ke", {}, {"eps"});
+  b.Op("ReduceMean", "mean", {"h"}, {"mu"});
+  b.Op("Sub", "sub", {"h", "mu"}, {"d"});
+  b.Op("Pow", "pow", {"d", "two"}, {"p"});
+  b.Op("ReduceMean", "mean2", {"p"}, {"var"});
+  b.Op("Add", "addeps", {"var", "eps"}, {"ve"});
+  b.Op("Sqrt", "sqrt", {"ve"}, {"sd"});
+  b.Op("Div", "div", {"d", "sd"}, {"n"});
+  b.Op("Mul", "scale", {"n", "gamma"}, {"g"});
+  b.Op("Add", "shift", {"g", "beta"}, {"o"});
+  b.Op("Gemm", "fc2", {"o", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  CostReport r = Analyze(b);
+  // h (2·8·4 = 64), mu and sd (2·4 each) on the first node; fc2 keeps o (64).
+  EXPECT_EQ(NodeNamed(r, "mean").saved_bytes, 64 + 8 + 8);
+  for (const char* inside : {"sub", "pow", "mean2", "addeps", "sqrt", "div", "scale", "shift"})
+    EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
+  EXPECT_EQ(r.totals.saved_bytes, 80 + 64);
+  // A Sub that is not a LayerNorm keeps what its rules say (nothing): no pattern claimed.
+  GraphBuilder c("sub.onnx", 2);
+  c.Data("x", {2, 8}).Param("w", {8, 8}).Value("h", {2, 8}).Value("t", {2, 8}).Value("d", {2, 8});
+  c.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  c.Op("Relu", "relu", {"h"}, {"t"});
+  c.Op("Sub", "sub", {"h", "t"}, {"d"});
+  EXPECT_EQ(Analyze(c).totals.saved_bytes, 64);  // relu's output
+}
+
 }  // namespace
 }  // namespace gpucast
 
