@@ -161,6 +161,33 @@ TEST(MemoryModel, CalibratedOnTheMeasuredRows) {
   }
   EXPECT_LT(ape / y.size(), 0.10);
   EXPECT_EQ(m->calibration().size(), 89u);  // 12 workloads: calibrated
+
+  // Outside the data (ResNet-50 was measured at batch 32-128): from batch 1 to 1024 the prediction
+  // rises, the parts that do not depend on the batch stay, and what grows grows linearly.
+  const CatalogWorkload* w = cat->Find("ResNet50", "ImageNet");
+  ASSERT_NE(w, nullptr);
+  GraphCostCache cache;
+  std::vector<double> point;
+  double weights = -1;
+  for (int64_t batch = 1; batch <= 1024; batch *= 2) {
+    auto reports = WorkloadReports(*w, batch, false, &cache);
+    ASSERT_TRUE(reports.ok()) << reports.message();
+    JobConfig job;
+    job.batch = batch;
+    job.attrs = w->attrs;
+    auto e = EstimateMemory(*reports, job);
+    ASSERT_TRUE(e.ok()) << e.message();
+    if (weights < 0) weights = e->weights_mib + e->gradients_mib + e->optimizer_mib;
+    EXPECT_DOUBLE_EQ(e->weights_mib + e->gradients_mib + e->optimizer_mib, weights);
+    point.push_back(m->PointMib(*e));
+    MemoryPrediction pr = m->Predict(*e, 0.8);
+    EXPECT_LE(pr.low, pr.mib);
+    EXPECT_GE(pr.high, pr.mib);
+  }
+  for (size_t i = 1; i < point.size(); ++i) EXPECT_GT(point[i], point[i - 1]) << "batch " << (1 << i);
+  // From batch 128 to 1024 each doubling doubles the increment (within the allocator's rounding).
+  for (size_t i = 8; i < point.size(); ++i)
+    EXPECT_NEAR((point[i] - point[i - 1]) / (point[i - 1] - point[i - 2]), 2.0, 0.02) << "batch " << (1 << i);
 }
 
 }  // namespace
