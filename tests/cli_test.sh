@@ -98,6 +98,29 @@ expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.o
 expect_err "job attribute 'colour': unknown key"
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --json
 expect_out '"gpu_util"'
+# GPU memory: the point, its interval, the capacity and whether it fits, in JSON and in text.
+expect_out '"gpu_mem_mib"'
+expect_out '"gpu_mem_interval"'
+expect_out '"gpu_mem_capacity_mib": 24576.0'
+expect_out '"gpu_mem_fit": "fits"'
+expect_out '"optimizer": "adam"'
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr optimizer=sgd_momentum
+expect_out_line '^predicted GPU memory: [0-9]+ MiB  \(80% interval [0-9]+-[0-9]+ MiB; optimizer sgd_momentum\); fits the 24576 MiB of RTX3090$'
+# BERT-base at batch 128, sequence 128 does not fit a 10 GB MIG slice (measured 8.7 GB at batch 128, sequence 64).
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert-base.onnx" --batch 128 --dim seq=128 \
+  --gpu A100-80GB --mig 1g.10gb --attr optimizer=adamw
+expect_out_line '^predicted GPU memory: [0-9]+ MiB .*; does not fit the 9728 MiB of A100-80GB MIG 1g.10gb$'
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr optimizer=lamb
+expect_err "job attribute 'optimizer': value 'lamb' is not one of sgd, sgd_momentum, adam, adamw"
+# evaluate reports GPU memory beside utilization (leave one workload out: MAPE, MAE, high end).
+expect_rc 0 "$BIN" evaluate --split lowo --algo ridge --repeats 1 --per-workload
+expect_out "GPU memory (one physical model per fold, no selection: nested and plain give the same)"
+expect_out_line '^\| lowo \| ridge \| 52 \| 0\.[0-9]{3} \| [0-9]+ \| [01]\.[0-9]{2} \|'
+expect_out_line '^\| ResNet50/ImageNet \| 6 \| 7437 \| [0-9]+ \| 0\.[0-9]{3} \|'
+# A predictor file from before the memory model (format_version 3) is refused with what to do.
+sed 's/"format_version":4/"format_version":3/' "$TMP/p.json" >"$TMP/p3.json"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p3.json" --model "$ROOT/models/vgg.onnx" --batch 8
+expect_err "p3.json: format_version 3: this build reads 4 (4 adds the GPU memory model); retrain with 'gpucast train'"
 # A graph that cannot be costed completely is refused by predict (BERT's position table has 512
 # rows); analyze shows the partial report, marked, and exits 1 with --strict.
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert.onnx" --batch 2 --dim seq=1024

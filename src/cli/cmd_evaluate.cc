@@ -51,17 +51,26 @@ std::string Name(const EvalResult& r) {
   return n + ")";
 }
 
+// Memory scores as JSON (NaN: null).
+nlohmann::json MemoryJson(const MemoryScores& m) {
+  return {{"rows", m.rows}, {"mape", m.mape}, {"mae_mib", m.mae_mib}, {"high_above_measured", m.high_above},
+          {"coverage", m.coverage}, {"median_width_mib", m.median_width_mib}};
+}
+
 nlohmann::json ToJson(const EvalResult& r) {
   auto ms = [](const MeanSd& m) { return nlohmann::json{{"mean", m.mean}, {"sd", m.sd}}; };
   nlohmann::json pw = nlohmann::json::array();
   for (const WorkloadError& w : r.per_workload)
     pw.push_back({{"workload", w.workload}, {"predictions", w.predictions}, {"rmsle", w.rmsle},
-                  {"mae", w.mae}, {"mean_measured", w.mean_measured}, {"mean_predicted", w.mean_predicted}});
+                  {"mae", w.mae}, {"mean_measured", w.mean_measured}, {"mean_predicted", w.mean_predicted},
+                  {"memory", MemoryJson(w.memory)}, {"mem_mean_measured_mib", w.mem_mean_measured},
+                  {"mem_mean_predicted_mib", w.mem_mean_predicted}});
   nlohmann::json rows = nlohmann::json::array();
   for (const RowPrediction& p : r.predictions)
     rows.push_back({{"workload", p.model + "/" + p.dataset}, {"batch", p.batch}, {"amp", p.amp}, {"gpu", p.gpu},
                     {"mig_profile", p.mig_profile}, {"measured", p.measured}, {"predicted", p.predicted},
-                    {"low", p.low}, {"high", p.high}});
+                    {"low", p.low}, {"high", p.high}, {"mem_measured_mib", p.mem_measured},
+                    {"mem_predicted_mib", p.mem_predicted}, {"mem_low_mib", p.mem_low}, {"mem_high_mib", p.mem_high}});
   auto ci = [](const Interval90& i) { return nlohmann::json{{"low", i.low}, {"high", i.high}}; };
   return {{"algo", Name(r)}, {"split", r.options.split.ToString()},
           {"features", r.options.nested.empty() ? r.options.feature_set : "selected"},
@@ -70,7 +79,8 @@ nlohmann::json ToJson(const EvalResult& r) {
           {"mae", ms(r.mae)}, {"r2", ms(r.r2)},
           {"interval_level", r.options.level}, {"interval_coverage", ms(r.coverage)},
           {"interval_median_width", r.median_width}, {"mean_baseline_rmsle", r.mean_baseline_rmsle},
-          {"mean_baseline_rmsle_ci90", ci(r.baseline_ci)}, {"per_workload", pw}, {"predictions", rows}};
+          {"mean_baseline_rmsle_ci90", ci(r.baseline_ci)}, {"memory", MemoryJson(r.memory)},
+          {"memory_mean_baseline_mape", r.memory_baseline_mape}, {"per_workload", pw}, {"predictions", rows}};
 }
 
 int RunEvaluate(EvaluateFlags f) {
@@ -212,6 +222,18 @@ int RunEvaluate(EvaluateFlags f) {
                 Name(r).c_str(), r.rmsle.mean, r.rmsle.sd, r.rmsle_ci.low, r.rmsle_ci.high, r.mae.mean, r.mae.sd,
                 r.r2.mean, r.r2.sd, r.coverage.mean, r.median_width, r.mean_baseline_rmsle, r.baseline_ci.low,
                 r.baseline_ci.high);
+  bool memory = false;
+  for (const EvalResult& r : results) memory = memory || r.memory.rows > 0;
+  if (memory) {
+    std::printf("\nGPU memory (one physical model per fold, no selection: nested and plain give the same)\n\n"
+                "| split | algo | rows | MAPE | MAE (MiB) | high end >= measured | coverage (%g) | median width (MiB) | "
+                "mean-baseline MAPE |\n|---|---|---|---|---|---|---|---|---|\n",
+                f.level);
+    for (const EvalResult& r : results)
+      std::printf("| %s | %s | %zu | %.3f | %.0f | %.2f | %.2f | %.0f | %.3f |\n", r.options.split.ToString().c_str(),
+                  Name(r).c_str(), r.memory.rows, r.memory.mape, r.memory.mae_mib, r.memory.high_above,
+                  r.memory.coverage, r.memory.median_width_mib, r.memory_baseline_mape);
+  }
   for (const EvalResult& r : results) {
     if (r.selected.empty()) continue;
     std::map<std::string, int> count;
@@ -228,6 +250,14 @@ int RunEvaluate(EvaluateFlags f) {
       for (const WorkloadError& w : r.per_workload)
         std::printf("| %s | %zu | %.3f | %.1f | %.1f | %.1f |\n", w.workload.c_str(), w.predictions, w.rmsle,
                     w.mae, w.mean_measured, w.mean_predicted);
+      if (r.memory.rows == 0) continue;
+      std::printf("\nGPU memory per workload: %s, %s\n\n| workload | n | measured (MiB) | predicted (MiB) | MAPE | "
+                  "high end >= measured |\n|---|---|---|---|---|---|\n",
+                  r.options.split.ToString().c_str(), Name(r).c_str());
+      for (const WorkloadError& w : r.per_workload)
+        if (w.memory.rows > 0)
+          std::printf("| %s | %zu | %.0f | %.0f | %.3f | %.2f |\n", w.workload.c_str(), w.memory.rows,
+                      w.mem_mean_measured, w.mem_mean_predicted, w.memory.mape, w.memory.high_above);
     }
   }
   return 0;
@@ -289,7 +319,9 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
                   "never are)");
   sub->add_flag("--json", flags->json, "Print one JSON object with every result and per-workload errors");
   sub->add_option("--plot", flags->plot, "Write a predicted-vs-measured SVG of the first result");
-  sub->footer("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent.");
+  sub->footer("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent. GPU memory (rows with "
+              "a gmem or gmem_mib column): MAPE, MAE in MiB, the fraction of rows whose interval high end is at or "
+              "above the measured value.");
   sub->callback([flags, exit_code] { *exit_code = RunEvaluate(*flags); });
   return sub;
 }

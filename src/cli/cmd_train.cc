@@ -1,4 +1,5 @@
 // gpucast train: measured CSV + catalog graphs -> predictor file.
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -47,6 +48,17 @@ int RunTrain(const TrainFlags& f) {
             << " workloads, " << data->feature_names.size() << " features, " << data->schema_name << " v"
             << data->schema_version << ", labels from " << data->gpu << ", data " << data->digest
             << ") -> " << f.out << "\n";
+  if (const MemoryModel* m = p->memory()) {
+    const MemoryParams& mp = m->params();
+    std::printf("GPU memory model on %zu rows with a memory column: context", m->rows());
+    for (const auto& [gpu, mib] : mp.context_mib) std::printf(" %s %.0f MiB", gpu.c_str(), mib);
+    std::printf("; cuDNN %.0f MiB%s; %.2f MiB per SM%s; activations x%.3f; largest tensor x%.3f; %s\n", mp.cudnn_mib,
+                mp.cudnn_mib_fitted ? "" : " (not fitted)", mp.mib_per_sm, mp.mib_per_sm_fitted ? "" : " (default)",
+                mp.activation_factor, mp.transient_factor,
+                m->calibration().empty() ? "uncalibrated (fewer than 3 workloads)" : "calibrated (leave one workload out)");
+  } else {
+    std::printf("no GPU memory model: no training row has a memory column (gmem, gmem_mib)\n");
+  }
   return 0;
 }
 
