@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/json_layouts.h"
 #include "sim/interference.h"
 #include "sim/workload.h"
 #include "util/paths.h"
@@ -68,6 +69,7 @@ int RunInterference(const InterferenceFlags& f) {
     j["sum_rate_x_util"] = sum_ru;
     j["params"] = {{"beta", m->params().beta}, {"switch_cost", m->params().switch_cost}};
     for (auto& [k, v] : val.items()) j[k] = v;
+    j["schema"] = SchemaField("gpucast.interference");
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -103,7 +105,8 @@ CLI::App* AddInterference(CLI::App& root, int* exit_code) {
   sub->add_option("--util", flags->utils, "Utilization of one co-located job alone, percent (repeat per job)");
   sub->add_flag("--validate", flags->validate,
                 "Also report the model's held-out error on the Lucid pairs and its bias on Gavel's V100 pairs");
-  sub->add_flag("--json", flags->json, "Print {\"rates\": [...], \"device_busy\": ...} as JSON");
+  sub->add_flag("--json", flags->json,
+                "Print {\"rates\": [...], \"device_busy\": ...} as JSON (schema gpucast.interference; docs/json.md)");
   sub->callback([flags, exit_code] { *exit_code = RunInterference(*flags); });
   return sub;
 }

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/json_layouts.h"
 #include "cost/cost.h"
 #include "cost/job_cost.h"
 #include "features/features.h"
@@ -29,6 +30,7 @@ struct PredictFlags {
   std::string mig;  // "" = whole GPU
   double level = kDefaultIntervalLevel;
   bool json = false;
+  bool quiet = false;
 };
 
 int RunPredict(const PredictFlags& f) {
@@ -56,6 +58,10 @@ int RunPredict(const PredictFlags& f) {
   bool calibrated = !predictor->model().calibration().empty();
   double level = calibrated ? f.level : predictor->model().regressor().Params().value("interval", 0.0);
   std::string target = Predictor::TargetFor(job.mig_profile);
+  std::vector<std::string> warnings;
+  for (const CostReport& r : reports) warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+  if (!f.quiet)
+    for (const std::string& w : warnings) std::cerr << "gpucast predict: warning: " << w << "\n";
   if (f.json) {
     nlohmann::json feats = nlohmann::json::object();
     for (size_t i = 0; i < info.feature_names.size(); ++i) feats[info.feature_names[i]] = res->features[i];
@@ -73,7 +79,9 @@ int RunPredict(const PredictFlags& f) {
                         {"amp", f.amp},
                         {"feature_schema", {{"name", info.schema_name}, {"version", info.schema_version}}},
                         {"features", feats},
-                        {"features_used", used}};
+                        {"features_used", used},
+                        {"warnings", warnings},
+                        {"schema", SchemaField("gpucast.predict")}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("predicted GPU utilization on %s%s%s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s; %s)\n",
@@ -94,7 +102,7 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
                   "a file given k times is one network run k times per training step (its parameters "
                   "and optimizer step count once)")
       ->required();
-  sub->add_option("--batch,-b", flags->batch, "Batch size")->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 62));
+  IntIn(sub->add_option("--batch,-b", flags->batch, "Batch size")->required(), 1);
   sub->add_flag("--amp", flags->amp, "Mixed precision training");
   sub->add_option("--dim", flags->dims, "Other symbolic dimension of the graph, NAME=VALUE (repeatable)");
   sub->add_option("--attr", flags->attrs,
@@ -102,12 +110,13 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
                   "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop); all optional");
   sub->add_option("--gpu", flags->gpu, "GPU type the job will run on (default: the predictor's training GPU)");
   sub->add_option("--mig", flags->mig, "MIG profile of --gpu the job will run in, e.g. 3g.40gb (default: whole GPU)");
-  sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.01, 0.99));
+  FloatIn(sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
+              ->capture_default_str(),
+          0.01, 0.99);
+  sub->add_flag("--quiet,-q", flags->quiet, "No warnings on stderr (they stay in --json's \"warnings\")");
   sub->add_flag("--json", flags->json,
                 "Print one JSON object: gpu_util (0-100), interval {low, high, level, calibrated}, gpu, "
-                "mig_profile, target (the counter predicted), features used");
+                "mig_profile, target (the counter predicted), features used, warnings (schema gpucast.predict; docs/json.md)");
   sub->footer("The interval is split-conformal, calibrated by leave-one-workload-out on the training rows: see "
               "docs/predictor.md.");
   sub->callback([flags, exit_code] { *exit_code = RunPredict(*flags); });
