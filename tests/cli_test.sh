@@ -56,6 +56,22 @@ for cmd in analyze train predict evaluate simulate report serve; do
 done
 expect_rc 2 "$BIN" no-such-command
 expect_err "A subcommand is required"
+# --help shows no path of this machine (defaults are <data>/..., <home>/...) and no
+# unreadable range ("[1 - 4611686018427387904]").
+for cmd in analyze train predict evaluate simulate serve; do
+  "$BIN" "$cmd" --help >"$TMP/help" 2>&1
+  if grep -qF -- "$ROOT" "$TMP/help" || grep -qF -- "$(dirname "$BIN")" "$TMP/help"; then bad "$cmd --help shows a local path"; else ok; fi
+  if grep -qE -- "[0-9]{12,}" "$TMP/help"; then bad "$cmd --help shows a huge number: $(grep -E '[0-9]{12,}' "$TMP/help")"; else ok; fi
+done
+# `gpucast predict` and `analyze` processes load neither XGBoost (dlopen'ed when a forest
+# is fitted) nor the service's HTTP/TLS libraries (in gpucast-serve only): start-up time.
+if ldd "$BIN" | grep -qE "xgboost|httplib|libssl|libcrypto|brotli"; then
+  bad "gpucast links $(ldd "$BIN" | grep -oE "lib(xgboost|cpp-httplib|ssl|crypto|brotli)[^ ]*" | tr '\n' ' ')"
+else ok; fi
+expect_rc 0 "$BIN" serve --help
+expect_out "--listen"
+expect_rc 2 "$BIN" serve
+expect_err "--listen is required"
 
 # analyze: bad input files get a message naming the file and a non-zero exit.
 : >"$TMP/empty.onnx"

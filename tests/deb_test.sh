@@ -19,12 +19,12 @@ for field in "Package: gpucast" "Architecture: $(dpkg --print-architecture)" "Se
   grep -qF "$field" <<<"$info" && ok || bad "control lacks '$field'"
 done
 # Depends comes from the binary's shared libraries (dpkg-shlibdeps).
-for lib in libonnx1 libprotobuf32 libsqlite3-0 libxgboost0; do
+for lib in libonnx1 libprotobuf32 libsqlite3-0 libxgboost0 libcpp-httplib0.11; do
   grep -E "^ Depends:.*\b$lib\b" <<<"$info" >/dev/null && ok || bad "Depends lacks $lib: $(grep Depends <<<"$info")"
 done
 R="$T/root"
 dpkg-deb -x "$DEB" "$R" || { bad "dpkg-deb -x failed"; echo "deb: $pass passed, $fail failed"; exit 1; }
-for f in usr/bin/gpucast usr/bin/gpucast-export usr/share/gpucast/models/catalog.json \
+for f in usr/bin/gpucast usr/lib/gpucast/gpucast-serve usr/bin/gpucast-export usr/share/gpucast/models/catalog.json \
          usr/share/gpucast/data/lucid/single_data.csv usr/share/gpucast/slurm/job_submit.lua \
          usr/share/gpucast/grafana/gpucast-dashboard.json usr/lib/python3/dist-packages/gpucast_client/__main__.py; do
   [ -e "$R/$f" ] && ok || bad "package lacks /$f"
@@ -39,6 +39,7 @@ out=$(env -u GPUCAST_DATA -u GPUCAST_HOME "$B" predict --predictor "$T/p.json" \
         --model "$R/usr/share/gpucast/models/resnet50.onnx" --batch 32 --json 2>"$T/err")
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert 0 <= d["gpu_util"] <= 100' "$out" 2>/dev/null && ok \
   || bad "predict: $out $(cat "$T/err")"
+"$B" serve --help | grep -q -- "--listen" && ok || bad "gpucast serve --help (runs /usr/lib/gpucast/gpucast-serve)"
 "$R/usr/bin/gpucast-export" --help | grep -q "training mode" && ok || bad "gpucast-export --help"
 PYTHONPATH="$R/usr/lib/python3/dist-packages" python3 -m gpucast_client --help | grep -q "predict" && ok \
   || bad "python3 -m gpucast_client --help"

@@ -16,7 +16,7 @@ mkdir -p "$T/bin" "$T/work"
 ln -s "$BIN" "$T/bin/gpucast"
 ln -s "$ROOT/tools/gpucast-export" "$T/bin/gpucast-export"
 ln -s "$ROOT/examples" "$T/work/examples"
-export PATH="$T/bin:$PATH" GPUCAST=""
+export PATH="$T/bin:/usr/bin:$PATH" GPUCAST=""  # /usr/bin first: Debian's python3 has torch
 cd "$T/work" || exit 1
 /usr/bin/python3 - "$ROOT/docs/models.md" <<'PY'
 import re, subprocess, sys
