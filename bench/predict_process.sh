@@ -11,7 +11,7 @@ RUNS=${2:-30}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$BUILD/gpucast"
 P="$BUILD/bench-predictor.json"
-[ -f "$P" ] || "$BIN" train --out "$P" >/dev/null
+[ -f "$P" ] || "$BIN" train --out "$P" --quiet >/dev/null
 ARGS=(predict --predictor "$P" --model "$ROOT/models/resnet50.onnx" --batch 32 --json)
 
 # median_ms CMD...: median and min wall time of RUNS runs of CMD, in ms.
