@@ -25,6 +25,10 @@ expect_out() {
   if grep -qF -- "$1" "$TMP/out"; then ok; else bad "stdout lacks '$1': $(head -c 300 "$TMP/out")"; fi
 }
 
+expect_err_line() {  # expect_err_line REGEX: some stderr line matches the extended regex
+  if grep -qE -- "$1" "$TMP/err"; then ok; else bad "no stderr line matches '$1': $(head -c 300 "$TMP/err")"; fi
+}
+
 expect_out_line() {  # expect_out_line REGEX: some stdout line matches the extended regex
   if grep -qE -- "$1" "$TMP/out"; then ok; else bad "no stdout line matches '$1': $(head -c 300 "$TMP/out")"; fi
 }
@@ -56,6 +60,22 @@ for cmd in analyze train predict evaluate simulate report serve; do
 done
 expect_rc 2 "$BIN" no-such-command
 expect_err "A subcommand is required"
+# --help shows no path of this machine (defaults are <data>/..., <home>/...) and no
+# unreadable range ("[1 - 4611686018427387904]").
+for cmd in analyze train predict evaluate simulate serve; do
+  "$BIN" "$cmd" --help >"$TMP/help" 2>&1
+  if grep -qF -- "$ROOT" "$TMP/help" || grep -qF -- "$(cd "$(dirname "$BIN")" && pwd)" "$TMP/help"; then bad "$cmd --help shows a local path"; else ok; fi
+  if grep -qE -- "[0-9]{12,}" "$TMP/help"; then bad "$cmd --help shows a huge number: $(grep -E '[0-9]{12,}' "$TMP/help")"; else ok; fi
+done
+# `gpucast predict` and `analyze` processes load neither XGBoost (dlopen'ed when a forest
+# is fitted) nor the service's HTTP/TLS libraries (in gpucast-serve only): start-up time.
+if ldd "$BIN" | grep -qE "xgboost|httplib|libssl|libcrypto|brotli"; then
+  bad "gpucast links $(ldd "$BIN" | grep -oE "lib(xgboost|cpp-httplib|ssl|crypto|brotli)[^ ]*" | tr '\n' ' ')"
+else ok; fi
+expect_rc 0 "$BIN" serve --help
+expect_out "--listen"
+expect_rc 2 "$BIN" serve
+expect_err "--listen is required"
 
 # analyze: bad input files get a message naming the file and a non-zero exit.
 : >"$TMP/empty.onnx"
@@ -159,6 +179,12 @@ expect_rc 0 "$BIN" interference --validate --json
 # records lies between what finished in the window and what could have run.
 expect_rc 0 "$BIN" simulate --trace philly --jobs 1500 --cluster "16x RTX3090" --policy slot,profiling,predictive-feedback \
   --predictions oracle --seed 2 --out "$TMP/simp"
+# Progress when stderr is not a terminal (here a file): each run's result as it finishes.
+for pol in slot profiling predictive-feedback; do
+  expect_err_line "^gpucast simulate \[[0-9.]+ s\] $pol seed 2 done in [0-9.]+ s: useful work [0-9.]+%"
+done
+expect_rc 0 "$BIN" simulate --trace "$TMP/trace.csv" --policy slot --out "$TMP/simq" --skip-bad-lines --quiet
+[ -s "$TMP/err" ] && bad "simulate --quiet wrote to stderr: $(head -c 200 "$TMP/err")" || ok
 for pol in slot profiling predictive-feedback; do
   /usr/bin/python3 - "$TMP/simp/$pol" <<'PY' && ok || bad "simulate $pol: records disagree with summary.json"
 import csv, json, sys, collections

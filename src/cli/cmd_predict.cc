@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/json_layouts.h"
 #include "cost/cost.h"
 #include "cost/job_cost.h"
 #include "features/features.h"
@@ -34,6 +35,7 @@ struct PredictFlags {
   std::string interconnect;
   double level = kDefaultIntervalLevel;
   bool json = false;
+  bool quiet = false;
 };
 
 int RunPredict(const PredictFlags& f) {
@@ -74,6 +76,10 @@ int RunPredict(const PredictFlags& f) {
   const MemoryModel* mm = predictor->memory();
   const char* fit = !mem.available() ? "unknown" : mem.will_not_fit() ? "does not fit" : mem.fits() ? "fits"
                                                                                                     : "may not fit";
+  std::vector<std::string> warnings;
+  for (const CostReport& r : reports) warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+  if (!f.quiet)
+    for (const std::string& w : warnings) std::cerr << "gpucast predict: warning: " << w << "\n";
   if (f.json) {
     nlohmann::json feats = nlohmann::json::object();
     for (size_t i = 0; i < info.feature_names.size(); ++i) feats[info.feature_names[i]] = res->features[i];
@@ -93,7 +99,9 @@ int RunPredict(const PredictFlags& f) {
                         {"features", feats},
                         {"features_used", used},
                         {"gpus", job.gpus},
-                        {"nodes", job.nodes}};
+                        {"nodes", job.nodes},
+                        {"warnings", warnings},
+                        {"schema", SchemaField("gpucast.predict")}};
     if (res->data_parallel) {
       const DataParallelResult& dp = *res->data_parallel;
       const Interconnect& ic = *res->interconnect;
@@ -171,7 +179,7 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
                   "a file given k times is one network run k times per training step (its parameters "
                   "and optimizer step count once)")
       ->required();
-  sub->add_option("--batch,-b", flags->batch, "Batch size")->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 62));
+  IntIn(sub->add_option("--batch,-b", flags->batch, "Batch size")->required(), 1);
   sub->add_flag("--amp", flags->amp, "Mixed precision training");
   sub->add_option("--dim", flags->dims, "Other symbolic dimension of the graph, NAME=VALUE (repeatable)");
   sub->add_option("--attr", flags->attrs,
@@ -183,29 +191,30 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
                   "GPU the job will run on: a name of 'gpucast gpus' or what nvidia-smi --query-gpu=name prints "
                   "(default: the predictor's training GPU)");
   sub->add_option("--mig", flags->mig, "MIG profile of --gpu the job will run in, e.g. 3g.40gb (default: whole GPU)");
-  sub->add_option("--gpus", flags->gpus,
-                  "Data-parallel training (PyTorch DDP) on this many GPUs; --batch is per GPU; the answer is one "
-                  "rank's utilization (docs/predictor.md)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
-  sub->add_option("--nodes", flags->nodes, "Nodes the --gpus are spread on evenly")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
+  IntIn(sub->add_option("--gpus", flags->gpus,
+                        "Data-parallel training (PyTorch DDP) on this many GPUs; --batch is per GPU; the answer is "
+                        "one rank's utilization (docs/predictor.md)")
+            ->capture_default_str(),
+        1, 65536);
+  IntIn(sub->add_option("--nodes", flags->nodes, "Nodes the --gpus are spread on evenly")->capture_default_str(), 1,
+        65536);
   sub->add_option("--interconnect", flags->interconnect,
                   "Links instead of the GPU table's, comma-separated: inside a node pcie | pcie<gen>x<lanes> | "
                   "nvlink | nvlink<gen>[x<links>]; between nodes ib<Gb/s>[x<nics>] | eth<Gb/s>[x<nics>] (default "
                   "eth100), e.g. pcie4x16,ib200");
-  sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.01, 0.99));
+  FloatIn(sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
+              ->capture_default_str(),
+          0.01, 0.99);
+  sub->add_flag("--quiet,-q", flags->quiet, "No warnings on stderr (they stay in --json's \"warnings\")");
   sub->add_flag("--json", flags->json,
-                "Print one JSON object: gpu_util (0-100), interval {low, high, level, calibrated}, gpu, "
-                "mig_profile, target (the counter predicted), features used; gpu_mem_mib, gpu_mem_interval "
-                "{low, high, level, calibrated} (MiB; one rank's with --gpus), gpu_mem_capacity_mib, gpu_mem_fit "
-                "(fits: the high end fits the GPU or slice; may not fit; does not fit: the point is above it), "
-                "gpu_mem_components_mib; with --gpus > 1 data_parallel: single_gpu_util, single_gpu_interval "
-                "[low, high], single_gpu_step_ms, step_ms, scaling_efficiency, compute_util, allreduce_bytes, "
-                "wire_bytes_per_rank, link_gbps, comm_ms, exposed_comm_ms, intra_node / inter_node links");
+                "Print one JSON object (schema gpucast.predict; docs/json.md): gpu_util (0-100), interval {low, "
+                "high, level, calibrated}, gpu, mig_profile, target (the counter predicted), features used, "
+                "warnings; gpu_mem_mib, gpu_mem_interval {low, high, level, calibrated} (MiB; one rank's with "
+                "--gpus), gpu_mem_capacity_mib, gpu_mem_fit (fits: the high end fits the GPU or slice; may not "
+                "fit; does not fit: the point is above it), gpu_mem_components_mib; with --gpus > 1 data_parallel: "
+                "single_gpu_util, single_gpu_interval [low, high], single_gpu_step_ms, step_ms, scaling_efficiency, "
+                "compute_util, allreduce_bytes, wire_bytes_per_rank, link_gbps, comm_ms, exposed_comm_ms, "
+                "intra_node / inter_node links");
   sub->footer("The intervals (utilization and GPU memory) are split-conformal, calibrated by leave-one-workload-out "
               "on the training rows: see docs/predictor.md.");
   sub->callback([flags, exit_code] { *exit_code = RunPredict(*flags); });

@@ -100,6 +100,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   CostReport rep;
   rep.path = graph.path;
   rep.batch = graph.batch;
+  rep.warnings = graph.warnings;
   rep.amp = opts.amp;
   const std::string file = graph.path.empty() ? "<graph>" : graph.path;
   const std::string at_batch = " at batch " + std::to_string(graph.batch);

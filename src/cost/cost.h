@@ -88,6 +88,9 @@ struct CostReport {
   // "node 'n' (Op): reason[: the loader's explanation]"; empty when every
   // node was costed (unsupported is empty).
   std::string first_uncosted;
+  // The loader's warnings about the graph (Graph::warnings: eval-mode export,
+  // ops without a schema, ...), for the front ends to show.
+  std::vector<std::string> warnings;
 
   // Executions per training step (StepReport, src/cost/job_cost.h); AnalyzeCost
   // returns one forward+backward pass updated once: 1, 1, 1. Node FLOPs and

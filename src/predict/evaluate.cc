@@ -447,6 +447,7 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
     base_pred.insert(base_pred.end(), bp.begin(), bp.end());
     base_actual.insert(base_actual.end(), by.begin(), by.end());
     res.predictions.insert(res.predictions.end(), p.begin(), p.end());
+    if (opts.on_repeat) opts.on_repeat(rep + 1, opts.repeats);
   }
   res.rmsle = MeanAndSd(rmsle);
   res.mae = MeanAndSd(mae);

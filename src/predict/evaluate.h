@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,8 @@ struct EvalOptions {
   // RMSLE, what `auto` uses), true = the pooled inner RMSLE.
   bool select_by_pooled_rmsle = false;
   int bootstrap = 2000;   // workload-bootstrap resamples for the RMSLE intervals
+  // Called after each repeat with (repeats done, repeats) when set (progress).
+  std::function<void(int, int)> on_repeat;
 };
 
 // A 90% interval of a statistic.

@@ -232,7 +232,8 @@ std::vector<Candidate> AutoCandidates() {
 }
 
 Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo, uint64_t seed,
-                                   const std::string& feature_set) {
+                                   const std::string& feature_set,
+                                   const std::function<void(const std::string&, double)>& on_candidate) {
   FitOptions fo;
   fo.step_s = data.step_s;
   fo.group = data.group;
@@ -248,6 +249,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
       if (!res.ok()) return res.status().Prefixed("auto: " + c.ToString());
       double rmsle = SelectionScore(*res, data.group);
       selection.push_back({c.ToString(), rmsle});
+      if (on_candidate) on_candidate(c.ToString(), rmsle);
       if (rmsle < best) best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res;
     }
     fo.calibrate = false;  // calibrated below by the selection's own pass

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -166,8 +167,10 @@ struct PredictResult {
 class Predictor {
  public:
   // Fits `algo` (default parameters; kAutoAlgo: the selection above) on the whole dataset.
+  // `on_candidate`, when set, is called with each scored selection candidate and its score.
   static Result<Predictor> Train(const Dataset& data, const std::string& algo, uint64_t seed,
-                                 const std::string& feature_set = "all");
+                                 const std::string& feature_set = "all",
+                                 const std::function<void(const std::string&, double)>& on_candidate = {});
   // Reads a model file; a feature schema other than CurrentFeatureSchema() is an error.
   static Result<Predictor> Load(const std::string& path);
   Status Save(const std::string& path) const;
