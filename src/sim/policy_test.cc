@@ -103,7 +103,7 @@ TEST(Predictive, CapAndMemoryAndBestFit) {
   EXPECT_EQ(q[0].gpus, std::vector<int>{2});
 }
 
-TEST(Profiling, NewJobsRunAloneFirstThenPackByMeasuredUtil) {
+TEST(ProfilingExclusive, NewJobsRunAloneFirstThenPackByMeasuredUtil) {
   FakeView v;
   for (int i = 0; i < 2; ++i) v.AddGpu();
   int prof = v.AddJob(1, 1000, 90, true, 40);  // profiled at 40%
@@ -111,7 +111,7 @@ TEST(Profiling, NewJobsRunAloneFirstThenPackByMeasuredUtil) {
   v.Put(resident, 0);
   int fresh = v.AddJob(1, 1000, 5);
   v.cand_ = {prof, fresh};
-  auto p = Decide("profiling", v);
+  auto p = Decide("profiling-exclusive", v);
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].job, prof);
   EXPECT_EQ(p[0].gpus, std::vector<int>{0});  // 50 + 40 <= 100: joins the resident job

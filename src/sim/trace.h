@@ -22,6 +22,12 @@ struct TraceJob {
   double duration_s = 0;   // run time alone, > 0
   int num_gpus = 1;        // >= 1
   double gpu_request = 1;  // requested share of each GPU (Alibaba gpu_milli / 1000), else 1
+  // The measured workload the trace names (Gavel's job types, see GavelWorkloadHint):
+  // model and dataset of lucid/single_data.csv and the trace's batch size (0 = none
+  // named). Empty model: the trace names none; the simulator draws one (seeded).
+  std::string model_hint{}, dataset_hint{};
+  int batch_hint = 0;
+  int64_t source_id = -1;  // ResampleArrivals: the id of the trace job this one copies; else -1
 };
 
 struct TraceOptions {
@@ -35,6 +41,7 @@ struct Trace {
   int64_t bad_lines = 0;         // malformed lines skipped (only with skip_bad_lines)
   int64_t filtered = 0;          // well-formed rows that are not GPU jobs (Alibaba CPU pods, no run time)
   int64_t approximated = 0;      // Gavel jobs whose multi-GPU throughput was not measured (1-GPU rate used)
+  int64_t unmapped = 0;          // Gavel jobs of a type no measured workload stands for (workload drawn)
   std::string default_cluster;   // --cluster spec used when none is given
 };
 
@@ -49,6 +56,34 @@ Result<Trace> LoadAlibaba(const std::string& pods_path, const TraceOptions& opt)
 Result<Trace> LoadGavel(const std::string& trace_path, const std::string& throughputs_json,
                         const TraceOptions& opt);
 Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt);
+
+// How Gavel's job types stand for measured workloads (docs/simulator.md,
+// "Traces"): "ResNet-50 (batch size 64)" -> ResNet50/ImageNet, batch 64. The
+// model and dataset are a row family of lucid/single_data.csv; exact is false
+// for a different model of the same family (CycleGAN -> DCGAN). nullopt: no
+// measured counterpart (ResNet-18, Transformer).
+struct WorkloadHint {
+  std::string model, dataset;
+  int batch = 0;  // the batch size the type names; 0 = none
+  bool exact = false;
+};
+std::optional<WorkloadHint> GavelWorkloadHint(std::string_view job_type);
+
+// Compresses inter-arrival times by `factor` (> 0): every submit time is
+// divided by it; durations are kept. The demand over the (shorter) window
+// grows by the factor.
+void ScaleArrivals(Trace* t, double factor);
+
+// A seeded local block bootstrap of the arrival process: the trace is cut into
+// blocks of block_s seconds of submit time (days by default); output block i
+// is a copy of source block j drawn uniformly from [i - radius, i + radius]
+// (clipped to the trace), each job keeping its offset in the block, its
+// duration, GPUs and hints. So the number of jobs and their arrival times vary
+// with the seed while the trace's slow trend (busy weeks, quiet weeks) stays.
+// Jobs are renumbered 0..n-1 in submit order (source_id keeps the original id)
+// and rebased to start at 0. A trace of one block comes back unchanged
+// (source_id set).
+Trace ResampleArrivals(const Trace& t, uint64_t seed, double block_s = 86400, int radius = 3);
 
 // "YYYY-MM-DD HH:MM:SS" (UTC) -> seconds since 1970; nullopt if malformed.
 std::optional<int64_t> ParseTimestamp(std::string_view s);
