@@ -71,7 +71,9 @@ Result<Cluster> AlibabaNodes(const std::string& spec, long long every, const std
     if (it == types.end()) {
       auto m = map.find(model);
       auto t = ResolveGpuType(m == map.end() ? model : m->second);
-      if (!t.ok()) return Status::Error(where + "model: " + t.message());
+      if (!t.ok())
+        return Status::Error(where + "model '" + model + "'" +
+                             (m == map.end() ? std::string() : " (mapped to '" + m->second + "')") + ": " + t.message());
       it = types.emplace(model, *t).first;
     }
     for (long long i = 0; i < *g; ++i)

@@ -168,6 +168,164 @@ TEST(Simulator, GangPlacementProgressesAtSlowestGpu) {
   EXPECT_DOUBLE_EQ(s->jobs[2].start_s, 2);
 }
 
+TEST(Simulator, CapacityWindowEndsWhereTheIdealBacklogDrains) {
+  // One GPU, 100% jobs: two of 100 s at t = 0, one of 10 s at 50, one of 10 s
+  // at 400. A(tau) = 2 min(tau, 100) + min((tau - 50)+, 10) up to 400.
+  // At the submit at 50: A = 100 > 50 GPU-seconds of capacity: backlog 50.
+  // By 400 the backlog is gone (A(400) = 210 <= 400): the window is [0, 50].
+  std::vector<JobRecord> jobs(4);
+  const double sub[] = {0, 0, 50, 400}, dur[] = {100, 100, 10, 10};
+  for (int i = 0; i < 4; ++i) {
+    jobs[i].submit_s = sub[i];
+    jobs[i].duration_s = dur[i];
+    jobs[i].true_util = 100;
+  }
+  auto end = CapacityWindowEnd(jobs, 1, 0, 400);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_DOUBLE_EQ(*end, 50);
+  // On [0, 50] the bound is capacity: min over tau of A(tau) + (50 - tau) = 50 at tau = 0: 100%.
+  EXPECT_NEAR(IdealWorkUtilization(jobs, 1, 0, 50), 100, 1e-9);
+  // Two GPUs keep up (A(50) = 100 = 2 x 50, no excess): demand-bound, no end.
+  EXPECT_FALSE(CapacityWindowEnd(jobs, 2, 0, 400).has_value());
+  // Through the simulator: slot's window and bound.
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}, {0, 50, 10, 1, 1}, {0, 400, 10, 1, 1}}), Gpus(1),
+                 "slot", {4, 4, 4, 4});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->bound_kind, "capacity");
+  EXPECT_DOUBLE_EQ(r->window_s, 50);
+  EXPECT_DOUBLE_EQ(r->trace_window_s, 400);
+  EXPECT_NEAR(r->useful_work_utilization, 100, 1e-9);  // job 0 ran at 100% over [0, 50]
+  EXPECT_NEAR(r->ideal_work_utilization, 100, 1e-9);
+  // Over [0, 400]: 100 x (200 + 10) / 400 done by slot (the last job is submitted at 400).
+  EXPECT_NEAR(r->useful_work_trace_window, 100.0 * 210 / 400, 1e-9);
+  auto d = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 400, 10, 1, 1}}), Gpus(1), "slot", {4, 4});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->bound_kind, "demand");
+  EXPECT_DOUBLE_EQ(d->window_s, 400);
+}
+
+TEST(Simulator, OutOfMemoryCrashesTheNewestJobWhichLosesProgressSinceItsCheckpoint) {
+  // A (40%) and B (50%) each need 15000 MiB but are predicted at 10000 (high
+  // end): predictive packs both on one 24576 MiB GPU (true 30000 > 24576).
+  // They share at 5/6 until B, the newest, crashes at t = 10 (oom_after_s)
+  // having made 10 x 5/6 s of progress since its last checkpoint (none yet):
+  // all lost. B may no longer share: it waits for A, alone from 10 with
+  // 100 - 50/6 left (ends 10 + 100 - 50/6), then runs its full 100 s.
+  Fixture f;
+  f.w[0].gmem_mib = f.w[1].gmem_mib = 15000;
+  f.w[0].pred_mem_mib = f.w[0].pred_mem_high_mib = 10000;
+  f.w[1].pred_mem_mib = f.w[1].pred_mem_high_mib = 10000;
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "predictive", {0, 1});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->oom_events, 1);
+  EXPECT_EQ(r->jobs[1].ooms, 1);
+  EXPECT_EQ(r->jobs[0].ooms, 0);
+  EXPECT_NEAR(r->oom_lost_gpu_s, 50.0 / 6, 1e-9);
+  const double a_end = 10 + 100 - 50.0 / 6;
+  EXPECT_NEAR(r->jobs[0].end_s, a_end, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, a_end + 100, 1e-9);
+  EXPECT_EQ(SummaryJson(*r).find("\"oom_events\": 1") != std::string::npos, true);
+  // The oracle's memory is the truth: B waits for A; no crash.
+  f.w[0].pred_mem_mib = f.w[0].pred_mem_high_mib = 15000;
+  f.w[1].pred_mem_mib = f.w[1].pred_mem_high_mib = 15000;
+  auto o = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "predictive", {0, 1});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->oom_events, 0);
+  EXPECT_NEAR(o->jobs[1].end_s, 200, 1e-9);
+}
+
+TEST(Simulator, GangJobAdvancesAtItsSlowestGpuAndMigratesWithAllItsGpus) {
+  // Q (true 90, predicted 10) on GPU 0; then the 2-GPU P job (true 70,
+  // predicted 30) best-fits GPUs 0 (10 predicted) and 1 (empty). On GPU 0,
+  // e = 0.9 and 0.7: both run at 1 / (1 + 0.63) (the device stays under
+  // 100%); on GPU 1 P is alone at 1, so the gang advances at 1/1.63.
+  // At t = 10 the counters read 90/1.63 (Q) and 70/1.63 (P). Q, next to P
+  // (predicted 30): u = reading (1 + 0.003 u). P, next to Q at that u on GPU 0
+  // and alone on GPU 1. The sum is over 100; P (the lighter one that fixes GPU 0
+  // alone) moves with both its GPUs to the empty GPUs 2 and 3, restarting from
+  // zero (no checkpoint within 1800 s): it ends at 10 + 200. Q runs alone from
+  // 10 with 200 - 10/1.63 left.
+  Fixture f;
+  f.w.push_back(W("Q", 90, 10));
+  const int q = static_cast<int>(f.w.size()) - 1;
+  SimConfig cfg;
+  cfg.observe_after_s = 10;
+  auto r = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 2, 1}}), Gpus(4), "predictive-feedback", {q, 5}, cfg);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const double rate = 1 / 1.63;
+  const double uq = 90 * rate / (1 - 0.003 * 90 * rate);
+  const double up = 70 * rate / (1 - uq / 100 * 70 * rate / 100);
+  EXPECT_NEAR(r->jobs[0].measured_util, uq, 1e-4);
+  EXPECT_NEAR(r->jobs[1].measured_util, up, 1e-4);
+  EXPECT_LT(up, uq);
+  EXPECT_EQ(r->migrations, 1);
+  EXPECT_EQ(r->jobs[1].migrations, 1);
+  EXPECT_EQ(r->jobs[1].gpus, (std::vector<int>{2, 3}));
+  EXPECT_NEAR(r->jobs[1].end_s, 210, 1e-9);
+  EXPECT_NEAR(r->jobs[0].end_s, 10 + 200 - 10 * rate, 1e-9);
+  EXPECT_NEAR(r->lost_progress_s, 2 * 10 * rate, 1e-9);  // x 2 GPUs
+}
+
+TEST(Simulator, ProfilingInPlaceKeepsTheGpuAndMeasuresWhileSharing) {
+  // One GPU; A (40%) at 0, B (50%) at 10, 1000 s each, no measurement noise.
+  // In place: A starts on the empty GPU and is measured alone over [0, 70]
+  // (40). B cannot join while A is measured; at 70 it joins, counted at the
+  // mean measured so far (40): 40 + 40 <= 100. Both run at 5/6; B's counter
+  // reads 50 x 5/6, and with A known at 40 the model gives B's solo 50 back.
+  // A has 930 left at 70: ends 70 + 930 x 6/5 = 1186; B has made 930 by then
+  // and ends 70 later, at 1256.
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}}), Gpus(1), "profiling", {0, 1});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_DOUBLE_EQ(r->jobs[1].start_s, 70);
+  EXPECT_NEAR(r->jobs[0].measured_util, 40, 1e-9);
+  EXPECT_NEAR(r->jobs[1].measured_util, 50, 1e-6);
+  EXPECT_NEAR(r->jobs[0].end_s, 1186, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 1256, 1e-9);
+  EXPECT_DOUBLE_EQ(r->jobs[0].run_start_s, 0);  // no re-queue: the profile is the run
+  // Exclusive: A profiles 0-70, returns to the queue and takes the GPU again
+  // at once (progress kept): ends 1000. B profiles 1000-1070 and ends 2000.
+  auto e = f.Run(Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}}), Gpus(1), "profiling-exclusive", {0, 1});
+  ASSERT_TRUE(e.ok()) << e.message();
+  EXPECT_NEAR(e->jobs[0].end_s, 1000, 1e-9);
+  EXPECT_NEAR(e->jobs[1].end_s, 2000, 1e-9);
+  EXPECT_LT(r->jct_mean_s, e->jct_mean_s);
+}
+
+TEST(Simulator, ProfilingPoolDiscardsThePoolRunsProgress) {
+  // Two GPUs: GPU 0 is the pool (round(0.05 x 2) -> at least 1). A (40%) is
+  // profiled on it 0-70 (its progress discarded) and starts on GPU 1 at 70
+  // with all 1000 s left. B (50%), submitted at 10, waits for the pool,
+  // is profiled 70-140 and joins A (40 + 50 <= 100). A has 930 left at 140:
+  // ends 140 + 930 x 6/5 = 1256; B ends 70 later, at 1326.
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}}), Gpus(2), "profiling-pool", {0, 1});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->pool_gpus, 1);
+  EXPECT_DOUBLE_EQ(r->profiling_gpu_s, 140);
+  EXPECT_DOUBLE_EQ(r->jobs[0].run_start_s, 70);
+  EXPECT_DOUBLE_EQ(r->jobs[1].run_start_s, 140);
+  EXPECT_EQ(r->jobs[1].gpus, std::vector<int>{1});
+  EXPECT_NEAR(r->jobs[0].end_s, 1256, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 1326, 1e-9);
+  ASSERT_GE(r->placements.size(), 2u);
+  EXPECT_TRUE(r->placements[0].discard);
+  EXPECT_EQ(f.Run(Jobs({{0, 0, 10, 1, 1}}), Gpus(1), "profiling-pool", {0}).message(),
+            "policy 'profiling-pool' needs at least 2 GPUs (a profiling pool and the rest)");
+}
+
+TEST(Simulator, SlotPacksFractionalRequests) {
+  // Alibaba-style requests: 0.5 + 0.5 share one GPU; 0.6 then waits (a whole
+  // GPU request would too). A and B at 5/6 end at 120; C (60%) runs 120-130.
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 0.5}, {0, 0, 100, 1, 0.5}, {0, 1, 10, 1, 0.6}}), Gpus(1), "slot", {0, 1, 2});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_NEAR(r->jobs[0].end_s, 120, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 120, 1e-9);
+  EXPECT_NEAR(r->jobs[2].start_s, 120, 1e-9);
+}
+
 TEST(Simulator, MemoryMustFit) {
   Fixture f;
   // Two 1%-predicted jobs of 15000 MiB cannot share a 24 GiB GPU.

@@ -28,6 +28,7 @@ struct TraceJob {
   std::string model_hint{}, dataset_hint{};
   int batch_hint = 0;
   int64_t source_id = -1;  // ResampleArrivals: the id of the trace job this one copies; else -1
+  bool operator==(const TraceJob&) const = default;
 };
 
 struct TraceOptions {
