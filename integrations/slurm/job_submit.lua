@@ -311,14 +311,41 @@ end
 
 -- Asking gpucast ----------------------------------------------------------------
 
-local function run(cmd)
-  local p = io.popen(cmd .. " 2>&1; echo \"__rc=$?\"", "r")
-  if not p then config_error("cannot run: " .. cmd) end
-  local out = p:read("*a")
+-- Every process the plugin starts goes through run(). popen's child inherits slurmctld's
+-- open descriptors (its pipes to slurmscriptd, which runs as root, among them) and its
+-- whole environment. So the child is a root bash started by `env -i` (PATH and LANG=C,
+-- nothing of slurmctld's) that first closes every descriptor above 2, points stdin at
+-- /dev/null and changes to /; only then does `body` (bash) run, under `timeout -s KILL limit_s`, which
+-- kills its whole process group at the deadline. The job's user can ptrace only what
+-- runs as them, and nothing that runs as them ever held a controller descriptor.
+-- `body` prints its output and "__rc=N" last; a body killed at the deadline prints no
+-- __rc, and run returns nil for it.
+local CLEAN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+local SPAWN = 'for f in /proc/$$/fd/*; do f=${f##*/}; case $f in 0|1|2) ;; *[!0-9]*|"") ' ..
+              'echo __gpucast_spawn_failed; exit 0 ;; *) exec {f}>&- ;; esac; done; exec </dev/null; cd / && unset OLDPWD || exit; ' ..
+              'exec timeout -s KILL "$1" /bin/bash --noprofile --norc -c "$2" gpucast-plugin'
+local OUT_LIMIT = 1048576  -- bytes of a child's output read back
+
+local function run(body, limit_s)
+  local cmd = "exec /usr/bin/env -i PATH=" .. CLEAN_PATH .. " LANG=C /bin/bash --noprofile --norc -c " .. shq(SPAWN) ..
+              " gpucast-plugin " .. string.format("%d", limit_s) .. " " .. shq(body) .. " 2>&1"
+  local p = io.popen(cmd, "r")
+  if not p then config_error("cannot start /bin/bash (io.popen failed)") end
+  local out = p:read("*a") or ""
   p:close()
+  if out:match("__gpucast_spawn_failed") then
+    config_error("cannot list /proc/self/fd to close slurmctld's descriptors before starting a process")
+  end
   local rc = tonumber(out:match("__rc=(%d+)%s*$"))
   out = out:gsub("__rc=%d+%s*$", "")
   return rc, out
+end
+
+-- The bash that runs `cmd` (a process that may run as the job's user) in run()'s body:
+-- its output goes through a pipe to `head` (bounded), never straight to slurmctld, so
+-- a process that leaves the timeout's process group cannot keep slurmctld reading.
+local function piped(cmd)
+  return cmd .. " </dev/null 2>&1 | head -c " .. OUT_LIMIT .. '; echo "__rc=${PIPESTATUS[0]}"'
 end
 
 local function first_line(s)
@@ -416,37 +443,40 @@ local function predict(conf, d, uid, gid)
                "of several networks (" .. models_label(d) .. ") cannot be predicted here; declare one model= " ..
                "or ask your administrator")
   end
-  local timeout = "timeout -s KILL " .. conf.timeout_s .. " "
   if conf.mode == "service" then
     -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
     local q = { "batch=" .. d.batch, "amp=" .. (d.amp and 1 or 0) }
     for k, v in pairs(d.dims) do q[#q + 1] = "dim." .. urlenc(k) .. "=" .. v end
     for k, v in pairs(d.attrs) do q[#q + 1] = "attr." .. urlenc(k) .. "=" .. urlenc(v) end
-    -- sh -c SCRIPT gpucast-upload MODEL TOKEN_FILE: `cat` runs as the user and reads the
-    -- model; curl (as slurmctld) uploads it. A file the user cannot read leaves a marker
-    -- on fd 3 (curl would otherwise post an empty body). The token goes to curl through a
-    -- here-document, never on a command line (ps shows those to everyone).
-    local script = "exec 3>&1; { " .. as_user(conf, uid, gid) ..
-                   "cat -- \"$1\" 2>/dev/null || echo __gpucast_unreadable >&3; } | " ..
-                   "curl -sS --max-time " .. conf.timeout_s ..
-                   " -X POST -H 'Content-Type: application/octet-stream' --data-binary @- " ..
-                   "-w '\\n__http=%{http_code}' " .. shq(conf.url .. "/v1/predict?" .. table.concat(q, "&"))
+    -- `cat` runs as the user and reads the model; curl (as slurmctld, no ~/.curlrc: -q)
+    -- uploads it. A file the user cannot read leaves a marker on stderr (curl would
+    -- otherwise post an empty body). The token goes to curl through a here-document,
+    -- never on a command line (ps shows those to everyone).
+    local body = "{ " .. as_user(conf, uid, gid) .. "cat -- " .. shq(d.model) ..
+                 " </dev/null 2>/dev/null || echo __gpucast_unreadable >&2; } | " ..
+                 "curl -q -sS --max-time " .. conf.timeout_s ..
+                 " -X POST -H 'Content-Type: application/octet-stream' --data-binary @- " ..
+                 "-w '\\n__http=%{http_code}' " .. shq(conf.url .. "/v1/predict?" .. table.concat(q, "&"))
+    local tail = ' 2>&1 | head -c ' .. OUT_LIMIT .. '; echo "__rc=${PIPESTATUS[1]}"'
     if conf.token_file ~= "" then
       local f = io.open(conf.token_file, "r")
       if not f then config_error("cannot read token_file " .. conf.token_file) end
       f:close()
-      script = script .. " -H @/dev/fd/4 4<<EOF\nAuthorization: Bearer $(cat \"$2\")\nEOF\n"
+      body = body .. " -H @/dev/fd/4 4<<EOF" .. tail .. "\nAuthorization: Bearer $(cat " .. shq(conf.token_file) ..
+             ")\nEOF\n"
+    else
+      body = body .. tail
     end
-    local cmd = timeout .. "/bin/sh -c " .. shq(script) .. " gpucast-upload " .. shq(d.model) .. " " ..
-                shq(conf.token_file)
-    local rc, out = run(cmd)
+    local rc, out = run(body, conf.timeout_s)
     if out:match("__gpucast_unreadable") then user_error(unreadable(uid)) end
-    if rc == 137 or rc == 124 then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
+    if rc == nil or rc == 137 or rc == 124 or rc == 28 then
+      config_error("gpucast service: no answer within " .. conf.timeout_s .. " s")
+    end
     if rc ~= 0 then config_error("gpucast service unreachable (exit " .. tostring(rc) .. "): " .. first_line(out)) end
     local code = tonumber(out:match("__http=(%d+)%s*$")) or 0
     return service_answer(code, out:gsub("\n__http=%d+%s*$", ""), uid)
   end
-  local cmd = timeout .. as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
+  local cmd = as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
               shq(conf.predictor) .. " --batch " .. d.batch
   for _, m in ipairs(d.models) do
     for _ = 1, m.n do cmd = cmd .. " --model " .. shq(m.path) end
@@ -454,8 +484,8 @@ local function predict(conf, d, uid, gid)
   if d.amp then cmd = cmd .. " --amp" end
   for k, v in pairs(d.dims) do cmd = cmd .. " --dim " .. shq(k .. "=" .. v) end
   for k, v in pairs(d.attrs) do cmd = cmd .. " --attr " .. shq(k .. "=" .. v) end
-  local rc, out = run(cmd)
-  if rc == 137 or rc == 124 then
+  local rc, out = run(piped(cmd), conf.timeout_s)
+  if rc == nil or rc == 137 or rc == 124 then
     user_error("the prediction did not finish within " .. conf.timeout_s .. " s (timeout_s); contact your administrator")
   end
   if rc == 0 then
@@ -543,11 +573,10 @@ end
 local function user_name(job_desc, owner)
   local n = job_desc.user_name
   if n and n ~= "" then return n end
-  local p = io.popen("getent passwd " .. string.format("%d", owner) .. " 2>/dev/null")
-  if not p then return nil end
-  local line = p:read("*l")
-  p:close()
-  return line and line:match("^([^:]+):") or nil
+  local rc, out = run("getent passwd " .. string.format("%d", owner) .. " 2>/dev/null | head -c 4096; " ..
+                      'echo "__rc=${PIPESTATUS[0]}"', 5)
+  if rc ~= 0 then return nil end
+  return out:match("^([^:\n]+):")
 end
 
 -- With overuse_hold = yes: the first line of overuse_dir/USER if the epilog recorded USER

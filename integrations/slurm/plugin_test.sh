@@ -11,8 +11,12 @@ command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (mak
 T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 cp "$HERE/job_submit.lua" "$T/"
+# The stub also records what it inherited: its open descriptors (a child lists the stub's
+# /proc/PID/fd, so that the listing's own redirection is not seen) and its environment.
 cat > "$T/gpucast" <<'EOF'
 #!/bin/sh
+sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn.fds"
+env > "$(dirname "$0")/spawn.env"
 m=""; ms=""; while [ $# -gt 0 ]; do case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; esac; shift; done
 echo "$ms" > "$(dirname "$0")/models.args"
 [ -r "$m" ] || { echo "gpucast predict: $m: cannot open: No such file or directory" >&2; exit 1; }
@@ -20,6 +24,15 @@ case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed prot
 echo '{ "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
+# A run_as prefix that records the same and runs the rest (the process run as the user).
+cat > "$T/record-as" <<'EOF'
+#!/bin/sh
+sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn-as.fds"
+env > "$(dirname "$0")/spawn-as.env"
+shift 3
+exec "$@"
+EOF
+chmod +x "$T/record-as"
 touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx"
 mkdir -p "$T/my models" "$T/overuse"
 touch "$T/my models/m%1.onnx" "$T/my models/a=b,c.onnx"
@@ -37,6 +50,32 @@ local function conf(extra)
 end
 conf()
 dofile(T .. "/job_submit.lua")
+-- slurmctld's descriptors and environment: this harness holds a descriptor open without
+-- close-on-exec (io.open), and runs with SLURM_* and a secret in its environment
+-- (plugin_test.sh sets them). Neither may reach a process the plugin starts.
+local held = assert(io.open(T .. "/controller-pipe", "w"))
+local function inherited(who)  -- descriptors and environment of the last run of the stub (or record-as)
+  who = who or "spawn"
+  local fds = {}
+  for line in io.open(T .. "/" .. who .. ".fds"):lines() do
+    local fd, target = line:match(" (%d+) %-> (.*)$")
+    -- (the shell running a stub opens the stub itself after exec: not inherited)
+    if fd and target ~= T .. "/gpucast" and target ~= T .. "/record-as" then fds[#fds + 1] = fd .. "->" .. target end
+  end
+  local env = {}
+  for line in io.open(T .. "/" .. who .. ".env"):lines() do env[#env + 1] = line end
+  table.sort(env)
+  return fds, env
+end
+local function clean_env(env)
+  -- PWD, SHLVL and _ are bash's own (the plugin's bash starts in /).
+  local allowed = { PATH = "/usr/sbin:/usr/bin:/sbin:/bin", LANG = "C", PWD = "/", SHLVL = true, _ = true }
+  for _, kv in ipairs(env) do
+    local k, v = kv:match("^([^=]*)=(.*)$")
+    if not k or not allowed[k] or (allowed[k] ~= true and allowed[k] ~= v) then return false end
+  end
+  return true
+end
 local NV = 4294967294
 local M = "model=" .. T .. "/m.onnx,batch=8"
 local failed = 0
@@ -63,6 +102,30 @@ local function refused(name, d, want)
 end
 
 local d, l = sized("model only", { comment = M }, "gres:shard:5")
+local fds, env = inherited()
+check("gpucast predict inherits only descriptors 0, 1, 2 (not slurmctld's " .. tostring(held) .. ")",
+      #fds == 3 and fds[1] == "0->/dev/null" and fds[2]:match("^1%->pipe:") and fds[3]:match("^2%->pipe:"),
+      table.concat(fds, " "))
+check("gpucast predict gets PATH and LANG=C only, nothing of slurmctld's environment", clean_env(env),
+      table.concat(env, " "))
+local function only_std_fds(fds)
+  return #fds == 3 and fds[1] == "0->/dev/null" and fds[2]:match("^1%->pipe:") ~= nil and fds[3]:match("^2%->pipe:") ~= nil
+end
+-- The same for what runs as a user (run_as, here a recorder), in cli mode and in upload mode.
+conf("run_as = " .. T .. "/record-as {uid} {gid} --\n")
+sized("uid 1001 through run_as", { comment = M, user_id = 1001, group_id = 1001 }, "gres:shard:5")
+fds, env = inherited("spawn-as")
+check("cli mode: run_as inherits only 0, 1, 2", only_std_fds(fds), table.concat(fds, " "))
+check("cli mode: run_as gets PATH and LANG=C only", clean_env(env), table.concat(env, " "))
+os.remove(T .. "/spawn-as.fds")
+conf("mode = service\nurl = http://127.0.0.1:9\nrun_as = " .. T .. "/record-as {uid} {gid} --\n")
+refused("upload mode, service down", { comment = M, user_id = 1001, group_id = 1001 }, "gpucast is misconfigured")
+fds, env = inherited("spawn-as")
+check("upload mode: the reader run as the user inherits only 0 (/dev/null), 1 (the pipe to curl), 2 (/dev/null)",
+      #fds == 3 and fds[1] == "0->/dev/null" and fds[2]:match("^1%->pipe:") and fds[3] == "2->/dev/null",
+      table.concat(fds, " "))
+check("upload mode: the reader gets PATH and LANG=C only", clean_env(env), table.concat(env, " "))
+conf()
 check("AdminComment keeps the prediction", d.admin_comment ==
       "gpucast: model=" .. T .. "/m.onnx batch=8 util=52.5 interval=40.0-61.0 basis=point share=shard:5/8", d.admin_comment)
 check("decision logged", l:find("log_info gpucast: uid=0 name=j: sized:", 1, true) ~= nil, l)
@@ -185,4 +248,5 @@ check("GPU share added to a job without model refused", rc == 2072, rc)
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")
 EOF
-lua5.1 "$T/test.lua" "$T"
+env SLURM_CONF=/etc/slurm/slurm.conf SLURM_JOB_ID=7 GPUCAST_TEST_CONTROLLER_SECRET=s3cret \
+  lua5.1 "$T/test.lua" "$T"

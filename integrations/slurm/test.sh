@@ -356,7 +356,48 @@ if [ -n "$BENCH" ]; then
   exit 0
 fi
 
+# --- 0. what the user's process inherits from slurmctld: descriptors 0-2, no environment ---
+# gpucast (cli mode) and the model reader (upload mode) run as the user; wrappers record
+# their descriptors (a child lists the wrapper's /proc/PID/fd) and environment, then run
+# the real thing. slurmctld holds pipes to slurmscriptd (root) that must not get there.
+cat > "$T/rec-gpucast" <<EOF
+#!/bin/sh
+sh -c 'ls -l /proc/\$PPID/fd > "\$1"' record "$T/out/rec-cli.fds"
+env > "$T/out/rec-cli.env"
+exec "$GPUCAST" "\$@"
+EOF
+cat > "$T/rec-as" <<EOF
+#!/bin/sh
+sh -c 'ls -l /proc/\$PPID/fd > "\$1"' record "$T/out/rec-upload.fds"
+env > "$T/out/rec-upload.env"
+exec "\$@"
+EOF
+chmod 755 "$T/rec-gpucast" "$T/rec-as"
+CTLD_PID=${PIDS[1]}
+CTLD_PIPES=$(ls -l "/proc/$CTLD_PID/fd" | grep -c ' -> pipe:' || true)
+[ "$CTLD_PIPES" -ge 1 ] || fail "test premise: slurmctld (pid $CTLD_PID) holds no pipe: $(ls -l /proc/$CTLD_PID/fd)"
+inherited_ok() {  # inherited_ok NAME WRAPPER FD2: only 0 /dev/null, 1 a pipe, 2 FD2 (a pipe or /dev/null); env PATH LANG PWD SHLVL _
+  local fds env fd2
+  fds=$(sed -n 's/.* \([0-9]*\) -> \(.*\)$/\1->\2/p' "$T/out/$1.fds" | awk -F'->' -v w="$2" '$2 != w' | sort)
+  fd2=$(echo "$fds" | sed -n 3p)
+  if [ "$(echo "$fds" | wc -l)" != 3 ] || [ "$(echo "$fds" | sed -n 1p)" != "0->/dev/null" ] ||
+     [[ "$(echo "$fds" | sed -n 2p)" != "1->pipe:["*"]" ]] || { [ "$3" = pipe ] && [[ "$fd2" != "2->pipe:["*"]" ]]; } ||
+     { [ "$3" != pipe ] && [ "$fd2" != "2->$3" ]; }; then
+    fail "$1: the user's process inherited descriptors $(echo $fds) (slurmctld has $(ls /proc/$CTLD_PID/fd | wc -l) open)"
+  fi
+  env=$(cut -d= -f1 "$T/out/$1.env" | sort | tr '\n' ' ')
+  [ "$env" = "LANG PATH PWD SHLVL _ " ] && grep -qx 'PATH=/usr/sbin:/usr/bin:/sbin:/bin' "$T/out/$1.env" &&
+    grep -qx 'LANG=C' "$T/out/$1.env" || fail "$1: the user's process got the environment: $(tr '\n' ' ' < "$T/out/$1.env")"
+}
+write_conf "gpucast=$T/rec-gpucast"
+id=$(submit -H "--comment=model=$MODELS/pointnet.onnx,batch=32" "$T/sleep.sh") || fail "recorded cli job refused: $(cat "$T/sbatch.err")"
+[ "$(stat -c %u "$T/out/rec-cli.fds")" = "$TUID" ] || fail "gpucast did not run as the user"
+inherited_ok rec-cli "$T/rec-gpucast" pipe
+pass "cli mode: gpucast predict ran as $TU with descriptors 0-2 only (slurmctld holds $CTLD_PIPES pipes) and PATH, LANG=C"
+cancel_all
+
 # --- 1. sizing and sharing (default cli mode, the example configuration) -----------------
+write_conf
 BIG=$(submit --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "big job refused: $(cat "$T/sbatch.err")"
 grep -q "gres:shard:$N_BIG of $SHARDS" "$T/sbatch.err" || fail "no gpucast message on sbatch stderr: $(cat "$T/sbatch.err")"
 [ "$(granted "$BIG")" = "gres:shard:$N_BIG" ] || fail "resnet50: Slurm has $(granted "$BIG"), want gres:shard:$N_BIG"
@@ -545,6 +586,13 @@ write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "service mode: refused: $(cat "$T/sbatch.err")"
 [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "service mode: $(granted "$id"), want shard:$N_SMALL"
 pass "service mode (upload to POST /v1/predict) -> gres:shard:$N_SMALL"
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" \
+  "run_as=/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups -- $T/rec-as"
+submit -H "$M_SMALL" "$T/sleep.sh" >/dev/null || fail "recorded upload job refused: $(cat "$T/sbatch.err")"
+[ "$(stat -c %u "$T/out/rec-upload.fds")" = "$TUID" ] || fail "the model reader did not run as the user"
+inherited_ok rec-upload "$T/rec-as" /dev/null
+pass "service mode: the model reader ran as $TU with descriptors 0 (/dev/null), 1 (to curl), 2 (/dev/null) and PATH, LANG=C"
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 [ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
   fail "service mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx")"
 pass "service mode: root-only and missing models get the same refusal"
