@@ -149,6 +149,11 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
     int i = sim::FindWorkload(*w, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
     if (i < 0) return Status::Error("prediction for unknown workload " + p.model + "/" + p.dataset);
     (*w)[i].predicted_util = p.predicted;
+    // Memory from the predict layer's memory model (same training rows), once it fills it.
+    if (!std::isnan(p.mem_predicted)) {
+      (*w)[i].pred_mem_mib = p.mem_predicted;
+      (*w)[i].pred_mem_high_mib = std::isnan(p.mem_high) ? p.mem_predicted : p.mem_high;
+    }
     seen[i] = true;
   }
   for (size_t i = 0; i < seen.size(); ++i)
@@ -237,6 +242,21 @@ int RunSimulate(const SimulateFlags& f) {
     else if (src->kind == sim::PredictionSource::kCsv) s = sim::LoadPredictionsCsv(src->name, &*w);
     if (!s.ok()) return Fail("simulate", "predicted utilization: " + s.message());
     pred_label = src->Label();
+    // The utilization controls (noisy, constant, a CSV without memory) keep
+    // the default model's memory predictions, so that they vary utilization only.
+    bool missing = false;
+    for (const sim::WorkloadProfile& x : *w) missing = missing || !x.HasMemPrediction();
+    if (missing && src->kind != sim::PredictionSource::kOracle &&
+        !(src->NeedsModel() && src->name == kDefaultAlgo)) {
+      std::vector<sim::WorkloadProfile> model_w = *w;
+      Status m = ModelPredictions(f, kDefaultAlgo, &model_w);
+      if (!m.ok()) return Fail("simulate", "predicted memory: " + m.message());
+      for (size_t i = 0; i < w->size(); ++i)
+        if (!(*w)[i].HasMemPrediction() && model_w[i].HasMemPrediction()) {
+          (*w)[i].pred_mem_mib = model_w[i].pred_mem_mib;
+          (*w)[i].pred_mem_high_mib = model_w[i].pred_mem_high_mib;
+        }
+    }
   }
   // Memory: policies pack by the predicted high end. Oracle predictions know
   // the true memory; without a memory prediction (the predict layer gives

@@ -1,7 +1,6 @@
 #include "sim/cluster.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 
 #include "features/gpu_specs.h"
@@ -15,26 +14,6 @@ constexpr long long kMaxGpus = 1'000'000;
 
 Status SpecError(const std::string& spec, const std::string& why) {
   return Status::Error("--cluster '" + spec + "': " + why);
-}
-
-// Lower-case alphanumerics: the form names are compared in for "closest".
-std::string Folded(const std::string& s) {
-  std::string out;
-  for (char c : s)
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 // Alibaba's anonymised GPU models and what they stand in as by default.
@@ -87,22 +66,10 @@ Result<Cluster> AlibabaNodes(const std::string& spec, long long every, const std
 }  // namespace
 
 Result<GpuType> ResolveGpuType(const std::string& type) {
-  if (const GpuSpec* s = FindGpuSpec(type)) {
-    if (s->memory_gib <= 0) return Status::Error("GPU type '" + type + "' has no memory size in the GPU table");
-    return GpuType{s->name, s->memory_gib * 1024.0};
-  }
-  // The closest canonical names by edit distance (at most three, within half the name's length).
-  const std::string key = Folded(type);
-  std::vector<std::pair<size_t, std::string>> near;
-  for (const GpuSpec& s : GpuSpecs()) near.push_back({EditDistance(key, Folded(s.name)), s.name});
-  std::stable_sort(near.begin(), near.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string closest;
-  for (size_t i = 0; i < near.size() && i < 3; ++i)
-    if (near[i].first <= std::max<size_t>(2, key.size() / 2))
-      closest += (closest.empty() ? "" : ", ") + near[i].second;
-  return Status::Error("unknown GPU type '" + type + "' (" + (closest.empty() ? "" : "closest: " + closest + "; ") +
-                       "known: " + KnownGpuNames() + ")");
+  ASSIGN_OR_RETURN(std::string name, CanonicalGpuName(type));
+  const GpuSpec* s = FindGpuSpec(name);
+  if (!s || s->memory_gib <= 0) return Status::Error("GPU type '" + type + "' has no memory size in the GPU table");
+  return GpuType{s->name, s->memory_gib * 1024.0};
 }
 
 Result<Cluster> ParseCluster(const std::string& spec, const std::string& data_dir) {

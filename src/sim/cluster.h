@@ -30,8 +30,9 @@ struct Cluster {
   std::vector<Gpu> gpus;
 };
 
-// The canonical name and memory (MiB) of a known GPU type; the error names
-// the closest known names ("unknown GPU type 'RTX3900' (closest: RTX3090, ...; known: ...)").
+// The canonical name and memory (MiB) of a known GPU type (CanonicalGpuName of
+// the features layer; its error names the closest known names: "unknown GPU
+// 'RTX3900'; closest: RTX3090, ... (gpucast gpus lists all)").
 struct GpuType {
   std::string name;
   double mem_mib = 0;
