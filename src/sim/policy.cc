@@ -74,7 +74,10 @@ struct Tent {
   double util_sum, mem_used, mem_mib;
   int njobs;
   bool taken_exclusive = false;
-  std::vector<double> utils;  // resident + this round's utilizations (bound_slowdown only)
+  // bound_slowdown: resident + this round's utilizations, once this round
+  // placed a job there (else the GPU's cache entry holds the residents').
+  std::vector<double> own;
+  bool modified = false;
   double max_u = 100;         // bound_slowdown: the heaviest newcomer it accepts (MaxNewcomer)
 };
 
@@ -126,8 +129,7 @@ class CoLocate : public Policy {
                                        : s.pred_sum;
         Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, {}};
         if (k_.bound_slowdown) {
-          for (int r : s.jobs) probe.utils.push_back(UtilOf(v.job(r)));
-          probe.max_u = CachedMaxNewcomer(g, s.jobs, probe.utils);
+          probe.max_u = CachedMaxNewcomer(v, g, s.jobs);
           if (probe.max_u < u_min) continue;
         } else {
           double score;
@@ -136,6 +138,7 @@ class CoLocate : public Policy {
         tents_.push_back(std::move(probe));
       } else {
         tents_.push_back({static_cast<int>(g), 0.0, mem_used, s.mem_mib, 0, false, {}});
+        if (k_.bound_slowdown) tents_.back().modified = true;  // no residents: own (empty) list
       }
       double sum = tents_.back().util_sum;
       min_sum = std::min(min_sum, sum);
@@ -241,9 +244,13 @@ class CoLocate : public Policy {
         x.njobs += 1;
         x.util_sum += in_place ? 100.0 : u;  // while it is measured, nothing else joins
         x.mem_used += info.mem_mib;
-        if (k_.bound_slowdown) x.utils.push_back(u);
+        if (k_.bound_slowdown) {
+          if (!x.modified) x.own = cache_[x.gpu].utils;
+          x.modified = true;
+          x.own.push_back(u);
+          x.max_u = alone ? -1 : MaxNewcomer(x.own);
+        }
         x.taken_exclusive = alone;
-        if (k_.bound_slowdown) x.max_u = alone ? -1 : MaxNewcomer(x.utils);
         p.gpus.push_back(x.gpu);
       }
       if (k_.bound_slowdown) {
@@ -288,25 +295,23 @@ class CoLocate : public Policy {
     moved_in_.assign(n, 0);
     moved_out_.assign(n, 0);
     std::vector<int> over;
-    std::vector<std::pair<int, int>> gang_gpus;  // (job, GPU) of multi-GPU residents
     for (size_t g = 0; g < n; ++g) {
       int observed = 0;
       for (int j : gpus[g].jobs) {
         const JobInfo& info = v.job(j);
         (*est_sum)[g] += info.Estimate();
         observed += info.observed ? 1 : 0;
-        if (info.num_gpus > 1) gang_gpus.push_back({j, static_cast<int>(g)});
       }
       const double margin = o_.migrate_z * o_.observe_noise_pct * std::sqrt(static_cast<double>(observed));
       if (gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + margin + 1e-9)
         over.push_back(static_cast<int>(g));
     }
-    std::sort(gang_gpus.begin(), gang_gpus.end());
-    auto gpus_of = [&](int j, int g) {
+    // The GPUs a gang job holds (a scan; gang victims are rare).
+    auto gpus_of = [&](int j) {
       std::vector<int> on;
-      auto it = std::lower_bound(gang_gpus.begin(), gang_gpus.end(), std::pair<int, int>{j, -1});
-      for (; it != gang_gpus.end() && it->first == j; ++it) on.push_back(it->second);
-      if (on.empty()) on.push_back(g);
+      for (size_t h = 0; h < n; ++h)
+        if (std::find(gpus[h].jobs.begin(), gpus[h].jobs.end(), j) != gpus[h].jobs.end())
+          on.push_back(static_cast<int>(h));
       return on;
     };
     std::vector<int> moved;
@@ -332,7 +337,7 @@ class CoLocate : public Policy {
         }
         if (victim < 0) break;
         const JobInfo& info = v.job(victim);
-        const std::vector<int> from = info.num_gpus > 1 ? gpus_of(victim, g) : std::vector<int>{g};
+        const std::vector<int> from = info.num_gpus > 1 ? gpus_of(victim) : std::vector<int>{g};
         dests.clear();
         for (size_t h = 0; h < n; ++h) {
           if (gpus[h].exclusive || std::find(from.begin(), from.end(), static_cast<int>(h)) != from.end()) continue;
@@ -383,17 +388,22 @@ class CoLocate : public Policy {
     return lo;
   }
 
-  // MaxNewcomer of GPU g's residents, cached while they stay the same jobs
-  // (their utilizations, as the policy sees them, do not change).
-  double CachedMaxNewcomer(size_t g, const std::vector<int>& jobs, const std::vector<double>& utils) {
-    if (max_cache_.size() <= g) max_cache_.resize(g + 1);
-    auto& c = max_cache_[g];
-    if (c.first != jobs || c.second.first != utils) {
-      c.first = jobs;
-      c.second = {utils, MaxNewcomer(utils)};
+  // MaxNewcomer of GPU g's residents, kept while they are the same jobs with
+  // the same utilizations (as the policy sees them); no allocation when unchanged.
+  double CachedMaxNewcomer(const ClusterView& v, size_t g, const std::vector<int>& jobs) {
+    if (cache_.size() <= g) cache_.resize(g + 1);
+    GpuCache& c = cache_[g];
+    scratch_.clear();
+    for (int r : jobs) scratch_.push_back(UtilOf(v.job(r)));
+    if (!c.valid || c.jobs != jobs || c.utils != scratch_) {
+      c.jobs = jobs;
+      c.utils = scratch_;
+      c.max_u = MaxNewcomer(c.utils);
+      c.valid = true;
     }
-    return c.second.second;
+    return c.max_u;
   }
+  const std::vector<double>& Utils(const Tent& x) const { return x.modified ? x.own : cache_[x.gpu].utils; }
 
   // Whether a job of utilization u may join x; *score ranks acceptable GPUs.
   bool Accept(const Tent& x, double u, double* score) const {
@@ -402,13 +412,14 @@ class CoLocate : public Policy {
       *score = k_.spread ? (x.njobs == 0 ? 1e9 : -x.util_sum) : x.util_sum;  // pack: fullest first
       return true;
     }
-    if (x.utils.empty()) {
+    const std::vector<double>& utils = Utils(x);
+    if (utils.empty()) {
       *score = 2.0;  // empty GPUs first
       return true;
     }
     // Every resident job and the newcomer must keep rate >= 1 - max_slowdown.
     const double floor = 1.0 - o_.max_slowdown;
-    double worst = model_->MinRate(x.utils.data(), static_cast<int>(x.utils.size()), u);
+    double worst = model_->MinRate(utils.data(), static_cast<int>(utils.size()), u);
     if (worst < floor) return false;
     *score = worst;  // then the least predicted slowdown
     return true;
@@ -421,7 +432,14 @@ class CoLocate : public Policy {
   std::vector<int> pool_free_;  // profiling-pool: idle pool GPUs this round
   std::vector<int> moved_in_, moved_out_;
   // Per GPU: residents and their utilizations -> MaxNewcomer (interference-aware).
-  std::vector<std::pair<std::vector<int>, std::pair<std::vector<double>, double>>> max_cache_;
+  struct GpuCache {
+    std::vector<int> jobs;
+    std::vector<double> utils;
+    double max_u = 100;
+    bool valid = false;
+  };
+  std::vector<GpuCache> cache_;
+  std::vector<double> scratch_;
   const InterferenceModel* model_ = nullptr;  // the view's, during Schedule
 };
 
