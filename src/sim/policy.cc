@@ -101,9 +101,7 @@ class CoLocate : public Policy {
                          : k_.use_profiled ? small.profiled_util
                          : k_.feedback     ? std::min(small.predicted_util, small.profiled_util)
                                            : small.predicted_util;
-    const int pool = k_.profile == Profile::kPool
-                         ? ProfilePoolSize(static_cast<int>(gpus.size()), o_.profile_pool_fraction)
-                         : 0;
+    if (k_.profile == Profile::kPool) FindPool(gpus);
     tents_.clear();
     pool_free_.clear();
     // predictive-feedback: each GPU's load by estimate, after this round's migrations.
@@ -114,7 +112,7 @@ class CoLocate : public Policy {
     // Only GPUs that could take the smallest job (or are empty) are open this round.
     for (size_t g = 0; g < gpus.size(); ++g) {
       const GpuState& s = gpus[g];
-      if (static_cast<int>(g) < pool) {  // profiling-pool: profiling runs only
+      if (!in_pool_.empty() && in_pool_[g]) {  // profiling-pool: profiling runs only
         if (!s.exclusive && s.jobs.empty()) pool_free_.push_back(static_cast<int>(g));
         continue;
       }
@@ -174,6 +172,7 @@ class CoLocate : public Policy {
       if (unprofiled && k_.profile == Profile::kPool) {
         // One pool GPU samples the job's per-GPU utilization; a full pool is a
         // wait for the pool, not a failure to place.
+        while (next_pool < pool_free_.size() && gpus[pool_free_[next_pool]].mem_mib < info.mem_mib) ++next_pool;
         if (next_pool >= pool_free_.size()) return true;
         Placement p;
         p.job = j;
@@ -269,6 +268,18 @@ class CoLocate : public Policy {
     if (k_.use_profiled) return j.profiled ? j.profiled_util : 100.0;
     if (k_.feedback) return j.Estimate();
     return j.predicted_util;
+  }
+
+  // profiling-pool: the pool is the ProfilePoolSize GPUs with the most memory
+  // (lowest ids first), so that a job that fits any GPU fits every pool GPU.
+  void FindPool(const std::vector<GpuState>& gpus) {
+    if (in_pool_.size() == gpus.size()) return;
+    std::vector<int> ids(gpus.size());
+    for (size_t g = 0; g < gpus.size(); ++g) ids[g] = static_cast<int>(g);
+    std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) { return gpus[a].mem_mib > gpus[b].mem_mib; });
+    in_pool_.assign(gpus.size(), 0);
+    const int n = ProfilePoolSize(static_cast<int>(gpus.size()), o_.profile_pool_fraction);
+    for (int i = 0; i < n; ++i) in_pool_[ids[i]] = 1;
   }
 
   // 100 x the resident jobs' requested shares (slot's load of a GPU).
@@ -430,6 +441,7 @@ class CoLocate : public Policy {
   double cap_;  // slot: 100 (a GPU's requests add to at most one GPU); else --cap
   std::vector<Tent> tents_;
   std::vector<int> pool_free_;  // profiling-pool: idle pool GPUs this round
+  std::vector<char> in_pool_;   // profiling-pool: per GPU, kept for profiling
   std::vector<int> moved_in_, moved_out_;
   // Per GPU: residents and their utilizations -> MaxNewcomer (interference-aware).
   struct GpuCache {

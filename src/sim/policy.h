@@ -119,14 +119,14 @@ struct PolicyOptions {
   // --measure-noise); 0 = migrate at any excess.
   double observe_noise_pct = 0;
   double migrate_z = 2;
-  // profiling-pool: the share of the GPUs (the lowest ids, at least one) kept
-  // for profiling runs; the other GPUs run jobs.
+  // profiling-pool: the share of the GPUs (those with the most memory, lowest
+  // ids first; at least one) kept for profiling runs; the other GPUs run jobs.
   double profile_pool_fraction = 0.05;
 };
 
-// The GPUs of a `num_gpus` cluster that profiling-pool keeps for profiling
-// (ids 0 .. n-1): round(fraction x num_gpus), at least 1, less than num_gpus
-// (0 for a one-GPU cluster).
+// How many GPUs of a `num_gpus` cluster profiling-pool keeps for profiling:
+// round(fraction x num_gpus), at least 1, less than num_gpus (0 for a one-GPU
+// cluster).
 int ProfilePoolSize(int num_gpus, double fraction);
 
 // The solo utilization behind a counter reading taken while the job shared

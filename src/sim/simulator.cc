@@ -452,6 +452,10 @@ class Engine : public ClusterView {
     bool over = false;
     for (int g : res_.jobs[j].gpus) over = over || true_mem_[g] > gpus_[g].mem_mib + kEps;
     if (!over) return false;
+    // Crashing alone on a GPU tells the scheduler the job needs more than it holds.
+    double bigger = 0;
+    for (int g : res_.jobs[j].gpus)
+      if (true_mem_[g] > gpus_[g].mem_mib + kEps && gpus_[g].jobs.size() == 1) bigger = std::max(bigger, gpus_[g].mem_mib);
     Settle(j);
     const double lost = Rollback(j);
     SetRate(j, 0);
@@ -461,6 +465,7 @@ class Engine : public ClusterView {
     ++res_.jobs[j].ooms;
     info_[j].alone = true;  // the scheduler no longer shares its GPUs
     Requeue(j);
+    if (bigger > 0) info_[j].mem_mib = std::max(info_[j].mem_mib, std::nextafter(bigger, INFINITY));
     return true;
   }
 
