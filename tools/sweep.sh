@@ -19,6 +19,9 @@ SEEDS=${3:-1-3}
 LOADS=${LOADS:-1,1.5,2,3}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
+# The source the tables come from, named as the sweep starts (the binary should be built from it).
+COMMIT=$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git -C "$HERE" status --porcelain -- src 2>/dev/null | head -1)
 PRED="predictive,predictive-spread,interference-aware,predictive-feedback"
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 "$B" interference --validate --json > "$OUT/interference.json"
@@ -41,8 +44,6 @@ log "alibaba and gavel"
 "$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy all --out "$OUT/gavel-32/predicted" >/dev/null
 "$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy "$PRED" --predictions oracle \
   --out "$OUT/gavel-32/oracle" >/dev/null
-COMMIT=$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo unknown)
-DIRTY=$(git -C "$HERE" status --porcelain -- src 2>/dev/null | head -1)
 "$HERE/tools/sweep_tables.py" "$OUT" "$COMMIT${DIRTY:+ (+ uncommitted changes)}" "$SEEDS" | tee "$OUT/tables.md"
 "$B" report "$OUT/philly/predicted/load-2" "$OUT/philly/oracle/load-2" \
   --interference "$OUT/interference.json" --out "$OUT/report.html" >/dev/null

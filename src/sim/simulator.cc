@@ -411,7 +411,7 @@ class Engine : public ClusterView {
         s.first_row = static_cast<int>(res_.placements.size());
         for (int g : res_.jobs[j].gpus) {
           GpuState& gs = gpus_[g];
-          gs.exclusive = false;
+          gs.exclusive = info_[j].alone;  // a job that crashed out of memory keeps running alone
           gs.known_sum += info_[j].profiled_util - 100.0;
           gs.mem_used += info_[j].mem_mib - mem_before;
           res_.placements.push_back({j, g, now_, -1, false, false});
