@@ -228,3 +228,11 @@ if 2.0 in ls:
               f"| {jo:.1f} < {j15:.1f} < {j30:.1f}: {'yes' if jo < j15 < j30 else 'NO'} "
               f"| {dj:.1f} vs {cj:.1f}, {du:.2f} vs {cu:.2f}: {'yes' if dj <= cj and du >= cu else 'NO'} "
               f"| {pj:.1f} vs {ej:.1f}: {'yes' if pj <= ej else 'NO'} | {oo:.0f} |")
+
+# The interference model's validation: the tables gpucast interference --validate prints.
+iv = os.path.join(out, "interference.json")
+if os.path.exists(iv):
+    v = json.load(open(iv))
+    if "markdown" in v:
+        print(f"\n**Interference model (RTX 3090): {v['params']['form']}**\n")
+        print(v["markdown"])

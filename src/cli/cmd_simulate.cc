@@ -171,9 +171,16 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
 
 nlohmann::ordered_json InterferenceJson(const sim::InterferenceModel& m) {
   nlohmann::ordered_json j;
+  j["form"] = m.form().Name();
   j["beta"] = m.params().beta;
   j["switch_cost"] = m.params().switch_cost;
+  j["occupancy"] = m.params().occupancy;
   j["measured_pairs"] = m.pairs().size();
+  nlohmann::ordered_json fits = nlohmann::ordered_json::array();
+  for (const auto& f : m.gpu_fits())
+    fits.push_back({{"gpu", f.gpu}, {"form", f.form.Name()}, {"beta", f.params.beta},
+                    {"switch_cost", f.params.switch_cost}, {"occupancy", f.params.occupancy}});
+  j["gpu_fits"] = fits;
   j["validation"] = "gpucast interference --validate --json";
   return j;
 }
@@ -272,7 +279,10 @@ int RunSimulate(const SimulateFlags& f) {
         mem_label = "oracle (measured; no memory prediction available)";
       }
   }
-  auto model = sim::InterferenceModel::Fit(*w, data + "/lucid/colocate_info.csv");
+  // The RTX 3090 physics from Lucid's pairs, and the K80/P100/V100 physics
+  // from Gavel's for clusters of those types (ForGpu).
+  auto model = sim::InterferenceModel::Fit(*w, data + "/lucid/colocate_info.csv",
+                                           data + "/gavel/simulation_throughputs.json");
   if (!model.ok()) return Fail("simulate", model.message());
 
   const bool tty = ::isatty(2);

@@ -63,6 +63,19 @@ class Engine : public ClusterView {
     gpu_util_.assign(cluster.gpus.size(), 0.0);
     true_mem_.assign(cluster.gpus.size(), 0.0);
     for (size_t g = 0; g < gpus_.size(); ++g) gpus_[g].mem_mib = cluster.gpus[g].mem_mib;
+    // The physics of each GPU's type (its own fit where pairs were measured on
+    // it, else the RTX 3090 fit: InterferenceModel::ForGpu).
+    gpu_model_.resize(cluster.gpus.size());
+    std::vector<std::string> types;
+    for (size_t g = 0; g < cluster.gpus.size(); ++g) {
+      auto it = std::find(types.begin(), types.end(), cluster.gpus[g].type);
+      if (it == types.end()) {
+        types.push_back(cluster.gpus[g].type);
+        type_models_.push_back(m.ForGpu(cluster.gpus[g].type));
+        it = types.end() - 1;
+      }
+      gpu_model_[g] = static_cast<int>(it - types.begin());
+    }
     res_.policy = c.policy;
     res_.trace = trace.name;
     res_.seed = c.seed;
@@ -574,7 +587,7 @@ class Engine : public ClusterView {
       gpu_rates_[g].resize(k);
       for (int i = 0; i < k; ++i) wl_[i] = res_.jobs[gs.jobs[i]].workload;
       double util = 0;
-      model_.Physics(wl_.data(), k, w_, gpu_rates_[g].data(), &util);
+      type_models_[gpu_model_[g]].Physics(wl_.data(), k, w_, gpu_rates_[g].data(), &util);
       bool was_shared = gpu_shared_.empty() ? false : gpu_shared_[g];
       if (gpu_shared_.empty()) gpu_shared_.assign(gpus_.size(), 0);
       gpu_shared_[g] = k >= 2;
@@ -590,12 +603,13 @@ class Engine : public ClusterView {
       SimJob& s = jobs_[j];
       if (s.state != State::kRunning && s.state != State::kProfiling) continue;
       // A gang job advances at its slowest GPU's rate.
-      double rate = 1.0;
+      per_gpu_.clear();
       for (int g : res_.jobs[j].gpus) {
         const GpuState& gs = gpus_[g];
         for (size_t i = 0; i < gs.jobs.size(); ++i)
-          if (gs.jobs[i] == j) rate = std::min(rate, gpu_rates_[g][i]);
+          if (gs.jobs[i] == j) per_gpu_.push_back(gpu_rates_[g][i]);
       }
+      const double rate = GangRate(per_gpu_);
       Settle(j);
       SetRate(j, rate);
       s.version++;
@@ -688,6 +702,9 @@ class Engine : public ClusterView {
   std::vector<std::vector<double>> gpu_rates_;  // per GPU, parallel to GpuState::jobs
   std::vector<double> gpu_util_;
   std::vector<double> true_mem_;  // per GPU: sum of its residents' true memory, MiB
+  std::vector<InterferenceModel> type_models_;  // the physics of each GPU type of the cluster
+  std::vector<int> gpu_model_;                  // per GPU: index into type_models_
+  std::vector<double> per_gpu_;
   std::vector<char> gpu_shared_, dirty_flag_;
   std::vector<int> dirty_, touched_, wl_;
   std::vector<SimJob> jobs_;
