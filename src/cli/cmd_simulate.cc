@@ -398,7 +398,6 @@ int RunSimulate(const SimulateFlags& f) {
   meta["trace_bad_lines"] = trace->bad_lines;
   meta["trace_filtered"] = trace->filtered;
   meta["trace_approximated"] = trace->approximated;
-  meta["trace_unmapped"] = trace->unmapped;
   meta["cluster"] = cluster->spec;
   meta["num_gpus"] = cluster->gpus.size();
   meta["gpu_types"] = [&] {

@@ -188,7 +188,7 @@ class Engine : public ClusterView {
     int64_t unmapped = 0;
     std::vector<int> assigned = cfg_.workload_of_job.empty() ? AssignWorkloads(trace_, w_, cfg_.seed, &unmapped)
                                                              : cfg_.workload_of_job;
-    res_.trace_unmapped = trace_.unmapped + unmapped;
+    res_.trace_unmapped = unmapped;
     double largest_gpu = 0;
     for (const GpuState& g : gpus_) largest_gpu = std::max(largest_gpu, g.mem_mib);
     jobs_.resize(n);
@@ -751,39 +751,18 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
 std::vector<int> AssignWorkloads(const Trace& t, const std::vector<WorkloadProfile>& w, uint64_t seed,
                                  int64_t* unmapped) {
   const int n = static_cast<int>(w.size());
-  std::map<std::tuple<std::string, std::string, int>, int> cache;  // (model, dataset, batch) -> row
+  std::map<std::string, int> cache;  // job type -> row (or -1)
   std::vector<int> out;
   out.reserve(t.jobs.size());
   for (const TraceJob& j : t.jobs) {
-    if (j.model_hint.empty()) {
-      out.push_back(AssignWorkload(seed, j.id, n));
-      continue;
+    int row = -1;
+    if (!j.job_type.empty()) {
+      auto it = cache.find(j.job_type);
+      if (it == cache.end()) it = cache.emplace(j.job_type, MapGavelJobType(j.job_type, w)).first;
+      row = it->second;
+      if (row < 0 && unmapped) ++*unmapped;
     }
-    auto key = std::make_tuple(j.model_hint, j.dataset_hint, j.batch_hint);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      // The row of that model and dataset (amp 0) nearest in log batch size
-      // (ties: the smaller batch); no batch named: the smallest.
-      int best = -1;
-      double best_d = INFINITY;
-      for (int i = 0; i < n; ++i) {
-        const WorkloadProfile& x = w[i];
-        if (x.model != j.model_hint || x.dataset != j.dataset_hint || x.amp != 0) continue;
-        double d = j.batch_hint > 0 ? std::fabs(std::log2(static_cast<double>(x.batch) / j.batch_hint))
-                                    : static_cast<double>(x.batch);
-        if (d < best_d - 1e-12 || (std::fabs(d - best_d) <= 1e-12 && x.batch < w[best].batch)) {
-          best = i;
-          best_d = d;
-        }
-      }
-      it = cache.emplace(key, best).first;
-    }
-    if (it->second < 0) {
-      if (unmapped) ++*unmapped;
-      out.push_back(AssignWorkload(seed, j.id, n));
-    } else {
-      out.push_back(it->second);
-    }
+    out.push_back(row >= 0 ? row : AssignWorkload(seed, j.id, n));
   }
   return out;
 }

@@ -161,10 +161,10 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
 // Seeded workload index for a job: a SplitMix64 hash of (seed, job id) mod n.
 int AssignWorkload(uint64_t seed, int64_t job_id, int num_workloads);
 
-// Every job's workload: the one its trace names (TraceJob::model_hint: the
-// row of that model and dataset at the nearest batch size, amp 0; the smallest
-// batch when none is named), else AssignWorkload. *unmapped counts jobs whose
-// hint matches no workload row (they get AssignWorkload too).
+// Every job's workload: the one its trace's job type names (TraceJob::job_type
+// through MapGavelJobType: the row of that family at the nearest batch size,
+// amp 0), else AssignWorkload. *unmapped counts jobs whose type maps to no
+// workload row (they get AssignWorkload too).
 std::vector<int> AssignWorkloads(const Trace& t, const std::vector<WorkloadProfile>& w, uint64_t seed,
                                  int64_t* unmapped);
 

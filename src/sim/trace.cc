@@ -207,53 +207,13 @@ Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
     if (thr <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "job type " + Quote(key) + " has no V100 throughput")); continue; }
     // Run time alone = steps / isolated V100 throughput (steps/s) at that scale.
     TraceJob j{static_cast<int64_t>(ln), *arrival, *steps / thr, static_cast<int>(*scale), 1.0};
-    if (auto h = GavelWorkloadHint(f[0])) {
-      j.model_hint = h->model;
-      j.dataset_hint = h->dataset;
-      j.batch_hint = h->batch;
-    } else {
-      ++t.unmapped;
-    }
+    j.job_type = std::string(f[0]);
     t.jobs.push_back(std::move(j));
   }
   t.bad_lines = sink.bad();
   t.default_cluster = "32x RTX3090";  // load factor ~4.7: Gavel's trace is a dense backlog
   Finish(&t, opt);
   return t;
-}
-
-std::optional<WorkloadHint> GavelWorkloadHint(std::string_view type) {
-  // Gavel's job types (scheduler/job_table.py of its repository) and the
-  // measured rows that stand for them. Same model and data: ResNet-50
-  // (ImageNet) and LM (the 2-layer LSTM word model on Wikitext-2). Same family,
-  // different model: Recommendation (an autoencoder on MovieLens-20M) ->
-  // NeuMF/MovieLens, CycleGAN -> DCGAN/LSUN (both GANs), A3C (Pong) ->
-  // PPO/LunarLander (both on-policy actor-critic RL).
-  struct Row {
-    const char* gavel;
-    const char* model;
-    const char* dataset;
-    bool exact;
-  };
-  static const Row kRows[] = {
-      {"ResNet-50", "ResNet50", "ImageNet", true},     {"LM", "LSTM", "Wikitext2", true},
-      {"Recommendation", "NeuMF", "MovieLens", false}, {"CycleGAN", "DCGAN", "LSUN", false},
-      {"A3C", "PPO", "LunarLander", false},
-  };
-  std::string_view name = type;
-  int batch = 0;
-  size_t paren = type.find(" (batch size ");
-  if (paren != std::string_view::npos) {
-    name = type.substr(0, paren);
-    std::string_view rest = type.substr(paren + 13);
-    if (rest.empty() || rest.back() != ')') return std::nullopt;
-    auto b = ParseInt(rest.substr(0, rest.size() - 1));
-    if (!b || *b < 1 || *b > 1'000'000) return std::nullopt;
-    batch = static_cast<int>(*b);
-  }
-  for (const Row& r : kRows)
-    if (name == r.gavel) return WorkloadHint{r.model, r.dataset, batch, r.exact};
-  return std::nullopt;
 }
 
 void ScaleArrivals(Trace* t, double factor) {

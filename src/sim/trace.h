@@ -22,11 +22,10 @@ struct TraceJob {
   double duration_s = 0;   // run time alone, > 0
   int num_gpus = 1;        // >= 1
   double gpu_request = 1;  // requested share of each GPU (Alibaba gpu_milli / 1000), else 1
-  // The measured workload the trace names (Gavel's job types, see GavelWorkloadHint):
-  // model and dataset of lucid/single_data.csv and the trace's batch size (0 = none
-  // named). Empty model: the trace names none; the simulator draws one (seeded).
-  std::string model_hint{}, dataset_hint{};
-  int batch_hint = 0;
+  // The job type the trace names (Gavel's "ResNet-50 (batch size 32)"); the
+  // simulator maps it to a measured workload (MapGavelJobType, interference.h).
+  // Empty: the trace names none; the simulator draws one (seeded).
+  std::string job_type{};
   int64_t source_id = -1;  // ResampleArrivals: the id of the trace job this one copies; else -1
   bool operator==(const TraceJob&) const = default;
 };
@@ -42,7 +41,6 @@ struct Trace {
   int64_t bad_lines = 0;         // malformed lines skipped (only with skip_bad_lines)
   int64_t filtered = 0;          // well-formed rows that are not GPU jobs (Alibaba CPU pods, no run time)
   int64_t approximated = 0;      // Gavel jobs whose multi-GPU throughput was not measured (1-GPU rate used)
-  int64_t unmapped = 0;          // Gavel jobs of a type no measured workload stands for (workload drawn)
   std::string default_cluster;   // --cluster spec used when none is given
 };
 
@@ -57,18 +55,6 @@ Result<Trace> LoadAlibaba(const std::string& pods_path, const TraceOptions& opt)
 Result<Trace> LoadGavel(const std::string& trace_path, const std::string& throughputs_json,
                         const TraceOptions& opt);
 Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt);
-
-// How Gavel's job types stand for measured workloads (docs/simulator.md,
-// "Traces"): "ResNet-50 (batch size 64)" -> ResNet50/ImageNet, batch 64. The
-// model and dataset are a row family of lucid/single_data.csv; exact is false
-// for a different model of the same family (CycleGAN -> DCGAN). nullopt: no
-// measured counterpart (ResNet-18, Transformer).
-struct WorkloadHint {
-  std::string model, dataset;
-  int batch = 0;  // the batch size the type names; 0 = none
-  bool exact = false;
-};
-std::optional<WorkloadHint> GavelWorkloadHint(std::string_view job_type);
 
 // Compresses inter-arrival times by `factor` (> 0): every submit time is
 // divided by it; durations are kept. The demand over the (shorter) window

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "sim/cluster.h"
@@ -108,48 +109,36 @@ TEST(Gavel, DurationIsStepsOverV100Throughput) {
   auto real = LoadTrace("gavel", DataDir(), {});
   ASSERT_TRUE(real.ok()) << real.message();
   EXPECT_EQ(real->jobs.size(), 2000u);
-  // ResNet-18 (421 jobs) and Transformer (396 jobs) have no measured counterpart.
-  EXPECT_EQ(real->unmapped, 421 + 396);
-  EXPECT_EQ(s->jobs[0].model_hint, "LSTM");
-  EXPECT_EQ(s->jobs[0].batch_hint, 80);
+  EXPECT_EQ(s->jobs[0].job_type, "LM (batch size 80)");
 }
 
 TEST(Gavel, JobTypesNameTheirWorkloads) {
-  auto h = GavelWorkloadHint("ResNet-50 (batch size 16)");
-  ASSERT_TRUE(h.has_value());
-  EXPECT_EQ(h->model, "ResNet50");
-  EXPECT_EQ(h->dataset, "ImageNet");
-  EXPECT_EQ(h->batch, 16);
-  EXPECT_TRUE(h->exact);
-  EXPECT_EQ(GavelWorkloadHint("A3C")->model, "PPO");
-  EXPECT_EQ(GavelWorkloadHint("A3C")->batch, 0);
-  EXPECT_FALSE(GavelWorkloadHint("CycleGAN")->exact);
-  EXPECT_FALSE(GavelWorkloadHint("Transformer (batch size 32)").has_value());
-  EXPECT_FALSE(GavelWorkloadHint("ResNet-18 (batch size 32)").has_value());
-  EXPECT_FALSE(GavelWorkloadHint("LM (batch size x)").has_value());
-  // The measured row: same model and dataset, amp 0, nearest batch in log
-  // scale (16 -> 32 of 32/64/128; 80 -> 64 of 64/128), the smallest when none
-  // is named; a hint with no row is drawn like an unnamed job.
+  // The simulator maps each Gavel job type to the measured workload of its
+  // family (MapGavelJobType: nearest batch in log scale, amp 0; the smallest
+  // when none is named); ResNet-18 (421 jobs) and Transformer (396 jobs) have
+  // no counterpart and are drawn like unnamed jobs.
   auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
   ASSERT_TRUE(w.ok());
-  Trace t;
-  auto job = [](std::string m, std::string d, int b) {
-    TraceJob j;
-    j.model_hint = std::move(m);
-    j.dataset_hint = std::move(d);
-    j.batch_hint = b;
-    return j;
-  };
-  t.jobs = {job("ResNet50", "ImageNet", 16), job("LSTM", "Wikitext2", 80), job("PPO", "LunarLander", 0),
-            job("Nope", "X", 8)};
-  for (size_t i = 0; i < t.jobs.size(); ++i) t.jobs[i].id = static_cast<int64_t>(i);
+  auto real = LoadTrace("gavel", DataDir(), {});
+  ASSERT_TRUE(real.ok()) << real.message();
   int64_t unmapped = 0;
-  auto a = AssignWorkloads(t, *w, 1, &unmapped);
-  EXPECT_EQ((*w)[a[0]].Name(), "ResNet50/ImageNet/b32/amp0");
-  EXPECT_EQ((*w)[a[1]].Name(), "LSTM/Wikitext2/b64/amp0");
-  EXPECT_EQ((*w)[a[2]].Name(), "PPO/LunarLander/b32/amp0");
-  EXPECT_EQ(a[3], AssignWorkload(1, 3, static_cast<int>(w->size())));
-  EXPECT_EQ(unmapped, 1);
+  auto a = AssignWorkloads(*real, *w, 1, &unmapped);
+  EXPECT_EQ(unmapped, 421 + 396);
+  for (size_t i = 0; i < real->jobs.size(); ++i) {
+    const std::string& type = real->jobs[i].job_type;
+    const std::string name = (*w)[a[i]].Name();
+    const std::map<std::string, std::string> expect = {{"ResNet-50 (batch size 16)", "ResNet50/ImageNet/b32/amp0"},
+                                                       {"LM (batch size 80)", "LSTM/Wikitext2/b64/amp0"},
+                                                       {"Recommendation (batch size 8192)", "NeuMF/MovieLens/b128/amp0"},
+                                                       {"CycleGAN", "DCGAN/LSUN/b32/amp0"},
+                                                       {"A3C", "PPO/LunarLander/b32/amp0"}};
+    if (auto it = expect.find(type); it != expect.end()) {
+      EXPECT_EQ(name, it->second) << type;
+    }
+    if (type.rfind("Transformer", 0) == 0) {
+      EXPECT_EQ(a[i], AssignWorkload(1, real->jobs[i].id, static_cast<int>(w->size())));
+    }
+  }
 }
 
 Trace DayTrace() {
