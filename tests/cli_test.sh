@@ -179,6 +179,10 @@ PY
 done
 expect_rc 0 "$BIN" report "$TMP/simp" --out "$TMP/simp.html"
 grep -q "Useful work beside busy time" "$TMP/simp.html" && ok || bad "report lacks the useful-work chart"
+# A run reached twice (its directory and one above it) counts once.
+n1=$("$BIN" report "$TMP/simp" --out "$TMP/simp.html")
+n2=$("$BIN" report "$TMP/simp" "$TMP/simp/" "$TMP/simp/." --out "$TMP/simp2.html")
+[ "$n1" != "" ] && [ "${n1#wrote * (}" = "${n2#wrote * (}" ] && ok || bad "report counted a run twice: '$n1' vs '$n2'"
 
 # gpus: the GPU table; any spelling of a name (nvidia-smi's included) reaches its row; an unknown
 # name is an error naming the closest ones, in gpus and in predict alike.

@@ -45,6 +45,7 @@ log "alibaba and gavel"
 "$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy "$PRED" --predictions oracle \
   --out "$OUT/gavel-32/oracle" >/dev/null
 "$HERE/tools/sweep_tables.py" "$OUT" "$COMMIT${DIRTY:+ (+ uncommitted changes)}" "$SEEDS" | tee "$OUT/tables.md"
-"$B" report "$OUT/philly/predicted/load-2" "$OUT/philly/oracle/load-2" \
+# The headline is load x2 (given first); the load sweep and the value of accuracy from every Philly run.
+"$B" report "$OUT/philly/predicted/load-2" "$OUT/philly/oracle/load-2" "$OUT/philly" "$OUT/accuracy" \
   --interference "$OUT/interference.json" --out "$OUT/report.html" >/dev/null
 log "wrote $OUT/tables.md and $OUT/report.html"
