@@ -11,7 +11,8 @@
 # markdown tables of the docs (OUT/tables.md, also printed) and the HTML
 # report of the load-2 Philly runs (OUT/report.html).
 # Usage: tools/sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]   (SEEDS default 1-3; LOADS=1,1.5,2,3;
-#        JOBS=N keeps the first N jobs of each trace: a quick check of the script, not the docs' numbers)
+#        JOBS=N keeps the first N jobs of each trace: a quick check of the script, not the docs' numbers;
+#        NO_OTHER_TRACES=1 leaves out Alibaba and Gavel)
 set -euo pipefail
 B=$(realpath "${1:?usage: sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]}")
 OUT=${2:?usage: sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]}
@@ -27,23 +28,40 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 "$B" interference --validate --json > "$OUT/interference.json"
 J=(${JOBS:+--jobs "$JOBS"})
 P=(--trace philly --cluster "256x RTX3090" --seeds "$SEEDS" "${J[@]}")
-log "philly: every policy, default predictions, loads $LOADS"
-"$B" simulate "${P[@]}" --load-factor "$LOADS" --policy all --out "$OUT/philly/predicted" >/dev/null
-log "philly: oracle predictions"
-"$B" simulate "${P[@]}" --load-factor "$LOADS" --policy "$PRED" --predictions oracle --out "$OUT/philly/oracle" >/dev/null
-for src in noisy:0 noisy:5 noisy:10 noisy:15 noisy:20 noisy:30 constant:50 shuffled; do
-  log "philly load 2: predictions $src"
-  "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions "$src" \
-    --out "$OUT/accuracy/${src/:/-}" >/dev/null
-done
-log "alibaba and gavel"
-"$B" simulate --trace alibaba2023 --cluster "alibaba-nodes:every=200" --seeds "$SEEDS" "${J[@]}" --policy all \
-  --out "$OUT/alibaba-26/predicted" >/dev/null
-"$B" simulate --trace alibaba2023 --cluster "alibaba-nodes:every=200" --seeds "$SEEDS" "${J[@]}" --policy "$PRED" \
-  --predictions oracle --out "$OUT/alibaba-26/oracle" >/dev/null
-"$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy all --out "$OUT/gavel-32/predicted" >/dev/null
-"$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy "$PRED" --predictions oracle \
-  --out "$OUT/gavel-32/oracle" >/dev/null
+# Two streams run side by side (each simulate is one thread): A) every policy
+# with the default predictions over the loads, then Alibaba and Gavel; B) the
+# oracle runs over the loads, then the accuracy controls at load 2.
+stream_a() {
+  log "A: philly: every policy, default predictions, loads $LOADS"
+  "$B" simulate "${P[@]}" --load-factor "$LOADS" --policy all --out "$OUT/philly/predicted" >/dev/null
+  if [ -z "${NO_OTHER_TRACES:-}" ]; then
+    log "A: alibaba and gavel"
+    "$B" simulate --trace alibaba2023 --cluster "alibaba-nodes:every=200" --seeds "$SEEDS" "${J[@]}" --policy all \
+      --out "$OUT/alibaba-26/predicted" >/dev/null
+    "$B" simulate --trace alibaba2023 --cluster "alibaba-nodes:every=200" --seeds "$SEEDS" "${J[@]}" --policy "$PRED" \
+      --predictions oracle --out "$OUT/alibaba-26/oracle" >/dev/null
+    "$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy all \
+      --out "$OUT/gavel-32/predicted" >/dev/null
+    "$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy "$PRED" \
+      --predictions oracle --out "$OUT/gavel-32/oracle" >/dev/null
+  fi
+  log "A: done"
+}
+stream_b() {
+  log "B: philly: oracle predictions, loads $LOADS"
+  "$B" simulate "${P[@]}" --load-factor "$LOADS" --policy "$PRED" --predictions oracle --out "$OUT/philly/oracle" >/dev/null
+  for src in noisy:0 noisy:5 noisy:10 noisy:15 noisy:20 noisy:30 constant:50 shuffled; do
+    log "B: philly load 2: predictions $src"
+    "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions "$src" \
+      --out "$OUT/accuracy/${src/:/-}" >/dev/null
+  done
+  log "B: done"
+}
+stream_a & A=$!
+stream_b & Bp=$!
+trap 'kill $A $Bp 2>/dev/null' INT TERM
+wait $A
+wait $Bp
 "$HERE/tools/sweep_tables.py" "$OUT" "$COMMIT${DIRTY:+ (+ uncommitted changes)}" "$SEEDS" | tee "$OUT/tables.md"
 # The headline is load x2 (given first); the load sweep and the value of accuracy from every Philly run.
 "$B" report "$OUT/philly/predicted/load-2" "$OUT/philly/oracle/load-2" "$OUT/philly" "$OUT/accuracy" \
