@@ -498,7 +498,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
       }
       std::sort(ideal.pts.begin(), ideal.pts.end());
       useful.push_back(std::move(ideal));
-      h << "<h2>Load sweep (" << Esc(head_trace) << ")</h2>\n<p class='note'>Each point is one (GPUs, "
+      h << "<h2 id='load-sweep'>Load sweep (" << Esc(head_trace) << ")</h2>\n<p class='note'>Each point is one (GPUs, "
         << "<code>--load-factor</code>) of the runs given, placed at its measured load factor (demand / capacity "
         << "over the measurement window, mean over seeds). Lines: mean over seeds; bands: the seeds' range "
         << "(each seed resamples arrivals, workloads and noise). Dashed: oracle predictions.</p>\n"
@@ -601,7 +601,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
         useful.push_back(std::move(u));
         jct.push_back(std::move(j));
       }
-      h << "<h2>Value of accuracy (" << Esc(head_trace) << ", " << pt.first << " GPUs, --load-factor "
+      h << "<h2 id='accuracy-" << pt.first << "-" << F(pt.second, 2) << "'>Value of accuracy (" << Esc(head_trace) << ", " << pt.first << " GPUs, --load-factor "
         << F(pt.second, 2) << ")</h2>\n<p class='note'>Each prediction-driven policy under oracle predictions (MAE 0) "
         << "and <code>noisy:SD</code> (oracle + seeded N(0, SD) points, clamped), placed at the predictions' "
         << "measured MAE (mean over seeds). Lines: mean over seeds; bands: the seeds' range. The table adds every "

@@ -106,11 +106,11 @@ TEST(Report, LoadSweepAndValueOfAccuracyWithBandsOverSeeds) {
   std::string html = RenderReport(runs);
   // Headline: the load point with the most runs that are not controls (x2: six), arrivals x2.
   EXPECT_NE(html.find("arrivals compressed &times;2.00"), std::string::npos);
-  size_t acc = html.find("<h2>Value of accuracy (t, 2 GPUs, --load-factor 2.00)</h2>");
+  size_t acc = html.find("<h2 id='accuracy-2-2.00'>Value of accuracy (t, 2 GPUs, --load-factor 2.00)</h2>");
   ASSERT_NE(acc, std::string::npos);
   EXPECT_EQ(html.substr(0, acc).find("noisy:10"), std::string::npos);  // no control before its section
   // Load sweep table: x1 row = load factor 0.50, 0 / 2 capacity-bound seeds; predictive 46.0 +- 1.4 useful, 4.0 +- 1.4 h.
-  size_t sweep = html.find("<h2>Load sweep (t)</h2>");
+  size_t sweep = html.find("<h2 id='load-sweep'>Load sweep (t)</h2>");
   ASSERT_NE(sweep, std::string::npos);
   EXPECT_NE(html.find("<tr><td>1.00</td><td>2</td><td>0.50</td><td>0 / 2</td>", sweep), std::string::npos);
   EXPECT_NE(html.find("<tr><td>2.00</td><td>2</td><td>1.00</td><td>2 / 2</td>", sweep), std::string::npos);
