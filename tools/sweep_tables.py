@@ -2,7 +2,8 @@
 """Markdown tables of docs/simulator.md from a tools/sweep.sh output directory.
 
 Usage: tools/sweep_tables.py OUT_DIR COMMIT SEEDS
-Reads every OUT_DIR/**/runs.json (gpucast simulate --seeds ... outputs).
+Reads every OUT_DIR/**/summary.json (one per gpucast simulate run); the first directory level names the
+configuration (philly, accuracy, alibaba-26, gavel-32).
 """
 import glob, json, math, os, sys
 
@@ -13,11 +14,11 @@ PROFILING = ["profiling", "profiling-pool", "profiling-exclusive"]
 GPUCAST = ["predictive", "predictive-spread", "interference-aware", "predictive-feedback"]
 
 runs = []  # every summary, tagged with its configuration directory (philly, accuracy, alibaba-26, ...)
-for path in sorted(glob.glob(os.path.join(out, "**", "runs.json"), recursive=True)):
+for path in sorted(glob.glob(os.path.join(out, "**", "summary.json"), recursive=True)):
     rel = os.path.relpath(path, out).split(os.sep)
-    for r in json.load(open(path))["runs"]:
-        r["config"] = rel[0]
-        runs.append(r)
+    r = json.load(open(path))
+    r["config"] = rel[0]
+    runs.append(r)
 
 
 def source(r):
