@@ -365,10 +365,12 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
   const std::string& head_trace = std::get<0>(head->first);
   h << "<p><b>" << Esc(head_trace) << "</b> on <b>" << std::get<1>(head->first) << " GPUs</b>, arrivals compressed "
     << "&times;" << F(std::get<2>(head->first), 2) << " (<code>--load-factor</code>; load factor "
-    << F(any.Metric("load_factor"), 2) << ": demand / capacity over the submission window of "
-    << Human(any.Metric("window_s")) << "), " << nseeds << " seed(s) per policy. Ideal bound on useful work: "
+    << F(any.Metric("load_factor"), 2) << ": demand / capacity over the submissions; measurement window "
+    << Human(any.Metric("window_s")) << ", " << (any.bound_kind.empty() ? "?" : any.bound_kind) << "-bound), "
+    << nseeds << " seed(s) per policy. Ideal bound on useful work: "
     << PlusMinus(MeanSd(head->second, "ideal_work_utilization"), 1, 1, nseeds) << "%.</p>\n";
-  h << "<p class='note'><b>Useful work</b> = job progress made between the first and the last submission, "
+  h << "<p class='note'><b>Useful work</b> = job progress made within the measurement window (first submission to "
+       "the last one at which the ideal scheduler still has a backlog, else the last submission), "
        "weighted by each job's own GPU utilization and GPU count, as a share of the cluster over that window: "
        "what a GPU really got done. <b>Busy time</b> (the paper's cluster utilization) counts a shared GPU busy at "
        "its device utilization whatever its jobs' progress; it rewards stacking jobs, not finishing them. "
