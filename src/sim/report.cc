@@ -505,7 +505,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
         << "over the measurement window, mean over seeds). Lines: mean over seeds; bands: the seeds' range "
         << "(each seed resamples arrivals, workloads and noise). Dashed: oracle predictions.</p>\n"
         << Chart("Useful work vs load (mean, band = range over seeds)", "load factor (demand / capacity)",
-                 "useful work (%)", useful, lo, hi, std::ceil(umax / 10) * 10, false, false)
+                 "useful work (%)", useful, lo, hi, std::ceil(umax / 20) * 20, false, false)
         << Chart("Mean JCT vs load (mean, band = range over seeds)", "load factor (demand / capacity)",
                  "mean JCT (h)", jct, lo, hi, jmax * 1.05, false, false);
       h << "<table><tr><th>--load-factor</th><th>GPUs</th><th>load factor</th><th>capacity-bound seeds</th>"
@@ -610,7 +610,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
         << "other source (constant, shuffled, the default).</p>\n";
       if (!useful.empty())
         h << Chart("Useful work vs prediction error", "prediction MAE (points)", "useful work (%)", useful, 0, xmax,
-                   std::ceil(umax / 10) * 10, false, false)
+                   std::ceil(umax / 20) * 20, false, false)
           << Chart("Mean JCT vs prediction error", "prediction MAE (points)", "mean JCT (h)", jct, 0, xmax,
                    jmax * 1.05, false, false);
       h << "<table><tr><th>predictions</th><th>MAE (points)</th>";
