@@ -59,6 +59,8 @@ def col(g, k):
 
 def paired(a, b, k, invert=False):
     """Per-seed ratio a/b - 1 (percent), mean ± sd."""
+    if not a or not b:
+        return "—"
     v = [100 * (a[s][k] / b[s][k] - 1) for s in sorted(a) if s in b and b[s][k]]
     if not v:
         return "—"
@@ -108,7 +110,9 @@ for config in ["philly", "alibaba-26", "gavel-32"]:
         vs = variants(config, load)
         if not vs:
             continue
-        slot = dict(vs)["slot"]
+        slot = dict(vs).get("slot")
+        if not slot:  # an interrupted sweep: this load point has no slot runs yet
+            continue
         any_run = next(iter(slot.values()))
         cap = sum(1 for r in slot.values() if r["bound_kind"] == "capacity")
         print(f"\n**{any_run['trace']}, {any_run['cluster']} ({any_run['num_gpus']} GPUs), load ×{load:g}: "

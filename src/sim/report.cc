@@ -577,8 +577,9 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
     << Hours(Mean(head->second, "window_s")) << " h; capacity-bound in " << capacity_runs << " of "
     << head->second.size() << " runs), " << SeedCount(nmin, nmax) << " per policy. Ideal bound on useful work: "
     << PlusMinus(PerSeed(head->second, "ideal_work_utilization"), 1, 1) << "%.</p>\n";
-  h << "<p class='note'><b>Useful work</b> = job progress made in the measurement window, weighted by each job's "
-       "own GPU utilization and GPU count, as a share of the cluster over that window: what a GPU really got done. "
+  h << "<p class='note'><b>Useful work</b> = job progress made within the measurement window (first submission to "
+       "the last one at which the ideal scheduler still has a backlog, else the last submission), weighted by each "
+       "job's own GPU utilization and GPU count, as a share of the cluster over that window: what a GPU really got done. "
        "<b>Busy time</b> (the paper's cluster utilization) counts a shared GPU busy at its device utilization "
        "whatever its jobs' progress; it rewards stacking jobs, not finishing them. The ideal bound is the most any "
        "policy could do on the window (docs/simulator.md). Times are in hours throughout.</p>\n";
@@ -679,7 +680,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
                      : std::string("One seed per point: no bands. "))
         << "Dashed: oracle predictions; black dashed: the ideal bound.</p>\n"
         << Chart("load-sweep-useful", "Useful work vs load (" + band + ")", "measured load (demand / capacity)",
-                 "useful work (%)", useful, lo, hi, std::ceil(umax / 10) * 10, false)
+                 "useful work (%)", useful, lo, hi, std::ceil(umax / 20) * 20, false)
         << Chart("load-sweep-jct", "Mean JCT vs load (" + band + ")", "measured load (demand / capacity)",
                  "mean JCT (h)", jct, lo, hi, jmax * 1.05, false);
       h << "<table><tr><th>--load-factor</th><th>GPUs</th><th>measured load</th><th>capacity-bound runs</th>"
@@ -803,7 +804,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
         << ". Marked at their own MAE: the default predictions (square), <code>constant:U</code> (triangle) and "
         << "<code>shuffled</code> (diamond), in the policy's colour. The table lists every source.</p>\n"
         << Chart("accuracy-useful-" + id, "Useful work vs prediction MAE (" + band + ")", "prediction MAE, points",
-                 "useful work (%)", useful, 0, std::ceil(xmax * 1.05), std::ceil(umax / 10) * 10, false, mu, legend)
+                 "useful work (%)", useful, 0, std::ceil(xmax * 1.05), std::ceil(umax / 20) * 20, false, mu, legend)
         << Chart("accuracy-jct-" + id, "Mean JCT vs prediction MAE (" + band + ")", "prediction MAE, points",
                  "mean JCT (h)", jct, 0, std::ceil(xmax * 1.05), jmax * 1.05, false, mj, legend);
       h << "<table><tr><th>predictions</th><th>prediction MAE, points</th>";
