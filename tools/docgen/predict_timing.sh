@@ -12,18 +12,21 @@ T=$(mktemp -d /tmp/gpucast-timing.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 cd "$ROOT"
 load0=$(cut -d' ' -f1 /proc/loadavg)
-# times N CMD...: N runs; prints "median_wall_ms median_cpu_ms"
+# times N CMD...: N runs; prints "median_wall_ms median_cpu_ms" (CPU: the child's user + system
+# time from getrusage, microsecond resolution)
 times() {
-  local n=$1; shift
-  for _ in $(seq "$n"); do
-    /usr/bin/time -f "%e %U %S" -o "$T/t" "$@" >/dev/null 2>&1
-    awk '{ printf "%.1f %.1f\n", $1 * 1000, ($2 + $3) * 1000 }' "$T/t" >>"$T/all"
-  done
-  local w c
-  w=$(cut -d' ' -f1 "$T/all" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }')
-  c=$(cut -d' ' -f2 "$T/all" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }')
-  rm -f "$T/all"
-  echo "$w $c"
+  /usr/bin/python3 - "$@" <<'PY'
+import resource, statistics, subprocess, sys, time
+n, cmd = int(sys.argv[1]), sys.argv[2:]
+walls, cpus = [], []
+for _ in range(n):
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    walls.append((t1 - t0) * 1000)
+    cpus.append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
+print(f"{statistics.median(walls):.1f} {statistics.median(cpus):.1f}")
+PY
 }
 fmt() { awk -v w="$1" -v c="$2" 'BEGIN { if (w >= 1000) printf "%.2f s | %.2f s", w / 1000, c / 1000; else printf "%.1f ms | %.1f ms", w, c }'; }
 "$BIN" train --quiet --out "$T/p.json" >/dev/null 2>&1

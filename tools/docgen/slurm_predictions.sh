@@ -20,7 +20,8 @@ import json, math, sys
 r = json.load(sys.stdin)
 u, i = r["gpu_util"], r["interval"]
 n = min(8, max(1, math.ceil(u * 8 / 100 - 1e-9)))
-print(f"| `{sys.argv[1]}` | {r[\"gpu\"]} | {u:.1f}% | {i[\"low\"]:.1f}-{i[\"high\"]:.1f}% | {n} |")' "$*"
+gpu, lo, hi = r["gpu"], i["low"], i["high"]
+print(f"| `{sys.argv[1]}` | {gpu} | {u:.1f}% | {lo:.1f}-{hi:.1f}% | {n} |")' "$*"
 }
 row RTX3090 --model resnet50.onnx --batch 1
 row RTX3090 --model resnet50.onnx --batch 64
