@@ -17,6 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/json_layouts.h"
+#include "cli/progress.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
@@ -39,7 +42,7 @@ struct SimulateFlags {
   int64_t jobs = -1;
   uint64_t seed = 1;
   std::string seeds;  // "1-5" or "1,3,7": one run per seed under OUT/seed-S
-  bool skip_bad_lines = false, json = false;
+  bool skip_bad_lines = false, json = false, quiet = false;
   double cap = 100, max_slowdown = 0.25, profile_s = 60, profile_warmup_s = 10, profile_pool = 0.05;
   double measure_noise = 5, observe_after_s = 70, migrate_z = 2, checkpoint_s = 1800, oom_after_s = 10;
 };
@@ -133,7 +136,7 @@ std::string CacheFile(const std::string& algo, const Dataset& data) {
 // (and the memory fields once the predict layer gives them). Never the truth.
 Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::vector<sim::WorkloadProfile>* w) {
   const std::string csv = DataDir() + "/lucid/single_data.csv";
-  ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog));
+  ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog.empty() ? DefaultCatalog() : f.catalog));
   ASSIGN_OR_RETURN(Dataset data, BuildDataset(csv, catalog));
   const std::string cache = CacheFile(algo, data);
   if (!cache.empty()) {
@@ -285,7 +288,7 @@ int RunSimulate(const SimulateFlags& f) {
                                            data + "/gavel/simulation_throughputs.json");
   if (!model.ok()) return Fail("simulate", model.message());
 
-  const bool tty = ::isatty(2);
+  Progress progress("simulate", f.quiet);
   const bool multi_seed = seeds.size() > 1, multi_load = loads->size() > 1;
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   if (!f.json)
@@ -320,16 +323,24 @@ int RunSimulate(const SimulateFlags& f) {
       cfg.observe_after_s = f.observe_after_s;
       cfg.checkpoint_s = f.checkpoint_s;
       cfg.oom_after_s = f.oom_after_s;
-      if (tty)
-        cfg.progress = [&p](double t_s, int64_t done, int64_t total) {
-          std::fprintf(stderr, "\r%s: t=%.0f s, %lld/%lld jobs done   ", p.c_str(), t_s,
-                       static_cast<long long>(done), static_cast<long long>(total));
-        };
+      const std::string run = p + (multi_load ? " load " + Short(load) : "") + " seed " + std::to_string(seed);
+      cfg.progress = [&progress, &run](double t, int64_t done, int64_t total) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s: simulated time %.1f days, %lld/%lld jobs done", run.c_str(), t / 86400,
+                      static_cast<long long>(done), static_cast<long long>(total));
+        progress.Update(buf);
+      };
       auto t0 = std::chrono::steady_clock::now();
       auto r = sim::Simulate(t, *cluster, ws, *model, cfg);
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (tty) std::fprintf(stderr, "\r%60s\r", "");
       if (!r.ok()) return Fail("simulate", r.message());
+      {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "%s done in %.1f s: useful work %.2f%%, busy %.2f%%, JCT mean %.0f s, %lld jobs",
+                      run.c_str(), wall, r->useful_work_utilization, r->cluster_utilization, r->jct_mean_s,
+                      static_cast<long long>(r->jobs_done));
+        progress.Result(buf);
+      }
       std::string dir = f.out;
       if (multi_load) dir += "/load-" + Short(load);
       if (multi_seed) dir += "/seed-" + std::to_string(seed);
@@ -393,6 +404,7 @@ int RunSimulate(const SimulateFlags& f) {
     per_load.push_back(e);
   }
   nlohmann::ordered_json meta;
+  meta["schema"] = SchemaField("gpucast.simulate");
   meta["trace"] = trace->name;
   meta["jobs"] = trace->jobs.size();
   meta["trace_bad_lines"] = trace->bad_lines;
@@ -447,7 +459,6 @@ int RunSimulate(const SimulateFlags& f) {
 
 CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<SimulateFlags>();
-  flags->catalog = HomeDir() + "/models/catalog.json";
   CLI::App* sub = root.add_subcommand("simulate", "Trace-driven cluster simulation of co-location policies");
   std::string pol;
   for (const sim::PolicyRow& r : sim::Policies()) pol += std::string("\n  ") + r.name + ": " + r.description;
@@ -483,11 +494,11 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--observe-after-s", flags->observe_after_s,
                   "predictive-feedback: read a running job's utilization counter after this long, s")
       ->capture_default_str();
-  sub->add_option("--migrate-z", flags->migrate_z,
+  FloatIn(sub->add_option("--migrate-z", flags->migrate_z,
                   "predictive-feedback: migrate off a GPU only when its estimated sum exceeds the cap by more "
                   "than this many sd of the observations' noise (--measure-noise x sqrt(observed jobs)); 0: at any excess")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 10.0));
+              ->capture_default_str(),
+          0.0, 10.0);
   sub->add_option("--checkpoint-s", flags->checkpoint_s,
                   "A job checkpoints every this many solo-seconds of progress; a migrated or out-of-memory job "
                   "restarts from its last checkpoint")
@@ -499,10 +510,15 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   std::string("oracle | noisy:SD | constant:U | shuffled[:ALGO] | ALGO | a CSV "
                               "model,dataset,batchsize,amp,predicted_util[,pred_mem_mib,pred_mem_high_mib] "
                               "(default: ") + kDefaultAlgo + ", what train ships, leave one workload out)");
-  sub->add_option("--catalog", flags->catalog, "Workload catalog (for the model's predictions)")->capture_default_str();
+  sub->add_option("--catalog", flags->catalog, "Workload catalog (for the model's predictions)")
+      ->default_str(kDefaultCatalogShown);
   sub->add_option("--out", flags->out, "Output directory (one subdirectory per load, seed and policy when several)")
       ->required();
-  sub->add_flag("--json", flags->json, "Print the run summary as JSON");
+  sub->add_flag("--json", flags->json, "Print the run summary as JSON (schema gpucast.simulate; docs/json.md)");
+  sub->add_flag("--quiet,-q", flags->quiet,
+                "No progress on stderr (by default each run's result is printed there as it finishes, and "
+                "where a long one is every 5 s)");
+  sub->footer(kPathsFooter);
   sub->callback([flags, exit_code] { *exit_code = RunSimulate(*flags); });
   return sub;
 }
