@@ -74,6 +74,7 @@ struct Series {
   std::vector<std::pair<double, double>> pts;
   std::string color;
   bool dashed = false;
+  std::vector<std::array<double, 3>> band;  // (x, low, high): a shaded range (the seeds' spread)
 };
 
 // Line chart: x in [xmin, xmax] (log10 when logx; time labels when xtime), y in [0, ymax].
@@ -116,6 +117,14 @@ std::string Chart(const std::string& title, const std::string& xlabel, const std
   s << "<text x='" << (L + W - R) / 2 << "' y='" << P - 14 << "' text-anchor='middle'>" << Esc(xlabel) << "</text>\n";
   s << "<text transform='translate(16," << (T + P - B) / 2 << ") rotate(-90)' text-anchor='middle'>" << Esc(ylabel)
     << "</text>\n";
+  for (const Series& l : lines) {  // bands first, under every line
+    if (l.band.size() < 2) continue;
+    s << "<polygon fill='" << l.color << "' fill-opacity='0.15' stroke='none' points='";
+    for (const auto& b : l.band) s << F(X(b[0]), 1) << ',' << F(Y(std::min(b[2], ymax)), 1) << ' ';
+    for (auto it = l.band.rbegin(); it != l.band.rend(); ++it)
+      s << F(X((*it)[0]), 1) << ',' << F(Y(std::min((*it)[1], ymax)), 1) << ' ';
+    s << "'/>\n";
+  }
   for (size_t i = 0; i < lines.size(); ++i) {
     const Series& l = lines[i];
     s << "<polyline fill='none' stroke='" << l.color << "' stroke-width='1.8'"
@@ -210,7 +219,21 @@ std::string Gain(const std::vector<const RunData*>& a, const std::vector<const R
   return s;
 }
 
-std::string NameOf(const std::string& policy, bool oracle) { return policy + (oracle ? " (oracle)" : ""); }
+// A run's variant: its policy, with the prediction source when it is the
+// oracle or an accuracy control (the default predictions go unnamed).
+std::string NameOf(const RunData& r) {
+  return r.policy + (r.oracle() || r.control() ? " (" + r.predictions + ")" : "");
+}
+
+// Min and max of a metric over runs (the seeds' range), scaled.
+std::pair<double, double> Range(const std::vector<const RunData*>& rs, const std::string& key, double scale = 1) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const RunData* r : rs) {
+    lo = std::min(lo, r->Metric(key, NAN) / scale);
+    hi = std::max(hi, r->Metric(key, NAN) / scale);
+  }
+  return {lo, hi};
+}
 
 }  // namespace
 
@@ -238,8 +261,9 @@ Result<RunData> LoadRun(const std::string& dir) {
   r.trace = j["trace"].get<std::string>();
   r.num_gpus = j["num_gpus"].get<int>();
   r.predictions = j.contains("predictions") && j["predictions"].is_string() ? j["predictions"].get<std::string>() : "";
+  r.bound_kind = j.contains("bound_kind") && j["bound_kind"].is_string() ? j["bound_kind"].get<std::string>() : "";
   r.seed = j.contains("seed") && j["seed"].is_number() ? j["seed"].get<double>() : 0;
-  r.label = NameOf(r.policy, r.oracle()) + " (" + r.trace + ", " + std::to_string(r.num_gpus) + " GPUs)";
+  r.label = NameOf(r) + " (" + r.trace + ", " + std::to_string(r.num_gpus) + " GPUs)";
   for (auto& [k, v] : j.items())
     if (v.is_number()) r.metrics.push_back({k, v.get<double>()});
   auto uc = ReadFile(dir + "/utilization.csv");
@@ -293,9 +317,12 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
   };
   // Configurations: (trace, GPUs), in the order the runs came. The headline is
   // the one with the most runs (ties: the first given).
-  std::vector<std::pair<std::pair<std::string, int>, std::vector<const RunData*>>> configs;
+  using Key = std::tuple<std::string, int, double>;  // trace, GPUs, --load-factor
+  std::vector<std::pair<Key, std::vector<const RunData*>>> configs;
+  bool any_plain = std::any_of(runs.begin(), runs.end(), [](const RunData& r) { return !r.control(); });
   for (const RunData& r : runs) {
-    std::pair<std::string, int> key{r.trace, r.num_gpus};
+    if (any_plain && r.control()) continue;  // accuracy controls have their own section
+    Key key{r.trace, r.num_gpus, r.Metric("load_scale", 1)};
     auto it = std::find_if(configs.begin(), configs.end(), [&](auto& c) { return c.first == key; });
     if (it == configs.end()) configs.push_back({key, {&r}});
     else it->second.push_back(&r);
@@ -309,7 +336,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
     std::vector<const RunData*> rs = head->second;
     std::stable_sort(rs.begin(), rs.end(), [&](auto* a, auto* b) { return rank(*a) < rank(*b); });
     for (const RunData* r : rs) {
-      std::string n = NameOf(r->policy, r->oracle());
+      std::string n = NameOf(*r);
       if (groups.empty() || groups.back().first != n) groups.push_back({n, {}});
       groups.back().second.push_back(r);
     }
@@ -335,11 +362,15 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
     << "td:first-child,th:first-child{text-align:left}.note{color:#555;font-size:13px}"
     << ".sw{display:inline-block;width:10px;height:10px;margin-right:5px}</style></head><body>\n"
     << "<h1>gpucast simulation report</h1>\n";
-  h << "<p><b>" << Esc(head->first.first) << "</b> on <b>" << head->first.second << " GPUs</b> (load factor "
-    << F(any.Metric("load_factor"), 2) << ": demand / capacity over the submission window of "
-    << Human(any.Metric("window_s")) << "), " << nseeds << " seed(s) per policy. Ideal bound on useful work: "
+  const std::string& head_trace = std::get<0>(head->first);
+  h << "<p><b>" << Esc(head_trace) << "</b> on <b>" << std::get<1>(head->first) << " GPUs</b>, arrivals compressed "
+    << "&times;" << F(std::get<2>(head->first), 2) << " (<code>--load-factor</code>; load factor "
+    << F(any.Metric("load_factor"), 2) << ": demand / capacity over the submissions; measurement window "
+    << Human(any.Metric("window_s")) << ", " << (any.bound_kind.empty() ? "?" : any.bound_kind) << "-bound), "
+    << nseeds << " seed(s) per policy. Ideal bound on useful work: "
     << PlusMinus(MeanSd(head->second, "ideal_work_utilization"), 1, 1, nseeds) << "%.</p>\n";
-  h << "<p class='note'><b>Useful work</b> = job progress made between the first and the last submission, "
+  h << "<p class='note'><b>Useful work</b> = job progress made within the measurement window (first submission to "
+       "the last one at which the ideal scheduler still has a backlog, else the last submission), "
        "weighted by each job's own GPU utilization and GPU count, as a share of the cluster over that window: "
        "what a GPU really got done. <b>Busy time</b> (the paper's cluster utilization) counts a shared GPU busy at "
        "its device utilization whatever its jobs' progress; it rewards stacking jobs, not finishing them. "
@@ -394,7 +425,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
       const RunData& r = *rs.front();
       double end = r.util.empty() ? tmax : r.util.back().t_s;
       int bins = std::max(1, static_cast<int>(200 * end / tmax));
-      Series u{name, {}, color[r.policy], r.oracle()}, q{name, {}, color[r.policy], r.oracle()};
+      Series u{name, {}, color[r.policy], r.oracle(), {}}, q{name, {}, color[r.policy], r.oracle(), {}};
       for (const UtilPoint& p : BinSeries(r.util, end, bins)) {
         u.pts.push_back({p.t_s + end / bins / 2, p.useful_pct});
         q.pts.push_back({p.t_s + end / bins / 2, p.queued});
@@ -409,53 +440,198 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
       << Chart("Queue length (jobs waiting, time-binned)", "time since first submit", "jobs queued", queue, 0, tmax,
                qmax * 1.05, false);
   }
-  // Load sweep: every configuration of the headline trace.
+  // Load sweep: every load point (GPUs, --load-factor) of the headline trace,
+  // at its measured load factor (demand / capacity over the window, mean over
+  // seeds); lines are means, bands the seeds' range.
+  using Point = std::pair<int, double>;  // GPUs, --load-factor
+  auto variant_order = [&](const std::string& a, const std::string& b, const auto& m) {
+    return rank(*m.at(a).begin()->second.front()) < rank(*m.at(b).begin()->second.front());
+  };
   {
-    std::map<std::string, std::map<double, std::vector<const RunData*>>> by;  // variant -> load -> runs
-    std::map<double, std::vector<const RunData*>> all_by_load;
+    std::map<Point, std::vector<const RunData*>> all;
+    std::map<std::string, std::map<Point, std::vector<const RunData*>>> by;  // variant -> point -> runs
     for (auto& [key, rs] : configs) {
-      if (key.first != head->first.first) continue;
+      if (std::get<0>(key) != head_trace) continue;
+      Point pt{std::get<1>(key), std::get<2>(key)};
       for (const RunData* r : rs) {
-        double lf = r->Metric("load_factor");
-        by[NameOf(r->policy, r->oracle())][lf].push_back(r);
-        all_by_load[lf].push_back(r);
+        by[NameOf(*r)][pt].push_back(r);
+        all[pt].push_back(r);
       }
     }
-    if (all_by_load.size() > 1) {
-      std::vector<Series> lines;
-      double lo = all_by_load.begin()->first, hi = all_by_load.rbegin()->first, ymax = 10;
-      std::vector<std::pair<std::string, std::map<double, std::vector<const RunData*>>*>> sorted;
-      for (auto& [name, m] : by) sorted.push_back({name, &m});
-      std::stable_sort(sorted.begin(), sorted.end(),
-                       [&](auto& a, auto& b) { return rank(*a.second->begin()->second.front()) < rank(*b.second->begin()->second.front()); });
-      for (auto& [name, m] : sorted) {
-        const RunData& r0 = *m->begin()->second.front();
-        Series s{name, {}, color[r0.policy], r0.oracle()};
-        for (auto& [lf, rs] : *m) {
-          double v = MeanSd(rs, "useful_work_utilization").first;
-          s.pts.push_back({lf, v});
-          ymax = std::max(ymax, v);
-        }
-        lines.push_back(std::move(s));
+    if (all.size() > 1) {
+      std::map<Point, double> x;
+      double lo = INFINITY, hi = -INFINITY, umax = 10, jmax = 1;
+      for (auto& [pt, rs] : all) {
+        x[pt] = MeanSd(rs, "load_factor").first;
+        lo = std::min(lo, x[pt]);
+        hi = std::max(hi, x[pt]);
       }
-      Series ideal{"ideal bound", {}, "#000000", true};
-      for (auto& [lf, rs] : all_by_load) ideal.pts.push_back({lf, MeanSd(rs, "ideal_work_utilization").first});
-      for (auto& p : ideal.pts) ymax = std::max(ymax, p.second);
-      lines.push_back(std::move(ideal));
-      h << "<h2>Load sweep (" << Esc(head->first.first) << ")</h2>\n"
-        << Chart("Useful work vs load factor (cluster size varied; mean over seeds)", "load factor (demand / capacity)",
-                 "useful work (%)", lines, lo, hi, std::ceil(ymax / 10) * 10, false, false);
-      h << "<table><tr><th>load factor</th><th>GPUs</th>";
-      for (auto& [name, m] : sorted) h << "<th>" << Esc(name) << "</th>";
-      h << "<th>ideal</th></tr>\n";
-      for (auto& [lf, rs] : all_by_load) {
-        h << "<tr><td>" << F(lf, 2) << "</td><td>" << rs.front()->num_gpus << "</td>";
-        for (auto& [name, m] : sorted) {
-          auto it = m->find(lf);
-          h << "<td>" << (it == m->end() ? "" : PlusMinus(MeanSd(it->second, "useful_work_utilization"), 1, 1, it->second.size()))
-            << "</td>";
+      std::vector<std::string> names;
+      for (auto& [name, m] : by) names.push_back(name);
+      std::stable_sort(names.begin(), names.end(),
+                       [&](const std::string& a, const std::string& b) { return variant_order(a, b, by); });
+      auto by_x = [&](std::vector<std::array<double, 3>>& band, std::vector<std::pair<double, double>>& pts) {
+        std::sort(band.begin(), band.end());
+        std::sort(pts.begin(), pts.end());
+      };
+      std::vector<Series> useful, jct;
+      for (const std::string& name : names) {
+        const RunData& r0 = *by[name].begin()->second.front();
+        Series u{name, {}, color[r0.policy], r0.oracle(), {}}, j{name, {}, color[r0.policy], r0.oracle(), {}};
+        for (auto& [pt, rs] : by[name]) {
+          auto [ul, uh] = Range(rs, "useful_work_utilization");
+          auto [jl, jh] = Range(rs, "jct_mean_s", 3600);
+          u.pts.push_back({x[pt], MeanSd(rs, "useful_work_utilization").first});
+          u.band.push_back({x[pt], ul, uh});
+          j.pts.push_back({x[pt], MeanSd(rs, "jct_mean_s").first / 3600});
+          j.band.push_back({x[pt], jl, jh});
+          umax = std::max(umax, uh);
+          jmax = std::max(jmax, jh);
         }
-        h << "<td>" << F(MeanSd(rs, "ideal_work_utilization").first, 1) << "</td></tr>\n";
+        by_x(u.band, u.pts);
+        by_x(j.band, j.pts);
+        useful.push_back(std::move(u));
+        jct.push_back(std::move(j));
+      }
+      Series ideal{"ideal bound", {}, "#000000", true, {}};
+      for (auto& [pt, rs] : all) {
+        ideal.pts.push_back({x[pt], MeanSd(rs, "ideal_work_utilization").first});
+        umax = std::max(umax, ideal.pts.back().second);
+      }
+      std::sort(ideal.pts.begin(), ideal.pts.end());
+      useful.push_back(std::move(ideal));
+      h << "<h2 id='load-sweep'>Load sweep (" << Esc(head_trace) << ")</h2>\n<p class='note'>Each point is one (GPUs, "
+        << "<code>--load-factor</code>) of the runs given, placed at its measured load factor (demand / capacity "
+        << "over the measurement window, mean over seeds). Lines: mean over seeds; bands: the seeds' range "
+        << "(each seed resamples arrivals, workloads and noise). Dashed: oracle predictions.</p>\n"
+        << Chart("Useful work vs load (mean, band = range over seeds)", "load factor (demand / capacity)",
+                 "useful work (%)", useful, lo, hi, std::ceil(umax / 20) * 20, false, false)
+        << Chart("Mean JCT vs load (mean, band = range over seeds)", "load factor (demand / capacity)",
+                 "mean JCT (h)", jct, lo, hi, jmax * 1.05, false, false);
+      h << "<table><tr><th>--load-factor</th><th>GPUs</th><th>load factor</th><th>capacity-bound seeds</th>"
+        << "<th>ideal %</th>";
+      for (const std::string& name : names) h << "<th>" << Esc(name) << "<br>useful % / JCT h</th>";
+      h << "</tr>\n";
+      for (auto& [pt, rs] : all) {
+        size_t cap = 0, n = 0;
+        for (const RunData* r : rs)
+          if (r->policy == rs.front()->policy && r->predictions == rs.front()->predictions) {
+            ++n;
+            cap += r->bound_kind == "capacity";
+          }
+        h << "<tr><td>" << F(pt.second, 2) << "</td><td>" << pt.first << "</td><td>" << F(x[pt], 2) << "</td><td>"
+          << cap << " / " << n << "</td><td>" << F(MeanSd(rs, "ideal_work_utilization").first, 1) << "</td>";
+        for (const std::string& name : names) {
+          auto it = by[name].find(pt);
+          h << "<td>";
+          if (it != by[name].end())
+            h << PlusMinus(MeanSd(it->second, "useful_work_utilization"), 1, 1, it->second.size()) << " / "
+              << PlusMinus(MeanSd(it->second, "jct_mean_s"), 3600, 1, it->second.size());
+          h << "</td>";
+        }
+        h << "</tr>\n";
+      }
+      h << "</table>\n";
+    }
+  }
+  // Value of accuracy: at each (GPUs, --load-factor) of the headline trace
+  // where accuracy controls ran, each prediction-driven policy's useful work
+  // and mean JCT against its predictions' MAE (oracle = 0, noisy:SD); every
+  // source (constant, shuffled, the default) in the table.
+  {
+    auto src_order = [](const std::string& src) {
+      auto num = [&](size_t from) {
+        try {
+          return std::stod(src.substr(from));
+        } catch (const std::exception&) {
+          return 0.0;
+        }
+      };
+      if (src == "oracle") return std::make_pair(0, 0.0);
+      if (src.rfind("noisy:", 0) == 0) return std::make_pair(1, num(6));
+      if (src.rfind("constant:", 0) == 0) return std::make_pair(2, num(9));
+      if (src.rfind("shuffled", 0) == 0) return std::make_pair(3, 0.0);
+      return std::make_pair(4, 0.0);
+    };
+    // point -> policy -> prediction source -> runs
+    std::map<Point, std::map<std::string, std::map<std::string, std::vector<const RunData*>>>> acc;
+    for (const RunData& r : runs)
+      if (r.trace == head_trace && r.predictions != "unused" && !r.predictions.empty())
+        acc[{r.num_gpus, r.Metric("load_scale", 1)}][r.policy][r.predictions].push_back(&r);
+    for (auto& [pt, pols] : acc) {
+      bool controls = false;
+      std::vector<std::string> sources, policies;
+      for (auto& [pol, srcs] : pols) {
+        policies.push_back(pol);
+        for (auto& [src, rs] : srcs) {
+          controls = controls || rs.front()->control();
+          if (std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
+        }
+      }
+      if (!controls) continue;
+      std::stable_sort(sources.begin(), sources.end(),
+                       [&](const std::string& a, const std::string& b) { return src_order(a) < src_order(b); });
+      std::stable_sort(policies.begin(), policies.end(), [&](const std::string& a, const std::string& b) {
+        return std::find(order.begin(), order.end(), a) < std::find(order.begin(), order.end(), b);
+      });
+      auto mae = [](const std::string& src, const std::vector<const RunData*>& rs) {
+        return src == "oracle" ? 0.0 : MeanSd(rs, "prediction_mae").first;
+      };
+      std::vector<Series> useful, jct;
+      double xmax = 1, umax = 10, jmax = 1;
+      for (const std::string& pol : policies) {
+        Series u{pol, {}, color[pol], false, {}}, j{pol, {}, color[pol], false, {}};
+        for (const std::string& src : sources) {
+          auto it = pols[pol].find(src);
+          if (it == pols[pol].end() || (src != "oracle" && src.rfind("noisy:", 0) != 0)) continue;
+          double m = mae(src, it->second);
+          auto [ul, uh] = Range(it->second, "useful_work_utilization");
+          auto [jl, jh] = Range(it->second, "jct_mean_s", 3600);
+          u.pts.push_back({m, MeanSd(it->second, "useful_work_utilization").first});
+          u.band.push_back({m, ul, uh});
+          j.pts.push_back({m, MeanSd(it->second, "jct_mean_s").first / 3600});
+          j.band.push_back({m, jl, jh});
+          xmax = std::max(xmax, m);
+          umax = std::max(umax, uh);
+          jmax = std::max(jmax, jh);
+        }
+        if (u.pts.size() < 2) continue;
+        std::sort(u.pts.begin(), u.pts.end());
+        std::sort(u.band.begin(), u.band.end());
+        std::sort(j.pts.begin(), j.pts.end());
+        std::sort(j.band.begin(), j.band.end());
+        useful.push_back(std::move(u));
+        jct.push_back(std::move(j));
+      }
+      h << "<h2 id='accuracy-" << pt.first << "-" << F(pt.second, 2) << "'>Value of accuracy (" << Esc(head_trace) << ", " << pt.first << " GPUs, --load-factor "
+        << F(pt.second, 2) << ")</h2>\n<p class='note'>Each prediction-driven policy under oracle predictions (MAE 0) "
+        << "and <code>noisy:SD</code> (oracle + seeded N(0, SD) points, clamped), placed at the predictions' "
+        << "measured MAE (mean over seeds). Lines: mean over seeds; bands: the seeds' range. The table adds every "
+        << "other source (constant, shuffled, the default).</p>\n";
+      if (!useful.empty())
+        h << Chart("Useful work vs prediction error", "prediction MAE (points)", "useful work (%)", useful, 0, xmax,
+                   std::ceil(umax / 20) * 20, false, false)
+          << Chart("Mean JCT vs prediction error", "prediction MAE (points)", "mean JCT (h)", jct, 0, xmax,
+                   jmax * 1.05, false, false);
+      h << "<table><tr><th>predictions</th><th>MAE (points)</th>";
+      for (const std::string& pol : policies) h << "<th>" << Esc(pol) << "<br>useful % / JCT h</th>";
+      h << "</tr>\n";
+      for (const std::string& src : sources) {
+        std::string m;
+        for (const std::string& pol : policies) {
+          auto it = pols[pol].find(src);
+          if (it != pols[pol].end() && m.empty()) m = F(mae(src, it->second), 1);
+        }
+        h << "<tr><td>" << Esc(src) << "</td><td>" << m << "</td>";
+        for (const std::string& pol : policies) {
+          auto it = pols[pol].find(src);
+          h << "<td>";
+          if (it != pols[pol].end())
+            h << PlusMinus(MeanSd(it->second, "useful_work_utilization"), 1, 1, it->second.size()) << " / "
+              << PlusMinus(MeanSd(it->second, "jct_mean_s"), 3600, 1, it->second.size());
+          h << "</td>";
+        }
+        h << "</tr>\n";
       }
       h << "</table>\n";
     }
@@ -472,7 +648,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
     if (jmin > jmax) jmin = 1;
     for (auto& [name, rs] : groups) {
       const RunData& r = *rs.front();
-      Series s{name, {}, color[r.policy], r.oracle()};
+      Series s{name, {}, color[r.policy], r.oracle(), {}};
       size_t n = r.jct_s.size();
       size_t step = std::max<size_t>(1, n / 400);
       for (size_t i = 0; i < n; i += step) s.pts.push_back({r.jct_s[i], static_cast<double>(i + 1) / n});
@@ -486,7 +662,7 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
   // Predicted vs true utilization per workload (from a run that used predictions).
   for (auto& [name, rs] : groups) {
     const RunData& r = *rs.front();
-    if (r.predictions == "unused" || r.oracle() || r.workloads.empty()) continue;
+    if (r.predictions == "unused" || r.oracle() || r.control() || r.workloads.empty()) continue;
     std::vector<std::pair<std::string, std::pair<double, double>>> wl(r.workloads.begin(), r.workloads.end());
     std::sort(wl.begin(), wl.end(), [](auto& a, auto& b) {
       return std::fabs(a.second.second - a.second.first) > std::fabs(b.second.second - b.second.first);
@@ -510,20 +686,25 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
   if (!interference_json.empty()) {
     try {
       auto j = nlohmann::json::parse(interference_json);
-      h << "<h2>Interference model validation</h2>\n<p class='note'>Fitted physics: beta "
-        << F(j["params"]["beta"].get<double>(), 3) << ", switching cost " << F(j["params"]["switch_cost"].get<double>(), 3)
-        << " (docs/simulator.md). Rates are each job's progress relative to running alone.</p>\n<table><tr><th>check</th>"
-        << "<th>samples</th><th>model MAE</th><th>bias (model &minus; measured)</th><th>no-slowdown MAE</th></tr>\n";
-      for (const char* k : {"leave_one_pair_out", "leave_one_model_out"})
-        if (j.contains(k))
-          h << "<tr><td>Lucid RTX 3090 pairs, " << (std::string(k) == "leave_one_pair_out" ? "leave one pair out" : "leave one model out")
-            << "</td><td>" << j[k]["samples"].get<int>() << "</td><td>" << F(j[k]["rate_mae"].get<double>(), 3)
-            << "</td><td>" << F(j[k]["rate_bias"].get<double>(), 3) << "</td><td>"
-            << F(j[k]["no_slowdown_mae"].get<double>(), 3) << "</td></tr>\n";
-      if (j.contains("gavel_v100"))
-        h << "<tr><td>Gavel V100 pairs (independent)</td><td>" << j["gavel_v100"]["pairs"].get<int>() << "</td><td>"
-          << F(j["gavel_v100"]["model_mae"].get<double>(), 3) << "</td><td>" << F(j["gavel_v100"]["bias"].get<double>(), 3)
-          << "</td><td>" << F(j["gavel_v100"]["no_slowdown_mae"].get<double>(), 3) << "</td></tr>\n";
+      h << "<h2>Interference model validation</h2>\n<p class='note'>The co-location physics' rate error on "
+           "measured pairs, leave one group out (Lucid: one model; Gavel: one job family; every pair involving it "
+           "held out): MAE (bias = mean model &minus; measured) of each job's rate relative to running alone. "
+           "RTX 3090 runs use the form chosen on Lucid's pairs: <b>"
+        << Esc(j["params"].value("form", std::string("?"))) << "</b> (docs/simulator.md).</p>\n"
+        << "<table><tr><th>source, GPU</th><th>groups</th><th>pairs used</th><th>no slowdown</th>"
+           "<th>time-slicing bound</th><th>selected (nested)</th><th>chosen on all pairs</th></tr>\n";
+      auto cell = [&](const nlohmann::json& t, const char* k) {
+        if (!t.contains(k)) return std::string();
+        return F(t[k]["mae"].get<double>(), 3) + " (" + (t[k]["bias"].get<double>() >= 0 ? "+" : "") +
+               F(t[k]["bias"].get<double>(), 3) + ")";
+      };
+      if (j.contains("tables"))
+        for (const auto& t : j["tables"])
+          h << "<tr><td>" << Esc(t.value("source", std::string())) << " " << Esc(t.value("gpu", std::string()))
+            << "</td><td>" << t.value("groups", 0) << "</td><td>" << t.value("pairs_used", 0) << " / "
+            << t.value("pairs_total", 0) << "</td><td>" << cell(t, "no_slowdown") << "</td><td>"
+            << cell(t, "time_slicing_bound") << "</td><td>" << cell(t, "selected_nested") << "</td><td>"
+            << (t.contains("chosen") ? Esc(t["chosen"].value("form", std::string())) : "") << "</td></tr>\n";
       h << "</table>\n";
     } catch (const std::exception&) {
       h << "<p>interference validation: unreadable JSON</p>\n";

@@ -24,6 +24,7 @@ struct RunData {
   std::string summary_json;      // raw text
   std::string label;             // "policy (trace, N GPUs)"
   std::string policy, trace, predictions;  // predictions: "oracle", "lowo:forest", "unused", ...
+  std::string bound_kind;        // "capacity" or "demand" (summary.json), empty if absent
   int num_gpus = 0;
   double seed = 0;
   std::vector<std::pair<std::string, double>> metrics;  // numeric summary fields, in file order
@@ -34,6 +35,12 @@ struct RunData {
 
   double Metric(const std::string& key, double fallback = 0) const;
   bool oracle() const { return predictions == "oracle"; }
+  // An accuracy control (--predictions noisy:SD, constant:U, shuffled[:ALGO]):
+  // kept out of the headline, shown in the value-of-accuracy section.
+  bool control() const {
+    return predictions.rfind("noisy:", 0) == 0 || predictions.rfind("constant:", 0) == 0 ||
+           predictions.rfind("shuffled", 0) == 0;
+  }
 };
 
 Result<RunData> LoadRun(const std::string& dir);
