@@ -1,5 +1,6 @@
 // gpucast simulate: trace-driven cluster simulation under one or every policy.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -322,10 +323,10 @@ int RunSimulate(const SimulateFlags& f) {
       cfg.observe_after_s = f.observe_after_s;
       cfg.checkpoint_s = f.checkpoint_s;
       cfg.oom_after_s = f.oom_after_s;
-      const std::string run = p + (multi_load ? " load " + Short(load) : std::string()) + " seed " + std::to_string(seed);
-      cfg.progress = [&progress, &run](double t_s, int64_t done, int64_t total) {
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "%s: simulated time %.1f days, %lld/%lld jobs done", run.c_str(), t_s / 86400,
+      const std::string run = p + (multi_load ? " load " + Short(load) : "") + " seed " + std::to_string(seed);
+      cfg.progress = [&progress, &run](double t, int64_t done, int64_t total) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s: simulated time %.1f days, %lld/%lld jobs done", run.c_str(), t / 86400,
                       static_cast<long long>(done), static_cast<long long>(total));
         progress.Update(buf);
       };
@@ -334,9 +335,9 @@ int RunSimulate(const SimulateFlags& f) {
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!r.ok()) return Fail("simulate", r.message());
       {
-        char buf[320];
-        std::snprintf(buf, sizeof buf, "%s done in %.1f s: useful work %.2f%%, busy %.2f%%, JCT mean %.1f h, %lld jobs",
-                      run.c_str(), wall, r->useful_work_utilization, r->cluster_utilization, r->jct_mean_s / 3600,
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "%s done in %.1f s: useful work %.2f%%, busy %.2f%%, JCT mean %.0f s, %lld jobs",
+                      run.c_str(), wall, r->useful_work_utilization, r->cluster_utilization, r->jct_mean_s,
                       static_cast<long long>(r->jobs_done));
         progress.Result(buf);
       }
@@ -355,7 +356,6 @@ int RunSimulate(const SimulateFlags& f) {
                     r->useful_work_utilization, r->ideal_work_utilization, r->cluster_utilization,
                     r->jct_mean_s / 3600, r->jct_p95_s / 3600, r->mean_slowdown, static_cast<long long>(r->jobs_done),
                     static_cast<long long>(r->oom_events), wall > 0 ? r->events / wall : 0.0);
-      std::fflush(stdout);  // each row as it finishes, also into a pipe
     }
   }
   // Per load point and policy: mean and sd over seeds of the headline metrics.
@@ -495,9 +495,8 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   "predictive-feedback: read a running job's utilization counter after this long, s")
       ->capture_default_str();
   FloatIn(sub->add_option("--migrate-z", flags->migrate_z,
-                          "predictive-feedback: migrate off a GPU only when its estimated sum exceeds the cap by more "
-                          "than this many sd of the observations' noise (--measure-noise x sqrt(observed jobs)); 0: "
-                          "at any excess")
+                  "predictive-feedback: migrate off a GPU only when its estimated sum exceeds the cap by more "
+                  "than this many sd of the observations' noise (--measure-noise x sqrt(observed jobs)); 0: at any excess")
               ->capture_default_str(),
           0.0, 10.0);
   sub->add_option("--checkpoint-s", flags->checkpoint_s,
