@@ -66,9 +66,10 @@ TEST(ModelFileTest, RecordsProvenance) {
   auto j = ModelFileJson(*Predictor::Train(d, "knn", 1, "paper"));
   ASSERT_TRUE(j.ok());
   EXPECT_EQ((*j)["format"], "gpucast-predictor");
-  EXPECT_EQ((*j)["format_version"], 3);
+  EXPECT_EQ((*j)["format_version"], 4);
   // Calibrated on the 5 synthetic workloads: one leave-one-workload-out residual per row.
-  EXPECT_EQ((*j)["calibration"]["residuals"].size(), 40u);
+  EXPECT_EQ((*j)["calibration"]["scores"].size(), 40u);
+  EXPECT_EQ((*j)["calibration"]["method"], "normalized-shortest");
   EXPECT_EQ((*j)["feature_schema"]["name"], "test-features");
   EXPECT_EQ((*j)["feature_schema"]["version"], 3);
   EXPECT_EQ((*j)["training"]["digest"], DigestString("synthetic"));
@@ -100,7 +101,7 @@ TEST(ModelFileTest, OtherErrors) {
   EXPECT_EQ(ParseModelFile(R"({"format":"onnx"})", "m.json", s).message(),
             "m.json: not a gpucast predictor file (format is not 'gpucast-predictor')");
   EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":9})", "m.json", s).message(),
-            "m.json: format_version: want 3");
+            "m.json: format_version: want 4");
 }
 
 }  // namespace
