@@ -14,6 +14,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/export_mode.h"
 #include "graph/onnx_schemas.h"
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
@@ -103,7 +104,9 @@ class Loader {
     NoteUnanalysed();
     InferAndFold();
     RETURN_IF_ERROR(inference_error_);
-    return Build();
+    ASSIGN_OR_RETURN(Graph graph, Build());
+    if (std::string w = EvalModeExportWarning(graph); !w.empty()) graph.warnings.push_back(file_ + ": " + w);
+    return graph;
   }
 
  private:

@@ -21,7 +21,9 @@ namespace gpucast {
 inline constexpr int64_t kMaxKeptTensorDataBytes = 4096;
 
 // Returns the filtered serialized ModelProto of the file at `path`. Error
-// messages carry no file prefix ("truncated file", "empty file", ...).
+// messages carry no file prefix ("truncated file", "empty file", ...). Anything but a
+// regular file (a FIFO, device, socket, directory) is "not a regular file", at once:
+// the open does not block.
 Result<std::string> ReadModelBytesWithoutWeights(const std::string& path);
 // Same, from an open regular file (read from its current offset; not closed).
 Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd);

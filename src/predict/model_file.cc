@@ -21,7 +21,7 @@ Result<json> ModelFileJson(const Predictor& p) {
   for (const auto& [c, r] : info.selection) selection.push_back({{"candidate", c}, {"lowo_median_workload_rmsle", r}});
   json used = json::array();
   for (size_t c : p.model().columns()) used.push_back(info.feature_names.at(c));
-  return json{
+  json j = json{
       {"format", kModelFormat},
       {"format_version", kModelFormatVersion},
       {"feature_schema",
@@ -56,7 +56,17 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"interval_level", info.accuracy.level},
         {"interval_coverage", info.accuracy.coverage},
         {"interval_median_width_points", info.accuracy.median_width_points}}},
+      {"memory", p.memory() ? p.memory()->Save() : json(nullptr)},
   };
+  // The physics step-time model beside a non-physics model (data-parallel jobs; optional).
+  if (const auto& sm = p.step_model()) {
+    ASSIGN_OR_RETURN(json sstate, sm->regressor().Save());
+    json sused = json::array();
+    for (size_t c : sm->columns()) sused.push_back(info.feature_names.at(c));
+    j["step_model"] = {{"algo", sm->algo()}, {"features_used", sused}, {"params", sm->regressor().Params()},
+                       {"regressor", sstate}};
+  }
+  return j;
 }
 
 Result<Predictor> ParseModelFile(const std::string& text, const std::string& path,
@@ -65,9 +75,13 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (j.is_discarded() || !j.is_object()) return Status::Error(path + ": not a JSON object");
   if (j.value("format", "") != kModelFormat)
     return Status::Error(path + ": not a gpucast predictor file (format is not '" + kModelFormat + "')");
-  if (!j.contains("format_version") || !j["format_version"].is_number_integer() ||
-      j["format_version"].get<int>() != kModelFormatVersion)
+  if (!j.contains("format_version") || !j["format_version"].is_number_integer())
     return Status::Error(path + ": format_version: want " + std::to_string(kModelFormatVersion));
+  if (int v = j["format_version"].get<int>(); v != kModelFormatVersion)
+    return Status::Error(path + ": format_version " + std::to_string(v) + ": this build reads " +
+                         std::to_string(kModelFormatVersion) +
+                         (v < kModelFormatVersion ? " (4 adds the GPU memory model, 5 the lowo accuracy and job-fact offsets); retrain with 'gpucast train'"
+                                                  : " (the file is from a newer gpucast)"));
   PredictorInfo info;
   std::vector<std::string> used;
   std::string algo, target;
@@ -75,6 +89,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::vector<double> calibration;
   std::string method_name;
   std::vector<WorkloadOffset> offsets;
+  json memory;
   try {
     const json& fs = j.at("feature_schema");
     info.schema_name = fs.at("name").get<std::string>();
@@ -123,6 +138,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     algo = j.at("algo").get<std::string>();
     params = j.at("params");
     state = j.at("regressor");
+    memory = j.at("memory");
   } catch (const json::exception& e) {
     return Status::Error(path + ": " + e.what());
   }
@@ -160,7 +176,39 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
   m.set_calibration_scores(std::move(calibration), *method);
   if (Status so = m.set_offsets(std::move(offsets), info.feature_names); !so.ok()) return so.Prefixed(path);
-  return Predictor(std::move(info), std::move(m));
+  Predictor out(std::move(info), std::move(m));
+  if (j.contains("step_model")) {
+    const json& sj = j["step_model"];
+    std::vector<std::string> sused;
+    std::string salgo;
+    try {
+      salgo = sj.at("algo").get<std::string>();
+      sused = sj.at("features_used").get<std::vector<std::string>>();
+    } catch (const json::exception& e) {
+      return Status::Error(path + ": step_model: " + e.what());
+    }
+    if (salgo != "physics") return Status::Error(path + ": step_model: algo '" + salgo + "', want 'physics'");
+    std::vector<size_t> scols;
+    for (const std::string& name : sused) {
+      auto it = std::find(out.info().feature_names.begin(), out.info().feature_names.end(), name);
+      if (it == out.info().feature_names.end())
+        return Status::Error(path + ": step_model: features_used: '" + name + "' is not in the schema");
+      scols.push_back(it - out.info().feature_names.begin());
+    }
+    auto sr = MakeRegressor(salgo);
+    if (!sr.ok()) return sr.status().Prefixed(path);
+    Status sst = (*sr)->Configure(sj.contains("params") ? sj["params"] : json(nullptr));
+    if (sst.ok()) sst = (*sr)->SetFeatureNames(sused);
+    if (sst.ok()) sst = sj.contains("regressor") ? (*sr)->Load(sj["regressor"]) : Status::Error("no regressor");
+    if (!sst.ok()) return sst.Prefixed(path + ": step_model");
+    out.set_step_model(UtilModel(salgo, std::move(scols), std::shared_ptr<Regressor>(std::move(*sr))));
+  }
+  if (!memory.is_null()) {
+    auto mm = MemoryModel::Load(memory);
+    if (!mm.ok()) return mm.status().Prefixed(path);
+    out.set_memory(std::move(mm).value());
+  }
+  return out;
 }
 
 }  // namespace gpucast

@@ -95,10 +95,16 @@ PhysicsStep Step(const Theta& t, const Row& r, double per_sample) {
   PhysicsStep s;
   s.gpu_s = r[kCompute] * 1e-3 / t[0] + r[kMemory] * 1e-3 / t[1] + r[kKernels] * t[2];
   double launch = r[kKernels] * t[3] * (1 + r[kAmp] * t[4]);
-  if (r[kLoaderMsKnown] > 0) per_sample = r[kLoaderMs] * 1e-3;
+  if (r[kLoaderMsKnown] > 0) {
+    per_sample = r[kLoaderMs] * 1e-3;
+  } else if (!UnknownPipeline(r)) {
+    per_sample = 0;  // data on the GPU, or an RL environment (its own term): as in the fit
+  }
   double loader = (1 - r[kOnGpu]) * r[kBatch] * per_sample / std::max(1.0, r[kWorkers]);
   double core = std::max(s.gpu_s, launch) + t[6];
   double step = r[kWorkers] > 0 ? std::max(core, loader) : core + loader;
+  s.core_s = core;
+  s.slack_s = r[kWorkers] > 0 ? std::max(0.0, loader - core) : 0.0;
   step += r[kRl] * t[5] * (r[kEnvStepsKnown] > 0 ? r[kEnvSteps] : 1.0);
   s.step_s = step;
   s.util = step > 0 ? std::min(100.0, 100 * s.gpu_s / step) : 0;

@@ -7,7 +7,9 @@
 #include <map>
 #include <tuple>
 
+#include "features/gpu_specs.h"
 #include "predict/model_file.h"
+#include "predict/physics.h"
 
 namespace gpucast {
 namespace {
@@ -391,7 +393,8 @@ std::vector<Candidate> AutoCandidates() {
 }
 
 Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo, uint64_t seed,
-                                   const std::string& feature_set) {
+                                   const std::string& feature_set,
+                                   const std::function<void(const std::string&, double)>& on_candidate) {
   FitOptions fo;
   fo.step_s = data.step_s;
   fo.group = data.group;
@@ -408,6 +411,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
       if (!res.ok()) return res.status().Prefixed("auto: " + c.ToString());
       double rmsle = SelectionScore(*res, data.group);
       selection.push_back({c.ToString(), rmsle});
+      if (on_candidate) on_candidate(c.ToString(), rmsle);
       if (rmsle < best) best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res;
     }
   }
@@ -421,6 +425,21 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   ASSIGN_OR_RETURN(UtilModel m,
                    UtilModel::Fit(data.x, labels, data.feature_names, cols, chosen_algo, nullptr, seed, fo));
   if (!chosen_res.empty()) m.set_calibration(chosen_res, labels, fo.interval_method);
+  // Data-parallel predictions need step and busy time: a physics model beside any other.
+  // Rows without the physics features (a test schema) get none: data-parallel predictions then fail.
+  std::optional<UtilModel> step_model;
+  bool has_physics_features = true;
+  for (const std::string& need : MakePhysicsModel()->RequiredFeatures())
+    if (std::find(data.feature_names.begin(), data.feature_names.end(), need) == data.feature_names.end())
+      has_physics_features = false;
+  if (has_physics_features && !dynamic_cast<const PhysicsModel*>(&m.regressor())) {
+    ASSIGN_OR_RETURN(std::vector<size_t> pcols, SelectFeatures(data.feature_names, DefaultFeatureSet("physics")));
+    FitOptions pfo = fo;
+    pfo.calibrate = false;
+    auto pm = UtilModel::Fit(data.x, labels, data.feature_names, pcols, "physics", nullptr, seed, pfo);
+    if (!pm.ok()) return pm.status().Prefixed("step model");
+    step_model = std::move(*pm);
+  }
   PredictorInfo info;
   if (!chosen_res.empty()) info.accuracy = SummariseLowo(chosen_res, labels, data.group);
   info.selection = std::move(selection);
@@ -436,7 +455,17 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   for (const Measurement& r : data.rows)
     if (!r.target.empty() && std::find(info.targets.begin(), info.targets.end(), r.target) == info.targets.end())
       info.targets.push_back(r.target);
-  return Predictor(std::move(info), std::move(m));
+  Predictor out(std::move(info), std::move(m));
+  if (step_model) out.set_step_model(std::move(*step_model));
+  // The memory model, on the rows that have a memory column (none: no model).
+  std::vector<double> gmem = data.MemoryLabels();
+  if (data.mem.size() == data.rows.size() &&
+      std::count_if(gmem.begin(), gmem.end(), [](double v) { return std::isfinite(v) && v > 0; }) >= 2) {
+    auto mm = MemoryModel::Fit(data.mem, gmem, data.group);
+    if (!mm.ok()) return mm.status();
+    out.set_memory(std::move(mm).value());
+  }
+  return out;
 }
 
 std::string Predictor::TargetFor(const std::string& mig_profile) {
@@ -453,19 +482,21 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     return Status::Error("predict: features have " + std::to_string(f.size()) + " values, model wants " +
                          std::to_string(info_.feature_names.size()));
   ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}, level));
+  PredictResult out;
+  out.prediction = p[0];
+  out.features = f;
   SeenMatch seen = model_.Match(f);
-  PredictResult r{p[0], std::move(f), "", "", 0, {}};
   auto name = [](const WorkloadOffset* o) { return o->workload.empty() ? std::string("a measured workload") : o->workload; };
   if (seen.seen) {
-    r.seen_workload = name(seen.seen);
-    r.seen_rows = seen.seen->rows;
+    out.seen_workload = name(seen.seen);
+    out.seen_rows = seen.seen->rows;
   } else if (seen.same_graph) {
-    r.same_graph_workload = name(seen.same_graph);
+    out.same_graph_workload = name(seen.same_graph);
     const std::vector<std::string>& facts = model_.fact_names();
     for (size_t k = 0; k < facts.size() && k < seen.same_graph->facts.size(); ++k) {
       auto it = std::find(info_.feature_names.begin(), info_.feature_names.end(), facts[k]);
       if (it == info_.feature_names.end()) continue;
-      double mine = r.features[it - info_.feature_names.begin()], theirs = seen.same_graph->facts[k];
+      double mine = out.features[it - info_.feature_names.begin()], theirs = seen.same_graph->facts[k];
       if (mine == theirs) continue;
       // 0 is "not stated" for the two optional quantities (ComputeFeatures).
       bool optional = facts[k] == "loader_ms_per_sample" || facts[k] == "env_steps_per_update";
@@ -474,10 +505,53 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
         std::snprintf(b, sizeof b, "%g", v);
         return optional && v == 0 ? std::string("not stated") : std::string(b);
       };
-      r.differing_facts.push_back(facts[k] + ": measured " + show(theirs) + ", this job " + show(mine));
+      out.differing_facts.push_back(facts[k] + ": measured " + show(theirs) + ", this job " + show(mine));
     }
   }
-  return r;
+  // GPU memory of one rank (data-parallel ranks add DDP's gradient buckets, features/memory.h).
+  ASSIGN_OR_RETURN(MemoryEstimate mem, EstimateMemory(reports, job, /*ranks=*/job.gpus));
+  if (memory_) {
+    out.memory = memory_->Predict(mem, level);
+  } else {
+    out.memory.capacity_mib = mem.capacity_mib;
+  }
+  out.memory_estimate = std::move(mem);
+  if (job.gpus == 1 && job.nodes == 1 && job.interconnect.empty()) return out;
+  // Data-parallel: one rank's answer (predict/data_parallel.h).
+  ASSIGN_OR_RETURN(GpuSpec spec, ResolveGpu(job.gpu, job.mig_profile));
+  if (!job.mig_profile.empty() && job.gpus > 1)
+    return Status::Error("predict: data-parallel jobs on MIG slices are not modelled (--mig " + job.mig_profile +
+                         " with --gpus " + std::to_string(job.gpus) + ")");
+  ASSIGN_OR_RETURN(Interconnect ic, ResolveInterconnect(spec, job.gpus, job.nodes, job.interconnect));
+  const UtilModel* sm = StepModel();
+  const PhysicsModel* physics = sm ? dynamic_cast<const PhysicsModel*>(&sm->regressor()) : nullptr;
+  if (!physics)
+    return Status::Error("predict: --gpus " + std::to_string(job.gpus) +
+                         " needs the physics step-time model, which this predictor file lacks (written before "
+                         "data-parallel support): retrain with 'gpucast train'");
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> steps, physics->PredictSteps(SelectColumns({f}, sm->columns())));
+  double fwd = 0, bwd = 0;
+  for (const CostReport& r : reports)
+    for (const NodeCost& n : r.nodes) fwd += static_cast<double>(n.forward_flops), bwd += static_cast<double>(n.backward_flops);
+  DataParallelInput in;
+  in.util = p[0].util;
+  in.step_s = steps[0].step_s;
+  in.core_s = std::min(steps[0].core_s, steps[0].step_s);
+  in.slack_s = steps[0].slack_s;
+  if (fwd + bwd > 0 && bwd > 0) in.backward_fraction = bwd / (fwd + bwd);
+  ASSIGN_OR_RETURN(DataParallelResult dp, ApplyDataParallel(in, DdpBuckets(reports), ic));
+  out.single_gpu = p[0];
+  out.prediction = {dp.util, DataParallelUtil(p[0].low, in, dp), DataParallelUtil(p[0].high, in, dp)};
+  out.prediction.low = std::min(out.prediction.low, out.prediction.util);
+  out.prediction.high = std::max(out.prediction.high, out.prediction.util);
+  out.interconnect = ic;
+  out.data_parallel = dp;
+  return out;
+}
+
+const UtilModel* Predictor::StepModel() const {
+  if (dynamic_cast<const PhysicsModel*>(&model_.regressor())) return &model_;
+  return step_model_ ? &*step_model_ : nullptr;
 }
 
 Result<Predictor> Predictor::Load(const std::string& path) {

@@ -6,8 +6,11 @@
 // [0, 100]. The interval is the regressor's member spread mapped the same way.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +18,10 @@
 
 #include "cost/cost.h"
 #include "features/features.h"
+#include "features/interconnect.h"
+#include "predict/data_parallel.h"
 #include "predict/dataset.h"
+#include "predict/memory_model.h"
 #include "predict/regressor.h"
 #include "util/status.h"
 
@@ -240,8 +246,16 @@ struct PredictorInfo {
 };
 
 struct PredictResult {
-  UtilPrediction prediction;
-  std::vector<double> features;  // full schema, the values used
+  UtilPrediction prediction;     // one rank's counter when job.gpus > 1 (data_parallel below)
+  std::vector<double> features;  // full schema, the values used (one rank's)
+  MemoryPrediction memory;       // GPU memory of the job (NaN: no memory model)
+  // Data-parallel jobs (job.gpus > 1, or nodes / interconnect given): the
+  // single-GPU answer the transform started from, the links and the transform's
+  // quantities (predict/data_parallel.h). Empty for a single-GPU job.
+  std::optional<UtilPrediction> single_gpu;
+  std::optional<Interconnect> interconnect;
+  std::optional<DataParallelResult> data_parallel;
+  MemoryEstimate memory_estimate;  // its physical parts (features/memory.h), MiB
   // The measured workload whose correction applied ("" = none: an unseen job,
   // whose expected error is PredictorInfo::accuracy), and, when the graph is
   // a measured one but the job facts differ, that workload (no correction).
@@ -256,16 +270,30 @@ struct PredictResult {
 class Predictor {
  public:
   // Fits `algo` (default parameters; kAutoAlgo: the selection above) on the whole dataset.
+  // `on_candidate`, when set, is called with each scored selection candidate and its score.
   static Result<Predictor> Train(const Dataset& data, const std::string& algo, uint64_t seed,
-                                 const std::string& feature_set = "all");
+                                 const std::string& feature_set = "all",
+                                 const std::function<void(const std::string&, double)>& on_candidate = {});
   // Reads a model file; a feature schema other than CurrentFeatureSchema() is an error.
   static Result<Predictor> Load(const std::string& path);
   Status Save(const std::string& path) const;
 
-  // Features of the job's graph(s) and configuration -> utilization. The job's
-  // gpu / mig_profile select the spec the features (and the physics) use.
+  // Features of the job's graph(s) and configuration -> utilization, and its
+  // GPU memory (memory model: EstimateMemory of the same reports and job;
+  // NaN without a memory model). The job's gpu / mig_profile select the spec
+  // the features, the physics and the memory capacity use. With job.gpus > 1
+  // the answer is one rank's of a data-parallel job: the single-GPU prediction
+  // transformed by the all-reduce model (predict/data_parallel.h) on the step
+  // time of the physics step model (StepModel); the whole job in one call.
   Result<PredictResult> Predict(const std::vector<CostReport>& reports, const JobConfig& job,
                                 double level = kDefaultIntervalLevel) const;
+  // The fitted physics that gives step and busy time (data-parallel jobs): the
+  // model itself when it is `physics`, else a physics model fitted beside it on
+  // the same rows by Train (stored as `step_model`); nullptr when neither (a file
+  // written before data-parallel support).
+  const UtilModel* StepModel() const;
+  void set_step_model(UtilModel m) { step_model_ = std::move(m); }
+  const std::optional<UtilModel>& step_model() const { return step_model_; }
   // Rows of features in the schema order.
   Result<std::vector<UtilPrediction>> PredictFeatures(const Matrix& x,
                                                       double level = kDefaultIntervalLevel) const {
@@ -277,12 +305,18 @@ class Predictor {
 
   const PredictorInfo& info() const { return info_; }
   const UtilModel& model() const { return model_; }
+  // The GPU memory model (memory_model.h); nullptr when the training rows had
+  // no memory column (then PredictResult::memory is NaN).
+  const MemoryModel* memory() const { return memory_ ? &*memory_ : nullptr; }
+  void set_memory(std::optional<MemoryModel> m) { memory_ = std::move(m); }
 
   Predictor(PredictorInfo info, UtilModel model) : info_(std::move(info)), model_(std::move(model)) {}
 
  private:
   PredictorInfo info_;
   UtilModel model_;
+  std::optional<UtilModel> step_model_;  // physics beside a non-physics model (StepModel)
+  std::optional<MemoryModel> memory_;
 };
 
 }  // namespace gpucast
