@@ -57,10 +57,11 @@ size_t CountGroups(std::vector<int> ids) {
 }  // namespace
 
 const std::vector<std::string>& JobFactNames() {
-  // The values (unknown = the documented default), not the is-known flags: a
-  // job that leaves data_on_gpu unstated is the job measured with 0.
-  static const std::vector<std::string> names = {"loader_workers", "data_on_gpu", "rl_env",
-                                                 "loader_ms_per_sample", "env_steps_per_update"};
+  // The optional quantities a job states (0 = not stated): a job stating a
+  // loader or environment cost its workload's rows did not is another job.
+  // loader_workers, data_on_gpu and rl_env are not keys: a job submitted
+  // without them (Slurm, the service) is still its measured workload.
+  static const std::vector<std::string> names = {"loader_ms_per_sample", "env_steps_per_update"};
   return names;
 }
 

@@ -75,7 +75,7 @@ TEST(IntervalTest, SummariseLowoHandComputed) {
 // The seen-workload correction applies to the same graph with the same job
 // facts only; the same graph with other facts is reported, uncorrected.
 TEST(SeenWorkloadTest, OffsetsKeyedByGraphAndJobFacts) {
-  const std::vector<std::string> names = {"total_flops", "params", "est_gpu_busy_ms", "loader_workers"};
+  const std::vector<std::string> names = {"total_flops", "params", "est_gpu_busy_ms", "loader_ms_per_sample"};
   Matrix x;
   std::vector<double> util;
   FitOptions fo;
@@ -83,7 +83,7 @@ TEST(SeenWorkloadTest, OffsetsKeyedByGraphAndJobFacts) {
   for (int i = 0; i < 30; ++i) {
     int g = i % 3;
     double c = (rng() % 1000) / 1000.0;
-    x.push_back({1000.0 * (g + 1), 10.0 * (g + 1), c, 2});
+    x.push_back({1000.0 * (g + 1), 10.0 * (g + 1), c, 0});
     util.push_back(std::min(100.0, 10 + 20 * g + 50 * c));
     fo.group.push_back(g);
   }
@@ -93,13 +93,13 @@ TEST(SeenWorkloadTest, OffsetsKeyedByGraphAndJobFacts) {
   auto m = UtilModel::Fit(x, util, names, cols, "ridge", nullptr, 1, fo);
   ASSERT_TRUE(m.ok()) << m.message();
   ASSERT_EQ(m->offsets().size(), 3u);
-  EXPECT_EQ(m->fact_names(), std::vector<std::string>{"loader_workers"});
+  EXPECT_EQ(m->fact_names(), std::vector<std::string>{"loader_ms_per_sample"});
   std::vector<double> row = x[4];  // group B
   SeenMatch s = m->Match(row);
   ASSERT_NE(s.seen, nullptr);
   EXPECT_EQ(s.seen->workload, "B/x");
   EXPECT_EQ(s.seen->rows, 10u);
-  // Other loader workers: the same graph, not the same job.
+  // A stated loader time: the same graph, not the same job.
   row[3] = 7;
   s = m->Match(row);
   EXPECT_EQ(s.seen, nullptr);
