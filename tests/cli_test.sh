@@ -137,10 +137,10 @@ expect_rc 0 "$BIN" evaluate --split lowo --algo ridge --repeats 1 --per-workload
 expect_out "GPU memory (one physical model per fold, no selection: nested and plain give the same)"
 expect_out_line '^\| lowo \| ridge \| 52 \| 0\.[0-9]{3} \| [0-9]+ \| [01]\.[0-9]{2} \|'
 expect_out_line '^\| ResNet50/ImageNet \| 6 \| 7437 \| [0-9]+ \| 0\.[0-9]{3} \|'
-# A predictor file from before the memory model (format_version 3) is refused with what to do.
-sed 's/"format_version":4/"format_version":3/' "$TMP/p.json" >"$TMP/p3.json"
+# A predictor file from before the lowo accuracy (format_version 4) is refused with what to do.
+sed 's/"format_version":5/"format_version":4/' "$TMP/p.json" >"$TMP/p3.json"
 expect_rc 1 "$BIN" predict --predictor "$TMP/p3.json" --model "$ROOT/models/vgg.onnx" --batch 8
-expect_err "p3.json: format_version 3: this build reads 4 (4 adds the GPU memory model); retrain with 'gpucast train'"
+expect_err "p3.json: format_version 4: this build reads 5 (4 adds the GPU memory model, 5 the lowo accuracy and job-fact offsets); retrain with 'gpucast train'"
 # A graph that cannot be costed completely is refused by predict (BERT's position table has 512
 # rows); analyze shows the partial report, marked, and exits 1 with --strict.
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert.onnx" --batch 2 --dim seq=1024

@@ -262,7 +262,7 @@ jnum() { sed -n "s/^ *\"$1\": *\([0-9.eE+-]*\).*/\1/p" | head -1; }
 units_for() { awk -v u="$1" -v k="$2" 'BEGIN { n = u * k / 100; c = int(n); if (c < n - 1e-9) c++; if (c < 1) c = 1; if (c > k) c = k; print c }'; }
 U_BIG=$(pjson "$MODELS/resnet50.onnx" 64 | jnum gpu_util)
 J_SMALL=$(pjson "$MODELS/pointnet.onnx" 32)
-U_SMALL=$(echo "$J_SMALL" | jnum gpu_util); H_SMALL=$(echo "$J_SMALL" | jnum high)
+U_SMALL=$(echo "$J_SMALL" | jnum gpu_util); H_SMALL=$(echo "$J_SMALL" | jq -r .interval.high)  # the utilization interval (gpu_mem_interval has a high too)
 N_BIG=$(units_for "$U_BIG" $SHARDS); N_SMALL=$(units_for "$U_SMALL" $SHARDS); NH_SMALL=$(units_for "$H_SMALL" $SHARDS)
 echo "predicted: resnet50 b64 ${U_BIG}% -> $N_BIG shards; pointnet b32 ${U_SMALL}% (high $H_SMALL%) -> $N_SMALL ($NH_SMALL) shards"
 [ "$N_BIG" = "$SHARDS" ] || fail "resnet50 b64 should need all $SHARDS shards, got $N_BIG"

@@ -30,6 +30,7 @@ struct EvaluateFlags {
   bool select_pooled = false;
   bool no_calibrate = false;
   double level = 0.8;
+  std::string interval = "normalized";
   int bootstrap = 2000;
   std::string catalog;
   std::vector<std::string> splits = {"random:0.2"};
@@ -78,7 +79,8 @@ nlohmann::json ToJson(const EvalResult& r) {
           {"nested", !r.options.nested.empty()}, {"selected", r.selected},
           {"repeats", r.options.repeats}, {"rmsle", ms(r.rmsle)}, {"rmsle_ci90", ci(r.rmsle_ci)},
           {"mae", ms(r.mae)}, {"r2", ms(r.r2)},
-          {"interval_level", r.options.level}, {"interval_coverage", ms(r.coverage)},
+          {"interval_level", r.options.level}, {"interval_method", IntervalMethodName(r.options.interval_method)},
+          {"interval_coverage", ms(r.coverage)},
           {"interval_median_width", r.median_width}, {"mean_baseline_rmsle", r.mean_baseline_rmsle},
           {"mean_baseline_rmsle_ci90", ci(r.baseline_ci)}, {"memory", MemoryJson(r.memory)},
           {"memory_mean_baseline_mape", r.memory_baseline_mape}, {"per_workload", pw}, {"predictions", rows}};
@@ -163,6 +165,7 @@ int RunEvaluate(EvaluateFlags f) {
     o.seed = f.seed;
     o.calibrate = !f.no_calibrate;
     o.level = f.level;
+    o.interval_method = *ParseIntervalMethod(f.interval);  // checked by the flag
     o.bootstrap = f.bootstrap;
     o.select_by_pooled_rmsle = f.select_pooled;
     return o;
@@ -305,6 +308,11 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
                 "Nested and auto selection by the pooled inner RMSLE instead of the median per-workload RMSLE");
   FloatIn(sub->add_option("--level", flags->level, "Interval level (central probability)")->capture_default_str(),
           0.01, 0.99);
+  sub->add_option("--interval", flags->interval,
+                  "Calibrated interval: normalized (residuals scaled by the prediction's idle fraction, shortest "
+                  "window) or central (raw log1p residuals, central quantiles: the former method); docs/predictor.md")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"normalized", "central"}));
   sub->add_flag("--no-calibrate", flags->no_calibrate,
                 "Use each regressor's own member spread as the interval instead of the conformal calibration");
   IntIn(sub->add_option("--bootstrap", flags->bootstrap, "Workload-bootstrap resamples for the RMSLE 90% intervals")

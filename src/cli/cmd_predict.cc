@@ -71,6 +71,7 @@ int RunPredict(const PredictFlags& f) {
   bool calibrated = !predictor->model().calibration().empty();
   double level = calibrated ? f.level : predictor->model().regressor().Params().value("interval", 0.0);
   std::string target = Predictor::TargetFor(job.mig_profile);
+  const LowoAccuracy& acc = info.accuracy;
   // GPU memory: the point, its interval and whether it fits the GPU or slice.
   const MemoryPrediction& mem = res->memory;
   const MemoryModel* mm = predictor->memory();
@@ -140,11 +141,54 @@ int RunPredict(const PredictFlags& f) {
     if (mm)
       for (const auto& [name, mib] : mm->Components(res->memory_estimate)) parts[name] = mib;
     j["gpu_mem_components_mib"] = parts;
+    // Whether the job is a measured one (its correction applied) and the
+    // error to expect for an unseen one (the model file's own lowo pass).
+    j["workload"] = {{"seen", !res->seen_workload.empty()},
+                     {"measured_workload", res->seen_workload.empty() ? nlohmann::json(nullptr)
+                                                                      : nlohmann::json(res->seen_workload)},
+                     {"measured_rows", res->seen_rows},
+                     {"same_graph_workload", res->same_graph_workload.empty()
+                                                 ? nlohmann::json(nullptr)
+                                                 : nlohmann::json(res->same_graph_workload)},
+                     {"differing_facts", res->differing_facts}};
+    if (acc.workloads > 0) {
+      j["expected_error_unseen"] = {{"workloads", acc.workloads},
+                                    {"rows", acc.rows},
+                                    {"rmsle", acc.rmsle},
+                                    {"median_workload_rmsle", acc.median_workload_rmsle},
+                                    {"mae_points", acc.mae_points},
+                                    {"median_abs_error_points", acc.median_abs_error_points},
+                                    {"interval_level", acc.level},
+                                    {"interval_coverage", acc.coverage},
+                                    {"interval_median_width_points", acc.median_width_points}};
+    } else {
+      j["expected_error_unseen"] = nullptr;
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("predicted GPU utilization on %s%s%s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s; %s)\n",
                 job.gpu.c_str(), job.mig_profile.empty() ? "" : " MIG ", job.mig_profile.c_str(), p.util,
                 level * 100, p.low, p.high, predictor->model().algo().c_str(), target.c_str());
+    if (!res->seen_workload.empty()) {
+      std::printf("  measured workload: %s (%zu training rows); its seen-workload correction applies\n",
+                  res->seen_workload.c_str(), res->seen_rows);
+    } else if (!res->same_graph_workload.empty()) {
+      std::string diff;
+      for (const std::string& d : res->differing_facts) diff += (diff.empty() ? "" : "; ") + d;
+      std::printf("  unseen job: the graph is %s's, measured with other job facts (%s); no correction\n",
+                  res->same_graph_workload.c_str(), diff.c_str());
+    } else {
+      std::printf("  unseen workload: no measured job has this graph\n");
+    }
+    if (acc.workloads > 0) {
+      std::printf("  expected error on an unseen workload (this model's leave-one-workload-out pass, %zu workloads): "
+                  "RMSLE %.2f, median |error| %.1f points, mean %.1f; the %.0f%% interval held %.0f%% of them "
+                  "(median width %.0f points)\n",
+                  acc.workloads, acc.rmsle, acc.median_abs_error_points, acc.mae_points, acc.level * 100,
+                  acc.coverage * 100, acc.median_width_points);
+    } else {
+      std::printf("  expected error: unknown (the model was trained without a leave-one-workload-out pass)\n");
+    }
     if (res->data_parallel) {
       const DataParallelResult& dp = *res->data_parallel;
       const Interconnect& ic = *res->interconnect;
@@ -214,7 +258,9 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
                 "fit; does not fit: the point is above it), gpu_mem_components_mib; with --gpus > 1 data_parallel: "
                 "single_gpu_util, single_gpu_interval [low, high], single_gpu_step_ms, step_ms, scaling_efficiency, "
                 "compute_util, allreduce_bytes, wire_bytes_per_rank, link_gbps, comm_ms, exposed_comm_ms, "
-                "intra_node / inter_node links");
+                "intra_node / inter_node links; workload {seen, measured_workload, measured_rows, "
+                "same_graph_workload, differing_facts}; expected_error_unseen (the model file's own "
+                "leave-one-workload-out figures: rmsle, median_abs_error_points, interval_coverage, ...)");
   sub->footer("The intervals (utilization and GPU memory) are split-conformal, calibrated by leave-one-workload-out "
               "on the training rows: see docs/predictor.md.");
   sub->callback([flags, exit_code] { *exit_code = RunPredict(*flags); });

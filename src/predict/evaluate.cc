@@ -183,7 +183,8 @@ struct FoldData {
   std::vector<double> ytr;
   FitOptions fo;
 };
-FoldData Slice(const Dataset& data, const Fold& f, bool calibrate) {
+FoldData Slice(const Dataset& data, const Fold& f, bool calibrate,
+               IntervalMethod interval_method = kDefaultIntervalMethod) {
   FoldData d;
   for (size_t i : f.train) {
     d.xtr.push_back(data.x[i]);
@@ -192,6 +193,7 @@ FoldData Slice(const Dataset& data, const Fold& f, bool calibrate) {
     d.fo.group.push_back(data.group[i]);
   }
   d.fo.calibrate = calibrate;
+  d.fo.interval_method = interval_method;
   for (size_t i : f.test) d.xte.push_back(data.x[i]);
   return d;
 }
@@ -247,12 +249,12 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
                                                              const std::vector<Fold>& folds,
                                                              const std::string& algo, uint64_t seed,
                                                              const std::string& feature_set, bool calibrate,
-                                                             double level) {
+                                                             double level, IntervalMethod interval_method) {
   ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, feature_set));
   std::vector<RowPrediction> out;
   for (size_t fi = 0; fi < folds.size(); ++fi) {
     const Fold& f = folds[fi];
-    FoldData d = Slice(data, f, calibrate);
+    FoldData d = Slice(data, f, calibrate, interval_method);
     auto m = UtilModel::Fit(d.xtr, d.ytr, data.feature_names, cols, algo, nullptr, seed * 7919 + fi, d.fo);
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
@@ -266,7 +268,7 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
 Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const std::vector<Fold>& folds,
                                                      const std::vector<Candidate>& candidates, uint64_t seed,
                                                      double level, std::vector<std::string>* selected,
-                                                     bool select_by_pooled_rmsle) {
+                                                     bool select_by_pooled_rmsle, IntervalMethod interval_method) {
   if (candidates.empty()) return Status::Error("nested: no candidates");
   std::vector<std::vector<size_t>> cols;
   for (const Candidate& c : candidates) {
@@ -297,7 +299,7 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
     auto m = UtilModel::Fit(d.xtr, d.ytr, data.feature_names, cols[best], candidates[best].algo, nullptr,
                             fold_seed, d.fo);
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
-    m->set_calibration(best_res);  // the same inner pass that selected it
+    m->set_calibration(best_res, d.ytr, interval_method);  // the same inner pass that selected it
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
     const size_t first = out.size();
     Append(data, f, p, &out);
@@ -407,10 +409,11 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
     std::vector<RowPrediction> p;
     if (!opts.nested.empty() || opts.algo == kAutoAlgo) {
       ASSIGN_OR_RETURN(p, NestedPredictions(data, folds, opts.nested.empty() ? AutoCandidates() : opts.nested,
-                                            seed, opts.level, &res.selected, opts.select_by_pooled_rmsle));
+                                            seed, opts.level, &res.selected, opts.select_by_pooled_rmsle,
+                                            opts.interval_method));
     } else {
       ASSIGN_OR_RETURN(p, CrossValidatedPredictions(data, folds, opts.algo, seed, opts.feature_set,
-                                                    opts.calibrate, opts.level));
+                                                    opts.calibrate, opts.level, opts.interval_method));
     }
     ASSIGN_OR_RETURN(Scores s, Score(p));
     rmsle.push_back(s.rmsle);

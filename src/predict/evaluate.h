@@ -70,7 +70,8 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
                                                              const std::vector<Fold>& folds,
                                                              const std::string& algo, uint64_t seed,
                                                              const std::string& feature_set = "all",
-                                                             bool calibrate = true, double level = 0.8);
+                                                             bool calibrate = true, double level = 0.8,
+                                                             IntervalMethod interval_method = kDefaultIntervalMethod);
 
 // Nested cross-validation: in each outer fold, every candidate is scored by
 // leave-one-workload-out over the fold's TRAINING rows only; the one with the
@@ -80,7 +81,8 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
 Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const std::vector<Fold>& folds,
                                                      const std::vector<Candidate>& candidates, uint64_t seed,
                                                      double level, std::vector<std::string>* selected,
-                                                     bool select_by_pooled_rmsle = false);
+                                                     bool select_by_pooled_rmsle = false,
+                                                     IntervalMethod interval_method = kDefaultIntervalMethod);
 
 // For the cluster simulator: each measured row predicted by `algo` trained
 // on every other workload (leave one workload out), on the algorithm's default
@@ -125,6 +127,7 @@ struct EvalOptions {
   uint64_t seed = 0;  // first seed
   bool calibrate = true;  // conformal intervals from the training rows (FitOptions)
   double level = 0.8;     // interval level
+  IntervalMethod interval_method = kDefaultIntervalMethod;
   // Non-empty: nested selection among these (algo and feature_set unused).
   std::vector<Candidate> nested;
   // Nested selection criterion: false = SelectionScore (median per-workload

@@ -32,6 +32,7 @@ class Hybrid : public Regressor {
   json Params() const override { return ParamsJson(const_cast<Hybrid*>(this)->Specs()); }
   std::vector<std::string> RequiredFeatures() const override { return physics_->RequiredFeatures(); }
   void SetStepTimes(const std::vector<double>& step_s) override { physics_->SetStepTimes(step_s); }
+  void SetGroups(const std::vector<int>& group) override { physics_->SetGroups(group); }
 
   Status SetFeatureNames(const std::vector<std::string>& names) override {
     RETURN_IF_ERROR(physics_->SetFeatureNames(names).Prefixed("hybrid"));

@@ -10,7 +10,13 @@ Result<json> ModelFileJson(const Predictor& p) {
   const PredictorInfo& info = p.info();
   ASSIGN_OR_RETURN(json state, p.model().regressor().Save());
   json offsets = json::array();
-  for (const auto& [k, v] : p.model().offsets()) offsets.push_back({k, v});
+  for (const WorkloadOffset& o : p.model().offsets()) {
+    json facts = json::object();
+    const std::vector<std::string>& names = p.model().fact_names();
+    for (size_t k = 0; k < o.facts.size() && k < names.size(); ++k) facts[names[k]] = o.facts[k];
+    offsets.push_back({{"params", o.params}, {"facts", facts}, {"offset", o.offset}, {"workload", o.workload},
+                       {"rows", o.rows}});
+  }
   json selection = json::array();
   for (const auto& [c, r] : info.selection) selection.push_back({{"candidate", c}, {"lowo_median_workload_rmsle", r}});
   json used = json::array();
@@ -36,8 +42,20 @@ Result<json> ModelFileJson(const Predictor& p) {
       {"regressor", state},
       {"workload_offsets", offsets},
       {"calibration",
-       {{"method", "split-conformal on leave-one-workload-out log1p residuals"},
-        {"residuals", p.model().calibration()}}},
+       {{"method", IntervalMethodName(p.model().interval_method())},
+        {"pass", "leave-one-workload-out over the training rows"},
+        {"scores", p.model().calibration()}}},
+      {"accuracy",
+       {{"method", "leave-one-workload-out over the training rows (the calibration pass): unseen workloads"},
+        {"workloads", info.accuracy.workloads},
+        {"rows", info.accuracy.rows},
+        {"rmsle", info.accuracy.rmsle},
+        {"median_workload_rmsle", info.accuracy.median_workload_rmsle},
+        {"mae_points", info.accuracy.mae_points},
+        {"median_abs_error_points", info.accuracy.median_abs_error_points},
+        {"interval_level", info.accuracy.level},
+        {"interval_coverage", info.accuracy.coverage},
+        {"interval_median_width_points", info.accuracy.median_width_points}}},
       {"memory", p.memory() ? p.memory()->Save() : json(nullptr)},
   };
   // The physics step-time model beside a non-physics model (data-parallel jobs; optional).
@@ -62,14 +80,15 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (int v = j["format_version"].get<int>(); v != kModelFormatVersion)
     return Status::Error(path + ": format_version " + std::to_string(v) + ": this build reads " +
                          std::to_string(kModelFormatVersion) +
-                         (v < kModelFormatVersion ? " (4 adds the GPU memory model); retrain with 'gpucast train'"
+                         (v < kModelFormatVersion ? " (4 adds the GPU memory model, 5 the lowo accuracy and job-fact offsets); retrain with 'gpucast train'"
                                                   : " (the file is from a newer gpucast)"));
   PredictorInfo info;
   std::vector<std::string> used;
   std::string algo, target;
   json params, state;
   std::vector<double> calibration;
-  std::vector<std::pair<double, double>> offsets;
+  std::string method_name;
+  std::vector<WorkloadOffset> offsets;
   json memory;
   try {
     const json& fs = j.at("feature_schema");
@@ -88,8 +107,34 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     info.targets = j.at("targets").get<std::vector<std::string>>();
     for (const json& e : j.at("selection"))
       info.selection.push_back({e.at("candidate").get<std::string>(), e.at("lowo_median_workload_rmsle").get<double>()});
-    calibration = j.at("calibration").at("residuals").get<std::vector<double>>();
-    offsets = j.at("workload_offsets").get<std::vector<std::pair<double, double>>>();
+    calibration = j.at("calibration").at("scores").get<std::vector<double>>();
+    method_name = j.at("calibration").at("method").get<std::string>();
+    for (const json& e : j.at("workload_offsets")) {
+      WorkloadOffset o;
+      o.params = e.at("params").get<double>();
+      o.offset = e.at("offset").get<double>();
+      o.workload = e.at("workload").get<std::string>();
+      o.rows = e.at("rows").get<size_t>();
+      const json& facts = e.at("facts");
+      std::vector<std::string> want = JobFactsIn(info.feature_names);
+      for (const std::string& n : want) o.facts.push_back(facts.at(n).get<double>());
+      if (facts.size() != want.size())
+        return Status::Error(path + ": workload_offsets: facts has " + std::to_string(facts.size()) +
+                             " entries, want " + std::to_string(want.size()));
+      if (!std::isfinite(o.offset) || !std::isfinite(o.params))
+        return Status::Error(path + ": workload_offsets: not finite");
+      offsets.push_back(std::move(o));
+    }
+    const json& acc = j.at("accuracy");
+    info.accuracy.workloads = acc.at("workloads").get<size_t>();
+    info.accuracy.rows = acc.at("rows").get<size_t>();
+    info.accuracy.rmsle = acc.at("rmsle").get<double>();
+    info.accuracy.median_workload_rmsle = acc.at("median_workload_rmsle").get<double>();
+    info.accuracy.mae_points = acc.at("mae_points").get<double>();
+    info.accuracy.median_abs_error_points = acc.at("median_abs_error_points").get<double>();
+    info.accuracy.level = acc.at("interval_level").get<double>();
+    info.accuracy.coverage = acc.at("interval_coverage").get<double>();
+    info.accuracy.median_width_points = acc.at("interval_median_width_points").get<double>();
     algo = j.at("algo").get<std::string>();
     params = j.at("params");
     state = j.at("regressor");
@@ -120,12 +165,17 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (st.ok()) st = (*r)->Load(state);
   if (!st.ok()) return st.Prefixed(path);
   for (double v : calibration)
-    if (!std::isfinite(v)) return Status::Error(path + ": calibration.residuals: not finite");
+    if (!std::isfinite(v)) return Status::Error(path + ": calibration.scores: not finite");
+  auto method = ParseIntervalMethod(method_name);
+  if (!method.ok()) return method.status().Prefixed(path + ": calibration.method");
+  const LowoAccuracy& a = info.accuracy;
+  for (double v : {a.rmsle, a.median_workload_rmsle, a.mae_points, a.median_abs_error_points, a.median_width_points})
+    if (!(v >= 0 && v < 1e6)) return Status::Error(path + ": accuracy: a value is not a finite number >= 0");
+  if (!(a.coverage >= 0 && a.coverage <= 1) || !(a.level > 0 && a.level < 1))
+    return Status::Error(path + ": accuracy: interval_coverage or interval_level outside [0, 1]");
   UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
-  m.set_calibration(std::move(calibration));
-  if (auto it = std::find(info.feature_names.begin(), info.feature_names.end(), "params");
-      it != info.feature_names.end())
-    m.set_offsets(std::move(offsets), static_cast<size_t>(it - info.feature_names.begin()));
+  m.set_calibration_scores(std::move(calibration), *method);
+  if (Status so = m.set_offsets(std::move(offsets), info.feature_names); !so.ok()) return so.Prefixed(path);
   Predictor out(std::move(info), std::move(m));
   if (j.contains("step_model")) {
     const json& sj = j["step_model"];

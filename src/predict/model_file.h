@@ -1,6 +1,6 @@
 // The predictor file: one JSON object.
 //
-// {"format": "gpucast-predictor", "format_version": 4,
+// {"format": "gpucast-predictor", "format_version": 5,
 //  "feature_schema": {"name": ..., "version": N, "names": [...]},
 //  "feature_set": "all", "features_used": [names...],
 //  "training": {"csv": path, "digest": "fnv1a64:<16 hex>" (FNV-1a 64 of the CSV bytes),
@@ -8,7 +8,10 @@
 //  "target": "log1p_gpu_util_percent",
 //  "targets": ["nvidia-smi utilization.gpu", ...] (counters of the training rows),
 //  "algo": "forest", "params": {...}, "regressor": {...state...},
-//  "calibration": {"method": ..., "residuals": [sorted log1p residuals; empty = uncalibrated]},
+//  "calibration": {"method": "normalized-shortest" | "central", "pass": ...,
+//                  "scores": [sorted calibration scores; empty = uncalibrated]},
+//  "workload_offsets": [{"params", "facts": {name: value}, "offset", "workload", "rows"}],
+//  "accuracy": {the model's own leave-one-workload-out figures: LowoAccuracy},
 //  "memory": MemoryModel::Save() (memory_model.h), or null when the training rows had no memory column}
 #pragma once
 
@@ -23,7 +26,8 @@
 namespace gpucast {
 
 inline constexpr const char* kModelFormat = "gpucast-predictor";
-inline constexpr int kModelFormatVersion = 4;  // 2: forest node table; 3: calibration residuals, targets; 4: memory
+inline constexpr int kModelFormatVersion = 5;  // 2: forest node table; 3: calibration residuals, targets;
+                                               // 4: memory; 5: offsets keyed by graph and job facts, lowo accuracy
 
 Result<nlohmann::json> ModelFileJson(const Predictor& p);
 // `path` names the file in errors. The stored schema must equal `schema`:

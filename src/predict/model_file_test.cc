@@ -66,10 +66,11 @@ TEST(ModelFileTest, RecordsProvenance) {
   auto j = ModelFileJson(*Predictor::Train(d, "knn", 1, "paper"));
   ASSERT_TRUE(j.ok());
   EXPECT_EQ((*j)["format"], "gpucast-predictor");
-  EXPECT_EQ((*j)["format_version"], 4);
+  EXPECT_EQ((*j)["format_version"], 5);
   EXPECT_TRUE((*j)["memory"].is_null());  // the synthetic rows have no memory column
   // Calibrated on the 5 synthetic workloads: one leave-one-workload-out residual per row.
-  EXPECT_EQ((*j)["calibration"]["residuals"].size(), 40u);
+  EXPECT_EQ((*j)["calibration"]["scores"].size(), 40u);
+  EXPECT_EQ((*j)["calibration"]["method"], "normalized-shortest");
   EXPECT_EQ((*j)["feature_schema"]["name"], "test-features");
   EXPECT_EQ((*j)["feature_schema"]["version"], 3);
   EXPECT_EQ((*j)["training"]["digest"], DigestString("synthetic"));
@@ -101,9 +102,9 @@ TEST(ModelFileTest, OtherErrors) {
   EXPECT_EQ(ParseModelFile(R"({"format":"onnx"})", "m.json", s).message(),
             "m.json: not a gpucast predictor file (format is not 'gpucast-predictor')");
   EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":9})", "m.json", s).message(),
-            "m.json: format_version 9: this build reads 4 (the file is from a newer gpucast)");
-  EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":"4"})", "m.json", s).message(),
-            "m.json: format_version: want 4");
+            "m.json: format_version 9: this build reads 5 (the file is from a newer gpucast)");
+  EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":"5"})", "m.json", s).message(),
+            "m.json: format_version: want 5");
 }
 
 // A format-3 file (before the memory model) is refused with what to do.
@@ -114,8 +115,8 @@ TEST(ModelFileTest, OldFormatIsRefusedWithWhatToDo) {
   (*j)["format_version"] = 3;
   j->erase("memory");
   EXPECT_EQ(ParseModelFile(j->dump(), "old.json", SchemaOf(d)).message(),
-            "old.json: format_version 3: this build reads 4 (4 adds the GPU memory model); retrain with "
-            "'gpucast train'");
+            "old.json: format_version 3: this build reads 5 (4 adds the GPU memory model, 5 the lowo accuracy and "
+            "job-fact offsets); retrain with 'gpucast train'");
 }
 
 // With memory labels the file carries the memory model; loading it gives the same memory predictions.

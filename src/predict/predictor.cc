@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "features/gpu_specs.h"
 #include "predict/model_file.h"
@@ -47,8 +49,28 @@ constexpr FeatureSetRow kFeatureSets[] = {
 
 double ToTarget(double util) { return std::log1p(util); }
 double FromTarget(double t) { return std::clamp(std::expm1(t), 0.0, 100.0); }
+size_t CountGroups(std::vector<int> ids) {
+  std::sort(ids.begin(), ids.end());
+  return static_cast<size_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
+}
 
 }  // namespace
+
+const std::vector<std::string>& JobFactNames() {
+  // The optional quantities a job states (0 = not stated): a job stating a
+  // loader or environment cost its workload's rows did not is another job.
+  // loader_workers, data_on_gpu and rl_env are not keys: a job submitted
+  // without them (Slurm, the service) is still its measured workload.
+  static const std::vector<std::string> names = {"loader_ms_per_sample", "env_steps_per_update"};
+  return names;
+}
+
+std::vector<std::string> JobFactsIn(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& n : JobFactNames())
+    if (std::find(names.begin(), names.end(), n) != names.end()) out.push_back(n);
+  return out;
+}
 
 std::vector<std::string> FeatureSetNames() {
   std::vector<std::string> out;
@@ -111,20 +133,35 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
                            std::to_string(util.size()) + " rows");
     r->SetStepTimes(options.step_s);
   }
+  if (options.group.size() == util.size()) r->SetGroups(options.group);
   RETURN_IF_ERROR(r->Fit(SelectColumns(x, columns), y, seed));
   UtilModel m(algo, columns, std::shared_ptr<Regressor>(std::move(r)));
   if (auto it = std::find(names.begin(), names.end(), "params"); it != names.end()) {
     size_t pc = static_cast<size_t>(it - names.begin());
+    std::vector<size_t> fc;
+    for (const std::string& n : JobFactsIn(names)) fc.push_back(std::find(names.begin(), names.end(), n) - names.begin());
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> fitted, m.Predict(x));
-    std::map<double, std::pair<double, size_t>> by;
+    // Key: params, then the job facts; sum of residuals, rows, first group.
+    std::map<std::vector<double>, std::tuple<double, size_t, int>> by;
     for (size_t i = 0; i < x.size(); ++i) {
-      auto& e = by[x[i][pc]];
-      e.first += ToTarget(util[i]) - ToTarget(fitted[i].util);
-      e.second += 1;
+      std::vector<double> key = {x[i][pc]};
+      for (size_t c : fc) key.push_back(x[i][c]);
+      auto [e, fresh] = by.try_emplace(key, 0.0, 0, i < options.group.size() ? options.group[i] : -1);
+      std::get<0>(e->second) += ToTarget(util[i]) - ToTarget(fitted[i].util);
+      std::get<1>(e->second) += 1;
     }
-    std::vector<std::pair<double, double>> offsets;
-    for (const auto& [k, v] : by) offsets.push_back({k, v.first / (v.second + 1)});
-    m.set_offsets(std::move(offsets), pc);
+    std::vector<WorkloadOffset> offsets;
+    for (const auto& [k, v] : by) {
+      WorkloadOffset o;
+      o.params = k[0];
+      o.facts.assign(k.begin() + 1, k.end());
+      auto [sum, n, g] = v;
+      o.offset = sum / (n + 1);
+      o.rows = n;
+      if (g >= 0 && static_cast<size_t>(g) < options.group_names.size()) o.workload = options.group_names[g];
+      offsets.push_back(std::move(o));
+    }
+    RETURN_IF_ERROR(m.set_offsets(std::move(offsets), names));
   }
   if (options.calibrate && options.group.size() == util.size()) {
     std::vector<int> ids = options.group;
@@ -132,20 +169,96 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
     if (std::unique(ids.begin(), ids.end()) - ids.begin() >= 3) {
       ASSIGN_OR_RETURN(std::vector<double> res,
                        GroupedResiduals(x, util, names, columns, algo, params, seed, options));
-      m.set_calibration(std::move(res));
+      m.set_calibration(res, util, options.interval_method);
     }
   }
   return m;
 }
 
-void UtilModel::set_offsets(std::vector<std::pair<double, double>> offsets, size_t params_column) {
+Status UtilModel::set_offsets(std::vector<WorkloadOffset> offsets, const std::vector<std::string>& names) {
+  auto pc = std::find(names.begin(), names.end(), "params");
+  if (pc == names.end()) {
+    if (!offsets.empty()) return Status::Error("workload offsets: the schema has no 'params' feature");
+    params_column_ = static_cast<size_t>(-1);
+    offsets_.clear();
+    return Status::Ok();
+  }
+  std::vector<std::string> fn = JobFactsIn(names);
+  std::vector<size_t> fc;
+  for (const std::string& n : fn) fc.push_back(std::find(names.begin(), names.end(), n) - names.begin());
+  for (const WorkloadOffset& o : offsets)
+    if (o.facts.size() != fc.size())
+      return Status::Error("workload offsets: " + std::to_string(o.facts.size()) + " job facts, the schema has " +
+                           std::to_string(fc.size()));
+  params_column_ = static_cast<size_t>(pc - names.begin());
+  fact_columns_ = std::move(fc);
+  fact_names_ = std::move(fn);
   offsets_ = std::move(offsets);
-  params_column_ = params_column;
+  return Status::Ok();
 }
 
-void UtilModel::set_calibration(std::vector<double> residuals) {
-  std::sort(residuals.begin(), residuals.end());
-  calibration_ = std::move(residuals);
+SeenMatch UtilModel::Match(const std::vector<double>& row) const {
+  SeenMatch m;
+  if (params_column_ >= row.size()) return m;
+  for (const WorkloadOffset& o : offsets_) {
+    if (row[params_column_] != o.params) continue;
+    bool same = true;
+    for (size_t k = 0; k < fact_columns_.size(); ++k)
+      same = same && fact_columns_[k] < row.size() && row[fact_columns_[k]] == o.facts[k];
+    if (same) {
+      m.seen = &o;
+      return m;
+    }
+    if (!m.same_graph) m.same_graph = &o;
+  }
+  return m;
+}
+
+const char* IntervalMethodName(IntervalMethod m) {
+  return m == IntervalMethod::kCentral ? "central" : "normalized-shortest";
+}
+
+Result<IntervalMethod> ParseIntervalMethod(const std::string& name) {
+  if (name == "normalized" || name == "normalized-shortest") return IntervalMethod::kNormalized;
+  if (name == "central") return IntervalMethod::kCentral;
+  return Status::Error("unknown interval method '" + name + "' (known: normalized, central)");
+}
+
+double Difficulty(double util) { return 1 - std::clamp(util, 0.0, 100.0) / 100 + kDifficultyFloor; }
+
+std::vector<double> CalibrationScores(const std::vector<double>& residuals, const std::vector<double>& util,
+                                      IntervalMethod method) {
+  std::vector<double> out;
+  for (size_t i = 0; i < residuals.size(); ++i) {
+    if (method == IntervalMethod::kCentral || i >= util.size()) {
+      out.push_back(residuals[i]);
+      continue;
+    }
+    double predicted = FromTarget(ToTarget(util[i]) - residuals[i]);  // the pass's prediction
+    out.push_back(residuals[i] / Difficulty(predicted));
+  }
+  return out;
+}
+
+void UtilModel::set_calibration(const std::vector<double>& residuals, const std::vector<double>& util,
+                                IntervalMethod method) {
+  set_calibration_scores(CalibrationScores(residuals, util, method), method);
+}
+
+void UtilModel::set_calibration_scores(std::vector<double> scores, IntervalMethod method) {
+  std::sort(scores.begin(), scores.end());
+  calibration_ = std::move(scores);
+  interval_method_ = method;
+}
+
+std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level) {
+  if (sorted.empty()) return {0, 0};
+  const size_t n = sorted.size();
+  size_t k = static_cast<size_t>(std::clamp(std::ceil((n + 1) * level), 1.0, static_cast<double>(n)));
+  size_t best = 0;
+  for (size_t i = 1; i + k <= n; ++i)
+    if (sorted[i + k - 1] - sorted[i] < sorted[best + k - 1] - sorted[best]) best = i;
+  return {sorted[best], sorted[best + k - 1]};
 }
 
 std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, double level) {
@@ -157,25 +270,32 @@ std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, do
   return {at(std::floor((n + 1) * (1 - level) / 2)), at(std::ceil((n + 1) * (1 + level) / 2))};
 }
 
+UtilPrediction CalibratedInterval(double util, const std::vector<double>& sorted, double level,
+                                  IntervalMethod method) {
+  auto [lo_off, hi_off] = method == IntervalMethod::kCentral ? ConformalOffsets(sorted, level)
+                                                              : ShortestWindow(sorted, level);
+  if (method == IntervalMethod::kNormalized) {
+    lo_off *= Difficulty(util);
+    hi_off *= Difficulty(util);
+  }
+  double t = ToTarget(util);
+  // The contract of UtilPrediction: low <= util <= high.
+  return {util, std::min(util, FromTarget(t + lo_off)), std::max(util, FromTarget(t + hi_off))};
+}
+
 Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double level) const {
   if (!(level > 0 && level < 1)) return Status::Error("interval level must be in (0, 1)");
   ASSIGN_OR_RETURN(std::vector<Estimate> est, regressor_->Predict(SelectColumns(x, columns_)));
   std::vector<UtilPrediction> out;
-  auto [lo_off, hi_off] = ConformalOffsets(calibration_, level);
   for (size_t i = 0; i < est.size(); ++i) {
     Estimate e = est[i];
-    if (params_column_ < x[i].size())
-      for (const auto& [key, off] : offsets_)
-        if (x[i][params_column_] == key) e.mean += off, e.low += off, e.high += off;
+    if (const WorkloadOffset* o = Match(x[i]).seen) e.mean += o->offset, e.low += o->offset, e.high += o->offset;
     double u = FromTarget(e.mean);
-    double lo = e.low, hi = e.high;
     if (!calibration_.empty()) {
-      double t = ToTarget(u);
-      lo = t + lo_off;
-      hi = t + hi_off;
+      out.push_back(CalibratedInterval(u, calibration_, level, interval_method_));
+    } else {
+      out.push_back({u, std::min(u, FromTarget(e.low)), std::max(u, FromTarget(e.high))});
     }
-    // The contract of UtilPrediction: low <= util <= high.
-    out.push_back({u, std::min(u, FromTarget(lo)), std::max(u, FromTarget(hi))});
   }
   return out;
 }
@@ -203,6 +323,7 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
       } else {
         xtr.push_back(x[i]);
         ytr.push_back(util[i]);
+        fo.group.push_back(options.group[i]);
         if (!options.step_s.empty()) fo.step_s.push_back(options.step_s[i]);
       }
     }
@@ -212,6 +333,47 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
     for (size_t j = 0; j < test.size(); ++j) res[test[j]] = ToTarget(util[test[j]]) - ToTarget(p[j].util);
   }
   return res;
+}
+
+LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vector<double>& util,
+                           const std::vector<int>& group, double level, IntervalMethod method) {
+  LowoAccuracy a;
+  size_t n = residuals.size();
+  if (n == 0 || util.size() != n || group.size() != n) return a;
+  std::vector<int> ids = group;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  a.workloads = ids.size();
+  a.rows = n;
+  a.level = level;
+  a.median_workload_rmsle = SelectionScore(residuals, group);
+  double ss = 0;
+  std::vector<double> abs_err, widths;
+  size_t covered = 0;
+  std::vector<double> scores = CalibrationScores(residuals, util, method);
+  for (int g : ids) {
+    std::vector<double> others;
+    for (size_t i = 0; i < n; ++i)
+      if (group[i] != g) others.push_back(scores[i]);
+    std::sort(others.begin(), others.end());
+    for (size_t i = 0; i < n; ++i) {
+      if (group[i] != g) continue;
+      double pred = FromTarget(ToTarget(util[i]) - residuals[i]);
+      ss += residuals[i] * residuals[i];
+      abs_err.push_back(std::fabs(pred - util[i]));
+      UtilPrediction iv = CalibratedInterval(pred, others, level, method);
+      covered += iv.low <= util[i] && util[i] <= iv.high;
+      widths.push_back(iv.high - iv.low);
+    }
+  }
+  a.rmsle = std::sqrt(ss / n);
+  double sum = 0;
+  for (double e : abs_err) sum += e;
+  a.mae_points = sum / n;
+  a.median_abs_error_points = Quantile(abs_err, 0.5);
+  a.coverage = static_cast<double>(covered) / n;
+  a.median_width_points = Quantile(widths, 0.5);
+  return a;
 }
 
 double SelectionScore(const std::vector<double>& residuals, const std::vector<int>& group) {
@@ -237,6 +399,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   FitOptions fo;
   fo.step_s = data.step_s;
   fo.group = data.group;
+  fo.group_names = data.groups;
   std::vector<double> labels = data.Labels();
   std::string chosen_algo = algo, chosen_set = feature_set;
   std::vector<std::pair<std::string, double>> selection;
@@ -252,12 +415,17 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
       if (on_candidate) on_candidate(c.ToString(), rmsle);
       if (rmsle < best) best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res;
     }
-    fo.calibrate = false;  // calibrated below by the selection's own pass
   }
   ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, chosen_set));
+  if (algo != kAutoAlgo && fo.calibrate && CountGroups(fo.group) >= 3) {
+    // The calibration pass, done once here so that its residuals also give the accuracy.
+    ASSIGN_OR_RETURN(chosen_res, GroupedResiduals(data.x, labels, data.feature_names, cols, chosen_algo, nullptr,
+                                                  seed, fo));
+  }
+  fo.calibrate = false;
   ASSIGN_OR_RETURN(UtilModel m,
                    UtilModel::Fit(data.x, labels, data.feature_names, cols, chosen_algo, nullptr, seed, fo));
-  if (algo == kAutoAlgo) m.set_calibration(chosen_res);
+  if (!chosen_res.empty()) m.set_calibration(chosen_res, labels, fo.interval_method);
   // Data-parallel predictions need step and busy time: a physics model beside any other.
   // Rows without the physics features (a test schema) get none: data-parallel predictions then fail.
   std::optional<UtilModel> step_model;
@@ -274,6 +442,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
     step_model = std::move(*pm);
   }
   PredictorInfo info;
+  if (!chosen_res.empty()) info.accuracy = SummariseLowo(chosen_res, labels, data.group);
   info.selection = std::move(selection);
   info.schema_name = data.schema_name;
   info.schema_version = data.schema_version;
@@ -317,6 +486,29 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   PredictResult out;
   out.prediction = p[0];
   out.features = f;
+  SeenMatch seen = model_.Match(f);
+  auto name = [](const WorkloadOffset* o) { return o->workload.empty() ? std::string("a measured workload") : o->workload; };
+  if (seen.seen) {
+    out.seen_workload = name(seen.seen);
+    out.seen_rows = seen.seen->rows;
+  } else if (seen.same_graph) {
+    out.same_graph_workload = name(seen.same_graph);
+    const std::vector<std::string>& facts = model_.fact_names();
+    for (size_t k = 0; k < facts.size() && k < seen.same_graph->facts.size(); ++k) {
+      auto it = std::find(info_.feature_names.begin(), info_.feature_names.end(), facts[k]);
+      if (it == info_.feature_names.end()) continue;
+      double mine = out.features[it - info_.feature_names.begin()], theirs = seen.same_graph->facts[k];
+      if (mine == theirs) continue;
+      // 0 is "not stated" for the two optional quantities (ComputeFeatures).
+      bool optional = facts[k] == "loader_ms_per_sample" || facts[k] == "env_steps_per_update";
+      auto show = [&](double v) {
+        char b[48];
+        std::snprintf(b, sizeof b, "%g", v);
+        return optional && v == 0 ? std::string("not stated") : std::string(b);
+      };
+      out.differing_facts.push_back(facts[k] + ": measured " + show(theirs) + ", this job " + show(mine));
+    }
+  }
   // GPU memory of one rank (data-parallel ranks add DDP's gradient buckets, features/memory.h).
   ASSIGN_OR_RETURN(MemoryEstimate mem, EstimateMemory(reports, job, /*ranks=*/job.gpus));
   if (memory_) {

@@ -33,6 +33,25 @@ struct UtilPrediction {
   double high = 0;
 };
 
+// How a calibrated model turns its leave-one-workload-out residuals into an
+// interval (docs/predictor.md, "Intervals").
+//  kNormalized (default): each residual r = log1p(measured) - log1p(predicted)
+//    is divided by Difficulty(predicted); the interval is the point plus
+//    Difficulty(point) x the shortest window of the sorted scores that holds
+//    ceil((n+1) level) of them.
+//  kCentral: the raw residuals, the central order statistics (the method
+//    before: ConformalOffsets).
+enum class IntervalMethod { kNormalized, kCentral };
+inline constexpr IntervalMethod kDefaultIntervalMethod = IntervalMethod::kNormalized;
+const char* IntervalMethodName(IntervalMethod m);  // "normalized-shortest", "central"
+Result<IntervalMethod> ParseIntervalMethod(const std::string& name);  // also "normalized"
+// The scale of a prediction's log1p error: a relative error e in the busy or
+// the idle time of a step moves log(util) by e x (1 - util/100) (util = busy /
+// (busy + idle)), so the error shrinks as the GPU saturates; plus a floor for
+// the counter's own noise. Percent in, log1p units out.
+inline constexpr double kDifficultyFloor = 0.05;
+double Difficulty(double util);
+
 // A candidate of a selection: algorithm and feature set.
 struct Candidate {
   std::string algo;
@@ -69,6 +88,33 @@ std::vector<std::string> FeatureSetNames();
 // Indices into `names` of the set; error for an unknown set or an empty selection.
 Result<std::vector<size_t>> SelectFeatures(const std::vector<std::string>& names, const std::string& set);
 
+// One entry of the seen-workload correction (UtilModel::offsets): a graph,
+// keyed by its `params` feature, measured with these job facts (the values of
+// the job-attribute features: loader workers, data on the GPU, RL
+// environment, loader ms per sample, env steps per update; an unstated one
+// counts as its documented default). The correction stands for what the inputs did not explain about
+// that job (PointNet's per-sample parsing when no loader time was given), so
+// it applies only to a job with the same graph AND the same facts: a job that
+// states a fact the measured rows did not (loader_ms_per_sample) is a
+// different job and is predicted by the model alone.
+struct WorkloadOffset {
+  double params = 0;
+  std::vector<double> facts;  // JobFactsIn(schema) order
+  double offset = 0;          // log1p(util) added to the prediction
+  std::string workload;       // "model/dataset" of the rows it came from ("" = unknown)
+  size_t rows = 0;            // training rows it was computed from
+};
+// Names of the job-attribute features that key a WorkloadOffset, in order.
+const std::vector<std::string>& JobFactNames();
+// Those of them present in a schema's `names`, in JobFactNames() order.
+std::vector<std::string> JobFactsIn(const std::vector<std::string>& names);
+
+// How a job's features relate to the training rows' graphs.
+struct SeenMatch {
+  const WorkloadOffset* seen = nullptr;        // same graph and facts: the correction applies
+  const WorkloadOffset* same_graph = nullptr;  // same graph, other facts: it does not
+};
+
 // What UtilModel::Fit needs beyond features and labels.
 struct FitOptions {
   std::vector<double> step_s;  // per row measured step time (s), NaN = unknown; empty = none
@@ -78,6 +124,9 @@ struct FitOptions {
   // it). Empty or calibrate = false: the regressor's own member spread.
   std::vector<int> group;
   bool calibrate = true;
+  IntervalMethod interval_method = kDefaultIntervalMethod;
+  // Optional: name of each group id (Dataset::groups), recorded in the offsets.
+  std::vector<std::string> group_names;
 };
 
 // A regressor plus the columns of the schema it reads, and its calibration.
@@ -95,18 +144,28 @@ class UtilModel {
   const std::string& algo() const { return algo_; }
   const std::vector<size_t>& columns() const { return columns_; }
   const Regressor& regressor() const { return *regressor_; }
-  // Sorted log1p(measured) - log1p(predicted) of the calibration pass; empty = uncalibrated.
+  // Sorted scores of the calibration pass (IntervalMethod: residuals divided
+  // by Difficulty, or the raw log1p residuals); empty = uncalibrated.
   const std::vector<double>& calibration() const { return calibration_; }
-  void set_calibration(std::vector<double> residuals);
-  // Seen-workload correction: for each graph of the training rows (keyed by
-  // the `params` feature, the same for every row of one network), the mean
-  // in-sample log1p residual shrunk by n/(n+1) (sum / (n + 1)); added to a
-  // prediction whose `params` equals a key. Workloads not in the training
-  // rows (every lowo test row) get nothing: it only lets measured or
-  // observed rows of a workload (or of a GPU) correct that workload.
-  const std::vector<std::pair<double, double>>& offsets() const { return offsets_; }
-  void set_offsets(std::vector<std::pair<double, double>> offsets, size_t params_column);
-  size_t params_column() const { return params_column_; }
+  IntervalMethod interval_method() const { return interval_method_; }
+  // From a leave-one-workload-out pass: residuals log1p(measured) -
+  // log1p(predicted) and the measured util (percent) of the same rows.
+  void set_calibration(const std::vector<double>& residuals, const std::vector<double>& util,
+                       IntervalMethod method = kDefaultIntervalMethod);
+  // Scores as stored (model file).
+  void set_calibration_scores(std::vector<double> scores, IntervalMethod method);
+  // Seen-workload correction: for each (graph, job facts) of the training
+  // rows (WorkloadOffset), the mean in-sample log1p residual of its rows
+  // shrunk by n/(n+1) (sum / (n + 1)); added to a prediction with the same
+  // graph and facts. Workloads not in the training rows (every lowo test row)
+  // get nothing: it only lets measured or observed rows of a workload (or of
+  // a GPU) correct that workload.
+  const std::vector<WorkloadOffset>& offsets() const { return offsets_; }
+  // `names`: the full schema (the params and job-fact columns are found by name).
+  Status set_offsets(std::vector<WorkloadOffset> offsets, const std::vector<std::string>& names);
+  // Which offset (if any) a row of full schema width matches.
+  SeenMatch Match(const std::vector<double>& row) const;
+  const std::vector<std::string>& fact_names() const { return fact_names_; }
 
   // Build from parts (model file loading).
   UtilModel(std::string algo, std::vector<size_t> columns, std::shared_ptr<Regressor> r)
@@ -117,8 +176,11 @@ class UtilModel {
   std::vector<size_t> columns_;
   std::shared_ptr<Regressor> regressor_;  // shared: a UtilModel is cheap to copy, immutable after Fit
   std::vector<double> calibration_;
-  std::vector<std::pair<double, double>> offsets_;  // (params, log1p offset)
-  size_t params_column_ = static_cast<size_t>(-1);
+  IntervalMethod interval_method_ = kDefaultIntervalMethod;
+  std::vector<WorkloadOffset> offsets_;
+  size_t params_column_ = static_cast<size_t>(-1);  // -1: no params feature, no correction
+  std::vector<size_t> fact_columns_;                // columns of fact_names_ in the schema
+  std::vector<std::string> fact_names_;             // JobFactsIn(schema)
 };
 
 // Leave-one-group-out log1p residuals (measured - predicted, row order) of
@@ -134,6 +196,38 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
 // the floor((n+1)(1-level)/2)-th and ceil((n+1)(1+level)/2)-th order
 // statistics, clamped to the sample.
 std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, double level);
+// The shortest window [sorted[i], sorted[i+k-1]] with k = ceil((n+1) level)
+// (clamped to n); ties: the lowest i.
+std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level);
+// Calibration scores of a pass's residuals (row order) under `method`.
+std::vector<double> CalibrationScores(const std::vector<double>& residuals, const std::vector<double>& util,
+                                      IntervalMethod method);
+// The calibrated interval around a point `util` (percent) from sorted scores
+// at `level`: clamped to 0-100, always containing the point.
+UtilPrediction CalibratedInterval(double util, const std::vector<double>& sorted, double level,
+                                  IntervalMethod method = kDefaultIntervalMethod);
+
+// The error to expect on a workload the model has never seen, from its own
+// leave-one-workload-out pass over the training rows (the pass whose
+// residuals calibrate the interval; the seen-workload correction never acts
+// in it). Stored in the model file at train time; workloads == 0: none
+// (an uncalibrated model, or fewer than 3 workloads).
+struct LowoAccuracy {
+  size_t workloads = 0, rows = 0;
+  double rmsle = 0;                    // pooled over the rows
+  double median_workload_rmsle = 0;    // SelectionScore
+  double mae_points = 0;               // mean |predicted - measured|, points of utilization
+  double median_abs_error_points = 0;
+  double level = kDefaultIntervalLevel;  // of the two interval figures below
+  // Each workload's rows against the interval calibrated on the OTHER
+  // workloads' residuals of the same pass (cross-conformal).
+  double coverage = 0;
+  double median_width_points = 0;
+};
+// REQUIRES: residuals, util and group of the same size (row order).
+LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vector<double>& util,
+                           const std::vector<int>& group, double level = kDefaultIntervalLevel,
+                           IntervalMethod method = kDefaultIntervalMethod);
 
 struct PredictorInfo {
   std::string schema_name;
@@ -148,6 +242,7 @@ struct PredictorInfo {
   std::vector<std::string> targets;        // utilization counters of the training rows (kTarget*)
   // auto: each candidate's leave-one-workload-out RMSLE on the training rows (empty otherwise).
   std::vector<std::pair<std::string, double>> selection;
+  LowoAccuracy accuracy;                   // the model's own lowo pass (unseen workloads)
 };
 
 struct PredictResult {
@@ -161,6 +256,14 @@ struct PredictResult {
   std::optional<Interconnect> interconnect;
   std::optional<DataParallelResult> data_parallel;
   MemoryEstimate memory_estimate;  // its physical parts (features/memory.h), MiB
+  // The measured workload whose correction applied ("" = none: an unseen job,
+  // whose expected error is PredictorInfo::accuracy), and, when the graph is
+  // a measured one but the job facts differ, that workload (no correction).
+  std::string seen_workload;
+  std::string same_graph_workload;
+  size_t seen_rows = 0;  // training rows behind the correction
+  // Same graph, other facts: "NAME: measured V, this job W" for each fact that differs.
+  std::vector<std::string> differing_facts;
 };
 
 // A trained predictor. Thread-safe for concurrent Predict calls.

@@ -28,9 +28,9 @@ constexpr AlgoRow kAlgos[] = {
      "interval from training residuals",
      "all", MakeRoofline},
     {"physics",
-     "physical step-time model (GPU kernel time on the GPU's spec + per-kernel floor, host dispatch with AMP "
-     "overhead, input pipeline, RL environment, partial host/device overlap), 9 parameters fitted on "
-     "utilization, step time and GPU-busy time",
+     "physical step-time model (GPU kernel time on the GPU's spec + per-kernel floor; asynchronous kernel "
+     "launches with AMP overhead; per-step host work in series; input pipeline, its cost fitted per training "
+     "workload; RL environment), 7 parameters fitted on utilization, step time and GPU-busy time",
      "all", MakePhysics},
     {"hybrid", "physics plus a forest correction of its log residual, clipped to +-bound, on ratio/flag inputs only",
      "all", MakeHybrid},

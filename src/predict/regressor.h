@@ -46,6 +46,11 @@ class Regressor {
   // use it (physics, hybrid) also fit step time and GPU-busy time
   // (util/100 * step); the others ignore it.
   virtual void SetStepTimes(const std::vector<double>& /*step_s*/) {}
+  // Optional, set before Fit: the workload id of each training row. Models
+  // with per-workload nuisance quantities (physics: the unknown input
+  // pipeline's time per sample of each measured workload) use it; the
+  // others ignore it. Absent: every row of one workload.
+  virtual void SetGroups(const std::vector<int>& /*group*/) {}
   // REQUIRES: x rectangular, x.size() == y.size() >= 2, all finite (checked).
   virtual Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t seed) = 0;
   // REQUIRES: fitted (or loaded); rows have the training column count (checked).

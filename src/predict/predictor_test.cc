@@ -1,0 +1,126 @@
+#include "predict/predictor.h"
+
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace gpucast {
+namespace {
+
+double Log1pShift(double util, double d) { return std::expm1(std::log1p(util) + d); }
+
+// Window of k = ceil((n+1) level) sorted scores of least span; ties: the lowest.
+TEST(IntervalTest, ShortestWindowHandValues) {
+  // n = 5, level 0.5: k = 3; spans [0,2] 2, [1,3] 2, [2,10] 8: the first.
+  EXPECT_EQ(ShortestWindow({0, 1, 2, 3, 10}, 0.5), (std::pair<double, double>{0, 2}));
+  // level 0.8: k = ceil(4.8) = 5 = n: the whole sample.
+  EXPECT_EQ(ShortestWindow({0, 1, 2, 3, 10}, 0.8), (std::pair<double, double>{0, 10}));
+  // A long tail on the left (n = 6, k = ceil(3.5) = 4): spans 9.1, 8.2, 0.3: the window sits where the mass is.
+  EXPECT_EQ(ShortestWindow({-9, -8, 0, 0.1, 0.2, 0.3}, 0.5), (std::pair<double, double>{0, 0.3}));
+  EXPECT_EQ(ShortestWindow({}, 0.8), (std::pair<double, double>{0, 0}));
+}
+
+// The scale of a prediction: idle fraction plus the floor.
+TEST(IntervalTest, DifficultyIsTheIdleFractionPlusAFloor) {
+  EXPECT_DOUBLE_EQ(Difficulty(100), kDifficultyFloor);
+  EXPECT_DOUBLE_EQ(Difficulty(0), 1 + kDifficultyFloor);
+  EXPECT_DOUBLE_EQ(Difficulty(50), 0.5 + kDifficultyFloor);
+  EXPECT_DOUBLE_EQ(Difficulty(250), kDifficultyFloor);  // clamped
+}
+
+// Normalized: scores are residuals / Difficulty(the pass's prediction); the
+// interval scales the window back by Difficulty(point).
+TEST(IntervalTest, NormalizedIntervalHandComputed) {
+  // A residual of 0.2 on a row measured at 80 was predicted at expm1(log1p(80) - 0.2).
+  double pred = Log1pShift(80, -0.2);
+  auto s = CalibrationScores({0.2}, {80}, IntervalMethod::kNormalized);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_NEAR(s[0], 0.2 / (1 - pred / 100 + 0.05), 1e-12);
+  EXPECT_EQ(CalibrationScores({0.2}, {80}, IntervalMethod::kCentral)[0], 0.2);
+  // Scores {-1, 0, 1} at level 0.5: k = 2, window [-1, 0]; at util 50 the
+  // offsets are x0.55: [expm1(log1p(50) - 0.55), 50].
+  UtilPrediction p = CalibratedInterval(50, {-1, 0, 1}, 0.5, IntervalMethod::kNormalized);
+  EXPECT_DOUBLE_EQ(p.util, 50);
+  EXPECT_NEAR(p.low, 51 * std::exp(-0.55) - 1, 1e-9);
+  EXPECT_NEAR(p.high, 50, 1e-12);
+  // Near saturation the same scores give a much narrower interval.
+  UtilPrediction q = CalibratedInterval(95, {-1, 0, 1}, 0.5, IntervalMethod::kNormalized);
+  EXPECT_NEAR(q.low, 96 * std::exp(-0.1) - 1, 1e-9);
+  // Central: the order statistics of ConformalOffsets, unscaled.
+  UtilPrediction c = CalibratedInterval(50, {-1, 0, 1}, 0.5, IntervalMethod::kCentral);
+  EXPECT_NEAR(c.low, 51 * std::exp(-1.0) - 1, 1e-9);
+  EXPECT_NEAR(c.high, std::min(100.0, 51 * std::exp(1.0) - 1), 1e-9);
+}
+
+// Five workloads of one row each, measured 50; four predicted exactly, one
+// 5 log units low (predicted 0 after the clamp).
+TEST(IntervalTest, SummariseLowoHandComputed) {
+  LowoAccuracy a = SummariseLowo({0, 0, 0, 0, 5}, {50, 50, 50, 50, 50}, {0, 1, 2, 3, 4}, 0.5,
+                                 IntervalMethod::kCentral);
+  EXPECT_EQ(a.workloads, 5u);
+  EXPECT_EQ(a.rows, 5u);
+  EXPECT_NEAR(a.rmsle, std::sqrt(25.0 / 5), 1e-12);
+  EXPECT_NEAR(a.mae_points, 50.0 / 5, 1e-12);
+  EXPECT_NEAR(a.median_abs_error_points, 0, 1e-12);
+  // Rows 0-3: the others' scores {0, 0, 0, 5}: order statistics 1 and 4 at
+  // level 0.5 (n = 4): [50, 100], covered. Row 4: the others are all 0: [0, 0]
+  // around a prediction of 0, not covered. Widths 50, 50, 50, 50, 0.
+  EXPECT_NEAR(a.coverage, 0.8, 1e-12);
+  EXPECT_NEAR(a.median_width_points, 50, 1e-9);
+  EXPECT_EQ(SummariseLowo({}, {}, {}).workloads, 0u);
+  EXPECT_EQ(SummariseLowo({0.1}, {50, 60}, {0}).workloads, 0u);  // sizes differ: nothing
+}
+
+// The seen-workload correction applies to the same graph with the same job
+// facts only; the same graph with other facts is reported, uncorrected.
+TEST(SeenWorkloadTest, OffsetsKeyedByGraphAndJobFacts) {
+  const std::vector<std::string> names = {"total_flops", "params", "est_gpu_busy_ms", "loader_ms_per_sample"};
+  Matrix x;
+  std::vector<double> util;
+  FitOptions fo;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 30; ++i) {
+    int g = i % 3;
+    double c = (rng() % 1000) / 1000.0;
+    x.push_back({1000.0 * (g + 1), 10.0 * (g + 1), c, 0});
+    util.push_back(std::min(100.0, 10 + 20 * g + 50 * c));
+    fo.group.push_back(g);
+  }
+  fo.group_names = {"A/x", "B/x", "C/x"};
+  fo.calibrate = false;
+  std::vector<size_t> cols = {0, 2, 3};
+  auto m = UtilModel::Fit(x, util, names, cols, "ridge", nullptr, 1, fo);
+  ASSERT_TRUE(m.ok()) << m.message();
+  ASSERT_EQ(m->offsets().size(), 3u);
+  EXPECT_EQ(m->fact_names(), std::vector<std::string>{"loader_ms_per_sample"});
+  std::vector<double> row = x[4];  // group B
+  SeenMatch s = m->Match(row);
+  ASSERT_NE(s.seen, nullptr);
+  EXPECT_EQ(s.seen->workload, "B/x");
+  EXPECT_EQ(s.seen->rows, 10u);
+  // A stated loader time: the same graph, not the same job.
+  row[3] = 7;
+  s = m->Match(row);
+  EXPECT_EQ(s.seen, nullptr);
+  ASSERT_NE(s.same_graph, nullptr);
+  EXPECT_EQ(s.same_graph->workload, "B/x");
+  // Its prediction is the regressor's alone (no offset).
+  auto p = m->Predict({row});
+  auto e = m->regressor().Predict({{row[0], row[2], row[3]}});
+  ASSERT_TRUE(p.ok() && e.ok());
+  EXPECT_NEAR((*p)[0].util, std::clamp(std::expm1((*e)[0].mean), 0.0, 100.0), 1e-12);
+  // Another graph: neither.
+  row[1] = 999;
+  s = m->Match(row);
+  EXPECT_EQ(s.seen, nullptr);
+  EXPECT_EQ(s.same_graph, nullptr);
+  // An offset whose facts do not match the schema is refused.
+  UtilModel copy = *m;
+  std::vector<WorkloadOffset> bad = m->offsets();
+  bad[0].facts.push_back(1);
+  EXPECT_EQ(copy.set_offsets(bad, names).message(), "workload offsets: 2 job facts, the schema has 1");
+}
+
+}  // namespace
+}  // namespace gpucast
