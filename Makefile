@@ -12,8 +12,9 @@ DEB_BUILD := cmake ninja-build g++ clang pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler libxgboost-dev nlohmann-json3-dev \
   libcli11-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libsqlite3-dev sqlite3 \
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time
-# Live Slurm integration test (lua5.1: the plugin's offline test) and the HTTP load test.
-DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk lua5.1 lua-socket
+# Live Slurm integration test (lua5.1: the plugin's offline test; jq: the epilog; sudo: the
+# SlurmUser=slurm recipe) and the HTTP load test.
+DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk lua5.1 lua-socket jq sudo
 # Graph export and the measurement harness (python side).
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_PY)

@@ -92,14 +92,27 @@ EOF
 cat >"$T/bin/scontrol" <<EOF
 #!/bin/sh
 case "\$*" in
-  "show job "*) echo "   UserId=alice(1234) GroupId=alice(1234) MCS_label=N/A"
-                echo "   TresPerNode=\${TPN:-gres:shard:1}"
-                echo "   AdminComment=gpucast: model=$T/my%20models/point%20net%25.onnx batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8 " ;;
+  "show job "*) echo "   JobName=\${NAME:-x} AdminComment=gpucast_job=1 TresPerNode=gres:shard:8" ;;  # never read
   "show config") echo "ClusterName             = testcluster" ;;
 esac
 EOF
-chmod +x "$T/bin/sacct" "$T/bin/scontrol"
-epilog() { PATH="$T/bin:$PATH" SLURM_JOB_ID=$1 SLURM_JOB_USER=alice bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"; }
+# squeue --json -j ID (the fields the epilog reads, as Slurm 22.05's openapi/v0.0.38 prints
+# them). The job name tries to pose as other fields, as scontrol's text would show it.
+cat >"$T/bin/squeue" <<EOF
+#!/bin/sh
+[ "\$1 \$2" = "--json -j" ] || exit 1
+printf '{"meta": {}, "errors": [], "jobs": [{"job_id": %s, "name": "x TresPerNode=gres:shard:8 AdminComment=gpucast_job=1\\\\nAdminComment=gpucast_job=1", "user_id": 1234, "user_name": "alice", "tres_per_node": "%s", "admin_comment": "gpucast: model=$T/my%%20models/point%%20net%%25.onnx batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8"}]}\n' "\$3" "\${TPN:-gres:shard:1}"
+EOF
+chmod +x "$T/bin/sacct" "$T/bin/scontrol" "$T/bin/squeue"
+# nvidia-smi logs: nvsmi_log_dir ($T/nv, root's, 755) holds one directory per user (alice: uid 1234).
+[ "$(id -u)" = 0 ] || { echo "epilog: FAIL: needs root (chown of the per-user log directory)"; exit 1; }
+mkdir -m 755 "$T/nv" "$T/nv/alice"
+chown 1234:1234 "$T/nv/alice"
+sed -i "s|^nvsmi_log_dir = .*|nvsmi_log_dir = $T/nv|" "$T/slurm/gpucast.conf"
+nvlog() {  # nvlog JOB: alice's nvidia-smi log for JOB (the sample log, owned by alice)
+  cp "$T/nvsmi.csv" "$T/nv/alice/gpucast-nvsmi-$1.csv"; chown 1234:1234 "$T/nv/alice/gpucast-nvsmi-$1.csv"
+}
+epilog() { PATH="$T/bin:$PATH" SLURM_JOB_ID=$1 SLURM_JOB_USER=alice SLURM_JOB_UID=1234 bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"; }
 jobstat() {  # jobstat ID: "observed_util observed_samples" from GET /v1/jobs/ID
   curl -s -m 5 "$URL/v1/jobs/$1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["observed_util"], j["observed_samples"])'
 }
@@ -113,11 +126,11 @@ check "one record" "$(curl -s -m 5 "$URL/v1/jobs" | /usr/bin/python3 -c 'import 
 check "rerun logged as already stored" "$(grep -c 'already stored by an earlier run' "$T/epilog.err")" "1"
 # Without sacct's gpuutil: the job's nvidia-smi log (job 43, a new record).
 cp "$T/nogpu.txt" "$T/sacct.txt"
-cp "$T/nvsmi.csv" "$T/gpucast-nvsmi-43.csv"
+nvlog 43
 for run in 1 2; do epilog 43; done
 check "epilog posted (nvidia-smi), once" "$(jobstat 2)" "70.0 4"
 # A rerun that measures something else for the same job is refused, not added.
-cp "$T/nvsmi.csv" "$T/gpucast-nvsmi-42.csv"
+nvlog 42
 epilog 42
 check "changed measurement under the same key refused" "$(jobstat 1)" "50.0 80"
 check "refusal logged" "$(grep -c "HTTP 422 .*Idempotency-Key 'slurm-epilog-testcluster-42' was already used" "$T/epilog.err")" "1"
@@ -134,10 +147,56 @@ check "overuse logged for the operator" \
 check "hold recorded once per job" "$(cat "$T/overuse/alice")" "job 42: observed 50.000% GPU utilization (slurm), share 12.500% + margin 30
 job 43: observed 70.000% GPU utilization (nvidia-smi), share 12.500% + margin 30"
 # Job 44 at 70% on a share its owner raised to shard:6 (75%): not overuse.
-cp "$T/nvsmi.csv" "$T/gpucast-nvsmi-44.csv"
+nvlog 44
 TPN=gres:shard:6 epilog 44
 check "raised share, not overuse" "$(ov 3)" "False 75.0"
 check "no third hold record" "$(wc -l <"$T/overuse/alice")" "2"
 check "service logged the overuse" "$(grep -c '^gpucast serve: job [12] overuse: ' "$T/err")" "2"
+check "the job name posing as TresPerNode/AdminComment is not read (job 43 not hidden, not posted elsewhere)" \
+  "$(ov 2)" "True 12.5"
+
+# The epilog trusts nothing a user can write. Each case: job N at 70% (over its 12.5% + 30),
+# whose log is refused, so nothing is posted and nobody is held.
+records() { curl -s -m 5 "$URL/v1/jobs" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))'; }
+holds() { wc -l <"$T/overuse/alice"; }
+refused_log() {  # refused_log NAME JOB WANT_IN_LOG
+  local before_r before_h; before_r=$(records); before_h=$(holds)
+  local t0; t0=$(date +%s%N)
+  epilog "$2"
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  check "$1: refused" "$(grep -c -F -- "$3" "$T/epilog.err" | awk '{ print ($1 > 0) }')" "1"
+  check "$1: nothing posted, nobody held" "$(records) $(holds)" "$before_r $before_h"
+  check "$1: done in under 5 s" "$(( ms < 5000 ))" "1"
+}
+mkfifo "$T/nv/alice/gpucast-nvsmi-50.csv"; chown 1234:1234 "$T/nv/alice/gpucast-nvsmi-50.csv"
+refused_log "a FIFO as the log" 50 "gpucast-nvsmi-50.csv refused: not a regular file"
+ln -s "$T/nvsmi.csv" "$T/nv/alice/gpucast-nvsmi-51.csv"
+refused_log "a symlink (to root's 70% log)" 51 "gpucast-nvsmi-51.csv refused: cannot open it: Too many levels of symbolic links"
+cp "$T/nvsmi.csv" "$T/nv/alice/gpucast-nvsmi-52.csv"  # root's file in alice's directory
+refused_log "a log not owned by the job's user" 52 "gpucast-nvsmi-52.csv refused: owned by uid 0, not by the job's uid 1234"
+nvlog 53; ln "$T/nv/alice/gpucast-nvsmi-53.csv" "$T/nv/alice/link"
+refused_log "a log with a second hard link" 53 "gpucast-nvsmi-53.csv refused: it has 2 links"
+nvlog 54; chmod 775 "$T/nv/alice"
+refused_log "a per-user directory others may write" 54 "$T/nv/alice refused: writable by group or others (mode 775)"
+chmod 755 "$T/nv/alice"
+# A world-writable nvsmi_log_dir (/tmp-like): any user could plant any job's log there.
+mkdir -m 1777 "$T/tmp"; mkdir -m 755 "$T/tmp/alice"; chown 1234:1234 "$T/tmp/alice"
+cp "$T/nvsmi.csv" "$T/tmp/alice/gpucast-nvsmi-55.csv"; chown 1234:1234 "$T/tmp/alice/gpucast-nvsmi-55.csv"
+sed -i "s|^nvsmi_log_dir = .*|nvsmi_log_dir = $T/tmp|" "$T/slurm/gpucast.conf"
+refused_log "a world-writable nvsmi_log_dir" 55 "nvsmi_log_dir $T/tmp refused: writable by group or others (mode 1777)"
+# By default no nvidia-smi log is read at all (it used to be /tmp).
+sed -i "/^nvsmi_log_dir = /d" "$T/slurm/gpucast.conf"
+cp "$T/nvsmi.csv" "/tmp/gpucast-nvsmi-56.csv"
+refused_log "no nvsmi_log_dir: a log planted in /tmp" 56 "job 56: no GPU utilization measured"
+rm -f "/tmp/gpucast-nvsmi-56.csv"
+# overuse_dir is what job_submit.lua holds users by: one that others may write is refused.
+echo "nvsmi_log_dir = $T/nv" >> "$T/slurm/gpucast.conf"
+chmod 777 "$T/overuse"; nvlog 57; epilog 57
+check "a world-writable overuse_dir: no hold recorded" "$(holds)" "2"
+check "a world-writable overuse_dir: logged" "$(grep -c "job 57: OVERUSE by user alice: .*overuse_dir $T/overuse refused: writable by group or others (mode 777)" "$T/epilog.err" | awk '{ print ($1 > 0) }')" "1"
+chmod 755 "$T/overuse"
+# Log lines: control characters escaped.
+check "control characters escaped" "$(bash "$EPI" --esc "$(printf 'a\nerror: b\tc\033d\\')")" 'a\nerror: b\tc\x1bd\\'
+check "every line of the epilog's log is one entry" "$(grep -cv '^20[0-9-]*T[0-9:]*Z gpucast-epilog: job \|^gpucast-epilog: job ' "$T/epilog.err")" "0"
 echo "epilog: $pass passed, $failn failed"
 [ "$failn" = 0 ]

@@ -7,7 +7,10 @@
 # Install as EpilogSlurmctld (slurm.conf); it runs once per job with
 # SLURM_JOB_ID set. Settings: gpucast.conf beside this script (url,
 # token_file) as for job_submit.lua, plus optional
-#   nvsmi_log_dir = DIR     where jobs write nvidia-smi logs (default /tmp)
+#   nvsmi_log_dir = DIR     where jobs write nvidia-smi logs, DIR/USER/ per user
+#                           (default: none, no nvidia-smi source). DIR must be
+#                           owned by root and not writable by group or others;
+#                           DIR/USER a directory of USER, not writable by others
 #   acct_freq_s = N         JobAcctGatherFrequency task period in s (default 30)
 #   epilog_log = FILE       also append this script's log lines there (default: syslog only)
 #   overuse_margin = PCT    a job whose measured utilization exceeds its share
@@ -23,10 +26,15 @@
 #   1. sacct TRESUsageInAve gres/gpuutil of the job's steps (sites that gather
 #      it: AccountingStorageTRES=gres/gpuutil with AcctGatherGpu NVML); the
 #      steps' values averaged weighted by their run time; source "slurm".
-#   2. DIR/gpucast-nvsmi-$SLURM_JOB_ID.csv written by the job with
+#   2. DIR/USER/gpucast-nvsmi-$SLURM_JOB_ID.csv written by the job with
 #        nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -l 5 \
-#          > /tmp/gpucast-nvsmi-$SLURM_JOB_ID.csv &
-#      every sample line's utilization.gpu averaged; source "nvidia-smi".
+#          > DIR/$USER/gpucast-nvsmi-$SLURM_JOB_ID.csv &
+#      every sample line's utilization.gpu averaged; source "nvidia-smi". The
+#      file must be a regular file of the job's user with one link: it is opened
+#      O_NOFOLLOW|O_NONBLOCK (a symlink or FIFO planted there neither redirects
+#      nor blocks the read), read under a 10 s timeout, at most 16 MiB.
+# The job's fields (AdminComment, TresPerNode, user) come from `squeue --json`
+# (jq), never from scontrol's text, where a job name can pose as another field.
 # The job's gpucast record: AdminComment "gpucast_job=N" if present, else the
 # epilog registers the job as job_submit.lua described it in its AdminComment
 # ("gpucast: model=P batch=B [amp=1] ...") with POST /v1/jobs (duration_s 0,
@@ -35,7 +43,7 @@
 # (exit 0: an epilog failure would drain the node).
 #
 # Offline parsing (tests): --parse-sacct < FILE, --parse-nvsmi FILE,
-# --parse-comment STRING print what the epilog would use.
+# --parse-comment STRING, --esc STRING print what the epilog would use.
 set -u
 
 # sacct -P -n --format=JobID,ElapsedRaw,TRESUsageInAve lines on stdin ->
@@ -129,11 +137,23 @@ parse_share() {
   awk -v k="$k" -v n="$n" 'BEGIN { if (n > 0) printf "%.3f\n", (k > n ? 100 : 100 * k / n) }'
 }
 
+# A log line's text with control characters escaped (\n \r \t, others \xHH), so that
+# nothing a user wrote (a model path, a service's echo of it) can end the line.
+esc() {
+  local s=$1 c h
+  s=${s//\\/\\\\}; s=${s//$'\n'/\\n}; s=${s//$'\r'/\\r}; s=${s//$'\t'/\\t}
+  while [[ $s =~ [[:cntrl:]] ]]; do
+    c=${BASH_REMATCH[0]}; printf -v h '\\x%02x' "'$c"; s=${s//"$c"/$h}
+  done
+  printf '%s' "$s"
+}
+
 case "${1:-}" in
   --parse-sacct) parse_sacct; exit 0 ;;
   --parse-share) parse_share "${2-}" "${3-}"; exit 0 ;;
   --parse-nvsmi) parse_nvsmi "${2:?--parse-nvsmi FILE}"; exit 0 ;;
   --parse-comment) parse_comment "${2-}"; exit 0 ;;
+  --esc) LC_ALL=C esc "${2-}"; echo; exit 0 ;;
 esac
 
 # slurmctld discards what an EpilogSlurmctld prints: lines go to syslog
@@ -141,7 +161,8 @@ esac
 # epilog_log = FILE in gpucast.conf, to that file as well.
 EPILOG_LOG=""
 log() {
-  local line="job ${SLURM_JOB_ID:-?}: $*"
+  local line
+  line=$(LC_ALL=C esc "job ${SLURM_JOB_ID:-?}: $*")
   [ -n "$EPILOG_LOG" ] && printf '%s gpucast-epilog: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line" >>"$EPILOG_LOG" 2>/dev/null
   logger -t gpucast-epilog -- "$line" 2>/dev/null || echo "gpucast-epilog: $line" >&2
 }
@@ -155,7 +176,7 @@ conf() {  # conf KEY DEFAULT
 }
 URL=$(conf url http://127.0.0.1:8080)
 TOKEN_FILE=$(conf token_file "")
-LOGDIR=$(conf nvsmi_log_dir /tmp)
+LOGDIR=$(conf nvsmi_log_dir "")
 FREQ=$(conf acct_freq_s 30)
 EPILOG_LOG=$(conf epilog_log "")
 MARGIN=$(conf overuse_margin 20)
@@ -165,7 +186,54 @@ case "$MARGIN" in ''|*[!0-9]*) log "gpucast.conf: overuse_margin '$MARGIN' is no
 AUTH=()
 HDRS=$(mktemp /tmp/gpucast-epilog.XXXXXX) || exit 0
 trap 'rm -f "$HDRS"' EXIT
-[ -n "$TOKEN_FILE" ] && AUTH=(-H "Authorization: Bearer $(tr -d ' \t\r\n' <"$TOKEN_FILE")")
+[ -n "$TOKEN_FILE" ] && AUTH=(-H "Authorization: Bearer $(timeout 5 tr -d ' \t\r\n' <"$TOKEN_FILE")")
+case "$JOB" in *[!0-9_]*) log "SLURM_JOB_ID is not a job id"; exit 0 ;; esac
+
+# The job, field by field: squeue --json (jq), which shows finished jobs too when asked
+# by id. Every field is a JSON string or number: a job name cannot pose as a field.
+command -v jq >/dev/null || { log "jq is missing (apt-get install jq): cannot read the job's fields"; exit 0; }
+# One line, fields separated by US (0x1f; control characters inside a field become blanks).
+IFS=$'\x1f' read -r comment tres juser juid < <(timeout 20 squeue --json -j "$JOB" 2>/dev/null | jq -r --arg id "$JOB" \
+  'first(.jobs[] | select((.job_id | tostring) == $id)) | [.admin_comment, .tres_per_node, .user_name, .user_id]
+   | map(. // "" | tostring | gsub("[[:cntrl:]]"; " ")) | join("\u001f")' 2>/dev/null | head -c 65536)
+[ -n "$comment" ] || comment=$(timeout 20 sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
+p=$(parse_comment "$comment")
+share=$(parse_share "$comment" "$tres")
+user=${SLURM_JOB_USER:-$juser}
+juid=${SLURM_JOB_UID:-$juid}
+
+# read_user_file PATH UID: the file's bytes (at most 16 MiB) on stdout if PATH is a regular
+# file owned by UID with one link; opened O_NOFOLLOW|O_NONBLOCK, so that a symlink or a
+# FIFO planted there neither redirects nor blocks the read, under a 10 s timeout. Else the
+# reason on stderr and exit 1. (perl: perl-base is Essential in Debian.)
+read_user_file() {
+  timeout 10 perl -e '
+    use Fcntl qw(O_RDONLY O_NOFOLLOW O_NONBLOCK :mode);
+    my ($path, $uid) = @ARGV;
+    sysopen(my $fh, $path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) or do { print STDERR "cannot open it: $!\n"; exit 1 };
+    my @st = stat($fh);
+    S_ISREG($st[2]) or do { print STDERR "not a regular file\n"; exit 1 };
+    $st[4] == $uid or do { print STDERR "owned by uid $st[4], not by the job'"'"'s uid $uid\n"; exit 1 };
+    $st[3] == 1 or do { print STDERR "it has $st[3] links\n"; exit 1 };
+    my ($left, $buf) = (16 << 20, "");
+    while ($left > 0) {
+      my $n = sysread($fh, $buf, $left < 65536 ? $left : 65536);
+      last unless $n;
+      print $buf; $left -= $n;
+    }' -- "$1" "$2"
+}
+# trusted_dir DIR UID [UID2]: DIR is a directory (not a symlink) owned by UID (or UID2)
+# that neither group nor others may write; else the reason on stdout.
+trusted_dir() {
+  local st
+  [ -d "$1" ] && [ ! -L "$1" ] || { echo "not a directory"; return 1; }
+  st=$(stat -c '%u %a' -- "$1") || { echo "cannot stat it"; return 1; }
+  [ "${st% *}" = "$2" ] || [ "${st% *}" = "${3:-$2}" ] || { echo "owned by uid ${st% *}, not ${3:+$3 or }$2"; return 1; }
+  (( (8#${st#* } & 8#022) == 0 )) || { echo "writable by group or others (mode ${st#* })"; return 1; }
+}
+ME=$(id -u)
+# A user name that can name a file: letters, digits, '_', '.', '-', not starting with '.' or '-'.
+[[ "$user" =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]*$ ]] || { [ -n "$user" ] && log "job user '$user' cannot name a file"; user=""; }
 
 # The measurement.
 source="" util="" samples=""
@@ -174,20 +242,25 @@ if [ -n "$m" ]; then
   source=slurm util=${m% *}
   samples=$(( ${m#* } / (FREQ > 0 ? FREQ : 30) ))
   [ "$samples" -ge 1 ] || samples=1
-elif [ -r "$LOGDIR/gpucast-nvsmi-$JOB.csv" ]; then
-  m=$(parse_nvsmi "$LOGDIR/gpucast-nvsmi-$JOB.csv")
-  [ -n "$m" ] && source=nvidia-smi util=${m% *} samples=${m#* }
+elif [ -n "$LOGDIR" ]; then
+  # Only a file the job's own user wrote, in a directory only they may write into.
+  f="$LOGDIR/$user/gpucast-nvsmi-$JOB.csv"
+  if ! why=$(trusted_dir "$LOGDIR" 0 "$ME"); then
+    log "nvsmi_log_dir $LOGDIR refused: $why (it must be root's, not writable by others)"
+  elif [ -z "$user" ] || [[ ! "$juid" =~ ^[0-9]+$ ]]; then
+    log "no job user known: the nvidia-smi log is not read"
+  elif ! why=$(trusted_dir "$LOGDIR/$user" "$juid"); then
+    [ -e "$LOGDIR/$user" ] && log "$LOGDIR/$user refused: $why (it must be $user's, not writable by others)"
+  elif [ -e "$f" ] || [ -L "$f" ]; then
+    if data=$(read_user_file "$f" "$juid" 2>"$HDRS"); then
+      m=$(printf '%s\n' "$data" | parse_nvsmi /dev/stdin)
+      [ -n "$m" ] && source=nvidia-smi util=${m% *} samples=${m#* }
+    else
+      log "nvidia-smi log $f refused: $(head -c 300 "$HDRS")"
+    fi
+  fi
 fi
 [ -n "$source" ] || { log "no GPU utilization measured (no sacct gres/gpuutil, no nvidia-smi log)"; exit 0; }
-
-# The gpucast job.
-jobinfo=$(timeout 20 scontrol show job "$JOB" 2>/dev/null)
-comment=$(printf '%s\n' "$jobinfo" | sed -n 's/.*AdminComment=\(.*\)$/\1/p' | head -1)
-[ -n "$comment" ] || comment=$(timeout 20 sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
-p=$(parse_comment "$comment")
-tres=$(printf '%s\n' "$jobinfo" | sed -n 's/.*TresPerNode=\([^ ]*\).*/\1/p' | head -1)
-share=$(parse_share "$comment" "$tres")
-user=${SLURM_JOB_USER:-$(printf '%s\n' "$jobinfo" | sed -n 's/.*UserId=\([^( ]*\)(.*/\1/p' | head -1)}
 
 # Overuse: measured above the share by more than the margin.
 extra=""
@@ -195,8 +268,12 @@ if [ -n "$share" ]; then
   extra=", \"share_pct\": $share, \"overuse_margin\": $MARGIN"
   if awk -v u="$util" -v s="$share" -v m="$MARGIN" 'BEGIN { exit !(u > s + m) }'; then
     what="observed $util% GPU utilization ($source), share $share% + margin $MARGIN"
-    if [ "$HOLD" = yes ] && [ -n "$user" ] && [ "${user#*/}" = "$user" ]; then
-      if mkdir -p "$HOLD_DIR" 2>/dev/null && { grep -qs "^job $JOB:" "$HOLD_DIR/$user" ||
+    if [ "$HOLD" = yes ] && [ -n "$user" ]; then
+      # job_submit.lua holds whoever has a file here: a directory others may write is refused.
+      why=""
+      if ! mkdir -p "$HOLD_DIR" 2>/dev/null || ! why=$(trusted_dir "$HOLD_DIR" 0 "$ME"); then
+        log "OVERUSE by user $user: $what; overuse_dir $HOLD_DIR refused: ${why:-cannot create it} (it must be root's or SlurmUser's, not writable by others)"
+      elif { grep -qs "^job $JOB:" "$HOLD_DIR/$user" ||
            printf 'job %s: %s\n' "$JOB" "$what" >>"$HOLD_DIR/$user"; }; then
         log "OVERUSE by user $user: $what; the user's next GPU jobs are held (clear: rm $HOLD_DIR/$user, then scontrol release their held jobs)"
       else

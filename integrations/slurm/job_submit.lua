@@ -26,7 +26,11 @@ slurmctld's rights: a file the user may not read is refused exactly like a missi
 
 Every GPU request form is examined (--gres, typed gres, --gpus, --gpus-per-node,
 --gpus-per-task, --gpus-per-socket, -N, --cpus/--mem-per-gpu); other gres are kept.
-Requests for more than one GPU are refused (shards of a job come from one GPU per node).
+A job asking for N > 1 GPUs on one node gets N whole GPUs (gres:gpu:N: shards cannot span
+GPUs), predicted per GPU (gpucast predict --gpus N where gpucast has it); multi_gpu = refuse
+refuses it. Jobs across nodes are refused; node ranges are pinned to one node. The GPU a job is
+predicted for comes from its typed request, --constraint, partition (gpucast.conf: gpu_types,
+partition_gpus) or default_gpu. --exclusive jobs (every GPU of the node) are GPU jobs.
 slurm_job_modify keeps the decision: lowering a sized job's share or turning it into a
 whole-GPU request is refused; more shards are allowed; a new model declaration is refused
 (re-predicted when root makes the update).
@@ -37,7 +41,8 @@ reach users only as "gpucast is misconfigured, contact your administrator" (fail
 Settings: gpucast.conf beside this file, read per job.
 ]]
 
--- Settings: name -> { default, kind }. kind: "string", "int", or a list of allowed words.
+-- Settings: name -> { default, kind }. kind: "string", "int", "map" (KEY:VALUE items
+-- separated by commas or blanks), or a list of allowed words.
 local SETTINGS = {
   mode = { "cli", { "cli", "service" } },          -- how gpucast is asked
   gpucast = { "/usr/local/bin/gpucast", "string" }, -- mode cli: the binary
@@ -56,6 +61,16 @@ local SETTINGS = {
   require_model = { 1, "int" },                     -- 1: GPU jobs must name a model
   allow_more_shards = { 1, "int" },                 -- job_modify: raising a sized share is allowed
   timeout_s = { 5, "int" },                         -- slurmctld holds a lock meanwhile: keep it short
+  -- PARTITION:GPU pairs: the GPU (gpucast's name) of each partition's nodes, or "none" for
+  -- a partition without GPUs. Partitions not listed have GPUs (default_gpu).
+  partition_gpus = { {}, "map" },
+  -- TYPE:GPU pairs: a Slurm GPU type, as in --gres=gpu:TYPE:1 and as a node feature
+  -- (Feature=TYPE, --constraint=TYPE), and the gpucast GPU it is.
+  gpu_types = { {}, "map" },
+  default_gpu = { "", "string" },                   -- GPU of jobs nothing else places; "" = the predictor's
+  -- A job asking for N > 1 GPUs on one node: "whole" = gres:gpu:N (a job's shards cannot
+  -- span GPUs), predicted as data-parallel (gpucast predict --gpus N); "refuse".
+  multi_gpu = { "whole", { "whole", "refuse" } },
   -- Runs gpucast (or curl) as the job's owner; {uid} and {gid} are substituted. setpriv
   -- needs slurmctld to run as root (SlurmUser=root); see docs/slurm.md for SlurmUser=slurm.
   run_as = { "/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups --", "string" },
@@ -65,7 +80,7 @@ local SETTINGS = {
   overuse_hold = { "no", { "no", "yes" } },
   overuse_dir = { "/var/lib/gpucast/overuse", "string" },
   -- Read by gpucast-epilog.sh only (accepted here so one gpucast.conf serves both).
-  nvsmi_log_dir = { "/tmp", "string" },
+  nvsmi_log_dir = { "", "string" },
   acct_freq_s = { 30, "int" },
   epilog_log = { "", "string" },
 }
@@ -98,7 +113,15 @@ local function read_conf()
       if not k then f:close(); config_error(path .. ":" .. n .. ": want KEY = VALUE, got '" .. raw .. "'") end
       local s = SETTINGS[k]
       if not s then f:close(); config_error(path .. ":" .. n .. ": unknown setting '" .. k .. "'") end
-      if s[2] == "int" then
+      if s[2] == "map" then
+        local m = {}
+        for item in v:gmatch("[^,%s]+") do
+          local a, b = item:match("^([%w_%.%-]+):([%w_%.%-]+)$")
+          if not a then f:close(); config_error(path .. ":" .. n .. ": '" .. k .. "' wants NAME:VALUE items, got '" .. item .. "'") end
+          m[a] = b
+        end
+        v = m
+      elseif s[2] == "int" then
         if not v:match("^%d+$") then f:close(); config_error(path .. ":" .. n .. ": '" .. k .. "' wants an integer, got '" .. v .. "'") end
         v = tonumber(v)
       elseif type(s[2]) == "table" then
@@ -116,7 +139,36 @@ local function read_conf()
   if conf.default_batch ~= "" and not (conf.default_batch:match("^%d+$") and tonumber(conf.default_batch) >= 1) then
     config_error(path .. ": 'default_batch' wants an integer >= 1 or nothing")
   end
+  if not conf.default_gpu:match("^[%w_%.%-]*$") then
+    config_error(path .. ": 'default_gpu' wants a GPU name (letters, digits, '_', '.', '-'), got '" .. conf.default_gpu .. "'")
+  end
+  for t, g in pairs(conf.gpu_types) do
+    if g == "none" then config_error(path .. ": 'gpu_types' maps " .. t .. " to none (only partition_gpus has none)") end
+  end
   return conf
+end
+
+-- slurmctld.log lines: every string that reaches one is escaped, so that a control
+-- character in a user-controlled field (job name, comment, model path, a declaration's
+-- item) cannot end the line and forge another: \n \r \t as such, others as \xHH.
+local function esc(v)
+  if type(v) ~= "string" then return v end
+  return (v:gsub("[%c\\]", function(c)
+    if c == "\n" then return "\\n" elseif c == "\r" then return "\\r" elseif c == "\t" then return "\\t"
+    elseif c == "\\" then return "\\\\" end
+    return string.format("\\x%02x", c:byte())
+  end))
+end
+local unpack = unpack or table.unpack
+local function log_info(fmt, ...)
+  local a = { ... }
+  for i = 1, select("#", ...) do a[i] = esc(a[i]) end
+  slurm.log_info(fmt, unpack(a, 1, select("#", ...)))
+end
+local function log_error(fmt, ...)
+  local a = { ... }
+  for i = 1, select("#", ...) do a[i] = esc(a[i]) end
+  slurm.log_error(fmt, unpack(a, 1, select("#", ...)))
 end
 
 -- Single-quotes s for /bin/sh.
@@ -151,6 +203,8 @@ local function parse_items(text, sep, where, conf)
       -- Each model= is one forward+backward pass of that network per training step, as
       -- `gpucast predict --model` counts them: model=G,model=D,model=D is a GAN step.
       local path = pct_decode(v)
+      -- Relative to what? slurmctld's directory means nothing to the user: refuse.
+      if path:sub(1, 1) ~= "/" then user_error(where .. ": model=" .. v .. ": want an absolute path") end
       d.models = d.models or {}
       local found = false
       for _, m in ipairs(d.models) do
@@ -246,10 +300,49 @@ local function mentions_gpu(s) return s ~= nil and (s:match("gpu") or s:match("s
 
 local REQ_FIELDS = { "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket", "cpus_per_tres", "mem_per_tres" }
 
--- Does the request ask for a GPU or a share of one anywhere?
+-- Does the request ask for a GPU or a share of one anywhere? (--gres=gpu:0 does not.)
 local function wants_gpu(req)
-  for _, f in ipairs(REQ_FIELDS) do if mentions_gpu(req[f]) then return true end end
-  return isset(req.ntasks_per_tres)
+  for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+    for _, e in ipairs(parse_tres(req[f])) do
+      if (is_gpu(e) or is_share(e)) and e.count > 0 then return true end
+    end
+  end
+  return mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres)
+end
+
+-- The partitions the job may run in: its -p list, else the default partition.
+local function job_partitions(partition, part_list)
+  local names = {}
+  if partition and partition ~= "" then
+    for p in partition:gmatch("[^,]+") do names[#names + 1] = p end
+  else
+    for name, p in pairs(part_list or {}) do
+      if tonumber(p.flag_default) == 1 then names[#names + 1] = name end
+    end
+  end
+  return names
+end
+
+-- Does the job take whole nodes? --exclusive (shared 0), or a partition with
+-- OverSubscribe=EXCLUSIVE (max_share 0). Slurm 22.05 gives such a job every GPU of its
+-- node, whatever it asks for (--gres=gpu:0 included: JOB_GRES=gpu:2 in the live test).
+local function takes_whole_nodes(shared, parts, part_list)
+  if shared == 0 then return true end
+  for _, name in ipairs(parts) do
+    local p = part_list and part_list[name]
+    if p and tonumber(p.max_share) == 0 then return true end
+  end
+  return false
+end
+
+-- Can the job land on a node with GPUs? Unless every partition it may use is listed as
+-- "none" in partition_gpus (fail closed: an unlisted partition has GPUs).
+local function may_get_gpus(conf, parts)
+  if #parts == 0 then return true end
+  for _, name in ipairs(parts) do
+    if conf.partition_gpus[name] ~= "none" then return true end
+  end
+  return false
 end
 
 local OPTION = { tres_per_node = "--gres/--gpus-per-node", tres_per_job = "--gpus", tres_per_task = "--gpus-per-task",
@@ -258,7 +351,7 @@ local OPTION = { tres_per_node = "--gres/--gpus-per-node", tres_per_job = "--gpu
 -- Checks that the request of a model-declaring job is for (at most) one GPU and rewrites
 -- it. Returns the new tres_per_node/job/task strings (other gres kept) and a note on
 -- what was replaced. Raises a user error saying what to write instead.
-local function plan_request(req, share_gres)
+local function plan_request(req, share_gres, conf)
   if mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres) then
     user_error("--cpus-per-gpu, --mem-per-gpu and --ntasks-per-gpu count whole GPUs, but gpucast gives this job " ..
                "a share of one GPU: write --cpus-per-task/-c and --mem instead")
@@ -267,14 +360,23 @@ local function plan_request(req, share_gres)
   local tasks = isset(req.num_tasks) and req.num_tasks or 1
   local gpus, what, replaced = 0, {}, {}
   local keep = { tres_per_node = {}, tres_per_job = {}, tres_per_task = {} }
+  local types = {}
   for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
     for _, e in ipairs(parse_tres(req[f])) do
-      if is_gpu(e) then
-        if e.type then
-          user_error("typed GPU request '" .. e.text:gsub("^gres[:/]", "") .. "': gpucast predicts for the " ..
-                     "cluster's shared GPUs and hands out a share of one; drop the type (no GPU option, or " ..
-                     "--gres=gpu:1) and select nodes with --constraint if your site defines GPU features")
+      if (is_gpu(e) or is_share(e)) and e.type then
+        -- A GPU type the site named (gpu_types): predicted for that GPU, kept there by the feature.
+        if not conf.gpu_types[e.type] then
+          local known = {}
+          for t in pairs(conf.gpu_types) do known[#known + 1] = t end
+          table.sort(known)
+          user_error("GPU type '" .. e.type .. "' in '" .. e.text:gsub("^gres[:/]", "") .. "' is not one this site " ..
+                     (#known > 0 and ("names (" .. table.concat(known, ", ") .. "): choose one of those, or drop the type")
+                      or "names to gpucast: drop the type (no GPU option, or --gres=gpu:1) and select nodes with -p") ..
+                     "")
         end
+        types[#types + 1] = e.type
+      end
+      if is_gpu(e) then
         if f == "tres_per_socket" then
           user_error("--gpus-per-socket asks for whole GPUs per socket: gpucast gives a job a share of one GPU; " ..
                      "drop the option (or write --gres=gpu:1)")
@@ -298,36 +400,127 @@ local function plan_request(req, share_gres)
     end
   end
   if nodes > 1 then
-    user_error("this job asks for " .. nodes .. " nodes; gpucast shares single GPUs, so a job that names its " ..
-               "model runs on one node with a share of one GPU: drop -N/--nodes (multi-GPU jobs are not shared)")
+    user_error("this job asks for " .. nodes .. " nodes; a job that names its model runs on one node (a share " ..
+               "of one GPU, or whole GPUs of one node): drop -N/--nodes")
   end
+  -- A range (-N1-2), or tasks that Slurm might spread: the job is pinned to one node.
+  local pinned = isset(req.max_nodes) and req.max_nodes > 1 and req.max_nodes or nil
+  local whole = nil
   if gpus > 1 then
-    user_error("this job asks for " .. gpus .. " GPUs (" .. table.concat(what, ", ") .. "); gpucast shares " ..
-               "single GPUs (a job's shards come from one GPU): ask for one GPU (--gres=gpu:1 or no GPU option), " ..
-               "multi-GPU jobs are not shared")
+    if conf.multi_gpu ~= "whole" then
+      user_error("this job asks for " .. gpus .. " GPUs (" .. table.concat(what, ", ") .. "); this site shares " ..
+                 "single GPUs only (a job's shards come from one GPU): ask for one GPU (--gres=gpu:1 or no GPU option)")
+    end
+    whole = gpus  -- whole GPUs of one node: shards cannot span GPUs
   end
-  return keep, replaced
+  return keep, replaced, pinned, types, whole
+end
+
+-- Feature words of a --constraint expression ("a100&ib", "[v100|a100]", "a100*2").
+local function feature_words(features)
+  local w = {}
+  for word in (features or ""):gmatch("[%a_][%w_%.%-]*") do w[#w + 1] = word end
+  return w
+end
+
+-- The GPU (gpucast's name) the job will run on, from its typed GPU request, its
+-- --constraint features (gpu_types), its partitions (partition_gpus), else default_gpu;
+-- nil = the predictor's own GPU. Returns the name and where it came from. Raises a user
+-- error when those disagree or the job could land on different GPUs.
+local function job_gpu(conf, types, features, parts)
+  local seen, order = {}, {}
+  local function add(gpu, why)
+    if not seen[gpu] then seen[gpu] = why; order[#order + 1] = gpu end
+  end
+  for _, t in ipairs(types) do add(conf.gpu_types[t], "--gres type " .. t) end
+  for _, w in ipairs(feature_words(features)) do
+    if conf.gpu_types[w] then add(conf.gpu_types[w], "--constraint " .. w) end
+  end
+  local gpu_parts, none_parts = 0, {}
+  for _, name in ipairs(parts) do
+    local g = conf.partition_gpus[name]
+    if g == "none" then none_parts[#none_parts + 1] = name
+    else
+      gpu_parts = gpu_parts + 1
+      if g then add(g, "partition " .. name) end
+    end
+  end
+  if #parts > 0 and gpu_parts == 0 then
+    user_error("partition " .. table.concat(none_parts, ",") .. " has no GPUs: submit a job that names its model " ..
+               "to a partition with GPUs")
+  end
+  if #order > 1 then
+    local what = {}
+    for _, g in ipairs(order) do what[#what + 1] = g .. " (" .. seen[g] .. ")" end
+    user_error("this job could run on different GPUs: " .. table.concat(what, ", ") .. "; gpucast predicts for " ..
+               "one: name one partition or one GPU type")
+  end
+  if #order == 1 then return order[1], seen[order[1]] end
+  if conf.default_gpu ~= "" then return conf.default_gpu, "default_gpu" end
+  return nil, nil
 end
 
 -- Asking gpucast ----------------------------------------------------------------
 
-local function run(cmd)
-  local p = io.popen(cmd .. " 2>&1; echo \"__rc=$?\"", "r")
-  if not p then config_error("cannot run: " .. cmd) end
-  local out = p:read("*a")
+-- Every process the plugin starts goes through run(). popen's child inherits slurmctld's
+-- open descriptors (its pipes to slurmscriptd, which runs as root, among them) and its
+-- whole environment. So the child is a root bash started by `env -i` (PATH and LANG=C,
+-- nothing of slurmctld's) that first closes every descriptor above 2, points stdin at
+-- /dev/null and changes to /; only then does `body` (bash) run, under `timeout -s KILL limit_s`, which
+-- kills its whole process group at the deadline. The job's user can ptrace only what
+-- runs as them, and nothing that runs as them ever held a controller descriptor.
+-- `body` prints its output and "__rc=N" last; a body killed at the deadline prints no
+-- __rc, and run returns nil for it.
+local CLEAN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+local SPAWN = 'for f in /proc/$$/fd/*; do f=${f##*/}; case $f in 0|1|2) ;; *[!0-9]*|"") ' ..
+              'echo __gpucast_spawn_failed; exit 0 ;; *) exec {f}>&- ;; esac; done; exec </dev/null; cd / && unset OLDPWD || exit; ' ..
+              'exec timeout -s KILL "$1" /bin/bash --noprofile --norc -c "$2" gpucast-plugin'
+local OUT_LIMIT = 1048576  -- bytes of a child's output read back
+
+local function run(body, limit_s)
+  local cmd = "exec /usr/bin/env -i PATH=" .. CLEAN_PATH .. " LANG=C /bin/bash --noprofile --norc -c " .. shq(SPAWN) ..
+              " gpucast-plugin " .. string.format("%d", limit_s) .. " " .. shq(body) .. " 2>&1"
+  local p = io.popen(cmd, "r")
+  if not p then config_error("cannot start /bin/bash (io.popen failed)") end
+  local out = p:read("*a") or ""
   p:close()
+  if out:match("__gpucast_spawn_failed") then
+    config_error("cannot list /proc/self/fd to close slurmctld's descriptors before starting a process")
+  end
   local rc = tonumber(out:match("__rc=(%d+)%s*$"))
   out = out:gsub("__rc=%d+%s*$", "")
   return rc, out
+end
+
+-- The bash that runs `cmd` (a process that may run as the job's user) in run()'s body:
+-- its output goes through a pipe to `head` (bounded), never straight to slurmctld, so
+-- a process that leaves the timeout's process group cannot keep slurmctld reading.
+local function piped(cmd)
+  return cmd .. " </dev/null 2>&1 | head -c " .. OUT_LIMIT .. '; echo "__rc=${PIPESTATUS[0]}"'
 end
 
 local function first_line(s)
   return (s:match("^%s*([^\n]*)") or s)
 end
 
--- One message for every reason a model cannot be read: absent, or not readable by the user.
+-- One message for every reason a model cannot be read: absent, not a regular file (a
+-- FIFO, device or socket: refused before anything opens it), or not readable by the user.
 local function unreadable(uid)
-  return "the model file cannot be read: it does not exist, or uid " .. tostring(uid) .. " may not read it"
+  return "the model file cannot be read: it does not exist, is not a regular file, or uid " .. tostring(uid) ..
+         " may not read it"
+end
+
+-- The start of run()'s body that refuses any model that is not a regular file before
+-- anything opens it (a FIFO would block the reader, a device never end). The test is a
+-- stat as slurmctld: what slurmctld cannot see (SlurmUser=slurm and a user's private
+-- directory) is left to the reader, which opens O_NONBLOCK and checks for itself
+-- (gpucast predict, dd iflag=nonblock). Whatever it finds, the user gets the message a
+-- missing file gets.
+local function regular_files_only(paths)
+  local q = {}
+  for _, p in ipairs(paths) do q[#q + 1] = shq(p) end
+  return "for m in " .. table.concat(q, " ") ..
+         '; do [ ! -e "$m" ] || [ -f "$m" ] || { echo __gpucast_unreadable; exit 0; }; done; '
 end
 
 -- Prefix that runs a command with the job owner's uid, gid and groups (nothing for root).
@@ -342,7 +535,8 @@ local function service_answer(code, out, uid)
   local util = out:match('"predicted_util"%s*:%s*([%d%.eE%+%-]+)')
   local low, high = out:match('"predicted_util_interval"%s*:%s*%[%s*([%d%.eE%+%-]+)%s*,%s*([%d%.eE%+%-]+)')
   if code == 200 and util then
-    return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util) }
+    return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util),
+             gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"') }
   end
   local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
   if code == 422 and msg:match("cannot be read as uid") then user_error(unreadable(uid)) end
@@ -358,7 +552,31 @@ local function json_str(s)
   end) .. '"'
 end
 
-local socket_http, socket_ltn12  -- loaded once per slurmctld
+local socket_http, socket_ltn12, socket_core  -- loaded once per slurmctld
+
+-- socket.http's `create`: a TCP socket whose every connect, send and receive may block
+-- only until `deadline` (socket.gettime()), so that the whole request, however slowly
+-- the service answers, ends at timeout_s (LuaSocket's own timeout is per call).
+local function deadline_tcp(deadline)
+  return function()
+    local sock, err = socket_core.tcp()
+    if not sock then return nil, err end
+    local timed = { connect = true, send = true, receive = true }
+    return setmetatable({}, { __index = function(_, k)
+      if k == "settimeout" then return function() return 1 end end  -- socket.http's own: ignored
+      local f = sock[k]
+      if type(f) ~= "function" then return f end
+      return function(_, ...)
+        if timed[k] then
+          local left = deadline - socket_core.gettime()
+          if left <= 0 then return nil, "timeout" end
+          sock:settimeout(left, "t")
+        end
+        return f(sock, ...)
+      end
+    end })
+  end
+end
 -- Mode service with deputy_token_file: one HTTP request from inside slurmctld, no process.
 -- The service opens the model as uid:gid (src/service/read_as.h), so nothing is read on
 -- the user's behalf that the user could not read.
@@ -370,7 +588,7 @@ local function predict_as_deputy(conf, d, uid, gid)
       config_error("deputy_token_file needs Debian's lua-socket for slurmctld's Lua 5.1 " ..
                    "(apt-get install lua-socket): " .. tostring(ok and ltn12 or http))
     end
-    socket_http, socket_ltn12 = http, ltn12
+    socket_http, socket_ltn12, socket_core = http, ltn12, require("socket")
   end
   if not conf.url:match("^http://") then
     config_error("deputy_token_file: url must be http:// (lua-socket speaks no TLS; keep the service on localhost)")
@@ -393,17 +611,20 @@ local function predict_as_deputy(conf, d, uid, gid)
     end
     nets = '"models":[' .. table.concat(list, ",") .. "]"
   end
+  -- "gpu" only when the site's configuration names one (an older service refuses the key).
+  if d.gpu then nets = nets .. ',"gpu":' .. json_str(d.gpu) end
+  if d.gpus then nets = nets .. ',"gpus":' .. string.format("%d", d.gpus) end
   local body = "{" .. nets .. ',"batch":' .. string.format("%d", d.batch) ..
                ',"amp":' .. (d.amp and "true" or "false") .. ',"dims":{' .. table.concat(dims, ",") ..
                '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
-  socket_http.TIMEOUT = conf.timeout_s
   local chunks = {}
   local ok, code = socket_http.request{
-    url = conf.url .. "/v1/predict", method = "POST",
+    url = conf.url .. "/v1/predict", method = "POST", create = deadline_tcp(socket_core.gettime() + conf.timeout_s),
     headers = { ["Content-Type"] = "application/json", ["Content-Length"] = tostring(#body),
                 ["Authorization"] = "Bearer " .. token,
                 ["X-Gpucast-Read-As"] = string.format("%d:%d", uid, gid) },
     source = socket_ltn12.source.string(body), sink = socket_ltn12.sink.table(chunks) }
+  if not ok and code == "timeout" then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
   if not ok then config_error("gpucast service unreachable: " .. tostring(code)) end
   return service_answer(tonumber(code) or 0, table.concat(chunks), uid)
 end
@@ -416,37 +637,43 @@ local function predict(conf, d, uid, gid)
                "of several networks (" .. models_label(d) .. ") cannot be predicted here; declare one model= " ..
                "or ask your administrator")
   end
-  local timeout = "timeout -s KILL " .. conf.timeout_s .. " "
   if conf.mode == "service" then
     -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
     local q = { "batch=" .. d.batch, "amp=" .. (d.amp and 1 or 0) }
+    if d.gpu then q[#q + 1] = "gpu=" .. urlenc(d.gpu) end  -- only when configured, as in the deputy's body
+    if d.gpus then q[#q + 1] = "gpus=" .. string.format("%d", d.gpus) end
     for k, v in pairs(d.dims) do q[#q + 1] = "dim." .. urlenc(k) .. "=" .. v end
     for k, v in pairs(d.attrs) do q[#q + 1] = "attr." .. urlenc(k) .. "=" .. urlenc(v) end
-    -- sh -c SCRIPT gpucast-upload MODEL TOKEN_FILE: `cat` runs as the user and reads the
-    -- model; curl (as slurmctld) uploads it. A file the user cannot read leaves a marker
-    -- on fd 3 (curl would otherwise post an empty body). The token goes to curl through a
-    -- here-document, never on a command line (ps shows those to everyone).
-    local script = "exec 3>&1; { " .. as_user(conf, uid, gid) ..
-                   "cat -- \"$1\" 2>/dev/null || echo __gpucast_unreadable >&3; } | " ..
-                   "curl -sS --max-time " .. conf.timeout_s ..
-                   " -X POST -H 'Content-Type: application/octet-stream' --data-binary @- " ..
-                   "-w '\\n__http=%{http_code}' " .. shq(conf.url .. "/v1/predict?" .. table.concat(q, "&"))
+    -- The reader runs as the user and reads the model; curl (as slurmctld, no ~/.curlrc: -q)
+    -- uploads it. A file the user cannot read leaves a marker on stderr (curl would
+    -- otherwise post an empty body). The token goes to curl through a here-document,
+    -- never on a command line (ps shows those to everyone).
+    -- dd opens the model O_NONBLOCK: a FIFO swapped in after the check does not block it.
+    local body = regular_files_only({ d.model }) .. "{ " .. as_user(conf, uid, gid) .. "dd if=" .. shq(d.model) ..
+                 " iflag=nonblock bs=1M status=none </dev/null 2>/dev/null || echo __gpucast_unreadable >&2; } | " ..
+                 "curl -q -sS --max-time " .. conf.timeout_s ..
+                 " -X POST -H 'Content-Type: application/octet-stream' --data-binary @- " ..
+                 "-w '\\n__http=%{http_code}' " .. shq(conf.url .. "/v1/predict?" .. table.concat(q, "&"))
+    local tail = ' 2>&1 | head -c ' .. OUT_LIMIT .. '; echo "__rc=${PIPESTATUS[1]}"'
     if conf.token_file ~= "" then
       local f = io.open(conf.token_file, "r")
       if not f then config_error("cannot read token_file " .. conf.token_file) end
       f:close()
-      script = script .. " -H @/dev/fd/4 4<<EOF\nAuthorization: Bearer $(cat \"$2\")\nEOF\n"
+      body = body .. " -H @/dev/fd/4 4<<EOF" .. tail .. "\nAuthorization: Bearer $(cat " .. shq(conf.token_file) ..
+             ")\nEOF\n"
+    else
+      body = body .. tail
     end
-    local cmd = timeout .. "/bin/sh -c " .. shq(script) .. " gpucast-upload " .. shq(d.model) .. " " ..
-                shq(conf.token_file)
-    local rc, out = run(cmd)
+    local rc, out = run(body, conf.timeout_s)
     if out:match("__gpucast_unreadable") then user_error(unreadable(uid)) end
-    if rc == 137 or rc == 124 then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
+    if rc == nil or rc == 137 or rc == 124 or rc == 28 then
+      config_error("gpucast service: no answer within " .. conf.timeout_s .. " s")
+    end
     if rc ~= 0 then config_error("gpucast service unreachable (exit " .. tostring(rc) .. "): " .. first_line(out)) end
     local code = tonumber(out:match("__http=(%d+)%s*$")) or 0
     return service_answer(code, out:gsub("\n__http=%d+%s*$", ""), uid)
   end
-  local cmd = timeout .. as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
+  local cmd = as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
               shq(conf.predictor) .. " --batch " .. d.batch
   for _, m in ipairs(d.models) do
     for _ = 1, m.n do cmd = cmd .. " --model " .. shq(m.path) end
@@ -454,8 +681,17 @@ local function predict(conf, d, uid, gid)
   if d.amp then cmd = cmd .. " --amp" end
   for k, v in pairs(d.dims) do cmd = cmd .. " --dim " .. shq(k .. "=" .. v) end
   for k, v in pairs(d.attrs) do cmd = cmd .. " --attr " .. shq(k .. "=" .. v) end
-  local rc, out = run(cmd)
-  if rc == 137 or rc == 124 then
+  if d.gpu then cmd = cmd .. " --gpu " .. shq(d.gpu) end
+  local paths = {}
+  for _, m in ipairs(d.models) do paths[#paths + 1] = m.path end
+  local dp = d.gpus and (" --gpus " .. string.format("%d", d.gpus)) or ""
+  local rc, out = run(regular_files_only(paths) .. piped(cmd .. dp), conf.timeout_s)
+  if out:match("^__gpucast_unreadable") then user_error(unreadable(uid)) end
+  if dp ~= "" and rc == 2 and out:match("not expected:[^\n]*%-%-gpus") then
+    dp = ""  -- a gpucast without data-parallel prediction: per GPU as a single-GPU job
+    rc, out = run(regular_files_only(paths) .. piped(cmd), conf.timeout_s)
+  end
+  if rc == nil or rc == 137 or rc == 124 then
     user_error("the prediction did not finish within " .. conf.timeout_s .. " s (timeout_s); contact your administrator")
   end
   if rc == 0 then
@@ -463,13 +699,19 @@ local function predict(conf, d, uid, gid)
     local low = tonumber(out:match('"low"%s*:%s*([%d%.eE%+%-]+)'))
     local high = tonumber(out:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
     if not util then config_error("gpucast predict printed no gpu_util: " .. first_line(out)) end
-    return { util = util, low = low or util, high = high or util }
+    return { util = util, low = low or util, high = high or util, gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'),
+             data_parallel = dp ~= "" }
   end
   local line = first_line(out)
   local msg = out:match("gpucast predict: ([^\n]*)")
   if rc == 1 and msg then
     if msg:find(conf.predictor, 1, true) then config_error("predictor: " .. msg) end
+    -- The GPU names come from gpucast.conf (partition_gpus, gpu_types, default_gpu).
+    if d.gpu and msg:match("unknown GPU") then
+      config_error("gpucast.conf names GPU '" .. d.gpu .. "' (" .. d.gpu_why .. "), which gpucast does not know: " .. msg)
+    end
     if msg:match("cannot open") or msg:match("No such file") or msg:match("Permission denied") or
+       msg:match("not a regular file") or
        msg:match("Not a directory") or msg:match("Too many levels of symbolic links") then
       user_error(unreadable(uid))
     end
@@ -507,14 +749,30 @@ end
 
 -- Predicts the declared job and writes the share into `out` (a job_desc).
 -- `req` holds the request fields to examine. Returns the message for the user.
-local function size_job(conf, d, req, out, uid, gid)
+local function size_job(conf, d, req, out, uid, gid, parts)
   local kind = share_name(conf)
-  local keep, replaced = plan_request(req, kind)
+  local keep, replaced, pinned, types, whole = plan_request(req, kind, conf)
+  d.gpu, d.gpu_why = job_gpu(conf, types, req.features, parts)
+  d.gpus = whole
+  if #types > 0 then  -- the share is untyped: the node feature keeps the job on that GPU type
+    local f = req.features and req.features ~= "" and ("(" .. req.features .. ")&") or ""
+    out.features = f .. table.concat(types, "&")
+  end
   local p = predict(conf, d, uid, gid)
+  local gpu = d.gpu or p.gpu
+  local on = gpu and (" on " .. gpu .. " (" .. (d.gpu_why or "the predictor's GPU") .. ")") or " on the predictor's GPU"
   local basis = conf.headroom == "interval" and p.high or p.util
   local n = units_for(conf, basis)
   local share = "gres:" .. kind .. ":" .. n
+  local per_gpu, of = "", share_units(conf)
+  if whole then  -- N whole GPUs: the prediction is for the message and the record (per GPU)
+    kind, n, of, share = "gpu", whole, whole, "gres:gpu:" .. whole
+    on = on .. " x" .. whole .. " GPUs"
+    per_gpu = p.data_parallel and (" per GPU (data-parallel, gpucast predict --gpus " .. whole .. ")")
+              or " per GPU, predicted as a single-GPU job (this gpucast has no data-parallel prediction)"
+  end
   out.tres_per_node = join_tres(share, keep.tres_per_node)
+  out.max_nodes = 1  -- a share of one GPU is on one node
   if req.tres_per_job and req.tres_per_job ~= "" then out.tres_per_job = join_tres(nil, keep.tres_per_job) end
   if req.tres_per_task and req.tres_per_task ~= "" then out.tres_per_task = join_tres(nil, keep.tres_per_task) end
   local from = conf.headroom == "interval" and string.format("interval high %.1f%%", p.high) or "point"
@@ -528,14 +786,17 @@ local function size_job(conf, d, req, out, uid, gid)
   for _, m in ipairs(d.models) do
     for _ = 1, m.n do declared[#declared + 1] = "model=" .. pct_encode(m.path) end
   end
-  out.admin_comment = string.format("gpucast: %s batch=%d%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
+  out.admin_comment = string.format("gpucast: %s batch=%d%s%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
                                     table.concat(declared, " "), d.batch, d.amp and " amp=1" or "",
-                                    #extra > 0 and (" " .. table.concat(extra, " ")) or "", p.util, p.low, p.high,
-                                    conf.headroom == "interval" and "high" or "point", kind, n, share_units(conf))
-  local msg = string.format("gpucast: %s batch %d%s%s: predicted GPU utilization %.1f%% (interval %.1f-%.1f%%, sized by %s) -> %s of %d",
+                                    #extra > 0 and (" " .. table.concat(extra, " ")) or "",
+                                    d.gpu and (" gpu=" .. d.gpu) or "", p.util, p.low, p.high,
+                                    conf.headroom == "interval" and "high" or "point", kind, n, of)
+  local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%%%s (interval %.1f-%.1f%%, sized by %s) -> %s",
                             models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
-                            p.util, p.low, p.high, from, share, share_units(conf))
+                            on, p.util, per_gpu, p.low, p.high, from, share)
+  msg = msg .. (whole and " (whole GPUs: a job's shards cannot span GPUs)" or (" of " .. of))
   if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
+  if pinned then msg = msg .. "; on one node (-N1, was up to " .. pinned .. " nodes)" end
   return msg
 end
 
@@ -543,11 +804,10 @@ end
 local function user_name(job_desc, owner)
   local n = job_desc.user_name
   if n and n ~= "" then return n end
-  local p = io.popen("getent passwd " .. string.format("%d", owner) .. " 2>/dev/null")
-  if not p then return nil end
-  local line = p:read("*l")
-  p:close()
-  return line and line:match("^([^:]+):") or nil
+  local rc, out = run("getent passwd " .. string.format("%d", owner) .. " 2>/dev/null | head -c 4096; " ..
+                      'echo "__rc=${PIPESTATUS[0]}"', 5)
+  if rc ~= 0 then return nil end
+  return out:match("^([^:\n]+):")
 end
 
 -- With overuse_hold = yes: the first line of overuse_dir/USER if the epilog recorded USER
@@ -561,32 +821,43 @@ local function overuse_record(conf, name)
   return line
 end
 
-local function submit(job_desc, uid)
+local EXCLUSIVE_NO_MODEL = "this job takes whole nodes (--exclusive, or an exclusive partition), and Slurm gives " ..
+  "such a job every GPU of its node, even with --gres=gpu:0: name your model (--comment=model=PATH,batch=N) to get " ..
+  "a predicted share, drop --exclusive, or use a partition without GPUs"
+local EXCLUSIVE_MODEL = "this job takes whole nodes (--exclusive, or an exclusive partition), which gives it every " ..
+  "GPU of its node: gpucast gives it its predicted share instead; drop --exclusive (ask for CPUs and memory with " ..
+  "-c and --mem)"
+
+local function submit(job_desc, part_list, uid)
   local conf = read_conf()
   local name = job_desc.name
   local d = find_declaration(job_desc.comment, job_desc.script, conf)
+  local parts = job_partitions(job_desc.partition, part_list)
+  local whole = takes_whole_nodes(job_desc.shared, parts, part_list)
   if not d then
+    if whole and conf.require_model == 1 and may_get_gpus(conf, parts) then user_error(EXCLUSIVE_NO_MODEL) end
     if conf.require_model == 1 and wants_gpu(job_desc) then
       user_error("GPU jobs must name their model: --comment=model=PATH,batch=N[,amp=1] or a " ..
                  "'#GPUCAST model=PATH batch=N' line in the script")
     end
     -- Only gpucast writes "gpucast:" admin comments.
     if job_desc.admin_comment and job_desc.admin_comment:match("^gpucast:") then job_desc.admin_comment = "" end
-    slurm.log_info("gpucast: %s: accepted unchanged (%s)", who(uid, name),
+    log_info("gpucast: %s: accepted unchanged (%s)", who(uid, name),
                    wants_gpu(job_desc) and "GPU request without a model, require_model=0" or "no model, no GPU request")
     return slurm.SUCCESS
   end
+  if whole then user_error(EXCLUSIVE_MODEL) end
   -- Read the model as the job's owner (root may submit for another user with --uid).
   local owner = isset(job_desc.user_id) and job_desc.user_id or uid
   local gid = isset(job_desc.group_id) and job_desc.group_id or owner
-  local msg = size_job(conf, d, job_desc, job_desc, owner, gid)
-  slurm.log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
+  local msg = size_job(conf, d, job_desc, job_desc, owner, gid, parts)
+  log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
   -- The owner's name only matters with overuse_hold (finding it may start getent).
   local uname = conf.overuse_hold == "yes" and user_name(job_desc, owner) or nil
   local record = overuse_record(conf, uname)
   if record then
     job_desc.priority = 0  -- held; slurm_job_modify refuses the owner's release while the record exists
-    slurm.log_info("gpucast: %s: held: user %s is recorded for overuse in %s/%s (%s); release with " ..
+    log_info("gpucast: %s: held: user %s is recorded for overuse in %s/%s (%s); release with " ..
                    "rm %s/%s && scontrol release JOBID", who(uid, name), uname, conf.overuse_dir, uname, record,
                    conf.overuse_dir, uname)
     msg = msg .. "\ngpucast: this job is HELD: an earlier job of yours used more of its GPU than its share (" ..
@@ -605,7 +876,7 @@ local function merged(job_desc, job_rec, f)
   return nil
 end
 
-local function modify(job_desc, job_rec, uid)
+local function modify(job_desc, job_rec, part_list, uid)
   local conf = read_conf()
   local owner, gid, jobid = job_rec.user_id, job_rec.group_id, job_rec.job_id
   -- scontrol release (priority INFINITE) or a new priority by a non-root user, for a
@@ -625,13 +896,18 @@ local function modify(job_desc, job_rec, uid)
   for _, f in ipairs(REQ_FIELDS) do if job_desc[f] ~= nil then changes_request = true end end
   if isset(job_desc.ntasks_per_tres) then changes_request = true end
   if isset(job_desc.min_nodes) and job_desc.min_nodes > 1 then changes_request = true end
+  if isset(job_desc.max_nodes) and job_desc.max_nodes > 1 then changes_request = true end
+  if job_desc.shared == 0 then changes_request = true end
   local d = nil
   if job_desc.comment and job_desc.comment:match("model=") then
     d = find_declaration(job_desc.comment, nil, conf)
   end
   local req = {}
   for _, f in ipairs(REQ_FIELDS) do req[f] = merged(job_desc, job_rec, f) end
+  req.features = merged(job_desc, job_rec, "features")
+  req.partition = merged(job_desc, job_rec, "partition")
   req.min_nodes = isset(job_desc.min_nodes) and job_desc.min_nodes or nil
+  req.max_nodes = isset(job_desc.max_nodes) and job_desc.max_nodes or nil
   req.num_tasks = isset(job_desc.num_tasks) and job_desc.num_tasks or nil
   req.ntasks_per_tres = job_desc.ntasks_per_tres
 
@@ -642,13 +918,29 @@ local function modify(job_desc, job_rec, uid)
       user_error("the model declaration of job " .. tostring(jobid) .. " cannot be changed after submission " ..
                  "(its GPU share is predicted from it): cancel it and submit it again with the new declaration")
     end
-    local msg = size_job(conf, d, req, job_desc, owner, gid)
-    slurm.log_info("gpucast: %s modify by uid %s: re-predicted: %s", who(owner, job_rec.name, jobid), tostring(uid),
+    local msg = size_job(conf, d, req, job_desc, owner, gid, job_partitions(req.partition, part_list))
+    log_info("gpucast: %s modify by uid %s: re-predicted: %s", who(owner, job_rec.name, jobid), tostring(uid),
                    (msg:gsub("^gpucast: ", "")))
     return slurm.SUCCESS
   end
+  -- A sized job was predicted for one GPU (gpu= in the AdminComment): a new partition or
+  -- constraint may not move it to another.
+  if sized and not d and (job_desc.partition ~= nil or job_desc.features ~= nil) then
+    local was = sized:match(" gpu=([^ ]+)")
+    local ok, now = pcall(job_gpu, conf, {}, req.features, job_partitions(req.partition, part_list))
+    if not ok or now ~= was then
+      user_error("job " .. tostring(jobid) .. " was predicted for " .. (was or "the predictor's GPU") .. "; the new " ..
+                 "partition or constraint would " .. (ok and ("put it on " .. tostring(now or "the predictor's GPU"))
+                                                         or ("not do: " .. tostring(type(now) == "table" and now.msg or now))) ..
+                 ": declare the model again (scontrol update JobId=" .. tostring(jobid) .. " Comment=model=PATH,batch=N) as root")
+    end
+  end
   if not changes_request then return slurm.SUCCESS end
   if not sized then
+    if job_desc.shared == 0 and conf.require_model == 1 and
+       may_get_gpus(conf, job_partitions(merged(job_desc, job_rec, "partition"), part_list)) then
+      user_error("job " .. tostring(jobid) .. ": " .. EXCLUSIVE_NO_MODEL)
+    end
     if conf.require_model == 1 and wants_gpu(req) then
       user_error("GPU jobs must name their model: to give job " .. tostring(jobid) .. " a GPU share, set its " ..
                  "declaration (scontrol update JobId=" .. tostring(jobid) .. " Comment=model=PATH,batch=N)")
@@ -659,31 +951,41 @@ local function modify(job_desc, job_rec, uid)
   local kind, n, k = sized:match("share=(%a+):(%d+)/(%d+)")
   n, k = tonumber(n), tonumber(k)
   local util = sized:match("util=([%d%.]+)") or "?"
+  local whole = kind == "gpu"  -- N whole GPUs (multi_gpu = whole): the count stays
   local function refuse(why)
-    user_error("job " .. tostring(jobid) .. " was sized gres:" .. kind .. ":" .. n .. " of " .. k ..
+    user_error("job " .. tostring(jobid) .. " was sized gres:" .. kind .. ":" .. n .. (whole and " (whole GPUs)" or (" of " .. k)) ..
                " from its predicted GPU utilization (" .. util .. "%); " .. why .. ". Keep gres:" .. kind .. ":" .. n ..
-               (conf.allow_more_shards == 1 and (" or more (up to " .. k .. ")") or "") ..
+               ((conf.allow_more_shards == 1 and not whole) and (" or more (up to " .. k .. ")") or "") ..
                ", or declare another model to have it predicted again (scontrol update JobId=" .. tostring(jobid) ..
                " Comment=model=PATH,batch=N)")
   end
-  if isset(job_desc.min_nodes) and job_desc.min_nodes > 1 then refuse("a share of one GPU cannot span nodes") end
+  if (isset(job_desc.min_nodes) and job_desc.min_nodes > 1) or (isset(job_desc.max_nodes) and job_desc.max_nodes > 1) then
+    refuse("it cannot span nodes")
+  end
+  if job_desc.shared == 0 then refuse("--exclusive would give it every GPU of its node") end
   if mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres) or
      mentions_gpu(req.tres_per_job) or mentions_gpu(req.tres_per_task) or mentions_gpu(req.tres_per_socket) then
     refuse("GPU options other than --gres=" .. kind .. ":N are not accepted")
   end
   local m = nil
   for _, e in ipairs(parse_tres(req.tres_per_node)) do
-    if is_gpu(e) then refuse("a whole-GPU request (" .. e.text:gsub("^gres[:/]", "") .. ") is not accepted") end
-    if is_share(e) then
-      if e.name ~= kind then refuse("a request of " .. e.name .. " is not accepted") end
-      m = e.count
+    if whole then
+      if is_share(e) then refuse("a share (" .. e.text:gsub("^gres[:/]", "") .. ") is not accepted") end
+      if is_gpu(e) then m = e.count end
+    else
+      if is_gpu(e) then refuse("a whole-GPU request (" .. e.text:gsub("^gres[:/]", "") .. ") is not accepted") end
+      if is_share(e) then
+        if e.name ~= kind then refuse("a request of " .. e.name .. " is not accepted") end
+        m = e.count
+      end
     end
   end
   if not m then refuse("removing its GPU share is not accepted") end
+  if whole and m ~= n then refuse("changing its GPUs to gpu:" .. m .. " is not accepted") end
   if m < n then refuse("lowering it to " .. kind .. ":" .. m .. " is not accepted") end
   if m > n and conf.allow_more_shards ~= 1 then refuse("changing it is not accepted (allow_more_shards = 0)") end
   if m > k then refuse(kind .. ":" .. m .. " is more than one GPU has") end
-  slurm.log_info("gpucast: %s modify by uid %s: share %s:%d -> %s:%d accepted (not lower than the prediction)",
+  log_info("gpucast: %s modify by uid %s: share %s:%d -> %s:%d accepted (not lower than the prediction)",
                  who(owner, job_rec.name, jobid), tostring(uid), kind, n, kind, m)
   return slurm.SUCCESS
 end
@@ -698,25 +1000,25 @@ local function guarded(what, uid, name, is_modify, fn, ...)
   local ok, rc = pcall(fn, ...)
   if ok then return rc end
   if type(rc) == "table" and rc.kind == "user" then
-    slurm.log_info("gpucast: %s: %s rejected: %s", who(uid, name), what, rc.msg)
+    log_info("gpucast: %s: %s rejected: %s", who(uid, name), what, rc.msg)
     if is_modify then return ESLURM_INVALID_GRES end
     slurm.log_user("%s", "gpucast: rejected: " .. rc.msg)
     return slurm.ERROR
   end
   -- Configuration or internal error: details for the operator only; fail closed.
   local detail = type(rc) == "table" and rc.msg or tostring(rc)
-  slurm.log_error("gpucast: %s: %s rejected, operator action needed: %s", who(uid, name), what, detail)
+  log_error("gpucast: %s: %s rejected, operator action needed: %s", who(uid, name), what, detail)
   if not is_modify then slurm.log_user("%s", "gpucast: " .. MISCONFIGURED) end
   return slurm.ERROR
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
-  return guarded("submission", submit_uid, job_desc.name, false, submit, job_desc, submit_uid)
+  return guarded("submission", submit_uid, job_desc.name, false, submit, job_desc, part_list, submit_uid)
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
   return guarded("modification of job " .. tostring(job_rec.job_id), modify_uid, job_rec.name, true, modify,
-                 job_desc, job_rec, modify_uid)
+                 job_desc, job_rec, part_list, modify_uid)
 end
 
 slurm.log_info("gpucast job_submit.lua loaded")

@@ -9,18 +9,96 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
 T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+SLOW_PID=""; CAPTURE_PID=""
+cleanup() {
+  [ -n "$SLOW_PID" ] && kill "$SLOW_PID" 2>/dev/null
+  [ -n "$CAPTURE_PID" ] && kill "$CAPTURE_PID" 2>/dev/null
+  [ -s "$T/escaped.pid" ] && kill "$(cat "$T/escaped.pid")" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
 cp "$HERE/job_submit.lua" "$T/"
+# The stub also records what it inherited: its open descriptors (a child lists the stub's
+# /proc/PID/fd, so that the listing's own redirection is not seen) and its environment.
 cat > "$T/gpucast" <<'EOF'
 #!/bin/sh
-m=""; ms=""; while [ $# -gt 0 ]; do case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; esac; shift; done
+sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn.fds"
+env > "$(dirname "$0")/spawn.env"
+m=""; ms=""; gpu=RTX3090; gpus=""
+while [ $# -gt 0 ]; do
+  case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; --gpu) gpu=$2; shift ;; --gpus) gpus=$2; shift ;; esac; shift
+done
+# --gpus (data-parallel prediction) only when $T/dp exists; else as a gpucast without it.
+echo "$gpus" > "$(dirname "$0")/gpus.arg"
+[ -z "$gpus" ] || [ -e "$(dirname "$0")/dp" ] ||
+  { echo "The following arguments were not expected: $gpus --gpus" >&2; echo "Run with --help for more information." >&2; exit 2; }
 echo "$ms" > "$(dirname "$0")/models.args"
+echo "$gpu" > "$(dirname "$0")/gpu.arg"
+[ "$gpu" != bogus ] || { echo "gpucast predict: features: unknown GPU 'bogus'; closest: B200, P100" >&2; exit 1; }
 [ -r "$m" ] || { echo "gpucast predict: $m: cannot open: No such file or directory" >&2; exit 1; }
 case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed protobuf)" >&2; exit 1 ;; esac
-echo '{ "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
+case "$m" in *hang*) sleep 30 ;; esac
+# A process that leaves the timeout's process group and keeps the output pipe open.
+case "$m" in *escape*) setsid sleep 30 & echo $! > "$(dirname "$0")/escaped.pid"; sleep 30 ;; esac
+echo '{ "gpu": "'"$gpu"'", "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
-touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx"
+# A run_as prefix that records the same and runs the rest (the process run as the user).
+cat > "$T/record-as" <<'EOF'
+#!/bin/sh
+sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn-as.fds"
+env > "$(dirname "$0")/spawn-as.env"
+shift 3
+exec "$@"
+EOF
+chmod +x "$T/record-as"
+touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx"
+mkfifo "$T/fifo.onnx"
+# A service that answers a header line every 0.25 s (the deputy's deadline must end it).
+cat > "$T/slow.py" <<'EOF'
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    c.recv(65536)
+    try:
+        c.sendall(b"HTTP/1.1 200 OK\r\n")
+        for i in range(40):  # a header line every 0.25 s: each read alone is quick
+            c.sendall(b"X-Pad-%d: x\r\n" % i); time.sleep(0.25)
+        c.sendall(b"Content-Length: 2\r\n\r\n{}")
+    except OSError:
+        pass
+    c.close()
+EOF
+/usr/bin/python3 "$T/slow.py" "$T/slow.port" & SLOW_PID=$!
+# A service that records each request (line and body) and answers 52.5% (interval 40-61).
+cat > "$T/capture.py" <<'EOF'
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += c.recv(65536)
+    head, body = data.split(b"\r\n\r\n", 1)
+    n = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            n = int(line.split(b":")[1])
+    while len(body) < n:
+        body += c.recv(65536)
+    open(sys.argv[2], "wb").write(head.split(b"\r\n")[0] + b"\n" + body)
+    answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]}'
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(answer) + answer)
+    c.close()
+EOF
+/usr/bin/python3 "$T/capture.py" "$T/capture.port" "$T/captured" & CAPTURE_PID=$!
+for _ in $(seq 50); do [ -s "$T/slow.port" ] && [ -s "$T/capture.port" ] && break; sleep 0.1; done
+echo "0123456789abcdef" > "$T/deputy.token"
 mkdir -p "$T/my models" "$T/overuse"
 touch "$T/my models/m%1.onnx" "$T/my models/a=b,c.onnx"
 sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $T/gpucast |" "$HERE/gpucast.conf.example" > "$T/gpucast.conf.site"
@@ -37,18 +115,48 @@ local function conf(extra)
 end
 conf()
 dofile(T .. "/job_submit.lua")
+-- slurmctld's descriptors and environment: this harness holds a descriptor open without
+-- close-on-exec (io.open), and runs with SLURM_* and a secret in its environment
+-- (plugin_test.sh sets them). Neither may reach a process the plugin starts.
+local held = assert(io.open(T .. "/controller-pipe", "w"))
+local function inherited(who)  -- descriptors and environment of the last run of the stub (or record-as)
+  who = who or "spawn"
+  local fds = {}
+  for line in io.open(T .. "/" .. who .. ".fds"):lines() do
+    local fd, target = line:match(" (%d+) %-> (.*)$")
+    -- (the shell running a stub opens the stub itself after exec: not inherited)
+    if fd and target ~= T .. "/gpucast" and target ~= T .. "/record-as" then fds[#fds + 1] = fd .. "->" .. target end
+  end
+  local env = {}
+  for line in io.open(T .. "/" .. who .. ".env"):lines() do env[#env + 1] = line end
+  table.sort(env)
+  return fds, env
+end
+local function clean_env(env)
+  -- PWD, SHLVL and _ are bash's own (the plugin's bash starts in /).
+  local allowed = { PATH = "/usr/sbin:/usr/bin:/sbin:/bin", LANG = "C", PWD = "/", SHLVL = true, _ = true }
+  for _, kv in ipairs(env) do
+    local k, v = kv:match("^([^=]*)=(.*)$")
+    if not k or not allowed[k] or (allowed[k] ~= true and allowed[k] ~= v) then return false end
+  end
+  return true
+end
 local NV = 4294967294
 local M = "model=" .. T .. "/m.onnx,batch=8"
 local failed = 0
 local function check(name, ok, detail)
   if ok then print("  ok: " .. name) else failed = failed + 1; print("  FAIL: " .. name .. ": " .. tostring(detail)) end
 end
+-- The partitions slurmctld passes (name -> record); "test" is the default, as in the live test.
+local PARTS = { test = { name = "test", flag_default = 1, max_share = 1 }, cpu = { name = "cpu", flag_default = 0, max_share = 1 },
+                whole = { name = "whole", flag_default = 0, max_share = 0 } }
 local function submit(d)
   log = {}
-  for k, v in pairs({ min_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, user_id = 0, group_id = 0, name = "j" }) do
+  for k, v in pairs({ min_nodes = NV, max_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, shared = 65534, user_id = 0,
+                      group_id = 0, name = "j" }) do
     if d[k] == nil then d[k] = v end
   end
-  return slurm_job_submit(d, {}, 0), d, table.concat(log, "\n")
+  return slurm_job_submit(d, PARTS, 0), d, table.concat(log, "\n")
 end
 local function sized(name, d, want)
   local rc, out, l = submit(d)
@@ -63,6 +171,30 @@ local function refused(name, d, want)
 end
 
 local d, l = sized("model only", { comment = M }, "gres:shard:5")
+local fds, env = inherited()
+check("gpucast predict inherits only descriptors 0, 1, 2 (not slurmctld's " .. tostring(held) .. ")",
+      #fds == 3 and fds[1] == "0->/dev/null" and fds[2]:match("^1%->pipe:") and fds[3]:match("^2%->pipe:"),
+      table.concat(fds, " "))
+check("gpucast predict gets PATH and LANG=C only, nothing of slurmctld's environment", clean_env(env),
+      table.concat(env, " "))
+local function only_std_fds(fds)
+  return #fds == 3 and fds[1] == "0->/dev/null" and fds[2]:match("^1%->pipe:") ~= nil and fds[3]:match("^2%->pipe:") ~= nil
+end
+-- The same for what runs as a user (run_as, here a recorder), in cli mode and in upload mode.
+conf("run_as = " .. T .. "/record-as {uid} {gid} --\n")
+sized("uid 1001 through run_as", { comment = M, user_id = 1001, group_id = 1001 }, "gres:shard:5")
+fds, env = inherited("spawn-as")
+check("cli mode: run_as inherits only 0, 1, 2", only_std_fds(fds), table.concat(fds, " "))
+check("cli mode: run_as gets PATH and LANG=C only", clean_env(env), table.concat(env, " "))
+os.remove(T .. "/spawn-as.fds")
+conf("mode = service\nurl = http://127.0.0.1:9\nrun_as = " .. T .. "/record-as {uid} {gid} --\n")
+refused("upload mode, service down", { comment = M, user_id = 1001, group_id = 1001 }, "gpucast is misconfigured")
+fds, env = inherited("spawn-as")
+check("upload mode: the reader run as the user inherits only 0 (/dev/null), 1 (the pipe to curl), 2 (/dev/null)",
+      #fds == 3 and fds[1] == "0->/dev/null" and fds[2]:match("^1%->pipe:") and fds[3] == "2->/dev/null",
+      table.concat(fds, " "))
+check("upload mode: the reader gets PATH and LANG=C only", clean_env(env), table.concat(env, " "))
+conf()
 check("AdminComment keeps the prediction", d.admin_comment ==
       "gpucast: model=" .. T .. "/m.onnx batch=8 util=52.5 interval=40.0-61.0 basis=point share=shard:5/8", d.admin_comment)
 check("decision logged", l:find("log_info gpucast: uid=0 name=j: sized:", 1, true) ~= nil, l)
@@ -72,7 +204,56 @@ d = sized("--gpus=1", { comment = M, tres_per_job = "gres:gpu:1" }, "gres:shard:
 check("--gpus cleared", d.tres_per_job == "", d.tres_per_job)
 d = sized("-n1 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 1 }, "gres:shard:5")
 check("--gpus-per-task cleared", d.tres_per_task == "", d.tres_per_task)
-refused("typed", { comment = M, tres_per_node = "gres:gpu:a100:2" }, "typed GPU request 'gpu:a100:2'")
+refused("typed, no gpu_types", { comment = M, tres_per_node = "gres:gpu:a100:1" },
+        "GPU type 'a100' in 'gpu:a100:1' is not one this site names to gpucast")
+-- The GPU the job will run on: typed request, --constraint, partition (gpucast.conf), default.
+local function gpu_arg() return io.open(T .. "/gpu.arg"):read("*l") end
+d, l = sized("no GPU configured", { comment = M }, "gres:shard:5")
+check("the message says the predictor's GPU", l:find("batch 8 on RTX3090 (the predictor's GPU): predicted", 1, true), l)
+check("no --gpu passed", gpu_arg() == "RTX3090", gpu_arg())
+conf("gpu_types = a100:A100-80GB, v100:V100-32GB\npartition_gpus = test:RTX3090, big:A100-80GB, cpu:none\n")
+d, l = sized("partition test (the default)", { comment = M }, "gres:shard:5")
+check("predicted for RTX3090 (--gpu), said so", gpu_arg() == "RTX3090" and
+      l:find("on RTX3090 (partition test): predicted", 1, true) and d.admin_comment:find(" gpu=RTX3090 ", 1, true), l)
+d, l = sized("-p big", { comment = M, partition = "big" }, "gres:shard:5")
+check("-p big: --gpu A100-80GB", gpu_arg() == "A100-80GB" and l:find("on A100-80GB (partition big)", 1, true), l)
+d, l = sized("-p big --gres=gpu:a100:1", { comment = M, partition = "big", tres_per_node = "gres:gpu:a100:1" }, "gres:shard:5")
+check("typed a100: --gpu A100-80GB, kept on a100 nodes by the feature", gpu_arg() == "A100-80GB" and d.features == "a100", d.features)
+d, l = sized("-p big --constraint=a100&ib", { comment = M, partition = "big", features = "a100&ib" }, "gres:shard:5")
+check("--constraint a100: A100-80GB, features unchanged", gpu_arg() == "A100-80GB" and d.features == "a100&ib", d.features)
+d = sized("typed with a constraint", { comment = M, partition = "big", features = "ib", tres_per_node = "gres:gpu:a100:1" }, "gres:shard:5")
+check("the type joins the constraint", d.features == "(ib)&a100", d.features)
+refused("--gres=gpu:a100:1 in partition test (RTX3090)", { comment = M, tres_per_node = "gres:gpu:a100:1" },
+        "this job could run on different GPUs: A100-80GB (--gres type a100), RTX3090 (partition test)")
+refused("-p test,big", { comment = M, partition = "test,big" }, "this job could run on different GPUs")
+refused("--constraint=a100|v100", { comment = M, partition = "big", features = "a100|v100" }, "could run on different GPUs")
+refused("--gres=gpu:h100:1 (not a site type)", { comment = M, tres_per_node = "gres:gpu:h100:1" },
+        "GPU type 'h100' in 'gpu:h100:1' is not one this site names (a100, v100): choose one of those")
+refused("-p cpu (no GPUs)", { comment = M, partition = "cpu" }, "partition cpu has no GPUs")
+conf("default_gpu = H100\n")
+d, l = sized("default_gpu", { comment = M }, "gres:shard:5")
+check("default_gpu: --gpu H100, said so", gpu_arg() == "H100" and l:find("on H100 (default_gpu)", 1, true), l)
+conf("default_gpu = bogus\n")
+l = refused("a GPU gpucast does not know in gpucast.conf", { comment = M }, "gpucast is misconfigured")
+check("the operator is told which setting", l:find("log_error[^\n]*gpucast.conf names GPU 'bogus' %(default_gpu%), which gpucast " ..
+      "does not know: features: unknown GPU 'bogus'") ~= nil, l)
+conf("gpu_types = a100:none\n")
+refused("gpu_types to none", { comment = M }, "gpucast is misconfigured")
+-- Deputy and upload mode send the GPU only when gpucast.conf names one.
+local CAP = "url = http://127.0.0.1:" .. io.open(T .. "/capture.port"):read("*a") .. "\n"
+local function captured() return io.open(T .. "/captured"):read("*a") end
+conf("mode = service\n" .. CAP .. "deputy_token_file = " .. T .. "/deputy.token\npartition_gpus = test:A100-80GB\n")
+d, l = sized("deputy, partition test:A100-80GB", { comment = M }, "gres:shard:5")
+check("deputy body has \"gpu\":\"A100-80GB\"", captured():find('"gpu":"A100-80GB"', 1, true) and
+      l:find("on A100-80GB (partition test)", 1, true), captured() .. l)
+conf("mode = service\n" .. CAP .. "deputy_token_file = " .. T .. "/deputy.token\n")
+d, l = sized("deputy, no GPU configured", { comment = M }, "gres:shard:5")
+check("deputy body without gpu; the message says the predictor's GPU", not captured():find('"gpu"', 1, true) and
+      l:find("batch 8 on the predictor's GPU: predicted", 1, true), captured() .. l)
+conf("mode = service\n" .. CAP .. "partition_gpus = test:A100-80GB\n")
+sized("upload, partition test:A100-80GB", { comment = M }, "gres:shard:5")
+check("upload query has gpu=A100-80GB", captured():find("^POST /v1/predict%?[^\n]*&gpu=A100%-80GB") ~= nil, captured())
+conf()
 -- Several networks per step: each model= is one forward+backward pass (as gpucast predict --model).
 d, l = sized("GAN: model=G,model=D,model=D", { comment = M .. ",model=" .. T .. "/d.onnx,model=" .. T .. "/d.onnx" },
              "gres:shard:5")
@@ -89,9 +270,75 @@ refused("17 networks", { comment = many }, "more than 16 different model= networ
 conf("mode = service\nurl = http://127.0.0.1:9\n")  -- curl upload: one graph per request, refused before any request
 refused("GAN in upload mode", { comment = M .. ",model=" .. T .. "/d.onnx" }, "uploads one graph per job")
 conf()
-refused("--gpus=4", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
-refused("-n2 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 2 }, "this job asks for 2 GPUs")
+-- Several GPUs on one node: whole GPUs (a job's shards cannot span GPUs), predicted per GPU.
+d, l = sized("--gpus=4", { comment = M, tres_per_job = "gres:gpu:4" }, "gres:gpu:4")
+check("--gpus=4: whole GPUs on one node, --gpus cleared", d.tres_per_job == "" and d.max_nodes == 1, d.tres_per_job)
+check("--gpus=4 with a gpucast without --gpus: predicted as a single-GPU job, said so",
+      l:find("batch 8 on RTX3090 (the predictor's GPU) x4 GPUs: predicted GPU utilization 52.5% per GPU, predicted as a " ..
+             "single-GPU job (this gpucast has no data-parallel prediction) (interval 40.0-61.0%, sized by point) -> " ..
+             "gres:gpu:4 (whole GPUs: a job's shards cannot span GPUs)", 1, true), l)
+check("AdminComment share=gpu:4/4", d.admin_comment:find(" share=gpu:4/4$") ~= nil, d.admin_comment)
+io.open(T .. "/dp", "w"):close()
+d, l = sized("-n2 --gpus-per-task=1", { comment = M, tres_per_task = "gres:gpu:1", num_tasks = 2 }, "gres:gpu:2")
+check("with gpucast predict --gpus: data-parallel, said so", io.open(T .. "/gpus.arg"):read("*l") == "2" and
+      l:find("x2 GPUs: predicted GPU utilization 52.5% per GPU (data-parallel, gpucast predict --gpus 2)", 1, true), l)
+os.remove(T .. "/dp")
+sized("--gres=gpu:2,nic:1", { comment = M, tres_per_node = "gres:gpu:2,gres:nic:1" }, "gres:gpu:2,gres:nic:1")
+conf("multi_gpu = refuse\n")
+refused("--gpus=4, multi_gpu = refuse", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
+conf("mode = service\n" .. "url = http://127.0.0.1:" .. io.open(T .. "/capture.port"):read("*a") .. "\n" ..
+     "deputy_token_file = " .. T .. "/deputy.token\n")
+sized("deputy, --gpus=2", { comment = M, tres_per_job = "gres:gpu:2" }, "gres:gpu:2")
+check("deputy body has \"gpus\":2", io.open(T .. "/captured"):read("*a"):find('"gpus":2', 1, true), io.open(T .. "/captured"):read("*a"))
+conf()
 refused("-N4", { comment = M, tres_per_node = "gres:gpu:1", min_nodes = 4 }, "this job asks for 4 nodes")
+refused("-N2-4", { comment = M, min_nodes = 2, max_nodes = 4 }, "this job asks for 2 nodes")
+d, l = sized("-N1-2: a range", { comment = M, min_nodes = 1, max_nodes = 2 }, "gres:shard:5")
+check("-N1-2 pinned to one node, and the user told", d.max_nodes == 1 and l:find("on one node (-N1, was up to 2 nodes)", 1, true),
+      tostring(d.max_nodes) .. " " .. l)
+d = sized("-n32 without -N", { comment = M, num_tasks = 32 }, "gres:shard:5")
+check("tasks cannot spread the share over nodes (max_nodes 1)", d.max_nodes == 1, d.max_nodes)
+-- --exclusive: Slurm 22.05 gives the job every GPU of its node, whatever it asks for.
+refused("--exclusive, no model", { shared = 0 }, "this job takes whole nodes (--exclusive, or an exclusive partition)")
+refused("--exclusive --gres=gpu:0, no model", { shared = 0, tres_per_node = "gres:gpu:0" }, "even with --gres=gpu:0")
+refused("exclusive partition, no model", { partition = "whole" }, "this job takes whole nodes")
+refused("--exclusive with a model", { comment = M, shared = 0 }, "drop --exclusive")
+rc, d, l = submit({ tres_per_node = "gres:gpu:0" })
+check("--gres=gpu:0 without a model: no GPU, accepted unchanged", rc == 0 and l:find("no model, no GPU request", 1, true), l)
+rc, d, l = submit({ shared = 1 })
+check("--oversubscribe without a model: accepted", rc == 0, l)
+rc, d, l = submit({ shared = 2 })
+check("--exclusive=user (shared 2: no whole-node GPUs) without a model: accepted", rc == 0, l)
+conf("partition_gpus = cpu:none, test:RTX3090\n")
+rc, d, l = submit({ shared = 0, partition = "cpu" })
+check("--exclusive in a partition listed as none (no GPUs): accepted", rc == 0, l)
+refused("--exclusive in -p cpu,test (test has GPUs)", { shared = 0, partition = "cpu,test" }, "this job takes whole nodes")
+conf("partition_gpus = cpu\n")
+refused("partition_gpus without :GPU", { comment = M }, "gpucast is misconfigured")
+conf()
+-- Log lines: a newline in the job name or (percent-encoded) in the model path forges nothing.
+-- ctld(): what went to slurmctld.log (log_info, log_error), each entry one line.
+local function ctld()
+  local out, clean = {}, true
+  for _, e in ipairs(log) do
+    if not e:match("^log_user") then out[#out + 1] = e; clean = clean and not e:find("%c") end
+  end
+  return table.concat(out, "\n"), clean
+end
+local text, clean
+submit({ comment = M, name = "x\nerror: forged by a job name" })
+text, clean = ctld()
+check("a newline in the job name is escaped in slurmctld.log", clean and
+      text:find("name=x\\nerror: forged by a job name: sized:", 1, true), text)
+io.open(T .. "/x\nerror: forged.onnx", "w"):close()
+rc = submit({ comment = "model=" .. T .. "/x%0Aerror:%20forged.onnx,batch=8", name = "j" })
+text, clean = ctld()
+check("a newline in the model path (declared %0A) is escaped in slurmctld.log", rc == 0 and clean and
+      text:find("x\\nerror: forged.onnx", 1, true) ~= nil, text)
+rc = submit({ comment = "model=" .. T .. "/m.onnx,batch=8,x\27y=1", name = "j" })
+text, clean = ctld()
+check("an escape character in a declaration item is escaped in slurmctld.log", rc == -1 and clean and
+      text:find("'x\\x1by=1'", 1, true) ~= nil, text)
 refused("--cpus-per-gpu", { comment = M, cpus_per_tres = "gres:gpu:2" }, "--cpus-per-gpu")
 refused("--gpus-per-socket", { comment = M, tres_per_socket = "gres:gpu:1" }, "--gpus-per-socket")
 refused("no model, --gres=shard:1", { tres_per_node = "gres:shard:1" }, "GPU jobs must name their model")
@@ -101,6 +348,33 @@ check("no model, no GPU: unchanged", rc == 0 and d.tres_per_node == "gres:nic:1"
 local a = refused("missing model", { comment = "model=" .. T .. "/missing.onnx,batch=8" }, "the model file cannot be read")
 refused("bad model", { comment = "model=" .. T .. "/bad.onnx,batch=8" }, "not an ONNX model")
 refused("no batch", { comment = "model=" .. T .. "/m.onnx" }, "no batch=N")
+refused("relative model path", { comment = "model=m.onnx,batch=8" }, "model=m.onnx: want an absolute path")
+-- Nothing may block: a FIFO is refused before anything opens it; the whole prediction has
+-- a hard deadline (timeout_s), also against a process that leaves the process group, and
+-- in deputy mode against a service that answers a line at a time.
+local socket = require("socket")
+local function timed(f) local t0 = socket.gettime(); local r = { f() }; return socket.gettime() - t0, unpack(r) end
+local secs = timed(function() return refused("a FIFO as the model", { comment = "model=" .. T .. "/fifo.onnx,batch=8" },
+                                             "is not a regular file") end)
+check(string.format("the FIFO refused at once (%.3f s)", secs), secs < 0.5, secs)
+conf("mode = service\nurl = http://127.0.0.1:9\n")
+secs = timed(function() return refused("a FIFO as the model, upload mode", { comment = "model=" .. T .. "/fifo.onnx,batch=8" },
+                                       "is not a regular file") end)
+check(string.format("upload mode: the FIFO refused at once (%.3f s)", secs), secs < 0.5, secs)
+conf("timeout_s = 1\n")
+secs = timed(function() return refused("gpucast predict hangs", { comment = "model=" .. T .. "/hang.onnx,batch=8" },
+                                       "did not finish within 1 s") end)
+check(string.format("a hanging prediction ends at timeout_s = 1 (%.2f s)", secs), secs >= 0.9 and secs < 1.5, secs)
+secs = timed(function() return refused("a process escapes the process group", { comment = "model=" .. T .. "/escape.onnx,batch=8" },
+                                       "did not finish within 1 s") end)
+check(string.format("an escaped process holding the output does not hold the plugin (%.2f s)", secs), secs < 1.5, secs)
+conf("mode = service\nurl = http://127.0.0.1:" .. io.open(T .. "/slow.port"):read("*a") ..
+     "\ndeputy_token_file = " .. T .. "/deputy.token\ntimeout_s = 1\n")
+local l
+secs, _, _, l = timed(function() return submit({ comment = M }) end)
+check(string.format("deputy mode: a service trickling its answer is cut at timeout_s = 1 (%.2f s)", secs),
+      secs >= 0.9 and secs < 1.5 and l:find("no answer within 1 s", 1, true) ~= nil, tostring(secs) .. " " .. tostring(l))
+conf()
 -- Model paths with spaces, '%', '=' and ',': declared percent-encoded (a comment splits
 -- at blanks and commas), kept percent-encoded in the AdminComment as one token.
 local SP = T .. "/my%20models/"
@@ -160,8 +434,10 @@ local rec = { user_id = 0, group_id = 0, job_id = 7, name = "j", tres_per_node =
               admin_comment = "gpucast: model=x batch=64 util=99.0 interval=98.0-100.0 basis=point share=shard:8/8" }
 local function modify(desc, uid)
   log = {}
-  for k, v in pairs({ min_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534 }) do if desc[k] == nil then desc[k] = v end end
-  return slurm_job_modify(desc, rec, {}, uid or 1001), desc, table.concat(log, "\n")
+  for k, v in pairs({ min_nodes = NV, max_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, shared = 65534 }) do
+    if desc[k] == nil then desc[k] = v end
+  end
+  return slurm_job_modify(desc, rec, PARTS, uid or 1001), desc, table.concat(log, "\n")
 end
 for _, tpn in ipairs({ "gres:shard:1", "gres:gpu:1", "gres:nic:1", "gres:mps:50" }) do
   rc, _, l = modify({ tres_per_node = tpn })
@@ -176,13 +452,43 @@ rc, d, l = modify({ comment = M })
 check("new model declaration by the owner refused", rc == 2072 and l:find("cannot be changed after submission"), l)
 rc, d, l = modify({ comment = M }, 0)
 check("new model declaration by root re-predicted", rc == 0 and d.tres_per_node == "gres:shard:5", tostring(rc) .. " " .. tostring(d.tres_per_node) .. " " .. l)
+-- A job of whole GPUs keeps its count.
+local saved = rec.admin_comment
+rec.admin_comment = "gpucast: model=x batch=64 util=52.5 interval=40.0-61.0 basis=point share=gpu:2/2"
+rc, _, l = modify({ tres_per_node = "gres:gpu:1" })
+check("whole GPUs: gpu:2 -> gpu:1 refused", rc == 2072 and l:find("changing its GPUs to gpu:1 is not accepted", 1, true), l)
+rc, _, l = modify({ tres_per_node = "gres:shard:8" })
+check("whole GPUs: a share instead refused", rc == 2072 and l:find("a share (shard:8) is not accepted", 1, true), l)
+rc = modify({ tres_per_node = "gres:gpu:2" })
+check("whole GPUs: gpu:2 kept accepted", rc == 0, rc)
+rec.admin_comment = saved
 rc = modify({ comment = "just a note" })
 check("plain comment change untouched", rc == 0, rc)
 rec.admin_comment = nil
 rc = modify({ tres_per_node = "gres:shard:1" })
 check("GPU share added to a job without model refused", rc == 2072, rc)
+rc, _, l = modify({ shared = 0 })
+check("--exclusive added to a job without a model refused", rc == 2072 and l:find("takes whole nodes", 1, true), l)
+rec.admin_comment = "gpucast: model=x batch=64 util=99.0 interval=98.0-100.0 basis=point share=shard:8/8"
+rc, _, l = modify({ max_nodes = 2 })
+check("NumNodes=1-2 of a sized job refused", rc == 2072 and l:find("cannot span nodes", 1, true), l)
+rc, _, l = modify({ shared = 0 })
+check("--exclusive (OverSubscribe=no) on a sized job refused", rc == 2072 and l:find("every GPU of its node", 1, true), l)
+-- A job predicted for one GPU cannot be moved to another by a partition or constraint update.
+conf("gpu_types = a100:A100-80GB\npartition_gpus = test:RTX3090, big:A100-80GB, other:RTX3090\n")
+rec.partition = "test"
+rec.admin_comment = "gpucast: model=x batch=64 gpu=RTX3090 util=99.0 interval=98.0-100.0 basis=point share=shard:8/8"
+rc, _, l = modify({ partition = "big" })
+check("Partition=big (A100-80GB) for a job predicted on RTX3090 refused", rc == 2072 and
+      l:find("was predicted for RTX3090; the new partition or constraint would put it on A100-80GB", 1, true), l)
+rc, _, l = modify({ features = "a100" })
+check("Features=a100 for a job predicted on RTX3090 refused (the partition says RTX3090)", rc == 2072, l)
+rc = modify({ partition = "other" })
+check("Partition=other (also RTX3090) accepted", rc == 0, rc)
+conf()
 
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")
 EOF
-lua5.1 "$T/test.lua" "$T"
+env SLURM_CONF=/etc/slurm/slurm.conf SLURM_JOB_ID=7 GPUCAST_TEST_CONTROLLER_SECRET=s3cret \
+  lua5.1 "$T/test.lua" "$T"

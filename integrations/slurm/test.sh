@@ -35,7 +35,7 @@ fi
 [ -f "$BUILD_DIR/cmake_install.cmake" ] || { echo "slurm test: FAILED: $BUILD_DIR is not a cmake build dir" >&2; exit 1; }
 
 # Debian packages (idempotent).
-PKGS="slurmctld slurmd slurm-client munge curl lua-socket"
+PKGS="slurmctld slurmd slurm-client munge curl lua-socket jq sudo lua5.1"
 missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "slurm test: installing $missing"
@@ -84,9 +84,12 @@ cancel_all() {
   for _ in $(seq 100); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
 }
 
+PLANTED=""   # files the test user planted outside the temp dir
+SUDOERS=""; EXTRA_USERS=""; EXTRA_GROUP=""   # section 9
 cleanup() {
   local rc=$? left=""
   [ "$FAILED" = 1 ] && rc=1
+  [ -n "$PLANTED" ] && rm -f $PLANTED
   if [ "$rc" != 0 ]; then
     echo "--- slurmctld.log (tail)"; tail -n 30 "$T/slurmctld.log" 2>/dev/null || true
     echo "--- slurmd.log (tail)"; tail -n 15 "$T/slurmd.log" 2>/dev/null || true
@@ -101,6 +104,14 @@ cleanup() {
     sleep 0.1
   done
   if [ -n "$left" ]; then echo "slurm test: processes left behind: $left" >&2; rc=1; fi
+  # Section 9's sudoers file and accounts (the rule goes first).
+  [ -n "$SUDOERS" ] && rm -f "$SUDOERS"
+  for u in $EXTRA_USERS; do
+    pkill -KILL -u "$u" 2>/dev/null || true
+    userdel "$u" 2>/dev/null || { echo "slurm test: cannot remove user $u" >&2; rc=1; }
+    getent group "$u" >/dev/null && groupdel "$u" 2>/dev/null
+  done
+  [ -n "$EXTRA_GROUP" ] && groupdel "$EXTRA_GROUP" 2>/dev/null
   if [ -n "$TU" ]; then
     pkill -KILL -u "$TU" 2>/dev/null || true  # only the throw-away user's processes
     userdel "$TU" 2>/dev/null || { echo "slurm test: cannot remove user $TU" >&2; rc=1; }
@@ -203,8 +214,9 @@ MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
 MailProg=/bin/true
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=$gres State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=$gres Features=rtx3090 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=whole Nodes=ALL OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP
 CONF
   {
     echo "AutoDetect=off"
@@ -356,7 +368,48 @@ if [ -n "$BENCH" ]; then
   exit 0
 fi
 
+# --- 0. what the user's process inherits from slurmctld: descriptors 0-2, no environment ---
+# gpucast (cli mode) and the model reader (upload mode) run as the user; wrappers record
+# their descriptors (a child lists the wrapper's /proc/PID/fd) and environment, then run
+# the real thing. slurmctld holds pipes to slurmscriptd (root) that must not get there.
+cat > "$T/rec-gpucast" <<EOF
+#!/bin/sh
+sh -c 'ls -l /proc/\$PPID/fd > "\$1"' record "$T/out/rec-cli.fds"
+env > "$T/out/rec-cli.env"
+exec "$GPUCAST" "\$@"
+EOF
+cat > "$T/rec-as" <<EOF
+#!/bin/sh
+sh -c 'ls -l /proc/\$PPID/fd > "\$1"' record "$T/out/rec-upload.fds"
+env > "$T/out/rec-upload.env"
+exec "\$@"
+EOF
+chmod 755 "$T/rec-gpucast" "$T/rec-as"
+CTLD_PID=${PIDS[1]}
+CTLD_PIPES=$(ls -l "/proc/$CTLD_PID/fd" | grep -c ' -> pipe:' || true)
+[ "$CTLD_PIPES" -ge 1 ] || fail "test premise: slurmctld (pid $CTLD_PID) holds no pipe: $(ls -l /proc/$CTLD_PID/fd)"
+inherited_ok() {  # inherited_ok NAME WRAPPER FD2: only 0 /dev/null, 1 a pipe, 2 FD2 (a pipe or /dev/null); env PATH LANG PWD SHLVL _
+  local fds env fd2
+  fds=$(sed -n 's/.* \([0-9]*\) -> \(.*\)$/\1->\2/p' "$T/out/$1.fds" | awk -F'->' -v w="$2" '$2 != w' | sort)
+  fd2=$(echo "$fds" | sed -n 3p)
+  if [ "$(echo "$fds" | wc -l)" != 3 ] || [ "$(echo "$fds" | sed -n 1p)" != "0->/dev/null" ] ||
+     [[ "$(echo "$fds" | sed -n 2p)" != "1->pipe:["*"]" ]] || { [ "$3" = pipe ] && [[ "$fd2" != "2->pipe:["*"]" ]]; } ||
+     { [ "$3" != pipe ] && [ "$fd2" != "2->$3" ]; }; then
+    fail "$1: the user's process inherited descriptors $(echo $fds) (slurmctld has $(ls /proc/$CTLD_PID/fd | wc -l) open)"
+  fi
+  env=$(cut -d= -f1 "$T/out/$1.env" | sort | tr '\n' ' ')
+  [ "$env" = "LANG PATH PWD SHLVL _ " ] && grep -qx 'PATH=/usr/sbin:/usr/bin:/sbin:/bin' "$T/out/$1.env" &&
+    grep -qx 'LANG=C' "$T/out/$1.env" || fail "$1: the user's process got the environment: $(tr '\n' ' ' < "$T/out/$1.env")"
+}
+write_conf "gpucast=$T/rec-gpucast"
+id=$(submit -H "--comment=model=$MODELS/pointnet.onnx,batch=32" "$T/sleep.sh") || fail "recorded cli job refused: $(cat "$T/sbatch.err")"
+[ "$(stat -c %u "$T/out/rec-cli.fds")" = "$TUID" ] || fail "gpucast did not run as the user"
+inherited_ok rec-cli "$T/rec-gpucast" pipe
+pass "cli mode: gpucast predict ran as $TU with descriptors 0-2 only (slurmctld holds $CTLD_PIPES pipes) and PATH, LANG=C"
+cancel_all
+
 # --- 1. sizing and sharing (default cli mode, the example configuration) -----------------
+write_conf
 BIG=$(submit --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "big job refused: $(cat "$T/sbatch.err")"
 grep -q "gres:shard:$N_BIG of $SHARDS" "$T/sbatch.err" || fail "no gpucast message on sbatch stderr: $(cat "$T/sbatch.err")"
 [ "$(granted "$BIG")" = "gres:shard:$N_BIG" ] || fail "resnet50: Slurm has $(granted "$BIG"), want gres:shard:$N_BIG"
@@ -404,11 +457,22 @@ expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gpus-per-node=1
 expect_granted "gres:shard:$N_SMALL" "$M_SMALL" -n1 --gpus-per-task=1
 expect_granted "gres:shard:$N_SMALL" "$M_SMALL" --gres=shard:1
 expect_granted "gres:shard:$N_SMALL,gres:nic:1" "$M_SMALL" --gres=gpu:1,nic:1
-expect_reject "typed GPU request 'gpu:a100:2'" "$M_SMALL" --gres=gpu:a100:2 "$T/sleep.sh"
-expect_reject "this job asks for 4 GPUs (--gpus gpu:4)" "$M_SMALL" --gpus=4 "$T/sleep.sh"
-expect_reject "this job asks for 2 GPUs" "$M_SMALL" --gres=gpu:2 "$T/sleep.sh"
-expect_reject "this job asks for 2 GPUs" "$M_SMALL" -n1 --gpus-per-task=2 "$T/sleep.sh"
-expect_reject "this job asks for 2 GPUs" "$M_SMALL" -n2 --gpus-per-task=1 "$T/sleep.sh"
+expect_reject "GPU type 'a100' in 'gpu:a100:2' is not one this site names to gpucast" "$M_SMALL" --gres=gpu:a100:2 "$T/sleep.sh"
+# Several GPUs on one node: whole GPUs (a job's shards cannot span GPUs), predicted per GPU.
+expect_granted "gres:gpu:2" "$M_SMALL" --gres=gpu:2
+grep -q "x2 GPUs: predicted GPU utilization [0-9.]*% per GPU, .* -> gres:gpu:2 (whole GPUs: a job's shards cannot span GPUs)" \
+  "$T/sbatch.err" || fail "--gres=gpu:2: $(cat "$T/sbatch.err")"
+expect_granted "gres:gpu:2" "$M_SMALL" -n1 --gpus-per-task=2
+expect_granted "gres:gpu:2" "$M_SMALL" -n2 --gpus-per-task=1
+expect_reject "Requested node configuration is not available" "$M_SMALL" --gpus=4 "$T/sleep.sh"
+grep -q "x4 GPUs" "$T/sbatch.err" || fail "--gpus=4: $(cat "$T/sbatch.err")"
+WG=$(submit "$M_SMALL" --gres=gpu:2 "$T/sleep.sh") || fail "gpu:2 job refused"
+wait_state "$WG" RUNNING
+SJ=$(submit "$M_SMALL" "$T/sleep.sh") || fail "shard job refused"
+for _ in $(seq 50); do [ "$(job_field "$SJ" Reason)" != None ] && break; sleep 0.1; done
+[ "$(job_field "$SJ" JobState)" = PENDING ] || fail "a shard job runs beside a job holding both GPUs whole: $(squeue)"
+pass "while a job holds both GPUs whole (gres:gpu:2), a shard job pends ($(job_field "$SJ" Reason)); --gpus=4 is refused by Slurm (2 GPUs per node)"
+cancel_all
 expect_reject "this job asks for 2 nodes" "$M_SMALL" -N2 --gres=gpu:1 "$T/sleep.sh"
 expect_reject "--cpus-per-gpu, --mem-per-gpu and --ntasks-per-gpu count whole GPUs" "$M_SMALL" --gres=gpu:1 --cpus-per-gpu=2 "$T/sleep.sh"
 expect_reject "GPU jobs must name their model" --gpus=1 "$T/sleep.sh"
@@ -418,6 +482,68 @@ CPU=$(submit -H --gres=nic:1 "$T/sleep.sh") || fail "CPU job refused: $(cat "$T/
 [ "$(granted "$CPU")" = "gres:nic:1" ] || fail "CPU job's gres changed to $(granted "$CPU")"
 ctld_log_has "uid=$TUID name=sleep.sh: accepted unchanged (no model, no GPU request)"
 pass "job without model or GPU accepted unchanged (gres:nic:1 kept), logged"
+
+# --- 2b. what a user must not get through (issue 17) -------------------------------------
+# --exclusive: Slurm 22.05 gives the job every GPU of its node (JOB_GRES=gpu:2), whatever it
+# asks for, --gres=gpu:0 included; so without a model it is refused, with one as well.
+expect_reject "this job takes whole nodes (--exclusive, or an exclusive partition)" --exclusive "$T/sleep.sh"
+expect_reject "even with --gres=gpu:0" --exclusive --gres=gpu:0 "$T/sleep.sh"
+if out=$(as_user salloc --no-shell --exclusive 2>&1); then fail "salloc --exclusive without a model accepted: $out"; fi
+echo "$out" | grep -q "this job takes whole nodes" || fail "salloc --exclusive: $out"
+expect_reject "drop --exclusive" --exclusive "$M_SMALL" "$T/sleep.sh"
+expect_reject "this job takes whole nodes (--exclusive, or an exclusive partition)" -p whole "$T/sleep.sh"
+pass "--exclusive without a model gets no GPU (refused, sbatch and salloc); with a model it is refused too; so is any job of an OverSubscribe=EXCLUSIVE partition"
+id=$(submit -H --gres=gpu:0 "$T/sleep.sh") || fail "--gres=gpu:0 without a model refused: $(cat "$T/sbatch.err")"
+[ "$(granted "$id")" = "gres:gpu:0" ] || fail "--gres=gpu:0: $(granted "$id")"
+pass "--gres=gpu:0 without a model: no GPU asked, accepted unchanged"
+id=$(submit -H -N1-2 "$M_SMALL" "$T/sleep.sh") || fail "-N1-2 refused: $(cat "$T/sbatch.err")"
+[ "$(job_field "$id" NumNodes)" = 1-1 ] && grep -q "on one node (-N1, was up to 2 nodes)" "$T/sbatch.err" ||
+  fail "-N1-2: NumNodes=$(job_field "$id" NumNodes): $(cat "$T/sbatch.err")"
+if id=$(submit -H -N1-2 -n32 "$M_SMALL" "$T/sleep.sh"); then
+  [ "$(job_field "$id" NumNodes)" = 1-1 ] || fail "-N1-2 -n32: NumNodes=$(job_field "$id" NumNodes)"
+else
+  grep -q "Requested node configuration is not available" "$T/sbatch.err" || fail "-N1-2 -n32: $(cat "$T/sbatch.err")"
+fi
+if as_user scontrol update jobid="$(submit -H "$M_SMALL" "$T/sleep.sh")" NumNodes=1-2 2>/dev/null; then
+  fail "NumNodes=1-2 of a sized job accepted"
+fi
+pass "-N1-2 stays on one node (NumNodes=1-1, told), -N1-2 -n32 cannot spread (Slurm: $(grep -o 'Requested node configuration is not available' "$T/sbatch.err" || echo "NumNodes=1-1")), scontrol update NumNodes=1-2 refused"
+mkfifo "$T/fifo.onnx"; chmod 666 "$T/fifo.onnx"
+t0=$(date +%s%N)
+expect_reject "is not a regular file" --comment="model=$T/fifo.onnx,batch=8" "$T/sleep.sh"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$ms" -lt 1500 ] || fail "the FIFO took $ms ms to refuse"
+pass "a FIFO as the model is refused in $ms ms (cli mode; timeout_s is 5 s)"
+FORGED="error: forged by a job name $$"
+submit -H -J "x"$'\n'"$FORGED" "$M_SMALL" "$T/sleep.sh" >/dev/null || fail "job named with a newline refused: $(cat "$T/sbatch.err")"
+grep -qF "name=x\n$FORGED: sized:" "$T/slurmctld.log" || fail "the job name with a newline is not in slurmctld.log, escaped"
+! grep -q "^$FORGED" "$T/slurmctld.log" || fail "a newline in a job name forged a line in slurmctld.log"
+pass "a newline in a job name is logged as \\n: no forged line in slurmctld.log"
+cancel_all
+
+# --- 2c. predicted for the GPU the job will run on (gpu_types, partition_gpus) ------------
+# resnet50 batch 16 needs a different share on an H100 than on the predictor's RTX3090.
+U16=$(pjson "$MODELS/resnet50.onnx" 16 | jnum gpu_util); N16=$(units_for "$U16" $SHARDS)
+U16H=$("$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$MODELS/resnet50.onnx" --batch 16 --gpu H100 |
+       jnum gpu_util); N16H=$(units_for "$U16H" $SHARDS)
+[ "$N16" != "$N16H" ] || fail "test premise: resnet50 b16 gets $N16 shards on RTX3090 and on H100"
+M16="--comment=model=$MODELS/resnet50.onnx,batch=16"
+write_conf "gpu_types=rtx3090:RTX3090 a100:A100-80GB"
+id=$(submit -H "$M16" --gres=gpu:rtx3090:1 "$T/sleep.sh") || fail "typed rtx3090 refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N16" ] && [ "$(job_field "$id" Features)" = rtx3090 ] &&
+  grep -q "batch 16 on RTX3090 (--gres type rtx3090): predicted" "$T/sbatch.err" ||
+  fail "typed rtx3090: $(granted "$id") Features=$(job_field "$id" Features): $(cat "$T/sbatch.err")"
+if submit -H "$M16" --gres=gpu:a100:1 "$T/sleep.sh" >/dev/null; then fail "a100 job accepted on a cluster without a100 nodes"; fi
+grep -q "on A100-80GB (--gres type a100)" "$T/sbatch.err" && grep -q "Invalid feature specification" "$T/sbatch.err" ||
+  fail "typed a100: $(cat "$T/sbatch.err")"
+write_conf "partition_gpus=test:H100"
+id=$(submit -H "$M16" "$T/sleep.sh") || fail "partition H100 refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N16H" ] && grep -q "batch 16 on H100 (partition test): predicted" "$T/sbatch.err" &&
+  scontrol show job "$id" | grep -q "AdminComment=gpucast: model=$MODELS/resnet50.onnx batch=16 gpu=H100 " ||
+  fail "partition test:H100: $(granted "$id"): $(cat "$T/sbatch.err")"
+write_conf
+pass "resnet50 b16: --gres=gpu:rtx3090:1 -> RTX3090 ${U16}% -> shard:$N16, kept on Feature=rtx3090 nodes; gpu:a100:1 predicted for A100-80GB and refused by Slurm (no a100 node); partition_gpus test:H100 -> ${U16H}% -> shard:$N16H"
+cancel_all
 
 # --- 3. the owner cannot undo the decision (job_modify) ---------------------------------
 HELD=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "held big job refused"
@@ -500,14 +626,17 @@ cancel_all
 # --- 6. arrays, heterogeneous jobs, salloc and srun --------------------------------------
 id=$(submit -H --array=0-2 "$M_SMALL" "$T/sleep.sh") || fail "array refused: $(cat "$T/sbatch.err")"
 [ "$(scontrol show job "$id" | grep -c "TresPerNode=gres:shard:$N_SMALL")" -ge 1 ] || fail "array: $(granted "$id")"
-expect_reject "this job asks for 4 GPUs" --array=0-2 "$M_SMALL" --gpus=4 "$T/sleep.sh"
-pass "job array -> gres:shard:$N_SMALL; a multi-GPU array is refused"
+id=$(submit -H --array=0-1 "$M_SMALL" --gpus=2 "$T/sleep.sh") || fail "2-GPU array refused: $(cat "$T/sbatch.err")"
+[ "$(scontrol show job "$id" | grep -c "TresPerNode=gres:gpu:2")" -ge 1 ] || fail "2-GPU array: $(granted "$id")"
+pass "job array -> gres:shard:$N_SMALL; a 2-GPU array -> gres:gpu:2"
 id=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" : "$M_SMALL" "$T/sleep.sh") ||
   fail "hetjob refused: $(cat "$T/sbatch.err")"
 [ "$(granted "$id+0")" = "gres:shard:$N_BIG" ] && [ "$(granted "$id+1")" = "gres:shard:$N_SMALL" ] ||
   fail "hetjob components: $(granted "$id+0") / $(granted "$id+1")"
-pass "heterogeneous job: component 0 -> shard:$N_BIG, component 1 -> shard:$N_SMALL; a 2-GPU component is refused"
-expect_reject "this job asks for 2 GPUs" "$M_SMALL" : --gres=gpu:2 "$T/sleep.sh"
+id=$(submit -H "$M_SMALL" : "$M_SMALL" --gres=gpu:2 "$T/sleep.sh") || fail "hetjob with 2 GPUs refused: $(cat "$T/sbatch.err")"
+[ "$(granted "$id+1")" = "gres:gpu:2" ] || fail "hetjob component 1: $(granted "$id+1")"
+expect_reject "this job asks for 2 nodes" "$M_SMALL" : "$M_SMALL" -N2 "$T/sleep.sh"
+pass "heterogeneous job: component 0 -> shard:$N_BIG, component 1 -> shard:$N_SMALL; a 2-GPU component -> gres:gpu:2, a 2-node one is refused"
 cancel_all
 out=$(as_user salloc --no-shell "$M_SMALL" 2>&1) || fail "salloc refused: $out"
 id=$(echo "$out" | sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
@@ -518,8 +647,8 @@ echo "$out" | grep -qF "$(echo "$M_MISSING" | sed 's/^.*gpucast: //')" || fail "
 pass "salloc: sized (shard:$N_SMALL) and refused by the same rules"
 out=$(as_user timeout 60 srun "$M_SMALL" sh -c 'scontrol show job $SLURM_JOB_ID' 2>&1) || fail "srun refused: $out"
 echo "$out" | grep -q "TresPerNode=gres:shard:$N_SMALL" || fail "srun job not sized: $out"
-if out=$(as_user timeout 60 srun --gpus=2 "$M_SMALL" true 2>&1); then fail "srun --gpus=2 accepted"; fi
-echo "$out" | grep -q "this job asks for 2 GPUs" || fail "srun refusal: $out"
+if out=$(as_user timeout 60 srun -N2 "$M_SMALL" true 2>&1); then fail "srun -N2 accepted"; fi
+echo "$out" | grep -q "this job asks for 2 nodes" || fail "srun refusal: $out"
 pass "srun: sized (shard:$N_SMALL) and refused by the same rules"
 
 # --- 6b. a job of several networks (DCGAN: G once, D three times per step) -------------------
@@ -545,6 +674,13 @@ write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "service mode: refused: $(cat "$T/sbatch.err")"
 [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "service mode: $(granted "$id"), want shard:$N_SMALL"
 pass "service mode (upload to POST /v1/predict) -> gres:shard:$N_SMALL"
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" \
+  "run_as=/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups -- $T/rec-as"
+submit -H "$M_SMALL" "$T/sleep.sh" >/dev/null || fail "recorded upload job refused: $(cat "$T/sbatch.err")"
+[ "$(stat -c %u "$T/out/rec-upload.fds")" = "$TUID" ] || fail "the model reader did not run as the user"
+inherited_ok rec-upload "$T/rec-as" /dev/null
+pass "service mode: the model reader ran as $TU with descriptors 0 (/dev/null), 1 (to curl), 2 (/dev/null) and PATH, LANG=C"
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 [ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
   fail "service mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx")"
 pass "service mode: root-only and missing models get the same refusal"
@@ -559,6 +695,9 @@ pass "deputy mode (lua-socket, no process): model in the user's 700 directory re
 [ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
   fail "deputy mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx") / $M_MISSING"
 pass "deputy mode: root-only and missing models get the same refusal"
+t0=$(date +%s%N)
+expect_reject "the model file cannot be read" --comment="model=$T/fifo.onnx,batch=8" "$T/sleep.sh"
+pass "deputy mode: the FIFO refused in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 [ ! -e "$T/forked" ] || fail "deputy mode started a process (run_as ran)"
 id=$(submit -H "$M_GAN" "$T/sleep.sh") || fail "deputy mode: GAN refused: $(cat "$T/sbatch.err")"
 [ "$(granted_shards "$id")" = "$N_GAN" ] || fail "deputy mode: GAN $(granted "$id"), want shard:$N_GAN"
@@ -577,15 +716,17 @@ write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 # A job writes a fake nvidia-smi log (the format of --query-gpu=timestamp,index,utilization.gpu
 # --format=csv); EpilogSlurmctld (gpucast-epilog.sh, installed) averages it and posts it.
 EPI_LOG=$T/epilog.log
-write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "nvsmi_log_dir=$T/out" "epilog_log=$EPI_LOG" \
+# nvsmi_log_dir: root's, one directory per user, owned by that user (docs/slurm.md).
+mkdir -m 755 "$T/nvsmi" "$T/nvsmi/$TU"; chown "$TUID:$TGID" "$T/nvsmi/$TU"
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "nvsmi_log_dir=$T/nvsmi" "epilog_log=$EPI_LOG" \
   overuse_hold=yes "overuse_dir=$T/overuse"
 printf 'timestamp, index, utilization.gpu [%%]\n' > "$T/nvsmi.csv"
 for u in 90 30 60 100; do printf '2026/11/30 10:00:00.000, 0, %s %%\n' "$u" >> "$T/nvsmi.csv"; done
 chmod 644 "$T/nvsmi.csv"
 WANT_UTIL=$(awk -F', ' 'NR > 1 { s += $3; n++ } END { print s / n }' "$T/nvsmi.csv")  # 70
 WANT_N=$(($(wc -l < "$T/nvsmi.csv") - 1))
-printf '#!/bin/sh\n#GPUCAST model=%s batch=32\ncat %s > %s/gpucast-nvsmi-$SLURM_JOB_ID.csv\n' \
-  "$MODELS/pointnet.onnx" "$T/nvsmi.csv" "$T/out" > "$T/nvsmi-job.sh"
+printf '#!/bin/sh\n#GPUCAST model=%s batch=32\ncat %s > %s/$SLURM_JOB_USER/gpucast-nvsmi-$SLURM_JOB_ID.csv\n' \
+  "$MODELS/pointnet.onnx" "$T/nvsmi.csv" "$T/nvsmi" > "$T/nvsmi-job.sh"
 EJ=$(submit "$T/nvsmi-job.sh") || fail "nvsmi job refused: $(cat "$T/sbatch.err")"
 for _ in $(seq 150); do grep -q "job $EJ: gpucast job [0-9]*: observed" "$EPI_LOG" 2>/dev/null && break; sleep 0.2; done
 GJ=$(sed -n "s/.*job $EJ: gpucast job \([0-9]*\): observed.*/\1/p" "$EPI_LOG" 2>/dev/null | head -1)
@@ -628,6 +769,19 @@ as_user scontrol release "$HJ" || fail "release after clearing the record refuse
 [ "$(job_field "$HJ" Priority)" != 0 ] || fail "job $HJ still held after release"
 pass "operator clears it (rm overuse_dir/$TU); the job is released"
 cancel_all
+# A utilization file planted in /tmp for another user's job (root's here) holds nobody: the
+# epilog reads no nvidia-smi log unless nvsmi_log_dir is set, and refuses a world-writable
+# one (epilog_test.sh: /tmp-like directories, symlinks, FIFOs, other owners).
+write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "epilog_log=$EPI_LOG" overuse_hold=yes "overuse_dir=$T/overuse"
+VJ=$(sbatch -H --parsable -o /dev/null --comment="model=$MODELS/pointnet.onnx,batch=32" --wrap true 2>/dev/null) ||
+  fail "root's job refused"
+as_user sh -c "for i in 1 2 3; do echo '2026/11/30 10:00:00.000, 0, 100 %'; done > /tmp/gpucast-nvsmi-$VJ.csv"
+PLANTED="$PLANTED /tmp/gpucast-nvsmi-$VJ.csv"
+scontrol release "$VJ"
+for _ in $(seq 100); do grep -q "job $VJ: no GPU utilization measured" "$EPI_LOG" 2>/dev/null && break; sleep 0.1; done
+grep -q "job $VJ: no GPU utilization measured" "$EPI_LOG" || fail "job $VJ: the epilog measured something: $(grep "job $VJ:" "$EPI_LOG")"
+[ ! -e "$T/overuse/root" ] || fail "root recorded for overuse from a planted file: $(cat "$T/overuse/root")"
+pass "a 100% utilization file the user planted in /tmp for root's job $VJ: nothing measured, nobody held"
 write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 
 stop_daemons 1
@@ -652,5 +806,77 @@ MH=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") |
 if as_user scontrol update jobid="$MH" TresPerNode=gres:mps:10 2>/dev/null; then fail "mps share lowered"; fi
 [ "$(granted "$MH")" = "gres:mps:$(units_for "$U_BIG" 100)" ] || fail "mps big: $(granted "$MH")"
 pass "share = mps: lowering a sized mps share is refused too"
+
+# --- 9. SlurmUser=slurm: the sudoers recipe, as shipped (sudoers.example) ---------------
+# A throw-away service account stands for slurm; the test user is in the recipe's group,
+# a second account is not. Only the site's paths, the group and the account are substituted.
+SVC=gpcs$$; OUTSIDER=gpcx$$; EXTRA_GROUP=gpcg$$
+groupadd "$EXTRA_GROUP"
+for u in "$SVC" "$OUTSIDER"; do
+  useradd -M -U -d /nonexistent -s /usr/sbin/nologin "$u" || fail "useradd $u failed"
+  EXTRA_USERS="$EXTRA_USERS $u"
+done
+usermod -aG "$EXTRA_GROUP" "$TU"
+SVC_UID=$(id -u "$SVC"); SVC_GID=$(id -g "$SVC"); OUT_UID=$(id -u "$OUTSIDER")
+sed -e "s|/usr/local/bin/gpucast |$GPUCAST |" -e "s|/etc/slurm/gpucast-predictor.json |$T/predictor.json |" \
+    -e "s|%gpucast-users,|%$EXTRA_GROUP,|" -e "s|^slurm ALL |$SVC ALL |" "$SHARE/slurm/sudoers.example" > "$T/sudoers"
+[ "$(diff "$SHARE/slurm/sudoers.example" "$T/sudoers" | grep -c '^>')" = 3 ] ||
+  fail "sudoers.example: paths, group and account not substituted: $(diff "$SHARE/slurm/sudoers.example" "$T/sudoers")"
+visudo -c -q -f "$T/sudoers" || fail "visudo refuses the recipe: $(visudo -c -f "$T/sudoers" 2>&1)"
+SUDOERS=/etc/sudoers.d/gpucast-test-$$   # no '.' in the name: sudo would skip the file
+install -m 440 "$T/sudoers" "$SUDOERS"
+as_svc() { setpriv --reuid="$SVC_UID" --regid="$SVC_GID" --init-groups -- "$@"; }
+PRED=(predict --json --predictor "$T/predictor.json" --batch 32 --model "$T/private/p.onnx")
+out=$(as_svc sudo -n -u "#$TUID" -- "$GPUCAST" "${PRED[@]}" 2>&1) || fail "sudo recipe: gpucast predict as $TU refused: $out"
+echo "$out" | grep -q '"gpu_util"' || fail "sudo recipe: no prediction: $out"
+denied() {  # denied WHAT ARGS...: sudo refuses, the command does not run
+  local out
+  if out=$(as_svc sudo -n "$@" 2>&1); then fail "sudo recipe allowed $1: $*: $out"; fi
+  echo "$out" | grep -q "^sudo: a password is required" || fail "sudo recipe: $*: $out"
+}
+denied -u "#$TUID" -- /usr/bin/id
+denied -u "#$TUID" -- /usr/bin/dd if=/etc/hostname
+denied -u "#$TUID" -- /usr/bin/curl -s file:///etc/hostname
+denied -u "#$TUID" -- /bin/sh -c id
+denied -u "#$TUID" -- "$GPUCAST" analyze --model "$T/private/p.onnx"
+denied -u "#$TUID" -- "$GPUCAST" predict --json --predictor /etc/shadow --batch 1 --model "$T/private/p.onnx"
+denied -u root -- "$GPUCAST" "${PRED[@]}"
+denied -u "#$OUT_UID" -- "$GPUCAST" "${PRED[@]}"
+denied -u "#$(id -u daemon)" -- "$GPUCAST" "${PRED[@]}"
+# The wildcard lets a second --predictor through to gpucast, which refuses it.
+if out=$(as_svc sudo -n -u "#$TUID" -- "$GPUCAST" predict --json --predictor "$T/predictor.json" --predictor /etc/shadow \
+         --batch 1 --model "$T/private/p.onnx" 2>&1); then fail "a second --predictor accepted: $out"; fi
+echo "$out" | grep -q "^--predictor: At Most 1 required but received 2" || fail "a second --predictor: $out"
+pass "sudoers recipe (visudo-checked): the service account runs gpucast predict as $TU and nothing else (not id, dd, curl, sh, analyze, another predictor; not as root, daemon or a user outside the group)"
+# job_submit.lua as the service account, run_as = sudo: the owner's private model is read;
+# another user's private model gets the missing-file message; a user outside the group
+# reaches no process (misconfigured, fail closed).
+mkdir -m 755 "$T/sudo-plugin"; mkdir -m 700 "$T/outsider"
+cp "$MODELS/pointnet.onnx" "$T/outsider/x.onnx"; chown -R "$OUT_UID" "$T/outsider"
+cp "$SHARE/slurm/job_submit.lua" "$T/sudo-plugin/"
+{ cat "$T/gpucast.conf.site"; echo "run_as = /usr/bin/sudo -n -u '#{uid}' --   # SlurmUser=slurm (sudoers.example)"; } \
+  > "$T/sudo-plugin/gpucast.conf"
+cat > "$T/sudo-plugin/submit.lua" <<'LUA'
+local log = {}
+slurm = { SUCCESS = 0, ERROR = -1 }
+for _, f in ipairs({ "log_info", "log_error", "log_user" }) do
+  slurm[f] = function(fmt, ...) log[#log + 1] = string.format(fmt, ...) end
+end
+dofile(arg[1] .. "/job_submit.lua")
+local NV = 4294967294
+local d = { comment = "model=" .. arg[2] .. ",batch=32", user_id = tonumber(arg[3]), group_id = tonumber(arg[4]),
+            min_nodes = NV, max_nodes = NV, num_tasks = NV, ntasks_per_tres = 65534, shared = 65534, name = "j" }
+local rc = slurm_job_submit(d, {}, tonumber(arg[3]))
+print("rc=" .. rc .. " tres=" .. tostring(d.tres_per_node) .. " | " .. table.concat(log, " | "))
+LUA
+chmod 644 "$T/sudo-plugin/"*
+out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/private/p.onnx" "$TUID" "$TGID")
+[[ "$out" == "rc=0 tres=gres:shard:$N_SMALL "* ]] || fail "plugin with run_as = sudo: $out"
+out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/outsider/x.onnx" "$TUID" "$TGID")
+[[ "$out" == "rc=-1 "*"the model file cannot be read: it does not exist, is not a regular file, or uid $TUID may not read it"* ]] ||
+  fail "plugin with run_as = sudo, another user's model: $out"
+out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/outsider/x.onnx" "$OUT_UID" "$OUT_UID")
+[[ "$out" == "rc=-1 "*"$MISCONF"* ]] || fail "plugin with run_as = sudo, a user outside the group: $out"
+pass "job_submit.lua as the service account with run_as = sudo: $TU's private model -> shard:$N_SMALL; another user's model refused like a missing one; a user outside the group: misconfigured (nothing runs)"
 
 echo "slurm test: every check passed"

@@ -159,8 +159,8 @@ TEST(ComputeFeatures, BadJobsAreErrors) {
   Result<std::vector<double>> v = ComputeFeatures({TinyReport()}, job);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.message(),
-            "features: unknown GPU 'GTX480' (known: RTX3090, V100-16GB, V100-32GB, T4, A10, L4, A100-40GB, "
-            "A100-80GB, H100, H200, P100)");
+            "features: unknown GPU 'GTX480'; closest: GTX1080, RTX4080, Quadro-RTX4000, RTX2080, RTX3080 "
+            "(gpucast gpus lists all)");
   EXPECT_EQ(ComputeFeatures({}, JobConfig{}).message(), "features: no cost reports given");
   job = JobConfig{};
   job.batch = 0;

@@ -1,210 +1,21 @@
-// The GPU spec table and the MIG profile table. Every number comes from the
-// source named in its row (docs/features.md repeats them with the sources).
+// Lookups in the GPU table (gpu_table.cc): names, aliases, the closest names of
+// an unknown one, and the effective spec of a whole GPU or a MIG slice.
 #include "features/gpu_specs.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
+
+#include "features/gpu_table.h"
 
 namespace gpucast {
 
 namespace {
 
-struct GpuRow {
-  GpuSpec spec;
-  std::vector<std::string> aliases;
-  std::vector<MigProfile> mig;  // empty: no MIG
-};
-
-// THE table. Dense peak rates; tensor rates with FP32 accumulate. Fields not named
-// keep their defaults (0 = not supported; the MIG fields of a whole GPU).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-const std::vector<GpuRow>& Rows() {
-  static const std::vector<GpuRow> rows = {
-      {{.name = "RTX3090",
-        .fp32_flops = 35.6e12,
-        // GeForce GA102 runs FP16/BF16 tensor math with FP32 accumulate at half the
-        // FP16-accumulate rate: 71 dense (142 with FP16 accumulate); TF32 35.6.
-        .fp16_tensor_flops = 71e12,
-        .mem_bandwidth = 936e9,
-        .source = "NVIDIA Ampere GA102 GPU Architecture whitepaper v2.0, Appendix A (GeForce RTX 3090: "
-                  "82 SMs, 10,496 CUDA cores at 1.695 GHz; FP16/BF16 tensor with FP32 accumulate 71 "
-                  "TFLOPS dense; TF32 35.6; 24 GB GDDR6X, 19.5 Gbps x 384 bit = 936 GB/s)",
-        .bf16_tensor_flops = 71e12,
-        .tf32_tensor_flops = 35.6e12,
-        .memory_gib = 24,
-        .sms = 82},
-       {"RTX 3090", "GeForce RTX 3090"},
-       {}},
-      {{.name = "V100-16GB",
-        .fp32_flops = 15.7e12,
-        .fp16_tensor_flops = 125e12,
-        .mem_bandwidth = 900e9,
-        .source = "NVIDIA Tesla V100 datasheet (SXM2: FP32 15.7 TFLOPS, tensor 125 TFLOPS, 16 GB HBM2 "
-                  "at 900 GB/s); 80 SMs: NVIDIA Tesla V100 GPU Architecture whitepaper",
-        .memory_gib = 16,
-        .sms = 80},
-       {"V100", "V100M16", "V100-SXM2-16GB", "V100 16GB"},
-       {}},
-      {{.name = "V100-32GB",
-        .fp32_flops = 15.7e12,
-        .fp16_tensor_flops = 125e12,
-        .mem_bandwidth = 900e9,
-        .source = "NVIDIA Tesla V100 datasheet (SXM2: FP32 15.7 TFLOPS, tensor 125 TFLOPS, 32 GB HBM2 "
-                  "at 900 GB/s); 80 SMs: NVIDIA Tesla V100 GPU Architecture whitepaper",
-        .memory_gib = 32,
-        .sms = 80},
-       {"V100M32", "V100-SXM2-32GB", "V100 32GB"},
-       {}},
-      {{.name = "T4",
-        .fp32_flops = 8.1e12,
-        .fp16_tensor_flops = 65e12,
-        .mem_bandwidth = 320e9,
-        .source = "NVIDIA T4 Tensor Core GPU datasheet (FP32 8.1 TFLOPS, mixed precision FP16/FP32 65 "
-                  "TFLOPS, 16 GB GDDR6 at 320 GB/s); 40 SMs (2,560 CUDA cores): NVIDIA Turing GPU "
-                  "Architecture whitepaper, Tesla T4",
-        .memory_gib = 16,
-        .sms = 40},
-       {"Tesla T4"},
-       {}},
-      {{.name = "A10",
-        .fp32_flops = 31.2e12,
-        .fp16_tensor_flops = 125e12,
-        .mem_bandwidth = 600e9,
-        .source = "NVIDIA A10 Tensor Core GPU datasheet (FP32 31.2 TFLOPS, TF32 62.5, BF16/FP16 tensor "
-                  "125 dense (250 with sparsity), 24 GB GDDR6 at 600 GB/s); 72 SMs (9,216 CUDA cores, 128 "
-                  "per GA10x SM)",
-        .bf16_tensor_flops = 125e12,
-        .tf32_tensor_flops = 62.5e12,
-        .memory_gib = 24,
-        .sms = 72},
-       {},
-       {}},
-      {{.name = "L4",
-        .fp32_flops = 30.3e12,
-        .fp16_tensor_flops = 121e12,
-        .mem_bandwidth = 300e9,
-        .source = "NVIDIA L4 Tensor Core GPU datasheet (FP32 30.3 TFLOPS; TF32 120 and FP16/BF16 242 "
-                  "TFLOPS with sparsity, dense is one half: 60 and 121; 24 GB GDDR6 at 300 GB/s); 58 SMs "
-                  "(7,424 CUDA cores, 128 per Ada SM)",
-        .bf16_tensor_flops = 121e12,
-        .tf32_tensor_flops = 60e12,
-        .memory_gib = 24,
-        .sms = 58},
-       {},
-       {}},
-      {{.name = "A100-40GB",
-        .fp32_flops = 19.5e12,
-        .fp16_tensor_flops = 312e12,
-        .mem_bandwidth = 1555e9,
-        .source = "NVIDIA A100 Tensor Core GPU datasheet (A100 40GB SXM: FP32 19.5 TFLOPS, TF32 156, "
-                  "BF16/FP16 tensor 312 dense, 40 GB HBM2 at 1,555 GB/s); 108 SMs: NVIDIA A100 Tensor "
-                  "Core GPU Architecture whitepaper",
-        .bf16_tensor_flops = 312e12,
-        .tf32_tensor_flops = 156e12,
-        .memory_gib = 40,
-        .sms = 108},
-       {"A100", "A100-SXM4-40GB", "A100 40GB"},
-       // MIG User Guide, A100 table (A100-SXM4-40GB) and its `nvidia-smi mig -lgip` listing.
-       {{"1g.5gb", 1, 14, 4.75, 1.0 / 8},
-        {"2g.10gb", 2, 28, 9.75, 2.0 / 8},
-        {"3g.20gb", 3, 42, 19.62, 4.0 / 8},
-        {"4g.20gb", 4, 56, 19.62, 4.0 / 8},
-        {"7g.40gb", 7, 98, 39.50, 1.0}}},
-      {{.name = "A100-80GB",
-        .fp32_flops = 19.5e12,
-        .fp16_tensor_flops = 312e12,
-        .mem_bandwidth = 2039e9,
-        .source = "NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM: FP32 19.5 TFLOPS, TF32 156, "
-                  "BF16/FP16 tensor 312 dense, 80 GB HBM2e at 2,039 GB/s); 108 SMs: NVIDIA A100 Tensor "
-                  "Core GPU Architecture whitepaper",
-        .bf16_tensor_flops = 312e12,
-        .tf32_tensor_flops = 156e12,
-        .memory_gib = 80,
-        .sms = 108},
-       {"A100-SXM4-80GB", "A100 80GB"},
-       // MIG User Guide, A100 table (names for A100-SXM4-80GB) and the -lgip listing of an
-       // A100 80GB: 1g.10gb 14 SMs 9.50 GiB, 2g.20gb 28 / 19.50, 3g.40gb 42 / 39.25,
-       // 4g.40gb 56 / 39.25, 7g.80gb 98 / 79.00.
-       {{"1g.10gb", 1, 14, 9.50, 1.0 / 8},
-        {"2g.20gb", 2, 28, 19.50, 2.0 / 8},
-        {"3g.40gb", 3, 42, 39.25, 4.0 / 8},
-        {"4g.40gb", 4, 56, 39.25, 4.0 / 8},
-        {"7g.80gb", 7, 98, 79.00, 1.0}}},
-      {{.name = "H100",
-        .fp32_flops = 67e12,
-        .fp16_tensor_flops = 989.4e12,
-        .mem_bandwidth = 3350e9,
-        .source = "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM: FP32 67 TFLOPS, 80 GB HBM3 at 3.35 "
-                  "TB/s); dense tensor rates and 132 SMs: NVIDIA H100 Tensor Core GPU Architecture "
-                  "whitepaper (H100 SXM5: FP16/BF16 with FP32 accumulate 989.4, TF32 494.7)",
-        .bf16_tensor_flops = 989.4e12,
-        .tf32_tensor_flops = 494.7e12,
-        .memory_gib = 80,
-        .sms = 132},
-       {"H100-80GB", "H100 SXM", "H100-SXM5-80GB", "H100 80GB HBM3"},
-       // MIG User Guide, H100 table and its -lgip listing of an H100 SXM5 80GB.
-       {{"1g.10gb", 1, 16, 9.75, 1.0 / 8},
-        {"1g.20gb", 1, 26, 19.62, 2.0 / 8},
-        {"2g.20gb", 2, 32, 19.62, 2.0 / 8},
-        {"3g.40gb", 3, 60, 39.50, 4.0 / 8},
-        {"4g.40gb", 4, 64, 39.50, 4.0 / 8},
-        {"7g.80gb", 7, 132, 79.25, 1.0}}},
-      {{.name = "H200",
-        .fp32_flops = 67e12,
-        .fp16_tensor_flops = 989.5e12,
-        .mem_bandwidth = 4800e9,
-        .source = "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM: FP32 67 TFLOPS; TF32 989 and "
-                  "BF16/FP16 1,979 TFLOPS with sparsity, dense is one half; 141 GB HBM3e at 4.8 TB/s); "
-                  "132 SMs (GH100, as the 7g.141gb MIG listing)",
-        .bf16_tensor_flops = 989.5e12,
-        .tf32_tensor_flops = 494.5e12,
-        .memory_gib = 141,
-        .sms = 132},
-       {"H200-141GB", "H200 SXM", "H200-SXM5-141GB"},
-       // MIG User Guide, H200 table. -lgip listing of an H200: 1g.18gb 16 SMs 16.00 GiB,
-       // 2g.35gb 32 / 32.50, 7g.141gb 132 / 140.00. Not in that listing (docs/features.md):
-       // 1g.35gb (memory 2/8 as 2g.35gb; SMs 26 as H100's 1g.20gb), 3g.71gb / 4g.71gb (SMs
-       // 60 / 64 as H100 SXM5's 3g / 4g on the same 132-SM GH100; memory 4/8 x 140.00).
-       {{"1g.18gb", 1, 16, 16.00, 1.0 / 8},
-        {"1g.35gb", 1, 26, 32.50, 2.0 / 8},
-        {"2g.35gb", 2, 32, 32.50, 2.0 / 8},
-        {"3g.71gb", 3, 60, 70.00, 4.0 / 8},
-        {"4g.71gb", 4, 64, 70.00, 4.0 / 8},
-        {"7g.141gb", 7, 132, 140.00, 1.0}}},
-      {{.name = "P100",
-        .fp32_flops = 10.6e12,
-        .fp16_tensor_flops = 21.2e12,
-        .mem_bandwidth = 732e9,
-        .source = "NVIDIA Tesla P100 datasheet (SXM2: FP32 10.6 TFLOPS; no tensor cores, FP16 at twice "
-                  "the FP32 rate 21.2; 16 GB HBM2 at 732 GB/s); 56 SMs: NVIDIA Tesla P100 whitepaper",
-        .memory_gib = 16,
-        .sms = 56},
-       {"Tesla P100"},
-       {}},
-  };
-  return rows;
-}
-#pragma GCC diagnostic pop
-
 std::string Lower(const std::string& s) {
   std::string out;
   for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Lower-case alphanumerics only, without a leading nvidia/tesla/geforce and with
-// "gb" shortened to "g": "NVIDIA A100-SXM4-80GB" -> "a100sxm480g".
-std::string GpuKey(const std::string& name) {
-  std::string s = Lower(name), out;
-  for (const char* prefix : {"nvidia", "tesla", "geforce"}) {
-    size_t n = std::string(prefix).size();
-    size_t i = s.find_first_not_of(" -_.");
-    if (i != std::string::npos && s.compare(i, n, prefix) == 0) s = s.substr(i + n);
-  }
-  for (char c : s)
-    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
-  for (size_t p; (p = out.find("gb")) != std::string::npos;) out.replace(p, 2, "g");
   return out;
 }
 
@@ -220,42 +31,97 @@ std::string MigKey(const std::string& name) {
   return out;
 }
 
-const GpuRow* FindRow(const std::string& name) {
-  static const std::map<std::string, const GpuRow*> index = [] {
-    std::map<std::string, const GpuRow*> m;
-    for (const GpuRow& r : Rows()) {
-      m[GpuKey(r.spec.name)] = &r;
-      for (const std::string& a : r.aliases) m[GpuKey(a)] = &r;
+// Every name and alias of the table by its key. Two rows claiming one key is a
+// table error that GpuSpecsTest.EveryNameReachesItsOwnRow catches: the first wins.
+const std::map<std::string, const GpuTableRow*>& Index() {
+  static const std::map<std::string, const GpuTableRow*> index = [] {
+    std::map<std::string, const GpuTableRow*> m;
+    for (const GpuTableRow& r : GpuTable()) {
+      m.emplace(GpuNameKey(r.spec.name), &r);
+      for (const std::string& a : r.aliases) m.emplace(GpuNameKey(a), &r);
     }
     return m;
   }();
-  std::string key = GpuKey(name);
+  return index;
+}
+
+const GpuTableRow* FindRow(const std::string& name) {
+  std::string key = GpuNameKey(name);
   if (key.empty()) return nullptr;
-  auto it = index.find(key);
-  return it == index.end() ? nullptr : it->second;
+  auto it = Index().find(key);
+  return it == Index().end() ? nullptr : it->second;
+}
+
+// Optimal-string-alignment (Damerau) distance: insertions, deletions,
+// substitutions and transpositions of neighbours ("3900" -> "3090" is 1).
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
 }
 
 }  // namespace
 
+std::string GpuNameKey(const std::string& name) {
+  std::string s = Lower(name);
+  // "max-q" / "max q" -> "maxq" before splitting on punctuation.
+  for (const char* mq : {"max-q", "max q", "max_q"})
+    for (size_t p; (p = s.find(mq)) != std::string::npos;) s.replace(p, std::string(mq).size(), "maxq");
+  std::vector<std::string> words;
+  std::string w;
+  for (char c : s + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      w += c;
+    } else if (!w.empty()) {
+      words.push_back(w);
+      w.clear();
+    }
+  }
+  std::string key;
+  for (std::string& word : words) {
+    if (word == "nvidia" || word == "tesla" || word == "geforce" || word == "quadro" || word == "gpu" ||
+        word == "with" || word == "design" || word == "generation")
+      continue;
+    if (word == "mobile" || word == "notebook") word = "laptop";
+    key += word;
+  }
+  for (size_t p; (p = key.find("gb")) != std::string::npos;) key.replace(p, 2, "g");
+  return key;
+}
+
 const std::vector<GpuSpec>& GpuSpecs() {
   static const std::vector<GpuSpec> specs = [] {
     std::vector<GpuSpec> v;
-    for (const GpuRow& r : Rows()) v.push_back(r.spec);
+    for (const GpuTableRow& r : GpuTable()) v.push_back(r.spec);
     return v;
   }();
   return specs;
 }
 
 const GpuSpec* FindGpuSpec(const std::string& name) {
-  const GpuRow* row = FindRow(name);
+  const GpuTableRow* row = FindRow(name);
   if (!row) return nullptr;
-  return &GpuSpecs()[static_cast<size_t>(row - Rows().data())];
+  return &GpuSpecs()[static_cast<size_t>(row - GpuTable().data())];
 }
 
 const std::vector<MigProfile>& MigProfiles(const std::string& gpu) {
   static const std::vector<MigProfile> none;
-  const GpuRow* row = FindRow(gpu);
+  const GpuTableRow* row = FindRow(gpu);
   return row ? row->mig : none;
+}
+
+const std::vector<std::string>& GpuAliases(const std::string& gpu) {
+  static const std::vector<std::string> none;
+  const GpuTableRow* row = FindRow(gpu);
+  return row ? row->aliases : none;
 }
 
 std::string KnownGpuNames() {
@@ -264,14 +130,56 @@ std::string KnownGpuNames() {
   return known;
 }
 
+std::vector<std::string> ClosestGpuNames(const std::string& name, size_t n) {
+  const std::string key = GpuNameKey(name);
+  // (distance, -common prefix length, table index) of each GPU's nearest name.
+  struct Near {
+    size_t distance;
+    size_t prefix;
+    size_t row;
+  };
+  auto prefix = [&](const std::string& k) {
+    size_t n = 0;
+    while (n < k.size() && n < key.size() && k[n] == key[n]) ++n;
+    return n;
+  };
+  std::vector<Near> by;
+  const std::vector<GpuTableRow>& table = GpuTable();
+  for (size_t i = 0; i < table.size(); ++i) {
+    Near best{SIZE_MAX, 0, i};
+    std::vector<std::string> names = table[i].aliases;
+    names.push_back(table[i].spec.name);
+    for (const std::string& n : names) {
+      std::string k = GpuNameKey(n);
+      Near c{EditDistance(key, k), prefix(k), i};
+      if (c.distance < best.distance || (c.distance == best.distance && c.prefix > best.prefix)) best = c;
+    }
+    by.push_back(best);
+  }
+  // Nearest first; among equals the longer common prefix ("rtx3900": RTX3080 before RTX4000).
+  std::stable_sort(by.begin(), by.end(), [](const Near& a, const Near& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.prefix > b.prefix;
+  });
+  std::vector<std::string> out;
+  for (size_t k = 0; k < by.size() && k < n; ++k) out.push_back(table[by[k].row].spec.name);
+  return out;
+}
+
+Result<std::string> CanonicalGpuName(const std::string& name) {
+  if (const GpuTableRow* row = FindRow(name)) return row->spec.name;
+  std::string closest;
+  for (const std::string& c : ClosestGpuNames(name, 5)) closest += (closest.empty() ? "" : ", ") + c;
+  return Status::Error("unknown GPU '" + name + "'; closest: " + closest + " (gpucast gpus lists all)");
+}
+
 Result<GpuSpec> ResolveGpu(const std::string& gpu, const std::string& mig_profile) {
-  const GpuRow* row = FindRow(gpu);
-  if (!row) return Status::Error("unknown GPU '" + gpu + "' (known: " + KnownGpuNames() + ")");
+  ASSIGN_OR_RETURN(std::string canonical, CanonicalGpuName(gpu));
+  const GpuTableRow* row = FindRow(canonical);
   GpuSpec s = row->spec;
   if (mig_profile.empty()) return s;
   if (row->mig.empty()) {
     std::string capable;
-    for (const GpuRow& r : Rows())
+    for (const GpuTableRow& r : GpuTable())
       if (!r.mig.empty()) capable += (capable.empty() ? "" : ", ") + r.spec.name;
     return Status::Error("GPU '" + s.name + "' has no MIG profiles (MIG-capable: " + capable + ")");
   }

@@ -1,11 +1,16 @@
 // The GPUs gpucast knows: vendor datasheet / whitepaper numbers (the source
 // of each row is in the row and in docs/features.md) and the MIG profiles of
 // NVIDIA's Multi-Instance GPU User Guide. Peak rates are dense (no structured
-// sparsity); tensor rates are with FP32 accumulate (what autocast runs).
+// sparsity); tensor rates are with FP32 accumulate (what autocast runs). The
+// table itself is gpu_table.cc: data centre, workstation, desktop and laptop
+// parts from Pascal to Blackwell, each with its interconnect and power.
 //
-// Lookups are by canonical name or alias, case-insensitive, ignoring spaces,
-// '-', '_' and '.', a leading "NVIDIA"/"Tesla"/"GeForce", and "GB" vs "G":
-// "A100-80GB", "a100_80g", "A100 80GB" and "NVIDIA A100-SXM4-80GB" are one GPU.
+// Names (CanonicalGpuName, used by every lookup): case-insensitive, ignoring
+// spaces and punctuation, the words NVIDIA / Tesla / GeForce / Quadro / GPU /
+// Generation, "GB" vs "G", "Mobile" = "Laptop", "with Max-Q Design" = "Max-Q".
+// So "A100-80GB", "a100_80g", "A100 80GB" and nvidia-smi's "NVIDIA
+// A100-SXM4-80GB" are one GPU, and "NVIDIA GeForce RTX 3080 Laptop GPU" is
+// RTX3080-Laptop, not the desktop RTX3080.
 #pragma once
 
 #include <string>
@@ -44,10 +49,45 @@ struct GpuSpec {
   std::string mig_profile;
   double compute_fraction = 1;
   double mem_bw_fraction = 1;
+
+  // What the table says beyond the peaks (0 / "" = not stated by the source).
+  std::string gpu_class;     // "datacenter", "workstation", "desktop" or "laptop"
+  std::string architecture;  // "Pascal", "Volta", "Turing", "Ampere", "Ada", "Hopper", "Blackwell"
+  std::string form_factor;   // "SXM2", "SXM4", "SXM5", "SXM6", "PCIe" (a card), "laptop" (soldered)
+  double boost_mhz = 0;      // boost clock the peaks are for (laptop: top of the vendor's range)
+  double boost_mhz_min = 0;  // laptop: bottom of the vendor's boost-clock range; else = boost_mhz
+  double power_w = 0;        // board power / TDP (laptop: top of the TGP range), watts
+  double power_w_min = 0;    // laptop / configurable parts: bottom of the range; else = power_w
+  int pcie_gen = 0;          // host link: PCIe generation (3, 4, 5) and lanes
+  int pcie_lanes = 0;
+  int nvlink_gen = 0;        // 0 = no NVLink
+  int nvlink_links = 0;      // links of one GPU (0 = not stated)
+  double nvlink_bandwidth = 0;  // bytes/s ONE direction, all links of one GPU (datasheets quote
+                                // both directions added: 600 GB/s for A100 SXM is 300 here)
+  bool nvlink_bridge = false;   // true: a bridge joins 2 cards; false: SXM board fabric (all GPUs)
 };
 
 // The whole-GPU rows, canonical names, in table order.
 const std::vector<GpuSpec>& GpuSpecs();
+
+// THE validation every front end calls for a GPU name (CLI --gpu, HTTP, Slurm,
+// data rows): the canonical table name of `name` (canonical, alias, short or
+// nvidia-smi name; see top), or an error naming the closest known ones by edit
+// distance on the normalised names:
+//   "unknown GPU 'RTX3900'; closest: RTX3090, RTX3080, ... (gpucast gpus lists all)"
+Result<std::string> CanonicalGpuName(const std::string& name);
+
+// Up to `n` canonical names closest to `name` (Damerau edit distance between
+// normalised names, each GPU at its nearest name or alias; ties in table order).
+std::vector<std::string> ClosestGpuNames(const std::string& name, size_t n);
+
+// The accepted names of a GPU besides its canonical one (nvidia-smi names,
+// short names), as the table lists them; empty for an unknown GPU.
+const std::vector<std::string>& GpuAliases(const std::string& gpu);
+
+// The lookup key of a name: lower-case letters and digits after the rules at
+// the top ("NVIDIA GeForce RTX 2080 with Max-Q Design" -> "rtx2080maxq").
+std::string GpuNameKey(const std::string& name);
 
 // The spec of the whole GPU named `name` (canonical name or alias, see top),
 // or nullptr. Kept for callers that only need a whole GPU.
@@ -60,12 +100,13 @@ const std::vector<MigProfile>& MigProfiles(const std::string& gpu);
 // whole GPU, no MIG): peaks scaled by the slice's SMs / the GPU's SMs,
 // bandwidth by its memory fraction, memory and SMs the slice's. `name` stays
 // the canonical GPU name; `mig_profile` is the canonical profile name.
-// Errors: "unknown GPU 'X' (known: RTX3090, ...)",
+// Errors: "unknown GPU 'X'; closest: ... (gpucast gpus lists all)" (CanonicalGpuName),
 //         "GPU 'A100-80GB' has no MIG profile 'X' (profiles: 1g.10gb, ...)",
 //         "GPU 'RTX3090' has no MIG profiles (MIG-capable: A100-40GB, ...)".
 Result<GpuSpec> ResolveGpu(const std::string& gpu, const std::string& mig_profile);
 
 // "RTX3090, V100-16GB, ..." (canonical names, table order), for messages.
+// The table is long (gpucast gpus): prefer CanonicalGpuName's message.
 std::string KnownGpuNames();
 
 }  // namespace gpucast

@@ -315,9 +315,16 @@ Result<std::string> Run(google::protobuf::io::ZeroCopyInputStream* stream, int64
 Result<std::string> ReadModelBytesWithoutWeights(const std::string& path, const WireLimits& limits,
                                                  LoadFailure* why) {
   if (why) *why = LoadFailure::kNotAModel;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO does not wait for a writer (it is then refused as not a
+  // regular file); O_NOCTTY: a terminal is not adopted.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return Status::Error(std::string("cannot open: ") + std::strerror(errno));
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   Result<std::string> r = ReadModelBytesWithoutWeightsFromFd(fd, limits, why);
+  ::close(fd);
+  return r;
+}
   ::close(fd);
   return r;
 }

@@ -36,7 +36,9 @@ struct WireLimits {
 // Returns the filtered serialized ModelProto of the file at `path`. Error
 // messages carry no file prefix ("truncated file", "empty file", "more than
 // 50000 nodes, counting subgraphs", ...); *why (if given) says which kind:
-// kNotAModel, or the limit passed.
+// kNotAModel, or the limit passed. Anything but a regular file (a FIFO,
+// device, socket, directory) is "not a regular file", at once: the open does
+// not block.
 Result<std::string> ReadModelBytesWithoutWeights(const std::string& path, const WireLimits& limits = {},
                                                  LoadFailure* why = nullptr);
 // Same, from an open regular file (read from its current offset; not closed).

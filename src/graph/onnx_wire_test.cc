@@ -1,5 +1,10 @@
 #include "graph/onnx_wire.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include "graph/test_models.h"
@@ -86,6 +91,19 @@ TEST(OnnxWire, Errors) {
   EXPECT_EQ(FilterModelBytesWithoutWeights(std::string("\x08\xff", 2)).message(), "truncated file");
   EXPECT_EQ(ReadModelBytesWithoutWeights("/nonexistent.onnx").message(),
             "cannot open: No such file or directory");
+}
+
+// A FIFO without a writer would block a plain open forever; a device never ends.
+TEST(OnnxWire, NonRegularFilesAreRefusedWithoutBlocking) {
+  char dir[] = "/tmp/gpucast-onnx-wire.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/model.onnx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ReadModelBytesWithoutWeights(fifo).message(), "not a regular file");
+  EXPECT_EQ(ReadModelBytesWithoutWeights("/dev/zero").message(), "not a regular file");
+  EXPECT_EQ(ReadModelBytesWithoutWeights(dir).message(), "not a regular file");
+  ::unlink(fifo.c_str());
+  ::rmdir(dir);
 }
 
 TEST(OnnxWire, DeeplyNestedSubgraphsAreRejected) {

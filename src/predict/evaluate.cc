@@ -200,9 +200,18 @@ void Append(const Dataset& data, const Fold& f, const std::vector<UtilPrediction
   for (size_t j = 0; j < f.test.size(); ++j) {
     size_t i = f.test[j];
     const Measurement& r = data.rows[i];
-    RowPrediction rp{r.model, r.dataset, r.batch, r.amp, r.gpu_util, p[j].util, p[j].low, p[j].high, i,
-                     i < data.row_gpu.size() ? data.row_gpu[i] : "",
-                     i < data.row_mig.size() ? data.row_mig[i] : ""};
+    RowPrediction rp;
+    rp.model = r.model;
+    rp.dataset = r.dataset;
+    rp.batch = r.batch;
+    rp.amp = r.amp;
+    rp.measured = r.gpu_util;
+    rp.predicted = p[j].util;
+    rp.low = p[j].low;
+    rp.high = p[j].high;
+    rp.row = i;
+    rp.gpu = i < data.row_gpu.size() ? data.row_gpu[i] : "";
+    rp.mig_profile = i < data.row_mig.size() ? data.row_mig[i] : "";
     out->push_back(std::move(rp));
   }
 }

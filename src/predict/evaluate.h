@@ -2,6 +2,7 @@
 // out-of-sample predictions the cluster simulator uses.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +52,13 @@ struct RowPrediction {
   size_t row = 0;        // index in Dataset::rows
   std::string gpu;          // the row's GPU and MIG profile
   std::string mig_profile;
+  // GPU memory, MiB: measured (Lucid gmem, MIGProfiler gmem_mib; NaN where the
+  // row has no memory column) and predicted by the memory model fit on the
+  // same training rows, with its interval (NaN when those rows had no memory).
+  double mem_measured = std::nan("");
+  double mem_predicted = std::nan("");
+  double mem_low = std::nan("");
+  double mem_high = std::nan("");
 };
 
 // Fits `algo` on each fold's training rows (columns of `feature_set`, step

@@ -285,7 +285,10 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     return Status::Error("predict: features have " + std::to_string(f.size()) + " values, model wants " +
                          std::to_string(info_.feature_names.size()));
   ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}, level));
-  return PredictResult{p[0], std::move(f)};
+  PredictResult out;
+  out.prediction = p[0];
+  out.features = std::move(f);
+  return out;
 }
 
 Result<Predictor> Predictor::Load(const std::string& path) {

@@ -6,6 +6,7 @@
 // [0, 100]. The interval is the regressor's member spread mapped the same way.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -144,9 +145,27 @@ struct PredictorInfo {
   std::vector<std::pair<std::string, double>> selection;
 };
 
+// Predicted GPU memory of the job: what nvidia-smi (whole GPU) or DCGM's
+// framebuffer-used (MIG slice) shows for it, in MiB (1 MiB = 2^20 bytes):
+// CUDA context and libraries, weights, gradients, optimizer state,
+// activations kept for backward, workspace, allocator rounding
+// (docs/predictor.md, "GPU memory"). NaN everywhere when the predictor has no
+// memory model (its training rows had no memory column).
+struct MemoryPrediction {
+  double mib = std::nan("");   // point prediction, MiB
+  double low = std::nan("");   // interval, MiB: low <= mib <= high (split-conformal, like utilization)
+  double high = std::nan("");  // pack by this end
+  double capacity_mib = std::nan("");  // memory of the GPU or MIG slice (spec table), MiB
+  bool available() const { return !std::isnan(mib); }
+  // Fit against capacity_mib: the point above it will not fit; the high end above it may not.
+  bool fits() const { return available() && high <= capacity_mib; }
+  bool will_not_fit() const { return available() && mib > capacity_mib; }
+};
+
 struct PredictResult {
   UtilPrediction prediction;
   std::vector<double> features;  // full schema, the values used
+  MemoryPrediction memory;       // GPU memory of the job (NaN: no memory model)
 };
 
 // A trained predictor. Thread-safe for concurrent Predict calls.

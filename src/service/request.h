@@ -51,9 +51,10 @@ Result<JobRequest> ParseJobRequest(const RequestParts& in, const RequestDefaults
 // Errors name the field: "field 'batch': want an integer in [1, 16777216], got 0".
 Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& defaults = {});
 
-// The canonical spec-table name of the GPU `name` (as gpu_specs.h looks it
-// up). Error: "field 'gpu': unknown GPU 'RTX3900' (closest: RTX3090; known:
-// RTX3090, ...)", `what` standing for "field 'gpu'".
+// The canonical GPU-table name of `name` (features/gpu_specs.h
+// CanonicalGpuName, the one validation of every front end). Error: "field
+// 'gpu': unknown GPU 'RTX3900'; closest: RTX3090, ... (gpucast gpus lists
+// all)", `what` standing for "field 'gpu'".
 Result<std::string> CheckGpuName(const std::string& what, const std::string& name);
 
 }  // namespace gpucast::service

@@ -92,7 +92,7 @@ TEST_F(ServiceTest, BadJsonBodiesGet400WithMessage) {
       {"{\"model\": \"x.onnx\", \"batch\": 1, \"attrs\": {\"loader_workers\": 1.5}}",
        "attrs: job attribute 'loader_workers': value '1.5' is not a non-negative integer"},
       {"{\"model\": \"x.onnx\", \"batch\": 1, \"gpu\": \"RTX3900\"}",
-       "field 'gpu': unknown GPU 'RTX3900' (closest: RTX3090)"},
+       "field 'gpu': unknown GPU 'RTX3900'; closest: RTX3090"},
   };
   for (const Case& c : cases) {
     auto r = client_->Post("/v1/jobs", c.body, "application/json");
