@@ -51,7 +51,13 @@ class PredictorEngine : public PredictionEngine {
     Result<PredictResult> r = predictor_.Predict(single ? *single : reports, job);
     if (!r.ok()) return r.status().Prefixed(parts.front().name);
     info->failure = AnalysisFailure::kNone;
-    return Prediction{r->prediction.util, r->prediction.low, r->prediction.high};
+    Prediction out = Prediction::Of(r->prediction.util, r->prediction.low, r->prediction.high);
+    if (r->memory.available()) {
+      out.mem_mib = r->memory.mib;
+      out.mem_lo = r->memory.low;
+      out.mem_hi = r->memory.high;
+    }
+    return out;
   }
 
   std::string Describe() const override {

@@ -164,12 +164,25 @@ Result<JobSpec> SpecFromStoredJson(const std::string& text) {
   return s;
 }
 
+double PackingMemMib(const JobSpec& spec, const Prediction& p) {
+  if (spec.mem_mib > 0) return spec.mem_mib;
+  return p.mem_hi && std::isfinite(*p.mem_hi) && *p.mem_hi > 0 ? *p.mem_hi : 0;
+}
+
+void AddPredictionJson(const Prediction& p, json* j) {
+  (*j)["predicted_util"] = p.util;
+  (*j)["predicted_util_interval"] = {p.util_lo, p.util_hi};
+  // As `predict --json` names them; null without a memory model.
+  const auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  (*j)["gpu_mem_mib"] = num(p.mem_mib);
+  (*j)["gpu_mem_interval"] = {{"low", num(p.mem_lo)}, {"high", num(p.mem_hi)}};
+}
+
 json JobToJson(const Job& job) {
   json j = SpecToJson(job.spec);
   j["id"] = job.id;
   j["state"] = JobStateName(job.state);
-  j["predicted_util"] = job.prediction.util;
-  j["predicted_util_interval"] = {job.prediction.util_lo, job.prediction.util_hi};
+  AddPredictionJson(job.prediction, &j);
   j["placement"] = job.placement;
   j["exclusive"] = job.exclusive;
   j["submitted_at"] = job.submitted_at;

@@ -69,7 +69,24 @@ struct Prediction {
   double util = 0;     // predicted mean GPU utilization, percent 0..100
   double util_lo = 0;  // uncertainty interval, percent
   double util_hi = 0;
+  // Predicted GPU memory per GPU, MiB, with its interval (predict/predictor.h
+  // MemoryPrediction); unset when the predictor has no memory model.
+  std::optional<double> mem_mib, mem_lo, mem_hi;
+
+  // A utilization prediction without memory.
+  static Prediction Of(double util, double lo, double hi) {
+    Prediction p;
+    p.util = util;
+    p.util_lo = lo;
+    p.util_hi = hi;
+    return p;
+  }
 };
+
+// The memory the scheduler packs a job by, MiB per GPU: what the job stated
+// (mem_mib), else the high end of the predicted interval, else 0 (unknown:
+// memory then never blocks a placement).
+double PackingMemMib(const JobSpec& spec, const Prediction& p);
 
 struct Job {
   int64_t id = 0;  // assigned by the store, > 0
@@ -87,9 +104,13 @@ struct Job {
 
 // What a client sees: the models by the names it gave, attrs typed as the
 // API takes them (loader_workers an integer, the flags 0/1, loader_ms_per_sample
-// a number).
+// a number). JobToJson and AddPredictionJson add "predicted_util",
+// "predicted_util_interval" [low, high] (percent), and, named as `predict
+// --json` names them, "gpu_mem_mib" and "gpu_mem_interval" {"low", "high"}
+// (MiB per GPU; null without a memory model).
 nlohmann::json SpecToJson(const JobSpec& spec);
 nlohmann::json JobToJson(const Job& job);
+void AddPredictionJson(const Prediction& p, nlohmann::json* j);
 
 // What the store keeps (and `gpucast train --observations` reads,
 // predict/observations.cc): SpecToJson with the files the service read

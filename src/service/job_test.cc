@@ -73,6 +73,26 @@ TEST(JobTest, RowsStoredBeforeNamesAndGpuStillRead) {
             "stored job spec: bad field 'attrs.colour'");
 }
 
+// Memory as `predict --json` names it: null without a memory model.
+TEST(JobTest, MemoryPredictionInReplies) {
+  Job job;
+  job.spec = Spec();
+  job.spec.mem_mib = 0;  // stated memory wins; none stated here
+  job.prediction = Prediction::Of(40, 30, 50);
+  json j = JobToJson(job);
+  EXPECT_EQ(j["predicted_util_interval"], json({30.0, 50.0}));
+  EXPECT_TRUE(j["gpu_mem_mib"].is_null());
+  EXPECT_TRUE(j["gpu_mem_interval"]["high"].is_null());
+  EXPECT_EQ(PackingMemMib(job.spec, job.prediction), 0);
+  job.prediction.mem_mib = 9000;
+  job.prediction.mem_lo = 8000;
+  job.prediction.mem_hi = 11000;
+  j = JobToJson(job);
+  EXPECT_EQ(j["gpu_mem_mib"], 9000.0);
+  EXPECT_EQ(j["gpu_mem_interval"], json({{"low", 8000.0}, {"high", 11000.0}}));
+  EXPECT_EQ(PackingMemMib(job.spec, job.prediction), 11000);
+}
+
 TEST(JobTest, StateNames) {
   for (JobState s : {JobState::kQueued, JobState::kRunning, JobState::kDone, JobState::kCancelled}) {
     EXPECT_EQ(ParseJobState(JobStateName(s)), s);

@@ -80,6 +80,18 @@ Result<Jobs::Submitted> Jobs::Submit(const JobRequest& req, std::string_view bod
   }
   bool hit = false;
   ASSIGN_OR_RETURN(Prediction pred, predictions_->Predict(opened, &hit, http_status));
+  if (opened.spec.mem_mib <= 0 && PackingMemMib(opened.spec, pred) > 0) {
+    // Packed by the predicted memory's high end: it must fit somewhere too.
+    JobSpec probe = opened.spec;
+    probe.mem_mib = PackingMemMib(opened.spec, pred);
+    std::lock_guard<std::mutex> lock(mu_);
+    Status fits = scheduler_->CanEverFit(probe);
+    if (!fits.ok()) {
+      *http_status = 422;
+      return Status::Error("predicted GPU memory (interval high end " + std::to_string(static_cast<int64_t>(probe.mem_mib)) +
+                           " MiB) does not fit: " + fits.message());
+    }
+  }
   Job job;
   job.spec = opened.spec;
   job.prediction = pred;

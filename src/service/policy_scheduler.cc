@@ -147,7 +147,7 @@ class PolicyScheduler : public Scheduler {
     const int first_queued = static_cast<int>(v.jobs_.size());
     for (const Job& j : queued) {
       v.candidates_.push_back(static_cast<int>(v.jobs_.size()));
-      v.jobs_.push_back(InfoOf(j.spec.gpus, j.prediction.util, j.spec.mem_mib));
+      v.jobs_.push_back(InfoOf(j.spec.gpus, j.prediction.util, PackingMemMib(j.spec, j.prediction)));
     }
     std::vector<sim::Placement> decisions = policy_->Schedule(v);
 
@@ -201,7 +201,8 @@ class PolicyScheduler : public Scheduler {
       }
     }
     for (int g : job.placement) {
-      on_gpu_[static_cast<size_t>(g)].push_back({job.id, job.prediction.util, job.spec.mem_mib, job.exclusive});
+      on_gpu_[static_cast<size_t>(g)].push_back(
+          {job.id, job.prediction.util, PackingMemMib(job.spec, job.prediction), job.exclusive});
     }
     return Status::Ok();
   }

@@ -29,7 +29,7 @@ class ConstantEngine : public PredictionEngine {
   explicit ConstantEngine(double u) : u_(u) {}
   Result<Prediction> Predict(const JobSpec&, const std::vector<int>&, PredictInfo* info) override {
     info->cache_hit = false;
-    return Prediction{u_, u_, u_};
+    return Prediction::Of(u_, u_, u_);
   }
   std::string Describe() const override { return "constant " + std::to_string(u_); }
 

@@ -23,7 +23,7 @@ std::unique_ptr<PredictionEngine> FileEngine(const std::string& file) {
       explicit Const(double v) : u(v) {}
       Result<Prediction> Predict(const JobSpec& s, const std::vector<int>& fds, PredictInfo* info) override {
         RETURN_IF_ERROR(testing::FakeEngine::Predict(s, fds, info).status());
-        return Prediction{u, u, u};
+        return Prediction::Of(u, u, u);
       }
     };
     return std::unique_ptr<PredictionEngine>(std::make_unique<Const>(u));

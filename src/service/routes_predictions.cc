@@ -18,8 +18,7 @@ void Predict(const RouteContext& ctx, const httplib::Request& req, httplib::Resp
   Result<Predicted> pred = ctx.predictions->Run(*parsed, req.body, &status);
   if (!pred.ok()) return SendError(res, status, pred.message());
   nlohmann::json out = SpecToJson(pred->spec);
-  out["predicted_util"] = pred->prediction.util;
-  out["predicted_util_interval"] = {pred->prediction.util_lo, pred->prediction.util_hi};
+  AddPredictionJson(pred->prediction, &out);
   out["cache"] = pred->cache_hit ? "hit" : "miss";
   SendJson(res, 200, out);
 }

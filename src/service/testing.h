@@ -55,7 +55,7 @@ class FakeEngine : public PredictionEngine {
     info->cache_hit = all_hit;
     info->failure = AnalysisFailure::kNone;
     double u = std::min(100.0, 10.0 * static_cast<double>(spec.batch) * passes);
-    return Prediction{u, std::max(0.0, u - 5), std::min(100.0, u + 5)};
+    return Prediction::Of(u, std::max(0.0, u - 5), std::min(100.0, u + 5));
   }
   std::string Describe() const override { return "fake engine"; }
 
