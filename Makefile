@@ -57,6 +57,7 @@ test: build
 	bash tests/serve_durability.sh $(BUILD)/gpucast
 	bash tests/cli_test.sh $(BUILD)/gpucast
 	bash tests/closed_loop.sh $(BUILD)/gpucast
+	bash tests/hostile_client.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
 	@# The main job (make demo) end to end, so that a new model or flag cannot break it unseen.
 	bash tools/demo.sh $(BUILD)/gpucast $(BUILD)/demo-test > $(BUILD)/demo-test.log 2>&1 || \

@@ -118,6 +118,15 @@ got=$(echo "$resp" | head -1 | field '["predicted_util"]')
 want=$("$BIN" predict --predictor "$T/p.json" --model "$ROOT/models/vgg.onnx" --batch 128 --gpu T4 --json | field '["gpu_util"]')
 $PY -c "import sys; sys.exit(0 if abs($got - $want) < 1e-9 else 1)" || fail "gpu T4: service $got, predict --gpu T4 $want"
 ok "\"gpu\": \"T4\" predicts $got%, as predict --gpu T4"
+resp=$(post_json /v1/predict '{"model": "vgg.onnx", "batch": 32, "gpus": 4}')
+[ "$(echo "$resp" | tail -1)" = 200 ] || fail "predict gpus 4: $resp"
+got=$(echo "$resp" | head -1 | field '["predicted_util"]')
+want=$("$BIN" predict --predictor "$T/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpu H100 --gpus 4 --json |
+  field '["gpu_util"]')
+$PY -c "import sys; sys.exit(0 if abs($got - $want) < 1e-9 else 1)" || fail "gpus 4: service $got, predict --gpus 4 $want"
+echo "$resp" | head -1 | $PY -c "import json,sys; j=json.load(sys.stdin); sys.exit(0 if 'gpu_mem_mib' in j and set(j['gpu_mem_interval']) == {'low', 'high'} else 1)" \
+  || fail "no gpu_mem_mib / gpu_mem_interval in the reply: $resp"
+ok "\"gpus\": 4 predicts one rank at $got%, as predict --gpus 4 --gpu H100; replies carry gpu_mem_mib and gpu_mem_interval"
 resp=$(post_json /v1/predict '{"model": "vgg.onnx", "batch": 8, "gpu": "RTX3900"}')
 [ "$(echo "$resp" | tail -1)" = 400 ] && echo "$resp" | grep -q "closest: RTX3090" || fail "gpu typo: $resp"
 resp=$(post_json /v1/predict '{"model": "vgg.onnx"}')

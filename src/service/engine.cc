@@ -48,6 +48,10 @@ class PredictorEngine : public PredictionEngine {
     job.amp = spec.amp;
     job.attrs = spec.TypedAttrs();
     job.gpu = spec.gpu.empty() ? predictor_.info().gpu : spec.gpu;
+    // Data-parallel (DDP) on whole GPUs of one node, the GPU table's links:
+    // the prediction is one rank's (predict/data_parallel.h), as `predict --gpus N`.
+    job.gpus = static_cast<int>(spec.gpus);
+    job.nodes = 1;
     Result<PredictResult> r = predictor_.Predict(single ? *single : reports, job);
     if (!r.ok()) return r.status().Prefixed(parts.front().name);
     info->failure = AnalysisFailure::kNone;

@@ -68,7 +68,7 @@ class EngineTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   // The predictor called directly, without the engine's cache.
-  static double Direct(const std::string& model, int64_t batch, const std::string& gpu = "") {
+  static double Direct(const std::string& model, int64_t batch, const std::string& gpu = "", int gpus = 1) {
     LoadOptions lo;
     lo.batch = batch;
     auto g = LoadOnnxGraph(model, lo);
@@ -77,6 +77,7 @@ class EngineTest : public ::testing::Test {
     JobConfig job;
     job.batch = batch;
     job.gpu = gpu.empty() ? predictor_->info().gpu : gpu;
+    job.gpus = gpus;
     auto p = predictor_->Predict({*r}, job);
     EXPECT_TRUE(p.ok()) << p.message();
     return p->prediction.util;
@@ -148,6 +149,24 @@ TEST_F(EngineTest, PredictsForTheSpecsGpuAsPredictGpuDoes) {
   h100.gpu = "H100";
   t4.gpu = "T4";
   EXPECT_NE(PredictFile(**engine, h100, &hit)->util, PredictFile(**engine, t4, &hit)->util);
+}
+
+// A job's "gpus" is a data-parallel job on that many whole GPUs of one node:
+// one rank's prediction, as `predict --gpus N` (not the one-GPU answer: the
+// all-reduce's NCCL kernels count as busy, docs/predictor.md).
+TEST_F(EngineTest, DataParallelJobsPredictAsPredictGpus) {
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json", Analyzer());
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  const std::string vgg = HomeDir() + "/models/vgg.onnx";
+  bool hit;
+  JobSpec one = Spec(vgg, 32), four = Spec(vgg, 32);
+  one.gpu = four.gpu = "RTX3090";
+  four.gpus = 4;
+  auto a = PredictFile(**engine, one, &hit);
+  auto b = PredictFile(**engine, four, &hit);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.message() << b.message();
+  EXPECT_DOUBLE_EQ(b->util, Direct(vgg, 32, "RTX3090", 4));
+  EXPECT_NE(b->util, a->util);
 }
 
 // A reload keeps the analysed graphs: they depend on the graph and the cost
