@@ -256,21 +256,23 @@ head -c 104857600 /dev/zero >"$T/100m"
 before=$(rss_kib)
 start_prober
 for i in 1 2 3 4; do
-  curl -s -m 10 -o "$T/h$i.out" -w '%{http_code} %{time_total}\n' -X POST "$URL/healthz" \
+  route=healthz
+  [ $((i % 2)) = 0 ] && route=metrics
+  curl -s -m 10 -o "$T/h$i.out" -w '%{http_code} %{time_total}\n' -X POST "$URL/$route" \
     -H 'Content-Type: application/octet-stream' --data-binary @"$T/100m" >>"$T/heads" &
   BG+=($!)
 done
 for p in "${BG[@]}"; do wait "$p"; done
 BG=()
-stop_prober "4 x 100 MB POST /healthz"
+stop_prober "4 x 100 MB POST /healthz, /metrics"
 grow=$(( ($(rss_kib) - before) / 1024 ))
-[ "$(awk '$1 == 405' "$T/heads" | wc -l)" = 4 ] || fail "POST /healthz: $(cat "$T/heads")"
-[ "$grow" -le 16 ] || fail "4 x 100 MB POST /healthz grew RSS by $grow MiB"
+[ "$(awk '$1 == 405' "$T/heads" | wc -l)" = 4 ] || fail "POST /healthz, /metrics: $(cat "$T/heads")"
+[ "$grow" -le 16 ] || fail "4 x 100 MB POST /healthz, /metrics grew RSS by $grow MiB"
 code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -X POST "$URL/v1/predict?batch=1" \
   -H 'Content-Type: application/octet-stream' --data-binary @"$T/100m")
 [ "$code" = 401 ] || fail "unauthenticated 100 MB upload: $code"
 alive "unauthenticated bodies"
-ok "4 x 100 MB POST /healthz: 405 each, RSS +$grow MiB; a 100 MB upload without the token: 401 on its head"
+ok "4 x 100 MB POST /healthz and /metrics: 405 each, RSS +$grow MiB; a 100 MB upload without the token: 401 on its head"
 
 # ---- Item 4: protocol details.
 reply=$(printf 'GET /healthz HTTP/1.1\r\nX-A\0b: 1\r\n\r\n' | timeout 5 $PY -c '
