@@ -19,7 +19,7 @@ DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk lua5.1 lua-socket jq
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_PY)
 
-.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb
+.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs
 
 all: build
 
@@ -31,6 +31,7 @@ help:
 	@echo "make sanitize  ASan/UBSan build + tests"
 	@echo "make fuzz      libFuzzer on the ONNX loader and the HTTP service (FUZZ_SECONDS each)"
 	@echo "make bench     benchmarks (docs/performance.md)"
+	@echo "make docs      regenerate the generated blocks of README.md and docs/ (DOCS_ALL=1: the slow ones too)"
 	@echo "make install   PREFIX=/usr/local: binary, models, data, Slurm plugin (docs/slurm.md)"
 	@echo "make deb       Debian package of the same under /usr (BUILD/gpucast_VERSION_ARCH.deb)"
 
@@ -63,6 +64,9 @@ test: build
 	bash tests/json_layouts.sh $(BUILD)/gpucast
 	GPUCAST_BIN=$(BUILD)/gpucast $(PY) -m unittest discover -s clients/python -p 'test_*.py'
 	bash tests/docs_models.sh $(BUILD)/gpucast
+	@# Generated blocks not stale, checked examples run and print what the docs show (tools/docs.py).
+	$(PY) -m unittest discover -s tools -p 'test_docs.py'
+	$(PY) tools/docs.py check --build $(BUILD)
 	$(MAKE) deb
 	bash tests/deb_test.sh $(BUILD)
 	@# The main job (make demo) end to end, so that a new model or flag cannot break it unseen.
@@ -110,6 +114,12 @@ fuzz: deps
 
 bench: build
 	bash bench/run.sh $(BUILD)
+
+# Every generated block of README.md and docs/*.md (tools/docs.py: markers, checks). The fast ones
+# always; DOCS_ALL=1 also the slow ones (timings, evaluations) whose inputs did not change.
+DOCS_ALL ?=
+docs: build
+	$(PY) tools/docs.py generate --build $(BUILD) $(if $(DOCS_ALL),--all)
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
