@@ -460,7 +460,7 @@ expect_granted "gres:shard:$N_SMALL,gres:nic:1" "$M_SMALL" --gres=gpu:1,nic:1
 expect_reject "GPU type 'a100' in 'gpu:a100:2' is not one this site names to gpucast" "$M_SMALL" --gres=gpu:a100:2 "$T/sleep.sh"
 # Several GPUs on one node: whole GPUs (a job's shards cannot span GPUs), predicted per GPU.
 expect_granted "gres:gpu:2" "$M_SMALL" --gres=gpu:2
-grep -q "x2 GPUs: predicted GPU utilization [0-9.]*% per GPU, .* -> gres:gpu:2 (whole GPUs: a job's shards cannot span GPUs)" \
+grep -q "x2 GPUs: predicted GPU utilization [0-9.]*% per GPU (data-parallel, gpucast predict --gpus 2) .* -> gres:gpu:2 (whole GPUs: a job's shards cannot span GPUs)" \
   "$T/sbatch.err" || fail "--gres=gpu:2: $(cat "$T/sbatch.err")"
 expect_granted "gres:gpu:2" "$M_SMALL" -n1 --gpus-per-task=2
 expect_granted "gres:gpu:2" "$M_SMALL" -n2 --gpus-per-task=1
