@@ -17,7 +17,9 @@ DEB_BUILD := cmake ninja-build g++ clang pkg-config dpkg-dev \
 DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk lua5.1 lua-socket jq sudo
 # Graph export and the measurement harness (python side).
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
-DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_PY)
+# The HTML report's browser test (tests/report_chromium.sh).
+DEB_BROWSER := chromium
+DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_PY) $(DEB_BROWSER)
 
 .PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs
 
@@ -62,6 +64,7 @@ test: build
 	bash tests/hostile_client.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
 	bash tests/json_layouts.sh $(BUILD)/gpucast
+	bash tests/report_chromium.sh $(BUILD)/gpucast
 	GPUCAST_BIN=$(BUILD)/gpucast $(PY) -m unittest discover -s clients/python -p 'test_*.py'
 	bash tests/docs_models.sh $(BUILD)/gpucast
 	@# Generated blocks not stale, checked examples run and print what the docs show (tools/docs.py).

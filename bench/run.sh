@@ -96,5 +96,5 @@ echo "== HTTP service load test (loopback, bounded)"
 bash "$ROOT/bench/load_test.sh" "$BUILD" 10 16 | tail -3
 
 echo
-echo "== simulator: the full Philly trace under every policy"
+echo "== simulator: ten runs of one seed on the whole Philly trace (load x2, 256 GPUs)"
 bash "$ROOT/bench/sim_bench.sh" "$BIN"

@@ -158,6 +158,13 @@ expect_out "1 bad lines skipped"
 [ -f "$TMP/sim/summary.json" ] && [ -f "$TMP/sim/jobs.csv" ] && ok || bad "simulate wrote no summary.json/jobs.csv"
 expect_rc 1 "$BIN" simulate --trace philly --policy nosuch --out "$TMP/sim2"
 expect_err "unknown policy 'nosuch'"
+# A cluster of an unknown GPU type stops at start, naming the closest known ones.
+expect_rc 1 "$BIN" simulate --trace philly --cluster "128x RTX3900" --policy slot --out "$TMP/sim2"
+expect_err "--cluster '128x RTX3900': unknown GPU 'RTX3900'; closest: RTX3090"
+expect_rc 1 "$BIN" simulate --trace philly --load-factor 0 --policy slot --out "$TMP/sim2"
+expect_err "--load-factor '0': want a number in (0, 1000]"
+expect_rc 1 "$BIN" simulate --trace philly --predictions noisy:abc --policy predictive --out "$TMP/sim2"
+expect_err "--predictions 'noisy:abc': the noise sd must be a number in [0, 100] (points)"
 
 # interference: the fitted physics, inspectable; bounded by construction.
 expect_rc 0 "$BIN" interference --util 100 --util 100 --util 100 --json
@@ -177,22 +184,23 @@ expect_rc 0 "$BIN" interference --validate --json
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["tables"]; assert [(x["source"],x["gpu"]) for x in t]==[("lucid","RTX3090"),("gavel","K80"),("gavel","P100"),("gavel","V100")], t; assert all(x["selected_nested"]["mae"]<=x["time_slicing_bound"]["mae"]+1e-12 for x in t), t; assert "| Gavel V100 |" in d["markdown"]' "$TMP/out" && ok || bad "interference --validate: $(head -c 300 "$TMP/out")"
 # simulate: placements.csv audits every run; useful work recomputed from the
 # records lies between what finished in the window and what could have run.
-expect_rc 0 "$BIN" simulate --trace philly --jobs 1500 --cluster "16x RTX3090" --policy slot,profiling,predictive-feedback \
+expect_rc 0 "$BIN" simulate --trace philly --jobs 1500 --cluster "16x RTX3090" --policy slot,profiling-exclusive,predictive-feedback \
   --predictions oracle --seed 2 --out "$TMP/simp"
 # Progress when stderr is not a terminal (here a file): each run's result as it finishes.
-for pol in slot profiling predictive-feedback; do
+for pol in slot profiling-exclusive predictive-feedback; do
   expect_err_line "^gpucast simulate \[[0-9.]+ s\] $pol seed 2 done in [0-9.]+ s: useful work [0-9.]+%"
 done
 expect_rc 0 "$BIN" simulate --trace "$TMP/trace.csv" --policy slot --out "$TMP/simq" --skip-bad-lines --quiet
 [ -s "$TMP/err" ] && bad "simulate --quiet wrote to stderr: $(head -c 200 "$TMP/err")" || ok
-for pol in slot profiling predictive-feedback; do
+for pol in slot profiling-exclusive predictive-feedback; do
   /usr/bin/python3 - "$TMP/simp/$pol" <<'PY' && ok || bad "simulate $pol: records disagree with summary.json"
 import csv, json, sys, collections
 d = sys.argv[1]
 s = json.load(open(d + "/summary.json"))
 jobs = list(csv.DictReader(open(d + "/jobs.csv")))
 rows = list(csv.DictReader(open(d + "/placements.csv")))
-t0 = min(float(j["submit_s"]) for j in jobs); t1 = max(float(j["submit_s"]) for j in jobs)
+t0 = min(float(j["submit_s"]) for j in jobs); t1 = t0 + s["window_end_s"]
+assert s["bound_kind"] in ("capacity", "demand") and 0 < s["window_end_s"] <= s["trace_window_s"] + 1e-9, s
 G = s["num_gpus"]; W = t1 - t0
 by_job = collections.defaultdict(list)
 for r in rows: by_job[r["job_id"]].append(r)
@@ -220,6 +228,10 @@ PY
 done
 expect_rc 0 "$BIN" report "$TMP/simp" --out "$TMP/simp.html"
 grep -q "Useful work beside busy time" "$TMP/simp.html" && ok || bad "report lacks the useful-work chart"
+# A run reached twice (its directory and one above it) counts once.
+n1=$("$BIN" report "$TMP/simp" --out "$TMP/simp.html")
+n2=$("$BIN" report "$TMP/simp" "$TMP/simp/" "$TMP/simp/." --out "$TMP/simp2.html")
+[ "$n1" != "" ] && [ "${n1#wrote * (}" = "${n2#wrote * (}" ] && ok || bad "report counted a run twice: '$n1' vs '$n2'"
 
 # gpus: the GPU table; any spelling of a name (nvidia-smi's included) reaches its row; an unknown
 # name is an error naming the closest ones, in gpus and in predict alike.

@@ -1,31 +1,69 @@
 #!/usr/bin/env bash
-# The simulator comparison of docs/simulator.md, in one command: every policy
-# over seeds (mean +- sd), with LOWO predictions and with oracle predictions,
-# on Philly over a load sweep (128/256/512 GPUs) and on Alibaba and Gavel at their
-# default clusters; the interference validation; the markdown tables of the
-# docs (OUT/tables.md, also printed) and the HTML report (OUT/report.html).
-# Usage: tools/sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]   (SEEDS default 1-5)
+# The simulator comparison of docs/simulator.md, in one command:
+#  1. Philly on 256 RTX 3090s over a load sweep (--load-factor LOADS): every
+#     policy with the default predictions (what `train` ships, leave one
+#     workload out), and the prediction-driven policies again with oracle
+#     predictions;
+#  2. the value of accuracy at load 2: the prediction-driven policies under
+#     noisy:0/5/10/15/20/30, constant:50 and shuffled predictions;
+#  3. Alibaba (26 GPUs of its node list) and Gavel (32 GPUs) at their own load;
+# each over SEEDS (arrivals, workloads, noise resampled per seed); then the
+# markdown tables of the docs (OUT/tables.md, also printed) and the HTML
+# report of the load-2 Philly runs (OUT/report.html).
+# Usage: tools/sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]   (SEEDS default 1-3; LOADS=1,1.5,2,3;
+#        JOBS=N keeps the first N jobs of each trace: a quick check of the script, not the docs' numbers;
+#        NO_OTHER_TRACES=1 leaves out Alibaba and Gavel)
 set -euo pipefail
 B=$(realpath "${1:?usage: sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]}")
 OUT=${2:?usage: sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]}
-SEEDS=${3:-1-5}
+SEEDS=${3:-1-3}
+LOADS=${LOADS:-1,1.5,2,3}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
-PRED="predictive,predictive-spread,interference-aware,predictive-feedback"
-"$B" interference --validate --json > "$OUT/interference.json"
-# Progress: a line per step here, and each simulate run's result on stderr as it finishes.
-run() {  # run NAME TRACE CLUSTER
-  echo "sweep: $1 ($2 on $3), every policy, seeds $SEEDS: LOWO predictions, then oracle" >&2
-  "$B" simulate --trace "$2" --cluster "$3" --policy all --seeds "$SEEDS" --out "$OUT/$1/predicted" >/dev/null
-  "$B" simulate --trace "$2" --cluster "$3" --policy "$PRED" --predictions oracle --seeds "$SEEDS" \
-    --out "$OUT/$1/oracle" >/dev/null
-}
-for n in 256 128 512; do run "philly-$n" philly "${n}x RTX3090"; done
-run alibaba-26 alibaba2023 "alibaba-nodes:every=200"
-run gavel-32 gavel "32x RTX3090"
+# The source the tables come from, named as the sweep starts (the binary should be built from it).
 COMMIT=$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo unknown)
 DIRTY=$(git -C "$HERE" status --porcelain -- src 2>/dev/null | head -1)
+PRED="predictive,predictive-spread,interference-aware,predictive-feedback"
+log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+"$B" interference --validate --json > "$OUT/interference.json"
+J=(${JOBS:+--jobs "$JOBS"})
+P=(--trace philly --cluster "256x RTX3090" --seeds "$SEEDS" "${J[@]}")
+# Two streams run side by side (each simulate is one thread): A) every policy
+# with the default predictions over the loads, then Alibaba and Gavel; B) the
+# oracle runs over the loads, then the accuracy controls at load 2.
+stream_a() {
+  log "A: philly: every policy, default predictions, loads $LOADS"
+  "$B" simulate "${P[@]}" --load-factor "$LOADS" --policy all --out "$OUT/philly/predicted" >/dev/null
+  if [ -z "${NO_OTHER_TRACES:-}" ]; then
+    log "A: alibaba and gavel"
+    "$B" simulate --trace alibaba2023 --cluster "alibaba-nodes:every=200" --seeds "$SEEDS" "${J[@]}" --policy all \
+      --out "$OUT/alibaba-26/predicted" >/dev/null
+    "$B" simulate --trace alibaba2023 --cluster "alibaba-nodes:every=200" --seeds "$SEEDS" "${J[@]}" --policy "$PRED" \
+      --predictions oracle --out "$OUT/alibaba-26/oracle" >/dev/null
+    "$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy all \
+      --out "$OUT/gavel-32/predicted" >/dev/null
+    "$B" simulate --trace gavel --cluster "32x RTX3090" --seeds "$SEEDS" "${J[@]}" --policy "$PRED" \
+      --predictions oracle --out "$OUT/gavel-32/oracle" >/dev/null
+  fi
+  log "A: done"
+}
+stream_b() {
+  log "B: philly: oracle predictions, loads $LOADS"
+  "$B" simulate "${P[@]}" --load-factor "$LOADS" --policy "$PRED" --predictions oracle --out "$OUT/philly/oracle" >/dev/null
+  for src in noisy:0 noisy:5 noisy:10 noisy:15 noisy:20 noisy:30 constant:50 shuffled; do
+    log "B: philly load 2: predictions $src"
+    "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions "$src" \
+      --out "$OUT/accuracy/${src/:/-}" >/dev/null
+  done
+  log "B: done"
+}
+stream_a & A=$!
+stream_b & Bp=$!
+trap 'kill $A $Bp 2>/dev/null' INT TERM
+wait $A
+wait $Bp
 "$HERE/tools/sweep_tables.py" "$OUT" "$COMMIT${DIRTY:+ (+ uncommitted changes)}" "$SEEDS" | tee "$OUT/tables.md"
-"$B" report "$OUT/philly-256" "$OUT/philly-128" "$OUT/philly-512" \
+# The headline is load x2 (given first); the load sweep and the value of accuracy from every Philly run.
+"$B" report "$OUT/philly/predicted/load-2" "$OUT/philly/oracle/load-2" "$OUT/philly" "$OUT/accuracy" \
   --interference "$OUT/interference.json" --out "$OUT/report.html" >/dev/null
-echo "wrote $OUT/tables.md and $OUT/report.html" >&2
+log "wrote $OUT/tables.md and $OUT/report.html"

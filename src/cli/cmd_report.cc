@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ int RunReport(const ReportFlags& f) {
     if (!in) return Fail("report", f.interference + ": cannot open");
     interference.assign(std::istreambuf_iterator<char>(in), {});
   }
+  std::set<std::string> seen;  // a run reached twice (a directory and one above it) counts once
   for (const std::string& d : f.dirs) {
     std::vector<std::string> expanded;
     if (fs::exists(d + "/summary.json")) {
@@ -45,6 +47,9 @@ int RunReport(const ReportFlags& f) {
     }
     if (expanded.empty()) return Fail("report", d + ": no summary.json (not a simulate --out directory)");
     for (const std::string& x : expanded) {
+      std::error_code ec;
+      fs::path canon = fs::weakly_canonical(x, ec);
+      if (!seen.insert(ec ? x : canon.string()).second) continue;
       auto r = sim::LoadRun(x);
       if (!r.ok()) return Fail("report", r.message());
       runs.push_back(std::move(r).value());

@@ -1,10 +1,15 @@
 // gpucast simulate: trace-driven cluster simulation under one or every policy.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -18,6 +23,7 @@
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
+#include "predict/predictor.h"
 #include "sim/cluster.h"
 #include "sim/interference.h"
 #include "sim/policy.h"
@@ -31,13 +37,14 @@ namespace {
 
 struct SimulateFlags {
   std::string trace, policy, cluster, out, predictions, catalog;
-  std::string predict_algo = "forest";
+  std::string arrivals = "bootstrap";
+  std::vector<std::string> load_factors;  // --load-factor, repeatable, each "F" or "F1,F2,..."
   int64_t jobs = -1;
   uint64_t seed = 1;
   std::string seeds;  // "1-5" or "1,3,7": one run per seed under OUT/seed-S
   bool skip_bad_lines = false, json = false, quiet = false;
-  double cap = 100, max_slowdown = 0.25, profile_s = 60, profile_warmup_s = 10;
-  double measure_noise = 5, observe_after_s = 70, migrate_cost_s = 60, migrate_z = 2;
+  double cap = 100, max_slowdown = 0.25, profile_s = 60, profile_warmup_s = 10, profile_pool = 0.05;
+  double measure_noise = 5, observe_after_s = 70, migrate_z = 2, checkpoint_s = 1800, oom_after_s = 10;
 };
 
 // "1-5" / "1,3,7" / "4" -> seeds.
@@ -71,41 +78,112 @@ Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
   return out;
 }
 
-// Out-of-sample (leave-one-workload-out) predicted utilization for every
-// workload row, from --predictions CSV or the predict layer. Never the truth.
-Status LoadPredictions(const SimulateFlags& f, std::vector<sim::WorkloadProfile>* w, std::string* source) {
-  if (f.predictions == "oracle") {
-    // The upper line of what prediction can give: the true utilization.
-    for (sim::WorkloadProfile& x : *w) x.predicted_util = x.true_util;
-    *source = "oracle";
-    return Status::Ok();
+// --load-factor values: each flag "F" or a comma list; every F in (0, 1000].
+Result<std::vector<double>> ParseLoadFactors(const std::vector<std::string>& flags) {
+  std::vector<double> out;
+  for (const std::string& f : flags) {
+    size_t pos = 0;
+    while (true) {
+      size_t comma = f.find(',', pos);
+      std::string part = f.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      char* end = nullptr;
+      double v = std::strtod(part.c_str(), &end);
+      if (part.empty() || end != part.c_str() + part.size() || !(v > 0) || v > 1000)
+        return Status::Error("--load-factor '" + f + "': want a number in (0, 1000] or a comma list of them");
+      out.push_back(v);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
   }
-  if (!f.predictions.empty()) {
-    *source = "csv:" + f.predictions;
-    return sim::LoadPredictionsCsv(f.predictions, w);
+  if (out.empty()) out.push_back(1.0);
+  return out;
+}
+
+std::string Short(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Where leave-one-workload-out predictions are kept between runs: they depend
+// only on the algorithm, the dataset (features, labels, groups) and the
+// binary, so the key hashes those ($GPUCAST_CACHE_DIR, else
+// $XDG_CACHE_HOME/gpucast, else ~/.cache/gpucast; "" = no cache).
+std::string CacheFile(const std::string& algo, const Dataset& data) {
+  std::string dir;
+  if (const char* d = std::getenv("GPUCAST_CACHE_DIR")) dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/gpucast";
+  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/gpucast";
+  if (dir.empty() || dir == "off") return "";
+  std::string key = algo + "\n" + data.digest + "\n" + data.schema_name + std::to_string(data.schema_version) + "\n";
+  for (const std::string& n : data.feature_names) key += n + ",";
+  for (size_t i = 0; i < data.x.size(); ++i) {
+    key.append(reinterpret_cast<const char*>(data.x[i].data()), data.x[i].size() * sizeof(double));
+    key.append(reinterpret_cast<const char*>(&data.step_s[i]), sizeof(double));
+    key += std::to_string(data.group[i]) + data.rows[i].Key() + ";";
   }
+  // The binary: any rebuild (a changed regressor) gets a new key.
+  struct stat st {};
+  if (::stat("/proc/self/exe", &st) != 0) return "";
+  key += std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  char name[64];
+  std::snprintf(name, sizeof name, "/lowo-%016llx.csv", static_cast<unsigned long long>(Fnv1a64(key)));
+  return dir + name;
+}
+
+// Every workload row's utilization predicted by `algo` trained on the other
+// workloads (leave one workload out; the predict layer), into predicted_util
+// (and the memory fields once the predict layer gives them). Never the truth.
+Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::vector<sim::WorkloadProfile>* w) {
   const std::string csv = DataDir() + "/lucid/single_data.csv";
   ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog.empty() ? DefaultCatalog() : f.catalog));
   ASSIGN_OR_RETURN(Dataset data, BuildDataset(csv, catalog));
-  ASSIGN_OR_RETURN(auto preds, LeaveOneWorkloadOutPredictions(data, f.predict_algo, 0));
+  const std::string cache = CacheFile(algo, data);
+  if (!cache.empty()) {
+    std::vector<sim::WorkloadProfile> copy = *w;
+    if (std::filesystem::exists(cache) && sim::LoadPredictionsCsv(cache, &copy).ok()) {
+      *w = std::move(copy);
+      return Status::Ok();
+    }
+  }
+  ASSIGN_OR_RETURN(auto preds, LeaveOneWorkloadOutPredictions(data, algo, 0));
   std::vector<bool> seen(w->size(), false);
   for (const RowPrediction& p : preds) {
     int i = sim::FindWorkload(*w, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
     if (i < 0) return Status::Error("prediction for unknown workload " + p.model + "/" + p.dataset);
     (*w)[i].predicted_util = p.predicted;
+    // Memory from the predict layer's memory model (same training rows), once it fills it.
+    if (!std::isnan(p.mem_predicted)) {
+      (*w)[i].pred_mem_mib = p.mem_predicted;
+      (*w)[i].pred_mem_high_mib = std::isnan(p.mem_high) ? p.mem_predicted : p.mem_high;
+    }
     seen[i] = true;
   }
   for (size_t i = 0; i < seen.size(); ++i)
     if (!seen[i]) return Status::Error("no leave-one-workload-out prediction for " + (*w)[i].Name());
-  *source = "lowo:" + f.predict_algo;
+  if (!cache.empty()) {  // best effort: a cache that cannot be written is only slower
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
+    const std::string tmp = cache + ".tmp" + std::to_string(::getpid());
+    std::ofstream(tmp) << sim::PredictionsCsv(*w);
+    std::filesystem::rename(tmp, cache, ec);
+    if (ec) std::filesystem::remove(tmp, ec);
+  }
   return Status::Ok();
 }
 
 nlohmann::ordered_json InterferenceJson(const sim::InterferenceModel& m) {
   nlohmann::ordered_json j;
+  j["form"] = m.form().Name();
   j["beta"] = m.params().beta;
   j["switch_cost"] = m.params().switch_cost;
+  j["occupancy"] = m.params().occupancy;
   j["measured_pairs"] = m.pairs().size();
+  nlohmann::ordered_json fits = nlohmann::ordered_json::array();
+  for (const auto& f : m.gpu_fits())
+    fits.push_back({{"gpu", f.gpu}, {"form", f.form.Name()}, {"beta", f.params.beta},
+                    {"switch_cost", f.params.switch_cost}, {"occupancy", f.params.occupancy}});
+  j["gpu_fits"] = fits;
   j["validation"] = "gpucast interference --validate --json";
   return j;
 }
@@ -145,12 +223,20 @@ int RunSimulate(const SimulateFlags& f) {
     if (!s.ok()) return Fail("simulate", s.message());
     seeds = *s;
   }
+  auto loads = ParseLoadFactors(f.load_factors);
+  if (!loads.ok()) return Fail("simulate", loads.message());
   if (f.cap <= 0) return Fail("simulate", "--cap must be positive");
   if (f.profile_s <= 0 || f.profile_warmup_s < 0) return Fail("simulate", "--profile-s must be positive, --profile-warmup-s >= 0");
+  if (!(f.profile_pool > 0 && f.profile_pool <= 0.5)) return Fail("simulate", "--profile-pool must be in (0, 0.5]");
   if (f.measure_noise < 0) return Fail("simulate", "--measure-noise must be >= 0");
   if (f.observe_after_s <= 0) return Fail("simulate", "--observe-after-s must be positive");
-  if (f.migrate_cost_s < 0) return Fail("simulate", "--migrate-cost-s must be >= 0");
+  if (!(f.checkpoint_s > 0)) return Fail("simulate", "--checkpoint-s must be positive");
+  if (f.oom_after_s < 0) return Fail("simulate", "--oom-after-s must be >= 0");
   if (f.max_slowdown <= 0 || f.max_slowdown >= 1) return Fail("simulate", "--max-slowdown must be in (0, 1)");
+  if (f.arrivals != "trace" && f.arrivals != "bootstrap")
+    return Fail("simulate", "--arrivals '" + f.arrivals + "': want trace or bootstrap");
+  auto src = sim::ParsePredictionSource(f.predictions, kDefaultAlgo);
+  if (!src.ok()) return Fail("simulate", src.message());
   auto trace = sim::LoadTrace(f.trace, data, {f.jobs, f.skip_bad_lines});
   if (!trace.ok()) return Fail("simulate", trace.message());
   auto cluster = sim::ParseCluster(f.cluster.empty() ? trace->default_cluster : f.cluster, data);
@@ -159,94 +245,163 @@ int RunSimulate(const SimulateFlags& f) {
   if (!w.ok()) return Fail("simulate", w.message());
   bool need_pred = !f.predictions.empty();
   for (const std::string& p : policies) need_pred |= sim::FindPolicy(p)->needs_predictions;
-  std::string pred_source = "none";
+  std::string pred_label = "none";
   if (need_pred) {
-    Status s = LoadPredictions(f, &*w, &pred_source);
+    Status s = Status::Ok();
+    if (src->NeedsModel()) s = ModelPredictions(f, src->name, &*w);
+    else if (src->kind == sim::PredictionSource::kCsv) s = sim::LoadPredictionsCsv(src->name, &*w);
     if (!s.ok()) return Fail("simulate", "predicted utilization: " + s.message());
+    pred_label = src->Label();
+    // The utilization controls (noisy, constant, a CSV without memory) keep
+    // the default model's memory predictions, so that they vary utilization only.
+    bool missing = false;
+    for (const sim::WorkloadProfile& x : *w) missing = missing || !x.HasMemPrediction();
+    if (missing && src->kind != sim::PredictionSource::kOracle &&
+        !(src->NeedsModel() && src->name == kDefaultAlgo)) {
+      std::vector<sim::WorkloadProfile> model_w = *w;
+      Status m = ModelPredictions(f, kDefaultAlgo, &model_w);
+      if (!m.ok()) return Fail("simulate", "predicted memory: " + m.message());
+      for (size_t i = 0; i < w->size(); ++i)
+        if (!(*w)[i].HasMemPrediction() && model_w[i].HasMemPrediction()) {
+          (*w)[i].pred_mem_mib = model_w[i].pred_mem_mib;
+          (*w)[i].pred_mem_high_mib = model_w[i].pred_mem_high_mib;
+        }
+    }
   }
-  auto model = sim::InterferenceModel::Fit(*w, data + "/lucid/colocate_info.csv");
+  // Memory: policies pack by the predicted high end. Oracle predictions know
+  // the true memory; without a memory prediction (the predict layer gives
+  // none yet) the measured memory stands in, labelled so.
+  std::string mem_label = "predicted";
+  if (need_pred && src->kind == sim::PredictionSource::kOracle) {
+    for (sim::WorkloadProfile& x : *w) x.pred_mem_mib = x.pred_mem_high_mib = x.gmem_mib;
+    mem_label = "oracle";
+  } else {
+    for (sim::WorkloadProfile& x : *w)
+      if (!x.HasMemPrediction()) {
+        x.pred_mem_mib = x.pred_mem_high_mib = x.gmem_mib;
+        mem_label = "oracle (measured; no memory prediction available)";
+      }
+  }
+  // The RTX 3090 physics from Lucid's pairs, and the K80/P100/V100 physics
+  // from Gavel's for clusters of those types (ForGpu).
+  auto model = sim::InterferenceModel::Fit(*w, data + "/lucid/colocate_info.csv",
+                                           data + "/gavel/simulation_throughputs.json");
   if (!model.ok()) return Fail("simulate", model.message());
 
   Progress progress("simulate", f.quiet);
-  const bool multi_seed = seeds.size() > 1;
+  const bool multi_seed = seeds.size() > 1, multi_load = loads->size() > 1;
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   if (!f.json)
-    std::printf("%-20s %4s %7s %7s %7s %7s %10s %10s %10s %10s %9s %8s\n", "policy", "seed", "useful%", "ideal%",
-                "busy%", "load", "jct_mean_s", "jct_p95_s", "queue_s", "makespan_s", "done", "events/s");
-  for (uint64_t seed : seeds)
-  for (const std::string& p : policies) {
-    sim::SimConfig cfg;
-    cfg.policy = p;
-    cfg.seed = seed;
-    cfg.predictions = pred_source;
-    cfg.options.cap = f.cap;
-    cfg.options.max_slowdown = f.max_slowdown;
-    cfg.options.profile_s = f.profile_s;
-    cfg.options.profile_warmup_s = f.profile_warmup_s;
-    cfg.measure_noise_pct = f.measure_noise;
-    cfg.options.observe_noise_pct = f.measure_noise;  // the observer knows its instrument
-    cfg.options.migrate_z = f.migrate_z;
-    cfg.observe_after_s = f.observe_after_s;
-    cfg.migrate_cost_s = f.migrate_cost_s;
-    const std::string run = p + " seed " + std::to_string(seed);
-    cfg.progress = [&progress, &run](double t, int64_t done, int64_t total) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "%s: simulated time %.1f days, %lld/%lld jobs done", run.c_str(), t / 86400,
-                    static_cast<long long>(done), static_cast<long long>(total));
-      progress.Update(buf);
-    };
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = sim::Simulate(*trace, *cluster, *w, *model, cfg);
-    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!r.ok()) return Fail("simulate", r.message());
-    {
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "%s done in %.1f s: useful work %.2f%%, busy %.2f%%, JCT mean %.0f s, %lld jobs",
-                    run.c_str(), wall, r->useful_work_utilization, r->cluster_utilization, r->jct_mean_s,
-                    static_cast<long long>(r->jobs_done));
-      progress.Result(buf);
+    std::printf("%-20s %5s %4s %8s %7s %7s %7s %10s %10s %8s %9s %8s %8s\n", "policy", "load", "seed", "bound",
+                "useful%", "ideal%", "busy%", "jct_mean_h", "jct_p95_h", "slowdown", "done", "ooms", "events/s");
+  for (double load : *loads)
+  for (uint64_t seed : seeds) {
+    // This seed's arrivals (resampled) at this load, and its predictions.
+    sim::Trace t = f.arrivals == "bootstrap" ? sim::ResampleArrivals(*trace, seed) : *trace;
+    sim::ScaleArrivals(&t, load);
+    std::vector<sim::WorkloadProfile> ws = *w;
+    if (need_pred) {
+      Status s = sim::ApplyPredictionSource(*src, seed, &ws);
+      if (!s.ok()) return Fail("simulate", "predicted utilization: " + s.message());
     }
-    std::string dir = f.out;
-    if (multi_seed) dir += "/seed-" + std::to_string(seed);
-    if (policies.size() > 1) dir += "/" + p;
-    if (Status s = sim::WriteResult(*r, *w, dir); !s.ok()) return Fail("simulate", s.message());
-    nlohmann::ordered_json s = nlohmann::ordered_json::parse(sim::SummaryJson(*r));
-    s["out"] = dir;
-    s["wall_s"] = wall;
-    all.push_back(s);
-    if (!f.json)
-      std::printf("%-20s %4llu %7.2f %7.2f %7.2f %7.3f %10.0f %10.0f %10.0f %10.0f %9lld %8.0f\n", p.c_str(),
-                  static_cast<unsigned long long>(seed), r->useful_work_utilization, r->ideal_work_utilization,
-                  r->cluster_utilization, r->load_factor, r->jct_mean_s, r->jct_p95_s, r->queue_mean_s, r->makespan_s,
-                  static_cast<long long>(r->jobs_done), wall > 0 ? r->events / wall : 0.0);
-    std::fflush(stdout);  // each row as it finishes, also into a pipe
-  }
-  // Over seeds: mean and sd per policy of the headline metrics.
-  nlohmann::ordered_json agg = nlohmann::ordered_json::object();
-  if (multi_seed) {
-    const char* keys[] = {"useful_work_utilization", "ideal_work_utilization", "cluster_utilization", "jct_mean_s",
-                          "jct_p50_s", "jct_p95_s", "jct_p99_s", "queue_mean_s", "makespan_s", "load_factor",
-                          "profiling_gpu_s", "migrations", "prediction_mae"};
-    if (!f.json) std::printf("\nover seeds %s (mean +- sd):\n", f.seeds.c_str());
     for (const std::string& p : policies) {
-      nlohmann::ordered_json e;
-      for (const char* k : keys) {
-        std::vector<double> v;
-        for (const auto& r : all)
-          if (r["policy"] == p && r[k].is_number()) v.push_back(r[k].get<double>());
-        if (v.empty()) continue;
-        auto [m, sd] = MeanSd(v);
-        e[k] = {{"mean", m}, {"sd", sd}, {"n", v.size()}};
+      sim::SimConfig cfg;
+      cfg.policy = p;
+      cfg.seed = seed;
+      cfg.predictions = pred_label;
+      cfg.memory_predictions = mem_label;
+      cfg.arrivals = f.arrivals == "bootstrap" ? "bootstrap:days,radius=3" : "trace";
+      cfg.load_scale = load;
+      cfg.options.cap = f.cap;
+      cfg.options.max_slowdown = f.max_slowdown;
+      cfg.options.profile_s = f.profile_s;
+      cfg.options.profile_warmup_s = f.profile_warmup_s;
+      cfg.options.profile_pool_fraction = f.profile_pool;
+      cfg.measure_noise_pct = f.measure_noise;
+      cfg.options.observe_noise_pct = f.measure_noise;  // the observer knows its instrument
+      cfg.options.migrate_z = f.migrate_z;
+      cfg.observe_after_s = f.observe_after_s;
+      cfg.checkpoint_s = f.checkpoint_s;
+      cfg.oom_after_s = f.oom_after_s;
+      const std::string run = p + (multi_load ? " load " + Short(load) : "") + " seed " + std::to_string(seed);
+      cfg.progress = [&progress, &run](double t, int64_t done, int64_t total) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s: simulated time %.1f days, %lld/%lld jobs done", run.c_str(), t / 86400,
+                      static_cast<long long>(done), static_cast<long long>(total));
+        progress.Update(buf);
+      };
+      auto t0 = std::chrono::steady_clock::now();
+      auto r = sim::Simulate(t, *cluster, ws, *model, cfg);
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!r.ok()) return Fail("simulate", r.message());
+      {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "%s done in %.1f s: useful work %.2f%%, busy %.2f%%, JCT mean %.0f s, %lld jobs",
+                      run.c_str(), wall, r->useful_work_utilization, r->cluster_utilization, r->jct_mean_s,
+                      static_cast<long long>(r->jobs_done));
+        progress.Result(buf);
       }
-      agg[p] = e;
+      std::string dir = f.out;
+      if (multi_load) dir += "/load-" + Short(load);
+      if (multi_seed) dir += "/seed-" + std::to_string(seed);
+      if (policies.size() > 1) dir += "/" + p;
+      if (Status s = sim::WriteResult(*r, ws, dir); !s.ok()) return Fail("simulate", s.message());
+      nlohmann::ordered_json s = nlohmann::ordered_json::parse(sim::SummaryJson(*r));
+      s["out"] = dir;
+      s["wall_s"] = wall;
+      all.push_back(s);
       if (!f.json)
-        std::printf("%-20s useful %.2f +- %.2f %%  busy %.2f +- %.2f %%  JCT mean %.1f +- %.1f h  queue %.1f +- %.1f h\n",
-                    p.c_str(), e["useful_work_utilization"]["mean"].get<double>(),
-                    e["useful_work_utilization"]["sd"].get<double>(), e["cluster_utilization"]["mean"].get<double>(),
-                    e["cluster_utilization"]["sd"].get<double>(), e["jct_mean_s"]["mean"].get<double>() / 3600,
-                    e["jct_mean_s"]["sd"].get<double>() / 3600, e["queue_mean_s"]["mean"].get<double>() / 3600,
-                    e["queue_mean_s"]["sd"].get<double>() / 3600);
+        std::printf("%-20s %5s %4llu %8s %7.2f %7.2f %7.2f %10.1f %10.1f %8.2f %9lld %8lld %8.0f\n", p.c_str(),
+                    Short(load).c_str(), static_cast<unsigned long long>(seed), r->bound_kind.c_str(),
+                    r->useful_work_utilization, r->ideal_work_utilization, r->cluster_utilization,
+                    r->jct_mean_s / 3600, r->jct_p95_s / 3600, r->mean_slowdown, static_cast<long long>(r->jobs_done),
+                    static_cast<long long>(r->oom_events), wall > 0 ? r->events / wall : 0.0);
     }
+  }
+  // Per load point and policy: mean and sd over seeds of the headline metrics.
+  const char* keys[] = {"useful_work_utilization", "ideal_work_utilization", "cluster_utilization", "jct_mean_s",
+                        "jct_p50_s", "jct_p95_s", "jct_p99_s", "mean_slowdown", "queue_mean_s", "makespan_s",
+                        "load_factor", "window_s", "useful_work_trace_window", "ideal_work_trace_window",
+                        "profiling_gpu_s", "migrations", "lost_progress_s", "oom_events", "oom_lost_gpu_h",
+                        "prediction_mae", "jobs_total"};
+  nlohmann::ordered_json per_load = nlohmann::ordered_json::array();
+  nlohmann::ordered_json agg = nlohmann::ordered_json::object();
+  if (!f.json && (multi_seed || multi_load)) std::printf("\nper load point (mean +- sd over seeds %s):\n", f.seeds.empty() ? std::to_string(f.seed).c_str() : f.seeds.c_str());
+  for (double load : *loads)
+  for (const std::string& p : policies) {
+    nlohmann::ordered_json e;
+    e["load_scale"] = load;
+    e["policy"] = p;
+    int capacity = 0, n = 0;
+    for (const auto& r : all)
+      if (r["policy"] == p && r["load_scale"].get<double>() == load) {
+        ++n;
+        capacity += r["bound_kind"] == "capacity";
+      }
+    e["runs"] = n;
+    e["capacity_bound_runs"] = capacity;
+    for (const char* k : keys) {
+      std::vector<double> v;
+      for (const auto& r : all)
+        if (r["policy"] == p && r["load_scale"].get<double>() == load && r[k].is_number()) v.push_back(r[k].get<double>());
+      if (v.empty()) continue;
+      auto [m, sd] = MeanSd(v);
+      e[k] = {{"mean", m}, {"sd", sd}, {"n", v.size()}};
+    }
+    if (!multi_load) {
+      nlohmann::ordered_json o = e;
+      o.erase("load_scale");
+      o.erase("policy");
+      agg[p] = o;
+    }
+    if (!f.json && (multi_seed || multi_load))
+      std::printf("%-20s load %-5s %d/%d capacity-bound  useful %.2f +- %.2f %%  JCT mean %.1f +- %.1f h  p95 %.1f h  "
+                  "slowdown %.2f\n",
+                  p.c_str(), Short(load).c_str(), capacity, n, e["useful_work_utilization"]["mean"].get<double>(),
+                  e["useful_work_utilization"]["sd"].get<double>(), e["jct_mean_s"]["mean"].get<double>() / 3600,
+                  e["jct_mean_s"]["sd"].get<double>() / 3600, e["jct_p95_s"]["mean"].get<double>() / 3600,
+                  e["mean_slowdown"]["mean"].get<double>());
+    per_load.push_back(e);
   }
   nlohmann::ordered_json meta;
   meta["schema"] = SchemaField("gpucast.simulate");
@@ -257,33 +412,45 @@ int RunSimulate(const SimulateFlags& f) {
   meta["trace_approximated"] = trace->approximated;
   meta["cluster"] = cluster->spec;
   meta["num_gpus"] = cluster->gpus.size();
+  meta["gpu_types"] = [&] {
+    std::vector<std::string> types;
+    for (const sim::Gpu& g : cluster->gpus)
+      if (std::find(types.begin(), types.end(), g.type) == types.end()) types.push_back(g.type);
+    return types;
+  }();
   meta["seed"] = f.seed;
   if (multi_seed) meta["seeds"] = seeds;
-  meta["predictions"] = pred_source;
+  meta["load_factors"] = *loads;
+  meta["arrivals"] = f.arrivals;
+  meta["predictions"] = pred_label;
+  meta["memory_predictions"] = mem_label;
   meta["measure_noise_pct"] = f.measure_noise;
   meta["migrate_z"] = f.migrate_z;
   meta["profile_warmup_s"] = f.profile_warmup_s;
   meta["profile_s"] = f.profile_s;
+  meta["profile_pool"] = f.profile_pool;
   meta["observe_after_s"] = f.observe_after_s;
-  meta["migrate_cost_s"] = f.migrate_cost_s;
+  meta["checkpoint_s"] = f.checkpoint_s;
+  meta["oom_after_s"] = f.oom_after_s;
   meta["interference"] = InterferenceJson(*model);
   meta["runs"] = all;
-  if (multi_seed) meta["over_seeds"] = agg;
+  meta["per_load"] = per_load;
+  if (multi_seed && !multi_load) meta["over_seeds"] = agg;
   std::error_code ec;
   std::filesystem::create_directories(f.out, ec);
-  if (policies.size() > 1 || multi_seed) {
-    std::ofstream(f.out + "/runs.json") << meta.dump(2) << "\n";
-  } else {
-    std::ofstream(f.out + "/run.json") << meta.dump(2) << "\n";
-  }
+  const bool several = policies.size() > 1 || multi_seed || multi_load;
+  const std::string meta_path = f.out + (several ? "/runs.json" : "/run.json");
+  std::ofstream(meta_path) << meta.dump(2) << "\n";
   if (f.json) {
     std::cout << meta.dump(2) << "\n";
   } else {
     std::printf("trace %s: %zu jobs (%lld bad lines skipped, %lld non-GPU rows), cluster '%s' (%zu GPUs), "
-                "predictions %s, seed %llu\nwrote %s (placements.csv has every job's GPU intervals)\n",
+                "predictions %s, memory %s, arrivals %s, seed %llu\nwrote %s (placements.csv has every job's GPU "
+                "intervals)\n",
                 trace->name.c_str(), trace->jobs.size(), static_cast<long long>(trace->bad_lines),
                 static_cast<long long>(trace->filtered), cluster->spec.c_str(), cluster->gpus.size(),
-                pred_source.c_str(), static_cast<unsigned long long>(f.seed), f.out.c_str());
+                pred_label.c_str(), mem_label.c_str(), f.arrivals.c_str(), static_cast<unsigned long long>(f.seed),
+                f.out.c_str());
   }
   return 0;
 }
@@ -298,12 +465,20 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--trace", flags->trace, "philly, alibaba2023, gavel, or a CSV path (docs/simulator.md)")->required();
   sub->add_option("--policy", flags->policy, "all, or one or a comma list of:" + pol)->required();
   sub->add_option("--cluster", flags->cluster,
-                  "'64x RTX3090', 'nodes=8,gpus_per_node=8[,mem_gib=24]', 'alibaba-nodes[:every=N]' "
-                  "(default: per trace)");
+                  "'64x RTX3090' (a GPU type of the GPU table), 'nodes=8,gpus_per_node=8[,mem_gib=24][,type=T]', "
+                  "'alibaba-nodes[:every=N][:G2=T][:G3=T]' (default: per trace)");
   sub->add_option("--jobs", flags->jobs, "Keep the first N jobs by submit time");
-  sub->add_option("--seed", flags->seed, "Seed of the workload assignment and measurement noise")->capture_default_str();
+  sub->add_option("--load-factor", flags->load_factors,
+                  "Compress inter-arrival times by F (repeatable, or a comma list: one run per F under OUT/load-F); "
+                  "default 1");
+  sub->add_option("--arrivals", flags->arrivals,
+                  "bootstrap: each seed resamples the arrivals (a local block bootstrap of days, docs/simulator.md); "
+                  "trace: the trace's own arrivals")
+      ->capture_default_str();
+  sub->add_option("--seed", flags->seed, "Seed of the arrivals, workload assignment, predictions' noise and "
+                  "measurement noise")->capture_default_str();
   sub->add_option("--seeds", flags->seeds, "Several seeds, e.g. 1-5 or 1,3,7: one run each under OUT/seed-S, "
-                  "mean +- sd in runs.json (over_seeds)");
+                  "mean +- sd per load point in runs.json (per_load)");
   sub->add_flag("--skip-bad-lines", flags->skip_bad_lines, "Skip and count malformed trace lines");
   sub->add_option("--cap", flags->cap, "Max sum of utilization per GPU, percent")->capture_default_str();
   sub->add_option("--max-slowdown", flags->max_slowdown, "interference-aware: max predicted slowdown per job")
@@ -311,28 +486,34 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--profile-s", flags->profile_s, "profiling: measured window of the solo run, s")->capture_default_str();
   sub->add_option("--profile-warmup-s", flags->profile_warmup_s, "profiling: solo warm-up before the window, s")
       ->capture_default_str();
+  sub->add_option("--profile-pool", flags->profile_pool, "profiling-pool: share of the GPUs kept for profiling")
+      ->capture_default_str();
   sub->add_option("--measure-noise", flags->measure_noise,
-                  "sd of a utilization measurement (profiling window, feedback observation), percent points")
+                  "sd of a utilization counter reading (profiling window, feedback observation), percent points")
       ->capture_default_str();
   sub->add_option("--observe-after-s", flags->observe_after_s,
-                  "predictive-feedback: observe a running job's utilization after this long, s")
+                  "predictive-feedback: read a running job's utilization counter after this long, s")
       ->capture_default_str();
   FloatIn(sub->add_option("--migrate-z", flags->migrate_z,
                   "predictive-feedback: migrate off a GPU only when its estimated sum exceeds the cap by more "
                   "than this many sd of the observations' noise (--measure-noise x sqrt(observed jobs)); 0: at any excess")
               ->capture_default_str(),
           0.0, 10.0);
-  sub->add_option("--migrate-cost-s", flags->migrate_cost_s,
-                  "predictive-feedback: progress a migrated job loses (checkpoint-restart), s")
+  sub->add_option("--checkpoint-s", flags->checkpoint_s,
+                  "A job checkpoints every this many solo-seconds of progress; a migrated or out-of-memory job "
+                  "restarts from its last checkpoint")
+      ->capture_default_str();
+  sub->add_option("--oom-after-s", flags->oom_after_s,
+                  "A job that over-commits a GPU's memory crashes this long after it starts there, s")
       ->capture_default_str();
   sub->add_option("--predictions", flags->predictions,
-                  "oracle (the true utilization: the upper line of prediction), or a CSV "
-                  "model,dataset,batchsize,amp,predicted_util (default: leave-one-workload-out "
-                  "predictions of the predict layer)");
-  sub->add_option("--predict-algo", flags->predict_algo, "Regressor for the LOWO predictions")->capture_default_str();
-  sub->add_option("--catalog", flags->catalog, "Workload catalog (for LOWO predictions)")
+                  std::string("oracle | noisy:SD | constant:U | shuffled[:ALGO] | ALGO | a CSV "
+                              "model,dataset,batchsize,amp,predicted_util[,pred_mem_mib,pred_mem_high_mib] "
+                              "(default: ") + kDefaultAlgo + ", what train ships, leave one workload out)");
+  sub->add_option("--catalog", flags->catalog, "Workload catalog (for the model's predictions)")
       ->default_str(kDefaultCatalogShown);
-  sub->add_option("--out", flags->out, "Output directory (one subdirectory per policy with --policy all)")->required();
+  sub->add_option("--out", flags->out, "Output directory (one subdirectory per load, seed and policy when several)")
+      ->required();
   sub->add_flag("--json", flags->json, "Print the run summary as JSON (schema gpucast.simulate; docs/json.md)");
   sub->add_flag("--quiet,-q", flags->quiet,
                 "No progress on stderr (by default each run's result is printed there as it finishes, and "

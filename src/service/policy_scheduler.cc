@@ -278,8 +278,8 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
     for (const sim::PolicyRow& r : sim::Policies()) names += (names.empty() ? "" : ", ") + std::string(r.name);
     return Status::Error("unknown policy '" + policy + "': want one of " + names);
   }
-  if (policy == "profiling") {
-    return Status::Error("policy 'profiling' needs each job's measured utilization after a solo profiling "
+  if (policy.rfind("profiling", 0) == 0) {  // profiling, profiling-pool, profiling-exclusive
+    return Status::Error("policy '" + policy + "' needs each job's measured utilization after a solo profiling "
                          "run, which the service cannot schedule: use slot, predictive, predictive-spread, "
                          "interference-aware or predictive-feedback (observations: docs/operations.md)");
   }

@@ -198,10 +198,13 @@ TEST(PolicySchedulerTest, PredictiveFeedbackUsesObservations) {
 TEST(PolicySchedulerTest, Errors) {
   auto bad = NewPolicyScheduler("2x RTX3090", "fastest", DataDir());
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.message(), HasSubstr("unknown policy 'fastest': want one of slot, profiling, predictive"));
-  bad = NewPolicyScheduler("2x RTX3090", "profiling", DataDir());
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.message(), HasSubstr("solo profiling run, which the service cannot schedule"));
+  EXPECT_THAT(bad.message(), HasSubstr("unknown policy 'fastest': want one of slot, profiling, profiling-pool, "
+                                       "profiling-exclusive, predictive"));
+  for (const char* p : {"profiling", "profiling-pool", "profiling-exclusive"}) {
+    bad = NewPolicyScheduler("2x RTX3090", p, DataDir());
+    ASSERT_FALSE(bad.ok());
+    EXPECT_THAT(bad.message(), HasSubstr("solo profiling run, which the service cannot schedule")) << p;
+  }
   bad = NewPolicyScheduler("two gpus", "slot", DataDir());
   EXPECT_FALSE(bad.ok());
   auto s = Make("1x RTX3090", "slot");

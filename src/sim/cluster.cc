@@ -3,16 +3,10 @@
 #include <algorithm>
 #include <map>
 
+#include "features/gpu_specs.h"
 #include "sim/text.h"
 
 namespace gpucast::sim {
-
-double GpuTypeMemMib(const std::string& type) {
-  static const std::map<std::string, double> kGib = {
-      {"RTX3090", 24}, {"A10", 24}, {"P100", 16}, {"T4", 16}, {"V100M16", 16}, {"V100M32", 32}};
-  auto it = kGib.find(type);
-  return (it == kGib.end() ? 24.0 : it->second) * 1024.0;
-}
 
 namespace {
 
@@ -22,7 +16,14 @@ Status SpecError(const std::string& spec, const std::string& why) {
   return Status::Error("--cluster '" + spec + "': " + why);
 }
 
-Result<Cluster> AlibabaNodes(const std::string& spec, long long every, const std::string& data_dir) {
+// Alibaba's anonymised GPU models and what they stand in as by default.
+const std::map<std::string, std::string>& AlibabaStandIns() {
+  static const std::map<std::string, std::string> m = {{"G2", "RTX3090"}, {"G3", "RTX3090"}};
+  return m;
+}
+
+Result<Cluster> AlibabaNodes(const std::string& spec, long long every, const std::map<std::string, std::string>& map,
+                             const std::string& data_dir) {
   const std::string path = data_dir + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
   auto text = ReadFile(path);
   if (!text) return Status::Error(path + ": cannot open");
@@ -35,18 +36,27 @@ Result<Cluster> AlibabaNodes(const std::string& spec, long long every, const std
   Cluster c;
   c.spec = spec;
   int node = 0;
+  std::map<std::string, GpuType> types;  // trace model -> resolved
   for (size_t ln = 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty()) continue;
+    const std::string where = file + ": line " + std::to_string(ln + 1) + ": ";
     auto f = Split(lines[ln], ',');
-    if (static_cast<int>(f.size()) <= std::max(c_g, c_m))
-      return Status::Error(file + ": line " + std::to_string(ln + 1) + ": too few fields");
+    if (static_cast<int>(f.size()) <= std::max(c_g, c_m)) return Status::Error(where + "too few fields");
     auto g = ParseInt(f[c_g]);
-    if (!g || *g < 0 || *g > 64)
-      return Status::Error(file + ": line " + std::to_string(ln + 1) + ": gpu '" + std::string(f[c_g]) + "' is not in [0, 64]");
+    if (!g || *g < 0 || *g > 64) return Status::Error(where + "gpu '" + std::string(f[c_g]) + "' is not in [0, 64]");
     if ((ln - 1) % static_cast<size_t>(every) != 0) continue;
-    std::string type(f[c_m]);
+    std::string model(f[c_m]);
+    auto it = types.find(model);
+    if (it == types.end()) {
+      auto m = map.find(model);
+      auto t = ResolveGpuType(m == map.end() ? model : m->second);
+      if (!t.ok())
+        return Status::Error(where + "model '" + model + "'" +
+                             (m == map.end() ? std::string() : " (mapped to '" + m->second + "')") + ": " + t.message());
+      it = types.emplace(model, *t).first;
+    }
     for (long long i = 0; i < *g; ++i)
-      c.gpus.push_back({static_cast<int>(c.gpus.size()), node, type, GpuTypeMemMib(type)});
+      c.gpus.push_back({static_cast<int>(c.gpus.size()), node, it->second.name, it->second.mem_mib});
     ++node;
   }
   if (c.gpus.empty()) return SpecError(spec, "selects no GPUs");
@@ -55,17 +65,36 @@ Result<Cluster> AlibabaNodes(const std::string& spec, long long every, const std
 
 }  // namespace
 
+Result<GpuType> ResolveGpuType(const std::string& type) {
+  ASSIGN_OR_RETURN(std::string name, CanonicalGpuName(type));
+  const GpuSpec* s = FindGpuSpec(name);
+  if (!s || s->memory_gib <= 0) return Status::Error("GPU type '" + type + "' has no memory size in the GPU table");
+  return GpuType{s->name, s->memory_gib * 1024.0};
+}
+
 Result<Cluster> ParseCluster(const std::string& spec, const std::string& data_dir) {
   if (spec.rfind("alibaba-nodes", 0) == 0) {
-    std::string rest = spec.substr(13);
     long long every = 1;
-    if (!rest.empty()) {
-      if (rest.rfind(":every=", 0) != 0) return SpecError(spec, "want alibaba-nodes[:every=N]");
-      auto e = ParseInt(rest.substr(7));
-      if (!e || *e < 1) return SpecError(spec, "every must be a positive integer");
-      every = *e;
+    std::map<std::string, std::string> map = AlibabaStandIns();
+    std::string rest = spec.substr(13);
+    if (!rest.empty() && rest[0] != ':') return SpecError(spec, "want alibaba-nodes[:every=N][:G2=TYPE][:G3=TYPE]");
+    const std::vector<std::string_view> opts =
+        rest.empty() ? std::vector<std::string_view>{} : Split(std::string_view(rest).substr(1), ':');
+    for (std::string_view opt : opts) {
+      size_t eq = opt.find('=');
+      if (eq == std::string_view::npos) return SpecError(spec, "'" + std::string(opt) + "' is not key=value");
+      std::string k(opt.substr(0, eq)), v(opt.substr(eq + 1));
+      if (k == "every") {
+        auto e = ParseInt(v);
+        if (!e || *e < 1) return SpecError(spec, "every must be a positive integer");
+        every = *e;
+      } else if (map.count(k)) {
+        map[k] = v;
+      } else {
+        return SpecError(spec, "unknown option '" + k + "' (want every, G2, G3)");
+      }
     }
-    return AlibabaNodes(spec, every, data_dir);
+    return AlibabaNodes(spec, every, map, data_dir);
   }
   Cluster c;
   c.spec = spec;
@@ -108,9 +137,11 @@ Result<Cluster> ParseCluster(const std::string& spec, const std::string& data_di
     }
     if (n <= 0) return SpecError(spec, "want nodes=N,gpus_per_node=M or gpus=N or 'Nx TYPE'");
   }
-  double mem = mem_mib > 0 ? mem_mib : GpuTypeMemMib(type);
+  auto t = ResolveGpuType(type);
+  if (!t.ok()) return SpecError(spec, t.message());
+  double mem = mem_mib > 0 ? mem_mib : t->mem_mib;
   for (long long i = 0; i < n; ++i)
-    c.gpus.push_back({static_cast<int>(i), static_cast<int>(i / per_node), type, mem});
+    c.gpus.push_back({static_cast<int>(i), static_cast<int>(i / per_node), t->name, mem});
   return c;
 }
 

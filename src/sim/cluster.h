@@ -3,10 +3,12 @@
 // --cluster SPEC, one of:
 //   "64x RTX3090"                     64 GPUs of a type, 8 per node
 //   "nodes=8,gpus_per_node=8[,mem_gib=24][,type=RTX3090]"
-//   "alibaba-nodes[:every=N]"         the Alibaba v2023 node list, every N-th node
-// Memory per GPU: mem_gib if given, else by type: RTX3090/A10 24 GiB,
-// P100/T4/V100M16 16 GiB, V100M32 32 GiB; other types (Alibaba's anonymised
-// G2/G3) get the RTX 3090-class default of 24 GiB.
+//   "alibaba-nodes[:every=N][:G2=TYPE][:G3=TYPE]"   the Alibaba v2023 node list, every N-th node
+// Every GPU type must be a GPU of the features layer's table (src/features/gpu_specs.h,
+// names or aliases, e.g. RTX3090, V100M32, A100-80GB); an unknown name is an error
+// naming the closest known ones. Memory per GPU: mem_gib if given, else the
+// table's memory. Alibaba's anonymised G2 and G3 have no known model: they
+// stand in as RTX3090 unless mapped (docs/simulator.md, "Cluster").
 #pragma once
 
 #include <string>
@@ -19,7 +21,7 @@ namespace gpucast::sim {
 struct Gpu {
   int id = 0;       // 0..n-1, the ids written to jobs.csv
   int node = 0;
-  std::string type;
+  std::string type;  // canonical name in the GPU table (gpu_specs.h)
   double mem_mib = 24576;
 };
 
@@ -28,8 +30,14 @@ struct Cluster {
   std::vector<Gpu> gpus;
 };
 
-// Memory of a GPU type in MiB (24 GiB when the type is unknown).
-double GpuTypeMemMib(const std::string& type);
+// The canonical name and memory (MiB) of a known GPU type (CanonicalGpuName of
+// the features layer; its error names the closest known names: "unknown GPU
+// 'RTX3900'; closest: RTX3090, ... (gpucast gpus lists all)").
+struct GpuType {
+  std::string name;
+  double mem_mib = 0;
+};
+Result<GpuType> ResolveGpuType(const std::string& type);
 
 // Parses SPEC; data_dir is used by "alibaba-nodes".
 Result<Cluster> ParseCluster(const std::string& spec, const std::string& data_dir);

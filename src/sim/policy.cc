@@ -5,12 +5,62 @@
 
 namespace gpucast::sim {
 
+int ProfilePoolSize(int num_gpus, double fraction) {
+  if (num_gpus <= 1) return 0;
+  const int p = static_cast<int>(std::lround(fraction * num_gpus));
+  return std::clamp(p, 1, num_gpus - 1);
+}
+
+double InferSoloUtil(const InterferenceModel& m, double reading, const std::vector<std::vector<double>>& others) {
+  const double r0 = std::clamp(reading, 0.0, 100.0);
+  bool shared = false;
+  for (const auto& o : others) shared = shared || !o.empty();
+  if (!shared) return r0;
+  std::vector<double> us, rates;
+  // The job's rate (the least over its GPUs) if its solo utilization were u.
+  auto rate = [&](double u) {
+    double r = 1;
+    for (const auto& o : others) {
+      if (o.empty()) continue;
+      us.assign(o.begin(), o.end());
+      us.push_back(u);
+      rates.resize(us.size());
+      double busy = 0;
+      m.Rates(us.data(), static_cast<int>(us.size()), rates.data(), &busy);
+      r = std::min(r, rates.back());
+    }
+    return r;
+  };
+  // u -> reading / rate(u) is increasing (a heavier job is slowed more): from
+  // u = reading it climbs to the least fixed point, or to 100.
+  double u = r0;
+  for (int it = 0; it < 200; ++it) {
+    const double r = rate(u);
+    const double next = r > 0 ? std::min(100.0, r0 / r) : 100.0;
+    const bool done = std::fabs(next - u) < 1e-7;
+    u = next;
+    if (done) break;
+  }
+  return u;
+}
+
 namespace {
+
+// How a job is profiled before it is packed by its measured utilization.
+enum class Profile {
+  kNone,       // never (decides by predictions, or by requests)
+  kExclusive,  // alone on empty GPUs for the window, then back to the queue (re-placed)
+  kInPlace,    // measured on the GPUs it keeps: alone on an empty GPU, else next to the least
+               // measured load where it fits counted at the mean utilization measured so far;
+               // nothing else joins a GPU while a job on it is being measured
+  kPool,       // on one GPU of a dedicated pool (progress discarded), then queued for the others
+};
 
 // How one co-location policy decides; every table row is one of these.
 struct Knobs {
-  bool slot_only = false;      // every job runs alone (one job per GPU)
-  bool profile_first = false;  // unprofiled jobs first run alone for profile_s
+  bool by_request = false;     // slot: pack by the job's requested GPU share (a whole-GPU
+                               // request runs alone); no utilization
+  Profile profile = Profile::kNone;
   bool use_profiled = false;   // co-locate by profiled (measured) utilization, else predicted
   bool bound_slowdown = false; // accept by the interference model's predicted rates, else by the cap
   bool spread = false;         // prefer empty GPUs, then least interference; else best-fit packing
@@ -24,7 +74,11 @@ struct Tent {
   double util_sum, mem_used, mem_mib;
   int njobs;
   bool taken_exclusive = false;
-  std::vector<double> utils;  // resident + this round's utilizations (bound_slowdown only)
+  // bound_slowdown: resident + this round's utilizations, once this round
+  // placed a job there (else the GPU's cache entry holds the residents').
+  std::vector<double> own;
+  bool modified = false;
+  double max_u = 100;         // bound_slowdown: the heaviest newcomer it accepts (MaxNewcomer)
 };
 
 struct Failure {
@@ -35,7 +89,7 @@ struct Failure {
 
 class CoLocate : public Policy {
  public:
-  CoLocate(Knobs k, PolicyOptions o) : k_(k), o_(o) {}
+  CoLocate(Knobs k, PolicyOptions o) : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap) {}
 
   std::vector<Placement> Schedule(const ClusterView& v) override {
     std::vector<Placement> out;
@@ -43,10 +97,13 @@ class CoLocate : public Policy {
     const InterferenceModel& m = v.model();
     model_ = &m;
     const JobInfo& small = v.smallest_job();
-    const double u_min = k_.use_profiled ? small.profiled_util
-                         : k_.feedback  ? std::min(small.predicted_util, small.profiled_util)
-                                        : small.predicted_util;
+    const double u_min = k_.by_request     ? 100.0 * small.gpu_request
+                         : k_.use_profiled ? small.profiled_util
+                         : k_.feedback     ? std::min(small.predicted_util, small.profiled_util)
+                                           : small.predicted_util;
+    if (k_.profile == Profile::kPool) FindPool(gpus);
     tents_.clear();
+    pool_free_.clear();
     // predictive-feedback: each GPU's load by estimate, after this round's migrations.
     std::vector<double> est_sum, mem_delta;
     if (k_.feedback) Migrate(v, &out, &est_sum, &mem_delta);
@@ -55,35 +112,80 @@ class CoLocate : public Policy {
     // Only GPUs that could take the smallest job (or are empty) are open this round.
     for (size_t g = 0; g < gpus.size(); ++g) {
       const GpuState& s = gpus[g];
+      if (!in_pool_.empty() && in_pool_[g]) {  // profiling-pool: profiling runs only
+        if (!s.exclusive && s.jobs.empty()) pool_free_.push_back(static_cast<int>(g));
+        continue;
+      }
       if (s.exclusive) continue;
       const double mem_used = s.mem_used + (k_.feedback ? mem_delta[g] : 0.0);
       const int njobs = static_cast<int>(s.jobs.size()) + (k_.feedback ? moved_in_[g] - moved_out_[g] : 0);
       if (s.mem_mib - mem_used < small.mem_mib) continue;
       if (njobs > 0) {
-        if (k_.slot_only) continue;
-        double sum = k_.use_profiled ? s.known_sum : k_.feedback ? est_sum[g] : s.pred_sum;
+        double sum = k_.by_request     ? RequestSum(v, s)
+                     : k_.use_profiled ? s.known_sum
+                     : k_.feedback     ? est_sum[g]
+                                       : s.pred_sum;
         Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, {}};
-        if (k_.bound_slowdown)
-          for (int r : s.jobs) probe.utils.push_back(UtilOf(v.job(r)));
-        double score;
-        if (!Accept(probe, u_min, &score)) continue;
+        if (k_.bound_slowdown) {
+          probe.max_u = CachedMaxNewcomer(v, g, s.jobs);
+          if (probe.max_u < u_min) continue;
+        } else {
+          double score;
+          if (!Accept(probe, u_min, &score)) continue;
+        }
         tents_.push_back(std::move(probe));
       } else {
         tents_.push_back({static_cast<int>(g), 0.0, mem_used, s.mem_mib, 0, false, {}});
+        if (k_.bound_slowdown) tents_.back().modified = true;  // no residents: own (empty) list
       }
       double sum = tents_.back().util_sum;
       min_sum = std::min(min_sum, sum);
       max_free = std::max(max_free, s.mem_mib - mem_used);
       empty += njobs == 0;
     }
-    if (tents_.empty()) return out;
+    if (tents_.empty() && pool_free_.empty()) return out;
+    // profiling (in place): an unmeasured job counts as the mean of the
+    // utilizations measured so far on the cluster (100 before any).
+    double assumed = 100;
+    if (k_.profile == Profile::kInPlace) {
+      double sum = 0;
+      int n = 0;
+      for (const GpuState& s : gpus)
+        for (int r : s.jobs)
+          if (v.job(r).profiled) {
+            sum += v.job(r).profiled_util;
+            ++n;
+          }
+      if (n > 0) assumed = sum / n;
+    }
     std::vector<Failure> failures;
     int failed = 0;
+    size_t next_pool = 0;
+    // bound_slowdown: no GPU accepts a newcomer heavier than this.
+    double max_u = -1;
+    for (const Tent& x : tents_) max_u = std::max(max_u, x.max_u);
+    const double profile_run_s = o_.profile_warmup_s + o_.profile_s;
     v.VisitCandidates([&](int j) {
       if (failed >= o_.max_failures) return false;
       const JobInfo& info = v.job(j);
-      bool alone = k_.slot_only || (k_.profile_first && !info.profiled);
-      double u = alone ? 100.0 : UtilOf(info);
+      const bool unprofiled = k_.profile != Profile::kNone && !info.profiled;
+      if (unprofiled && k_.profile == Profile::kPool) {
+        // One pool GPU samples the job's per-GPU utilization; a full pool is a
+        // wait for the pool, not a failure to place.
+        while (next_pool < pool_free_.size() && gpus[pool_free_[next_pool]].mem_mib < info.mem_mib) ++next_pool;
+        if (next_pool >= pool_free_.size()) return true;
+        Placement p;
+        p.job = j;
+        p.gpus = {pool_free_[next_pool++]};
+        p.exclusive = true;
+        p.run_alone_s = profile_run_s;
+        p.profile_discard = true;
+        out.push_back(std::move(p));
+        return true;
+      }
+      const bool in_place = unprofiled && k_.profile == Profile::kInPlace;
+      bool alone = info.alone || (unprofiled && !in_place) || (k_.by_request && info.gpu_request >= 1 - 1e-9);
+      double u = alone ? 100.0 : in_place ? assumed : UtilOf(info);
       auto fail = [&] {
         ++failed;
         failures.push_back({info.num_gpus, u, info.mem_mib, alone});
@@ -95,7 +197,8 @@ class CoLocate : public Policy {
           break;
         }
       if (dominated || info.mem_mib > max_free || (alone && info.num_gpus > empty) ||
-          (!alone && !k_.bound_slowdown && u > o_.cap - min_sum + 1e-9)) {
+          (!alone && !k_.bound_slowdown && u > cap_ - min_sum + 1e-9) ||
+          (!alone && k_.bound_slowdown && u > max_u + 1e-6)) {
         ++failed;
         return true;
       }
@@ -113,8 +216,12 @@ class CoLocate : public Policy {
           continue;
         }
         if (k_.spread && empty >= info.num_gpus) continue;
+        if (k_.bound_slowdown && u > x.max_u + 1e-6) continue;
         double score;
         if (!Accept(x, u, &score)) continue;
+        // A job of unknown size is measured alone when a GPU is empty, else
+        // next to the least measured load (where a wrong guess over-commits least).
+        if (in_place) score = x.njobs == 0 ? 1e9 : -x.util_sum;
         ok.push_back({score, static_cast<int>(t)});
       }
       if (static_cast<int>(ok.size()) < info.num_gpus) {
@@ -128,16 +235,26 @@ class CoLocate : public Policy {
       Placement p;
       p.job = j;
       p.exclusive = alone;
-      p.run_alone_s = (k_.profile_first && !info.profiled) ? o_.profile_warmup_s + o_.profile_s : 0.0;
+      p.run_alone_s = unprofiled ? profile_run_s : 0.0;
+      p.profile_in_place = in_place;
       for (int i = 0; i < info.num_gpus; ++i) {
         Tent& x = tents_[ok[i].second];
         if (x.njobs == 0) --empty;
         x.njobs += 1;
-        x.util_sum += u;
+        x.util_sum += in_place ? 100.0 : u;  // while it is measured, nothing else joins
         x.mem_used += info.mem_mib;
-        if (k_.bound_slowdown) x.utils.push_back(u);
+        if (k_.bound_slowdown) {
+          if (!x.modified) x.own = cache_[x.gpu].utils;
+          x.modified = true;
+          x.own.push_back(u);
+          x.max_u = alone ? -1 : MaxNewcomer(x.own);
+        }
         x.taken_exclusive = alone;
         p.gpus.push_back(x.gpu);
+      }
+      if (k_.bound_slowdown) {
+        max_u = -1;
+        for (const Tent& x : tents_) max_u = std::max(max_u, x.max_u);
       }
       out.push_back(std::move(p));
       return true;
@@ -147,19 +264,39 @@ class CoLocate : public Policy {
 
  private:
   double UtilOf(const JobInfo& j) const {
+    if (k_.by_request) return 100.0 * j.gpu_request;
     if (k_.use_profiled) return j.profiled ? j.profiled_util : 100.0;
     if (k_.feedback) return j.Estimate();
     return j.predicted_util;
   }
 
+  // profiling-pool: the pool is the ProfilePoolSize GPUs with the most memory
+  // (lowest ids first), so that a job that fits any GPU fits every pool GPU.
+  void FindPool(const std::vector<GpuState>& gpus) {
+    if (in_pool_.size() == gpus.size()) return;
+    std::vector<int> ids(gpus.size());
+    for (size_t g = 0; g < gpus.size(); ++g) ids[g] = static_cast<int>(g);
+    std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) { return gpus[a].mem_mib > gpus[b].mem_mib; });
+    in_pool_.assign(gpus.size(), 0);
+    const int n = ProfilePoolSize(static_cast<int>(gpus.size()), o_.profile_pool_fraction);
+    for (int i = 0; i < n; ++i) in_pool_[ids[i]] = 1;
+  }
+
+  // 100 x the resident jobs' requested shares (slot's load of a GPU).
+  static double RequestSum(const ClusterView& v, const GpuState& s) {
+    double sum = 0;
+    for (int r : s.jobs) sum += 100.0 * v.job(r).gpu_request;
+    return sum;
+  }
+
   // predictive-feedback's correction: on every GPU whose residents' estimates
   // (observation, else prediction) sum above the cap by more than the noise
-  // margin (PolicyOptions::migrate_z), move observed one-GPU
-  // jobs (not yet migrated max_migrations times) to a GPU where they fit
-  // (best fit: the fullest that still fits), lightest job that brings the GPU
-  // within the cap first, else the heaviest. A GPU that stays over the cap is
-  // closed to new jobs (its sum exceeds the cap). Fills est_sum / mem_delta
-  // (per GPU, after the moves) and moved_in_/moved_out_.
+  // margin (PolicyOptions::migrate_z), move observed jobs (not yet migrated
+  // max_migrations times; a gang job moves with all its GPUs) to GPUs where
+  // they fit (best fit: the fullest that still fit), lightest job that brings
+  // the GPU within the cap first, else the heaviest. A GPU that stays over the
+  // cap is closed to new jobs (its sum exceeds the cap). Fills est_sum /
+  // mem_delta (per GPU, after the moves) and moved_in_/moved_out_.
   void Migrate(const ClusterView& v, std::vector<Placement>* out, std::vector<double>* est_sum,
                std::vector<double>* mem_delta) {
     const auto& gpus = v.gpus();
@@ -172,14 +309,24 @@ class CoLocate : public Policy {
     for (size_t g = 0; g < n; ++g) {
       int observed = 0;
       for (int j : gpus[g].jobs) {
-        (*est_sum)[g] += v.job(j).Estimate();
-        observed += v.job(j).observed ? 1 : 0;
+        const JobInfo& info = v.job(j);
+        (*est_sum)[g] += info.Estimate();
+        observed += info.observed ? 1 : 0;
       }
       const double margin = o_.migrate_z * o_.observe_noise_pct * std::sqrt(static_cast<double>(observed));
       if (gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + margin + 1e-9)
         over.push_back(static_cast<int>(g));
     }
+    // The GPUs a gang job holds (a scan; gang victims are rare).
+    auto gpus_of = [&](int j) {
+      std::vector<int> on;
+      for (size_t h = 0; h < n; ++h)
+        if (std::find(gpus[h].jobs.begin(), gpus[h].jobs.end(), j) != gpus[h].jobs.end())
+          on.push_back(static_cast<int>(h));
+      return on;
+    };
     std::vector<int> moved;
+    std::vector<std::pair<double, int>> dests;
     for (int g : over) {
       while ((*est_sum)[g] > o_.cap + 1e-9 && static_cast<int>(gpus[g].jobs.size()) - moved_out_[g] >= 2) {
         const double excess = (*est_sum)[g] - o_.cap;
@@ -188,7 +335,7 @@ class CoLocate : public Policy {
         bool fixes = false;
         for (int j : gpus[g].jobs) {
           const JobInfo& info = v.job(j);
-          if (!info.observed || info.num_gpus != 1 || info.migrations >= o_.max_migrations) continue;
+          if (!info.observed || info.migrations >= o_.max_migrations) continue;
           if (std::find(moved.begin(), moved.end(), j) != moved.end()) continue;
           double u = info.observed_util;
           bool f = u >= excess - 1e-9;
@@ -201,49 +348,89 @@ class CoLocate : public Policy {
         }
         if (victim < 0) break;
         const JobInfo& info = v.job(victim);
-        int dest = -1;
-        double dest_sum = -1;
+        const std::vector<int> from = info.num_gpus > 1 ? gpus_of(victim) : std::vector<int>{g};
+        dests.clear();
         for (size_t h = 0; h < n; ++h) {
-          if (static_cast<int>(h) == g || gpus[h].exclusive) continue;
+          if (gpus[h].exclusive || std::find(from.begin(), from.end(), static_cast<int>(h)) != from.end()) continue;
           if (gpus[h].mem_used + (*mem_delta)[h] + info.mem_mib > gpus[h].mem_mib) continue;
-          double sum = (*est_sum)[h];
+          const double sum = (*est_sum)[h];
           if (sum + vu > o_.cap + 1e-9) continue;
-          if (sum > dest_sum) {
-            dest = static_cast<int>(h);
-            dest_sum = sum;
-          }
+          dests.push_back({sum, static_cast<int>(h)});
         }
         moved.push_back(victim);  // tried once this round, moved or not
-        if (dest < 0) continue;
+        if (static_cast<int>(dests.size()) < info.num_gpus) continue;
+        // Best fit: the fullest GPUs that fit (ties: lowest id).
+        std::partial_sort(dests.begin(), dests.begin() + info.num_gpus, dests.end(),
+                          [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
         Placement p;
         p.job = victim;
-        p.gpus = {dest};
         p.migrate = true;
+        for (int i = 0; i < info.num_gpus; ++i) p.gpus.push_back(dests[i].second);
+        for (int f : from) {
+          (*est_sum)[f] -= vu;
+          (*mem_delta)[f] -= info.mem_mib;
+          ++moved_out_[f];
+        }
+        for (int d : p.gpus) {
+          (*est_sum)[d] += vu;
+          (*mem_delta)[d] += info.mem_mib;
+          ++moved_in_[d];
+        }
         out->push_back(std::move(p));
-        (*est_sum)[g] -= vu;
-        (*est_sum)[dest] += vu;
-        (*mem_delta)[g] -= info.mem_mib;
-        (*mem_delta)[dest] += info.mem_mib;
-        ++moved_out_[g];
-        ++moved_in_[dest];
       }
     }
   }
 
+  // interference-aware: the heaviest newcomer (utilization, percent) that
+  // keeps every job of `utils` plus itself at rate >= 1 - max_slowdown; -1:
+  // none. The least rate falls as the newcomer grows (more load on the
+  // device), so a bisection finds the edge; Accept still checks exactly.
+  double MaxNewcomer(const std::vector<double>& utils) const {
+    if (utils.empty()) return 100;
+    const double floor = 1.0 - o_.max_slowdown;
+    const int k = static_cast<int>(utils.size());
+    if (model_->MinRate(utils.data(), k, 0.0) < floor) return -1;
+    if (model_->MinRate(utils.data(), k, 100.0) >= floor) return 100;
+    double lo = 0, hi = 100;
+    for (int it = 0; it < 40; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (model_->MinRate(utils.data(), k, mid) >= floor ? lo : hi) = mid;
+    }
+    return lo;
+  }
+
+  // MaxNewcomer of GPU g's residents, kept while they are the same jobs with
+  // the same utilizations (as the policy sees them); no allocation when unchanged.
+  double CachedMaxNewcomer(const ClusterView& v, size_t g, const std::vector<int>& jobs) {
+    if (cache_.size() <= g) cache_.resize(g + 1);
+    GpuCache& c = cache_[g];
+    scratch_.clear();
+    for (int r : jobs) scratch_.push_back(UtilOf(v.job(r)));
+    if (!c.valid || c.jobs != jobs || c.utils != scratch_) {
+      c.jobs = jobs;
+      c.utils = scratch_;
+      c.max_u = MaxNewcomer(c.utils);
+      c.valid = true;
+    }
+    return c.max_u;
+  }
+  const std::vector<double>& Utils(const Tent& x) const { return x.modified ? x.own : cache_[x.gpu].utils; }
+
   // Whether a job of utilization u may join x; *score ranks acceptable GPUs.
   bool Accept(const Tent& x, double u, double* score) const {
     if (!k_.bound_slowdown) {
-      if (x.util_sum + u > o_.cap + 1e-9) return false;
+      if (x.util_sum + u > cap_ + 1e-9) return false;
       *score = k_.spread ? (x.njobs == 0 ? 1e9 : -x.util_sum) : x.util_sum;  // pack: fullest first
       return true;
     }
-    if (x.utils.empty()) {
+    const std::vector<double>& utils = Utils(x);
+    if (utils.empty()) {
       *score = 2.0;  // empty GPUs first
       return true;
     }
     // Every resident job and the newcomer must keep rate >= 1 - max_slowdown.
     const double floor = 1.0 - o_.max_slowdown;
-    double worst = model_->MinRate(x.utils.data(), static_cast<int>(x.utils.size()), u);
+    double worst = model_->MinRate(utils.data(), static_cast<int>(utils.size()), u);
     if (worst < floor) return false;
     *score = worst;  // then the least predicted slowdown
     return true;
@@ -251,44 +438,74 @@ class CoLocate : public Policy {
 
   Knobs k_;
   PolicyOptions o_;
+  double cap_;  // slot: 100 (a GPU's requests add to at most one GPU); else --cap
   std::vector<Tent> tents_;
+  std::vector<int> pool_free_;  // profiling-pool: idle pool GPUs this round
+  std::vector<char> in_pool_;   // profiling-pool: per GPU, kept for profiling
   std::vector<int> moved_in_, moved_out_;
+  // Per GPU: residents and their utilizations -> MaxNewcomer (interference-aware).
+  struct GpuCache {
+    std::vector<int> jobs;
+    std::vector<double> utils;
+    double max_u = 100;
+    bool valid = false;
+  };
+  std::vector<GpuCache> cache_;
+  std::vector<double> scratch_;
   const InterferenceModel* model_ = nullptr;  // the view's, during Schedule
 };
 
-template <bool Slot, bool Profile, bool Profiled, bool Bound, bool Spread, bool Feedback = false>
-std::unique_ptr<Policy> Make(const PolicyOptions& o) {
-  return std::make_unique<CoLocate>(Knobs{Slot, Profile, Profiled, Bound, Spread, Feedback}, o);
+std::unique_ptr<Policy> Make(Knobs k, const PolicyOptions& o) { return std::make_unique<CoLocate>(k, o); }
+
+template <bool ByRequest, Profile Prof, bool Profiled, bool Bound, bool Spread, bool Feedback = false>
+std::unique_ptr<Policy> MakeRow(const PolicyOptions& o) {
+  return Make(Knobs{ByRequest, Prof, Profiled, Bound, Spread, Feedback}, o);
 }
 
 }  // namespace
 
 const std::vector<PolicyRow>& Policies() {
+  using P = Profile;
   static const std::vector<PolicyRow> kTable = {
-      {"slot", "one job per GPU (Kubernetes-style whole-GPU slots)", false,
-       Make<true, false, false, false, false>, false},
+      {"slot",
+       "whole-GPU slots as clusters allocate them: a job's requested share of each GPU (the trace's; "
+       "whole GPUs unless it says otherwise, e.g. Alibaba's gpu_milli) packs best-fit while the shares "
+       "on a GPU add to at most one; a whole-GPU request runs alone",
+       false, MakeRow<true, P::kNone, false, false, false>, false},
       {"profiling",
-       "each new job first runs alone for a 10 s warm-up and a 60 s measured window (profiling, "
-       "counted as used GPU time; the measurement has noise), then is packed best-fit while the "
-       "sum of measured utilization stays within the cap",
-       false, Make<false, true, true, false, false>, false},
+       "in place: a new job starts on GPUs it keeps (empty GPUs first, else the least measured load where "
+       "it fits the cap counted at the mean utilization measured so far), is measured there over a 10 s warm-up "
+       "and a 60 s window (while sharing, its counter reading converted to a solo utilization through "
+       "the interference model), and is never moved; nothing joins a GPU while a job on it is measured",
+       false, MakeRow<false, P::kInPlace, true, false, false>, false},
+      {"profiling-pool",
+       "Lucid-style: a new job is profiled on one GPU of a dedicated pool (5% of the GPUs) for the "
+       "warm-up and window (that run's progress is discarded), then queued for the other GPUs and "
+       "packed best-fit by its measured utilization within the cap",
+       false, MakeRow<false, P::kPool, true, false, false>, false},
+      {"profiling-exclusive",
+       "each new job first runs alone for a 10 s warm-up and a 60 s measured window (counted as used "
+       "GPU time; progress kept), returns to the queue, and is then packed best-fit while the sum of "
+       "measured utilization stays within the cap (the paper's 'online profiling' baseline)",
+       false, MakeRow<false, P::kExclusive, true, false, false>, false},
       {"predictive",
        "packed best-fit from submission while the sum of predicted utilization stays within the "
-       "cap and memory fits (the paper's scheme)",
-       true, Make<false, false, false, false, false>, false},
+       "cap and predicted memory (its interval's high end) fits (the paper's scheme)",
+       true, MakeRow<false, P::kNone, false, false, false>, false},
       {"predictive-spread",
        "like predictive, but empty GPUs first, then the least-loaded GPU (shares only when it must)",
-       true, Make<false, false, false, false, true>, false},
+       true, MakeRow<false, P::kNone, false, false, true>, false},
       {"interference-aware",
        "empty GPUs first; joins a shared GPU only if the fitted interference model, fed predicted "
        "utilizations, keeps every job on it at rate >= 1 - max_slowdown (default: rate >= 0.75)",
-       true, Make<false, false, false, true, true>, false},
+       true, MakeRow<false, P::kNone, false, true, true>, false},
       {"predictive-feedback",
        "beyond the paper: packed best-fit by prediction from submission (no profiling run); after "
-       "--observe-after-s of running each job's own utilization is observed (true + noise) and used "
-       "from then on; a job on a GPU whose sum exceeds the cap is migrated (checkpoint-restart, "
-       "--migrate-cost-s of progress lost) to a GPU where it fits, else that GPU takes no new jobs",
-       true, Make<false, false, false, false, false, true>, true},
+       "--observe-after-s of running each job's utilization counter is read (while sharing: its rate x "
+       "its solo utilization, plus noise), its solo utilization inferred through the interference "
+       "model and used from then on; a job on a GPU whose sum exceeds the cap is migrated (restart "
+       "from its last checkpoint) to GPUs where it fits, else that GPU takes no new jobs",
+       true, MakeRow<false, P::kNone, false, false, false, true>, true},
   };
   return kTable;
 }

@@ -103,7 +103,7 @@ TEST(Predictive, CapAndMemoryAndBestFit) {
   EXPECT_EQ(q[0].gpus, std::vector<int>{2});
 }
 
-TEST(Profiling, NewJobsRunAloneFirstThenPackByMeasuredUtil) {
+TEST(ProfilingExclusive, NewJobsRunAloneFirstThenPackByMeasuredUtil) {
   FakeView v;
   for (int i = 0; i < 2; ++i) v.AddGpu();
   int prof = v.AddJob(1, 1000, 90, true, 40);  // profiled at 40%
@@ -111,7 +111,7 @@ TEST(Profiling, NewJobsRunAloneFirstThenPackByMeasuredUtil) {
   v.Put(resident, 0);
   int fresh = v.AddJob(1, 1000, 5);
   v.cand_ = {prof, fresh};
-  auto p = Decide("profiling", v);
+  auto p = Decide("profiling-exclusive", v);
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].job, prof);
   EXPECT_EQ(p[0].gpus, std::vector<int>{0});  // 50 + 40 <= 100: joins the resident job
@@ -241,6 +241,133 @@ TEST(PredictiveFeedback, HysteresisLeavesExcessWithinTheObservationNoise) {
   p = run(48, 0);
   ASSERT_GE(p.size(), 1u);
   EXPECT_TRUE(p[0].migrate);
+}
+
+TEST(Slot, PacksRequestedSharesUpToOneGpu) {
+  FakeView v;
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int r = v.AddJob(1, 1000, 10);
+  v.Job(r).gpu_request = 0.3;
+  v.Put(r, 0);
+  int a = v.AddJob(1, 1000, 10), b = v.AddJob(1, 1000, 10), c = v.AddJob(1, 1000, 10);
+  v.Job(a).gpu_request = 0.5;  // 0.3 + 0.5 <= 1: joins GPU 0 (best fit)
+  v.Job(b).gpu_request = 0.4;  // 0.8 + 0.4 > 1: the empty GPU 1
+  v.Job(c).gpu_request = 1;    // a whole GPU: none is empty any more
+  v.small_.gpu_request = 0.3;
+  v.cand_ = {a, b, c};
+  auto p = Decide("slot", v);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  EXPECT_FALSE(p[0].exclusive);
+  EXPECT_EQ(p[1].gpus, std::vector<int>{1});
+  // A whole-GPU request runs alone, exclusively.
+  FakeView w;
+  w.AddGpu();
+  int d = w.AddJob(1, 1000, 10);
+  w.cand_ = {d};
+  auto q = Decide("slot", w);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(q[0].exclusive);
+}
+
+TEST(ProfilingInPlace, UnmeasuredJobsCountAsTheMeanMeasuredAndGoWhereTheLoadIsLeast) {
+  FakeView v;
+  for (int i = 0; i < 3; ++i) v.AddGpu();
+  // GPU 0: measured 30 and 20; GPU 1: measured 10; GPU 2: a job still being measured.
+  int a = v.AddJob(1, 1000, 0, true, 30), b = v.AddJob(1, 1000, 0, true, 20), c = v.AddJob(1, 1000, 0, true, 10);
+  int m = v.AddJob(1, 1000, 0);
+  v.Put(a, 0);
+  v.Put(b, 0);
+  v.Put(c, 1);
+  v.Put(m, 2);  // unprofiled: counts 100 (known_sum), nothing joins it
+  int n1 = v.AddJob(1, 1000, 99), n2 = v.AddJob(1, 1000, 99), n3 = v.AddJob(1, 1000, 99);
+  v.cand_ = {n1, n2, n3};
+  auto p = Decide("profiling", v);
+  // Assumed 20 (the mean of 30, 20, 10). n1 -> GPU 1 (10: least load), which then
+  // counts 100 while n1 is measured; n2 -> GPU 0 (50 + 20 <= 100); n3 fits nowhere.
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].job, n1);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  EXPECT_TRUE(p[0].profile_in_place);
+  EXPECT_FALSE(p[0].exclusive);
+  EXPECT_EQ(p[0].run_alone_s, 70);
+  EXPECT_EQ(p[1].job, n2);
+  EXPECT_EQ(p[1].gpus, std::vector<int>{0});
+  // An empty GPU is preferred: the job is measured alone there.
+  v.AddGpu();
+  p = Decide("profiling", v);
+  ASSERT_GE(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{3});
+}
+
+TEST(ProfilingPool, ProfilesOnOnePoolGpuThenPacksTheOthers) {
+  FakeView v;
+  for (int i = 0; i < 20; ++i) v.AddGpu();  // pool: round(0.05 x 20) = GPU 0
+  int fresh = v.AddJob(4, 1000, 50), fresh2 = v.AddJob(1, 1000, 50), done = v.AddJob(1, 1000, 0, true, 30);
+  v.cand_ = {fresh, fresh2, done};
+  auto p = Decide("profiling-pool", v);
+  // fresh (a 4-GPU job) samples one pool GPU; fresh2 waits for the pool; the
+  // profiled job goes to the first non-pool GPU.
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].job, fresh);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  EXPECT_TRUE(p[0].profile_discard);
+  EXPECT_TRUE(p[0].exclusive);
+  EXPECT_EQ(p[1].job, done);
+  EXPECT_EQ(p[1].gpus, std::vector<int>{1});
+  EXPECT_EQ(ProfilePoolSize(256, 0.05), 13);
+  EXPECT_EQ(ProfilePoolSize(20, 0.05), 1);
+  EXPECT_EQ(ProfilePoolSize(2, 0.5), 1);
+  EXPECT_EQ(ProfilePoolSize(1, 0.05), 0);
+}
+
+TEST(Policies, AJobThatRanOutOfMemoryRunsAlone) {
+  FakeView v;
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int r = v.AddJob(1, 1000, 10);
+  v.Put(r, 0);
+  int j = v.AddJob(1, 1000, 10);
+  v.Job(j).alone = true;
+  v.cand_ = {j};
+  for (const char* name : {"predictive", "interference-aware", "predictive-feedback"}) {
+    auto p = Decide(name, v);
+    ASSERT_EQ(p.size(), 1u) << name;
+    EXPECT_EQ(p[0].gpus, std::vector<int>{1}) << name;
+    EXPECT_TRUE(p[0].exclusive) << name;
+  }
+}
+
+TEST(PredictiveFeedback, MovesAGangJobWithAllItsGpus) {
+  FakeView v;
+  for (int i = 0; i < 4; ++i) v.AddGpu();
+  int a = v.AddJob(1, 1000, 10), g = v.AddJob(2, 1000, 30);
+  v.Job(a).observed = true;
+  v.Job(a).observed_util = 80;
+  v.Job(g).observed = true;
+  v.Job(g).observed_util = 40;  // 120 on GPU 0: the gang job (lightest that fixes it) moves
+  v.Put(a, 0);
+  v.Put(g, 0);
+  v.Put(g, 1);
+  auto p = Decide("predictive-feedback", v);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].job, g);
+  EXPECT_TRUE(p[0].migrate);
+  EXPECT_EQ(p[0].gpus, (std::vector<int>{2, 3}));  // not its own GPUs 0 and 1
+}
+
+TEST(InferSoloUtil, InvertsTheModelsRateAndSaysWhenItCannot) {
+  InterferenceModel m(InterferenceParams{1.0, 0.0});
+  // Alone: the reading is the utilization.
+  EXPECT_DOUBLE_EQ(InferSoloUtil(m, 42, {{}}), 42);
+  // Next to a 40% job a 50% job runs at 1 / (1 + 0.4 x 0.5) = 5/6 and reads 41.67.
+  EXPECT_NEAR(InferSoloUtil(m, 50.0 * 5 / 6, {{40}}), 50, 1e-6);
+  // A gang job: the least rate over its GPUs (here the shared one).
+  EXPECT_NEAR(InferSoloUtil(m, 50.0 * 5 / 6, {{40}, {}}), 50, 1e-6);
+  // Two saturating jobs: each runs at 1/2 and reads 50; any u >= 100 would;
+  // the least consistent answer is 100.
+  EXPECT_NEAR(InferSoloUtil(m, 50, {{100}}), 100, 1e-6);
+  // Readings are clamped.
+  EXPECT_DOUBLE_EQ(InferSoloUtil(m, 130, {{}}), 100);
 }
 
 TEST(Policies, NeverJoinExclusiveGpus) {

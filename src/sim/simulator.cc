@@ -4,8 +4,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -25,22 +27,6 @@ namespace {
 
 constexpr double kEps = 1e-9;
 
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// A standard normal draw determined by (seed, job id, salt): Box-Muller on two
-// SplitMix64 uniforms.
-double NormalDraw(uint64_t seed, int64_t job_id, uint64_t salt) {
-  uint64_t a = Mix(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(job_id) * 0xD1B54A32D192ED03ULL + salt);
-  uint64_t b = Mix(a + 0x632BE59BD9B4E019ULL);
-  double u1 = (static_cast<double>(a >> 11) + 0.5) / 9007199254740992.0;
-  double u2 = static_cast<double>(b >> 11) / 9007199254740992.0;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-}
-
 enum class State { kPending, kQueued, kProfiling, kRunning, kDone, kNeverFits };
 
 struct SimJob {
@@ -49,8 +35,12 @@ struct SimJob {
   double rate = 0;         // current progress rate (solo-seconds per second)
   double last_update = 0;
   double run_alone_until = -1;  // profiling run end, or -1
-  uint32_t version = 0;
+  uint32_t version = 0;    // finish events: bumped at every rate change
+  uint32_t placement = 0;  // observation and out-of-memory events: bumped at every placement
   int first_row = -1, num_rows = 0;  // open rows of placements (this placement)
+  bool in_place = false;   // this profiling run stays on its GPUs when it ends
+  bool discard = false;    // this profiling run's progress is discarded (profiling-pool)
+  double saved_remaining = 0;  // discard: remaining when the run started
 };
 
 struct Event {
@@ -61,6 +51,8 @@ struct Event {
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : order > o.order; }
 };
 
+using EventHeap = std::priority_queue<Event, std::vector<Event>, std::greater<Event>>;
+
 class Engine : public ClusterView {
  public:
   Engine(const Trace& trace, const Cluster& cluster, const std::vector<WorkloadProfile>& w,
@@ -69,16 +61,35 @@ class Engine : public ClusterView {
     gpus_.resize(cluster.gpus.size());
     gpu_rates_.resize(cluster.gpus.size());
     gpu_util_.assign(cluster.gpus.size(), 0.0);
+    true_mem_.assign(cluster.gpus.size(), 0.0);
     for (size_t g = 0; g < gpus_.size(); ++g) gpus_[g].mem_mib = cluster.gpus[g].mem_mib;
+    // The physics of each GPU's type (its own fit where pairs were measured on
+    // it, else the RTX 3090 fit: InterferenceModel::ForGpu).
+    gpu_model_.resize(cluster.gpus.size());
+    std::vector<std::string> types;
+    for (size_t g = 0; g < cluster.gpus.size(); ++g) {
+      auto it = std::find(types.begin(), types.end(), cluster.gpus[g].type);
+      if (it == types.end()) {
+        types.push_back(cluster.gpus[g].type);
+        type_models_.push_back(m.ForGpu(cluster.gpus[g].type));
+        it = types.end() - 1;
+      }
+      gpu_model_[g] = static_cast<int>(it - types.begin());
+    }
     res_.policy = c.policy;
     res_.trace = trace.name;
     res_.seed = c.seed;
     res_.predictions = c.predictions;
+    res_.memory_predictions = c.memory_predictions;
+    res_.arrivals = c.arrivals;
+    res_.load_scale = c.load_scale;
     if (const PolicyRow* row = FindPolicy(c.policy)) res_.uses_predictions = row->needs_predictions;
     res_.num_gpus = static_cast<int>(cluster.gpus.size());
     res_.cluster = cluster.spec;
     res_.trace_bad_lines = trace.bad_lines;
     res_.trace_filtered = trace.filtered;
+    if (c.policy == "profiling-pool")
+      res_.pool_gpus = ProfilePoolSize(res_.num_gpus, c.options.profile_pool_fraction);
   }
 
   double now() const override { return now_; }
@@ -107,16 +118,24 @@ class Engine : public ClusterView {
       SkipStale();
       double t_ev = heap_.empty() ? INFINITY : heap_.top().t;
       double t_obs = obs_.empty() ? INFINITY : obs_.top().t;
-      double t = std::min({t_arr, t_ev, t_obs});
+      double t_oom = oom_.empty() ? INFINITY : oom_.top().t;
+      double t = std::min({t_arr, t_ev, t_obs, t_oom});
       if (!std::isfinite(t)) break;
       AdvanceTo(t);
-      if (!window_done_ && now_ >= t_window_end_) SnapshotWindow();
+      if (!window_done_ && now_ >= t_window_end_) {
+        Snapshot(&JobRecord::work_window_s);
+        window_done_ = true;
+      }
+      if (!trace_window_done_ && now_ >= t_trace_end_) {
+        Snapshot(&JobRecord::work_trace_window_s);
+        trace_window_done_ = true;
+      }
       new_jobs_.clear();
       bool freed = false, observed = false;
       while (!obs_.empty() && obs_.top().t <= now_ + kEps) {
         Event e = obs_.top();
         obs_.pop();
-        observed |= Observe(e.job);
+        observed |= Observe(e.job, e.version);
       }
       while (next_arrival < n && trace_.jobs[next_arrival].submit_s <= now_) {
         Arrive(static_cast<int>(next_arrival++));
@@ -131,6 +150,11 @@ class Engine : public ClusterView {
         freed = true;
         ++res_.events;
       }
+      while (!oom_.empty() && oom_.top().t <= now_ + kEps) {
+        Event e = oom_.top();
+        oom_.pop();
+        freed |= OutOfMemory(e.job, e.version);
+      }
       // Capacity freed: every queued job may fit now. Otherwise only the new
       // arrivals can (the cluster only got fuller since the last round).
       // An observation can show a GPU over-committed (or less loaded than
@@ -143,7 +167,7 @@ class Engine : public ClusterView {
         cfg_.progress(now_, done_, static_cast<int64_t>(n));
         next_progress = res_.events + 20000;
       }
-      if (heap_.empty() && obs_.empty() && next_arrival >= n && !queue_.empty()) {
+      if (heap_.empty() && obs_.empty() && oom_.empty() && next_arrival >= n && !queue_.empty()) {
         // Idle cluster and the policy placed nothing: these jobs would wait forever.
         for (int j : queue_) NeverFits(j, "the policy placed nothing on an idle cluster");
         queue_.clear();
@@ -160,36 +184,69 @@ class Engine : public ClusterView {
     if (!cfg_.workload_of_job.empty() && cfg_.workload_of_job.size() != n)
       return Status::Error("workload_of_job has " + std::to_string(cfg_.workload_of_job.size()) +
                            " entries for " + std::to_string(n) + " jobs");
+    if (!(cfg_.checkpoint_s > 0)) return Status::Error("checkpoint interval must be positive");
+    int64_t unmapped = 0;
+    std::vector<int> assigned = cfg_.workload_of_job.empty() ? AssignWorkloads(trace_, w_, cfg_.seed, &unmapped)
+                                                             : cfg_.workload_of_job;
+    res_.trace_unmapped = unmapped;
+    double largest_gpu = 0;
+    for (const GpuState& g : gpus_) largest_gpu = std::max(largest_gpu, g.mem_mib);
     jobs_.resize(n);
     info_.resize(n);
     res_.jobs.resize(n);
-    double mae = 0;
+    double mae = 0, mem_mae = 0;
+    int64_t mem_n = 0;
+    smallest_ = {1, INFINITY, INFINITY, true, INFINITY};
+    smallest_.gpu_request = INFINITY;
     for (size_t i = 0; i < n; ++i) {
       const TraceJob& tj = trace_.jobs[i];
-      int wl = cfg_.workload_of_job.empty() ? AssignWorkload(cfg_.seed, tj.id, nw) : cfg_.workload_of_job[i];
+      const int wl = assigned[i];
       if (wl < 0 || wl >= nw) return Status::Error("job " + std::to_string(tj.id) + ": bad workload index");
+      const WorkloadProfile& wp = w_[wl];
       JobRecord& r = res_.jobs[i];
       r.id = tj.id;
+      r.source_id = tj.source_id;
       r.submit_s = tj.submit_s;
       r.duration_s = tj.duration_s;
       r.num_gpus = tj.num_gpus;
       r.workload = wl;
-      r.true_util = w_[wl].true_util;
-      r.predicted_util = w_[wl].predicted_util;
-      info_[i] = {tj.num_gpus, w_[wl].gmem_mib, w_[wl].predicted_util, false, 0.0};
+      r.true_util = wp.true_util;
+      r.predicted_util = wp.predicted_util;
+      r.mem_mib = wp.gmem_mib;
+      // The scheduler packs by the predicted high end (the truth when there is
+      // no memory prediction); no more than the largest GPU holds.
+      r.sched_mem_mib = std::min(wp.HasMemPrediction() ? wp.pred_mem_high_mib : wp.gmem_mib, largest_gpu);
+      JobInfo& info = info_[i];
+      info.num_gpus = tj.num_gpus;
+      info.mem_mib = r.sched_mem_mib;
+      info.predicted_util = wp.predicted_util;
+      info.gpu_request = tj.gpu_request;
       jobs_[i].remaining = tj.duration_s;
-      mae += std::fabs(w_[wl].predicted_util - w_[wl].true_util);
+      mae += std::fabs(wp.predicted_util - wp.true_util);
+      if (wp.HasMemPrediction()) {
+        mem_mae += std::fabs(wp.pred_mem_mib - wp.gmem_mib);
+        ++mem_n;
+      }
+      smallest_.mem_mib = std::min({smallest_.mem_mib, r.sched_mem_mib, r.mem_mib});
+      smallest_.predicted_util = std::min(smallest_.predicted_util, wp.predicted_util);
+      smallest_.profiled_util = std::min(smallest_.profiled_util, wp.true_util);
+      smallest_.gpu_request = std::min(smallest_.gpu_request, tj.gpu_request);
+      // A job runs some day only if enough GPUs can hold its true memory when empty.
+      int big_enough = 0;
+      for (const GpuState& g : gpus_) big_enough += g.mem_mib >= r.mem_mib;
+      if (big_enough < tj.num_gpus)
+        NeverFits(static_cast<int>(i), "needs " + std::to_string(tj.num_gpus) + " GPUs with " +
+                                           std::to_string(static_cast<int64_t>(r.mem_mib)) +
+                                           " MiB; the cluster has " + std::to_string(big_enough));
     }
     res_.pred_mae = n ? mae / static_cast<double>(n) : 0;
-    smallest_ = {1, INFINITY, INFINITY, true, INFINITY};
-    for (const JobInfo& j : info_) {
-      smallest_.mem_mib = std::min(smallest_.mem_mib, j.mem_mib);
-      smallest_.predicted_util = std::min(smallest_.predicted_util, j.predicted_util);
-    }
-    for (const JobRecord& r : res_.jobs) smallest_.profiled_util = std::min(smallest_.profiled_util, r.true_util);
+    res_.mem_pred_mae = mem_n ? mem_mae / static_cast<double>(mem_n) : NAN;
     if (!trace_.jobs.empty()) now_ = trace_.jobs.front().submit_s;
     t0_ = now_;
-    t_window_end_ = trace_.jobs.empty() ? now_ : trace_.jobs.back().submit_s;
+    t_trace_end_ = trace_.jobs.empty() ? now_ : trace_.jobs.back().submit_s;
+    auto busy_end = CapacityWindowEnd(res_.jobs, res_.num_gpus, t0_, t_trace_end_);
+    t_window_end_ = busy_end ? *busy_end : t_trace_end_;
+    res_.bound_kind = busy_end ? "capacity" : "demand";
     return Status::Ok();
   }
 
@@ -197,44 +254,59 @@ class Engine : public ClusterView {
     while (!heap_.empty() && heap_.top().version != jobs_[heap_.top().job].version) heap_.pop();
   }
 
-  // One utilization measurement of job j (kind 1: profiling window, 2:
-  // observation while running): true + N(0, noise), clamped to [0, 100].
-  double Measure(int j, uint64_t kind) {
+  // One reading of job j's utilization counter (kind 1: profiling window, 2:
+  // observation while running): rate x true + N(0, noise), clamped to [0, 100].
+  double Reading(int j, uint64_t kind, double rate) {
     const JobRecord& r = res_.jobs[j];
-    double m = r.true_util + cfg_.measure_noise_pct * NormalDraw(cfg_.seed, r.id, kind);
-    m = std::clamp(m, 0.0, 100.0);
-    res_.jobs[j].measured_util = m;
-    // Keep smallest_ a lower bound of every utilization a policy may use.
-    smallest_.profiled_util = std::min(smallest_.profiled_util, m);
-    return m;
+    double m = rate * r.true_util + cfg_.measure_noise_pct * SeededNormal(cfg_.seed, r.id, kind);
+    return std::clamp(m, 0.0, 100.0);
   }
 
-  bool Observe(int j) {
-    if (jobs_[j].state != State::kRunning || info_[j].observed) return false;
+  void Learned(int j, double util) {
+    res_.jobs[j].measured_util = util;
+    // Keep smallest_ a lower bound of every utilization a policy may use.
+    smallest_.profiled_util = std::min(smallest_.profiled_util, util);
+  }
+
+  bool Observe(int j, uint32_t placement) {
+    if (jobs_[j].state != State::kRunning || info_[j].observed || jobs_[j].placement != placement) return false;
+    const double reading = Reading(j, 2, jobs_[j].rate);
+    // The policy's knowledge of who shared the job's GPUs: their estimates.
+    std::vector<std::vector<double>> others;
+    for (int g : res_.jobs[j].gpus) {
+      others.emplace_back();
+      for (int r : gpus_[g].jobs)
+        if (r != j) others.back().push_back(Known(r));
+    }
+    const double solo = InferSoloUtil(model_, reading, others);
     info_[j].observed = true;
-    info_[j].observed_util = Measure(j, 2);
+    info_[j].observed_reading = reading;
+    info_[j].observed_util = solo;
+    res_.jobs[j].observed_reading = reading;
+    Learned(j, solo);
     ++res_.jobs_observed;
     return true;
   }
 
-  // Progress of every job as of the end of the useful-work window (now).
-  void SnapshotWindow() {
-    window_done_ = true;
+  // Progress of every job as of now (a window end) into `field`.
+  void Snapshot(double JobRecord::*field) {
     for (size_t j = 0; j < jobs_.size(); ++j) {
       const SimJob& s = jobs_[j];
       JobRecord& r = res_.jobs[j];
-      if (s.state == State::kDone) r.work_window_s = r.duration_s;
-      else if (s.state == State::kRunning || s.state == State::kProfiling || s.state == State::kQueued) {
-        double rem = std::max(0.0, s.remaining - s.rate * (now_ - s.last_update));
-        r.work_window_s = std::max(0.0, r.duration_s - rem);
+      if (s.state == State::kDone) {
+        r.*field = r.duration_s;
+      } else if (s.state == State::kRunning || s.state == State::kProfiling || s.state == State::kQueued) {
+        double rem = s.discard ? s.saved_remaining : std::max(0.0, s.remaining - s.rate * (now_ - s.last_update));
+        r.*field = std::max(0.0, r.duration_s - rem);
       }
     }
   }
 
-  // Sets a running job's rate, keeping the useful-work rate sum current.
+  // Sets a running job's rate, keeping the useful-work rate sum current (a
+  // discarded profiling run does no useful work).
   void SetRate(int j, double rate) {
     const JobRecord& r = res_.jobs[j];
-    useful_sum_ += (rate - jobs_[j].rate) * r.true_util / 100.0 * r.num_gpus;
+    if (!jobs_[j].discard) useful_sum_ += (rate - jobs_[j].rate) * r.true_util / 100.0 * r.num_gpus;
     jobs_[j].rate = rate;
   }
 
@@ -254,15 +326,7 @@ class Engine : public ClusterView {
   }
 
   void Arrive(int j) {
-    // A job fits some day only if enough GPUs have room for its memory when empty.
-    int big_enough = 0;
-    for (const GpuState& g : gpus_) big_enough += g.mem_mib >= info_[j].mem_mib;
-    if (big_enough < info_[j].num_gpus) {
-      NeverFits(j, "needs " + std::to_string(info_[j].num_gpus) + " GPUs with " +
-                       std::to_string(static_cast<int64_t>(info_[j].mem_mib)) + " MiB; the cluster has " +
-                       std::to_string(big_enough));
-      return;
-    }
+    if (jobs_[j].state == State::kNeverFits) return;
     jobs_[j].state = State::kQueued;
     queue_.insert(j);
     new_jobs_.push_back(j);
@@ -273,6 +337,21 @@ class Engine : public ClusterView {
     SimJob& s = jobs_[j];
     s.remaining = std::max(0.0, s.remaining - s.rate * (now_ - s.last_update));
     s.last_update = now_;
+  }
+
+  // Restart from the last checkpoint (every checkpoint_s of progress): the
+  // progress since is lost. Returns the solo-seconds lost.
+  double Rollback(int j) {
+    SimJob& s = jobs_[j];
+    if (s.discard) {  // a pool profiling run: nothing of it is kept anyway
+      s.remaining = s.saved_remaining;
+      return 0;
+    }
+    const double done = res_.jobs[j].duration_s - s.remaining;
+    const double lost = done - std::floor(done / cfg_.checkpoint_s + 1e-12) * cfg_.checkpoint_s;
+    const double l = std::clamp(lost, 0.0, done);
+    s.remaining += l;
+    return l;
   }
 
   void Leave(int j) {
@@ -286,27 +365,90 @@ class Engine : public ClusterView {
       gs.mem_used -= info_[j].mem_mib;
       gs.pred_sum -= info_[j].predicted_util;
       gs.known_sum -= info_[j].profiled ? info_[j].profiled_util : 100.0;
-      if (gs.jobs.empty()) gs.mem_used = gs.pred_sum = gs.known_sum = 0;  // no drift
+      true_mem_[g] -= res_.jobs[j].mem_mib;
+      if (gs.jobs.empty()) gs.mem_used = gs.pred_sum = gs.known_sum = true_mem_[g] = 0;  // no drift
       gs.exclusive = false;
       MarkDirty(g);
     }
   }
 
+  // Out of the scheduler's hands: a job leaves its GPUs, back to the queue.
+  void Requeue(int j) {
+    SimJob& s = jobs_[j];
+    Leave(j);
+    s.version++;
+    s.placement++;
+    SetRate(j, 0);
+    s.run_alone_until = -1;
+    s.in_place = false;
+    s.discard = false;
+    s.state = State::kQueued;
+    queue_.insert(j);
+  }
+
+  // The utilization the scheduler knows a job by: observed, else profiled,
+  // else predicted; 100 when it knows none.
+  double Known(int r) const {
+    const JobInfo& i = info_[r];
+    const double u = i.observed ? i.observed_util : i.profiled ? i.profiled_util : i.predicted_util;
+    return std::isnan(u) ? 100.0 : u;
+  }
+
+  // The end of a profiling run: the job's counter was read over the window
+  // (its utilization, and its memory). While sharing (profiling in place) the
+  // reading is rate x utilization; the solo utilization is inferred from it
+  // through the interference model, as the policy would.
+  void Profiled(int j) {
+    const double reading = Reading(j, 1, jobs_[j].rate > 0 ? jobs_[j].rate : 1.0);
+    std::vector<std::vector<double>> others;
+    for (int g : res_.jobs[j].gpus) {
+      others.emplace_back();
+      for (int r : gpus_[g].jobs)
+        if (r != j) others.back().push_back(Known(r));
+    }
+    info_[j].profiled = true;
+    info_[j].profiled_util = InferSoloUtil(model_, reading, others);
+    Learned(j, info_[j].profiled_util);
+    info_[j].mem_mib = res_.jobs[j].mem_mib;  // the run shows the job's memory too
+  }
+
   void Complete(int j) {
     SimJob& s = jobs_[j];
     Settle(j);
-    Leave(j);
-    s.version++;
-    SetRate(j, 0);
-    if (s.run_alone_until >= 0 && s.remaining > kEps) {
-      // End of a profiling run: back to the queue, now measured.
-      s.run_alone_until = -1;
-      s.state = State::kQueued;
-      info_[j].profiled = true;
-      info_[j].profiled_util = Measure(j, 1);
-      queue_.insert(j);
+    if (s.run_alone_until >= 0 && (s.remaining > kEps || s.discard)) {
+      if (s.in_place) {
+        // Stays on its GPUs, which others may join from now on.
+        const double mem_before = info_[j].mem_mib;
+        Profiled(j);
+        for (int k = 0; k < s.num_rows; ++k) res_.placements[static_cast<size_t>(s.first_row + k)].end_s = now_;
+        s.first_row = static_cast<int>(res_.placements.size());
+        for (int g : res_.jobs[j].gpus) {
+          GpuState& gs = gpus_[g];
+          gs.exclusive = info_[j].alone;  // a job that crashed out of memory keeps running alone
+          gs.known_sum += info_[j].profiled_util - 100.0;
+          gs.mem_used += info_[j].mem_mib - mem_before;
+          res_.placements.push_back({j, g, now_, -1, false, false});
+          MarkDirty(g);
+        }
+        s.run_alone_until = -1;
+        s.in_place = false;
+        s.state = State::kRunning;
+        s.version++;
+        return;
+      }
+      // Back to the queue, now measured.
+      Profiled(j);
+      if (s.discard) {
+        SetRate(j, 0);
+        s.remaining = s.saved_remaining;
+      }
+      Requeue(j);
       return;
     }
+    Leave(j);
+    s.version++;
+    s.placement++;
+    SetRate(j, 0);
     s.run_alone_until = -1;
     s.state = State::kDone;
     if (res_.jobs[j].run_start_s < 0) res_.jobs[j].run_start_s = res_.jobs[j].start_s;  // done within profiling
@@ -314,6 +456,30 @@ class Engine : public ClusterView {
     res_.jobs[j].end_s = now_;
     res_.jobs[j].status = "done";
     ++done_;
+  }
+
+  // The crash of a job that over-committed a GPU's memory (if it still does).
+  bool OutOfMemory(int j, uint32_t placement) {
+    SimJob& s = jobs_[j];
+    if (s.placement != placement || (s.state != State::kRunning && s.state != State::kProfiling)) return false;
+    bool over = false;
+    for (int g : res_.jobs[j].gpus) over = over || true_mem_[g] > gpus_[g].mem_mib + kEps;
+    if (!over) return false;
+    // Crashing alone on a GPU tells the scheduler the job needs more than it holds.
+    double bigger = 0;
+    for (int g : res_.jobs[j].gpus)
+      if (true_mem_[g] > gpus_[g].mem_mib + kEps && gpus_[g].jobs.size() == 1) bigger = std::max(bigger, gpus_[g].mem_mib);
+    Settle(j);
+    const double lost = Rollback(j);
+    SetRate(j, 0);
+    s.discard = false;
+    ++res_.oom_events;
+    res_.oom_lost_gpu_s += lost * res_.jobs[j].num_gpus;
+    ++res_.jobs[j].ooms;
+    info_[j].alone = true;  // the scheduler no longer shares its GPUs
+    Requeue(j);
+    if (bigger > 0) info_[j].mem_mib = std::max(info_[j].mem_mib, std::nextafter(bigger, INFINITY));
+    return true;
   }
 
   Status Apply(const std::vector<Placement>& ps) {
@@ -326,23 +492,21 @@ class Engine : public ClusterView {
       if (p.migrate) {
         if (jobs_[p.job].state != State::kRunning) return Status::Error(who + ": migrated but not running");
         if (p.exclusive || p.run_alone_s > 0) return Status::Error(who + ": a migration is a shared run");
-        // Checkpoint now, leave, lose the restart cost; then placed below.
+        // Leave, restart from the last checkpoint; then placed below.
         Settle(p.job);
-        Leave(p.job);
-        SetRate(p.job, 0);
-        jobs_[p.job].version++;
-        const double lost = std::min(cfg_.migrate_cost_s, res_.jobs[p.job].duration_s - jobs_[p.job].remaining);
-        jobs_[p.job].remaining += lost;
+        const double lost = Rollback(p.job);
         res_.lost_progress_s += lost * info_[p.job].num_gpus;
         ++res_.migrations;
         ++res_.jobs[p.job].migrations;
         ++info_[p.job].migrations;
-        jobs_[p.job].state = State::kQueued;  // validated and placed like a queued job
-        queue_.insert(p.job);
+        Requeue(p.job);  // validated and placed like a queued job
       }
       if (jobs_[p.job].state != State::kQueued)
         return Status::Error(who + ": not queued");
-      if (static_cast<int>(p.gpus.size()) != info_[p.job].num_gpus)
+      if ((p.profile_in_place || p.profile_discard) && p.run_alone_s <= 0)
+        return Status::Error(who + ": profile_in_place/profile_discard need a profiling run");
+      const int n = static_cast<int>(p.gpus.size());
+      if (p.profile_discard ? (n < 1 || n > info_[p.job].num_gpus) : n != info_[p.job].num_gpus)
         return Status::Error(who + ": placed on " + std::to_string(p.gpus.size()) + " GPUs, needs " +
                              std::to_string(info_[p.job].num_gpus));
       std::vector<int> sorted = p.gpus;
@@ -357,26 +521,33 @@ class Engine : public ClusterView {
         if (gs.mem_used + info_[p.job].mem_mib > gs.mem_mib + kEps)
           return Status::Error(who + ": memory does not fit on GPU " + std::to_string(g));
       }
-      if (p.run_alone_s > 0 && !p.exclusive) return Status::Error(who + ": a profiling run must be exclusive");
+      if (p.run_alone_s > 0 && !p.exclusive && !p.profile_in_place)
+        return Status::Error(who + ": a profiling run must be exclusive (or in place)");
       int j = p.job;
       SimJob& s = jobs_[j];
       queue_.erase(j);
       s.state = p.run_alone_s > 0 ? State::kProfiling : State::kRunning;
       s.last_update = now_;
+      s.placement++;
+      s.in_place = p.profile_in_place;
+      // A pool run of a job that would finish within it (on all its GPUs) is its real run.
+      s.discard = p.profile_discard && (n < info_[j].num_gpus || s.remaining > p.run_alone_s);
+      s.saved_remaining = s.remaining;
       if (res_.jobs[j].start_s < 0) res_.jobs[j].start_s = now_;
-      if (p.run_alone_s <= 0 && res_.jobs[j].run_start_s < 0) {
-        res_.jobs[j].run_start_s = now_;
-        if (observes_ && !info_[j].observed) obs_.push({now_ + cfg_.observe_after_s, order_++, j, 0});
-      }
+      const bool real_run = p.run_alone_s <= 0 || p.profile_in_place;
+      if (real_run && res_.jobs[j].run_start_s < 0) res_.jobs[j].run_start_s = now_;
+      if (observes_ && !info_[j].observed && p.run_alone_s <= 0)
+        obs_.push({now_ + cfg_.observe_after_s, order_++, j, s.placement});
       s.first_row = static_cast<int>(res_.placements.size());
-      s.num_rows = static_cast<int>(p.gpus.size());
-      for (int g : p.gpus) res_.placements.push_back({j, g, now_, -1, p.run_alone_s > 0});
+      s.num_rows = n;
+      for (int g : p.gpus) res_.placements.push_back({j, g, now_, -1, p.run_alone_s > 0, s.discard});
       if (p.run_alone_s > 0) {
-        double run = std::min(p.run_alone_s, s.remaining);
+        double run = s.discard ? p.run_alone_s : std::min(p.run_alone_s, s.remaining);
         s.run_alone_until = now_ + run;
-        res_.profiling_gpu_s += run * info_[j].num_gpus;
+        res_.profiling_gpu_s += run * n;
       }
       res_.jobs[j].gpus = p.gpus;
+      bool over = false;
       for (int g : p.gpus) {
         GpuState& gs = gpus_[g];
         gs.jobs.push_back(j);
@@ -384,8 +555,13 @@ class Engine : public ClusterView {
         gs.pred_sum += info_[j].predicted_util;
         gs.known_sum += info_[j].profiled ? info_[j].profiled_util : 100.0;
         gs.exclusive = p.exclusive;
+        true_mem_[g] += res_.jobs[j].mem_mib;
+        over = over || true_mem_[g] > gs.mem_mib + kEps;
         MarkDirty(g);
       }
+      // The newest job on an over-committed GPU runs out of memory once its
+      // memory has grown (OutOfMemory checks again then).
+      if (over) oom_.push({now_ + cfg_.oom_after_s, order_++, j, s.placement});
       touched_.push_back(j);
     }
     return Status::Ok();
@@ -411,7 +587,7 @@ class Engine : public ClusterView {
       gpu_rates_[g].resize(k);
       for (int i = 0; i < k; ++i) wl_[i] = res_.jobs[gs.jobs[i]].workload;
       double util = 0;
-      model_.Physics(wl_.data(), k, w_, gpu_rates_[g].data(), &util);
+      type_models_[gpu_model_[g]].Physics(wl_.data(), k, w_, gpu_rates_[g].data(), &util);
       bool was_shared = gpu_shared_.empty() ? false : gpu_shared_[g];
       if (gpu_shared_.empty()) gpu_shared_.assign(gpus_.size(), 0);
       gpu_shared_[g] = k >= 2;
@@ -426,16 +602,18 @@ class Engine : public ClusterView {
     for (int j : touched_) {
       SimJob& s = jobs_[j];
       if (s.state != State::kRunning && s.state != State::kProfiling) continue;
-      double rate = 1.0;
+      // A gang job advances at its slowest GPU's rate.
+      per_gpu_.clear();
       for (int g : res_.jobs[j].gpus) {
         const GpuState& gs = gpus_[g];
         for (size_t i = 0; i < gs.jobs.size(); ++i)
-          if (gs.jobs[i] == j) rate = std::min(rate, gpu_rates_[g][i]);
+          if (gs.jobs[i] == j) per_gpu_.push_back(gpu_rates_[g][i]);
       }
+      const double rate = GangRate(per_gpu_);
       Settle(j);
       SetRate(j, rate);
       s.version++;
-      double finish = now_ + s.remaining / rate;
+      double finish = s.discard ? INFINITY : now_ + s.remaining / rate;
       if (s.run_alone_until >= 0) finish = std::min(finish, s.run_alone_until);
       heap_.push({finish, order_++, j, s.version});
     }
@@ -457,12 +635,14 @@ class Engine : public ClusterView {
   }
 
   Result<SimResult> Finish() {
-    if (!window_done_) SnapshotWindow();
+    if (!window_done_) Snapshot(&JobRecord::work_window_s);
+    if (!trace_window_done_) Snapshot(&JobRecord::work_trace_window_s);
     double first_submit = t0_, last_end = t0_;
     std::vector<double> jct;
-    double queue = 0, slow = 0, run_slow = 0, work = 0, useful = 0, demand = 0;
+    double queue = 0, slow = 0, run_slow = 0, work = 0, useful = 0, useful_trace = 0, demand = 0;
     for (JobRecord& r : res_.jobs) {
       useful += r.true_util / 100.0 * r.num_gpus * r.work_window_s;
+      useful_trace += r.true_util / 100.0 * r.num_gpus * r.work_trace_window_s;
       demand += r.duration_s * r.num_gpus;
       if (r.status != "done") continue;
       last_end = std::max(last_end, r.end_s);
@@ -474,11 +654,16 @@ class Engine : public ClusterView {
       work += r.true_util / 100.0 * r.duration_s * r.num_gpus;
     }
     res_.window_s = t_window_end_ - t0_;
+    res_.trace_window_s = t_trace_end_ - t0_;
     if (res_.window_s > 0) {
-      const double cap = static_cast<double>(res_.num_gpus) * res_.window_s;
-      res_.useful_work_utilization = 100.0 * useful / cap;
-      res_.load_factor = demand / cap;
+      res_.useful_work_utilization = 100.0 * useful / (static_cast<double>(res_.num_gpus) * res_.window_s);
       res_.ideal_work_utilization = IdealWorkUtilization(res_.jobs, res_.num_gpus, t0_, t_window_end_);
+    }
+    if (res_.trace_window_s > 0) {
+      const double cap = static_cast<double>(res_.num_gpus) * res_.trace_window_s;
+      res_.useful_work_trace_window = 100.0 * useful_trace / cap;
+      res_.load_factor = demand / cap;
+      res_.ideal_work_trace_window = IdealWorkUtilization(res_.jobs, res_.num_gpus, t0_, t_trace_end_);
     }
     res_.jobs_total = static_cast<int64_t>(res_.jobs.size());
     res_.jobs_done = static_cast<int64_t>(jct.size());
@@ -516,6 +701,10 @@ class Engine : public ClusterView {
   std::vector<GpuState> gpus_;
   std::vector<std::vector<double>> gpu_rates_;  // per GPU, parallel to GpuState::jobs
   std::vector<double> gpu_util_;
+  std::vector<double> true_mem_;  // per GPU: sum of its residents' true memory, MiB
+  std::vector<InterferenceModel> type_models_;  // the physics of each GPU type of the cluster
+  std::vector<int> gpu_model_;                  // per GPU: index into type_models_
+  std::vector<double> per_gpu_;
   std::vector<char> gpu_shared_, dirty_flag_;
   std::vector<int> dirty_, touched_, wl_;
   std::vector<SimJob> jobs_;
@@ -524,12 +713,13 @@ class Engine : public ClusterView {
   std::vector<int> new_jobs_;
   bool all_queued_ = false;
   JobInfo smallest_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
+  EventHeap heap_;  // completions and profiling-run ends
+  EventHeap obs_;   // observations (version = placement)
+  EventHeap oom_;   // out-of-memory crashes (version = placement)
   int64_t order_ = 0, done_ = 0, refreshes_ = 0;
   int shared_gpus_ = 0;
-  double now_ = 0, t0_ = 0, busy_sum_ = 0, useful_sum_ = 0, t_window_end_ = 0;
-  bool observes_ = false, window_done_ = false;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> obs_;  // observation times
+  double now_ = 0, t0_ = 0, busy_sum_ = 0, useful_sum_ = 0, t_window_end_ = 0, t_trace_end_ = 0;
+  bool observes_ = false, window_done_ = false, trace_window_done_ = false;
   std::vector<UtilPoint> series_;
   SimResult res_;
 };
@@ -546,6 +736,8 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
     return Status::Error("unknown policy '" + config.policy + "': want one of " + names);
   }
   if (workloads.empty()) return Status::Error("no workloads");
+  if (config.policy == "profiling-pool" && cluster.gpus.size() < 2)
+    return Status::Error("policy 'profiling-pool' needs at least 2 GPUs (a profiling pool and the rest)");
   if (row->needs_predictions)
     for (const WorkloadProfile& w : workloads)
       if (!w.HasPrediction())
@@ -554,6 +746,60 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
   auto policy = row->make(config.options);
   Engine e(trace, cluster, workloads, model, config);
   return e.Run(*policy, row->observes_running);
+}
+
+std::vector<int> AssignWorkloads(const Trace& t, const std::vector<WorkloadProfile>& w, uint64_t seed,
+                                 int64_t* unmapped) {
+  const int n = static_cast<int>(w.size());
+  std::map<std::string, int> cache;  // job type -> row (or -1)
+  std::vector<int> out;
+  out.reserve(t.jobs.size());
+  for (const TraceJob& j : t.jobs) {
+    int row = -1;
+    if (!j.job_type.empty()) {
+      auto it = cache.find(j.job_type);
+      if (it == cache.end()) it = cache.emplace(j.job_type, MapGavelJobType(j.job_type, w)).first;
+      row = it->second;
+      if (row < 0 && unmapped) ++*unmapped;
+    }
+    out.push_back(row >= 0 ? row : AssignWorkload(seed, j.id, n));
+  }
+  return out;
+}
+
+std::optional<double> CapacityWindowEnd(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end) {
+  const double W = t_end - t0, G = num_gpus;
+  if (W <= 0 || num_gpus <= 0) return std::nullopt;
+  // Breakpoints of A: (tau, slope change, is a submit). B(T) = A(T) - G T -
+  // min_{tau <= T} (A(tau) - G tau): the minimum of a piecewise linear
+  // function is at a breakpoint, so a sweep keeps it.
+  struct Bp {
+    double tau, dslope;
+    bool submit;
+  };
+  std::vector<Bp> bps;
+  for (const JobRecord& j : jobs) {
+    const double s = j.submit_s - t0;
+    if (s > W) continue;
+    bps.push_back({s, 0.0, true});
+    if (j.num_gpus > num_gpus || j.status == "never_fits") continue;
+    const double w = j.true_util / 100.0 * j.num_gpus;
+    if (w <= 0) continue;
+    bps.push_back({s, w, false});
+    if (s + j.duration_s < W) bps.push_back({s + j.duration_s, -w, false});
+  }
+  std::sort(bps.begin(), bps.end(), [](const Bp& a, const Bp& b) { return a.tau < b.tau; });
+  const double tol = 1e-9 * G * W + 1e-6;
+  double a = 0, slope = 0, tau = 0, m = 0;  // m = min (A - G tau) so far (0 at tau = 0)
+  std::optional<double> last;
+  for (const Bp& b : bps) {
+    a += slope * (b.tau - tau);
+    tau = b.tau;
+    m = std::min(m, a - G * tau);
+    if (b.submit && tau > 0 && a - G * tau - m > tol) last = t0 + tau;
+    slope += b.dslope;
+  }
+  return last;
 }
 
 double IdealWorkUtilization(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end) {
@@ -594,8 +840,16 @@ std::string SummaryJson(const SimResult& r) {
   j["num_gpus"] = r.num_gpus;
   j["useful_work_utilization"] = r.useful_work_utilization;
   j["ideal_work_utilization"] = r.ideal_work_utilization;
+  j["bound_kind"] = r.bound_kind;
+  j["window_start_s"] = 0.0;
+  j["window_end_s"] = r.window_s;
+  j["load_scale"] = r.load_scale;
+  j["arrivals"] = r.arrivals;
   j["load_factor"] = r.load_factor;
   j["window_s"] = r.window_s;
+  j["trace_window_s"] = r.trace_window_s;
+  j["useful_work_trace_window"] = r.useful_work_trace_window;
+  j["ideal_work_trace_window"] = r.ideal_work_trace_window;
   j["cluster_utilization"] = r.cluster_utilization;
   j["work_utilization"] = r.work_utilization;
   j["jct_mean_s"] = r.jct_mean_s;
@@ -611,12 +865,19 @@ std::string SummaryJson(const SimResult& r) {
   j["shared_gpu_s"] = r.shared_gpu_s;
   j["migrations"] = r.migrations;
   j["lost_progress_s"] = r.lost_progress_s;
+  j["oom_events"] = r.oom_events;
+  j["oom_lost_gpu_h"] = r.oom_lost_gpu_s / 3600.0;
+  j["memory_predictions"] = r.memory_predictions;
+  j["memory_prediction_mae_mib"] =
+      std::isnan(r.mem_pred_mae) ? nlohmann::ordered_json() : nlohmann::ordered_json(r.mem_pred_mae);
+  j["pool_gpus"] = r.pool_gpus;
   j["jobs_observed"] = r.jobs_observed;
   j["jobs_total"] = r.jobs_total;
   j["jobs_done"] = r.jobs_done;
   j["jobs_never_fit"] = r.jobs_never_fit;
   j["trace_bad_lines"] = r.trace_bad_lines;
   j["trace_filtered"] = r.trace_filtered;
+  j["trace_unmapped"] = r.trace_unmapped;
   j["prediction_mae"] = std::isnan(r.pred_mae) || !r.uses_predictions ? nlohmann::ordered_json()
                                                                      : nlohmann::ordered_json(r.pred_mae);
   j["events"] = r.events;
@@ -652,14 +913,17 @@ Status WriteResult(const SimResult& r, const std::vector<WorkloadProfile>& workl
     if (!f) return Status::Error(dir + "/jobs.csv: cannot write");
     // The first eleven columns are the original ones; later ones were appended.
     f << "job_id,submit_s,start_s,end_s,duration_s,num_gpus,workload,true_util,predicted_util,gpus,status,"
-         "run_start_s,work_in_window_s,measured_util,migrations\n";
+         "run_start_s,work_in_window_s,measured_util,migrations,mem_mib,sched_mem_mib,ooms,source_job,"
+         "observed_reading\n";
     for (const JobRecord& j : r.jobs) {
       f << j.id << ',' << Fixed(j.submit_s) << ',' << (j.start_s >= 0 ? Fixed(j.start_s) : "") << ','
         << (j.end_s >= 0 ? Fixed(j.end_s) : "") << ',' << Fixed(j.duration_s) << ',' << j.num_gpus << ','
         << workloads[j.workload].Name() << ',' << Num(j.true_util) << ',' << Num(j.predicted_util) << ',';
       for (size_t i = 0; i < j.gpus.size(); ++i) f << (i ? ";" : "") << j.gpus[i];
       f << ',' << j.status << ',' << (j.run_start_s >= 0 ? Fixed(j.run_start_s) : "") << ','
-        << Fixed(j.work_window_s) << ',' << Num(j.measured_util) << ',' << j.migrations << '\n';
+        << Fixed(j.work_window_s) << ',' << Num(j.measured_util) << ',' << j.migrations << ',' << Num(j.mem_mib)
+        << ',' << Num(j.sched_mem_mib) << ',' << j.ooms << ',' << (j.source_id >= 0 ? std::to_string(j.source_id) : "")
+        << ',' << Num(j.observed_reading) << '\n';
     }
   }
   {
@@ -668,7 +932,8 @@ Status WriteResult(const SimResult& r, const std::vector<WorkloadProfile>& workl
     f << "job_id,gpu,start_s,end_s,kind\n";
     for (const PlacementRecord& p : r.placements)
       f << r.jobs[static_cast<size_t>(p.job)].id << ',' << p.gpu << ',' << Fixed(p.start_s) << ','
-        << (p.end_s >= 0 ? Fixed(p.end_s) : "") << ',' << (p.profile ? "profile" : "run") << '\n';
+        << (p.end_s >= 0 ? Fixed(p.end_s) : "") << ',' << (p.discard ? "pool-profile" : p.profile ? "profile" : "run")
+        << '\n';
   }
   {
     std::ofstream f(dir + "/utilization.csv");

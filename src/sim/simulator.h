@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,18 +22,28 @@ struct SimConfig {
   PolicyOptions options;
   uint64_t seed = 1;
   std::string predictions = "none";  // where predicted utilization came from (label only)
+  std::string memory_predictions = "none";  // where predicted memory came from (label only)
+  std::string arrivals = "trace";    // how the trace's arrivals were resampled (label only)
+  double load_scale = 1;             // --load-factor the arrivals were compressed by (label only)
   // Optional: workload index per trace job (same order as trace.jobs); empty =
-  // seeded assignment. Tests use it to pin workloads.
+  // AssignWorkloads. Tests use it to pin workloads.
   std::vector<int> workload_of_job;
-  // Measurement model (profiling windows and feedback observations): the
-  // measured utilization is clamp(true + N(0, measure_noise_pct), 0, 100),
-  // seeded by (seed, job id, kind of measurement).
+  // Measurement model (profiling windows and feedback observations): a reading
+  // of the utilization counter is clamp(rate x true + N(0, measure_noise_pct),
+  // 0, 100), rate the job's progress rate at that moment (1 alone), the normal
+  // draw seeded by (seed, job id, kind of measurement).
   double measure_noise_pct = 5;
   // Observation of running jobs (policies with observes_running): after this
   // many seconds of running (its warm-up plus a measured window).
   double observe_after_s = 70;
-  // Migration (checkpoint-restart): solo-seconds of progress a migrated job loses.
-  double migrate_cost_s = 60;
+  // Checkpoints: a job checkpoints every checkpoint_s solo-seconds of progress
+  // (every so many iterations). A migrated or out-of-memory job restarts from
+  // its last checkpoint: the progress since is lost.
+  double checkpoint_s = 1800;
+  // A job whose GPU's resident jobs need more memory than it has (true peaks)
+  // crashes this long after it started there (its memory grows over its first
+  // iterations), unless it left before.
+  double oom_after_s = 10;
   // Called now and then with (simulated time, jobs done, jobs total).
   std::function<void(double, int64_t, int64_t)> progress;
 };
@@ -48,8 +59,14 @@ struct JobRecord {
   std::string note;
   double run_start_s = -1;    // first start of a real run (after any profiling run)
   double work_window_s = 0;   // solo-seconds of progress made within [first submit, last submit]
-  double measured_util = NAN; // profiling measurement or feedback observation, percent
+  double measured_util = NAN; // profiling measurement or the solo utilization inferred from an observation, percent
   int migrations = 0;
+  double mem_mib = 0;         // true memory need per GPU (the workload's measured), MiB
+  double sched_mem_mib = 0;   // memory per GPU the scheduler packed by (JobInfo::mem_mib), MiB
+  int ooms = 0;               // out-of-memory crashes
+  double work_trace_window_s = 0;  // solo-seconds of progress within [first submit, last submit]
+  int64_t source_id = -1;     // the trace job a resampled job copies (TraceJob::source_id)
+  double observed_reading = NAN;  // the counter's reading behind measured_util (feedback), percent
 };
 
 // One job on one GPU for one interval: placements.csv.
@@ -58,6 +75,7 @@ struct PlacementRecord {
   int gpu = -1;
   double start_s = 0, end_s = -1;
   bool profile = false;        // kind: profile (solo profiling run) or run
+  bool discard = false;        // a profile run whose progress is discarded (profiling-pool): pool-profile
 };
 
 struct UtilPoint {
@@ -83,14 +101,25 @@ struct SimResult {
   double jct_mean_s = 0, jct_p50_s = 0, jct_p95_s = 0, jct_p99_s = 0;
   double queue_mean_s = 0, makespan_s = 0;  // queue: submit -> start of the real run
   // Useful work (docs/simulator.md): 100 * sum_jobs true_util/100 * num_gpus *
-  // solo-seconds of progress within [first submit, last submit] / (GPUs * window).
+  // solo-seconds of progress within the window / (GPUs * window).
   double useful_work_utilization = 0;
   // The most any policy could reach on that window (an upper bound).
   double ideal_work_utilization = 0;
-  double window_s = 0;              // last submit - first submit
-  double load_factor = 0;           // sum duration * num_gpus / (GPUs * window)
+  // The window [first submit, window end]: it ends at the last submit at which
+  // an ideal scheduler would still have a backlog (CapacityWindow): "capacity";
+  // if it never has one, at the last submit: "demand".
+  std::string bound_kind = "demand";
+  double window_s = 0;              // window end - first submit
+  double trace_window_s = 0;        // last submit - first submit
+  // The same two metrics over [first submit, last submit] (the earlier
+  // headline; ends in a drained tail when the trace's end is quiet).
+  double useful_work_trace_window = 0, ideal_work_trace_window = 0;
+  double load_factor = 0;           // sum duration * num_gpus / (GPUs * trace window)
   int64_t migrations = 0;
-  double lost_progress_s = 0;       // solo-seconds lost to checkpoint-restarts (x num_gpus)
+  double lost_progress_s = 0;       // solo-seconds lost to migrations (restart from a checkpoint, x num_gpus)
+  int64_t oom_events = 0;           // out-of-memory crashes
+  double oom_lost_gpu_s = 0;        // solo-seconds x GPUs lost to them
+  int pool_gpus = 0;                // profiling-pool: GPUs kept for profiling
   int64_t jobs_observed = 0;
   double mean_slowdown = 0;        // mean of (end - submit) / duration over done jobs
   double mean_run_slowdown = 0;    // mean of (end - start) / duration: interference (and profiling) only
@@ -101,10 +130,21 @@ struct SimResult {
   int64_t trace_bad_lines = 0, trace_filtered = 0;
   int64_t events = 0;
   double pred_mae = 0;             // mean |predicted - true| utilization over jobs, percent
+  double mem_pred_mae = 0;         // mean |predicted - true| memory over jobs, MiB
+  std::string memory_predictions, arrivals;
+  double load_scale = 1;
+  int64_t trace_unmapped = 0;      // jobs of a trace type no measured workload stands for
   std::vector<JobRecord> jobs;
   std::vector<UtilPoint> series;   // step function of cluster utilization
   std::vector<PlacementRecord> placements;
 };
+
+// The end of the headline window: the last submit time T (> t0) at which the
+// fluid backlog of an ideal scheduler is positive, i.e. some tau < T has
+// A(T) - A(tau) > G (T - tau) (A below): demand submitted since tau exceeds
+// what G GPUs could do, so the capacity bound binds at T. nullopt: never
+// (the window is demand-bound). Jobs with num_gpus > G or never_fits are left out.
+std::optional<double> CapacityWindowEnd(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end);
 
 // The upper bound of useful work on the window: for every cut tau in [0, W],
 // work done by W <= A(tau) + G (W - tau), A(tau) = sum_j u_j g_j min(d_j, (tau - s_j)+)
@@ -120,6 +160,13 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
 
 // Seeded workload index for a job: a SplitMix64 hash of (seed, job id) mod n.
 int AssignWorkload(uint64_t seed, int64_t job_id, int num_workloads);
+
+// Every job's workload: the one its trace's job type names (TraceJob::job_type
+// through MapGavelJobType: the row of that family at the nearest batch size,
+// amp 0), else AssignWorkload. *unmapped counts jobs whose type maps to no
+// workload row (they get AssignWorkload too).
+std::vector<int> AssignWorkloads(const Trace& t, const std::vector<WorkloadProfile>& w, uint64_t seed,
+                                 int64_t* unmapped);
 
 // Writes DIR/summary.json, DIR/jobs.csv, DIR/placements.csv, DIR/utilization.csv (creates DIR).
 Status WriteResult(const SimResult& r, const std::vector<WorkloadProfile>& workloads,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 
@@ -105,20 +106,38 @@ TEST(Simulator, FeedbackMigratesAnOverCommittedJob) {
   Fixture f;
   SimConfig cfg;
   cfg.observe_after_s = 10;
-  cfg.migrate_cost_s = 60;
   // Two P jobs (predicted 30, true 70) packed on GPU 0. Each runs at
-  // 1 / (1 + 0.49) until t = 10, when both are observed at 70: 140 > 100. Job 0
-  // (the first of two equally light ones) moves to GPU 1 and loses
-  // min(60, progress) = all 10 / 1.49 s it had made: it restarts from zero,
-  // alone, and ends at 210. Job 1 runs alone from 10 with 200 - 10/1.49 left.
+  // r = 1 / (1 + 0.7 * 0.7) = 1 / 1.49 until t = 10, when their counters are
+  // read: r x 70 = 46.98 each (what a counter shows while sharing).
+  // Job 0 first: next to job 1, known by its prediction (30), a solo u gives
+  // rate 1 / (1 + 0.3 u/100) (the device stays under 100%), so
+  // u = 46.98 (1 + 0.003 u): u0 = 46.98 / (1 - 0.003 x 46.98...) solved below.
+  // Job 1 then sees job 0 at u0. The sum exceeds 100: job 0, the lighter one
+  // that fixes the GPU alone, moves to GPU 1 and restarts from its last
+  // checkpoint (none yet within 1800 s): all 10 / 1.49 s of progress are lost;
+  // it ends at 210. Job 1 runs alone from 10 with 200 - 10/1.49 left.
   auto r = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 1, 1}}), Gpus(2), "predictive-feedback", {5, 5}, cfg);
   ASSERT_TRUE(r.ok()) << r.message();
+  const double reading = 70 / 1.49;
+  const double u0 = reading / (1 - 0.003 * reading);        // u = reading (1 + 0.003 u)
+  const double u1 = reading / (1 - u0 / 100 * reading / 100);  // other at u0: rate 1 / (1 + u0/100 u/100)
+  EXPECT_NEAR(r->jobs[0].observed_reading, reading, 1e-9);
+  EXPECT_NEAR(r->jobs[0].measured_util, u0, 1e-4);
+  EXPECT_NEAR(r->jobs[1].measured_util, u1, 1e-4);
+  EXPECT_GT(u0 + u1, 100);
   EXPECT_EQ(r->migrations, 1);
   EXPECT_EQ(r->jobs[0].migrations, 1);
   EXPECT_NEAR(r->jobs[0].end_s, 210, 1e-9);
   EXPECT_NEAR(r->jobs[1].end_s, 10 + 200 - 10 / 1.49, 1e-9);
   EXPECT_NEAR(r->lost_progress_s, 10 / 1.49, 1e-9);
   EXPECT_EQ(r->jobs_observed, 2);
+  // Checkpoints every 4 s of progress: job 0 keeps the 4 s of its checkpoint
+  // and loses 10/1.49 - 4; it ends at 10 + 196.
+  cfg.checkpoint_s = 4;
+  auto c = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 1, 1}}), Gpus(2), "predictive-feedback", {5, 5}, cfg);
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_NEAR(c->lost_progress_s, 10 / 1.49 - 4, 1e-9);
+  EXPECT_NEAR(c->jobs[0].end_s, 206, 1e-9);
   ASSERT_EQ(r->placements.size(), 3u);
   EXPECT_EQ(r->placements[0].gpu, 0);
   EXPECT_NEAR(r->placements[0].end_s, 10, 1e-9);
@@ -149,6 +168,164 @@ TEST(Simulator, GangPlacementProgressesAtSlowestGpu) {
   EXPECT_DOUBLE_EQ(s->jobs[2].start_s, 2);
 }
 
+TEST(Simulator, CapacityWindowEndsWhereTheIdealBacklogDrains) {
+  // One GPU, 100% jobs: two of 100 s at t = 0, one of 10 s at 50, one of 10 s
+  // at 400. A(tau) = 2 min(tau, 100) + min((tau - 50)+, 10) up to 400.
+  // At the submit at 50: A = 100 > 50 GPU-seconds of capacity: backlog 50.
+  // By 400 the backlog is gone (A(400) = 210 <= 400): the window is [0, 50].
+  std::vector<JobRecord> jobs(4);
+  const double sub[] = {0, 0, 50, 400}, dur[] = {100, 100, 10, 10};
+  for (int i = 0; i < 4; ++i) {
+    jobs[i].submit_s = sub[i];
+    jobs[i].duration_s = dur[i];
+    jobs[i].true_util = 100;
+  }
+  auto end = CapacityWindowEnd(jobs, 1, 0, 400);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_DOUBLE_EQ(*end, 50);
+  // On [0, 50] the bound is capacity: min over tau of A(tau) + (50 - tau) = 50 at tau = 0: 100%.
+  EXPECT_NEAR(IdealWorkUtilization(jobs, 1, 0, 50), 100, 1e-9);
+  // Two GPUs keep up (A(50) = 100 = 2 x 50, no excess): demand-bound, no end.
+  EXPECT_FALSE(CapacityWindowEnd(jobs, 2, 0, 400).has_value());
+  // Through the simulator: slot's window and bound.
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}, {0, 50, 10, 1, 1}, {0, 400, 10, 1, 1}}), Gpus(1),
+                 "slot", {4, 4, 4, 4});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->bound_kind, "capacity");
+  EXPECT_DOUBLE_EQ(r->window_s, 50);
+  EXPECT_DOUBLE_EQ(r->trace_window_s, 400);
+  EXPECT_NEAR(r->useful_work_utilization, 100, 1e-9);  // job 0 ran at 100% over [0, 50]
+  EXPECT_NEAR(r->ideal_work_utilization, 100, 1e-9);
+  // Over [0, 400]: 100 x (200 + 10) / 400 done by slot (the last job is submitted at 400).
+  EXPECT_NEAR(r->useful_work_trace_window, 100.0 * 210 / 400, 1e-9);
+  auto d = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 400, 10, 1, 1}}), Gpus(1), "slot", {4, 4});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->bound_kind, "demand");
+  EXPECT_DOUBLE_EQ(d->window_s, 400);
+}
+
+TEST(Simulator, OutOfMemoryCrashesTheNewestJobWhichLosesProgressSinceItsCheckpoint) {
+  // A (40%) and B (50%) each need 15000 MiB but are predicted at 10000 (high
+  // end): predictive packs both on one 24576 MiB GPU (true 30000 > 24576).
+  // They share at 5/6 until B, the newest, crashes at t = 10 (oom_after_s)
+  // having made 10 x 5/6 s of progress since its last checkpoint (none yet):
+  // all lost. B may no longer share: it waits for A, alone from 10 with
+  // 100 - 50/6 left (ends 10 + 100 - 50/6), then runs its full 100 s.
+  Fixture f;
+  f.w[0].gmem_mib = f.w[1].gmem_mib = 15000;
+  f.w[0].pred_mem_mib = f.w[0].pred_mem_high_mib = 10000;
+  f.w[1].pred_mem_mib = f.w[1].pred_mem_high_mib = 10000;
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "predictive", {0, 1});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->oom_events, 1);
+  EXPECT_EQ(r->jobs[1].ooms, 1);
+  EXPECT_EQ(r->jobs[0].ooms, 0);
+  EXPECT_NEAR(r->oom_lost_gpu_s, 50.0 / 6, 1e-9);
+  const double a_end = 10 + 100 - 50.0 / 6;
+  EXPECT_NEAR(r->jobs[0].end_s, a_end, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, a_end + 100, 1e-9);
+  EXPECT_EQ(SummaryJson(*r).find("\"oom_events\": 1") != std::string::npos, true);
+  // The oracle's memory is the truth: B waits for A; no crash.
+  f.w[0].pred_mem_mib = f.w[0].pred_mem_high_mib = 15000;
+  f.w[1].pred_mem_mib = f.w[1].pred_mem_high_mib = 15000;
+  auto o = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "predictive", {0, 1});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->oom_events, 0);
+  EXPECT_NEAR(o->jobs[1].end_s, 200, 1e-9);
+}
+
+TEST(Simulator, GangJobAdvancesAtItsSlowestGpuAndMigratesWithAllItsGpus) {
+  // Q (true 90, predicted 10) on GPU 0; then the 2-GPU P job (true 70,
+  // predicted 30) best-fits GPUs 0 (10 predicted) and 1 (empty). On GPU 0,
+  // e = 0.9 and 0.7: both run at 1 / (1 + 0.63) (the device stays under
+  // 100%); on GPU 1 P is alone at 1, so the gang advances at 1/1.63.
+  // At t = 10 the counters read 90/1.63 (Q) and 70/1.63 (P). Q, next to P
+  // (predicted 30): u = reading (1 + 0.003 u). P, next to Q at that u on GPU 0
+  // and alone on GPU 1. The sum is over 100; P (the lighter one that fixes GPU 0
+  // alone) moves with both its GPUs to the empty GPUs 2 and 3, restarting from
+  // zero (no checkpoint within 1800 s): it ends at 10 + 200. Q runs alone from
+  // 10 with 200 - 10/1.63 left.
+  Fixture f;
+  f.w.push_back(W("Q", 90, 10));
+  const int q = static_cast<int>(f.w.size()) - 1;
+  SimConfig cfg;
+  cfg.observe_after_s = 10;
+  auto r = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 2, 1}}), Gpus(4), "predictive-feedback", {q, 5}, cfg);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const double rate = 1 / 1.63;
+  const double uq = 90 * rate / (1 - 0.003 * 90 * rate);
+  const double up = 70 * rate / (1 - uq / 100 * 70 * rate / 100);
+  EXPECT_NEAR(r->jobs[0].measured_util, uq, 1e-4);
+  EXPECT_NEAR(r->jobs[1].measured_util, up, 1e-4);
+  EXPECT_LT(up, uq);
+  EXPECT_EQ(r->migrations, 1);
+  EXPECT_EQ(r->jobs[1].migrations, 1);
+  EXPECT_EQ(r->jobs[1].gpus, (std::vector<int>{2, 3}));
+  EXPECT_NEAR(r->jobs[1].end_s, 210, 1e-9);
+  EXPECT_NEAR(r->jobs[0].end_s, 10 + 200 - 10 * rate, 1e-9);
+  EXPECT_NEAR(r->lost_progress_s, 2 * 10 * rate, 1e-9);  // x 2 GPUs
+}
+
+TEST(Simulator, ProfilingInPlaceKeepsTheGpuAndMeasuresWhileSharing) {
+  // One GPU; A (40%) at 0, B (50%) at 10, 1000 s each, no measurement noise.
+  // In place: A starts on the empty GPU and is measured alone over [0, 70]
+  // (40). B cannot join while A is measured; at 70 it joins, counted at the
+  // mean measured so far (40): 40 + 40 <= 100. Both run at 5/6; B's counter
+  // reads 50 x 5/6, and with A known at 40 the model gives B's solo 50 back.
+  // A has 930 left at 70: ends 70 + 930 x 6/5 = 1186; B has made 930 by then
+  // and ends 70 later, at 1256.
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}}), Gpus(1), "profiling", {0, 1});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_DOUBLE_EQ(r->jobs[1].start_s, 70);
+  EXPECT_NEAR(r->jobs[0].measured_util, 40, 1e-9);
+  EXPECT_NEAR(r->jobs[1].measured_util, 50, 1e-6);
+  EXPECT_NEAR(r->jobs[0].end_s, 1186, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 1256, 1e-9);
+  EXPECT_DOUBLE_EQ(r->jobs[0].run_start_s, 0);  // no re-queue: the profile is the run
+  // Exclusive: A profiles 0-70, returns to the queue and takes the GPU again
+  // at once (progress kept): ends 1000. B profiles 1000-1070 and ends 2000.
+  auto e = f.Run(Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}}), Gpus(1), "profiling-exclusive", {0, 1});
+  ASSERT_TRUE(e.ok()) << e.message();
+  EXPECT_NEAR(e->jobs[0].end_s, 1000, 1e-9);
+  EXPECT_NEAR(e->jobs[1].end_s, 2000, 1e-9);
+  EXPECT_LT(r->jct_mean_s, e->jct_mean_s);
+}
+
+TEST(Simulator, ProfilingPoolDiscardsThePoolRunsProgress) {
+  // Two GPUs: GPU 0 is the pool (round(0.05 x 2) -> at least 1). A (40%) is
+  // profiled on it 0-70 (its progress discarded) and starts on GPU 1 at 70
+  // with all 1000 s left. B (50%), submitted at 10, waits for the pool,
+  // is profiled 70-140 and joins A (40 + 50 <= 100). A has 930 left at 140:
+  // ends 140 + 930 x 6/5 = 1256; B ends 70 later, at 1326.
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}}), Gpus(2), "profiling-pool", {0, 1});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->pool_gpus, 1);
+  EXPECT_DOUBLE_EQ(r->profiling_gpu_s, 140);
+  EXPECT_DOUBLE_EQ(r->jobs[0].run_start_s, 70);
+  EXPECT_DOUBLE_EQ(r->jobs[1].run_start_s, 140);
+  EXPECT_EQ(r->jobs[1].gpus, std::vector<int>{1});
+  EXPECT_NEAR(r->jobs[0].end_s, 1256, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 1326, 1e-9);
+  ASSERT_GE(r->placements.size(), 2u);
+  EXPECT_TRUE(r->placements[0].discard);
+  EXPECT_EQ(f.Run(Jobs({{0, 0, 10, 1, 1}}), Gpus(1), "profiling-pool", {0}).message(),
+            "policy 'profiling-pool' needs at least 2 GPUs (a profiling pool and the rest)");
+}
+
+TEST(Simulator, SlotPacksFractionalRequests) {
+  // Alibaba-style requests: 0.5 + 0.5 share one GPU; 0.6 then waits (a whole
+  // GPU request would too). A and B at 5/6 end at 120; C (60%) runs 120-130.
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 0.5}, {0, 0, 100, 1, 0.5}, {0, 1, 10, 1, 0.6}}), Gpus(1), "slot", {0, 1, 2});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_NEAR(r->jobs[0].end_s, 120, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 120, 1e-9);
+  EXPECT_NEAR(r->jobs[2].start_s, 120, 1e-9);
+}
+
 TEST(Simulator, MemoryMustFit) {
   Fixture f;
   // Two 1%-predicted jobs of 15000 MiB cannot share a 24 GiB GPU.
@@ -174,14 +351,14 @@ TEST(Simulator, NeverFittingJobIsReportedNotHung) {
   EXPECT_EQ(r->jobs[2].note, "needs 3 GPUs with 2000 MiB; the cluster has 2");
 }
 
-TEST(Simulator, ProfilingRunCountsGpuTime) {
+TEST(Simulator, ProfilingExclusiveRunCountsGpuTime) {
   Fixture f;
   // A (40%) profiles alone 0-70 (10 s warm-up + 60 s window, progress kept);
   // B arrives at 10 and profiles on GPU 1 10-80. At 70 A (measured 40, no
   // noise) is placed on the free GPU 0 and runs alone; at 80 B (50) joins it
   // (40 + 50 <= 100). A has 20 s left at 80, at 5/6: ends at 104. B has 30 s
   // left at 80, makes 20 by 104, then 10 alone: ends at 114.
-  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 10, 100, 1, 1}}), Gpus(2), "profiling", {0, 1});
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 10, 100, 1, 1}}), Gpus(2), "profiling-exclusive", {0, 1});
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_DOUBLE_EQ(r->profiling_gpu_s, 140);
   EXPECT_DOUBLE_EQ(r->jobs[0].start_s, 0);
@@ -199,7 +376,7 @@ TEST(Simulator, ProfilingRunCountsGpuTime) {
   // With measurement noise the measured utilization differs, seeded.
   auto n1 = Simulate(Jobs({{0, 0, 100, 1, 1}}), Gpus(1), f.w, f.m, [] {
     SimConfig c;
-    c.policy = "profiling";
+    c.policy = "profiling-exclusive";
     c.workload_of_job = {0};
     c.measure_noise_pct = 5;
     return c;
@@ -217,8 +394,8 @@ TEST(Simulator, PredictivePoliciesRequirePredictions) {
   EXPECT_EQ(r.message(), "policy 'predictive' needs predicted utilization, and workload C/D/b32/amp0 has none");
   EXPECT_TRUE(f.Run(Jobs({{0, 0, 100, 1, 1}}), Gpus(1), "slot", {0}).ok());
   EXPECT_EQ(f.Run(Jobs({}), Gpus(1), "x", {}).message(),
-            "unknown policy 'x': want one of slot, profiling, predictive, predictive-spread, interference-aware, "
-            "predictive-feedback");
+            "unknown policy 'x': want one of slot, profiling, profiling-pool, profiling-exclusive, predictive, "
+            "predictive-spread, interference-aware, predictive-feedback");
 }
 
 TEST(Simulator, DeterministicForASeed) {
@@ -254,8 +431,9 @@ TEST(Simulator, WritesTheIssuesFiles) {
   std::getline(jobs, header);
   std::getline(jobs, row);
   EXPECT_EQ(header, "job_id,submit_s,start_s,end_s,duration_s,num_gpus,workload,true_util,predicted_util,gpus,status,"
-                    "run_start_s,work_in_window_s,measured_util,migrations");
-  EXPECT_EQ(row, "0,0.000,0.000,110.000,100.000,2,A/D/b32/amp0,40,40,0;1,done,0.000,0.000,,0");
+                    "run_start_s,work_in_window_s,measured_util,migrations,mem_mib,sched_mem_mib,ooms,source_job,"
+                    "observed_reading");
+  EXPECT_EQ(row, "0,0.000,0.000,110.000,100.000,2,A/D/b32/amp0,40,40,0;1,done,0.000,0.000,,0,2000,2000,0,,");
   std::ifstream pl(dir + "/out/placements.csv");
   std::getline(pl, header);
   EXPECT_EQ(header, "job_id,gpu,start_s,end_s,kind");
@@ -264,7 +442,8 @@ TEST(Simulator, WritesTheIssuesFiles) {
   EXPECT_EQ(rows, (std::vector<std::string>{"0,0,0.000,110.000,run", "0,1,0.000,110.000,run", "1,0,0.000,60.000,run"}));
   std::ifstream s(dir + "/out/summary.json");
   std::string text((std::istreambuf_iterator<char>(s)), {});
-  for (const char* k : {"num_gpus", "useful_work_utilization", "ideal_work_utilization", "load_factor",
+  for (const char* k : {"num_gpus", "useful_work_utilization", "ideal_work_utilization", "bound_kind",
+                        "window_start_s", "window_end_s", "load_scale", "oom_events", "oom_lost_gpu_h", "load_factor",
                         "cluster_utilization", "jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s",
                         "queue_mean_s", "makespan_s", "mean_slowdown", "profiling_gpu_s", "jobs_done"})
     EXPECT_NE(text.find(std::string("\"") + k + "\""), std::string::npos) << k;
@@ -281,7 +460,7 @@ struct Replay {
 };
 
 Replay ReplayPlacements(const SimResult& r, const std::vector<WorkloadProfile>& w, const InterferenceModel& m,
-                        double migrate_cost_s, double t_window, double gpu_mem) {
+                        double checkpoint_s, double t_window, double gpu_mem) {
   Replay out;
   out.progress.assign(r.jobs.size(), 0.0);
   out.window_progress.assign(r.jobs.size(), 0.0);
@@ -292,16 +471,23 @@ Replay ReplayPlacements(const SimResult& r, const std::vector<WorkloadProfile>& 
   }
   std::sort(ts.begin(), ts.end());
   ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
-  std::vector<double> last_run_end(r.jobs.size(), -1);
+  // The kind of each job's last ended row: 0 none, 1 run, 2 profile (progress
+  // kept), 3 pool-profile (progress discarded).
+  std::vector<int> last_kind(r.jobs.size(), 0);
   for (size_t k = 0; k + 1 < ts.size(); ++k) {
     const double t = ts[k], dt = ts[k + 1] - t;
-    // Checkpoint-restart: a run row of a job starting where another ended.
+    std::vector<int> ended(r.jobs.size(), 0);
     for (const PlacementRecord& p : r.placements)
-      if (!p.profile && p.end_s == t) last_run_end[p.job] = t;
+      if (p.end_s == t) ended[p.job] = p.discard ? 3 : p.profile ? 2 : 1;
+    for (size_t j = 0; j < ended.size(); ++j)
+      if (ended[j]) last_kind[j] = ended[j];
+    // A restart after a run (migration): from the last checkpoint, every
+    // checkpoint_s of progress.
+    std::vector<char> restarted(r.jobs.size(), 0);
     for (const PlacementRecord& p : r.placements)
-      if (!p.profile && p.start_s == t && last_run_end[p.job] == t) {
-        out.progress[p.job] -= std::min(migrate_cost_s, out.progress[p.job]);
-        last_run_end[p.job] = -2;  // once per restart (gang rows share it)
+      if (p.start_s == t && !restarted[p.job]) {
+        restarted[p.job] = 1;
+        if (last_kind[p.job] == 1) out.progress[p.job] -= std::fmod(out.progress[p.job], checkpoint_s);
       }
     if (t >= t_window && k > 0 && ts[k - 1] < t_window) out.window_progress = out.progress;
     std::map<int, std::vector<int>> on_gpu;
@@ -315,7 +501,7 @@ Replay ReplayPlacements(const SimResult& r, const std::vector<WorkloadProfile>& 
         const JobRecord& j = r.jobs[r.placements[i].job];
         u.push_back(w[j.workload].true_util);
         mem += w[j.workload].gmem_mib;
-        if (r.placements[i].profile && rows.size() > 1) ++out.profile_shared;
+        if (r.placements[i].profile && !r.placements[i].discard && rows.size() > 1) ++out.profile_shared;
       }
       out.max_mem_frac = std::max(out.max_mem_frac, mem / gpu_mem);
       double busy;
@@ -323,6 +509,7 @@ Replay ReplayPlacements(const SimResult& r, const std::vector<WorkloadProfile>& 
       out.busy_gpu_s += busy / 100.0 * dt;
       out.max_busy = std::max(out.max_busy, busy);
       for (size_t i = 0; i < rows.size(); ++i) {
+        if (r.placements[rows[i]].discard) continue;  // a pool run's progress is discarded
         int job = r.placements[rows[i]].job;
         auto it = rate.find(job);
         rate[job] = it == rate.end() ? rates[i] : std::min(it->second, rates[i]);
@@ -344,14 +531,16 @@ TEST(Simulator, PlacementsReplayMatchesAccounting) {
   auto t = LoadTrace("philly", DataDir(), {500, false});
   ASSERT_TRUE(t.ok());
   auto c = ParseCluster("12x RTX3090", DataDir());
-  const double t_window = t->jobs.back().submit_s;
-  for (const char* policy : {"slot", "profiling", "predictive", "predictive-feedback"}) {
+  for (const char* policy :
+       {"slot", "profiling", "profiling-pool", "profiling-exclusive", "predictive", "predictive-feedback"}) {
     SimConfig cfg;
     cfg.policy = policy;
     cfg.seed = 3;
+    cfg.checkpoint_s = 600;  // short enough that migrations restart from a checkpoint
     auto r = Simulate(*t, *c, *w, *m, cfg);
     ASSERT_TRUE(r.ok()) << r.message();
-    Replay rp = ReplayPlacements(*r, *w, *m, cfg.migrate_cost_s, t_window, 24576);
+    const double t_window = r->window_s;
+    Replay rp = ReplayPlacements(*r, *w, *m, cfg.checkpoint_s, t_window, 24576);
     double useful = 0;
     for (size_t j = 0; j < r->jobs.size(); ++j) {
       const JobRecord& job = r->jobs[j];
@@ -365,7 +554,10 @@ TEST(Simulator, PlacementsReplayMatchesAccounting) {
     EXPECT_NEAR(rp.busy_gpu_s, r->busy_gpu_s, 1e-6 * r->busy_gpu_s) << policy;
     EXPECT_LE(rp.max_busy, 100 + 1e-9) << policy;
     EXPECT_LE(rp.max_mem_frac, 1 + 1e-9) << policy;
-    EXPECT_EQ(rp.profile_shared, 0) << policy;
+    if (std::string(policy) != "profiling") {
+      EXPECT_EQ(rp.profile_shared, 0) << policy;  // in place may share
+    }
+    EXPECT_EQ(r->oom_events, 0) << policy;  // the scheduler knows the true memory here
     if (std::string(policy) == "predictive-feedback") {
       EXPECT_GT(r->migrations, 0);
     }

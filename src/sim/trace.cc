@@ -206,12 +206,56 @@ Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
     }
     if (thr <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "job type " + Quote(key) + " has no V100 throughput")); continue; }
     // Run time alone = steps / isolated V100 throughput (steps/s) at that scale.
-    t.jobs.push_back({static_cast<int64_t>(ln), *arrival, *steps / thr, static_cast<int>(*scale), 1.0});
+    TraceJob j{static_cast<int64_t>(ln), *arrival, *steps / thr, static_cast<int>(*scale), 1.0};
+    j.job_type = std::string(f[0]);
+    t.jobs.push_back(std::move(j));
   }
   t.bad_lines = sink.bad();
   t.default_cluster = "32x RTX3090";  // load factor ~4.7: Gavel's trace is a dense backlog
   Finish(&t, opt);
   return t;
+}
+
+void ScaleArrivals(Trace* t, double factor) {
+  for (TraceJob& j : t->jobs) j.submit_s /= factor;
+}
+
+Trace ResampleArrivals(const Trace& t, uint64_t seed, double block_s, int radius) {
+  Trace out = t;
+  out.jobs.clear();
+  if (t.jobs.empty()) return out;
+  const double t0 = t.jobs.front().submit_s;
+  auto block_of = [&](const TraceJob& j) { return static_cast<int64_t>((j.submit_s - t0) / block_s); };
+  const int64_t blocks = block_of(t.jobs.back()) + 1;
+  // Jobs of each source block: [first[b], first[b + 1]) (jobs are sorted by submit).
+  std::vector<size_t> first(static_cast<size_t>(blocks) + 1, t.jobs.size());
+  for (size_t i = t.jobs.size(); i-- > 0;) first[static_cast<size_t>(block_of(t.jobs[i]))] = i;
+  for (int64_t b = blocks - 1; b >= 0; --b) first[b] = std::min(first[b], first[b + 1]);
+  for (int64_t i = 0; i < blocks; ++i) {
+    int64_t j = i;
+    if (blocks > 1) {
+      const int64_t lo = std::max<int64_t>(0, i - radius), hi = std::min<int64_t>(blocks - 1, i + radius);
+      uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(i) * 0xD1B54A32D192ED03ULL + 0x5EEDB10CULL;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      z ^= z >> 31;
+      j = lo + static_cast<int64_t>(z % static_cast<uint64_t>(hi - lo + 1));
+    }
+    for (size_t k = first[j]; k < first[j + 1]; ++k) {
+      TraceJob c = t.jobs[k];
+      c.source_id = t.jobs[k].source_id >= 0 ? t.jobs[k].source_id : t.jobs[k].id;
+      c.submit_s += static_cast<double>(i - j) * block_s;
+      out.jobs.push_back(std::move(c));
+    }
+  }
+  std::stable_sort(out.jobs.begin(), out.jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+  const double s0 = out.jobs.empty() ? 0 : out.jobs.front().submit_s;
+  for (size_t i = 0; i < out.jobs.size(); ++i) {
+    out.jobs[i].id = static_cast<int64_t>(i);
+    out.jobs[i].submit_s -= s0;
+  }
+  return out;
 }
 
 Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt) {

@@ -22,6 +22,12 @@ struct TraceJob {
   double duration_s = 0;   // run time alone, > 0
   int num_gpus = 1;        // >= 1
   double gpu_request = 1;  // requested share of each GPU (Alibaba gpu_milli / 1000), else 1
+  // The job type the trace names (Gavel's "ResNet-50 (batch size 32)"); the
+  // simulator maps it to a measured workload (MapGavelJobType, interference.h).
+  // Empty: the trace names none; the simulator draws one (seeded).
+  std::string job_type{};
+  int64_t source_id = -1;  // ResampleArrivals: the id of the trace job this one copies; else -1
+  bool operator==(const TraceJob&) const = default;
 };
 
 struct TraceOptions {
@@ -49,6 +55,22 @@ Result<Trace> LoadAlibaba(const std::string& pods_path, const TraceOptions& opt)
 Result<Trace> LoadGavel(const std::string& trace_path, const std::string& throughputs_json,
                         const TraceOptions& opt);
 Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt);
+
+// Compresses inter-arrival times by `factor` (> 0): every submit time is
+// divided by it; durations are kept. The demand over the (shorter) window
+// grows by the factor.
+void ScaleArrivals(Trace* t, double factor);
+
+// A seeded local block bootstrap of the arrival process: the trace is cut into
+// blocks of block_s seconds of submit time (days by default); output block i
+// is a copy of source block j drawn uniformly from [i - radius, i + radius]
+// (clipped to the trace), each job keeping its offset in the block, its
+// duration, GPUs and hints. So the number of jobs and their arrival times vary
+// with the seed while the trace's slow trend (busy weeks, quiet weeks) stays.
+// Jobs are renumbered 0..n-1 in submit order (source_id keeps the original id)
+// and rebased to start at 0. A trace of one block comes back unchanged
+// (source_id set).
+Trace ResampleArrivals(const Trace& t, uint64_t seed, double block_s = 86400, int radius = 3);
 
 // "YYYY-MM-DD HH:MM:SS" (UTC) -> seconds since 1970; nullopt if malformed.
 std::optional<int64_t> ParseTimestamp(std::string_view s);

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
 #include "sim/cluster.h"
+#include "sim/simulator.h"
 #include "sim/test_util.h"
 #include "sim/workload.h"
 #include "util/paths.h"
@@ -103,6 +109,92 @@ TEST(Gavel, DurationIsStepsOverV100Throughput) {
   auto real = LoadTrace("gavel", DataDir(), {});
   ASSERT_TRUE(real.ok()) << real.message();
   EXPECT_EQ(real->jobs.size(), 2000u);
+  EXPECT_EQ(s->jobs[0].job_type, "LM (batch size 80)");
+}
+
+TEST(Gavel, JobTypesNameTheirWorkloads) {
+  // The simulator maps each Gavel job type to the measured workload of its
+  // family (MapGavelJobType: nearest batch in log scale, amp 0; the smallest
+  // when none is named); ResNet-18 (421 jobs) and Transformer (396 jobs) have
+  // no counterpart and are drawn like unnamed jobs.
+  auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
+  ASSERT_TRUE(w.ok());
+  auto real = LoadTrace("gavel", DataDir(), {});
+  ASSERT_TRUE(real.ok()) << real.message();
+  int64_t unmapped = 0;
+  auto a = AssignWorkloads(*real, *w, 1, &unmapped);
+  EXPECT_EQ(unmapped, 421 + 396);
+  for (size_t i = 0; i < real->jobs.size(); ++i) {
+    const std::string& type = real->jobs[i].job_type;
+    const std::string name = (*w)[a[i]].Name();
+    const std::map<std::string, std::string> expect = {{"ResNet-50 (batch size 16)", "ResNet50/ImageNet/b32/amp0"},
+                                                       {"LM (batch size 80)", "LSTM/Wikitext2/b64/amp0"},
+                                                       {"Recommendation (batch size 8192)", "NeuMF/MovieLens/b128/amp0"},
+                                                       {"CycleGAN", "DCGAN/LSUN/b32/amp0"},
+                                                       {"A3C", "PPO/LunarLander/b32/amp0"}};
+    if (auto it = expect.find(type); it != expect.end()) {
+      EXPECT_EQ(name, it->second) << type;
+    }
+    if (type.rfind("Transformer", 0) == 0) {
+      EXPECT_EQ(a[i], AssignWorkload(1, real->jobs[i].id, static_cast<int>(w->size())));
+    }
+  }
+}
+
+Trace DayTrace() {
+  // Day 0: 1 job, day 1: 2 jobs, day 2: 3 jobs, day 3: 4 jobs (offset 100 s x k in the day).
+  Trace t;
+  t.name = "days";
+  int64_t id = 0;
+  for (int d = 0; d < 4; ++d)
+    for (int k = 0; k <= d; ++k) {
+      TraceJob j;
+      j.id = id++;
+      j.submit_s = d * 86400.0 + 100.0 * k;
+      j.duration_s = 10 + d;
+      t.jobs.push_back(j);
+    }
+  return t;
+}
+
+TEST(Arrivals, LoadFactorCompressesInterArrivalTimes) {
+  Trace t = DayTrace();
+  ScaleArrivals(&t, 2);
+  EXPECT_DOUBLE_EQ(t.jobs[1].submit_s, 43200);
+  EXPECT_DOUBLE_EQ(t.jobs[2].submit_s, 43250);
+  EXPECT_DOUBLE_EQ(t.jobs[2].duration_s, 11);  // durations kept
+}
+
+TEST(Arrivals, BootstrapCopiesNearbyDaysAndVariesWithTheSeed) {
+  const Trace t = DayTrace();
+  // Radius 0: every day is its own source: the trace, renumbered.
+  Trace same = ResampleArrivals(t, 7, 86400, 0);
+  ASSERT_EQ(same.jobs.size(), t.jobs.size());
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    EXPECT_DOUBLE_EQ(same.jobs[i].submit_s, t.jobs[i].submit_s);
+    EXPECT_EQ(same.jobs[i].source_id, t.jobs[i].id);
+    EXPECT_EQ(same.jobs[i].id, static_cast<int64_t>(i));
+  }
+  // Radius 1: output day i copies one of days i-1..i+1, each job at its
+  // offset in the day; the count of jobs on output day i is its source's.
+  std::set<size_t> sizes;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Trace r = ResampleArrivals(t, seed, 86400, 1);
+    sizes.insert(r.jobs.size());
+    for (const TraceJob& j : r.jobs) {
+      const TraceJob& src = t.jobs[static_cast<size_t>(j.source_id)];
+      const double src_off = std::fmod(src.submit_s, 86400.0);
+      EXPECT_DOUBLE_EQ(src.duration_s, j.duration_s);
+      // Offsets within a day are kept (up to the rebase to the first submit, a multiple of 100 s here).
+      EXPECT_EQ(static_cast<int64_t>(std::fmod(j.submit_s, 100.0)), static_cast<int64_t>(std::fmod(src_off, 100.0)));
+    }
+    EXPECT_EQ(r.jobs, ResampleArrivals(t, seed, 86400, 1).jobs);  // deterministic
+  }
+  EXPECT_GT(sizes.size(), 1u);  // the number of arrivals varies with the seed
+  // One block: nothing to resample.
+  Trace one;
+  one.jobs = {t.jobs[0]};
+  EXPECT_EQ(ResampleArrivals(one, 3).jobs.size(), 1u);
 }
 
 TEST(Generic, ColumnsAndErrors) {
@@ -134,6 +226,82 @@ TEST(Cluster, Specs) {
   ASSERT_TRUE(all.ok()) << all.message();
   EXPECT_EQ(all->gpus.size(), 6212u);  // the README's count
   EXPECT_EQ(ParseCluster("4x V100M32", DataDir())->gpus[0].mem_mib, 32768);
+  EXPECT_EQ(ParseCluster("4x V100M32", DataDir())->gpus[0].type, "V100-32GB");
+  // Anonymised G2/G3 stand in as RTX3090 unless mapped.
+  int g2 = 0;
+  for (const Gpu& g : all->gpus) g2 += g.type == "RTX3090";
+  EXPECT_EQ(g2, 549 * 8 + 39 * 8);
+  auto a10 = ParseCluster("alibaba-nodes:G2=A10:G3=A100-80GB", DataDir());
+  ASSERT_TRUE(a10.ok()) << a10.message();
+  int big = 0;
+  for (const Gpu& g : a10->gpus) big += g.mem_mib == 80 * 1024.0;
+  EXPECT_EQ(big, 39 * 8);
+  EXPECT_EQ(ParseCluster("alibaba-nodes:G4=A10", DataDir()).message(),
+            "--cluster 'alibaba-nodes:G4=A10': unknown option 'G4' (want every, G2, G3)");
+  EXPECT_EQ(ParseCluster("alibaba-nodes:G2=RTX3900", DataDir()).message(),
+            "openb_node_list_gpu_node.csv: line 28: model 'G2' (mapped to 'RTX3900'): unknown GPU 'RTX3900'; "
+            "closest: RTX3090, RTX3060, RTX3070, RTX3080, Quadro-RTX4000 (gpucast gpus lists all)");
+}
+
+TEST(Cluster, UnknownGpuTypeNamesTheClosest) {
+  EXPECT_EQ(ParseCluster("128x RTX3900", DataDir()).message(),
+            "--cluster '128x RTX3900': unknown GPU 'RTX3900'; closest: RTX3090, RTX3060, RTX3070, RTX3080, "
+            "Quadro-RTX4000 (gpucast gpus lists all)");
+  EXPECT_EQ(ParseCluster("nodes=2,type=A100-80", DataDir()).message(),
+            "--cluster 'nodes=2,type=A100-80': unknown GPU 'A100-80'; closest: A100-80GB, A100-40GB, RTX-A4000, "
+            "RTX-A5000, RTX-A6000 (gpucast gpus lists all)");
+  auto h = ParseCluster("2x H100", DataDir());
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->gpus[0].mem_mib, 80 * 1024.0);
+}
+
+TEST(Predictions, SourcesOfTheControls) {
+  auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
+  ASSERT_TRUE(w.ok());
+  auto parse = [](const std::string& s) { return ParsePredictionSource(s, "auto"); };
+  EXPECT_EQ(parse("")->Label(), "lowo:auto");
+  EXPECT_EQ(parse("forest")->Label(), "lowo:forest");
+  EXPECT_EQ(parse("noisy:15")->Label(), "noisy:15");
+  EXPECT_EQ(parse("shuffled")->Label(), "shuffled:lowo:auto");
+  EXPECT_EQ(parse("p/x.csv")->kind, PredictionSource::kCsv);
+  EXPECT_EQ(parse("noisy:-1").message(), "--predictions 'noisy:-1': the noise sd must be a number in [0, 100] (points)");
+  EXPECT_EQ(parse("constant:x").message(), "--predictions 'constant:x': the constant must be a number in [0, 100] (points)");
+  EXPECT_EQ(parse("nosiy:15").message(),
+            "--predictions 'nosiy:15': want oracle, noisy:SD, constant:U, shuffled[:ALGO], a CSV path or an algorithm name");
+  // noisy:0 is the oracle; noisy:SD is seeded, clamped, its MAE near SD sqrt(2/pi) (before clamping).
+  auto x = *w;
+  ASSERT_TRUE(ApplyPredictionSource(*parse("noisy:0"), 1, &x).ok());
+  for (const auto& r : x) EXPECT_EQ(r.predicted_util, r.true_util);
+  ASSERT_TRUE(ApplyPredictionSource(*parse("noisy:10"), 1, &x).ok());
+  auto y = *w;
+  ASSERT_TRUE(ApplyPredictionSource(*parse("noisy:10"), 1, &y).ok());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(x[i].predicted_util, y[i].predicted_util);
+    EXPECT_GE(x[i].predicted_util, 0);
+    EXPECT_LE(x[i].predicted_util, 100);
+  }
+  EXPECT_GT(PredictionMae(x), 3);
+  EXPECT_LT(PredictionMae(x), 13);
+  ASSERT_TRUE(ApplyPredictionSource(*parse("noisy:10"), 2, &y).ok());
+  EXPECT_NE(PredictionMae(x), PredictionMae(y));
+  ASSERT_TRUE(ApplyPredictionSource(*parse("constant:50"), 1, &x).ok());
+  for (const auto& r : x) EXPECT_EQ(r.predicted_util, 50);
+  // shuffled: the same values, permuted.
+  for (size_t i = 0; i < x.size(); ++i) x[i].predicted_util = static_cast<double>(i);
+  ASSERT_TRUE(ApplyPredictionSource(*parse("shuffled"), 1, &x).ok());
+  std::vector<double> got;
+  int moved = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    got.push_back(x[i].predicted_util);
+    moved += x[i].predicted_util != static_cast<double>(i);
+  }
+  std::sort(got.begin(), got.end());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], static_cast<double>(i));
+  EXPECT_GT(moved, 40);
+  // The model's predictions are required where they are used.
+  auto z = *w;
+  EXPECT_EQ(ApplyPredictionSource(*parse("forest"), 1, &z).message(),
+            "lowo:forest: workload BERT/SQuAD/b32/amp0 has no prediction");
 }
 
 TEST(Workloads, RealTableAndPredictionsCsv) {
@@ -146,6 +314,23 @@ TEST(Workloads, RealTableAndPredictionsCsv) {
   EXPECT_EQ(LoadPredictionsCsv(p, &*w).message(), "p.csv: no prediction for workload BERT/SQuAD/b32/amp1");
   auto q = WriteText(dir, "q.csv", "model,dataset,batchsize,amp,predicted_util\nBERT,SQuAD,16,0,90\n");
   EXPECT_EQ(LoadPredictionsCsv(q, &*w).message(), "q.csv: line 2: workload BERT/SQuAD/b16/amp0 is not in single_data.csv");
+  // Round trip with memory, and the memory columns' checks.
+  auto x = *w;
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i].predicted_util = 10 + static_cast<double>(i);
+    x[i].pred_mem_mib = 1000 + static_cast<double>(i);
+    x[i].pred_mem_high_mib = 2000 + static_cast<double>(i);
+  }
+  auto rt = WriteText(dir, "rt.csv", PredictionsCsv(x));
+  auto y = *w;
+  ASSERT_TRUE(LoadPredictionsCsv(rt, &y).ok());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(y[i].predicted_util, x[i].predicted_util);
+    EXPECT_EQ(y[i].pred_mem_high_mib, x[i].pred_mem_high_mib);
+  }
+  auto bad = WriteText(dir, "m.csv", "model,dataset,batchsize,amp,predicted_util,pred_mem_high_mib\nBERT,SQuAD,32,0,90,-5\n");
+  EXPECT_EQ(LoadPredictionsCsv(bad, &y).message(),
+            "m.csv: line 2: pred_mem_high_mib '-5' is not a memory size in (0, 16 TiB] (MiB)");
 }
 
 }  // namespace

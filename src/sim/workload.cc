@@ -1,6 +1,9 @@
 #include "sim/workload.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <tuple>
 
 #include "sim/text.h"
 
@@ -82,6 +85,8 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
   if (lines.empty()) return Status::Error(file + ": empty file");
   ASSIGN_OR_RETURN(auto col, RequireColumns(file, Split(lines[0], ','),
                                             {"model", "dataset", "batchsize", "amp", "predicted_util"}));
+  const auto header = Split(lines[0], ',');
+  const int c_mem = ColumnIndex(header, "pred_mem_mib"), c_high = ColumnIndex(header, "pred_mem_high_mib");
   std::vector<bool> seen(workloads->size(), false);
   for (size_t ln = 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty()) continue;
@@ -101,13 +106,150 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
       return Status::Error(where + "workload " + std::string(f[col[0]]) + "/" + std::string(f[col[1]]) +
                            "/b" + std::to_string(*b) + "/amp" + std::to_string(*a) +
                            " is not in single_data.csv");
+    if (*p > 100) return Status::Error(where + "predicted_util '" + std::string(f[col[4]]) + "' is above 100");
     (*workloads)[i].predicted_util = *p;
+    using Col = std::tuple<int, double*, const char*>;
+    for (auto [c, dst, what] : {Col{c_mem, &(*workloads)[i].pred_mem_mib, "pred_mem_mib"},
+                                Col{c_high, &(*workloads)[i].pred_mem_high_mib, "pred_mem_high_mib"}}) {
+      if (c < 0 || c >= static_cast<int>(f.size()) || f[c].empty()) continue;
+      auto m = ParseDouble(f[c]);
+      if (!m || *m <= 0 || *m > 16.0 * 1024 * 1024)
+        return Status::Error(where + what + " '" + std::string(f[c]) + "' is not a memory size in (0, 16 TiB] (MiB)");
+      *dst = *m;
+    }
     seen[i] = true;
   }
   for (size_t i = 0; i < seen.size(); ++i)
     if (!seen[i])
       return Status::Error(file + ": no prediction for workload " + (*workloads)[i].Name());
   return Status::Ok();
+}
+
+namespace {
+
+std::string Num(double v) {
+  if (std::isnan(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+double SeededNormal(uint64_t seed, int64_t index, uint64_t salt) {
+  uint64_t a = Mix(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ULL + salt);
+  uint64_t b = Mix(a + 0x632BE59BD9B4E019ULL);
+  double u1 = (static_cast<double>(a >> 11) + 0.5) / 9007199254740992.0;
+  double u2 = static_cast<double>(b >> 11) / 9007199254740992.0;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+std::string PredictionsCsv(const std::vector<WorkloadProfile>& w) {
+  std::string out = "model,dataset,batchsize,amp,predicted_util,pred_mem_mib,pred_mem_high_mib\n";
+  for (const WorkloadProfile& x : w)
+    out += x.model + "," + x.dataset + "," + std::to_string(x.batch) + "," + std::to_string(x.amp) + "," +
+           Num(x.predicted_util) + "," + Num(x.pred_mem_mib) + "," + Num(x.pred_mem_high_mib) + "\n";
+  return out;
+}
+
+std::string PredictionSource::Label() const {
+  switch (kind) {
+    case kOracle: return "oracle";
+    case kNoisy: return "noisy:" + Num(value);
+    case kConstant: return "constant:" + Num(value);
+    case kShuffled: return "shuffled:lowo:" + name;
+    case kCsv: return "csv:" + name;
+    case kAlgo: return "lowo:" + name;
+  }
+  return "";
+}
+
+Result<PredictionSource> ParsePredictionSource(const std::string& text, const std::string& default_algo) {
+  PredictionSource s;
+  auto number = [&](const std::string& what, size_t skip) -> Result<double> {
+    auto v = ParseDouble(std::string_view(text).substr(skip));
+    if (!v || *v < 0 || *v > 100)
+      return Status::Error("--predictions '" + text + "': " + what + " must be a number in [0, 100] (points)");
+    return *v;
+  };
+  if (text.empty()) {
+    s.kind = PredictionSource::kAlgo;
+    s.name = default_algo;
+  } else if (text == "oracle") {
+    s.kind = PredictionSource::kOracle;
+  } else if (text.rfind("noisy:", 0) == 0) {
+    s.kind = PredictionSource::kNoisy;
+    ASSIGN_OR_RETURN(s.value, number("the noise sd", 6));
+  } else if (text.rfind("constant:", 0) == 0) {
+    s.kind = PredictionSource::kConstant;
+    ASSIGN_OR_RETURN(s.value, number("the constant", 9));
+  } else if (text == "shuffled" || text.rfind("shuffled:", 0) == 0) {
+    s.kind = PredictionSource::kShuffled;
+    s.name = text == "shuffled" ? default_algo : text.substr(9);
+    if (s.name.empty()) return Status::Error("--predictions '" + text + "': want shuffled or shuffled:ALGO");
+  } else if (text.find('/') != std::string::npos ||
+             (text.size() > 4 && text.compare(text.size() - 4, 4, ".csv") == 0)) {
+    s.kind = PredictionSource::kCsv;
+    s.name = text;
+  } else {
+    for (char c : text)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_')
+        return Status::Error("--predictions '" + text +
+                             "': want oracle, noisy:SD, constant:U, shuffled[:ALGO], a CSV path or an algorithm name");
+    s.kind = PredictionSource::kAlgo;
+    s.name = text;
+  }
+  return s;
+}
+
+Status ApplyPredictionSource(const PredictionSource& src, uint64_t seed, std::vector<WorkloadProfile>* w) {
+  switch (src.kind) {
+    case PredictionSource::kOracle:
+      for (WorkloadProfile& x : *w) x.predicted_util = x.true_util;
+      break;
+    case PredictionSource::kNoisy:
+      for (size_t i = 0; i < w->size(); ++i) {
+        const double z = SeededNormal(seed, static_cast<int64_t>(i), 0x401553ULL);
+        (*w)[i].predicted_util = std::clamp((*w)[i].true_util + src.value * z, 0.0, 100.0);
+      }
+      break;
+    case PredictionSource::kConstant:
+      for (WorkloadProfile& x : *w) x.predicted_util = src.value;
+      break;
+    case PredictionSource::kShuffled: {
+      std::vector<double> p;
+      for (const WorkloadProfile& x : *w) {
+        if (!x.HasPrediction()) return Status::Error("shuffled predictions: workload " + x.Name() + " has no prediction");
+        p.push_back(x.predicted_util);
+      }
+      // Fisher-Yates, seeded.
+      uint64_t z = seed * 0x9E3779B97F4A7C15ULL + 0x5AFF1EULL;
+      for (size_t i = p.size(); i > 1; --i) {
+        z = Mix(z + 0x9E3779B97F4A7C15ULL);
+        std::swap(p[i - 1], p[z % i]);
+      }
+      for (size_t i = 0; i < p.size(); ++i) (*w)[i].predicted_util = p[i];
+      break;
+    }
+    case PredictionSource::kCsv:
+    case PredictionSource::kAlgo:
+      for (const WorkloadProfile& x : *w)
+        if (!x.HasPrediction()) return Status::Error(src.Label() + ": workload " + x.Name() + " has no prediction");
+      break;
+  }
+  return Status::Ok();
+}
+
+double PredictionMae(const std::vector<WorkloadProfile>& w) {
+  double s = 0;
+  for (const WorkloadProfile& x : w) s += std::fabs(x.predicted_util - x.true_util);
+  return w.empty() ? 0 : s / static_cast<double>(w.size());
 }
 
 }  // namespace gpucast::sim

@@ -1,8 +1,9 @@
 // Measured workload configurations (rows of lucid/single_data.csv) and the
-// predicted utilization the schedulers see for each.
+// predicted utilization and memory the schedulers see for each.
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,17 @@ struct WorkloadProfile {
   int batch = 0;
   int amp = 0;
   double true_util = 0;      // measured gpu_util, percent
-  double gmem_mib = 0;       // measured mean used memory, MiB
+  double gmem_mib = 0;       // measured used memory, MiB: the job's true memory need per GPU
   double speed = 0;          // samples/s alone
   double predicted_util = NAN;  // out-of-sample prediction, percent; NaN = none
+  // Predicted memory per GPU and the high end of its interval, MiB; NaN = none.
+  // Policies pack by the high end (pred_mem_high_mib).
+  double pred_mem_mib = NAN, pred_mem_high_mib = NAN;
 
   // "ResNet50/ImageNet/b64/amp1": the workload column of jobs.csv.
   std::string Name() const;
   bool HasPrediction() const { return !std::isnan(predicted_util); }
+  bool HasMemPrediction() const { return !std::isnan(pred_mem_high_mib); }
 };
 
 // Loads single_data.csv (header model,dataset,batchsize,amp,speed,gpu_util,
@@ -31,12 +36,49 @@ struct WorkloadProfile {
 Result<std::vector<WorkloadProfile>> LoadWorkloads(const std::string& path);
 
 // Reads a predictions CSV (header with columns model,dataset,batchsize,amp,
-// predicted_util; other columns ignored) into `workloads`. Every workload must
-// get a prediction; a prediction for an unknown workload is an error too.
+// predicted_util; optional pred_mem_mib,pred_mem_high_mib; other columns
+// ignored) into `workloads`. Every workload must get a prediction; a
+// prediction for an unknown workload is an error too.
 Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>* workloads);
+
+// Writes what LoadPredictionsCsv reads (every workload; empty memory cells when none).
+std::string PredictionsCsv(const std::vector<WorkloadProfile>& workloads);
 
 // Index of the workload with this key, or -1.
 int FindWorkload(const std::vector<WorkloadProfile>& w, const std::string& model,
                  const std::string& dataset, int batch, int amp);
+
+// Where the utilization predictions a run decides by come from (--predictions):
+//   oracle        the measured utilization (the upper line of what prediction can give)
+//   noisy:SD      oracle + N(0, SD points), one draw per workload seeded by the run's
+//                 seed, clamped to [0, 100]
+//   constant:U    U for every workload (a predictor that knows nothing)
+//   shuffled      the model's predictions permuted among workloads (seeded): their
+//                 distribution without their information
+//   a CSV path    (contains '/' or ends in .csv) LoadPredictionsCsv
+//   ALGO          the predict layer's algorithm, each workload predicted by a model
+//                 trained on the other workloads (leave one workload out)
+struct PredictionSource {
+  enum Kind { kOracle, kNoisy, kConstant, kShuffled, kCsv, kAlgo } kind = kAlgo;
+  double value = 0;   // noisy: SD; constant: U
+  std::string name;   // csv: the path; algo: the algorithm
+  bool NeedsModel() const { return kind == kShuffled || kind == kAlgo; }
+  // The label summary.json carries: "oracle", "noisy:15", "lowo:auto", ...
+  std::string Label() const;
+};
+// Parses the flag's text; errors name the flag and the reason.
+Result<PredictionSource> ParsePredictionSource(const std::string& text, const std::string& default_algo);
+
+// Sets every workload's predicted_util for one run. Needs the model's
+// predictions already in predicted_util for kShuffled (permutes them) and
+// kAlgo/kCsv (keeps them); the others overwrite them.
+Status ApplyPredictionSource(const PredictionSource& src, uint64_t seed, std::vector<WorkloadProfile>* w);
+
+// A standard normal draw determined by (seed, index, salt) (SplitMix64 and
+// Box-Muller): the simulator's seeded noise.
+double SeededNormal(uint64_t seed, int64_t index, uint64_t salt);
+
+// Mean |predicted - measured| utilization over workload rows, points.
+double PredictionMae(const std::vector<WorkloadProfile>& w);
 
 }  // namespace gpucast::sim
