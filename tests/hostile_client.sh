@@ -58,6 +58,12 @@ rc=$?
 [ "$rc" != 0 ] || fail "serve --cluster '2x RTX3900' started"
 echo "$out" | grep -q "unknown GPU 'RTX3900'; closest: RTX3090" || fail "typo message: $out"
 ok "serve --cluster '2x RTX3900' stops at start (rc $rc): $(echo "$out" | head -1 | cut -c1-110)"
+out=$("$BIN" simulate --trace philly --jobs 10 --cluster "128x RTX3900" --policy slot --out "$T/sim" 2>&1)
+rc=$?
+[ "$rc" != 0 ] || fail "simulate --cluster '128x RTX3900' ran"
+echo "$out" | grep -q "unknown GPU 'RTX3900'; closest: RTX3090" || fail "simulate typo message: $out"
+[ -e "$T/sim/summary.json" ] && fail "simulate with a typo'd GPU wrote a summary"
+ok "simulate --cluster '128x RTX3900' stops at start (rc $rc)"
 
 deputy_flag=()
 [ "$DEPUTY" = 1 ] && deputy_flag=(--deputy-token-file "$T/deputy.token")
