@@ -61,6 +61,7 @@ test: build
 	bash tests/serve_durability.sh $(BUILD)/gpucast
 	bash tests/cli_test.sh $(BUILD)/gpucast
 	bash tests/closed_loop.sh $(BUILD)/gpucast
+	bash tests/hostile_client.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
 	bash tests/json_layouts.sh $(BUILD)/gpucast
 	bash tests/report_chromium.sh $(BUILD)/gpucast

@@ -88,8 +88,8 @@ TEST(DurabilityTest, JobsSurviveKill9WithTheirState) {
       return r ? json::parse(r->body) : json();
     };
     // 1, 2: short jobs that finish; 3, 4: hold both GPUs; 5..: stay queued.
-    post({{"model", model}, {"duration_s", 0}});
-    post({{"model", model}, {"duration_s", 0}});
+    post({{"model", model}, {"batch", 1}, {"duration_s", 0}});
+    post({{"model", model}, {"batch", 1}, {"duration_s", 0}});
     for (int i = 0; i < 2; ++i) post({{"model", model}, {"batch", 2}});
     // Wait until 1 and 2 are done and 3 and 4 run.
     for (int i = 0; i < 200; ++i) {

@@ -103,6 +103,40 @@ TEST(PolicySchedulerTest, MemoryMustFit) {
   EXPECT_EQ(ps->size(), 1u);
 }
 
+// Without a stated mem_mib a job packs by its predicted memory's high end.
+TEST(PolicySchedulerTest, PredictedMemoryPacksByItsHighEnd) {
+  auto s = Make("1x RTX3090", "predictive");
+  ASSERT_TRUE(s);
+  std::vector<Job> q = {Queued(1, 10), Queued(2, 10)};
+  for (Job& j : q) {
+    j.prediction.mem_mib = 10000;
+    j.prediction.mem_lo = 9000;
+    j.prediction.mem_hi = 13000;  // two of 10000 would fit 24576; two of 13000 do not
+  }
+  EXPECT_EQ(PackingMemMib(q[0].spec, q[0].prediction), 13000);
+  auto ps = s->Plan(q, 0);
+  ASSERT_TRUE(ps.ok());
+  EXPECT_EQ(ps->size(), 1u);
+  q[1].spec.mem_mib = 2000;  // a stated need wins over the prediction
+  EXPECT_EQ(PackingMemMib(q[1].spec, q[1].prediction), 2000);
+  ps = s->Plan(q, 0);
+  ASSERT_TRUE(ps.ok());
+  EXPECT_EQ(ps->size(), 2u);
+}
+
+TEST(PolicySchedulerTest, TheClustersGpuTypeIsKnownAndOne) {
+  auto s = Make("2x h100", "predictive");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->GpuType(), "H100");
+  Job t4 = Queued(1, 10);
+  t4.spec.gpu = "T4";
+  EXPECT_EQ(s->CanEverFit(t4.spec).message(),
+            "field 'gpu': the cluster has no T4 GPUs (it has 2x H100); POST /v1/predict predicts for any GPU type");
+  auto typo = NewPolicyScheduler("2x RTX3900", "predictive", DataDir());
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(typo.message(), HasSubstr("--cluster '2x RTX3900': unknown GPU 'RTX3900'; closest: RTX3090"));
+}
+
 TEST(PolicySchedulerTest, JobsThatCanNeverFit) {
   auto s = Make("2x RTX3090", "predictive");
   ASSERT_TRUE(s);

@@ -2,7 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cctype>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,7 +31,11 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 
 constexpr const char* kColumns =
     "id, idem_key, digest, spec, util, util_lo, util_hi, state, placement, submitted_at, "
-    "started_at, finished_at, exclusive";
+    "started_at, finished_at, exclusive, mem_mib, mem_lo, mem_hi";
+
+// Columns added after the first release: a database without them gets them
+// (NULL in old rows: no memory prediction).
+constexpr const char* kAddedColumns[] = {"mem_mib REAL", "mem_lo REAL", "mem_hi REAL"};
 
 // Owns a prepared statement.
 struct Stmt {
@@ -67,6 +73,19 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
   RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
   RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
   RETURN_IF_ERROR(store->Exec(kSchema));
+  {
+    std::vector<std::string> have;
+    Stmt info;
+    if (sqlite3_prepare_v2(db, "PRAGMA table_info(jobs)", -1, &info.s, nullptr) != SQLITE_OK) {
+      return store->SqlError("table_info");
+    }
+    while (sqlite3_step(info.s) == SQLITE_ROW) have.push_back(ColumnText(info.s, 1));
+    for (const char* col : kAddedColumns) {
+      const std::string name = std::string(col).substr(0, std::string(col).find(' '));
+      if (std::find(have.begin(), have.end(), name) != have.end()) continue;
+      RETURN_IF_ERROR(store->Exec(("ALTER TABLE jobs ADD COLUMN " + std::string(col)).c_str()));
+    }
+  }
   // journal_mode=WAL silently stays "delete" on filesystems without shared memory: check.
   Stmt st;
   sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st.s, nullptr);
@@ -116,11 +135,11 @@ Result<std::vector<Job>> JobStore::Query(const std::string& tail, const std::vec
     j.id = sqlite3_column_int64(st.s, 0);
     j.idempotency_key = ColumnText(st.s, 1);
     j.request_digest = ColumnText(st.s, 2);
-    Result<JobSpec> spec = ParseSpecJson(ColumnText(st.s, 3));
+    Result<JobSpec> spec = SpecFromStoredJson(ColumnText(st.s, 3));
     if (!spec.ok()) return Status::Error(path_ + ": job " + std::to_string(j.id) + ": " + spec.message());
     j.spec = std::move(spec).value();
-    j.prediction = {sqlite3_column_double(st.s, 4), sqlite3_column_double(st.s, 5),
-                    sqlite3_column_double(st.s, 6)};
+    j.prediction = Prediction::Of(sqlite3_column_double(st.s, 4), sqlite3_column_double(st.s, 5),
+                                  sqlite3_column_double(st.s, 6));
     std::optional<JobState> state = ParseJobState(ColumnText(st.s, 7));
     if (!state) return Status::Error(path_ + ": job " + std::to_string(j.id) + ": bad state");
     j.state = *state;
@@ -131,6 +150,9 @@ Result<std::vector<Job>> JobStore::Query(const std::string& tail, const std::vec
     j.started_at = ColumnOptDouble(st.s, 10);
     j.finished_at = ColumnOptDouble(st.s, 11);
     j.exclusive = sqlite3_column_int(st.s, 12) != 0;
+    j.prediction.mem_mib = ColumnOptDouble(st.s, 13);
+    j.prediction.mem_lo = ColumnOptDouble(st.s, 14);
+    j.prediction.mem_hi = ColumnOptDouble(st.s, 15);
     jobs.push_back(std::move(j));
   }
   if (rc != SQLITE_DONE) return SqlError("query");
@@ -160,14 +182,15 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   Stmt st;
   const char* sql =
       "INSERT INTO jobs (idem_key, digest, spec, util, util_lo, util_hi, state, placement, "
-      "submitted_at, started_at, finished_at, exclusive) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+      "submitted_at, started_at, finished_at, exclusive, mem_mib, mem_lo, mem_hi) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("insert");
   if (job.idempotency_key.empty()) {
     sqlite3_bind_null(st.s, 1);
   } else {
     sqlite3_bind_text(st.s, 1, job.idempotency_key.c_str(), -1, SQLITE_TRANSIENT);
   }
-  std::string spec = SpecToJson(job.spec).dump();
+  std::string spec = SpecToStoredJson(job.spec).dump();
   std::string placement = json(job.placement).dump();
   sqlite3_bind_text(st.s, 2, job.request_digest.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st.s, 3, spec.c_str(), -1, SQLITE_TRANSIENT);
@@ -180,6 +203,9 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   BindOptDouble(st.s, 10, job.started_at);
   BindOptDouble(st.s, 11, job.finished_at);
   sqlite3_bind_int(st.s, 12, job.exclusive ? 1 : 0);
+  BindOptDouble(st.s, 13, job.prediction.mem_mib);
+  BindOptDouble(st.s, 14, job.prediction.mem_lo);
+  BindOptDouble(st.s, 15, job.prediction.mem_hi);
   if (sqlite3_step(st.s) != SQLITE_DONE) return SqlError("insert");
   Job out = job;
   out.id = sqlite3_last_insert_rowid(db_);

@@ -24,7 +24,7 @@ class StoreTest : public ::testing::Test {
     Job j;
     j.spec.model = "/m/" + name + ".onnx";
     j.spec.name = name;
-    j.prediction = {42.5, 30, 55};
+    j.prediction = Prediction::Of(42.5, 30, 55);
     j.submitted_at = 1700000000.25;
     j.idempotency_key = key;
     j.request_digest = "d-" + name;
@@ -111,6 +111,42 @@ TEST_F(StoreTest, UnopenablePathIsAnError) {
   auto s = JobStore::Open(dir_ + "/no/such/dir/jobs.db");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message().rfind(dir_ + "/no/such/dir/jobs.db: cannot open database", 0), 0u) << s.message();
+}
+
+// The memory prediction is stored with the job; a database from before the
+// memory columns gets them (old rows: no memory prediction).
+TEST_F(StoreTest, MemoryPredictionAndMigration) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    const char* old =
+        "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, idem_key TEXT UNIQUE, digest TEXT NOT NULL, "
+        "spec TEXT NOT NULL, util REAL NOT NULL, util_lo REAL NOT NULL, util_hi REAL NOT NULL, state TEXT NOT NULL, "
+        "placement TEXT NOT NULL, exclusive INTEGER NOT NULL, submitted_at REAL NOT NULL, started_at REAL, "
+        "finished_at REAL);"
+        "INSERT INTO jobs (digest, spec, util, util_lo, util_hi, state, placement, exclusive, submitted_at) "
+        "VALUES ('d', '{\"model\": \"/m/old.onnx\", \"batch\": 2}', 10, 5, 15, 'queued', '[]', 0, 1);";
+    ASSERT_EQ(sqlite3_exec(db, old, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  auto s = JobStore::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  auto old = (*s)->Get(1);
+  ASSERT_TRUE(old.ok() && old->has_value()) << old.message();
+  EXPECT_EQ((*old)->spec.model, "/m/old.onnx");
+  EXPECT_EQ((*old)->spec.model_name, "/m/old.onnx");
+  EXPECT_FALSE((*old)->prediction.mem_mib.has_value());
+  Job j = MakeJob("mem");
+  j.prediction.mem_mib = 9000;
+  j.prediction.mem_lo = 8000;
+  j.prediction.mem_hi = 11000;
+  bool replayed = false;
+  ASSERT_TRUE((*s)->Insert(j, &replayed).ok());
+  auto back = (*s)->Get(2);
+  ASSERT_TRUE(back.ok() && back->has_value());
+  EXPECT_EQ(*(*back)->prediction.mem_hi, 11000);
+  EXPECT_EQ(*(*back)->prediction.mem_lo, 8000);
+  EXPECT_EQ(PackingMemMib((*back)->spec, (*back)->prediction), 11000);
 }
 
 }  // namespace
