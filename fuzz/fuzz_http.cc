@@ -5,8 +5,10 @@
 // fake prediction engine. Any bytes must give HTTP replies, never a crash, a
 // hang, a sanitizer report, a 500, or reply bytes that are not UTF-8.
 //
-// The first input byte picks the service: even = no token, odd = a token
-// ("Authorization: Bearer fuzz-token"), so both authorization paths are fuzzed.
+// The first input byte picks the service: even = no token, odd = the tokens
+// ("Authorization: Bearer fuzz-token", "fuzz-deputy", "fuzz-admin"), so every
+// admission path is fuzzed. fuzz/http_corpus holds a seed per finding of the
+// hostile-client audits (issue 9, issue 20: "i20-N-...").
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +40,7 @@ std::unique_ptr<Service> MakeService(const std::string& dir, const std::string& 
   // this process may take other users' file identity (root): else every read-as would be
   // the 500 an operator's misconfiguration gets.
   if (!token.empty() && gpucast::service::CanReadAsOtherUsers().ok()) opts.deputy_token = "fuzz-deputy";
+  if (!token.empty()) opts.admin_token = "fuzz-admin";
   opts.max_body_bytes = 64 << 10;
   opts.max_json_body_bytes = 16 << 10;
   opts.upload_quota_bytes = 256 << 10;

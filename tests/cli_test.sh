@@ -123,6 +123,15 @@ expect_rc 0 "$BIN" interference --util 10 --util 10 --json
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert min(d["rates"])>0.97, d' "$TMP/out" && ok || bad "light jobs slow each other: $(head -c 300 "$TMP/out")"
 expect_rc 1 "$BIN" interference --util 150
 expect_err "--util 150"
+expect_rc 1 "$BIN" interference --util 50 --gpu T4
+expect_err "--gpu T4: no co-located pairs were measured on it"
+# Per GPU type: two saturating jobs on a V100 share it (Gavel's pairs).
+expect_rc 0 "$BIN" interference --util 100 --util 100 --gpu V100 --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rates"]; assert d["gpu"]=="V100" and abs(r[0]-0.5)<1e-9 and abs(r[1]-0.5)<1e-9, d' "$TMP/out" && ok || bad "--gpu V100: $(head -c 300 "$TMP/out")"
+# --validate: on models it was not fitted on, the selected physics is no worse
+# than the time-slicing bound, for every source and GPU type.
+expect_rc 0 "$BIN" interference --validate --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["tables"]; assert [(x["source"],x["gpu"]) for x in t]==[("lucid","RTX3090"),("gavel","K80"),("gavel","P100"),("gavel","V100")], t; assert all(x["selected_nested"]["mae"]<=x["time_slicing_bound"]["mae"]+1e-12 for x in t), t; assert "| Gavel V100 |" in d["markdown"]' "$TMP/out" && ok || bad "interference --validate: $(head -c 300 "$TMP/out")"
 # simulate: placements.csv audits every run; useful work recomputed from the
 # records lies between what finished in the window and what could have run.
 expect_rc 0 "$BIN" simulate --trace philly --jobs 1500 --cluster "16x RTX3090" --policy slot,profiling,predictive-feedback \

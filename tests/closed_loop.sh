@@ -27,8 +27,10 @@ MODEL="$ROOT/models/vgg.onnx"
 BATCH=96  # a VGG configuration the shipped measurements do not have
 "$BIN" train --out "$T/p.json" >/dev/null || fail "train"
 
+# As docs/operations.md: --pid-file, and SIGHUP to the pid in it (never pidof).
+cd "$T" || fail "cd $T"
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --cluster "4x RTX3090" \
-  --model-root "$ROOT/models" >"$T/out" 2>"$T/err" &
+  --model-root "$ROOT/models" --pid-file serve.pid >"$T/out" 2>"$T/err" &
 PID=$!
 URL=""
 for _ in $(seq 100); do
@@ -37,6 +39,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -n "$URL" ] || fail "service did not start: $(cat "$T/err")"
+[ "$(cat serve.pid)" = "$PID" ] || fail "serve.pid holds '$(cat serve.pid 2>/dev/null)', not the service's pid $PID"
 post() { curl -s -m 10 -w '\n%{http_code}' -X POST "$URL$1" -H 'Content-Type: application/json' -d "$2"; }
 
 # 1. Submit, observe far from the prediction, read it back.
@@ -80,7 +83,7 @@ sleep 1
 predicted() { post /v1/predict "{\"model\": \"$MODEL\", \"batch\": $BATCH}" | head -1 | field '["predicted_util"]'; }
 # A bad file first: the old predictor keeps serving and the failure is counted.
 echo '{"not": "a predictor"}' >"$T/bad.json" && mv "$T/bad.json" "$T/p.json"
-kill -HUP "$PID"
+kill -HUP "$(cat serve.pid)"
 for _ in $(seq 50); do
   curl -s -m 5 "$URL/metrics" | grep -q '^gpucast_predictor_reload_failures_total 1$' && break
   sleep 0.1
@@ -89,7 +92,7 @@ curl -s -m 5 "$URL/metrics" | grep -q '^gpucast_predictor_reload_failures_total 
 [ "$(predicted)" = "$P0" ] || fail "after a bad reload the prediction changed: $(predicted) != $P0"
 # Then the retrained one, replaced atomically as an operator would.
 cp "$T/p2.json" "$T/new.json" && mv "$T/new.json" "$T/p.json"
-kill -HUP "$PID"
+kill -HUP "$(cat serve.pid)"
 for _ in $(seq 50); do
   [ "$(predicted)" = "$P1" ] && break
   sleep 0.1
@@ -107,5 +110,8 @@ bad=$(cat "$T"/codes.* | grep -vc '^200$')
 [ "$total" -gt 20 ] || fail "only $total requests during the reloads"
 [ "$bad" = 0 ] || fail "$bad of $total requests failed during the reloads: $(cat "$T"/codes.* | grep -v '^200$' | sort | uniq -c)"
 kill -0 "$PID" 2>/dev/null || fail "the service died"
+kill "$PID" && wait "$PID" 2>/dev/null
+PID=""
+[ ! -e serve.pid ] || fail "serve.pid left behind after the service stopped"
 echo "closed loop: job $ID predicted $P0, observed $OBS, retrained $P1; $total /v1/predict calls, 0 failed, across 2 SIGHUP reloads (1 refused) and 1 HTTP reload"
 echo "closed loop: 1 passed, 0 failed"

@@ -81,19 +81,9 @@ if "philly-256" in runs:
         print(f"| {s} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
     print("| mean ± sd | " + " | ".join(pm([r[i] for r in rows], 1, 3) for i in range(5)) + " |")
     print("| target | ≥ 0.95 | ≥ 0.98 | ≤ 1.00 | ≥ 1.25 | |")
-# The interference model's validation.
+# The interference model's validation: the tables gpucast interference --validate prints.
 iv = os.path.join(out, "interference.json")
 if os.path.exists(iv):
     v = json.load(open(iv))
-    print(f"\n**Interference model: beta {v['params']['beta']:.3f}, switching cost {v['params']['switch_cost']:.3f}**\n")
-    print("| check | samples | rate MAE | bias (model − measured) | mean-rate baseline MAE | no-slowdown MAE | device busy MAE (points) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for k, name in (("leave_one_pair_out", "Lucid pairs, leave one model pair out"),
-                    ("leave_one_model_out", "Lucid pairs, leave one model out")):
-        x = v[k]
-        print(f"| {name} ({x['groups']} groups) | {x['samples']} | {x['rate_mae']:.3f} | {x['rate_bias']:+.3f} "
-              f"| {x['mean_baseline_mae']:.3f} | {x['no_slowdown_mae']:.3f} | {x['device_busy_mae_pct']:.1f} |")
-    g = v["gavel_v100"]
-    print(f"| Gavel V100 pairs (independent) | {g['pairs']} | {g['model_mae']:.3f} | {g['bias']:+.3f} "
-          f"(model {g['model_mean_rate']:.3f} vs measured {g['gavel_mean_rate']:.3f}; r = {g['pearson_r']:.2f}) "
-          f"| {g['lucid_mean_mae']:.3f} (Lucid mean) | {g['no_slowdown_mae']:.3f} | — |")
+    print(f"\n**Interference model (RTX 3090): {v['params']['form']}**\n")
+    print(v["markdown"])

@@ -1,5 +1,7 @@
 // gpucast serve: the HTTP/JSON submission service (docs/api.md).
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +29,10 @@ struct ServeFlags {
   std::string policy = "predictive";
   std::string token_file;
   std::string deputy_token_file;
+  std::string admin_token_file;
+  int64_t deputy_min_uid = 1000;
+  std::string pid_file;
+  service::AnalysisOptions analysis;
   std::vector<std::string> model_roots;
   size_t max_body_bytes = 128u << 20;
   size_t max_json_body_bytes = 1u << 20;
@@ -55,6 +61,29 @@ Result<std::string> ReadToken(const std::string& path) {
   }
   return t;
 }
+
+// Writes this process's pid to `path` (created or replaced, mode 0644) for
+// `kill -HUP "$(cat PATH)"`; removed when serve stops.
+class PidFile {
+ public:
+  static Result<std::unique_ptr<PidFile>> Write(const std::string& path) {
+    const std::string tmp = path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) return Status::Error(path + ": cannot write pid file");
+    const std::string text = std::to_string(getpid()) + "\n";
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    if (::close(fd) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      return Status::Error(path + ": cannot write pid file");
+    }
+    return std::unique_ptr<PidFile>(new PidFile(path));
+  }
+  ~PidFile() { std::remove(path_.c_str()); }
+
+ private:
+  explicit PidFile(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
 
 int RunServe(const ServeFlags& f) {
   service::BlockStopSignals();  // before the predictor starts any thread
@@ -98,12 +127,34 @@ int RunServe(const ServeFlags& f) {
     if (!can.ok()) return Fail("serve", "--deputy-token-file: " + can.message());
     opts.deputy_token = *deputy;
   }
-  auto engine = service::NewReloadingPredictorEngine(f.predictor);
-  if (!engine.ok()) return Fail("serve", engine.message());
+  opts.deputy_min_uid = static_cast<uid_t>(f.deputy_min_uid);
+  if (!f.admin_token_file.empty()) {
+    auto admin = ReadToken(f.admin_token_file);
+    if (!admin.ok()) return Fail("serve", admin.message());
+    if (*admin == opts.token || *admin == opts.deputy_token) {
+      return Fail("serve", "--admin-token-file: must differ from --token-file and --deputy-token-file");
+    }
+    opts.admin_token = *admin;
+  }
+  if (f.analysis.threads + f.analysis.queue >= f.threads) {
+    return Fail("serve", "--analysis-threads " + std::to_string(f.analysis.threads) + " + --analysis-queue " +
+                             std::to_string(f.analysis.queue) + " must be below --threads " + std::to_string(f.threads) +
+                             " (HTTP workers must stay free while graphs are analysed)");
+  }
+  // The cluster first: a typo in its GPU type stops serve before anything starts.
   auto scheduler = service::NewPolicyScheduler(f.cluster, f.policy, DataDir());
   if (!scheduler.ok()) return Fail("serve", scheduler.message());
+  auto analyzer = std::make_shared<service::GraphAnalyzer>(f.analysis);
+  auto engine = service::NewReloadingPredictorEngine(f.predictor, analyzer);
+  if (!engine.ok()) return Fail("serve", engine.message());
   auto svc = service::Service::Create(opts, std::move(engine).value(), std::move(scheduler).value());
   if (!svc.ok()) return Fail("serve", svc.message());
+  std::unique_ptr<PidFile> pid_file;
+  if (!f.pid_file.empty()) {
+    auto written = PidFile::Write(f.pid_file);
+    if (!written.ok()) return Fail("serve", written.message());
+    pid_file = std::move(written).value();
+  }
   std::string roots;
   for (const std::string& r : f.model_roots) roots += (roots.empty() ? "" : ", ") + r;
   std::fprintf(stderr, "gpucast serve: db %s, predictor %s, cluster '%s', policy %s, auth %s, model roots %s\n",
@@ -149,6 +200,44 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "request bearing it may send 'X-Gpucast-Read-As: UID:GID' and its model paths are then "
                   "opened with that user's file identity (any path the user may read; not the model roots). "
                   "Needs root or CAP_SETUID+CAP_SETGID (docs/security.md)");
+  sub->add_option("--deputy-min-uid", flags->deputy_min_uid,
+                  "lowest uid the deputy may have files read as (uid 0 never); the gid must be one of the uid's "
+                  "groups")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
+  sub->add_option("--admin-token-file", flags->admin_token_file,
+                  "file holding a third bearer token, the only one /v1/admin/* accepts; without it those routes "
+                  "are off whenever another token is set (SIGHUP still reloads)");
+  sub->add_option("--pid-file", flags->pid_file,
+                  "write serve's pid to this file (removed at exit), for kill -HUP \"$(cat FILE)\"");
+  sub->add_option("--max-graph-nodes", flags->analysis.limits.max_nodes,
+                  "largest graph analysed, in nodes counting those of subgraphs; larger get 422")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  sub->add_option("--max-subgraph-depth", flags->analysis.limits.max_subgraph_depth,
+                  "deepest nesting of If/Loop/Scan subgraphs analysed; deeper get 422")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 32));
+  sub->add_option("--max-graph-bytes", flags->analysis.limits.max_graph_bytes,
+                  "largest graph analysed, in bytes of the ONNX file without its weights; larger get 413")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 31));
+  sub->add_option("--max-analysis-seconds", flags->analysis.limits.max_seconds,
+                  "longest analysis of one graph (load, shapes, cost); longer get 422")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 3600.0));
+  sub->add_option("--analysis-threads", flags->analysis.threads,
+                  "graphs analysed at once, on threads of their own (not the HTTP workers)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--analysis-queue", flags->analysis.queue,
+                  "analyses waiting for an analysis thread; more get 503 at once")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  sub->add_option("--graph-cache-bytes", flags->analysis.cache_bytes,
+                  "analysed graphs kept (by the SHA-256 of their bytes without weights), in estimated bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, size_t{1} << 40));
   sub->add_option("--model-root", flags->model_roots,
                   "directory whose ONNX files clients may name by path (repeatable; relative paths are "
                   "looked up under each root in turn); none: every model path is refused, uploads only")

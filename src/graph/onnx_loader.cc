@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <climits>
 #include <exception>
 #include <functional>
@@ -82,13 +84,60 @@ const std::map<std::string, std::vector<int>>& WeightSlots() {
   return kSlots;
 }
 
+// The words a message uses for what the user sets: the command line's flags
+// or the HTTP API's fields (LoadOptions::wording).
+class Words {
+ public:
+  explicit Words(LoadOptions::Wording w) : api_(w == LoadOptions::Wording::kApi) {}
+  // A symbolic dimension given by the user: "--dim seq" / "dims.seq".
+  std::string Dim(const std::string& name) const { return api_ ? "dims." + name : "--dim " + name; }
+  // How to give it a value: "--dim seq=N" / "\"dims\": {\"seq\": N}".
+  std::string SetDim(const std::string& name) const {
+    return api_ ? "\"dims\": {\"" + name + "\": N}" : "--dim " + name + "=N";
+  }
+  std::string Batch() const { return api_ ? "\"batch\"" : "--batch"; }
+  std::string BatchIs(int64_t b) const {
+    return api_ ? "\"batch\": " + std::to_string(b) : "--batch " + std::to_string(b);
+  }
+  std::string DimsField() const { return api_ ? "\"dims\"" : "--dim"; }
+  std::string SetEachDim() const { return api_ ? "set each in \"dims\"" : "set each with --dim NAME=VALUE"; }
+  // Which setting a limit is (load_limits.h).
+  std::string Limit(LoadFailure f) const {
+    if (!api_) return "gpucast's limit for one graph";
+    switch (f) {
+      case LoadFailure::kTooManyNodes: return "the service's limit, gpucast serve --max-graph-nodes";
+      case LoadFailure::kTooDeep: return "the service's limit, gpucast serve --max-subgraph-depth";
+      case LoadFailure::kTooLarge: return "the service's limit, gpucast serve --max-graph-bytes";
+      case LoadFailure::kTimeout: return "the service's limit, gpucast serve --max-analysis-seconds";
+      default: return "the service's limit";
+    }
+  }
+
+ private:
+  bool api_;
+};
+
+using Clock = std::chrono::steady_clock;
+
 class Loader {
  public:
-  Loader(std::string file, const LoadOptions& opts) : file_(std::move(file)), opts_(opts) {}
+  Loader(std::string file, const LoadOptions& opts, Clock::time_point deadline)
+      : file_(std::move(file)), opts_(opts), words_(opts.wording), deadline_(deadline) {}
 
-  Result<Graph> Load(const std::string& filtered) {
+  // *why: kNotAModel, kTimeout or kInvalid when it fails.
+  Result<Graph> Load(const std::string& filtered, LoadFailure* why) {
+    *why = LoadFailure::kNotAModel;
     if (!model_.ParseFromString(filtered)) return Err("not an ONNX model (malformed protobuf)");
     if (!model_.has_graph()) return Err("not an ONNX model (no graph)");
+    *why = LoadFailure::kInvalid;
+    Result<Graph> g = LoadParsed();
+    if (!g.ok() && timed_out_) *why = LoadFailure::kTimeout;
+    if (g.ok()) *why = LoadFailure::kNone;
+    return g;
+  }
+
+ private:
+  Result<Graph> LoadParsed() {
     onnx::GraphProto& g = *model_.mutable_graph();
     if (g.node_size() == 0) return Err("graph has no nodes");
     RETURN_IF_ERROR(ReadOpset());
@@ -97,17 +146,31 @@ class Loader {
       if (n->name().empty()) n->set_name(n->op_type() + "_" + std::to_string(i));
     }
     RETURN_IF_ERROR(CheckNamesAndSort());
+    RETURN_IF_ERROR(CheckDeadline());
     RETURN_IF_ERROR(CheckInitializers());
     RETURN_IF_ERROR(ResolveInputDims());
+    RETURN_IF_ERROR(CheckDeadline());
     MarkParams();
     NoteUnanalysed();
     InferAndFold();
     RETURN_IF_ERROR(inference_error_);
+    RETURN_IF_ERROR(CheckDeadline());
     return Build();
   }
 
- private:
   Status Err(const std::string& m) const { return Status::Error(file_ + ": " + m); }
+  // An error once the time limit has passed (checked between and inside the steps).
+  Status CheckDeadline() {
+    if (timed_out_ || Clock::now() <= deadline_) return timed_out_ ? DeadlineError() : Status::Ok();
+    timed_out_ = true;
+    return DeadlineError();
+  }
+  Status DeadlineError() const {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", opts_.limits.max_seconds);
+    return Err(std::string("analysis stopped: it took longer than ") + secs + " s (" +
+               words_.Limit(LoadFailure::kTimeout) + ")");
+  }
   std::string Ref(const onnx::NodeProto& n) const { return NodeRef(n); }
   void Warn(const std::string& m) { graph_.warnings.push_back(file_ + ": " + m); }
 
@@ -236,7 +299,7 @@ class Loader {
   Status ResolveInputDims() {
     if (opts_.batch < 1) return Err("batch must be >= 1, got " + std::to_string(opts_.batch));
     for (const auto& [name, v] : opts_.dims) {
-      if (v < 1) return Err("--dim " + name + "=" + std::to_string(v) + ": value must be >= 1");
+      if (v < 1) return Err(words_.Dim(name) + "=" + std::to_string(v) + ": value must be >= 1");
     }
     onnx::GraphProto& g = *model_.mutable_graph();
     std::vector<onnx::ValueInfoProto*> candidates;
@@ -268,8 +331,8 @@ class Loader {
       for (const auto& dim : in->type().tensor_type().shape().dim()) d.push_back(dim.dim_value());
       auto n = CheckedProduct(d);
       if (!n || *n > kMaxElements) {
-        return Err("input '" + in->name() + "' with shape " + DimsStr(d) +
-                   " has more than 2^62 elements; reduce --batch or --dim");
+        return Err("input '" + in->name() + "' with shape " + DimsStr(d) + " has more than 2^62 elements; reduce " +
+                   words_.Batch() + " or " + words_.DimsField());
       }
     }
     return Status::Ok();
@@ -301,12 +364,12 @@ class Loader {
     all_names.erase("");
     for (const auto& [name, v] : opts_.dims) {
       if (batch_names.count(name)) {
-        return Err("--dim " + name + ": '" + name + "' is the batch dimension; set it with --batch");
+        return Err(words_.Dim(name) + ": '" + name + "' is the batch dimension; set it with " + words_.Batch());
       }
       if (!all_names.count(name)) {
         std::string have;
         for (const auto& a : all_names) have += (have.empty() ? "" : ", ") + a;
-        return Err("--dim " + name + ": no graph input has a dimension named '" + name +
+        return Err(words_.Dim(name) + ": no graph input has a dimension named '" + name +
                    "' (symbolic dimensions: " + have + ")");
       }
     }
@@ -334,8 +397,8 @@ class Loader {
       }
     }
     if (!missing.empty()) {
-      return Err("symbolic dimensions without a value: " + missing +
-                 "; set each with --dim NAME=VALUE, e.g. --dim " + first_missing + "=N");
+      return Err("symbolic dimensions without a value: " + missing + "; " + words_.SetEachDim() + ", e.g. " +
+                 words_.SetDim(first_missing));
     }
     return Status::Ok();
   }
@@ -362,10 +425,11 @@ class Loader {
 
   Status ResolveFixed(const std::vector<onnx::ValueInfoProto*>& candidates) {
     if (!opts_.dims.empty()) {
-      return Err("--dim " + opts_.dims.begin()->first + ": no graph input has a dimension named '" +
+      return Err(words_.Dim(opts_.dims.begin()->first) + ": no graph input has a dimension named '" +
                  opts_.dims.begin()->first + "' (the graph has no symbolic dimensions)");
     }
     for (auto* in : candidates) {
+      RETURN_IF_ERROR(CheckDeadline());  // UsedOnlyAsWeight walks every node
       int32_t et = in->type().tensor_type().elem_type();
       int rank = in->type().tensor_type().shape().dim_size();
       if (IsFloatType(et) && UsedOnlyAsWeight(in->name(), rank)) {
@@ -377,7 +441,7 @@ class Loader {
       int64_t b = in->type().tensor_type().shape().dim(0).dim_value();
       if (b != opts_.batch) {
         return Err("input '" + in->name() + "' has a fixed batch dimension " + std::to_string(b) +
-                   "; re-export with a dynamic batch axis or use --batch " + std::to_string(b));
+                   "; re-export with a dynamic batch axis or use " + words_.BatchIs(b));
       }
     }
     return Status::Ok();
@@ -489,6 +553,10 @@ class Loader {
 
     int failures = 0;
     for (const auto& node : g.node()) {
+      if (Status st = CheckDeadline(); !st.ok()) {
+        inference_error_ = st;
+        return;
+      }
       std::string domain = IsDefaultDomain(node.domain()) ? "" : node.domain();
       auto ov = opsets.find(domain);
       const onnx::OpSchema* schema =
@@ -682,7 +750,7 @@ class Loader {
           auto c = CheckedProduct(t->dims);
           if (!c || *c > kMaxElements) {
             return Err(Ref(n) + ": tensor '" + name + "' with shape " + DimsStr(t->dims) +
-                       " has more than 2^62 elements; reduce --batch or --dim");
+                       " has more than 2^62 elements; reduce " + words_.Batch() + " or " + words_.DimsField());
           }
         }
       }
@@ -693,6 +761,9 @@ class Loader {
 
   std::string file_;
   LoadOptions opts_;
+  Words words_;
+  Clock::time_point deadline_;
+  bool timed_out_ = false;
   onnx::ModelProto model_;
   int64_t opset_ = 0;
   int64_t infer_opset_ = 0;
@@ -709,23 +780,75 @@ class Loader {
 
 }  // namespace
 
-Result<Graph> LoadOnnxGraph(const std::string& path, const LoadOptions& opts) {
-  auto bytes = ReadModelBytesWithoutWeights(path);
-  if (!bytes.ok()) return bytes.status().Prefixed(path);
-  return Loader(path, opts).Load(*bytes);
+WireLimits WireLimitsOf(const LoadLimits& limits) {
+  WireLimits w;
+  w.max_nodes = limits.max_nodes;
+  w.max_graph_depth = limits.max_subgraph_depth;
+  w.max_kept_bytes = limits.max_graph_bytes;
+  if (limits.max_seconds > 0) {
+    w.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(std::min(limits.max_seconds, 1e6)));
+  }
+  return w;
 }
 
-Result<Graph> LoadOnnxGraphFromFd(int fd, const std::string& display_name, const LoadOptions& opts) {
-  auto bytes = ReadModelBytesWithoutWeightsFromFd(fd);
-  if (!bytes.ok()) return bytes.status().Prefixed(display_name);
-  return Loader(display_name, opts).Load(*bytes);
+namespace {
+
+// The wire error with the file name and, for a limit, the setting.
+Status WireError(const Status& st, LoadFailure wire_why, const std::string& name, const LoadOptions& opts) {
+  std::string m = st.message();
+  if (wire_why == LoadFailure::kTimeout) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", opts.limits.max_seconds);
+    m = std::string("analysis stopped: it took longer than ") + secs + " s";
+  }
+  if (IsLimit(wire_why)) m += " (" + Words(opts.wording).Limit(wire_why) + ")";
+  return Status::Error(name + ": " + m);
+}
+
+Result<Graph> LoadFiltered(Result<std::string> filtered, LoadFailure wire_why, const std::string& name,
+                           const LoadOptions& opts, const WireLimits& wire, LoadFailure* why) {
+  LoadFailure ignored;
+  if (!why) why = &ignored;
+  if (!filtered.ok()) {
+    *why = wire_why;
+    return WireError(filtered.status(), wire_why, name, opts);
+  }
+  return Loader(name, opts, wire.deadline).Load(*filtered, why);
+}
+
+}  // namespace
+
+Result<std::string> ReadModelWithoutWeights(int fd, const std::string& display_name, const LoadOptions& opts,
+                                            LoadFailure* why) {
+  LoadFailure wire_why = LoadFailure::kNone;
+  auto bytes = ReadModelBytesWithoutWeightsFromFd(fd, WireLimitsOf(opts.limits), &wire_why);
+  if (why) *why = wire_why;
+  if (!bytes.ok()) return WireError(bytes.status(), wire_why, display_name, opts);
+  return bytes;
+}
+
+Result<Graph> LoadOnnxGraph(const std::string& path, const LoadOptions& opts, LoadFailure* why) {
+  const WireLimits wire = WireLimitsOf(opts.limits);
+  LoadFailure wire_why = LoadFailure::kNone;
+  auto bytes = ReadModelBytesWithoutWeights(path, wire, &wire_why);
+  return LoadFiltered(std::move(bytes), wire_why, path, opts, wire, why);
+}
+
+Result<Graph> LoadOnnxGraphFromFd(int fd, const std::string& display_name, const LoadOptions& opts,
+                                  LoadFailure* why) {
+  const WireLimits wire = WireLimitsOf(opts.limits);
+  LoadFailure wire_why = LoadFailure::kNone;
+  auto bytes = ReadModelBytesWithoutWeightsFromFd(fd, wire, &wire_why);
+  return LoadFiltered(std::move(bytes), wire_why, display_name, opts, wire, why);
 }
 
 Result<Graph> LoadOnnxGraphFromBytes(std::string_view bytes, const std::string& display_name,
-                                     const LoadOptions& opts) {
-  auto filtered = FilterModelBytesWithoutWeights(bytes);
-  if (!filtered.ok()) return filtered.status().Prefixed(display_name);
-  return Loader(display_name, opts).Load(*filtered);
+                                     const LoadOptions& opts, LoadFailure* why) {
+  const WireLimits wire = WireLimitsOf(opts.limits);
+  LoadFailure wire_why = LoadFailure::kNone;
+  auto filtered = FilterModelBytesWithoutWeights(bytes, wire, &wire_why);
+  return LoadFiltered(std::move(filtered), wire_why, display_name, opts, wire, why);
 }
 
 }  // namespace gpucast

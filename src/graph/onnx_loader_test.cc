@@ -583,5 +583,139 @@ TEST(LoadOnnx, CommittedModelsResolveEveryShape) {
   }
 }
 
+// ---- Limits (load_limits.h): a hostile graph costs bounded time and memory.
+
+// x -> Relu -> Relu -> ... (n nodes) -> y
+ModelBuilder ReluChain(int n) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("N"), 8});
+  for (int i = 0; i < n; ++i) {
+    b.Node("Relu", {i == 0 ? "x" : "r" + std::to_string(i - 1)}, {i + 1 == n ? "y" : "r" + std::to_string(i)});
+  }
+  b.Output("y");
+  return b;
+}
+
+// A graph whose one node is an If with `depth` levels of If inside.
+ModelBuilder NestedIf(int depth) {
+  onnx::GraphProto inner;
+  inner.set_name("leaf");
+  auto* leaf = inner.add_node();
+  leaf->set_op_type("Identity");
+  leaf->add_input("x");
+  leaf->add_output("y0");
+  inner.add_output()->set_name("y0");
+  for (int d = 1; d < depth; ++d) {
+    onnx::GraphProto outer;
+    outer.set_name("level" + std::to_string(d));
+    auto* n = outer.add_node();
+    n->set_op_type("If");
+    n->add_input("c");
+    n->add_output("y" + std::to_string(d));
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      auto* a = n->add_attribute();
+      a->set_name(branch);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      *a->mutable_g() = inner;
+    }
+    outer.add_output()->set_name("y" + std::to_string(d));
+    inner = outer;
+  }
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("N"), 8}).Input("c", onnx::TensorProto::BOOL, {});
+  auto& top = b.Node("If", {"c"}, {"y"});
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = top.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = inner;
+  }
+  b.Output("y");
+  return b;
+}
+
+TEST(LoadOnnxLimits, NodesCountingSubgraphsAreBounded) {
+  LoadOptions o = Opts(1);
+  o.limits.max_nodes = 100;
+  EXPECT_TRUE(Load(ReluChain(100), o).ok());
+  LoadFailure why = LoadFailure::kNone;
+  auto g = LoadOnnxGraphFromBytes(ReluChain(101).Bytes(), "m.onnx", o, &why);
+  EXPECT_EQ(g.message(), "m.onnx: graph too large: more than 100 nodes, counting subgraphs (gpucast's limit for one graph)");
+  EXPECT_EQ(why, LoadFailure::kTooManyNodes);
+  // Nodes inside If branches count: 1 + 2 + 4 + ... for a 7-deep tree.
+  o.limits.max_subgraph_depth = 32;
+  EXPECT_EQ(Message(NestedIf(7), o), "m.onnx: graph too large: more than 100 nodes, counting subgraphs (gpucast's "
+                                     "limit for one graph)");
+  // The service words the same limit with its flag.
+  o.wording = LoadOptions::Wording::kApi;
+  EXPECT_EQ(Message(ReluChain(101), o), "m.onnx: graph too large: more than 100 nodes, counting subgraphs (the "
+                                        "service's limit, gpucast serve --max-graph-nodes)");
+  // The default leaves the catalog's largest graph (1,625 nodes) far inside.
+  EXPECT_GE(LoadLimits{}.max_nodes, 20 * 1625);
+}
+
+TEST(LoadOnnxLimits, SubgraphDepthIsBounded) {
+  LoadOptions o = Opts(1);
+  o.limits.max_subgraph_depth = 3;
+  LoadFailure why = LoadFailure::kNone;
+  auto g = LoadOnnxGraphFromBytes(NestedIf(5).Bytes(), "m.onnx", o, &why);
+  EXPECT_EQ(g.message(), "m.onnx: subgraphs nested deeper than 3 levels (gpucast's limit for one graph)");
+  EXPECT_EQ(why, LoadFailure::kTooDeep);
+  EXPECT_EQ(LoadLimits{}.max_subgraph_depth, 8);
+}
+
+TEST(LoadOnnxLimits, BytesWithoutWeightsAreBounded) {
+  LoadOptions o = Opts(1);
+  ModelBuilder b = ReluChain(10);
+  b.model().set_doc_string(std::string(5000, 'd'));  // kept bytes, not weights
+  o.limits.max_graph_bytes = 4096;
+  LoadFailure why = LoadFailure::kNone;
+  auto g = LoadOnnxGraphFromBytes(b.Bytes(), "m.onnx", o, &why);
+  EXPECT_EQ(g.message(), "m.onnx: graph too large: more than 4096 bytes without weights (gpucast's limit for one graph)");
+  EXPECT_EQ(why, LoadFailure::kTooLarge);
+  // Weights do not count: a 1 MB initializer is skipped, not kept.
+  ModelBuilder w = ConvNet();
+  w.FloatInit("big", {256, 1024});
+  o.limits.max_graph_bytes = 64 << 10;
+  EXPECT_TRUE(LoadOnnxGraphFromBytes(w.Bytes(), "m.onnx", o).ok());
+}
+
+TEST(LoadOnnxLimits, AnalysisTimeIsBounded) {
+  LoadOptions o = Opts(1);
+  o.limits.max_seconds = 1e-6;
+  LoadFailure why = LoadFailure::kNone;
+  auto g = LoadOnnxGraphFromBytes(ReluChain(5000).Bytes(), "m.onnx", o, &why);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.message(), "m.onnx: analysis stopped: it took longer than 1e-06 s (gpucast's limit for one graph)");
+  EXPECT_EQ(why, LoadFailure::kTimeout);
+  o.limits.max_seconds = 60;
+  EXPECT_TRUE(LoadOnnxGraphFromBytes(ReluChain(5000).Bytes(), "m.onnx", o).ok());
+}
+
+TEST(LoadOnnxLimits, FailuresSayTheirKind) {
+  LoadFailure why = LoadFailure::kNone;
+  EXPECT_FALSE(LoadOnnxGraphFromBytes("not a model", "m.onnx", Opts(1), &why).ok());
+  EXPECT_EQ(why, LoadFailure::kNotAModel);
+  EXPECT_FALSE(LoadOnnxGraphFromBytes(ConvNet().Bytes(), "m.onnx", Opts(1, {{"seq", 3}}), &why).ok());
+  EXPECT_EQ(why, LoadFailure::kInvalid);
+  EXPECT_TRUE(LoadOnnxGraphFromBytes(ConvNet().Bytes(), "m.onnx", Opts(1), &why).ok());
+  EXPECT_EQ(why, LoadFailure::kNone);
+}
+
+TEST(LoadOnnx, ApiWordingNamesFieldsNotFlags) {
+  LoadOptions o = Opts(2, {{"foo", 3}});
+  o.wording = LoadOptions::Wording::kApi;
+  ModelBuilder b;
+  b.Input("src", kFloat, {std::string("batch"), std::string("seq"), 4});
+  b.Node("Relu", {"src"}, {"y"});
+  b.Output("y");
+  EXPECT_EQ(Message(b, o), "m.onnx: dims.foo: no graph input has a dimension named 'foo' (symbolic dimensions: batch, seq)");
+  o.dims.clear();
+  EXPECT_EQ(Message(b, o), "m.onnx: symbolic dimensions without a value: 'seq' (input 'src' dim 1); set each in "
+                           "\"dims\", e.g. \"dims\": {\"seq\": N}");
+  o.dims = {{"batch", 4}};
+  EXPECT_EQ(Message(b, o), "m.onnx: dims.batch: 'batch' is the batch dimension; set it with \"batch\"");
+}
+
 }  // namespace
 }  // namespace gpucast

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <algorithm>
 #include <functional>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -20,7 +21,8 @@ using google::protobuf::io::CodedInputStream;
 
 // Wire types.
 constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
-// Nesting of graphs inside node attributes (If/Loop bodies) we accept.
+// Nesting of graphs inside node attributes (If/Loop bodies) accepted at most,
+// whatever the limits say (the filter recurses once per level).
 constexpr int kMaxGraphDepth = 32;
 
 // ONNX field numbers (onnx.proto).
@@ -47,7 +49,8 @@ void AppendVarint(std::string* out, uint64_t v) {
 
 class Filter {
  public:
-  Filter(CodedInputStream* in, int64_t total_size) : in_(in), total_(total_size) {}
+  Filter(CodedInputStream* in, int64_t total_size, const WireLimits& limits)
+      : in_(in), total_(total_size), limits_(limits) {}
 
   // Reads a whole ModelProto up to the end of the input.
   bool Model(std::string* out) {
@@ -66,13 +69,28 @@ class Filter {
   }
 
   const std::string& error() const { return error_; }
+  LoadFailure failure() const { return failure_; }
 
  private:
   static uint32_t WireType(uint32_t tag) { return tag & 7; }
 
-  bool Fail(const std::string& m) {
-    if (error_.empty()) error_ = m;
+  bool Fail(const std::string& m, LoadFailure kind = LoadFailure::kNotAModel) {
+    if (error_.empty()) {
+      error_ = m;
+      failure_ = kind;
+    }
     return false;
+  }
+
+  // Counts `n` kept bytes against the limit.
+  bool Keep(size_t n) {
+    kept_ += static_cast<int64_t>(n);
+    if (limits_.max_kept_bytes > 0 && kept_ > limits_.max_kept_bytes) {
+      return Fail("graph too large: more than " + std::to_string(limits_.max_kept_bytes) +
+                      " bytes without weights",
+                  LoadFailure::kTooLarge);
+    }
+    return true;
   }
 
   // Reads a length prefix and checks it against the bytes left in the input.
@@ -88,6 +106,12 @@ class Filter {
   // Copies the value of one field whose tag was just read.
   bool CopyField(uint32_t tag, std::string* out) {
     AppendVarint(out, tag);
+    // Length-delimited values are counted before they are read (CopyValue).
+    const size_t before = out->size();
+    return CopyValue(tag, out) && (WireType(tag) == kLengthDelimited || Keep(out->size() - before + 1));
+  }
+
+  bool CopyValue(uint32_t tag, std::string* out) {
     switch (WireType(tag)) {
       case kVarint: {
         uint64_t v;
@@ -109,7 +133,7 @@ class Filter {
       }
       case kLengthDelimited: {
         uint32_t len;
-        if (!ReadLength(&len)) return false;
+        if (!ReadLength(&len) || !Keep(len)) return false;
         AppendVarint(out, len);
         std::string bytes;
         if (!in_->ReadString(&bytes, static_cast<int>(len))) return Fail("truncated file");
@@ -152,7 +176,10 @@ class Filter {
   }
 
   bool Graph(std::string* out, int depth) {
-    if (depth > kMaxGraphDepth) return Fail("subgraphs nested deeper than 32 levels");
+    const int max_depth = std::min(kMaxGraphDepth, limits_.max_graph_depth);
+    if (depth > max_depth) {
+      return Fail("subgraphs nested deeper than " + std::to_string(max_depth) + " levels", LoadFailure::kTooDeep);
+    }
     while (uint32_t tag = in_->ReadTag()) {
       uint32_t field = tag >> 3;
       bool ld = WireType(tag) == kLengthDelimited;
@@ -172,6 +199,14 @@ class Filter {
   }
 
   bool Node(std::string* out, int depth) {
+    ++nodes_;
+    if (limits_.max_nodes > 0 && nodes_ > limits_.max_nodes) {
+      return Fail("graph too large: more than " + std::to_string(limits_.max_nodes) + " nodes, counting subgraphs",
+                  LoadFailure::kTooManyNodes);
+    }
+    if (nodes_ % 1024 == 0 && std::chrono::steady_clock::now() > limits_.deadline) {
+      return Fail("analysis time limit reached while reading the graph", LoadFailure::kTimeout);
+    }
     while (uint32_t tag = in_->ReadTag()) {
       bool ok = (tag >> 3) == node::kAttribute && WireType(tag) == kLengthDelimited
                     ? Nested(tag, out, [&](std::string* o) { return Attribute(o, depth); })
@@ -231,7 +266,7 @@ class Filter {
           AppendVarint(out, tag);
           AppendVarint(out, len);
           std::string bytes;
-          ok = in_->ReadString(&bytes, static_cast<int>(len)) || Fail("truncated file");
+          ok = (in_->ReadString(&bytes, static_cast<int>(len)) || Fail("truncated file")) && Keep(bytes.size());
           out->append(bytes);
         }
       } else if (static_cast<int64_t>(unpacked.size()) > kMaxKeptTensorDataBytes) {
@@ -247,51 +282,74 @@ class Filter {
 
   CodedInputStream* in_;
   int64_t total_;
+  WireLimits limits_;
+  int64_t nodes_ = 0;  // nodes entered, in every graph
+  int64_t kept_ = 0;   // bytes copied to the output (tags and values)
   std::string error_;
+  LoadFailure failure_ = LoadFailure::kNone;
 };
 
-Result<std::string> Run(google::protobuf::io::ZeroCopyInputStream* stream, int64_t size) {
+Result<std::string> Run(google::protobuf::io::ZeroCopyInputStream* stream, int64_t size, const WireLimits& limits,
+                        LoadFailure* why) {
+  LoadFailure ignored;
+  if (!why) why = &ignored;
+  *why = LoadFailure::kNotAModel;
   if (size == 0) return Status::Error("empty file");
   if (size >= INT_MAX) return Status::Error("file larger than the 2 GiB protobuf limit");
   CodedInputStream in(stream);
   in.SetTotalBytesLimit(INT_MAX);
-  Filter f(&in, size);
+  Filter f(&in, size, limits);
   std::string out;
-  if (!f.Model(&out)) return Status::Error(f.error());
+  if (!f.Model(&out)) {
+    *why = f.failure();
+    return Status::Error(f.error());
+  }
   // A Skip past the end of a file (lseek) succeeds; catch truncation here.
   if (in.CurrentPosition() != size) return Status::Error("truncated file");
+  *why = LoadFailure::kNone;
   return out;
 }
 
 }  // namespace
 
-Result<std::string> ReadModelBytesWithoutWeights(const std::string& path) {
+Result<std::string> ReadModelBytesWithoutWeights(const std::string& path, const WireLimits& limits,
+                                                 LoadFailure* why) {
+  if (why) *why = LoadFailure::kNotAModel;
   // O_NONBLOCK: opening a FIFO does not wait for a writer (it is then refused as not a
   // regular file); O_NOCTTY: a terminal is not adopted.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return Status::Error(std::string("cannot open: ") + std::strerror(errno));
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  Result<std::string> r = ReadModelBytesWithoutWeightsFromFd(fd);
+  Result<std::string> r = ReadModelBytesWithoutWeightsFromFd(fd, limits, why);
+  ::close(fd);
+  return r;
+}
   ::close(fd);
   return r;
 }
 
-Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd) {
+Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd, const WireLimits& limits, LoadFailure* why) {
+  if (why) *why = LoadFailure::kNotAModel;
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Status::Error("not a regular file");
   google::protobuf::io::FileInputStream stream(fd);
-  Result<std::string> r = Run(&stream, st.st_size);
-  if (stream.GetErrno() != 0) r = Status::Error(std::string("read error: ") + std::strerror(stream.GetErrno()));
+  Result<std::string> r = Run(&stream, st.st_size, limits, why);
+  if (stream.GetErrno() != 0) {
+    if (why) *why = LoadFailure::kNotAModel;
+    r = Status::Error(std::string("read error: ") + std::strerror(stream.GetErrno()));
+  }
   return r;
 }
 
-Result<std::string> FilterModelBytesWithoutWeights(std::string_view bytes) {
+Result<std::string> FilterModelBytesWithoutWeights(std::string_view bytes, const WireLimits& limits,
+                                                   LoadFailure* why) {
+  if (why) *why = LoadFailure::kNotAModel;
   if (bytes.size() >= static_cast<size_t>(INT_MAX)) {
     return Status::Error("file larger than the 2 GiB protobuf limit");
   }
   google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
-  return Run(&stream, static_cast<int64_t>(bytes.size()));
+  return Run(&stream, static_cast<int64_t>(bytes.size()), limits, why);
 }
 
 }  // namespace gpucast

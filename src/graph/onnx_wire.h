@@ -9,10 +9,12 @@
 // dropped. External data files are never opened.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "graph/load_limits.h"
 #include "util/status.h"
 
 namespace gpucast {
@@ -20,15 +22,31 @@ namespace gpucast {
 // Tensor payload fields larger than this (bytes on the wire) are skipped.
 inline constexpr int64_t kMaxKeptTensorDataBytes = 4096;
 
+// What the filter checks while it walks the model (load_limits.h): nodes
+// counted in every graph and subgraph, subgraph nesting, the bytes kept, and
+// a deadline; the walk stops at the first one passed, so a hostile file costs
+// at most these, however large it is. 0 = no limit on nodes / bytes.
+struct WireLimits {
+  int64_t max_nodes = 0;
+  int max_graph_depth = 32;
+  int64_t max_kept_bytes = 0;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
 // Returns the filtered serialized ModelProto of the file at `path`. Error
-// messages carry no file prefix ("truncated file", "empty file", ...). Anything but a
-// regular file (a FIFO, device, socket, directory) is "not a regular file", at once:
-// the open does not block.
-Result<std::string> ReadModelBytesWithoutWeights(const std::string& path);
+// messages carry no file prefix ("truncated file", "empty file", "more than
+// 50000 nodes, counting subgraphs", ...); *why (if given) says which kind:
+// kNotAModel, or the limit passed. Anything but a regular file (a FIFO,
+// device, socket, directory) is "not a regular file", at once: the open does
+// not block.
+Result<std::string> ReadModelBytesWithoutWeights(const std::string& path, const WireLimits& limits = {},
+                                                 LoadFailure* why = nullptr);
 // Same, from an open regular file (read from its current offset; not closed).
-Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd);
+Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd, const WireLimits& limits = {},
+                                                       LoadFailure* why = nullptr);
 
 // Same for bytes in memory.
-Result<std::string> FilterModelBytesWithoutWeights(std::string_view bytes);
+Result<std::string> FilterModelBytesWithoutWeights(std::string_view bytes, const WireLimits& limits = {},
+                                                   LoadFailure* why = nullptr);
 
 }  // namespace gpucast

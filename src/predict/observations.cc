@@ -70,8 +70,10 @@ Status ParseStoredSpec(const std::string& text, ObservedJob* j) {
   if (s.contains("attrs")) {
     if (!s["attrs"].is_object()) return Status::Error("spec attrs");
     for (const auto& [k, v] : s["attrs"].items()) {
+      // The service stores attrs typed (service/job.cc): integers, 0/1, loader_ms_per_sample a number.
       std::string value = v.is_boolean()          ? (v.get<bool>() ? "1" : "0")
                           : v.is_number_integer() ? std::to_string(v.get<int64_t>())
+                          : v.is_number()         ? v.dump()
                           : v.is_string()         ? v.get<std::string>()
                                                   : "?";
       RETURN_IF_ERROR(ParseJobAttr(k + "=" + value, &j->attrs));

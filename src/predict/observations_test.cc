@@ -74,8 +74,9 @@ TEST_F(ObservationsTest, OneEntryPerJobAndGpuWithTheSampleWeightedMean) {
   const std::string sha(64, 'a');
   {
     ObservedDb db(db_);
-    int64_t a = db.AddJob({{"model", vgg}, {"batch", 64}, {"amp", true}, {"attrs", {{"loader_workers", 2}}},
-                           {"dims", json::object()}});
+    // As the service stores it (service/job.cc SpecToStoredJson): attrs typed, a number among them.
+    int64_t a = db.AddJob({{"model", vgg}, {"model_name", "vgg.onnx"}, {"batch", 64}, {"amp", true},
+                           {"attrs", {{"loader_workers", 2}, {"loader_ms_per_sample", 14.5}}}, {"dims", json::object()}});
     int64_t b = db.AddJob({{"model", std::string(kUploadModelPrefix) + sha}, {"batch", 8}});
     db.AddJob({{"model", vgg}, {"batch", 1}});  // never observed
     db.Observe(a, 20, 1);
@@ -99,6 +100,7 @@ TEST_F(ObservationsTest, OneEntryPerJobAndGpuWithTheSampleWeightedMean) {
   EXPECT_EQ(a0.batch, 64);
   EXPECT_TRUE(a0.amp);
   EXPECT_EQ(a0.attrs.loader_workers, 2);
+  EXPECT_EQ(a0.attrs.loader_ms_per_sample, 14.5);
   EXPECT_EQ(a0.graph_file, vgg);
   EXPECT_EQ((*jobs)[1].gpu, "A100");
   EXPECT_DOUBLE_EQ((*jobs)[1].util, 90);

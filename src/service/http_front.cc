@@ -33,8 +33,9 @@ constexpr size_t kMaxChunkLine = 1024;
 constexpr size_t kKeepAliveMax = 1000;  // requests per connection
 constexpr double kLingerS = 2;          // reading and discarding after a refusal, so the client sees it
 
+// RFC 9110 token characters (strchr alone would match the NUL terminator).
 bool IsTchar(unsigned char c) {
-  return std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+  return std::isalnum(c) || (c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr);
 }
 
 std::string Lower(std::string_view s) {
@@ -162,6 +163,7 @@ RequestFramer::State RequestFramer::ParseHead(size_t head_len) {
   keep_alive_ = true;
   want_continue_ = continue_sent_ = false;
   head_out_.clear();
+  head_parsed_ = false;
   body_.clear();
   // Request line.
   size_t eol = head.find("\r\n");
@@ -214,6 +216,7 @@ RequestFramer::State RequestFramer::ParseHead(size_t head_len) {
     std::string_view value = Trim(field.substr(colon + 1));
     for (char ch : value) {
       unsigned char c = static_cast<unsigned char>(ch);
+      // HTAB is field whitespace (RFC 9110 5.5); every other control byte is refused.
       if ((c < 0x20 && c != '\t') || c == 0x7F) {
         return Fail(400, "header '" + std::string(name) + "': control byte in the value");
       }
@@ -263,6 +266,8 @@ RequestFramer::State RequestFramer::ParseHead(size_t head_len) {
   if (have_length && have_te) return Fail(400, "both Content-Length and Transfer-Encoding");
   if (have_te && http10) return Fail(400, "Transfer-Encoding in an HTTP/1.0 request");
 
+  // The head is whole: admission may judge it even if the body is refused for its size.
+  head_parsed_ = true;
   const bool upload = content_type.rfind("application/octet-stream", 0) == 0;
   body_limit_ = upload ? limits_.max_body_bytes : std::min(limits_.max_body_bytes, limits_.max_json_body_bytes);
   auto too_large = [&] {
@@ -284,6 +289,7 @@ RequestFramer::State RequestFramer::ParseHead(size_t head_len) {
   } else {
     phase_ = Phase::kDone;
   }
+  body_expected_ = phase_ != Phase::kDone;
   if (phase_ == Phase::kDone) want_continue_ = false;
   in_.erase(0, head_len + 4);
   return State::kNeedMore;
@@ -303,6 +309,16 @@ RequestFramer::State RequestFramer::Parse() {
           started_ = true;
         }
         size_t end = in_.find("\r\n\r\n");
+        // Every byte of the head so far (each once): a bare LF or CR is
+        // refused now, not after a read timeout waiting for CRLFCRLF.
+        const size_t stop = std::min(end == std::string::npos ? in_.size() : end + 2, limits_.max_header_bytes);
+        for (size_t i = scanned_; i < stop; ++i) {
+          const bool bare_cr = in_[i] == '\r' && i + 1 < in_.size() && in_[i + 1] != '\n';
+          const bool bare_lf = in_[i] == '\n' && (i == 0 || in_[i - 1] != '\r');
+          if (bare_cr || bare_lf) return Fail(400, "bare CR or LF in the request head: lines end with CRLF");
+          if (in_[i] == '\r' && i + 1 == in_.size()) break;  // its LF may come next
+          scanned_ = i + 1;
+        }
         if (end == std::string::npos) {
           if (in_.size() > limits_.max_header_bytes) {
             return Fail(431, "request line and headers larger than " + std::to_string(limits_.max_header_bytes) + " bytes");
@@ -311,11 +327,6 @@ RequestFramer::State RequestFramer::Parse() {
         }
         if (end + 4 > limits_.max_header_bytes) {
           return Fail(431, "request line and headers larger than " + std::to_string(limits_.max_header_bytes) + " bytes");
-        }
-        for (size_t i = 0; i < end; ++i) {
-          if ((in_[i] == '\r' && in_[i + 1] != '\n') || (in_[i] == '\n' && (i == 0 || in_[i - 1] != '\r'))) {
-            return Fail(400, "bare CR or LF in the request head: lines end with CRLF");
-          }
         }
         State s = ParseHead(end);
         if (s == State::kError) return s;
@@ -400,7 +411,7 @@ RequestFramer::State RequestFramer::Parse() {
 }
 
 bool RequestFramer::TakeHeadForCheck(std::string* head) {
-  if (head_checked_ || phase_ == Phase::kHead || phase_ == Phase::kFailed) return false;
+  if (head_checked_ || !head_parsed_) return false;
   head_checked_ = true;
   *head = head_out_;
   return true;
@@ -417,6 +428,9 @@ std::string RequestFramer::TakeRequest() {
   started_ = false;
   want_continue_ = continue_sent_ = false;
   head_checked_ = false;
+  head_parsed_ = false;
+  body_expected_ = false;
+  scanned_ = 0;
   remaining_ = 0;
   return out;
 }
@@ -814,8 +828,10 @@ void HttpFront::Advance(Conn& c) {
   RequestFramer::State s = c.framer.Parse();
   if (c.framer.started() && c.request_start == 0) c.request_start = Now();
   std::string head;
-  if (s != RequestFramer::State::kError && head_check_ && c.framer.TakeHeadForCheck(&head)) {
-    std::string refusal = head_check_(WithClientCert(std::move(head), c.peer));
+  // Admission first, also for a head whose body is refused for its size: the
+  // client learns the route's own answer (405, 401...), and no body is read.
+  if (head_check_ && c.framer.TakeHeadForCheck(&head)) {
+    std::string refusal = head_check_(WithClientCert(std::move(head), c.peer), c.framer.body_expected());
     if (!refusal.empty()) {
       StartReply(c, std::move(refusal), true);
       return;

@@ -13,7 +13,9 @@
 // message, everything it does not accept: conflicting Content-Length headers,
 // Content-Length with Transfer-Encoding, transfer codings other than chunked,
 // bodies over the limit (also chunked ones), header sections over the limit,
-// control bytes or invalid UTF-8 in header values.
+// control bytes (NUL included) in header names and values, invalid UTF-8 in
+// values, a bare LF or CR anywhere in the head (refused as soon as it
+// arrives, not when the head would end).
 #pragma once
 
 #include <atomic>
@@ -68,9 +70,11 @@ class RequestFramer {
   void ContinueSent() { continue_sent_ = true; }
   // Once per request, as soon as its head is parsed and before its body is
   // read: true and the normalized head (request line and headers). The
-  // front checks it (the token) so that a refused client's body is never
+  // front checks it (admission) so that a refused client's body is never
   // buffered.
   bool TakeHeadForCheck(std::string* head);
+  // After the head: whether a body follows (Content-Length > 0 or chunked).
+  bool body_expected() const { return body_expected_; }
   // After kComplete: the normalized request; the framer is then ready for
   // the next request on the connection (bytes after this one stay buffered).
   std::string TakeRequest();
@@ -93,7 +97,10 @@ class RequestFramer {
   bool started_ = false;
   bool want_continue_ = false, continue_sent_ = false;
   bool head_checked_ = false;
+  bool head_parsed_ = false;  // the current request's head is whole (head_out_ holds it)
+  bool body_expected_ = false;
   bool keep_alive_ = true;
+  size_t scanned_ = 0;  // bytes of the head checked for bare CR/LF so far
   std::string head_out_;  // normalized request line + headers (without Content-Length)
   std::string body_;
   size_t body_limit_ = 0;
@@ -125,9 +132,10 @@ class HttpFront {
   // Called (from the event loop) for each response the front makes itself
   // (408, 413, 431, 400, 503, ...), for metrics.
   using Observer = std::function<void(int status)>;
-  // Called (from the event loop) with a request's head before its body is
-  // read; a non-empty return is sent as the reply and the connection closed.
-  using HeadCheck = std::function<std::string(const std::string& head)>;
+  // Called (from the event loop) with a request's head, and whether a body
+  // follows, before its body is read; a non-empty return is sent as the
+  // reply and the connection closed.
+  using HeadCheck = std::function<std::string(const std::string& head, bool has_body)>;
 
   HttpFront(const FrontLimits& limits, Handler handler, Observer observer, HeadCheck head_check = nullptr);
   ~HttpFront();

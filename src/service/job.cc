@@ -1,5 +1,6 @@
 #include "service/job.h"
 
+#include <cassert>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -7,71 +8,6 @@
 namespace gpucast::service {
 
 using nlohmann::json;
-
-namespace {
-
-constexpr int64_t kMaxBatch = int64_t{1} << 24;
-constexpr int64_t kMaxGpus = 1024;
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-
-Status FieldError(const std::string& field, const std::string& want) {
-  return Status::Error("field '" + field + "': want " + want);
-}
-
-Result<int64_t> IntField(const json& v, const std::string& field, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer()) return FieldError(field, "an integer");
-  int64_t x = v.get<int64_t>();
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) x = hi + 1;
-  if (x < lo || x > hi) {
-    return FieldError(field, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                                 "], got " + v.dump());
-  }
-  return x;
-}
-
-// "models": [{"path": P, "repeat": R}, ...] -> parts (distinct paths, R in
-// (0, kMaxModelRepeat], default 1).
-Result<std::vector<ModelPart>> ParseModelParts(const json& v) {
-  if (!v.is_array() || v.empty() || v.size() > kMaxModelParts) {
-    return FieldError("models", "an array of 1 to " + std::to_string(kMaxModelParts) +
-                                    " objects {\"path\": FILE, \"repeat\": PASSES}");
-  }
-  std::vector<ModelPart> parts;
-  for (size_t i = 0; i < v.size(); ++i) {
-    const std::string field = "models[" + std::to_string(i) + "]";
-    const json& e = v[i];
-    if (!e.is_object()) return FieldError(field, "an object {\"path\": FILE, \"repeat\": PASSES}");
-    ModelPart part;
-    bool have_path = false;
-    for (const auto& [k, x] : e.items()) {
-      if (k == "path") {
-        if (!x.is_string() || x.get<std::string>().empty()) return FieldError(field + ".path", "a non-empty path string");
-        part.path = x.get<std::string>();
-        have_path = true;
-      } else if (k == "repeat") {
-        if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() <= 0 ||
-            x.get<double>() > kMaxModelRepeat) {
-          return FieldError(field + ".repeat", "forward+backward passes per step, a number in (0, " +
-                                                   std::to_string(static_cast<int>(kMaxModelRepeat)) + "]");
-        }
-        part.repeat = x.get<double>();
-      } else {
-        return Status::Error(field + ": unknown field '" + k.substr(0, 64) + "' (known: path, repeat)");
-      }
-    }
-    if (!have_path) return FieldError(field + ".path", "a path (missing)");
-    for (const ModelPart& seen : parts) {
-      if (seen.path == part.path) {
-        return Status::Error(field + ": path '" + part.path.substr(0, 256) +
-                             "' is listed twice (give one entry with the total repeat)");
-      }
-    }
-    parts.push_back(std::move(part));
-  }
-  return parts;
-}
-
-}  // namespace
 
 const char* JobStateName(JobState s) {
   switch (s) {
@@ -102,119 +38,130 @@ JobAttrs JobSpec::TypedAttrs() const {
 
 std::vector<ModelPart> JobSpec::Parts() const {
   if (!models.empty()) return models;
-  return {ModelPart{model, 1}};
+  return {ModelPart{model, model_name.empty() ? model : model_name, 1}};
 }
 
-Status AddAttr(const std::string& key, const std::string& value, JobSpec* spec) {
-  JobAttrs scratch;
-  Status st = ParseJobAttr(key + "=" + value, &scratch);
-  if (!st.ok()) return Status::Error("attrs: " + st.message());
-  spec->attrs[key] = value;
-  return Status::Ok();
-}
+namespace {
 
-Result<JobSpec> ParseSpecJson(const std::string& body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    // Without the library's "[json.exception.parse_error.101] " prefix.
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
-      what = what.substr(what.find("] ") + 2);
-    }
-    return Status::Error("malformed JSON: " + what);
-  }
-  if (!j.is_object()) return Status::Error("request body: want a JSON object");
-  JobSpec spec;
-  bool have_model = false, have_models = false;
-  for (const auto& [key, v] : j.items()) {
-    if (key == "model") {
-      if (!v.is_string() || v.get<std::string>().empty()) return FieldError("model", "a non-empty path string");
-      spec.model = v.get<std::string>();
-      have_model = true;
-    } else if (key == "models") {
-      ASSIGN_OR_RETURN(spec.models, ParseModelParts(v));
-      have_models = true;
-    } else if (key == "batch") {
-      ASSIGN_OR_RETURN(spec.batch, IntField(v, "batch", 1, kMaxBatch));
-    } else if (key == "gpus") {
-      ASSIGN_OR_RETURN(spec.gpus, IntField(v, "gpus", 1, kMaxGpus));
-    } else if (key == "amp") {
-      if (!v.is_boolean()) return FieldError("amp", "true or false");
-      spec.amp = v.get<bool>();
-    } else if (key == "name") {
-      if (!v.is_string()) return FieldError("name", "a string");
-      spec.name = v.get<std::string>();
-      if (spec.name.size() > 256) return FieldError("name", "at most 256 bytes");
-    } else if (key == "attrs") {
-      if (!v.is_object()) return FieldError("attrs", "an object");
-      for (const auto& [ak, av] : v.items()) {
-        std::string s;
-        if (av.is_boolean()) {
-          s = av.get<bool>() ? "1" : "0";
-        } else if (av.is_number_integer()) {
-          s = std::to_string(av.get<int64_t>());
-        } else if (av.is_string()) {
-          s = av.get<std::string>();
-        } else {
-          return Status::Error("attrs: key '" + ak + "': want an integer, a boolean or a string");
-        }
-        RETURN_IF_ERROR(AddAttr(ak, s, &spec));
-      }
-    } else if (key == "dims") {
-      if (!v.is_object()) return FieldError("dims", "an object of name: integer");
-      for (const auto& [dk, dv] : v.items()) {
-        ASSIGN_OR_RETURN(spec.dims[dk], IntField(dv, "dims." + dk, 1, kMaxDim));
-      }
-    } else if (key == "mem_mib") {
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
-          v.get<double>() > 1e9) {
-        return FieldError("mem_mib", "a number of MiB in [0, 1e9]");
-      }
-      spec.mem_mib = v.get<double>();
-    } else if (key == "duration_s") {
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
-        return FieldError("duration_s", "a number >= 0");
-      }
-      spec.duration_s = v.get<double>();
-    } else {
-      return Status::Error("unknown field '" + key +
-                           "' (known: model, models, batch, amp, gpus, name, attrs, dims, mem_mib, duration_s)");
-    }
-  }
-  if (have_model && have_models) {
-    return Status::Error("fields 'model' and 'models': give one (models lists every network of the job)");
-  }
-  if (!have_model && !have_models) {
-    return Status::Error("field 'model': missing (path of an ONNX file, or 'models': [{\"path\", \"repeat\"}...])");
-  }
-  if (have_models) {
-    spec.model = spec.models[0].path;
-    // One network run once per step is a plain job: one stored form.
-    if (spec.models.size() == 1 && spec.models[0].repeat == 1) spec.models.clear();
-  }
-  return spec;
-}
-
-json SpecToJson(const JobSpec& spec) {
-  json j = {{"batch", spec.batch}, {"amp", spec.amp},  {"gpus", spec.gpus},
+// The fields both forms share, attrs typed.
+json CommonJson(const JobSpec& spec) {
+  json j = {{"batch", spec.batch}, {"amp", spec.amp},  {"gpus", spec.gpus}, {"gpu", spec.gpu},
             {"name", spec.name},   {"attrs", json::object()}, {"dims", json::object()}};
-  if (spec.models.empty()) {
-    j["model"] = spec.model;
-  } else {
-    j["models"] = json::array();
-    for (const ModelPart& p : spec.models) j["models"].push_back({{"path", p.path}, {"repeat", p.repeat}});
-  }
-  // Typed as the API takes them: loader_workers an integer, the flags 0/1.
   const JobAttrs a = spec.TypedAttrs();
   if (a.loader_workers) j["attrs"]["loader_workers"] = *a.loader_workers;
   if (a.data_on_gpu) j["attrs"]["data_on_gpu"] = *a.data_on_gpu ? 1 : 0;
   if (a.rl_env) j["attrs"]["rl_env"] = *a.rl_env ? 1 : 0;
+  if (a.loader_ms_per_sample) j["attrs"]["loader_ms_per_sample"] = *a.loader_ms_per_sample;
+  if (a.env_steps_per_update) j["attrs"]["env_steps_per_update"] = *a.env_steps_per_update;
   for (const auto& [k, v] : spec.dims) j["dims"][k] = v;
   if (spec.duration_s) j["duration_s"] = *spec.duration_s;
   if (spec.mem_mib > 0) j["mem_mib"] = spec.mem_mib;
   return j;
+}
+
+Status StoredError(const std::string& field) { return Status::Error("stored job spec: bad field '" + field + "'"); }
+
+}  // namespace
+
+json SpecToJson(const JobSpec& spec) {
+  json j = CommonJson(spec);
+  if (spec.models.empty()) {
+    j["model"] = spec.model_name.empty() ? spec.model : spec.model_name;
+  } else {
+    j["models"] = json::array();
+    for (const ModelPart& p : spec.models) {
+      j["models"].push_back({{"path", p.name.empty() ? p.path : p.name}, {"repeat", p.repeat}});
+    }
+  }
+  return j;
+}
+
+json SpecToStoredJson(const JobSpec& spec) {
+  json j = CommonJson(spec);
+  if (spec.models.empty()) {
+    j["model"] = spec.model;
+    j["model_name"] = spec.model_name.empty() ? spec.model : spec.model_name;
+  } else {
+    j["models"] = json::array();
+    for (const ModelPart& p : spec.models) {
+      j["models"].push_back({{"path", p.path}, {"name", p.name.empty() ? p.path : p.name}, {"repeat", p.repeat}});
+    }
+  }
+  return j;
+}
+
+Result<JobSpec> SpecFromStoredJson(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return Status::Error("stored job spec: not a JSON object");
+  JobSpec s;
+  auto str = [&](const char* k, std::string* out) -> Status {
+    if (!j.contains(k)) return Status::Ok();
+    if (!j[k].is_string()) return StoredError(k);
+    *out = j[k].get<std::string>();
+    return Status::Ok();
+  };
+  if (j.contains("models")) {
+    if (!j["models"].is_array() || j["models"].empty()) return StoredError("models");
+    for (const json& m : j["models"]) {
+      if (!m.is_object() || !m.contains("path") || !m["path"].is_string() || !m.contains("repeat") ||
+          !m["repeat"].is_number()) {
+        return StoredError("models");
+      }
+      ModelPart p{m["path"].get<std::string>(), m["path"].get<std::string>(), m["repeat"].get<double>()};
+      if (m.contains("name") && m["name"].is_string()) p.name = m["name"].get<std::string>();
+      s.models.push_back(std::move(p));
+    }
+    s.model = s.models[0].path;
+    s.model_name = s.models[0].name;
+  } else {
+    RETURN_IF_ERROR(str("model", &s.model));
+    if (s.model.empty()) return StoredError("model");
+    s.model_name = s.model;
+    RETURN_IF_ERROR(str("model_name", &s.model_name));
+  }
+  if (j.contains("batch")) {
+    if (!j["batch"].is_number_integer() || j["batch"].get<int64_t>() < 1) return StoredError("batch");
+    s.batch = j["batch"].get<int64_t>();
+  }
+  if (j.contains("gpus")) {
+    if (!j["gpus"].is_number_integer() || j["gpus"].get<int64_t>() < 1) return StoredError("gpus");
+    s.gpus = j["gpus"].get<int64_t>();
+  }
+  if (j.contains("amp")) {
+    if (!j["amp"].is_boolean()) return StoredError("amp");
+    s.amp = j["amp"].get<bool>();
+  }
+  RETURN_IF_ERROR(str("gpu", &s.gpu));
+  RETURN_IF_ERROR(str("name", &s.name));
+  if (j.contains("attrs")) {
+    if (!j["attrs"].is_object()) return StoredError("attrs");
+    for (const auto& [k, v] : j["attrs"].items()) {
+      std::string value = v.is_boolean()          ? (v.get<bool>() ? "1" : "0")
+                          : v.is_number_integer() ? std::to_string(v.get<int64_t>())
+                          : v.is_number()         ? v.dump()
+                          : v.is_string()         ? v.get<std::string>()
+                                                  : "?";
+      JobAttrs scratch;
+      if (!ParseJobAttr(k + "=" + value, &scratch).ok()) return StoredError("attrs." + k);
+      s.attrs[k] = value;
+    }
+  }
+  if (j.contains("dims")) {
+    if (!j["dims"].is_object()) return StoredError("dims");
+    for (const auto& [k, v] : j["dims"].items()) {
+      if (!v.is_number_integer()) return StoredError("dims." + k);
+      s.dims[k] = v.get<int64_t>();
+    }
+  }
+  if (j.contains("duration_s")) {
+    if (!j["duration_s"].is_number()) return StoredError("duration_s");
+    s.duration_s = j["duration_s"].get<double>();
+  }
+  if (j.contains("mem_mib")) {
+    if (!j["mem_mib"].is_number()) return StoredError("mem_mib");
+    s.mem_mib = j["mem_mib"].get<double>();
+  }
+  return s;
 }
 
 json JobToJson(const Job& job) {

@@ -1,5 +1,6 @@
 // A job submitted to the service: what the user asked for, what gpucast
-// predicted, and where the scheduling loop put it.
+// predicted, and where the scheduling loop put it. How a request becomes a
+// JobSpec: request.h.
 #pragma once
 
 #include <cstdint>
@@ -26,43 +27,43 @@ std::optional<JobState> ParseJobState(const std::string& s);  // nullopt if unkn
 // fraction averages over steps: 0.5 = every second step) and is updated once
 // per step it runs in (cost/job_cost.h StepReport). GAN: G repeat 1, D 2.
 struct ModelPart {
-  std::string path;   // as for JobSpec::model
-  double repeat = 1;  // in (0, kMaxRepeat]
+  std::string path;   // the file the service reads (as for JobSpec::model)
+  std::string name;   // as the client named it (replies show this, never `path`)
+  double repeat = 1;  // in (0, kMaxModelRepeat]
 };
 
 inline constexpr double kMaxModelRepeat = 1000;
 inline constexpr size_t kMaxModelParts = 16;
+// Prefix of JobSpec::model for an uploaded graph ("upload:sha256:<hex>").
+inline constexpr const char* kUploadPrefix = "upload:sha256:";
 
 // The part of a submission that determines a prediction (POST /v1/jobs and
 // POST /v1/predict take the same fields).
 struct JobSpec {
-  std::string model;                     // path of the ONNX file the service reads (the first network)
+  // The first network's file as the service reads it: its canonical path
+  // once opened (under a model root, or as the deputy's user), or
+  // kUploadPrefix + sha256. Stored, never shown to clients.
+  std::string model;
+  std::string model_name;                // the first network as the client named it
   // Every network of a job given as "models" (model == models[0].path, at
   // least 2 entries or one with repeat != 1, distinct paths); empty for a
   // job of one network given as "model".
   std::vector<ModelPart> models;
-  int64_t batch = 1;                     // >= 1
+  int64_t batch = 1;                     // >= 1 (a request must give it)
   bool amp = false;
   int64_t gpus = 1;                      // GPUs requested, >= 1
+  std::string gpu;                       // GPU type predicted for (canonical spec-table name)
   std::string name;                      // free text, may be empty
-  std::map<std::string, std::string> attrs;  // validated by ParseJobAttr ("loader_workers" -> "2")
+  std::map<std::string, std::string> attrs;  // canonical text, validated by ParseJobAttr ("loader_workers" -> "2")
   std::map<std::string, int64_t> dims;       // symbolic dims (seq_len -> 384)
   std::optional<double> duration_s;      // seconds the job runs once placed; unset: until cancelled
   double mem_mib = 0;                    // GPU memory per GPU the job needs, MiB; 0 = not stated
 
-  // Typed attributes; REQUIRES: attrs were validated (ParseSpecJson does).
+  // Typed attributes; REQUIRES: attrs were validated (request.cc does).
   JobAttrs TypedAttrs() const;
-  // The job's networks: `models`, or {model, 1} for a single-network job.
+  // The job's networks: `models`, or {model, model_name, 1} for a single-network job.
   std::vector<ModelPart> Parts() const;
 };
-
-// Parses a JSON submission. Unknown top-level fields, wrong types and values
-// out of range are errors naming the field ("field 'batch': want an integer >= 1").
-Result<JobSpec> ParseSpecJson(const std::string& body);
-
-// Parses one attribute value from JSON or a query string into its canonical
-// string form and validates it with the features layer's ParseJobAttr.
-Status AddAttr(const std::string& key, const std::string& value, JobSpec* spec);
 
 struct Prediction {
   double util = 0;     // predicted mean GPU utilization, percent 0..100
@@ -84,7 +85,19 @@ struct Job {
   std::string request_digest;           // digest of the request, to detect key reuse
 };
 
-nlohmann::json JobToJson(const Job& job);
+// What a client sees: the models by the names it gave, attrs typed as the
+// API takes them (loader_workers an integer, the flags 0/1, loader_ms_per_sample
+// a number).
 nlohmann::json SpecToJson(const JobSpec& spec);
+nlohmann::json JobToJson(const Job& job);
+
+// What the store keeps (and `gpucast train --observations` reads,
+// predict/observations.cc): SpecToJson with the files the service read
+// ("model", "models[].path") and the client's names beside them
+// ("model_name", "models[].name").
+nlohmann::json SpecToStoredJson(const JobSpec& spec);
+// Reads SpecToStoredJson's text back; rows written before names and gpu
+// were stored get name = path and gpu "". Errors name the field.
+Result<JobSpec> SpecFromStoredJson(const std::string& text);
 
 }  // namespace gpucast::service

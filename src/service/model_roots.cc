@@ -2,8 +2,12 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <filesystem>
 
 #include <cerrno>
 #include <cstdlib>
@@ -25,6 +29,36 @@ std::string RealPath(const std::string& p) {
 }
 
 }  // namespace
+
+bool OnPseudoFilesystem(int fd) {
+  struct statfs fs;
+  if (::fstatfs(fd, &fs) != 0) return true;  // unknown: not a model
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case PROC_SUPER_MAGIC:
+    case SYSFS_MAGIC:
+    case DEBUGFS_MAGIC:
+    case TRACEFS_MAGIC:
+    case SECURITYFS_MAGIC:
+    case CGROUP_SUPER_MAGIC:
+    case CGROUP2_SUPER_MAGIC:
+    case BPF_FS_MAGIC:
+    case PSTOREFS_MAGIC:
+    case EFIVARFS_MAGIC:
+    case 0x62656570:  // configfs
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsSystemPath(const std::string& p) {
+  const std::string n = std::filesystem::path(p).lexically_normal().string();
+  for (const char* top : {"/proc", "/sys", "/dev"}) {
+    const size_t len = std::char_traits<char>::length(top);
+    if (n.compare(0, len, top) == 0 && (n.size() == len || n[len] == '/')) return true;
+  }
+  return false;
+}
 
 UniqueFd::~UniqueFd() {
   if (fd_ >= 0) ::close(fd_);
@@ -78,13 +112,13 @@ Result<OpenedModel> ModelRoots::Open(const std::string& client_path) const {
   }
   for (const std::string& cand : candidates) {
     const std::string canonical = RealPath(cand);
-    if (canonical.empty() || !Under(canonical)) continue;
+    if (canonical.empty() || !Under(canonical) || IsSystemPath(canonical)) continue;
     // O_NOFOLLOW: a symlink swapped in after realpath is not followed;
     // O_NONBLOCK: a FIFO swapped in does not block the open.
     UniqueFd fd(::open(canonical.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (fd.get() < 0) continue;
     struct stat sb;
-    if (::fstat(fd.get(), &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+    if (::fstat(fd.get(), &sb) != 0 || !S_ISREG(sb.st_mode) || OnPseudoFilesystem(fd.get())) continue;
     // Where the opened file really is: a directory renamed or swapped for a
     // symlink between realpath and open shows here.
     char buf[PATH_MAX + 1];

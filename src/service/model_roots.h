@@ -35,6 +35,15 @@ struct OpenedModel {
   std::string path;  // its canonical path (under a root)
 };
 
+// Whether `fd` is on a kernel pseudo filesystem (proc, sysfs, debugfs,
+// tracefs, securityfs, cgroup, configfs, bpf, pstore, efivarfs): its "files"
+// are not models, and reading them for a client would show the service's own
+// state. Both ModelRoots and OpenAsUser refuse them.
+bool OnPseudoFilesystem(int fd);
+// Whether the absolute path `p` names /proc, /sys or /dev or something
+// under them (lexically, after "." and ".." are folded away).
+bool IsSystemPath(const std::string& p);
+
 class ModelRoots {
  public:
   // Each root is resolved (realpath) and must be a directory. No roots: every

@@ -76,9 +76,10 @@ Result<Observation> ParseObservationJson(const std::string& body) {
       o.source = v.get<std::string>();
       have_source = true;
     } else if (key == "samples") {
-      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > (uint64_t{1} << 40)) ||
-          v.get<int64_t>() < 1 || v.get<int64_t>() > (int64_t{1} << 40)) {
-        return FieldError("samples", "an integer in [1, 2^40]");
+      if (!v.is_number_integer() ||
+          (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxSamplesPerObservation)) ||
+          v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxSamplesPerObservation) {
+        return FieldError("samples", "an integer in [1, " + std::to_string(kMaxSamplesPerObservation) + "]");
       }
       o.samples = v.get<int64_t>();
     } else if (key == "gpu") {
@@ -157,6 +158,37 @@ Result<std::unique_ptr<ObservationStore>> ObservationStore::Open(const std::stri
       std::string msg = err ? err : "unknown error";
       sqlite3_free(err);
       return Status::Error(db_path + ": observations table: idempotency index: " + msg);
+    }
+  }
+  // The per-job summary: created and filled from the rows once (a database
+  // from before it), then kept by Add.
+  {
+    bool have_summary = false;
+    Stmt t;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'observation_summary'",
+                           -1, &t.s, nullptr) == SQLITE_OK) {
+      have_summary = sqlite3_step(t.s) == SQLITE_ROW;
+    }
+    if (!have_summary) {
+      const char* sql =
+          "BEGIN IMMEDIATE;"
+          "CREATE TABLE IF NOT EXISTS observation_summary ("
+          "  job_id INTEGER PRIMARY KEY, util REAL NOT NULL, samples INTEGER NOT NULL,"
+          "  observations INTEGER NOT NULL, share_pct REAL, overuse INTEGER NOT NULL);"
+          "INSERT OR REPLACE INTO observation_summary "
+          "SELECT o.job_id, SUM(o.gpu_util * o.samples) / SUM(o.samples), SUM(o.samples), COUNT(*), "
+          "  (SELECT share_pct FROM observations p WHERE p.job_id = o.job_id AND p.share_pct IS NOT NULL "
+          "   ORDER BY p.id DESC LIMIT 1), "
+          "  MAX(o.share_pct IS NOT NULL AND o.gpu_util > o.share_pct + o.overuse_margin) "
+          "FROM observations o GROUP BY o.job_id;"
+          "COMMIT;";
+      char* err = nullptr;
+      if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : "unknown error";
+        sqlite3_free(err);
+        sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+        return Status::Error(db_path + ": observation_summary table: " + msg);
+      }
     }
   }
   Stmt st;
@@ -239,33 +271,82 @@ Result<AddOutcome> ObservationStore::Add(int64_t job_id, const Observation& o, d
       return out;
     }
   }
-  Stmt st;
-  const char* sql =
-      "INSERT INTO observations (job_id, gpu_util, samples, source, gpu, observed_at, idem_key, share_pct, "
-      "overuse_margin) VALUES (?,?,?,?,?,?,?,?,?)";
-  if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("insert observation");
-  sqlite3_bind_int64(st.s, 1, job_id);
-  sqlite3_bind_double(st.s, 2, o.gpu_util);
-  sqlite3_bind_int64(st.s, 3, o.samples);
-  sqlite3_bind_text(st.s, 4, o.source.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st.s, 5, o.gpu.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double(st.s, 6, now);
-  if (o.idem_key.empty()) {
-    sqlite3_bind_null(st.s, 7);
-  } else {
-    sqlite3_bind_text(st.s, 7, o.idem_key.c_str(), -1, SQLITE_TRANSIENT);
+  ASSIGN_OR_RETURN(std::optional<ObservedSummary> before, SummaryLocked(job_id));
+  const ObservedSummary prev = before.value_or(ObservedSummary());
+  if (prev.observations >= kMaxObservationsPerJob) {
+    out.kind = AddOutcome::kOverCap;
+    out.why = "job " + std::to_string(job_id) + " has " + std::to_string(prev.observations) +
+              " observations, the most one job may have";
+    return out;
   }
-  if (o.share_pct) {
-    sqlite3_bind_double(st.s, 8, *o.share_pct);
-    sqlite3_bind_double(st.s, 9, o.overuse_margin);
-  } else {
-    sqlite3_bind_null(st.s, 8);
-    sqlite3_bind_null(st.s, 9);
+  if (prev.samples + o.samples > kMaxSamplesPerJob) {
+    out.kind = AddOutcome::kOverCap;
+    out.why = "job " + std::to_string(job_id) + " has " + std::to_string(prev.samples) + " samples; " +
+              std::to_string(o.samples) + " more would pass the " + std::to_string(kMaxSamplesPerJob) +
+              " one job may have";
+    return out;
   }
-  // Autocommit: with synchronous=FULL the WAL is fsynced before step returns.
-  if (sqlite3_step(st.s) != SQLITE_DONE) return SqlError("insert observation");
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return SqlError("begin");
+  auto rollback = [&](const std::string& what) {
+    Status st = SqlError(what);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  };
+  {
+    Stmt st;
+    const char* sql =
+        "INSERT INTO observations (job_id, gpu_util, samples, source, gpu, observed_at, idem_key, share_pct, "
+        "overuse_margin) VALUES (?,?,?,?,?,?,?,?,?)";
+    if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return rollback("insert observation");
+    sqlite3_bind_int64(st.s, 1, job_id);
+    sqlite3_bind_double(st.s, 2, o.gpu_util);
+    sqlite3_bind_int64(st.s, 3, o.samples);
+    sqlite3_bind_text(st.s, 4, o.source.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.s, 5, o.gpu.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(st.s, 6, now);
+    if (o.idem_key.empty()) {
+      sqlite3_bind_null(st.s, 7);
+    } else {
+      sqlite3_bind_text(st.s, 7, o.idem_key.c_str(), -1, SQLITE_TRANSIENT);
+    }
+    if (o.share_pct) {
+      sqlite3_bind_double(st.s, 8, *o.share_pct);
+      sqlite3_bind_double(st.s, 9, o.overuse_margin);
+    } else {
+      sqlite3_bind_null(st.s, 8);
+      sqlite3_bind_null(st.s, 9);
+    }
+    if (sqlite3_step(st.s) != SQLITE_DONE) return rollback("insert observation");
+    out.row.id = sqlite3_last_insert_rowid(db_);
+  }
+  {
+    // The running mean: the new samples pull it by their share of the total.
+    ObservedSummary next = prev;
+    next.samples = prev.samples + o.samples;
+    next.util = prev.util + (o.gpu_util - prev.util) * static_cast<double>(o.samples) / static_cast<double>(next.samples);
+    next.observations = prev.observations + 1;
+    if (o.share_pct) next.share_pct = o.share_pct;
+    next.overuse = prev.overuse || o.Overuse();
+    Stmt st;
+    const char* sql =
+        "INSERT OR REPLACE INTO observation_summary (job_id, util, samples, observations, share_pct, overuse) "
+        "VALUES (?,?,?,?,?,?)";
+    if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return rollback("update summary");
+    sqlite3_bind_int64(st.s, 1, job_id);
+    sqlite3_bind_double(st.s, 2, next.util);
+    sqlite3_bind_int64(st.s, 3, next.samples);
+    sqlite3_bind_int64(st.s, 4, next.observations);
+    if (next.share_pct) {
+      sqlite3_bind_double(st.s, 5, *next.share_pct);
+    } else {
+      sqlite3_bind_null(st.s, 5);
+    }
+    sqlite3_bind_int(st.s, 6, next.overuse ? 1 : 0);
+    if (sqlite3_step(st.s) != SQLITE_DONE) return rollback("update summary");
+  }
+  // With synchronous=FULL the WAL is fsynced before COMMIT returns.
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return rollback("commit observation");
   out.kind = AddOutcome::kStored;
-  out.row.id = sqlite3_last_insert_rowid(db_);
   out.row.job_id = job_id;
   out.row.o = o;
   out.row.observed_at = now;
@@ -279,29 +360,30 @@ Result<std::optional<ObservedSummary>> ObservationStore::Summary(int64_t job_id)
   return std::optional<ObservedSummary>(it->second);
 }
 
+Result<std::optional<ObservedSummary>> ObservationStore::SummaryLocked(int64_t job_id) {
+  Stmt st;
+  const char* sql =
+      "SELECT util, samples, observations, share_pct, overuse FROM observation_summary WHERE job_id = ?";
+  if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("read observations");
+  sqlite3_bind_int64(st.s, 1, job_id);
+  int rc = sqlite3_step(st.s);
+  if (rc == SQLITE_DONE) return std::optional<ObservedSummary>();
+  if (rc != SQLITE_ROW) return SqlError("read observations");
+  ObservedSummary sum;
+  sum.util = sqlite3_column_double(st.s, 0);
+  sum.samples = sqlite3_column_int64(st.s, 1);
+  sum.observations = sqlite3_column_int64(st.s, 2);
+  if (sqlite3_column_type(st.s, 3) != SQLITE_NULL) sum.share_pct = sqlite3_column_double(st.s, 3);
+  sum.overuse = sqlite3_column_int64(st.s, 4) != 0;
+  return std::optional<ObservedSummary>(sum);
+}
+
 Result<std::map<int64_t, ObservedSummary>> ObservationStore::Summaries(const std::vector<int64_t>& ids) {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<int64_t, ObservedSummary> out;
-  Stmt st;
-  // Columns 3, 4: the share stated by the job's latest observation that has
-  // one; whether any observation was above its share + margin.
-  const char* sql =
-      "SELECT SUM(gpu_util * samples) / SUM(samples), SUM(samples), COUNT(*), "
-      "(SELECT share_pct FROM observations WHERE job_id = ?1 AND share_pct IS NOT NULL ORDER BY id DESC LIMIT 1), "
-      "MAX(share_pct IS NOT NULL AND gpu_util > share_pct + overuse_margin) "
-      "FROM observations WHERE job_id = ?1";
-  if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("read observations");
   for (int64_t id : ids) {
-    sqlite3_reset(st.s);
-    sqlite3_bind_int64(st.s, 1, id);
-    if (sqlite3_step(st.s) != SQLITE_ROW) return SqlError("read observations");
-    if (sqlite3_column_int64(st.s, 2) == 0) continue;
-    ObservedSummary& sum = out[id];
-    sum.util = sqlite3_column_double(st.s, 0);
-    sum.samples = sqlite3_column_int64(st.s, 1);
-    sum.observations = sqlite3_column_int64(st.s, 2);
-    if (sqlite3_column_type(st.s, 3) != SQLITE_NULL) sum.share_pct = sqlite3_column_double(st.s, 3);
-    sum.overuse = sqlite3_column_int64(st.s, 4) != 0;
+    ASSIGN_OR_RETURN(std::optional<ObservedSummary> s, SummaryLocked(id));
+    if (s) out[id] = *s;
   }
   return out;
 }

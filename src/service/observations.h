@@ -35,8 +35,13 @@ struct Observation {
   bool Overuse() const { return share_pct && gpu_util > *share_pct + overuse_margin; }
 };
 
+// Caps on what one job's observations may add up to (docs/security.md).
+inline constexpr int64_t kMaxSamplesPerObservation = 1000000;  // 11.6 days of 1 Hz samples
+inline constexpr int64_t kMaxSamplesPerJob = 100000000;
+inline constexpr int64_t kMaxObservationsPerJob = 10000;
+
 // Parses {"gpu_util": 0-100, "source": "nvidia-smi"|"dcgm"|"slurm",
-// "samples": N >= 1 (default 1), "gpu": "TYPE" (optional, a GPU of the spec
+// "samples": N in [1, kMaxSamplesPerObservation] (default 1), "gpu": "TYPE" (optional, a GPU of the spec
 // table), "share_pct": 0-100 (optional), "overuse_margin": 0-100 (optional,
 // default 20, only with share_pct)}. Errors name the field:
 // "field 'gpu_util': want a number in [0, 100], got 140".
@@ -65,13 +70,18 @@ struct AddOutcome {
     kStored,    // a new row
     kReplayed,  // o.idem_key was stored already with the same job and values: nothing added
     kConflict,  // o.idem_key was stored already with another job or other values: nothing added
+    kOverCap,   // the job has kMaxObservationsPerJob observations or would pass kMaxSamplesPerJob: nothing added
   } kind = kStored;
+  std::string why;        // kOverCap: which cap, in words for the client
   StoredObservation row;  // the new row, or the one stored earlier under the key
 };
 
 // The observations table (predict/observations.h kObservationsSchemaSql) in
 // the service's database, through its own connection: WAL journal,
-// synchronous=FULL, so Add returns only once the row is on disk.
+// synchronous=FULL, so Add returns only once the row is on disk. Each job's
+// summary (sample-weighted mean, samples, count, share, overuse) is kept in
+// the table observation_summary, updated in the same transaction as each
+// insert (a running mean: a post never re-reads the job's observations).
 // Thread-safe.
 class ObservationStore {
  public:
@@ -96,6 +106,7 @@ class ObservationStore {
   ObservationStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status SqlError(const std::string& what);
   Result<std::optional<StoredObservation>> FindByKeyLocked(const std::string& idem_key);
+  Result<std::optional<ObservedSummary>> SummaryLocked(int64_t job_id);
   std::mutex mu_;
   sqlite3* db_;  // GUARDED_BY(mu_)
   std::string path_;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "service/request.h"
 #include "service/scheduler.h"
 #include "sim/cluster.h"
 #include "sim/interference.h"
@@ -70,7 +71,35 @@ class PolicyScheduler : public Scheduler {
   std::string PolicyName() const override { return row_->name; }
   int TotalGpus() const override { return static_cast<int>(cluster_.gpus.size()); }
 
+  std::string GpuType() const override { return cluster_.gpus.front().type; }
+
+  std::string WhyWaiting(const Job& job, int64_t ahead) const override {
+    // The facts the policy decided on: each GPU's predicted load and memory.
+    std::string loads;
+    int free_gpus = 0;
+    for (size_t g = 0; g < cluster_.gpus.size() && g < 16; ++g) {
+      double pred = 0;
+      for (const Resident& r : on_gpu_[g]) pred += r.util;
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s%.1f", g ? ", " : "", pred);
+      loads += buf;
+    }
+    if (cluster_.gpus.size() > 16) loads += ", ...";
+    for (const auto& residents : on_gpu_) free_gpus += residents.empty();
+    char util[32];
+    std::snprintf(util, sizeof util, "%.1f", job.prediction.util);
+    return "pending: policy '" + PolicyName() + "' found no place for " + std::to_string(job.spec.gpus) +
+           " GPU(s) at predicted " + util + "% this pass; " + std::to_string(ahead) + " job(s) queued before it, " +
+           std::to_string(free_gpus) + " of " + std::to_string(TotalGpus()) +
+           " GPUs idle, predicted load per GPU: " + loads;
+  }
+
   Status CanEverFit(const JobSpec& spec) const override {
+    if (!spec.gpu.empty() && spec.gpu != GpuType()) {
+      return Status::Error("field 'gpu': the cluster has no " + spec.gpu + " GPUs (it has " +
+                           std::to_string(TotalGpus()) + "x " + GpuType() +
+                           "); POST /v1/predict predicts for any GPU type");
+    }
     if (spec.gpus > TotalGpus()) {
       return Status::Error("field 'gpus': " + std::to_string(spec.gpus) + " requested, the cluster has " +
                            std::to_string(TotalGpus()));
@@ -255,6 +284,14 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
   }
   ASSIGN_OR_RETURN(sim::Cluster cluster, sim::ParseCluster(cluster_spec, data_dir));
   if (cluster.gpus.empty()) return Status::Error("cluster '" + cluster_spec + "' has no GPUs");
+  // One known GPU type: the one every prediction is for.
+  for (sim::Gpu& g : cluster.gpus) {
+    ASSIGN_OR_RETURN(g.type, CheckGpuName("--cluster '" + cluster_spec + "'", g.type));
+    if (g.type != cluster.gpus.front().type) {
+      return Status::Error("--cluster '" + cluster_spec + "': GPUs of several types (" + cluster.gpus.front().type +
+                           ", " + g.type + "); the service predicts for one GPU type: give a cluster of one type");
+    }
+  }
   // The interference model (only interference-aware reads it) is fitted to the
   // measured co-located pairs; other policies get a no-slowdown model.
   sim::InterferenceModel model(0, {1, 0, 0, 0, 0}, {});

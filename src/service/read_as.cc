@@ -21,30 +21,27 @@ namespace {
 
 constexpr size_t kMaxPath = 4096;
 
-std::string Unreadable(const std::string& path, uid_t uid) {
-  const std::string u = std::to_string(uid);
-  return "model '" + path.substr(0, 512) + "': cannot be read as uid " + u + " (it does not exist, or uid " + u +
-         " may not read it)";
-}
+std::string Unreadable(const std::string& path, uid_t uid) { return UnreadableAsUser(path, uid); }
 
-// The user's groups as the login path would set them: getgrouplist of the
-// passwd name, else just `gid`.
-std::vector<gid_t> GroupsOf(uid_t uid, gid_t gid) {
+// The user's groups as the login path would set them: the passwd entry's
+// primary group and getgrouplist of its name. false: no passwd entry (or the
+// group database cannot be read).
+bool GroupsOf(uid_t uid, std::vector<gid_t>* groups) {
   std::vector<char> buf(16384);
   struct passwd pw, *found = nullptr;
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) return {gid};
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) return false;
   int n = 32;
-  std::vector<gid_t> groups(static_cast<size_t>(n));
+  groups->assign(static_cast<size_t>(n), 0);
   for (int tries = 0; tries < 8; ++tries) {
     int want = n;
-    if (getgrouplist(pw.pw_name, gid, groups.data(), &want) >= 0) {
-      groups.resize(static_cast<size_t>(want));
-      return groups;
+    if (getgrouplist(pw.pw_name, pw.pw_gid, groups->data(), &want) >= 0) {
+      groups->resize(static_cast<size_t>(want));
+      return true;
     }
     n = want > n ? want : n * 2;
-    groups.resize(static_cast<size_t>(n));
+    groups->assign(static_cast<size_t>(n), 0);
   }
-  return {gid};
+  return false;
 }
 
 // In the calling thread only: takes the filesystem identity (uid, gid,
@@ -87,12 +84,38 @@ Result<ReadAs> ParseReadAs(const std::string& header) {
   return ReadAs{static_cast<uid_t>(uid), static_cast<gid_t>(gid)};
 }
 
+std::string UnreadableAsUser(const std::string& path, uid_t uid) {
+  const std::string u = std::to_string(uid);
+  const std::string shown = path.size() > 512 ? path.substr(0, 512) + "..." : path;
+  return "model '" + shown + "': cannot be read as uid " + u + " (it does not exist, uid " + u +
+         " may not read it, or it is not a model file)";
+}
+
+Status CheckReadAsIdentity(ReadAs who, uid_t min_uid) {
+  const std::string u = std::to_string(who.uid);
+  if (who.uid == 0) return Status::Error("X-Gpucast-Read-As: uid 0: the service never reads files as root");
+  if (who.uid < min_uid) {
+    return Status::Error("X-Gpucast-Read-As: uid " + u + " is below the lowest uid files are read as (" +
+                         std::to_string(min_uid) + ", gpucast serve --deputy-min-uid)");
+  }
+  std::vector<gid_t> groups;
+  if (!GroupsOf(who.uid, &groups)) {
+    return Status::Error("X-Gpucast-Read-As: uid " + u + " has no account on the service's host");
+  }
+  for (gid_t g : groups) {
+    if (g == who.gid) return Status::Ok();
+  }
+  return Status::Error("X-Gpucast-Read-As: gid " + std::to_string(who.gid) + " is not a group of uid " + u);
+}
+
 Result<OpenedModel> OpenAsUser(const std::string& path, ReadAs who, ReadAsFailure* failure) {
   *failure = ReadAsFailure::kUnreadable;
-  if (path.empty() || path[0] != '/' || path.size() > kMaxPath || path.find('\0') != std::string::npos) {
+  if (path.empty() || path[0] != '/' || path.size() > kMaxPath || path.find('\0') != std::string::npos ||
+      IsSystemPath(path)) {
     return Status::Error(Unreadable(path, who.uid));
   }
-  const std::vector<gid_t> groups = GroupsOf(who.uid, who.gid);
+  std::vector<gid_t> groups;
+  if (!GroupsOf(who.uid, &groups)) return Status::Error(Unreadable(path, who.uid));
   int fd = -1, become_error = 0;
   try {
     // The identity dies with the thread: nothing to restore.
@@ -115,7 +138,7 @@ Result<OpenedModel> OpenAsUser(const std::string& path, ReadAs who, ReadAsFailur
   }
   UniqueFd owned(fd);
   struct stat sb;
-  if (owned.get() < 0 || ::fstat(owned.get(), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+  if (owned.get() < 0 || ::fstat(owned.get(), &sb) != 0 || !S_ISREG(sb.st_mode) || OnPseudoFilesystem(owned.get())) {
     return Status::Error(Unreadable(path, who.uid));
   }
   int flags = ::fcntl(owned.get(), F_GETFL);
@@ -126,6 +149,7 @@ Result<OpenedModel> OpenAsUser(const std::string& path, ReadAs who, ReadAsFailur
   const std::string link = "/proc/self/fd/" + std::to_string(owned.get());
   ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
   if (n > 0) where.assign(buf, static_cast<size_t>(n));
+  if (IsSystemPath(where)) return Status::Error(Unreadable(path, who.uid));
   *failure = ReadAsFailure::kNone;
   return OpenedModel{std::move(owned), where};
 }

@@ -29,17 +29,31 @@ struct ReadAs {
 // Parses "UID:GID" (decimal, no sign, each < 2^31). Errors say what is wrong.
 Result<ReadAs> ParseReadAs(const std::string& header);
 
+// Whether the service reads files as `who` at all: never as uid 0, never
+// below `min_uid` (gpucast serve --deputy-min-uid), only for a uid with an
+// account (passwd entry) on this host, and only with a gid that is the
+// account's primary group or one of its groups (from the group database,
+// never believed from the claim). Errors name the rule.
+Status CheckReadAsIdentity(ReadAs who, uid_t min_uid);
+
+// The one message for a file a user cannot have analysed, whatever the
+// reason (absent, unreadable, a directory, a FIFO, /proc, /sys, not an ONNX
+// model): "model 'P': cannot be read as uid U (it does not exist, uid U may
+// not read it, or it is not a model file)".
+std::string UnreadableAsUser(const std::string& path, uid_t uid);
+
 // Why OpenAsUser failed: the file (absent or not readable by that user; one
 // message for both) or the service (it cannot take another user's identity:
 // an operator's problem, not the user's).
 enum class ReadAsFailure { kNone, kUnreadable, kServiceCannot };
 
 // Opens `path` (absolute) for reading as `who`, with the user's supplementary
-// groups from the group database (getgrouplist of the uid's passwd name; a
-// uid without a passwd entry gets only `who.gid`). The opened file must be a
-// regular file. Returns its descriptor and the path as given. On error
-// *failure says which kind; unreadable files all get the message
-// "model 'P': cannot be read as uid U (it does not exist, or uid U may not read it)".
+// groups from the group database (getgrouplist of the uid's passwd name).
+// REQUIRES: CheckReadAsIdentity(who, ...) passed. Paths under /proc, /sys
+// and /dev are refused before anything is opened, files on a pseudo
+// filesystem after; the opened file must be a regular file. Returns its
+// descriptor and where it is (symlinks resolved). On error *failure says
+// which kind; every file refused gets UnreadableAsUser's message.
 Result<OpenedModel> OpenAsUser(const std::string& path, ReadAs who, ReadAsFailure* failure);
 
 // Whether this process can take another user's filesystem identity (checked

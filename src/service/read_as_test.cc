@@ -23,6 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uid_t kNobody = 65534;  // Debian's nobody:nogroup
+constexpr uid_t kDaemon = 1;      // Debian's daemon:daemon, another account
 
 std::string ReadAll(int fd) {
   std::string out;
@@ -46,6 +47,26 @@ TEST(ReadAsTest, ParsesUidColonGid) {
   EXPECT_EQ(ParseReadAs("5:x").message(), "X-Gpucast-Read-As: gid 'x' is not a decimal number");
   EXPECT_EQ(ParseReadAs("4294967295:5").message(), "X-Gpucast-Read-As: uid out of range");
   EXPECT_EQ(ParseReadAs(":5").message(), "X-Gpucast-Read-As: uid '' is not a decimal number");
+}
+
+// Finding 3 of issue 20: the deputy could act as root, and any gid was believed.
+TEST(ReadAsTest, IdentitiesTheServiceNeverTakes) {
+  EXPECT_EQ(CheckReadAsIdentity({0, 0}, 1000).message(), "X-Gpucast-Read-As: uid 0: the service never reads files as root");
+  EXPECT_EQ(CheckReadAsIdentity({0, 0}, 0).message(), "X-Gpucast-Read-As: uid 0: the service never reads files as root");
+  EXPECT_EQ(CheckReadAsIdentity({kDaemon, kDaemon}, 1000).message(),
+            "X-Gpucast-Read-As: uid 1 is below the lowest uid files are read as (1000, gpucast serve --deputy-min-uid)");
+  EXPECT_TRUE(CheckReadAsIdentity({kDaemon, kDaemon}, 1).ok());
+  EXPECT_TRUE(CheckReadAsIdentity({kNobody, kNobody}, 1000).ok());
+  // A gid the account is not in (root's group 0) is refused, not believed.
+  EXPECT_EQ(CheckReadAsIdentity({kNobody, 0}, 1000).message(), "X-Gpucast-Read-As: gid 0 is not a group of uid 65534");
+  EXPECT_EQ(CheckReadAsIdentity({3999999, 3999999}, 1000).message(),
+            "X-Gpucast-Read-As: uid 3999999 has no account on the service's host");
+}
+
+TEST(ReadAsTest, OneMessageForEveryRefusedFile) {
+  EXPECT_EQ(UnreadableAsUser("/home/u/m.onnx", 1000),
+            "model '/home/u/m.onnx': cannot be read as uid 1000 (it does not exist, uid 1000 may not read it, or it "
+            "is not a model file)");
 }
 
 class ReadAsRootTest : public ::testing::Test {
@@ -106,7 +127,7 @@ TEST_F(ReadAsRootTest, TheUserReadsWhatTheUserMayRead) {
 }
 
 TEST_F(ReadAsRootTest, WhatTheUserMayNotReadIsRefusedLikeAMissingFile) {
-  const std::string missing = "model '" + dir_ + "/none.onnx': cannot be read as uid 65534 (it does not exist, or uid 65534 may not read it)";
+  const std::string missing = UnreadableAsUser(dir_ + "/none.onnx", kNobody);
   ReadAsFailure why;
   EXPECT_EQ(OpenAsUser(dir_ + "/none.onnx", {kNobody, kNobody}, &why).message(), missing);
   EXPECT_EQ(why, ReadAsFailure::kUnreadable);
@@ -115,12 +136,27 @@ TEST_F(ReadAsRootTest, WhatTheUserMayNotReadIsRefusedLikeAMissingFile) {
   ASSERT_FALSE(root_only.ok());
   EXPECT_EQ(why, ReadAsFailure::kUnreadable);
   EXPECT_EQ(root_only.message(), "model '" + dir_ +
-                                     "/root/m.onnx': cannot be read as uid 65534 (it does not exist, or uid "
-                                     "65534 may not read it)");
-  // Another uid may not enter the user's directory.
-  auto other = OpenAsUser(dir_ + "/user/m.onnx", {12345, 12345}, &why);
+                                     "/root/m.onnx': cannot be read as uid 65534 (it does not exist, uid "
+                                     "65534 may not read it, or it is not a model file)");
+  // Another account may not enter the user's directory.
+  auto other = OpenAsUser(dir_ + "/user/m.onnx", {kDaemon, kDaemon}, &why);
   ASSERT_FALSE(other.ok());
-  EXPECT_THAT(other.message(), ::testing::HasSubstr("cannot be read as uid 12345"));
+  EXPECT_EQ(other.message(), UnreadableAsUser(dir_ + "/user/m.onnx", kDaemon));
+  // Issue 17 item 7: /proc and /sys are never opened for a user (the
+  // service's own /proc/self would answer), whatever the path looks like.
+  for (const std::string& p : {std::string("/proc/self/maps"), std::string("/proc/self/environ"),
+                               std::string("/proc/1/status"), std::string("/sys/kernel/mm/transparent_hugepage/enabled"),
+                               std::string("/./proc/self/maps"), std::string("/tmp/../proc/self/maps"),
+                               std::string("/dev/null")}) {
+    auto r = OpenAsUser(p, {kNobody, kNobody}, &why);
+    EXPECT_FALSE(r.ok()) << p;
+    EXPECT_EQ(r.message(), UnreadableAsUser(p, kNobody)) << p;
+  }
+  // A symlink the user made into /proc: found after the open.
+  ASSERT_EQ(symlink("/proc/self/status", (dir_ + "/proc-link.onnx").c_str()), 0);
+  auto via_link = OpenAsUser(dir_ + "/proc-link.onnx", {kNobody, kNobody}, &why);
+  EXPECT_FALSE(via_link.ok());
+  EXPECT_EQ(via_link.message(), UnreadableAsUser(dir_ + "/proc-link.onnx", kNobody));
   // Not regular files, relative paths: refused, never blocking on the FIFO.
   EXPECT_FALSE(OpenAsUser(dir_ + "/fifo", {kNobody, kNobody}, &why).ok());
   EXPECT_FALSE(OpenAsUser(dir_, {kNobody, kNobody}, &why).ok());
@@ -143,7 +179,7 @@ TEST_F(ReadAsRootTest, ConcurrentReadersDoNotLeakIdentities) {
       for (int i = 0; i < 50; ++i) {
         ReadAsFailure why;
         const bool user = (i + t) % 2 == 0;
-        auto r = OpenAsUser(dir_ + "/user/m.onnx", {user ? kNobody : 12345, user ? kNobody : 12345}, &why);
+        auto r = OpenAsUser(dir_ + "/user/m.onnx", {user ? kNobody : kDaemon, user ? kNobody : kDaemon}, &why);
         if (r.ok() != user) ++wrong;
       }
     });

@@ -16,8 +16,8 @@ std::shared_ptr<PredictionEngine> ReloadingEngine::Current() const {
   return current_;
 }
 
-Result<Prediction> ReloadingEngine::Predict(const JobSpec& spec, const std::vector<int>& model_fds, bool* cache_hit) {
-  return Current()->Predict(spec, model_fds, cache_hit);
+Result<Prediction> ReloadingEngine::Predict(const JobSpec& spec, const std::vector<int>& model_fds, PredictInfo* info) {
+  return Current()->Predict(spec, model_fds, info);
 }
 
 std::string ReloadingEngine::Describe() const { return Current()->Describe(); }
@@ -38,9 +38,12 @@ Status ReloadingEngine::Reload() {
   return Status::Ok();  // `old` is destroyed here or by the last request using it
 }
 
-Result<std::unique_ptr<PredictionEngine>> NewReloadingPredictorEngine(const std::string& predictor_file) {
+Result<std::unique_ptr<PredictionEngine>> NewReloadingPredictorEngine(const std::string& predictor_file,
+                                                                      std::shared_ptr<GraphAnalyzer> analyzer) {
   ASSIGN_OR_RETURN(std::unique_ptr<ReloadingEngine> e,
-                   ReloadingEngine::Create(predictor_file, [](const std::string& f) { return NewPredictorEngine(f); }));
+                   ReloadingEngine::Create(predictor_file, [analyzer](const std::string& f) {
+                     return NewPredictorEngine(f, analyzer);
+                   }));
   return std::unique_ptr<PredictionEngine>(std::move(e));
 }
 

@@ -24,7 +24,7 @@ class ReloadingEngine : public PredictionEngine {
   using Loader = std::function<Result<std::unique_ptr<PredictionEngine>>(const std::string& file)>;
   static Result<std::unique_ptr<ReloadingEngine>> Create(const std::string& file, Loader load);
 
-  Result<Prediction> Predict(const JobSpec& spec, const std::vector<int>& model_fds, bool* cache_hit) override;
+  Result<Prediction> Predict(const JobSpec& spec, const std::vector<int>& model_fds, PredictInfo* info) override;
   std::string Describe() const override;
   // Loads the file again; error (the old predictor stays) names the file and why.
   Status Reload() override;
@@ -41,8 +41,10 @@ class ReloadingEngine : public PredictionEngine {
   std::shared_ptr<PredictionEngine> current_;  // GUARDED_BY(mu_)
 };
 
-// The production engine: NewPredictorEngine(file), reloadable.
-Result<std::unique_ptr<PredictionEngine>> NewReloadingPredictorEngine(const std::string& predictor_file);
+// The production engine: NewPredictorEngine(file, analyzer), reloadable; every
+// engine it loads shares `analyzer`, so a reload keeps the analysed graphs.
+Result<std::unique_ptr<PredictionEngine>> NewReloadingPredictorEngine(const std::string& predictor_file,
+                                                                      std::shared_ptr<GraphAnalyzer> analyzer);
 
 // Blocks SIGHUP in the calling thread and those it starts afterwards (call
 // beside BlockStopSignals, first thing in main), so that only

@@ -27,8 +27,8 @@ using ::testing::HasSubstr;
 class ConstantEngine : public PredictionEngine {
  public:
   explicit ConstantEngine(double u) : u_(u) {}
-  Result<Prediction> Predict(const JobSpec&, const std::vector<int>&, bool* hit) override {
-    *hit = false;
+  Result<Prediction> Predict(const JobSpec&, const std::vector<int>&, PredictInfo* info) override {
+    info->cache_hit = false;
     return Prediction{u_, u_, u_};
   }
   std::string Describe() const override { return "constant " + std::to_string(u_); }
@@ -74,8 +74,8 @@ TEST_F(ReloadTest, ConcurrentPredictionsNeverFailAcrossReloads) {
     clients.emplace_back([&] {
       JobSpec spec;
       while (!stop) {
-        bool hit;
-        Result<Prediction> p = engine->Predict(spec, {-1}, &hit);
+        PredictInfo info;
+        Result<Prediction> p = engine->Predict(spec, {-1}, &info);
         if (!p.ok()) ++failed;
         else if (p->util != 10 && p->util != 20 && p->util != 30) ++unexpected;
         else ++ok;
@@ -100,8 +100,8 @@ TEST_F(ReloadTest, ConcurrentPredictionsNeverFailAcrossReloads) {
   EXPECT_EQ(failed, 0);
   EXPECT_EQ(unexpected, 0);
   EXPECT_GT(ok, 0);
-  bool hit;
-  EXPECT_DOUBLE_EQ(engine->Predict(JobSpec(), {-1}, &hit)->util, 20);
+  PredictInfo info;
+  EXPECT_DOUBLE_EQ(engine->Predict(JobSpec(), {-1}, &info)->util, 20);
   EXPECT_EQ(engine->Describe(), "constant 20.000000");
 }
 

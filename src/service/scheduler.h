@@ -42,12 +42,23 @@ class Scheduler {
   virtual void Observe(int64_t /*job_id*/, double /*util*/) {}
   // GET /v1/cluster: GPUs, what runs where, predicted and assumed load.
   virtual nlohmann::json ClusterJson() const = 0;
+  // The cluster's GPU type (canonical spec-table name): what the service
+  // predicts for when a job names none. "" = not known (test doubles).
+  virtual std::string GpuType() const { return ""; }
+  // Why `job` (queued, `ahead` queued jobs before it) was not placed by the
+  // last pass, for its submitter.
+  virtual std::string WhyWaiting(const Job& job, int64_t ahead) const {
+    return "waiting for " + std::to_string(job.spec.gpus) + " GPU(s) the policy '" + PolicyName() +
+           "' can place it on (" + std::to_string(ahead) + " queued before it)";
+  }
 };
 
 // The live service's scheduler: GPUs from a simulator cluster SPEC
 // (sim/cluster.h, e.g. "4x RTX3090") and a policy from the simulator's table
 // (sim/policy.h), run on a view built from the service's jobs. Policies that
-// need a live utilization measurement (profiling) are refused.
+// need a live utilization measurement (profiling) are refused, and so is a
+// cluster whose GPU type the spec table does not know (a typo names the
+// closest known) or that mixes types (the service predicts for one).
 // `interference_data_dir`: where lucid/ lives (for interference-aware).
 Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster_spec,
                                                       const std::string& policy,

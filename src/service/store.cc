@@ -116,7 +116,7 @@ Result<std::vector<Job>> JobStore::Query(const std::string& tail, const std::vec
     j.id = sqlite3_column_int64(st.s, 0);
     j.idempotency_key = ColumnText(st.s, 1);
     j.request_digest = ColumnText(st.s, 2);
-    Result<JobSpec> spec = ParseSpecJson(ColumnText(st.s, 3));
+    Result<JobSpec> spec = SpecFromStoredJson(ColumnText(st.s, 3));
     if (!spec.ok()) return Status::Error(path_ + ": job " + std::to_string(j.id) + ": " + spec.message());
     j.spec = std::move(spec).value();
     j.prediction = {sqlite3_column_double(st.s, 4), sqlite3_column_double(st.s, 5),
@@ -167,7 +167,7 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   } else {
     sqlite3_bind_text(st.s, 1, job.idempotency_key.c_str(), -1, SQLITE_TRANSIENT);
   }
-  std::string spec = SpecToJson(job.spec).dump();
+  std::string spec = SpecToStoredJson(job.spec).dump();
   std::string placement = json(job.placement).dump();
   sqlite3_bind_text(st.s, 2, job.request_digest.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st.s, 3, spec.c_str(), -1, SQLITE_TRANSIENT);

@@ -27,10 +27,11 @@ inline constexpr const char* kFakeModelMagic = "FAKE-ONNX";
 // kFakeModelMagic. Caches by (path, size, batch).
 class FakeEngine : public PredictionEngine {
  public:
-  Result<Prediction> Predict(const JobSpec& spec, const std::vector<int>& model_fds, bool* cache_hit) override {
+  Result<Prediction> Predict(const JobSpec& spec, const std::vector<int>& model_fds, PredictInfo* info) override {
     const std::vector<ModelPart> parts = spec.Parts();
-    if (parts.size() != model_fds.size()) return Status::Error(spec.model + ": networks and files differ");
-    *cache_hit = false;
+    if (parts.size() != model_fds.size()) return Status::Error(spec.model_name + ": networks and files differ");
+    info->cache_hit = false;
+    info->failure = AnalysisFailure::kNotAModel;
     bool all_hit = true;
     double passes = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
@@ -38,12 +39,12 @@ class FakeEngine : public PredictionEngine {
       char buf[4096];
       for (off_t off = 0;;) {
         ssize_t n = ::pread(model_fds[i], buf, sizeof buf, off);
-        if (n < 0) return Status::Error(parts[i].path + ": cannot read model file");
+        if (n < 0) return Status::Error(parts[i].name + ": cannot read model file");
         if (n == 0) break;
         bytes.append(buf, static_cast<size_t>(n));
         off += n;
       }
-      if (bytes.rfind(kFakeModelMagic, 0) != 0) return Status::Error(parts[i].path + ": not an ONNX model");
+      if (bytes.rfind(kFakeModelMagic, 0) != 0) return Status::Error(parts[i].name + ": not an ONNX model");
       std::string key = parts[i].path + "|" + std::to_string(bytes.size()) + "|" + std::to_string(spec.batch);
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -51,7 +52,8 @@ class FakeEngine : public PredictionEngine {
       }
       passes += parts[i].repeat;
     }
-    *cache_hit = all_hit;
+    info->cache_hit = all_hit;
+    info->failure = AnalysisFailure::kNone;
     double u = std::min(100.0, 10.0 * static_cast<double>(spec.batch) * passes);
     return Prediction{u, std::max(0.0, u - 5), std::min(100.0, u + 5)};
   }

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <map>
+#include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +17,21 @@ namespace gpucast::sim {
 
 namespace {
 
+constexpr std::uintmax_t kMaxInputBytes = 64u << 20;  // both inputs are well under 1 MiB
+
+// Reads a whole input file of bounded size.
+Result<std::string> ReadBounded(const std::string& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) return Status::Error(path + ": cannot open");
+  if (size > kMaxInputBytes)
+    return Status::Error(BaseName(path) + ": " + std::to_string(size) + " bytes is more than the limit of " +
+                         std::to_string(kMaxInputBytes));
+  auto text = ReadFile(path);
+  if (!text) return Status::Error(path + ": cannot open");
+  return *text;
+}
+
 // One measured row of colocate_info.csv, with workload indices.
 struct Row {
   int a, b;
@@ -23,9 +41,8 @@ struct Row {
 
 Result<std::vector<Row>> ReadColocate(const std::vector<WorkloadProfile>& w, const std::string& path) {
   const std::string file = BaseName(path);
-  auto text = ReadFile(path);
-  if (!text) return Status::Error(path + ": cannot open");
-  auto lines = Lines(*text);
+  ASSIGN_OR_RETURN(std::string text, ReadBounded(path));
+  auto lines = Lines(text);
   if (lines.empty()) return Status::Error(file + ": empty file");
   auto h = Split(lines[0], ',');
   const char* names[] = {"model1", "dataset1", "batchsize1", "amp1", "speed1", "model2",
@@ -44,7 +61,8 @@ Result<std::vector<Row>> ReadColocate(const std::vector<WorkloadProfile>& w, con
     if (static_cast<int>(f.size()) <= need) return Status::Error(where + "too few fields");
     auto b1 = ParseInt(f[c[2]]), a1 = ParseInt(f[c[3]]), b2 = ParseInt(f[c[7]]), a2 = ParseInt(f[c[8]]);
     auto s1 = ParseDouble(f[c[4]]), s2 = ParseDouble(f[c[9]]), u = ParseDouble(f[c[10]]);
-    if (!b1 || !a1 || !b2 || !a2 || !s1 || !s2 || !u || *s1 <= 0 || *s2 <= 0 || *u < 0 || *u > 100)
+    if (!b1 || !a1 || !b2 || !a2 || !s1 || !s2 || !u || *s1 <= 0 || *s2 <= 0 || *u < 0 || *u > 100 ||
+        *b1 <= 0 || *b2 <= 0 || *b1 > (1 << 30) || *b2 > (1 << 30) || *a1 < 0 || *a1 > 1 || *a2 < 0 || *a2 > 1)
       return Status::Error(where + "malformed batch size, amp, speed or gpu_util");
     int i1 = FindWorkload(w, std::string(f[c[0]]), std::string(f[c[1]]), int(*b1), int(*a1));
     int i2 = FindWorkload(w, std::string(f[c[5]]), std::string(f[c[6]]), int(*b2), int(*a2));
@@ -74,35 +92,453 @@ std::vector<PairMeasurement> Aggregate(const std::vector<Row>& rows) {
   return out;
 }
 
-std::vector<std::array<double, 4>> Samples(const std::vector<WorkloadProfile>& w,
-                                           const std::vector<Row>& rows) {
-  std::vector<std::array<double, 4>> s;
+// A fitting sample: (u_a, u_b, rate_a, rate_b) and the groups (model or job
+// family ids) of its two jobs, for leave-one-group-out.
+struct Sample {
+  std::array<double, 4> x;
+  int g[2];
+};
+
+std::vector<Sample> LucidSamples(const std::vector<WorkloadProfile>& w, const std::vector<Row>& rows,
+                                 std::vector<std::string>* group_names) {
+  std::map<std::string, int> id;
+  auto gid = [&](const std::string& m) {
+    auto [it, fresh] = id.emplace(m, static_cast<int>(id.size()));
+    if (fresh) group_names->push_back(m);
+    return it->second;
+  };
+  std::vector<Sample> s;
   for (const Row& r : rows)
-    s.push_back({w[r.a].true_util, w[r.b].true_util, std::min(1.0, r.sa), std::min(1.0, r.sb)});
+    s.push_back({{w[r.a].true_util, w[r.b].true_util, std::min(1.0, r.sa), std::min(1.0, r.sb)},
+                 {gid(w[r.a].model), gid(w[r.b].model)}});
   return s;
 }
 
-double SquaredError(const InterferenceModel& m, const std::vector<std::array<double, 4>>& samples) {
-  double se = 0, r[2], busy;
+std::vector<std::array<double, 4>> Plain(const std::vector<Sample>& s) {
+  std::vector<std::array<double, 4>> out;
+  out.reserve(s.size());
+  for (const Sample& x : s) out.push_back(x.x);
+  return out;
+}
+
+// Utilization as a device fraction; NaN and negatives are 0.
+inline double Frac(double u) { return u > 0 ? std::min(u, 100.0) / 100.0 : 0.0; }
+
+// e of one job: occupancy on this GPU type, inflated by the switching cost.
+inline double Effective(double u, double k, double inflate) {
+  double d = Frac(u);
+  if (k != 1.0) d = k * d / (1.0 - d + k * d);
+  return d * inflate;
+}
+
+InterferenceParams Sanitized(InterferenceParams p) {
+  p.beta = p.beta > 0 ? std::min(p.beta, 1.0) : 0.0;
+  p.switch_cost = p.switch_cost > 0 ? p.switch_cost : 0.0;
+  p.occupancy = p.occupancy > 1 ? std::min(p.occupancy, 1e9) : 1.0;  // NaN -> 1
+  return p;
+}
+
+// Both rates of a pair (the hot path of fitting).
+inline void PairRates(const InterferenceParams& params, double ua, double ub, double* ra, double* rb) {
+  const InterferenceParams p = Sanitized(params);
+  const double inflate = 1.0 + p.switch_cost;
+  double ea = Effective(ua, p.occupancy, inflate), eb = Effective(ub, p.occupancy, inflate);
+  double r0 = 1.0 / (1.0 + p.beta * ea * eb), share = ea + eb > 1.0 ? 1.0 / (ea + eb) : 1.0;
+  *ra = *rb = std::min(r0, share);
+}
+
+double AbsError(const InterferenceParams& p, const std::vector<std::array<double, 4>>& samples) {
+  double e = 0, ra, rb;
   for (const auto& s : samples) {
-    m.Rates(s.data(), 2, r, &busy);
-    se += (r[0] - s[2]) * (r[0] - s[2]) + (r[1] - s[3]) * (r[1] - s[3]);
+    PairRates(p, s[0], s[1], &ra, &rb);
+    e += std::fabs(ra - s[2]) + std::fabs(rb - s[3]);
+  }
+  return e;
+}
+
+double SquaredError(const InterferenceParams& p, const std::vector<std::array<double, 4>>& samples) {
+  double se = 0, ra, rb;
+  for (const auto& s : samples) {
+    PairRates(p, s[0], s[1], &ra, &rb);
+    se += (ra - s[2]) * (ra - s[2]) + (rb - s[3]) * (rb - s[3]);
   }
   return se;
 }
 
+// ---- leave one group out ----
+
+// The signed errors (model - measured) of one held-out group's samples.
+struct Fold {
+  int group;
+  std::vector<double> err;
+};
+
+// Fits on the training samples of the fold that holds out `held` (a group id).
+using FitFn = std::function<InterferenceParams(const std::vector<Sample>& train, int held)>;
+
+std::vector<int> GroupsOf(const std::vector<Sample>& s) {
+  std::set<int> g;
+  for (const Sample& x : s) g.insert({x.g[0], x.g[1]});
+  return {g.begin(), g.end()};
+}
+
+// For each group: fit on the samples not involving it, predict those that do.
+// A group whose removal leaves nothing to fit on is skipped.
+std::vector<Fold> LeaveGroupOut(const std::vector<Sample>& s, const FitFn& fit) {
+  std::vector<Fold> folds;
+  for (int g : GroupsOf(s)) {
+    std::vector<Sample> train, test;
+    for (const Sample& x : s) (x.g[0] == g || x.g[1] == g ? test : train).push_back(x);
+    if (train.empty() || test.empty()) continue;
+    InterferenceParams p = fit(train, g);
+    Fold f{g, {}};
+    for (const Sample& x : test) {
+      double ra, rb;
+      PairRates(p, x.x[0], x.x[1], &ra, &rb);
+      f.err.push_back(ra - x.x[2]);
+      f.err.push_back(rb - x.x[3]);
+    }
+    folds.push_back(std::move(f));
+  }
+  return folds;
+}
+
+// Leave one group out for a control that predicts one rate for every held-out
+// sample, computed from the training samples (the same folds as LeaveGroupOut).
+std::vector<Fold> ConstantFolds(const std::vector<Sample>& s,
+                                const std::function<double(const std::vector<Sample>&)>& rate) {
+  std::vector<Fold> folds;
+  for (int g : GroupsOf(s)) {
+    std::vector<Sample> train, test;
+    for (const Sample& x : s) (x.g[0] == g || x.g[1] == g ? test : train).push_back(x);
+    if (train.empty() || test.empty()) continue;
+    const double r = rate(train);
+    Fold f{g, {}};
+    for (const Sample& x : test) f.err.insert(f.err.end(), {r - x.x[2], r - x.x[3]});
+    folds.push_back(std::move(f));
+  }
+  return folds;
+}
+
+RateErrors Summarise(const std::vector<Fold>& folds) {
+  RateErrors r;
+  double se = 0;
+  for (const Fold& f : folds)
+    for (double e : f.err) {
+      r.mae += std::fabs(e);
+      r.bias += e;
+      se += e * e;
+      ++r.samples;
+    }
+  if (r.samples > 0) {
+    r.mae /= r.samples;
+    r.bias /= r.samples;
+    r.rmse = std::sqrt(se / r.samples);
+  }
+  return r;
+}
+
+// Whether `cand` has a lower held-out MAE than `base` with 95% confidence:
+// the one-sided 95% bound of a cluster bootstrap over held-out groups (2,000
+// resamples, fixed seed) of the paired difference in mean absolute error is
+// below 0. The folds of both come from the same groups in the same order.
+bool BeatsWithConfidence(const std::vector<Fold>& cand, const std::vector<Fold>& base) {
+  const size_t n = cand.size();
+  if (n < 2 || base.size() != n) return false;
+  std::vector<double> diff(n), count(n);
+  double total = 0, total_n = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < cand[i].err.size(); ++j) diff[i] += std::fabs(cand[i].err[j]) - std::fabs(base[i].err[j]);
+    count[i] = static_cast<double>(cand[i].err.size());
+    total += diff[i];
+    total_n += count[i];
+  }
+  if (!(total < 0)) return false;
+  std::mt19937_64 rng(20240917);
+  constexpr int kDraws = 2000;
+  int not_better = 0;
+  for (int d = 0; d < kDraws; ++d) {
+    double s = 0, c = 0;
+    for (size_t i = 0; i < n; ++i) {
+      size_t k = static_cast<size_t>(rng() % n);
+      s += diff[k];
+      c += count[k];
+    }
+    if (c == 0 || s / c >= 0) ++not_better;
+  }
+  return not_better < kDraws / 20;  // fewer than 5% of resamples say "not better"
+}
+
+struct Choice {
+  PhysicsForm form;
+  InterferenceParams params;
+};
+
+// A form replaces a simpler one (earlier in the list) only if it lowers the
+// held-out MAE by more than this: equal errors keep the fewer terms.
+constexpr double kSimplerTolerance = 0.0005;
+
+// The selection rule, on training samples only: each form's leave-one-group-
+// out error; the best form replaces the time-slicing bound only if it beats
+// the bound with confidence. Then the chosen form is fitted on all of `s`.
+Choice ChooseForm(const std::vector<Sample>& s, const std::vector<PhysicsForm>& forms) {
+  const PhysicsForm bound{};
+  auto fit_of = [](PhysicsForm f) -> FitFn {
+    return [f](const std::vector<Sample>& t, int) { return InterferenceModel::FitForm(Plain(t), f); };
+  };
+  std::vector<Fold> base = LeaveGroupOut(s, fit_of(bound));
+  double best_mae = Summarise(base).mae;
+  PhysicsForm best = bound;
+  std::vector<Fold> best_folds;
+  for (const PhysicsForm& f : forms) {
+    if (f == bound) continue;
+    auto folds = LeaveGroupOut(s, fit_of(f));
+    double mae = Summarise(folds).mae;
+    if (mae < best_mae - kSimplerTolerance) {
+      best_mae = mae;
+      best = f;
+      best_folds = std::move(folds);
+    }
+  }
+  if (!(best == bound) && !BeatsWithConfidence(best_folds, base)) best = bound;
+  return {best, InterferenceModel::FitForm(Plain(s), best)};
+}
+
+const std::vector<PhysicsForm>& LucidForms() {
+  // The RTX 3090 is the GPU the utilizations were measured on: occupancy 1.
+  static const std::vector<PhysicsForm> f = {{false, false, false}, {false, true, false}, {false, false, true},
+                                             {false, true, true}};
+  return f;
+}
+
+const std::vector<PhysicsForm>& GavelForms() {
+  static const std::vector<PhysicsForm> f = {{false, false, false}, {true, false, false}, {true, true, false},
+                                             {true, false, true}, {true, true, true}};
+  return f;
+}
+
+// ---- Gavel ----
+
+struct GavelFamily {
+  const char* gavel;
+  const char* model;
+  const char* dataset;
+};
+constexpr GavelFamily kGavelFamilies[] = {{"ResNet-50", "ResNet50", "ImageNet"},
+                                          {"LM", "LSTM", "Wikitext2"},
+                                          {"Recommendation", "NeuMF", "MovieLens"},
+                                          {"CycleGAN", "DCGAN", "LSUN"},
+                                          {"A3C", "PPO", "LunarLander"}};
+
+// "ResNet-50 (batch size 32)" -> "ResNet-50"; "A3C" -> "A3C".
+std::string FamilyOf(const std::string& type) {
+  size_t p = type.find(" (");
+  return p == std::string::npos ? type : type.substr(0, p);
+}
+
+// "('ResNet-50 (batch size 32)', 1)" -> type and scale; false when malformed.
+bool ParseGavelKey(const std::string& k, std::string* type, int* scale) {
+  if (k.size() < 8 || k.rfind("('", 0) != 0 || k.back() != ')') return false;
+  size_t q = k.rfind("', ");
+  if (q == std::string::npos || q < 2) return false;
+  auto s = ParseInt(std::string_view(k).substr(q + 3, k.size() - q - 4));
+  if (!s || *s < 0 || *s > 1'000'000) return false;
+  *type = k.substr(2, q - 2);
+  *scale = static_cast<int>(*s);
+  return true;
+}
+
+struct GavelType {
+  std::string gpu;  // "K80"
+  std::vector<Sample> samples;
+  std::vector<std::string> families;  // group names
+  int total = 0, zero = 0, unmapped = 0;
+  double all_valid_rate_sum = 0;
+  int all_valid_samples = 0;
+};
+
+bool NonNegNumber(const nlohmann::json& v) {
+  return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
+}
+
+Result<std::vector<GavelType>> ReadGavel(const std::vector<WorkloadProfile>& w, const std::string& path) {
+  const std::string file = BaseName(path);
+  ASSIGN_OR_RETURN(std::string text, ReadBounded(path));
+  nlohmann::json d;
+  try {
+    d = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    return Status::Error(file + ": not JSON: " + e.what());
+  }
+  if (!d.is_object()) return Status::Error(file + ": want an object of GPU types");
+  std::vector<GavelType> out;
+  for (const char* key : {"k80", "p100", "v100"}) {
+    if (!d.contains(key) || !d[key].is_object())
+      return Status::Error(file + ": no '" + key + "' throughputs (want an object of job types)");
+    GavelType t;
+    t.gpu = key;
+    std::transform(t.gpu.begin(), t.gpu.end(), t.gpu.begin(), [](char c) { return std::toupper(c); });
+    const nlohmann::json& g = d[key];
+    // Isolated throughputs of the scale-1 job types.
+    std::map<std::string, double> alone;
+    for (auto& [k, entry] : g.items()) {
+      std::string type;
+      int scale;
+      if (!ParseGavelKey(k, &type, &scale))
+        return Status::Error(file + ": " + key + ": job key '" + k.substr(0, 80) + "' is not ('type', scale)");
+      if (scale != 1) continue;
+      if (!entry.is_object() || !entry.contains("null") || !NonNegNumber(entry["null"]))
+        return Status::Error(file + ": " + key + ": " + k + ": want an object with the isolated throughput "
+                             "\"null\" (a non-negative number)");
+      alone[type] = entry["null"].get<double>();
+    }
+    std::map<std::string, int> fam_id;
+    auto gid = [&](const std::string& type) {
+      auto [it, fresh] = fam_id.emplace(FamilyOf(type), static_cast<int>(fam_id.size()));
+      if (fresh) t.families.push_back(it->first);
+      return it->second;
+    };
+    std::set<std::pair<std::string, std::string>> seen;
+    for (auto& [k, entry] : g.items()) {
+      std::string ta;
+      int sa;
+      ParseGavelKey(k, &ta, &sa);
+      if (sa != 1) continue;
+      for (auto& [k2, v] : entry.items()) {
+        if (k2 == "null") continue;
+        std::string tb;
+        int sb;
+        if (!ParseGavelKey(k2, &tb, &sb))
+          return Status::Error(file + ": " + key + ": " + k + ": partner key '" + k2.substr(0, 80) +
+                               "' is not ('type', scale)");
+        if (sb != 1) continue;
+        const std::string where = file + ": " + key + ": " + k + " with " + k2 + ": ";
+        if (!v.is_array() || v.size() != 2 || !NonNegNumber(v[0]) || !NonNegNumber(v[1]))
+          return Status::Error(where + "want [own, other] throughputs (non-negative numbers)");
+        if (!alone.count(tb)) return Status::Error(where + "the partner has no isolated throughput");
+        // Each unordered pair is stored under both jobs (mirrored); count it once.
+        auto key_ab = ta <= tb ? std::make_pair(ta, tb) : std::make_pair(tb, ta);
+        if (!seen.insert(key_ab).second) continue;
+        ++t.total;
+        double own = v[0].get<double>(), other = v[1].get<double>();
+        if (own <= 0 || other <= 0 || alone[ta] <= 0 || alone[tb] <= 0) {
+          ++t.zero;  // not measured, or the pair did not fit on the GPU
+          continue;
+        }
+        double ra = std::min(1.0, own / alone[ta]), rb = std::min(1.0, other / alone[tb]);
+        t.all_valid_rate_sum += ra + rb;
+        t.all_valid_samples += 2;
+        int wa = MapGavelJobType(ta, w), wb = MapGavelJobType(tb, w);
+        if (wa < 0 || wb < 0) {
+          ++t.unmapped;
+          continue;
+        }
+        t.samples.push_back({{w[wa].true_util, w[wb].true_util, ra, rb}, {gid(ta), gid(tb)}});
+      }
+    }
+    if (t.samples.empty())
+      return Status::Error(file + ": " + key + ": no measured pair of job types that map to Lucid workloads");
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// The validation of one source of samples: controls, bound, current model,
+// every form held out, and the nested selection.
+SourceValidation ValidateSamples(const std::vector<Sample>& s, const std::vector<PhysicsForm>& forms,
+                                 const std::vector<std::string>& group_names, const InterferenceParams& current_lucid,
+                                 bool refit_current) {
+  SourceValidation v;
+  v.groups = static_cast<int>(GroupsOf(s).size());
+  v.pairs_used = static_cast<int>(s.size());
+  for (const Sample& x : s) v.measured_mean_rate += x.x[2] + x.x[3];
+  v.measured_mean_rate /= std::max<size_t>(1, 2 * s.size());
+  v.no_slowdown = Summarise(ConstantFolds(s, [](const std::vector<Sample>&) { return 1.0; }));
+  v.mean_rate = Summarise(ConstantFolds(s, [](const std::vector<Sample>& t) {
+    double m = 0;
+    for (const Sample& x : t) m += x.x[2] + x.x[3];
+    return m / (2.0 * static_cast<double>(t.size()));
+  }));
+  v.bound = Summarise(LeaveGroupOut(s, [](const std::vector<Sample>&, int) { return InterferenceParams{}; }));
+  v.current = Summarise(LeaveGroupOut(s, [&](const std::vector<Sample>& t, int) {
+    return refit_current ? InterferenceModel::FitParams(Plain(t)) : current_lucid;
+  }));
+  for (const PhysicsForm& f : forms) {
+    SourceValidation::Form r;
+    r.form = f;
+    r.held_out = Summarise(LeaveGroupOut(s, [f](const std::vector<Sample>& t, int) {
+      return InterferenceModel::FitForm(Plain(t), f);
+    }));
+    r.all = InterferenceModel::FitForm(Plain(s), f);
+    v.forms.push_back(r);
+  }
+  // Nested: the selection rule runs inside each fold's training groups.
+  v.selected = Summarise(LeaveGroupOut(s, [&](const std::vector<Sample>& t, int held) {
+    Choice c = ChooseForm(t, forms);
+    v.fold_choices.push_back(group_names[static_cast<size_t>(held)] + ": " + c.form.Name());
+    return c.params;
+  }));
+  Choice all = ChooseForm(s, forms);
+  v.chosen = all.form;
+  v.chosen_params = all.params;
+  return v;
+}
+
 }  // namespace
+
+std::string PhysicsForm::Name() const {
+  if (!occupancy && !contention && !switching) return "time-slicing bound";
+  std::string n;
+  if (occupancy) n += "+occupancy";
+  if (contention) n += "+contention";
+  if (switching) n += "+switching";
+  return n;
+}
+
+double GangRate(std::span<const double> per_gpu_rates) {
+  if (per_gpu_rates.empty()) return 0.0;
+  double r = per_gpu_rates[0];
+  for (double x : per_gpu_rates) r = std::min(r, x);
+  return r;
+}
+
+int MapGavelJobType(const std::string& type, const std::vector<WorkloadProfile>& w) {
+  const std::string family = FamilyOf(type);
+  int batch = 0;
+  if (family != type) {
+    const std::string prefix = family + " (batch size ";
+    if (type.rfind(prefix, 0) != 0 || type.back() != ')') return -1;
+    auto b = ParseInt(std::string_view(type).substr(prefix.size(), type.size() - prefix.size() - 1));
+    if (!b || *b <= 0 || *b > (1 << 30)) return -1;
+    batch = static_cast<int>(*b);
+  }
+  for (const GavelFamily& f : kGavelFamilies) {
+    if (family != f.gavel) continue;
+    int best = -1;
+    double best_d = 1e18;
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (w[i].model != f.model || w[i].dataset != f.dataset || w[i].amp != 0 || w[i].batch <= 0) continue;
+      double d = batch ? std::fabs(std::log(double(w[i].batch)) - std::log(double(batch))) : w[i].batch;
+      if (d < best_d - 1e-12) {
+        best_d = d;
+        best = static_cast<int>(i);
+      }
+    }
+    return best;
+  }
+  return -1;
+}
 
 InterferenceParams InterferenceModel::FitParams(const std::vector<std::array<double, 4>>& samples) {
   // Grid search (coarse, then fine around the best): two parameters, a few
   // hundred pairs, and no local-minimum surprises.
   InterferenceParams best{0, 0};
-  double best_se = SquaredError(InterferenceModel(best), samples);
+  double best_se = SquaredError(best, samples);
   auto search = [&](double b_lo, double b_hi, double b_step, double s_lo, double s_hi, double s_step) {
     InterferenceParams c = best;
     for (double b = std::max(0.0, b_lo); b <= b_hi + 1e-12; b += b_step)
       for (double s = std::max(0.0, s_lo); s <= s_hi + 1e-12; s += s_step) {
-        double se = SquaredError(InterferenceModel({b, s}), samples);
+        double se = SquaredError({b, s}, samples);
         if (se < best_se - 1e-12) {
           best_se = se;
           c = {b, s};
@@ -115,11 +551,92 @@ InterferenceParams InterferenceModel::FitParams(const std::vector<std::array<dou
   return best;
 }
 
+InterferenceParams InterferenceModel::FitForm(const std::vector<std::array<double, 4>>& samples, PhysicsForm form) {
+  // Axes: log2 k_occ, beta, s. A fixed term has the one value of the bound.
+  struct Axis {
+    bool free;
+    double lo, hi, step;
+  };
+  const Axis ax[3] = {{form.occupancy, 0, 10, 0.5}, {form.contention, 0, 1, 0.05}, {form.switching, 0, 1, 0.05}};
+  auto params = [](double lk, double b, double s) { return InterferenceParams{b, s, std::exp2(lk)}; };
+  double best[3] = {0, 0, 0};
+  double best_e = AbsError(params(0, 0, 0), samples);
+  auto values = [&](int a, double centre, double half, double step) {
+    std::vector<double> v;
+    if (!ax[a].free) return std::vector<double>{0.0};
+    double lo = std::max(ax[a].lo, centre - half), hi = std::min(ax[a].hi, centre + half);
+    for (int i = 0; lo + i * step <= hi + 1e-12; ++i) v.push_back(lo + i * step);
+    return v;
+  };
+  auto search = [&](double scale) {
+    double centre[3] = {best[0], best[1], best[2]};
+    std::vector<double> v[3];
+    for (int a = 0; a < 3; ++a) {
+      double half = scale == 1 ? 1e9 : ax[a].step;
+      v[a] = values(a, scale == 1 ? ax[a].lo : centre[a], half, ax[a].step * scale);
+    }
+    for (double lk : v[0])
+      for (double b : v[1])
+        for (double s : v[2]) {
+          double e = AbsError(params(lk, b, s), samples);
+          if (e < best_e - 1e-12) {  // ties keep the earlier (smaller) values
+            best_e = e;
+            best[0] = lk, best[1] = b, best[2] = s;
+          }
+        }
+  };
+  search(1.0);
+  search(0.25);
+  return params(best[0], best[1], best[2]);
+}
+
 Result<InterferenceModel> InterferenceModel::Fit(const std::vector<WorkloadProfile>& w,
-                                                 const std::string& colocate_csv) {
+                                                 const std::string& colocate_csv, const std::string& gavel_json) {
   ASSIGN_OR_RETURN(auto rows, ReadColocate(w, colocate_csv));
   if (rows.empty()) return Status::Error(BaseName(colocate_csv) + ": no measured pairs");
-  return InterferenceModel(FitParams(Samples(w, rows)), Aggregate(rows));
+  std::vector<GavelType> types;
+  if (!gavel_json.empty()) {  // bad input fails before any fitting
+    ASSIGN_OR_RETURN(types, ReadGavel(w, gavel_json));
+  }
+  std::vector<std::string> names;
+  Choice c = ChooseForm(LucidSamples(w, rows, &names), LucidForms());
+  InterferenceModel m(c.params, Aggregate(rows));
+  m.form_ = c.form;
+  if (!gavel_json.empty()) {
+    for (const GavelType& t : types) {
+      Choice g = ChooseForm(t.samples, GavelForms());
+      m.gpu_fits_.push_back({t.gpu, g.form, g.params});
+    }
+  }
+  return m;
+}
+
+namespace {
+
+// The fit a cluster GPU type uses: "V100M16" -> "V100"; nullptr: the default.
+const InterferenceModel::GpuFit* FindFit(const std::vector<InterferenceModel::GpuFit>& fits, std::string_view type) {
+  for (const auto& f : fits)
+    if (type.size() >= f.gpu.size() && std::equal(f.gpu.begin(), f.gpu.end(), type.begin(), [](char a, char b) {
+          return std::toupper(static_cast<unsigned char>(a)) == std::toupper(static_cast<unsigned char>(b));
+        }))
+      return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+InterferenceModel InterferenceModel::ForGpu(std::string_view gpu_type) const {
+  const GpuFit* f = FindFit(gpu_fits_, gpu_type);
+  if (!f) return *this;
+  InterferenceModel m(f->params);
+  m.form_ = f->form;
+  return m;
+}
+
+bool InterferenceModel::HasFit(std::string_view gpu_type) const {
+  std::string up(gpu_type);
+  std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
+  return up == "RTX3090" || FindFit(gpu_fits_, gpu_type) != nullptr;
 }
 
 void InterferenceModel::Rates(const double* u, int k, double* rates, double* busy) const {
@@ -129,47 +646,43 @@ void InterferenceModel::Rates(const double* u, int k, double* rates, double* bus
   }
   if (k == 1) {
     rates[0] = 1.0;
-    *busy = std::clamp(u[0], 0.0, 100.0);
+    *busy = 100.0 * Frac(u[0]);
     return;
   }
-  const double inflate = 1.0 + p_.switch_cost;
+  const InterferenceParams p = Sanitized(p_);
+  const double inflate = 1.0 + p.switch_cost;
   double e_sum = 0;
-  for (int i = 0; i < k; ++i) e_sum += std::clamp(u[i], 0.0, 100.0) / 100.0 * inflate;
+  for (int i = 0; i < k; ++i) e_sum += Effective(u[i], p.occupancy, inflate);
+  const double share = e_sum > 1.0 ? 1.0 / e_sum : 1.0;  // time-slicing share
   double load = 0;
   for (int i = 0; i < k; ++i) {
-    double e = std::clamp(u[i], 0.0, 100.0) / 100.0 * inflate;
-    rates[i] = 1.0 / (1.0 + p_.beta * e * (e_sum - e));
+    double e = Effective(u[i], p.occupancy, inflate);
+    rates[i] = std::min(1.0 / (1.0 + p.beta * e * (e_sum - e)), share);
     load += rates[i] * e;
   }
-  if (load > 1.0) {
-    for (int i = 0; i < k; ++i) rates[i] /= load;
-    load = 1.0;
-  }
-  *busy = 100.0 * load;
+  *busy = 100.0 * std::min(1.0, load);
 }
 
 double InterferenceModel::MinRate(const double* u, int k, double u_extra) const {
   if (k <= 0) return 1.0;
-  // r_i = r0_i / max(1, load): the least rate is the least r0 over the load.
-  const double inflate = 1.0 + p_.switch_cost;
-  auto e_of = [&](double x) { return std::clamp(x, 0.0, 100.0) / 100.0 * inflate; };
+  // r_i = min(r0_i, share): the least rate is min(least r0, share).
+  const InterferenceParams p = Sanitized(p_);
+  const double inflate = 1.0 + p.switch_cost;
+  auto e_of = [&](double x) { return Effective(x, p.occupancy, inflate); };
   double e_sum = e_of(u_extra);
   for (int i = 0; i < k; ++i) e_sum += e_of(u[i]);
   double e = e_of(u_extra);
-  double r0 = 1.0 / (1.0 + p_.beta * e * (e_sum - e));
-  double min_r0 = r0, load = r0 * e;
+  double min_r0 = 1.0 / (1.0 + p.beta * e * (e_sum - e));
   for (int i = 0; i < k; ++i) {
     e = e_of(u[i]);
-    r0 = 1.0 / (1.0 + p_.beta * e * (e_sum - e));
-    min_r0 = std::min(min_r0, r0);
-    load += r0 * e;
+    min_r0 = std::min(min_r0, 1.0 / (1.0 + p.beta * e * (e_sum - e)));
   }
-  return load > 1.0 ? min_r0 / load : min_r0;
+  return std::min(min_r0, e_sum > 1.0 ? 1.0 / e_sum : 1.0);
 }
 
 double InterferenceModel::ModelCombinedUtil(const double* utils, int k) {
   double idle = 1.0;
-  for (int i = 0; i < k; ++i) idle *= 1.0 - std::clamp(utils[i], 0.0, 100.0) / 100.0;
+  for (int i = 0; i < k; ++i) idle *= 1.0 - Frac(utils[i]);
   return std::min(100.0, 100.0 * (1.0 - idle));
 }
 
@@ -186,165 +699,45 @@ void InterferenceModel::Physics(const int* wl, int k, const std::vector<Workload
   Rates(v.data(), k, rates, util);
 }
 
-Result<CvReport> CrossValidate(const std::vector<WorkloadProfile>& w, const std::string& colocate_csv,
-                               const std::string& grouping) {
-  if (grouping != "pair" && grouping != "model")
-    return Status::Error("unknown cross-validation grouping '" + grouping + "': want pair or model");
+Result<std::vector<SourceValidation>> Validate(const std::vector<WorkloadProfile>& w, const std::string& colocate_csv,
+                                               const std::string& gavel_json) {
   ASSIGN_OR_RETURN(auto rows, ReadColocate(w, colocate_csv));
-  std::set<std::string> groups;
-  auto pair_key = [&](const Row& r) {
-    auto a = w[r.a].model, b = w[r.b].model;
-    return a < b ? a + "+" + b : b + "+" + a;
-  };
-  for (const Row& r : rows) {
-    if (grouping == "pair") groups.insert(pair_key(r));
-    else { groups.insert(w[r.a].model); groups.insert(w[r.b].model); }
-  }
-  CvReport rep;
-  rep.grouping = grouping;
-  double se = 0;
-  for (const std::string& g : groups) {
-    std::vector<Row> train, test;
+  if (rows.empty()) return Status::Error(BaseName(colocate_csv) + ": no measured pairs");
+  ASSIGN_OR_RETURN(auto gavel, ReadGavel(w, gavel_json));
+  std::vector<std::string> names;
+  std::vector<Sample> lucid = LucidSamples(w, rows, &names);
+  // The previous model: (beta, s) least squares on every Lucid pair.
+  const InterferenceParams current = InterferenceModel::FitParams(Plain(lucid));
+  std::vector<SourceValidation> out;
+  SourceValidation l = ValidateSamples(lucid, LucidForms(), names, current, /*refit_current=*/true);
+  l.source = "lucid";
+  l.gpu = "RTX3090";
+  l.grouping = "model";
+  l.pairs_total = static_cast<int>(rows.size());
+  auto busy_mae = [&](const InterferenceModel& m) {
+    double err = 0;
     for (const Row& r : rows) {
-      bool held = grouping == "pair" ? pair_key(r) == g : (w[r.a].model == g || w[r.b].model == g);
-      (held ? test : train).push_back(r);
+      double u[2] = {w[r.a].true_util, w[r.b].true_util}, rates[2], busy;
+      m.Rates(u, 2, rates, &busy);
+      err += std::fabs(busy - r.util);
     }
-    if (test.empty() || train.empty()) continue;
-    auto tr = Samples(w, train);
-    InterferenceModel m(InterferenceModel::FitParams(tr));
-    double mean = 0;
-    for (auto& s : tr) mean += s[2] + s[3];
-    mean /= 2.0 * static_cast<double>(tr.size());
-    ++rep.groups;
-    for (auto& s : Samples(w, test)) {
-      double r[2], busy;
-      m.Rates(s.data(), 2, r, &busy);
-      for (int i = 0; i < 2; ++i) {
-        double truth = s[2 + i];
-        rep.mae += std::fabs(r[i] - truth);
-        rep.bias += r[i] - truth;
-        se += (r[i] - truth) * (r[i] - truth);
-        rep.baseline_mae += std::fabs(mean - truth);
-        rep.no_slowdown_mae += std::fabs(1.0 - truth);
-        ++rep.samples;
-      }
-    }
-  }
-  if (rep.samples == 0) return Status::Error(BaseName(colocate_csv) + ": nothing to cross-validate");
-  rep.mae /= rep.samples;
-  rep.bias /= rep.samples;
-  rep.baseline_mae /= rep.samples;
-  rep.no_slowdown_mae /= rep.samples;
-  rep.rmse = std::sqrt(se / rep.samples);
-  InterferenceModel full(InterferenceModel::FitParams(Samples(w, rows)));
-  for (const Row& r : rows) {
-    double u[2] = {w[r.a].true_util, w[r.b].true_util}, rates[2], busy;
-    full.Rates(u, 2, rates, &busy);
-    rep.util_mae += std::fabs(busy - r.util);
-    ++rep.util_pairs;
-  }
-  rep.util_mae /= std::max(1, rep.util_pairs);
-  return rep;
-}
-
-namespace {
-
-// Gavel job type -> nearest Lucid workload (amp 0), or -1.
-int MapGavelType(const std::string& type, const std::vector<WorkloadProfile>& w) {
-  struct Family { const char* gavel; const char* model; const char* dataset; };
-  static const Family kFamilies[] = {
-      {"ResNet-50", "ResNet50", "ImageNet"}, {"LM", "LSTM", "Wikitext2"},
-      {"Recommendation", "NeuMF", "MovieLens"}, {"CycleGAN", "DCGAN", "LSUN"},
-      {"A3C", "PPO", "LunarLander"}};
-  int batch = 0;
-  size_t p = type.find("(batch size ");
-  if (p != std::string::npos) batch = std::atoi(type.c_str() + p + 12);
-  for (const Family& f : kFamilies) {
-    if (type.rfind(std::string(f.gavel) + (batch ? " (" : ""), 0) != 0 &&
-        type != f.gavel) continue;
-    int best = -1;
-    double best_d = 1e18;
-    for (size_t i = 0; i < w.size(); ++i) {
-      if (w[i].model != f.model || w[i].dataset != f.dataset || w[i].amp != 0) continue;
-      double d = batch ? std::fabs(std::log(double(w[i].batch)) - std::log(double(batch))) : w[i].batch;
-      if (d < best_d) { best_d = d; best = static_cast<int>(i); }
-    }
-    return best;
-  }
-  return -1;
-}
-
-}  // namespace
-
-Result<GavelCheck> CheckAgainstGavel(const InterferenceModel& m, const std::vector<WorkloadProfile>& w,
-                                     const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot open");
-  nlohmann::json d;
-  try {
-    d = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    return Status::Error(BaseName(path) + ": " + e.what());
-  }
-  if (!d.contains("v100")) return Status::Error(BaseName(path) + ": no 'v100' throughputs");
-  double lucid_mean = 0;
-  int nl = 0;
-  for (const PairMeasurement& p : m.pairs()) {
-    lucid_mean += std::min(1.0, p.speed_a) + std::min(1.0, p.speed_b);
-    nl += 2;
-  }
-  lucid_mean /= std::max(1, nl);
-  // "('ResNet-50 (batch size 32)', 1)" -> type, scale
-  auto parse_key = [](const std::string& k, std::string* type) {
-    if (k.size() < 8 || k.rfind("('", 0) != 0) return -1;
-    size_t q = k.rfind("', ");
-    if (q == std::string::npos) return -1;
-    *type = k.substr(2, q - 2);
-    return std::atoi(k.c_str() + q + 3);
+    return err / static_cast<double>(rows.size());
   };
-  GavelCheck g;
-  std::vector<double> xs, ys;
-  for (auto& [key, entry] : d["v100"].items()) {
-    std::string ta;
-    if (parse_key(key, &ta) != 1 || !entry.contains("null") || !entry["null"].is_number()) continue;
-    double alone = entry["null"].get<double>();
-    int wa = MapGavelType(ta, w);
-    if (wa < 0 || alone <= 0) continue;
-    for (auto& [k2, v] : entry.items()) {
-      std::string tb;
-      if (k2 == "null" || parse_key(k2, &tb) != 1 || !v.is_array() || v.size() != 2) continue;
-      int wb = MapGavelType(tb, w);
-      double own = v[0].get<double>();
-      if (wb < 0 || own <= 0) continue;  // zero: did not fit / not measured
-      double gavel = std::min(1.0, own / alone);
-      double u[2] = {w[wa].true_util, w[wb].true_util}, r[2], busy;
-      m.Rates(u, 2, r, &busy);
-      double model = r[0];
-      g.model_mae += std::fabs(model - gavel);
-      g.no_slowdown_mae += std::fabs(1.0 - gavel);
-      g.lucid_mean_mae += std::fabs(lucid_mean - gavel);
-      g.gavel_mean_rate += gavel;
-      g.model_mean_rate += model;
-      xs.push_back(model);
-      ys.push_back(gavel);
-      ++g.pairs;
-    }
+  l.device_busy_mae = busy_mae(InterferenceModel(l.chosen_params));
+  l.device_busy_mae_current = busy_mae(InterferenceModel(current));
+  out.push_back(std::move(l));
+  for (const GavelType& t : gavel) {
+    SourceValidation g = ValidateSamples(t.samples, GavelForms(), t.families, current, /*refit_current=*/false);
+    g.source = "gavel";
+    g.gpu = t.gpu;
+    g.grouping = "job family";
+    g.pairs_total = t.total;
+    g.pairs_zero = t.zero;
+    g.pairs_unmapped = t.unmapped;
+    g.all_valid_mean_rate = t.all_valid_rate_sum / std::max(1, t.all_valid_samples);
+    out.push_back(std::move(g));
   }
-  if (g.pairs == 0) return Status::Error(BaseName(path) + ": no V100 pairs map to Lucid workloads");
-  double n = g.pairs;
-  g.model_mae /= n;
-  g.no_slowdown_mae /= n;
-  g.lucid_mean_mae /= n;
-  g.gavel_mean_rate /= n;
-  g.model_mean_rate /= n;
-  g.bias = g.model_mean_rate - g.gavel_mean_rate;
-  double sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    double dx = xs[i] - g.model_mean_rate, dy = ys[i] - g.gavel_mean_rate;
-    sxy += dx * dy; sxx += dx * dx; syy += dy * dy;
-  }
-  g.corr = sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
-  return g;
+  return out;
 }
 
 }  // namespace gpucast::sim

@@ -1,23 +1,37 @@
 // Interference physics of N training jobs sharing one GPU, bounded by
-// construction and fitted to measured pairs (docs/simulator.md, "Physics").
+// construction and selected on measured pairs (docs/simulator.md, "Physics").
 //
 // Job i alone keeps the device busy a fraction d_i = u_i / 100 of the time
-// (its measured utilization). Sharing k >= 2 jobs:
-//   e_i  = d_i (1 + s)                       s: switching cost (kernel time
-//                                            inflation while shared), fitted, >= 0
-//   r0_i = 1 / (1 + beta e_i E_i)            E_i = sum_{j != i} e_j; beta >= 0
-//                                            fitted: the waiting a job's kernels
-//                                            see behind the others'
-//   r_i  = r0_i min(1, 1 / sum_j r0_j e_j)   the device cannot be more than
-//                                            100% busy
+// (its measured utilization on the reference GPU, an RTX 3090). Sharing k >= 2
+// jobs on a GPU type with parameters (k_occ, beta, s):
+//   o_i  = k_occ d_i / (1 - d_i + k_occ d_i) occupancy on this GPU type: k_occ
+//                                            is how much longer the job's GPU
+//                                            phase takes there (1 on the GPU
+//                                            its u was measured on), >= 1
+//   e_i  = o_i (1 + s)                       s: switching cost (kernel time
+//                                            inflation while shared), >= 0
+//   r0_i = 1 / (1 + beta e_i E_i)            E_i = sum_{j != i} e_j; beta in
+//                                            [0, 1]: the waiting a job's kernels
+//                                            see behind the others' (1: its GPU
+//                                            phase waits for all of theirs)
+//   r_i  = min(r0_i, 1 / max(1, sum_j e_j))  the time-slicing share: the
+//                                            device cannot be more than 100% busy
 //   device_busy = 100 sum_i r_i e_i  (<= 100)
-// So sum_i r_i u_i <= 100 always; n identical 100% jobs get 1/(n (1 + s)) each;
-// two 10% jobs keep rate 1 / (1 + 0.01 beta (1+s)^2), about 1. No rate floor.
-// Alone: rate 1, device busy u.
+// With k_occ = 1, beta = 0, s = 0 this is the time-slicing bound
+// r_i = min(1, 100 / sum_j u_j). Since e_i >= d_i, sum_i r_i u_i <= 100 always;
+// n identical 100% jobs get 1/(n (1 + s)) each (beta <= 1); every rate is
+// non-increasing in every other job's utilization. Alone: rate 1, busy u.
+//
+// Which terms are used is decided by the data (Fit): a form with fitted terms
+// replaces the time-slicing bound only where it beats the bound on models it
+// was not fitted on (leave one model out, 95% cluster bootstrap). The RTX 3090
+// model comes from Lucid's pairs; K80, P100 and V100 from Gavel's.
 #pragma once
 
 #include <array>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/workload.h"
@@ -34,14 +48,29 @@ struct PairMeasurement {
 };
 
 struct InterferenceParams {
-  double beta = 0;         // contention strength
-  double switch_cost = 0;  // kernel-time inflation while shared
+  double beta = 0;         // contention strength, in [0, 1] (larger values act as 1)
+  double switch_cost = 0;  // kernel-time inflation while shared, >= 0
+  double occupancy = 1;    // k_occ >= 1: GPU-phase slowness on this GPU type
 };
+
+// Which terms of the physics are fitted; the others stay at their
+// time-slicing values (k_occ 1, beta 0, s 0). All false: the bound.
+struct PhysicsForm {
+  bool occupancy = false, contention = false, switching = false;
+  // "time-slicing bound", or "+occupancy+contention" etc.
+  std::string Name() const;
+  bool operator==(const PhysicsForm&) const = default;
+};
+
+// A job spanning several GPUs (synchronous data parallel) advances at the rate
+// of its slowest GPU: the minimum of per_gpu_rates. Each rate is that GPU's
+// Rates() entry for this job. Empty: 0 (a job on no GPU makes no progress).
+double GangRate(std::span<const double> per_gpu_rates);
 
 class InterferenceModel {
  public:
-  // No interference (beta 0, switching cost 0): sharing jobs slow down only
-  // when the device would be more than 100% busy.
+  // No interference (the time-slicing bound): sharing jobs slow down only when
+  // the device would be more than 100% busy.
   InterferenceModel() = default;
   explicit InterferenceModel(InterferenceParams p, std::vector<PairMeasurement> pairs = {})
       : p_(p), pairs_(std::move(pairs)) {}
@@ -49,10 +78,12 @@ class InterferenceModel {
   // compile. Builds the no-interference model above; use InterferenceModel().
   InterferenceModel(int, const std::array<double, 5>&, const std::vector<PairMeasurement>&) {}
 
-  // Reads colocate_info.csv (rows whose workloads are not in `w` are an
-  // error) and fits beta and the switching cost to every measured pair.
-  static Result<InterferenceModel> Fit(const std::vector<WorkloadProfile>& w,
-                                       const std::string& colocate_csv);
+  // Reads colocate_info.csv (rows whose workloads are not in `w` are an error)
+  // and selects and fits the RTX 3090 physics on every measured pair. With
+  // gavel_json (gavel/simulation_throughputs.json) it also fits the K80, P100
+  // and V100 physics on Gavel's pairs (ForGpu).
+  static Result<InterferenceModel> Fit(const std::vector<WorkloadProfile>& w, const std::string& colocate_csv,
+                                       const std::string& gavel_json = "");
 
   // Rates of k co-located jobs of utilizations u[0..k) (percent) and the
   // device's busy percent. k == 1: rate 1, busy u[0]. k == 0: busy 0.
@@ -66,53 +97,94 @@ class InterferenceModel {
   void Physics(const int* workloads, int k, const std::vector<WorkloadProfile>& w, double* rates,
                double* util) const;
 
+  // The model of one GPU type: its own fit where pairs were measured on that
+  // type ("K80", "P100", "V100*" from Gavel, when Fit was given gavel_json),
+  // else this model (the RTX 3090 fit). Names as in cluster specs.
+  InterferenceModel ForGpu(std::string_view gpu_type) const;
+  // Whether gpu_type has its own fit (RTX3090 always).
+  bool HasFit(std::string_view gpu_type) const;
+
   // 100 (1 - prod (1 - u_i/100)): the parameter-free "independent kernels"
   // estimate of device utilization (kept for the service's GPU listing).
   static double ModelCombinedUtil(const double* utils, int k);
 
   const InterferenceParams& params() const { return p_; }
+  const PhysicsForm& form() const { return form_; }
   const std::vector<PairMeasurement>& pairs() const { return pairs_; }
+  // The per-type fits ("K80", "P100", "V100"), empty without gavel_json.
+  struct GpuFit {
+    std::string gpu;
+    PhysicsForm form;
+    InterferenceParams params;
+  };
+  const std::vector<GpuFit>& gpu_fits() const { return gpu_fits_; }
 
-  // Least-squares fit of (beta, switch_cost) to samples of pairs: each sample
-  // (u_a, u_b, rate_a, rate_b), percent and normalised rates (capped at 1).
+  // The previous fitting procedure (kept as the "current model" reference in
+  // the validation): least squares over (beta, switch_cost), occupancy 1. Each
+  // sample (u_a, u_b, rate_a, rate_b), percent and normalised rates (<= 1).
   static InterferenceParams FitParams(const std::vector<std::array<double, 4>>& samples);
+  // Least absolute rate error over the terms of `form` (coarse grid, then a
+  // finer one around the best; deterministic). Ranges: log2 k_occ in [0, 10],
+  // beta in [0, 1], s in [0, 1].
+  static InterferenceParams FitForm(const std::vector<std::array<double, 4>>& samples, PhysicsForm form);
 
  private:
   InterferenceParams p_;
+  PhysicsForm form_;
   std::vector<PairMeasurement> pairs_;
+  std::vector<GpuFit> gpu_fits_;
 };
 
-// Held-out error of the rate model: leave one group out, where a group is an
-// unordered pair of model names ("pair") or one model name ("model": every
-// pair involving it is held out). Also the device-busy error on all pairs.
-struct CvReport {
-  std::string grouping;
-  int groups = 0, samples = 0;
-  double mae = 0, rmse = 0;     // rate, model on held-out pairs
-  double bias = 0;              // mean (model - measured) rate
-  double baseline_mae = 0;      // predicting the training mean rate
-  double no_slowdown_mae = 0;   // predicting rate 1
-  double util_mae = 0;          // device busy (full-data fit) vs measured gpu_util, points
-  int util_pairs = 0;
-};
-Result<CvReport> CrossValidate(const std::vector<WorkloadProfile>& w, const std::string& colocate_csv,
-                               const std::string& grouping);
+// Gavel job type ("ResNet-50 (batch size 32)", "A3C") -> the Lucid workload of
+// the same family (ResNet-50 -> ResNet50/ImageNet, LM -> LSTM/Wikitext2,
+// Recommendation -> NeuMF/MovieLens, CycleGAN -> DCGAN/LSUN, A3C ->
+// PPO/LunarLander; the nearest batch size on a log scale, the smallest when the
+// type names none; amp 0), or -1 (ResNet-18, Transformer: no counterpart).
+int MapGavelJobType(const std::string& type, const std::vector<WorkloadProfile>& w);
 
-// Check against Gavel's independent pair throughputs (V100, scale 1): Gavel job
-// types mapped to the nearest Lucid workload of the same family (ResNet-50 ->
-// ResNet50/ImageNet, LM -> LSTM/Wikitext2, Recommendation -> NeuMF/MovieLens,
-// CycleGAN -> DCGAN/LSUN, A3C -> PPO/LunarLander; nearest batch, amp 0;
-// ResNet-18 and Transformer have no counterpart and are left out).
-struct GavelCheck {
-  int pairs = 0;                 // ordered (job, partner) samples
-  double model_mae = 0;          // |model rate - Gavel normalised throughput|
-  double no_slowdown_mae = 0;    // |1 - Gavel|
-  double lucid_mean_mae = 0;     // |mean Lucid rate - Gavel|
-  double gavel_mean_rate = 0, model_mean_rate = 0;
-  double bias = 0;               // model_mean_rate - gavel_mean_rate
-  double corr = 0;               // Pearson correlation model vs Gavel
+// ---- Validation (gpucast interference --validate) ----
+
+// Rate errors (model - measured) over held-out samples (each job of a pair is
+// one sample).
+struct RateErrors {
+  int samples = 0;
+  double mae = 0, bias = 0, rmse = 0;
 };
-Result<GavelCheck> CheckAgainstGavel(const InterferenceModel& m, const std::vector<WorkloadProfile>& w,
-                                     const std::string& throughputs_json);
+
+// One source of pairs on one GPU type, every error leave one group out (a
+// group: a Lucid model name, or a Gavel job family; every pair involving it is
+// held out).
+struct SourceValidation {
+  std::string source;    // "lucid" or "gavel"
+  std::string gpu;       // "RTX3090", "K80", "P100", "V100"
+  std::string grouping;  // "model" or "job family"
+  int groups = 0;
+  int pairs_total = 0;     // measured unordered pairs in the file (scale 1 for Gavel)
+  int pairs_zero = 0;      // Gavel: zero throughput (not measured / did not fit), excluded
+  int pairs_unmapped = 0;  // Gavel: a job type with no Lucid counterpart, excluded
+  int pairs_used = 0;
+  double measured_mean_rate = 0;   // over the used pairs' samples
+  double all_valid_mean_rate = 0;  // Gavel: over every non-zero pair, mapped or not
+  RateErrors no_slowdown;   // rate 1
+  RateErrors mean_rate;     // control: the training groups' mean measured rate
+  RateErrors bound;         // min(1, 100 / sum u): no parameters
+  RateErrors current;       // the previous model: (beta, s) least squares on Lucid
+  RateErrors selected;      // nested: the form chosen inside each fold's training groups
+  struct Form {
+    PhysicsForm form;
+    RateErrors held_out;    // its parameters refitted in each fold
+    InterferenceParams all; // fitted on every pair of this source
+  };
+  std::vector<Form> forms;
+  std::vector<std::string> fold_choices;  // "group: form" per outer fold
+  PhysicsForm chosen;                     // selection on every pair of this source
+  InterferenceParams chosen_params;
+  double device_busy_mae = -1;          // Lucid: chosen model's busy vs measured gpu_util, points
+  double device_busy_mae_current = -1;  // the same for the current model
+};
+
+// Every table of the validation: Lucid (RTX 3090) and Gavel (K80, P100, V100).
+Result<std::vector<SourceValidation>> Validate(const std::vector<WorkloadProfile>& w, const std::string& colocate_csv,
+                                               const std::string& gavel_json);
 
 }  // namespace gpucast::sim

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <random>
 
 #include "sim/test_util.h"
@@ -41,24 +43,42 @@ TEST(Interference, HandComputedCases) {
   r = RatesOf(InterferenceModel({0.25, 0.1}), {100, 100}, &busy);
   for (double x : r) EXPECT_NEAR(x, 1.0 / 2.2, 1e-12);
   EXPECT_NEAR(busy, 100, 1e-9);
+  // Occupancy k = 3: a 50% job occupies 3 * 0.5 / (0.5 + 1.5) = 0.75 of the
+  // device; two of them: load 1.5, each 1 / 1.5. A 25% job occupies 0.5: two
+  // of them exactly fill the device at rate 1.
+  InterferenceModel occ({0.0, 0.0, 3.0});
+  r = RatesOf(occ, {50, 50}, &busy);
+  EXPECT_NEAR(r[0], 1 / 1.5, 1e-12);
+  EXPECT_NEAR(busy, 100, 1e-9);
+  r = RatesOf(occ, {25, 25}, &busy);
+  EXPECT_NEAR(r[0], 1.0, 1e-12);
+  EXPECT_NEAR(busy, 100, 1e-9);
   // Alone: rate 1, device busy = its utilization; nobody: busy 0.
   r = RatesOf(m, {37}, &busy);
   EXPECT_EQ(r[0], 1.0);
   EXPECT_EQ(busy, 37);
   m.Rates(nullptr, 0, nullptr, &busy);
   EXPECT_EQ(busy, 0);
-  // The default model has no contention: light jobs keep rate 1 exactly.
+  // The default model is the time-slicing bound min(1, 100 / sum u): light jobs
+  // keep rate 1 exactly, 60 + 90 share 100 / 150 each.
   r = RatesOf(InterferenceModel(), {10, 20, 30}, &busy);
   for (double x : r) EXPECT_EQ(x, 1.0);
   EXPECT_NEAR(busy, 60, 1e-9);
+  r = RatesOf(InterferenceModel(), {60, 90}, &busy);
+  EXPECT_NEAR(r[0], 100.0 / 150, 1e-12);
+  EXPECT_NEAR(r[1], 100.0 / 150, 1e-12);
+  // A NaN or negative utilization counts as an idle job, never NaN rates.
+  r = RatesOf(InterferenceModel(), {std::nan(""), -5, 100}, &busy);
+  for (double x : r) EXPECT_EQ(x, 1.0);
+  EXPECT_EQ(busy, 100);
 }
 
-TEST(Interference, SumBoundHoldsForRandomInputs) {
+TEST(Interference, PhysicalForRandomInputs) {
   std::mt19937_64 rng(12345);
-  std::uniform_real_distribution<double> U(0, 100), B(0, 5), S(0, 0.5);
+  std::uniform_real_distribution<double> U(0, 100), B(0, 5), S(0, 0.5), LK(0, 10);
   std::uniform_int_distribution<int> K(1, 12);
   for (int trial = 0; trial < 20000; ++trial) {
-    InterferenceModel m({B(rng), S(rng)});
+    InterferenceModel m({B(rng), S(rng), trial % 2 ? std::exp2(LK(rng)) : 1.0});
     int k = K(rng);
     std::vector<double> u(static_cast<size_t>(k));
     for (double& x : u) x = U(rng);
@@ -70,14 +90,49 @@ TEST(Interference, SumBoundHoldsForRandomInputs) {
       EXPECT_LE(r[i], 1.0);
       sum += r[i] * u[i];
     }
-    ASSERT_LE(sum, 100 + 1e-9) << "trial " << trial;
+    ASSERT_LE(sum, 100 + 1e-9) << "trial " << trial;  // device never more than 100% busy
     ASSERT_LE(busy, 100 + 1e-9);
-    ASSERT_GE(busy, sum - 1e-9);  // busy includes the switching cost
+    ASSERT_GE(busy, sum - 1e-9);  // busy includes the switching cost and occupancy
     // MinRate (the policies' allocation-free admission test) agrees.
     if (k >= 2) {
       ASSERT_NEAR(m.MinRate(u.data(), k - 1, u[k - 1]), *std::min_element(r.begin(), r.end()), 1e-12);
     }
+    // Monotone in the others' load: raising job 0's utilization never speeds
+    // up any other job.
+    if (k >= 2) {
+      std::vector<double> v = u;
+      v[0] = std::min(100.0, u[0] + 1 + U(rng) / 4);
+      double busy2;
+      auto r2 = RatesOf(m, v, &busy2);
+      for (int i = 1; i < k; ++i) ASSERT_LE(r2[i], r[i] + 1e-12) << "trial " << trial << " job " << i;
+    }
   }
+}
+
+TEST(Interference, IdenticalJobsAndLightPairs) {
+  double busy;
+  // beta above 1 acts as 1 (a job cannot wait longer than all the others' kernels).
+  auto r5 = RatesOf(InterferenceModel({5.0, 0.0}), {40, 70, 10}, &busy);
+  auto r1 = RatesOf(InterferenceModel({1.0, 0.0}), {40, 70, 10}, &busy);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(r5[i], r1[i]);
+  for (const InterferenceModel& m : {InterferenceModel(), InterferenceModel({0.4, 0.0}), InterferenceModel({1.0, 0.0}),
+                                     InterferenceModel({5.0, 0.0, 30.0})}) {
+    // n identical saturating jobs get 1/n each (no switching cost).
+    for (int n = 2; n <= 8; ++n) {
+      auto r = RatesOf(m, std::vector<double>(static_cast<size_t>(n), 100), &busy);
+      for (double x : r) EXPECT_NEAR(x, 1.0 / n, 1e-12);
+    }
+  }
+  // Two 10% jobs barely slow: 1 / (1 + beta 0.01).
+  auto r = RatesOf(InterferenceModel({0.4, 0.0}), {10, 10}, &busy);
+  EXPECT_NEAR(r[0], 1 / 1.004, 1e-12);
+}
+
+TEST(Interference, GangRateIsTheSlowestGpu) {
+  const double rates[] = {0.9, 0.35, 1.0, 0.5};
+  EXPECT_EQ(GangRate(rates), 0.35);
+  EXPECT_EQ(GangRate(std::span<const double>(rates, 1)), 0.9);
+  EXPECT_EQ(GangRate({}), 0.0);
 }
 
 TEST(Interference, FitRecoversKnownParameters) {
@@ -92,6 +147,25 @@ TEST(Interference, FitRecoversKnownParameters) {
   InterferenceParams p = InterferenceModel::FitParams(s);
   EXPECT_NEAR(p.beta, 0.7, 0.006);
   EXPECT_NEAR(p.switch_cost, 0.05, 0.003);
+  // All three terms, least absolute error: parameters on the grid come back.
+  InterferenceModel truth3({0.6, 0.1, 4.0});
+  s.clear();
+  for (double a = 2; a <= 100; a += 7)
+    for (double b = 2; b <= 100; b += 7) {
+      double r[2], busy, u[2] = {a, b};
+      truth3.Rates(u, 2, r, &busy);
+      s.push_back({a, b, r[0], r[1]});
+    }
+  p = InterferenceModel::FitForm(s, {true, true, true});
+  EXPECT_NEAR(p.beta, 0.6, 1e-9);
+  EXPECT_NEAR(p.switch_cost, 0.1, 1e-9);
+  EXPECT_NEAR(p.occupancy, 4.0, 1e-9);
+  // A form without a term leaves it at its time-slicing value.
+  p = InterferenceModel::FitForm(s, {false, true, false});
+  EXPECT_EQ(p.occupancy, 1.0);
+  EXPECT_EQ(p.switch_cost, 0.0);
+  EXPECT_EQ(PhysicsForm{}.Name(), "time-slicing bound");
+  EXPECT_EQ((PhysicsForm{true, false, true}.Name()), "+occupancy+switching");
 }
 
 class RealData : public ::testing::Test {
@@ -101,46 +175,107 @@ class RealData : public ::testing::Test {
     ASSERT_TRUE(w.ok()) << w.message();
     w_ = *w;
   }
+  std::string Lucid() const { return DataDir() + "/lucid/colocate_info.csv"; }
+  std::string Gavel() const { return DataDir() + "/gavel/simulation_throughputs.json"; }
   std::vector<WorkloadProfile> w_;
 };
 
-TEST_F(RealData, FittedModelIsPhysicalAndBeatsBaselinesOnHeldOutPairs) {
-  auto m = InterferenceModel::Fit(w_, DataDir() + "/lucid/colocate_info.csv");
+TEST_F(RealData, MapsGavelJobTypesToTheirFamily) {
+  auto name = [&](const std::string& t) {
+    int i = MapGavelJobType(t, w_);
+    return i < 0 ? std::string("-") : w_[i].model + "/" + std::to_string(w_[i].batch) + "/" + std::to_string(w_[i].amp);
+  };
+  EXPECT_EQ(name("ResNet-50 (batch size 32)"), "ResNet50/32/0");
+  EXPECT_EQ(name("ResNet-50 (batch size 128)"), "ResNet50/128/0");
+  EXPECT_EQ(name("LM (batch size 80)"), "LSTM/64/0");         // |log 80/64| < |log 80/128|
+  EXPECT_EQ(name("Recommendation (batch size 8192)"), "NeuMF/128/0");
+  EXPECT_EQ(name("A3C"), "PPO/32/0");                         // no batch named: the smallest
+  EXPECT_EQ(name("CycleGAN"), "DCGAN/32/0");
+  EXPECT_EQ(name("ResNet-18 (batch size 32)"), "-");          // no counterpart
+  EXPECT_EQ(name("Transformer (batch size 32)"), "-");
+  EXPECT_EQ(name("LM (batch size x)"), "-");
+  EXPECT_EQ(name("LM (batch size 5"), "-");
+  EXPECT_EQ(name(""), "-");
+}
+
+TEST_F(RealData, FittedModelIsPhysicalAndDeterministic) {
+  auto m = InterferenceModel::Fit(w_, Lucid(), Gavel());
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_EQ(m->pairs().size(), 830u);
+  // On Lucid's RTX 3090 pairs no fitted term beats the time-slicing bound on
+  // models it was not fitted on (docs/simulator.md): the default is the bound.
+  EXPECT_EQ(m->form().Name(), "time-slicing bound");
   double busy;
-  // Three saturating jobs: about a third each (less the fitted switching cost).
   auto r = RatesOf(*m, {100, 100, 100}, &busy);
-  for (double x : r) EXPECT_NEAR(x, 1.0 / (3 * (1 + m->params().switch_cost)), 1e-9);
-  EXPECT_GT(r[0], 0.3);
-  // Two light jobs barely slow each other; nine 20% jobs share one device.
+  for (double x : r) EXPECT_NEAR(x, 1.0 / 3, 1e-12);
   r = RatesOf(*m, {10, 10}, &busy);
   EXPECT_GT(r[0], 0.97);
   r = RatesOf(*m, std::vector<double>(9, 20), &busy);
   EXPECT_LE(9 * 20 * r[0], 100 + 1e-9);
-  for (const char* g : {"pair", "model"}) {
-    auto cv = CrossValidate(w_, DataDir() + "/lucid/colocate_info.csv", g);
-    ASSERT_TRUE(cv.ok()) << cv.message();
-    if (std::string(g) == "pair") EXPECT_EQ(cv->samples, 2 * 830);
-    else EXPECT_GT(cv->samples, 2 * 830);
-    EXPECT_LT(cv->mae, cv->baseline_mae) << g;
-    EXPECT_LT(cv->mae, cv->no_slowdown_mae) << g;
-    EXPECT_LT(cv->util_mae, 15.0);
+  // Per GPU type: K80, P100, V100 have their own fits; other types fall back.
+  ASSERT_EQ(m->gpu_fits().size(), 3u);
+  EXPECT_TRUE(m->HasFit("V100M32"));
+  EXPECT_TRUE(m->HasFit("rtx3090"));
+  EXPECT_FALSE(m->HasFit("T4"));
+  EXPECT_EQ(m->ForGpu("T4").params().occupancy, m->params().occupancy);
+  for (const char* g : {"K80", "P100", "V100M16"}) {
+    InterferenceModel t = m->ForGpu(g);
+    EXPECT_GT(t.params().occupancy, 1.0) << g;  // Gavel's jobs load these GPUs more than their Lucid namesakes
+    r = RatesOf(t, {100, 100}, &busy);
+    EXPECT_LE(r[0] + r[1], 1.0 + 1e-12) << g;
+    r = RatesOf(t, {30, 60, 90}, &busy);
+    EXPECT_LE(30 * r[0] + 60 * r[1] + 90 * r[2], 100 + 1e-9) << g;
+  }
+  // The fit is deterministic.
+  auto m2 = InterferenceModel::Fit(w_, Lucid(), Gavel());
+  ASSERT_TRUE(m2.ok());
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(m->gpu_fits()[i].params.occupancy, m2->gpu_fits()[i].params.occupancy);
+    EXPECT_EQ(m->gpu_fits()[i].params.beta, m2->gpu_fits()[i].params.beta);
+    EXPECT_EQ(m->gpu_fits()[i].params.switch_cost, m2->gpu_fits()[i].params.switch_cost);
   }
 }
 
-TEST_F(RealData, GavelCheckRuns) {
-  auto m = InterferenceModel::Fit(w_, DataDir() + "/lucid/colocate_info.csv");
-  ASSERT_TRUE(m.ok());
-  auto g = CheckAgainstGavel(*m, w_, DataDir() + "/gavel/simulation_throughputs.json");
-  ASSERT_TRUE(g.ok()) << g.message();
-  EXPECT_GT(g->pairs, 20);
-  EXPECT_GT(g->gavel_mean_rate, 0.1);
-  EXPECT_LE(g->gavel_mean_rate, 1.0);
-  EXPECT_NEAR(g->bias, g->model_mean_rate - g->gavel_mean_rate, 1e-12);
+// The requirement: on models it was not fitted on, the selected physics is no
+// worse than min(1, 100 / sum u), on both sources and every GPU type. Counts
+// checked against an independent Python reading of the same files.
+TEST_F(RealData, HeldOutErrorNoWorseThanTimeSlicing) {
+  auto v = Validate(w_, Lucid(), Gavel());
+  ASSERT_TRUE(v.ok()) << v.message();
+  ASSERT_EQ(v->size(), 4u);
+  const auto& l = (*v)[0];
+  EXPECT_EQ(l.source, "lucid");
+  EXPECT_EQ(l.pairs_used, 830);
+  EXPECT_EQ(l.groups, 9);
+  EXPECT_EQ(l.selected.samples, 3046);  // each pair held out once per model it involves
+  EXPECT_LT(l.device_busy_mae, 15.0);
+  EXPECT_LT(l.selected.mae, l.mean_rate.mae);  // on Lucid the physics beats a constant rate
+  struct Counts { const char* gpu; int zero, unmapped, used; };
+  const Counts want[] = {{"K80", 45, 192, 114}, {"P100", 11, 210, 130}, {"V100", 21, 207, 123}};
+  for (int i = 0; i < 3; ++i) {
+    const auto& g = (*v)[i + 1];
+    EXPECT_EQ(g.gpu, want[i].gpu);
+    EXPECT_EQ(g.pairs_total, 351);  // 26 job types: 325 pairs of two types + 26 with itself
+    EXPECT_EQ(g.pairs_zero, want[i].zero) << g.gpu;
+    EXPECT_EQ(g.pairs_unmapped, want[i].unmapped) << g.gpu;
+    EXPECT_EQ(g.pairs_used, want[i].used) << g.gpu;
+    EXPECT_EQ(g.groups, 5);
+    // The bound with the Lucid namesakes' utilizations is far too optimistic on
+    // Gavel's GPUs; the per-type physics, selected inside each fold, is not.
+    EXPECT_GT(g.bound.bias, 0.15) << g.gpu;
+    EXPECT_LT(std::fabs(g.selected.bias), std::fabs(g.bound.bias)) << g.gpu;
+  }
+  for (const auto& s : *v) {
+    EXPECT_LE(s.selected.mae, s.bound.mae + 1e-12) << s.source << " " << s.gpu;
+    EXPECT_LT(s.selected.mae, s.no_slowdown.mae) << s.source << " " << s.gpu;
+    EXPECT_EQ(s.selected.samples, s.bound.samples);
+    EXPECT_EQ(s.forms.front().form.Name(), "time-slicing bound");
+    EXPECT_NEAR(s.forms.front().held_out.mae, s.bound.mae, 1e-12);
+    EXPECT_EQ(s.fold_choices.size(), static_cast<size_t>(s.groups));
+  }
 }
 
-TEST_F(RealData, BadInputNamesFileAndLine) {
+TEST_F(RealData, BadColocateNamesFileAndLine) {
   std::string dir = testing::TempDir("interference_bad");
   std::string p = testing::WriteText(dir, "c.csv",
                                      ",model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,dataset2,gpu_num2,"
@@ -148,6 +283,52 @@ TEST_F(RealData, BadInputNamesFileAndLine) {
   auto m = InterferenceModel::Fit(w_, p);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.message(), "c.csv: line 2: malformed batch size, amp, speed or gpu_util");
+  p = testing::WriteText(dir, "h.csv", "model1,dataset1\n");
+  m = InterferenceModel::Fit(w_, p);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "h.csv: line 1: missing column 'batchsize1'");
+  m = InterferenceModel::Fit(w_, dir + "/none.csv");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), dir + "/none.csv: cannot open");
+}
+
+TEST_F(RealData, BadGavelNamesFileKeyAndReason) {
+  std::string dir = testing::TempDir("interference_gavel");
+  auto err = [&](const std::string& text) {
+    std::string p = testing::WriteText(dir, "t.json", text);
+    auto m = InterferenceModel::Fit(w_, Lucid(), p);
+    return m.ok() ? std::string("ok") : m.message();
+  };
+  // k80 and p100 well formed; v100 as given.
+  auto with_v100 = [](const std::string& v100) {
+    const std::string ok = R"j({"('A3C', 1)": {"null": 2, "('A3C', 1)": [1, 1]}})j";
+    return "{\"k80\": " + ok + ", \"p100\": " + ok + (v100.empty() ? "" : ", \"v100\": " + v100) + "}";
+  };
+  EXPECT_EQ(err(with_v100(R"j({"('A3C', 1)": {"null": 2, "('A3C', 1)": [1, 1]}})j")), "ok");
+  EXPECT_EQ(err("{").rfind("t.json: not JSON: ", 0), 0u) << err("{");
+  EXPECT_EQ(err("[]"), "t.json: want an object of GPU types");
+  EXPECT_EQ(err(with_v100("")), "t.json: no 'v100' throughputs (want an object of job types)");
+  EXPECT_EQ(err(with_v100(R"j({"A3C": {}})j")), "t.json: v100: job key 'A3C' is not ('type', scale)");
+  EXPECT_EQ(err(with_v100(R"j({"('A3C', 1)": {"null": -1}})j")),
+            "t.json: v100: ('A3C', 1): want an object with the isolated throughput \"null\" (a non-negative number)");
+  EXPECT_EQ(err(with_v100(R"j({"('A3C', 1)": {"null": 1, "('A3C', 1)": [1]}})j")),
+            "t.json: v100: ('A3C', 1) with ('A3C', 1): want [own, other] throughputs (non-negative numbers)");
+  EXPECT_EQ(err(with_v100(R"j({"('A3C', 1)": {"null": 1, "('A3C', 1)": [1, "x"]}})j")),
+            "t.json: v100: ('A3C', 1) with ('A3C', 1): want [own, other] throughputs (non-negative numbers)");
+  EXPECT_EQ(err(with_v100(R"j({"('A3C', 1)": {"null": 1, "('LM', 1)": [1, 1]}})j")),
+            "t.json: v100: ('A3C', 1) with ('LM', 1): the partner has no isolated throughput");
+  // Only zeros (not measured) or job types without a Lucid counterpart:
+  // nothing to fit on, said so.
+  EXPECT_EQ(err(with_v100(R"j({"('A3C', 1)": {"null": 1, "('A3C', 1)": [0, 0]}})j")),
+            "t.json: v100: no measured pair of job types that map to Lucid workloads");
+  EXPECT_EQ(err(with_v100(R"j({"('ResNet-18', 1)": {"null": 1, "('ResNet-18', 1)": [1, 1]}})j")),
+            "t.json: v100: no measured pair of job types that map to Lucid workloads");
+  // A file larger than the input limit is refused before it is read.
+  std::string big = testing::WriteText(dir, "big.json", "{}");
+  std::filesystem::resize_file(big, (64u << 20) + 1);
+  auto m = InterferenceModel::Fit(w_, Lucid(), big);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "big.json: 67108865 bytes is more than the limit of 67108864");
 }
 
 }  // namespace

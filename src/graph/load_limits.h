@@ -1,0 +1,39 @@
+// Bounds on loading one ONNX graph, so that a hostile file costs bounded time
+// and memory: nodes (counting those inside If/Loop/Scan subgraphs), subgraph
+// nesting, the bytes kept once weight payloads are skipped, and wall-clock
+// time. Every front end gets them (the CLI with these defaults, `gpucast
+// serve` from its flags); the largest graphs in models/ (1,625 nodes, 197 kB,
+// no subgraphs) are far inside them.
+#pragma once
+
+#include <cstdint>
+
+namespace gpucast {
+
+struct LoadLimits {
+  int64_t max_nodes = 50000;           // nodes of the graph and all its subgraphs
+  int max_subgraph_depth = 8;          // graphs nested inside node attributes (the main graph is 0)
+  int64_t max_graph_bytes = 16 << 20;  // bytes of the model without weight payloads (onnx_wire.h)
+  double max_seconds = 0;              // wall-clock time of one load; 0 = no limit
+};
+
+// Why a load failed, for callers that answer differently per kind (the
+// service: 413 for bytes, 422 for the other limits; one message for every
+// file a user cannot have analysed).
+enum class LoadFailure {
+  kNone,
+  kNotAModel,     // unreadable, empty, truncated, not an ONNX protobuf
+  kTooManyNodes,  // over max_nodes
+  kTooDeep,       // over max_subgraph_depth
+  kTooLarge,      // over max_graph_bytes
+  kTimeout,       // over max_seconds
+  kInvalid,       // an ONNX model with an invalid or unsupported graph (names the node)
+};
+
+// Whether `f` is one of the limits above.
+inline bool IsLimit(LoadFailure f) {
+  return f == LoadFailure::kTooManyNodes || f == LoadFailure::kTooDeep || f == LoadFailure::kTooLarge ||
+         f == LoadFailure::kTimeout;
+}
+
+}  // namespace gpucast

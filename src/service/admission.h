@@ -1,0 +1,61 @@
+// Who may send which request: decided from a request's head alone (method,
+// path, Authorization, X-Gpucast-Read-As, whether a body comes), so that a
+// refused request's body is never read. The same decision runs again on the
+// parsed request before routing. Pure: tested without sockets.
+//
+//   public routes (GET/HEAD /healthz, /metrics): anyone, without a body;
+//   job routes: with a job token configured, the job, deputy or admin token;
+//   admin routes (/v1/admin/*): the admin token; with no admin token
+//     configured they are off while any token is (403), open when none is;
+//   X-Gpucast-Read-As: the deputy token only (403).
+// Unknown paths are 404, known paths with another method 405 (Allow), a
+// body to a route that takes none 400.
+#pragma once
+
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace gpucast::service {
+
+enum class Access { kPublic, kJobs, kAdmin };
+
+// What admission knows of a route.
+struct RouteRule {
+  std::string method;  // GET, POST, DELETE (HEAD is GET's)
+  std::regex path;     // over the percent-decoded path
+  Access access = Access::kJobs;
+  bool takes_body = false;
+};
+
+struct Tokens {
+  std::string jobs;    // "" = job routes open
+  std::string deputy;  // "" = no deputy
+  std::string admin;   // "" = no admin token
+};
+
+// The parts of a request head admission looks at.
+struct HeadFacts {
+  std::string method;
+  std::string path;           // percent-decoded, without the query
+  std::string authorization;  // the header's value, "" if absent
+  bool read_as = false;       // X-Gpucast-Read-As was sent
+  bool has_body = false;      // Content-Length > 0 or chunked
+};
+
+// status 0: admitted; else the status, message and extra header lines
+// ("Name: value\r\n") of the refusal. `bearer` says which token was shown.
+struct Admission {
+  int status = 0;
+  std::string message;
+  std::string headers;
+  enum class Bearer { kNone, kJobs, kDeputy, kAdmin } bearer = Bearer::kNone;
+};
+
+Admission Admit(const std::vector<RouteRule>& routes, const Tokens& tokens, const HeadFacts& head);
+
+// The method, decoded path and facts of a normalized request head
+// (RequestFramer::TakeHeadForCheck); false if it is not one.
+bool ParseHeadFacts(const std::string& head, bool has_body, HeadFacts* out);
+
+}  // namespace gpucast::service

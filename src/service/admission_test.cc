@@ -1,0 +1,92 @@
+// Admission decided from a head alone, without sockets.
+#include "service/admission.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpucast::service {
+namespace {
+
+std::vector<RouteRule> Rules() {
+  return {{"POST", std::regex("/v1/jobs"), Access::kJobs, true},
+          {"GET", std::regex("/v1/jobs"), Access::kJobs, false},
+          {"GET", std::regex(R"(/v1/jobs/(\d+))"), Access::kJobs, false},
+          {"DELETE", std::regex(R"(/v1/jobs/(\d+))"), Access::kJobs, false},
+          {"POST", std::regex("/v1/admin/reload"), Access::kAdmin, false},
+          {"GET", std::regex("/healthz"), Access::kPublic, false}};
+}
+
+HeadFacts Head(std::string method, std::string path, std::string auth = "", bool body = false, bool read_as = false) {
+  return {std::move(method), std::move(path), std::move(auth), read_as, body};
+}
+
+TEST(AdmissionTest, PublicRoutesAreGetWithoutABody) {
+  const Tokens t{"jobs", "deputy", "admin"};
+  EXPECT_EQ(Admit(Rules(), t, Head("GET", "/healthz")).status, 0);
+  EXPECT_EQ(Admit(Rules(), t, Head("HEAD", "/healthz")).status, 0);
+  Admission a = Admit(Rules(), t, Head("POST", "/healthz", "", true));
+  EXPECT_EQ(a.status, 405);
+  EXPECT_EQ(a.message, "method POST not allowed on /healthz (allowed: GET)");
+  EXPECT_EQ(a.headers, "Allow: GET\r\n");
+  a = Admit(Rules(), t, Head("GET", "/healthz", "", true));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.message, "GET /healthz takes no request body");
+}
+
+TEST(AdmissionTest, TokensAndWhatEachOpens) {
+  const Tokens t{"jobs", "deputy", "admin"};
+  Admission a = Admit(Rules(), t, Head("POST", "/v1/jobs", "", true));
+  EXPECT_EQ(a.status, 401);
+  EXPECT_EQ(a.message, "missing 'Authorization: Bearer <token>' header");
+  EXPECT_EQ(a.headers, "WWW-Authenticate: Bearer\r\n");
+  EXPECT_EQ(Admit(Rules(), t, Head("POST", "/v1/jobs", "Bearer nope", true)).message, "invalid bearer token");
+  // Unknown paths are not revealed without a token.
+  EXPECT_EQ(Admit(Rules(), t, Head("GET", "/v2/x")).status, 401);
+  EXPECT_EQ(Admit(Rules(), t, Head("GET", "/v2/x", "Bearer jobs")).status, 404);
+  for (const char* who : {"Bearer jobs", "Bearer deputy", "Bearer admin"}) {
+    Admission ok = Admit(Rules(), t, Head("POST", "/v1/jobs", who, true));
+    EXPECT_EQ(ok.status, 0) << who;
+  }
+  EXPECT_EQ(Admit(Rules(), t, Head("POST", "/v1/jobs", "Bearer deputy", true)).bearer, Admission::Bearer::kDeputy);
+  // Admin routes: the admin token only.
+  EXPECT_EQ(Admit(Rules(), t, Head("POST", "/v1/admin/reload", "Bearer admin")).status, 0);
+  EXPECT_EQ(Admit(Rules(), t, Head("POST", "/v1/admin/reload", "Bearer jobs")).status, 403);
+  EXPECT_EQ(Admit(Rules(), t, Head("POST", "/v1/admin/reload", "Bearer deputy")).status, 403);
+  EXPECT_EQ(Admit(Rules(), t, Head("POST", "/v1/admin/reload")).status, 401);
+  // No admin token: off while another token is set, open when none is.
+  EXPECT_EQ(Admit(Rules(), Tokens{"jobs", "", ""}, Head("POST", "/v1/admin/reload", "Bearer jobs")).status, 403);
+  EXPECT_EQ(Admit(Rules(), Tokens{"", "deputy", ""}, Head("POST", "/v1/admin/reload")).status, 403);
+  EXPECT_EQ(Admit(Rules(), Tokens{}, Head("POST", "/v1/admin/reload")).status, 0);
+  EXPECT_EQ(Admit(Rules(), Tokens{}, Head("POST", "/v1/jobs", "", true)).status, 0);
+}
+
+TEST(AdmissionTest, ReadAsIsTheDeputysAndBodiesOnlyWhereTaken) {
+  const Tokens t{"jobs", "deputy", ""};
+  Admission a = Admit(Rules(), t, Head("POST", "/v1/jobs", "Bearer jobs", true, true));
+  EXPECT_EQ(a.status, 403);
+  EXPECT_EQ(a.message, "X-Gpucast-Read-As: only the deputy (the bearer of --deputy-token-file) may have files read as a user");
+  EXPECT_EQ(Admit(Rules(), t, Head("POST", "/v1/jobs", "Bearer deputy", true, true)).status, 0);
+  EXPECT_EQ(Admit(Rules(), Tokens{}, Head("POST", "/v1/jobs", "", true, true)).status, 403);
+  a = Admit(Rules(), t, Head("DELETE", "/v1/jobs/3", "Bearer jobs", true));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.message, "DELETE /v1/jobs/3 takes no request body");
+  a = Admit(Rules(), t, Head("PUT", "/v1/jobs", "Bearer jobs", true));
+  EXPECT_EQ(a.status, 405);
+  EXPECT_EQ(a.headers, "Allow: POST, GET\r\n");
+  EXPECT_EQ(Admit(Rules(), t, Head("GET", "/\xff")).status, 400);
+}
+
+TEST(AdmissionTest, HeadFactsFromANormalizedHead) {
+  HeadFacts h;
+  ASSERT_TRUE(ParseHeadFacts("POST /v1/%6Aobs?x=1 HTTP/1.1\r\nauthorization:  Bearer t \r\nX-Gpucast-Read-As: 1:1\r\n",
+                             true, &h));
+  EXPECT_EQ(h.method, "POST");
+  EXPECT_EQ(h.path, "/v1/jobs");
+  EXPECT_EQ(h.authorization, "Bearer t");
+  EXPECT_TRUE(h.read_as);
+  EXPECT_TRUE(h.has_body);
+  EXPECT_FALSE(ParseHeadFacts("garbage", false, &h));
+}
+
+}  // namespace
+}  // namespace gpucast::service

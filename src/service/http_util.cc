@@ -1,0 +1,95 @@
+#include "service/http_util.h"
+
+#include <charconv>
+#include <cstdio>
+
+#include <httplib.h>
+
+#include "service/http_front.h"
+
+namespace gpucast::service {
+
+using nlohmann::json;
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void SendJson(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(Dump(body), "application/json");
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message) {
+  SendJson(res, status, json{{"error", message}});
+}
+
+std::string Shown(const std::string& s, size_t max) { return s.size() > max ? s.substr(0, max) + "..." : s; }
+
+Result<int64_t> ParseIntParam(const std::string& field, const std::string& s, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi) {
+    return Status::Error("parameter '" + Shown(field) + "': want an integer in [" + std::to_string(lo) + ", " +
+                         std::to_string(hi) + "], got '" + Shown(s) + "'");
+  }
+  return v;
+}
+
+Result<bool> ParseBoolParam(const std::string& field, const std::string& s) {
+  if (s == "1" || s == "true") return true;
+  if (s == "0" || s == "false") return false;
+  return Status::Error("parameter '" + Shown(field) + "': want 0, 1, true or false, got '" + Shown(s) + "'");
+}
+
+bool ConstantTimeEqual(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+bool HasControlByte(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) return true;
+  }
+  return false;
+}
+
+Status CheckJsonBody(std::string_view body, int max_depth) {
+  if (!IsValidUtf8(body)) return Status::Error("request body: not valid UTF-8");
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : body) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return Status::Error("request body: JSON nested deeper than " + std::to_string(max_depth) + " levels");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return Status::Ok();
+}
+
+std::string ForLog(std::string_view s, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7F || c == '\\') {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+}  // namespace gpucast::service

@@ -1,0 +1,48 @@
+#include "service/http_util.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+namespace gpucast::service {
+namespace {
+
+TEST(HttpUtilTest, ParamsNameThemselves) {
+  EXPECT_EQ(*ParseIntParam("limit", "10", 1, 1000), 10);
+  EXPECT_EQ(ParseIntParam("limit", "0", 1, 1000).message(), "parameter 'limit': want an integer in [1, 1000], got '0'");
+  EXPECT_EQ(ParseIntParam("limit", "1e3", 1, 1000).message(),
+            "parameter 'limit': want an integer in [1, 1000], got '1e3'");
+  EXPECT_TRUE(*ParseBoolParam("amp", "true"));
+  EXPECT_FALSE(*ParseBoolParam("amp", "0"));
+  EXPECT_EQ(ParseBoolParam("amp", "yes").message(), "parameter 'amp': want 0, 1, true or false, got 'yes'");
+}
+
+TEST(HttpUtilTest, RepliesNeverThrowOnBytes) {
+  httplib::Response res;
+  SendError(res, 400, std::string("bad \xff byte"));
+  EXPECT_EQ(res.status, 400);
+  EXPECT_EQ(res.body, "{\"error\":\"bad \xef\xbf\xbd byte\"}");
+}
+
+TEST(HttpUtilTest, TextChecks) {
+  EXPECT_TRUE(ConstantTimeEqual("abc", "abc"));
+  EXPECT_FALSE(ConstantTimeEqual("abc", "abd"));
+  EXPECT_FALSE(ConstantTimeEqual("abc", "ab"));
+  EXPECT_TRUE(HasControlByte(std::string("a\0b", 3)));
+  EXPECT_TRUE(HasControlByte("a\x7f"));
+  EXPECT_FALSE(HasControlByte("caf\xc3\xa9"));
+  EXPECT_TRUE(CheckJsonBody(R"({"a": "[[[["})", 2).ok());
+  EXPECT_EQ(CheckJsonBody("[[[", 2).message(), "request body: JSON nested deeper than 2 levels");
+  EXPECT_EQ(CheckJsonBody("\xff", 2).message(), "request body: not valid UTF-8");
+}
+
+// Issue 17 finding 8: a newline in a client's text forged log lines.
+TEST(HttpUtilTest, LogTextCannotForgeLines) {
+  EXPECT_EQ(ForLog("job\nerror: forged"), "job\\x0Aerror: forged");
+  EXPECT_EQ(ForLog("a\\b"), "a\\x5Cb");
+  EXPECT_EQ(ForLog(std::string(300, 'x'), 4), "xxxx...");
+  EXPECT_EQ(Shown("abcdef", 3), "abc...");
+}
+
+}  // namespace
+}  // namespace gpucast::service

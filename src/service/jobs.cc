@@ -1,0 +1,294 @@
+#include "service/jobs.h"
+
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "service/http_util.h"
+
+namespace gpucast::service {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+
+double NowUnix() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string GpuList(const std::vector<int>& gpus) {
+  std::string s;
+  for (int g : gpus) s += (s.empty() ? "" : ",") + std::to_string(g);
+  return "[" + s + "]";
+}
+
+// The models of a job as its submitter named them, for the log.
+std::string ModelsForLog(const JobSpec& spec) {
+  std::string s;
+  for (const ModelPart& p : spec.Parts()) s += (s.empty() ? "" : " + ") + ForLog(p.name, 128);
+  return s;
+}
+
+}  // namespace
+
+Status Jobs::Restore() {
+  ASSIGN_OR_RETURN(std::vector<Job> running, store_->List(JobState::kRunning, 0, kAll));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Job& j : running) {
+    Status st = scheduler_->Start(j);
+    if (!st.ok()) return st.Prefixed(store_->path() + ": restoring job " + std::to_string(j.id));
+  }
+  return Status::Ok();
+}
+
+Result<Jobs::Submitted> Jobs::Submit(const JobRequest& req, std::string_view body, const std::string& key,
+                                     int* http_status) {
+  *http_status = 400;
+  if (key.size() > 255) return Status::Error("Idempotency-Key: at most 255 bytes");
+  ASSIGN_OR_RETURN(OpenedJob opened, predictions_->Open(req, body, http_status));
+  Submitted out;
+  auto replay = [&](const Job& j) -> Result<Submitted> {
+    if (j.request_digest != opened.digest) {
+      *http_status = 422;
+      return Status::Error("Idempotency-Key '" + Shown(key, 255) + "' was already used for job " +
+                           std::to_string(j.id) + " with a different request");
+    }
+    out.job = j;
+    out.replayed = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (j.state == JobState::kQueued) out.pending = PendingLocked(j);
+    return out;
+  };
+  if (!key.empty()) {
+    Result<std::optional<Job>> found = store_->GetByIdempotencyKey(key);
+    if (!found.ok()) {
+      *http_status = 500;
+      return found.status();
+    }
+    if (*found) return replay(**found);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Status fits = scheduler_->CanEverFit(opened.spec);
+    if (!fits.ok()) {
+      *http_status = 422;
+      return fits;
+    }
+  }
+  bool hit = false;
+  ASSIGN_OR_RETURN(Prediction pred, predictions_->Predict(opened, &hit, http_status));
+  Job job;
+  job.spec = opened.spec;
+  job.prediction = pred;
+  job.state = JobState::kQueued;
+  job.submitted_at = NowUnix();
+  job.idempotency_key = key;
+  job.request_digest = opened.digest;
+  bool replayed = false;
+  Result<Job> stored = store_->Insert(job, &replayed);  // committed (fsync) when it returns
+  if (!stored.ok()) {
+    *http_status = 500;
+    return stored.status();
+  }
+  if (replayed) return replay(*stored);
+  if (opened.upload) opened.upload->Keep();  // the queued job holds the upload now
+  std::fprintf(stderr, "gpucast serve: job %lld submitted: %s, batch %lld, %lld GPU(s) %s, predicted %.1f%%%s\n",
+               static_cast<long long>(stored->id), ModelsForLog(stored->spec).c_str(),
+               static_cast<long long>(stored->spec.batch), static_cast<long long>(stored->spec.gpus),
+               stored->spec.gpu.c_str(), stored->prediction.util,
+               stored->spec.name.empty() ? "" : (", name '" + ForLog(stored->spec.name, 64) + "'").c_str());
+  // A pass now, so that the answer carries the placement (or why it waits).
+  Status tick = Tick(NowUnix());
+  if (!tick.ok()) std::fprintf(stderr, "gpucast serve: scheduling pass failed: %s\n", tick.message().c_str());
+  Result<std::optional<std::pair<Job, std::string>>> now = Get(stored->id);
+  if (now.ok() && *now) {
+    out.job = (*now)->first;
+    out.pending = (*now)->second;
+  } else {
+    out.job = *stored;
+  }
+  return out;
+}
+
+std::string Jobs::PendingLocked(const Job& job) {
+  Result<std::vector<Job>> queued = store_->List(JobState::kQueued, 0, kAll);
+  int64_t ahead = 0;
+  if (queued.ok()) {
+    for (const Job& q : *queued) ahead += q.id < job.id;
+  }
+  return scheduler_->WhyWaiting(job, ahead);
+}
+
+Result<std::optional<std::pair<Job, std::string>>> Jobs::Get(int64_t id) {
+  ASSIGN_OR_RETURN(std::optional<Job> job, store_->Get(id));
+  if (!job) return std::optional<std::pair<Job, std::string>>();
+  std::string pending;
+  if (job->state == JobState::kQueued) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending = PendingLocked(*job);
+  }
+  return std::optional<std::pair<Job, std::string>>(std::make_pair(std::move(*job), pending));
+}
+
+Result<std::vector<std::pair<Job, std::string>>> Jobs::List(std::optional<JobState> state, int64_t after,
+                                                           int64_t limit) {
+  ASSIGN_OR_RETURN(std::vector<Job> jobs, store_->List(state, after, limit));
+  std::vector<std::pair<Job, std::string>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int64_t> queued_ids;
+  bool have_queue = false;
+  for (Job& j : jobs) {
+    std::string pending;
+    if (j.state == JobState::kQueued) {
+      if (!have_queue) {
+        Result<std::vector<Job>> q = store_->List(JobState::kQueued, 0, kAll);
+        if (q.ok()) for (const Job& x : *q) queued_ids.push_back(x.id);
+        have_queue = true;
+      }
+      int64_t ahead = 0;
+      for (int64_t q : queued_ids) ahead += q < j.id;
+      pending = scheduler_->WhyWaiting(j, ahead);
+    }
+    out.emplace_back(std::move(j), std::move(pending));
+  }
+  return out;
+}
+
+Result<Job> Jobs::Cancel(int64_t id, int* http_status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *http_status = 500;
+  ASSIGN_OR_RETURN(std::optional<Job> found, store_->Get(id));
+  if (!found) {
+    *http_status = 404;
+    return Status::Error("no job " + std::to_string(id));
+  }
+  Job job = *found;
+  if (job.state == JobState::kDone || job.state == JobState::kCancelled) {
+    *http_status = 409;
+    return Status::Error("job " + std::to_string(id) + " is already " + JobStateName(job.state));
+  }
+  job.state = JobState::kCancelled;
+  job.finished_at = NowUnix();
+  RETURN_IF_ERROR(store_->Update({job}));
+  scheduler_->Finish(job.id);
+  uploads_->ReleaseJob(job.spec);
+  metrics_->AddDecisions("cancel", 1);
+  std::fprintf(stderr, "gpucast serve: job %lld cancelled\n", static_cast<long long>(id));
+  work_pending_ = true;  // freed GPUs may take queued jobs
+  wake_.notify_all();
+  return job;
+}
+
+Status Jobs::Tick(double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // 1. Running jobs whose run time is over leave their GPUs.
+  ASSIGN_OR_RETURN(std::vector<Job> running, store_->List(JobState::kRunning, 0, kAll));
+  std::vector<Job> finished;
+  for (const Job& j : running) {
+    if (j.spec.duration_s && j.started_at && *j.started_at + *j.spec.duration_s <= now) {
+      Job d = j;
+      d.state = JobState::kDone;
+      d.finished_at = now;
+      finished.push_back(std::move(d));
+    }
+  }
+  if (!finished.empty()) {
+    RETURN_IF_ERROR(store_->Update(finished));
+    for (const Job& j : finished) {
+      scheduler_->Finish(j.id);
+      uploads_->ReleaseJob(j.spec);
+      std::fprintf(stderr, "gpucast serve: job %lld done\n", static_cast<long long>(j.id));
+    }
+    metrics_->AddDecisions("finish", static_cast<int64_t>(finished.size()));
+  }
+  // 2. The policy places queued jobs.
+  ASSIGN_OR_RETURN(std::vector<Job> queued, store_->List(JobState::kQueued, 0, kAll));
+  std::vector<Job> placed;
+  if (!queued.empty()) {
+    ASSIGN_OR_RETURN(std::vector<Placement> decisions, scheduler_->Plan(queued, now));
+    std::map<int64_t, const Job*> by_id;
+    for (const Job& j : queued) by_id[j.id] = &j;
+    for (const Placement& p : decisions) {
+      auto it = by_id.find(p.job_id);
+      if (it == by_id.end()) return Status::Error("policy placed job " + std::to_string(p.job_id) + ", which is not queued");
+      Job j = *it->second;
+      j.state = JobState::kRunning;
+      j.placement = p.gpus;
+      j.exclusive = p.exclusive;
+      j.started_at = now;
+      placed.push_back(std::move(j));
+    }
+    if (!placed.empty()) {
+      RETURN_IF_ERROR(store_->Update(placed));
+      for (const Job& j : placed) {
+        RETURN_IF_ERROR(scheduler_->Start(j));
+        std::fprintf(stderr, "gpucast serve: job %lld placed on GPU(s) %s%s (policy %s)\n",
+                     static_cast<long long>(j.id), GpuList(j.placement).c_str(), j.exclusive ? " exclusively" : "",
+                     scheduler_->PolicyName().c_str());
+      }
+      metrics_->AddDecisions("place", static_cast<int64_t>(placed.size()));
+    }
+  }
+  metrics_->SetJobCounts(static_cast<int64_t>(queued.size() - placed.size()),
+                         static_cast<int64_t>(running.size() - finished.size() + placed.size()));
+  return Status::Ok();
+}
+
+void Jobs::Loop(double period_s) {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+    }
+    Status st = Tick(NowUnix());
+    if (!st.ok()) std::fprintf(stderr, "gpucast serve: scheduling pass failed: %s\n", st.message().c_str());
+    std::unique_lock<std::mutex> lock(mu_);
+    wake_.wait_for(lock, std::chrono::duration<double>(period_s), [this] { return work_pending_ || stopping_; });
+    work_pending_ = false;
+  }
+}
+
+void Jobs::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  work_pending_ = true;
+  wake_.notify_all();
+}
+
+void Jobs::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  wake_.notify_all();
+}
+
+Result<json> Jobs::Cluster() {
+  json out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out = scheduler_->ClusterJson();
+    out["policy"] = scheduler_->PolicyName();
+  }
+  ASSIGN_OR_RETURN(std::vector<Job> queued, store_->List(JobState::kQueued, 0, 1000));
+  out["queued"] = json::array();
+  for (const Job& j : queued) out["queued"].push_back(j.id);
+  return out;
+}
+
+json Jobs::ClusterJson() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scheduler_->ClusterJson();
+}
+
+std::string Jobs::GpuType() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scheduler_->GpuType();
+}
+
+void Jobs::Observe(int64_t id, double util) {
+  std::lock_guard<std::mutex> lock(mu_);
+  scheduler_->Observe(id, util);
+}
+
+}  // namespace gpucast::service

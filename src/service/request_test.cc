@@ -1,0 +1,189 @@
+// Request parsing without sockets: a request's parts in, a JobRequest or the
+// error a client gets (message and HTTP status) out.
+#include "service/request.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace gpucast::service {
+namespace {
+
+using ::testing::HasSubstr;
+
+Result<JobSpec> Json(const std::string& body) { return ParseSpecJson(body); }
+
+TEST(RequestTest, AJsonJob) {
+  auto spec = Json(R"({"model": "m/r50.onnx", "batch": 64, "amp": true, "gpus": 2, "gpu": "a100 80gb",
+      "name": "r50", "attrs": {"loader_workers": 4, "data_on_gpu": true, "loader_ms_per_sample": 14.5},
+      "dims": {"seq": 384}, "mem_mib": 9000, "duration_s": 3600})");
+  ASSERT_TRUE(spec.ok()) << spec.message();
+  EXPECT_EQ(spec->model_name, "m/r50.onnx");
+  EXPECT_EQ(spec->batch, 64);
+  EXPECT_EQ(spec->gpu, "A100-80GB");
+  EXPECT_EQ(spec->attrs.at("data_on_gpu"), "1");
+  EXPECT_EQ(spec->attrs.at("loader_ms_per_sample"), "14.5");
+  EXPECT_EQ(*spec->TypedAttrs().loader_ms_per_sample, 14.5);
+  EXPECT_EQ(spec->dims.at("seq"), 384);
+  EXPECT_EQ(*spec->duration_s, 3600);
+  // A reply's JSON is a valid request again.
+  auto again = Json(SpecToJson(*spec).dump());
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(SpecToJson(*again), SpecToJson(*spec));
+}
+
+TEST(RequestTest, DefaultsAndTheClustersGpu) {
+  auto spec = Json(R"({"model": "x.onnx", "batch": 1})");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->gpus, 1);
+  EXPECT_FALSE(spec->amp);
+  EXPECT_FALSE(spec->duration_s.has_value());
+  EXPECT_EQ(spec->gpu, "RTX3090");
+  RequestDefaults h100;
+  h100.gpu = "H100";
+  EXPECT_EQ(ParseSpecJson(R"({"model": "x.onnx", "batch": 1})", h100)->gpu, "H100");
+  EXPECT_EQ(ParseSpecJson(R"({"model": "x.onnx", "batch": 1, "gpu": "T4"})", h100)->gpu, "T4");
+}
+
+// Finding 8 of issue 20: the API mirrors the CLI.
+TEST(RequestTest, BatchIsRequiredAndNumbersAreNumbers) {
+  EXPECT_EQ(Json(R"({"model": "x"})").message(), "field 'batch': missing (the batch size, an integer >= 1)");
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 32.0})")->batch, 32);
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 32.5})").message(),
+            "field 'batch': want an integer in [1, 16777216], got 32.5");
+  EXPECT_EQ(Json(R"({"model": "x", "batch": "32"})").message(),
+            "field 'batch': want an integer in [1, 16777216], got \"32\"");
+  auto a = Json(R"({"model": "x", "batch": 1, "attrs": {"loader_ms_per_sample": 14.5, "env_steps_per_update": 8.0,
+                    "loader_workers": "3", "rl_env": true}})");
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(*a->TypedAttrs().loader_ms_per_sample, 14.5);
+  EXPECT_EQ(*a->TypedAttrs().env_steps_per_update, 8);
+  EXPECT_EQ(*a->TypedAttrs().loader_workers, 3);
+  EXPECT_TRUE(*a->TypedAttrs().rl_env);
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 1, "attrs": {"loader_workers": [1]}})").message(),
+            "attrs: key 'loader_workers': want a number, a boolean or a string, got [1]");
+}
+
+TEST(RequestTest, FieldErrors) {
+  EXPECT_EQ(Json(R"({"model": "", "batch": 1})").message(), "field 'model': want a non-empty path string");
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 1, "gpus": 2000})").message(),
+            "field 'gpus': want an integer in [1, 1024], got 2000");
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 18446744073709551615})").message(),
+            "field 'batch': want an integer in [1, 16777216], got 18446744073709551615");
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 1, "dims": {"seq": 0}})").message(),
+            "field 'dims.seq': want an integer in [1, 16777216], got 0");
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 1, "duration_s": -1})").message(),
+            "field 'duration_s': want a number of seconds in [0, 1e12], got -1");
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 1, "mem_mib": "lots"})").message(),
+            "field 'mem_mib': want a number of MiB in [0, 1e9], got \"lots\"");
+  EXPECT_THAT(Json(R"({"model": "x", "batch": 1, "gpu": "RTX3900"})").message(),
+              HasSubstr("field 'gpu': unknown GPU 'RTX3900'; closest: RTX3090, "));
+  EXPECT_THAT(Json(R"({"model": "x", "batch": 1, "gpu": "quantum"})").message(),
+              HasSubstr("field 'gpu': unknown GPU 'quantum'; closest: "));
+  EXPECT_EQ(Json(R"({"model": "x", "batch": 1, "gpu": ")" + std::string(100, 'g') + R"("})").message(),
+            "field 'gpu': unknown GPU '" + std::string(64, 'g') + "...' (gpucast gpus lists all)");
+}
+
+TEST(RequestTest, GpuNamesAreCheckedWithTheClosestKnown) {
+  EXPECT_EQ(*CheckGpuName("--cluster '2x H100'", "H100"), "H100");
+  EXPECT_EQ(*CheckGpuName("x", "NVIDIA A100-SXM4-80GB"), "A100-80GB");
+  EXPECT_THAT(CheckGpuName("--cluster '2x RTX3900'", "RTX3900").message(),
+              HasSubstr("--cluster '2x RTX3900': unknown GPU 'RTX3900'; closest: RTX3090"));
+  EXPECT_THAT(CheckGpuName("x", "H10").message(), HasSubstr("x: unknown GPU 'H10'; closest: "));
+}
+
+TEST(RequestTest, SeveralNetworksAsModels) {
+  auto spec = Json(R"({"models": [{"path": "g.onnx"}, {"path": "d.onnx", "repeat": 3}], "batch": 64})");
+  ASSERT_TRUE(spec.ok()) << spec.message();
+  EXPECT_EQ(spec->model, "g.onnx");
+  ASSERT_EQ(spec->Parts().size(), 2u);
+  EXPECT_EQ(spec->Parts()[0].name, "g.onnx");
+  EXPECT_EQ(spec->Parts()[1].name, "d.onnx");
+  EXPECT_EQ(spec->Parts()[1].repeat, 3);
+  auto half = Json(R"({"models": [{"path": "a.onnx"}, {"path": "c.onnx", "repeat": 0.5}], "batch": 1})");
+  ASSERT_TRUE(half.ok()) << half.message();
+  EXPECT_EQ(half->Parts()[1].repeat, 0.5);
+  // One network once per step is a plain job.
+  auto one = Json(R"({"models": [{"path": "x.onnx", "repeat": 1}], "batch": 1})");
+  ASSERT_TRUE(one.ok()) << one.message();
+  EXPECT_TRUE(one->models.empty());
+  EXPECT_EQ(SpecToJson(*one), SpecToJson(*Json(R"({"model": "x.onnx", "batch": 1})")));
+}
+
+TEST(RequestTest, ModelsErrors) {
+  EXPECT_EQ(Json(R"({"model": "x", "models": [{"path": "y"}], "batch": 1})").message(),
+            "fields 'model' and 'models': give one (models lists every network of the job)");
+  EXPECT_EQ(Json(R"({"batch": 2})").message(),
+            "field 'model': missing (path of an ONNX file, or 'models': [{\"path\", \"repeat\"}...])");
+  EXPECT_EQ(Json(R"({"models": [], "batch": 1})").message(),
+            "field 'models': want an array of 1 to 16 objects {\"path\": FILE, \"repeat\": PASSES}");
+  EXPECT_EQ(Json(R"({"models": ["g.onnx"], "batch": 1})").message(),
+            "field 'models[0]': want an object {\"path\": FILE, \"repeat\": PASSES}");
+  EXPECT_EQ(Json(R"({"models": [{"path": "g"}, {"repeat": 2}], "batch": 1})").message(),
+            "field 'models[1].path': want a path (missing)");
+  EXPECT_EQ(Json(R"({"models": [{"path": "g", "repeat": 0}], "batch": 1})").message(),
+            "field 'models[0].repeat': want forward+backward passes per step, a number in (0, 1000]");
+  EXPECT_EQ(Json(R"({"models": [{"path": "g", "weight": 2}], "batch": 1})").message(),
+            "models[0]: unknown field 'weight' (known: path, repeat)");
+  EXPECT_EQ(Json(R"({"models": [{"path": "g"}, {"path": "g", "repeat": 2}], "batch": 1})").message(),
+            "models[1]: path 'g' is listed twice (give one entry with the total repeat)");
+}
+
+TEST(RequestTest, UploadsTakeTheirFieldsFromTheQueryString) {
+  RequestParts in;
+  in.content_type = "application/octet-stream";
+  in.body = "onnx bytes";
+  in.params = {{"batch", "8"}, {"amp", "true"}, {"gpu", "T4"}, {"attr.loader_ms_per_sample", "3.5"},
+               {"dim.seq", "64"}, {"duration_s", "12.5"}, {"mem_mib", "100"}};
+  int status = 0;
+  auto r = ParseJobRequest(in, {}, &status);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_TRUE(r->upload);
+  EXPECT_EQ(r->spec.batch, 8);
+  EXPECT_TRUE(r->spec.amp);
+  EXPECT_EQ(r->spec.gpu, "T4");
+  EXPECT_EQ(r->spec.dims.at("seq"), 64);
+  EXPECT_EQ(*r->spec.duration_s, 12.5);
+  EXPECT_EQ(r->spec.mem_mib, 100);
+  in.params = {{"amp", "1"}};
+  EXPECT_EQ(ParseJobRequest(in, {}, &status).message(), "parameter 'batch': missing (the batch size, an integer >= 1)");
+  EXPECT_EQ(status, 400);
+  in.params = {{"batch", "1"}, {"duration_s", "soon"}};
+  EXPECT_EQ(ParseJobRequest(in, {}, &status).message(), "parameter 'duration_s': want a number in [0, 1e12], got 'soon'");
+  in.body = "";
+  EXPECT_EQ(ParseJobRequest(in, {}, &status).message(), "empty upload: want the ONNX file as the request body");
+}
+
+TEST(RequestTest, ContentTypesQueryParametersAndReadAs) {
+  RequestParts in;
+  in.body = R"({"model": "x.onnx", "batch": 2})";
+  int status = 0;
+  ASSERT_TRUE(ParseJobRequest(in, {}, &status).ok());
+  in.content_type = "text/plain";
+  EXPECT_EQ(ParseJobRequest(in, {}, &status).message(),
+            "Content-Type 'text/plain': want application/json (job as JSON) or application/octet-stream (ONNX upload)");
+  EXPECT_EQ(status, 415);
+  in.content_type = "application/json; charset=utf-8";
+  in.params = {{"batch", "2"}};
+  EXPECT_THAT(ParseJobRequest(in, {}, &status).message(), HasSubstr("query parameter 'batch': a JSON job"));
+  EXPECT_EQ(status, 400);
+  in.params.clear();
+  in.read_as = "1000:1000";
+  auto r = ParseJobRequest(in, {}, &status);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->read_as->uid, 1000u);
+  in.read_as = "root";
+  EXPECT_EQ(ParseJobRequest(in, {}, &status).message(), "X-Gpucast-Read-As: want UID:GID");
+  in.read_as = "1000:1000";
+  in.content_type = "application/octet-stream";
+  EXPECT_EQ(ParseJobRequest(in, {}, &status).message(),
+            "X-Gpucast-Read-As: applies to a JSON job naming model paths, not to an upload");
+  in.content_type = "";
+  in.read_as.reset();
+  const std::string deep(40, '[');
+  in.body = deep;
+  EXPECT_EQ(ParseJobRequest(in, {}, &status).message(), "request body: JSON nested deeper than 32 levels");
+}
+
+}  // namespace
+}  // namespace gpucast::service

@@ -1,0 +1,45 @@
+// POST /v1/predict through a real HTTP server (service_fixture.h).
+#include "service/service_fixture.h"
+
+namespace gpucast::service {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using testing::ServiceTest;
+
+TEST_F(ServiceTest, PredictCreatesNoJobAndCachesTheGraph) {
+  StartServer();
+  auto a = PostJson("/v1/predict", {{"model", model_}, {"batch", 2}});
+  auto b = PostJson("/v1/predict", {{"model", model_}, {"batch", 2}});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->status, 200);
+  EXPECT_EQ(Body(a)["predicted_util"], 20.0);
+  EXPECT_EQ(Body(a)["predicted_util_interval"], json({15.0, 25.0}));
+  EXPECT_EQ(Body(a)["cache"], "miss");
+  EXPECT_EQ(Body(b)["cache"], "hit");
+  EXPECT_EQ(Body(a)["gpu"], "RTX3090");
+  EXPECT_EQ(Body(client_->Get("/v1/jobs"))["jobs"].size(), 0u);
+}
+
+TEST_F(ServiceTest, PredictNeedsABatchLikeTheCli) {
+  StartServer();
+  auto r = PostJson("/v1/predict", {{"model", model_}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Error(r), "field 'batch': missing (the batch size, an integer >= 1)");
+}
+
+TEST_F(ServiceTest, AnUploadForAPredictionIsNotKept) {
+  StartServer();
+  std::string bytes = std::string(testing::kFakeModelMagic) + " up";
+  auto r = client_->Post("/v1/predict?batch=3&gpu=A100", bytes, "application/octet-stream");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["predicted_util"], 30.0);
+  EXPECT_EQ(Body(r)["gpu"], "A100-40GB");
+  EXPECT_EQ(service_->upload_bytes(), 0u);
+  EXPECT_TRUE(std::filesystem::is_empty(opts_.db_path + ".models"));
+}
+
+}  // namespace
+}  // namespace gpucast::service
