@@ -11,13 +11,18 @@ PY         := /usr/bin/python3
 DEB_BUILD := cmake ninja-build g++ clang pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler libxgboost-dev nlohmann-json3-dev \
   libcli11-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libsqlite3-dev sqlite3 \
-  libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time
+  libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time libssl-dev
 # Live Slurm integration test (lua5.1: the plugin's offline test; jq: the epilog; sudo: the
 # SlurmUser=slurm recipe) and the HTTP load test.
 DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk lua5.1 lua-socket jq sudo
+# Kubernetes test (tests/k8s_test.sh): openssl makes the throwaway CA, kubectl applies the
+# webhook's patches offline, python3-yaml reads the manifests. Debian's kubectl is the
+# kubernetes-client package; a kubectl already installed from elsewhere (e.g. Google's
+# kubectl package, which owns /usr/bin/kubectl and conflicts with it) is used instead.
+DEB_K8S := openssl python3-yaml $(if $(shell command -v kubectl 2>/dev/null),,kubernetes-client)
 # Graph export and the measurement harness (python side).
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
-DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_PY)
+DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_K8S) $(DEB_PY)
 
 .PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install
 
@@ -58,6 +63,7 @@ test: build
 	bash tests/cli_test.sh $(BUILD)/gpucast
 	bash tests/closed_loop.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
+	bash tests/k8s_test.sh $(BUILD)/gpucast
 	@# The main job (make demo) end to end, so that a new model or flag cannot break it unseen.
 	bash tools/demo.sh $(BUILD)/gpucast $(BUILD)/demo-test > $(BUILD)/demo-test.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/demo-test.log; echo "make test: tools/demo.sh FAILED (log: $(BUILD)/demo-test.log)"; exit 1; }
@@ -82,6 +88,7 @@ sanitize: deps
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash integrations/slurm/test.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/serve_durability.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/cli_test.sh build-asan/gpucast
+	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/k8s_test.sh build-asan/gpucast
 	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'  # pure Python: no sanitizer applies
 
 FUZZ_SECONDS ?= 60

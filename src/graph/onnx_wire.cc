@@ -325,9 +325,6 @@ Result<std::string> ReadModelBytesWithoutWeights(const std::string& path, const 
   ::close(fd);
   return r;
 }
-  ::close(fd);
-  return r;
-}
 
 Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd, const WireLimits& limits, LoadFailure* why) {
   if (why) *why = LoadFailure::kNotAModel;

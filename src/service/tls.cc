@@ -1,12 +1,15 @@
 #include "service/tls.h"
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace gpucast::service {
 
@@ -45,10 +48,14 @@ Result<std::shared_ptr<SSL_CTX>> NewTlsContext(const TlsFiles& files) {
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), files.cert.c_str()) != 1) {
     return Status::Error(files.cert + ": cannot use as the TLS certificate (PEM chain): " + OpenSslErrors());
   }
-  if (SSL_CTX_use_PrivateKey_file(ctx.get(), files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
-    return Status::Error(files.key + ": cannot use as the TLS private key (PEM): " + OpenSslErrors());
+  // Read first, so that a key that reads but belongs to another certificate
+  // (OpenSSL 3 refuses it in SSL_CTX_use_PrivateKey) is named as such.
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(nullptr, EVP_PKEY_free);
+  if (std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(files.key.c_str(), "r"), BIO_free); bio) {
+    key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
   }
-  if (SSL_CTX_check_private_key(ctx.get()) != 1) {
+  if (!key) return Status::Error(files.key + ": cannot use as the TLS private key (PEM): " + OpenSslErrors());
+  if (SSL_CTX_use_PrivateKey(ctx.get(), key.get()) != 1 || SSL_CTX_check_private_key(ctx.get()) != 1) {
     return Status::Error(files.key + ": the private key does not match the certificate in " + files.cert + ": " +
                          OpenSslErrors());
   }
