@@ -172,5 +172,32 @@ done
 expect_rc 0 "$BIN" report "$TMP/simp" --out "$TMP/simp.html"
 grep -q "Useful work beside busy time" "$TMP/simp.html" && ok || bad "report lacks the useful-work chart"
 
+# gpus: the GPU table; any spelling of a name (nvidia-smi's included) reaches its row; an unknown
+# name is an error naming the closest ones, in gpus and in predict alike.
+expect_rc 0 "$BIN" gpus --help
+expect_out_line "^ +--json"
+expect_rc 0 "$BIN" gpus
+expect_out_line "^RTX3090 +desktop +Ampere +PCIe +35.6 +71.0 +35.6 +936 +24 +350 +PCIe 4.0 x16, NVLink 3 bridge 112.5 GB/s"
+expect_out_line "^RTX3080-Laptop +laptop +Ampere +laptop +21.0 "
+expect_rc 0 "$BIN" gpus "NVIDIA GeForce RTX 3080 Laptop GPU" "Tesla V100-SXM2-32GB" --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [g["name"] for g in d]==["RTX3080-Laptop","V100-32GB"], d; assert d[0]["class"]=="laptop" and d[0]["power_w"]=={"min":80,"max":150}, d[0]; assert d[1]["nvlink"]["gbps_per_direction"]==150 and d[1]["source"], d[1]' "$TMP/out" && ok || bad "gpus --json: $(head -c 300 "$TMP/out")"
+expect_rc 1 "$BIN" gpus RTX3900
+expect_err "gpucast gpus: unknown GPU 'RTX3900'; closest: RTX3090, RTX3060, RTX3070, RTX3080, Quadro-RTX4000 (gpucast gpus lists all)"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu RTX3900
+expect_err "gpucast predict: --gpu: unknown GPU 'RTX3900'; closest: RTX3090"
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu "NVIDIA A100-PCIE-40GB" --json
+expect_out '"gpu": "A100-PCIE-40GB"'
+
+# predict --gpus: one rank of a data-parallel job; --batch per GPU; bad counts and links named.
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 8 --interconnect pcie4x16 --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); dp=d["data_parallel"]; assert d["gpus"]==8; assert abs(dp["allreduce_bytes"]-9231114*4)<1, dp; assert dp["intra_node"]["name"]=="pcie4x16" and dp["intra_node"]["from"]=="--interconnect"; assert 0<dp["scaling_efficiency"]<1 and dp["compute_util"]<=dp["single_gpu_util"]<=d["gpu_util"]<=100, dp; assert dp["single_gpu_interval"][0]<=dp["single_gpu_util"]<=dp["single_gpu_interval"][1]; assert dp["single_gpu_step_ms"]<dp["step_ms"]; t=open(sys.argv[1]).read(); assert t.count("\"gpu_util\"")==1 and t.count("\"low\"")==1 and t.count("\"high\"")==1; assert dp["exposed_comm_ms"]<=dp["comm_ms"], dp' "$TMP/out" && ok || bad "predict --gpus 8 --json: $(head -c 400 "$TMP/out")"
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 16 --nodes 2
+expect_out "one rank of 16 GPUs on 2 nodes (pcie4x16, eth100 assumed)"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 6 --nodes 4
+expect_err "gpucast predict: --gpus 6 --nodes 4: GPUs must divide evenly over nodes"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 4 --interconnect warp9
+expect_err "--interconnect 'warp9': unknown link"
+expect_rc 2 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 0
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -12,6 +12,7 @@
 #include "cost/cost.h"
 #include "cost/job_cost.h"
 #include "features/features.h"
+#include "features/gpu_specs.h"
 #include "graph/onnx_loader.h"
 #include "predict/predictor.h"
 
@@ -27,6 +28,9 @@ struct PredictFlags {
   std::vector<std::string> attrs;
   std::string gpu;  // "" = the predictor's default GPU
   std::string mig;  // "" = whole GPU
+  int gpus = 1;     // data-parallel ranks (--batch per GPU)
+  int nodes = 1;
+  std::string interconnect;
   double level = kDefaultIntervalLevel;
   bool json = false;
 };
@@ -41,7 +45,15 @@ int RunPredict(const PredictFlags& f) {
   job.batch = f.batch;
   job.amp = f.amp;
   job.gpu = f.gpu.empty() ? predictor->info().gpu : f.gpu;
+  if (auto canonical = CanonicalGpuName(job.gpu); canonical.ok()) {
+    job.gpu = *canonical;  // "Tesla V100-SXM2-32GB" -> V100-32GB in the output
+  } else {
+    return Fail("predict", "--gpu: " + canonical.message());
+  }
   job.mig_profile = f.mig;
+  job.gpus = f.gpus;
+  job.nodes = f.nodes;
+  job.interconnect = f.interconnect;
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("predict", s.message());
   // One network per distinct file (a repeated file: more passes, one update);
@@ -73,12 +85,52 @@ int RunPredict(const PredictFlags& f) {
                         {"amp", f.amp},
                         {"feature_schema", {{"name", info.schema_name}, {"version", info.schema_version}}},
                         {"features", feats},
-                        {"features_used", used}};
+                        {"features_used", used},
+                        {"gpus", job.gpus},
+                        {"nodes", job.nodes}};
+    if (res->data_parallel) {
+      const DataParallelResult& dp = *res->data_parallel;
+      const Interconnect& ic = *res->interconnect;
+      auto link = [](const Link& l) {
+        return nlohmann::json{{"name", l.name}, {"kind", l.kind}, {"gbps_per_direction", l.bandwidth / 1e9},
+                              {"from", l.from}};
+      };
+      nlohmann::json d = {
+          // Flat names: the top-level gpu_util / interval keys stay the only ones of their name.
+          {"single_gpu_util", res->single_gpu->util},
+          {"single_gpu_interval", {res->single_gpu->low, res->single_gpu->high}},
+          {"single_gpu_step_ms", dp.single_step_s * 1e3},
+          {"step_ms", dp.step_s * 1e3},
+          {"scaling_efficiency", dp.scaling_efficiency},
+          {"compute_util", dp.compute_util},
+          {"allreduce_bytes", dp.allreduce_bytes},
+          {"wire_bytes_per_rank", dp.wire_bytes},
+          {"buckets", dp.buckets},
+          {"link_gbps", dp.link_bandwidth / 1e9},
+          {"comm_ms", dp.comm_s * 1e3},
+          {"exposed_comm_ms", dp.exposed_s * 1e3},
+          {"added_step_ms", dp.added_s * 1e3},
+          {"intra_node", link(ic.intra)},
+          {"counter", "NCCL kernels counted busy (nvidia-smi utilization.gpu counts any running kernel)"}};
+      if (ic.nodes > 1) d["inter_node"] = link(ic.inter);
+      j["data_parallel"] = d;
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("predicted GPU utilization on %s%s%s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s; %s)\n",
                 job.gpu.c_str(), job.mig_profile.empty() ? "" : " MIG ", job.mig_profile.c_str(), p.util,
                 level * 100, p.low, p.high, predictor->model().algo().c_str(), target.c_str());
+    if (res->data_parallel) {
+      const DataParallelResult& dp = *res->data_parallel;
+      const Interconnect& ic = *res->interconnect;
+      std::printf("  one rank of %d GPUs on %d node%s (%s%s%s): single GPU %.1f%%; step %.1f -> %.1f ms "
+                  "(scaling efficiency %.3f); all-reduce %.1f MB in %d buckets, %.2f ms, %.2f ms exposed; "
+                  "compute share %.1f%%\n",
+                  ic.gpus, ic.nodes, ic.nodes == 1 ? "" : "s", ic.intra.name.c_str(), ic.nodes > 1 ? ", " : "",
+                  ic.nodes > 1 ? (ic.inter.name + (ic.inter.from == "default" ? " assumed" : "")).c_str() : "",
+                  res->single_gpu->util, dp.single_step_s * 1e3, dp.step_s * 1e3, dp.scaling_efficiency,
+                  dp.allreduce_bytes / 1e6, dp.buckets, dp.comm_s * 1e3, dp.exposed_s * 1e3, dp.compute_util);
+    }
   }
   return 0;
 }
@@ -100,14 +152,30 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
   sub->add_option("--attr", flags->attrs,
                   "Job attribute KEY=VALUE (repeatable): loader_workers=N (0 = data loaded in the training "
                   "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop); all optional");
-  sub->add_option("--gpu", flags->gpu, "GPU type the job will run on (default: the predictor's training GPU)");
+  sub->add_option("--gpu", flags->gpu,
+                  "GPU the job will run on: a name of 'gpucast gpus' or what nvidia-smi --query-gpu=name prints "
+                  "(default: the predictor's training GPU)");
   sub->add_option("--mig", flags->mig, "MIG profile of --gpu the job will run in, e.g. 3g.40gb (default: whole GPU)");
+  sub->add_option("--gpus", flags->gpus,
+                  "Data-parallel training (PyTorch DDP) on this many GPUs; --batch is per GPU; the answer is one "
+                  "rank's utilization (docs/predictor.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  sub->add_option("--nodes", flags->nodes, "Nodes the --gpus are spread on evenly")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  sub->add_option("--interconnect", flags->interconnect,
+                  "Links instead of the GPU table's, comma-separated: inside a node pcie | pcie<gen>x<lanes> | "
+                  "nvlink | nvlink<gen>[x<links>]; between nodes ib<Gb/s>[x<nics>] | eth<Gb/s>[x<nics>] (default "
+                  "eth100), e.g. pcie4x16,ib200");
   sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 0.99));
   sub->add_flag("--json", flags->json,
                 "Print one JSON object: gpu_util (0-100), interval {low, high, level, calibrated}, gpu, "
-                "mig_profile, target (the counter predicted), features used");
+                "mig_profile, target (the counter predicted), features used; with --gpus > 1 data_parallel: "
+                "single_gpu_util, single_gpu_interval [low, high], single_gpu_step_ms, step_ms, scaling_efficiency, compute_util, allreduce_bytes, wire_bytes_per_rank, "
+                "link_gbps, comm_ms, exposed_comm_ms, intra_node / inter_node links");
   sub->footer("The interval is split-conformal, calibrated by leave-one-workload-out on the training rows: see "
               "docs/predictor.md.");
   sub->callback([flags, exit_code] { *exit_code = RunPredict(*flags); });

@@ -18,6 +18,7 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code);  // cmd_simulate.cc
 CLI::App* AddReport(CLI::App& root, int* exit_code);    // cmd_report.cc
 CLI::App* AddInterference(CLI::App& root, int* exit_code);  // cmd_interference.cc
 CLI::App* AddServe(CLI::App& root, int* exit_code);     // cmd_serve.cc
+CLI::App* AddGpus(CLI::App& root, int* exit_code);      // cmd_gpus.cc
 
 // Prints "gpucast <cmd>: <message>" to stderr and returns 1.
 int Fail(const std::string& command, const std::string& message);

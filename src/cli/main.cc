@@ -22,6 +22,7 @@ constexpr CommandRow kCommands[] = {
     {"report", AddReport},      // HTML comparison of simulation runs
     {"interference", AddInterference},  // fitted co-location physics for given utilizations
     {"serve", AddServe},        // HTTP submission service
+    {"gpus", AddGpus},          // the GPU table
 };
 
 int Fail(const std::string& command, const std::string& message) {

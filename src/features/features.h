@@ -48,6 +48,11 @@ struct JobConfig {
   JobAttrs attrs;
   std::string gpu = "RTX3090";  // key of the GPU spec table
   std::string mig_profile;      // MIG instance of `gpu` ("" = the whole GPU); see ResolveGpu
+  // Data-parallel training (DDP): `batch` is per GPU; the features are one rank's. The
+  // predictor turns the single-GPU answer into one rank's (predict/data_parallel.h).
+  int gpus = 1;                 // GPUs (ranks) in all, >= 1
+  int nodes = 1;                // nodes they are spread on evenly, >= 1
+  std::string interconnect;     // --interconnect tokens ("" = the GPU table's links); ResolveInterconnect
 };
 
 // REQUIRES: reports non-empty (several graphs per job: GAN G+D, actor+critic),

@@ -15,7 +15,7 @@ Result<json> ModelFileJson(const Predictor& p) {
   for (const auto& [c, r] : info.selection) selection.push_back({{"candidate", c}, {"lowo_median_workload_rmsle", r}});
   json used = json::array();
   for (size_t c : p.model().columns()) used.push_back(info.feature_names.at(c));
-  return json{
+  json j = json{
       {"format", kModelFormat},
       {"format_version", kModelFormatVersion},
       {"feature_schema",
@@ -39,6 +39,15 @@ Result<json> ModelFileJson(const Predictor& p) {
        {{"method", "split-conformal on leave-one-workload-out log1p residuals"},
         {"residuals", p.model().calibration()}}},
   };
+  // The physics step-time model beside a non-physics model (data-parallel jobs; optional).
+  if (const auto& sm = p.step_model()) {
+    ASSIGN_OR_RETURN(json sstate, sm->regressor().Save());
+    json sused = json::array();
+    for (size_t c : sm->columns()) sused.push_back(info.feature_names.at(c));
+    j["step_model"] = {{"algo", sm->algo()}, {"features_used", sused}, {"params", sm->regressor().Params()},
+                       {"regressor", sstate}};
+  }
+  return j;
 }
 
 Result<Predictor> ParseModelFile(const std::string& text, const std::string& path,
@@ -110,7 +119,34 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (auto it = std::find(info.feature_names.begin(), info.feature_names.end(), "params");
       it != info.feature_names.end())
     m.set_offsets(std::move(offsets), static_cast<size_t>(it - info.feature_names.begin()));
-  return Predictor(std::move(info), std::move(m));
+  Predictor out(std::move(info), std::move(m));
+  if (j.contains("step_model")) {
+    const json& sj = j["step_model"];
+    std::vector<std::string> sused;
+    std::string salgo;
+    try {
+      salgo = sj.at("algo").get<std::string>();
+      sused = sj.at("features_used").get<std::vector<std::string>>();
+    } catch (const json::exception& e) {
+      return Status::Error(path + ": step_model: " + e.what());
+    }
+    if (salgo != "physics") return Status::Error(path + ": step_model: algo '" + salgo + "', want 'physics'");
+    std::vector<size_t> scols;
+    for (const std::string& name : sused) {
+      auto it = std::find(out.info().feature_names.begin(), out.info().feature_names.end(), name);
+      if (it == out.info().feature_names.end())
+        return Status::Error(path + ": step_model: features_used: '" + name + "' is not in the schema");
+      scols.push_back(it - out.info().feature_names.begin());
+    }
+    auto sr = MakeRegressor(salgo);
+    if (!sr.ok()) return sr.status().Prefixed(path);
+    Status sst = (*sr)->Configure(sj.contains("params") ? sj["params"] : json(nullptr));
+    if (sst.ok()) sst = (*sr)->SetFeatureNames(sused);
+    if (sst.ok()) sst = sj.contains("regressor") ? (*sr)->Load(sj["regressor"]) : Status::Error("no regressor");
+    if (!sst.ok()) return sst.Prefixed(path + ": step_model");
+    out.set_step_model(UtilModel(salgo, std::move(scols), std::shared_ptr<Regressor>(std::move(*sr))));
+  }
+  return out;
 }
 
 }  // namespace gpucast

@@ -15,6 +15,10 @@ struct PhysicsStep {
   double gpu_s = 0;   // GPU-busy time per training step, seconds
   double step_s = 0;  // wall time of one training step, seconds
   double util = 0;    // 100 * gpu_s / step_s, percent
+  // The parts data-parallel training needs (predict/data_parallel.h):
+  double core_s = 0;   // GPU and host work of the step (their partial overlap), no loader wait or RL env
+  double slack_s = 0;  // loader wait that overlaps the core (workers > 0): GPU-side time added to the
+                       // core up to this much does not lengthen the step
 };
 
 class PhysicsModel : public Regressor {

@@ -76,6 +76,8 @@ PhysicsStep Step(const Theta& t, const Row& r) {
   double hi = std::max(s.gpu_s, host), lo = std::min(s.gpu_s, host);
   double core = hi > 0 ? hi * std::pow(1 + std::pow(lo / hi, p), 1 / p) : 0;
   double step = r[kWorkers] > 0 ? std::max(core, loader) : core + loader;
+  s.core_s = core;
+  s.slack_s = r[kWorkers] > 0 ? std::max(0.0, loader - core) : 0.0;
   step += r[kRl] * t[6] * (r[kEnvStepsKnown] > 0 ? r[kEnvSteps] : 1.0);
   s.step_s = step;
   s.util = step > 0 ? std::min(100.0, 100 * s.gpu_s / step) : 0;

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <map>
 
+#include "features/gpu_specs.h"
 #include "predict/model_file.h"
+#include "predict/physics.h"
 
 namespace gpucast {
 namespace {
@@ -254,6 +256,21 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   ASSIGN_OR_RETURN(UtilModel m,
                    UtilModel::Fit(data.x, labels, data.feature_names, cols, chosen_algo, nullptr, seed, fo));
   if (algo == kAutoAlgo) m.set_calibration(chosen_res);
+  // Data-parallel predictions need step and busy time: a physics model beside any other.
+  // Rows without the physics features (a test schema) get none: data-parallel predictions then fail.
+  std::optional<UtilModel> step_model;
+  bool has_physics_features = true;
+  for (const std::string& need : MakePhysicsModel()->RequiredFeatures())
+    if (std::find(data.feature_names.begin(), data.feature_names.end(), need) == data.feature_names.end())
+      has_physics_features = false;
+  if (has_physics_features && !dynamic_cast<const PhysicsModel*>(&m.regressor())) {
+    ASSIGN_OR_RETURN(std::vector<size_t> pcols, SelectFeatures(data.feature_names, DefaultFeatureSet("physics")));
+    FitOptions pfo = fo;
+    pfo.calibrate = false;
+    auto pm = UtilModel::Fit(data.x, labels, data.feature_names, pcols, "physics", nullptr, seed, pfo);
+    if (!pm.ok()) return pm.status().Prefixed("step model");
+    step_model = std::move(*pm);
+  }
   PredictorInfo info;
   info.selection = std::move(selection);
   info.schema_name = data.schema_name;
@@ -268,7 +285,9 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   for (const Measurement& r : data.rows)
     if (!r.target.empty() && std::find(info.targets.begin(), info.targets.end(), r.target) == info.targets.end())
       info.targets.push_back(r.target);
-  return Predictor(std::move(info), std::move(m));
+  Predictor out(std::move(info), std::move(m));
+  if (step_model) out.set_step_model(std::move(*step_model));
+  return out;
 }
 
 std::string Predictor::TargetFor(const std::string& mig_profile) {
@@ -287,8 +306,43 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}, level));
   PredictResult out;
   out.prediction = p[0];
-  out.features = std::move(f);
+  out.features = f;
+  if (job.gpus == 1 && job.nodes == 1 && job.interconnect.empty()) return out;
+  // Data-parallel: one rank's answer (predict/data_parallel.h).
+  ASSIGN_OR_RETURN(GpuSpec spec, ResolveGpu(job.gpu, job.mig_profile));
+  if (!job.mig_profile.empty() && job.gpus > 1)
+    return Status::Error("predict: data-parallel jobs on MIG slices are not modelled (--mig " + job.mig_profile +
+                         " with --gpus " + std::to_string(job.gpus) + ")");
+  ASSIGN_OR_RETURN(Interconnect ic, ResolveInterconnect(spec, job.gpus, job.nodes, job.interconnect));
+  const UtilModel* sm = StepModel();
+  const PhysicsModel* physics = sm ? dynamic_cast<const PhysicsModel*>(&sm->regressor()) : nullptr;
+  if (!physics)
+    return Status::Error("predict: --gpus " + std::to_string(job.gpus) +
+                         " needs the physics step-time model, which this predictor file lacks (written before "
+                         "data-parallel support): retrain with 'gpucast train'");
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> steps, physics->PredictSteps(SelectColumns({f}, sm->columns())));
+  double fwd = 0, bwd = 0;
+  for (const CostReport& r : reports)
+    for (const NodeCost& n : r.nodes) fwd += static_cast<double>(n.forward_flops), bwd += static_cast<double>(n.backward_flops);
+  DataParallelInput in;
+  in.util = p[0].util;
+  in.step_s = steps[0].step_s;
+  in.core_s = std::min(steps[0].core_s, steps[0].step_s);
+  in.slack_s = steps[0].slack_s;
+  if (fwd + bwd > 0 && bwd > 0) in.backward_fraction = bwd / (fwd + bwd);
+  ASSIGN_OR_RETURN(DataParallelResult dp, ApplyDataParallel(in, DdpBuckets(reports), ic));
+  out.single_gpu = p[0];
+  out.prediction = {dp.util, DataParallelUtil(p[0].low, in, dp), DataParallelUtil(p[0].high, in, dp)};
+  out.prediction.low = std::min(out.prediction.low, out.prediction.util);
+  out.prediction.high = std::max(out.prediction.high, out.prediction.util);
+  out.interconnect = ic;
+  out.data_parallel = dp;
   return out;
+}
+
+const UtilModel* Predictor::StepModel() const {
+  if (dynamic_cast<const PhysicsModel*>(&model_.regressor())) return &model_;
+  return step_model_ ? &*step_model_ : nullptr;
 }
 
 Result<Predictor> Predictor::Load(const std::string& path) {

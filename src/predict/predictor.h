@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@
 
 #include "cost/cost.h"
 #include "features/features.h"
+#include "features/interconnect.h"
+#include "predict/data_parallel.h"
 #include "predict/dataset.h"
 #include "predict/regressor.h"
 #include "util/status.h"
@@ -163,9 +166,15 @@ struct MemoryPrediction {
 };
 
 struct PredictResult {
-  UtilPrediction prediction;
-  std::vector<double> features;  // full schema, the values used
+  UtilPrediction prediction;     // one rank's counter when job.gpus > 1 (data_parallel below)
+  std::vector<double> features;  // full schema, the values used (one rank's)
   MemoryPrediction memory;       // GPU memory of the job (NaN: no memory model)
+  // Data-parallel jobs (job.gpus > 1, or nodes / interconnect given): the
+  // single-GPU answer the transform started from, the links and the transform's
+  // quantities (predict/data_parallel.h). Empty for a single-GPU job.
+  std::optional<UtilPrediction> single_gpu;
+  std::optional<Interconnect> interconnect;
+  std::optional<DataParallelResult> data_parallel;
 };
 
 // A trained predictor. Thread-safe for concurrent Predict calls.
@@ -179,9 +188,19 @@ class Predictor {
   Status Save(const std::string& path) const;
 
   // Features of the job's graph(s) and configuration -> utilization. The job's
-  // gpu / mig_profile select the spec the features (and the physics) use.
+  // gpu / mig_profile select the spec the features (and the physics) use. With
+  // job.gpus > 1 the answer is one rank's of a data-parallel job: the single-GPU
+  // prediction transformed by the all-reduce model (predict/data_parallel.h) on
+  // the step time of the physics step model (StepModel); the whole job in one call.
   Result<PredictResult> Predict(const std::vector<CostReport>& reports, const JobConfig& job,
                                 double level = kDefaultIntervalLevel) const;
+  // The fitted physics that gives step and busy time (data-parallel jobs): the
+  // model itself when it is `physics`, else a physics model fitted beside it on
+  // the same rows by Train (stored as `step_model`); nullptr when neither (a file
+  // written before data-parallel support).
+  const UtilModel* StepModel() const;
+  void set_step_model(UtilModel m) { step_model_ = std::move(m); }
+  const std::optional<UtilModel>& step_model() const { return step_model_; }
   // Rows of features in the schema order.
   Result<std::vector<UtilPrediction>> PredictFeatures(const Matrix& x,
                                                       double level = kDefaultIntervalLevel) const {
@@ -199,6 +218,7 @@ class Predictor {
  private:
   PredictorInfo info_;
   UtilModel model_;
+  std::optional<UtilModel> step_model_;  // physics beside a non-physics model (StepModel)
 };
 
 }  // namespace gpucast

@@ -1,0 +1,111 @@
+#include "features/interconnect.h"
+
+#include <gtest/gtest.h>
+
+namespace gpucast {
+namespace {
+
+const GpuSpec& Gpu(const char* name) {
+  const GpuSpec* s = FindGpuSpec(name);
+  EXPECT_NE(s, nullptr) << name;
+  return *s;
+}
+
+TEST(Interconnect, LinkRatesByHand) {
+  // PCIe 3.0: 8 GT/s x 128/130 / 8 bits = 0.985 GB/s a lane; x16 = 15.75 GB/s each way.
+  EXPECT_NEAR(16 * PcieLaneBytesPerSecond(3), 15.754e9, 0.001e9);
+  EXPECT_NEAR(16 * PcieLaneBytesPerSecond(4), 31.508e9, 0.001e9);
+  EXPECT_NEAR(16 * PcieLaneBytesPerSecond(5), 63.015e9, 0.001e9);
+  // NVLink per link and direction: V100 6 x 25 = 150 (300 both ways), A100 12 x 25 = 300 (600), H100 18 x 25.
+  EXPECT_EQ(6 * NvlinkLinkBytesPerSecond(2), 150e9);
+  EXPECT_EQ(12 * NvlinkLinkBytesPerSecond(3), 300e9);
+  EXPECT_EQ(18 * NvlinkLinkBytesPerSecond(4), 450e9);
+  EXPECT_EQ(4 * NvlinkLinkBytesPerSecond(1), 80e9);
+}
+
+TEST(Interconnect, DefaultsFromTheGpuTable) {
+  // SXM: the board's NVLink fabric.
+  Result<Interconnect> a = ResolveInterconnect(Gpu("A100-80GB"), 8, 1, "");
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(a->intra.name, "nvlink3x12");
+  EXPECT_EQ(a->intra.bandwidth, 300e9);
+  EXPECT_EQ(a->intra.step_latency_s, kNcclRingNvlinkStepS);
+  EXPECT_EQ(a->intra.from, "GPU table");
+  EXPECT_EQ(a->inter.kind, "");
+  EXPECT_EQ(a->gpus_per_node, 8);
+  // A card: its PCIe host link, even when an NVLink bridge exists (an accessory for 2 cards).
+  Result<Interconnect> r = ResolveInterconnect(Gpu("RTX3090"), 4, 1, "");
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->intra.name, "pcie4x16");
+  EXPECT_NEAR(r->intra.bandwidth, 31.508e9, 0.001e9);
+  EXPECT_EQ(r->intra.step_latency_s, kNcclRingPcieStepS);
+  // Several nodes: the default network, said to be one.
+  Result<Interconnect> n = ResolveInterconnect(Gpu("V100-32GB"), 16, 2, "");
+  ASSERT_TRUE(n.ok()) << n.message();
+  EXPECT_EQ(n->gpus_per_node, 8);
+  EXPECT_EQ(n->inter.name, "eth100");
+  EXPECT_EQ(n->inter.bandwidth, 12.5e9);
+  EXPECT_EQ(n->inter.from, "default");
+  EXPECT_EQ(n->inter.step_latency_s, kNcclRingNetStepS);
+}
+
+TEST(Interconnect, Overrides) {
+  Result<Interconnect> b = ResolveInterconnect(Gpu("RTX 3090"), 2, 1, "nvlink");
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->intra.name, "nvlink3");
+  EXPECT_EQ(b->intra.bandwidth, 56.25e9);  // 112.5 GB/s both ways
+  Result<Interconnect> x = ResolveInterconnect(Gpu("RTX4090"), 8, 2, " NVLink3x4 , IB200x8 ");
+  ASSERT_TRUE(x.ok()) << x.message();
+  EXPECT_EQ(x->intra.name, "nvlink3x4");
+  EXPECT_EQ(x->intra.bandwidth, 100e9);
+  EXPECT_EQ(x->inter.name, "ib200x8");
+  EXPECT_EQ(x->inter.bandwidth, 200e9);  // 8 x 200 Gb/s
+  EXPECT_EQ(x->inter.kind, "infiniband");
+  Result<Interconnect> p = ResolveInterconnect(Gpu("H100"), 4, 1, "pcie5x16");
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_EQ(p->intra.kind, "pcie");
+  Result<Interconnect> h = ResolveInterconnect(Gpu("T4"), 4, 1, "pcie");
+  ASSERT_TRUE(h.ok()) << h.message();
+  EXPECT_EQ(h->intra.name, "pcie3x16");
+  Result<Interconnect> e = ResolveInterconnect(Gpu("A10"), 2, 2, "eth25");
+  ASSERT_TRUE(e.ok()) << e.message();
+  EXPECT_EQ(e->inter.bandwidth, 25e9 / 8);
+  EXPECT_EQ(e->gpus_per_node, 1);
+}
+
+TEST(Interconnect, ErrorsNameTheTokenOrTheCount) {
+  auto msg = [](const char* gpu, int gpus, int nodes, const char* spec) {
+    return ResolveInterconnect(Gpu(gpu), gpus, nodes, spec).message();
+  };
+  EXPECT_EQ(msg("A100-80GB", 8, 1, "nvlink2"), "--interconnect 'nvlink2': GPU 'A100-80GB' has NVLink 3, not 2");
+  EXPECT_EQ(msg("RTX4090", 2, 1, "nvlink"), "--interconnect 'nvlink': GPU 'RTX4090' has no NVLink");
+  EXPECT_EQ(msg("RTX4090", 2, 1, "nvlink4"),
+            "--interconnect 'nvlink4': GPU 'RTX4090' has no NVLink; say how many links: nvlink4x<links>");
+  EXPECT_EQ(msg("RTX3090", 4, 1, "nvlink"),
+            "--interconnect 'nvlink3': an NVLink bridge joins 2 'RTX3090' cards, not 4 (use pcie, or "
+            "nvlink<gen>x<links> for a switch)");
+  EXPECT_EQ(msg("RTX3090", 6, 4, ""), "--gpus 6 --nodes 4: GPUs must divide evenly over nodes");
+  EXPECT_EQ(msg("RTX3090", 2, 0, ""), "--nodes 0: want 1-2 (--gpus 2)");
+  EXPECT_EQ(msg("RTX3090", 0, 1, ""), "--gpus 0: want 1-65536");
+  EXPECT_EQ(msg("RTX3090", 2, 1, "pcie4x3"), "--interconnect 'pcie4x3': PCIe lanes must be 1, 2, 4, 8 or 16");
+  EXPECT_EQ(msg("RTX3090", 2, 1, "pcie9x16"),
+            "--interconnect 'pcie9x16': want pcie<gen>x<lanes> with gen 3, 4 or 5 (e.g. pcie4x16)");
+  EXPECT_EQ(msg("RTX3090", 2, 1, "pcie4x16,nvlink"),
+            "--interconnect 'nvlink': a second link inside the node (one of pcie..., nvlink...)");
+  EXPECT_EQ(msg("RTX3090", 2, 1, "ib200"), "--interconnect 'ib200': a network link needs --nodes > 1");
+  EXPECT_EQ(msg("RTX3090", 4, 2, "ib0"), "--interconnect 'ib0': want ib<Gb/s> or eth<Gb/s> (1-100000), e.g. ib200");
+  EXPECT_EQ(msg("RTX3090", 4, 2, "ib200x99"), "--interconnect 'ib200x99': network links per node must be 1-64");
+  EXPECT_EQ(msg("RTX3090", 4, 2, "infinity"),
+            "--interconnect 'infinity': unknown link (want pcie, pcie<gen>x<lanes>, nvlink, nvlink<gen>[x<links>], "
+            "ib<Gb/s>[x<nics>], eth<Gb/s>[x<nics>])");
+  EXPECT_EQ(msg("RTX3090", 4, 2, "pcie4x16,,ib100"), "--interconnect 'pcie4x16,,ib100': empty token");
+  EXPECT_EQ(msg("B200", 2, 1, "pcie"),
+            "--interconnect 'pcie': the GPU table does not state the PCIe link of 'B200'; give one, e.g. "
+            "--interconnect pcie5x16");
+  EXPECT_EQ(msg("RTX3090", 2, 1, "nvlink3x99"), "--interconnect 'nvlink3x99': NVLink links must be 1-18");
+  EXPECT_EQ(msg("RTX3090", 2, 1, "pcie4x1600000000"),
+            "--interconnect 'pcie4x1600000000': PCIe lanes must be 1, 2, 4, 8 or 16");
+}
+
+}  // namespace
+}  // namespace gpucast
