@@ -141,7 +141,11 @@ ok "a connection that never starts its handshake is closed after ${held}s (--rea
 
 # ---------------------------------------------------------------- 4. the webhook
 REVIEW="$ROOT/tests/k8s/review-create-pod.json"
-jq '.request.object' "$REVIEW" >pod.json
+# The review's pod asks for ResNet-50 batch 64, which fills an A100 (100%); the
+# sized pod is MobileNetV2 batch 64 (about half of one), so that the share is one.
+jq '.request.object.metadata.annotations += {"gpucast.io/model": "mobilenetv2.onnx", "gpucast.io/batch": "64"}
+    | del(.request.object.metadata.annotations["gpucast.io/attrs"])' "$REVIEW" >sized.json
+jq '.request.object' sized.json >pod.json
 mutate() {  # REVIEW-FILE -> response.json; HTTP code on stdout
   "${C[@]}" "${KUBE[@]}" -o response.json -w '%{http_code}' -X POST "$URL/k8s/v1/mutate" \
     -H 'Content-Type: application/json' --data-binary @"$1"
@@ -152,7 +156,7 @@ apply_patch() {
   kubectl patch --local -f "$1" --type json -p "$(cat patch.json)" -o json >patched.json 2>"$T/err.kubectl" ||
     fail "kubectl patch: $(cat "$T/err.kubectl")"
 }
-[ "$(mutate "$REVIEW")" = 200 ] || fail "mutate: $(cat response.json)"
+[ "$(mutate sized.json)" = 200 ] || fail "mutate: $(cat response.json)"
 [ "$(jq -r '.apiVersion + " " + .kind' response.json)" = "admission.k8s.io/v1 AdmissionReview" ] || fail "reply kind: $(cat response.json)"
 [ "$(jq -r .response.uid response.json)" = "$(jq -r .request.uid "$REVIEW")" ] || fail "uid not echoed"
 [ "$(jq -r .response.allowed response.json)" = true ] || fail "not allowed: $(cat response.json)"
@@ -160,9 +164,13 @@ apply_patch() {
 apply_patch pod.json
 # The same job through the API.
 PRED=$("${C[@]}" -H "Authorization: Bearer $(cat token)" -X POST "$URL/v1/predict" -H 'Content-Type: application/json' \
-  -d '{"model": "resnet50.onnx", "batch": 64, "attrs": {"loader_workers": 4}}')
+  -d '{"model": "mobilenetv2.onnx", "batch": 64}')
 U=$(echo "$PRED" | jq -r .predicted_util)
 [ "$(echo "$PRED" | jq -r .gpu)" = A100-80GB ] || fail "/v1/predict is not for the cluster's A100-80GB: $PRED"
+# And through the CLI, with the predictor file the service loaded.
+CLI_U=$("$BIN" predict --predictor "$T/predictor.json" --gpu A100-80GB --model "$ROOT/models/mobilenetv2.onnx" --batch 64 --json |
+  jq -r .gpu_util)
+python3 -c "import sys; sys.exit(0 if abs($CLI_U - $U) < 1e-9 else 1)" || fail "CLI predicts $CLI_U%, the service $U%"
 CORES=$(python3 -c "import math; print(max(1, min(100, math.ceil($U - 1e-9))))")
 lim() { jq -r ".spec.containers[0].resources.limits[\"$1\"] // \"absent\"" patched.json; }
 ann() { jq -r ".metadata.annotations[\"$1\"] // \"absent\"" patched.json; }
@@ -172,7 +180,7 @@ ann() { jq -r ".metadata.annotations[\"$1\"] // \"absent\"" patched.json; }
 [ "$(ann gpucast.io/predicted-gpu)" = A100-80GB ] || fail "predicted-gpu $(ann gpucast.io/predicted-gpu)"
 [ "$(lim nvidia.com/gpu)" = 1 ] || fail "nvidia.com/gpu changed"
 jq -e '.spec.containers[1] == input.spec.containers[1]' patched.json pod.json >/dev/null || fail "the sidecar changed"
-MEM=$(echo "$PRED" | jq -r '.predicted_memory_mib.high // empty')
+MEM=$(echo "$PRED" | jq -r '.gpu_mem_interval.high // empty')
 if [ -n "$MEM" ]; then  # the predictor has a memory model: gpumem is its high end
   WANT=$(python3 -c "import math; print(min(81920, max(1, math.ceil($MEM - 1e-9))))")
   [ "$(lim nvidia.com/gpumem)" = "$WANT" ] || fail "gpumem $(lim nvidia.com/gpumem), memory high end $MEM gives $WANT"
@@ -182,7 +190,7 @@ else  # none: no gpumem, and the user is told
   jq -e '.response.warnings[] | select(contains("no memory model"))' response.json >/dev/null || fail "no memory warning"
   GPUMEM="no nvidia.com/gpumem (this predictor has no memory model; the warning says so)"
 fi
-ok "annotated pod -> kubectl-patched pod with nvidia.com/gpucores $CORES (prediction $U% on A100-80GB, as POST /v1/predict), $GPUMEM, gpucast.io/predicted-util $(ann gpucast.io/predicted-util)"
+ok "annotated pod (MobileNetV2 batch 64) -> kubectl-patched pod with nvidia.com/gpucores $CORES (prediction $U% on A100-80GB, as POST /v1/predict and gpucast predict), $GPUMEM, gpucast.io/predicted-util $(ann gpucast.io/predicted-util)"
 cp patched.json sized-pod.json
 
 jq 'del(.request.object.metadata.annotations["gpucast.io/model", "gpucast.io/batch", "gpucast.io/attrs"])' "$REVIEW" >plain.json
@@ -208,12 +216,20 @@ jq 'del(.request.uid)' "$REVIEW" >nouid.json
 ok "malformed reviews get 400: $(jq -r .error response.json)"
 
 jq '.request.object.spec.containers[0].resources = {"limits": {"nvidia.com/gpu": "2"}, "requests": {"nvidia.com/gpu": "2"}}' \
-  "$REVIEW" >two.json
+  sized.json >two.json
 jq '.request.object' two.json >two-pod.json
 [ "$(mutate two.json)" = 200 ] && [ "$(jq -r .response.allowed response.json)" = true ] || fail "2-GPU pod: $(cat response.json)"
 apply_patch two-pod.json
 [ "$(lim nvidia.com/gpucores)" = 100 ] && [ "$(lim nvidia.com/gpu)" = 2 ] || fail "2-GPU pod: $(jq -c .spec.containers[0].resources patched.json)"
-ok "a 2-GPU pod gets whole GPUs (nvidia.com/gpu 2, gpucores 100), predicted $(ann gpucast.io/predicted-util)% per GPU"
+# Its utilization is one rank's of the data-parallel job, as the API and predict --gpus 2 give it.
+U2=$("${C[@]}" -H "Authorization: Bearer $(cat token)" -X POST "$URL/v1/predict" -H 'Content-Type: application/json' \
+  -d '{"model": "mobilenetv2.onnx", "batch": 64, "gpus": 2}' | jq -r .predicted_util)
+CLI_U2=$("$BIN" predict --predictor "$T/predictor.json" --gpu A100-80GB --model "$ROOT/models/mobilenetv2.onnx" --batch 64 \
+  --gpus 2 --json | jq -r .gpu_util)
+python3 -c "import sys; sys.exit(0 if abs($CLI_U2 - $U2) < 1e-9 and $U2 != $U else 1)" ||
+  fail "2 GPUs: service $U2%, CLI $CLI_U2%, one GPU $U%"
+[ "$(ann gpucast.io/predicted-util)" = "$(printf '%.2f' "$U2")" ] || fail "2-GPU predicted-util $(ann gpucast.io/predicted-util) vs $U2"
+ok "a 2-GPU pod gets whole GPUs (nvidia.com/gpu 2, gpucores 100), predicted $(ann gpucast.io/predicted-util)% per rank (data parallel, as /v1/predict and predict --gpus 2; one GPU: $U%)"
 
 # --k8s-share fraction: KAI's gpu-fraction, nvidia.com/gpu removed.
 FARGS=()
@@ -233,7 +249,7 @@ WANT_F=$(echo "$SP" | python3 -c "
 import json, math, sys
 p = json.load(sys.stdin)
 f = p['predicted_util'] / 100
-m = p.get('predicted_memory_mib') or {}
+m = p.get('gpu_mem_interval') or {}
 if m.get('high') is not None:
     f = max(f, max(1, math.ceil(m['high'] - 1e-9)) / 81920)
 print('%.2f' % max(0.01, math.ceil(f * 100 - 1e-9) / 100))")

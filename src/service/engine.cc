@@ -48,6 +48,7 @@ class PredictorEngine : public PredictionEngine {
     job.amp = spec.amp;
     job.attrs = spec.TypedAttrs();
     job.gpu = spec.gpu.empty() ? predictor_.info().gpu : spec.gpu;
+    job.gpus = static_cast<int>(spec.gpus);  // > 1: one rank's counter of the data-parallel job (as predict --gpus)
     Result<PredictResult> r = predictor_.Predict(single ? *single : reports, job);
     if (!r.ok()) return r.status().Prefixed(parts.front().name);
     info->failure = AnalysisFailure::kNone;

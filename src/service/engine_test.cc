@@ -68,7 +68,7 @@ class EngineTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   // The predictor called directly, without the engine's cache.
-  static double Direct(const std::string& model, int64_t batch, const std::string& gpu = "") {
+  static double Direct(const std::string& model, int64_t batch, const std::string& gpu = "", int gpus = 1) {
     LoadOptions lo;
     lo.batch = batch;
     auto g = LoadOnnxGraph(model, lo);
@@ -77,6 +77,7 @@ class EngineTest : public ::testing::Test {
     JobConfig job;
     job.batch = batch;
     job.gpu = gpu.empty() ? predictor_->info().gpu : gpu;
+    job.gpus = gpus;
     auto p = predictor_->Predict({*r}, job);
     EXPECT_TRUE(p.ok()) << p.message();
     return p->prediction.util;
@@ -148,6 +149,25 @@ TEST_F(EngineTest, PredictsForTheSpecsGpuAsPredictGpuDoes) {
   h100.gpu = "H100";
   t4.gpu = "T4";
   EXPECT_NE(PredictFile(**engine, h100, &hit)->util, PredictFile(**engine, t4, &hit)->util);
+}
+
+// A job of several GPUs is one rank of a data-parallel job, as predict --gpus N
+// (the Kubernetes webhook's multi-GPU pods and the Slurm plugin's gres:gpu:N).
+TEST_F(EngineTest, SeveralGpusPredictTheDataParallelRank) {
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json", Analyzer());
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  const std::string model = HomeDir() + "/models/mobilenetv2.onnx";
+  bool hit;
+  JobSpec spec = Spec(model, 64);
+  spec.gpu = "A100-80GB";
+  auto one = PredictFile(**engine, spec, &hit);
+  ASSERT_TRUE(one.ok()) << one.message();
+  spec.gpus = 2;
+  auto two = PredictFile(**engine, spec, &hit);
+  ASSERT_TRUE(two.ok()) << two.message();
+  EXPECT_DOUBLE_EQ(one->util, Direct(model, 64, "A100-80GB"));
+  EXPECT_DOUBLE_EQ(two->util, Direct(model, 64, "A100-80GB", 2));
+  EXPECT_NE(two->util, one->util);  // the all-reduce changes the counter
 }
 
 // A reload keeps the analysed graphs: they depend on the graph and the cost

@@ -12,6 +12,7 @@
 // docs/kubernetes.md is the user's contract.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -96,6 +97,24 @@ struct Sizing {
   double mem_lo = 0, mem_hi = 0;
   double capacity_mib = 0;       // the GPU's memory, MiB (> 0)
 };
+
+// The prediction's GPU memory per GPU, MiB, into `s` (NaN when it has none).
+// `P` is the service's Prediction (job.h), which carries it as optional
+// mem_mib / mem_lo / mem_hi, filled by the engine from PredictResult::memory,
+// once the service work that adds them is merged; a Prediction without those
+// members, or a predictor without a memory model, gives NaN, and BuildMutation
+// then writes no nvidia.com/gpumem and warns.
+template <typename P>
+void MemoryFromPrediction(const P& p, Sizing* s) {
+  s->mem_mib = s->mem_lo = s->mem_hi = std::nan("");
+  if constexpr (requires { p.mem_mib.value(); p.mem_lo.value(); p.mem_hi.value(); }) {
+    if (p.mem_mib && p.mem_lo && p.mem_hi) {
+      s->mem_mib = *p.mem_mib;
+      s->mem_lo = *p.mem_lo;
+      s->mem_hi = *p.mem_hi;
+    }
+  }
+}
 
 struct ShareOptions {
   ShareMode mode = ShareMode::kHami;

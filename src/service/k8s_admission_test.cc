@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace gpucast::service::k8s {
@@ -335,6 +336,34 @@ TEST(BuildMutation, AbsentMapsAreCreatedAndPodValuesReplacedWithAWarning) {
   Result<Mutation> m = BuildMutation(pod, job, A100(), {});
   EXPECT_EQ(pod.patch(m->patch)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "44");
   EXPECT_THAT(m->warnings, ElementsAre("gpucast: replaced nvidia.com/gpucores 80 (set in the pod) with 44"));
+}
+
+// The service's Prediction with memory (optional members, as the engine fills
+// them from PredictResult::memory) and without.
+struct WithMemory {
+  std::optional<double> mem_mib, mem_lo, mem_hi;
+};
+struct WithoutMemory {
+  double util = 0;
+};
+
+TEST(MemoryFromPrediction, TheIntervalWhenThePredictionHasOne) {
+  Sizing s = A100();
+  MemoryFromPrediction(WithMemory{10001, 9000, 12000.5}, &s);
+  EXPECT_EQ(s.mem_mib, 10001);
+  EXPECT_EQ(s.mem_lo, 9000);
+  EXPECT_EQ(s.mem_hi, 12000.5);
+  // gpumem is the high end, rounded up.
+  json pod = FixturePod();
+  Result<Mutation> m = BuildMutation(pod, *ReadPodJob(pod), s, {});
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(pod.patch(m->patch)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"], "12001");
+  // No memory model (unset members), or a Prediction without memory: NaN.
+  MemoryFromPrediction(WithMemory{}, &s);
+  EXPECT_TRUE(std::isnan(s.mem_mib) && std::isnan(s.mem_lo) && std::isnan(s.mem_hi));
+  s = A100();
+  MemoryFromPrediction(WithoutMemory{}, &s);
+  EXPECT_TRUE(std::isnan(s.mem_mib) && std::isnan(s.mem_lo) && std::isnan(s.mem_hi));
 }
 
 TEST(JsonPointer, EscapesTildeAndSlash) {

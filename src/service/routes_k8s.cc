@@ -99,7 +99,7 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   s.util = pred->prediction.util;
   s.util_lo = pred->prediction.util_lo;
   s.util_hi = pred->prediction.util_hi;
-  s.mem_mib = s.mem_lo = s.mem_hi = std::nan("");  // the service's predictions carry no memory yet
+  k8s::MemoryFromPrediction(pred->prediction, &s);
   s.capacity_mib = CapacityMib(s.gpu);
   if (s.capacity_mib <= 0) return refuse("GPU " + s.gpu + " has no memory size in gpucast's GPU table");
   Result<k8s::Mutation> m = k8s::BuildMutation(r.object, *job, s, ctx.k8s->share);
