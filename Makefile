@@ -8,7 +8,7 @@ CMAKE_ARGS ?=
 PY         := /usr/bin/python3
 
 # Build and test dependencies (Debian 12 package names).
-DEB_BUILD := cmake ninja-build g++ clang pkg-config \
+DEB_BUILD := cmake ninja-build g++ clang pkg-config dpkg-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libxgboost-dev nlohmann-json3-dev \
   libcli11-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libsqlite3-dev sqlite3 \
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time libssl-dev
@@ -24,7 +24,7 @@ DEB_K8S := openssl python3-yaml $(if $(shell command -v kubectl 2>/dev/null),,ku
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_K8S) $(DEB_PY)
 
-.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install
+.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb
 
 all: build
 
@@ -37,6 +37,7 @@ help:
 	@echo "make fuzz      libFuzzer on the ONNX loader and the HTTP service (FUZZ_SECONDS each)"
 	@echo "make bench     benchmarks (docs/performance.md)"
 	@echo "make install   PREFIX=/usr/local: binary, models, data, Slurm plugin (docs/slurm.md)"
+	@echo "make deb       Debian package of the same under /usr (BUILD/gpucast_VERSION_ARCH.deb)"
 
 # Installs only what is missing; apt-get update runs only when something is.
 deps:
@@ -64,6 +65,11 @@ test: build
 	bash tests/closed_loop.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
 	bash tests/k8s_test.sh $(BUILD)/gpucast
+	bash tests/json_layouts.sh $(BUILD)/gpucast
+	GPUCAST_BIN=$(BUILD)/gpucast $(PY) -m unittest discover -s clients/python -p 'test_*.py'
+	bash tests/docs_models.sh $(BUILD)/gpucast
+	$(MAKE) deb
+	bash tests/deb_test.sh $(BUILD)
 	@# The main job (make demo) end to end, so that a new model or flag cannot break it unseen.
 	bash tools/demo.sh $(BUILD)/gpucast $(BUILD)/demo-test > $(BUILD)/demo-test.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/demo-test.log; echo "make test: tools/demo.sh FAILED (log: $(BUILD)/demo-test.log)"; exit 1; }
@@ -73,6 +79,10 @@ test: build
 PREFIX ?= /usr/local
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX) --strip
+
+# The package is built from the build tree's install rules (CMakeLists.txt, CPack).
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 demo: build
 	bash tools/demo.sh $(BUILD)/gpucast

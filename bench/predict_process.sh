@@ -11,20 +11,27 @@ RUNS=${2:-30}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$BUILD/gpucast"
 P="$BUILD/bench-predictor.json"
-[ -f "$P" ] || "$BIN" train --out "$P" >/dev/null
+[ -f "$P" ] || "$BIN" train --out "$P" --quiet >/dev/null
 ARGS=(predict --predictor "$P" --model "$ROOT/models/resnet50.onnx" --batch 32 --json)
 
-echo "== gpucast predict, resnet50 weight-free b32, $RUNS runs as a process (load average $(cut -d' ' -f1 /proc/loadavg))"
-times=()
-for _ in $(seq "$RUNS"); do
-  t0=$(date +%s%N); "$BIN" "${ARGS[@]}" >/dev/null; t1=$(date +%s%N)
-  times+=("$(( (t1 - t0) / 1000 ))")
-done
-sorted=$(printf "%s\n" "${times[@]}" | sort -n)
-awk -v med="$(echo "$sorted" | sed -n "$(( (RUNS + 1) / 2 ))p")" -v min="$(echo "$sorted" | head -1)" \
-  'BEGIN { printf "median %.1f ms   min %.1f ms\n", med / 1000, min / 1000 }'
-t0=$(date +%s%N); for _ in $(seq "$RUNS"); do "$BIN" --version >/dev/null; done; t1=$(date +%s%N)
-awk -v t="$(( (t1 - t0) / RUNS / 1000 ))" 'BEGIN { printf "gpucast --version (process start and exit only): mean %.1f ms\n", t / 1000 }'
+# median_ms CMD...: median and min wall time of RUNS runs of CMD, in ms.
+median_ms() {
+  local times=() t0 t1
+  for _ in $(seq "$RUNS"); do
+    t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N)
+    times+=("$(( (t1 - t0) / 1000 ))")
+  done
+  local sorted
+  sorted=$(printf "%s\n" "${times[@]}" | sort -n)
+  awk -v med="$(echo "$sorted" | sed -n "$(( (RUNS + 1) / 2 ))p")" -v min="$(echo "$sorted" | head -1)" \
+    'BEGIN { printf "median %.1f ms   min %.1f ms\n", med / 1000, min / 1000 }'
+}
+echo "== $RUNS runs of each as a process (load average $(cut -d' ' -f1 /proc/loadavg), $(nproc) CPUs)"
+"$BIN" "${ARGS[@]}" >/dev/null  # warm the page cache
+printf "%-58s " "gpucast predict, resnet50 weight-free b32:"; median_ms "$BIN" "${ARGS[@]}"
+printf "%-58s " "gpucast --version (process start and exit only):"; median_ms "$BIN" --version
+printf "%-58s " "/bin/true (an empty process on this machine):"; median_ms /bin/true
+echo "== shared libraries the predict process loads: $(ldd "$BIN" | grep -c '=>')"
 
 if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
   OUT=$(mktemp)

@@ -25,6 +25,10 @@ expect_out() {
   if grep -qF -- "$1" "$TMP/out"; then ok; else bad "stdout lacks '$1': $(head -c 300 "$TMP/out")"; fi
 }
 
+expect_err_line() {  # expect_err_line REGEX: some stderr line matches the extended regex
+  if grep -qE -- "$1" "$TMP/err"; then ok; else bad "no stderr line matches '$1': $(head -c 300 "$TMP/err")"; fi
+}
+
 expect_out_line() {  # expect_out_line REGEX: some stdout line matches the extended regex
   if grep -qE -- "$1" "$TMP/out"; then ok; else bad "no stdout line matches '$1': $(head -c 300 "$TMP/out")"; fi
 }
@@ -56,6 +60,22 @@ for cmd in analyze train predict evaluate simulate report serve; do
 done
 expect_rc 2 "$BIN" no-such-command
 expect_err "A subcommand is required"
+# --help shows no path of this machine (defaults are <data>/..., <home>/...) and no
+# unreadable range ("[1 - 4611686018427387904]").
+for cmd in analyze train predict evaluate simulate serve; do
+  "$BIN" "$cmd" --help >"$TMP/help" 2>&1
+  if grep -qF -- "$ROOT" "$TMP/help" || grep -qF -- "$(cd "$(dirname "$BIN")" && pwd)" "$TMP/help"; then bad "$cmd --help shows a local path"; else ok; fi
+  if grep -qE -- "[0-9]{12,}" "$TMP/help"; then bad "$cmd --help shows a huge number: $(grep -E '[0-9]{12,}' "$TMP/help")"; else ok; fi
+done
+# `gpucast predict` and `analyze` processes load neither XGBoost (dlopen'ed when a forest
+# is fitted) nor the service's HTTP/TLS libraries (in gpucast-serve only): start-up time.
+if ldd "$BIN" | grep -qE "xgboost|httplib|libssl|libcrypto|brotli"; then
+  bad "gpucast links $(ldd "$BIN" | grep -oE "lib(xgboost|cpp-httplib|ssl|crypto|brotli)[^ ]*" | tr '\n' ' ')"
+else ok; fi
+expect_rc 0 "$BIN" serve --help
+expect_out "--listen"
+expect_rc 2 "$BIN" serve
+expect_err "--listen is required"
 
 # analyze: bad input files get a message naming the file and a non-zero exit.
 : >"$TMP/empty.onnx"
@@ -98,6 +118,29 @@ expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.o
 expect_err "job attribute 'colour': unknown key"
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --json
 expect_out '"gpu_util"'
+# GPU memory: the point, its interval, the capacity and whether it fits, in JSON and in text.
+expect_out '"gpu_mem_mib"'
+expect_out '"gpu_mem_interval"'
+expect_out '"gpu_mem_capacity_mib": 24576.0'
+expect_out '"gpu_mem_fit": "fits"'
+expect_out '"optimizer": "adam"'
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr optimizer=sgd_momentum
+expect_out_line '^predicted GPU memory: [0-9]+ MiB  \(80% interval [0-9]+-[0-9]+ MiB; optimizer sgd_momentum\); fits the 24576 MiB of RTX3090$'
+# BERT-base at batch 128, sequence 128 does not fit a 10 GB MIG slice (measured 8.7 GB at batch 128, sequence 64).
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert-base.onnx" --batch 128 --dim seq=128 \
+  --gpu A100-80GB --mig 1g.10gb --attr optimizer=adamw
+expect_out_line '^predicted GPU memory: [0-9]+ MiB .*; does not fit the 9728 MiB of A100-80GB MIG 1g.10gb$'
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr optimizer=lamb
+expect_err "job attribute 'optimizer': value 'lamb' is not one of sgd, sgd_momentum, adam, adamw"
+# evaluate reports GPU memory beside utilization (leave one workload out: MAPE, MAE, high end).
+expect_rc 0 "$BIN" evaluate --split lowo --algo ridge --repeats 1 --per-workload
+expect_out "GPU memory (one physical model per fold, no selection: nested and plain give the same)"
+expect_out_line '^\| lowo \| ridge \| 52 \| 0\.[0-9]{3} \| [0-9]+ \| [01]\.[0-9]{2} \|'
+expect_out_line '^\| ResNet50/ImageNet \| 6 \| 7437 \| [0-9]+ \| 0\.[0-9]{3} \|'
+# A predictor file from before the memory model (format_version 3) is refused with what to do.
+sed 's/"format_version":4/"format_version":3/' "$TMP/p.json" >"$TMP/p3.json"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p3.json" --model "$ROOT/models/vgg.onnx" --batch 8
+expect_err "p3.json: format_version 3: this build reads 4 (4 adds the GPU memory model); retrain with 'gpucast train'"
 # A graph that cannot be costed completely is refused by predict (BERT's position table has 512
 # rows); analyze shows the partial report, marked, and exits 1 with --strict.
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert.onnx" --batch 2 --dim seq=1024
@@ -136,6 +179,12 @@ expect_rc 0 "$BIN" interference --validate --json
 # records lies between what finished in the window and what could have run.
 expect_rc 0 "$BIN" simulate --trace philly --jobs 1500 --cluster "16x RTX3090" --policy slot,profiling,predictive-feedback \
   --predictions oracle --seed 2 --out "$TMP/simp"
+# Progress when stderr is not a terminal (here a file): each run's result as it finishes.
+for pol in slot profiling predictive-feedback; do
+  expect_err_line "^gpucast simulate \[[0-9.]+ s\] $pol seed 2 done in [0-9.]+ s: useful work [0-9.]+%"
+done
+expect_rc 0 "$BIN" simulate --trace "$TMP/trace.csv" --policy slot --out "$TMP/simq" --skip-bad-lines --quiet
+[ -s "$TMP/err" ] && bad "simulate --quiet wrote to stderr: $(head -c 200 "$TMP/err")" || ok
 for pol in slot profiling predictive-feedback; do
   /usr/bin/python3 - "$TMP/simp/$pol" <<'PY' && ok || bad "simulate $pol: records disagree with summary.json"
 import csv, json, sys, collections
@@ -190,7 +239,7 @@ expect_out '"gpu": "A100-PCIE-40GB"'
 
 # predict --gpus: one rank of a data-parallel job; --batch per GPU; bad counts and links named.
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 8 --interconnect pcie4x16 --json
-/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); dp=d["data_parallel"]; assert d["gpus"]==8; assert abs(dp["allreduce_bytes"]-9231114*4)<1, dp; assert dp["intra_node"]["name"]=="pcie4x16" and dp["intra_node"]["from"]=="--interconnect"; assert 0<dp["scaling_efficiency"]<1 and dp["compute_util"]<=dp["single_gpu_util"]<=d["gpu_util"]<=100, dp; assert dp["single_gpu_interval"][0]<=dp["single_gpu_util"]<=dp["single_gpu_interval"][1]; assert dp["single_gpu_step_ms"]<dp["step_ms"]; t=open(sys.argv[1]).read(); assert t.count("\"gpu_util\"")==1 and t.count("\"low\"")==1 and t.count("\"high\"")==1; assert dp["exposed_comm_ms"]<=dp["comm_ms"], dp' "$TMP/out" && ok || bad "predict --gpus 8 --json: $(head -c 400 "$TMP/out")"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); dp=d["data_parallel"]; assert d["gpus"]==8; assert abs(dp["allreduce_bytes"]-9231114*4)<1, dp; assert dp["intra_node"]["name"]=="pcie4x16" and dp["intra_node"]["from"]=="--interconnect"; assert 0<dp["scaling_efficiency"]<1 and dp["compute_util"]<=dp["single_gpu_util"]<=d["gpu_util"]<=100, dp; assert dp["single_gpu_interval"][0]<=dp["single_gpu_util"]<=dp["single_gpu_interval"][1]; assert dp["single_gpu_step_ms"]<dp["step_ms"]; t=open(sys.argv[1]).read(); assert t.count("\"gpu_util\"")==1 and t.count("\"interval\"")==1 and "low" in d["interval"] and "high" in d["interval"]; assert dp["exposed_comm_ms"]<=dp["comm_ms"], dp' "$TMP/out" && ok || bad "predict --gpus 8 --json: $(head -c 400 "$TMP/out")"
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 16 --nodes 2
 expect_out "one rank of 16 GPUs on 2 nodes (pcie4x16, eth100 assumed)"
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 6 --nodes 4

@@ -13,7 +13,9 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 PRED="predictive,predictive-spread,interference-aware,predictive-feedback"
 "$B" interference --validate --json > "$OUT/interference.json"
+# Progress: a line per step here, and each simulate run's result on stderr as it finishes.
 run() {  # run NAME TRACE CLUSTER
+  echo "sweep: $1 ($2 on $3), every policy, seeds $SEEDS: LOWO predictions, then oracle" >&2
   "$B" simulate --trace "$2" --cluster "$3" --policy all --seeds "$SEEDS" --out "$OUT/$1/predicted" >/dev/null
   "$B" simulate --trace "$2" --cluster "$3" --policy "$PRED" --predictions oracle --seeds "$SEEDS" \
     --out "$OUT/$1/oracle" >/dev/null

@@ -696,8 +696,10 @@ local function predict(conf, d, uid, gid)
   end
   if rc == 0 then
     local util = tonumber(out:match('"gpu_util"%s*:%s*([%d%.eE%+%-]+)'))
-    local low = tonumber(out:match('"low"%s*:%s*([%d%.eE%+%-]+)'))
-    local high = tonumber(out:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
+    -- The utilization interval's object: gpu_mem_interval also has low/high (and sorts first).
+    local iv = out:match('"interval"%s*:%s*(%b{})') or ""
+    local low = tonumber(iv:match('"low"%s*:%s*([%d%.eE%+%-]+)'))
+    local high = tonumber(iv:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
     if not util then config_error("gpucast predict printed no gpu_util: " .. first_line(out)) end
     return { util = util, low = low or util, high = high or util, gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'),
              data_parallel = dp ~= "" }

@@ -40,7 +40,8 @@ case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed prot
 case "$m" in *hang*) sleep 30 ;; esac
 # A process that leaves the timeout's process group and keeps the output pipe open.
 case "$m" in *escape*) setsid sleep 30 & echo $! > "$(dirname "$0")/escaped.pid"; sleep 30 ;; esac
-echo '{ "gpu": "'"$gpu"'", "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
+# As gpucast predict --json prints it: keys sorted, so gpu_mem_interval's low/high come first.
+echo '{ "gpu": "'"$gpu"'", "gpu_mem_interval": { "high": 9000.0, "low": 7000.0 }, "gpu_mem_mib": 8000.0, "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
 # A run_as prefix that records the same and runs the rest (the process run as the user).

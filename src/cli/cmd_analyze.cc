@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/json_layouts.h"
 #include "cost/cost.h"
 #include "cost/cost_json.h"
 #include "features/features.h"
@@ -26,6 +27,9 @@ struct AnalyzeFlags {
   bool json = false;
   bool csv = false;
   bool strict = false;
+  bool nodes = false;     // the per-node table
+  bool features = false;  // the feature vector
+  bool quiet = false;     // no warnings on stderr
 };
 
 std::string ShapeString(const std::vector<int64_t>& dims) {
@@ -60,7 +64,7 @@ void PrintCsv(const CostReport& r) {
   }
 }
 
-void PrintTable(const CostReport& r, const std::vector<double>& features) {
+void PrintNodes(const CostReport& r) {
   std::printf("%-40s %-20s %-14s %14s %14s %12s\n", "node", "op_type", "category", "fwd_FLOPs",
               "bwd_FLOPs", "params");
   for (const NodeCost& n : r.nodes) {
@@ -69,16 +73,30 @@ void PrintTable(const CostReport& r, const std::vector<double>& features) {
                 n.op_type.c_str(), CategoryName(n.category), (long long)n.forward_flops,
                 (long long)n.backward_flops, (long long)n.params);
   }
+  std::printf("\n");
+}
+
+// The default output: totals, where the FLOPs go, what could not be costed.
+void PrintSummary(const CostReport& r) {
   const CostTotals& t = r.totals;
-  std::printf("\n%s at batch %lld%s: %lld nodes\n", r.path.c_str(), (long long)r.batch,
+  std::printf("%s at batch %lld%s: %lld nodes\n", r.path.c_str(), (long long)r.batch,
               r.amp ? " (AMP)" : "", (long long)t.num_nodes);
   std::printf("  forward  %.4g GFLOPs   backward %.4g GFLOPs   params %.4g M\n",
               t.forward_flops / 1e9, t.backward_flops / 1e9, t.params / 1e6);
   std::printf("  activations %.4g MB written   weights %.4g MB\n", t.activation_bytes / 1e6,
               t.weight_bytes / 1e6);
+  const double all = static_cast<double>(t.forward_flops) + static_cast<double>(t.backward_flops);
+  std::printf("  FLOPs (forward + backward) by category:");
+  for (int i = 0; i < kNumCategories; ++i)
+    if (t.flops_by_category[i] > 0 && all > 0)
+      std::printf(" %s %.1f%%", CategoryName(static_cast<Category>(i)), 100.0 * t.flops_by_category[i] / all);
+  std::printf("\n");
   for (const Unsupported& u : r.unsupported)
     std::printf("  UNSUPPORTED %s x%lld: %s\n", u.op_type.c_str(), (long long)u.count,
                 u.reason.c_str());
+}
+
+void PrintFeatures(const std::vector<double>& features) {
   const FeatureSchema& schema = CurrentFeatureSchema();
   std::printf("features (%s v%d):\n", schema.name.c_str(), schema.version);
   for (size_t i = 0; i < schema.names.size() && i < features.size(); ++i)
@@ -119,16 +137,22 @@ int RunAnalyze(const AnalyzeFlags& f) {
     j["features"] = fj;
     j["feature_schema"] = {{"name", schema.name}, {"version", schema.version}};
     j["unknown_shapes"] = graph->unknown_shapes;
+    j["warnings"] = graph->warnings;
+    j["schema"] = SchemaField("gpucast.analyze");
     std::cout << j.dump(2) << "\n";
   } else {
-    PrintTable(*report, *features);
+    if (f.nodes) PrintNodes(*report);
+    PrintSummary(*report);
+    if (f.features) PrintFeatures(*features);
   }
+  if (!f.quiet)
+    for (const std::string& w : graph->warnings) std::cerr << "gpucast analyze: warning: " << w << "\n";
   if (!complete.ok()) {
     std::string partial = report->path + ": partial cost report: " + std::to_string(report->UncostedNodes()) +
                           " of " + std::to_string(report->totals.num_nodes) +
                           " nodes could not be costed; first: " + report->first_uncosted;
     if (f.strict) return Fail("analyze", partial);
-    std::cerr << "gpucast analyze: warning: " << partial << "\n";
+    if (!f.quiet) std::cerr << "gpucast analyze: warning: " << partial << "\n";
   }
   return 0;
 }
@@ -141,14 +165,16 @@ CLI::App* AddAnalyze(CLI::App& root, int* exit_code) {
       "analyze", "Per-operation training cost (FLOPs, params, bytes) and features of an ONNX graph");
   sub->add_option("model", flags->model, "ONNX model file (weights embedded, external or absent)")
       ->required();
-  sub->add_option("--batch,-b", flags->batch, "Batch size substituted into the data inputs")
-      ->required()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 62));
+  IntIn(sub->add_option("--batch,-b", flags->batch, "Batch size substituted into the data inputs")->required(), 1);
   sub->add_option("--dim", flags->dims, "Other symbolic dimension, NAME=VALUE (repeatable)");
   sub->add_option("--attr", flags->attrs,
                   "Job attribute KEY=VALUE for the features: loader_workers, data_on_gpu, rl_env");
   sub->add_flag("--amp", flags->amp, "Mixed precision (fp16 activations and tensor-core peak)");
-  auto* json = sub->add_flag("--json", flags->json, "Print one JSON object (stable schema)");
+  sub->add_flag("--nodes", flags->nodes, "Also print the per-node table (FLOPs and params of every costed node)");
+  sub->add_flag("--features", flags->features, "Also print the feature vector the predictor reads");
+  sub->add_flag("--quiet,-q", flags->quiet, "No warnings on stderr (they stay in --json's \"warnings\")");
+  auto* json = sub->add_flag("--json", flags->json,
+                             "Print one JSON object, every node included (schema gpucast.analyze; docs/json.md)");
   auto* csv = sub->add_flag("--csv", flags->csv, "Print the per-node table as CSV");
   json->excludes(csv);
   sub->add_flag("--strict", flags->strict,

@@ -1,6 +1,4 @@
 // gpucast evaluate: cross-validated error of the predictors on measured jobs.
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -12,13 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/json_layouts.h"
 #include "cli/observations_cli.h"
+#include "cli/progress.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
 #include "predict/predictor.h"
 #include "predict/regressor.h"
-#include "util/paths.h"
 
 namespace gpucast::cli {
 namespace {
@@ -38,6 +38,7 @@ struct EvaluateFlags {
   std::vector<std::string> feature_sets = {"default"};
   uint64_t seed = 0;
   bool json = false;
+  bool quiet = false;
   bool per_workload = false;
   bool each_set = false;  // set by RunEvaluate when --features each
   std::string plot;
@@ -51,17 +52,26 @@ std::string Name(const EvalResult& r) {
   return n + ")";
 }
 
+// Memory scores as JSON (NaN: null).
+nlohmann::json MemoryJson(const MemoryScores& m) {
+  return {{"rows", m.rows}, {"mape", m.mape}, {"mae_mib", m.mae_mib}, {"high_above_measured", m.high_above},
+          {"coverage", m.coverage}, {"median_width_mib", m.median_width_mib}};
+}
+
 nlohmann::json ToJson(const EvalResult& r) {
   auto ms = [](const MeanSd& m) { return nlohmann::json{{"mean", m.mean}, {"sd", m.sd}}; };
   nlohmann::json pw = nlohmann::json::array();
   for (const WorkloadError& w : r.per_workload)
     pw.push_back({{"workload", w.workload}, {"predictions", w.predictions}, {"rmsle", w.rmsle},
-                  {"mae", w.mae}, {"mean_measured", w.mean_measured}, {"mean_predicted", w.mean_predicted}});
+                  {"mae", w.mae}, {"mean_measured", w.mean_measured}, {"mean_predicted", w.mean_predicted},
+                  {"memory", MemoryJson(w.memory)}, {"mem_mean_measured_mib", w.mem_mean_measured},
+                  {"mem_mean_predicted_mib", w.mem_mean_predicted}});
   nlohmann::json rows = nlohmann::json::array();
   for (const RowPrediction& p : r.predictions)
     rows.push_back({{"workload", p.model + "/" + p.dataset}, {"batch", p.batch}, {"amp", p.amp}, {"gpu", p.gpu},
                     {"mig_profile", p.mig_profile}, {"measured", p.measured}, {"predicted", p.predicted},
-                    {"low", p.low}, {"high", p.high}});
+                    {"low", p.low}, {"high", p.high}, {"mem_measured_mib", p.mem_measured},
+                    {"mem_predicted_mib", p.mem_predicted}, {"mem_low_mib", p.mem_low}, {"mem_high_mib", p.mem_high}});
   auto ci = [](const Interval90& i) { return nlohmann::json{{"low", i.low}, {"high", i.high}}; };
   return {{"algo", Name(r)}, {"split", r.options.split.ToString()},
           {"features", r.options.nested.empty() ? r.options.feature_set : "selected"},
@@ -70,10 +80,27 @@ nlohmann::json ToJson(const EvalResult& r) {
           {"mae", ms(r.mae)}, {"r2", ms(r.r2)},
           {"interval_level", r.options.level}, {"interval_coverage", ms(r.coverage)},
           {"interval_median_width", r.median_width}, {"mean_baseline_rmsle", r.mean_baseline_rmsle},
-          {"mean_baseline_rmsle_ci90", ci(r.baseline_ci)}, {"per_workload", pw}, {"predictions", rows}};
+          {"mean_baseline_rmsle_ci90", ci(r.baseline_ci)}, {"memory", MemoryJson(r.memory)},
+          {"memory_mean_baseline_mape", r.memory_baseline_mape}, {"per_workload", pw}, {"predictions", rows}};
+}
+
+// "lowo forest (default features): RMSLE 0.826 +- 0.000 [0.61, 1.04], MAE 21.3, coverage 0.80 (mean baseline 0.952)"
+std::string ResultLine(const EvalResult& r) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s %s (features %s, %d repeats): RMSLE %.3f +- %.3f [90%% CI %.3f, %.3f], MAE %.1f points, "
+                "coverage %.2f, median width %.1f (mean-baseline RMSLE %.3f)",
+                r.options.split.ToString().c_str(), Name(r).c_str(),
+                r.options.nested.empty() ? r.options.feature_set.c_str() : "selected", r.options.repeats,
+                r.rmsle.mean, r.rmsle.sd, r.rmsle_ci.low, r.rmsle_ci.high, r.mae.mean, r.coverage.mean,
+                r.median_width, r.mean_baseline_rmsle);
+  return buf;
 }
 
 int RunEvaluate(EvaluateFlags f) {
+  if (f.data.empty()) f.data = {DefaultDataCsv()};
+  if (f.catalog.empty()) f.catalog = DefaultCatalog();
+  Progress progress("evaluate", f.quiet);
   std::vector<std::string> algos;
   for (const std::string& a : f.algos) {
     if (a == "all") {
@@ -152,17 +179,18 @@ int RunEvaluate(EvaluateFlags f) {
     for (const Split& sp : splits) {
       EvalOptions o = base_options(sp);
       o.nested = cands;
-      if (::isatty(2)) std::fprintf(stderr, "\rnested %s over %zu candidates...\033[K", sp.ToString().c_str(), cands.size());
+      const std::string what = "nested " + sp.ToString() + " over " + std::to_string(cands.size()) + " candidates";
+      o.on_repeat = [&progress, what](int done, int repeats) {
+        progress.Update(what + ": repeat " + std::to_string(done) + "/" + std::to_string(repeats) + " done");
+      };
       auto r = Evaluate(*data, o);
       if (!r.ok()) return Fail("evaluate", r.message());
+      progress.Result(ResultLine(*r));
       results.push_back(std::move(r).value());
     }
-    if (::isatty(2)) std::fprintf(stderr, "\r\033[K");
   }
-  // Progress on stderr when it is a terminal: one line per evaluation.
-  const bool tty = ::isatty(2);
-  const size_t total = splits.size() * sets.size() * algos.size();
-  size_t started = 0;
+  // Each evaluation's result on stderr as it finishes (the table on stdout comes at the end).
+  std::vector<EvalOptions> plain;
   for (const Split& sp : splits)
     for (const std::string& fs : f.nested ? std::vector<std::string>{} : sets)
       for (const std::string& a : algos) {
@@ -171,14 +199,20 @@ int RunEvaluate(EvaluateFlags f) {
         EvalOptions o = base_options(sp);
         o.algo = a;
         o.feature_set = set;
-        if (tty)
-          std::fprintf(stderr, "\r[%zu/%zu] %s %s %s (%d repeats)...\033[K", ++started, total,
-                       sp.ToString().c_str(), set.c_str(), a.c_str(), f.repeats);
-        auto r = Evaluate(*data, o);
-        if (!r.ok()) return Fail("evaluate", r.message());
-        results.push_back(std::move(r).value());
+        plain.push_back(std::move(o));
       }
-  if (tty) std::fprintf(stderr, "\r\033[K");
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EvalOptions& o = plain[i];
+    const std::string n = "[" + std::to_string(i + 1) + "/" + std::to_string(plain.size()) + "] ";
+    const std::string what = n + o.split.ToString() + " " + o.algo + " (features " + o.feature_set + ")";
+    o.on_repeat = [&progress, what](int done, int repeats) {
+      progress.Update(what + ": repeat " + std::to_string(done) + "/" + std::to_string(repeats) + " done");
+    };
+    auto r = Evaluate(*data, o);
+    if (!r.ok()) return Fail("evaluate", r.message());
+    progress.Result(n + ResultLine(*r));
+    results.push_back(std::move(r).value());
+  }
 
   if (!f.plot.empty()) {
     const EvalResult& r = results.front();
@@ -195,7 +229,8 @@ int RunEvaluate(EvaluateFlags f) {
     nlohmann::json j = {{"data", f.data}, {"digest", data->digest}, {"rows", data->rows.size()},
                         {"workloads", data->groups.size()}, {"gpu", data->gpu},
                         {"feature_schema", {{"name", data->schema_name}, {"version", data->schema_version}}},
-                        {"results", nlohmann::json::array()}};
+                        {"results", nlohmann::json::array()},
+                        {"schema", SchemaField("gpucast.evaluate")}};
     for (const EvalResult& r : results) j["results"].push_back(ToJson(r));
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -212,6 +247,18 @@ int RunEvaluate(EvaluateFlags f) {
                 Name(r).c_str(), r.rmsle.mean, r.rmsle.sd, r.rmsle_ci.low, r.rmsle_ci.high, r.mae.mean, r.mae.sd,
                 r.r2.mean, r.r2.sd, r.coverage.mean, r.median_width, r.mean_baseline_rmsle, r.baseline_ci.low,
                 r.baseline_ci.high);
+  bool memory = false;
+  for (const EvalResult& r : results) memory = memory || r.memory.rows > 0;
+  if (memory) {
+    std::printf("\nGPU memory (one physical model per fold, no selection: nested and plain give the same)\n\n"
+                "| split | algo | rows | MAPE | MAE (MiB) | high end >= measured | coverage (%g) | median width (MiB) | "
+                "mean-baseline MAPE |\n|---|---|---|---|---|---|---|---|---|\n",
+                f.level);
+    for (const EvalResult& r : results)
+      std::printf("| %s | %s | %zu | %.3f | %.0f | %.2f | %.2f | %.0f | %.3f |\n", r.options.split.ToString().c_str(),
+                  Name(r).c_str(), r.memory.rows, r.memory.mape, r.memory.mae_mib, r.memory.high_above,
+                  r.memory.coverage, r.memory.median_width_mib, r.memory_baseline_mape);
+  }
   for (const EvalResult& r : results) {
     if (r.selected.empty()) continue;
     std::map<std::string, int> count;
@@ -228,6 +275,14 @@ int RunEvaluate(EvaluateFlags f) {
       for (const WorkloadError& w : r.per_workload)
         std::printf("| %s | %zu | %.3f | %.1f | %.1f | %.1f |\n", w.workload.c_str(), w.predictions, w.rmsle,
                     w.mae, w.mean_measured, w.mean_predicted);
+      if (r.memory.rows == 0) continue;
+      std::printf("\nGPU memory per workload: %s, %s\n\n| workload | n | measured (MiB) | predicted (MiB) | MAPE | "
+                  "high end >= measured |\n|---|---|---|---|---|---|\n",
+                  r.options.split.ToString().c_str(), Name(r).c_str());
+      for (const WorkloadError& w : r.per_workload)
+        if (w.memory.rows > 0)
+          std::printf("| %s | %zu | %.0f | %.0f | %.3f | %.2f |\n", w.workload.c_str(), w.memory.rows,
+                      w.mem_mean_measured, w.mem_mean_predicted, w.memory.mape, w.memory.high_above);
     }
   }
   return 0;
@@ -237,11 +292,9 @@ int RunEvaluate(EvaluateFlags f) {
 
 CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<EvaluateFlags>();
-  flags->data = {DataDir() + "/lucid/single_data.csv"};
-  flags->catalog = HomeDir() + "/models/catalog.json";
   CLI::App* sub = root.add_subcommand("evaluate", "Cross-validated error (RMSLE, MAE, R², interval coverage) of the predictors");
   sub->add_option("--data", flags->data, "Measurement CSV, repeatable (Lucid or MIGProfiler format)")
-      ->capture_default_str();
+      ->default_str(kDefaultDataCsvShown);
   sub->add_option("--gpu", flags->gpu, "GPU the rows without a gpu column ran on (default: the catalog's)");
   sub->add_option("--mig", flags->mig, "MIG profile of the rows without a mig_profile column (default: whole GPU)");
   sub->add_flag("--nested", flags->nested,
@@ -250,25 +303,24 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
                 "and tested");
   sub->add_flag("--select-by-pooled-rmsle", flags->select_pooled,
                 "Nested and auto selection by the pooled inner RMSLE instead of the median per-workload RMSLE");
-  sub->add_option("--level", flags->level, "Interval level (central probability)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.01, 0.99));
+  FloatIn(sub->add_option("--level", flags->level, "Interval level (central probability)")->capture_default_str(),
+          0.01, 0.99);
   sub->add_flag("--no-calibrate", flags->no_calibrate,
                 "Use each regressor's own member spread as the interval instead of the conformal calibration");
-  sub->add_option("--bootstrap", flags->bootstrap, "Workload-bootstrap resamples for the RMSLE 90% intervals")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+  IntIn(sub->add_option("--bootstrap", flags->bootstrap, "Workload-bootstrap resamples for the RMSLE 90% intervals")
+            ->capture_default_str(),
+        1, 1000000);
   sub->add_option("--catalog", flags->catalog, "Workload catalog mapping CSV workloads to ONNX graphs")
-      ->capture_default_str();
+      ->default_str(kDefaultCatalogShown);
   sub->add_option("--split", flags->splits,
                   "random:F (hold out a random fraction F, repeated), lowo (leave one workload out: all rows "
                   "of a workload held out together), kfold:K, largest-batch (each workload's largest batch held "
                   "out), gpu:NAME (rows of GPU NAME held out), loco:NAME (each MIG configuration of GPU NAME held "
                   "out in turn); repeatable")
       ->capture_default_str();
-  sub->add_option("--repeats", flags->repeats, "Seeds per split (random shuffles and model seeds); mean ± sd")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10000));
+  IntIn(sub->add_option("--repeats", flags->repeats, "Seeds per split (random shuffles and model seeds); mean ± sd")
+            ->capture_default_str(),
+        1, 10000);
   std::string algos;
   for (const AlgoRow& a : Algorithms()) algos += std::string(", ") + a.name;
   sub->add_option("--algo", flags->algos,
@@ -287,9 +339,17 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
                   "Service database (gpucast serve --db): print the learning curve instead, the error on each "
                   "observed workload against the number of its observed jobs trained on (its shipped rows "
                   "never are)");
-  sub->add_flag("--json", flags->json, "Print one JSON object with every result and per-workload errors");
+  sub->add_flag("--json", flags->json,
+                "Print one JSON object with every result and per-workload errors (schema gpucast.evaluate; "
+                "docs/json.md)");
+  sub->add_flag("--quiet,-q", flags->quiet,
+                "No progress on stderr (by default each evaluation's result is printed there as it finishes, "
+                "and where a long one is every 5 s)");
   sub->add_option("--plot", flags->plot, "Write a predicted-vs-measured SVG of the first result");
-  sub->footer("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent.");
+  sub->footer(std::string("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent. GPU memory "
+                          "(rows with a gmem or gmem_mib column): MAPE, MAE in MiB, the fraction of rows whose "
+                          "interval high end is at or above the measured value. ") +
+              kPathsFooter);
   sub->callback([flags, exit_code] { *exit_code = RunEvaluate(*flags); });
   return sub;
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/json_layouts.h"
 #include "sim/interference.h"
 #include "sim/workload.h"
 #include "util/paths.h"
@@ -178,6 +179,7 @@ int RunInterference(const InterferenceFlags& f) {
       const nlohmann::ordered_json val = ValidationJson(vs);
       for (auto& [k, v] : val.items()) j[k] = v;
     }
+    j["schema"] = SchemaField("gpucast.interference");
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -203,7 +205,9 @@ CLI::App* AddInterference(CLI::App& root, int* exit_code) {
   sub->add_flag("--validate", flags->validate,
                 "Also print the held-out rate error tables (Lucid RTX 3090; Gavel K80, P100, V100) beside the "
                 "time-slicing bound and the no-slowdown baseline");
-  sub->add_flag("--json", flags->json, "Print {\"rates\": [...], \"device_busy\": ..., ...} as JSON");
+  sub->add_flag("--json", flags->json,
+                "Print {\"rates\": [...], \"device_busy\": ..., ...} as JSON (schema gpucast.interference; "
+                "docs/json.md)");
   sub->callback([flags, exit_code] { *exit_code = RunInterference(*flags); });
   return sub;
 }

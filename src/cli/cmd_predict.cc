@@ -9,10 +9,12 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/json_layouts.h"
 #include "cost/cost.h"
 #include "cost/job_cost.h"
 #include "features/features.h"
 #include "features/gpu_specs.h"
+#include "features/memory.h"
 #include "graph/onnx_loader.h"
 #include "predict/predictor.h"
 
@@ -33,6 +35,7 @@ struct PredictFlags {
   std::string interconnect;
   double level = kDefaultIntervalLevel;
   bool json = false;
+  bool quiet = false;
 };
 
 int RunPredict(const PredictFlags& f) {
@@ -68,6 +71,15 @@ int RunPredict(const PredictFlags& f) {
   bool calibrated = !predictor->model().calibration().empty();
   double level = calibrated ? f.level : predictor->model().regressor().Params().value("interval", 0.0);
   std::string target = Predictor::TargetFor(job.mig_profile);
+  // GPU memory: the point, its interval and whether it fits the GPU or slice.
+  const MemoryPrediction& mem = res->memory;
+  const MemoryModel* mm = predictor->memory();
+  const char* fit = !mem.available() ? "unknown" : mem.will_not_fit() ? "does not fit" : mem.fits() ? "fits"
+                                                                                                    : "may not fit";
+  std::vector<std::string> warnings;
+  for (const CostReport& r : reports) warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+  if (!f.quiet)
+    for (const std::string& w : warnings) std::cerr << "gpucast predict: warning: " << w << "\n";
   if (f.json) {
     nlohmann::json feats = nlohmann::json::object();
     for (size_t i = 0; i < info.feature_names.size(); ++i) feats[info.feature_names[i]] = res->features[i];
@@ -87,7 +99,9 @@ int RunPredict(const PredictFlags& f) {
                         {"features", feats},
                         {"features_used", used},
                         {"gpus", job.gpus},
-                        {"nodes", job.nodes}};
+                        {"nodes", job.nodes},
+                        {"warnings", warnings},
+                        {"schema", SchemaField("gpucast.predict")}};
     if (res->data_parallel) {
       const DataParallelResult& dp = *res->data_parallel;
       const Interconnect& ic = *res->interconnect;
@@ -115,6 +129,17 @@ int RunPredict(const PredictFlags& f) {
       if (ic.nodes > 1) d["inter_node"] = link(ic.inter);
       j["data_parallel"] = d;
     }
+    // NaN (no memory model in the predictor file) is written as null.
+    j["gpu_mem_mib"] = mem.mib;
+    j["gpu_mem_interval"] = {{"low", mem.low}, {"high", mem.high}, {"level", f.level},
+                             {"calibrated", mm && !mm->calibration().empty()}};
+    j["gpu_mem_capacity_mib"] = mem.capacity_mib;
+    j["gpu_mem_fit"] = fit;
+    j["optimizer"] = OptimizerName(res->memory_estimate.optimizer);
+    nlohmann::json parts = nlohmann::json::object();
+    if (mm)
+      for (const auto& [name, mib] : mm->Components(res->memory_estimate)) parts[name] = mib;
+    j["gpu_mem_components_mib"] = parts;
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("predicted GPU utilization on %s%s%s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s; %s)\n",
@@ -131,6 +156,14 @@ int RunPredict(const PredictFlags& f) {
                   res->single_gpu->util, dp.single_step_s * 1e3, dp.step_s * 1e3, dp.scaling_efficiency,
                   dp.allreduce_bytes / 1e6, dp.buckets, dp.comm_s * 1e3, dp.exposed_s * 1e3, dp.compute_util);
     }
+    const std::string where = job.mig_profile.empty() ? job.gpu : job.gpu + " MIG " + job.mig_profile;
+    if (mem.available())
+      std::printf("predicted GPU memory: %.0f MiB  (%.0f%% interval %.0f-%.0f MiB; optimizer %s); %s the %.0f MiB of %s\n",
+                  mem.mib, f.level * 100, mem.low, mem.high, OptimizerName(res->memory_estimate.optimizer), fit,
+                  mem.capacity_mib, where.c_str());
+    else
+      std::printf("predicted GPU memory: unknown (the predictor file has no memory model: its training rows had no "
+                  "memory column)\n");
   }
   return 0;
 }
@@ -146,38 +179,44 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
                   "a file given k times is one network run k times per training step (its parameters "
                   "and optimizer step count once)")
       ->required();
-  sub->add_option("--batch,-b", flags->batch, "Batch size")->required()->check(CLI::Range(int64_t{1}, int64_t{1} << 62));
+  IntIn(sub->add_option("--batch,-b", flags->batch, "Batch size")->required(), 1);
   sub->add_flag("--amp", flags->amp, "Mixed precision training");
   sub->add_option("--dim", flags->dims, "Other symbolic dimension of the graph, NAME=VALUE (repeatable)");
   sub->add_option("--attr", flags->attrs,
                   "Job attribute KEY=VALUE (repeatable): loader_workers=N (0 = data loaded in the training "
-                  "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop); all optional");
+                  "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop), "
+                  "loader_ms_per_sample=MS, env_steps_per_update=N, optimizer=sgd|sgd_momentum|adam|adamw "
+                  "(GPU memory; default adam); all optional");
   sub->add_option("--gpu", flags->gpu,
                   "GPU the job will run on: a name of 'gpucast gpus' or what nvidia-smi --query-gpu=name prints "
                   "(default: the predictor's training GPU)");
   sub->add_option("--mig", flags->mig, "MIG profile of --gpu the job will run in, e.g. 3g.40gb (default: whole GPU)");
-  sub->add_option("--gpus", flags->gpus,
-                  "Data-parallel training (PyTorch DDP) on this many GPUs; --batch is per GPU; the answer is one "
-                  "rank's utilization (docs/predictor.md)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
-  sub->add_option("--nodes", flags->nodes, "Nodes the --gpus are spread on evenly")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
+  IntIn(sub->add_option("--gpus", flags->gpus,
+                        "Data-parallel training (PyTorch DDP) on this many GPUs; --batch is per GPU; the answer is "
+                        "one rank's utilization (docs/predictor.md)")
+            ->capture_default_str(),
+        1, 65536);
+  IntIn(sub->add_option("--nodes", flags->nodes, "Nodes the --gpus are spread on evenly")->capture_default_str(), 1,
+        65536);
   sub->add_option("--interconnect", flags->interconnect,
                   "Links instead of the GPU table's, comma-separated: inside a node pcie | pcie<gen>x<lanes> | "
                   "nvlink | nvlink<gen>[x<links>]; between nodes ib<Gb/s>[x<nics>] | eth<Gb/s>[x<nics>] (default "
                   "eth100), e.g. pcie4x16,ib200");
-  sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.01, 0.99));
+  FloatIn(sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
+              ->capture_default_str(),
+          0.01, 0.99);
+  sub->add_flag("--quiet,-q", flags->quiet, "No warnings on stderr (they stay in --json's \"warnings\")");
   sub->add_flag("--json", flags->json,
-                "Print one JSON object: gpu_util (0-100), interval {low, high, level, calibrated}, gpu, "
-                "mig_profile, target (the counter predicted), features used; with --gpus > 1 data_parallel: "
-                "single_gpu_util, single_gpu_interval [low, high], single_gpu_step_ms, step_ms, scaling_efficiency, compute_util, allreduce_bytes, wire_bytes_per_rank, "
-                "link_gbps, comm_ms, exposed_comm_ms, intra_node / inter_node links");
-  sub->footer("The interval is split-conformal, calibrated by leave-one-workload-out on the training rows: see "
-              "docs/predictor.md.");
+                "Print one JSON object (schema gpucast.predict; docs/json.md): gpu_util (0-100), interval {low, "
+                "high, level, calibrated}, gpu, mig_profile, target (the counter predicted), features used, "
+                "warnings; gpu_mem_mib, gpu_mem_interval {low, high, level, calibrated} (MiB; one rank's with "
+                "--gpus), gpu_mem_capacity_mib, gpu_mem_fit (fits: the high end fits the GPU or slice; may not "
+                "fit; does not fit: the point is above it), gpu_mem_components_mib; with --gpus > 1 data_parallel: "
+                "single_gpu_util, single_gpu_interval [low, high], single_gpu_step_ms, step_ms, scaling_efficiency, "
+                "compute_util, allreduce_bytes, wire_bytes_per_rank, link_gbps, comm_ms, exposed_comm_ms, "
+                "intra_node / inter_node links");
+  sub->footer("The intervals (utilization and GPU memory) are split-conformal, calibrated by leave-one-workload-out "
+              "on the training rows: see docs/predictor.md.");
   sub->callback([flags, exit_code] { *exit_code = RunPredict(*flags); });
   return sub;
 }

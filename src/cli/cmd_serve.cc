@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "service/engine.h"
 #include "service/read_as.h"
 #include "service/reload.h"
@@ -316,45 +317,45 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "directory whose ONNX files clients may name by path (repeatable; relative paths are "
                   "looked up under each root in turn); none: every model path is refused, uploads only")
       ->check(CLI::ExistingDirectory);
-  sub->add_option("--max-body-bytes", flags->max_body_bytes,
+  BytesIn(sub->add_option("--max-body-bytes", flags->max_body_bytes,
                   "largest application/octet-stream (ONNX upload) body; larger get 413")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{1} << 32));
-  sub->add_option("--max-json-bytes", flags->max_json_body_bytes,
+      ->capture_default_str(),
+      size_t{1}, size_t{1} << 32);
+  BytesIn(sub->add_option("--max-json-bytes", flags->max_json_body_bytes,
                   "largest body of any other type (JSON jobs; never more than --max-body-bytes); larger get 413")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
-  sub->add_option("--upload-quota-bytes", flags->upload_quota_bytes,
+      ->capture_default_str(),
+      size_t{1}, size_t{1} << 30);
+  BytesIn(sub->add_option("--upload-quota-bytes", flags->upload_quota_bytes,
                   "bytes of uploaded models kept for queued and running jobs, in total; an upload over it gets 507")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{1} << 40));
-  sub->add_option("--read-timeout", flags->read_timeout_s,
+      ->capture_default_str(),
+      size_t{1}, size_t{1} << 40);
+  IntIn(sub->add_option("--read-timeout", flags->read_timeout_s,
                   "seconds a client may stay silent in the middle of a request (408) or while idle "
                   "between keep-alive requests (closed)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 300));
-  sub->add_option("--request-timeout", flags->request_timeout_s,
+      ->capture_default_str(),
+      1, 300);
+  IntIn(sub->add_option("--request-timeout", flags->request_timeout_s,
                   "seconds from a request's first byte to its last, headers and body, however "
                   "slowly they drip (408 after it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 3600));
-  sub->add_option("--max-connections", flags->max_connections, "open connections in total (503 over it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
-  sub->add_option("--max-connections-per-client", flags->max_connections_per_client,
+      ->capture_default_str(),
+      1, 3600);
+  IntIn(sub->add_option("--max-connections", flags->max_connections, "open connections in total (503 over it)")
+      ->capture_default_str(),
+      1, 65536);
+  IntIn(sub->add_option("--max-connections-per-client", flags->max_connections_per_client,
                   "open connections from one client IP address (503 over it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
-  sub->add_option("--threads", flags->threads, "HTTP worker threads")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+      ->capture_default_str(),
+      1, 65536);
+  IntIn(sub->add_option("--threads", flags->threads, "HTTP worker threads")
+      ->capture_default_str(),
+      1, 1024);
   sub->add_option("--dcgm-url", flags->dcgm_urls,
                   "DCGM exporter page to scrape (http://HOST:PORT/metrics; repeatable: the n-th covers the "
                   "cluster's n-th node); a GPU's DCGM_FI_DEV_GPU_UTIL becomes an observation of the job "
                   "running alone on it (docs/operations.md)");
-  sub->add_option("--dcgm-interval", flags->dcgm_interval_s, "seconds between DCGM scrapes")
-      ->capture_default_str()
-      ->check(CLI::Range(0.05, 3600.0));
+  FloatIn(sub->add_option("--dcgm-interval", flags->dcgm_interval_s, "seconds between DCGM scrapes")
+      ->capture_default_str(),
+      0.05, 3600.0);
   sub->add_option("--tls-cert", flags->tls_cert,
                   "PEM certificate (and chain) to serve HTTPS with; every connection then speaks TLS 1.2+. "
                   "SIGHUP reads it and --tls-key again (new connections get the new one)")

@@ -1,6 +1,4 @@
 // gpucast simulate: trace-driven cluster simulation under one or every policy.
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -14,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/json_layouts.h"
+#include "cli/progress.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
@@ -34,7 +35,7 @@ struct SimulateFlags {
   int64_t jobs = -1;
   uint64_t seed = 1;
   std::string seeds;  // "1-5" or "1,3,7": one run per seed under OUT/seed-S
-  bool skip_bad_lines = false, json = false;
+  bool skip_bad_lines = false, json = false, quiet = false;
   double cap = 100, max_slowdown = 0.25, profile_s = 60, profile_warmup_s = 10;
   double measure_noise = 5, observe_after_s = 70, migrate_cost_s = 60, migrate_z = 2;
 };
@@ -84,7 +85,7 @@ Status LoadPredictions(const SimulateFlags& f, std::vector<sim::WorkloadProfile>
     return sim::LoadPredictionsCsv(f.predictions, w);
   }
   const std::string csv = DataDir() + "/lucid/single_data.csv";
-  ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog));
+  ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog.empty() ? DefaultCatalog() : f.catalog));
   ASSIGN_OR_RETURN(Dataset data, BuildDataset(csv, catalog));
   ASSIGN_OR_RETURN(auto preds, LeaveOneWorkloadOutPredictions(data, f.predict_algo, 0));
   std::vector<bool> seen(w->size(), false);
@@ -166,7 +167,7 @@ int RunSimulate(const SimulateFlags& f) {
   auto model = sim::InterferenceModel::Fit(*w, data + "/lucid/colocate_info.csv");
   if (!model.ok()) return Fail("simulate", model.message());
 
-  const bool tty = ::isatty(2);
+  Progress progress("simulate", f.quiet);
   const bool multi_seed = seeds.size() > 1;
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   if (!f.json)
@@ -187,16 +188,24 @@ int RunSimulate(const SimulateFlags& f) {
     cfg.options.migrate_z = f.migrate_z;
     cfg.observe_after_s = f.observe_after_s;
     cfg.migrate_cost_s = f.migrate_cost_s;
-    if (tty)
-      cfg.progress = [&p](double t, int64_t done, int64_t total) {
-        std::fprintf(stderr, "\r%s: t=%.0f s, %lld/%lld jobs done   ", p.c_str(), t,
-                     static_cast<long long>(done), static_cast<long long>(total));
-      };
+    const std::string run = p + " seed " + std::to_string(seed);
+    cfg.progress = [&progress, &run](double t, int64_t done, int64_t total) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s: simulated time %.1f days, %lld/%lld jobs done", run.c_str(), t / 86400,
+                    static_cast<long long>(done), static_cast<long long>(total));
+      progress.Update(buf);
+    };
     auto t0 = std::chrono::steady_clock::now();
     auto r = sim::Simulate(*trace, *cluster, *w, *model, cfg);
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (tty) std::fprintf(stderr, "\r%60s\r", "");
     if (!r.ok()) return Fail("simulate", r.message());
+    {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s done in %.1f s: useful work %.2f%%, busy %.2f%%, JCT mean %.0f s, %lld jobs",
+                    run.c_str(), wall, r->useful_work_utilization, r->cluster_utilization, r->jct_mean_s,
+                    static_cast<long long>(r->jobs_done));
+      progress.Result(buf);
+    }
     std::string dir = f.out;
     if (multi_seed) dir += "/seed-" + std::to_string(seed);
     if (policies.size() > 1) dir += "/" + p;
@@ -210,6 +219,7 @@ int RunSimulate(const SimulateFlags& f) {
                   static_cast<unsigned long long>(seed), r->useful_work_utilization, r->ideal_work_utilization,
                   r->cluster_utilization, r->load_factor, r->jct_mean_s, r->jct_p95_s, r->queue_mean_s, r->makespan_s,
                   static_cast<long long>(r->jobs_done), wall > 0 ? r->events / wall : 0.0);
+    std::fflush(stdout);  // each row as it finishes, also into a pipe
   }
   // Over seeds: mean and sd per policy of the headline metrics.
   nlohmann::ordered_json agg = nlohmann::ordered_json::object();
@@ -239,6 +249,7 @@ int RunSimulate(const SimulateFlags& f) {
     }
   }
   nlohmann::ordered_json meta;
+  meta["schema"] = SchemaField("gpucast.simulate");
   meta["trace"] = trace->name;
   meta["jobs"] = trace->jobs.size();
   meta["trace_bad_lines"] = trace->bad_lines;
@@ -281,7 +292,6 @@ int RunSimulate(const SimulateFlags& f) {
 
 CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<SimulateFlags>();
-  flags->catalog = HomeDir() + "/models/catalog.json";
   CLI::App* sub = root.add_subcommand("simulate", "Trace-driven cluster simulation of co-location policies");
   std::string pol;
   for (const sim::PolicyRow& r : sim::Policies()) pol += std::string("\n  ") + r.name + ": " + r.description;
@@ -307,11 +317,11 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--observe-after-s", flags->observe_after_s,
                   "predictive-feedback: observe a running job's utilization after this long, s")
       ->capture_default_str();
-  sub->add_option("--migrate-z", flags->migrate_z,
+  FloatIn(sub->add_option("--migrate-z", flags->migrate_z,
                   "predictive-feedback: migrate off a GPU only when its estimated sum exceeds the cap by more "
                   "than this many sd of the observations' noise (--measure-noise x sqrt(observed jobs)); 0: at any excess")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 10.0));
+              ->capture_default_str(),
+          0.0, 10.0);
   sub->add_option("--migrate-cost-s", flags->migrate_cost_s,
                   "predictive-feedback: progress a migrated job loses (checkpoint-restart), s")
       ->capture_default_str();
@@ -320,9 +330,14 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   "model,dataset,batchsize,amp,predicted_util (default: leave-one-workload-out "
                   "predictions of the predict layer)");
   sub->add_option("--predict-algo", flags->predict_algo, "Regressor for the LOWO predictions")->capture_default_str();
-  sub->add_option("--catalog", flags->catalog, "Workload catalog (for LOWO predictions)")->capture_default_str();
+  sub->add_option("--catalog", flags->catalog, "Workload catalog (for LOWO predictions)")
+      ->default_str(kDefaultCatalogShown);
   sub->add_option("--out", flags->out, "Output directory (one subdirectory per policy with --policy all)")->required();
-  sub->add_flag("--json", flags->json, "Print the run summary as JSON");
+  sub->add_flag("--json", flags->json, "Print the run summary as JSON (schema gpucast.simulate; docs/json.md)");
+  sub->add_flag("--quiet,-q", flags->quiet,
+                "No progress on stderr (by default each run's result is printed there as it finishes, and "
+                "where a long one is every 5 s)");
+  sub->footer(kPathsFooter);
   sub->callback([flags, exit_code] { *exit_code = RunSimulate(*flags); });
   return sub;
 }

@@ -1,16 +1,18 @@
 // gpucast train: measured CSV + catalog graphs -> predictor file.
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/progress.h"
 #include "cli/observations_cli.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/predictor.h"
 #include "predict/regressor.h"
-#include "util/paths.h"
 
 namespace gpucast::cli {
 namespace {
@@ -25,9 +27,12 @@ struct TrainFlags {
   uint64_t seed = 0;
   std::string features;  // empty: the algorithm's default (DefaultFeatureSet)
   std::string observations;  // service database whose observed jobs are added as rows
+  bool quiet = false;
 };
 
-int RunTrain(const TrainFlags& f) {
+int RunTrain(TrainFlags f) {
+  if (f.data.empty()) f.data = {DefaultDataCsv()};
+  if (f.catalog.empty()) f.catalog = DefaultCatalog();
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("train", catalog.message());
   auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig});
@@ -38,7 +43,14 @@ int RunTrain(const TrainFlags& f) {
     std::cout << "observed jobs from " << f.observations << ": " << *added << " rows\n";
   }
   std::string features = f.features.empty() ? DefaultFeatureSet(f.algo) : f.features;
-  auto p = Predictor::Train(*data, f.algo, f.seed, features);
+  Progress progress("train", f.quiet);
+  progress.Result(std::to_string(data->rows.size()) + " rows of " + std::to_string(data->groups.size()) +
+                  " workloads loaded and costed; fitting " + f.algo);
+  auto p = Predictor::Train(*data, f.algo, f.seed, features, [&progress](const std::string& c, double rmsle) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f", rmsle);
+    progress.Result("auto: " + c + " scored " + buf + " (median per-workload RMSLE, leave-one-workload-out)");
+  });
   if (!p.ok()) return Fail("train", p.message());
   if (Status s = p->Save(f.out); !s.ok()) return Fail("train", s.message());
   for (const auto& [c, r] : p->info().selection)
@@ -47,6 +59,17 @@ int RunTrain(const TrainFlags& f) {
             << " workloads, " << data->feature_names.size() << " features, " << data->schema_name << " v"
             << data->schema_version << ", labels from " << data->gpu << ", data " << data->digest
             << ") -> " << f.out << "\n";
+  if (const MemoryModel* m = p->memory()) {
+    const MemoryParams& mp = m->params();
+    std::printf("GPU memory model on %zu rows with a memory column: context", m->rows());
+    for (const auto& [gpu, mib] : mp.context_mib) std::printf(" %s %.0f MiB", gpu.c_str(), mib);
+    std::printf("; cuDNN %.0f MiB%s; %.2f MiB per SM%s; activations x%.3f; largest tensor x%.3f; %s\n", mp.cudnn_mib,
+                mp.cudnn_mib_fitted ? "" : " (not fitted)", mp.mib_per_sm, mp.mib_per_sm_fitted ? "" : " (default)",
+                mp.activation_factor, mp.transient_factor,
+                m->calibration().empty() ? "uncalibrated (fewer than 3 workloads)" : "calibrated (leave one workload out)");
+  } else {
+    std::printf("no GPU memory model: no training row has a memory column (gmem, gmem_mib)\n");
+  }
   return 0;
 }
 
@@ -54,20 +77,18 @@ int RunTrain(const TrainFlags& f) {
 
 CLI::App* AddTrain(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<TrainFlags>();
-  flags->data = {DataDir() + "/lucid/single_data.csv"};
-  flags->catalog = HomeDir() + "/models/catalog.json";
   CLI::App* sub = root.add_subcommand(
       "train", "Fit a utilization predictor on measured jobs joined with their graphs; write a model file");
   sub->add_option("--data", flags->data,
                   "Measurement CSV, repeatable: Lucid's (model,dataset,batchsize,amp,speed,gpu_util,...) or "
                   "MIGProfiler's (gpu,mig_profile,model,dataset,batchsize,seq_length,...,step_ms,gpu_util,...)")
-      ->capture_default_str();
+      ->default_str(kDefaultDataCsvShown);
   sub->add_option("--gpu", flags->gpu,
                   "GPU the rows without a gpu column ran on (default: the catalog's, RTX3090)");
   sub->add_option("--mig", flags->mig, "MIG profile of the rows without a mig_profile column (default: whole GPU)");
   sub->add_option("--out,-o", flags->out, "Predictor file to write (JSON)")->required();
   sub->add_option("--catalog", flags->catalog, "Workload catalog mapping CSV workloads to ONNX graphs")
-      ->capture_default_str();
+      ->default_str(kDefaultCatalogShown);
   std::string algos;
   for (const AlgoRow& a : Algorithms()) algos += std::string("\n  ") + a.name + ": " + a.description;
   sub->add_option("--algo", flags->algo,
@@ -84,7 +105,9 @@ CLI::App* AddTrain(CLI::App& root, int* exit_code) {
   sub->add_option("--observations", flags->observations,
                   "Service database (gpucast serve --db): also train on its observed jobs, one row per job "
                   "and GPU, labelled with the sample-weighted mean of its observations (docs/predictor.md)");
-  sub->footer("See docs/predictor.md for the features, the algorithms and their evaluation.");
+  sub->add_flag("--quiet,-q", flags->quiet, "No progress on stderr (each selection candidate's score as it is done)");
+  sub->footer(std::string("See docs/predictor.md for the features, the algorithms and their evaluation. ") +
+              kPathsFooter);
   sub->callback([flags, exit_code] { *exit_code = RunTrain(*flags); });
   return sub;
 }

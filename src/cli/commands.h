@@ -17,10 +17,14 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code);  // cmd_evaluate.cc
 CLI::App* AddSimulate(CLI::App& root, int* exit_code);  // cmd_simulate.cc
 CLI::App* AddReport(CLI::App& root, int* exit_code);    // cmd_report.cc
 CLI::App* AddInterference(CLI::App& root, int* exit_code);  // cmd_interference.cc
-CLI::App* AddServe(CLI::App& root, int* exit_code);     // cmd_serve.cc
+CLI::App* AddServe(CLI::App& root, int* exit_code);     // cmd_serve.cc (in gpucast-serve only)
+// `gpucast serve`: runs the gpucast-serve binary with the same arguments
+// (execv: same process id), so that only the service loads the HTTP, TLS and
+// SQLite libraries (serve_launcher.cc).
+CLI::App* AddServeLauncher(CLI::App& root, int* exit_code);
 CLI::App* AddGpus(CLI::App& root, int* exit_code);      // cmd_gpus.cc
 
-// Prints "gpucast <cmd>: <message>" to stderr and returns 1.
+// Prints "gpucast <cmd>: <message>" to stderr and returns 1 (commands.cc).
 int Fail(const std::string& command, const std::string& message);
 
 }  // namespace gpucast::cli

@@ -1,6 +1,9 @@
 #include "cli/flags.h"
 
 #include <charconv>
+#include <cstdio>
+
+#include "util/paths.h"
 
 namespace gpucast::cli {
 
@@ -19,5 +22,51 @@ Status ParseDimFlags(const std::vector<std::string>& flags, std::map<std::string
   }
   return Status::Ok();
 }
+
+namespace {
+
+std::string Real(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string ByteSize(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && bytes % 1024 == 0 && u < 6) {
+    bytes /= 1024;
+    ++u;
+  }
+  return std::to_string(bytes) + " " + kUnits[u];
+}
+
+CLI::Option* IntIn(CLI::Option* opt, int64_t lo, int64_t hi) {
+  // The Range's own description ("INT in [1 - 4611686018427387904]") is
+  // replaced by the type name set here.
+  opt->check(CLI::Range(lo, hi).description(""));
+  if (hi == std::numeric_limits<int64_t>::max())
+    opt->type_name("INT >= " + std::to_string(lo));
+  else
+    opt->type_name("INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return opt;
+}
+
+CLI::Option* BytesIn(CLI::Option* opt, uint64_t lo, uint64_t hi) {
+  opt->check(CLI::Range(lo, hi).description(""));
+  opt->type_name("BYTES in [" + ByteSize(lo) + ", " + ByteSize(hi) + "]");
+  return opt;
+}
+
+CLI::Option* FloatIn(CLI::Option* opt, double lo, double hi) {
+  opt->check(CLI::Range(lo, hi).description(""));
+  opt->type_name("FLOAT in [" + Real(lo) + ", " + Real(hi) + "]");
+  return opt;
+}
+
+std::string DefaultDataCsv() { return DataDir() + "/lucid/single_data.csv"; }
+std::string DefaultCatalog() { return HomeDir() + "/models/catalog.json"; }
 
 }  // namespace gpucast::cli

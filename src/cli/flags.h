@@ -1,10 +1,13 @@
-// Flag parsing shared by the subcommands.
+// Flag parsing and --help conventions shared by the subcommands.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "util/status.h"
 
@@ -13,5 +16,28 @@ namespace gpucast::cli {
 // Parses repeated "NAME=VALUE" flags (VALUE a positive integer) into dims.
 // Errors: "--dim 'seq': expected NAME=VALUE with VALUE a positive integer".
 Status ParseDimFlags(const std::vector<std::string>& flags, std::map<std::string, int64_t>* dims);
+
+// Checks an integer option against [lo, hi] and names the range in --help as
+// "INT in [1, 10000]", or "INT >= 1" when hi is the type's maximum (no bound
+// worth printing). Returns `opt`.
+CLI::Option* IntIn(CLI::Option* opt, int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max());
+// Same for a byte count: "BYTES in [1, 4 GiB]".
+CLI::Option* BytesIn(CLI::Option* opt, uint64_t lo, uint64_t hi);
+// Same for a real number: "FLOAT in [0.01, 0.99]".
+CLI::Option* FloatIn(CLI::Option* opt, double lo, double hi);
+
+// "4 GiB", "1 MiB", "1000 B": exact binary units only (for --help).
+std::string ByteSize(uint64_t bytes);
+
+// Placeholders --help shows for defaults that depend on where gpucast is
+// installed, and the file each stands for once resolved (src/util/paths.h).
+inline constexpr char kDefaultDataCsvShown[] = "<data>/lucid/single_data.csv";
+inline constexpr char kDefaultCatalogShown[] = "<home>/models/catalog.json";
+std::string DefaultDataCsv();   // DataDir() + "/lucid/single_data.csv"
+std::string DefaultCatalog();   // HomeDir() + "/models/catalog.json"
+// The footer line that explains the placeholders above.
+inline constexpr char kPathsFooter[] =
+    "<data> is $GPUCAST_DATA, else share/gpucast/data above the executable (in a build tree a link to "
+    "../shared/data beside the checkout); <home> is $GPUCAST_HOME, else share/gpucast.";
 
 }  // namespace gpucast::cli

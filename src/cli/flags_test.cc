@@ -31,3 +31,44 @@ TEST(ParseDimFlagsTest, RejectsRepeatedName) {
 
 }  // namespace
 }  // namespace gpucast::cli
+
+namespace gpucast::cli {
+namespace {
+
+// --help names ranges as a reader wants them, not "[1 - 4611686018427387904]".
+TEST(RangeHelpTest, IntRangeAndUnboundedInt) {
+  CLI::App app;
+  int64_t batch = 0;
+  int repeats = 0;
+  CLI::Option* b = IntIn(app.add_option("--batch", batch), 1);
+  CLI::Option* r = IntIn(app.add_option("--repeats", repeats), 1, 10000);
+  EXPECT_EQ(b->get_type_name(), "INT >= 1");
+  EXPECT_EQ(r->get_type_name(), "INT in [1, 10000]");
+  EXPECT_EQ(app.help().find("4611686018427387904"), std::string::npos);
+  // The check still applies.
+  EXPECT_THROW(app.parse(std::vector<std::string>{"0", "--batch"}), CLI::ValidationError);
+  EXPECT_THROW(app.parse(std::vector<std::string>{"10001", "--repeats"}), CLI::ValidationError);
+  app.parse(std::vector<std::string>{"4", "--batch"});  // CLI11 takes the vector reversed
+  EXPECT_EQ(batch, 4);
+}
+
+TEST(RangeHelpTest, BytesAndFloats) {
+  CLI::App app;
+  size_t bytes = 0;
+  double level = 0;
+  EXPECT_EQ(BytesIn(app.add_option("--max", bytes), 1, size_t{1} << 32)->get_type_name(), "BYTES in [1 B, 4 GiB]");
+  EXPECT_EQ(FloatIn(app.add_option("--level", level), 0.01, 0.99)->get_type_name(), "FLOAT in [0.01, 0.99]");
+  EXPECT_THROW(app.parse(std::vector<std::string>{"1.5", "--level"}), CLI::ValidationError);
+}
+
+TEST(ByteSizeTest, ExactBinaryUnits) {
+  EXPECT_EQ(ByteSize(1), "1 B");
+  EXPECT_EQ(ByteSize(1000), "1000 B");
+  EXPECT_EQ(ByteSize(1024), "1 KiB");
+  EXPECT_EQ(ByteSize(1536), "1536 B");
+  EXPECT_EQ(ByteSize(uint64_t{1} << 40), "1 TiB");
+  EXPECT_EQ(ByteSize(128u << 20), "128 MiB");
+}
+
+}  // namespace
+}  // namespace gpucast::cli

@@ -2,6 +2,7 @@
 // packs jobs onto shared GPUs. This file is only the subcommand table.
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 
@@ -21,14 +22,9 @@ constexpr CommandRow kCommands[] = {
     {"simulate", AddSimulate},  // trace-driven cluster simulation
     {"report", AddReport},      // HTML comparison of simulation runs
     {"interference", AddInterference},  // fitted co-location physics for given utilizations
-    {"serve", AddServe},        // HTTP submission service
+    {"serve", AddServeLauncher},  // HTTP submission service (runs gpucast-serve, serve_launcher.cc)
     {"gpus", AddGpus},          // the GPU table
 };
-
-int Fail(const std::string& command, const std::string& message) {
-  std::cerr << "gpucast " << command << ": " << message << "\n";
-  return 1;
-}
 
 }  // namespace gpucast::cli
 
@@ -42,7 +38,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Run 'gpucast COMMAND --help' for a command's flags. Docs: docs/ in the source tree.");
   int exit_code = 0;
+  // Only the subcommand asked for is built (each Add* builds its options, help
+  // texts and defaults, which every process would pay for); all of them for
+  // `gpucast --help` and for anything that is not a command name.
+  bool named = false;
+  for (const CommandRow& row : kCommands) named = named || (argc > 1 && std::string(argv[1]) == row.name);
   for (const CommandRow& row : kCommands) {
+    if (named && std::string(argv[1]) != row.name) continue;
     CLI::App* sub = row.add(app, &exit_code);
     if (sub->get_name() != row.name) {
       std::cerr << "internal error: command table row '" << row.name << "' added '"

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/json_layouts.h"
 #include "predict/observations.h"
 #include "predict/predictor.h"
 #include "predict/regressor.h"
@@ -31,7 +32,8 @@ int RunLearningCurve(const Dataset& shipped, const std::string& db, const Catalo
   std::vector<bool> observed(data.rows.size(), false);
   for (size_t i = shipped.rows.size(); i < data.rows.size(); ++i) observed[i] = true;
   nlohmann::json out = {{"observations", db}, {"observed_rows", *added}, {"shipped_rows", shipped.rows.size()},
-                        {"curves", nlohmann::json::array()}};
+                        {"curves", nlohmann::json::array()},
+                        {"schema", SchemaField("gpucast.learning-curve")}};
   if (!json) {
     std::printf("%zu shipped rows, %zu observed jobs from %s\n\n", shipped.rows.size(), *added, db.c_str());
     std::printf("| algo | workload | observed jobs trained on | held-out jobs | MAE (points) | mean signed error |\n");

@@ -2,11 +2,13 @@
 // each node's rule, checks shapes, and sums the totals with overflow checks.
 #include "cost/cost.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "cost/rules.h"
+#include "cost/saved_rules.h"
 
 namespace gpucast {
 
@@ -98,6 +100,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   CostReport rep;
   rep.path = graph.path;
   rep.batch = graph.batch;
+  rep.warnings = graph.warnings;
   rep.amp = opts.amp;
   const std::string file = graph.path.empty() ? "<graph>" : graph.path;
   const std::string at_batch = " at batch " + std::to_string(graph.batch);
@@ -128,11 +131,27 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     return nullptr;
   };
 
+  // Memory kept for backward (saved_rules.h): the autocast element size of the
+  // float tensors made so far (AMP), the tensors already kept (data inputs are
+  // resident for the whole step: counted in data_input_bytes), the weights
+  // autocast keeps an fp16 copy of.
+  std::map<std::string, int64_t> amp_size;
+  std::set<std::string> kept(graph.data_inputs.begin(), graph.data_inputs.end());
+  std::set<std::string> autocast_roots;
+  const std::map<size_t, FusedMemory> fused = FindFusedExports(graph);
+  Count saved_total;
+  int64_t largest = 0;
+  auto elem_bytes = [&](const TensorInfo& t) -> int64_t {
+    if (auto it = amp_size.find(t.name); it != amp_size.end()) return it->second;
+    return ElemTypeBytes(t.elem_type);
+  };
+
   std::map<std::pair<std::string, std::string>, int64_t> unsupported;
   std::map<std::string, int64_t> param_tensors, weight_tensors;  // deduplicated totals, by root
   Totals tot;
 
-  for (const Node& node : graph.nodes) {
+  for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
+    const Node& node = graph.nodes[node_index];
     const std::string where = file + ": node '" + node.name + "' (" + node.op_type + ")";
     OpArgs args{node, {}, {}, {}, {}, opts.amp};
     bool shapes_known = true;
@@ -253,6 +272,67 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     if (!act.ok() || !in_bytes.ok() || !wbytes.ok())
       return Status::Error(where + ": byte count overflows int64" + at_batch);
 
+    // What the node keeps for its backward, in autocast's element types under AMP.
+    const SavedRule* saved = FindSavedRule(node.op_type);  // every costed op has a row (cost_rules_test)
+    if (!saved) return Status::Error(where + ": no memory rule (saved_rules.cc)");
+    if (opts.amp) {
+      int64_t widest = 0;  // of the non-weight float inputs
+      for (const TensorInfo* t : args.inputs)
+        if (t && IsFloat(t->elem_type) && !weight_roots(t)) widest = std::max(widest, elem_bytes(*t));
+      for (const TensorInfo* t : args.outputs) {
+        if (!IsFloat(t->elem_type) || ElemTypeBytes(t->elem_type) != 4) continue;
+        amp_size[t->name] = saved->amp == AmpType::kHalf    ? 2
+                            : saved->amp == AmpType::kFloat ? 4
+                                                            : (widest > 0 ? widest : 4);
+      }
+    }
+    if (args.AnyGrad()) {
+      const bool cast_half = opts.amp && saved->amp == AmpType::kHalf;
+      auto fit = fused.find(node_index);
+      Count kept_bytes;
+      if (fit != fused.end()) {  // a fused op's export: what the fused op keeps, once
+        for (const std::string& name : fit->second.keep) {
+          const TensorInfo* t = graph.Tensor(name);
+          if (t && t->shape_known && !weight_roots(t) && kept.insert(name).second) kept_bytes += Numel(*t) * elem_bytes(*t);
+        }
+      }
+      for (size_t i = 0; i < args.inputs.size() && i < 31; ++i) {
+        const TensorInfo* t = args.inputs[i];
+        if (!t) continue;
+        if (const std::set<std::string>* r = weight_roots(t)) {
+          if (cast_half && IsFloat(t->elem_type)) autocast_roots.insert(r->begin(), r->end());
+          continue;  // weights are resident anyway
+        }
+        if (fit != fused.end() || !((saved->inputs >> i) & 1)) continue;
+        if (saved->inputs & kSavedPartner) {
+          bool other_needs_grad = false;
+          for (size_t k = 0; k < args.inputs.size(); ++k) other_needs_grad = other_needs_grad || (k != i && args.Grad(k));
+          if (!other_needs_grad) continue;
+        }
+        std::string key = t->name;
+        int64_t eb = elem_bytes(*t);
+        if (cast_half && IsFloat(t->elem_type) && eb > 2) {
+          key += "#fp16@" + node.name;  // autocast casts activations per op, without a cache
+          eb = 2;
+        }
+        if (kept.insert(key).second) kept_bytes += Numel(*t) * eb;
+      }
+      for (size_t i = 0; i < args.outputs.size() && i < 31 && fit == fused.end(); ++i)
+        if (((saved->outputs >> i) & 1) && kept.insert(args.outputs[i]->name).second)
+          kept_bytes += Numel(*args.outputs[i]) * elem_bytes(*args.outputs[i]);
+      if (fit == fused.end() && !args.outputs.empty() && (saved->extra_elems > 0 || saved->extra_bytes > 0))
+        kept_bytes += Numel(*args.outputs[0]) *
+                      (Count(saved->extra_elems) * elem_bytes(*args.outputs[0]) + saved->extra_bytes);
+      if (!cost->view)
+        for (const TensorInfo* t : args.outputs) {
+          Count b = Numel(*t) * elem_bytes(*t);
+          if (b.ok()) largest = std::max(largest, b.value());
+        }
+      if (!kept_bytes.ok()) return Status::Error(where + ": saved byte count overflows int64" + at_batch);
+      nc.saved_bytes = kept_bytes.value();
+      saved_total += nc.saved_bytes;
+    }
+
     nc.forward_flops = cost->forward_flops.value();
     nc.backward_flops = cost->backward_flops.value();
     nc.params = params.value();
@@ -301,6 +381,18 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   }
   if (!per_sample.ok()) return Status::Error(file + ": input size overflows int64");
   T.input_bytes_per_sample = per_sample.value();
+
+  Count data_bytes, autocast_bytes;
+  for (const std::string& name : graph.data_inputs)
+    if (auto it = graph.tensors.find(name); it != graph.tensors.end() && it->second.shape_known)
+      data_bytes += Numel(it->second) * ElemTypeBytes(it->second.elem_type);
+  for (const std::string& root : autocast_roots) autocast_bytes += Numel(graph.tensors.at(root)) * 2;
+  if (!saved_total.ok() || !data_bytes.ok() || !autocast_bytes.ok())
+    return Status::Error(file + ": memory byte count overflows int64" + at_batch);
+  T.saved_bytes = saved_total.value();
+  T.largest_tensor_bytes = largest;
+  T.data_input_bytes = data_bytes.value();
+  T.autocast_weight_bytes = autocast_bytes.value();
 
   for (const auto& [key, count] : unsupported) rep.unsupported.push_back({key.first, count, key.second});
   return rep;

@@ -44,6 +44,11 @@ struct NodeCost {
   int64_t activation_bytes = 0;   // bytes of outputs written in forward
   int64_t weight_bytes = 0;       // bytes of parameters (and BN buffers) consumed
   int64_t input_bytes = 0;        // bytes of non-parameter inputs read in forward
+  // Memory, not traffic: bytes of the tensors this node keeps from its forward
+  // to its backward that no earlier node keeps already (docs/cost-rules.md,
+  // "Memory kept for backward"); one pass (StepReport does not scale it); 0
+  // when no input needs a gradient. Under AMP in autocast's element types.
+  int64_t saved_bytes = 0;
 };
 
 struct Unsupported {
@@ -64,6 +69,12 @@ struct CostTotals {
   int64_t nodes_by_category[kNumCategories] = {};
   int64_t num_nodes = 0;
   int64_t input_bytes_per_sample = 0;  // data inputs, bytes per batch element
+  // Memory of one forward+backward pass (one network, not multiplied by passes):
+  int64_t saved_bytes = 0;           // sum of the nodes' saved_bytes
+  int64_t largest_tensor_bytes = 0;  // largest output of a node on the gradient path
+  int64_t data_input_bytes = 0;      // the data inputs of one batch (resident during the step)
+  int64_t autocast_weight_bytes = 0; // AMP: fp16 copies of the weights of conv/matmul/recurrent
+                                     // ops, which autocast caches for the step (0 without AMP)
 };
 
 struct CostReport {
@@ -77,6 +88,9 @@ struct CostReport {
   // "node 'n' (Op): reason[: the loader's explanation]"; empty when every
   // node was costed (unsupported is empty).
   std::string first_uncosted;
+  // The loader's warnings about the graph (Graph::warnings: eval-mode export,
+  // ops without a schema, ...), for the front ends to show.
+  std::vector<std::string> warnings;
 
   // Executions per training step (StepReport, src/cost/job_cost.h); AnalyzeCost
   // returns one forward+backward pass updated once: 1, 1, 1. Node FLOPs and

@@ -15,7 +15,8 @@ nlohmann::json CostReportToJson(const CostReport& r) {
                      {"backward_flops", n.backward_flops},
                      {"params", n.params},
                      {"activation_bytes", n.activation_bytes},
-                     {"weight_bytes", n.weight_bytes}});
+                     {"weight_bytes", n.weight_bytes},
+                     {"saved_bytes", n.saved_bytes}});
   }
   const CostTotals& t = r.totals;
   json flops_by = json::object(), nodes_by = json::object();
@@ -32,7 +33,11 @@ nlohmann::json CostReportToJson(const CostReport& r) {
                  {"flops_by_category", flops_by},
                  {"nodes_by_category", nodes_by},
                  {"num_nodes", t.num_nodes},
-                 {"input_bytes_per_sample", t.input_bytes_per_sample}};
+                 {"input_bytes_per_sample", t.input_bytes_per_sample},
+                 {"saved_bytes", t.saved_bytes},
+                 {"largest_tensor_bytes", t.largest_tensor_bytes},
+                 {"data_input_bytes", t.data_input_bytes},
+                 {"autocast_weight_bytes", t.autocast_weight_bytes}};
   json unsupported = json::array();
   for (const Unsupported& u : r.unsupported)
     unsupported.push_back({{"op_type", u.op_type}, {"count", u.count}, {"reason", u.reason}});

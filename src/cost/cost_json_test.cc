@@ -27,7 +27,8 @@ TEST(CostJson, HasTheStableFields) {
   EXPECT_EQ(n["params"], 12);
   EXPECT_EQ(n["activation_bytes"], 24);
   EXPECT_EQ(n["weight_bytes"], 48);
-  EXPECT_EQ(n.size(), 10u);
+  EXPECT_EQ(n["saved_bytes"], 0);  // keeps x for dW: a data input, resident anyway
+  EXPECT_EQ(n.size(), 11u);
   EXPECT_EQ(j["nodes"][1]["category"], "unsupported");
   const nlohmann::json& t = j["totals"];
   EXPECT_EQ(t["forward_flops"], 48);
@@ -37,6 +38,10 @@ TEST(CostJson, HasTheStableFields) {
   EXPECT_EQ(t["nodes_by_category"]["unsupported"], 1);
   EXPECT_EQ(t["num_nodes"], 2);
   EXPECT_EQ(t["input_bytes_per_sample"], 16);
+  EXPECT_EQ(t["saved_bytes"], 0);
+  EXPECT_EQ(t["largest_tensor_bytes"], 24);
+  EXPECT_EQ(t["data_input_bytes"], 32);
+  EXPECT_EQ(t["autocast_weight_bytes"], 0);
   EXPECT_EQ(j["unsupported"], nlohmann::json::parse(
                                   R"([{"op_type":"Einsum","count":1,"reason":"no cost rule"}])"));
   // The Einsum makes the report partial.

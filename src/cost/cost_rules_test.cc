@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cost/rules.h"
+#include "cost/saved_rules.h"
 
 namespace gpucast {
 namespace {
@@ -70,6 +71,17 @@ TEST(CategoryNames, AreUniqueLowercase) {
   EXPECT_EQ(names.size(), static_cast<size_t>(kNumCategories));
   EXPECT_STREQ(CategoryName(Category::kDataMovement), "data_movement");
   EXPECT_STREQ(CategoryName(Category::kMatmul), "matmul");
+}
+
+// Every op with a cost rule has a memory rule (what it keeps for backward), and
+// the memory table names no op the cost table lacks.
+TEST(SavedRuleTable, OneRowPerCostRule) {
+  std::set<std::string> cost, saved;
+  for (const CostRule& r : CostRuleTable()) cost.insert(r.op_type);
+  for (const SavedRule& r : SavedRuleTable()) EXPECT_TRUE(saved.insert(r.op_type).second) << "duplicate " << r.op_type;
+  EXPECT_EQ(cost, saved);
+  for (const std::string& op : cost) EXPECT_NE(FindSavedRule(op), nullptr) << op;
+  EXPECT_EQ(FindSavedRule("NoSuchOp"), nullptr);
 }
 
 }  // namespace

@@ -542,5 +542,156 @@ TEST(Amp, ConvAndMatmulOutputsCountTwoBytes) {
   EXPECT_TRUE(amp.amp);
 }
 
+// Memory kept for backward (saved_rules.cc), by hand. Batch 2:
+// x[2,3,8,8] -> Conv(w[4,3,3,3], b) -> c[2,4,6,6] -> BN -> n -> Relu -> r -> MaxPool 2x2 -> p[2,4,3,3]
+// -> Flatten -> f[2,36] -> Dropout -> d -> Gemm(w2[5,36]^T, b2) -> y[2,5] -> LogSoftmax -> z.
+GraphBuilder SavedGraph() {
+  GraphBuilder b("saved.onnx", 2);
+  b.Data("x", {2, 3, 8, 8}).Param("w", {4, 3, 3, 3}).Param("b", {4}).Value("c", {2, 4, 6, 6});
+  b.Param("s", {4}).Param("bb", {4}).Param("m", {4}).Param("v", {4}).Value("n", {2, 4, 6, 6});
+  b.Value("r", {2, 4, 6, 6}).Value("p", {2, 4, 3, 3}).Value("f", {2, 36}).Value("d", {2, 36});
+  b.Param("w2", {5, 36}).Param("b2", {5}).Value("y", {2, 5}).Value("z", {2, 5});
+  b.Op("Conv", "conv", {"x", "w", "b"}, {"c"});
+  b.Op("BatchNormalization", "bn", {"c", "s", "bb", "m", "v"}, {"n"});
+  b.Op("Relu", "relu", {"n"}, {"r"});
+  Node& pool = b.Op("MaxPool", "pool", {"r"}, {"p"});
+  pool.attrs["kernel_shape"] = IntsAttr({2, 2});
+  pool.attrs["strides"] = IntsAttr({2, 2});
+  b.Op("Flatten", "flat", {"p"}, {"f"});
+  b.Op("Dropout", "drop", {"f"}, {"d"});
+  b.Op("Gemm", "fc", {"d", "w2", "b2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  b.Op("LogSoftmax", "lsm", {"y"}, {"z"});
+  return b;
+}
+
+TEST(SavedBytes, Fp32ByHand) {
+  CostReport r = Analyze(SavedGraph());
+  // conv keeps x, a data input (resident: data_input_bytes); bn its input c (288 x 4);
+  // relu its output r (288 x 4); pool r again (already kept) + int64 indices (72 x 8);
+  // flatten nothing; dropout a 1-byte mask (72); fc its input d (72 x 4); log-softmax z (10 x 4).
+  EXPECT_EQ(NodeNamed(r, "conv").saved_bytes, 0);
+  EXPECT_EQ(NodeNamed(r, "bn").saved_bytes, 1152);
+  EXPECT_EQ(NodeNamed(r, "relu").saved_bytes, 1152);
+  EXPECT_EQ(NodeNamed(r, "pool").saved_bytes, 576);
+  EXPECT_EQ(NodeNamed(r, "flat").saved_bytes, 0);
+  EXPECT_EQ(NodeNamed(r, "drop").saved_bytes, 72);
+  EXPECT_EQ(NodeNamed(r, "fc").saved_bytes, 288);
+  EXPECT_EQ(NodeNamed(r, "lsm").saved_bytes, 40);
+  EXPECT_EQ(r.totals.saved_bytes, 1152 + 1152 + 576 + 72 + 288 + 40);
+  EXPECT_EQ(r.totals.largest_tensor_bytes, 1152);  // c, n, r
+  EXPECT_EQ(r.totals.data_input_bytes, 2 * 3 * 64 * 4);
+  EXPECT_EQ(r.totals.autocast_weight_bytes, 0);
+}
+
+TEST(SavedBytes, AmpKeepsWhatAutocastMakes) {
+  CostReport r = Analyze(SavedGraph(), /*amp=*/true);
+  // conv (fp16 list) keeps an fp16 copy of x (384 x 2); c is fp16, so bn (input type) keeps
+  // c at 2 bytes and makes n fp16; relu r fp16; pool indices stay int64; fc's input d is
+  // fp16 already (72 x 2); log-softmax (fp32 list) keeps z in fp32 (10 x 4).
+  EXPECT_EQ(NodeNamed(r, "conv").saved_bytes, 768);
+  EXPECT_EQ(NodeNamed(r, "bn").saved_bytes, 576);
+  EXPECT_EQ(NodeNamed(r, "relu").saved_bytes, 576);
+  EXPECT_EQ(NodeNamed(r, "pool").saved_bytes, 576);
+  EXPECT_EQ(NodeNamed(r, "drop").saved_bytes, 72);
+  EXPECT_EQ(NodeNamed(r, "fc").saved_bytes, 144);
+  EXPECT_EQ(NodeNamed(r, "lsm").saved_bytes, 40);
+  EXPECT_EQ(r.totals.saved_bytes, 768 + 576 + 576 + 576 + 72 + 144 + 40);
+  EXPECT_EQ(r.totals.largest_tensor_bytes, 576);
+  // fp16 copies of the conv and fc weights and biases (108 + 4 + 180 + 5) x 2; BN's are not cast.
+  EXPECT_EQ(r.totals.autocast_weight_bytes, 297 * 2);
+}
+
+TEST(SavedBytes, NothingKeptWithoutAGradient) {
+  // data + data: no input needs a gradient, so no backward and nothing kept.
+  GraphBuilder b("nograd.onnx", 4);
+  b.Data("a", {4, 8}).Data("b", {4, 8}).Value("s", {4, 8}).Value("t", {4, 8});
+  b.Op("Add", "add", {"a", "b"}, {"s"});
+  b.Op("Mul", "mul", {"s", "s"}, {"t"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(r.totals.saved_bytes, 0);
+  EXPECT_EQ(r.totals.largest_tensor_bytes, 0);
+  EXPECT_EQ(r.totals.data_input_bytes, 2 * 4 * 8 * 4);
+}
+
+TEST(SavedBytes, LinearInTheBatch) {
+  // Kept tensors are per sample: doubling the batch doubles them exactly.
+  auto at = [](int64_t batch) {
+    GraphBuilder b("lin.onnx", batch);
+    b.Data("x", {batch, 16}).Param("w", {32, 16}).Value("h", {batch, 32}).Value("r", {batch, 32});
+    b.Param("w2", {8, 32}).Value("y", {batch, 8});
+    b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+    b.Op("Relu", "relu", {"h"}, {"r"});
+    b.Op("Gemm", "fc2", {"r", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+    return Analyze(b).totals.saved_bytes;
+  };
+  EXPECT_EQ(at(1), 32 * 4);
+  EXPECT_EQ(at(64), 64 * at(1));
+  EXPECT_EQ(at(1024), 1024 * at(1));
+}
+
+// GELU exported before opset 20: h -> Div(sqrt 2) -> Erf -> Add(1) -> Mul(h, .) -> Mul(0.5) = g,
+// the scalars from Constant nodes. PyTorch's fused gelu keeps h only.
+TEST(SavedBytes, GeluExportKeepsWhatTheFusedOpKeeps) {
+  GraphBuilder b("gelu.onnx", 2);
+  b.Data("x", {2, 8}).Param("w", {16, 8}).Value("h", {2, 16});
+  b.Value("c1", {}).Value("c2", {}).Value("c3", {});
+  b.Value("u", {2, 16}).Value("e", {2, 16}).Value("a", {2, 16}).Value("m", {2, 16}).Value("g", {2, 16});
+  b.Param("w2", {4, 16}).Value("y", {2, 4});
+  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  b.Op("Constant", "k1", {}, {"c1"});
+  b.Op("Constant", "k2", {}, {"c2"});
+  b.Op("Constant", "k3", {}, {"c3"});
+  b.Op("Div", "div", {"h", "c1"}, {"u"});
+  b.Op("Erf", "erf", {"u"}, {"e"});
+  b.Op("Add", "add", {"e", "c2"}, {"a"});
+  b.Op("Mul", "mul", {"h", "a"}, {"m"});
+  b.Op("Mul", "half", {"m", "c3"}, {"g"});
+  b.Op("Gemm", "fc2", {"g", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  CostReport r = Analyze(b);
+  // h (2·16·4 = 128 bytes) on the pattern's first node; fc2 keeps g for dW2 (128).
+  EXPECT_EQ(NodeNamed(r, "div").saved_bytes, 128);
+  for (const char* inside : {"erf", "add", "mul", "half"}) EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
+  EXPECT_EQ(NodeNamed(r, "fc2").saved_bytes, 128);
+  EXPECT_EQ(r.totals.saved_bytes, 256);  // node by node it would be u, h, a and c3: 516
+}
+
+// LayerNorm exported before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add):
+// PyTorch's fused layer_norm keeps its input, the mean and the standard deviation.
+TEST(SavedBytes, LayerNormExportKeepsWhatTheFusedOpKeeps) {
+  GraphBuilder b("ln.onnx", 2);
+  b.Data("x", {2, 8}).Param("w", {8, 8}).Value("h", {2, 8});
+  b.Value("mu", {2, 1}).Value("d", {2, 8}).Value("two", {}).Value("p", {2, 8}).Value("var", {2, 1});
+  b.Value("eps", {}).Value("ve", {2, 1}).Value("sd", {2, 1}).Value("n", {2, 8});
+  b.Param("gamma", {8}).Param("beta", {8}).Value("g", {2, 8}).Value("o", {2, 8});
+  b.Param("w2", {4, 8}).Value("y", {2, 4});
+  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  b.Op("Constant", "k2", {}, {"two"});
+  b.Op("Constant", "ke", {}, {"eps"});
+  b.Op("ReduceMean", "mean", {"h"}, {"mu"});
+  b.Op("Sub", "sub", {"h", "mu"}, {"d"});
+  b.Op("Pow", "pow", {"d", "two"}, {"p"});
+  b.Op("ReduceMean", "mean2", {"p"}, {"var"});
+  b.Op("Add", "addeps", {"var", "eps"}, {"ve"});
+  b.Op("Sqrt", "sqrt", {"ve"}, {"sd"});
+  b.Op("Div", "div", {"d", "sd"}, {"n"});
+  b.Op("Mul", "scale", {"n", "gamma"}, {"g"});
+  b.Op("Add", "shift", {"g", "beta"}, {"o"});
+  b.Op("Gemm", "fc2", {"o", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  CostReport r = Analyze(b);
+  // h (2·8·4 = 64), mu and sd (2·4 each) on the first node; fc2 keeps o (64).
+  EXPECT_EQ(NodeNamed(r, "mean").saved_bytes, 64 + 8 + 8);
+  for (const char* inside : {"sub", "pow", "mean2", "addeps", "sqrt", "div", "scale", "shift"})
+    EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
+  EXPECT_EQ(r.totals.saved_bytes, 80 + 64);
+  // A Sub that is not a LayerNorm keeps what its rules say (nothing): no pattern claimed.
+  GraphBuilder c("sub.onnx", 2);
+  c.Data("x", {2, 8}).Param("w", {8, 8}).Value("h", {2, 8}).Value("t", {2, 8}).Value("d", {2, 8});
+  c.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  c.Op("Relu", "relu", {"h"}, {"t"});
+  c.Op("Sub", "sub", {"h", "t"}, {"d"});
+  EXPECT_EQ(Analyze(c).totals.saved_bytes, 64);  // relu's output
+}
+
 }  // namespace
 }  // namespace gpucast
+

@@ -162,9 +162,19 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
     attrs->env_steps_per_update = std::stoll(value);
     return Status::Ok();
   }
+  if (key == "optimizer") {
+    std::string v;
+    for (char c : value) v += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (v == "sgd") attrs->optimizer = Optimizer::kSgd;
+    else if (v == "sgd_momentum") attrs->optimizer = Optimizer::kSgdMomentum;
+    else if (v == "adam") attrs->optimizer = Optimizer::kAdam;
+    else if (v == "adamw") attrs->optimizer = Optimizer::kAdamW;
+    else return AttrError(key, "value '" + value + "' is not one of sgd, sgd_momentum, adam, adamw");
+    return Status::Ok();
+  }
   return AttrError(key,
                    "unknown key (known: loader_workers, data_on_gpu, rl_env, loader_ms_per_sample, "
-                   "env_steps_per_update)");
+                   "env_steps_per_update, optimizer)");
 }
 
 const FeatureSchema& CurrentFeatureSchema() {

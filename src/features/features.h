@@ -12,6 +12,10 @@
 
 namespace gpucast {
 
+// The optimizer of a training job (job attribute `optimizer`): how much state
+// it keeps per parameter (memory; features/memory.h). AdamW keeps what Adam keeps.
+enum class Optimizer { kSgd, kSgdMomentum, kAdam, kAdamW };
+
 // Facts about a job beyond its graph. All optional: a job given only graph +
 // batch (+ AMP) must still be predictable (missing values get documented
 // defaults and an "is known" indicator feature).
@@ -26,10 +30,13 @@ struct JobAttrs {
   // RL jobs: environment steps simulated per gradient update (rollout length ×
   // environments / updates per rollout); an integer >= 1.
   std::optional<int64_t> env_steps_per_update;
+  // sgd, sgd_momentum, adam, adamw. Not a feature of the utilization schema:
+  // the memory estimate reads it (kDefaultOptimizer when unknown).
+  std::optional<Optimizer> optimizer;
 };
 
 // Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env,
-// loader_ms_per_sample, env_steps_per_update (docs/features.md).
+// loader_ms_per_sample, env_steps_per_update, optimizer (docs/features.md).
 // Unknown keys and malformed or out-of-range values are errors naming the key.
 Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs);
 
@@ -66,6 +73,9 @@ Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& repor
 inline constexpr int64_t kDefaultLoaderWorkers = 0;  // PyTorch DataLoader's default
 inline constexpr bool kDefaultDataOnGpu = false;
 inline constexpr bool kDefaultRlEnv = false;
+// Adam: the most state of the four (2 tensors per parameter), so that a job
+// whose optimizer is not stated is not predicted below what it may need.
+inline constexpr Optimizer kDefaultOptimizer = Optimizer::kAdam;
 // Largest accepted loader_ms_per_sample (1000 s per sample): beyond it a value is a unit mistake.
 inline constexpr double kMaxLoaderMsPerSample = 1e6;
 

@@ -16,6 +16,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/export_mode.h"
 #include "graph/onnx_schemas.h"
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
@@ -155,7 +156,9 @@ class Loader {
     InferAndFold();
     RETURN_IF_ERROR(inference_error_);
     RETURN_IF_ERROR(CheckDeadline());
-    return Build();
+    ASSIGN_OR_RETURN(Graph graph, Build());
+    if (std::string w = EvalModeExportWarning(graph); !w.empty()) graph.warnings.push_back(file_ + ": " + w);
+    return graph;
   }
 
   Status Err(const std::string& m) const { return Status::Error(file_ + ": " + m); }

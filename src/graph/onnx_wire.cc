@@ -289,12 +289,39 @@ class Filter {
   LoadFailure failure_ = LoadFailure::kNone;
 };
 
+// What a file that starts with `head` is, when it is a PyTorch file rather
+// than ONNX: a zip archive (torch.save since 1.6, TorchScript's torch.jit.save)
+// or a pickle (torch.save's legacy format, pickle protocol 2-5). Neither can
+// begin a protobuf message ("PK\3\4" has a field-0 tag; no exporter writes a
+// field 32 first, as 0x80 0x02-0x05 would be). "" otherwise.
+std::string PyTorchFileKind(std::string_view head) {
+  if (head.size() >= 4 && head.substr(0, 4) == std::string_view("PK\x03\x04", 4))
+    return "a zip archive (a PyTorch torch.save checkpoint or TorchScript module, .pt/.pth)";
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5)
+    return "a Python pickle (a PyTorch torch.save file in the legacy format, .pt/.pth/.pkl)";
+  return "";
+}
+
 Result<std::string> Run(google::protobuf::io::ZeroCopyInputStream* stream, int64_t size, const WireLimits& limits,
                         LoadFailure* why) {
   LoadFailure ignored;
   if (!why) why = &ignored;
   *why = LoadFailure::kNotAModel;
   if (size == 0) return Status::Error("empty file");
+  {
+    const void* data = nullptr;
+    int n = 0;
+    if (stream->Next(&data, &n) && n > 0) {
+      std::string kind = PyTorchFileKind(std::string_view(static_cast<const char*>(data), static_cast<size_t>(n)));
+      stream->BackUp(n);
+      if (!kind.empty())
+        return Status::Error(
+            "not an ONNX model but " + kind +
+            "; gpucast reads the ONNX graph of a model: export it with tools/gpucast-export (a TorchScript or "
+            "pickled module file, or MODULE:FACTORY for the code that builds the model) or torch.onnx.export in "
+            "training mode (docs/models.md)");
+    }
+  }
   if (size >= INT_MAX) return Status::Error("file larger than the 2 GiB protobuf limit");
   CodedInputStream in(stream);
   in.SetTotalBytesLimit(INT_MAX);

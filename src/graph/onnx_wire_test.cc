@@ -93,6 +93,33 @@ TEST(OnnxWire, Errors) {
             "cannot open: No such file or directory");
 }
 
+// A PyTorch file where an ONNX graph is expected says what it is and how to
+// export it, from a file (fd path) and from bytes alike.
+TEST(OnnxWire, PyTorchFilesGetAnExportHint) {
+  const std::string hint =
+      "; gpucast reads the ONNX graph of a model: export it with tools/gpucast-export (a TorchScript or pickled "
+      "module file, or MODULE:FACTORY for the code that builds the model) or torch.onnx.export in training mode "
+      "(docs/models.md)";
+  // torch.save since PyTorch 1.6 and torch.jit.save: a zip archive (local file header).
+  const std::string zip = std::string("PK\x03\x04\x00\x00\x08\x08", 8) + "archive/data.pkl";
+  // torch.save(..., _use_new_zipfile_serialization=False): pickle protocol 2, magic number first.
+  const std::string pickle = std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 15);
+  const std::string zip_msg =
+      "not an ONNX model but a zip archive (a PyTorch torch.save checkpoint or TorchScript module, .pt/.pth)" + hint;
+  const std::string pickle_msg =
+      "not an ONNX model but a Python pickle (a PyTorch torch.save file in the legacy format, .pt/.pth/.pkl)" + hint;
+  EXPECT_EQ(FilterModelBytesWithoutWeights(zip).message(), zip_msg);
+  EXPECT_EQ(FilterModelBytesWithoutWeights(pickle).message(), pickle_msg);
+  const std::string path = testing::TempPath("model.pt");
+  ASSERT_TRUE(testing::WriteFile(path, zip));
+  EXPECT_EQ(ReadModelBytesWithoutWeights(path).message(), zip_msg);
+  // Near misses stay protobuf errors.
+  EXPECT_EQ(FilterModelBytesWithoutWeights(std::string("PK\x05\x06", 4)).message().find("PyTorch"),
+            std::string::npos);
+  EXPECT_EQ(FilterModelBytesWithoutWeights(std::string("\x80\x07", 2)).message().find("PyTorch"),
+            std::string::npos);
+}
+
 // A FIFO without a writer would block a plain open forever; a device never ends.
 TEST(OnnxWire, NonRegularFilesAreRefusedWithoutBlocking) {
   char dir[] = "/tmp/gpucast-onnx-wire.XXXXXX";

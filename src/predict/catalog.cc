@@ -81,8 +81,10 @@ Result<CatalogWorkload> ParseWorkload(const json& w, const std::string& field,
   if (auto a = w.find("attrs"); a != w.end()) {
     if (!a->is_object()) return FieldError(field + ".attrs", "want an object");
     for (auto it = a->begin(); it != a->end(); ++it) {
-      if (!it->is_number_integer()) return FieldError(field + ".attrs." + it.key(), "want an integer");
-      Status st = ParseJobAttr(it.key() + "=" + std::to_string(it->get<int64_t>()), &out.attrs);
+      if (!it->is_number_integer() && !it->is_string())
+        return FieldError(field + ".attrs." + it.key(), "want an integer or a string");
+      const std::string value = it->is_string() ? it->get<std::string>() : std::to_string(it->get<int64_t>());
+      Status st = ParseJobAttr(it.key() + "=" + value, &out.attrs);
       if (!st.ok()) return FieldError(field + ".attrs." + it.key(), st.message());
     }
   }

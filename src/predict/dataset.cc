@@ -14,6 +14,9 @@
 namespace gpucast {
 namespace {
 
+// Largest accepted memory column (MiB): 10 TiB; beyond it a value is a unit mistake.
+constexpr double kMaxGmemMib = 1e7;
+
 std::vector<std::string> SplitComma(std::string_view line) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -79,11 +82,12 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
   std::vector<std::string> header;
   enum Col {
     kModel, kDataset, kBatch, kAmp, kGpuUtil,  // required
-    kSpeed, kGmemUtil, kGmem, kStepMs, kGpu, kMig, kSeq, kWorkers, kGmemMib, kNumCols
+    kSpeed, kGmemUtil, kGmem, kStepMs, kGpu, kMig, kSeq, kWorkers, kGmemMib, kOptimizer, kNumCols
   };
   static const char* kNames[kNumCols] = {"model", "dataset", "batchsize", "amp", "gpu_util",
                                          "speed", "gmem_util", "gmem", "step_ms", "gpu",
-                                         "mig_profile", "seq_length", "loader_workers", "gmem_mib"};
+                                         "mig_profile", "seq_length", "loader_workers", "gmem_mib",
+                                         "optimizer"};
   constexpr int kRequired = 5;  // the first five
   int idx[kNumCols];
   std::string target = kTargetNvidiaSmi;
@@ -151,6 +155,16 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
     RETURN_IF_ERROR(number(kGmemUtil, &m.gmem_util));
     RETURN_IF_ERROR(number(kGmem, &m.gmem));
     RETURN_IF_ERROR(number(kGmemMib, &m.gmem));
+    for (int c : {kGmem, kGmemMib})
+      if (idx[c] >= 0 && !(m.gmem > 0 && m.gmem <= kMaxGmemMib))
+        return Status::Error(where + ": column '" + kNames[c] + "': " + cells[idx[c]] +
+                             " is not a memory in MiB (want > 0 and <= 1e7)");
+    if (idx[kOptimizer] >= 0) {
+      JobAttrs a;
+      if (Status st = ParseJobAttr("optimizer=" + cells[idx[kOptimizer]], &a); !st.ok())
+        return Status::Error(where + ": column 'optimizer': " + st.message());
+      m.optimizer = a.optimizer;
+    }
     if (idx[kGpu] >= 0) m.gpu = cells[idx[kGpu]];
     if (idx[kMig] >= 0) m.mig_profile = cells[idx[kMig]];
     if (idx[kSeq] >= 0) {
@@ -228,6 +242,13 @@ std::vector<double> Dataset::Labels() const {
   return y;
 }
 
+std::vector<double> Dataset::MemoryLabels() const {
+  std::vector<double> y;
+  y.reserve(rows.size());
+  for (const Measurement& m : rows) y.push_back(m.gmem);
+  return y;
+}
+
 Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Catalog& catalog,
                              const DatasetOptions& opts) {
   if (csv_paths.empty()) return Status::Error("no measurement CSV given");
@@ -259,6 +280,7 @@ Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Ca
     CatalogWorkload w = *catalog.Find(m.model, m.dataset);
     for (const auto& [k, v] : m.dims) w.dims[k] = v;  // the row's own dims win
     if (m.loader_workers) w.attrs.loader_workers = m.loader_workers;
+    if (m.optimizer) w.attrs.optimizer = m.optimizer;
     auto reports = WorkloadReports(w, m.batch, m.amp, &cache);
     if (!reports.ok()) return reports.status().Prefixed(where);
     JobConfig job;
@@ -272,6 +294,8 @@ Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Ca
     if (f->size() != schema.names.size())
       return Status::Error(where + ": ComputeFeatures returned " + std::to_string(f->size()) +
                            " values for a schema of " + std::to_string(schema.names.size()));
+    auto mem = EstimateMemory(*reports, job);
+    if (!mem.ok()) return mem.status().Prefixed(where);
     auto [it, fresh] = group_of.emplace(m.Key(), static_cast<int>(ds.groups.size()));
     if (fresh) ds.groups.push_back(m.Key());
     ds.group.push_back(it->second);
@@ -284,6 +308,7 @@ Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Ca
     ds.step_s.push_back(step);
     ds.row_gpu.push_back(job.gpu);
     ds.row_mig.push_back(job.mig_profile);
+    ds.mem.push_back(std::move(mem).value());
     ds.rows.push_back(m);
   }
   return ds;

@@ -2,6 +2,7 @@
 // joined with their graphs from the catalog into a feature matrix.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "cost/cost.h"
 #include "features/features.h"
+#include "features/memory.h"
 #include "predict/catalog.h"
 #include "util/status.h"
 
@@ -35,12 +37,13 @@ struct Measurement {
   double step_ms = 0;    // measured time of one training iteration, ms (optional column, MIGProfiler format); 0 = absent
   double gpu_util = 0;   // percent 0-100: the target
   double gmem_util = 0;  // percent (optional column)
-  double gmem = 0;       // MiB (optional column)
+  double gmem = std::nan("");  // used GPU memory, MiB (optional column gmem or gmem_mib); NaN = absent
   std::string gpu;          // spec key of the GPU the row ran on ("" = the dataset's default GPU)
   std::string mig_profile;  // MIG instance ("" = the default; "7g.80gb" = a whole A100 80GB)
   std::string target;       // kTargetNvidiaSmi or kTargetDcgmGrActive (from the file's format)
   std::map<std::string, int64_t> dims;   // per-row symbolic dims (seq_length -> "seq")
   std::optional<int64_t> loader_workers;  // per-row job attribute (overrides the catalog's)
+  std::optional<Optimizer> optimizer;     // per-row job attribute (MIGProfiler's column; overrides the catalog's)
   int line = 0;          // 1-based line in the file
   std::string file;      // path of the CSV the row came from
   std::string Key() const { return model + "/" + dataset; }
@@ -51,7 +54,7 @@ struct Measurement {
 //    amp, gpu_util required; speed, gmem_util, gmem optional; target nvidia-smi.
 //  - MIGProfiler (../shared/data/migprofiler-a100/bert_train.csv), recognised
 //    by its step_ms column: also gpu, mig_profile, seq_length (-> dim "seq"),
-//    loader_workers, step_ms, gmem_mib; target DCGM GR-engine-active.
+//    loader_workers, optimizer, step_ms, gmem_mib; target DCGM GR-engine-active.
 // Other columns are ignored. Errors name the file and line:
 // "data.csv:7: column 'gpu_util': 'abc' is not a number".
 Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, const std::string& path);
@@ -106,8 +109,12 @@ struct Dataset {
   std::vector<double> step_s;
   // Per row: the GPU and MIG profile the features were computed for.
   std::vector<std::string> row_gpu, row_mig;
+  // Per row: the physical memory estimate (features/memory.h) the memory
+  // model learns from; rows[i].gmem is its label (NaN: no memory column).
+  std::vector<MemoryEstimate> mem;
 
   std::vector<double> Labels() const;  // gpu_util of each row
+  std::vector<double> MemoryLabels() const;  // gmem of each row, MiB (NaN: none)
 };
 
 struct DatasetOptions {

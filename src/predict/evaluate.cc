@@ -215,6 +215,32 @@ void Append(const Dataset& data, const Fold& f, const std::vector<UtilPrediction
     out->push_back(std::move(rp));
   }
 }
+// The memory model fit on the fold's training rows (when at least two of them have a
+// memory value) predicts the fold's test rows, already appended at out[first...].
+Status FillMemory(const Dataset& data, const Fold& f, double level, size_t first, std::vector<RowPrediction>* out) {
+  for (size_t j = first; j < out->size(); ++j) (*out)[j].mem_measured = data.rows[(*out)[j].row].gmem;
+  if (data.mem.size() != data.rows.size()) return Status::Ok();  // no estimates: memory stays NaN
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  size_t usable = 0;
+  for (size_t i : f.train) {
+    est.push_back(data.mem[i]);
+    y.push_back(data.rows[i].gmem);
+    group.push_back(data.group[i]);
+    usable += std::isfinite(y.back()) && y.back() > 0;
+  }
+  if (usable < 2) return Status::Ok();
+  ASSIGN_OR_RETURN(MemoryModel m, MemoryModel::Fit(est, y, group));
+  for (size_t j = first; j < out->size(); ++j) {
+    RowPrediction& rp = (*out)[j];
+    MemoryPrediction mp = m.Predict(data.mem[rp.row], level);
+    rp.mem_predicted = mp.mib;
+    rp.mem_low = mp.low;
+    rp.mem_high = mp.high;
+  }
+  return Status::Ok();
+}
 }  // namespace
 
 Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data,
@@ -230,7 +256,9 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
     auto m = UtilModel::Fit(d.xtr, d.ytr, data.feature_names, cols, algo, nullptr, seed * 7919 + fi, d.fo);
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
+    const size_t first = out.size();
     Append(data, f, p, &out);
+    if (Status st = FillMemory(data, f, level, first, &out); !st.ok()) return st.Prefixed("fold " + std::to_string(fi));
   }
   return out;
 }
@@ -271,7 +299,10 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
     m->set_calibration(best_res);  // the same inner pass that selected it
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
+    const size_t first = out.size();
     Append(data, f, p, &out);
+    // Memory has one model (no selection): fit on the same outer training rows.
+    if (Status st = FillMemory(data, f, level, first, &out); !st.ok()) return st.Prefixed("fold " + std::to_string(fi));
     if (selected) selected->push_back(candidates[best].ToString());
   }
   return out;
@@ -311,6 +342,29 @@ Result<Scores> Score(const std::vector<RowPrediction>& preds) {
   return s;
 }
 
+MemoryScores ScoreMemory(const std::vector<RowPrediction>& preds) {
+  MemoryScores s;
+  double ape = 0, ae = 0, above = 0, inside = 0;
+  std::vector<double> widths;
+  for (const RowPrediction& p : preds) {
+    if (!(std::isfinite(p.mem_measured) && p.mem_measured > 0 && std::isfinite(p.mem_predicted))) continue;
+    ++s.rows;
+    ape += std::fabs(p.mem_predicted - p.mem_measured) / p.mem_measured;
+    ae += std::fabs(p.mem_predicted - p.mem_measured);
+    above += p.mem_high >= p.mem_measured;
+    inside += p.mem_low <= p.mem_measured && p.mem_measured <= p.mem_high;
+    widths.push_back(p.mem_high - p.mem_low);
+  }
+  if (s.rows == 0) return s;
+  const double n = static_cast<double>(s.rows);
+  s.mape = ape / n;
+  s.mae_mib = ae / n;
+  s.high_above = above / n;
+  s.coverage = inside / n;
+  s.median_width_mib = Quantile(widths, 0.5);
+  return s;
+}
+
 Interval90 BootstrapRmsle(const std::vector<double>& pred, const std::vector<double>& actual,
                           const std::vector<std::string>& unit, int resamples, uint64_t seed) {
   std::map<std::string, std::pair<double, size_t>> by_unit;  // sum of squared log errors, rows
@@ -346,6 +400,7 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
   std::vector<double> labels = data.Labels();
   std::vector<double> base_pred, base_actual;
   std::vector<size_t> base_row;
+  double mem_base_ape = 0, mem_base_n = 0;
   for (int rep = 0; rep < opts.repeats; ++rep) {
     uint64_t seed = opts.seed + rep;
     ASSIGN_OR_RETURN(std::vector<Fold> folds, MakeFolds(opts.split, data, seed));
@@ -376,9 +431,23 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
     }
     ASSIGN_OR_RETURN(double b, Rmsle(bp, by));
     base.push_back(b);
+    // Memory baseline: the training rows' mean of log(memory), same folds.
+    for (const Fold& f : folds) {
+      double sum = 0, n = 0;
+      for (size_t i : f.train)
+        if (std::isfinite(data.rows[i].gmem) && data.rows[i].gmem > 0) sum += std::log(data.rows[i].gmem), n += 1;
+      if (n == 0) continue;
+      for (size_t i : f.test) {
+        const double y = data.rows[i].gmem;
+        if (!(std::isfinite(y) && y > 0)) continue;
+        mem_base_ape += std::fabs(std::exp(sum / n) - y) / y;
+        mem_base_n += 1;
+      }
+    }
     base_pred.insert(base_pred.end(), bp.begin(), bp.end());
     base_actual.insert(base_actual.end(), by.begin(), by.end());
     res.predictions.insert(res.predictions.end(), p.begin(), p.end());
+    if (opts.on_repeat) opts.on_repeat(rep + 1, opts.repeats);
   }
   res.rmsle = MeanAndSd(rmsle);
   res.mae = MeanAndSd(mae);
@@ -413,15 +482,28 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
   res.rmsle_ci = BootstrapRmsle(yh, y, units_of(rows), opts.bootstrap, opts.seed + 12345);
   res.baseline_ci = BootstrapRmsle(base_pred, base_actual, units_of(base_row), opts.bootstrap, opts.seed + 12345);
   res.median_width = Quantile(widths, 0.5);
+  res.memory = ScoreMemory(res.predictions);
+  if (mem_base_n > 0) res.memory_baseline_mape = mem_base_ape / mem_base_n;
   for (const std::string& w : data.groups) {
     WorkloadError e;
     e.workload = w;
     std::vector<double> wy, wyh;
+    std::vector<RowPrediction> wp;
     for (const auto& p : res.predictions)
       if (p.model + "/" + p.dataset == w) {
         wy.push_back(p.measured);
         wyh.push_back(p.predicted);
+        wp.push_back(p);
       }
+    e.memory = ScoreMemory(wp);
+    if (e.memory.rows > 0) {
+      double m = 0, ph = 0;
+      for (const RowPrediction& p : wp)
+        if (std::isfinite(p.mem_measured) && p.mem_measured > 0 && std::isfinite(p.mem_predicted))
+          m += p.mem_measured, ph += p.mem_predicted;
+      e.mem_mean_measured = m / e.memory.rows;
+      e.mem_mean_predicted = ph / e.memory.rows;
+    }
     e.predictions = wy.size();
     if (wy.empty()) continue;  // never drawn into a test set
     e.rmsle = *Rmsle(wyh, wy);

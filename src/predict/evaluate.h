@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -83,8 +84,10 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
 
 // For the cluster simulator: each measured row predicted by `algo` trained
 // on every other workload (leave one workload out), on the algorithm's default
-// feature set (DefaultFeatureSet, regressor.h). Points only: the intervals
-// are the regressor's own (uncalibrated), which the simulator does not read.
+// feature set (DefaultFeatureSet, regressor.h). Utilization points only: its
+// intervals are the regressor's own (uncalibrated), which the simulator does
+// not read. Memory (mem_*): the memory model fit on the other workloads' rows,
+// with its calibrated 80% interval (pack by mem_high).
 Result<std::vector<RowPrediction>> LeaveOneWorkloadOutPredictions(const Dataset& data,
                                                                   const std::string& algo,
                                                                   uint64_t seed);
@@ -94,10 +97,24 @@ struct Scores {
 };
 Result<Scores> Score(const std::vector<RowPrediction>& preds);
 
+// GPU memory of the rows that have both a measured and a predicted value
+// (rows = how many; the rest NaN when none).
+struct MemoryScores {
+  size_t rows = 0;
+  double mape = std::nan("");         // mean |predicted - measured| / measured
+  double mae_mib = std::nan("");      // mean |predicted - measured|, MiB
+  double high_above = std::nan("");   // fraction of rows whose interval high end >= measured
+  double coverage = std::nan("");     // fraction inside [low, high]
+  double median_width_mib = std::nan("");
+};
+MemoryScores ScoreMemory(const std::vector<RowPrediction>& preds);
+
 struct WorkloadError {
   std::string workload;  // "model/dataset"
   size_t predictions = 0;
   double rmsle = 0, mae = 0, mean_measured = 0, mean_predicted = 0;
+  MemoryScores memory;                   // this workload's rows
+  double mem_mean_measured = std::nan(""), mem_mean_predicted = std::nan("");  // MiB
 };
 
 struct EvalOptions {
@@ -114,6 +131,8 @@ struct EvalOptions {
   // RMSLE, what `auto` uses), true = the pooled inner RMSLE.
   bool select_by_pooled_rmsle = false;
   int bootstrap = 2000;   // workload-bootstrap resamples for the RMSLE intervals
+  // Called after each repeat with (repeats done, repeats) when set (progress).
+  std::function<void(int, int)> on_repeat;
 };
 
 // A 90% interval of a statistic.
@@ -135,6 +154,11 @@ struct EvalResult {
   Interval90 rmsle_ci, baseline_ci;
   double median_width = 0;          // median interval width (high - low), points
   std::vector<std::string> selected;  // nested: the winner of each outer fold, every repeat
+  // GPU memory of the pooled predictions (one model, no selection: nested and
+  // plain evaluations of a split give the same memory predictions), and the
+  // MAPE of predicting the training rows' mean of log(memory), same folds.
+  MemoryScores memory;
+  double memory_baseline_mape = std::nan("");
 };
 Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts);
 

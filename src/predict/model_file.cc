@@ -38,6 +38,7 @@ Result<json> ModelFileJson(const Predictor& p) {
       {"calibration",
        {{"method", "split-conformal on leave-one-workload-out log1p residuals"},
         {"residuals", p.model().calibration()}}},
+      {"memory", p.memory() ? p.memory()->Save() : json(nullptr)},
   };
   // The physics step-time model beside a non-physics model (data-parallel jobs; optional).
   if (const auto& sm = p.step_model()) {
@@ -56,15 +57,20 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (j.is_discarded() || !j.is_object()) return Status::Error(path + ": not a JSON object");
   if (j.value("format", "") != kModelFormat)
     return Status::Error(path + ": not a gpucast predictor file (format is not '" + kModelFormat + "')");
-  if (!j.contains("format_version") || !j["format_version"].is_number_integer() ||
-      j["format_version"].get<int>() != kModelFormatVersion)
+  if (!j.contains("format_version") || !j["format_version"].is_number_integer())
     return Status::Error(path + ": format_version: want " + std::to_string(kModelFormatVersion));
+  if (int v = j["format_version"].get<int>(); v != kModelFormatVersion)
+    return Status::Error(path + ": format_version " + std::to_string(v) + ": this build reads " +
+                         std::to_string(kModelFormatVersion) +
+                         (v < kModelFormatVersion ? " (4 adds the GPU memory model); retrain with 'gpucast train'"
+                                                  : " (the file is from a newer gpucast)"));
   PredictorInfo info;
   std::vector<std::string> used;
   std::string algo, target;
   json params, state;
   std::vector<double> calibration;
   std::vector<std::pair<double, double>> offsets;
+  json memory;
   try {
     const json& fs = j.at("feature_schema");
     info.schema_name = fs.at("name").get<std::string>();
@@ -87,6 +93,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     algo = j.at("algo").get<std::string>();
     params = j.at("params");
     state = j.at("regressor");
+    memory = j.at("memory");
   } catch (const json::exception& e) {
     return Status::Error(path + ": " + e.what());
   }
@@ -145,6 +152,11 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     if (sst.ok()) sst = sj.contains("regressor") ? (*sr)->Load(sj["regressor"]) : Status::Error("no regressor");
     if (!sst.ok()) return sst.Prefixed(path + ": step_model");
     out.set_step_model(UtilModel(salgo, std::move(scols), std::shared_ptr<Regressor>(std::move(*sr))));
+  }
+  if (!memory.is_null()) {
+    auto mm = MemoryModel::Load(memory);
+    if (!mm.ok()) return mm.status().Prefixed(path);
+    out.set_memory(std::move(mm).value());
   }
   return out;
 }

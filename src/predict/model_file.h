@@ -1,6 +1,6 @@
 // The predictor file: one JSON object.
 //
-// {"format": "gpucast-predictor", "format_version": 2,
+// {"format": "gpucast-predictor", "format_version": 4,
 //  "feature_schema": {"name": ..., "version": N, "names": [...]},
 //  "feature_set": "all", "features_used": [names...],
 //  "training": {"csv": path, "digest": "fnv1a64:<16 hex>" (FNV-1a 64 of the CSV bytes),
@@ -8,7 +8,8 @@
 //  "target": "log1p_gpu_util_percent",
 //  "targets": ["nvidia-smi utilization.gpu", ...] (counters of the training rows),
 //  "algo": "forest", "params": {...}, "regressor": {...state...},
-//  "calibration": {"method": ..., "residuals": [sorted log1p residuals; empty = uncalibrated]}}
+//  "calibration": {"method": ..., "residuals": [sorted log1p residuals; empty = uncalibrated]},
+//  "memory": MemoryModel::Save() (memory_model.h), or null when the training rows had no memory column}
 #pragma once
 
 #include <string>
@@ -22,7 +23,7 @@
 namespace gpucast {
 
 inline constexpr const char* kModelFormat = "gpucast-predictor";
-inline constexpr int kModelFormatVersion = 3;  // 2: forest node table; 3: calibration residuals, targets
+inline constexpr int kModelFormatVersion = 4;  // 2: forest node table; 3: calibration residuals, targets; 4: memory
 
 Result<nlohmann::json> ModelFileJson(const Predictor& p);
 // `path` names the file in errors. The stored schema must equal `schema`:

@@ -66,7 +66,8 @@ TEST(ModelFileTest, RecordsProvenance) {
   auto j = ModelFileJson(*Predictor::Train(d, "knn", 1, "paper"));
   ASSERT_TRUE(j.ok());
   EXPECT_EQ((*j)["format"], "gpucast-predictor");
-  EXPECT_EQ((*j)["format_version"], 3);
+  EXPECT_EQ((*j)["format_version"], 4);
+  EXPECT_TRUE((*j)["memory"].is_null());  // the synthetic rows have no memory column
   // Calibrated on the 5 synthetic workloads: one leave-one-workload-out residual per row.
   EXPECT_EQ((*j)["calibration"]["residuals"].size(), 40u);
   EXPECT_EQ((*j)["feature_schema"]["name"], "test-features");
@@ -100,7 +101,60 @@ TEST(ModelFileTest, OtherErrors) {
   EXPECT_EQ(ParseModelFile(R"({"format":"onnx"})", "m.json", s).message(),
             "m.json: not a gpucast predictor file (format is not 'gpucast-predictor')");
   EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":9})", "m.json", s).message(),
-            "m.json: format_version: want 3");
+            "m.json: format_version 9: this build reads 4 (the file is from a newer gpucast)");
+  EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":"4"})", "m.json", s).message(),
+            "m.json: format_version: want 4");
+}
+
+// A format-3 file (before the memory model) is refused with what to do.
+TEST(ModelFileTest, OldFormatIsRefusedWithWhatToDo) {
+  Dataset d = Synthetic();
+  auto j = ModelFileJson(*Predictor::Train(d, "ridge", 1));
+  ASSERT_TRUE(j.ok());
+  (*j)["format_version"] = 3;
+  j->erase("memory");
+  EXPECT_EQ(ParseModelFile(j->dump(), "old.json", SchemaOf(d)).message(),
+            "old.json: format_version 3: this build reads 4 (4 adds the GPU memory model); retrain with "
+            "'gpucast train'");
+}
+
+// With memory labels the file carries the memory model; loading it gives the same memory predictions.
+TEST(ModelFileTest, MemoryModelRoundTrip) {
+  Dataset d = Synthetic();
+  for (size_t i = 0; i < d.rows.size(); ++i) {
+    MemoryEstimate e;
+    e.gpu = "RTX3090";
+    e.sms = e.gpu_sms = 82;
+    e.capacity_mib = 24576;
+    e.weights_mib = 10.0 * (1 + d.group[i]);
+    e.activations_mib = 20.0 * (1 + i % 3) * (1 + d.group[i]);
+    e.largest_tensor_mib = 1 + i % 2;
+    d.mem.push_back(e);
+    d.rows[i].gmem = 1500 + 1.2 * e.activations_mib + e.weights_mib + 2 * e.largest_tensor_mib;
+  }
+  auto p = Predictor::Train(d, "ridge", 1);
+  ASSERT_TRUE(p.ok()) << p.message();
+  ASSERT_NE(p->memory(), nullptr);
+  auto j = ModelFileJson(*p);
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["memory"]["rows"], 40);
+  EXPECT_EQ((*j)["memory"]["calibration"]["residuals"].size(), 40u);
+  auto q = ParseModelFile(j->dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(q.ok()) << q.message();
+  ASSERT_NE(q->memory(), nullptr);
+  for (const MemoryEstimate& e : d.mem) {
+    MemoryPrediction a = p->memory()->Predict(e, 0.8), b = q->memory()->Predict(e, 0.8);
+    EXPECT_EQ(a.mib, b.mib);
+    EXPECT_EQ(a.low, b.low);
+    EXPECT_EQ(a.high, b.high);
+  }
+  EXPECT_EQ(ModelFileJson(*q)->dump(), j->dump());
+  // A memory section out of its bounds is refused, naming the field.
+  (*j)["memory"]["activation_factor"] = 100;
+  EXPECT_EQ(ParseModelFile(j->dump(), "m.json", SchemaOf(d)).message(),
+            "m.json: memory.activation_factor: 100 outside its bounds");
+  (*j)["memory"] = {{"context_mib", {{"RTX3090", 1500}}}};
+  EXPECT_EQ(ParseModelFile(j->dump(), "m.json", SchemaOf(d)).message().rfind("m.json: memory: ", 0), 0u);
 }
 
 }  // namespace

@@ -193,6 +193,11 @@ Status AppendObservedRows(const std::vector<ObservedJob>& jobs, const std::strin
     if (f->size() != data->feature_names.size()) {
       return Status::Error(who + "features do not match the dataset's schema");
     }
+    Result<MemoryEstimate> mem = EstimateMemory(reports, cfg);
+    if (!mem.ok()) {
+      skipped->push_back(who + mem.message());
+      continue;
+    }
     Measurement m;
     auto w = j.networks.empty() ? by_file.find(Canonical(j.graph_file)) : by_file.end();
     if (w != by_file.end()) {
@@ -222,6 +227,7 @@ Status AppendObservedRows(const std::vector<ObservedJob>& jobs, const std::strin
     data->step_s.push_back(std::nan(""));
     data->row_gpu.push_back(cfg.gpu);
     data->row_mig.push_back("");
+    data->mem.push_back(std::move(mem).value());  // no memory label: observations carry utilization only
     data->rows.push_back(std::move(m));
     appended += std::to_string(j.job_id) + "," + j.gpu + "," + std::to_string(j.util) + "," +
                 std::to_string(j.samples) + ";";

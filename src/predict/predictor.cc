@@ -232,7 +232,8 @@ std::vector<Candidate> AutoCandidates() {
 }
 
 Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo, uint64_t seed,
-                                   const std::string& feature_set) {
+                                   const std::string& feature_set,
+                                   const std::function<void(const std::string&, double)>& on_candidate) {
   FitOptions fo;
   fo.step_s = data.step_s;
   fo.group = data.group;
@@ -248,6 +249,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
       if (!res.ok()) return res.status().Prefixed("auto: " + c.ToString());
       double rmsle = SelectionScore(*res, data.group);
       selection.push_back({c.ToString(), rmsle});
+      if (on_candidate) on_candidate(c.ToString(), rmsle);
       if (rmsle < best) best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res;
     }
     fo.calibrate = false;  // calibrated below by the selection's own pass
@@ -287,6 +289,14 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
       info.targets.push_back(r.target);
   Predictor out(std::move(info), std::move(m));
   if (step_model) out.set_step_model(std::move(*step_model));
+  // The memory model, on the rows that have a memory column (none: no model).
+  std::vector<double> gmem = data.MemoryLabels();
+  if (data.mem.size() == data.rows.size() &&
+      std::count_if(gmem.begin(), gmem.end(), [](double v) { return std::isfinite(v) && v > 0; }) >= 2) {
+    auto mm = MemoryModel::Fit(data.mem, gmem, data.group);
+    if (!mm.ok()) return mm.status();
+    out.set_memory(std::move(mm).value());
+  }
   return out;
 }
 
@@ -307,6 +317,14 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   PredictResult out;
   out.prediction = p[0];
   out.features = f;
+  // GPU memory of one rank (data-parallel ranks add DDP's gradient buckets, features/memory.h).
+  ASSIGN_OR_RETURN(MemoryEstimate mem, EstimateMemory(reports, job, /*ranks=*/job.gpus));
+  if (memory_) {
+    out.memory = memory_->Predict(mem, level);
+  } else {
+    out.memory.capacity_mib = mem.capacity_mib;
+  }
+  out.memory_estimate = std::move(mem);
   if (job.gpus == 1 && job.nodes == 1 && job.interconnect.empty()) return out;
   // Data-parallel: one rank's answer (predict/data_parallel.h).
   ASSIGN_OR_RETURN(GpuSpec spec, ResolveGpu(job.gpu, job.mig_profile));

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "features/interconnect.h"
 #include "predict/data_parallel.h"
 #include "predict/dataset.h"
+#include "predict/memory_model.h"
 #include "predict/regressor.h"
 #include "util/status.h"
 
@@ -148,23 +150,6 @@ struct PredictorInfo {
   std::vector<std::pair<std::string, double>> selection;
 };
 
-// Predicted GPU memory of the job: what nvidia-smi (whole GPU) or DCGM's
-// framebuffer-used (MIG slice) shows for it, in MiB (1 MiB = 2^20 bytes):
-// CUDA context and libraries, weights, gradients, optimizer state,
-// activations kept for backward, workspace, allocator rounding
-// (docs/predictor.md, "GPU memory"). NaN everywhere when the predictor has no
-// memory model (its training rows had no memory column).
-struct MemoryPrediction {
-  double mib = std::nan("");   // point prediction, MiB
-  double low = std::nan("");   // interval, MiB: low <= mib <= high (split-conformal, like utilization)
-  double high = std::nan("");  // pack by this end
-  double capacity_mib = std::nan("");  // memory of the GPU or MIG slice (spec table), MiB
-  bool available() const { return !std::isnan(mib); }
-  // Fit against capacity_mib: the point above it will not fit; the high end above it may not.
-  bool fits() const { return available() && high <= capacity_mib; }
-  bool will_not_fit() const { return available() && mib > capacity_mib; }
-};
-
 struct PredictResult {
   UtilPrediction prediction;     // one rank's counter when job.gpus > 1 (data_parallel below)
   std::vector<double> features;  // full schema, the values used (one rank's)
@@ -175,23 +160,28 @@ struct PredictResult {
   std::optional<UtilPrediction> single_gpu;
   std::optional<Interconnect> interconnect;
   std::optional<DataParallelResult> data_parallel;
+  MemoryEstimate memory_estimate;  // its physical parts (features/memory.h), MiB
 };
 
 // A trained predictor. Thread-safe for concurrent Predict calls.
 class Predictor {
  public:
   // Fits `algo` (default parameters; kAutoAlgo: the selection above) on the whole dataset.
+  // `on_candidate`, when set, is called with each scored selection candidate and its score.
   static Result<Predictor> Train(const Dataset& data, const std::string& algo, uint64_t seed,
-                                 const std::string& feature_set = "all");
+                                 const std::string& feature_set = "all",
+                                 const std::function<void(const std::string&, double)>& on_candidate = {});
   // Reads a model file; a feature schema other than CurrentFeatureSchema() is an error.
   static Result<Predictor> Load(const std::string& path);
   Status Save(const std::string& path) const;
 
-  // Features of the job's graph(s) and configuration -> utilization. The job's
-  // gpu / mig_profile select the spec the features (and the physics) use. With
-  // job.gpus > 1 the answer is one rank's of a data-parallel job: the single-GPU
-  // prediction transformed by the all-reduce model (predict/data_parallel.h) on
-  // the step time of the physics step model (StepModel); the whole job in one call.
+  // Features of the job's graph(s) and configuration -> utilization, and its
+  // GPU memory (memory model: EstimateMemory of the same reports and job;
+  // NaN without a memory model). The job's gpu / mig_profile select the spec
+  // the features, the physics and the memory capacity use. With job.gpus > 1
+  // the answer is one rank's of a data-parallel job: the single-GPU prediction
+  // transformed by the all-reduce model (predict/data_parallel.h) on the step
+  // time of the physics step model (StepModel); the whole job in one call.
   Result<PredictResult> Predict(const std::vector<CostReport>& reports, const JobConfig& job,
                                 double level = kDefaultIntervalLevel) const;
   // The fitted physics that gives step and busy time (data-parallel jobs): the
@@ -212,6 +202,10 @@ class Predictor {
 
   const PredictorInfo& info() const { return info_; }
   const UtilModel& model() const { return model_; }
+  // The GPU memory model (memory_model.h); nullptr when the training rows had
+  // no memory column (then PredictResult::memory is NaN).
+  const MemoryModel* memory() const { return memory_ ? &*memory_ : nullptr; }
+  void set_memory(std::optional<MemoryModel> m) { memory_ = std::move(m); }
 
   Predictor(PredictorInfo info, UtilModel model) : info_(std::move(info)), model_(std::move(model)) {}
 
@@ -219,6 +213,7 @@ class Predictor {
   PredictorInfo info_;
   UtilModel model_;
   std::optional<UtilModel> step_model_;  // physics beside a non-physics model (StepModel)
+  std::optional<MemoryModel> memory_;
 };
 
 }  // namespace gpucast

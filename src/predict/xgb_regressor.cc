@@ -1,6 +1,5 @@
 // The XGBoost regressors: `forest` (random-forest mode) and `gbm` (boosting).
 // Booster state is stored as base64 of XGBoost's UBJSON model buffer.
-#include <xgboost/c_api.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +7,7 @@
 #include <mutex>
 
 #include "predict/regressor.h"
+#include "predict/xgb_api.h"
 
 namespace gpucast {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 Status XgbError(const std::string& algo, const char* call) {
-  return Status::Error(algo + ": xgboost " + call + ": " + XGBGetLastError());
+  return Status::Error(algo + ": xgboost " + call + ": " + xgb::GetLastError());
 }
 
 std::string Base64Encode(const char* data, size_t n) {
@@ -67,7 +67,7 @@ bool Base64Decode(const std::string& s, std::string* out) {
 // RAII DMatrix from a dense matrix (float32, row-major).
 struct DMatrix {
   DMatrixHandle h = nullptr;
-  ~DMatrix() { if (h) XGDMatrixFree(h); }
+  ~DMatrix() { if (h) xgb::DMatrixFree(h); }
 };
 
 Status MakeDMatrix(const std::string& algo, const Matrix& x, const std::vector<double>* y, DMatrix* out) {
@@ -76,11 +76,11 @@ Status MakeDMatrix(const std::string& algo, const Matrix& x, const std::vector<d
   flat.reserve(x.size() * cols);
   for (const auto& row : x)
     for (double v : row) flat.push_back(static_cast<float>(v));
-  if (XGDMatrixCreateFromMat(flat.data(), x.size(), cols, std::nanf(""), &out->h) != 0)
+  if (xgb::DMatrixCreateFromMat(flat.data(), x.size(), cols, std::nanf(""), &out->h) != 0)
     return XgbError(algo, "XGDMatrixCreateFromMat");
   if (y) {
     std::vector<float> labels(y->begin(), y->end());
-    if (XGDMatrixSetFloatInfo(out->h, "label", labels.data(), labels.size()) != 0)
+    if (xgb::DMatrixSetFloatInfo(out->h, "label", labels.data(), labels.size()) != 0)
       return XgbError(algo, "XGDMatrixSetFloatInfo");
   }
   return Status::Ok();
@@ -90,17 +90,17 @@ Status MakeDMatrix(const std::string& algo, const Matrix& x, const std::vector<d
 // it from several threads).
 class Booster {
  public:
-  ~Booster() { if (h_) XGBoosterFree(h_); }
+  ~Booster() { if (h_) xgb::BoosterFree(h_); }
 
   Status Train(const std::string& algo, const Matrix& x, const std::vector<double>& y,
                const std::vector<std::pair<std::string, std::string>>& params, int rounds) {
     DMatrix d;
     RETURN_IF_ERROR(MakeDMatrix(algo, x, &y, &d));
-    if (XGBoosterCreate(&d.h, 1, &h_) != 0) return XgbError(algo, "XGBoosterCreate");
+    if (xgb::BoosterCreate(&d.h, 1, &h_) != 0) return XgbError(algo, "XGBoosterCreate");
     for (const auto& [k, v] : params)
-      if (XGBoosterSetParam(h_, k.c_str(), v.c_str()) != 0) return XgbError(algo, "XGBoosterSetParam");
+      if (xgb::BoosterSetParam(h_, k.c_str(), v.c_str()) != 0) return XgbError(algo, "XGBoosterSetParam");
     for (int i = 0; i < rounds; ++i)
-      if (XGBoosterUpdateOneIter(h_, i, d.h) != 0) return XgbError(algo, "XGBoosterUpdateOneIter");
+      if (xgb::BoosterUpdateOneIter(h_, i, d.h) != 0) return XgbError(algo, "XGBoosterUpdateOneIter");
     cols_ = x[0].size();
     return Status::Ok();
   }
@@ -116,7 +116,7 @@ class Booster {
     const bst_ulong* shape = nullptr;
     bst_ulong dim = 0;
     const float* out = nullptr;
-    if (XGBoosterPredictFromDMatrix(h_, d.h, config.c_str(), &shape, &dim, &out) != 0)
+    if (xgb::BoosterPredictFromDMatrix(h_, d.h, config.c_str(), &shape, &dim, &out) != 0)
       return XgbError(algo, "XGBoosterPredictFromDMatrix");
     size_t n = 1;
     for (bst_ulong i = 0; i < dim; ++i) n *= shape[i];
@@ -127,14 +127,14 @@ class Booster {
     bst_ulong len = 0;
     const char* buf = nullptr;
     std::string config = std::string("{\"format\": \"") + format + "\"}";
-    if (XGBoosterSaveModelToBuffer(h_, config.c_str(), &len, &buf) != 0)
+    if (xgb::BoosterSaveModelToBuffer(h_, config.c_str(), &len, &buf) != 0)
       return XgbError(algo, "XGBoosterSaveModelToBuffer");
     return std::string(buf, len);
   }
 
   Status LoadBuffer(const std::string& algo, const std::string& bytes, size_t cols) {
-    if (XGBoosterCreate(nullptr, 0, &h_) != 0) return XgbError(algo, "XGBoosterCreate");
-    if (XGBoosterLoadModelFromBuffer(h_, bytes.data(), bytes.size()) != 0)
+    if (xgb::BoosterCreate(nullptr, 0, &h_) != 0) return XgbError(algo, "XGBoosterCreate");
+    if (xgb::BoosterLoadModelFromBuffer(h_, bytes.data(), bytes.size()) != 0)
       return XgbError(algo, "XGBoosterLoadModelFromBuffer");
     cols_ = cols;
     return Status::Ok();

@@ -1,0 +1,169 @@
+"""python3 -m gpucast_client: the gpucast HTTP service from the command line.
+
+The flags of `predict` and `submit` are those of `gpucast predict` (--model repeated for the
+passes of a network, --batch, --dim, --attr, --amp), so both front ends take the same inputs and
+give the same answer. The service is --url (default $GPUCAST_URL, else http://127.0.0.1:8080);
+--token-file (default $GPUCAST_TOKEN_FILE) when it was started with one. --json prints the
+service's reply as is; errors go to stderr with exit status 1 (2 for bad arguments).
+"""
+import argparse
+import json
+import os
+import sys
+
+from . import Client, GpucastError
+
+
+def kv(flag, cast):
+    def parse(text):
+        k, sep, v = text.partition("=")
+        try:
+            if not sep or not k:
+                raise ValueError
+            return k, cast(v)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} '{text}': want NAME=VALUE") from None
+    return parse
+
+
+def job_flags(p, submit):
+    p.add_argument("--model", "-m", action="append", help="ONNX file under the service's --model-root; repeat "
+                   "for several networks (a file given k times runs k passes per step)")
+    p.add_argument("--upload", metavar="FILE", help="send this ONNX file as the body instead of --model")
+    p.add_argument("--batch", "-b", type=int, required=True)
+    p.add_argument("--amp", action="store_true", help="mixed precision")
+    p.add_argument("--dim", action="append", type=kv("--dim", int), default=[], metavar="NAME=VALUE")
+    p.add_argument("--attr", action="append", type=kv("--attr", int), default=[], metavar="KEY=VALUE",
+                   help="loader_workers=N, data_on_gpu=0|1, rl_env=0|1")
+    if submit:
+        p.add_argument("--gpus", type=int)
+        p.add_argument("--name")
+        p.add_argument("--mem-mib", type=float)
+        p.add_argument("--duration-s", type=float)
+        p.add_argument("--idempotency-key")
+
+
+def job_kwargs(a, submit):
+    kw = {"amp": a.amp, "dims": dict(a.dim), "attrs": dict(a.attr)}
+    if submit:
+        kw.update(gpus=a.gpus, name=a.name, mem_mib=a.mem_mib, duration_s=a.duration_s)
+    return kw
+
+
+def upload_query(a, submit):
+    q = {}
+    if a.amp:
+        q["amp"] = 1
+    for k, v in a.dim:
+        q[f"dim.{k}"] = v
+    for k, v in a.attr:
+        q[f"attr.{k}"] = v
+    if submit:
+        for k in ("gpus", "name", "duration_s"):
+            v = getattr(a, k)
+            if v is not None:
+                q[k] = int(v) if k == "duration_s" else v
+    return q
+
+
+def show_prediction(r):
+    lo, hi = r["predicted_util_interval"]
+    return f"predicted GPU utilization {r['predicted_util']:.1f}%  (interval {lo:.1f}-{hi:.1f}%)"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m gpucast_client", description=__doc__.splitlines()[0],
+                                 epilog="\n".join(__doc__.splitlines()[2:]),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--url", default=os.environ.get("GPUCAST_URL", "http://127.0.0.1:8080"))
+    ap.add_argument("--token-file", default=os.environ.get("GPUCAST_TOKEN_FILE"))
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    ap.add_argument("--json", action="store_true", help="print the service's JSON reply")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    job_flags(sub.add_parser("predict", help="predict a job's GPU utilization (POST /v1/predict)"), False)
+    job_flags(sub.add_parser("submit", help="submit a job (POST /v1/jobs)"), True)
+    p = sub.add_parser("jobs", help="list jobs (GET /v1/jobs, every page)")
+    p.add_argument("--state", choices=["queued", "running", "done", "cancelled"])
+    sub.add_parser("job", help="one job (GET /v1/jobs/ID)").add_argument("id", type=int)
+    sub.add_parser("cancel", help="cancel a job (DELETE /v1/jobs/ID)").add_argument("id", type=int)
+    p = sub.add_parser("observe", help="report a job's measured utilization (POST /v1/jobs/ID/observations)")
+    p.add_argument("id", type=int)
+    p.add_argument("--gpu-util", type=float, required=True, help="percent, 0-100")
+    p.add_argument("--source", required=True, choices=["nvidia-smi", "dcgm", "slurm"])
+    p.add_argument("--samples", type=int, default=1)
+    p.add_argument("--gpu")
+    sub.add_parser("cluster", help="GPUs and their jobs (GET /v1/cluster)")
+    sub.add_parser("health", help="GET /healthz")
+    sub.add_parser("metrics", help="GET /metrics (Prometheus text)")
+    sub.add_parser("reload", help="reload the predictor file (POST /v1/admin/reload)")
+    a = ap.parse_args(argv)
+
+    token = None
+    if a.token_file:
+        try:
+            with open(a.token_file) as f:
+                token = f.read().strip()
+        except OSError as e:
+            print(f"gpucast_client: --token-file {a.token_file}: {e.strerror}", file=sys.stderr)
+            return 2
+    try:
+        c = Client(a.url, token, a.timeout)
+        if a.command in ("predict", "submit"):
+            submit = a.command == "submit"
+            if bool(a.model) == bool(a.upload):
+                ap.error(f"{a.command}: give --model (repeatable) or --upload FILE")
+            if a.upload:
+                with open(a.upload, "rb") as f:
+                    body = f.read()
+                path = "/v1/jobs" if submit else "/v1/predict"
+                import urllib.parse
+                q = urllib.parse.urlencode({"batch": a.batch, **upload_query(a, submit)})
+                r = c.request("POST", f"{path}?{q}", body, "application/octet-stream")
+            elif submit:
+                r = c.submit(a.model, a.batch, idempotency_key=a.idempotency_key, **job_kwargs(a, True))
+            else:
+                r = c.predict(a.model, a.batch, **job_kwargs(a, False))
+            text = show_prediction(r) + (f"; job {r['id']} {r['state']}" if submit else "")
+        elif a.command == "jobs":
+            r = list(c.jobs(a.state))
+            text = "\n".join(f"{j['id']:>6} {j['state']:<9} {j['predicted_util']:6.1f}% "
+                             f"{j.get('name') or j.get('model') or ''}" for j in r) or "(no jobs)"
+        elif a.command == "job":
+            r = c.job(a.id)
+            text = json.dumps(r, indent=2)
+        elif a.command == "cancel":
+            r = c.cancel(a.id)
+            text = f"job {r['id']} {r['state']}"
+        elif a.command == "observe":
+            r = c.observe(a.id, a.gpu_util, a.source, a.samples, a.gpu)
+            text = f"job {r['job']}: observed {r['observed_util']:.1f}% over {r['observed_samples']} samples " \
+                   f"(predicted {r['predicted_util']:.1f}%)"
+        elif a.command == "cluster":
+            r = c.cluster()
+            text = "\n".join([f"{r['cluster']}, policy {r['policy']}, queued {len(r['queued'])}"] +
+                             [f"  gpu {g['id']} ({g['type']}): jobs {[j['id'] for j in g['jobs']]}, predicted load "
+                              f"{g['predicted_load']:.1f}" for g in r["gpus"]])
+        elif a.command == "health":
+            r = c.health()
+            text = f"{r['status']}: {r['predictor']}"
+        elif a.command == "metrics":
+            r = c.metrics()
+            text = r.rstrip("\n")
+        else:  # reload
+            r = c.reload()
+            text = f"reloaded: {r['predictor']}"
+    except GpucastError as e:
+        print(f"gpucast_client: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"gpucast_client: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 1
+    if a.json and not isinstance(r, str):
+        print(json.dumps(r, indent=2, sort_keys=True))
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""The Python client and the Grafana dashboard against a real `gpucast serve` on loopback.
+
+Run: GPUCAST_BIN=build/gpucast python3 -m unittest discover -s clients/python -p 'test_*.py'
+(make test does). Without GPUCAST_BIN the tests fail: they cannot run without the binary.
+"""
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from gpucast_client import Client, GpucastError, models_field  # noqa: E402
+from gpucast_client.__main__ import main as cli_main  # noqa: E402
+
+DASHBOARD = os.path.join(ROOT, "integrations", "grafana", "gpucast-dashboard.json")
+SERVER = {}
+
+
+def setUpModule():
+    binary = os.environ.get("GPUCAST_BIN")
+    if not binary or not os.access(binary, os.X_OK):
+        raise RuntimeError("set GPUCAST_BIN to the gpucast binary (these tests need a running gpucast serve)")
+    tmp = tempfile.TemporaryDirectory(prefix="gpucast-client-test.")
+    predictor = os.path.join(tmp.name, "p.json")
+    subprocess.run([binary, "train", "--out", predictor, "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    out = open(os.path.join(tmp.name, "out"), "w+")
+    err = open(os.path.join(tmp.name, "err"), "w+")
+    proc = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0", "--db", os.path.join(tmp.name, "jobs.db"),
+                             "--predictor", predictor, "--cluster", "2x RTX3090",
+                             "--model-root", os.path.join(ROOT, "models")], stdout=out, stderr=err)
+    url = None
+    for _ in range(200):
+        out.seek(0)
+        m = re.search(r"^listening on (\S+)$", out.read(), re.M)
+        if m:
+            url = "http://" + m.group(1)
+            break
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    if not url:
+        proc.kill()
+        err.seek(0)
+        raise RuntimeError("gpucast serve did not start: " + err.read())
+    SERVER.update(binary=binary, tmp=tmp, predictor=predictor, proc=proc, url=url, files=(out, err))
+
+
+def tearDownModule():
+    if "proc" in SERVER:
+        SERVER["proc"].terminate()
+        SERVER["proc"].wait(timeout=10)
+        for f in SERVER["files"]:
+            f.close()
+        SERVER["tmp"].cleanup()
+
+
+def cli_predict(*args):
+    """gpucast predict --json, the command-line front end's answer."""
+    cmd = [SERVER["binary"], "predict", "--predictor", SERVER["predictor"], "--json", "--quiet", *args]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            rc = cli_main(["--url", SERVER["url"], *argv])
+        except SystemExit as e:  # argparse
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+class ModelsFieldTest(unittest.TestCase):
+    def test_repeats_become_passes(self):
+        self.assertEqual(models_field(["a.onnx"]), {"model": "a.onnx"})
+        self.assertEqual(models_field(["g.onnx", "d.onnx", "d.onnx", "d.onnx"]),
+                         {"models": [{"path": "g.onnx", "repeat": 1}, {"path": "d.onnx", "repeat": 3}]})
+        self.assertEqual(models_field(["a.onnx", "a.onnx"]), {"models": [{"path": "a.onnx", "repeat": 2}]})
+        with self.assertRaises(ValueError):
+            models_field([])
+
+
+class ClientTest(unittest.TestCase):
+    def setUp(self):
+        self.c = Client(SERVER["url"])
+
+    def test_predict_gives_the_command_line_answer(self):
+        models = os.path.join(ROOT, "models")
+        cases = [
+            (["resnet50.onnx"], 32, {}, {}),
+            (["bert.onnx"], 8, {"seq": 384}, {}),
+            (["vgg.onnx"], 128, {}, {"loader_workers": 2}),
+            (["dcgan_generator.onnx"] + ["dcgan_discriminator.onnx"] * 3, 128, {}, {}),
+        ]
+        for files, batch, dims, attrs in cases:
+            with self.subTest(files=files):
+                r = self.c.predict(files, batch, dims=dims, attrs=attrs)
+                args = [a for f in files for a in ("--model", os.path.join(models, f))] + ["--batch", str(batch)]
+                args += [a for k, v in dims.items() for a in ("--dim", f"{k}={v}")]
+                args += [a for k, v in attrs.items() for a in ("--attr", f"{k}={v}")]
+                want = cli_predict(*args)
+                self.assertAlmostEqual(r["predicted_util"], want["gpu_util"], delta=0.006)
+                self.assertAlmostEqual(r["predicted_util_interval"][0], want["interval"]["low"], delta=0.006)
+                self.assertAlmostEqual(r["predicted_util_interval"][1], want["interval"]["high"], delta=0.006)
+
+    def test_upload_gives_the_same_answer_as_a_path(self):
+        with open(os.path.join(ROOT, "models", "pointnet.onnx"), "rb") as f:
+            up = self.c.predict_upload(f.read(), batch=32, **{"attr.loader_workers": 2})
+        by_path = self.c.predict(["pointnet.onnx"], 32, attrs={"loader_workers": 2})
+        self.assertEqual(up["predicted_util"], by_path["predicted_util"])
+
+    def test_job_lifecycle_and_errors(self):
+        job = self.c.submit(["resnet50.onnx"], batch=32, name="client-test", duration_s=3600)
+        self.assertIn(job["state"], ("queued", "running"))
+        self.assertEqual(self.c.job(job["id"])["name"], "client-test")
+        self.assertIn(job["id"], [j["id"] for j in self.c.jobs()])
+        obs = self.c.observe(job["id"], 41.5, "nvidia-smi", samples=60)
+        self.assertEqual(obs["observed_samples"], 60)
+        self.assertEqual(self.c.cancel(job["id"])["state"], "cancelled")
+        with self.assertRaises(GpucastError) as e:
+            self.c.cancel(job["id"])
+        self.assertEqual(e.exception.status, 409)
+        self.assertIn(f"job {job['id']} is already cancelled", e.exception.message)
+        with self.assertRaises(GpucastError) as e:
+            self.c.predict(["/etc/shadow"], 1)
+        self.assertEqual(e.exception.status, 422)
+        self.assertIn("no such model file under the service's model roots", e.exception.message)
+        with self.assertRaises(GpucastError) as e:
+            self.c.job(999999)
+        self.assertEqual((e.exception.status, e.exception.message), (404, "no job 999999"))
+
+    def test_paging_reads_every_job(self):
+        ids = [self.c.submit(["pointnet.onnx"], batch=8, duration_s=1)["id"] for _ in range(5)]
+        seen = [j["id"] for j in self.c.jobs(limit=2)]
+        self.assertEqual(len(seen), len(set(seen)))
+        self.assertTrue(set(ids) <= set(seen))
+
+    def test_unreachable_service(self):
+        with self.assertRaises(GpucastError) as e:
+            Client("http://127.0.0.1:9", timeout=2).health()
+        self.assertEqual(e.exception.status, 0)
+        self.assertIn("cannot reach the gpucast service", e.exception.message)
+
+
+class CommandLineTest(unittest.TestCase):
+    def test_predict(self):
+        rc, out, err = run_cli("predict", "--model", "resnet50.onnx", "--batch", "32")
+        self.assertEqual(rc, 0, err)
+        want = cli_predict("--model", os.path.join(ROOT, "models", "resnet50.onnx"), "--batch", "32")
+        self.assertRegex(out, r"^predicted GPU utilization \d+\.\d% +\(interval \d+\.\d-\d+\.\d%\)\n$")
+        self.assertIn(f"{want['gpu_util']:.1f}%", out)
+
+    def test_json_and_errors(self):
+        rc, out, _ = run_cli("--json", "health")
+        self.assertEqual(rc, 0)
+        self.assertEqual(json.loads(out)["status"], "ok")
+        rc, out, err = run_cli("predict", "--model", "nosuch.onnx", "--batch", "1")
+        self.assertEqual((rc, out), (1, ""))
+        self.assertIn("gpucast_client: HTTP 422: model 'nosuch.onnx': no such model file", err)
+        rc, _, err = run_cli("predict", "--batch", "1")
+        self.assertEqual(rc, 2)
+        self.assertIn("give --model (repeatable) or --upload FILE", err)
+
+    def test_as_a_process(self):
+        env = dict(os.environ, PYTHONPATH=HERE, GPUCAST_URL=SERVER["url"])
+        r = subprocess.run([sys.executable, "-m", "gpucast_client", "predict", "-m", "dcgan_generator.onnx",
+                            "-m", "dcgan_discriminator.onnx", "-m", "dcgan_discriminator.onnx", "-b", "64"],
+                           capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("predicted GPU utilization "), r.stdout)
+
+
+class GrafanaDashboardTest(unittest.TestCase):
+    """Every metric a panel queries exists in a live /metrics scrape."""
+
+    def test_every_panel_metric_is_served(self):
+        c = Client(SERVER["url"])
+        c.predict(["resnet50.onnx"], 32)  # so that the labelled series have samples
+        served = set(re.findall(r"^# TYPE (\w+) (\w+)$", c.metrics(), re.M))
+        names = {n for n, _ in served}
+        histograms = {n for n, t in served if t == "histogram"}
+        with open(DASHBOARD) as f:
+            dash = json.load(f)
+        self.assertTrue(dash["panels"])
+        used = set()
+        for p in dash["panels"]:
+            self.assertTrue(p["targets"], p["title"])
+            for t in p["targets"]:
+                for m in re.findall(r"\bgpucast_\w+", t["expr"]):
+                    base = re.sub(r"_(bucket|sum|count)$", "", m)
+                    if base != m:
+                        self.assertIn(base, histograms, f"panel '{p['title']}': {m}: no histogram {base} served")
+                    else:
+                        self.assertIn(m, names, f"panel '{p['title']}': {m} is not in /metrics")
+                    used.add(base)
+        # And the dashboard shows every series the service exports.
+        self.assertEqual(names - used, set(), "series served but on no panel")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,59 @@
+// What each op keeps in GPU memory between its forward and its backward (the
+// tensors PyTorch autograd saves: tools/autograd/derivatives.yaml), and the
+// element type autocast runs it in. Internal to gpucast_cost; the table is in
+// saved_rules.cc, the bookkeeping (deduplication by tensor) in cost.cc, the
+// meaning in docs/cost-rules.md ("Memory kept for backward").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace gpucast {
+
+// The element type an op's float outputs have under torch.autocast (CUDA):
+// kHalf for the ops autocast casts to fp16 (conv, matmul/linear, recurrent),
+// kFloat for its fp32 list (softmax, log_softmax, layer/group norm, exp, log,
+// pow, sum, prod, norms, cumsum, softplus, reciprocal), kPromote for the rest
+// (the widest of the non-weight float inputs: elementwise, ReLU, batch norm,
+// pooling, dropout, copies).
+enum class AmpType { kHalf, kFloat, kPromote };
+
+struct SavedRule {
+  const char* op_type;
+  // bit i (i < 31): input i is kept (weights never: they are resident
+  // anyway); with kSavedPartner set, only when another input needs a gradient
+  // (a product's derivative in one operand is the other operand).
+  uint32_t inputs = 0;
+  uint32_t outputs = 0;  // bit i: output i is kept
+  // Extra state kept per element of output 0: `extra_elems` in output 0's
+  // element type (cuDNN RNN reserve space: gates and cell state), `extra_bytes`
+  // absolute (dropout's 1-byte mask, max-pool's int64 indices).
+  int64_t extra_elems = 0;
+  int64_t extra_bytes = 0;
+  AmpType amp = AmpType::kPromote;
+};
+inline constexpr uint32_t kSavedPartner = 1u << 31;
+
+// Exports of fused PyTorch ops that keep less than their ONNX decomposition:
+// LayerNorm before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt,
+// Div, then Mul and Add by the affine weights) keeps its input, mean and
+// standard deviation; GELU before opset 20 (x * 0.5 * (1 + erf(x / sqrt 2)),
+// the scalar products in either order) keeps its input. For each node of
+// such a pattern: the tensors the whole pattern keeps, on its first node;
+// `inside` on the others (they keep nothing).
+struct FusedMemory {
+  std::vector<std::string> keep;
+  bool inside = false;
+};
+std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph);
+
+// The row for a default-domain op, or nullptr (every op of the cost rule
+// table has one: cost_rules_test checks it).
+const SavedRule* FindSavedRule(const std::string& op_type);
+const std::vector<SavedRule>& SavedRuleTable();
+
+}  // namespace gpucast
