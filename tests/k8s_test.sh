@@ -102,7 +102,7 @@ start() {  # OUT-SUFFIX ARGS...: starts gpucast, sets URL and SPID
   URL=""
   for _ in $(seq 150); do
     local addr
-    addr=$(sed -n 's/^listening on //p' "$T/out$n")
+    addr=$(sed -n 's/^listening on //p' "$T/out$n" 2>/dev/null)
     [ -n "$addr" ] && { URL="https://$addr"; return; }
     kill -0 "$SPID" 2>/dev/null || break
     sleep 0.1
@@ -185,10 +185,10 @@ if [ -n "$MEM" ]; then  # the predictor has a memory model: gpumem is its high e
   WANT=$(python3 -c "import math; print(min(81920, max(1, math.ceil($MEM - 1e-9))))")
   [ "$(lim nvidia.com/gpumem)" = "$WANT" ] || fail "gpumem $(lim nvidia.com/gpumem), memory high end $MEM gives $WANT"
   GPUMEM="nvidia.com/gpumem $WANT (memory high end $MEM MiB)"
-else  # none: no gpumem, and the user is told
+else  # the service's prediction has no memory: no gpumem, and the user is told
   [ "$(lim nvidia.com/gpumem)" = absent ] || fail "gpumem set without a memory model"
   jq -e '.response.warnings[] | select(contains("no memory model"))' response.json >/dev/null || fail "no memory warning"
-  GPUMEM="no nvidia.com/gpumem (this predictor has no memory model; the warning says so)"
+  GPUMEM="no nvidia.com/gpumem (/v1/predict reports no memory for the job; the warning says so)"
 fi
 ok "annotated pod (MobileNetV2 batch 64) -> kubectl-patched pod with nvidia.com/gpucores $CORES (prediction $U% on A100-80GB, as POST /v1/predict and gpucast predict), $GPUMEM, gpucast.io/predicted-util $(ann gpucast.io/predicted-util)"
 cp patched.json sized-pod.json
