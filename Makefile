@@ -11,15 +11,20 @@ PY         := /usr/bin/python3
 DEB_BUILD := cmake ninja-build g++ clang pkg-config dpkg-dev \
   libonnx-dev libprotobuf-dev protobuf-compiler libxgboost-dev nlohmann-json3-dev \
   libcli11-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libsqlite3-dev sqlite3 \
-  libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time
+  libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev time libssl-dev
 # Live Slurm integration test (lua5.1: the plugin's offline test; jq: the epilog; sudo: the
 # SlurmUser=slurm recipe) and the HTTP load test.
 DEB_CLUSTER := slurmctld slurmd slurm-client munge curl wrk lua5.1 lua-socket jq sudo
+# Kubernetes test (tests/k8s_test.sh): openssl makes the throwaway CA, kubectl applies the
+# webhook's patches offline, python3-yaml reads the manifests. Debian's kubectl is the
+# kubernetes-client package; a kubectl already installed from elsewhere (e.g. Google's
+# kubectl package, which owns /usr/bin/kubectl and conflicts with it) is used instead.
+DEB_K8S := openssl python3-yaml $(if $(shell command -v kubectl 2>/dev/null),,kubernetes-client)
 # Graph export and the measurement harness (python side).
 DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 # The HTML report's browser test (tests/report_chromium.sh).
 DEB_BROWSER := chromium
-DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_PY) $(DEB_BROWSER)
+DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_K8S) $(DEB_PY) $(DEB_BROWSER)
 
 .PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs
 
@@ -63,6 +68,7 @@ test: build
 	bash tests/closed_loop.sh $(BUILD)/gpucast
 	bash tests/hostile_client.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
+	bash tests/k8s_test.sh $(BUILD)/gpucast
 	bash tests/json_layouts.sh $(BUILD)/gpucast
 	bash tests/report_chromium.sh $(BUILD)/gpucast
 	GPUCAST_BIN=$(BUILD)/gpucast $(PY) -m unittest discover -s clients/python -p 'test_*.py'
@@ -100,6 +106,7 @@ sanitize: deps
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash integrations/slurm/test.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/serve_durability.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/cli_test.sh build-asan/gpucast
+	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/k8s_test.sh build-asan/gpucast
 	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'  # pure Python: no sanitizer applies
 
 FUZZ_SECONDS ?= 60

@@ -7,7 +7,8 @@
 //
 // The first input byte picks the service: even = no token, odd = the tokens
 // ("Authorization: Bearer fuzz-token", "fuzz-deputy", "fuzz-admin"), so every
-// admission path is fuzzed. fuzz/http_corpus holds a seed per finding of the
+// admission path is fuzzed. The Kubernetes routes are on (k8s_* seeds).
+// fuzz/http_corpus holds a seed per finding of the
 // hostile-client audits (issue 9, issue 20: "i20-N-...").
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,6 +46,9 @@ std::unique_ptr<Service> MakeService(const std::string& dir, const std::string& 
   opts.max_json_body_bytes = 16 << 10;
   opts.upload_quota_bytes = 256 << 10;
   opts.run_loop = false;
+  // The Kubernetes webhook and extender (the review and ExtenderArgs parsers), one node.
+  opts.k8s.enabled = true;
+  opts.k8s.nodes = {"gpu-a"};
   auto s = Service::Create(opts, std::make_unique<gpucast::service::testing::FakeEngine>(),
                            std::make_unique<gpucast::service::testing::OneJobPerGpu>(4));
   if (!s.ok()) {

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -17,6 +19,8 @@
 #include "service/reload.h"
 #include "service/scheduler.h"
 #include "service/server.h"
+#include "sim/interference.h"
+#include "sim/workload.h"
 #include "util/paths.h"
 
 namespace gpucast::cli {
@@ -45,7 +49,52 @@ struct ServeFlags {
   int threads = 16;
   std::vector<std::string> dcgm_urls;
   double dcgm_interval_s = 15;
+  std::string tls_cert, tls_key, tls_client_ca;
+  std::string k8s_share;           // "" = the Kubernetes routes are off; hami | fraction
+  std::string k8s_headroom = "0";  // percentage points, or "interval"
+  bool k8s_fail_open = false;
+  std::vector<std::string> k8s_nodes;
 };
+
+// --k8s-share, --k8s-headroom, --k8s-fail-open, --k8s-node -> the routes' config.
+Result<service::K8sConfig> K8sFromFlags(const ServeFlags& f) {
+  service::K8sConfig k;
+  if (f.k8s_share.empty()) {
+    if (!f.k8s_nodes.empty() || f.k8s_fail_open || f.k8s_headroom != "0") {
+      return Status::Error("--k8s-node, --k8s-headroom and --k8s-fail-open need --k8s-share (hami or fraction)");
+    }
+    return k;
+  }
+  k.enabled = true;
+  if (f.k8s_share == "hami") {
+    k.share.mode = service::k8s::ShareMode::kHami;
+  } else if (f.k8s_share == "fraction") {
+    k.share.mode = service::k8s::ShareMode::kFraction;
+  } else {
+    return Status::Error("--k8s-share '" + f.k8s_share +
+                         "': want hami (nvidia.com/gpucores and nvidia.com/gpumem limits) or fraction (the "
+                         "gpu-fraction annotation of KAI Scheduler / Run:ai)");
+  }
+  if (f.k8s_headroom == "interval") {
+    k.share.headroom_interval = true;
+  } else {
+    char* end = nullptr;
+    double v = std::strtod(f.k8s_headroom.c_str(), &end);
+    if (f.k8s_headroom.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > 100) {
+      return Status::Error("--k8s-headroom '" + f.k8s_headroom +
+                           "': want percentage points in [0, 100] added to the predicted utilization, or 'interval' "
+                           "(the upper end of the prediction interval)");
+    }
+    k.share.headroom_points = v;
+  }
+  k.fail_open = f.k8s_fail_open;
+  k.nodes = f.k8s_nodes;
+  // The extender scores by the co-location physics fitted to the measured pairs.
+  const std::string data = DataDir();
+  ASSIGN_OR_RETURN(std::vector<sim::WorkloadProfile> w, sim::LoadWorkloads(data + "/lucid/single_data.csv"));
+  ASSIGN_OR_RETURN(k.physics, sim::InterferenceModel::Fit(w, data + "/lucid/colocate_info.csv"));
+  return k;
+}
 
 // The token is the file's content without surrounding whitespace.
 Result<std::string> ReadToken(const std::string& path) {
@@ -102,6 +151,12 @@ int RunServe(const ServeFlags& f) {
   opts.threads = f.threads;
   opts.dcgm_urls = f.dcgm_urls;
   opts.dcgm_interval_s = f.dcgm_interval_s;
+  opts.tls = {f.tls_cert, f.tls_key, f.tls_client_ca};
+  {
+    Result<service::K8sConfig> k = K8sFromFlags(f);
+    if (!k.ok()) return Fail("serve", k.message());
+    opts.k8s = std::move(k).value();
+  }
   // Room for every allowed connection, the database and the models being read.
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
@@ -162,7 +217,26 @@ int RunServe(const ServeFlags& f) {
                f.db.c_str(), f.predictor.c_str(), f.cluster.c_str(), f.policy.c_str(),
                opts.token.empty() ? "off (anyone who can connect may submit, read and cancel)" : "bearer token",
                roots.empty() ? "none (model paths refused; uploads only)" : roots.c_str());
-  service::ReloadOnSignal hup([&svc] { (void)(*svc)->ReloadPredictor("SIGHUP"); });
+  if (!f.tls_cert.empty()) {
+    std::fprintf(stderr, "gpucast serve: TLS %s%s\n", f.tls_cert.c_str(),
+                 f.tls_client_ca.empty() ? "" : (", client certificates verified against " + f.tls_client_ca).c_str());
+  }
+  if (opts.k8s.enabled) {
+    std::string nodes;
+    for (const std::string& n : f.k8s_nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "gpucast serve: Kubernetes routes on (/k8s/v1/mutate, filter, prioritize): share %s, headroom "
+                         "%s, %s, nodes %s%s\n",
+                 f.k8s_share.c_str(), f.k8s_headroom.c_str(), f.k8s_fail_open ? "fail open" : "fail closed",
+                 nodes.empty() ? "none (the extender fails every node)" : nodes.c_str(),
+                 opts.token.empty() && f.tls_client_ca.empty()
+                     ? "; no --token-file or --tls-client-ca: anyone who can connect may call them"
+                     : "");
+  }
+  // SIGHUP: the predictor file and the TLS certificate are read again.
+  service::ReloadOnSignal hup([&svc] {
+    (void)(*svc)->ReloadPredictor("SIGHUP");
+    (void)(*svc)->ReloadTls("SIGHUP");
+  });
   Status st = service::ServeUntilSignal(svc->get(), f.listen);
   if (!st.ok()) return Fail("serve", st.message());
   return 0;
@@ -282,6 +356,31 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
   FloatIn(sub->add_option("--dcgm-interval", flags->dcgm_interval_s, "seconds between DCGM scrapes")
       ->capture_default_str(),
       0.05, 3600.0);
+  sub->add_option("--tls-cert", flags->tls_cert,
+                  "PEM certificate (and chain) to serve HTTPS with; every connection then speaks TLS 1.2+. "
+                  "SIGHUP reads it and --tls-key again (new connections get the new one)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
+  sub->add_option("--tls-client-ca", flags->tls_client_ca,
+                  "PEM CA certificate(s): a client that presents a certificate must present one they signed; a "
+                  "verified certificate admits the Kubernetes routes (the API server, kube-scheduler) in place of "
+                  "the bearer token (docs/security.md)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--k8s-share", flags->k8s_share,
+                  "turn on the Kubernetes admission webhook and scheduler extender (POST /k8s/v1/mutate, "
+                  "/k8s/v1/filter, /k8s/v1/prioritize; docs/kubernetes.md) and say how a pod's share is written: "
+                  "hami (nvidia.com/gpucores and nvidia.com/gpumem limits) or fraction (KAI's gpu-fraction "
+                  "annotation)");
+  sub->add_option("--k8s-headroom", flags->k8s_headroom,
+                  "percentage points added to the predicted utilization before it becomes a share, or 'interval' "
+                  "(the upper end of the prediction interval)")
+      ->capture_default_str();
+  sub->add_flag("--k8s-fail-open", flags->k8s_fail_open,
+                "a pod gpucast cannot size (unreadable model, uncostable graph, bad annotation) is allowed "
+                "unchanged with a warning instead of denied");
+  sub->add_option("--k8s-node", flags->k8s_nodes,
+                  "Kubernetes node name of the cluster's n-th node (repeatable, in --cluster's node order); the "
+                  "extender fails nodes not named");
   sub->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
   return sub;
 }

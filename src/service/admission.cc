@@ -49,7 +49,21 @@ Admission Admit(const std::vector<RouteRule>& routes, const Tokens& tokens, cons
   const Admission::Bearer bearer = WhichToken(tokens, h.authorization);
   // 2. Where a token is needed, nothing without one (not even which paths exist).
   const bool admin_path = !matches.empty() && matches.front()->access == Access::kAdmin;
-  const bool needs_token = !is_public && (admin_path ? !tokens.admin.empty() : !tokens.jobs.empty());
+  const bool k8s_path = !matches.empty() && matches.front()->access == Access::kKubernetes;
+  // 2a. The API server and kube-scheduler: a verified client certificate, or the job token.
+  if (k8s_path && h.client_cert.empty() && bearer == Admission::Bearer::kNone) {
+    if (!tokens.jobs.empty()) {
+      return Refuse(401, h.authorization.empty()
+                             ? "missing 'Authorization: Bearer <token>' header (or a client certificate signed by "
+                               "--tls-client-ca)"
+                             : "invalid bearer token",
+                    "WWW-Authenticate: Bearer\r\n");
+    }
+    if (tokens.client_ca) {
+      return Refuse(403, h.path + " needs a TLS client certificate signed by --tls-client-ca");
+    }
+  }
+  const bool needs_token = !is_public && !k8s_path && (admin_path ? !tokens.admin.empty() : !tokens.jobs.empty());
   if (needs_token && bearer == Admission::Bearer::kNone) {
     return Refuse(401, h.authorization.empty() ? "missing 'Authorization: Bearer <token>' header" : "invalid bearer token",
                   "WWW-Authenticate: Bearer\r\n");
@@ -101,6 +115,7 @@ bool ParseHeadFacts(const std::string& head, bool has_body, HeadFacts* out) {
   out->path = httplib::detail::decode_url(target, false);
   out->authorization.clear();
   out->read_as = false;
+  out->client_cert.clear();
   out->has_body = has_body;
   for (size_t pos = eol; pos != std::string::npos && pos + 2 < head.size();) {
     const size_t e = head.find("\r\n", pos + 2);
@@ -115,6 +130,7 @@ bool ParseHeadFacts(const std::string& head, bool has_body, HeadFacts* out) {
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.pop_back();
     if (name == "authorization") out->authorization = value;
     if (name == "x-gpucast-read-as") out->read_as = true;
+    if (name == "x-gpucast-client-cert") out->client_cert = value;
   }
   return true;
 }

@@ -7,7 +7,10 @@
 //   job routes: with a job token configured, the job, deputy or admin token;
 //   admin routes (/v1/admin/*): the admin token; with no admin token
 //     configured they are off while any token is (403), open when none is;
-//   X-Gpucast-Read-As: the deputy token only (403).
+//   X-Gpucast-Read-As: the deputy token only (403);
+//   Kubernetes routes (/k8s/v1/*): a verified TLS client certificate
+//     (--tls-client-ca; HttpFront's X-Gpucast-Client-Cert) or the job token;
+//     open when neither a job token nor a client CA is configured.
 // Unknown paths are 404, known paths with another method 405 (Allow), a
 // body to a route that takes none 400.
 #pragma once
@@ -18,7 +21,7 @@
 
 namespace gpucast::service {
 
-enum class Access { kPublic, kJobs, kAdmin };
+enum class Access { kPublic, kJobs, kAdmin, kKubernetes };
 
 // What admission knows of a route.
 struct RouteRule {
@@ -32,6 +35,7 @@ struct Tokens {
   std::string jobs;    // "" = job routes open
   std::string deputy;  // "" = no deputy
   std::string admin;   // "" = no admin token
+  bool client_ca = false;  // --tls-client-ca: verified client certificates admit the Kubernetes routes
 };
 
 // The parts of a request head admission looks at.
@@ -41,6 +45,7 @@ struct HeadFacts {
   std::string authorization;  // the header's value, "" if absent
   bool read_as = false;       // X-Gpucast-Read-As was sent
   bool has_body = false;      // Content-Length > 0 or chunked
+  std::string client_cert{};  // the verified TLS client certificate's subject (kClientCertHeader), "" if none
 };
 
 // status 0: admitted; else the status, message and extra header lines

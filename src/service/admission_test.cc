@@ -88,5 +88,39 @@ TEST(AdmissionTest, HeadFactsFromANormalizedHead) {
   EXPECT_FALSE(ParseHeadFacts("garbage", false, &h));
 }
 
+TEST(AdmissionTest, KubernetesRoutesTakeAClientCertificateOrTheJobToken) {
+  std::vector<RouteRule> rules = Rules();
+  rules.push_back({"POST", std::regex("/k8s/v1/mutate"), Access::kKubernetes, true});
+  auto k8s = [](std::string auth, std::string cert) {
+    HeadFacts h = Head("POST", "/k8s/v1/mutate", std::move(auth), true);
+    h.client_cert = std::move(cert);
+    return h;
+  };
+  // A job token and a client CA: either admits.
+  Tokens both{"jobs", "deputy", "admin", true};
+  EXPECT_EQ(Admit(rules, both, k8s("", "/CN=kube-apiserver")).status, 0);
+  EXPECT_EQ(Admit(rules, both, k8s("Bearer jobs", "")).status, 0);
+  Admission a = Admit(rules, both, k8s("", ""));
+  EXPECT_EQ(a.status, 401);
+  EXPECT_EQ(a.message, "missing 'Authorization: Bearer <token>' header (or a client certificate signed by --tls-client-ca)");
+  EXPECT_EQ(Admit(rules, both, k8s("Bearer nope", "")).message, "invalid bearer token");
+  // A certificate opens the Kubernetes routes only.
+  HeadFacts jobs = Head("POST", "/v1/jobs", "", true);
+  jobs.client_cert = "/CN=kube-apiserver";
+  EXPECT_EQ(Admit(rules, both, jobs).status, 401);
+  // A client CA alone.
+  Tokens ca{"", "", "", true};
+  a = Admit(rules, ca, k8s("", ""));
+  EXPECT_EQ(a.status, 403);
+  EXPECT_EQ(a.message, "/k8s/v1/mutate needs a TLS client certificate signed by --tls-client-ca");
+  EXPECT_EQ(Admit(rules, ca, k8s("", "/CN=x")).status, 0);
+  // Neither: open, like the job routes.
+  EXPECT_EQ(Admit(rules, Tokens{}, k8s("", "")).status, 0);
+  // ParseHeadFacts reads the certificate HttpFront put there.
+  HeadFacts h;
+  ASSERT_TRUE(ParseHeadFacts("POST /k8s/v1/mutate HTTP/1.1\r\nX-Gpucast-Client-Cert: /CN=kube-apiserver\r\n", true, &h));
+  EXPECT_EQ(h.client_cert, "/CN=kube-apiserver");
+}
+
 }  // namespace
 }  // namespace gpucast::service

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/tls.h"
+
 namespace gpucast::service {
 
 namespace {
@@ -112,6 +114,33 @@ std::string ErrorResponse(int status, const std::string& message, bool close, co
                     "\r\n";
   if (close) out += "Connection: close\r\n";
   return out + extra_headers + "\r\n" + body;
+}
+
+std::string WithClientCert(std::string r, const std::string& verified_peer) {
+  const size_t first = r.find("\r\n");
+  if (first == std::string::npos) return r;
+  const size_t blank = r.find("\r\n\r\n");
+  const size_t limit = blank == std::string::npos ? r.size() : blank + 2;  // end of the last header line
+  static const std::string kName = Lower(kClientCertHeader) + ":";
+  std::string out = r.substr(0, first + 2);
+  for (size_t pos = first + 2; pos < limit;) {
+    size_t e = r.find("\r\n", pos);
+    if (e == std::string::npos || e > limit) e = limit;
+    std::string_view line(r.data() + pos, e - pos);
+    if (!(line.size() >= kName.size() && Lower(line.substr(0, kName.size())) == kName)) {
+      out.append(line).append("\r\n");
+    }
+    pos = e + 2;
+  }
+  if (!verified_peer.empty()) {
+    std::string v = verified_peer;
+    for (char& ch : v) {
+      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7F) ch = '?';
+    }
+    out.append(kClientCertHeader).append(": ").append(v).append("\r\n");
+  }
+  if (limit < r.size()) out.append(r, limit, std::string::npos);
+  return out;
 }
 
 // ---------------------------------------------------------------- framer
@@ -426,6 +455,14 @@ struct HttpFront::Conn {
   size_t accounted = 0;  // bytes of this connection in buffered_total_
   uint32_t interest = 0;
   bool in_epoll = true;
+  // TLS (HttpFront::UseTls): the session, whether its handshake is still
+  // under way (since accepted_at), a read that waits for writability, and
+  // the verified client certificate's subject.
+  std::unique_ptr<TlsSession> tls;
+  bool handshaking = false;
+  bool read_wants_write = false;
+  double accepted_at = 0;
+  std::string peer;
 };
 
 HttpFront::HttpFront(const FrontLimits& limits, Handler handler, Observer observer, HeadCheck head_check)
@@ -521,7 +558,8 @@ Status HttpFront::Run() {
   double resume_accept_at = 0;
   std::vector<epoll_event> events(256);
   while (!stopping_) {
-    int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 50);
+    // Connections with bytes buffered inside TLS are served without waiting.
+    int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), tls_pending_.empty() ? 50 : 0);
     if (n < 0 && errno != EINTR) break;
     for (int i = 0; i < n; ++i) {
       uint64_t id = events[i].data.u64;
@@ -557,13 +595,26 @@ Status HttpFront::Run() {
         c.in_epoll = false;
         continue;
       }
-      if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) &&
+      // Over TLS a read may wait for writability and a write for readability.
+      const bool tls = c.tls != nullptr;
+      if (((ev & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) || (tls && (ev & EPOLLOUT))) &&
           (c.st == Conn::St::kReading || c.st == Conn::St::kClosing)) {
         OnReadable(c);
         it = conns_.find(id);
         if (it == conns_.end()) continue;
       }
-      if ((ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)) && it->second->st == Conn::St::kWriting) OnWritable(*it->second);
+      if (((ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)) || (tls && (ev & EPOLLIN))) &&
+          it->second->st == Conn::St::kWriting) {
+        OnWritable(*it->second);
+      }
+    }
+    if (!tls_pending_.empty()) {
+      std::vector<uint64_t> pending;
+      pending.swap(tls_pending_);
+      for (uint64_t id : pending) {
+        auto it = conns_.find(id);
+        if (it != conns_.end() && it->second->st == Conn::St::kReading) OnReadable(*it->second);
+      }
     }
     double now = Now();
     // Out of file descriptors: stop accepting for a moment instead of spinning.
@@ -622,9 +673,11 @@ void HttpFront::Accept() {
     }
     if (!refusal.empty()) {
       if (per_client_[ip] == 0) per_client_.erase(ip);
-      std::string r = ErrorResponse(503, refusal, true);
-      ssize_t n = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      (void)n;
+      if (!tls_) {  // over TLS no reply can precede the handshake: closed without one
+        std::string r = ErrorResponse(503, refusal, true);
+        ssize_t n = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)n;
+      }
       ::shutdown(fd, SHUT_WR);
       ::close(fd);
       if (observer_) observer_(503);
@@ -634,7 +687,15 @@ void HttpFront::Accept() {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     uint64_t id = next_id_++;
     auto c = std::make_unique<Conn>(id, fd, ip, port, limits_);
-    c->last_activity = Now();
+    c->last_activity = c->accepted_at = Now();
+    if (tls_) {
+      c->tls = tls_->NewSession(fd);
+      if (!c->tls) {
+        ::close(fd);
+        continue;
+      }
+      c->handshaking = true;
+    }
     epoll_event e{};
     e.events = EPOLLIN | EPOLLRDHUP;
     e.data.u64 = id;
@@ -661,17 +722,91 @@ void HttpFront::CloseConn(uint64_t id) {
   --open_;
 }
 
+ssize_t HttpFront::ReadSome(Conn& c, char* buf, size_t cap) {
+  if (!c.tls) {
+    ssize_t n = ::recv(c.fd, buf, cap, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return -2;
+    return n < 0 ? -1 : n;
+  }
+  if (c.read_wants_write) {
+    c.read_wants_write = false;
+    SetInterest(c, true, false);
+  }
+  size_t got = 0;
+  switch (c.tls->Read(buf, cap, &got)) {
+    case TlsSession::Io::kDone: return static_cast<ssize_t>(got);
+    case TlsSession::Io::kWantRead: return -2;
+    case TlsSession::Io::kWantWrite:
+      c.read_wants_write = true;
+      SetInterest(c, true, true);
+      return -2;
+    case TlsSession::Io::kClosed: return 0;
+    case TlsSession::Io::kError: return -1;
+  }
+  return -1;
+}
+
+ssize_t HttpFront::WriteSome(Conn& c, const char* buf, size_t len) {
+  if (!c.tls) {
+    ssize_t n = ::send(c.fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      SetInterest(c, false, true);
+      return -2;
+    }
+    return n <= 0 ? -1 : n;
+  }
+  size_t put = 0;
+  switch (c.tls->Write(buf, len, &put)) {
+    case TlsSession::Io::kDone: return static_cast<ssize_t>(put);
+    case TlsSession::Io::kWantWrite: SetInterest(c, false, true); return -2;
+    case TlsSession::Io::kWantRead: SetInterest(c, true, false); return -2;
+    case TlsSession::Io::kClosed:
+    case TlsSession::Io::kError: return -1;
+  }
+  return -1;
+}
+
+bool HttpFront::Handshake(Conn& c) {
+  c.last_activity = Now();
+  switch (c.tls->Handshake()) {
+    case TlsSession::Io::kDone:
+      c.handshaking = false;
+      c.peer = c.tls->VerifiedPeer();
+      SetInterest(c, true, false);
+      return true;
+    case TlsSession::Io::kWantRead: SetInterest(c, true, false); return false;
+    case TlsSession::Io::kWantWrite: SetInterest(c, true, true); return false;
+    case TlsSession::Io::kClosed:
+    case TlsSession::Io::kError: break;
+  }
+  CloseConn(c.id);  // a failed handshake (wrong CA, plain HTTP, garbage): nothing to answer
+  return false;
+}
+
 void HttpFront::OnReadable(Conn& c) {
+  const uint64_t id = c.id;
   char buf[65536];
+  if (c.st == Conn::St::kClosing) {  // discarding after a refusal (raw bytes, also under TLS)
+    for (int round = 0; round < 4; ++round) {
+      ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+      if (n <= 0) {
+        CloseConn(id);
+        return;
+      }
+      c.last_activity = Now();
+    }
+    return;
+  }
+  if (c.handshaking && !Handshake(c)) return;
   for (int round = 0; round < 4; ++round) {
-    ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    ssize_t n = ReadSome(c, buf, sizeof buf);
+    if (n == -2) return;
     if (n <= 0) {  // closed by the client, or an error
-      CloseConn(c.id);
+      CloseConn(id);
       return;
     }
     c.last_activity = Now();
-    if (c.st == Conn::St::kClosing) continue;  // discarding after a refusal
     RequestFramer::State s = c.framer.Feed(std::string_view(buf, static_cast<size_t>(n)));
     buffered_total_ -= c.accounted;
     c.accounted = c.framer.buffered();
@@ -684,8 +819,9 @@ void HttpFront::OnReadable(Conn& c) {
       return;
     }
     Advance(c);
-    if (conns_.find(c.id) == conns_.end() || c.st != Conn::St::kReading) return;
+    if (conns_.find(id) == conns_.end() || c.st != Conn::St::kReading) return;
   }
+  if (c.tls && c.tls->HasPending()) tls_pending_.push_back(id);
 }
 
 void HttpFront::Advance(Conn& c) {
@@ -695,7 +831,7 @@ void HttpFront::Advance(Conn& c) {
   // Admission first, also for a head whose body is refused for its size: the
   // client learns the route's own answer (405, 401...), and no body is read.
   if (head_check_ && c.framer.TakeHeadForCheck(&head)) {
-    std::string refusal = head_check_(head, c.framer.body_expected());
+    std::string refusal = head_check_(WithClientCert(std::move(head), c.peer), c.framer.body_expected());
     if (!refusal.empty()) {
       StartReply(c, std::move(refusal), true);
       return;
@@ -704,9 +840,13 @@ void HttpFront::Advance(Conn& c) {
   switch (s) {
     case RequestFramer::State::kNeedMore:
       if (c.framer.wants_continue()) {
-        static constexpr char k100[] = "HTTP/1.1 100 Continue\r\n\r\n";
-        ssize_t n = ::send(c.fd, k100, sizeof k100 - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)n;  // best effort: a client that misses it sends the body after its own wait
+        // Best effort, and not over TLS (a write there may have to be
+        // retried): a client that misses it sends the body after its own wait.
+        if (!c.tls) {
+          static constexpr char k100[] = "HTTP/1.1 100 Continue\r\n\r\n";
+          ssize_t n = ::send(c.fd, k100, sizeof k100 - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+          (void)n;
+        }
         c.framer.ContinueSent();
       }
       return;
@@ -716,7 +856,7 @@ void HttpFront::Advance(Conn& c) {
       return;
     case RequestFramer::State::kComplete: {
       bool close = !c.framer.keep_alive() || c.served + 1 >= kKeepAliveMax;
-      Job job{c.id, c.framer.TakeRequest(), c.ip, c.port, close};
+      Job job{c.id, WithClientCert(c.framer.TakeRequest(), c.peer), c.ip, c.port, close};
       buffered_total_ -= c.accounted;
       c.accounted = c.framer.buffered() + job.request.size();
       buffered_total_ += c.accounted;
@@ -750,14 +890,12 @@ void HttpFront::StartReply(Conn& c, std::string bytes, bool close) {
 }
 
 void HttpFront::OnWritable(Conn& c) {
+  const uint64_t id = c.id;
   while (c.out_off < c.out.size()) {
-    ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-      SetInterest(c, false, true);
-      return;
-    }
+    ssize_t n = WriteSome(c, c.out.data() + c.out_off, c.out.size() - c.out_off);
+    if (n == -2) return;
     if (n <= 0) {
-      CloseConn(c.id);
+      CloseConn(id);
       return;
     }
     c.out_off += static_cast<size_t>(n);
@@ -768,6 +906,7 @@ void HttpFront::OnWritable(Conn& c) {
   if (c.close_after) {
     // Half-close and discard what the client still sends for a moment, so
     // that it reads the reply rather than a reset.
+    if (c.tls) c.tls->Shutdown();
     ::shutdown(c.fd, SHUT_WR);
     c.st = Conn::St::kClosing;
     c.closing_since = Now();
@@ -780,6 +919,8 @@ void HttpFront::OnWritable(Conn& c) {
   c.st = Conn::St::kReading;
   SetInterest(c, true, false);
   Advance(c);  // a pipelined request may be buffered already
+  auto it = conns_.find(id);
+  if (it != conns_.end() && c.st == Conn::St::kReading && c.tls && c.tls->HasPending()) tls_pending_.push_back(id);
 }
 
 void HttpFront::CheckTimers(double now) {
@@ -788,7 +929,11 @@ void HttpFront::CheckTimers(double now) {
     Conn& c = *cp;
     switch (c.st) {
       case Conn::St::kReading:
-        if (c.framer.started()) {
+        if (c.handshaking) {  // inside the request limits: silence, and the whole handshake
+          if (now - c.accepted_at > limits_.request_timeout_s || now - c.last_activity > limits_.read_timeout_s) {
+            expired.push_back({id, 0});
+          }
+        } else if (c.framer.started()) {
           if (now - c.request_start > limits_.request_timeout_s) expired.push_back({id, 2});
           else if (now - c.last_activity > limits_.read_timeout_s) expired.push_back({id, 1});
         } else if (now - c.last_activity > limits_.read_timeout_s) {

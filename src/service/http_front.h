@@ -35,6 +35,8 @@
 
 namespace gpucast::service {
 
+class TlsServer;
+
 struct FrontLimits {
   size_t max_header_bytes = 16 << 10;     // request line + headers (431 over it)
   size_t max_body_bytes = 128u << 20;     // application/octet-stream bodies (413 over it)
@@ -107,6 +109,14 @@ class RequestFramer {
   std::string error_message_;
 };
 
+// The header that carries a connection's verified TLS client certificate to
+// the routes ("X-Gpucast-Client-Cert: <subject>"). HttpFront removes every
+// copy a client sent and adds it for a verified certificate only.
+inline constexpr const char* kClientCertHeader = "X-Gpucast-Client-Cert";
+// `request` (a normalized request or head) without any client-sent
+// kClientCertHeader line, and with one for `verified_peer` when not "".
+std::string WithClientCert(std::string request, const std::string& verified_peer);
+
 // A JSON error response ("HTTP/1.1 <status> ...", {"error": message});
 // `extra_headers`: more "Name: value\r\n" lines.
 std::string ErrorResponse(int status, const std::string& message, bool close,
@@ -134,6 +144,12 @@ class HttpFront {
 
   // Binds host:port (0 = any free port); returns the bound port.
   Result<int> Bind(const std::string& host, int port);
+  // Speak TLS on every connection (service/tls.h; not owned, outlives Run).
+  // The handshake counts against the request limits: silent for
+  // read_timeout_s or not done within request_timeout_s, the connection is
+  // closed. Without TLS no reply can be sent before the handshake, so
+  // connections over the caps are closed without one. Call before Run.
+  void UseTls(const TlsServer* tls) { tls_ = tls; }
   // Serves until Stop(). REQUIRES: Bind succeeded.
   Status Run();
   // Thread-safe; Run returns soon after (requests being handled finish first).
@@ -157,6 +173,11 @@ class HttpFront {
   void CloseConn(uint64_t id);
   void CheckTimers(double now);
   void SetInterest(Conn& c, bool read, bool write);
+  bool Handshake(Conn& c);  // false: still under way, or the connection closed
+  // One read or write on the socket, through TLS when the connection has it:
+  // > 0 bytes, 0 the peer closed, -1 error (closed), -2 would block (interest set).
+  ssize_t ReadSome(Conn& c, char* buf, size_t cap);
+  ssize_t WriteSome(Conn& c, const char* buf, size_t len);
   void Worker();
   void Wake();
 
@@ -164,6 +185,8 @@ class HttpFront {
   Handler handler_;
   Observer observer_;
   HeadCheck head_check_;
+  const TlsServer* tls_ = nullptr;
+  std::vector<uint64_t> tls_pending_;  // event-loop thread only: connections with data buffered in TLS
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;

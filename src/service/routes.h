@@ -5,6 +5,7 @@
 //   routes_cluster.cc       GET /v1/cluster
 //   routes_admin.cc         POST /v1/admin/reload
 //   routes_health.cc        GET /healthz, GET /metrics
+//   routes_k8s.cc           POST /k8s/v1/mutate, /k8s/v1/filter, /k8s/v1/prioritize
 // A handler decodes the request (request.h, http_util.h), calls one library
 // function (jobs.h, predictions.h, closed_loop.h) and encodes its answer.
 // Admission (token, method, body) happened before (admission.h). Adding a
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include "service/admission.h"
+#include "service/k8s_admission.h"
+#include "sim/interference.h"
 
 namespace httplib {
 struct Request;
@@ -33,6 +36,16 @@ class PredictionEngine;
 class JobStore;
 class GraphAnalyzer;
 struct RequestDefaults;
+
+// gpucast serve --k8s-*: the Kubernetes admission webhook and scheduler
+// extender (docs/kubernetes.md). Off unless `enabled`.
+struct K8sConfig {
+  bool enabled = false;
+  k8s::ShareOptions share;          // --k8s-share, --k8s-headroom
+  bool fail_open = false;           // --k8s-fail-open: a pod gpucast cannot size is allowed unchanged, with a warning
+  std::vector<std::string> nodes;   // --k8s-node: the n-th names the cluster's n-th node
+  sim::InterferenceModel physics;   // co-location physics the extender scores by (fitted to the measured pairs)
+};
 
 using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 
@@ -54,6 +67,7 @@ struct RouteContext {
   PredictionEngine* engine;
   JobStore* store;
   const RequestDefaults* defaults;
+  const K8sConfig* k8s;
 };
 
 std::vector<Route> JobRoutes(const RouteContext& ctx);
@@ -62,6 +76,7 @@ std::vector<Route> ObservationRoutes(const RouteContext& ctx);
 std::vector<Route> ClusterRoutes(const RouteContext& ctx);
 std::vector<Route> AdminRoutes(const RouteContext& ctx);
 std::vector<Route> HealthRoutes(const RouteContext& ctx);
+std::vector<Route> K8sRoutes(const RouteContext& ctx);  // none unless ctx.k8s->enabled
 
 // The parts of `req` a job request is parsed from (request.h).
 struct RequestParts;

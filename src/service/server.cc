@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "service/http_util.h"
+#include "service/k8s_extender.h"
 
 namespace gpucast::service {
 
@@ -27,7 +28,8 @@ constexpr const char* kUnrouted = "unrouted";
 // Every resource's routes (routes.h): a new resource is a new line here.
 std::vector<Route> AllRoutes(const RouteContext& ctx) {
   std::vector<Route> all;
-  for (auto make : {JobRoutes, PredictionRoutes, ObservationRoutes, ClusterRoutes, AdminRoutes, HealthRoutes}) {
+  for (auto make :
+       {JobRoutes, PredictionRoutes, ObservationRoutes, ClusterRoutes, AdminRoutes, HealthRoutes, K8sRoutes}) {
     for (Route& r : make(ctx)) all.push_back(std::move(r));
   }
   return all;
@@ -82,7 +84,7 @@ class Service::Router : public httplib::Server {
 Service::Service(const ServiceOptions& opts, std::unique_ptr<PredictionEngine> engine, std::unique_ptr<JobStore> store,
                  ModelRoots roots)
     : opts_(opts),
-      tokens_{opts.token, opts.deputy_token, opts.admin_token},
+      tokens_{opts.token, opts.deputy_token, opts.admin_token, !opts.tls.client_ca.empty()},
       engine_(std::move(engine)),
       store_(std::move(store)),
       roots_(std::move(roots)),
@@ -124,7 +126,19 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
   }
   ASSIGN_OR_RETURN(ModelRoots roots, ModelRoots::Create(opts.model_roots));
   ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, JobStore::Open(opts.db_path));
+  std::unique_ptr<TlsServer> tls;
+  if (!opts.tls.cert.empty()) {
+    if (opts.tls.key.empty()) return Status::Error("--tls-cert needs --tls-key (the certificate's private key)");
+    ASSIGN_OR_RETURN(tls, TlsServer::Load(opts.tls));
+  } else if (!opts.tls.key.empty() || !opts.tls.client_ca.empty()) {
+    return Status::Error(std::string(opts.tls.key.empty() ? "--tls-client-ca" : "--tls-key") +
+                         " needs --tls-cert (the service's certificate)");
+  }
   std::unique_ptr<Service> s(new Service(opts, std::move(engine), std::move(store), std::move(roots)));
+  if (tls) {
+    s->tls_ = std::move(tls);
+    s->front_->UseTls(s->tls_.get());
+  }
   // The prediction's GPU when a job names none: the cluster's.
   const std::string cluster_gpu = scheduler->GpuType();
   if (!cluster_gpu.empty()) s->defaults_.gpu = cluster_gpu;
@@ -142,6 +156,11 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
     live.insert(live.end(), jobs.begin(), jobs.end());
   }
   RETURN_IF_ERROR(s->uploads_->Restore(live));
+  if (opts.k8s.enabled) {  // --k8s-node names nodes the cluster has
+    Result<std::map<std::string, std::vector<k8s::GpuLoad>>> nodes =
+        k8s::NodesFromCluster(s->jobs_->ClusterJson(), opts.k8s.nodes);
+    if (!nodes.ok()) return nodes.status();
+  }
   ASSIGN_OR_RETURN(s->loop_, ClosedLoop::Start(opts.db_path, s->jobs_.get(), s->uploads_.get(), s->engine_.get(),
                                                 opts.dcgm_urls, opts.dcgm_interval_s));
   s->Routes();
@@ -156,7 +175,7 @@ void Service::Routes() {
   h.set_keep_alive_timeout(opts_.read_timeout_s);
 
   const RouteContext ctx{jobs_.get(), predictions_.get(), loop_.get(), &metrics_, engine_.get(), store_.get(),
-                         &defaults_};
+                         &defaults_, &opts_.k8s};
   for (Route& r : AllRoutes(ctx)) {
     rules_.push_back({r.method, std::regex(r.pattern), r.access, r.takes_body});
     // Each route records its count and latency under its name. A handler
@@ -235,7 +254,7 @@ bool Service::PreRoute(const httplib::Request& req, httplib::Response& res) {
   }
   // The head's admission again, on what the router parsed (defence in depth).
   HeadFacts facts{req.method, req.path, req.get_header_value("Authorization"), req.has_header("X-Gpucast-Read-As"),
-                  !req.body.empty()};
+                  !req.body.empty(), req.get_header_value(kClientCertHeader)};
   Admission a = Admit(rules_, tokens_, facts);
   if (a.status == 0) return false;
   for (const std::string& line : {a.headers}) {
@@ -264,7 +283,8 @@ std::string Service::ServeRawRequest(std::string_view bytes) {
   for (int i = 0; i < 64; ++i) {
     std::string head;
     if (framer.TakeHeadForCheck(&head)) {
-      std::string refusal = CheckHead(head, framer.body_expected());
+      // No socket, no client certificate: a client-sent X-Gpucast-Client-Cert is dropped.
+      std::string refusal = CheckHead(WithClientCert(head, ""), framer.body_expected());
       if (!refusal.empty()) {
         out += refusal;
         break;
@@ -276,7 +296,7 @@ std::string Service::ServeRawRequest(std::string_view bytes) {
     }
     if (s != RequestFramer::State::kComplete) break;
     bool close = !framer.keep_alive();
-    out += Handle(framer.TakeRequest(), "127.0.0.1", 1, close);
+    out += Handle(WithClientCert(framer.TakeRequest(), ""), "127.0.0.1", 1, close);
     if (close) break;
     s = framer.Parse();
   }
@@ -284,6 +304,17 @@ std::string Service::ServeRawRequest(std::string_view bytes) {
 }
 
 Result<int> Service::Bind(const std::string& host, int port) { return front_->Bind(host, port); }
+
+Status Service::ReloadTls(const std::string& why) {
+  if (!tls_) return Status::Ok();
+  Status st = tls_->Reload();
+  if (st.ok()) {
+    std::fprintf(stderr, "gpucast serve: %s: TLS certificate reloaded: %s\n", why.c_str(), tls_->Describe().c_str());
+  } else {
+    std::fprintf(stderr, "gpucast serve: %s: %s\n", why.c_str(), st.message().c_str());
+  }
+  return st;
+}
 
 Status Service::Run() {
   if (opts_.run_loop) loop_thread_ = std::thread([this] { jobs_->Loop(opts_.tick_s); });

@@ -32,6 +32,7 @@
 #include "service/routes.h"
 #include "service/scheduler.h"
 #include "service/store.h"
+#include "service/tls.h"
 #include "service/uploads.h"
 #include "util/status.h"
 
@@ -73,6 +74,11 @@ struct ServiceOptions {
   std::vector<std::string> dcgm_urls;
   double dcgm_interval_s = 15;
   size_t trim_after_bytes = 1u << 20;  // requests this large return freed memory to the system after
+  // TLS (--tls-cert, --tls-key, --tls-client-ca): every connection speaks
+  // TLS when `tls.cert` is set; plain HTTP otherwise.
+  TlsFiles tls;
+  // The Kubernetes webhook and scheduler extender (routes_k8s.cc).
+  K8sConfig k8s;
 };
 
 class Service {
@@ -106,6 +112,11 @@ class Service {
   // old predictor keeps serving. Thread-safe.
   Status ReloadPredictor(const std::string& why) { return loop_->Reload(why); }
 
+  // Re-reads the TLS certificate and key (SIGHUP): new connections get them,
+  // established ones keep theirs; on error the old ones keep serving. Logs
+  // the outcome with `why`. No-op without TLS. Thread-safe.
+  Status ReloadTls(const std::string& why);
+
  private:
   class Router;
   Service(const ServiceOptions& opts, std::unique_ptr<PredictionEngine> engine, std::unique_ptr<JobStore> store,
@@ -132,6 +143,7 @@ class Service {
   std::unique_ptr<ClosedLoop> loop_;
   std::vector<RouteRule> rules_;
   std::unique_ptr<Router> router_;
+  std::unique_ptr<TlsServer> tls_;  // before front_: the front uses it until it is destroyed
   std::unique_ptr<HttpFront> front_;
   std::atomic<bool> stopping_{false};
   std::thread loop_thread_;

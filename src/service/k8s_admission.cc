@@ -1,0 +1,477 @@
+#include "service/k8s_admission.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace gpucast::service::k8s {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxUid = 256;
+constexpr size_t kMaxAnnotationValue = 4096;  // of one gpucast.io input annotation
+constexpr int64_t kMaxGpusPerPod = 1024;
+
+std::string Shown(std::string_view s) {
+  std::string out(s.substr(0, 64));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  }
+  return s.size() > 64 ? out + "..." : out;
+}
+
+std::string Fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> SplitCommas(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    size_t c = s.find(',');
+    out.push_back(Trim(s.substr(0, c)));
+    if (c == std::string_view::npos) return out;
+    s.remove_prefix(c + 1);
+  }
+}
+
+// A decimal integer (optional sign not accepted), at most 18 digits.
+bool ParseCount(std::string_view s, int64_t* v) {
+  if (s.empty() || s.size() > 18) return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return ec == std::errc() && end == s.data() + s.size() && *v >= 0;
+}
+
+// Members of `j` that are objects (null otherwise).
+const json* Member(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+Status ReviewError(const std::string& field, const std::string& want) {
+  return Status::Error("AdmissionReview: field '" + field + "': want " + want);
+}
+
+Result<std::string> OptionalString(const json& obj, const char* key, const std::string& field) {
+  const json* v = Member(obj, key);
+  if (!v || v->is_null()) return std::string();
+  if (!v->is_string()) return ReviewError(field, "a string");
+  return v->get<std::string>();
+}
+
+// A resource quantity of whole devices: "2" or 2.
+Result<int64_t> DeviceCount(const json& v, const std::string& where) {
+  int64_t n = -1;
+  if (v.is_number_unsigned() || v.is_number_integer()) {
+    n = v.get<int64_t>();
+  } else if (v.is_string()) {
+    if (!ParseCount(v.get<std::string>(), &n)) n = -1;
+  }
+  if (n < 0 || n > kMaxGpusPerPod) {
+    return Status::Error(where + ": want a whole number of GPUs in [0, " + std::to_string(kMaxGpusPerPod) + "], got " +
+                         Shown(v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string JsonPointerEscape(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string Base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(std::max(n, 0)));
+  return out;
+}
+
+Result<AdmissionRequest> ParseAdmissionReview(std::string_view body) {
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+      what = what.substr(what.find("] ") + 2);
+    }
+    return Status::Error("AdmissionReview: malformed JSON: " + what);
+  }
+  if (!j.is_object()) return Status::Error("AdmissionReview: want a JSON object");
+  const json* api = Member(j, "apiVersion");
+  if (!api || !api->is_string() || *api != "admission.k8s.io/v1") {
+    return ReviewError("apiVersion", "\"admission.k8s.io/v1\" (set admissionReviewVersions: [\"v1\"] in the webhook "
+                                     "configuration), got " + Shown(api ? api->dump() : "nothing"));
+  }
+  const json* kind = Member(j, "kind");
+  if (!kind || !kind->is_string() || *kind != "AdmissionReview") {
+    return ReviewError("kind", "\"AdmissionReview\", got " + Shown(kind ? kind->dump() : "nothing"));
+  }
+  const json* req = Member(j, "request");
+  if (!req || !req->is_object()) return ReviewError("request", "an object");
+  AdmissionRequest out;
+  const json* uid = Member(*req, "uid");
+  if (!uid || !uid->is_string() || uid->get<std::string>().empty() || uid->get<std::string>().size() > kMaxUid) {
+    return ReviewError("request.uid", "a non-empty string of at most 256 bytes");
+  }
+  out.uid = uid->get<std::string>();
+  const json* k = Member(*req, "kind");
+  if (!k || !k->is_object()) return ReviewError("request.kind", "an object {group, version, kind}");
+  ASSIGN_OR_RETURN(out.group, OptionalString(*k, "group", "request.kind.group"));
+  ASSIGN_OR_RETURN(out.version, OptionalString(*k, "version", "request.kind.version"));
+  ASSIGN_OR_RETURN(out.kind, OptionalString(*k, "kind", "request.kind.kind"));
+  if (out.kind.empty()) return ReviewError("request.kind.kind", "a non-empty string");
+  ASSIGN_OR_RETURN(out.operation, OptionalString(*req, "operation", "request.operation"));
+  static const std::set<std::string> kOps = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
+  if (!kOps.count(out.operation)) {
+    return ReviewError("request.operation", "CREATE, UPDATE, DELETE or CONNECT, got " + Shown(out.operation));
+  }
+  ASSIGN_OR_RETURN(out.sub_resource, OptionalString(*req, "subResource", "request.subResource"));
+  ASSIGN_OR_RETURN(out.ns, OptionalString(*req, "namespace", "request.namespace"));
+  ASSIGN_OR_RETURN(out.name, OptionalString(*req, "name", "request.name"));
+  if (const json* d = Member(*req, "dryRun"); d && !d->is_null()) {
+    if (!d->is_boolean()) return ReviewError("request.dryRun", "true or false");
+    out.dry_run = d->get<bool>();
+  }
+  if (const json* o = Member(*req, "object"); o && !o->is_null()) {
+    if (!o->is_object()) return ReviewError("request.object", "an object");
+    out.object = *o;
+  }
+  return out;
+}
+
+Result<PodJob> ReadPodJob(const json& pod) {
+  PodJob job;
+  if (!pod.is_object()) return Status::Error("the pod: want a JSON object");
+  const json* meta = Member(pod, "metadata");
+  const json* ann = meta ? Member(*meta, "annotations") : nullptr;
+  std::map<std::string, std::string> in;  // gpucast.io input annotations
+  static const std::set<std::string> kInputs = {kAnnModel, kAnnBatch, kAnnDims, kAnnAttrs, kAnnAmp, kAnnGpu};
+  static const std::set<std::string> kOutputs = {kAnnPredictedUtil, kAnnPredictedUtilInterval, kAnnPredictedMem,
+                                                 kAnnPredictedMemInterval, kAnnPredictedGpu, kAnnShare};
+  if (ann && ann->is_object()) {
+    for (const auto& [key, v] : ann->items()) {
+      if (key.rfind("gpucast.io/", 0) != 0) continue;
+      if (kOutputs.count(key)) continue;  // written by gpucast; replaced below
+      if (!kInputs.count(key)) {
+        return Status::Error("annotation " + Shown(key) + ": unknown (gpucast reads gpucast.io/model, "
+                             "gpucast.io/batch, gpucast.io/dims, gpucast.io/attrs, gpucast.io/amp, gpucast.io/gpu)");
+      }
+      if (!v.is_string()) return Status::Error("annotation " + key + ": want a string value");
+      const std::string& s = v.get_ref<const std::string&>();
+      if (s.size() > kMaxAnnotationValue) {
+        return Status::Error("annotation " + key + ": longer than " + std::to_string(kMaxAnnotationValue) + " bytes");
+      }
+      in[key] = s;
+    }
+  }
+  if (in.empty()) return job;
+  job.annotated = true;
+
+  // gpucast.io/model: one forward+backward pass per item, as gpucast predict
+  // --model counts them ("g.onnx,d.onnx,d.onnx": D runs twice per step).
+  auto model = in.find(kAnnModel);
+  if (model == in.end() || Trim(model->second).empty()) {
+    return Status::Error(std::string("annotation ") + kAnnModel +
+                         ": missing (the training job's ONNX graph, a path under the service's model roots; a job of "
+                         "several networks names one per forward+backward pass, comma-separated)");
+  }
+  std::vector<std::pair<std::string, int>> passes;  // first-appearance order
+  for (std::string_view item : SplitCommas(model->second)) {
+    if (item.empty()) {
+      return Status::Error(std::string("annotation ") + kAnnModel + ": empty path in '" + Shown(model->second) + "'");
+    }
+    auto it = std::find_if(passes.begin(), passes.end(), [&](const auto& p) { return p.first == item; });
+    if (it == passes.end()) passes.emplace_back(std::string(item), 1);
+    else ++it->second;
+  }
+  json request = json::object();
+  if (passes.size() == 1 && passes[0].second == 1) {
+    request["model"] = passes[0].first;
+  } else {
+    request["models"] = json::array();
+    for (const auto& [path, n] : passes) request["models"].push_back({{"path", path}, {"repeat", n}});
+  }
+
+  auto batch = in.find(kAnnBatch);
+  if (batch == in.end()) {
+    return Status::Error(std::string("annotation ") + kAnnBatch +
+                         ": missing (the per-GPU batch size; it changes the prediction a lot)");
+  }
+  int64_t b = 0;
+  if (!ParseCount(Trim(batch->second), &b)) {
+    return Status::Error(std::string("annotation ") + kAnnBatch + ": want an integer, got '" + Shown(batch->second) + "'");
+  }
+  request["batch"] = b;
+
+  if (auto amp = in.find(kAnnAmp); amp != in.end()) {
+    std::string_view v = Trim(amp->second);
+    if (v == "true" || v == "1") request["amp"] = true;
+    else if (v == "false" || v == "0") request["amp"] = false;
+    else return Status::Error(std::string("annotation ") + kAnnAmp + ": want true, false, 1 or 0, got '" + Shown(v) + "'");
+  }
+  auto pairs = [&](const char* key, json* out, bool integers) -> Status {
+    auto it = in.find(key);
+    if (it == in.end()) return Status::Ok();
+    *out = json::object();
+    for (std::string_view item : SplitCommas(it->second)) {
+      if (item.empty()) continue;
+      size_t eq = item.find('=');
+      std::string_view name = eq == std::string_view::npos ? item : Trim(item.substr(0, eq));
+      std::string_view value = eq == std::string_view::npos ? std::string_view() : Trim(item.substr(eq + 1));
+      if (eq == std::string_view::npos || name.empty() || value.empty()) {
+        return Status::Error(std::string("annotation ") + key + ": '" + Shown(item) + "': want NAME=VALUE items, comma-separated");
+      }
+      if (out->contains(std::string(name))) {
+        return Status::Error(std::string("annotation ") + key + ": '" + Shown(name) + "' given twice");
+      }
+      if (integers) {
+        int64_t v = 0;
+        if (!ParseCount(value, &v)) {
+          return Status::Error(std::string("annotation ") + key + ": '" + Shown(item) + "': want NAME=INTEGER");
+        }
+        (*out)[std::string(name)] = v;
+      } else {
+        (*out)[std::string(name)] = std::string(value);
+      }
+    }
+    return Status::Ok();
+  };
+  json dims, attrs;
+  RETURN_IF_ERROR(pairs(kAnnDims, &dims, true));
+  RETURN_IF_ERROR(pairs(kAnnAttrs, &attrs, false));
+  if (!dims.is_null()) request["dims"] = dims;
+  if (!attrs.is_null()) request["attrs"] = attrs;
+  if (auto gpu = in.find(kAnnGpu); gpu != in.end()) {
+    job.gpu = std::string(Trim(gpu->second));
+    if (job.gpu.empty()) return Status::Error(std::string("annotation ") + kAnnGpu + ": empty (a GPU name, e.g. A100-80GB)");
+  }
+
+  // The one container asking for GPUs (limits; requests where limits say nothing).
+  const json* spec = Member(pod, "spec");
+  const json* containers = spec ? Member(*spec, "containers") : nullptr;
+  if (!containers || !containers->is_array()) return Status::Error("the pod: spec.containers: want an array");
+  std::vector<std::string> gpu_containers;
+  for (size_t i = 0; i < containers->size(); ++i) {
+    const json& c = (*containers)[i];
+    const json* name = Member(c, "name");
+    std::string cname = name && name->is_string() ? name->get<std::string>() : "#" + std::to_string(i);
+    const json* res = Member(c, "resources");
+    int64_t n = 0;
+    for (const char* which : {"limits", "requests"}) {
+      const json* list = res ? Member(*res, which) : nullptr;
+      const json* q = list ? Member(*list, kResGpu) : nullptr;
+      if (!q) continue;
+      ASSIGN_OR_RETURN(n, DeviceCount(*q, "container " + Shown(cname) + ": resources." + which + "." + kResGpu));
+      break;
+    }
+    if (n == 0) continue;
+    gpu_containers.push_back(cname);
+    job.container = static_cast<int>(i);
+    job.container_name = cname;
+    job.gpus = n;
+  }
+  if (gpu_containers.empty()) {
+    return Status::Error(std::string("no container asks for ") + kResGpu +
+                         ": gpucast sizes the GPU share of a pod's GPU container (give it resources.limits " + kResGpu +
+                         ": 1, or remove the gpucast.io annotations)");
+  }
+  if (gpu_containers.size() > 1) {
+    std::string names;
+    for (const std::string& n : gpu_containers) names += (names.empty() ? "" : ", ") + Shown(n);
+    return Status::Error(std::to_string(gpu_containers.size()) + " containers ask for " + kResGpu + " (" + names +
+                         "): gpucast sizes one training job per pod; give GPUs to one container");
+  }
+  request["gpus"] = job.gpus;
+  job.request = std::move(request);
+  return job;
+}
+
+namespace {
+
+// Patch operations on one JSON object member map (annotations, limits,
+// requests) at `pointer`, which holds `existing` (null: absent).
+void SetMembers(json* patch, const std::string& pointer, const json* existing,
+                const std::vector<std::pair<std::string, std::string>>& set,
+                const std::vector<std::string>& remove = {}) {
+  if (!existing || !existing->is_object()) {
+    if (set.empty()) return;
+    json obj = json::object();
+    for (const auto& [k, v] : set) obj[k] = v;
+    patch->push_back({{"op", "add"}, {"path", pointer}, {"value", obj}});
+    return;
+  }
+  for (const std::string& k : remove) {
+    if (existing->contains(k)) patch->push_back({{"op", "remove"}, {"path", pointer + "/" + JsonPointerEscape(k)}});
+  }
+  // "add" on an existing member replaces its value (RFC 6902, 4.1).
+  for (const auto& [k, v] : set) {
+    patch->push_back({{"op", "add"}, {"path", pointer + "/" + JsonPointerEscape(k)}, {"value", v}});
+  }
+}
+
+std::string QuantityText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
+Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing& s, const ShareOptions& o) {
+  Mutation m;
+  if (job.container < 0 || job.gpus < 1) return Status::Error("BuildMutation: the pod has no GPU container");
+  const bool has_mem = !std::isnan(s.mem_mib);
+  const std::string per_gpu = job.gpus > 1 ? " per GPU" : "";
+  if (has_mem && s.mem_mib > s.capacity_mib) {
+    return Status::Error("predicted to need " + Fmt("%.0f", s.mem_mib) + " MiB of GPU memory" + per_gpu + " (interval " +
+                         Fmt("%.0f", s.mem_lo) + "-" + Fmt("%.0f", s.mem_hi) + "), more than the " + s.gpu + "'s " +
+                         Fmt("%.0f", s.capacity_mib) +
+                         " MiB: it will not fit; use a smaller gpucast.io/batch, more GPUs, or a GPU with more memory");
+  }
+  double sized = o.headroom_interval ? s.util_hi : s.util + o.headroom_points;
+  sized = std::clamp(sized, 0.0, 100.0);
+  // The memory a share reserves: the interval's high end, at most the GPU's.
+  double mem_share = 0;
+  if (has_mem) {
+    mem_share = std::max(1.0, std::ceil(s.mem_hi - 1e-9));
+    if (mem_share > s.capacity_mib) {
+      mem_share = std::floor(s.capacity_mib);
+      m.warnings.push_back("gpucast: the predicted memory's high end (" + Fmt("%.0f", s.mem_hi) + " MiB) is above the " +
+                           s.gpu + "'s " + Fmt("%.0f", s.capacity_mib) + " MiB; reserving the whole memory");
+    }
+  }
+
+  const json& c = pod["spec"]["containers"][static_cast<size_t>(job.container)];
+  const json* res = Member(c, "resources");
+  const json* limits = res ? Member(*res, "limits") : nullptr;
+  const json* requests = res ? Member(*res, "requests") : nullptr;
+  const std::string cptr = "/spec/containers/" + std::to_string(job.container) + "/resources";
+  std::vector<std::pair<std::string, std::string>> set;  // container resources to set
+  std::vector<std::string> remove;                      // and to remove
+  std::map<std::string, std::string> ann;              // annotations to set
+  std::string share;                                    // gpucast.io/share's share item
+
+  if (job.gpus > 1) {
+    // Data parallel: whole GPUs (the prediction is one rank's utilization).
+    if (o.mode == ShareMode::kHami) {
+      set.emplace_back(kResGpuCores, "100");
+      m.summary = std::to_string(job.gpus) + " whole GPUs (" + kResGpuCores + " 100 each)";
+    } else {
+      m.summary = std::to_string(job.gpus) + " whole GPUs (" + kResGpu + " " + std::to_string(job.gpus) + " kept)";
+    }
+    share = "whole=1";
+  } else if (o.mode == ShareMode::kHami) {
+    int cores = static_cast<int>(std::clamp(std::ceil(sized - 1e-9), 1.0, 100.0));
+    set.emplace_back(kResGpuCores, std::to_string(cores));
+    m.summary = std::string(kResGpuCores) + " " + std::to_string(cores);
+    if (has_mem) {
+      set.emplace_back(kResGpuMem, Fmt("%.0f", mem_share));
+      m.summary += ", " + std::string(kResGpuMem) + " " + Fmt("%.0f", mem_share);
+    } else {
+      m.warnings.push_back(std::string("gpucast: the predictor has no memory model: ") + kResGpuMem +
+                           " not set (HAMi's default applies)");
+    }
+    share = "cores=" + std::to_string(cores);
+  } else {
+    double f = sized / 100;
+    if (has_mem) f = std::max(f, mem_share / s.capacity_mib);
+    else m.warnings.push_back("gpucast: the predictor has no memory model: the fraction is sized by utilization only");
+    f = std::max(0.01, std::ceil(f * 100 - 1e-9) / 100);
+    if (f >= 1) {
+      m.summary = "a whole GPU (the share rounds to 1.00; " + std::string(kResGpu) + " 1 kept)";
+      m.warnings.push_back("gpucast: the share rounds to a whole GPU: " + std::string(kResGpu) + " 1 kept, no " +
+                           kAnnKaiFraction + " annotation");
+      share = "whole=1";
+    } else {
+      remove.push_back(kResGpu);
+      ann[kAnnKaiFraction] = Fmt("%.2f", f);
+      if (job.container != 0) ann[kAnnKaiFractionContainer] = job.container_name;
+      m.summary = std::string(kAnnKaiFraction) + " " + Fmt("%.2f", f) + " (" + kResGpu + " removed from container " +
+                  job.container_name + ")";
+      share = "fraction=" + Fmt("%.2f", f);
+    }
+  }
+  // What the pod set itself and gpucast replaces.
+  for (const auto& [k, v] : set) {
+    const json* old = limits ? Member(*limits, k.c_str()) : nullptr;
+    if (old && QuantityText(*old) != v) {
+      m.warnings.push_back("gpucast: replaced " + k + " " + Shown(QuantityText(*old)) + " (set in the pod) with " + v);
+    }
+  }
+  SetMembers(&m.patch, cptr + (res ? "/limits" : ""), res ? limits : nullptr,
+             res ? set : std::vector<std::pair<std::string, std::string>>{}, remove);
+  if (!res && !set.empty()) {
+    // No resources object at all: create it with the limits.
+    json l = json::object();
+    for (const auto& [k, v] : set) l[k] = v;
+    m.patch.push_back({{"op", "add"}, {"path", cptr}, {"value", {{"limits", l}}}});
+  }
+  // Extended resources must have requests equal to limits where requests are given.
+  if (requests && requests->is_object()) SetMembers(&m.patch, cptr + "/requests", requests, set, remove);
+
+  ann[kAnnPredictedUtil] = Fmt("%.2f", s.util);
+  ann[kAnnPredictedUtilInterval] = Fmt("%.2f", s.util_lo) + "-" + Fmt("%.2f", s.util_hi);
+  ann[kAnnPredictedGpu] = s.gpu;
+  if (has_mem) {
+    ann[kAnnPredictedMem] = Fmt("%.0f", std::ceil(s.mem_mib - 1e-9));
+    ann[kAnnPredictedMemInterval] = Fmt("%.0f", std::floor(s.mem_lo)) + "-" + Fmt("%.0f", std::ceil(s.mem_hi - 1e-9));
+  }
+  ann[kAnnShare] = "gpu=" + s.gpu + ",gpus=" + std::to_string(job.gpus) + ",util=" + Fmt("%.2f", s.util) +
+                   ",mem_mib=" + Fmt("%.0f", mem_share) + "," + share;
+  const json* meta = Member(pod, "metadata");
+  if (!meta || !meta->is_object()) {
+    json a = json::object();
+    for (const auto& [k, v] : ann) a[k] = v;
+    m.patch.insert(m.patch.begin(), json{{"op", "add"}, {"path", "/metadata"}, {"value", {{"annotations", a}}}});
+  } else {
+    json before = json::array();
+    SetMembers(&before, "/metadata/annotations", Member(*meta, "annotations"),
+               std::vector<std::pair<std::string, std::string>>(ann.begin(), ann.end()));
+    before.insert(before.end(), m.patch.begin(), m.patch.end());
+    m.patch = std::move(before);
+  }
+  return m;
+}
+
+json AllowReview(const std::string& uid, const Mutation* mutation, const std::vector<std::string>& warnings) {
+  json response = {{"uid", uid}, {"allowed", true}};
+  std::vector<std::string> all = warnings;
+  if (mutation) {
+    if (!mutation->patch.empty()) {
+      response["patchType"] = "JSONPatch";
+      response["patch"] = Base64(mutation->patch.dump());
+    }
+    all.insert(all.end(), mutation->warnings.begin(), mutation->warnings.end());
+  }
+  if (!all.empty()) response["warnings"] = all;
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
+}
+
+json DenyReview(const std::string& uid, const std::string& message, int code) {
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"response", {{"uid", uid}, {"allowed", false}, {"status", {{"code", code}, {"message", message}}}}}};
+}
+
+}  // namespace gpucast::service::k8s

@@ -1,0 +1,163 @@
+// Kubernetes mutating admission for Pods (POST /k8s/v1/mutate), the pure part:
+// an AdmissionReview (admission.k8s.io/v1) in, the job a Pod's gpucast.io/*
+// annotations describe, and the AdmissionReview answer with an RFC 6902
+// JSONPatch out. No files, sockets or clock: the prediction between
+// ReadPodJob and BuildMutation is made by the caller through the same
+// request -> JobSpec -> prediction path as POST /v1/predict
+// (routes_k8s.cc), so the webhook, the API and the CLI give one answer.
+//
+// Shapes: the Kubernetes API reference, "Dynamic Admission Control"
+// (kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/,
+// sections "Request" and "Response") and k8s.io/api/admission/v1 types.go.
+// docs/kubernetes.md is the user's contract.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/status.h"
+
+namespace gpucast::service::k8s {
+
+// The pod annotations a user writes (inputs) and gpucast writes (outputs).
+inline constexpr const char* kAnnModel = "gpucast.io/model";    // path(s) under --model-root, comma-separated
+inline constexpr const char* kAnnBatch = "gpucast.io/batch";    // integer, required
+inline constexpr const char* kAnnDims = "gpucast.io/dims";      // "seq=128,heads=12"
+inline constexpr const char* kAnnAttrs = "gpucast.io/attrs";    // "loader_workers=2,data_on_gpu=1"
+inline constexpr const char* kAnnAmp = "gpucast.io/amp";        // true|false|1|0
+inline constexpr const char* kAnnGpu = "gpucast.io/gpu";        // a GPU of the table; else the cluster's
+inline constexpr const char* kAnnPredictedUtil = "gpucast.io/predicted-util";
+inline constexpr const char* kAnnPredictedUtilInterval = "gpucast.io/predicted-util-interval";
+inline constexpr const char* kAnnPredictedMem = "gpucast.io/predicted-mem-mib";
+inline constexpr const char* kAnnPredictedMemInterval = "gpucast.io/predicted-mem-interval-mib";
+inline constexpr const char* kAnnPredictedGpu = "gpucast.io/predicted-gpu";
+// Machine-readable, for the scheduler extender: "gpu=A100-80GB,gpus=1,util=43.21,mem_mib=12288".
+inline constexpr const char* kAnnShare = "gpucast.io/share";
+// KAI Scheduler / Run:ai GPU sharing: the fraction of one GPU, a number in (0, 1)
+// (NVIDIA/KAI-Scheduler docs/gpu-sharing/README.md; validated by
+// pkg/binder/plugins/gpusharing/gpu-request/gpu_request_validator.go, which
+// also refuses it together with an nvidia.com/gpu request or limit).
+inline constexpr const char* kAnnKaiFraction = "gpu-fraction";
+inline constexpr const char* kAnnKaiFractionContainer = "gpu-fraction-container-name";
+// Extended resources (HAMi: Project-HAMi/HAMi README, "nvidia.com/gpucores:
+// each vGPU uses N% of the GPU", "nvidia.com/gpumem: device memory of each vGPU, MiB").
+inline constexpr const char* kResGpu = "nvidia.com/gpu";
+inline constexpr const char* kResGpuCores = "nvidia.com/gpucores";
+inline constexpr const char* kResGpuMem = "nvidia.com/gpumem";
+
+// How a pod's share is written into it (gpucast serve --k8s-share).
+enum class ShareMode { kHami, kFraction };
+
+// The parts of an AdmissionReview request gpucast reads.
+struct AdmissionRequest {
+  std::string uid;           // echoed in the answer
+  std::string group, version, kind;  // request.kind ("", "v1", "Pod")
+  std::string sub_resource;  // request.subResource ("" for the pod itself)
+  std::string operation;     // CREATE, UPDATE, DELETE, CONNECT
+  std::string ns, name;      // request.namespace, request.name ("" when generateName is used)
+  bool dry_run = false;
+  nlohmann::json object;     // request.object (null if absent)
+};
+
+// Parses an AdmissionReview of apiVersion admission.k8s.io/v1. An error
+// (answered 400) names the field: "AdmissionReview: field 'request.uid': want a
+// non-empty string of at most 256 bytes".
+Result<AdmissionRequest> ParseAdmissionReview(std::string_view body);
+
+// What a pod asks gpucast for.
+struct PodJob {
+  bool annotated = false;   // it has at least one gpucast.io input annotation
+  // The job as POST /v1/predict takes it: {"model" | "models", "batch",
+  // "amp", "dims", "attrs", "gpus"} (no "gpu": the caller adds the GPU it
+  // predicts for, `gpu` below or the cluster's).
+  nlohmann::json request;
+  std::string gpu;          // gpucast.io/gpu as written, "" = not given
+  int container = -1;       // index in spec.containers of the one container asking for nvidia.com/gpu
+  std::string container_name;
+  int64_t gpus = 0;         // its nvidia.com/gpu, >= 1
+};
+
+// Reads the gpucast.io/* annotations and the GPU container of `pod` (a v1
+// Pod object). A pod without input annotations gives annotated = false and
+// no error. Errors are the user's to fix and name the annotation or the
+// container: "annotation gpucast.io/batch: want an integer, got 'big'".
+Result<PodJob> ReadPodJob(const nlohmann::json& pod);
+
+// The prediction a share is made from (per GPU of the job).
+struct Sizing {
+  std::string gpu;               // canonical GPU name predicted for
+  double util = 0;               // predicted utilization, percent
+  double util_lo = 0, util_hi = 0;
+  double mem_mib = 0;            // predicted GPU memory, MiB; NaN = the predictor has no memory model
+  double mem_lo = 0, mem_hi = 0;
+  double capacity_mib = 0;       // the GPU's memory, MiB (> 0)
+};
+
+// The prediction's GPU memory per GPU, MiB, into `s` (NaN when it has none).
+// `P` is the service's Prediction (job.h), which carries it as optional
+// mem_mib / mem_lo / mem_hi, filled by the engine from PredictResult::memory,
+// once the service work that adds them is merged; a Prediction without those
+// members, or a predictor without a memory model, gives NaN, and BuildMutation
+// then writes no nvidia.com/gpumem and warns.
+template <typename P>
+void MemoryFromPrediction(const P& p, Sizing* s) {
+  s->mem_mib = s->mem_lo = s->mem_hi = std::nan("");
+  if constexpr (requires { p.mem_mib.value(); p.mem_lo.value(); p.mem_hi.value(); }) {
+    if (p.mem_mib && p.mem_lo && p.mem_hi) {
+      s->mem_mib = *p.mem_mib;
+      s->mem_lo = *p.mem_lo;
+      s->mem_hi = *p.mem_hi;
+    }
+  }
+}
+
+struct ShareOptions {
+  ShareMode mode = ShareMode::kHami;
+  // The utilization a share is sized by: the point prediction plus
+  // `headroom_points`, or the interval's upper end when `headroom_interval`.
+  double headroom_points = 0;
+  bool headroom_interval = false;
+};
+
+struct Mutation {
+  nlohmann::json patch = nlohmann::json::array();  // RFC 6902 operations
+  std::vector<std::string> warnings;               // shown by kubectl ("Warning: ...")
+  std::string summary;                             // what was set, one line
+};
+
+// The patch that gives `pod` its share (`job` from ReadPodJob on the same
+// pod). One GPU: with kHami, nvidia.com/gpucores = ceil(sized utilization),
+// 1..100, and nvidia.com/gpumem = ceil(memory high end) in the container's
+// limits (and requests, where it has them); with kFraction, the KAI
+// "gpu-fraction" annotation = max(sized utilization / 100, memory high end /
+// capacity) rounded up to 0.01, and nvidia.com/gpu removed from the
+// container (KAI refuses both); a fraction of 1.00 or more keeps the whole
+// GPU. Several GPUs (data parallel): whole GPUs, nvidia.com/gpucores 100
+// with kHami, nothing on the container with kFraction. Always the
+// gpucast.io/predicted-* and gpucast.io/share annotations. Map members are
+// created where absent; keys are JSON-Pointer escaped (~0, ~1).
+// Error (the pod is denied): the predicted memory itself is above the GPU's.
+Result<Mutation> BuildMutation(const nlohmann::json& pod, const PodJob& job, const Sizing& sizing,
+                               const ShareOptions& options);
+
+// RFC 6901: "~" -> "~0", "/" -> "~1".
+std::string JsonPointerEscape(std::string_view key);
+
+// The AdmissionReview answers (apiVersion admission.k8s.io/v1, kind
+// AdmissionReview, response.uid = uid). `mutation` may be null (allowed
+// unchanged); a non-empty patch is sent base64 with patchType JSONPatch.
+nlohmann::json AllowReview(const std::string& uid, const Mutation* mutation,
+                           const std::vector<std::string>& warnings = {});
+// allowed: false, status {code, message}: kubectl shows `admission webhook
+// "..." denied the request: <message>`.
+nlohmann::json DenyReview(const std::string& uid, const std::string& message, int code = 403);
+
+// Standard base64 (RFC 4648, with padding), as the API server decodes the patch.
+std::string Base64(std::string_view bytes);
+
+}  // namespace gpucast::service::k8s

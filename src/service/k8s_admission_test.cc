@@ -1,0 +1,407 @@
+// AdmissionReview parsing, pod annotations -> job, and the JSONPatch of a
+// pod's share. The patches are applied with nlohmann::json::patch (an
+// independent RFC 6902 implementation); tests/k8s_test.sh applies them with
+// kubectl as well.
+#include "service/k8s_admission.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace gpucast::service::k8s {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// An AdmissionReview as the API server sends it for `kubectl apply` of a pod
+// (envelope: "Dynamic Admission Control", Request; the pod after defaulting
+// and the ServiceAccount admission plugin).
+std::string Fixture() {
+  std::ifstream in(std::string(GPUCAST_SOURCE_DIR) + "/tests/k8s/review-create-pod.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+json FixturePod() { return json::parse(Fixture())["request"]["object"]; }
+
+TEST(ParseAdmissionReview, ReadsTheApiServersReview) {
+  Result<AdmissionRequest> r = ParseAdmissionReview(Fixture());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->uid, "8c5ab4f5-6393-41e8-b7cc-42010a800002");
+  EXPECT_EQ(r->kind, "Pod");
+  EXPECT_EQ(r->version, "v1");
+  EXPECT_EQ(r->group, "");
+  EXPECT_EQ(r->operation, "CREATE");
+  EXPECT_EQ(r->ns, "ml");
+  EXPECT_EQ(r->name, "resnet50-train");
+  EXPECT_FALSE(r->dry_run);
+  EXPECT_EQ(r->object["spec"]["containers"][0]["name"], "train");
+}
+
+TEST(ParseAdmissionReview, MalformedReviewsNameTheField) {
+  json ok = json::parse(Fixture());
+  auto msg = [](const json& j) { return ParseAdmissionReview(j.dump()).message(); };
+  EXPECT_THAT(ParseAdmissionReview("{\"apiVersion\": ").message(), HasSubstr("AdmissionReview: malformed JSON"));
+  EXPECT_THAT(ParseAdmissionReview("[1]").message(), HasSubstr("AdmissionReview: want a JSON object"));
+  json j = ok;
+  j["apiVersion"] = "admission.k8s.io/v1beta1";
+  EXPECT_THAT(msg(j), HasSubstr("field 'apiVersion': want \"admission.k8s.io/v1\" (set admissionReviewVersions"));
+  j = ok;
+  j["kind"] = "Pod";
+  EXPECT_THAT(msg(j), HasSubstr("field 'kind': want \"AdmissionReview\""));
+  j = ok;
+  j.erase("request");
+  EXPECT_THAT(msg(j), HasSubstr("field 'request': want an object"));
+  j = ok;
+  j["request"]["uid"] = "";
+  EXPECT_THAT(msg(j), HasSubstr("field 'request.uid': want a non-empty string"));
+  j["request"]["uid"] = std::string(300, 'u');
+  EXPECT_THAT(msg(j), HasSubstr("field 'request.uid'"));
+  j = ok;
+  j["request"]["kind"] = "Pod";
+  EXPECT_THAT(msg(j), HasSubstr("field 'request.kind': want an object"));
+  j = ok;
+  j["request"]["operation"] = "PATCH";
+  EXPECT_THAT(msg(j), HasSubstr("field 'request.operation': want CREATE, UPDATE, DELETE or CONNECT, got PATCH"));
+  j = ok;
+  j["request"]["object"] = "pod";
+  EXPECT_THAT(msg(j), HasSubstr("field 'request.object': want an object"));
+  j = ok;
+  j["request"]["dryRun"] = "no";
+  EXPECT_THAT(msg(j), HasSubstr("field 'request.dryRun': want true or false"));
+}
+
+TEST(ReadPodJob, AnnotationsBecomeThePredictRequest) {
+  Result<PodJob> job = ReadPodJob(FixturePod());
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_TRUE(job->annotated);
+  EXPECT_EQ(job->request, json::parse(R"({"model": "resnet50.onnx", "batch": 64, "gpus": 1,
+                                          "attrs": {"loader_workers": "4"}})"));
+  EXPECT_EQ(job->container, 0);
+  EXPECT_EQ(job->container_name, "train");
+  EXPECT_EQ(job->gpus, 1);
+  EXPECT_EQ(job->gpu, "");
+}
+
+TEST(ReadPodJob, EveryInputAnnotation) {
+  json pod = FixturePod();
+  auto& a = pod["metadata"]["annotations"];
+  a["gpucast.io/model"] = "gan/g.onnx, gan/d.onnx,gan/d.onnx";
+  a["gpucast.io/dims"] = "seq=128, heads=12";
+  a["gpucast.io/amp"] = "true";
+  a["gpucast.io/gpu"] = "NVIDIA A100-SXM4-80GB";
+  a["gpucast.io/predicted-util"] = "12.00";  // a stale output is not an input
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->request["models"], json::parse(R"([{"path": "gan/g.onnx", "repeat": 1},
+                                                    {"path": "gan/d.onnx", "repeat": 2}])"));
+  EXPECT_FALSE(job->request.contains("model"));
+  EXPECT_EQ(job->request["dims"], json::parse(R"({"seq": 128, "heads": 12})"));
+  EXPECT_EQ(job->request["amp"], true);
+  EXPECT_EQ(job->gpu, "NVIDIA A100-SXM4-80GB");
+}
+
+TEST(ReadPodJob, AnUnannotatedPodIsNotGpucasts) {
+  json pod = FixturePod();
+  for (const char* k : {"gpucast.io/model", "gpucast.io/batch", "gpucast.io/attrs"}) pod["metadata"]["annotations"].erase(k);
+  pod["metadata"]["annotations"]["gpucast.io/share"] = "gpu=RTX3090,gpus=1,util=10";
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_FALSE(job->annotated);
+  pod["metadata"].erase("annotations");
+  job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_FALSE(job->annotated);
+}
+
+TEST(ReadPodJob, BadAnnotationsAndContainersAreTheUsersToFix) {
+  auto msg = [](json pod) { return ReadPodJob(pod).message(); };
+  json pod = FixturePod();
+  pod["metadata"]["annotations"].erase("gpucast.io/batch");
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/batch: missing (the per-GPU batch size"));
+  pod = FixturePod();
+  pod["metadata"]["annotations"]["gpucast.io/batch"] = "big";
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/batch: want an integer, got 'big'"));
+  pod = FixturePod();
+  pod["metadata"]["annotations"].erase("gpucast.io/model");
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/model: missing"));
+  pod = FixturePod();
+  pod["metadata"]["annotations"]["gpucast.io/model"] = "a.onnx,,b.onnx";
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/model: empty path in 'a.onnx,,b.onnx'"));
+  pod = FixturePod();
+  pod["metadata"]["annotations"]["gpucast.io/bacth"] = "64";
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/bacth: unknown (gpucast reads gpucast.io/model"));
+  pod = FixturePod();
+  pod["metadata"]["annotations"]["gpucast.io/dims"] = "seq=long";
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/dims: 'seq=long': want NAME=INTEGER"));
+  pod = FixturePod();
+  pod["metadata"]["annotations"]["gpucast.io/attrs"] = "loader_workers";
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/attrs: 'loader_workers': want NAME=VALUE items"));
+  pod = FixturePod();
+  pod["metadata"]["annotations"]["gpucast.io/amp"] = "yes";
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/amp: want true, false, 1 or 0, got 'yes'"));
+  pod = FixturePod();
+  pod["spec"]["containers"][0]["resources"] = json::object();
+  EXPECT_THAT(msg(pod), HasSubstr("no container asks for nvidia.com/gpu: gpucast sizes"));
+  pod = FixturePod();
+  pod["spec"]["containers"][1]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+  EXPECT_THAT(msg(pod), HasSubstr("2 containers ask for nvidia.com/gpu (train, log-shipper)"));
+  pod = FixturePod();
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "500m";
+  EXPECT_THAT(msg(pod), HasSubstr("container train: resources.limits.nvidia.com/gpu: want a whole number of GPUs"));
+}
+
+TEST(ReadPodJob, GpusComeFromLimitsOrRequests) {
+  json pod = FixturePod();
+  pod["spec"]["containers"][0]["resources"] = {{"requests", {{"nvidia.com/gpu", 2}}}};
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->gpus, 2);
+  EXPECT_EQ(job->request["gpus"], 2);
+}
+
+// ResNet-50-like numbers chosen so that every rounding is visible.
+Sizing A100() {
+  Sizing s;
+  s.gpu = "A100-80GB";
+  s.util = 43.21;
+  s.util_lo = 8.5;
+  s.util_hi = 60.2;
+  s.mem_mib = 10000.3;
+  s.mem_lo = 9000.7;
+  s.mem_hi = 12000.4;
+  s.capacity_mib = 81920;
+  return s;
+}
+
+TEST(BuildMutation, HamiCoresAndMemoryInLimitsAndRequests) {
+  json pod = FixturePod();
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok());
+  Result<Mutation> m = BuildMutation(pod, *job, A100(), {});
+  ASSERT_TRUE(m.ok()) << m.message();
+  json out = pod.patch(m->patch);
+  const json& c = out["spec"]["containers"][0]["resources"];
+  EXPECT_EQ(c["limits"], json::parse(R"({"nvidia.com/gpu": "1", "nvidia.com/gpucores": "44", "nvidia.com/gpumem": "12001"})"));
+  EXPECT_EQ(c["requests"], c["limits"]);
+  EXPECT_EQ(out["spec"]["containers"][1], pod["spec"]["containers"][1]);
+  const json& a = out["metadata"]["annotations"];
+  EXPECT_EQ(a["gpucast.io/predicted-util"], "43.21");
+  EXPECT_EQ(a["gpucast.io/predicted-util-interval"], "8.50-60.20");
+  EXPECT_EQ(a["gpucast.io/predicted-mem-mib"], "10001");
+  EXPECT_EQ(a["gpucast.io/predicted-mem-interval-mib"], "9000-12001");
+  EXPECT_EQ(a["gpucast.io/predicted-gpu"], "A100-80GB");
+  EXPECT_EQ(a["gpucast.io/share"], "gpu=A100-80GB,gpus=1,util=43.21,mem_mib=12001,cores=44");
+  EXPECT_EQ(a["gpucast.io/model"], "resnet50.onnx");  // inputs untouched
+  EXPECT_EQ(m->summary, "nvidia.com/gpucores 44, nvidia.com/gpumem 12001");
+  EXPECT_TRUE(m->warnings.empty());
+  // Keys with '/' are escaped in the paths (RFC 6901).
+  bool escaped = false;
+  for (const json& op : m->patch) escaped |= op["path"] == "/spec/containers/0/resources/limits/nvidia.com~1gpucores";
+  EXPECT_TRUE(escaped) << m->patch.dump();
+}
+
+TEST(BuildMutation, HeadroomPointsOrTheIntervalsUpperEnd) {
+  json pod = FixturePod();
+  PodJob job = *ReadPodJob(pod);
+  ShareOptions o;
+  o.headroom_points = 10;
+  json out = pod.patch(BuildMutation(pod, job, A100(), o)->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "54");
+  o.headroom_interval = true;
+  out = pod.patch(BuildMutation(pod, job, A100(), o)->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "61");
+  Sizing low = A100();
+  low.util = 0.2;
+  out = pod.patch(BuildMutation(pod, job, low, {})->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "1");
+  o.headroom_interval = false;
+  o.headroom_points = 80;
+  out = pod.patch(BuildMutation(pod, job, A100(), o)->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "100");
+}
+
+TEST(BuildMutation, FractionReplacesTheGpuRequestWithKaisAnnotation) {
+  json pod = FixturePod();
+  // The trainer second, so KAI must be told which container it is.
+  std::swap(pod["spec"]["containers"][0], pod["spec"]["containers"][1]);
+  PodJob job = *ReadPodJob(pod);
+  ASSERT_EQ(job.container, 1);
+  ShareOptions o;
+  o.mode = ShareMode::kFraction;
+  Result<Mutation> m = BuildMutation(pod, job, A100(), o);
+  ASSERT_TRUE(m.ok()) << m.message();
+  json out = pod.patch(m->patch);
+  // max(43.21 / 100, 12001 / 81920 = 0.146) rounded up to 0.01.
+  EXPECT_EQ(out["metadata"]["annotations"]["gpu-fraction"], "0.44");
+  EXPECT_EQ(out["metadata"]["annotations"]["gpu-fraction-container-name"], "train");
+  EXPECT_EQ(out["metadata"]["annotations"]["gpucast.io/share"], "gpu=A100-80GB,gpus=1,util=43.21,mem_mib=12001,fraction=0.44");
+  EXPECT_EQ(out["spec"]["containers"][1]["resources"], json::parse(R"({"limits": {}, "requests": {}})"));
+  // Memory decides when it is the larger share: 60000 / 81920 = 0.733 -> 0.74.
+  Sizing big = A100();
+  big.mem_mib = big.mem_lo = 50000;
+  big.mem_hi = 60000;
+  out = pod.patch(BuildMutation(pod, job, big, o)->patch);
+  EXPECT_EQ(out["metadata"]["annotations"]["gpu-fraction"], "0.74");
+}
+
+TEST(BuildMutation, AFractionOfOneKeepsTheWholeGpu) {
+  json pod = FixturePod();
+  PodJob job = *ReadPodJob(pod);
+  Sizing s = A100();
+  s.util = 99.5;
+  ShareOptions o;
+  o.mode = ShareMode::kFraction;
+  Result<Mutation> m = BuildMutation(pod, job, s, o);
+  ASSERT_TRUE(m.ok()) << m.message();
+  json out = pod.patch(m->patch);
+  EXPECT_FALSE(out["metadata"]["annotations"].contains("gpu-fraction"));
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"], pod["spec"]["containers"][0]["resources"]);
+  EXPECT_THAT(m->warnings, ElementsAre(HasSubstr("the share rounds to a whole GPU: nvidia.com/gpu 1 kept")));
+}
+
+TEST(BuildMutation, SeveralGpusAreWholeGpus) {
+  json pod = FixturePod();
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "4"}}}, {"requests", {{"nvidia.com/gpu", "4"}}}};
+  PodJob job = *ReadPodJob(pod);
+  json out = pod.patch(BuildMutation(pod, job, A100(), {})->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"],
+            json::parse(R"({"nvidia.com/gpu": "4", "nvidia.com/gpucores": "100"})"));
+  EXPECT_EQ(out["metadata"]["annotations"]["gpucast.io/share"], "gpu=A100-80GB,gpus=4,util=43.21,mem_mib=12001,whole=1");
+  ShareOptions o;
+  o.mode = ShareMode::kFraction;
+  Result<Mutation> m = BuildMutation(pod, job, A100(), o);
+  out = pod.patch(m->patch);
+  EXPECT_EQ(out["spec"], pod["spec"]);
+  EXPECT_EQ(m->summary, "4 whole GPUs (nvidia.com/gpu 4 kept)");
+}
+
+TEST(BuildMutation, MemoryAboveTheGpuIsDenied) {
+  json pod = FixturePod();
+  PodJob job = *ReadPodJob(pod);
+  Sizing s = A100();
+  s.mem_mib = 90000;
+  s.mem_lo = 85000;
+  s.mem_hi = 95000;
+  Result<Mutation> m = BuildMutation(pod, job, s, {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "predicted to need 90000 MiB of GPU memory (interval 85000-95000), more than the A100-80GB's "
+                         "81920 MiB: it will not fit; use a smaller gpucast.io/batch, more GPUs, or a GPU with more memory");
+  // Only the interval's high end above it: the whole memory, with a warning.
+  s.mem_mib = 80000;
+  m = BuildMutation(pod, job, s, {});
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(pod.patch(m->patch)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"], "81920");
+  EXPECT_THAT(m->warnings, ElementsAre(HasSubstr("reserving the whole memory")));
+}
+
+TEST(BuildMutation, WithoutAMemoryModelNoGpumem) {
+  json pod = FixturePod();
+  PodJob job = *ReadPodJob(pod);
+  Sizing s = A100();
+  s.mem_mib = s.mem_lo = s.mem_hi = std::nan("");
+  Result<Mutation> m = BuildMutation(pod, job, s, {});
+  ASSERT_TRUE(m.ok()) << m.message();
+  json out = pod.patch(m->patch);
+  EXPECT_FALSE(out["spec"]["containers"][0]["resources"]["limits"].contains("nvidia.com/gpumem"));
+  EXPECT_FALSE(out["metadata"]["annotations"].contains("gpucast.io/predicted-mem-mib"));
+  EXPECT_EQ(out["metadata"]["annotations"]["gpucast.io/share"], "gpu=A100-80GB,gpus=1,util=43.21,mem_mib=0,cores=44");
+  EXPECT_THAT(m->warnings, ElementsAre(HasSubstr("no memory model: nvidia.com/gpumem not set")));
+}
+
+TEST(BuildMutation, AbsentMapsAreCreatedAndPodValuesReplacedWithAWarning) {
+  json pod = FixturePod();
+  // Requests only: limits is created.
+  pod["spec"]["containers"][0]["resources"] = {{"requests", {{"nvidia.com/gpu", "1"}}}};
+  PodJob job = *ReadPodJob(pod);
+  pod["metadata"].erase("annotations");
+  json out = pod.patch(BuildMutation(pod, job, A100(), {})->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"],
+            json::parse(R"({"nvidia.com/gpucores": "44", "nvidia.com/gpumem": "12001"})"));
+  EXPECT_EQ(out["metadata"]["annotations"]["gpucast.io/predicted-util"], "43.21");
+  // No resources object at all.
+  pod["spec"]["containers"][0].erase("resources");
+  out = pod.patch(BuildMutation(pod, job, A100(), {})->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "44");
+  // A share the pod guessed itself is replaced, and the user told.
+  pod = FixturePod();
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"] = "80";
+  Result<Mutation> m = BuildMutation(pod, job, A100(), {});
+  EXPECT_EQ(pod.patch(m->patch)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "44");
+  EXPECT_THAT(m->warnings, ElementsAre("gpucast: replaced nvidia.com/gpucores 80 (set in the pod) with 44"));
+}
+
+// The service's Prediction with memory (optional members, as the engine fills
+// them from PredictResult::memory) and without.
+struct WithMemory {
+  std::optional<double> mem_mib, mem_lo, mem_hi;
+};
+struct WithoutMemory {
+  double util = 0;
+};
+
+TEST(MemoryFromPrediction, TheIntervalWhenThePredictionHasOne) {
+  Sizing s = A100();
+  MemoryFromPrediction(WithMemory{10001, 9000, 12000.5}, &s);
+  EXPECT_EQ(s.mem_mib, 10001);
+  EXPECT_EQ(s.mem_lo, 9000);
+  EXPECT_EQ(s.mem_hi, 12000.5);
+  // gpumem is the high end, rounded up.
+  json pod = FixturePod();
+  Result<Mutation> m = BuildMutation(pod, *ReadPodJob(pod), s, {});
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(pod.patch(m->patch)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"], "12001");
+  // No memory model (unset members), or a Prediction without memory: NaN.
+  MemoryFromPrediction(WithMemory{}, &s);
+  EXPECT_TRUE(std::isnan(s.mem_mib) && std::isnan(s.mem_lo) && std::isnan(s.mem_hi));
+  s = A100();
+  MemoryFromPrediction(WithoutMemory{}, &s);
+  EXPECT_TRUE(std::isnan(s.mem_mib) && std::isnan(s.mem_lo) && std::isnan(s.mem_hi));
+}
+
+TEST(JsonPointer, EscapesTildeAndSlash) {
+  EXPECT_EQ(JsonPointerEscape("nvidia.com/gpucores"), "nvidia.com~1gpucores");
+  EXPECT_EQ(JsonPointerEscape("a~b/c~1"), "a~0b~1c~01");
+  // nlohmann's pointer reads it back to the key.
+  json j = {{"a~b/c~1", 7}};
+  EXPECT_EQ(j.at(json::json_pointer("/" + JsonPointerEscape("a~b/c~1"))), 7);
+}
+
+TEST(Base64, Rfc4648Vectors) {
+  EXPECT_EQ(Base64(""), "");
+  EXPECT_EQ(Base64("f"), "Zg==");
+  EXPECT_EQ(Base64("fo"), "Zm8=");
+  EXPECT_EQ(Base64("foo"), "Zm9v");
+  EXPECT_EQ(Base64("foob"), "Zm9vYg==");
+  EXPECT_EQ(Base64("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(Base64("foobar"), "Zm9vYmFy");
+}
+
+TEST(Reviews, AllowCarriesTheBase64PatchAndDenyTheMessage) {
+  json pod = FixturePod();
+  Mutation m = *BuildMutation(pod, *ReadPodJob(pod), A100(), {});
+  json a = AllowReview("u-1", &m, {"w"});
+  EXPECT_EQ(a["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(a["kind"], "AdmissionReview");
+  EXPECT_EQ(a["response"]["uid"], "u-1");
+  EXPECT_EQ(a["response"]["allowed"], true);
+  EXPECT_EQ(a["response"]["patchType"], "JSONPatch");
+  EXPECT_EQ(a["response"]["patch"], Base64(m.patch.dump()));
+  EXPECT_EQ(a["response"]["warnings"], json::array({"w"}));
+  json plain = AllowReview("u-2", nullptr);
+  EXPECT_EQ(plain, json::parse(R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                  "response": {"uid": "u-2", "allowed": true}})"));
+  json d = DenyReview("u-3", "no such model");
+  EXPECT_EQ(d["response"], json::parse(R"({"uid": "u-3", "allowed": false,
+                                           "status": {"code": 403, "message": "no such model"}})"));
+}
+
+}  // namespace
+}  // namespace gpucast::service::k8s

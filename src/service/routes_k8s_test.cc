@@ -1,0 +1,196 @@
+// POST /k8s/v1/mutate, /k8s/v1/filter and /k8s/v1/prioritize through a real
+// HTTP server (service_fixture.h) with the fake engine (util = 10 x batch)
+// and the live policy scheduler, on the API-server-shaped review of
+// tests/k8s/review-create-pod.json.
+#include <openssl/evp.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "service/k8s_admission.h"
+#include "service/scheduler.h"
+#include "service/service_fixture.h"
+
+namespace gpucast::service {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+std::string FromBase64(const std::string& b64) {
+  std::string out(b64.size() / 4 * 3 + 3, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
+  if (n < 0) return "(not base64)";
+  size_t pad = b64.size() >= 2 && b64.substr(b64.size() - 2) == "==" ? 2 : !b64.empty() && b64.back() == '=';
+  out.resize(static_cast<size_t>(n) - pad);
+  return out;
+}
+
+class K8sRoutesTest : public testing::ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    opts_.k8s.enabled = true;
+    opts_.k8s.nodes = {"gpu-a", "gpu-b"};
+    opts_.max_body_bytes = 64 << 10;  // an API server's review of a pod is several KiB
+    std::ifstream in(std::string(GPUCAST_SOURCE_DIR) + "/tests/k8s/review-create-pod.json");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    review_ = json::parse(ss.str());
+    Annotations()["gpucast.io/model"] = model_;
+    Annotations()["gpucast.io/batch"] = "4";
+    Annotations().erase("gpucast.io/attrs");
+  }
+  json& Annotations() { return review_["request"]["object"]["metadata"]["annotations"]; }
+  // Two nodes of one RTX 3090 each, the predictive policy.
+  void Start() {
+    Result<std::unique_ptr<Scheduler>> sched =
+        NewPolicyScheduler("nodes=2,gpus_per_node=1,type=RTX3090", "predictive", GPUCAST_DEFAULT_DATA_DIR);
+    ASSERT_TRUE(sched.ok()) << sched.message();
+    Result<std::unique_ptr<Service>> s =
+        Service::Create(opts_, std::make_unique<testing::FakeEngine>(), std::move(sched).value());
+    ASSERT_TRUE(s.ok()) << s.message();
+    service_ = std::move(s).value();
+    port_ = *service_->Bind("127.0.0.1", 0);
+    thread_ = std::thread([this] { EXPECT_TRUE(service_->Run().ok()); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_read_timeout(10, 0);
+    for (int i = 0; i < 200 && !client_->Get("/healthz"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  json Mutate() {
+    auto r = PostJson("/k8s/v1/mutate", review_);
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no reply");
+    return r && r->status == 200 ? Body(r)["response"] : json();
+  }
+  json review_;
+};
+
+TEST_F(K8sRoutesTest, AnAnnotatedPodGetsTheShareOfItsPrediction) {
+  Start();
+  json resp = Mutate();
+  EXPECT_EQ(resp["uid"], "8c5ab4f5-6393-41e8-b7cc-42010a800002");
+  EXPECT_EQ(resp["allowed"], true);
+  EXPECT_EQ(resp["patchType"], "JSONPatch");
+  json patch = json::parse(FromBase64(resp["patch"]));
+  json pod = review_["request"]["object"].patch(patch);
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "40");
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpucores"], "40");
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-util"], "40.00");
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-util-interval"], "35.00-45.00");
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "RTX3090");
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(), HasSubstr("no memory model"));
+  // The same job through POST /v1/predict: the same number.
+  auto p = PostJson("/v1/predict", {{"model", model_}, {"batch", 4}});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(Body(p)["predicted_util"], 40.0);
+  // A GPU named by the pod is the one predicted for (the API's name check).
+  Annotations()["gpucast.io/gpu"] = "a100";
+  pod = review_["request"]["object"].patch(json::parse(FromBase64(Mutate()["patch"])));
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "A100-40GB");
+  Annotations()["gpucast.io/gpu"] = "RTX3900";
+  EXPECT_THAT(Mutate()["status"]["message"].get<std::string>(),
+              HasSubstr("gpucast.io annotations: field 'gpu': unknown GPU 'RTX3900'; closest: RTX3090"));
+}
+
+TEST_F(K8sRoutesTest, AnUnannotatedPodPassesUnchanged) {
+  Start();
+  for (const char* k : {"gpucast.io/model", "gpucast.io/batch"}) Annotations().erase(k);
+  json resp = Mutate();
+  EXPECT_EQ(resp, json::parse(R"({"uid": "8c5ab4f5-6393-41e8-b7cc-42010a800002", "allowed": true})"));
+}
+
+TEST_F(K8sRoutesTest, UnreadableModelsAndBadAnnotationsAreDeniedWithTheReason) {
+  Start();
+  Annotations()["gpucast.io/model"] = "/etc/passwd";
+  json resp = Mutate();
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_EQ(resp["status"]["code"], 403);
+  EXPECT_EQ(resp["status"]["message"],
+            "gpucast: pod ml/resnet50-train: model '/etc/passwd': no such model file under the service's model roots");
+  Annotations()["gpucast.io/model"] = dir_ + "/bad.onnx";
+  EXPECT_THAT(Mutate()["status"]["message"].get<std::string>(), HasSubstr("not an ONNX model"));
+  Annotations()["gpucast.io/model"] = model_;
+  Annotations()["gpucast.io/batch"] = "0";
+  EXPECT_THAT(Mutate()["status"]["message"].get<std::string>(),
+              HasSubstr("gpucast: pod ml/resnet50-train: gpucast.io annotations: field 'batch'"));
+  Annotations()["gpucast.io/batch"] = "4";
+  review_["request"]["object"]["spec"]["containers"][0]["resources"] = json::object();
+  EXPECT_THAT(Mutate()["status"]["message"].get<std::string>(), HasSubstr("no container asks for nvidia.com/gpu"));
+}
+
+TEST_F(K8sRoutesTest, FailOpenAllowsWithTheReasonAsAWarning) {
+  opts_.k8s.fail_open = true;
+  Start();
+  Annotations()["gpucast.io/model"] = "/etc/passwd";
+  json resp = Mutate();
+  EXPECT_EQ(resp["allowed"], true);
+  EXPECT_FALSE(resp.contains("patch"));
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(),
+              HasSubstr("no such model file under the service's model roots (allowed unchanged, without a gpucast share)"));
+}
+
+TEST_F(K8sRoutesTest, MalformedReviewsAre400AndOtherObjectsPass) {
+  Start();
+  auto r = client_->Post("/k8s/v1/mutate", "{\"kind\":", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(Error(r), HasSubstr("AdmissionReview: malformed JSON"));
+  json old = review_;
+  review_["apiVersion"] = "admission.k8s.io/v1beta1";
+  r = PostJson("/k8s/v1/mutate", review_);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(Error(r), HasSubstr("field 'apiVersion': want \"admission.k8s.io/v1\""));
+  review_ = old;
+  review_["request"].erase("uid");
+  EXPECT_EQ(PostJson("/k8s/v1/mutate", review_)->status, 400);
+  review_ = old;
+  review_["request"]["kind"] = {{"group", "apps"}, {"version", "v1"}, {"kind", "Deployment"}};
+  json resp = Mutate();
+  EXPECT_EQ(resp["allowed"], true);
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(), HasSubstr("gpucast mutates Pods only, not apps/Deployment"));
+  review_ = old;
+  review_["request"]["operation"] = "UPDATE";
+  EXPECT_FALSE(Mutate().contains("patch"));
+}
+
+TEST_F(K8sRoutesTest, TheRoutesAreOffWithoutK8sShare) {
+  opts_.k8s = K8sConfig();
+  Start();
+  auto r = PostJson("/k8s/v1/mutate", review_);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+}
+
+TEST_F(K8sRoutesTest, TheExtenderFiltersByWhatRunsWhere) {
+  Start();
+  // The webhook's pod (40%) goes to the extender as kube-scheduler sends it.
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(Mutate()["patch"])));
+  json args = {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", {"gpu-a", "gpu-b", "cpu-1"}}};
+  auto r = PostJson("/k8s/v1/filter", args);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["NodeNames"], json::array({"gpu-a", "gpu-b"}));
+  EXPECT_THAT(Body(r)["FailedNodes"]["cpu-1"].get<std::string>(), HasSubstr("not one of gpucast's GPU nodes"));
+  r = PostJson("/k8s/v1/prioritize", args);
+  EXPECT_EQ(Body(r), json::parse(R"([{"Host": "gpu-a", "Score": 10}, {"Host": "gpu-b", "Score": 10},
+                                    {"Host": "cpu-1", "Score": 0}])"));
+  // Two 90% jobs through the API fill both GPUs (one each): 90 + 40 > 100 everywhere.
+  Submit(9);
+  Submit(9);
+  r = PostJson("/k8s/v1/filter", args);
+  EXPECT_EQ(Body(r)["NodeNames"], json::array());
+  EXPECT_THAT(Body(r)["FailedNodes"]["gpu-a"].get<std::string>(),
+              HasSubstr("predicted utilization 90.0% + the pod's 40.0% > 100%"));
+  // A 10% pod still fits next to them.
+  Annotations()["gpucast.io/batch"] = "1";
+  args["Pod"] = review_["request"]["object"].patch(json::parse(FromBase64(Mutate()["patch"])));
+  EXPECT_EQ(Body(PostJson("/k8s/v1/filter", args))["NodeNames"], json::array({"gpu-a", "gpu-b"}));
+  // Malformed arguments: 400 naming the field.
+  r = PostJson("/k8s/v1/filter", {{"Pod", pod}});
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(Error(r), HasSubstr("ExtenderArgs: field 'NodeNames'"));
+}
+
+}  // namespace
+}  // namespace gpucast::service
