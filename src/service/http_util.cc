@@ -54,6 +54,18 @@ bool HasControlByte(std::string_view s) {
   return false;
 }
 
+Result<nlohmann::json> ParseJson(std::string_view body) {
+  try {
+    return nlohmann::json::parse(body);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+      what = what.substr(what.find("] ") + 2);
+    }
+    return Status::Error("malformed JSON: " + what);
+  }
+}
+
 Status CheckJsonBody(std::string_view body, int max_depth) {
   if (!IsValidUtf8(body)) return Status::Error("request body: not valid UTF-8");
   int depth = 0;

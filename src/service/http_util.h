@@ -44,6 +44,11 @@ bool HasControlByte(std::string_view s);
 // deeper than 32 levels".
 Status CheckJsonBody(std::string_view body, int max_depth);
 
+// Parses a JSON body. Error: "malformed JSON: <the parser's reason>" (without
+// nlohmann's "[json.exception.parse_error.101] " prefix); callers prefix it
+// with what the body was.
+Result<nlohmann::json> ParseJson(std::string_view body);
+
 // Client text made safe for one log line: control bytes and backslashes as
 // \xNN escapes, cut to `max` bytes (with "..." after a cut).
 std::string ForLog(std::string_view s, size_t max = 256);

@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "service/http_util.h"
+
 namespace gpucast::service::k8s {
 
 using nlohmann::json;
@@ -19,7 +21,7 @@ constexpr size_t kMaxUid = 256;
 constexpr size_t kMaxAnnotationValue = 4096;  // of one gpucast.io input annotation
 constexpr int64_t kMaxGpusPerPod = 1024;
 
-std::string Shown(std::string_view s) {
+std::string Printable(std::string_view s) {
   std::string out(s.substr(0, 64));
   for (char& c : out) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
@@ -84,7 +86,7 @@ Result<int64_t> DeviceCount(const json& v, const std::string& where) {
   }
   if (n < 0 || n > kMaxGpusPerPod) {
     return Status::Error(where + ": want a whole number of GPUs in [0, " + std::to_string(kMaxGpusPerPod) + "], got " +
-                         Shown(v.is_string() ? v.get<std::string>() : v.dump()));
+                         Printable(v.is_string() ? v.get<std::string>() : v.dump()));
   }
   return n;
 }
@@ -111,25 +113,18 @@ std::string Base64(std::string_view bytes) {
 }
 
 Result<AdmissionRequest> ParseAdmissionReview(std::string_view body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
-      what = what.substr(what.find("] ") + 2);
-    }
-    return Status::Error("AdmissionReview: malformed JSON: " + what);
-  }
+  Result<json> parsed = ParseJson(body);
+  if (!parsed.ok()) return parsed.status().Prefixed("AdmissionReview");
+  json j = std::move(parsed).value();
   if (!j.is_object()) return Status::Error("AdmissionReview: want a JSON object");
   const json* api = Member(j, "apiVersion");
   if (!api || !api->is_string() || *api != "admission.k8s.io/v1") {
     return ReviewError("apiVersion", "\"admission.k8s.io/v1\" (set admissionReviewVersions: [\"v1\"] in the webhook "
-                                     "configuration), got " + Shown(api ? api->dump() : "nothing"));
+                                     "configuration), got " + Printable(api ? api->dump() : "nothing"));
   }
   const json* kind = Member(j, "kind");
   if (!kind || !kind->is_string() || *kind != "AdmissionReview") {
-    return ReviewError("kind", "\"AdmissionReview\", got " + Shown(kind ? kind->dump() : "nothing"));
+    return ReviewError("kind", "\"AdmissionReview\", got " + Printable(kind ? kind->dump() : "nothing"));
   }
   const json* req = Member(j, "request");
   if (!req || !req->is_object()) return ReviewError("request", "an object");
@@ -148,7 +143,7 @@ Result<AdmissionRequest> ParseAdmissionReview(std::string_view body) {
   ASSIGN_OR_RETURN(out.operation, OptionalString(*req, "operation", "request.operation"));
   static const std::set<std::string> kOps = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
   if (!kOps.count(out.operation)) {
-    return ReviewError("request.operation", "CREATE, UPDATE, DELETE or CONNECT, got " + Shown(out.operation));
+    return ReviewError("request.operation", "CREATE, UPDATE, DELETE or CONNECT, got " + Printable(out.operation));
   }
   ASSIGN_OR_RETURN(out.sub_resource, OptionalString(*req, "subResource", "request.subResource"));
   ASSIGN_OR_RETURN(out.ns, OptionalString(*req, "namespace", "request.namespace"));
@@ -178,7 +173,7 @@ Result<PodJob> ReadPodJob(const json& pod) {
       if (key.rfind("gpucast.io/", 0) != 0) continue;
       if (kOutputs.count(key)) continue;  // written by gpucast; replaced below
       if (!kInputs.count(key)) {
-        return Status::Error("annotation " + Shown(key) + ": unknown (gpucast reads gpucast.io/model, "
+        return Status::Error("annotation " + Printable(key) + ": unknown (gpucast reads gpucast.io/model, "
                              "gpucast.io/batch, gpucast.io/dims, gpucast.io/attrs, gpucast.io/amp, gpucast.io/gpu)");
       }
       if (!v.is_string()) return Status::Error("annotation " + key + ": want a string value");
@@ -203,7 +198,7 @@ Result<PodJob> ReadPodJob(const json& pod) {
   std::vector<std::pair<std::string, int>> passes;  // first-appearance order
   for (std::string_view item : SplitCommas(model->second)) {
     if (item.empty()) {
-      return Status::Error(std::string("annotation ") + kAnnModel + ": empty path in '" + Shown(model->second) + "'");
+      return Status::Error(std::string("annotation ") + kAnnModel + ": empty path in '" + Printable(model->second) + "'");
     }
     auto it = std::find_if(passes.begin(), passes.end(), [&](const auto& p) { return p.first == item; });
     if (it == passes.end()) passes.emplace_back(std::string(item), 1);
@@ -224,7 +219,7 @@ Result<PodJob> ReadPodJob(const json& pod) {
   }
   int64_t b = 0;
   if (!ParseCount(Trim(batch->second), &b)) {
-    return Status::Error(std::string("annotation ") + kAnnBatch + ": want an integer, got '" + Shown(batch->second) + "'");
+    return Status::Error(std::string("annotation ") + kAnnBatch + ": want an integer, got '" + Printable(batch->second) + "'");
   }
   request["batch"] = b;
 
@@ -232,7 +227,7 @@ Result<PodJob> ReadPodJob(const json& pod) {
     std::string_view v = Trim(amp->second);
     if (v == "true" || v == "1") request["amp"] = true;
     else if (v == "false" || v == "0") request["amp"] = false;
-    else return Status::Error(std::string("annotation ") + kAnnAmp + ": want true, false, 1 or 0, got '" + Shown(v) + "'");
+    else return Status::Error(std::string("annotation ") + kAnnAmp + ": want true, false, 1 or 0, got '" + Printable(v) + "'");
   }
   auto pairs = [&](const char* key, json* out, bool integers) -> Status {
     auto it = in.find(key);
@@ -244,15 +239,15 @@ Result<PodJob> ReadPodJob(const json& pod) {
       std::string_view name = eq == std::string_view::npos ? item : Trim(item.substr(0, eq));
       std::string_view value = eq == std::string_view::npos ? std::string_view() : Trim(item.substr(eq + 1));
       if (eq == std::string_view::npos || name.empty() || value.empty()) {
-        return Status::Error(std::string("annotation ") + key + ": '" + Shown(item) + "': want NAME=VALUE items, comma-separated");
+        return Status::Error(std::string("annotation ") + key + ": '" + Printable(item) + "': want NAME=VALUE items, comma-separated");
       }
       if (out->contains(std::string(name))) {
-        return Status::Error(std::string("annotation ") + key + ": '" + Shown(name) + "' given twice");
+        return Status::Error(std::string("annotation ") + key + ": '" + Printable(name) + "' given twice");
       }
       if (integers) {
         int64_t v = 0;
         if (!ParseCount(value, &v)) {
-          return Status::Error(std::string("annotation ") + key + ": '" + Shown(item) + "': want NAME=INTEGER");
+          return Status::Error(std::string("annotation ") + key + ": '" + Printable(item) + "': want NAME=INTEGER");
         }
         (*out)[std::string(name)] = v;
       } else {
@@ -286,7 +281,7 @@ Result<PodJob> ReadPodJob(const json& pod) {
       const json* list = res ? Member(*res, which) : nullptr;
       const json* q = list ? Member(*list, kResGpu) : nullptr;
       if (!q) continue;
-      ASSIGN_OR_RETURN(n, DeviceCount(*q, "container " + Shown(cname) + ": resources." + which + "." + kResGpu));
+      ASSIGN_OR_RETURN(n, DeviceCount(*q, "container " + Printable(cname) + ": resources." + which + "." + kResGpu));
       break;
     }
     if (n == 0) continue;
@@ -302,7 +297,7 @@ Result<PodJob> ReadPodJob(const json& pod) {
   }
   if (gpu_containers.size() > 1) {
     std::string names;
-    for (const std::string& n : gpu_containers) names += (names.empty() ? "" : ", ") + Shown(n);
+    for (const std::string& n : gpu_containers) names += (names.empty() ? "" : ", ") + Printable(n);
     return Status::Error(std::to_string(gpu_containers.size()) + " containers ask for " + kResGpu + " (" + names +
                          "): gpucast sizes one training job per pod; give GPUs to one container");
   }
@@ -416,7 +411,7 @@ Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing&
   for (const auto& [k, v] : set) {
     const json* old = limits ? Member(*limits, k.c_str()) : nullptr;
     if (old && QuantityText(*old) != v) {
-      m.warnings.push_back("gpucast: replaced " + k + " " + Shown(QuantityText(*old)) + " (set in the pod) with " + v);
+      m.warnings.push_back("gpucast: replaced " + k + " " + Printable(QuantityText(*old)) + " (set in the pod) with " + v);
     }
   }
   SetMembers(&m.patch, cptr + (res ? "/limits" : ""), res ? limits : nullptr,

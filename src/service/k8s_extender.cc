@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "features/gpu_specs.h"
+#include "service/http_util.h"
 #include "service/k8s_admission.h"
 
 namespace gpucast::service::k8s {
@@ -50,16 +51,9 @@ std::string Num(const char* f, double v) {
 }  // namespace
 
 Result<ExtenderArgs> ParseExtenderArgs(std::string_view body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
-      what = what.substr(what.find("] ") + 2);
-    }
-    return Status::Error("ExtenderArgs: malformed JSON: " + what);
-  }
+  Result<json> parsed = ParseJson(body);
+  if (!parsed.ok()) return parsed.status().Prefixed("ExtenderArgs");
+  json j = std::move(parsed).value();
   if (!j.is_object()) return Status::Error("ExtenderArgs: want a JSON object");
   ExtenderArgs out;
   const json* pod = Field(j, "Pod");

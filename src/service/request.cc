@@ -172,17 +172,9 @@ Result<std::string> CheckGpuName(const std::string& what, const std::string& nam
 }
 
 Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& d) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    // Without the library's "[json.exception.parse_error.101] " prefix.
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
-      what = what.substr(what.find("] ") + 2);
-    }
-    return Status::Error("malformed JSON: " + what);
-  }
+  Result<json> parsed = ParseJson(body);
+  if (!parsed.ok()) return parsed.status();
+  json j = std::move(parsed).value();
   if (!j.is_object()) return Status::Error("request body: want a JSON object");
   JobSpec spec;
   bool have_model = false, have_models = false, have_batch = false;
