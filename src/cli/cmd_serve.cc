@@ -275,44 +275,44 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "request bearing it may send 'X-Gpucast-Read-As: UID:GID' and its model paths are then "
                   "opened with that user's file identity (any path the user may read; not the model roots). "
                   "Needs root or CAP_SETUID+CAP_SETGID (docs/security.md)");
-  sub->add_option("--deputy-min-uid", flags->deputy_min_uid,
+  IntIn(sub->add_option("--deputy-min-uid", flags->deputy_min_uid,
                   "lowest uid the deputy may have files read as (uid 0 never); the gid must be one of the uid's "
                   "groups")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 31);
   sub->add_option("--admin-token-file", flags->admin_token_file,
                   "file holding a third bearer token, the only one /v1/admin/* accepts; without it those routes "
                   "are off whenever another token is set (SIGHUP still reloads)");
   sub->add_option("--pid-file", flags->pid_file,
                   "write serve's pid to this file (removed at exit), for kill -HUP \"$(cat FILE)\"");
-  sub->add_option("--max-graph-nodes", flags->analysis.limits.max_nodes,
+  IntIn(sub->add_option("--max-graph-nodes", flags->analysis.limits.max_nodes,
                   "largest graph analysed, in nodes counting those of subgraphs; larger get 422")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  sub->add_option("--max-subgraph-depth", flags->analysis.limits.max_subgraph_depth,
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 30);
+  IntIn(sub->add_option("--max-subgraph-depth", flags->analysis.limits.max_subgraph_depth,
                   "deepest nesting of If/Loop/Scan subgraphs analysed; deeper get 422")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 32));
-  sub->add_option("--max-graph-bytes", flags->analysis.limits.max_graph_bytes,
+      ->capture_default_str(),
+      0, 32);
+  BytesIn(sub->add_option("--max-graph-bytes", flags->analysis.limits.max_graph_bytes,
                   "largest graph analysed, in bytes of the ONNX file without its weights; larger get 413")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 31));
-  sub->add_option("--max-analysis-seconds", flags->analysis.limits.max_seconds,
+      ->capture_default_str(),
+      int64_t{1024}, int64_t{1} << 31);
+  FloatIn(sub->add_option("--max-analysis-seconds", flags->analysis.limits.max_seconds,
                   "longest analysis of one graph (load, shapes, cost); longer get 422")
-      ->capture_default_str()
-      ->check(CLI::Range(0.01, 3600.0));
-  sub->add_option("--analysis-threads", flags->analysis.threads,
+      ->capture_default_str(),
+      0.01, 3600.0);
+  IntIn(sub->add_option("--analysis-threads", flags->analysis.threads,
                   "graphs analysed at once, on threads of their own (not the HTTP workers)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
-  sub->add_option("--analysis-queue", flags->analysis.queue,
+      ->capture_default_str(),
+      1, 256);
+  IntIn(sub->add_option("--analysis-queue", flags->analysis.queue,
                   "analyses waiting for an analysis thread; more get 503 at once")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
-  sub->add_option("--graph-cache-bytes", flags->analysis.cache_bytes,
+      ->capture_default_str(),
+      0, 1024);
+  BytesIn(sub->add_option("--graph-cache-bytes", flags->analysis.cache_bytes,
                   "analysed graphs kept (by the SHA-256 of their bytes without weights), in estimated bytes")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{0}, size_t{1} << 40));
+      ->capture_default_str(),
+      size_t{0}, size_t{1} << 40);
   sub->add_option("--model-root", flags->model_roots,
                   "directory whose ONNX files clients may name by path (repeatable; relative paths are "
                   "looked up under each root in turn); none: every model path is refused, uploads only")
