@@ -67,7 +67,12 @@ echo "test-token-$$" >token
 ok "throwaway CA, serving certificate (serial 1001), client certificates of it and of another CA"
 
 # ---------------------------------------------------------------- 2. serve, as the Deployment runs it
-"$BIN" train --out "$T/predictor.json" >/dev/null 2>"$T/err.train" || fail "gpucast train"
+# The predictor: the one make test trains once for every suite (GPUCAST_TEST_PREDICTOR), else train.
+if [ -n "${GPUCAST_TEST_PREDICTOR:-}" ]; then
+  cp "$GPUCAST_TEST_PREDICTOR" "$T/predictor.json" || fail "cannot copy $GPUCAST_TEST_PREDICTOR"
+else
+  "$BIN" train --out "$T/predictor.json" >/dev/null 2>"$T/err.train" || fail "gpucast train"
+fi
 mkdir -p data
 python3 - "$K8S/gpucast.yaml" "$T" "$ROOT/models" >"$T/args" <<'PY' || fail "reading the Deployment's arguments"
 import sys, yaml
@@ -112,7 +117,7 @@ start() {  # OUT-SUFFIX ARGS...: starts gpucast, sets URL and SPID
 start 1 "${ARGS[@]}" --read-timeout 2
 PORT=${URL##*:}
 SERVE=$SPID
-ok "gpucast serve runs with the Deployment's arguments (${#ARGS[@]} of them) on port $PORT"
+ok "gpucast serve runs with the Deployment's arguments (${#ARGS[@]} of them) on a free port"  # no port: docs/kubernetes.md shows this output
 
 # ---------------------------------------------------------------- 3. TLS
 C=(curl -s -m 10 --cacert ca.crt)
@@ -137,7 +142,8 @@ s=socket.create_connection(('127.0.0.1',$PORT)); s.settimeout(10)
 sys.exit(0 if s.recv(1)==b'' else 1)" || fail "a silent connection was not closed"
 held=$(python3 -c "print(round($(date +%s.%N) - $t0, 2))")
 python3 -c "import sys; sys.exit(0 if 1.5 <= $held <= 5 else 1)" || fail "silent TLS connection held ${held}s (--read-timeout 2)"
-ok "a connection that never starts its handshake is closed after ${held}s (--read-timeout 2)"
+echo "  (held ${held}s)" >&2  # the measured time on stderr: stdout is docs/kubernetes.md's block
+ok "a connection that never starts its handshake is closed within 1.5-5 s (--read-timeout 2)"
 
 # ---------------------------------------------------------------- 4. the webhook
 REVIEW="$ROOT/tests/k8s/review-create-pod.json"
