@@ -3,9 +3,15 @@
 # train the utilization predictor on the shared measurements and evaluate it
 # on workloads it has not seen, predict each bundled workload, simulate a
 # Philly slice under every scheduling policy, and write the HTML report.
-# Usage: tools/demo.sh PATH/TO/gpucast [OUT_DIR]
+# Usage: tools/demo.sh [--quick] PATH/TO/gpucast [OUT_DIR]
+#   --quick (make test): every step and command of the demo on a small input: the evaluation
+#   with one repeat, the simulations on Philly's first 500 jobs, 16 GPUs, one seed. (The
+#   simulations' leave-one-workload-out predictions are the same either way; GPUCAST_CACHE_DIR
+#   keeps them between runs of one build: make test shares them with tests/report_chromium.sh.)
 set -euo pipefail
-BIN=$(realpath "${1:?usage: demo.sh PATH/TO/gpucast [OUT_DIR]}")
+QUICK=0
+if [ "${1:-}" = --quick ]; then QUICK=1; shift; fi
+BIN=$(realpath "${1:?usage: demo.sh [--quick] PATH/TO/gpucast [OUT_DIR]}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(realpath -m "${2:-$ROOT/demo-out}")
 DATA=${GPUCAST_DATA:-$ROOT/../shared/data}
@@ -30,8 +36,12 @@ done
 step "2. Train the predictor on $(($(wc -l <"$CSV") - 1)) measured jobs (RTX 3090)"
 "$BIN" train --data "$CSV" --out "$OUT/predictor.json"
 
+# The full run, or --quick's small one.
+REPEATS=10 JOBS=5000 GPUS=128 SEEDS=1-3
+[ "$QUICK" = 1 ] && REPEATS=1 JOBS=500 GPUS=16 SEEDS=1
+
 step "3. Honest error: leave one workload out (and the paper's random 80/20 split)"
-"$BIN" evaluate --data "$CSV" --split lowo --split random:0.2 --repeats 10 --algo forest \
+"$BIN" evaluate --data "$CSV" --split lowo --split random:0.2 --repeats "$REPEATS" --algo forest \
   --plot "$OUT/predicted_vs_measured.svg"
 
 step "4. Predict the bundled workloads (graph + batch only, no job attributes)"
@@ -41,10 +51,10 @@ for spec in "resnet50.onnx 32" "vgg.onnx 128" "pointnet.onnx 32" "bert.onnx 32 -
   "$BIN" predict --predictor "$OUT/predictor.json" --model "$ROOT/models/$1" --batch "$2" "${@:3}"
 done
 
-step "5. Simulate a Philly slice (first 5,000 jobs, 128 GPUs) under every policy, 3 seeds, and with oracle predictions (docs/simulator.md)"
-"$BIN" simulate --trace philly --jobs 5000 --cluster "128x RTX3090" --policy all --seeds 1-3 --out "$OUT/sim/predicted"
-"$BIN" simulate --trace philly --jobs 5000 --cluster "128x RTX3090" --policy predictive,predictive-feedback \
-  --predictions oracle --seeds 1-3 --out "$OUT/sim/oracle"
+step "5. Simulate a Philly slice (first $JOBS jobs, $GPUS GPUs) under every policy, seeds $SEEDS, and with oracle predictions (docs/simulator.md)"
+"$BIN" simulate --trace philly --jobs "$JOBS" --cluster "${GPUS}x RTX3090" --policy all --seeds "$SEEDS" --out "$OUT/sim/predicted"
+"$BIN" simulate --trace philly --jobs "$JOBS" --cluster "${GPUS}x RTX3090" --policy predictive,predictive-feedback \
+  --predictions oracle --seeds "$SEEDS" --out "$OUT/sim/oracle"
 
 step "6. HTML report"
 "$BIN" report "$OUT/sim" --out "$OUT/report.html"

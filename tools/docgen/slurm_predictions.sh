@@ -10,7 +10,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/gpucast-slurmdoc.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 cd "$ROOT/models"
-"$BIN" train --quiet --out "$T/p.json" >/dev/null
+if [ -n "${GPUCAST_TEST_PREDICTOR:-}" ]; then  # make test's predictor: the same train with its defaults
+  cp "$GPUCAST_TEST_PREDICTOR" "$T/p.json"
+else
+  "$BIN" train --quiet --out "$T/p.json" >/dev/null
+fi
 echo "| job (\`gpucast predict\` arguments) | GPU | predicted | interval | shards of 8 |"
 echo "|---|---|---|---|---|"
 row() {  # gpu args...
