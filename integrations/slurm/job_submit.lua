@@ -57,6 +57,9 @@ local SETTINGS = {
   shards_per_gpu = { 8, "int" },                    -- = gres.conf Name=shard Count per GPU
   mps_per_gpu = { 100, "int" },                     -- = gres.conf Name=mps Count per GPU
   headroom = { "none", { "none", "interval" } },    -- interval: size from interval.high
+  -- high: the share also holds the predicted memory's interval high end (cli mode), a job
+  -- whose high end exceeds the GPU's memory is refused; none: utilization alone.
+  memory = { "none", { "none", "high" } },
   default_batch = { "", "string" },                 -- "" = a declaration without batch= is refused
   require_model = { 1, "int" },                     -- 1: GPU jobs must name a model
   allow_more_shards = { 1, "int" },                 -- job_modify: raising a sized share is allowed
@@ -772,7 +775,7 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   -- Memory: the share must also hold the predicted memory's high end, as a fraction of the GPU's
   -- memory (shards count fractions of one GPU); a job whose high end exceeds the GPU is refused.
   local by_mem = ""
-  if p.mem_high and p.mem_cap and p.mem_cap > 0 then
+  if conf.memory == "high" and p.mem_high and p.mem_cap and p.mem_cap > 0 then
     if p.mem_high > p.mem_cap then
       user_error(string.format("predicted GPU memory up to %.0f MiB (the 80%% interval's high end) does not fit in " ..
                                "the %.0f MiB of one GPU%s: use a smaller batch or a GPU with more memory",

@@ -175,12 +175,16 @@ local function refused(name, d, want)
 end
 
 local d, l = sized("model only", { comment = M }, "gres:shard:5")
--- Packed by memory too: the share holds the memory interval's high end (stub: 24576 MiB GPU).
+-- memory = high: the share also holds the memory interval's high end (stub: 24576 MiB GPU).
+sized("memory = none (default): utilization alone", { comment = "model=" .. T .. "/bigmem.onnx,batch=8" }, "gres:shard:5")
+conf("memory = high\n")
+sized("memory = high, high end 9000 of 24576 MiB: 3 shards, the utilization's 5 stand", { comment = M }, "gres:shard:5")
 local _, lm = sized("memory high end 20000 of 24576 MiB: ceil(20000 x 8 / 24576) = 7 shards",
                     { comment = "model=" .. T .. "/bigmem.onnx,batch=8" }, "gres:shard:7")
 check("the message says memory decided", lm:find("memory up to 20000 of 24576 MiB needs 7", 1, true) ~= nil, lm)
 refused("memory high end 30000 > 24576 MiB", { comment = "model=" .. T .. "/hugemem.onnx,batch=8" },
         "predicted GPU memory up to 30000 MiB (the 80% interval's high end) does not fit in the 24576 MiB of one GPU")
+conf()
 local fds, env = inherited()
 check("gpucast predict inherits only descriptors 0, 1, 2 (not slurmctld's " .. tostring(held) .. ")",
       #fds == 3 and fds[1] == "0->/dev/null" and fds[2]:match("^1%->pipe:") and fds[3]:match("^2%->pipe:"),
