@@ -1,13 +1,59 @@
 #!/usr/bin/env bash
-# Regenerates every table of docs/predictor.md from the current build and the
-# shared data. Usage: tools/predictor_tables.sh PATH/TO/gpucast OUT_DIR
-# (about an hour on 2 shared cores, PARALLEL=2 runs at a time; each run writes its JSON to OUT_DIR).
+# The tables of docs/predictor.md from the current build and the shared data.
+# Usage: tools/predictor_tables.sh PATH/TO/gpucast SECTION
+#   lowo   leave one workload out (Lucid): utilization and memory of physics, forest and the nested
+#          auto selection, the interval's width/coverage trade-off (normalized and logit), per workload
+#          (about 20 min on 2 shared cores)
+#   a100   trained on the RTX 3090 rows, every A100 80GB row predicted (physics and nested auto)
+#   dp     data-parallel predictions of a physics predictor trained on the Lucid rows
+#   gpus   the GPU table's sources
+#   OUT_DIR  (any other argument) the former full set of runs, JSON and OUT_DIR/tables.md (about an hour)
+# Markdown on stdout, progress on stderr; the sections are generated blocks of docs/predictor.md
+# (tools/docs.py, `make docs DOCS_ALL=1`).
 set -euo pipefail
-B=$(realpath "${1:?usage: predictor_tables.sh PATH/TO/gpucast OUT_DIR}")
-OUT=${2:?usage: predictor_tables.sh PATH/TO/gpucast OUT_DIR}
+B=$(realpath "${1:?usage: predictor_tables.sh PATH/TO/gpucast SECTION|OUT_DIR}")
+OUT=${2:?usage: predictor_tables.sh PATH/TO/gpucast SECTION|OUT_DIR}
 DATA=${GPUCAST_DATA:-$(dirname "$0")/../../shared/data}
 LUCID=$DATA/lucid/single_data.csv
 MIG=$DATA/migprofiler-a100/bert_train.csv
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+section() {  # the sections printed as generated blocks
+  T=$(mktemp -d)
+  trap 'rm -rf "$T"' EXIT
+  ev() {  # name, then evaluate arguments: JSON in $T/name.json
+    local name=$1; shift
+    echo "## $name: gpucast evaluate $*" >&2
+    nice -n 10 "$B" evaluate "$@" --repeats 1 --json --quiet > "$T/$name.json"
+  }
+  case $1 in
+  lowo)
+    local p1 p2
+    ev lowo --data "$LUCID" --split lowo --algo physics --algo forest & p1=$!
+    ev auto --data "$LUCID" --split lowo --algo auto & p2=$!
+    wait $p1
+    ev logit --data "$LUCID" --split lowo --algo physics --interval logit
+    wait $p2
+    /usr/bin/python3 "$ROOT/tools/predictor_md.py" lowo "$T/lowo.json" "$T/auto.json" "$T/logit.json" ;;
+  a100)
+    ev a100 --data "$LUCID" --data "$MIG" --split gpu:A100-80GB --algo physics --algo auto
+    /usr/bin/python3 "$ROOT/tools/predictor_md.py" a100 "$T/a100.json" ;;
+  dp)
+    nice -n 10 "$B" train --data "$LUCID" --algo physics --out "$T/p.json" --quiet >&2
+    for m in resnet50 vgg; do
+      for n in 1 2 4 8 16; do
+        "$B" predict -p "$T/p.json" -m "$ROOT/models/$m.onnx" --batch 32 --gpus $n --interconnect pcie4x16 --json \
+          > "$T/dp_${m}_$n.json"
+      done
+    done
+    /usr/bin/python3 "$ROOT/tools/predictor_md.py" dp "$T"/dp_resnet50_*.json "$T"/dp_vgg_*.json ;;
+  gpus)
+    "$B" gpus --json | /usr/bin/python3 "$ROOT/tools/predictor_md.py" gpus ;;
+  *) return 2 ;;
+  esac
+}
+case $OUT in
+  lowo|a100|dp|gpus) section "$OUT"; exit ;;
+esac
 mkdir -p "$OUT"
 run() {  # name, then evaluate arguments
   local name=$1; shift

@@ -57,6 +57,9 @@ local SETTINGS = {
   shards_per_gpu = { 8, "int" },                    -- = gres.conf Name=shard Count per GPU
   mps_per_gpu = { 100, "int" },                     -- = gres.conf Name=mps Count per GPU
   headroom = { "none", { "none", "interval" } },    -- interval: size from interval.high
+  -- high: the share also holds the predicted memory's interval high end (cli mode), a job
+  -- whose high end exceeds the GPU's memory is refused; none: utilization alone.
+  memory = { "none", { "none", "high" } },
   default_batch = { "", "string" },                 -- "" = a declaration without batch= is refused
   require_model = { 1, "int" },                     -- 1: GPU jobs must name a model
   allow_more_shards = { 1, "int" },                 -- job_modify: raising a sized share is allowed
@@ -701,8 +704,12 @@ local function predict(conf, d, uid, gid)
     local low = tonumber(iv:match('"low"%s*:%s*([%d%.eE%+%-]+)'))
     local high = tonumber(iv:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
     if not util then config_error("gpucast predict printed no gpu_util: " .. first_line(out)) end
+    -- GPU memory, MiB: the interval's high end and the GPU's capacity (nil from a gpucast without them).
+    local miv = out:match('"gpu_mem_interval"%s*:%s*(%b{})') or ""
+    local mem_high = tonumber(miv:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
+    local mem_cap = tonumber(out:match('"gpu_mem_capacity_mib"%s*:%s*([%d%.eE%+%-]+)'))
     return { util = util, low = low or util, high = high or util, gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'),
-             data_parallel = dp ~= "" }
+             data_parallel = dp ~= "", mem_high = mem_high, mem_cap = mem_cap }
   end
   local line = first_line(out)
   local msg = out:match("gpucast predict: ([^\n]*)")
@@ -765,6 +772,24 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   local on = gpu and (" on " .. gpu .. " (" .. (d.gpu_why or "the predictor's GPU") .. ")") or " on the predictor's GPU"
   local basis = conf.headroom == "interval" and p.high or p.util
   local n = units_for(conf, basis)
+  -- Memory: the share must also hold the predicted memory's high end, as a fraction of the GPU's
+  -- memory (shards count fractions of one GPU); a job whose high end exceeds the GPU is refused.
+  local by_mem = ""
+  if conf.memory == "high" and p.mem_high and p.mem_cap and p.mem_cap > 0 then
+    if p.mem_high > p.mem_cap then
+      user_error(string.format("predicted GPU memory up to %.0f MiB (the 80%% interval's high end) does not fit in " ..
+                               "the %.0f MiB of one GPU%s: use a smaller batch or a GPU with more memory",
+                               p.mem_high, p.mem_cap, on))
+    end
+    if not whole then
+      local k = share_units(conf)
+      local m = math.min(k, math.max(1, math.ceil(p.mem_high * k / p.mem_cap - 1e-9)))
+      if m > n then
+        by_mem = string.format("; memory up to %.0f of %.0f MiB needs %d", p.mem_high, p.mem_cap, m)
+        n = m
+      end
+    end
+  end
   local share = "gres:" .. kind .. ":" .. n
   local per_gpu, of = "", share_units(conf)
   if whole then  -- N whole GPUs: the prediction is for the message and the record (per GPU)
@@ -795,7 +820,7 @@ local function size_job(conf, d, req, out, uid, gid, parts)
                                     conf.headroom == "interval" and "high" or "point", kind, n, of)
   local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%%%s (interval %.1f-%.1f%%, sized by %s) -> %s",
                             models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
-                            on, p.util, per_gpu, p.low, p.high, from, share)
+                            on, p.util, per_gpu, p.low, p.high, from .. by_mem, share)
   msg = msg .. (whole and " (whole GPUs: a job's shards cannot span GPUs)" or (" of " .. of))
   if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
   if pinned then msg = msg .. "; on one node (-N1, was up to " .. pinned .. " nodes)" end

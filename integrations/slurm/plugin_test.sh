@@ -41,7 +41,10 @@ case "$m" in *hang*) sleep 30 ;; esac
 # A process that leaves the timeout's process group and keeps the output pipe open.
 case "$m" in *escape*) setsid sleep 30 & echo $! > "$(dirname "$0")/escaped.pid"; sleep 30 ;; esac
 # As gpucast predict --json prints it: keys sorted, so gpu_mem_interval's low/high come first.
-echo '{ "gpu": "'"$gpu"'", "gpu_mem_interval": { "high": 9000.0, "low": 7000.0 }, "gpu_mem_mib": 8000.0, "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
+# Memory: high end 9000 MiB of a 24576 MiB GPU (ceil(9000 x 8 / 24576) = 3 shards, fewer than the 5 of
+# the utilization); *bigmem*: 20000 (ceil(6.51) = 7 shards); *hugemem*: 30000, more than the GPU.
+mh=9000.0; case "$m" in *bigmem*) mh=20000.0 ;; *hugemem*) mh=30000.0 ;; esac
+echo '{ "gpu": "'"$gpu"'", "gpu_mem_capacity_mib": 24576.0, "gpu_mem_interval": { "high": '"$mh"', "low": 7000.0 }, "gpu_mem_mib": 8000.0, "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
 # A run_as prefix that records the same and runs the rest (the process run as the user).
@@ -53,7 +56,7 @@ shift 3
 exec "$@"
 EOF
 chmod +x "$T/record-as"
-touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx"
+touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx" "$T/bigmem.onnx" "$T/hugemem.onnx"
 mkfifo "$T/fifo.onnx"
 # A service that answers a header line every 0.25 s (the deputy's deadline must end it).
 cat > "$T/slow.py" <<'EOF'
@@ -172,6 +175,16 @@ local function refused(name, d, want)
 end
 
 local d, l = sized("model only", { comment = M }, "gres:shard:5")
+-- memory = high: the share also holds the memory interval's high end (stub: 24576 MiB GPU).
+sized("memory = none (default): utilization alone", { comment = "model=" .. T .. "/bigmem.onnx,batch=8" }, "gres:shard:5")
+conf("memory = high\n")
+sized("memory = high, high end 9000 of 24576 MiB: 3 shards, the utilization's 5 stand", { comment = M }, "gres:shard:5")
+local _, lm = sized("memory high end 20000 of 24576 MiB: ceil(20000 x 8 / 24576) = 7 shards",
+                    { comment = "model=" .. T .. "/bigmem.onnx,batch=8" }, "gres:shard:7")
+check("the message says memory decided", lm:find("memory up to 20000 of 24576 MiB needs 7", 1, true) ~= nil, lm)
+refused("memory high end 30000 > 24576 MiB", { comment = "model=" .. T .. "/hugemem.onnx,batch=8" },
+        "predicted GPU memory up to 30000 MiB (the 80% interval's high end) does not fit in the 24576 MiB of one GPU")
+conf()
 local fds, env = inherited()
 check("gpucast predict inherits only descriptors 0, 1, 2 (not slurmctld's " .. tostring(held) .. ")",
       #fds == 3 and fds[1] == "0->/dev/null" and fds[2]:match("^1%->pipe:") and fds[3]:match("^2%->pipe:"),

@@ -74,6 +74,9 @@ nlohmann::json ToJson(const EvalResult& r) {
                     {"low", p.low}, {"high", p.high}, {"mem_measured_mib", p.mem_measured},
                     {"mem_predicted_mib", p.mem_predicted}, {"mem_low_mib", p.mem_low}, {"mem_high_mib", p.mem_high}});
   auto ci = [](const Interval90& i) { return nlohmann::json{{"low", i.low}, {"high", i.high}}; };
+  nlohmann::json tradeoff = nlohmann::json::array();
+  for (const TradeoffPoint& t : r.interval_tradeoff)
+    tradeoff.push_back({{"level", t.level}, {"coverage", t.coverage}, {"median_width", t.median_width}});
   return {{"algo", Name(r)}, {"split", r.options.split.ToString()},
           {"features", r.options.nested.empty() ? r.options.feature_set : "selected"},
           {"nested", !r.options.nested.empty()}, {"selected", r.selected},
@@ -81,7 +84,8 @@ nlohmann::json ToJson(const EvalResult& r) {
           {"mae", ms(r.mae)}, {"r2", ms(r.r2)},
           {"interval_level", r.options.level}, {"interval_method", IntervalMethodName(r.options.interval_method)},
           {"interval_coverage", ms(r.coverage)},
-          {"interval_median_width", r.median_width}, {"mean_baseline_rmsle", r.mean_baseline_rmsle},
+          {"interval_median_width", r.median_width}, {"interval_tradeoff", tradeoff},
+          {"mean_baseline_rmsle", r.mean_baseline_rmsle},
           {"mean_baseline_rmsle_ci90", ci(r.baseline_ci)}, {"memory", MemoryJson(r.memory)},
           {"memory_mean_baseline_mape", r.memory_baseline_mape}, {"per_workload", pw}, {"predictions", rows}};
 }
@@ -310,9 +314,10 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
           0.01, 0.99);
   sub->add_option("--interval", flags->interval,
                   "Calibrated interval: normalized (residuals scaled by the prediction's idle fraction, shortest "
-                  "window) or central (raw log1p residuals, central quantiles: the former method); docs/predictor.md")
+                  "window), central (raw log1p residuals, central quantiles: the former method) or logit (residuals of "
+                  "log(busy/idle), shortest window); docs/predictor.md")
       ->capture_default_str()
-      ->check(CLI::IsMember({"normalized", "central"}));
+      ->check(CLI::IsMember({"normalized", "central", "logit"}));
   sub->add_flag("--no-calibrate", flags->no_calibrate,
                 "Use each regressor's own member spread as the interval instead of the conformal calibration");
   IntIn(sub->add_option("--bootstrap", flags->bootstrap, "Workload-bootstrap resamples for the RMSLE 90% intervals")

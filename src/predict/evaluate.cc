@@ -197,8 +197,18 @@ FoldData Slice(const Dataset& data, const Fold& f, bool calibrate,
   for (size_t i : f.test) d.xte.push_back(data.x[i]);
   return d;
 }
+// The intervals of x at every kTradeoffLevels, one vector per row (none when m has no calibration).
+Result<std::vector<std::vector<std::pair<double, double>>>> TradeoffIntervals(const UtilModel& m, const Matrix& x) {
+  std::vector<std::vector<std::pair<double, double>>> out(x.size());
+  if (m.calibration().empty()) return out;
+  for (double level : kTradeoffLevels) {
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m.Predict(x, level));
+    for (size_t j = 0; j < p.size(); ++j) out[j].push_back({p[j].low, p[j].high});
+  }
+  return out;
+}
 void Append(const Dataset& data, const Fold& f, const std::vector<UtilPrediction>& p,
-            std::vector<RowPrediction>* out) {
+            std::vector<std::vector<std::pair<double, double>>> tradeoff, std::vector<RowPrediction>* out) {
   for (size_t j = 0; j < f.test.size(); ++j) {
     size_t i = f.test[j];
     const Measurement& r = data.rows[i];
@@ -211,6 +221,7 @@ void Append(const Dataset& data, const Fold& f, const std::vector<UtilPrediction
     rp.predicted = p[j].util;
     rp.low = p[j].low;
     rp.high = p[j].high;
+    if (j < tradeoff.size()) rp.tradeoff = std::move(tradeoff[j]);
     rp.row = i;
     rp.gpu = i < data.row_gpu.size() ? data.row_gpu[i] : "";
     rp.mig_profile = i < data.row_mig.size() ? data.row_mig[i] : "";
@@ -259,7 +270,8 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
     const size_t first = out.size();
-    Append(data, f, p, &out);
+    ASSIGN_OR_RETURN(auto tradeoff, TradeoffIntervals(*m, d.xte));
+    Append(data, f, p, std::move(tradeoff), &out);
     if (Status st = FillMemory(data, f, level, first, &out); !st.ok()) return st.Prefixed("fold " + std::to_string(fi));
   }
   return out;
@@ -302,7 +314,8 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
     m->set_calibration(best_res, d.ytr, interval_method);  // the same inner pass that selected it
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
     const size_t first = out.size();
-    Append(data, f, p, &out);
+    ASSIGN_OR_RETURN(auto tradeoff, TradeoffIntervals(*m, d.xte));
+    Append(data, f, p, std::move(tradeoff), &out);
     // Memory has one model (no selection): fit on the same outer training rows.
     if (Status st = FillMemory(data, f, level, first, &out); !st.ok()) return st.Prefixed("fold " + std::to_string(fi));
     if (selected) selected->push_back(candidates[best].ToString());
@@ -485,6 +498,17 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
   res.rmsle_ci = BootstrapRmsle(yh, y, units_of(rows), opts.bootstrap, opts.seed + 12345);
   res.baseline_ci = BootstrapRmsle(base_pred, base_actual, units_of(base_row), opts.bootstrap, opts.seed + 12345);
   res.median_width = Quantile(widths, 0.5);
+  for (size_t k = 0; k < std::size(kTradeoffLevels); ++k) {
+    std::vector<double> w;
+    double inside = 0;
+    for (const auto& p : res.predictions) {
+      if (p.tradeoff.size() != std::size(kTradeoffLevels)) break;
+      w.push_back(p.tradeoff[k].second - p.tradeoff[k].first);
+      inside += p.tradeoff[k].first <= p.measured && p.measured <= p.tradeoff[k].second;
+    }
+    if (w.size() != res.predictions.size() || w.empty()) break;
+    res.interval_tradeoff.push_back({kTradeoffLevels[k], inside / w.size(), Quantile(w, 0.5)});
+  }
   res.memory = ScoreMemory(res.predictions);
   if (mem_base_n > 0) res.memory_baseline_mape = mem_base_ape / mem_base_n;
   for (const std::string& w : data.groups) {

@@ -56,6 +56,9 @@ struct RowPrediction {
   // GPU memory, MiB: measured (Lucid gmem, MIGProfiler gmem_mib; NaN where the
   // row has no memory column) and predicted by the memory model fit on the
   // same training rows, with its interval (NaN when those rows had no memory).
+  // The calibrated interval at each of kTradeoffLevels (same model, same
+  // calibration scores): the width/coverage trade-off of one run.
+  std::vector<std::pair<double, double>> tradeoff = {};
   double mem_measured = std::nan("");
   double mem_predicted = std::nan("");
   double mem_low = std::nan("");
@@ -143,6 +146,12 @@ struct Interval90 {
   double low = 0, high = 0;
 };
 
+// Interval levels whose coverage and median width every evaluation reports.
+inline constexpr double kTradeoffLevels[] = {0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95};
+struct TradeoffPoint {
+  double level = 0, coverage = 0, median_width = 0;  // width in points
+};
+
 struct EvalResult {
   EvalOptions options;
   MeanSd rmsle, mae, r2, coverage;  // over repeats (each repeat scores all its test rows)
@@ -156,6 +165,9 @@ struct EvalResult {
   // resampled with replacement.
   Interval90 rmsle_ci, baseline_ci;
   double median_width = 0;          // median interval width (high - low), points
+  // Coverage and median width at each of kTradeoffLevels, pooled over repeats
+  // (empty without a conformal calibration).
+  std::vector<TradeoffPoint> interval_tradeoff;
   std::vector<std::string> selected;  // nested: the winner of each outer fold, every repeat
   // GPU memory of the pooled predictions (one model, no selection: nested and
   // plain evaluations of a split give the same memory predictions), and the

@@ -78,6 +78,16 @@ TEST(EvaluateTest, RealDataLowoBeatsTheMean) {
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(r->predictions.size(), 52u);
   EXPECT_LT(r->rmsle.mean, r->mean_baseline_rmsle);
+  // The trade-off's 0.8 point is the run's own interval (level 0.8 by default): same rows, same scores.
+  ASSERT_EQ(r->interval_tradeoff.size(), std::size(kTradeoffLevels));
+  for (const TradeoffPoint& t : r->interval_tradeoff) {
+    EXPECT_GE(t.coverage, 0);
+    EXPECT_LE(t.coverage, 1);
+    if (t.level != 0.8) continue;
+    EXPECT_DOUBLE_EQ(t.coverage, r->coverage.mean);
+    EXPECT_DOUBLE_EQ(t.median_width, r->median_width);
+  }
+  EXPECT_LT(r->interval_tradeoff.front().median_width, r->interval_tradeoff.back().median_width);
   // The simulator's entry point gives the same rows, in CSV order.
   auto p = LeaveOneWorkloadOutPredictions(*data, "forest", 0);
   ASSERT_TRUE(p.ok());

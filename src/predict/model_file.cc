@@ -46,7 +46,9 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"pass", "leave-one-workload-out over the training rows"},
         {"scores", p.model().calibration()}}},
       {"accuracy",
-       {{"method", "leave-one-workload-out over the training rows (the calibration pass): unseen workloads"},
+       {{"method", "leave-one-workload-out over the training rows (the calibration pass): unseen workloads; one level: each "
+                  "workload's interval from the other workloads' residuals of that pass, whose models saw it "
+                  "(evaluate calibrates nested, without it)"},
         {"workloads", info.accuracy.workloads},
         {"rows", info.accuracy.rows},
         {"rmsle", info.accuracy.rmsle},

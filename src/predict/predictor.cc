@@ -215,16 +215,33 @@ SeenMatch UtilModel::Match(const std::vector<double>& row) const {
 }
 
 const char* IntervalMethodName(IntervalMethod m) {
-  return m == IntervalMethod::kCentral ? "central" : "normalized-shortest";
+  switch (m) {
+    case IntervalMethod::kCentral: return "central";
+    case IntervalMethod::kLogit: return "logit-shortest";
+    case IntervalMethod::kNormalized: break;
+  }
+  return "normalized-shortest";
 }
 
 Result<IntervalMethod> ParseIntervalMethod(const std::string& name) {
   if (name == "normalized" || name == "normalized-shortest") return IntervalMethod::kNormalized;
   if (name == "central") return IntervalMethod::kCentral;
-  return Status::Error("unknown interval method '" + name + "' (known: normalized, central)");
+  if (name == "logit" || name == "logit-shortest") return IntervalMethod::kLogit;
+  return Status::Error("unknown interval method '" + name + "' (known: normalized, central, logit)");
 }
 
 double Difficulty(double util) { return 1 - std::clamp(util, 0.0, 100.0) / 100 + kDifficultyFloor; }
+
+double UtilLogit(double util) {
+  const double u = std::clamp(util, 0.0, 100.0);
+  return std::log((u + kLogitPadPoints) / (100 - u + kLogitPadPoints));
+}
+
+double LogitToUtil(double z) {
+  // (u + c) / (100 - u + c) = e^z  =>  u = (e^z (100 + c) - c) / (1 + e^z); e^z bounded first.
+  const double e = std::exp(std::clamp(z, -50.0, 50.0));
+  return std::clamp((e * (100 + kLogitPadPoints) - kLogitPadPoints) / (1 + e), 0.0, 100.0);
+}
 
 std::vector<double> CalibrationScores(const std::vector<double>& residuals, const std::vector<double>& util,
                                       IntervalMethod method) {
@@ -235,6 +252,10 @@ std::vector<double> CalibrationScores(const std::vector<double>& residuals, cons
       continue;
     }
     double predicted = FromTarget(ToTarget(util[i]) - residuals[i]);  // the pass's prediction
+    if (method == IntervalMethod::kLogit) {
+      out.push_back(UtilLogit(util[i]) - UtilLogit(predicted));
+      continue;
+    }
     out.push_back(residuals[i] / Difficulty(predicted));
   }
   return out;
@@ -274,6 +295,10 @@ UtilPrediction CalibratedInterval(double util, const std::vector<double>& sorted
                                   IntervalMethod method) {
   auto [lo_off, hi_off] = method == IntervalMethod::kCentral ? ConformalOffsets(sorted, level)
                                                               : ShortestWindow(sorted, level);
+  if (method == IntervalMethod::kLogit) {
+    const double z = UtilLogit(util);
+    return {util, std::min(util, LogitToUtil(z + lo_off)), std::max(util, LogitToUtil(z + hi_off))};
+  }
   if (method == IntervalMethod::kNormalized) {
     lo_off *= Difficulty(util);
     hi_off *= Difficulty(util);

@@ -41,16 +41,27 @@ struct UtilPrediction {
 //    ceil((n+1) level) of them.
 //  kCentral: the raw residuals, the central order statistics (the method
 //    before: ConformalOffsets).
-enum class IntervalMethod { kNormalized, kCentral };
+//  kLogit: each score is Logit(measured) - Logit(predicted) (util = busy /
+//    (busy + idle), so logit(util) = log busy - log idle: a relative error in
+//    either time moves it by the same amount at every utilization); the
+//    interval is Logit(point) + the shortest window of the sorted scores,
+//    mapped back.
+enum class IntervalMethod { kNormalized, kCentral, kLogit };
 inline constexpr IntervalMethod kDefaultIntervalMethod = IntervalMethod::kNormalized;
-const char* IntervalMethodName(IntervalMethod m);  // "normalized-shortest", "central"
-Result<IntervalMethod> ParseIntervalMethod(const std::string& name);  // also "normalized"
+const char* IntervalMethodName(IntervalMethod m);  // "normalized-shortest", "central", "logit-shortest"
+Result<IntervalMethod> ParseIntervalMethod(const std::string& name);  // also "normalized", "logit"
 // The scale of a prediction's log1p error: a relative error e in the busy or
 // the idle time of a step moves log(util) by e x (1 - util/100) (util = busy /
 // (busy + idle)), so the error shrinks as the GPU saturates; plus a floor for
 // the counter's own noise. Percent in, log1p units out.
 inline constexpr double kDifficultyFloor = 0.05;
 double Difficulty(double util);
+// log((util + pad) / (100 - util + pad)), util in percent clamped to 0-100;
+// the pad (points) keeps 0 and 100 finite (nvidia-smi reports whole percents
+// and a measured 100.0 is common). LogitToUtil is its inverse, clamped to 0-100.
+inline constexpr double kLogitPadPoints = 5;
+double UtilLogit(double util);
+double LogitToUtil(double z);
 
 // A candidate of a selection: algorithm and feature set.
 struct Candidate {

@@ -53,6 +53,37 @@ TEST(IntervalTest, NormalizedIntervalHandComputed) {
   EXPECT_NEAR(c.high, std::min(100.0, 51 * std::exp(1.0) - 1), 1e-9);
 }
 
+// Logit: scores are logit(measured) - logit(predicted) with a 5-point pad,
+// logit(u) = log((u + 5) / (105 - u)); the interval is logit(point) + window.
+TEST(IntervalTest, LogitIntervalHandComputed) {
+  EXPECT_NEAR(UtilLogit(50), 0, 1e-15);
+  EXPECT_NEAR(UtilLogit(95), std::log(100.0 / 10), 1e-12);
+  EXPECT_NEAR(UtilLogit(0), std::log(5.0 / 105), 1e-12);
+  EXPECT_NEAR(UtilLogit(250), std::log(105.0 / 5), 1e-12);  // clamped to 100
+  for (double u : {0.0, 3.0, 50.0, 97.5, 100.0}) EXPECT_NEAR(LogitToUtil(UtilLogit(u)), u, 1e-9);
+  EXPECT_EQ(LogitToUtil(1e300), 100);  // bounded, never NaN
+  EXPECT_EQ(LogitToUtil(-1e300), 0);
+  // A row measured 95 whose pass predicted expm1(log1p(95) - 0.2): score log(100/10) - logit(pred).
+  double pred = Log1pShift(95, -0.2);
+  auto s = CalibrationScores({0.2}, {95}, IntervalMethod::kLogit);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_NEAR(s[0], std::log(10.0) - std::log((pred + 5) / (105 - pred)), 1e-12);
+  // Scores {-1, 0, 1} at level 0.5: window [-1, 0]. At 50 (logit 0) the low end solves
+  // (u + 5) / (105 - u) = e^-1: u = (105 e^-1 - 5) / (1 + e^-1) = 24.58...
+  UtilPrediction p = CalibratedInterval(50, {-1, 0, 1}, 0.5, IntervalMethod::kLogit);
+  EXPECT_NEAR(p.low, (105 * std::exp(-1.0) - 5) / (1 + std::exp(-1.0)), 1e-9);
+  EXPECT_NEAR(p.high, 50, 1e-12);
+  // The same window at 95 is narrower in points (logit 2.303 - 1: u = (105 e^1.303 - 5) / (1 + e^1.303)).
+  UtilPrediction q = CalibratedInterval(95, {-1, 0, 1}, 0.5, IntervalMethod::kLogit);
+  const double e = std::exp(std::log(10.0) - 1);
+  EXPECT_NEAR(q.low, (105 * e - 5) / (1 + e), 1e-9);
+  EXPECT_LT(q.high - q.low, p.high - p.low);
+  EXPECT_EQ(*ParseIntervalMethod("logit"), IntervalMethod::kLogit);
+  EXPECT_STREQ(IntervalMethodName(IntervalMethod::kLogit), "logit-shortest");
+  EXPECT_NE(ParseIntervalMethod("logistic").status().message().find("known: normalized, central, logit"),
+            std::string::npos);
+}
+
 // Five workloads of one row each, measured 50; four predicted exactly, one
 // 5 log units low (predicted 0 after the clamp).
 TEST(IntervalTest, SummariseLowoHandComputed) {
