@@ -531,12 +531,16 @@ end
 
 -- The service's answer to POST /v1/predict (HTTP code, body) -> { util, low, high };
 -- raises user errors for what the user can fix and config errors for the rest.
-local function service_answer(code, out, uid)
+-- `gpus`: the whole GPUs asked for (nil: one); the service predicts one data-parallel rank
+-- when its answer echoes them as "gpus": N (docs/api.md).
+local function service_answer(code, out, uid, gpus)
   local util = out:match('"predicted_util"%s*:%s*([%d%.eE%+%-]+)')
   local low, high = out:match('"predicted_util_interval"%s*:%s*%[%s*([%d%.eE%+%-]+)%s*,%s*([%d%.eE%+%-]+)')
   if code == 200 and util then
+    local echoed = tonumber(out:match('"gpus"%s*:%s*(%d+)'))
     return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util),
-             gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"') }
+             gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'), service = true,
+             data_parallel = gpus ~= nil and echoed == gpus }
   end
   local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
   if code == 422 and msg:match("cannot be read as uid") then user_error(unreadable(uid)) end
@@ -626,7 +630,7 @@ local function predict_as_deputy(conf, d, uid, gid)
     source = socket_ltn12.source.string(body), sink = socket_ltn12.sink.table(chunks) }
   if not ok and code == "timeout" then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
   if not ok then config_error("gpucast service unreachable: " .. tostring(code)) end
-  return service_answer(tonumber(code) or 0, table.concat(chunks), uid)
+  return service_answer(tonumber(code) or 0, table.concat(chunks), uid, d.gpus)
 end
 
 -- Returns { util, low, high } (percent); raises user/config errors.
@@ -671,7 +675,7 @@ local function predict(conf, d, uid, gid)
     end
     if rc ~= 0 then config_error("gpucast service unreachable (exit " .. tostring(rc) .. "): " .. first_line(out)) end
     local code = tonumber(out:match("__http=(%d+)%s*$")) or 0
-    return service_answer(code, out:gsub("\n__http=%d+%s*$", ""), uid)
+    return service_answer(code, (out:gsub("\n__http=%d+%s*$", "")), uid, d.gpus)
   end
   local cmd = as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
               shq(conf.predictor) .. " --batch " .. d.batch
@@ -770,8 +774,14 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   if whole then  -- N whole GPUs: the prediction is for the message and the record (per GPU)
     kind, n, of, share = "gpu", whole, whole, "gres:gpu:" .. whole
     on = on .. " x" .. whole .. " GPUs"
-    per_gpu = p.data_parallel and (" per GPU (data-parallel, gpucast predict --gpus " .. whole .. ")")
-              or " per GPU, predicted as a single-GPU job (this gpucast has no data-parallel prediction)"
+    if p.data_parallel then
+      per_gpu = " per GPU (data-parallel, " .. (p.service and "the service's \"gpus\": " or "gpucast predict --gpus ") ..
+                whole .. ")"
+    else
+      per_gpu = " per GPU, predicted as a single-GPU job (" ..
+                (p.service and "the service's answer has no \"gpus\": " .. whole or
+                 "this gpucast has no data-parallel prediction") .. ")"
+    end
   end
   out.tres_per_node = join_tres(share, keep.tres_per_node)
   out.max_nodes = 1  -- a share of one GPU is on one node

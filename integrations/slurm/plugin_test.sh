@@ -93,7 +93,12 @@ while True:
     while len(body) < n:
         body += c.recv(65536)
     open(sys.argv[2], "wb").write(head.split(b"\r\n")[0] + b"\n" + body)
-    answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]}'
+    # As the service does: a request with "gpus": N (body or query) is answered for one
+    # data-parallel rank, and the answer echoes "gpus"; the file "no-gpus-echo" stops the echo.
+    import os, re
+    m = re.search(rb'"gpus":(\d+)', body) or re.search(rb'[?&]gpus=(\d+)', head.split(b"\r\n")[0])
+    echo = b', "gpus": %s' % m.group(1) if m and not os.path.exists(sys.argv[2] + ".no-gpus-echo") else b""
+    answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]%s}' % echo
     c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(answer) + answer)
     c.close()
 EOF
@@ -289,8 +294,16 @@ conf("multi_gpu = refuse\n")
 refused("--gpus=4, multi_gpu = refuse", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
 conf("mode = service\n" .. "url = http://127.0.0.1:" .. io.open(T .. "/capture.port"):read("*a") .. "\n" ..
      "deputy_token_file = " .. T .. "/deputy.token\n")
-sized("deputy, --gpus=2", { comment = M, tres_per_job = "gres:gpu:2" }, "gres:gpu:2")
+d, l = sized("deputy, --gpus=2", { comment = M, tres_per_job = "gres:gpu:2" }, "gres:gpu:2")
 check("deputy body has \"gpus\":2", io.open(T .. "/captured"):read("*a"):find('"gpus":2', 1, true), io.open(T .. "/captured"):read("*a"))
+check("deputy --gpus=2: the service predicts one data-parallel rank, said so (not 'single-GPU')",
+      l:find("x2 GPUs: predicted GPU utilization 52.5% per GPU (data-parallel, the service's \"gpus\": 2) " ..
+             "(interval 40.0-61.0%, sized by point) -> gres:gpu:2", 1, true) and not l:find("single-GPU", 1, true), l)
+io.open(T .. "/captured.no-gpus-echo", "w"):close()
+d, l = sized("deputy, --gpus=2, an answer without \"gpus\"", { comment = M, tres_per_job = "gres:gpu:2" }, "gres:gpu:2")
+check("an answer that does not echo \"gpus\" is not called data-parallel",
+      l:find("per GPU, predicted as a single-GPU job (the service's answer has no \"gpus\": 2)", 1, true), l)
+os.remove(T .. "/captured.no-gpus-echo")
 conf()
 refused("-N4", { comment = M, tres_per_node = "gres:gpu:1", min_nodes = 4 }, "this job asks for 4 nodes")
 refused("-N2-4", { comment = M, min_nodes = 2, max_nodes = 4 }, "this job asks for 2 nodes")
