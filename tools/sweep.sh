@@ -10,14 +10,14 @@
 # each over SEEDS (arrivals, workloads, noise resampled per seed); then the
 # markdown tables of the docs (OUT/tables.md, also printed) and the HTML
 # report of the load-2 Philly runs (OUT/report.html).
-# Usage: tools/sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]   (SEEDS default 1-3; LOADS=1,1.5,2,3;
+# Usage: tools/sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]   (SEEDS default 1-3; LOADS default 1,2,3;
 #        JOBS=N keeps the first N jobs of each trace: a quick check of the script, not the docs' numbers;
 #        NO_OTHER_TRACES=1 leaves out Alibaba and Gavel)
 set -euo pipefail
 B=$(realpath "${1:?usage: sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]}")
 OUT=${2:?usage: sweep.sh PATH/TO/gpucast OUT_DIR [SEEDS]}
 SEEDS=${3:-1-3}
-LOADS=${LOADS:-1,1.5,2,3}
+LOADS=${LOADS:-1,2,3}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 # The source the tables come from, named as the sweep starts (the binary should be built from it).
@@ -63,6 +63,8 @@ trap 'kill $A $Bp 2>/dev/null' INT TERM
 wait $A
 wait $Bp
 "$HERE/tools/sweep_tables.py" "$OUT" "$COMMIT${DIRTY:+ (+ uncommitted changes)}" "$SEEDS" | tee "$OUT/tables.md"
+# The issue's acceptance checks on these runs (tools/sim_done_when.sh; exit 1 = some check failed).
+"$HERE/tools/sim_done_when.sh" --check "$OUT" > "$OUT/done_when.txt" || log "some done-when checks fail: $OUT/done_when.txt"
 # The headline is load x2 (given first); the load sweep and the value of accuracy from every Philly run.
 "$B" report "$OUT/philly/predicted/load-2" "$OUT/philly/oracle/load-2" "$OUT/philly" "$OUT/accuracy" \
   --interference "$OUT/interference.json" --out "$OUT/report.html" >/dev/null

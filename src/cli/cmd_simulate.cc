@@ -269,9 +269,10 @@ int RunSimulate(const SimulateFlags& f) {
     }
   }
   // Memory: policies pack by the predicted high end. Oracle predictions know
-  // the true memory; without a memory prediction (the predict layer gives
-  // none yet) the measured memory stands in, labelled so.
-  std::string mem_label = "predicted";
+  // the true memory; without a memory prediction the measured memory stands
+  // in, labelled so. Policies that decide without predictions always pack by
+  // the measured memory (sim::Simulate hides predictions from them).
+  std::string mem_label = need_pred ? "predicted" : "none (measured memory)";
   if (need_pred && src->kind == sim::PredictionSource::kOracle) {
     for (sim::WorkloadProfile& x : *w) x.pred_mem_mib = x.pred_mem_high_mib = x.gmem_mib;
     mem_label = "oracle";
@@ -279,7 +280,7 @@ int RunSimulate(const SimulateFlags& f) {
     for (sim::WorkloadProfile& x : *w)
       if (!x.HasMemPrediction()) {
         x.pred_mem_mib = x.pred_mem_high_mib = x.gmem_mib;
-        mem_label = "oracle (measured; no memory prediction available)";
+        if (need_pred) mem_label = "oracle (measured; no memory prediction available)";
       }
   }
   // The RTX 3090 physics from Lucid's pairs, and the K80/P100/V100 physics

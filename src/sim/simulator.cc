@@ -744,7 +744,22 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
         return Status::Error("policy '" + config.policy + "' needs predicted utilization, and workload " +
                              w.Name() + " has none");
   auto policy = row->make(config.options);
-  Engine e(trace, cluster, workloads, model, config);
+  if (row->needs_predictions) {
+    Engine e(trace, cluster, workloads, model, config);
+    return e.Run(*policy, row->observes_running);
+  }
+  // A policy that decides without predictions sees none, whatever the caller
+  // loaded for other policies of the same command: no predicted utilization,
+  // and the measured memory (the baselines are given the truth there). Its
+  // result is then the same alone or in any list of policies.
+  std::vector<WorkloadProfile> blind = workloads;
+  for (WorkloadProfile& x : blind) {
+    x.predicted_util = NAN;
+    x.pred_mem_mib = x.pred_mem_high_mib = NAN;
+  }
+  SimConfig c = config;
+  c.memory_predictions = "none (measured memory)";
+  Engine e(trace, cluster, blind, model, c);
   return e.Run(*policy, row->observes_running);
 }
 

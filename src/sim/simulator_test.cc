@@ -420,6 +420,42 @@ TEST(Simulator, DeterministicForASeed) {
   EXPECT_NE(a, run(8));
 }
 
+// A policy that decides without predictions gives the same summary whether
+// the command loaded predictions (for other policies of its list) or not, and
+// whether other runs came before it in the process.
+TEST(Simulator, BaselineIsTheSameAloneAndAfterOtherPolicies) {
+  auto plain = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
+  ASSERT_TRUE(plain.ok());
+  auto m = InterferenceModel::Fit(*plain, DataDir() + "/lucid/colocate_info.csv");
+  ASSERT_TRUE(m.ok());
+  auto t = LoadTrace("philly", DataDir(), {1500, false});
+  ASSERT_TRUE(t.ok());
+  auto c = ParseCluster("16x RTX3090", DataDir());
+  ASSERT_TRUE(c.ok());
+  // What a list with a predictive policy loads: predictions that differ from
+  // the truth, memory included (too low: packing by it would crash jobs).
+  std::vector<WorkloadProfile> loaded = *plain;
+  for (auto& x : loaded) {
+    x.predicted_util = std::clamp(100 - x.true_util, 0.0, 100.0);
+    x.pred_mem_mib = x.pred_mem_high_mib = 0.5 * x.gmem_mib;
+  }
+  auto run = [&](const std::string& policy, const std::vector<WorkloadProfile>& w) {
+    SimConfig cfg;
+    cfg.policy = policy;
+    cfg.seed = 3;
+    auto r = Simulate(*t, *c, w, *m, cfg);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? SummaryJson(*r) : std::string();
+  };
+  for (const char* p : {"slot", "profiling", "profiling-pool", "profiling-exclusive"}) {
+    const std::string alone = run(p, *plain);
+    ASSERT_FALSE(alone.empty());
+    EXPECT_NE(alone.find("\"memory_predictions\": \"none (measured memory)\""), std::string::npos) << alone;
+    run("predictive-feedback", loaded);  // another policy of the list first
+    EXPECT_EQ(alone, run(p, loaded)) << p;
+  }
+}
+
 TEST(Simulator, WritesTheIssuesFiles) {
   Fixture f;
   auto r = f.Run(Jobs({{0, 0, 100, 2, 1}, {0, 0, 50, 1, 1}}), Gpus(2), "predictive", {0, 1});

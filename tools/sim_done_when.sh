@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The "Done when" checks of issue 18 (the simulator as an instrument), rerunnable:
+#   tools/sim_done_when.sh PATH/TO/gpucast OUT_DIR   runs the exact commands below into OUT_DIR
+#                                                    (skipped when OUT_DIR already holds their runs),
+#                                                    then checks;
+#   tools/sim_done_when.sh --check SWEEP_DIR         checks the runs of a tools/sweep.sh output
+#                                                    (the same runs: same binary, seeds, load 2).
+# Every run is `gpucast simulate --trace philly --cluster "256x RTX3090" --load-factor 2` with
+# --seeds 1-3 (one run per seed, the same as --seed S for S = 1..3); runs are found by their
+# summary.json (policy, predictions, load, seed), not by path. Prints one line per check (PASS /
+# FAIL with the numbers) and exits 1 when any check fails.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = "--check" ]; then
+  OUT=${2:?usage: sim_done_when.sh --check SWEEP_DIR}
+else
+  B=$(realpath "${1:?usage: sim_done_when.sh PATH/TO/gpucast OUT_DIR | --check SWEEP_DIR}")
+  OUT=${2:?usage: sim_done_when.sh PATH/TO/gpucast OUT_DIR}
+  mkdir -p "$OUT"
+  P=(--trace philly --cluster "256x RTX3090" --load-factor 2 --seeds 1-3 --quiet)
+  run() {  # run DIR ARGS...: one simulate command unless DIR already has its summaries
+    local dir=$1; shift
+    if [ -z "$(find "$OUT/$dir" -name summary.json 2>/dev/null | head -1)" ]; then
+      echo "+ gpucast simulate ${P[*]} $* --out $OUT/$dir" >&2
+      "$B" simulate "${P[@]}" "$@" --out "$OUT/$dir" >/dev/null
+    fi
+  }
+  run default --policy slot,profiling,profiling-exclusive,predictive
+  run oracle --policy predictive --predictions oracle
+  run noisy-15 --policy predictive --predictions noisy:15
+  run noisy-30 --policy predictive --predictions noisy:30
+  run constant-50 --policy predictive --predictions constant:50
+  [ -s "$OUT/interference.json" ] || "$B" interference --validate --json > "$OUT/interference.json"
+fi
+exec /usr/bin/python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+runs = [json.load(open(p)) for p in glob.glob(os.path.join(out, "**", "summary.json"), recursive=True)]
+runs = [r for r in runs if r.get("trace") == "philly" and r.get("num_gpus") == 256 and abs(r.get("load_scale", 0) - 2) < 1e-9]
+SEEDS = [1, 2, 3]
+failed = 0
+
+
+def get(policy, pred=None):
+    """{seed: summary} of one policy and prediction source (None: the default, lowo:*)."""
+    got = {}
+    for r in runs:
+        p = r["predictions"]
+        if r["policy"] != policy:
+            continue
+        if pred is None and not (p == "unused" or p.startswith("lowo:")):
+            continue
+        if pred is not None and p != pred:
+            continue
+        got[r["seed"]] = r
+    return got
+
+
+def check(name, ok, detail):
+    global failed
+    failed += 0 if ok else 1
+    print(f"{'PASS' if ok else 'FAIL'}  {name}: {detail}")
+
+
+def need(g, what):
+    missing = [s for s in SEEDS if s not in g]
+    if missing:
+        check(what, False, f"no run for seeds {missing} under {out}")
+        return False
+    return True
+
+
+h = lambda r: r["jct_mean_s"] / 3600
+slot = get("slot")
+if need(slot, "slot runs"):
+    kinds = {s: slot[s]["bound_kind"] for s in SEEDS}
+    allk = {(r["policy"], r["predictions"], r["seed"]): r["bound_kind"] for r in runs}
+    check("bound_kind is capacity (every run at load 2)", all(k == "capacity" for k in allk.values()),
+          f"slot per seed {kinds}; {sum(k == 'capacity' for k in allk.values())}/{len(allk)} runs capacity")
+    u = [round(slot[s]["useful_work_utilization"], 2) for s in SEEDS]
+    check("slot's useful work differs across seeds", len(set(u)) == len(u), f"{u} %")
+o, n15, n30 = get("predictive", "oracle"), get("predictive", "noisy:15"), get("predictive", "noisy:30")
+if need(o, "predictive oracle") and need(n15, "predictive noisy:15") and need(n30, "predictive noisy:30"):
+    per = {s: (h(o[s]), h(n15[s]), h(n30[s])) for s in SEEDS}
+    mean = [sum(per[s][i] for s in SEEDS) / 3 for i in range(3)]
+    check("predictive mean JCT rises strictly oracle < noisy:15 < noisy:30 (every seed)",
+          all(a < b < c for a, b, c in per.values()),
+          "; ".join(f"seed {s}: {a:.1f} < {b:.1f} < {c:.1f} h" for s, (a, b, c) in per.items()) +
+          f"; mean {mean[0]:.1f} < {mean[1]:.1f} < {mean[2]:.1f} h")
+d, c50 = get("predictive"), get("predictive", "constant:50")
+if need(d, "predictive default") and need(c50, "predictive constant:50"):
+    dj, cj = [sum(h(g[s]) for s in SEEDS) / 3 for g in (d, c50)]
+    du, cu = [sum(g[s]["useful_work_utilization"] for s in SEEDS) / 3 for g in (d, c50)]
+    src = d[SEEDS[0]]["predictions"]
+    check(f"default predictions ({src}) no worse than constant:50 (mean over seeds)", dj <= cj and du >= cu,
+          f"JCT {dj:.1f} vs {cj:.1f} h, useful work {du:.2f} vs {cu:.2f} %")
+pi, pe = get("profiling"), get("profiling-exclusive")
+if need(pi, "profiling") and need(pe, "profiling-exclusive"):
+    per = {s: (h(pi[s]), h(pe[s])) for s in SEEDS}
+    mi, me = sum(a for a, _ in per.values()) / 3, sum(b for _, b in per.values()) / 3
+    check("profiling (in place) mean JCT no worse than profiling-exclusive (mean over seeds)", mi <= me,
+          "; ".join(f"seed {s}: {a:.1f} vs {b:.1f} h" for s, (a, b) in per.items()) + f"; mean {mi:.1f} vs {me:.1f} h")
+if o and need(o, "predictive oracle"):
+    ooms = {s: o[s]["oom_events"] for s in SEEDS}
+    check("oracle predictive has 0 oom_events", all(v == 0 for v in ooms.values()),
+          f"{ooms} (memory packed by: {o[SEEDS[0]]['memory_predictions']})")
+iv = os.path.join(out, "interference.json")
+if os.path.exists(iv):
+    t = json.load(open(iv))["tables"]
+    rows = [(x["source"], x["gpu"], x["selected_nested"]["mae"], x["time_slicing_bound"]["mae"]) for x in t]
+    check("interference on pairs it was not fitted on: no worse than the time-slicing bound",
+          all(a <= b + 1e-12 for _, _, a, b in rows),
+          "; ".join(f"{s} {g}: MAE {a:.4f} vs {b:.4f}" for s, g, a, b in rows))
+else:
+    check("interference validation", False, f"no {iv}")
+print(f"{failed} check(s) failed" if failed else "all checks pass")
+sys.exit(1 if failed else 0)
+PY
