@@ -506,6 +506,48 @@ local function first_line(s)
   return (s:match("^%s*([^\n]*)") or s)
 end
 
+-- The GPU names gpucast.conf gives (partition_gpus, gpu_types, default_gpu) are checked
+-- against gpucast's GPU table (`gpucast gpus NAME...`) when the plugin loads and when a
+-- configuration with new names is first read, so a typo is found before a job needs it.
+-- Returns a line for the log, or raises a config error naming the setting.
+local gpus_known = {}  -- "binary names" -> true once gpucast knew them all (per slurmctld)
+local function check_conf_gpus(conf)
+  local settings, list = {}, {}
+  local function add(g, where)
+    if g ~= "" and g ~= "none" and not settings[g] then settings[g] = where; list[#list + 1] = g end
+  end
+  for p, g in pairs(conf.partition_gpus) do add(g, "partition_gpus " .. p .. ":" .. g) end
+  for t, g in pairs(conf.gpu_types) do add(g, "gpu_types " .. t .. ":" .. g) end
+  add(conf.default_gpu, "default_gpu")
+  if #list == 0 then return "no GPU names to check" end
+  table.sort(list)
+  local key = conf.gpucast .. " " .. table.concat(list, " ")
+  if gpus_known[key] then return nil end
+  local bin = io.open(conf.gpucast, "r")
+  if not bin then
+    if conf.mode == "service" then
+      return "GPU names " .. table.concat(list, ", ") .. " not checked: no gpucast binary at " .. conf.gpucast ..
+             " (the service checks each job's GPU)"
+    end
+    config_error("gpucast.conf: cannot check the GPU names " .. table.concat(list, ", ") .. ": no gpucast binary at " ..
+                 conf.gpucast)
+  end
+  bin:close()
+  local args = {}
+  for _, g in ipairs(list) do args[#args + 1] = shq(g) end
+  local rc, out = run(piped("{ " .. shq(conf.gpucast) .. " gpus " .. table.concat(args, " ") .. " >/dev/null; }"),
+                      conf.timeout_s)
+  if rc ~= 0 then
+    local bad = out:match("unknown GPU '([^'\n]*)'")
+    local where = bad and settings[bad] and (settings[bad] .. " names GPU '" .. bad .. "'") or
+                  ("the GPU names " .. table.concat(list, ", "))
+    config_error("gpucast.conf: " .. where .. ", which gpucast does not know: " ..
+                 first_line(out ~= "" and out or ("gpucast gpus exited " .. tostring(rc))))
+  end
+  gpus_known[key] = true
+  return "GPU names checked with gpucast gpus: " .. table.concat(list, ", ")
+end
+
 -- One message for every reason a model cannot be read: absent, not a regular file (a
 -- FIFO, device or socket: refused before anything opens it), or not readable by the user.
 local function unreadable(uid)
@@ -534,12 +576,16 @@ end
 
 -- The service's answer to POST /v1/predict (HTTP code, body) -> { util, low, high };
 -- raises user errors for what the user can fix and config errors for the rest.
-local function service_answer(code, out, uid)
+-- `gpus`: the whole GPUs asked for (nil: one); the service predicts one data-parallel rank
+-- when its answer echoes them as "gpus": N (docs/api.md).
+local function service_answer(code, out, uid, gpus)
   local util = out:match('"predicted_util"%s*:%s*([%d%.eE%+%-]+)')
   local low, high = out:match('"predicted_util_interval"%s*:%s*%[%s*([%d%.eE%+%-]+)%s*,%s*([%d%.eE%+%-]+)')
   if code == 200 and util then
+    local echoed = tonumber(out:match('"gpus"%s*:%s*(%d+)'))
     return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util),
-             gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"') }
+             gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'), service = true,
+             data_parallel = gpus ~= nil and echoed == gpus }
   end
   local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
   if code == 422 and msg:match("cannot be read as uid") then user_error(unreadable(uid)) end
@@ -629,7 +675,7 @@ local function predict_as_deputy(conf, d, uid, gid)
     source = socket_ltn12.source.string(body), sink = socket_ltn12.sink.table(chunks) }
   if not ok and code == "timeout" then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
   if not ok then config_error("gpucast service unreachable: " .. tostring(code)) end
-  return service_answer(tonumber(code) or 0, table.concat(chunks), uid)
+  return service_answer(tonumber(code) or 0, table.concat(chunks), uid, d.gpus)
 end
 
 -- Returns { util, low, high } (percent); raises user/config errors.
@@ -674,7 +720,7 @@ local function predict(conf, d, uid, gid)
     end
     if rc ~= 0 then config_error("gpucast service unreachable (exit " .. tostring(rc) .. "): " .. first_line(out)) end
     local code = tonumber(out:match("__http=(%d+)%s*$")) or 0
-    return service_answer(code, out:gsub("\n__http=%d+%s*$", ""), uid)
+    return service_answer(code, (out:gsub("\n__http=%d+%s*$", "")), uid, d.gpus)
   end
   local cmd = as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
               shq(conf.predictor) .. " --batch " .. d.batch
@@ -795,8 +841,14 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   if whole then  -- N whole GPUs: the prediction is for the message and the record (per GPU)
     kind, n, of, share = "gpu", whole, whole, "gres:gpu:" .. whole
     on = on .. " x" .. whole .. " GPUs"
-    per_gpu = p.data_parallel and (" per GPU (data-parallel, gpucast predict --gpus " .. whole .. ")")
-              or " per GPU, predicted as a single-GPU job (this gpucast has no data-parallel prediction)"
+    if p.data_parallel then
+      per_gpu = " per GPU (data-parallel, " .. (p.service and "the service's \"gpus\": " or "gpucast predict --gpus ") ..
+                whole .. ")"
+    else
+      per_gpu = " per GPU, predicted as a single-GPU job (" ..
+                (p.service and "the service's answer has no \"gpus\": " .. whole or
+                 "this gpucast has no data-parallel prediction") .. ")"
+    end
   end
   out.tres_per_node = join_tres(share, keep.tres_per_node)
   out.max_nodes = 1  -- a share of one GPU is on one node
@@ -857,6 +909,8 @@ local EXCLUSIVE_MODEL = "this job takes whole nodes (--exclusive, or an exclusiv
 
 local function submit(job_desc, part_list, uid)
   local conf = read_conf()
+  local checked = check_conf_gpus(conf)
+  if checked then log_info("gpucast: %s", checked) end
   local name = job_desc.name
   local d = find_declaration(job_desc.comment, job_desc.script, conf)
   local parts = job_partitions(job_desc.partition, part_list)
@@ -905,6 +959,8 @@ end
 
 local function modify(job_desc, job_rec, part_list, uid)
   local conf = read_conf()
+  local checked = check_conf_gpus(conf)
+  if checked then log_info("gpucast: %s", checked) end
   local owner, gid, jobid = job_rec.user_id, job_rec.group_id, job_rec.job_id
   -- scontrol release (priority INFINITE) or a new priority by a non-root user, for a
   -- sized job of a user recorded for overuse: refused until the operator clears the record.
@@ -1048,5 +1104,15 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
                  job_desc, job_rec, part_list, modify_uid)
 end
 
-slurm.log_info("gpucast job_submit.lua loaded")
+-- The configuration as the plugin loads: a wrong one is logged now (jobs are refused, fail
+-- closed, until it is fixed; each is logged again).
+do
+  local ok, res = pcall(function() return check_conf_gpus(read_conf()) end)
+  if ok then
+    log_info("gpucast job_submit.lua loaded; %s", res or "GPU names checked")
+  else
+    log_error("gpucast job_submit.lua loaded, but its configuration is wrong (GPU jobs are refused until it is " ..
+              "fixed): %s", type(res) == "table" and res.msg or tostring(res))
+  end
+end
 return slurm.SUCCESS

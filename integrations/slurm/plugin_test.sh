@@ -22,6 +22,14 @@ cp "$HERE/job_submit.lua" "$T/"
 # /proc/PID/fd, so that the listing's own redirection is not seen) and its environment.
 cat > "$T/gpucast" <<'EOF'
 #!/bin/sh
+# gpucast gpus NAME...: the GPU table knows every name but "bogus" (and records the call).
+if [ "$1" = gpus ]; then
+  shift; echo "$*" >> "$(dirname "$0")/gpus.calls"
+  for n in "$@"; do
+    [ "$n" != bogus ] || { echo "gpucast gpus: unknown GPU 'bogus'; closest: B200, P100 (gpucast gpus lists all)" >&2; exit 1; }
+  done
+  echo "(the GPU table)"; exit 0
+fi
 sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn.fds"
 env > "$(dirname "$0")/spawn.env"
 m=""; ms=""; gpu=RTX3090; gpus=""
@@ -96,7 +104,12 @@ while True:
     while len(body) < n:
         body += c.recv(65536)
     open(sys.argv[2], "wb").write(head.split(b"\r\n")[0] + b"\n" + body)
-    answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]}'
+    # As the service does: a request with "gpus": N (body or query) is answered for one
+    # data-parallel rank, and the answer echoes "gpus"; the file "no-gpus-echo" stops the echo.
+    import os, re
+    m = re.search(rb'"gpus":(\d+)', body) or re.search(rb'[?&]gpus=(\d+)', head.split(b"\r\n")[0])
+    echo = b', "gpus": %s' % m.group(1) if m and not os.path.exists(sys.argv[2] + ".no-gpus-echo") else b""
+    answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]%s}' % echo
     c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(answer) + answer)
     c.close()
 EOF
@@ -249,8 +262,30 @@ d, l = sized("default_gpu", { comment = M }, "gres:shard:5")
 check("default_gpu: --gpu H100, said so", gpu_arg() == "H100" and l:find("on H100 (default_gpu)", 1, true), l)
 conf("default_gpu = bogus\n")
 l = refused("a GPU gpucast does not know in gpucast.conf", { comment = M }, "gpucast is misconfigured")
-check("the operator is told which setting", l:find("log_error[^\n]*gpucast.conf names GPU 'bogus' %(default_gpu%), which gpucast " ..
-      "does not know: features: unknown GPU 'bogus'") ~= nil, l)
+check("the operator is told which setting, from gpucast gpus, before any prediction",
+      l:find("log_error[^\n]*gpucast.conf: default_gpu names GPU 'bogus', which gpucast does not know: gpucast gpus: " ..
+             "unknown GPU 'bogus'; closest: B200, P100") ~= nil, l)
+l = refused("a job without a model, same configuration", { tres_per_node = "gres:gpu:1" }, "gpucast is misconfigured")
+check("jobs are refused while the configuration names an unknown GPU", l:find("default_gpu names GPU 'bogus'", 1, true), l)
+-- Loading the plugin with that configuration logs it at once; with known names, that they were checked.
+local function load_log()
+  local n = #log
+  dofile(T .. "/job_submit.lua")
+  return table.concat(log, "\n", n + 1)
+end
+l = load_log()
+check("loading with default_gpu = bogus logs the error at once",
+      l:find("log_error gpucast job_submit.lua loaded, but its configuration is wrong (GPU jobs are refused until it is " ..
+             "fixed): gpucast.conf: default_gpu names GPU 'bogus', which gpucast does not know", 1, true), l)
+conf("partition_gpus = test:RTX3090, big:A100-80GB, cpu:none\ngpu_types = a100:A100-80GB\ndefault_gpu = H100\n")
+os.remove(T .. "/gpus.calls")
+l = load_log()
+check("loading with known names checks them once, in one gpucast gpus call",
+      l:find("log_info gpucast job_submit.lua loaded; GPU names checked with gpucast gpus: A100-80GB, H100, RTX3090", 1, true) and
+      io.open(T .. "/gpus.calls"):read("*a") == "A100-80GB H100 RTX3090\n", l .. " calls: " .. io.open(T .. "/gpus.calls"):read("*a"))
+sized("a job after the check", { comment = M, partition = "test" }, "gres:shard:5")
+check("the checked names are not checked again per job", io.open(T .. "/gpus.calls"):read("*a") == "A100-80GB H100 RTX3090\n",
+      io.open(T .. "/gpus.calls"):read("*a"))
 conf("gpu_types = a100:none\n")
 refused("gpu_types to none", { comment = M }, "gpucast is misconfigured")
 -- Deputy and upload mode send the GPU only when gpucast.conf names one.
@@ -302,8 +337,16 @@ conf("multi_gpu = refuse\n")
 refused("--gpus=4, multi_gpu = refuse", { comment = M, tres_per_job = "gres:gpu:4" }, "this job asks for 4 GPUs")
 conf("mode = service\n" .. "url = http://127.0.0.1:" .. io.open(T .. "/capture.port"):read("*a") .. "\n" ..
      "deputy_token_file = " .. T .. "/deputy.token\n")
-sized("deputy, --gpus=2", { comment = M, tres_per_job = "gres:gpu:2" }, "gres:gpu:2")
+d, l = sized("deputy, --gpus=2", { comment = M, tres_per_job = "gres:gpu:2" }, "gres:gpu:2")
 check("deputy body has \"gpus\":2", io.open(T .. "/captured"):read("*a"):find('"gpus":2', 1, true), io.open(T .. "/captured"):read("*a"))
+check("deputy --gpus=2: the service predicts one data-parallel rank, said so (not 'single-GPU')",
+      l:find("x2 GPUs: predicted GPU utilization 52.5% per GPU (data-parallel, the service's \"gpus\": 2) " ..
+             "(interval 40.0-61.0%, sized by point) -> gres:gpu:2", 1, true) and not l:find("single-GPU", 1, true), l)
+io.open(T .. "/captured.no-gpus-echo", "w"):close()
+d, l = sized("deputy, --gpus=2, an answer without \"gpus\"", { comment = M, tres_per_job = "gres:gpu:2" }, "gres:gpu:2")
+check("an answer that does not echo \"gpus\" is not called data-parallel",
+      l:find("per GPU, predicted as a single-GPU job (the service's answer has no \"gpus\": 2)", 1, true), l)
+os.remove(T .. "/captured.no-gpus-echo")
 conf()
 refused("-N4", { comment = M, tres_per_node = "gres:gpu:1", min_nodes = 4 }, "this job asks for 4 nodes")
 refused("-N2-4", { comment = M, min_nodes = 2, max_nodes = 4 }, "this job asks for 2 nodes")

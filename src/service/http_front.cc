@@ -29,6 +29,9 @@ double Now() {
 }
 
 constexpr size_t kMaxHeaders = 100;
+// One header line, CRLF included: cpp-httplib (Debian's libcpp-httplib, CPPHTTPLIB_HEADER_MAX_LENGTH)
+// refuses a longer one with a bare 400, so the framer refuses it first, saying why.
+constexpr size_t kMaxHeaderLine = 8192;
 constexpr size_t kMaxChunkLine = 1024;
 constexpr size_t kKeepAliveMax = 1000;  // requests per connection
 constexpr double kLingerS = 2;          // reading and discarding after a refusal, so the client sees it
@@ -204,6 +207,9 @@ RequestFramer::State RequestFramer::ParseHead(size_t head_len) {
     std::string_view field = head.substr(pos, e - pos);
     pos = e + 2;
     if (++count > kMaxHeaders) return Fail(431, "more than 100 header fields");
+    if (field.size() + 2 > kMaxHeaderLine) {
+      return Fail(431, "header line longer than " + std::to_string(kMaxHeaderLine) + " bytes");
+    }
     if (!field.empty() && (field[0] == ' ' || field[0] == '\t')) {
       return Fail(400, "obsolete header line folding is not accepted");
     }

@@ -2,56 +2,24 @@
 // pass it runs (or says why it waits), logged; cancellation frees its GPU.
 #include "service/jobs.h"
 
-#include <filesystem>
-#include <fstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "service/testing.h"
+#include "service/service_fixture.h"
 
 namespace gpucast::service {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class JobsTest : public ::testing::Test {
+// One GPU; every request names m.onnx.
+class JobsTest : public testing::PartsTest {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "gpucast-jobs-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = fs::canonical(tmpl).string();
-    fs::create_directory(dir_ + "/uploads");
-    std::ofstream(dir_ + "/m.onnx") << testing::kFakeModelMagic << " m";
-    auto roots = ModelRoots::Create({dir_});
-    ASSERT_TRUE(roots.ok());
-    roots_ = std::make_unique<ModelRoots>(std::move(roots).value());
-    auto store = JobStore::Open(dir_ + "/jobs.db");
-    ASSERT_TRUE(store.ok());
-    store_ = std::move(store).value();
-    uploads_ = std::make_unique<UploadStore>(dir_ + "/uploads", 1 << 20);
-    predictions_ = std::make_unique<Predictions>(&engine_, roots_.get(), uploads_.get(), &metrics_, 1000);
-    jobs_ = std::make_unique<Jobs>(store_.get(), std::make_unique<testing::OneJobPerGpu>(1), predictions_.get(),
-                                   uploads_.get(), &metrics_);
+    PartsTest::SetUp();
+    MakeJobs(1);
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  JobRequest Request(int64_t batch, int64_t gpus = 1) {
-    JobRequest r;
-    r.spec.model = r.spec.model_name = "m.onnx";
-    r.spec.batch = batch;
-    r.spec.gpus = gpus;
-    r.spec.gpu = "RTX3090";
-    return r;
-  }
-  std::string dir_;
-  testing::FakeEngine engine_;
-  Metrics metrics_;
-  std::unique_ptr<ModelRoots> roots_;
-  std::unique_ptr<JobStore> store_;
-  std::unique_ptr<UploadStore> uploads_;
-  std::unique_ptr<Predictions> predictions_;
-  std::unique_ptr<Jobs> jobs_;
+  static JobRequest Request(int64_t batch, int64_t gpus = 1) { return PartsTest::Request("m.onnx", batch, gpus); }
 };
 
 TEST_F(JobsTest, ASubmissionIsPlacedOrSaysWhyItWaitsAndIsLogged) {

@@ -3,68 +3,36 @@
 // to their HTTP status.
 #include "service/predictions.h"
 
-#include <filesystem>
-#include <fstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "service/testing.h"
+#include "service/service_fixture.h"
 
 namespace gpucast::service {
 namespace {
 
-namespace fs = std::filesystem;
-
-class PredictionsTest : public ::testing::Test {
+class PredictionsTest : public testing::PartsTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "gpucast-predictions-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = fs::canonical(tmpl).string();
-    fs::create_directory(dir_ + "/models");
-    fs::create_directory(dir_ + "/uploads");
-    std::ofstream(dir_ + "/models/m.onnx") << testing::kFakeModelMagic << " m";
-    std::ofstream(dir_ + "/models/junk.onnx") << "junk";
-    auto roots = ModelRoots::Create({dir_ + "/models"});
-    ASSERT_TRUE(roots.ok());
-    roots_ = std::make_unique<ModelRoots>(std::move(roots).value());
-    uploads_ = std::make_unique<UploadStore>(dir_ + "/uploads", 1 << 20);
-    p_ = std::make_unique<Predictions>(&engine_, roots_.get(), uploads_.get(), &metrics_, 1000);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  JobRequest Request(const std::string& model, int64_t batch) {
-    JobRequest r;
-    r.spec.model = r.spec.model_name = model;
-    r.spec.batch = batch;
-    r.spec.gpu = "RTX3090";
-    return r;
-  }
-  std::string dir_;
-  testing::FakeEngine engine_;
-  Metrics metrics_;
-  std::unique_ptr<ModelRoots> roots_;
-  std::unique_ptr<UploadStore> uploads_;
-  std::unique_ptr<Predictions> p_;
+  Predictions* p() { return predictions_.get(); }
 };
 
 TEST_F(PredictionsTest, OpensByTheClientsNameAndRecordsTheServicesPath) {
   int status = 0;
-  auto opened = p_->Open(Request("m.onnx", 2), "", &status);
+  auto opened = p()->Open(Request("m.onnx", 2), "", &status);
   ASSERT_TRUE(opened.ok()) << opened.message();
   EXPECT_EQ(opened->spec.model, dir_ + "/models/m.onnx");
   EXPECT_EQ(opened->spec.model_name, "m.onnx");
   EXPECT_EQ(opened->digest.size(), 64u);
   bool hit = true;
-  auto pred = p_->Predict(*opened, &hit, &status);
+  auto pred = p()->Predict(*opened, &hit, &status);
   ASSERT_TRUE(pred.ok()) << pred.message();
   EXPECT_EQ(pred->util, 20);
   EXPECT_FALSE(hit);
   // The engine's errors name the client's path and map to 422.
-  auto junk = p_->Run(Request("junk.onnx", 1), "", &status);
+  auto junk = p()->Run(Request("junk.onnx", 1), "", &status);
   EXPECT_EQ(junk.message(), "junk.onnx: not an ONNX model");
   EXPECT_EQ(status, 422);
-  EXPECT_EQ(p_->Run(Request("/etc/passwd", 1), "", &status).message(),
+  EXPECT_EQ(p()->Run(Request("/etc/passwd", 1), "", &status).message(),
             "model '/etc/passwd': no such model file under the service's model roots");
   EXPECT_EQ(status, 422);
 }
@@ -75,13 +43,13 @@ TEST_F(PredictionsTest, AnUploadIsHeldWhileNeeded) {
   const std::string body = std::string(testing::kFakeModelMagic) + " uploaded";
   int status = 0;
   {
-    auto opened = p_->Open(r, body, &status);
+    auto opened = p()->Open(r, body, &status);
     ASSERT_TRUE(opened.ok()) << opened.message();
     EXPECT_EQ(opened->spec.model.rfind(kUploadPrefix, 0), 0u);
     EXPECT_EQ(uploads_->bytes(), body.size());
   }
   EXPECT_EQ(uploads_->bytes(), 0u);  // nobody kept it
-  auto run = p_->Run(r, body, &status);
+  auto run = p()->Run(r, body, &status);
   ASSERT_TRUE(run.ok()) << run.message();
   EXPECT_EQ(run->prediction.util, 30);
   EXPECT_EQ(uploads_->bytes(), 0u);
@@ -91,10 +59,10 @@ TEST_F(PredictionsTest, ReadAsIdentitiesAreCheckedBeforeAnyFile) {
   JobRequest r = Request(dir_ + "/models/m.onnx", 1);
   r.read_as = ReadAs{0, 0};
   int status = 0;
-  EXPECT_EQ(p_->Open(r, "", &status).message(), "X-Gpucast-Read-As: uid 0: the service never reads files as root");
+  EXPECT_EQ(p()->Open(r, "", &status).message(), "X-Gpucast-Read-As: uid 0: the service never reads files as root");
   EXPECT_EQ(status, 403);
   r.read_as = ReadAs{5, 60};
-  EXPECT_EQ(p_->Open(r, "", &status).message(),
+  EXPECT_EQ(p()->Open(r, "", &status).message(),
             "X-Gpucast-Read-As: uid 5 is below the lowest uid files are read as (1000, gpucast serve --deputy-min-uid)");
 }
 

@@ -1,7 +1,8 @@
-// Test fixture shared by the HTTP tests of the service (server_test.cc and
-// the routes_*_test.cc files): a real Service on 127.0.0.1 (ephemeral port)
+// Test fixtures shared by the tests of the service. ServiceTest (server_test.cc
+// and the routes_*_test.cc files): a real Service on 127.0.0.1 (ephemeral port)
 // with the fake engine and a one-job-per-GPU scheduler as seams, an httplib
-// client, and raw-socket helpers. Tests only.
+// client, and raw-socket helpers. PartsTest (jobs_test.cc, predictions_test.cc):
+// the layers under the routes, without HTTP. Tests only.
 #pragma once
 
 #include <arpa/inet.h>
@@ -23,8 +24,13 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "service/jobs.h"
+#include "service/model_roots.h"
+#include "service/predictions.h"
 #include "service/server.h"
+#include "service/store.h"
 #include "service/testing.h"
+#include "service/uploads.h"
 
 namespace gpucast::service::testing {
 
@@ -140,6 +146,52 @@ class ServiceTest : public ::testing::Test {
   std::thread thread_;
   int port_ = 0;
   std::unique_ptr<httplib::Client> client_;
+};
+
+// The prediction path and the job queue without HTTP: DIR/models holds m.onnx
+// (the fake engine's model) and junk.onnx (not a model) and is the only model
+// root; DIR/uploads (1 MiB quota), DIR/jobs.db; jobs placed one per GPU on
+// `gpus` GPUs (Jobs built by MakeJobs).
+class PartsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::canonical(MakeTempDir()).string();
+    std::filesystem::create_directory(dir_ + "/models");
+    std::filesystem::create_directory(dir_ + "/uploads");
+    std::ofstream(dir_ + "/models/m.onnx") << kFakeModelMagic << " m";
+    std::ofstream(dir_ + "/models/junk.onnx") << "junk";
+    auto roots = ModelRoots::Create({dir_ + "/models"});
+    ASSERT_TRUE(roots.ok()) << roots.message();
+    roots_ = std::make_unique<ModelRoots>(std::move(roots).value());
+    uploads_ = std::make_unique<UploadStore>(dir_ + "/uploads", 1 << 20);
+    predictions_ = std::make_unique<Predictions>(&engine_, roots_.get(), uploads_.get(), &metrics_, 1000);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // The job store and queue over predictions_, placing one job per GPU on `gpus` GPUs.
+  void MakeJobs(int gpus) {
+    auto store = JobStore::Open(dir_ + "/jobs.db");
+    ASSERT_TRUE(store.ok()) << store.message();
+    store_ = std::move(store).value();
+    jobs_ = std::make_unique<Jobs>(store_.get(), std::make_unique<OneJobPerGpu>(gpus), predictions_.get(),
+                                   uploads_.get(), &metrics_);
+  }
+  // A parsed request for `model` (the client's name) on an RTX3090.
+  static JobRequest Request(const std::string& model, int64_t batch, int64_t gpus = 1) {
+    JobRequest r;
+    r.spec.model = r.spec.model_name = model;
+    r.spec.batch = batch;
+    r.spec.gpus = gpus;
+    r.spec.gpu = "RTX3090";
+    return r;
+  }
+  std::string dir_;
+  FakeEngine engine_;
+  Metrics metrics_;
+  std::unique_ptr<ModelRoots> roots_;
+  std::unique_ptr<UploadStore> uploads_;
+  std::unique_ptr<Predictions> predictions_;
+  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<Jobs> jobs_;
 };
 
 }  // namespace gpucast::service::testing
