@@ -13,7 +13,8 @@ CHECK says how `check` (make test) knows the block is not stale:
   run [tol=P%]         fast and deterministic: re-run COMMAND, compare with the block, numbers
                        within P percent (relative; default 0: exact), all other text exactly.
   inputs PATH... @ D   slow (an evaluation, a timing): the sha256 (first 16 hex digits) D of the
-                       listed files (directories: every file under them; a path starting with
+                       listed files (directories: every file under them but tests and CMakeLists.txt,
+                       counts_as_input; a path starting with
                        data/ is under $GPUCAST_DATA) when the block was generated; a change to any
                        of them fails the check. `generate` fills in D.
   log NAME [tol=P%]    deterministic but slow, and a step of `make test` anyway (a test suite's
