@@ -8,6 +8,9 @@ request to a share of ONE GPU:
   share = mps:   gres:mps:P,   P = ceil(U x mps_per_gpu / 100)  (Slurm then sets
                  CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = P x 100 / mps_per_gpu in the job)
 With headroom = interval, U is the upper end of gpucast's prediction interval.
+With memory = high (the default), N (P) is at least ceil(H x shards_per_gpu / C) for the
+high end H of the predicted GPU memory's interval and the GPU's memory C (MiB), and a job
+with H > C is refused; memory = none sizes by utilization alone.
 
 A job names its model in either place (the comment wins):
   sbatch --comment=model=/path/m.onnx,batch=32,amp=1,dim.seq=384,attr.loader_workers=2 job.sh
@@ -57,9 +60,10 @@ local SETTINGS = {
   shards_per_gpu = { 8, "int" },                    -- = gres.conf Name=shard Count per GPU
   mps_per_gpu = { 100, "int" },                     -- = gres.conf Name=mps Count per GPU
   headroom = { "none", { "none", "interval" } },    -- interval: size from interval.high
-  -- high: the share also holds the predicted memory's interval high end (cli mode), a job
-  -- whose high end exceeds the GPU's memory is refused; none: utilization alone.
-  memory = { "none", { "none", "high" } },
+  -- high: the share also holds the predicted memory's interval high end as a fraction of the
+  -- GPU's memory (gpu_mem_interval.high / gpu_mem_capacity_mib, in every mode), and a job
+  -- whose high end exceeds the GPU's memory is refused; none: utilization alone (opt-out).
+  memory = { "high", { "none", "high" } },
   default_batch = { "", "string" },                 -- "" = a declaration without batch= is refused
   require_model = { 1, "int" },                     -- 1: GPU jobs must name a model
   allow_more_shards = { 1, "int" },                 -- job_modify: raising a sized share is allowed
@@ -574,7 +578,16 @@ local function as_user(conf, uid, gid)
   return (conf.run_as:gsub("{uid}", string.format("%d", uid)):gsub("{gid}", string.format("%d", gid))) .. " "
 end
 
--- The service's answer to POST /v1/predict (HTTP code, body) -> { util, low, high };
+-- The memory fields of a prediction (`gpucast predict --json` and the service's reply name
+-- them alike): the high end of gpu_mem_interval and gpu_mem_capacity_mib, MiB; nil where
+-- absent or null (a predictor without a memory model, a gpucast without them).
+local function memory_fields(out)
+  local miv = out:match('"gpu_mem_interval"%s*:%s*(%b{})') or ""
+  return tonumber(miv:match('"high"%s*:%s*([%d%.eE%+%-]+)')),
+         tonumber(out:match('"gpu_mem_capacity_mib"%s*:%s*([%d%.eE%+%-]+)'))
+end
+
+-- The service's answer to POST /v1/predict (HTTP code, body) -> { util, low, high, mem_high, mem_cap };
 -- raises user errors for what the user can fix and config errors for the rest.
 -- `gpus`: the whole GPUs asked for (nil: one); the service predicts one data-parallel rank
 -- when its answer echoes them as "gpus": N (docs/api.md).
@@ -583,9 +596,10 @@ local function service_answer(code, out, uid, gpus)
   local low, high = out:match('"predicted_util_interval"%s*:%s*%[%s*([%d%.eE%+%-]+)%s*,%s*([%d%.eE%+%-]+)')
   if code == 200 and util then
     local echoed = tonumber(out:match('"gpus"%s*:%s*(%d+)'))
+    local mem_high, mem_cap = memory_fields(out)
     return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util),
              gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'), service = true,
-             data_parallel = gpus ~= nil and echoed == gpus }
+             data_parallel = gpus ~= nil and echoed == gpus, mem_high = mem_high, mem_cap = mem_cap }
   end
   local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
   if code == 422 and msg:match("cannot be read as uid") then user_error(unreadable(uid)) end
@@ -678,7 +692,8 @@ local function predict_as_deputy(conf, d, uid, gid)
   return service_answer(tonumber(code) or 0, table.concat(chunks), uid, d.gpus)
 end
 
--- Returns { util, low, high } (percent); raises user/config errors.
+-- Returns { util, low, high } (percent) and mem_high, mem_cap (MiB, nil if not predicted);
+-- raises user/config errors.
 local function predict(conf, d, uid, gid)
   if conf.mode == "service" and conf.deputy_token_file ~= "" then return predict_as_deputy(conf, d, uid, gid) end
   if conf.mode == "service" and not single_network(d) then
@@ -750,10 +765,7 @@ local function predict(conf, d, uid, gid)
     local low = tonumber(iv:match('"low"%s*:%s*([%d%.eE%+%-]+)'))
     local high = tonumber(iv:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
     if not util then config_error("gpucast predict printed no gpu_util: " .. first_line(out)) end
-    -- GPU memory, MiB: the interval's high end and the GPU's capacity (nil from a gpucast without them).
-    local miv = out:match('"gpu_mem_interval"%s*:%s*(%b{})') or ""
-    local mem_high = tonumber(miv:match('"high"%s*:%s*([%d%.eE%+%-]+)'))
-    local mem_cap = tonumber(out:match('"gpu_mem_capacity_mib"%s*:%s*([%d%.eE%+%-]+)'))
+    local mem_high, mem_cap = memory_fields(out)
     return { util = util, low = low or util, high = high or util, gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'),
              data_parallel = dp ~= "", mem_high = mem_high, mem_cap = mem_cap }
   end
@@ -820,8 +832,16 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   local n = units_for(conf, basis)
   -- Memory: the share must also hold the predicted memory's high end, as a fraction of the GPU's
   -- memory (shards count fractions of one GPU); a job whose high end exceeds the GPU is refused.
-  local by_mem = ""
-  if conf.memory == "high" and p.mem_high and p.mem_cap and p.mem_cap > 0 then
+  -- Without a memory prediction the site's choice cannot be honoured: fail closed.
+  local by_mem, mem_note = "", ""
+  if conf.memory == "high" and not (p.mem_high and p.mem_cap and p.mem_cap > 0) then
+    config_error("memory = high, but " .. (p.service and "the gpucast service's answer" or "gpucast predict --json") ..
+                 " has no GPU memory prediction (gpu_mem_interval.high " .. tostring(p.mem_high) ..
+                 ", gpu_mem_capacity_mib " .. tostring(p.mem_cap) .. "): a predictor trained without a memory " ..
+                 "column, a GPU without a memory size, or an older gpucast; retrain or upgrade, or set memory = none")
+  end
+  if conf.memory == "high" then
+    mem_note = string.format(" mem=%.0f/%.0f", p.mem_high, p.mem_cap)
     if p.mem_high > p.mem_cap then
       user_error(string.format("predicted GPU memory up to %.0f MiB (the 80%% interval's high end) does not fit in " ..
                                "the %.0f MiB of one GPU%s: use a smaller batch or a GPU with more memory",
@@ -830,10 +850,8 @@ local function size_job(conf, d, req, out, uid, gid, parts)
     if not whole then
       local k = share_units(conf)
       local m = math.min(k, math.max(1, math.ceil(p.mem_high * k / p.mem_cap - 1e-9)))
-      if m > n then
-        by_mem = string.format("; memory up to %.0f of %.0f MiB needs %d", p.mem_high, p.mem_cap, m)
-        n = m
-      end
+      by_mem = string.format("; memory up to %.0f of %.0f MiB needs %d", p.mem_high, p.mem_cap, m)
+      if m > n then n = m end
     end
   end
   local share = "gres:" .. kind .. ":" .. n
@@ -865,11 +883,11 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   for _, m in ipairs(d.models) do
     for _ = 1, m.n do declared[#declared + 1] = "model=" .. pct_encode(m.path) end
   end
-  out.admin_comment = string.format("gpucast: %s batch=%d%s%s%s util=%.1f interval=%.1f-%.1f basis=%s share=%s:%d/%d",
+  out.admin_comment = string.format("gpucast: %s batch=%d%s%s%s util=%.1f interval=%.1f-%.1f basis=%s%s share=%s:%d/%d",
                                     table.concat(declared, " "), d.batch, d.amp and " amp=1" or "",
                                     #extra > 0 and (" " .. table.concat(extra, " ")) or "",
                                     d.gpu and (" gpu=" .. d.gpu) or "", p.util, p.low, p.high,
-                                    conf.headroom == "interval" and "high" or "point", kind, n, of)
+                                    conf.headroom == "interval" and "high" or "point", mem_note, kind, n, of)
   local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%%%s (interval %.1f-%.1f%%, sized by %s) -> %s",
                             models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
                             on, p.util, per_gpu, p.low, p.high, from .. by_mem, share)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Offline test of job_submit.lua's rules (no Slurm, no root): the plugin runs under Debian's
 # lua5.1 (the Lua slurmctld embeds) with a fake `slurm` table and a stub gpucast that
-# answers 52.5% (interval 40.0-61.0) for any readable model. Expected shares are hand
-# computed: ceil(52.5 x 8 / 100) = ceil(4.2) = 5 shards; ceil(61.0 x 8 / 100) = ceil(4.88) = 5;
-# ceil(52.5 x 100 / 100) = 53 mps. The live test (test.sh) checks the same rules in Slurm.
+# answers 52.5% (interval 40.0-61.0) and a memory high end of 9000 of 24576 MiB for any
+# readable model. Expected shares are hand computed: ceil(52.5 x 8 / 100) = ceil(4.2) = 5
+# shards (memory: ceil(9000 x 8 / 24576) = ceil(2.93) = 3); ceil(61.0 x 8 / 100) = ceil(4.88) = 5;
+# ceil(52.5 x 100 / 100) = 53 mps (memory 37). The live test (test.sh) checks the same rules in Slurm.
 # Usage: integrations/slurm/plugin_test.sh
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -50,9 +51,11 @@ case "$m" in *hang*) sleep 30 ;; esac
 case "$m" in *escape*) setsid sleep 30 & echo $! > "$(dirname "$0")/escaped.pid"; sleep 30 ;; esac
 # As gpucast predict --json prints it: keys sorted, so gpu_mem_interval's low/high come first.
 # Memory: high end 9000 MiB of a 24576 MiB GPU (ceil(9000 x 8 / 24576) = 3 shards, fewer than the 5 of
-# the utilization); *bigmem*: 20000 (ceil(6.51) = 7 shards); *hugemem*: 30000, more than the GPU.
-mh=9000.0; case "$m" in *bigmem*) mh=20000.0 ;; *hugemem*) mh=30000.0 ;; esac
-echo '{ "gpu": "'"$gpu"'", "gpu_mem_capacity_mib": 24576.0, "gpu_mem_interval": { "high": '"$mh"', "low": 7000.0 }, "gpu_mem_mib": 8000.0, "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
+# the utilization); *bigmem*: 20000 (ceil(6.51) = 7 shards); *hugemem*: 30000, more than the GPU;
+# *nomem*: null, as gpucast prints it for a predictor without a memory model.
+mh=9000.0; ml=7000.0; mp=8000.0
+case "$m" in *bigmem*) mh=20000.0 ;; *hugemem*) mh=30000.0 ;; *nomem*) mh=null; ml=null; mp=null ;; esac
+echo '{ "gpu": "'"$gpu"'", "gpu_mem_capacity_mib": 24576.0, "gpu_mem_interval": { "high": '"$mh"', "low": '"$ml"' }, "gpu_mem_mib": '"$mp"', "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
 # A run_as prefix that records the same and runs the rest (the process run as the user).
@@ -64,7 +67,9 @@ shift 3
 exec "$@"
 EOF
 chmod +x "$T/record-as"
-touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx" "$T/bigmem.onnx" "$T/hugemem.onnx"
+touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx"
+# Their names in their bytes too: the upload (curl) sends the bytes, not the path.
+for n in bigmem hugemem nomem; do echo "$n" > "$T/$n.onnx"; done
 mkfifo "$T/fifo.onnx"
 # A service that answers a header line every 0.25 s (the deputy's deadline must end it).
 cat > "$T/slow.py" <<'EOF'
@@ -109,7 +114,13 @@ while True:
     import os, re
     m = re.search(rb'"gpus":(\d+)', body) or re.search(rb'[?&]gpus=(\d+)', head.split(b"\r\n")[0])
     echo = b', "gpus": %s' % m.group(1) if m and not os.path.exists(sys.argv[2] + ".no-gpus-echo") else b""
-    answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]%s}' % echo
+    # Memory as the service names it (AddPredictionJson), with the stub gpucast's numbers:
+    # the model's path (deputy) or bytes (upload) say which; "no-mem": an older service.
+    mh = b"20000.0" if b"bigmem" in data + body else b"30000.0" if b"hugemem" in data + body else b"9000.0"
+    mem = b', "gpu_mem_mib": 8000.0, "gpu_mem_interval": {"high": %s, "low": 7000.0}, "gpu_mem_capacity_mib": 24576.0' % mh
+    if b"nomem" in data + body: mem = b', "gpu_mem_mib": null, "gpu_mem_interval": {"high": null, "low": null}, "gpu_mem_capacity_mib": 24576.0'
+    if os.path.exists(sys.argv[2] + ".no-mem"): mem = b""
+    answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]%s%s}' % (echo, mem)
     c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(answer) + answer)
     c.close()
 EOF
@@ -188,15 +199,49 @@ local function refused(name, d, want)
 end
 
 local d, l = sized("model only", { comment = M }, "gres:shard:5")
--- memory = high: the share also holds the memory interval's high end (stub: 24576 MiB GPU).
-sized("memory = none (default): utilization alone", { comment = "model=" .. T .. "/bigmem.onnx,batch=8" }, "gres:shard:5")
-conf("memory = high\n")
-sized("memory = high, high end 9000 of 24576 MiB: 3 shards, the utilization's 5 stand", { comment = M }, "gres:shard:5")
-local _, lm = sized("memory high end 20000 of 24576 MiB: ceil(20000 x 8 / 24576) = 7 shards",
-                    { comment = "model=" .. T .. "/bigmem.onnx,batch=8" }, "gres:shard:7")
-check("the message says memory decided", lm:find("memory up to 20000 of 24576 MiB needs 7", 1, true) ~= nil, lm)
-refused("memory high end 30000 > 24576 MiB", { comment = "model=" .. T .. "/hugemem.onnx,batch=8" },
-        "predicted GPU memory up to 30000 MiB (the 80% interval's high end) does not fit in the 24576 MiB of one GPU")
+-- memory = high (the default): the share also holds the memory interval's high end (stub:
+-- 24576 MiB GPU), the same in cli, deputy and upload mode (the service names the fields alike).
+check("memory = high by default, high end 9000 of 24576 MiB: 3 shards, the utilization's 5 stand",
+      l:find("(interval 40.0-61.0%, sized by point; memory up to 9000 of 24576 MiB needs 3) -> gres:shard:5 of 8", 1, true), l)
+local CAPTURE = "url = http://127.0.0.1:" .. io.open(T .. "/capture.port"):read("*a") .. "\n"
+local MODES = { { "cli", "" }, { "deputy", "mode = service\n" .. CAPTURE .. "deputy_token_file = " .. T .. "/deputy.token\n" },
+                { "upload", "mode = service\n" .. CAPTURE } }
+local BIGMEM = "predicted GPU utilization 52.5% (interval 40.0-61.0%, sized by point; memory up to 20000 of 24576 MiB needs 7) " ..
+               "-> gres:shard:7 of 8"
+local HUGEMEM = "predicted GPU memory up to 30000 MiB (the 80% interval's high end) does not fit in the 24576 MiB of one GPU on "
+for _, mode in ipairs(MODES) do
+  conf(mode[2])
+  local dm, lm = sized(mode[1] .. " mode: memory high end 20000 of 24576 MiB: ceil(20000 x 8 / 24576) = 7 shards",
+                       { comment = "model=" .. T .. "/bigmem.onnx,batch=8" }, "gres:shard:7")
+  check(mode[1] .. " mode: the message says memory decided", lm:find(BIGMEM, 1, true) ~= nil, lm)
+  check(mode[1] .. " mode: AdminComment keeps the memory (mem=HIGH/CAPACITY)",
+        dm.admin_comment:find(" basis=point mem=20000/24576 share=shard:7/8", 1, true) ~= nil, dm.admin_comment)
+  local lx = refused(mode[1] .. " mode: memory high end 30000 > 24576 MiB", { comment = "model=" .. T .. "/hugemem.onnx,batch=8" },
+              "gpucast: rejected: " .. HUGEMEM)
+  check(mode[1] .. " mode: the refusal says what to do", lx:find(": use a smaller batch or a GPU with more memory", 1, true), lx)
+  -- A predictor without a memory model (gpucast prints null): the site's memory = high cannot be kept.
+  lx = refused(mode[1] .. " mode: no memory prediction, memory = high", { comment = "model=" .. T .. "/nomem.onnx,batch=8" },
+              "gpucast is misconfigured")
+  check(mode[1] .. " mode: the operator is told why", lx:find("log_error[^\n]*memory = high, but [^\n]* has no GPU memory " ..
+        "prediction %(gpu_mem_interval.high nil, gpu_mem_capacity_mib 24576%)[^\n]*set memory = none") ~= nil, lx)
+  -- memory = none: the explicit opt-out sizes by utilization alone.
+  conf(mode[2] .. "memory = none\n")
+  dm, lm = sized(mode[1] .. " mode: memory = none, high end 20000: utilization alone", { comment = "model=" .. T .. "/bigmem.onnx,batch=8" },
+                 "gres:shard:5")
+  check(mode[1] .. " mode: memory = none: no memory in the message or the AdminComment",
+        not lm:find("memory", 1, true) and not dm.admin_comment:find("mem=", 1, true), lm .. " " .. dm.admin_comment)
+  sized(mode[1] .. " mode: memory = none, no memory prediction: sized", { comment = "model=" .. T .. "/nomem.onnx,batch=8" },
+        "gres:shard:5")
+end
+conf("mode = service\n" .. CAPTURE .. "deputy_token_file = " .. T .. "/deputy.token\n")
+io.open(T .. "/captured.no-mem", "w"):close()
+local lx = refused("a service that answers no memory fields, memory = high", { comment = M }, "gpucast is misconfigured")
+check("the operator is told the service's answer lacks them", lx:find("memory = high, but the gpucast service's answer has " ..
+      "no GPU memory prediction (gpu_mem_interval.high nil, gpu_mem_capacity_mib nil)", 1, true) ~= nil, lx)
+os.remove(T .. "/captured.no-mem")
+conf("partition_gpus = test:H100\n")
+refused("the memory refusal names the GPU and why it was chosen", { comment = "model=" .. T .. "/hugemem.onnx,batch=8" },
+            "does not fit in the 24576 MiB of one GPU on H100 (partition test)")
 conf()
 local fds, env = inherited()
 check("gpucast predict inherits only descriptors 0, 1, 2 (not slurmctld's " .. tostring(held) .. ")",
@@ -223,7 +268,8 @@ check("upload mode: the reader run as the user inherits only 0 (/dev/null), 1 (t
 check("upload mode: the reader gets PATH and LANG=C only", clean_env(env), table.concat(env, " "))
 conf()
 check("AdminComment keeps the prediction", d.admin_comment ==
-      "gpucast: model=" .. T .. "/m.onnx batch=8 util=52.5 interval=40.0-61.0 basis=point share=shard:5/8", d.admin_comment)
+      "gpucast: model=" .. T .. "/m.onnx batch=8 util=52.5 interval=40.0-61.0 basis=point mem=9000/24576 share=shard:5/8",
+      d.admin_comment)
 check("decision logged", l:find("log_info gpucast: uid=0 name=j: sized:", 1, true) ~= nil, l)
 sized("--gres=gpu:1", { comment = M, tres_per_node = "gres:gpu:1" }, "gres:shard:5")
 sized("other gres kept", { comment = M, tres_per_node = "gres:gpu:1,gres:nic:1" }, "gres:shard:5,gres:nic:1")
@@ -311,7 +357,7 @@ check("every pass reaches gpucast predict", io.open(T .. "/models.args"):read("*
       io.open(T .. "/models.args"):read("*a"))
 check("AdminComment keeps one model= per pass", d.admin_comment ==
       "gpucast: model=" .. T .. "/m.onnx model=" .. T .. "/d.onnx model=" .. T .. "/d.onnx batch=8 util=52.5 " ..
-      "interval=40.0-61.0 basis=point share=shard:5/8", d.admin_comment)
+      "interval=40.0-61.0 basis=point mem=9000/24576 share=shard:5/8", d.admin_comment)
 check("the user sees the networks", l:find(T .. "/m.onnx + " .. T .. "/d.onnx x2 batch 8", 1, true) ~= nil, l)
 local many = M
 for i = 1, 16 do many = many .. ",model=" .. T .. "/n" .. i .. ".onnx" end
@@ -437,7 +483,8 @@ conf()
 local SP = T .. "/my%20models/"
 d = sized("path with a space, declared %20", { comment = "model=" .. SP .. "m%251.onnx,batch=8" }, "gres:shard:5")
 check("AdminComment encodes ' ' and '%'", d.admin_comment ==
-      "gpucast: model=" .. SP .. "m%251.onnx batch=8 util=52.5 interval=40.0-61.0 basis=point share=shard:5/8", d.admin_comment)
+      "gpucast: model=" .. SP .. "m%251.onnx batch=8 util=52.5 interval=40.0-61.0 basis=point mem=9000/24576 share=shard:5/8",
+      d.admin_comment)
 d = sized("#GPUCAST line, path with '=' and ','", { script = "#!/bin/sh\n#GPUCAST model=" .. SP .. "a%3Db%2Cc.onnx batch=8\n" },
           "gres:shard:5")
 check("AdminComment encodes '=' and ','", d.admin_comment:find("model=" .. SP .. "a%3Db%2Cc.onnx batch=8 ", 1, true) ~= nil,

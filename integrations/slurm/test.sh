@@ -260,14 +260,32 @@ cd "$T"  # jobs' working directory
 pjson() { "$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$1" --batch "$2"; }
 jnum() { sed -n "s/^ *\"$1\": *\([0-9.eE+-]*\).*/\1/p" | head -1; }
 units_for() { awk -v u="$1" -v k="$2" 'BEGIN { n = u * k / 100; c = int(n); if (c < n - 1e-9) c++; if (c < 1) c = 1; if (c > k) c = k; print c }'; }
-U_BIG=$(pjson "$MODELS/resnet50.onnx" 64 | jnum gpu_util)
+# memory = high (the example's, the default): the share also holds the memory interval's high end
+# H of the GPU's C MiB, N >= ceil(H x K / C). share_for JSON K: the larger of the two.
+mem_units_for() { units_for "$(awk -v h="$1" -v c="$2" 'BEGIN { printf "%.9f", 100 * h / c }')" "$3"; }
+share_for() {
+  local u h c
+  u=$(echo "$1" | jq -r .gpu_util); h=$(echo "$1" | jq -r .gpu_mem_interval.high); c=$(echo "$1" | jq -r .gpu_mem_capacity_mib)
+  [ "$h" != null ] && [ "$c" != null ] || fail "test premise: gpucast predict --json has no memory prediction: $1"
+  awk -v a="$(units_for "$u" "$2")" -v b="$(mem_units_for "$h" "$c" "$2")" 'BEGIN { print (a > b ? a : b) }'
+}
+J_BIG=$(pjson "$MODELS/resnet50.onnx" 64); U_BIG=$(echo "$J_BIG" | jnum gpu_util)
 J_SMALL=$(pjson "$MODELS/pointnet.onnx" 32)
 U_SMALL=$(echo "$J_SMALL" | jnum gpu_util); H_SMALL=$(echo "$J_SMALL" | jq -r .interval.high)  # the utilization interval (gpu_mem_interval has a high too)
-N_BIG=$(units_for "$U_BIG" $SHARDS); N_SMALL=$(units_for "$U_SMALL" $SHARDS); NH_SMALL=$(units_for "$H_SMALL" $SHARDS)
-echo "predicted: resnet50 b64 ${U_BIG}% -> $N_BIG shards; pointnet b32 ${U_SMALL}% (high $H_SMALL%) -> $N_SMALL ($NH_SMALL) shards"
+MH_SMALL=$(echo "$J_SMALL" | jq -r .gpu_mem_interval.high); CAP=$(echo "$J_SMALL" | jq -r .gpu_mem_capacity_mib)
+N_BIG=$(share_for "$J_BIG" $SHARDS); N_SMALL=$(share_for "$J_SMALL" $SHARDS)
+NU_SMALL=$(units_for "$U_SMALL" $SHARDS); NM_SMALL=$(mem_units_for "$MH_SMALL" "$CAP" $SHARDS)
+NH_SMALL=$(units_for "$H_SMALL" $SHARDS)  # headroom = interval with memory = none
+# The sharing check's job: pointnet at batch 8, whose memory leaves room for three on one GPU.
+J_SHARE=$(pjson "$MODELS/pointnet.onnx" 8); N_SHARE=$(share_for "$J_SHARE" $SHARDS)
+echo "predicted: resnet50 b64 ${U_BIG}% -> $N_BIG shards; pointnet b32 ${U_SMALL}% (high $H_SMALL%), memory high" \
+     "$MH_SMALL of $CAP MiB -> $N_SMALL shards ($NU_SMALL by utilization, $NM_SMALL by memory, $NH_SMALL by the" \
+     "utilization's high end); pointnet b8 -> $N_SHARE shards"
 [ "$N_BIG" = "$SHARDS" ] || fail "resnet50 b64 should need all $SHARDS shards, got $N_BIG"
-[ "$N_SMALL" -lt "$SHARDS" ] && [ $((3 * N_SMALL)) -le "$SHARDS" ] ||
-  fail "pointnet prediction too large for the sharing check ($N_SMALL shards)"
+[ "$NM_SMALL" -gt "$NU_SMALL" ] || fail "test premise: pointnet b32's memory ($NM_SMALL shards) should decide over its utilization ($NU_SMALL)"
+[ "$NH_SMALL" != "$NU_SMALL" ] || fail "test premise: headroom = interval gives pointnet b32 the same $NU_SMALL shards"
+[ "$N_SHARE" -lt "$SHARDS" ] && [ $((3 * N_SHARE)) -le "$SHARDS" ] ||
+  fail "pointnet b8 prediction too large for the sharing check ($N_SHARE shards)"
 
 # --- daemons (foreground mode, so $! is the daemon's PID) ---------------------------
 /usr/sbin/munged -F --force --socket="$T/munge.sock" --key-file="$T/munge.key" \
@@ -295,8 +313,8 @@ cat > "$T/sleep.sh" <<'JOB'
 #!/bin/sh
 sleep 300
 JOB
-small_script() {  # a batch script that names its model in a #GPUCAST line
-  printf '#!/bin/sh\n#GPUCAST model=%s batch=32\nsleep 300\n' "$MODELS/pointnet.onnx" > "$T/small.sh"
+small_script() {  # a batch script that names its model in a #GPUCAST line (the sharing check's job)
+  printf '#!/bin/sh\n#GPUCAST model=%s batch=8\nsleep 300\n' "$MODELS/pointnet.onnx" > "$T/small.sh"
   echo "$T/small.sh"
 }
 submit() {  # submit ARGS... (as the test user) -> job id; sbatch's stderr in $T/sbatch.err
@@ -422,10 +440,10 @@ wait_state "$BIG" RUNNING
 SMALL=()
 for i in 1 2 3; do
   id=$(submit "$(small_script)") || fail "small job refused: $(cat "$T/sbatch.err")"
-  [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "pointnet: Slurm has $(granted "$id"), want shard:$N_SMALL"
+  [ "$(granted_shards "$id")" = "$N_SHARE" ] || fail "pointnet b8: Slurm has $(granted "$id"), want shard:$N_SHARE"
   SMALL+=("$id")
 done
-pass "pointnet b32 (#GPUCAST line) x3 -> gres:shard:$N_SMALL each"
+pass "pointnet b8 (#GPUCAST line) x3 -> gres:shard:$N_SHARE each (utilization and memory high end $(echo "$J_SHARE" | jq -r '.gpu_mem_interval.high | floor') of $CAP MiB)"
 for id in "${SMALL[@]}"; do wait_state "$id" RUNNING; done
 gpu_of() { scontrol -d show job "$1" | sed -n 's/.* GRES=shard:[0-9]*(IDX:\([0-9,-]*\)).*/\1/p' | head -1; }
 RUNNING=$(squeue -h -t R -o %i | wc -l)
@@ -439,6 +457,30 @@ BIG2=$(submit --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") ||
 for _ in $(seq 50); do [ "$(job_field "$BIG2" Reason)" != None ] && break; sleep 0.2; done
 [ "$(job_field "$BIG2" JobState)" = PENDING ] || fail "second resnet50 is $(job_field "$BIG2" JobState), want PENDING"
 pass "second resnet50 pends ($(job_field "$BIG2" Reason)): shards are enforced"
+cancel_all
+
+# --- 1b. memory = high (the default): the share holds the memory's high end; what cannot fit is refused ---
+MSG_MEM=$(printf 'memory up to %.0f of %.0f MiB needs %d) -> gres:shard:%d of %d' "$MH_SMALL" "$CAP" "$NM_SMALL" "$N_SMALL" "$SHARDS")
+id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "pointnet b32 refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$N_SMALL" ] && grep -qF "$MSG_MEM" "$T/sbatch.err" ||
+  fail "pointnet b32: $(granted "$id"), want shard:$N_SMALL and '$MSG_MEM': $(cat "$T/sbatch.err")"
+scontrol show job "$id" | grep -q "AdminComment=gpucast: model=$MODELS/pointnet.onnx batch=32 util=.* basis=point mem=$(printf '%.0f/%.0f' "$MH_SMALL" "$CAP") share=shard:$N_SMALL/$SHARDS" ||
+  fail "memory not kept on the job: $(scontrol show job "$id" | grep -o 'AdminComment=.*')"
+pass "pointnet b32: utilization ${U_SMALL}% needs $NU_SMALL shard(s), its memory high end $MSG_MEM (AdminComment mem=)"
+J_HUGE=$(pjson "$MODELS/pointnet.onnx" 512)
+MH_HUGE=$(echo "$J_HUGE" | jq -r .gpu_mem_interval.high)
+awk -v h="$MH_HUGE" -v c="$CAP" 'BEGIN { exit !(h > c) }' || fail "test premise: pointnet b512's memory high end $MH_HUGE fits $CAP MiB"
+M_HUGE="--comment=model=$MODELS/pointnet.onnx,batch=512"
+MSG_HUGE=$(printf "predicted GPU memory up to %.0f MiB (the 80%% interval's high end) does not fit in the %.0f MiB of one GPU on RTX3090 (the predictor's GPU): use a smaller batch or a GPU with more memory" "$MH_HUGE" "$CAP")
+expect_reject "gpucast: rejected: $MSG_HUGE" "$M_HUGE" "$T/sleep.sh"
+pass "pointnet b512 ($(echo "$J_HUGE" | jq -r '.gpu_util | floor')% utilization, $(echo "$J_HUGE" | jq -r .gpu_mem_fit)) is refused by its memory, with the amounts"
+write_conf memory=none
+id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "memory = none: pointnet b32 refused: $(cat "$T/sbatch.err")"
+[ "$(granted_shards "$id")" = "$NU_SMALL" ] && ! grep -q "memory up to" "$T/sbatch.err" ||
+  fail "memory = none: $(granted "$id"), want shard:$NU_SMALL by utilization alone: $(cat "$T/sbatch.err")"
+id=$(submit -H "$M_HUGE" "$T/sleep.sh") || fail "memory = none: pointnet b512 refused: $(cat "$T/sbatch.err")"
+pass "memory = none (the opt-out): pointnet b32 -> shard:$NU_SMALL by utilization alone; pointnet b512 is accepted ($(granted "$id"))"
+write_conf
 cancel_all
 
 # --- 2. every form of GPU request ---------------------------------------------------
@@ -523,9 +565,9 @@ cancel_all
 
 # --- 2c. predicted for the GPU the job will run on (gpu_types, partition_gpus) ------------
 # resnet50 batch 16 needs a different share on an H100 than on the predictor's RTX3090.
-U16=$(pjson "$MODELS/resnet50.onnx" 16 | jnum gpu_util); N16=$(units_for "$U16" $SHARDS)
-U16H=$("$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$MODELS/resnet50.onnx" --batch 16 --gpu H100 |
-       jnum gpu_util); N16H=$(units_for "$U16H" $SHARDS)
+J16=$(pjson "$MODELS/resnet50.onnx" 16); U16=$(echo "$J16" | jnum gpu_util); N16=$(share_for "$J16" $SHARDS)
+J16H=$("$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$MODELS/resnet50.onnx" --batch 16 --gpu H100)
+U16H=$(echo "$J16H" | jnum gpu_util); N16H=$(share_for "$J16H" $SHARDS)
 [ "$N16" != "$N16H" ] || fail "test premise: resnet50 b16 gets $N16 shards on RTX3090 and on H100"
 M16="--comment=model=$MODELS/resnet50.onnx,batch=16"
 write_conf "gpu_types=rtx3090:RTX3090 a100:A100-80GB"
@@ -606,10 +648,10 @@ id=$(submit -H --comment="model=$MODELS/pointnet.onnx" "$T/sleep.sh") || fail "d
 grep -q "batch 32 (site default)" "$T/sbatch.err" && [ "$(granted_shards "$id")" = "$N_SMALL" ] ||
   fail "default_batch not applied: $(cat "$T/sbatch.err") $(granted "$id")"
 pass "default_batch = 32 fills a missing batch (said so to the user)"
-write_conf headroom=interval
+write_conf headroom=interval memory=none
 id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "headroom: refused"
 [ "$(granted_shards "$id")" = "$NH_SMALL" ] || fail "headroom=interval: $(granted "$id"), want shard:$NH_SMALL (interval high $H_SMALL%)"
-pass "headroom = interval sizes pointnet by its interval high ($H_SMALL%) -> shard:$NH_SMALL"
+pass "headroom = interval (memory = none) sizes pointnet by its interval high ($H_SMALL%) -> shard:$NH_SMALL, not $NU_SMALL"
 for bad in "predictor=$T/nonexistent.json" "gpucast=/nonexistent/gpucast" "shards_per_gpu=many" "colour=blue" "mode=magic"; do
   write_conf "$bad"
   expect_reject "gpucast: $MISCONF" "$M_SMALL" "$T/sleep.sh"
@@ -653,9 +695,9 @@ pass "srun: sized (shard:$N_SMALL) and refused by the same rules"
 
 # --- 6b. a job of several networks (DCGAN: G once, D three times per step) -------------------
 G_ONNX=$MODELS/dcgan_generator.onnx; D_ONNX=$MODELS/dcgan_discriminator.onnx
-U_GAN=$("$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$G_ONNX" --model "$D_ONNX" \
-        --model "$D_ONNX" --model "$D_ONNX" --batch 64 | jnum gpu_util)
-N_GAN=$(units_for "$U_GAN" $SHARDS)
+J_GAN=$("$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$G_ONNX" --model "$D_ONNX" \
+        --model "$D_ONNX" --model "$D_ONNX" --batch 64)
+U_GAN=$(echo "$J_GAN" | jnum gpu_util); N_GAN=$(share_for "$J_GAN" $SHARDS)
 M_GAN="--comment=model=$G_ONNX,model=$D_ONNX,model=$D_ONNX,model=$D_ONNX,batch=64"
 GAN=$(submit -H "$M_GAN" "$T/sleep.sh") || fail "GAN job refused: $(cat "$T/sbatch.err")"
 [ "$(granted_shards "$GAN")" = "$N_GAN" ] || fail "GAN: $(granted "$GAN"), want shard:$N_GAN (predicted $U_GAN%)"
@@ -673,7 +715,10 @@ for _ in $(seq 50); do curl -sf "http://127.0.0.1:$SVC_PORT/healthz" >/dev/null 
 write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "service mode: refused: $(cat "$T/sbatch.err")"
 [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "service mode: $(granted "$id"), want shard:$N_SMALL"
-pass "service mode (upload to POST /v1/predict) -> gres:shard:$N_SMALL"
+grep -qF "$MSG_MEM" "$T/sbatch.err" || fail "service mode: the memory is not in the message '$MSG_MEM': $(cat "$T/sbatch.err")"
+pass "service mode (upload to POST /v1/predict) -> gres:shard:$N_SMALL, sized by memory as in cli mode"
+expect_reject "gpucast: rejected: $MSG_HUGE" "$M_HUGE" "$T/sleep.sh"
+pass "service mode: pointnet b512 refused by its memory with cli mode's message"
 write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" \
   "run_as=/usr/bin/setpriv --reuid={uid} --regid={gid} --init-groups -- $T/rec-as"
 submit -H "$M_SMALL" "$T/sleep.sh" >/dev/null || fail "recorded upload job refused: $(cat "$T/sbatch.err")"
@@ -691,7 +736,10 @@ start_deputy
 id=$(submit -H --comment="model=$T/private/p.onnx,batch=32" "$T/sleep.sh") ||
   fail "deputy mode: the user's private model refused: $(cat "$T/sbatch.err")"
 [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "deputy mode: $(granted "$id"), want shard:$N_SMALL"
-pass "deputy mode (lua-socket, no process): model in the user's 700 directory read as the user -> shard:$N_SMALL"
+grep -qF "$MSG_MEM" "$T/sbatch.err" || fail "deputy mode: the memory is not in the message '$MSG_MEM': $(cat "$T/sbatch.err")"
+pass "deputy mode (lua-socket, no process): model in the user's 700 directory read as the user -> shard:$N_SMALL, sized by memory as in cli mode"
+expect_reject "gpucast: rejected: $MSG_HUGE" "$M_HUGE" "$T/sleep.sh"
+pass "deputy mode: pointnet b512 refused by its memory with cli mode's message"
 [ "$(msg_of "$T/rootonly/r.onnx")" = "$M_MISSING" ] && [ "$(msg_of "$T/missing.onnx")" = "$M_MISSING" ] ||
   fail "deputy mode: root-only/missing answers differ: $(msg_of "$T/rootonly/r.onnx") / $M_MISSING"
 pass "deputy mode: root-only and missing models get the same refusal"
@@ -795,16 +843,16 @@ stop_daemons 2   # slurmd, slurmctld (munged stays)
 write_slurm_conf mps
 start_slurm
 write_conf share=mps
-U_PCT=$(units_for "$U_SMALL" 100)
+U_PCT=$(share_for "$J_SMALL" 100)
 printf '#!/bin/sh\n#GPUCAST model=%s batch=32\necho "pct=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"\n' "$MODELS/pointnet.onnx" > "$T/mps.sh"
 id=$(submit "$T/mps.sh") || fail "mps job refused: $(cat "$T/sbatch.err")"
 [ "$(granted "$id")" = "gres:mps:$U_PCT" ] || fail "mps: $(granted "$id"), want gres:mps:$U_PCT"
 for _ in $(seq 100); do grep -q pct= "$T/out/$id.out" 2>/dev/null && break; sleep 0.2; done
 [ "$(cat "$T/out/$id.out" 2>/dev/null)" = "pct=$U_PCT" ] || fail "mps job environment: '$(cat "$T/out/$id.out" 2>/dev/null)', want pct=$U_PCT"
-pass "share = mps: pointnet ${U_SMALL}% -> gres:mps:$U_PCT; the job sees CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$U_PCT"
+pass "share = mps: pointnet ${U_SMALL}%, memory high end $MH_SMALL of $CAP MiB -> gres:mps:$U_PCT; the job sees CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$U_PCT"
 MH=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "mps big refused"
 if as_user scontrol update jobid="$MH" TresPerNode=gres:mps:10 2>/dev/null; then fail "mps share lowered"; fi
-[ "$(granted "$MH")" = "gres:mps:$(units_for "$U_BIG" 100)" ] || fail "mps big: $(granted "$MH")"
+[ "$(granted "$MH")" = "gres:mps:$(share_for "$J_BIG" 100)" ] || fail "mps big: $(granted "$MH")"
 pass "share = mps: lowering a sized mps share is refused too"
 
 # --- 9. SlurmUser=slurm: the sudoers recipe, as shipped (sudoers.example) ---------------

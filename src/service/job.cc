@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "features/gpu_specs.h"
+
 namespace gpucast::service {
 
 using nlohmann::json;
@@ -169,20 +171,33 @@ double PackingMemMib(const JobSpec& spec, const Prediction& p) {
   return p.mem_hi && std::isfinite(*p.mem_hi) && *p.mem_hi > 0 ? *p.mem_hi : 0;
 }
 
-void AddPredictionJson(const Prediction& p, json* j) {
+double GpuCapacityMib(const std::string& gpu) {
+  const GpuSpec* s = FindGpuSpec(gpu);
+  return s ? s->memory_gib * 1024 : 0;
+}
+
+void AddPredictionJson(const Prediction& p, const std::string& gpu, json* j) {
   (*j)["predicted_util"] = p.util;
   (*j)["predicted_util_interval"] = {p.util_lo, p.util_hi};
   // As `predict --json` names them; null without a memory model.
   const auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   (*j)["gpu_mem_mib"] = num(p.mem_mib);
   (*j)["gpu_mem_interval"] = {{"low", num(p.mem_lo)}, {"high", num(p.mem_hi)}};
+  const double capacity = GpuCapacityMib(gpu);
+  (*j)["gpu_mem_capacity_mib"] = capacity > 0 ? json(capacity) : json(nullptr);
+  // The words of `predict --json`'s gpu_mem_fit (predict/memory_model.h fits, will_not_fit).
+  const char* fit = "unknown";
+  if (capacity > 0 && p.mem_mib && p.mem_hi) {
+    fit = *p.mem_mib > capacity ? "does not fit" : *p.mem_hi <= capacity ? "fits" : "may not fit";
+  }
+  (*j)["gpu_mem_fit"] = fit;
 }
 
 json JobToJson(const Job& job) {
   json j = SpecToJson(job.spec);
   j["id"] = job.id;
   j["state"] = JobStateName(job.state);
-  AddPredictionJson(job.prediction, &j);
+  AddPredictionJson(job.prediction, job.spec.gpu, &j);
   j["placement"] = job.placement;
   j["exclusive"] = job.exclusive;
   j["submitted_at"] = job.submitted_at;

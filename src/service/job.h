@@ -107,10 +107,17 @@ struct Job {
 // a number). JobToJson and AddPredictionJson add "predicted_util",
 // "predicted_util_interval" [low, high] (percent), and, named as `predict
 // --json` names them, "gpu_mem_mib" and "gpu_mem_interval" {"low", "high"}
-// (MiB per GPU; null without a memory model).
+// (MiB per GPU; null without a memory model), "gpu_mem_capacity_mib" (the
+// memory of one GPU of type `gpu`, MiB, from the GPU table; null for a GPU
+// the table does not know) and "gpu_mem_fit" ("fits": the high end fits;
+// "may not fit": only the point does; "does not fit"; "unknown").
 nlohmann::json SpecToJson(const JobSpec& spec);
 nlohmann::json JobToJson(const Job& job);
-void AddPredictionJson(const Prediction& p, nlohmann::json* j);
+void AddPredictionJson(const Prediction& p, const std::string& gpu, nlohmann::json* j);
+
+// The memory of one GPU of type `gpu` (a GPU-table name), MiB; 0 if the table
+// does not know it. `predict --json`'s gpu_mem_capacity_mib for a whole GPU.
+double GpuCapacityMib(const std::string& gpu);
 
 // What the store keeps (and `gpucast train --observations` reads,
 // predict/observations.cc): SpecToJson with the files the service read

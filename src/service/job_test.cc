@@ -93,6 +93,38 @@ TEST(JobTest, MemoryPredictionInReplies) {
   EXPECT_EQ(PackingMemMib(job.spec, job.prediction), 11000);
 }
 
+// The GPU's memory and the fit, as `predict --json` gives them: an H100 has 80 GiB
+// = 81920 MiB (NVIDIA's datasheet, the GPU table), an RTX 3090 24 GiB = 24576 MiB.
+TEST(JobTest, MemoryCapacityAndFitInReplies) {
+  Job job;
+  job.spec = Spec();  // H100
+  job.prediction = Prediction::Of(40, 30, 50);
+  json j = JobToJson(job);
+  EXPECT_EQ(j["gpu_mem_capacity_mib"], 81920.0);
+  EXPECT_EQ(j["gpu_mem_fit"], "unknown");  // no memory model
+  job.prediction.mem_mib = 9000;
+  job.prediction.mem_lo = 8000;
+  job.prediction.mem_hi = 11000;
+  EXPECT_EQ(JobToJson(job)["gpu_mem_fit"], "fits");
+  job.spec.gpu = "RTX3090";
+  job.prediction.mem_mib = 20000;
+  job.prediction.mem_hi = 24576;  // the high end equal to the memory still fits
+  j = JobToJson(job);
+  EXPECT_EQ(j["gpu_mem_capacity_mib"], 24576.0);
+  EXPECT_EQ(j["gpu_mem_fit"], "fits");
+  job.prediction.mem_hi = 24577;
+  EXPECT_EQ(JobToJson(job)["gpu_mem_fit"], "may not fit");
+  job.prediction.mem_mib = 24577;
+  job.prediction.mem_hi = 30000;
+  EXPECT_EQ(JobToJson(job)["gpu_mem_fit"], "does not fit");
+  job.spec.gpu = "";  // a row stored before jobs kept their GPU
+  j = JobToJson(job);
+  EXPECT_TRUE(j["gpu_mem_capacity_mib"].is_null());
+  EXPECT_EQ(j["gpu_mem_fit"], "unknown");
+  EXPECT_EQ(GpuCapacityMib("H100"), 81920);
+  EXPECT_EQ(GpuCapacityMib("no such GPU"), 0);
+}
+
 TEST(JobTest, StateNames) {
   for (JobState s : {JobState::kQueued, JobState::kRunning, JobState::kDone, JobState::kCancelled}) {
     EXPECT_EQ(ParseJobState(JobStateName(s)), s);

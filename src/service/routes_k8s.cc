@@ -14,8 +14,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "features/gpu_specs.h"
 #include "service/http_util.h"
+#include "service/job.h"
 #include "service/jobs.h"
 #include "service/k8s_admission.h"
 #include "service/k8s_extender.h"
@@ -40,12 +40,6 @@ std::string PodName(const k8s::AdmissionRequest& r) {
     }
   }
   return "pod " + Shown(r.ns, 63) + "/" + Shown(name, 253);
-}
-
-// GPU memory of a GPU of the table, MiB (0 if unknown).
-double CapacityMib(const std::string& gpu) {
-  const GpuSpec* s = FindGpuSpec(gpu);
-  return s ? s->memory_gib * 1024 : 0;
 }
 
 void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
@@ -100,7 +94,7 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   s.util_lo = pred->prediction.util_lo;
   s.util_hi = pred->prediction.util_hi;
   k8s::MemoryFromPrediction(pred->prediction, &s);
-  s.capacity_mib = CapacityMib(s.gpu);
+  s.capacity_mib = GpuCapacityMib(s.gpu);
   if (s.capacity_mib <= 0) return refuse("GPU " + s.gpu + " has no memory size in gpucast's GPU table");
   Result<k8s::Mutation> m = k8s::BuildMutation(r.object, *job, s, ctx.k8s->share);
   if (!m.ok()) return refuse(m.message());

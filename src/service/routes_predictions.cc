@@ -18,7 +18,7 @@ void Predict(const RouteContext& ctx, const httplib::Request& req, httplib::Resp
   Result<Predicted> pred = ctx.predictions->Run(*parsed, req.body, &status);
   if (!pred.ok()) return SendError(res, status, pred.message());
   nlohmann::json out = SpecToJson(pred->spec);
-  AddPredictionJson(pred->prediction, &out);
+  AddPredictionJson(pred->prediction, pred->spec.gpu, &out);
   out["cache"] = pred->cache_hit ? "hit" : "miss";
   SendJson(res, 200, out);
 }

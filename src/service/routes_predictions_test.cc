@@ -19,6 +19,11 @@ TEST_F(ServiceTest, PredictCreatesNoJobAndCachesTheGraph) {
   EXPECT_EQ(Body(a)["cache"], "miss");
   EXPECT_EQ(Body(b)["cache"], "hit");
   EXPECT_EQ(Body(a)["gpu"], "RTX3090");
+  // The fields a scheduler packs by, as `predict --json` names them: the test engine has
+  // no memory model; an RTX 3090 has 24 GiB.
+  EXPECT_TRUE(Body(a)["gpu_mem_interval"]["high"].is_null());
+  EXPECT_EQ(Body(a)["gpu_mem_capacity_mib"], 24576.0);
+  EXPECT_EQ(Body(a)["gpu_mem_fit"], "unknown");
   EXPECT_EQ(Body(client_->Get("/v1/jobs"))["jobs"].size(), 0u);
 }
 
@@ -37,6 +42,7 @@ TEST_F(ServiceTest, AnUploadForAPredictionIsNotKept) {
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(Body(r)["predicted_util"], 30.0);
   EXPECT_EQ(Body(r)["gpu"], "A100-40GB");
+  EXPECT_EQ(Body(r)["gpu_mem_capacity_mib"], 40960.0);
   EXPECT_EQ(service_->upload_bytes(), 0u);
   EXPECT_TRUE(std::filesystem::is_empty(opts_.db_path + ".models"));
 }
