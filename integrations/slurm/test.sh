@@ -466,7 +466,7 @@ id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "pointnet b32 refused: $(cat "$
   fail "pointnet b32: $(granted "$id"), want shard:$N_SMALL and '$MSG_MEM': $(cat "$T/sbatch.err")"
 scontrol show job "$id" | grep -q "AdminComment=gpucast: model=$MODELS/pointnet.onnx batch=32 util=.* basis=point mem=$(printf '%.0f/%.0f' "$MH_SMALL" "$CAP") share=shard:$N_SMALL/$SHARDS" ||
   fail "memory not kept on the job: $(scontrol show job "$id" | grep -o 'AdminComment=.*')"
-pass "pointnet b32: utilization ${U_SMALL}% needs $NU_SMALL shard(s), its memory high end $MSG_MEM (AdminComment mem=)"
+pass "pointnet b32: utilization ${U_SMALL}% needs $NU_SMALL shard(s), its memory more; sbatch says '... $MSG_MEM' (AdminComment mem=)"
 J_HUGE=$(pjson "$MODELS/pointnet.onnx" 512)
 MH_HUGE=$(echo "$J_HUGE" | jq -r .gpu_mem_interval.high)
 awk -v h="$MH_HUGE" -v c="$CAP" 'BEGIN { exit !(h > c) }' || fail "test premise: pointnet b512's memory high end $MH_HUGE fits $CAP MiB"
