@@ -338,24 +338,23 @@ Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing&
   if (job.container < 0 || job.gpus < 1) return Status::Error("BuildMutation: the pod has no GPU container");
   const bool has_mem = !std::isnan(s.mem_mib);
   const std::string per_gpu = job.gpus > 1 ? " per GPU" : "";
-  if (has_mem && s.mem_mib > s.capacity_mib) {
+  // The same rule as the Slurm plugin and POST /v1/jobs: a share holds the
+  // memory interval's high end, so a job whose high end exceeds the GPU's
+  // memory is refused (the point above it: it will not fit; only the high end:
+  // it may not fit, and a share cannot promise it).
+  if (has_mem && s.mem_hi > s.capacity_mib) {
+    const bool point_over = s.mem_mib > s.capacity_mib;
     return Status::Error("predicted to need " + Fmt("%.0f", s.mem_mib) + " MiB of GPU memory" + per_gpu + " (interval " +
-                         Fmt("%.0f", s.mem_lo) + "-" + Fmt("%.0f", s.mem_hi) + "), more than the " + s.gpu + "'s " +
-                         Fmt("%.0f", s.capacity_mib) +
-                         " MiB: it will not fit; use a smaller gpucast.io/batch, more GPUs, or a GPU with more memory");
+                         Fmt("%.0f", s.mem_lo) + "-" + Fmt("%.0f", s.mem_hi) + "), " +
+                         (point_over ? "more than" : "its high end more than") + " the " + s.gpu + "'s " +
+                         Fmt("%.0f", s.capacity_mib) + " MiB: it " + (point_over ? "will not fit" : "may not fit") +
+                         "; use a smaller gpucast.io/batch, more GPUs, or a GPU with more memory");
   }
   double sized = o.headroom_interval ? s.util_hi : s.util + o.headroom_points;
   sized = std::clamp(sized, 0.0, 100.0);
-  // The memory a share reserves: the interval's high end, at most the GPU's.
+  // The memory a share reserves: the interval's high end (at most the GPU's, checked above).
   double mem_share = 0;
-  if (has_mem) {
-    mem_share = std::max(1.0, std::ceil(s.mem_hi - 1e-9));
-    if (mem_share > s.capacity_mib) {
-      mem_share = std::floor(s.capacity_mib);
-      m.warnings.push_back("gpucast: the predicted memory's high end (" + Fmt("%.0f", s.mem_hi) + " MiB) is above the " +
-                           s.gpu + "'s " + Fmt("%.0f", s.capacity_mib) + " MiB; reserving the whole memory");
-    }
-  }
+  if (has_mem) mem_share = std::max(1.0, std::ceil(s.mem_hi - 1e-9));
 
   const json& c = pod["spec"]["containers"][static_cast<size_t>(job.container)];
   const json* res = Member(c, "resources");

@@ -294,12 +294,15 @@ TEST(BuildMutation, MemoryAboveTheGpuIsDenied) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.message(), "predicted to need 90000 MiB of GPU memory (interval 85000-95000), more than the A100-80GB's "
                          "81920 MiB: it will not fit; use a smaller gpucast.io/batch, more GPUs, or a GPU with more memory");
-  // Only the interval's high end above it: the whole memory, with a warning.
+  // Only the interval's high end above it: refused too, as the Slurm plugin and
+  // POST /v1/jobs do (a share holds the high end).
   s.mem_mib = 80000;
+  s.mem_lo = 75000;
   m = BuildMutation(pod, job, s, {});
-  ASSERT_TRUE(m.ok()) << m.message();
-  EXPECT_EQ(pod.patch(m->patch)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"], "81920");
-  EXPECT_THAT(m->warnings, ElementsAre(HasSubstr("reserving the whole memory")));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "predicted to need 80000 MiB of GPU memory (interval 75000-95000), its high end more than the "
+                         "A100-80GB's 81920 MiB: it may not fit; use a smaller gpucast.io/batch, more GPUs, or a GPU with "
+                         "more memory");
 }
 
 TEST(BuildMutation, WithoutAMemoryModelNoGpumem) {
