@@ -52,7 +52,9 @@ enum class Profile {
   kExclusive,  // alone on empty GPUs for the window, then back to the queue (re-placed)
   kInPlace,    // measured on the GPUs it keeps: alone on an empty GPU, else next to the least
                // measured load where it fits counted at the mean utilization measured so far;
-               // nothing else joins a GPU while a job on it is being measured
+               // nothing else joins a GPU while a job on it is being measured; when its window
+               // ends on a GPU whose measured sum exceeds the cap, it (not the incumbents) is
+               // migrated to GPUs where it fits by its measurement, else that GPU is closed
   kPool,       // on one GPU of a dedicated pool (progress discarded), then queued for the others
 };
 
@@ -89,7 +91,8 @@ struct Failure {
 
 class CoLocate : public Policy {
  public:
-  CoLocate(Knobs k, PolicyOptions o) : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap) {}
+  CoLocate(Knobs k, PolicyOptions o)
+      : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap), migrates_(k.feedback || k.profile == Profile::kInPlace) {}
 
   std::vector<Placement> Schedule(const ClusterView& v) override {
     std::vector<Placement> out;
@@ -104,9 +107,10 @@ class CoLocate : public Policy {
     if (k_.profile == Profile::kPool) FindPool(gpus);
     tents_.clear();
     pool_free_.clear();
-    // predictive-feedback: each GPU's load by estimate, after this round's migrations.
+    // predictive-feedback, profiling (in place): each GPU's load by estimate,
+    // after this round's migrations.
     std::vector<double> est_sum, mem_delta;
-    if (k_.feedback) Migrate(v, &out, &est_sum, &mem_delta);
+    if (migrates_) Migrate(v, &out, &est_sum, &mem_delta);
     double min_sum = 1e18, max_free = 0;
     int empty = 0;
     // Only GPUs that could take the smallest job (or are empty) are open this round.
@@ -117,13 +121,13 @@ class CoLocate : public Policy {
         continue;
       }
       if (s.exclusive) continue;
-      const double mem_used = s.mem_used + (k_.feedback ? mem_delta[g] : 0.0);
-      const int njobs = static_cast<int>(s.jobs.size()) + (k_.feedback ? moved_in_[g] - moved_out_[g] : 0);
+      const double mem_used = s.mem_used + (migrates_ ? mem_delta[g] : 0.0);
+      const int njobs = static_cast<int>(s.jobs.size()) + (migrates_ ? moved_in_[g] - moved_out_[g] : 0);
       if (s.mem_mib - mem_used < small.mem_mib) continue;
       if (njobs > 0) {
         double sum = k_.by_request     ? RequestSum(v, s)
+                     : migrates_       ? est_sum[g]
                      : k_.use_profiled ? s.known_sum
-                     : k_.feedback     ? est_sum[g]
                                        : s.pred_sum;
         Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, {}};
         if (k_.bound_slowdown) {
@@ -289,11 +293,28 @@ class CoLocate : public Policy {
     return sum;
   }
 
-  // predictive-feedback's correction: on every GPU whose residents' estimates
-  // (observation, else prediction) sum above the cap by more than the noise
-  // margin (PolicyOptions::migrate_z), move observed jobs (not yet migrated
-  // max_migrations times; a gang job moves with all its GPUs) to GPUs where
-  // they fit (best fit: the fullest that still fit), lightest job that brings
+  // The utilization a migrating policy counts a resident job at:
+  // predictive-feedback its estimate (observation, else prediction);
+  // profiling (in place) its measurement, 100 while it is being measured.
+  double Est(const JobInfo& j) const {
+    if (k_.feedback) return j.Estimate();
+    return j.profiled ? j.profiled_util : 100.0;
+  }
+  // Whether that number is a measurement (counts in the noise margin).
+  bool Measured(const JobInfo& j) const { return k_.feedback ? j.observed : j.profiled; }
+  // Whether the policy may move the job: predictive-feedback any observed
+  // job; profiling (in place) only a newcomer whose window just ended next to
+  // other jobs (never a job measured earlier); both at most max_migrations times.
+  bool Movable(const JobInfo& j) const {
+    if (j.migrations >= o_.max_migrations) return false;
+    return k_.feedback ? j.observed : j.profiled && j.newly_measured_joiner;
+  }
+
+  // The correction of predictive-feedback and profiling (in place): on every
+  // GPU whose residents' estimates (Est) sum above the cap by more than the
+  // noise margin (PolicyOptions::migrate_z), move movable jobs (Movable; a
+  // gang job moves with all its GPUs) to GPUs where they fit by their
+  // estimate (best fit: the fullest that still fit), lightest job that brings
   // the GPU within the cap first, else the heaviest. A GPU that stays over the
   // cap is closed to new jobs (its sum exceeds the cap). Fills est_sum /
   // mem_delta (per GPU, after the moves) and moved_in_/moved_out_.
@@ -307,13 +328,13 @@ class CoLocate : public Policy {
     moved_out_.assign(n, 0);
     std::vector<int> over;
     for (size_t g = 0; g < n; ++g) {
-      int observed = 0;
+      int measured = 0;
       for (int j : gpus[g].jobs) {
         const JobInfo& info = v.job(j);
-        (*est_sum)[g] += info.Estimate();
-        observed += info.observed ? 1 : 0;
+        (*est_sum)[g] += Est(info);
+        measured += Measured(info) ? 1 : 0;
       }
-      const double margin = o_.migrate_z * o_.observe_noise_pct * std::sqrt(static_cast<double>(observed));
+      const double margin = o_.migrate_z * o_.observe_noise_pct * std::sqrt(static_cast<double>(measured));
       if (gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + margin + 1e-9)
         over.push_back(static_cast<int>(g));
     }
@@ -335,9 +356,9 @@ class CoLocate : public Policy {
         bool fixes = false;
         for (int j : gpus[g].jobs) {
           const JobInfo& info = v.job(j);
-          if (!info.observed || info.migrations >= o_.max_migrations) continue;
+          if (!Movable(info)) continue;
           if (std::find(moved.begin(), moved.end(), j) != moved.end()) continue;
-          double u = info.observed_util;
+          double u = Est(info);
           bool f = u >= excess - 1e-9;
           // Prefer one that fixes the GPU alone, the lightest such; else the heaviest.
           if (victim < 0 || (f && !fixes) || (f && fixes && u < vu) || (!f && !fixes && u > vu)) {
@@ -439,6 +460,7 @@ class CoLocate : public Policy {
   Knobs k_;
   PolicyOptions o_;
   double cap_;  // slot: 100 (a GPU's requests add to at most one GPU); else --cap
+  bool migrates_;  // predictive-feedback, profiling (in place): Migrate runs each round
   std::vector<Tent> tents_;
   std::vector<int> pool_free_;  // profiling-pool: idle pool GPUs this round
   std::vector<char> in_pool_;   // profiling-pool: per GPU, kept for profiling
@@ -476,7 +498,9 @@ const std::vector<PolicyRow>& Policies() {
        "in place: a new job starts on GPUs it keeps (empty GPUs first, else the least measured load where "
        "it fits the cap counted at the mean utilization measured so far), is measured there over a 10 s warm-up "
        "and a 60 s window (while sharing, its counter reading converted to a solo utilization through "
-       "the interference model), and is never moved; nothing joins a GPU while a job on it is measured",
+       "the interference model); nothing joins a GPU while a job on it is measured; when its window ends "
+       "on a GPU whose measured sum exceeds the cap, it (never a job measured earlier) is migrated to GPUs "
+       "where it fits by its measurement (restart from its last checkpoint), else that GPU takes no new jobs",
        false, MakeRow<false, P::kInPlace, true, false, false>, false},
       {"profiling-pool",
        "Lucid-style: a new job is profiled on one GPU of a dedicated pool (5% of the GPUs) for the "

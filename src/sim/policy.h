@@ -41,6 +41,12 @@ struct JobInfo {
   double observed_reading = 0; // the counter's reading, valid only when observed
   double gpu_request = 1;      // share of each GPU the job requested (the trace's; slot packs by it)
   bool alone = false;          // ran out of memory once: from then on runs alone (exclusive)
+  // profiling (in place): the job joined GPUs next to other jobs before
+  // anything was known of it and its measured window just ended; in this
+  // round, and only in it, the policy may move it off a GPU whose measured sum
+  // exceeds the cap (the simulator sets it at the window's end, clears it
+  // after the round). Jobs measured earlier are never moved.
+  bool newly_measured_joiner = false;
   // The utilization predictive-feedback decides by: the observation once there
   // is one, else the prediction.
   double Estimate() const { return observed ? observed_util : predicted_util; }
@@ -110,13 +116,13 @@ struct PolicyOptions {
   double profile_s = 60;       // profiling: the measured window of the solo profiling run
   double profile_warmup_s = 10;  // profiling: solo warm-up before the window (not measured)
   int max_failures = 256;      // jobs a round may fail to place before it stops (backfill depth)
-  int max_migrations = 1;      // predictive-feedback: migrations per job at most
-  // predictive-feedback's hysteresis: a GPU is migrated from only when its
-  // residents' estimates sum above cap + migrate_z * observe_noise_pct *
-  // sqrt(observed residents), i.e. when the excess is unlikely (z sd) to be
-  // the observations' noise. observe_noise_pct is the sd the policy assumes
-  // for one observation, percent points (the simulator passes its
-  // --measure-noise); 0 = migrate at any excess.
+  int max_migrations = 1;      // predictive-feedback, profiling (in place): migrations per job at most
+  // The hysteresis of predictive-feedback and of profiling (in place): a GPU
+  // is migrated from only when its residents' estimates sum above cap +
+  // migrate_z * observe_noise_pct * sqrt(measured residents), i.e. when the
+  // excess is unlikely (z sd) to be the measurements' noise. observe_noise_pct
+  // is the sd the policy assumes for one measurement, percent points (the
+  // simulator passes its --measure-noise); 0 = migrate at any excess.
   double observe_noise_pct = 0;
   double migrate_z = 2;
   // profiling-pool: the share of the GPUs (those with the most memory, lowest

@@ -300,6 +300,74 @@ TEST(ProfilingInPlace, UnmeasuredJobsCountAsTheMeanMeasuredAndGoWhereTheLoadIsLe
   EXPECT_EQ(p[0].gpus, std::vector<int>{3});
 }
 
+TEST(ProfilingInPlace, AHeavyNewcomerIsMovedAfterItsWindowAndMeasuredJobsNever) {
+  // GPU 0: a light incumbent (measured 30) and a newcomer whose window just
+  // ended (measured 90): 120 > 100. GPU 1: measured 50. GPU 2: empty.
+  auto setup = [](FakeView& v, double incumbent, double newcomer, bool joiner) {
+    for (int i = 0; i < 3; ++i) v.AddGpu();
+    int a = v.AddJob(1, 1000, 0, true, incumbent), n = v.AddJob(1, 1000, 0, true, newcomer);
+    int b = v.AddJob(1, 1000, 0, true, 50);
+    v.Job(n).newly_measured_joiner = joiner;
+    v.Put(a, 0);
+    v.Put(n, 0);
+    v.Put(b, 1);
+    return n;
+  };
+  {
+    FakeView v;
+    int n = setup(v, 30, 90, true);
+    auto p = Decide("profiling", v);
+    // The newcomer moves (50 + 90 > 100 on GPU 1: the empty GPU 2); the incumbent stays.
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0].job, n);
+    EXPECT_TRUE(p[0].migrate);
+    EXPECT_EQ(p[0].gpus, std::vector<int>{2});
+  }
+  {
+    // A heavy incumbent (90) and a light newcomer (30): the newcomer is the
+    // one moved, to the fullest GPU where it fits (GPU 1: 50 + 30 <= 100).
+    FakeView v;
+    int n = setup(v, 90, 30, true);
+    auto p = Decide("profiling", v);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0].job, n);
+    EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  }
+  {
+    // Measured earlier (not a newly measured joiner): nobody moves; GPU 0,
+    // over the cap, takes no newcomer, which goes to the empty GPU 2.
+    FakeView v;
+    setup(v, 30, 90, false);
+    int c = v.AddJob(1, 1000, 0);
+    v.cand_ = {c};
+    auto p = Decide("profiling", v);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0].job, c);
+    EXPECT_FALSE(p[0].migrate);
+    EXPECT_EQ(p[0].gpus, std::vector<int>{2});
+  }
+  {
+    // Within the cap (30 + 60 = 90): the joiner stays.
+    FakeView v;
+    setup(v, 30, 60, true);
+    EXPECT_TRUE(Decide("profiling", v).empty());
+  }
+  {
+    // The measurement noise margin (z 2, sd 5, two measured jobs: 14.14
+    // points) as in predictive-feedback: 110 stays, 120 moves.
+    PolicyOptions o;
+    o.observe_noise_pct = 5;
+    FakeView v;
+    setup(v, 30, 80, true);
+    EXPECT_TRUE(Decide("profiling", v, o).empty());
+    FakeView w;
+    setup(w, 30, 90, true);
+    auto p = Decide("profiling", w, o);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_TRUE(p[0].migrate);
+  }
+}
+
 TEST(ProfilingPool, ProfilesOnOnePoolGpuThenPacksTheOthers) {
   FakeView v;
   for (int i = 0; i < 20; ++i) v.AddGpu();  // pool: round(0.05 x 20) = GPU 0

@@ -293,6 +293,45 @@ TEST(Simulator, ProfilingInPlaceKeepsTheGpuAndMeasuresWhileSharing) {
   EXPECT_LT(r->jct_mean_s, e->jct_mean_s);
 }
 
+TEST(Simulator, ProfilingInPlaceMovesAHeavyNewcomerAfterItsWindow) {
+  // Two GPUs, no measurement noise. L (A, 40%, 1000 s) and S (A, 40%, 120 s)
+  // at 0 take the empty GPUs 0 and 1 and are measured alone (40 each). H (R,
+  // 100%, 1000 s) at 100 finds no empty GPU: counted at the mean measured
+  // (40), it joins the least load (a tie: GPU 0). L and H run at 1/1.4 (beta
+  // 1: 1 / (1 + 0.4 x 1)). S ends at 120. At 170 H's counter reads 100/1.4;
+  // with L known at 40 the model gives H's solo 100 back: GPU 0 sums 140 >
+  // 100, so H (not L) moves to the empty GPU 1, restarting from its last
+  // checkpoint (none: the 70/1.4 = 50 s of progress are lost), and ends at
+  // 170 + 1000. L has made 100 + 50 by 170 and ends alone at 170 + 850.
+  Fixture f;
+  const Trace t = Jobs({{0, 0, 1000, 1, 1}, {0, 0, 120, 1, 1}, {0, 100, 1000, 1, 1}});
+  auto r = f.Run(t, Gpus(2), "profiling", {0, 0, 4});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_NEAR(r->jobs[2].measured_util, 100, 1e-6);
+  EXPECT_EQ(r->migrations, 1);
+  EXPECT_EQ(r->jobs[2].migrations, 1);
+  EXPECT_EQ(r->jobs[0].migrations, 0);  // the measured incumbent is never moved
+  EXPECT_EQ(r->jobs[2].gpus, std::vector<int>{1});
+  EXPECT_NEAR(r->lost_progress_s, 70 / 1.4, 1e-9);
+  EXPECT_NEAR(r->jobs[0].end_s, 1020, 1e-9);
+  EXPECT_NEAR(r->jobs[2].end_s, 1170, 1e-9);
+  EXPECT_DOUBLE_EQ(r->jobs[2].run_start_s, 100);  // its run started in place
+  // No GPU to move to (S runs 2000 s: 40 + 100 > 100 on GPU 1): H stays and
+  // GPU 0 (140 measured) is closed until it drains. X (A) at 200, counted at
+  // the mean measured (60), joins GPU 1 (40 + 60), not GPU 0.
+  const Trace u = Jobs({{0, 0, 1000, 1, 1}, {0, 0, 2000, 1, 1}, {0, 100, 1000, 1, 1}, {0, 200, 100, 1, 1}});
+  auto c = f.Run(u, Gpus(2), "profiling", {0, 0, 4, 0});
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_EQ(c->migrations, 0);
+  EXPECT_EQ(c->jobs[2].gpus, std::vector<int>{0});
+  EXPECT_DOUBLE_EQ(c->jobs[3].start_s, 200);
+  EXPECT_EQ(c->jobs[3].gpus, std::vector<int>{1});
+  // L and H share GPU 0 to the end: L ends at 100 + 900 x 1.4 = 1360, when H
+  // has made 1260 / 1.4 = 900; H ends alone at 1460.
+  EXPECT_NEAR(c->jobs[0].end_s, 1360, 1e-9);
+  EXPECT_NEAR(c->jobs[2].end_s, 1460, 1e-9);
+}
+
 TEST(Simulator, ProfilingPoolDiscardsThePoolRunsProgress) {
   // Two GPUs: GPU 0 is the pool (round(0.05 x 2) -> at least 1). A (40%) is
   // profiled on it 0-70 (its progress discarded) and starts on GPU 1 at 70

@@ -328,6 +328,16 @@ TEST(Workloads, RealTableAndPredictionsCsv) {
     EXPECT_EQ(y[i].predicted_util, x[i].predicted_util);
     EXPECT_EQ(y[i].pred_mem_high_mib, x[i].pred_mem_high_mib);
   }
+  // A value with more digits than the CSV keeps comes back as CsvRounded.
+  x[0].predicted_util = 12.345678901;
+  x[0].pred_mem_high_mib = 21461.5678;
+  EXPECT_EQ(CsvRounded(x[0].predicted_util), 12.3457);
+  EXPECT_EQ(CsvRounded(x[0].pred_mem_high_mib), 21461.6);
+  EXPECT_TRUE(std::isnan(CsvRounded(NAN)));
+  auto rt2 = WriteText(dir, "rt2.csv", PredictionsCsv(x));
+  ASSERT_TRUE(LoadPredictionsCsv(rt2, &y).ok());
+  EXPECT_EQ(y[0].predicted_util, CsvRounded(x[0].predicted_util));
+  EXPECT_EQ(y[0].pred_mem_high_mib, CsvRounded(x[0].pred_mem_high_mib));
   auto bad = WriteText(dir, "m.csv", "model,dataset,batchsize,amp,predicted_util,pred_mem_high_mib\nBERT,SQuAD,32,0,90,-5\n");
   EXPECT_EQ(LoadPredictionsCsv(bad, &y).message(),
             "m.csv: line 2: pred_mem_high_mib '-5' is not a memory size in (0, 16 TiB] (MiB)");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <tuple>
 
 #include "sim/text.h"
@@ -148,6 +149,11 @@ double SeededNormal(uint64_t seed, int64_t index, uint64_t salt) {
   double u1 = (static_cast<double>(a >> 11) + 0.5) / 9007199254740992.0;
   double u2 = static_cast<double>(b >> 11) / 9007199254740992.0;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+double CsvRounded(double v) {
+  if (std::isnan(v)) return v;
+  return std::strtod(Num(v).c_str(), nullptr);
 }
 
 std::string PredictionsCsv(const std::vector<WorkloadProfile>& w) {

@@ -44,6 +44,12 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
 // Writes what LoadPredictionsCsv reads (every workload; empty memory cells when none).
 std::string PredictionsCsv(const std::vector<WorkloadProfile>& workloads);
 
+// The number PredictionsCsv writes for v (6 significant digits) as
+// LoadPredictionsCsv reads it back; NaN stays NaN. Predictions computed now
+// are rounded so, so that a run that computes them and a run that reads them
+// from a cache of PredictionsCsv decide by the same numbers.
+double CsvRounded(double v);
+
 // Index of the workload with this key, or -1.
 int FindWorkload(const std::vector<WorkloadProfile>& w, const std::string& model,
                  const std::string& dataset, int batch, int amp);
