@@ -314,18 +314,20 @@ TEST(Workloads, RealTableAndPredictionsCsv) {
   EXPECT_EQ(LoadPredictionsCsv(p, &*w).message(), "p.csv: no prediction for workload BERT/SQuAD/b32/amp1");
   auto q = WriteText(dir, "q.csv", "model,dataset,batchsize,amp,predicted_util\nBERT,SQuAD,16,0,90\n");
   EXPECT_EQ(LoadPredictionsCsv(q, &*w).message(), "q.csv: line 2: workload BERT/SQuAD/b16/amp0 is not in single_data.csv");
-  // Round trip with memory, and the memory columns' checks.
+  // Round trip with memory, bit for bit (simulate's cache: a cached run must equal a computed one),
+  // and the memory columns' checks.
   auto x = *w;
   for (size_t i = 0; i < x.size(); ++i) {
-    x[i].predicted_util = 10 + static_cast<double>(i);
-    x[i].pred_mem_mib = 1000 + static_cast<double>(i);
-    x[i].pred_mem_high_mib = 2000 + static_cast<double>(i);
+    x[i].predicted_util = 10 + static_cast<double>(i) / 3;
+    x[i].pred_mem_mib = 1000 + static_cast<double>(i) / 7;
+    x[i].pred_mem_high_mib = 2000 + static_cast<double>(i) * 0.1;
   }
   auto rt = WriteText(dir, "rt.csv", PredictionsCsv(x));
   auto y = *w;
   ASSERT_TRUE(LoadPredictionsCsv(rt, &y).ok());
   for (size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(y[i].predicted_util, x[i].predicted_util);
+    EXPECT_EQ(y[i].pred_mem_mib, x[i].pred_mem_mib);
     EXPECT_EQ(y[i].pred_mem_high_mib, x[i].pred_mem_high_mib);
   }
   auto bad = WriteText(dir, "m.csv", "model,dataset,batchsize,amp,predicted_util,pred_mem_high_mib\nBERT,SQuAD,32,0,90,-5\n");

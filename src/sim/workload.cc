@@ -151,10 +151,17 @@ double SeededNormal(uint64_t seed, int64_t index, uint64_t salt) {
 }
 
 std::string PredictionsCsv(const std::vector<WorkloadProfile>& w) {
+  // Every bit (%.17g): a cached prediction must give the run a computed one gives.
+  auto full = [](double v) -> std::string {
+    if (std::isnan(v)) return "";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+  };
   std::string out = "model,dataset,batchsize,amp,predicted_util,pred_mem_mib,pred_mem_high_mib\n";
   for (const WorkloadProfile& x : w)
     out += x.model + "," + x.dataset + "," + std::to_string(x.batch) + "," + std::to_string(x.amp) + "," +
-           Num(x.predicted_util) + "," + Num(x.pred_mem_mib) + "," + Num(x.pred_mem_high_mib) + "\n";
+           full(x.predicted_util) + "," + full(x.pred_mem_mib) + "," + full(x.pred_mem_high_mib) + "\n";
   return out;
 }
 
