@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -37,6 +38,7 @@ namespace {
 
 struct SimulateFlags {
   std::string trace, policy, cluster, out, predictions, catalog;
+  std::string model;  // --model: a predictor file whose stored lowo predictions stand in for recomputing them
   std::string arrivals = "bootstrap";
   std::vector<std::string> load_factors;  // --load-factor, repeatable, each "F" or "F1,F2,..."
   int64_t jobs = -1;
@@ -131,13 +133,87 @@ std::string CacheFile(const std::string& algo, const Dataset& data) {
   return dir + name;
 }
 
+// Why a model file's stored lowo predictions (LowoRowPrediction) are not what
+// LeaveOneWorkloadOutPredictions(data, its algo, 0) computes; "" = they are:
+// the same rows (data digest, every row's key in order), the same feature
+// schema, the algorithm's default feature set and seed 0 (fold seeds = workload ids).
+std::string StoredLowoMismatch(const Predictor& p, const Dataset& data) {
+  const PredictorInfo& i = p.info();
+  const std::string algo = p.model().algo();
+  if (i.lowo_predictions.empty())
+    return "it holds no leave-one-workload-out predictions (written by an older gpucast, or trained on fewer "
+           "than 3 workloads)";
+  if (i.schema_name != data.schema_name || i.schema_version != data.schema_version || i.feature_names != data.feature_names)
+    return "its feature schema is not this build's";
+  if (i.training_digest != data.digest)
+    return "it was trained on data " + i.training_digest + ", the simulator's rows are " + data.digest;
+  if (i.lowo_predictions.size() != data.rows.size())
+    return "it was trained on " + std::to_string(i.lowo_predictions.size()) + " rows, the simulator's data has " +
+           std::to_string(data.rows.size()) + " (rows added by --observations or --data?)";
+  for (size_t r = 0; r < data.rows.size(); ++r) {
+    const LowoRowPrediction& s = i.lowo_predictions[r];
+    const Measurement& m = data.rows[r];
+    const std::string gpu = r < data.row_gpu.size() ? data.row_gpu[r] : "", mig = r < data.row_mig.size() ? data.row_mig[r] : "";
+    if (s.model != m.model || s.dataset != m.dataset || s.batch != m.batch || s.amp != m.amp || s.gpu != gpu ||
+        s.mig_profile != mig)
+      return "its training row " + std::to_string(r + 1) + " is " + s.model + "/" + s.dataset + " batch " +
+             std::to_string(s.batch) + ", the simulator's is " + m.model + "/" + m.dataset + " batch " +
+             std::to_string(m.batch);
+  }
+  if (i.feature_set != DefaultFeatureSet(algo))
+    return "it was trained with --features " + i.feature_set + "; the simulator's " + algo + " predictions use " +
+           DefaultFeatureSet(algo);
+  if (i.seed != 0) return "it was trained with --seed " + std::to_string(i.seed) + "; the simulator's use seed 0";
+  return "";
+}
+
+// One workload row's prediction (utilization %, memory MiB and its high end;
+// NaN memory: none), rounded as the cache stores them (sim::CsvRounded), so
+// that the run that fills the cache, the runs that read it and --model's
+// stored predictions decide by the same numbers (unrounded, the first run of
+// a build packed differently at the cap's edge: Philly x2 seed 1, useful work
+// 59.56% against 58.28% from the cache).
+void SetPrediction(sim::WorkloadProfile* w, double util, double mem, double mem_high) {
+  w->predicted_util = sim::CsvRounded(util);
+  if (!std::isnan(mem)) {
+    w->pred_mem_mib = sim::CsvRounded(mem);
+    w->pred_mem_high_mib = sim::CsvRounded(std::isnan(mem_high) ? mem : mem_high);
+  }
+}
+
 // Every workload row's utilization predicted by `algo` trained on the other
 // workloads (leave one workload out; the predict layer), into predicted_util
 // (and the memory fields once the predict layer gives them). Never the truth.
-Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::vector<sim::WorkloadProfile>* w) {
+// `file` (--model), when its algorithm is `algo` and its stored predictions
+// are valid for these rows (StoredLowoMismatch), gives them without
+// recomputing; otherwise they are computed (the reason on stderr).
+Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::vector<sim::WorkloadProfile>* w,
+                        const Predictor* file = nullptr) {
   const std::string csv = DataDir() + "/lucid/single_data.csv";
   ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog.empty() ? DefaultCatalog() : f.catalog));
   ASSIGN_OR_RETURN(Dataset data, BuildDataset(csv, catalog));
+  if (file && file->model().algo() == algo) {
+    const std::string why = StoredLowoMismatch(*file, data);
+    if (why.empty()) {
+      std::vector<sim::WorkloadProfile> copy = *w;
+      std::vector<bool> seen(copy.size(), false);
+      for (const LowoRowPrediction& p : file->info().lowo_predictions) {
+        int i = sim::FindWorkload(copy, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
+        if (i < 0) return Status::Error(f.model + ": lowo_predictions: unknown workload " + p.model + "/" + p.dataset);
+        SetPrediction(&copy[i], p.predicted, p.mem_predicted, p.mem_high);
+        seen[i] = true;
+      }
+      for (size_t i = 0; i < seen.size(); ++i)
+        if (!seen[i]) return Status::Error(f.model + ": lowo_predictions: none for " + copy[i].Name());
+      *w = std::move(copy);
+      if (!f.quiet)
+        std::cerr << "gpucast simulate: lowo:" << algo << " predictions of " << data.rows.size() << " rows from "
+                  << f.model << " (its training pass), not recomputed\n";
+      return Status::Ok();
+    }
+    std::cerr << "gpucast simulate: " << f.model << ": its stored predictions do not apply: " << why
+              << "; computing lowo:" << algo << "\n";
+  }
   const std::string cache = CacheFile(algo, data);
   if (!cache.empty()) {
     std::vector<sim::WorkloadProfile> copy = *w;
@@ -146,21 +222,16 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
       return Status::Ok();
     }
   }
+  if (!f.quiet)
+    std::cerr << "gpucast simulate: computing the leave-one-workload-out predictions of " << algo << " on "
+              << data.rows.size() << " rows (" << (algo == std::string(kAutoAlgo) ? "minutes: nested selection" : "seconds")
+              << ")" << (cache.empty() ? "" : "; cached in " + cache) << "\n";
   ASSIGN_OR_RETURN(auto preds, LeaveOneWorkloadOutPredictions(data, algo, 0));
   std::vector<bool> seen(w->size(), false);
   for (const RowPrediction& p : preds) {
     int i = sim::FindWorkload(*w, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
     if (i < 0) return Status::Error("prediction for unknown workload " + p.model + "/" + p.dataset);
-    // Rounded as the cache stores them: the run that fills the cache and the
-    // runs that read it decide by the same numbers (unrounded, the first run
-    // of a build packed differently at the cap's edge: seed 1 at x2, useful
-    // work 59.56% against 58.28% from the cache).
-    (*w)[i].predicted_util = sim::CsvRounded(p.predicted);
-    // Memory from the predict layer's memory model (same training rows), once it fills it.
-    if (!std::isnan(p.mem_predicted)) {
-      (*w)[i].pred_mem_mib = sim::CsvRounded(p.mem_predicted);
-      (*w)[i].pred_mem_high_mib = sim::CsvRounded(std::isnan(p.mem_high) ? p.mem_predicted : p.mem_high);
-    }
+    SetPrediction(&(*w)[i], p.predicted, p.mem_predicted, p.mem_high);
     seen[i] = true;
   }
   for (size_t i = 0; i < seen.size(); ++i)
@@ -239,7 +310,24 @@ int RunSimulate(const SimulateFlags& f) {
   if (f.max_slowdown <= 0 || f.max_slowdown >= 1) return Fail("simulate", "--max-slowdown must be in (0, 1)");
   if (f.arrivals != "trace" && f.arrivals != "bootstrap")
     return Fail("simulate", "--arrivals '" + f.arrivals + "': want trace or bootstrap");
-  auto src = sim::ParsePredictionSource(f.predictions, kDefaultAlgo);
+  // --model: the file's algorithm replaces the default (`auto`, nested) and
+  // its stored lowo predictions stand in for computing them, when valid.
+  std::string default_algo = kDefaultAlgo;
+  std::optional<Predictor> file_model;
+  if (!f.model.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f.model, ec)) return Fail("simulate", "--model " + f.model + ": no such file");
+    auto p = Predictor::Load(f.model);
+    if (p.ok()) {
+      file_model = std::move(*p);
+      default_algo = file_model->model().algo();
+    } else {
+      std::cerr << "gpucast simulate: --model: " << p.message() << "; its predictions cannot be used: the default ("
+                << kDefaultAlgo << ") instead\n";
+    }
+  }
+  const Predictor* file = file_model ? &*file_model : nullptr;
+  auto src = sim::ParsePredictionSource(f.predictions, default_algo);
   if (!src.ok()) return Fail("simulate", src.message());
   auto trace = sim::LoadTrace(f.trace, data, {f.jobs, f.skip_bad_lines});
   if (!trace.ok()) return Fail("simulate", trace.message());
@@ -252,7 +340,7 @@ int RunSimulate(const SimulateFlags& f) {
   std::string pred_label = "none";
   if (need_pred) {
     Status s = Status::Ok();
-    if (src->NeedsModel()) s = ModelPredictions(f, src->name, &*w);
+    if (src->NeedsModel()) s = ModelPredictions(f, src->name, &*w, file);
     else if (src->kind == sim::PredictionSource::kCsv) s = sim::LoadPredictionsCsv(src->name, &*w);
     if (!s.ok()) return Fail("simulate", "predicted utilization: " + s.message());
     pred_label = src->Label();
@@ -261,9 +349,9 @@ int RunSimulate(const SimulateFlags& f) {
     bool missing = false;
     for (const sim::WorkloadProfile& x : *w) missing = missing || !x.HasMemPrediction();
     if (missing && src->kind != sim::PredictionSource::kOracle &&
-        !(src->NeedsModel() && src->name == kDefaultAlgo)) {
+        !(src->NeedsModel() && src->name == default_algo)) {
       std::vector<sim::WorkloadProfile> model_w = *w;
-      Status m = ModelPredictions(f, kDefaultAlgo, &model_w);
+      Status m = ModelPredictions(f, default_algo, &model_w, file);
       if (!m.ok()) return Fail("simulate", "predicted memory: " + m.message());
       for (size_t i = 0; i < w->size(); ++i)
         if (!(*w)[i].HasMemPrediction() && model_w[i].HasMemPrediction()) {
@@ -516,6 +604,11 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   std::string("oracle | noisy:SD | constant:U | shuffled[:ALGO] | ALGO | a CSV "
                               "model,dataset,batchsize,amp,predicted_util[,pred_mem_mib,pred_mem_high_mib] "
                               "(default: ") + kDefaultAlgo + ", what train ships, leave one workload out)");
+  sub->add_option("--model", flags->model,
+                  "Predictor file (gpucast train): its algorithm replaces the default, and the leave-one-workload-out "
+                  "predictions its training stored are used instead of recomputed when they are valid for the "
+                  "simulator's rows (same data, schema, default feature set, seed 0); else computed, the reason on "
+                  "stderr. Its algorithm is fixed (selected on all workloads), the default is nested (docs/simulator.md)");
   sub->add_option("--catalog", flags->catalog, "Workload catalog (for the model's predictions)")
       ->default_str(kDefaultCatalogShown);
   sub->add_option("--out", flags->out, "Output directory (one subdirectory per load, seed and policy when several)")

@@ -79,6 +79,25 @@ TEST(EvaluateTest, RealDataLowoRowsInCsvOrder) {
     EXPECT_EQ((*p)[i].row, i);
     EXPECT_EQ((*p)[i].measured, data->rows[i].gpu_util);
   }
+  // What `train` stores for `simulate --model` (LowoRowPrediction) is this computation, bit for bit:
+  // forest is seeded, so the fold seeds must agree too (train's seed * 31 + workload id, the
+  // simulator's seed * 7919 + fold index, both the workload id at seed 0); memory from the same fits.
+  auto t = Predictor::Train(*data, "forest", 0, DefaultFeatureSet("forest"));
+  ASSERT_TRUE(t.ok()) << t.message();
+  const std::vector<LowoRowPrediction>& s = t->info().lowo_predictions;
+  ASSERT_EQ(s.size(), 52u);
+  size_t with_memory = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    EXPECT_EQ(s[i].model, (*p)[i].model);
+    EXPECT_EQ(s[i].batch, (*p)[i].batch);
+    EXPECT_EQ(s[i].predicted, (*p)[i].predicted) << i;
+    EXPECT_TRUE(s[i].mem_predicted == (*p)[i].mem_predicted ||
+                (std::isnan(s[i].mem_predicted) && std::isnan((*p)[i].mem_predicted))) << i;
+    EXPECT_TRUE(s[i].mem_high == (*p)[i].mem_high || (std::isnan(s[i].mem_high) && std::isnan((*p)[i].mem_high)))
+        << i;
+    with_memory += std::isfinite(s[i].mem_high);
+  }
+  EXPECT_GT(with_memory, 40u);  // Lucid's rows have gmem
 }
 
 TEST(EvaluateTest, PlotIsSvgWithOnePointPerPrediction) {

@@ -60,6 +60,19 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"interval_median_width_points", info.accuracy.median_width_points}}},
       {"memory", p.memory() ? p.memory()->Save() : json(nullptr)},
   };
+  // The calibration pass's prediction of each training row (simulate --model; optional).
+  if (!info.lowo_predictions.empty()) {
+    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    json rows = json::array();
+    for (const LowoRowPrediction& r : info.lowo_predictions)
+      rows.push_back({{"model", r.model}, {"dataset", r.dataset}, {"batch", r.batch}, {"amp", r.amp}, {"gpu", r.gpu},
+                      {"mig_profile", r.mig_profile}, {"predicted_util", r.predicted},
+                      {"pred_mem_mib", num(r.mem_predicted)}, {"pred_mem_high_mib", num(r.mem_high)}});
+    j["lowo_predictions"] = {
+        {"method", "the calibration pass: each row predicted by the model's algorithm and feature set fitted "
+                   "without its workload (seed * 31 + workload id); memory by the memory model fitted without it"},
+        {"rows", rows}};
+  }
   // The physics step-time model beside a non-physics model (data-parallel jobs; optional).
   if (const auto& sm = p.step_model()) {
     ASSIGN_OR_RETURN(json sstate, sm->regressor().Save());
@@ -141,6 +154,28 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     params = j.at("params");
     state = j.at("regressor");
     memory = j.at("memory");
+    if (j.contains("lowo_predictions")) {
+      auto num = [](const json& v) { return v.is_null() ? std::nan("") : v.get<double>(); };
+      for (const json& e : j.at("lowo_predictions").at("rows")) {
+        LowoRowPrediction r;
+        r.model = e.at("model").get<std::string>();
+        r.dataset = e.at("dataset").get<std::string>();
+        r.batch = e.at("batch").get<int64_t>();
+        r.amp = e.at("amp").get<bool>();
+        r.gpu = e.at("gpu").get<std::string>();
+        r.mig_profile = e.at("mig_profile").get<std::string>();
+        r.predicted = e.at("predicted_util").get<double>();
+        r.mem_predicted = num(e.at("pred_mem_mib"));
+        r.mem_high = num(e.at("pred_mem_high_mib"));
+        if (!(r.predicted >= 0 && r.predicted <= 100) || r.batch <= 0 ||
+            !(std::isnan(r.mem_predicted) || (r.mem_predicted >= 0 && r.mem_predicted < 1e9)) ||
+            !(std::isnan(r.mem_high) || (r.mem_high >= 0 && r.mem_high < 1e9)))
+          return Status::Error(path + ": lowo_predictions: row " + std::to_string(info.lowo_predictions.size() + 1) +
+                               " (" + r.model + "/" + r.dataset + "): predicted_util outside 0-100, batch <= 0 or "
+                               "a memory value not a finite number >= 0");
+        info.lowo_predictions.push_back(std::move(r));
+      }
+    }
   } catch (const json::exception& e) {
     return Status::Error(path + ": " + e.what());
   }

@@ -12,7 +12,10 @@
 //                  "scores": [sorted calibration scores; empty = uncalibrated]},
 //  "workload_offsets": [{"params", "facts": {name: value}, "offset", "workload", "rows"}],
 //  "accuracy": {the model's own leave-one-workload-out figures: LowoAccuracy},
-//  "memory": MemoryModel::Save() (memory_model.h), or null when the training rows had no memory column}
+//  "memory": MemoryModel::Save() (memory_model.h), or null when the training rows had no memory column,
+//  "lowo_predictions" (optional): {"method", "rows": [{"model", "dataset", "batch", "amp", "gpu",
+//      "mig_profile", "predicted_util" (%), "pred_mem_mib", "pred_mem_high_mib" (MiB or null)}]}:
+//      the calibration pass's prediction of each training row, row order (LowoRowPrediction)}
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 #include "predict/model_file.h"
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -105,6 +106,50 @@ TEST(ModelFileTest, OtherErrors) {
             "m.json: format_version 9: this build reads 5 (the file is from a newer gpucast)");
   EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":"5"})", "m.json", s).message(),
             "m.json: format_version: want 5");
+}
+
+// The training pass's lowo predictions (what `simulate --model` reuses) survive the file bit for
+// bit; a file without them (older gpucast) loads with none; a hostile value names the row.
+TEST(ModelFileTest, LowoPredictionsRoundTrip) {
+  Dataset d = Synthetic();
+  auto p = Predictor::Train(d, "forest", 0);
+  ASSERT_TRUE(p.ok()) << p.message();
+  const std::vector<LowoRowPrediction>& a = p->info().lowo_predictions;
+  ASSERT_EQ(a.size(), d.rows.size());
+  auto j = ModelFileJson(*p);
+  ASSERT_TRUE(j.ok());
+  auto q = ParseModelFile(j->dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(q.ok()) << q.message();
+  const std::vector<LowoRowPrediction>& b = q->info().lowo_predictions;
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&a[i].predicted, &b[i].predicted, sizeof(double)), 0) << i;
+    EXPECT_EQ(b[i].model, a[i].model);
+    EXPECT_TRUE(std::isnan(b[i].mem_high));  // no memory column in these rows: null in the file
+  }
+  // The stored values are the residuals' predictions: log1p(measured) - log1p(predicted) = the calibration
+  // pass's residuals, whose RMS over the rows is the stored pooled accuracy.
+  double ss = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double r = std::log1p(d.rows[i].gpu_util) - std::log1p(a[i].predicted);
+    ss += r * r;
+  }
+  EXPECT_NEAR(std::sqrt(ss / a.size()), p->info().accuracy.rmsle, 1e-12);
+
+  nlohmann::json old = *j;
+  old.erase("lowo_predictions");
+  auto o = ParseModelFile(old.dump(), "old.json", SchemaOf(d));
+  ASSERT_TRUE(o.ok()) << o.message();
+  EXPECT_TRUE(o->info().lowo_predictions.empty());
+
+  nlohmann::json bad = *j;
+  bad["lowo_predictions"]["rows"][1]["predicted_util"] = 150;
+  EXPECT_EQ(ParseModelFile(bad.dump(), "bad.json", SchemaOf(d)).message(),
+            "bad.json: lowo_predictions: row 2 (" + a[1].model + "/D): predicted_util outside 0-100, batch <= 0 "
+            "or a memory value not a finite number >= 0");
+  bad = *j;
+  bad["lowo_predictions"]["rows"][0].erase("gpu");
+  EXPECT_NE(ParseModelFile(bad.dump(), "bad.json", SchemaOf(d)).message().find("bad.json: "), std::string::npos);
 }
 
 // A format-3 file (before the memory model) is refused with what to do.

@@ -329,12 +329,13 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
                                              const std::vector<std::string>& names,
                                              const std::vector<size_t>& columns, const std::string& algo,
                                              const nlohmann::json& params, uint64_t seed,
-                                             const FitOptions& options) {
+                                             const FitOptions& options, std::vector<double>* predicted) {
   std::vector<int> ids = options.group;
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   if (ids.size() < 2) return Status::Error(algo + ": calibration needs at least 2 workloads");
   std::vector<double> res(util.size(), 0);
+  if (predicted) predicted->assign(util.size(), 0);
   for (int g : ids) {
     Matrix xtr, xte;
     std::vector<double> ytr;
@@ -355,7 +356,10 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
     auto m = UtilModel::Fit(xtr, ytr, names, columns, algo, params, seed * 31 + g, fo);
     if (!m.ok()) return m.status().Prefixed("calibration");
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte));
-    for (size_t j = 0; j < test.size(); ++j) res[test[j]] = ToTarget(util[test[j]]) - ToTarget(p[j].util);
+    for (size_t j = 0; j < test.size(); ++j) {
+      res[test[j]] = ToTarget(util[test[j]]) - ToTarget(p[j].util);
+      if (predicted) (*predicted)[test[j]] = p[j].util;
+    }
   }
   return res;
 }
@@ -418,6 +422,51 @@ std::vector<Candidate> AutoCandidates() {
   return out;
 }
 
+// The stored lowo pass (LowoRowPrediction): each row's utilization from `pred`
+// (row order), its memory from a memory model fit on the other workloads' rows
+// as the simulator's lowo predictions fit it (evaluate.cc FillMemory: rows with
+// a memory value >= 2, the row order, the 80% level).
+Result<std::vector<LowoRowPrediction>> Predictor::LowoRows(const Dataset& data, const std::vector<double>& pred) {
+  std::vector<LowoRowPrediction> out(data.rows.size());
+  for (size_t i = 0; i < data.rows.size(); ++i) {
+    const Measurement& r = data.rows[i];
+    LowoRowPrediction& o = out[i];
+    o.model = r.model;
+    o.dataset = r.dataset;
+    o.batch = r.batch;
+    o.amp = r.amp;
+    o.gpu = i < data.row_gpu.size() ? data.row_gpu[i] : "";
+    o.mig_profile = i < data.row_mig.size() ? data.row_mig[i] : "";
+    o.predicted = pred.at(i);
+  }
+  if (data.mem.size() != data.rows.size()) return out;
+  std::vector<int> ids = data.group;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (int g : ids) {
+    std::vector<MemoryEstimate> est;
+    std::vector<double> y;
+    std::vector<int> group;
+    size_t usable = 0;
+    for (size_t i = 0; i < data.rows.size(); ++i) {
+      if (data.group[i] == g) continue;
+      est.push_back(data.mem[i]);
+      y.push_back(data.rows[i].gmem);
+      group.push_back(data.group[i]);
+      usable += std::isfinite(y.back()) && y.back() > 0;
+    }
+    if (usable < 2) continue;
+    ASSIGN_OR_RETURN(MemoryModel m, MemoryModel::Fit(est, y, group));
+    for (size_t i = 0; i < data.rows.size(); ++i) {
+      if (data.group[i] != g) continue;
+      MemoryPrediction mp = m.Predict(data.mem[i], kDefaultIntervalLevel);
+      out[i].mem_predicted = mp.mib;
+      out[i].mem_high = mp.high;
+    }
+  }
+  return out;
+}
+
 Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo, uint64_t seed,
                                    const std::string& feature_set,
                                    const std::function<void(const std::string&, double)>& on_candidate) {
@@ -428,24 +477,26 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   std::vector<double> labels = data.Labels();
   std::string chosen_algo = algo, chosen_set = feature_set;
   std::vector<std::pair<std::string, double>> selection;
-  std::vector<double> chosen_res;
+  std::vector<double> chosen_res, chosen_pred;
   if (algo == kAutoAlgo) {
     double best = INFINITY;
     for (const Candidate& c : AutoCandidates()) {
       ASSIGN_OR_RETURN(std::vector<size_t> cc, SelectFeatures(data.feature_names, c.feature_set));
-      auto res = GroupedResiduals(data.x, labels, data.feature_names, cc, c.algo, nullptr, seed, fo);
+      std::vector<double> pred;
+      auto res = GroupedResiduals(data.x, labels, data.feature_names, cc, c.algo, nullptr, seed, fo, &pred);
       if (!res.ok()) return res.status().Prefixed("auto: " + c.ToString());
       double rmsle = SelectionScore(*res, data.group);
       selection.push_back({c.ToString(), rmsle});
       if (on_candidate) on_candidate(c.ToString(), rmsle);
-      if (rmsle < best) best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res;
+      if (rmsle < best)
+        best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res, chosen_pred = std::move(pred);
     }
   }
   ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, chosen_set));
   if (algo != kAutoAlgo && fo.calibrate && CountGroups(fo.group) >= 3) {
     // The calibration pass, done once here so that its residuals also give the accuracy.
     ASSIGN_OR_RETURN(chosen_res, GroupedResiduals(data.x, labels, data.feature_names, cols, chosen_algo, nullptr,
-                                                  seed, fo));
+                                                  seed, fo, &chosen_pred));
   }
   fo.calibrate = false;
   ASSIGN_OR_RETURN(UtilModel m,
@@ -490,6 +541,9 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
     auto mm = MemoryModel::Fit(data.mem, gmem, data.group);
     if (!mm.ok()) return mm.status();
     out.set_memory(std::move(mm).value());
+  }
+  if (!chosen_pred.empty()) {
+    ASSIGN_OR_RETURN(out.info_.lowo_predictions, LowoRows(data, chosen_pred));
   }
   return out;
 }

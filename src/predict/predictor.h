@@ -197,11 +197,12 @@ class UtilModel {
 // Leave-one-group-out log1p residuals (measured - predicted, row order) of
 // `algo` on the rows of x, each group predicted by a model fit (uncalibrated)
 // on the other groups. REQUIRES >= 2 groups.
+// `predicted`, when set, gets each row's predicted utilization (percent) of the same pass.
 Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<double>& util,
                                              const std::vector<std::string>& names,
                                              const std::vector<size_t>& columns, const std::string& algo,
                                              const nlohmann::json& params, uint64_t seed,
-                                             const FitOptions& options);
+                                             const FitOptions& options, std::vector<double>* predicted = nullptr);
 
 // The conformal interval offsets (log1p space) of sorted residuals at `level`:
 // the floor((n+1)(1-level)/2)-th and ceil((n+1)(1+level)/2)-th order
@@ -240,6 +241,20 @@ LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vect
                            const std::vector<int>& group, double level = kDefaultIntervalLevel,
                            IntervalMethod method = kDefaultIntervalMethod);
 
+// One training row as the model's own leave-one-workload-out pass predicted it
+// (the calibration pass: the model's algorithm and feature set, fitted without
+// the row's workload, seed `seed * 31 + workload id`), and its GPU memory by the
+// memory model fitted on the other workloads' rows (80% interval; NaN without
+// memory). Stored in the model file; `simulate --model` reuses them (docs/simulator.md).
+struct LowoRowPrediction {
+  std::string model, dataset, gpu, mig_profile;
+  int64_t batch = 0;
+  bool amp = false;
+  double predicted = 0;  // utilization, percent
+  double mem_predicted = std::nan("");  // MiB
+  double mem_high = std::nan("");
+};
+
 struct PredictorInfo {
   std::string schema_name;
   int schema_version = 0;
@@ -254,6 +269,8 @@ struct PredictorInfo {
   // auto: each candidate's leave-one-workload-out RMSLE on the training rows (empty otherwise).
   std::vector<std::pair<std::string, double>> selection;
   LowoAccuracy accuracy;                   // the model's own lowo pass (unseen workloads)
+  // That pass's prediction of every training row, in row order (empty: no pass).
+  std::vector<LowoRowPrediction> lowo_predictions;
 };
 
 struct PredictResult {
@@ -324,6 +341,7 @@ class Predictor {
   Predictor(PredictorInfo info, UtilModel model) : info_(std::move(info)), model_(std::move(model)) {}
 
  private:
+  static Result<std::vector<LowoRowPrediction>> LowoRows(const Dataset& data, const std::vector<double>& pred);
   PredictorInfo info_;
   UtilModel model_;
   std::optional<UtilModel> step_model_;  // physics beside a non-physics model (StepModel)
