@@ -226,7 +226,11 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
     std::cerr << "gpucast simulate: computing the leave-one-workload-out predictions of " << algo << " on "
               << data.rows.size() << " rows (" << (algo == std::string(kAutoAlgo) ? "minutes: nested selection" : "seconds")
               << ")" << (cache.empty() ? "" : "; cached in " + cache) << "\n";
-  ASSIGN_OR_RETURN(auto preds, LeaveOneWorkloadOutPredictions(data, algo, 0));
+  Result<std::vector<RowPrediction>> computed = [&] {
+    Heartbeat beat("simulate", "computing lowo:" + algo + " predictions", f.quiet);
+    return LeaveOneWorkloadOutPredictions(data, algo, 0);
+  }();
+  ASSIGN_OR_RETURN(auto preds, std::move(computed));
   std::vector<bool> seen(w->size(), false);
   for (const RowPrediction& p : preds) {
     int i = sim::FindWorkload(*w, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);

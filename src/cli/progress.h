@@ -4,9 +4,12 @@
 // results) is unaffected.
 #pragma once
 
+#include <condition_variable>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace gpucast::cli {
 
@@ -37,6 +40,25 @@ class Progress {
   double min_interval_s_;
   double start_;
   double last_;
+};
+
+// While it lives, a line "gpucast COMMAND [ELAPSED s] TEXT (N s so far)"
+// every `every_s` seconds (wall clock) on `out`, from a thread of its own:
+// for a long step that has no progress hook of its own (simulate's nested
+// leave-one-workload-out fits). Nothing when quiet; the destructor stops the
+// thread at once (it does not wait out the interval).
+class Heartbeat {
+ public:
+  Heartbeat(std::string command, std::string text, bool quiet, double every_s = 10.0, std::FILE* out = stderr);
+  ~Heartbeat();
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 }  // namespace gpucast::cli

@@ -1,7 +1,10 @@
 #include "cli/progress.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -49,6 +52,34 @@ TEST(ProgressTest, QuietPrintsNothing) {
   p.Update("t=100 s");
   EXPECT_EQ(c.Text(), "");
   EXPECT_TRUE(p.quiet());
+}
+
+TEST(HeartbeatTest, PrintsWhileItLivesAndStopsAtOnce) {
+  Capture c;
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    Heartbeat h("simulate", "computing lowo:auto", false, 0.05, c.f);
+    std::this_thread::sleep_for(std::chrono::milliseconds(180));
+  }
+  // Stopped without waiting out an interval: at most one line per 50 ms lived.
+  const double lived = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(lived, 2.0);
+  const std::string text = c.Text();
+  EXPECT_EQ(text.rfind("gpucast simulate [", 0), 0u) << text;
+  EXPECT_NE(text.find("] computing lowo:auto ("), std::string::npos) << text;
+  EXPECT_NE(text.find(" s so far)\n"), std::string::npos) << text;
+  const double lines = static_cast<double>(std::count(text.begin(), text.end(), '\n'));
+  EXPECT_GE(lines, 1);
+  EXPECT_LE(lines, lived / 0.05);
+  // Nothing after it is gone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  EXPECT_EQ(c.Text(), text);
+}
+
+TEST(HeartbeatTest, QuietStartsNoThreadAndPrintsNothing) {
+  Capture c;
+  { Heartbeat h("simulate", "computing", true, 0.01, c.f); std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
+  EXPECT_EQ(c.Text(), "");
 }
 
 }  // namespace
