@@ -61,7 +61,7 @@ build: deps $(BUILD)/build.ninja
 # make test's fixtures, made fresh by each run: one predictor trained on the shared data for every
 # suite that only needs a predictor (GPUCAST_TEST_PREDICTOR; suites that test `train` itself still
 # run it; its stored leave-one-workload-out predictions feed the simulations of report_chromium.sh,
-# simulate --model) and one cache of the simulator's computed leave-one-workload-out predictions
+# simulate --predictor) and one cache of the simulator's computed leave-one-workload-out predictions
 # (GPUCAST_CACHE_DIR, keyed by the binary: computed once per run, never taken from ~/.cache).
 TEST_FIXTURES = $(abspath $(BUILD))/test-fixtures
 test: export GPUCAST_TEST_PREDICTOR = $(TEST_FIXTURES)/predictor.json

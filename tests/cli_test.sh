@@ -226,7 +226,7 @@ for g, iv in ev.items():
         if b[0] < a[1] - 1e-6: assert a[2] == b[2] == "run" and a[3] != b[3], (g, a, b)
 PY
 done
-# simulate --model: the leave-one-workload-out predictions `train` stored (its algorithm, fitted
+# simulate --predictor: the leave-one-workload-out predictions `train` stored (its algorithm, fitted
 # without each workload) give the same runs, bit for bit, as computing that algorithm's lowo
 # predictions (--predictions ALGO); a file whose predictions do not apply (other data, no stored
 # predictions, another seed) falls back to computing them and says why on stderr; same runs again.
@@ -241,22 +241,22 @@ same_runs() {  # same_runs DIR_A DIR_B WHAT: every policy's summary.json and job
 }
 expect_rc 0 "$BIN" "${SM[@]}" --predictions "$ALGO" --out "$TMP/simc"
 grep -q "\"predictions\": \"lowo:$ALGO\"" "$TMP/simc/predictive/summary.json" && ok || bad "simulate --predictions $ALGO: label"
-expect_rc 0 "$BIN" "${SM[@]}" --model "$TMP/p.json" --out "$TMP/simm"
+expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/p.json" --out "$TMP/simm"
 expect_err "gpucast simulate: lowo:$ALGO predictions of 52 rows from $TMP/p.json (its training pass), not recomputed"
-grep -q "computing the leave-one-workload-out" "$TMP/err" && bad "simulate --model recomputed" || ok
-same_runs "$TMP/simc" "$TMP/simm" "--model"
+grep -q "computing the leave-one-workload-out" "$TMP/err" && bad "simulate --predictor recomputed" || ok
+same_runs "$TMP/simc" "$TMP/simm" "--predictor"
 # A control on top: shuffled permutes the file's predictions as shuffled:ALGO permutes the computed ones.
 expect_rc 0 "$BIN" "${SM[@]}" --predictions "shuffled:$ALGO" --out "$TMP/simsc"
-expect_rc 0 "$BIN" "${SM[@]}" --model "$TMP/p.json" --predictions shuffled --out "$TMP/simsm"
+expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/p.json" --predictions shuffled --out "$TMP/simsm"
 for p in predictive predictive-feedback; do
-  cmp -s "$TMP/simsc/$p/summary.json" "$TMP/simsm/$p/summary.json" && ok || bad "simulate --model --predictions shuffled: $p"
+  cmp -s "$TMP/simsc/$p/summary.json" "$TMP/simsm/$p/summary.json" && ok || bad "simulate --predictor --predictions shuffled: $p"
 done
 stale() {  # stale NAME PYTHON-EDIT REASON
   /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $2; json.dump(j, open(sys.argv[2], 'w'))" \
     "$TMP/p.json" "$TMP/$1.json"
-  expect_rc 0 "$BIN" "${SM[@]}" --model "$TMP/$1.json" --out "$TMP/sim-$1"
+  expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/$1.json" --out "$TMP/sim-$1"
   expect_err "gpucast simulate: $TMP/$1.json: its stored predictions do not apply: $3; computing lowo:$ALGO"
-  same_runs "$TMP/simc" "$TMP/sim-$1" "--model $1.json"
+  same_runs "$TMP/simc" "$TMP/sim-$1" "--predictor $1.json"
 }
 DIGEST=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["training"]["digest"])' "$TMP/p.json")
 stale otherdata 'j["training"]["digest"]="fnv1a64:0000000000000000"' \
@@ -266,12 +266,15 @@ stale older 'del j["lowo_predictions"]' \
 stale seed 'j["training"]["seed"]=1' "it was trained with --seed 1; the simulator's use seed 0"
 stale rows 'j["lowo_predictions"]["rows"].pop()' \
   "it was trained on 51 rows, the simulator's data has 52 (rows added by --observations or --data?)"
-# Not a predictor file: said, and the run goes on with the default (here no model is needed: oracle).
+# Not a predictor file, or none: an error naming the file (the user named it).
 echo '[1]' >"$TMP/notp.json"
-expect_rc 0 "$BIN" "${SM[@]}" --model "$TMP/notp.json" --predictions oracle --out "$TMP/simn"
-expect_err "gpucast simulate: --model: $TMP/notp.json: not a JSON object; its predictions cannot be used: the default (auto) instead"
-expect_rc 1 "$BIN" "${SM[@]}" --model "$TMP/nosuch.json" --out "$TMP/simn"
-expect_err "gpucast simulate: --model $TMP/nosuch.json: no such file"
+expect_rc 1 "$BIN" "${SM[@]}" --predictor "$TMP/notp.json" --predictions oracle --out "$TMP/simn"
+expect_err "gpucast simulate: --predictor: $TMP/notp.json: not a JSON object"
+expect_rc 1 "$BIN" "${SM[@]}" --predictor "$TMP/nosuch.json" --out "$TMP/simn"
+expect_err "gpucast simulate: --predictor: $TMP/nosuch.json: cannot open"
+# --model is the ONNX graph in every other command: simulate does not take it.
+expect_rc 2 "$BIN" "${SM[@]}" --model "$TMP/p.json" --out "$TMP/simn"
+expect_err "The following arguments were not expected"
 expect_rc 0 "$BIN" report "$TMP/simp" --out "$TMP/simp.html"
 grep -q "Useful work beside busy time" "$TMP/simp.html" && ok || bad "report lacks the useful-work chart"
 # A run reached twice (its directory and one above it) counts once.

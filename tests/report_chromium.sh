@@ -23,7 +23,7 @@ fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 # The model's leave-one-workload-out predictions, whose memory predictions the noisy and constant
-# controls keep too: those a trained predictor file stored (simulate --model: not recomputed; the
+# controls keep too: those a trained predictor file stored (simulate --predictor: not recomputed; the
 # predictor make test trains once, GPUCAST_TEST_PREDICTOR, else one trained here, ~40 s of CPU),
 # not the default auto's nested ones (about 330 s of CPU; the report renders either alike).
 if [ -n "${GPUCAST_TEST_PREDICTOR:-}" ]; then
@@ -32,7 +32,7 @@ else
   P=$TMP/predictor.json
   "$BIN" train --out "$P" --quiet >/dev/null
 fi
-S=(--trace philly --jobs 400 --cluster "16x RTX3090" --seeds 1-2 --quiet --model "$P")
+S=(--trace philly --jobs 400 --cluster "16x RTX3090" --seeds 1-2 --quiet --predictor "$P")
 "$BIN" simulate "${S[@]}" --load-factor 1,2 --policy slot,profiling-pool,predictive,predictive-feedback \
   --out "$TMP/runs/default" >/dev/null
 "$BIN" simulate "${S[@]}" --load-factor 2 --policy predictive,predictive-feedback --predictions oracle \

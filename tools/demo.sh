@@ -7,7 +7,7 @@
 #   --quick (make test): every step and command of the demo on a small input: the evaluation
 #   with one repeat, the simulations on Philly's first 500 jobs, 16 GPUs, one seed. (The
 #   simulations' predictions are the leave-one-workload-out predictions step 2's train stored in
-#   the predictor file, simulate --model: not recomputed, the same either way.)
+#   the predictor file, simulate --predictor: not recomputed, the same either way.)
 set -euo pipefail
 QUICK=0
 if [ "${1:-}" = --quick ]; then QUICK=1; shift; fi
@@ -51,9 +51,9 @@ for spec in "resnet50.onnx 32" "vgg.onnx 128" "pointnet.onnx 32" "bert.onnx 32 -
   "$BIN" predict --predictor "$OUT/predictor.json" --model "$ROOT/models/$1" --batch "$2" "${@:3}"
 done
 
-step "5. Simulate a Philly slice (first $JOBS jobs, $GPUS GPUs) under every policy, seeds $SEEDS, with the predictor's leave-one-workload-out predictions (--model) and with oracle ones (docs/simulator.md)"
+step "5. Simulate a Philly slice (first $JOBS jobs, $GPUS GPUs) under every policy, seeds $SEEDS, with the predictor's leave-one-workload-out predictions (--predictor) and with oracle ones (docs/simulator.md)"
 "$BIN" simulate --trace philly --jobs "$JOBS" --cluster "${GPUS}x RTX3090" --policy all --seeds "$SEEDS" \
-  --model "$OUT/predictor.json" --out "$OUT/sim/predicted"
+  --predictor "$OUT/predictor.json" --out "$OUT/sim/predicted"
 "$BIN" simulate --trace philly --jobs "$JOBS" --cluster "${GPUS}x RTX3090" --policy predictive,predictive-feedback \
   --predictions oracle --seeds "$SEEDS" --out "$OUT/sim/oracle"
 

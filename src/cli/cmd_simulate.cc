@@ -38,7 +38,7 @@ namespace {
 
 struct SimulateFlags {
   std::string trace, policy, cluster, out, predictions, catalog;
-  std::string model;  // --model: a predictor file whose stored lowo predictions stand in for recomputing them
+  std::string predictor;  // --predictor: a train file whose stored lowo predictions stand in for recomputing them
   std::string arrivals = "bootstrap";
   std::vector<std::string> load_factors;  // --load-factor, repeatable, each "F" or "F1,F2,..."
   int64_t jobs = -1;
@@ -169,7 +169,7 @@ std::string StoredLowoMismatch(const Predictor& p, const Dataset& data) {
 
 // One workload row's prediction (utilization %, memory MiB and its high end;
 // NaN memory: none), rounded as the cache stores them (sim::CsvRounded), so
-// that the run that fills the cache, the runs that read it and --model's
+// that the run that fills the cache, the runs that read it and --predictor's
 // stored predictions decide by the same numbers (unrounded, the first run of
 // a build packed differently at the cap's edge: Philly x2 seed 1, useful work
 // 59.56% against 58.28% from the cache).
@@ -184,7 +184,7 @@ void SetPrediction(sim::WorkloadProfile* w, double util, double mem, double mem_
 // Every workload row's utilization predicted by `algo` trained on the other
 // workloads (leave one workload out; the predict layer), into predicted_util
 // (and the memory fields once the predict layer gives them). Never the truth.
-// `file` (--model), when its algorithm is `algo` and its stored predictions
+// `file` (--predictor), when its algorithm is `algo` and its stored predictions
 // are valid for these rows (StoredLowoMismatch), gives them without
 // recomputing; otherwise they are computed (the reason on stderr).
 Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::vector<sim::WorkloadProfile>* w,
@@ -199,19 +199,19 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
       std::vector<bool> seen(copy.size(), false);
       for (const LowoRowPrediction& p : file->info().lowo_predictions) {
         int i = sim::FindWorkload(copy, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
-        if (i < 0) return Status::Error(f.model + ": lowo_predictions: unknown workload " + p.model + "/" + p.dataset);
+        if (i < 0) return Status::Error(f.predictor + ": lowo_predictions: unknown workload " + p.model + "/" + p.dataset);
         SetPrediction(&copy[i], p.predicted, p.mem_predicted, p.mem_high);
         seen[i] = true;
       }
       for (size_t i = 0; i < seen.size(); ++i)
-        if (!seen[i]) return Status::Error(f.model + ": lowo_predictions: none for " + copy[i].Name());
+        if (!seen[i]) return Status::Error(f.predictor + ": lowo_predictions: none for " + copy[i].Name());
       *w = std::move(copy);
       if (!f.quiet)
         std::cerr << "gpucast simulate: lowo:" << algo << " predictions of " << data.rows.size() << " rows from "
-                  << f.model << " (its training pass), not recomputed\n";
+                  << f.predictor << " (its training pass), not recomputed\n";
       return Status::Ok();
     }
-    std::cerr << "gpucast simulate: " << f.model << ": its stored predictions do not apply: " << why
+    std::cerr << "gpucast simulate: " << f.predictor << ": its stored predictions do not apply: " << why
               << "; computing lowo:" << algo << "\n";
   }
   const std::string cache = CacheFile(algo, data);
@@ -314,21 +314,16 @@ int RunSimulate(const SimulateFlags& f) {
   if (f.max_slowdown <= 0 || f.max_slowdown >= 1) return Fail("simulate", "--max-slowdown must be in (0, 1)");
   if (f.arrivals != "trace" && f.arrivals != "bootstrap")
     return Fail("simulate", "--arrivals '" + f.arrivals + "': want trace or bootstrap");
-  // --model: the file's algorithm replaces the default (`auto`, nested) and
-  // its stored lowo predictions stand in for computing them, when valid.
+  // --predictor: the file's algorithm replaces the default (`auto`, nested)
+  // and its stored lowo predictions stand in for computing them, when valid.
+  // A file that does not load is an error: the user named it.
   std::string default_algo = kDefaultAlgo;
   std::optional<Predictor> file_model;
-  if (!f.model.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(f.model, ec)) return Fail("simulate", "--model " + f.model + ": no such file");
-    auto p = Predictor::Load(f.model);
-    if (p.ok()) {
-      file_model = std::move(*p);
-      default_algo = file_model->model().algo();
-    } else {
-      std::cerr << "gpucast simulate: --model: " << p.message() << "; its predictions cannot be used: the default ("
-                << kDefaultAlgo << ") instead\n";
-    }
+  if (!f.predictor.empty()) {
+    auto p = Predictor::Load(f.predictor);
+    if (!p.ok()) return Fail("simulate", "--predictor: " + p.message());
+    file_model = std::move(*p);
+    default_algo = file_model->model().algo();
   }
   const Predictor* file = file_model ? &*file_model : nullptr;
   auto src = sim::ParsePredictionSource(f.predictions, default_algo);
@@ -608,7 +603,7 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   std::string("oracle | noisy:SD | constant:U | shuffled[:ALGO] | ALGO | a CSV "
                               "model,dataset,batchsize,amp,predicted_util[,pred_mem_mib,pred_mem_high_mib] "
                               "(default: ") + kDefaultAlgo + ", what train ships, leave one workload out)");
-  sub->add_option("--model", flags->model,
+  sub->add_option("--predictor", flags->predictor,
                   "Predictor file (gpucast train): its algorithm replaces the default, and the leave-one-workload-out "
                   "predictions its training stored are used instead of recomputed when they are valid for the "
                   "simulator's rows (same data, schema, default feature set, seed 0); else computed, the reason on "

@@ -79,7 +79,7 @@ TEST(EvaluateTest, RealDataLowoRowsInCsvOrder) {
     EXPECT_EQ((*p)[i].row, i);
     EXPECT_EQ((*p)[i].measured, data->rows[i].gpu_util);
   }
-  // What `train` stores for `simulate --model` (LowoRowPrediction) is this computation, bit for bit:
+  // What `train` stores for `simulate --predictor` (LowoRowPrediction) is this computation, bit for bit:
   // forest is seeded, so the fold seeds must agree too (train's seed * 31 + workload id, the
   // simulator's seed * 7919 + fold index, both the workload id at seed 0); memory from the same fits.
   auto t = Predictor::Train(*data, "forest", 0, DefaultFeatureSet("forest"));

@@ -60,7 +60,7 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"interval_median_width_points", info.accuracy.median_width_points}}},
       {"memory", p.memory() ? p.memory()->Save() : json(nullptr)},
   };
-  // The calibration pass's prediction of each training row (simulate --model; optional).
+  // The calibration pass's prediction of each training row (simulate --predictor; optional).
   if (!info.lowo_predictions.empty()) {
     auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
     json rows = json::array();

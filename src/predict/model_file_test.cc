@@ -108,7 +108,7 @@ TEST(ModelFileTest, OtherErrors) {
             "m.json: format_version: want 5");
 }
 
-// The training pass's lowo predictions (what `simulate --model` reuses) survive the file bit for
+// The training pass's lowo predictions (what `simulate --predictor` reuses) survive the file bit for
 // bit; a file without them (older gpucast) loads with none; a hostile value names the row.
 TEST(ModelFileTest, LowoPredictionsRoundTrip) {
   Dataset d = Synthetic();

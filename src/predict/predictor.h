@@ -245,7 +245,7 @@ LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vect
 // (the calibration pass: the model's algorithm and feature set, fitted without
 // the row's workload, seed `seed * 31 + workload id`), and its GPU memory by the
 // memory model fitted on the other workloads' rows (80% interval; NaN without
-// memory). Stored in the model file; `simulate --model` reuses them (docs/simulator.md).
+// memory). Stored in the model file; `simulate --predictor` reuses them (docs/simulator.md).
 struct LowoRowPrediction {
   std::string model, dataset, gpu, mig_profile;
   int64_t batch = 0;
