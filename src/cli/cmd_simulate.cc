@@ -133,40 +133,6 @@ std::string CacheFile(const std::string& algo, const Dataset& data) {
   return dir + name;
 }
 
-// Why a model file's stored lowo predictions (LowoRowPrediction) are not what
-// LeaveOneWorkloadOutPredictions(data, its algo, 0) computes; "" = they are:
-// the same rows (data digest, every row's key in order), the same feature
-// schema, the algorithm's default feature set and seed 0 (fold seeds = workload ids).
-std::string StoredLowoMismatch(const Predictor& p, const Dataset& data) {
-  const PredictorInfo& i = p.info();
-  const std::string algo = p.model().algo();
-  if (i.lowo_predictions.empty())
-    return "it holds no leave-one-workload-out predictions (written by an older gpucast, or trained on fewer "
-           "than 3 workloads)";
-  if (i.schema_name != data.schema_name || i.schema_version != data.schema_version || i.feature_names != data.feature_names)
-    return "its feature schema is not this build's";
-  if (i.training_digest != data.digest)
-    return "it was trained on data " + i.training_digest + ", the simulator's rows are " + data.digest;
-  if (i.lowo_predictions.size() != data.rows.size())
-    return "it was trained on " + std::to_string(i.lowo_predictions.size()) + " rows, the simulator's data has " +
-           std::to_string(data.rows.size()) + " (rows added by --observations or --data?)";
-  for (size_t r = 0; r < data.rows.size(); ++r) {
-    const LowoRowPrediction& s = i.lowo_predictions[r];
-    const Measurement& m = data.rows[r];
-    const std::string gpu = r < data.row_gpu.size() ? data.row_gpu[r] : "", mig = r < data.row_mig.size() ? data.row_mig[r] : "";
-    if (s.model != m.model || s.dataset != m.dataset || s.batch != m.batch || s.amp != m.amp || s.gpu != gpu ||
-        s.mig_profile != mig)
-      return "its training row " + std::to_string(r + 1) + " is " + s.model + "/" + s.dataset + " batch " +
-             std::to_string(s.batch) + ", the simulator's is " + m.model + "/" + m.dataset + " batch " +
-             std::to_string(m.batch);
-  }
-  if (i.feature_set != DefaultFeatureSet(algo))
-    return "it was trained with --features " + i.feature_set + "; the simulator's " + algo + " predictions use " +
-           DefaultFeatureSet(algo);
-  if (i.seed != 0) return "it was trained with --seed " + std::to_string(i.seed) + "; the simulator's use seed 0";
-  return "";
-}
-
 // One workload row's prediction (utilization %, memory MiB and its high end;
 // NaN memory: none), rounded as the cache stores them (sim::CsvRounded), so
 // that the run that fills the cache, the runs that read it and --predictor's
@@ -185,7 +151,7 @@ void SetPrediction(sim::WorkloadProfile* w, double util, double mem, double mem_
 // workloads (leave one workload out; the predict layer), into predicted_util
 // (and the memory fields once the predict layer gives them). Never the truth.
 // `file` (--predictor), when its algorithm is `algo` and its stored predictions
-// are valid for these rows (StoredLowoMismatch), gives them without
+// are valid for these rows (Predictor::StoredLowoApplies), gives them without
 // recomputing; otherwise they are computed (the reason on stderr).
 Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::vector<sim::WorkloadProfile>* w,
                         const Predictor* file = nullptr) {
@@ -193,8 +159,8 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
   ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog.empty() ? DefaultCatalog() : f.catalog));
   ASSIGN_OR_RETURN(Dataset data, BuildDataset(csv, catalog));
   if (file && file->model().algo() == algo) {
-    const std::string why = StoredLowoMismatch(*file, data);
-    if (why.empty()) {
+    const Status applies = file->StoredLowoApplies(data);
+    if (applies.ok()) {
       std::vector<sim::WorkloadProfile> copy = *w;
       std::vector<bool> seen(copy.size(), false);
       for (const LowoRowPrediction& p : file->info().lowo_predictions) {
@@ -211,7 +177,7 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
                   << f.predictor << " (its training pass), not recomputed\n";
       return Status::Ok();
     }
-    std::cerr << "gpucast simulate: " << f.predictor << ": its stored predictions do not apply: " << why
+    std::cerr << "gpucast simulate: " << f.predictor << ": its stored predictions do not apply: " << applies.message()
               << "; computing lowo:" << algo << "\n";
   }
   const std::string cache = CacheFile(algo, data);

@@ -228,29 +228,16 @@ void Append(const Dataset& data, const Fold& f, const std::vector<UtilPrediction
     out->push_back(std::move(rp));
   }
 }
-// The memory model fit on the fold's training rows (when at least two of them have a
-// memory value) predicts the fold's test rows, already appended at out[first...].
+// The fold's test rows, already appended at out[first...], get their measured
+// memory and the memory predicted by FoldMemoryPredictions (memory_model.h).
 Status FillMemory(const Dataset& data, const Fold& f, double level, size_t first, std::vector<RowPrediction>* out) {
-  for (size_t j = first; j < out->size(); ++j) (*out)[j].mem_measured = data.rows[(*out)[j].row].gmem;
-  if (data.mem.size() != data.rows.size()) return Status::Ok();  // no estimates: memory stays NaN
-  std::vector<MemoryEstimate> est;
-  std::vector<double> y;
-  std::vector<int> group;
-  size_t usable = 0;
-  for (size_t i : f.train) {
-    est.push_back(data.mem[i]);
-    y.push_back(data.rows[i].gmem);
-    group.push_back(data.group[i]);
-    usable += std::isfinite(y.back()) && y.back() > 0;
-  }
-  if (usable < 2) return Status::Ok();
-  ASSIGN_OR_RETURN(MemoryModel m, MemoryModel::Fit(est, y, group));
+  ASSIGN_OR_RETURN(std::vector<MemoryPrediction> mp, FoldMemoryPredictions(data, f.train, f.test, level));
   for (size_t j = first; j < out->size(); ++j) {
     RowPrediction& rp = (*out)[j];
-    MemoryPrediction mp = m.Predict(data.mem[rp.row], level);
-    rp.mem_predicted = mp.mib;
-    rp.mem_low = mp.low;
-    rp.mem_high = mp.high;
+    rp.mem_measured = data.rows[rp.row].gmem;
+    rp.mem_predicted = mp.at(j - first).mib;
+    rp.mem_low = mp[j - first].low;
+    rp.mem_high = mp[j - first].high;
   }
   return Status::Ok();
 }

@@ -294,4 +294,24 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
   return m;
 }
 
+Result<std::vector<MemoryPrediction>> FoldMemoryPredictions(const Dataset& data, const std::vector<size_t>& train,
+                                                            const std::vector<size_t>& test, double level) {
+  std::vector<MemoryPrediction> out(test.size());
+  if (data.mem.size() != data.rows.size()) return out;  // no estimates: memory stays NaN
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  size_t usable = 0;
+  for (size_t i : train) {
+    est.push_back(data.mem[i]);
+    y.push_back(data.rows[i].gmem);
+    group.push_back(data.group[i]);
+    usable += Usable(y.back());
+  }
+  if (usable < 2) return out;
+  ASSIGN_OR_RETURN(MemoryModel m, MemoryModel::Fit(est, y, group));
+  for (size_t j = 0; j < test.size(); ++j) out[j] = m.Predict(data.mem[test[j]], level);
+  return out;
+}
+
 }  // namespace gpucast

@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "features/memory.h"
+#include "predict/dataset.h"
 #include "util/status.h"
 
 namespace gpucast {
@@ -112,5 +113,16 @@ class MemoryModel {
 Result<std::vector<double>> MemoryGroupedResiduals(const std::vector<MemoryEstimate>& est,
                                                    const std::vector<double>& measured_mib,
                                                    const std::vector<int>& group);
+
+// One fold's held-out GPU memory: a MemoryModel fit (calibrated, as Fit's
+// default) on the rows `train` of `data`, in that order, predicts each row of
+// `test` at `level`. One MemoryPrediction per test row, in `test` order; all
+// NaN when `data` has no memory estimates (mem not one per row) or fewer than
+// 2 training rows have a memory value. The evaluation folds (evaluate.cc) and
+// the lowo predictions a model file stores (Predictor::LowoRows) both come
+// from here, so the two agree bit for bit.
+// REQUIRES: every index < data.rows.size().
+Result<std::vector<MemoryPrediction>> FoldMemoryPredictions(const Dataset& data, const std::vector<size_t>& train,
+                                                            const std::vector<size_t>& test, double level);
 
 }  // namespace gpucast

@@ -423,9 +423,9 @@ std::vector<Candidate> AutoCandidates() {
 }
 
 // The stored lowo pass (LowoRowPrediction): each row's utilization from `pred`
-// (row order), its memory from a memory model fit on the other workloads' rows
-// as the simulator's lowo predictions fit it (evaluate.cc FillMemory: rows with
-// a memory value >= 2, the row order, the 80% level).
+// (row order), its memory from FoldMemoryPredictions (memory_model.h) fit on the
+// other workloads' rows, in row order, at the 80% level: what the simulator's
+// lowo predictions (evaluate.cc) compute.
 Result<std::vector<LowoRowPrediction>> Predictor::LowoRows(const Dataset& data, const std::vector<double>& pred) {
   std::vector<LowoRowPrediction> out(data.rows.size());
   for (size_t i = 0; i < data.rows.size(); ++i) {
@@ -444,27 +444,59 @@ Result<std::vector<LowoRowPrediction>> Predictor::LowoRows(const Dataset& data, 
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   for (int g : ids) {
-    std::vector<MemoryEstimate> est;
-    std::vector<double> y;
-    std::vector<int> group;
-    size_t usable = 0;
-    for (size_t i = 0; i < data.rows.size(); ++i) {
-      if (data.group[i] == g) continue;
-      est.push_back(data.mem[i]);
-      y.push_back(data.rows[i].gmem);
-      group.push_back(data.group[i]);
-      usable += std::isfinite(y.back()) && y.back() > 0;
-    }
-    if (usable < 2) continue;
-    ASSIGN_OR_RETURN(MemoryModel m, MemoryModel::Fit(est, y, group));
-    for (size_t i = 0; i < data.rows.size(); ++i) {
-      if (data.group[i] != g) continue;
-      MemoryPrediction mp = m.Predict(data.mem[i], kDefaultIntervalLevel);
-      out[i].mem_predicted = mp.mib;
-      out[i].mem_high = mp.high;
+    std::vector<size_t> train, test;
+    for (size_t i = 0; i < data.rows.size(); ++i) (data.group[i] == g ? test : train).push_back(i);
+    ASSIGN_OR_RETURN(std::vector<MemoryPrediction> mp, FoldMemoryPredictions(data, train, test, kDefaultIntervalLevel));
+    for (size_t j = 0; j < test.size(); ++j) {
+      out[test[j]].mem_predicted = mp[j].mib;
+      out[test[j]].mem_high = mp[j].high;
     }
   }
   return out;
+}
+
+namespace {
+// "ResNet18/cifar10 batch 32 AMP on A100-80GB 1g.10gb": a training row as
+// StoredLowoApplies names it.
+std::string LowoRowName(const std::string& model, const std::string& dataset, int64_t batch, bool amp,
+                        const std::string& gpu, const std::string& mig) {
+  std::string s = model + "/" + dataset + " batch " + std::to_string(batch) + (amp ? " AMP" : "");
+  if (!gpu.empty()) s += " on " + gpu;
+  if (!mig.empty()) s += " " + mig;
+  return s;
+}
+}  // namespace
+
+Status Predictor::StoredLowoApplies(const Dataset& data) const {
+  const PredictorInfo& i = info_;
+  const std::string algo = model_.algo();
+  if (i.lowo_predictions.empty())
+    return Status::Error("it holds no leave-one-workload-out predictions (written by an older gpucast, or trained on "
+                         "fewer than 3 workloads)");
+  if (i.schema_name != data.schema_name || i.schema_version != data.schema_version || i.feature_names != data.feature_names)
+    return Status::Error("its feature schema is not this build's");
+  if (i.training_digest != data.digest)
+    return Status::Error("it was trained on data " + i.training_digest + ", the simulator's rows are " + data.digest);
+  if (i.lowo_predictions.size() != data.rows.size())
+    return Status::Error("it was trained on " + std::to_string(i.lowo_predictions.size()) +
+                         " rows, the simulator's data has " + std::to_string(data.rows.size()) +
+                         " (rows added by --observations or --data?)");
+  for (size_t r = 0; r < data.rows.size(); ++r) {
+    const LowoRowPrediction& s = i.lowo_predictions[r];
+    const Measurement& m = data.rows[r];
+    const std::string gpu = r < data.row_gpu.size() ? data.row_gpu[r] : "";
+    const std::string mig = r < data.row_mig.size() ? data.row_mig[r] : "";
+    if (s.model != m.model || s.dataset != m.dataset || s.batch != m.batch || s.amp != m.amp || s.gpu != gpu ||
+        s.mig_profile != mig)
+      return Status::Error("its training row " + std::to_string(r + 1) + " is " +
+                           LowoRowName(s.model, s.dataset, s.batch, s.amp, s.gpu, s.mig_profile) +
+                           ", the simulator's is " + LowoRowName(m.model, m.dataset, m.batch, m.amp, gpu, mig));
+  }
+  if (i.feature_set != DefaultFeatureSet(algo))
+    return Status::Error("it was trained with --features " + i.feature_set + "; the simulator's " + algo +
+                         " predictions use " + DefaultFeatureSet(algo));
+  if (i.seed != 0) return Status::Error("it was trained with --seed " + std::to_string(i.seed) + "; the simulator's use seed 0");
+  return Status::Ok();
 }
 
 Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo, uint64_t seed,

@@ -333,6 +333,14 @@ class Predictor {
 
   const PredictorInfo& info() const { return info_; }
   const UtilModel& model() const { return model_; }
+  // Ok when info().lowo_predictions are what LeaveOneWorkloadOutPredictions(data,
+  // model().algo(), 0) (evaluate.h) computes for `data`: the same feature schema,
+  // the same rows (data digest; every row's workload, batch, AMP, GPU and MIG
+  // profile, in order), the algorithm's default feature set and seed 0 (fold
+  // seeds = workload ids). Otherwise an error saying why, as a clause ("it was
+  // trained with --seed 1; the simulator's use seed 0"). `simulate --predictor`
+  // reuses the stored predictions only when Ok.
+  Status StoredLowoApplies(const Dataset& data) const;
   // The GPU memory model (memory_model.h); nullptr when the training rows had
   // no memory column (then PredictResult::memory is NaN).
   const MemoryModel* memory() const { return memory_ ? &*memory_ : nullptr; }

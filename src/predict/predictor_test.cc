@@ -1,6 +1,7 @@
 #include "predict/predictor.h"
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -151,6 +152,124 @@ TEST(SeenWorkloadTest, OffsetsKeyedByGraphAndJobFacts) {
   std::vector<WorkloadOffset> bad = m->offsets();
   bad[0].facts.push_back(1);
   EXPECT_EQ(copy.set_offsets(bad, names).message(), "workload offsets: 2 job facts, the schema has 1");
+}
+
+// StoredLowoApplies: three hand-made rows (two workloads on an RTX 3090, one
+// on a MIG slice) and a forest predictor whose stored lowo rows match them;
+// each case below breaks one thing and checks the reason given.
+Dataset StoredLowoData() {
+  Dataset d;
+  d.digest = "fnv1a64:00000000000000aa";
+  d.schema_name = "test-schema";
+  d.schema_version = 3;
+  d.feature_names = {"total_flops", "params"};
+  const struct { const char *model, *dataset; int64_t batch; bool amp; const char *gpu, *mig; } rows[] = {
+      {"ResNet18", "cifar10", 32, false, "RTX3090", ""},
+      {"ResNet18", "cifar10", 64, true, "RTX3090", ""},
+      {"bert-base", "squad", 8, false, "A100-80GB", "1g.10gb"},
+  };
+  for (const auto& r : rows) {
+    Measurement m;
+    m.model = r.model;
+    m.dataset = r.dataset;
+    m.batch = r.batch;
+    m.amp = r.amp;
+    d.rows.push_back(m);
+    d.row_gpu.push_back(r.gpu);
+    d.row_mig.push_back(r.mig);
+    d.x.push_back({1, 2});
+    d.group.push_back(r.model == std::string("ResNet18") ? 0 : 1);
+  }
+  d.groups = {"ResNet18/cifar10", "bert-base/squad"};
+  return d;
+}
+
+PredictorInfo StoredLowoInfo(const Dataset& d) {
+  PredictorInfo i;
+  i.schema_name = d.schema_name;
+  i.schema_version = d.schema_version;
+  i.feature_names = d.feature_names;
+  i.feature_set = DefaultFeatureSet("forest");
+  i.training_digest = d.digest;
+  i.seed = 0;
+  for (size_t r = 0; r < d.rows.size(); ++r) {
+    LowoRowPrediction p;
+    p.model = d.rows[r].model;
+    p.dataset = d.rows[r].dataset;
+    p.batch = d.rows[r].batch;
+    p.amp = d.rows[r].amp;
+    p.gpu = d.row_gpu[r];
+    p.mig_profile = d.row_mig[r];
+    p.predicted = 50;
+    i.lowo_predictions.push_back(p);
+  }
+  return i;
+}
+
+// The reason StoredLowoApplies gives ("" = Ok) for a forest predictor with `info`.
+std::string StoredLowoReason(const PredictorInfo& info, const Dataset& d) {
+  auto r = MakeRegressor("forest");
+  if (!r.ok()) return "MakeRegressor: " + r.message();
+  Predictor p(info, UtilModel("forest", {0, 1}, std::shared_ptr<Regressor>(std::move(*r))));
+  Status st = p.StoredLowoApplies(d);
+  return st.ok() ? "" : st.message();
+}
+
+// One row per reason: what is changed in the matching file, and the reason
+// given ("" = it still applies). The checks run in this order; a file with
+// several faults gets the first.
+TEST(StoredLowoTest, EachReasonNamed) {
+  using Edit = std::function<void(PredictorInfo*)>;
+  const struct {
+    const char* what;
+    Edit edit;
+    std::string want;
+  } cases[] = {
+      {"matching", [](PredictorInfo*) {}, ""},
+      // The stored numbers themselves are not checked: only what they were computed from.
+      {"other numbers",
+       [](PredictorInfo* i) { i->lowo_predictions[0].predicted = 99, i->lowo_predictions[0].mem_predicted = 1234; },
+       ""},
+      {"none stored", [](PredictorInfo* i) { i->lowo_predictions.clear(); },
+       "it holds no leave-one-workload-out predictions (written by an older gpucast, or trained on fewer than 3 "
+       "workloads)"},
+      {"schema name", [](PredictorInfo* i) { i->schema_name = "other"; }, "its feature schema is not this build's"},
+      {"schema version", [](PredictorInfo* i) { i->schema_version = 2; }, "its feature schema is not this build's"},
+      {"feature names", [](PredictorInfo* i) { i->feature_names.pop_back(); },
+       "its feature schema is not this build's"},
+      {"digest", [](PredictorInfo* i) { i->training_digest = "fnv1a64:0000000000000000"; },
+       "it was trained on data fnv1a64:0000000000000000, the simulator's rows are fnv1a64:00000000000000aa"},
+      {"row count", [](PredictorInfo* i) { i->lowo_predictions.pop_back(); },
+       "it was trained on 2 rows, the simulator's data has 3 (rows added by --observations or --data?)"},
+      {"batch", [](PredictorInfo* i) { i->lowo_predictions[1].batch = 128; },
+       "its training row 2 is ResNet18/cifar10 batch 128 AMP on RTX3090, the simulator's is ResNet18/cifar10 batch "
+       "64 AMP on RTX3090"},
+      {"amp", [](PredictorInfo* i) { i->lowo_predictions[0].amp = true; },
+       "its training row 1 is ResNet18/cifar10 batch 32 AMP on RTX3090, the simulator's is ResNet18/cifar10 batch "
+       "32 on RTX3090"},
+      {"mig profile", [](PredictorInfo* i) { i->lowo_predictions[2].mig_profile = "7g.80gb"; },
+       "its training row 3 is bert-base/squad batch 8 on A100-80GB 7g.80gb, the simulator's is bert-base/squad "
+       "batch 8 on A100-80GB 1g.10gb"},
+      {"first differing row",
+       [](PredictorInfo* i) { i->lowo_predictions[2].gpu = "A100-40GB", i->lowo_predictions[0].model = "ResNet50"; },
+       "its training row 1 is ResNet50/cifar10 batch 32 on RTX3090, the simulator's is ResNet18/cifar10 batch 32 "
+       "on RTX3090"},
+      {"row order", [](PredictorInfo* i) { std::swap(i->lowo_predictions[0], i->lowo_predictions[1]); },
+       "its training row 1 is ResNet18/cifar10 batch 64 AMP on RTX3090, the simulator's is ResNet18/cifar10 batch "
+       "32 on RTX3090"},
+      {"feature set", [](PredictorInfo* i) { i->feature_set = "all"; },
+       "it was trained with --features all; the simulator's forest predictions use paper"},
+      {"seed", [](PredictorInfo* i) { i->seed = 7; }, "it was trained with --seed 7; the simulator's use seed 0"},
+      {"digest before seed", [](PredictorInfo* i) { i->seed = 7, i->training_digest = "fnv1a64:00000000000000bb"; },
+       "it was trained on data fnv1a64:00000000000000bb, the simulator's rows are fnv1a64:00000000000000aa"},
+  };
+  const Dataset d = StoredLowoData();
+  ASSERT_EQ(DefaultFeatureSet("forest"), "paper");  // the feature-set case relies on it
+  for (const auto& c : cases) {
+    PredictorInfo i = StoredLowoInfo(d);
+    c.edit(&i);
+    EXPECT_EQ(StoredLowoReason(i, d), c.want) << c.what;
+  }
 }
 
 }  // namespace
