@@ -5,7 +5,9 @@
 #     workload out), and the prediction-driven policies again with oracle
 #     predictions;
 #  2. the value of accuracy at load 2: the prediction-driven policies under
-#     noisy:0/5/10/15/20/30, constant:50 and shuffled predictions;
+#     noisy:0/5/10/15/20/30, constant:50 and shuffled predictions, and under
+#     `auto` (the training procedure's selection re-run without each workload:
+#     nested, where the default's algorithm was picked on all workloads);
 #  3. Alibaba (26 GPUs of its node list) and Gavel (32 GPUs) at their own load;
 # each over SEEDS (arrivals, workloads, noise resampled per seed); then the
 # markdown tables of the docs (OUT/tables.md, also printed) and the HTML
@@ -50,7 +52,7 @@ stream_a() {
 stream_b() {
   log "B: philly: oracle predictions, loads $LOADS"
   "$B" simulate "${P[@]}" --load-factor "$LOADS" --policy "$PRED" --predictions oracle --out "$OUT/philly/oracle" >/dev/null
-  for src in noisy:0 noisy:5 noisy:10 noisy:15 noisy:20 noisy:30 constant:50 shuffled; do
+  for src in noisy:0 noisy:5 noisy:10 noisy:15 noisy:20 noisy:30 constant:50 shuffled auto; do
     log "B: philly load 2: predictions $src"
     "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions "$src" \
       --out "$OUT/accuracy/${src/:/-}" >/dev/null

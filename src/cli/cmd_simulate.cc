@@ -111,7 +111,7 @@ std::string Short(double v) {
 // only on the algorithm, the dataset (features, labels, groups) and the
 // binary, so the key hashes those ($GPUCAST_CACHE_DIR, else
 // $XDG_CACHE_HOME/gpucast, else ~/.cache/gpucast; "" = no cache).
-std::string CacheFile(const std::string& algo, const Dataset& data) {
+std::string CacheFile(const std::string& algo, const Dataset& data, const char* kind = "lowo", const char* ext = "csv") {
   std::string dir;
   if (const char* d = std::getenv("GPUCAST_CACHE_DIR")) dir = d;
   else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/gpucast";
@@ -129,8 +129,52 @@ std::string CacheFile(const std::string& algo, const Dataset& data) {
   if (::stat("/proc/self/exe", &st) != 0) return "";
   key += std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
   char name[64];
-  std::snprintf(name, sizeof name, "/lowo-%016llx.csv", static_cast<unsigned long long>(Fnv1a64(key)));
+  std::snprintf(name, sizeof name, "/%s-%016llx.%s", kind, static_cast<unsigned long long>(Fnv1a64(key)), ext);
   return dir + name;
+}
+
+// The measured rows the simulator's predictions learn from: Lucid's
+// single-job runs under the catalog's graphs.
+Result<Dataset> SimulatorDataset(const SimulateFlags& f) {
+  ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog.empty() ? DefaultCatalog() : f.catalog));
+  return BuildDataset(DataDir() + "/lucid/single_data.csv", catalog);
+}
+
+// The predictor `gpucast train` ships on the simulator's rows (the default
+// algorithm, auto: its selection made on all workloads, seed 0), kept in the
+// cache beside the lowo predictions (about 40 CPU-s to train). Its stored
+// training pass (lowo_predictions: the chosen algorithm fitted without each
+// workload) is the default predictions: "the predictor train ships,
+// evaluated leave one workload out". `--predictions auto` is the nested
+// evaluation of the selection instead (docs/simulator.md).
+Result<Predictor> ShippedPredictor(const SimulateFlags& f, std::string* where) {
+  ASSIGN_OR_RETURN(Dataset data, SimulatorDataset(f));
+  const std::string cache = CacheFile(kDefaultAlgo, data, "train", "json");
+  if (!cache.empty() && std::filesystem::exists(cache)) {
+    auto p = Predictor::Load(cache);
+    if (p.ok() && p->info().training_digest == data.digest) {
+      *where = "train's predictor (cached in " + cache + ")";
+      return p;
+    }
+  }
+  if (!f.quiet)
+    std::cerr << "gpucast simulate: training the default predictor on " << data.rows.size()
+              << " rows, as gpucast train does (about a minute)" << (cache.empty() ? "" : "; cached in " + cache)
+              << "\n";
+  Result<Predictor> trained = [&] {
+    Heartbeat beat("simulate", "training the default predictor", f.quiet);
+    return Predictor::Train(data, kDefaultAlgo, 0, kDefaultFeatureSet);
+  }();
+  ASSIGN_OR_RETURN(Predictor p, std::move(trained));
+  *where = "train's predictor";
+  if (!cache.empty()) {  // best effort, as the lowo cache
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
+    const std::string tmp = cache + ".tmp" + std::to_string(::getpid());
+    if (p.Save(tmp).ok()) std::filesystem::rename(tmp, cache, ec);
+    if (ec) std::filesystem::remove(tmp, ec);
+  }
+  return p;
 }
 
 // One workload row's prediction (utilization %, memory MiB and its high end;
@@ -153,11 +197,10 @@ void SetPrediction(sim::WorkloadProfile* w, double util, double mem, double mem_
 // `file` (--predictor), when its algorithm is `algo` and its stored predictions
 // are valid for these rows (Predictor::StoredLowoApplies), gives them without
 // recomputing; otherwise they are computed (the reason on stderr).
+// `file_name` names `file` in messages.
 Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::vector<sim::WorkloadProfile>* w,
-                        const Predictor* file = nullptr) {
-  const std::string csv = DataDir() + "/lucid/single_data.csv";
-  ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(f.catalog.empty() ? DefaultCatalog() : f.catalog));
-  ASSIGN_OR_RETURN(Dataset data, BuildDataset(csv, catalog));
+                        const Predictor* file = nullptr, const std::string& file_name = "") {
+  ASSIGN_OR_RETURN(Dataset data, SimulatorDataset(f));
   if (file && file->model().algo() == algo) {
     const Status applies = file->StoredLowoApplies(data);
     if (applies.ok()) {
@@ -165,19 +208,19 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
       std::vector<bool> seen(copy.size(), false);
       for (const LowoRowPrediction& p : file->info().lowo_predictions) {
         int i = sim::FindWorkload(copy, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
-        if (i < 0) return Status::Error(f.predictor + ": lowo_predictions: unknown workload " + p.model + "/" + p.dataset);
+        if (i < 0) return Status::Error(file_name + ": lowo_predictions: unknown workload " + p.model + "/" + p.dataset);
         SetPrediction(&copy[i], p.predicted, p.mem_predicted, p.mem_high);
         seen[i] = true;
       }
       for (size_t i = 0; i < seen.size(); ++i)
-        if (!seen[i]) return Status::Error(f.predictor + ": lowo_predictions: none for " + copy[i].Name());
+        if (!seen[i]) return Status::Error(file_name + ": lowo_predictions: none for " + copy[i].Name());
       *w = std::move(copy);
       if (!f.quiet)
         std::cerr << "gpucast simulate: lowo:" << algo << " predictions of " << data.rows.size() << " rows from "
-                  << f.predictor << " (its training pass), not recomputed\n";
+                  << file_name << " (its training pass), not recomputed\n";
       return Status::Ok();
     }
-    std::cerr << "gpucast simulate: " << f.predictor << ": its stored predictions do not apply: " << applies.message()
+    std::cerr << "gpucast simulate: " << file_name << ": its stored predictions do not apply: " << applies.message()
               << "; computing lowo:" << algo << "\n";
   }
   const std::string cache = CacheFile(algo, data);
@@ -280,10 +323,15 @@ int RunSimulate(const SimulateFlags& f) {
   if (f.max_slowdown <= 0 || f.max_slowdown >= 1) return Fail("simulate", "--max-slowdown must be in (0, 1)");
   if (f.arrivals != "trace" && f.arrivals != "bootstrap")
     return Fail("simulate", "--arrivals '" + f.arrivals + "': want trace or bootstrap");
-  // --predictor: the file's algorithm replaces the default (`auto`, nested)
-  // and its stored lowo predictions stand in for computing them, when valid.
-  // A file that does not load is an error: the user named it.
-  std::string default_algo = kDefaultAlgo;
+  bool need_pred = !f.predictions.empty();
+  for (const std::string& p : policies) need_pred |= sim::FindPolicy(p)->needs_predictions;
+  // --predictor: the file's algorithm replaces the default and its stored
+  // lowo predictions stand in for computing them, when valid. A file that
+  // does not load is an error: the user named it. Without one, the default
+  // is the predictor train ships on these rows (ShippedPredictor), used the
+  // same way: for the default predictions, `shuffled` and the memory of the
+  // utilization controls (noisy, constant, a CSV without memory).
+  std::string default_algo = kDefaultAlgo, file_name = f.predictor;
   std::optional<Predictor> file_model;
   if (!f.predictor.empty()) {
     auto p = Predictor::Load(f.predictor);
@@ -291,21 +339,30 @@ int RunSimulate(const SimulateFlags& f) {
     file_model = std::move(*p);
     default_algo = file_model->model().algo();
   }
-  const Predictor* file = file_model ? &*file_model : nullptr;
   auto src = sim::ParsePredictionSource(f.predictions, default_algo);
   if (!src.ok()) return Fail("simulate", src.message());
+  const bool uses_default = f.predictions.empty() || f.predictions == "shuffled" ||
+                            src->kind == sim::PredictionSource::kNoisy ||
+                            src->kind == sim::PredictionSource::kConstant || src->kind == sim::PredictionSource::kCsv;
+  if (!file_model && need_pred && uses_default) {
+    auto p = ShippedPredictor(f, &file_name);
+    if (!p.ok()) return Fail("simulate", "the default predictor: " + p.message());
+    file_model = std::move(*p);
+    default_algo = file_model->model().algo();
+    src = sim::ParsePredictionSource(f.predictions, default_algo);
+    if (!src.ok()) return Fail("simulate", src.message());
+  }
+  const Predictor* file = file_model ? &*file_model : nullptr;
   auto trace = sim::LoadTrace(f.trace, data, {f.jobs, f.skip_bad_lines});
   if (!trace.ok()) return Fail("simulate", trace.message());
   auto cluster = sim::ParseCluster(f.cluster.empty() ? trace->default_cluster : f.cluster, data);
   if (!cluster.ok()) return Fail("simulate", cluster.message());
   auto w = sim::LoadWorkloads(data + "/lucid/single_data.csv");
   if (!w.ok()) return Fail("simulate", w.message());
-  bool need_pred = !f.predictions.empty();
-  for (const std::string& p : policies) need_pred |= sim::FindPolicy(p)->needs_predictions;
   std::string pred_label = "none";
   if (need_pred) {
     Status s = Status::Ok();
-    if (src->NeedsModel()) s = ModelPredictions(f, src->name, &*w, file);
+    if (src->NeedsModel()) s = ModelPredictions(f, src->name, &*w, file, file_name);
     else if (src->kind == sim::PredictionSource::kCsv) s = sim::LoadPredictionsCsv(src->name, &*w);
     if (!s.ok()) return Fail("simulate", "predicted utilization: " + s.message());
     pred_label = src->Label();
@@ -316,7 +373,7 @@ int RunSimulate(const SimulateFlags& f) {
     if (missing && src->kind != sim::PredictionSource::kOracle &&
         !(src->NeedsModel() && src->name == default_algo)) {
       std::vector<sim::WorkloadProfile> model_w = *w;
-      Status m = ModelPredictions(f, default_algo, &model_w, file);
+      Status m = ModelPredictions(f, default_algo, &model_w, file, file_name);
       if (!m.ok()) return Fail("simulate", "predicted memory: " + m.message());
       for (size_t i = 0; i < w->size(); ++i)
         if (!(*w)[i].HasMemPrediction() && model_w[i].HasMemPrediction()) {
@@ -568,12 +625,14 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--predictions", flags->predictions,
                   std::string("oracle | noisy:SD | constant:U | shuffled[:ALGO] | ALGO | a CSV "
                               "model,dataset,batchsize,amp,predicted_util[,pred_mem_mib,pred_mem_high_mib] "
-                              "(default: ") + kDefaultAlgo + ", what train ships, leave one workload out)");
+                              "(default: the predictor `gpucast train` ships on the simulator's rows, evaluated leave one workload "
+                              "out: its algorithm (") + kDefaultAlgo + "'s pick on all workloads) fitted without each "
+                              "workload; `auto`: the selection itself evaluated nested, slower)");
   sub->add_option("--predictor", flags->predictor,
                   "Predictor file (gpucast train): its algorithm replaces the default, and the leave-one-workload-out "
                   "predictions its training stored are used instead of recomputed when they are valid for the "
                   "simulator's rows (same data, schema, default feature set, seed 0); else computed, the reason on "
-                  "stderr. Its algorithm is fixed (selected on all workloads), the default is nested (docs/simulator.md)");
+                  "stderr. Without it, the default is the predictor train would ship on these rows (docs/simulator.md)");
   sub->add_option("--catalog", flags->catalog, "Workload catalog (for the model's predictions)")
       ->default_str(kDefaultCatalogShown);
   sub->add_option("--out", flags->out, "Output directory (one subdirectory per load, seed and policy when several)")
