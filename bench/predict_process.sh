@@ -33,6 +33,25 @@ printf "%-58s " "gpucast --version (process start and exit only):"; median_ms "$
 printf "%-58s " "/bin/true (an empty process on this machine):"; median_ms /bin/true
 echo "== shared libraries the predict process loads: $(ldd "$BIN" | grep -c '=>')"
 
+# The floor the libraries set: an empty main() linked against exactly the
+# binary's NEEDED libraries (readelf -d), so that it loads, relocates and runs
+# the same library constructors and nothing else. Needs a C++ compiler.
+if command -v c++ >/dev/null && command -v readelf >/dev/null; then
+  FLOOR_DIR=$(mktemp -d)
+  LIBS=()
+  while read -r so; do
+    base=${so#lib}; base=${base%%.so*}
+    case "$base" in c|m|gcc_s|stdc++) ;; *) LIBS+=("-l:$so") ;; esac
+  done < <(readelf -d "$BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  echo 'int main() { return 0; }' >"$FLOOR_DIR/empty.cc"
+  if c++ -O2 "$FLOOR_DIR/empty.cc" -o "$FLOOR_DIR/empty" -Wl,--no-as-needed "${LIBS[@]}" 2>/dev/null; then
+    printf "%-58s " "empty main() linked to the same libraries:"; median_ms "$FLOOR_DIR/empty"
+  else
+    echo "(could not link an empty program against: ${LIBS[*]})"
+  fi
+  rm -rf "$FLOOR_DIR"
+fi
+
 if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
   OUT=$(mktemp)
   valgrind --tool=callgrind --callgrind-out-file="$OUT" "$BIN" "${ARGS[@]}" >/dev/null 2>&1
