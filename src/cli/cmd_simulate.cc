@@ -610,7 +610,7 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   "predictive-feedback: read a running job's utilization counter after this long, s")
       ->capture_default_str();
   FloatIn(sub->add_option("--migrate-z", flags->migrate_z,
-                  "predictive-feedback, profiling (in place): migrate off a GPU only when its estimated (measured) "
+                  "predictive-feedback: migrate off a GPU only when its estimated "
                   "sum exceeds the cap by more than this many sd of the measurements' noise (--measure-noise x "
                   "sqrt(measured jobs)); 0: at any excess")
               ->capture_default_str(),

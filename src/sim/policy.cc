@@ -50,11 +50,9 @@ namespace {
 enum class Profile {
   kNone,       // never (decides by predictions, or by requests)
   kExclusive,  // alone on empty GPUs for the window, then back to the queue (re-placed)
-  kInPlace,    // measured on the GPUs it keeps: alone on an empty GPU, else next to the least
-               // measured load where it fits counted at the mean utilization measured so far;
-               // nothing else joins a GPU while a job on it is being measured; when its window
-               // ends on a GPU whose measured sum exceeds the cap, it (not the incumbents) is
-               // migrated to GPUs where it fits by its measurement, else that GPU is closed
+  kInPlace,    // alone on empty GPUs for the window, as kExclusive, but it keeps running there
+               // (no re-queue); when its window ends it moves (Migrate) to the fullest occupied
+               // GPUs where it fits by its measurement, else it stays and others may join it
   kPool,       // on one GPU of a dedicated pool (progress discarded), then queued for the others
 };
 
@@ -148,20 +146,6 @@ class CoLocate : public Policy {
       empty += njobs == 0;
     }
     if (tents_.empty() && pool_free_.empty()) return out;
-    // profiling (in place): an unmeasured job counts as the mean of the
-    // utilizations measured so far on the cluster (100 before any).
-    double assumed = 100;
-    if (k_.profile == Profile::kInPlace) {
-      double sum = 0;
-      int n = 0;
-      for (const GpuState& s : gpus)
-        for (int r : s.jobs)
-          if (v.job(r).profiled) {
-            sum += v.job(r).profiled_util;
-            ++n;
-          }
-      if (n > 0) assumed = sum / n;
-    }
     std::vector<Failure> failures;
     int failed = 0;
     size_t next_pool = 0;
@@ -188,8 +172,9 @@ class CoLocate : public Policy {
         return true;
       }
       const bool in_place = unprofiled && k_.profile == Profile::kInPlace;
-      bool alone = info.alone || (unprofiled && !in_place) || (k_.by_request && info.gpu_request >= 1 - 1e-9);
-      double u = alone ? 100.0 : in_place ? assumed : UtilOf(info);
+      // An unmeasured job (every kind of profiling) starts alone on empty GPUs.
+      const bool alone = info.alone || unprofiled || (k_.by_request && info.gpu_request >= 1 - 1e-9);
+      const double u = alone ? 100.0 : UtilOf(info);
       auto fail = [&] {
         ++failed;
         failures.push_back({info.num_gpus, u, info.mem_mib, alone});
@@ -223,9 +208,6 @@ class CoLocate : public Policy {
         if (k_.bound_slowdown && u > x.max_u + 1e-6) continue;
         double score;
         if (!Accept(x, u, &score)) continue;
-        // A job of unknown size is measured alone when a GPU is empty, else
-        // next to the least measured load (where a wrong guess over-commits least).
-        if (in_place) score = x.njobs == 0 ? 1e9 : -x.util_sum;
         ok.push_back({score, static_cast<int>(t)});
       }
       if (static_cast<int>(ok.size()) < info.num_gpus) {
@@ -245,7 +227,7 @@ class CoLocate : public Policy {
         Tent& x = tents_[ok[i].second];
         if (x.njobs == 0) --empty;
         x.njobs += 1;
-        x.util_sum += in_place ? 100.0 : u;  // while it is measured, nothing else joins
+        x.util_sum += u;
         x.mem_used += info.mem_mib;
         if (k_.bound_slowdown) {
           if (!x.modified) x.own = cache_[x.gpu].utils;
@@ -303,21 +285,27 @@ class CoLocate : public Policy {
   // Whether that number is a measurement (counts in the noise margin).
   bool Measured(const JobInfo& j) const { return k_.feedback ? j.observed : j.profiled; }
   // Whether the policy may move the job: predictive-feedback any observed
-  // job; profiling (in place) only a newcomer whose window just ended next to
-  // other jobs (never a job measured earlier); both at most max_migrations times.
+  // job; profiling (in place) only a newcomer whose window just ended (never
+  // a job measured earlier, nor one that must run alone); both at most
+  // max_migrations times.
   bool Movable(const JobInfo& j) const {
     if (j.migrations >= o_.max_migrations) return false;
-    return k_.feedback ? j.observed : j.profiled && j.newly_measured_joiner;
+    return k_.feedback ? j.observed : j.profiled && j.newly_measured && !j.alone;
   }
 
-  // The correction of predictive-feedback and profiling (in place): on every
-  // GPU whose residents' estimates (Est) sum above the cap by more than the
-  // noise margin (PolicyOptions::migrate_z), move movable jobs (Movable; a
-  // gang job moves with all its GPUs) to GPUs where they fit by their
-  // estimate (best fit: the fullest that still fit), lightest job that brings
-  // the GPU within the cap first, else the heaviest. A GPU that stays over the
-  // cap is closed to new jobs (its sum exceeds the cap). Fills est_sum /
-  // mem_delta (per GPU, after the moves) and moved_in_/moved_out_.
+  // The moves of the migrating policies. predictive-feedback (a correction):
+  // on every GPU whose residents' estimates (Est) sum above the cap by more
+  // than the noise margin (PolicyOptions::migrate_z), move movable jobs
+  // (Movable) to GPUs where they fit by their estimate, lightest job that
+  // brings the GPU within the cap first, else the heaviest; a GPU that stays
+  // over the cap is closed to new jobs (its sum exceeds the cap). profiling
+  // (in place) (a consolidation): every newcomer whose window just ended
+  // alone, in submit order, moves to the occupied GPUs where it fits by its
+  // measurement, freeing its own; a GPU that received a mover keeps its
+  // newcomer. Both: best fit (the fullest GPUs that fit), memory as the
+  // scheduler knows it, a gang job moves with all its GPUs or stays, a move
+  // restarts from the last checkpoint (the simulator's migration). Fills
+  // est_sum / mem_delta (per GPU, after the moves) and moved_in_/moved_out_.
   void Migrate(const ClusterView& v, std::vector<Placement>* out, std::vector<double>* est_sum,
                std::vector<double>* mem_delta) {
     const auto& gpus = v.gpus();
@@ -327,27 +315,65 @@ class CoLocate : public Policy {
     moved_in_.assign(n, 0);
     moved_out_.assign(n, 0);
     std::vector<int> over;
+    std::vector<std::pair<int, int>> fresh;  // profiling (in place): (newcomer, a GPU of it)
     for (size_t g = 0; g < n; ++g) {
       int measured = 0;
       for (int j : gpus[g].jobs) {
         const JobInfo& info = v.job(j);
         (*est_sum)[g] += Est(info);
         measured += Measured(info) ? 1 : 0;
+        if (!k_.feedback && Movable(info)) fresh.push_back({j, static_cast<int>(g)});
       }
       const double margin = o_.migrate_z * o_.observe_noise_pct * std::sqrt(static_cast<double>(measured));
-      if (gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + margin + 1e-9)
+      if (k_.feedback && gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + margin + 1e-9)
         over.push_back(static_cast<int>(g));
     }
-    // The GPUs a gang job holds (a scan; gang victims are rare).
-    auto gpus_of = [&](int j) {
+    // The GPUs a gang job holds (a scan; gang movers are rare).
+    auto gpus_of = [&](int j, int g) {
+      if (v.job(j).num_gpus == 1) return std::vector<int>{g};
       std::vector<int> on;
       for (size_t h = 0; h < n; ++h)
         if (std::find(gpus[h].jobs.begin(), gpus[h].jobs.end(), j) != gpus[h].jobs.end())
           on.push_back(static_cast<int>(h));
       return on;
     };
-    std::vector<int> moved;
     std::vector<std::pair<double, int>> dests;
+    // Moves job j (utilization u, on GPUs `from`) to the fullest GPUs where it
+    // fits (occupied ones only when `occupied`); false (and nothing changes)
+    // when too few fit.
+    auto move = [&](int j, double u, const std::vector<int>& from, bool occupied) {
+      const JobInfo& info = v.job(j);
+      dests.clear();
+      for (size_t h = 0; h < n; ++h) {
+        if (gpus[h].exclusive || std::find(from.begin(), from.end(), static_cast<int>(h)) != from.end()) continue;
+        if (occupied && static_cast<int>(gpus[h].jobs.size()) + moved_in_[h] - moved_out_[h] <= 0) continue;
+        if (gpus[h].mem_used + (*mem_delta)[h] + info.mem_mib > gpus[h].mem_mib) continue;
+        const double sum = (*est_sum)[h];
+        if (sum + u > o_.cap + 1e-9) continue;
+        dests.push_back({sum, static_cast<int>(h)});
+      }
+      if (static_cast<int>(dests.size()) < info.num_gpus) return false;
+      // Best fit: the fullest GPUs that fit (ties: lowest id).
+      std::partial_sort(dests.begin(), dests.begin() + info.num_gpus, dests.end(),
+                        [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+      Placement p;
+      p.job = j;
+      p.migrate = true;
+      for (int i = 0; i < info.num_gpus; ++i) p.gpus.push_back(dests[i].second);
+      for (int f : from) {
+        (*est_sum)[f] -= u;
+        (*mem_delta)[f] -= info.mem_mib;
+        ++moved_out_[f];
+      }
+      for (int d : p.gpus) {
+        (*est_sum)[d] += u;
+        (*mem_delta)[d] += info.mem_mib;
+        ++moved_in_[d];
+      }
+      out->push_back(std::move(p));
+      return true;
+    };
+    std::vector<int> moved;
     for (int g : over) {
       while ((*est_sum)[g] > o_.cap + 1e-9 && static_cast<int>(gpus[g].jobs.size()) - moved_out_[g] >= 2) {
         const double excess = (*est_sum)[g] - o_.cap;
@@ -368,37 +394,20 @@ class CoLocate : public Policy {
           }
         }
         if (victim < 0) break;
-        const JobInfo& info = v.job(victim);
-        const std::vector<int> from = info.num_gpus > 1 ? gpus_of(victim) : std::vector<int>{g};
-        dests.clear();
-        for (size_t h = 0; h < n; ++h) {
-          if (gpus[h].exclusive || std::find(from.begin(), from.end(), static_cast<int>(h)) != from.end()) continue;
-          if (gpus[h].mem_used + (*mem_delta)[h] + info.mem_mib > gpus[h].mem_mib) continue;
-          const double sum = (*est_sum)[h];
-          if (sum + vu > o_.cap + 1e-9) continue;
-          dests.push_back({sum, static_cast<int>(h)});
-        }
         moved.push_back(victim);  // tried once this round, moved or not
-        if (static_cast<int>(dests.size()) < info.num_gpus) continue;
-        // Best fit: the fullest GPUs that fit (ties: lowest id).
-        std::partial_sort(dests.begin(), dests.begin() + info.num_gpus, dests.end(),
-                          [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-        Placement p;
-        p.job = victim;
-        p.migrate = true;
-        for (int i = 0; i < info.num_gpus; ++i) p.gpus.push_back(dests[i].second);
-        for (int f : from) {
-          (*est_sum)[f] -= vu;
-          (*mem_delta)[f] -= info.mem_mib;
-          ++moved_out_[f];
-        }
-        for (int d : p.gpus) {
-          (*est_sum)[d] += vu;
-          (*mem_delta)[d] += info.mem_mib;
-          ++moved_in_[d];
-        }
-        out->push_back(std::move(p));
+        move(victim, vu, gpus_of(victim, g), false);
       }
+    }
+    if (fresh.empty()) return;
+    // profiling (in place): job ids are in submit order; a gang job is listed once per GPU.
+    std::sort(fresh.begin(), fresh.end());
+    fresh.erase(std::unique(fresh.begin(), fresh.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+                fresh.end());
+    for (const auto& [j, g] : fresh) {
+      const std::vector<int> from = gpus_of(j, g);
+      bool joined = false;  // a mover came to one of its GPUs this round: it stays with it
+      for (int f : from) joined = joined || moved_in_[f] > 0 || gpus[f].jobs.size() != 1;
+      if (!joined) move(j, Est(v.job(j)), from, true);
     }
   }
 
@@ -495,12 +504,11 @@ const std::vector<PolicyRow>& Policies() {
        "on a GPU add to at most one; a whole-GPU request runs alone",
        false, MakeRow<true, P::kNone, false, false, false>, false},
       {"profiling",
-       "in place: a new job starts on GPUs it keeps (empty GPUs first, else the least measured load where "
-       "it fits the cap counted at the mean utilization measured so far), is measured there over a 10 s warm-up "
-       "and a 60 s window (while sharing, its counter reading converted to a solo utilization through "
-       "the interference model); nothing joins a GPU while a job on it is measured; when its window ends "
-       "on a GPU whose measured sum exceeds the cap, it (never a job measured earlier) is migrated to GPUs "
-       "where it fits by its measurement (restart from its last checkpoint), else that GPU takes no new jobs",
+       "in place: a new job starts alone on empty GPUs and keeps running there (no re-queue), measured over "
+       "a 10 s warm-up and a 60 s window as profiling-exclusive measures it; when its window ends it moves "
+       "(restart from its last checkpoint, as every migration) to the fullest GPUs already running measured "
+       "jobs where it fits by its measurement within the cap, freeing its own; else it stays, and measured "
+       "jobs that move later may join it; a job is never moved again",
        false, MakeRow<false, P::kInPlace, true, false, false>, false},
       {"profiling-pool",
        "Lucid-style: a new job is profiled on one GPU of a dedicated pool (5% of the GPUs) for the "

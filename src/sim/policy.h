@@ -41,12 +41,11 @@ struct JobInfo {
   double observed_reading = 0; // the counter's reading, valid only when observed
   double gpu_request = 1;      // share of each GPU the job requested (the trace's; slot packs by it)
   bool alone = false;          // ran out of memory once: from then on runs alone (exclusive)
-  // profiling (in place): the job joined GPUs next to other jobs before
-  // anything was known of it and its measured window just ended; in this
-  // round, and only in it, the policy may move it off a GPU whose measured sum
-  // exceeds the cap (the simulator sets it at the window's end, clears it
-  // after the round). Jobs measured earlier are never moved.
-  bool newly_measured_joiner = false;
+  // profiling (in place): the job's measured window (alone on its GPUs) just
+  // ended; in this round, and only in it, the policy may move it to GPUs
+  // where it fits by its measurement (the simulator sets it at the window's
+  // end, clears it after the round). Jobs measured earlier are never moved.
+  bool newly_measured = false;
   // The utilization predictive-feedback decides by: the observation once there
   // is one, else the prediction.
   double Estimate() const { return observed ? observed_util : predicted_util; }

@@ -270,102 +270,139 @@ TEST(Slot, PacksRequestedSharesUpToOneGpu) {
   EXPECT_TRUE(q[0].exclusive);
 }
 
-TEST(ProfilingInPlace, UnmeasuredJobsCountAsTheMeanMeasuredAndGoWhereTheLoadIsLeast) {
+TEST(ProfilingInPlace, ANewcomerStartsAloneOnAnEmptyGpuNeverOnAnOccupiedOne) {
   FakeView v;
-  for (int i = 0; i < 3; ++i) v.AddGpu();
-  // GPU 0: measured 30 and 20; GPU 1: measured 10; GPU 2: a job still being measured.
-  int a = v.AddJob(1, 1000, 0, true, 30), b = v.AddJob(1, 1000, 0, true, 20), c = v.AddJob(1, 1000, 0, true, 10);
-  int m = v.AddJob(1, 1000, 0);
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  // GPU 0: one measured job at 10 (room for 90 more); GPU 1: empty.
+  int a = v.AddJob(1, 1000, 0, true, 10);
   v.Put(a, 0);
-  v.Put(b, 0);
-  v.Put(c, 1);
-  v.Put(m, 2);  // unprofiled: counts 100 (known_sum), nothing joins it
-  int n1 = v.AddJob(1, 1000, 99), n2 = v.AddJob(1, 1000, 99), n3 = v.AddJob(1, 1000, 99);
-  v.cand_ = {n1, n2, n3};
+  int n1 = v.AddJob(1, 1000, 5), n2 = v.AddJob(1, 1000, 5);
+  v.cand_ = {n1, n2};
   auto p = Decide("profiling", v);
-  // Assumed 20 (the mean of 30, 20, 10). n1 -> GPU 1 (10: least load), which then
-  // counts 100 while n1 is measured; n2 -> GPU 0 (50 + 20 <= 100); n3 fits nowhere.
-  ASSERT_EQ(p.size(), 2u);
+  // n1 takes the empty GPU alone, for the warm-up and window (10 + 60 s), and
+  // keeps it; n2 (unknown, predicted light) does not join GPU 0: it waits.
+  ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].job, n1);
   EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  EXPECT_TRUE(p[0].exclusive);
   EXPECT_TRUE(p[0].profile_in_place);
-  EXPECT_FALSE(p[0].exclusive);
+  EXPECT_FALSE(p[0].migrate);
   EXPECT_EQ(p[0].run_alone_s, 70);
-  EXPECT_EQ(p[1].job, n2);
-  EXPECT_EQ(p[1].gpus, std::vector<int>{0});
-  // An empty GPU is preferred: the job is measured alone there.
-  v.AddGpu();
-  p = Decide("profiling", v);
-  ASSERT_GE(p.size(), 1u);
-  EXPECT_EQ(p[0].gpus, std::vector<int>{3});
+  // A gang newcomer needs all of its GPUs empty.
+  FakeView w;
+  for (int i = 0; i < 3; ++i) w.AddGpu();
+  int b = w.AddJob(1, 1000, 0, true, 10);
+  w.Put(b, 0);
+  int g = w.AddJob(3, 1000, 5);
+  w.cand_ = {g};
+  EXPECT_TRUE(Decide("profiling", w).empty());
 }
 
-TEST(ProfilingInPlace, AHeavyNewcomerIsMovedAfterItsWindowAndMeasuredJobsNever) {
-  // GPU 0: a light incumbent (measured 30) and a newcomer whose window just
-  // ended (measured 90): 120 > 100. GPU 1: measured 50. GPU 2: empty.
-  auto setup = [](FakeView& v, double incumbent, double newcomer, bool joiner) {
-    for (int i = 0; i < 3; ++i) v.AddGpu();
-    int a = v.AddJob(1, 1000, 0, true, incumbent), n = v.AddJob(1, 1000, 0, true, newcomer);
-    int b = v.AddJob(1, 1000, 0, true, 50);
-    v.Job(n).newly_measured_joiner = joiner;
+TEST(ProfilingInPlace, AMeasuredNewcomerJoinsTheFullestGpuWhereItFitsElseStays) {
+  // GPU 0: measured 50; GPU 1: measured 30; GPU 2: newcomer n, its window just
+  // ended alone (measured `u`); GPU 3: empty.
+  auto setup = [](FakeView& v, double u, bool newly) {
+    for (int i = 0; i < 4; ++i) v.AddGpu();
+    int a = v.AddJob(1, 1000, 0, true, 50), b = v.AddJob(1, 1000, 0, true, 30), n = v.AddJob(1, 1000, 0, true, u);
+    v.Job(n).newly_measured = newly;
     v.Put(a, 0);
-    v.Put(n, 0);
     v.Put(b, 1);
+    v.Put(n, 2);
     return n;
   };
   {
+    // Light (40): GPU 0 (50 + 40 = 90) is the fullest that fits; GPU 1 would
+    // too (70), the empty GPU 3 is no move at all. Its GPU 2 is free for a
+    // queued newcomer in the same round.
     FakeView v;
-    int n = setup(v, 30, 90, true);
+    int n = setup(v, 40, true);
+    int c = v.AddJob(1, 1000, 5);
+    v.cand_ = {c};
     auto p = Decide("profiling", v);
-    // The newcomer moves (50 + 90 > 100 on GPU 1: the empty GPU 2); the incumbent stays.
-    ASSERT_EQ(p.size(), 1u);
+    ASSERT_EQ(p.size(), 2u);
     EXPECT_EQ(p[0].job, n);
     EXPECT_TRUE(p[0].migrate);
-    EXPECT_EQ(p[0].gpus, std::vector<int>{2});
+    EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+    EXPECT_EQ(p[1].job, c);
+    EXPECT_EQ(p[1].gpus, std::vector<int>{2});  // the lowest free GPU: the one n left
+    EXPECT_TRUE(p[1].exclusive);
   }
   {
-    // A heavy incumbent (90) and a light newcomer (30): the newcomer is the
-    // one moved, to the fullest GPU where it fits (GPU 1: 50 + 30 <= 100).
+    // Light (60): only GPU 1 fits (90); GPU 0 would hold 110.
     FakeView v;
-    int n = setup(v, 90, 30, true);
+    int n = setup(v, 60, true);
     auto p = Decide("profiling", v);
     ASSERT_EQ(p.size(), 1u);
     EXPECT_EQ(p[0].job, n);
     EXPECT_EQ(p[0].gpus, std::vector<int>{1});
   }
   {
-    // Measured earlier (not a newly measured joiner): nobody moves; GPU 0,
-    // over the cap, takes no newcomer, which goes to the empty GPU 2.
+    // Memory decides as well: GPU 1 has no room for it (24576 MiB, 24000 used).
     FakeView v;
-    setup(v, 30, 90, false);
-    int c = v.AddJob(1, 1000, 0);
-    v.cand_ = {c};
-    auto p = Decide("profiling", v);
-    ASSERT_EQ(p.size(), 1u);
-    EXPECT_EQ(p[0].job, c);
-    EXPECT_FALSE(p[0].migrate);
-    EXPECT_EQ(p[0].gpus, std::vector<int>{2});
-  }
-  {
-    // Within the cap (30 + 60 = 90): the joiner stays.
-    FakeView v;
-    setup(v, 30, 60, true);
+    for (int i = 0; i < 3; ++i) v.AddGpu();
+    int a = v.AddJob(1, 24000, 0, true, 30), n = v.AddJob(1, 1000, 0, true, 60);
+    v.Job(n).newly_measured = true;
+    v.Put(a, 1);
+    v.Put(n, 2);
     EXPECT_TRUE(Decide("profiling", v).empty());
   }
   {
-    // The measurement noise margin (z 2, sd 5, two measured jobs: 14.14
-    // points) as in predictive-feedback: 110 stays, 120 moves.
-    PolicyOptions o;
-    o.observe_noise_pct = 5;
+    // Heavy (80): fits nowhere occupied (130, 110): it stays.
     FakeView v;
-    setup(v, 30, 80, true);
-    EXPECT_TRUE(Decide("profiling", v, o).empty());
-    FakeView w;
-    setup(w, 30, 90, true);
-    auto p = Decide("profiling", w, o);
-    ASSERT_EQ(p.size(), 1u);
-    EXPECT_TRUE(p[0].migrate);
+    setup(v, 80, true);
+    EXPECT_TRUE(Decide("profiling", v).empty());
   }
+  {
+    // Measured earlier (not newly measured): it never moves, though it would fit.
+    FakeView v;
+    setup(v, 40, false);
+    EXPECT_TRUE(Decide("profiling", v).empty());
+  }
+  {
+    // Two newcomers measured in the same round (40 each), nothing else: the
+    // first (submit order) joins the second, which then stays with it.
+    FakeView v;
+    for (int i = 0; i < 2; ++i) v.AddGpu();
+    int a = v.AddJob(1, 1000, 0, true, 40), b = v.AddJob(1, 1000, 0, true, 40);
+    v.Job(a).newly_measured = v.Job(b).newly_measured = true;
+    v.Put(a, 0);
+    v.Put(b, 1);
+    auto p = Decide("profiling", v);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0].job, a);
+    EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  }
+}
+
+TEST(ProfilingInPlace, AGangNewcomerMovesWithAllItsGpusOrStays) {
+  // GPUs 0, 1, 2: measured 50, 60, 80; GPUs 3 and 4: a 2-GPU newcomer measured 30.
+  auto setup = [](FakeView& v, double third) {
+    for (int i = 0; i < 5; ++i) v.AddGpu();
+    const double loads[] = {50, 60, third};
+    for (int g = 0; g < 3; ++g) v.Put(v.AddJob(1, 1000, 0, true, loads[g]), g);
+    int n = v.AddJob(2, 1000, 0, true, 30);
+    v.Job(n).newly_measured = true;
+    v.Put(n, 3);
+    v.Put(n, 4);
+    return n;
+  };
+  FakeView v;
+  int n = setup(v, 80);
+  auto p = Decide("profiling", v);
+  // 80 + 30 > 100: the fullest two that fit are GPUs 1 (60) and 0 (50).
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].job, n);
+  EXPECT_EQ(p[0].gpus, (std::vector<int>{1, 0}));
+  // With GPU 0 at 75 only one occupied GPU fits: the gang stays whole.
+  FakeView w;
+  for (int i = 0; i < 5; ++i) w.AddGpu();
+  const double loads[] = {75, 60, 80};
+  for (int g = 0; g < 3; ++g) w.Put(w.AddJob(1, 1000, 0, true, loads[g]), g);
+  int m = w.AddJob(2, 1000, 0, true, 30);
+  w.Job(m).newly_measured = true;
+  w.Put(m, 3);
+  w.Put(m, 4);
+  EXPECT_TRUE(Decide("profiling", w).empty());
 }
 
 TEST(ProfilingPool, ProfilesOnOnePoolGpuThenPacksTheOthers) {

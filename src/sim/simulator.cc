@@ -157,16 +157,16 @@ class Engine : public ClusterView {
       }
       // Capacity freed: every queued job may fit now. Otherwise only the new
       // arrivals can (the cluster only got fuller since the last round).
-      // An observation, or the end of a window measured in place next to
-      // other jobs, can show a GPU over-committed (or less loaded than
-      // predicted): a full round, migrations included.
-      observed = observed || !joiners_.empty();
+      // An observation can show a GPU over-committed (or less loaded than
+      // predicted), the end of a window measured in place a newcomer that
+      // fits next to other jobs: a full round, migrations included.
+      observed = observed || !measured_now_.empty();
       all_queued_ = freed || observed;
       if (observed || (freed ? !queue_.empty() : !new_jobs_.empty()))
         RETURN_IF_ERROR(Apply(policy.Schedule(*this)));
-      // A joiner may be moved in the round its window ended, never later.
-      for (int j : joiners_) info_[j].newly_measured_joiner = false;
-      joiners_.clear();
+      // A newcomer may be moved in the round its window ended, never later.
+      for (int j : measured_now_) info_[j].newly_measured = false;
+      measured_now_.clear();
       Refresh();
       if (cfg_.progress && res_.events >= next_progress) {
         cfg_.progress(now_, done_, static_cast<int64_t>(n));
@@ -427,12 +427,9 @@ class Engine : public ClusterView {
         Profiled(j);
         for (int k = 0; k < s.num_rows; ++k) res_.placements[static_cast<size_t>(s.first_row + k)].end_s = now_;
         s.first_row = static_cast<int>(res_.placements.size());
-        bool shared = false;
-        for (int g : res_.jobs[j].gpus) shared = shared || gpus_[g].jobs.size() > 1;
-        if (shared) {  // it joined other jobs unmeasured: the policy may move it this round
-          info_[j].newly_measured_joiner = true;
-          joiners_.push_back(j);
-        }
+        // Measured: the policy may move it this round (to join other jobs).
+        info_[j].newly_measured = true;
+        measured_now_.push_back(j);
         for (int g : res_.jobs[j].gpus) {
           GpuState& gs = gpus_[g];
           gs.exclusive = info_[j].alone;  // a job that crashed out of memory keeps running alone
@@ -722,7 +719,7 @@ class Engine : public ClusterView {
   std::vector<JobInfo> info_;
   std::set<int> queue_;  // job indices = submit order
   std::vector<int> new_jobs_;
-  std::vector<int> joiners_;  // profiling in place: windows ended next to other jobs this event time
+  std::vector<int> measured_now_;  // profiling in place: windows ended at this event time
   bool all_queued_ = false;
   JobInfo smallest_;
   EventHeap heap_;  // completions and profiling-run ends

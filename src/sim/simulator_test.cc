@@ -267,69 +267,62 @@ TEST(Simulator, GangJobAdvancesAtItsSlowestGpuAndMigratesWithAllItsGpus) {
   EXPECT_NEAR(r->lost_progress_s, 2 * 10 * rate, 1e-9);  // x 2 GPUs
 }
 
-TEST(Simulator, ProfilingInPlaceKeepsTheGpuAndMeasuresWhileSharing) {
-  // One GPU; A (40%) at 0, B (50%) at 10, 1000 s each, no measurement noise.
-  // In place: A starts on the empty GPU and is measured alone over [0, 70]
-  // (40). B cannot join while A is measured; at 70 it joins, counted at the
-  // mean measured so far (40): 40 + 40 <= 100. Both run at 5/6; B's counter
-  // reads 50 x 5/6, and with A known at 40 the model gives B's solo 50 back.
-  // A has 930 left at 70: ends 70 + 930 x 6/5 = 1186; B has made 930 by then
-  // and ends 70 later, at 1256.
+TEST(Simulator, ProfilingInPlaceStartsAloneAndJoinsAMeasuredJobAfterItsWindow) {
+  // Two GPUs, no measurement noise, checkpoints every 1800 s (the default).
+  // A (40%, 1000 s) at 0 takes GPU 0 alone and is measured 0-70 (40); GPU 1
+  // is exclusive then (B), so A stays. B (50%, 1000 s) at 10 takes the empty
+  // GPU 1 and is measured 10-80 (50, alone); at 80 it fits next to A (40 +
+  // 50 <= 100) and moves there, restarting from its last checkpoint (none:
+  // its 70 s of progress are lost), which frees GPU 1. C (R, 100%, 500 s) at
+  // 100 takes GPU 1 alone, measured 100 (130 next to A and B): stays, ends
+  // at 600. A and B run at 5/6 from 80: A (920 left) ends 80 + 920 x 6/5 =
+  // 1184, when B has made 920 of its 1000; B ends alone 80 s later, at 1264.
   Fixture f;
-  auto r = f.Run(Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}}), Gpus(1), "profiling", {0, 1});
+  const Trace t = Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}, {0, 100, 500, 1, 1}});
+  auto r = f.Run(t, Gpus(2), "profiling", {0, 1, 4});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_DOUBLE_EQ(r->jobs[1].start_s, 70);
   EXPECT_NEAR(r->jobs[0].measured_util, 40, 1e-9);
-  EXPECT_NEAR(r->jobs[1].measured_util, 50, 1e-6);
-  EXPECT_NEAR(r->jobs[0].end_s, 1186, 1e-9);
-  EXPECT_NEAR(r->jobs[1].end_s, 1256, 1e-9);
-  EXPECT_DOUBLE_EQ(r->jobs[0].run_start_s, 0);  // no re-queue: the profile is the run
-  // Exclusive: A profiles 0-70, returns to the queue and takes the GPU again
-  // at once (progress kept): ends 1000. B profiles 1000-1070 and ends 2000.
-  auto e = f.Run(Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}}), Gpus(1), "profiling-exclusive", {0, 1});
+  EXPECT_NEAR(r->jobs[1].measured_util, 50, 1e-9);
+  EXPECT_NEAR(r->jobs[2].measured_util, 100, 1e-9);
+  EXPECT_EQ(r->migrations, 1);
+  EXPECT_EQ(r->jobs[1].migrations, 1);
+  EXPECT_EQ(r->jobs[0].migrations, 0);  // the measured job it joined never moves
+  EXPECT_EQ(r->jobs[1].gpus, std::vector<int>{0});
+  EXPECT_NEAR(r->lost_progress_s, 70, 1e-9);
+  EXPECT_DOUBLE_EQ(r->jobs[1].run_start_s, 10);  // no re-queue: the profile is the run
+  EXPECT_DOUBLE_EQ(r->jobs[2].start_s, 100);     // on the GPU B freed
+  EXPECT_NEAR(r->jobs[2].end_s, 600, 1e-9);
+  EXPECT_NEAR(r->jobs[0].end_s, 1184, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 1264, 1e-9);
+  EXPECT_DOUBLE_EQ(r->profiling_gpu_s, 3 * 70);
+  // Exclusive: the same windows, then each job is re-queued and packed by its
+  // measurement, keeping its progress: A back on GPU 0 at 70, B joins it at
+  // 80 with 930 left (ends 1194), C measured on GPU 1 at 100-170, back there.
+  auto e = f.Run(t, Gpus(2), "profiling-exclusive", {0, 1, 4});
   ASSERT_TRUE(e.ok()) << e.message();
-  EXPECT_NEAR(e->jobs[0].end_s, 1000, 1e-9);
-  EXPECT_NEAR(e->jobs[1].end_s, 2000, 1e-9);
-  EXPECT_LT(r->jct_mean_s, e->jct_mean_s);
+  EXPECT_EQ(e->migrations, 0);
+  EXPECT_NEAR(e->jobs[0].end_s, 1184, 1e-9);
+  EXPECT_NEAR(e->jobs[1].end_s, 1194, 1e-9);
+  EXPECT_NEAR(e->jobs[2].end_s, 600, 1e-9);
 }
 
-TEST(Simulator, ProfilingInPlaceMovesAHeavyNewcomerAfterItsWindow) {
-  // Two GPUs, no measurement noise. L (A, 40%, 1000 s) and S (A, 40%, 120 s)
-  // at 0 take the empty GPUs 0 and 1 and are measured alone (40 each). H (R,
-  // 100%, 1000 s) at 100 finds no empty GPU: counted at the mean measured
-  // (40), it joins the least load (a tie: GPU 0). L and H run at 1/1.4 (beta
-  // 1: 1 / (1 + 0.4 x 1)). S ends at 120. At 170 H's counter reads 100/1.4;
-  // with L known at 40 the model gives H's solo 100 back: GPU 0 sums 140 >
-  // 100, so H (not L) moves to the empty GPU 1, restarting from its last
-  // checkpoint (none: the 70/1.4 = 50 s of progress are lost), and ends at
-  // 170 + 1000. L has made 100 + 50 by 170 and ends alone at 170 + 850.
+TEST(Simulator, ProfilingInPlaceAHeavyNewcomerStaysAndNothingJoinsUnmeasured) {
+  // Two GPUs. L (A, 40%, 1000 s) at 0 on GPU 0; H (R, 100%, 1000 s) at 10 on
+  // GPU 1, measured 100 at 80: 40 + 100 > 100, so it stays (no migration) and
+  // ends at 1010. X (A, 40%, 100 s) at 200 is unmeasured: GPU 0 has room for
+  // 60 by L's measurement but X starts only on an empty GPU, GPU 0 when L
+  // ends at 1000 (alone all along); X ends at 1100.
   Fixture f;
-  const Trace t = Jobs({{0, 0, 1000, 1, 1}, {0, 0, 120, 1, 1}, {0, 100, 1000, 1, 1}});
-  auto r = f.Run(t, Gpus(2), "profiling", {0, 0, 4});
+  const Trace t = Jobs({{0, 0, 1000, 1, 1}, {0, 10, 1000, 1, 1}, {0, 200, 100, 1, 1}});
+  auto r = f.Run(t, Gpus(2), "profiling", {0, 4, 0});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_NEAR(r->jobs[2].measured_util, 100, 1e-6);
-  EXPECT_EQ(r->migrations, 1);
-  EXPECT_EQ(r->jobs[2].migrations, 1);
-  EXPECT_EQ(r->jobs[0].migrations, 0);  // the measured incumbent is never moved
-  EXPECT_EQ(r->jobs[2].gpus, std::vector<int>{1});
-  EXPECT_NEAR(r->lost_progress_s, 70 / 1.4, 1e-9);
-  EXPECT_NEAR(r->jobs[0].end_s, 1020, 1e-9);
-  EXPECT_NEAR(r->jobs[2].end_s, 1170, 1e-9);
-  EXPECT_DOUBLE_EQ(r->jobs[2].run_start_s, 100);  // its run started in place
-  // No GPU to move to (S runs 2000 s: 40 + 100 > 100 on GPU 1): H stays and
-  // GPU 0 (140 measured) is closed until it drains. X (A) at 200, counted at
-  // the mean measured (60), joins GPU 1 (40 + 60), not GPU 0.
-  const Trace u = Jobs({{0, 0, 1000, 1, 1}, {0, 0, 2000, 1, 1}, {0, 100, 1000, 1, 1}, {0, 200, 100, 1, 1}});
-  auto c = f.Run(u, Gpus(2), "profiling", {0, 0, 4, 0});
-  ASSERT_TRUE(c.ok()) << c.message();
-  EXPECT_EQ(c->migrations, 0);
-  EXPECT_EQ(c->jobs[2].gpus, std::vector<int>{0});
-  EXPECT_DOUBLE_EQ(c->jobs[3].start_s, 200);
-  EXPECT_EQ(c->jobs[3].gpus, std::vector<int>{1});
-  // L and H share GPU 0 to the end: L ends at 100 + 900 x 1.4 = 1360, when H
-  // has made 1260 / 1.4 = 900; H ends alone at 1460.
-  EXPECT_NEAR(c->jobs[0].end_s, 1360, 1e-9);
-  EXPECT_NEAR(c->jobs[2].end_s, 1460, 1e-9);
+  EXPECT_EQ(r->migrations, 0);
+  EXPECT_EQ(r->jobs[1].gpus, std::vector<int>{1});
+  EXPECT_NEAR(r->jobs[0].end_s, 1000, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 1010, 1e-9);
+  EXPECT_DOUBLE_EQ(r->jobs[2].start_s, 1000);
+  EXPECT_NEAR(r->jobs[2].end_s, 1100, 1e-9);
+  EXPECT_DOUBLE_EQ(r->shared_gpu_s, 0);
 }
 
 TEST(Simulator, ProfilingPoolDiscardsThePoolRunsProgress) {
@@ -629,12 +622,10 @@ TEST(Simulator, PlacementsReplayMatchesAccounting) {
     EXPECT_NEAR(rp.busy_gpu_s, r->busy_gpu_s, 1e-6 * r->busy_gpu_s) << policy;
     EXPECT_LE(rp.max_busy, 100 + 1e-9) << policy;
     EXPECT_LE(rp.max_mem_frac, 1 + 1e-9) << policy;
-    if (std::string(policy) != "profiling") {
-      EXPECT_EQ(rp.profile_shared, 0) << policy;  // in place may share
-    }
+    EXPECT_EQ(rp.profile_shared, 0) << policy;  // every profiling run is alone
     EXPECT_EQ(r->oom_events, 0) << policy;  // the scheduler knows the true memory here
-    if (std::string(policy) == "predictive-feedback") {
-      EXPECT_GT(r->migrations, 0);
+    if (std::string(policy) == "predictive-feedback" || std::string(policy) == "profiling") {
+      EXPECT_GT(r->migrations, 0) << policy;  // the replay covers restarts from a checkpoint
     }
   }
 }
