@@ -35,7 +35,10 @@ fi
 exec /usr/bin/python3 - "$OUT" <<'PY'
 import glob, json, os, sys
 out = sys.argv[1]
-runs = [json.load(open(p)) for p in glob.glob(os.path.join(out, "**", "summary.json"), recursive=True)]
+# Each run with its top directory: the sweep's accuracy*/ runs are controls (among them
+# accuracy-nested/, `--predictions auto`, labelled lowo:auto), never the default predictions.
+runs = [dict(json.load(open(p)), _top=os.path.relpath(p, out).split(os.sep)[0])
+        for p in glob.glob(os.path.join(out, "**", "summary.json"), recursive=True)]
 runs = [r for r in runs if r.get("trace") == "philly" and r.get("num_gpus") == 256 and abs(r.get("load_scale", 0) - 2) < 1e-9]
 SEEDS = [1, 2, 3]
 failed = 0
@@ -48,7 +51,7 @@ def get(policy, pred=None):
         p = r["predictions"]
         if r["policy"] != policy:
             continue
-        if pred is None and not (p == "unused" or p.startswith("lowo:")):
+        if pred is None and (r["_top"].startswith("accuracy") or not (p == "unused" or p.startswith("lowo:"))):
             continue
         if pred is not None and p != pred:
             continue
