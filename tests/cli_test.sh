@@ -245,6 +245,11 @@ expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/p.json" --out "$TMP/simm"
 expect_err "gpucast simulate: lowo:$ALGO predictions of 52 rows from $TMP/p.json (its training pass), not recomputed"
 grep -q "computing the leave-one-workload-out" "$TMP/err" && bad "simulate --predictor recomputed" || ok
 same_runs "$TMP/simc" "$TMP/simm" "--predictor"
+# The default (neither flag): the predictor `train` ships on these rows (p.json was made by `train`
+# with its defaults), which simulate trains and caches itself, replayed the same way: the same runs.
+expect_rc 0 "$BIN" "${SM[@]}" --out "$TMP/simd"
+grep -q "\"predictions\": \"lowo:$ALGO\"" "$TMP/simd/predictive/summary.json" && ok || bad "simulate default: label"
+same_runs "$TMP/simc" "$TMP/simd" "(the default)"
 # A control on top: shuffled permutes the file's predictions as shuffled:ALGO permutes the computed ones.
 expect_rc 0 "$BIN" "${SM[@]}" --predictions "shuffled:$ALGO" --out "$TMP/simsc"
 expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/p.json" --predictions shuffled --out "$TMP/simsm"
