@@ -57,7 +57,7 @@ stream_b() {
     "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions "$src" \
       --out "$OUT/accuracy/${src/:/-}" >/dev/null
   done
-  # Its own directory: `gpucast report` counts every lowo:* source as the default predictions.
+  # Its own directory: `gpucast report OUT/accuracy` would take lowo:auto for a second default source (refused).
   log "B: philly load 2: predictions auto (nested)"
   "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions auto --out "$OUT/accuracy-nested/auto" >/dev/null
   log "B: done"

@@ -55,6 +55,7 @@ int RunReport(const ReportFlags& f) {
       runs.push_back(std::move(r).value());
     }
   }
+  if (Status st = sim::CheckOneDefaultSource(runs); !st.ok()) return Fail("report", st.message());
   std::ofstream out(f.out);
   if (!out) return Fail("report", f.out + ": cannot write");
   out << sim::RenderReport(runs, interference);

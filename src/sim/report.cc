@@ -496,6 +496,22 @@ Result<RunData> LoadRun(const std::string& dir) {
 }
 
 
+Status CheckOneDefaultSource(const std::vector<RunData>& runs) {
+  const RunData* first = nullptr;
+  for (const RunData& r : runs) {
+    if (r.predictions == "unused" || r.predictions.empty() || r.oracle() || r.control()) continue;
+    if (!first) {
+      first = &r;
+    } else if (r.predictions != first->predictions) {
+      return Status::Error("runs of two default prediction sources, " + first->predictions + " (" + first->dir +
+                           ") and " + r.predictions + " (" + r.dir +
+                           "): a report compares one (an explicit --predictions ALGO is not an accuracy control); "
+                           "give the other's runs to another report");
+    }
+  }
+  return Status::Ok();
+}
+
 std::string RenderReport(const std::vector<RunData>& runs, const std::string& interference_json) {
   // Policies in the table's order (slot first), then oracle variants.
   std::vector<std::string> order;

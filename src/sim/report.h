@@ -71,6 +71,13 @@ std::string PlusMinus(const std::vector<double>& values, double scale, int prec)
 const std::vector<std::string>& PolicyPalette();
 const std::vector<std::string>& MeasurePalette();
 
+// The report treats every run that is neither oracle, an accuracy control nor
+// without predictions ("unused") as the default predictions. Runs of two such
+// sources (the default lowo:physics beside an explicit --predictions auto,
+// lowo:auto) would be averaged as one: an error naming both sources and a
+// directory of each.
+Status CheckOneDefaultSource(const std::vector<RunData>& runs);
+
 // Renders the HTML page for runs (at least one). interference_json: the
 // output of `gpucast interference --validate --json` (empty: section left out).
 std::string RenderReport(const std::vector<RunData>& runs, const std::string& interference_json = "");

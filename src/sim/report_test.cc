@@ -245,6 +245,27 @@ TEST(Report, VerdictWinTieAndHonestNegativeAgainstTheBestProfilingBaseline) {
             "spread (1 seed: no spread).");
 }
 
+TEST(Report, TwoDefaultPredictionSourcesAreAnErrorNamingBoth) {
+  std::string dir = testing::TempDir("report-two-defaults");
+  std::vector<RunData> runs;
+  for (auto [p, pred] : std::vector<std::pair<std::string, std::string>>{
+           {"slot", "unused"}, {"predictive", "lowo:physics"}, {"predictive", "oracle"},
+           {"predictive", "noisy:15"}, {"predictive", "constant:50"}, {"predictive", "shuffled:lowo:physics"}}) {
+    auto r = LoadRun(WriteRun(dir, p, 1, 50, 90, pred));
+    ASSERT_TRUE(r.ok()) << r.message();
+    runs.push_back(*r);
+  }
+  EXPECT_TRUE(CheckOneDefaultSource(runs).ok());  // one default source beside oracle and the controls
+  auto nested = LoadRun(WriteRun(dir, "predictive", 1, 45, 90, "lowo:auto"));
+  ASSERT_TRUE(nested.ok());
+  runs.push_back(*nested);
+  Status st = CheckOneDefaultSource(runs);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("runs of two default prediction sources, lowo:physics ("), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find(") and lowo:auto (" + nested->dir + ")"), std::string::npos) << st.message();
+}
+
 TEST(Report, PlusMinusOnlyOverMoreThanOneSeed) {
   EXPECT_EQ(PlusMinus({}, 1, 1), "");
   EXPECT_EQ(PlusMinus({45}, 1, 1), "45.0");
