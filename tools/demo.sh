@@ -52,6 +52,9 @@ for spec in "resnet50.onnx 32" "vgg.onnx 128" "pointnet.onnx 32" "bert.onnx 32 -
 done
 
 step "5. Simulate a Philly slice (first $JOBS jobs, $GPUS GPUs) under every policy, seeds $SEEDS, with the predictor's leave-one-workload-out predictions (--predictor) and with oracle ones (docs/simulator.md)"
+# The report reads every run below sim/: runs of an earlier demo (other seeds, another build's
+# default) must not join these ones.
+rm -rf "$OUT/sim"
 "$BIN" simulate --trace philly --jobs "$JOBS" --cluster "${GPUS}x RTX3090" --policy all --seeds "$SEEDS" \
   --predictor "$OUT/predictor.json" --out "$OUT/sim/predicted"
 "$BIN" simulate --trace philly --jobs "$JOBS" --cluster "${GPUS}x RTX3090" --policy predictive,predictive-feedback \
