@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <cstdio>
@@ -133,6 +134,19 @@ std::string CacheFile(const std::string& algo, const Dataset& data, const char* 
   return dir + name;
 }
 
+// Writes a cache file (CacheFile) through a temporary file and a rename, so
+// that a reader never sees half of it; `write` fills the temporary path.
+// Best effort: a cache that cannot be written only makes the next run slower.
+void WriteCacheFile(const std::string& path, const std::function<bool(const std::string&)>& write) {
+  if (path.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  if (write(tmp)) std::filesystem::rename(tmp, path, ec);
+  else ec = std::make_error_code(std::errc::io_error);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
 // The measured rows the simulator's predictions learn from: Lucid's
 // single-job runs under the catalog's graphs.
 Result<Dataset> SimulatorDataset(const SimulateFlags& f) {
@@ -147,8 +161,7 @@ Result<Dataset> SimulatorDataset(const SimulateFlags& f) {
 // workload) is the default predictions: "the predictor train ships,
 // evaluated leave one workload out". `--predictions auto` is the nested
 // evaluation of the selection instead (docs/simulator.md).
-Result<Predictor> ShippedPredictor(const SimulateFlags& f, std::string* where) {
-  ASSIGN_OR_RETURN(Dataset data, SimulatorDataset(f));
+Result<Predictor> ShippedPredictor(const SimulateFlags& f, const Dataset& data, std::string* where) {
   const std::string cache = CacheFile(kDefaultAlgo, data, "train", "json");
   if (!cache.empty() && std::filesystem::exists(cache)) {
     auto p = Predictor::Load(cache);
@@ -167,13 +180,7 @@ Result<Predictor> ShippedPredictor(const SimulateFlags& f, std::string* where) {
   }();
   ASSIGN_OR_RETURN(Predictor p, std::move(trained));
   *where = "train's predictor";
-  if (!cache.empty()) {  // best effort, as the lowo cache
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
-    const std::string tmp = cache + ".tmp" + std::to_string(::getpid());
-    if (p.Save(tmp).ok()) std::filesystem::rename(tmp, cache, ec);
-    if (ec) std::filesystem::remove(tmp, ec);
-  }
+  WriteCacheFile(cache, [&p](const std::string& tmp) { return p.Save(tmp).ok(); });
   return p;
 }
 
@@ -191,6 +198,26 @@ void SetPrediction(sim::WorkloadProfile* w, double util, double mem, double mem_
   }
 }
 
+// Sets every workload row's prediction from `rows` (LowoRowPrediction or
+// RowPrediction: the same field names), each row matched by model, dataset,
+// batch and AMP; a row of no workload, or a workload without a row, is an
+// error prefixed by `what`.
+template <class Row>
+Status ApplyRowPredictions(const std::vector<Row>& rows, const std::string& what, std::vector<sim::WorkloadProfile>* w) {
+  std::vector<sim::WorkloadProfile> copy = *w;
+  std::vector<bool> seen(copy.size(), false);
+  for (const Row& p : rows) {
+    int i = sim::FindWorkload(copy, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
+    if (i < 0) return Status::Error(what + ": unknown workload " + p.model + "/" + p.dataset);
+    SetPrediction(&copy[i], p.predicted, p.mem_predicted, p.mem_high);
+    seen[i] = true;
+  }
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (!seen[i]) return Status::Error(what + ": none for " + copy[i].Name());
+  *w = std::move(copy);
+  return Status::Ok();
+}
+
 // Every workload row's utilization predicted by `algo` trained on the other
 // workloads (leave one workload out; the predict layer), into predicted_util
 // (and the memory fields once the predict layer gives them). Never the truth.
@@ -198,23 +225,13 @@ void SetPrediction(sim::WorkloadProfile* w, double util, double mem, double mem_
 // are valid for these rows (Predictor::StoredLowoApplies), gives them without
 // recomputing; otherwise they are computed (the reason on stderr).
 // `file_name` names `file` in messages.
-Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::vector<sim::WorkloadProfile>* w,
-                        const Predictor* file = nullptr, const std::string& file_name = "") {
-  ASSIGN_OR_RETURN(Dataset data, SimulatorDataset(f));
+Status ModelPredictions(const SimulateFlags& f, const Dataset& data, const std::string& algo,
+                        std::vector<sim::WorkloadProfile>* w, const Predictor* file = nullptr,
+                        const std::string& file_name = "") {
   if (file && file->model().algo() == algo) {
     const Status applies = file->StoredLowoApplies(data);
     if (applies.ok()) {
-      std::vector<sim::WorkloadProfile> copy = *w;
-      std::vector<bool> seen(copy.size(), false);
-      for (const LowoRowPrediction& p : file->info().lowo_predictions) {
-        int i = sim::FindWorkload(copy, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
-        if (i < 0) return Status::Error(file_name + ": lowo_predictions: unknown workload " + p.model + "/" + p.dataset);
-        SetPrediction(&copy[i], p.predicted, p.mem_predicted, p.mem_high);
-        seen[i] = true;
-      }
-      for (size_t i = 0; i < seen.size(); ++i)
-        if (!seen[i]) return Status::Error(file_name + ": lowo_predictions: none for " + copy[i].Name());
-      *w = std::move(copy);
+      RETURN_IF_ERROR(ApplyRowPredictions(file->info().lowo_predictions, file_name + ": lowo_predictions", w));
       if (!f.quiet)
         std::cerr << "gpucast simulate: lowo:" << algo << " predictions of " << data.rows.size() << " rows from "
                   << file_name << " (its training pass), not recomputed\n";
@@ -240,23 +257,8 @@ Status ModelPredictions(const SimulateFlags& f, const std::string& algo, std::ve
     return LeaveOneWorkloadOutPredictions(data, algo, 0);
   }();
   ASSIGN_OR_RETURN(auto preds, std::move(computed));
-  std::vector<bool> seen(w->size(), false);
-  for (const RowPrediction& p : preds) {
-    int i = sim::FindWorkload(*w, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
-    if (i < 0) return Status::Error("prediction for unknown workload " + p.model + "/" + p.dataset);
-    SetPrediction(&(*w)[i], p.predicted, p.mem_predicted, p.mem_high);
-    seen[i] = true;
-  }
-  for (size_t i = 0; i < seen.size(); ++i)
-    if (!seen[i]) return Status::Error("no leave-one-workload-out prediction for " + (*w)[i].Name());
-  if (!cache.empty()) {  // best effort: a cache that cannot be written is only slower
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
-    const std::string tmp = cache + ".tmp" + std::to_string(::getpid());
-    std::ofstream(tmp) << sim::PredictionsCsv(*w);
-    std::filesystem::rename(tmp, cache, ec);
-    if (ec) std::filesystem::remove(tmp, ec);
-  }
+  RETURN_IF_ERROR(ApplyRowPredictions(preds, "lowo:" + algo + " predictions", w));
+  WriteCacheFile(cache, [w](const std::string& tmp) { return static_cast<bool>(std::ofstream(tmp) << sim::PredictionsCsv(*w)); });
   return Status::Ok();
 }
 
@@ -344,8 +346,17 @@ int RunSimulate(const SimulateFlags& f) {
   const bool uses_default = f.predictions.empty() || f.predictions == "shuffled" ||
                             src->kind == sim::PredictionSource::kNoisy ||
                             src->kind == sim::PredictionSource::kConstant || src->kind == sim::PredictionSource::kCsv;
+  // The measured rows, built once (they load every catalog graph) when a
+  // model's predictions are needed: the default predictor, computed lowo
+  // predictions or the controls' memory. Oracle runs never need them.
+  std::optional<Dataset> rows;
+  if (need_pred && src->kind != sim::PredictionSource::kOracle) {
+    auto d = SimulatorDataset(f);
+    if (!d.ok()) return Fail("simulate", "the predictions' training rows: " + d.message());
+    rows = std::move(*d);
+  }
   if (!file_model && need_pred && uses_default) {
-    auto p = ShippedPredictor(f, &file_name);
+    auto p = ShippedPredictor(f, *rows, &file_name);
     if (!p.ok()) return Fail("simulate", "the default predictor: " + p.message());
     file_model = std::move(*p);
     default_algo = file_model->model().algo();
@@ -362,7 +373,7 @@ int RunSimulate(const SimulateFlags& f) {
   std::string pred_label = "none";
   if (need_pred) {
     Status s = Status::Ok();
-    if (src->NeedsModel()) s = ModelPredictions(f, src->name, &*w, file, file_name);
+    if (src->NeedsModel()) s = ModelPredictions(f, *rows, src->name, &*w, file, file_name);
     else if (src->kind == sim::PredictionSource::kCsv) s = sim::LoadPredictionsCsv(src->name, &*w);
     if (!s.ok()) return Fail("simulate", "predicted utilization: " + s.message());
     pred_label = src->Label();
@@ -373,7 +384,7 @@ int RunSimulate(const SimulateFlags& f) {
     if (missing && src->kind != sim::PredictionSource::kOracle &&
         !(src->NeedsModel() && src->name == default_algo)) {
       std::vector<sim::WorkloadProfile> model_w = *w;
-      Status m = ModelPredictions(f, default_algo, &model_w, file, file_name);
+      Status m = ModelPredictions(f, *rows, default_algo, &model_w, file, file_name);
       if (!m.ok()) return Fail("simulate", "predicted memory: " + m.message());
       for (size_t i = 0; i < w->size(); ++i)
         if (!(*w)[i].HasMemPrediction() && model_w[i].HasMemPrediction()) {
