@@ -50,6 +50,7 @@ std::vector<CostRule> MakeTable() {
       {"Selu", kAct, Elementwise(5, 4)},
       {"Softplus", kAct, Elementwise(3, 5)},
       {"Softsign", kAct, Elementwise(3, 3)},
+      {"Mish", kAct, Elementwise(5, 14)},
       {"Shrink", kAct, Elementwise(3, 2)},
       {"Hardmax", kAct, NoGradient(1)},
       {"SoftmaxCrossEntropyLoss", kAct, ClassLoss(/*softmax=*/true)},

@@ -46,6 +46,17 @@ TEST(PointwiseCost, TrigonometricAndHyperbolic) {
   }
 }
 
+TEST(PointwiseCost, Mish) {
+  // y = x·tanh(softplus(x)): softplus 3 (exp, add, log), tanh 1, product 1 = 5 per element (30).
+  // Backward g·(tanh(sp) + x·σ(x)·(1 − tanh²(sp))): σ 4, softplus 3, tanh 1, square 1, 1− 1,
+  // x·σ 1, ·(...) 1, + 1, ·g 1 = 14 per element (84).
+  Result<CostReport> r = Unary("Mish");
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(Named(*r, "op").category, Category::kActivation);
+  EXPECT_EQ(Named(*r, "op").forward_flops, 30);
+  EXPECT_EQ(Named(*r, "op").backward_flops, 84);
+}
+
 TEST(PointwiseCost, ShrinkAndReduceLogSum) {
   // Shrink: 2 comparisons + 1 add forward (18), mask and select backward (12).
   Result<CostReport> r = Unary("Shrink");

@@ -49,6 +49,7 @@ std::vector<SavedRule> MakeTable() {
       {"Selu", kI0, 0, 0, 0, kPromote},
       {"Softplus", kI0, 0, 0, 0, kFloat},
       {"Softsign", kI0, 0, 0, 0, kPromote},
+      {"Mish", kI0, 0, 0, 0, kPromote},
       {"Shrink", kI0, 0, 0, 0, kPromote},
       {"Hardmax", 0, 0, 0, 0, kPromote},
       // Losses: the log-probabilities (as large as the scores) and the labels; autocast fp32.

@@ -79,6 +79,21 @@ TEST(UnseenOps, EinsumResizeTopKAndFriendsLoadAndCostCompletely) {
   EXPECT_EQ(Named(*r, "add").backward_flops, 12);
 }
 
+TEST(UnseenOps, MishLoadsWithoutASchemaAndCosts) {
+  // Mish (opset 18; libonnx 1.12 has no schema): x·tanh(softplus(x)) = 3 + 1 + 1 = 5 per
+  // element forward. [2,4] at batch 2 = 8 elements -> 40; no "no ONNX schema" warning.
+  ModelBuilder b(18);
+  b.Input("x", kFloat, {Dim("batch"), Dim(int64_t{4})});
+  b.Node("Mish", {"x"}, {"y"}, "mish");
+  b.Output("y");
+  Result<CostReport> r = LoadAndCost(b, 2);
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_TRUE(RequireCompleteCost(*r).ok()) << RequireCompleteCost(*r).message();
+  EXPECT_EQ(Named(*r, "mish").forward_flops, 40);
+  EXPECT_EQ(Named(*r, "mish").output_shapes, (std::vector<std::vector<int64_t>>{{2, 4}}));
+  for (const std::string& w : r->warnings) EXPECT_EQ(w.find("Mish"), std::string::npos) << w;
+}
+
 TEST(UnseenOps, ValueDependentSizesAndThreeOperandEinsumAreReported) {
   ModelBuilder b(13);
   b.Input("x", kFloat, {Dim("batch"), Dim(int64_t{4})});
