@@ -196,8 +196,7 @@ Result<std::vector<const CostRule*>> CheckRuleTable(const std::vector<CostRule>&
 }
 
 bool OutputSizeDependsOnValues(const std::string& op_type) {
-  return op_type == "NonZero" || op_type == "NonMaxSuppression" || op_type == "Compress" || op_type == "TopK" ||
-         op_type == "Unique";
+  return op_type == "NonZero" || op_type == "NonMaxSuppression" || op_type == "Compress" || op_type == "TopK";
 }
 
 const CostRule* FindCostRule(const std::string& op_type) {

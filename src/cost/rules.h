@@ -76,7 +76,7 @@ Result<std::vector<const CostRule*>> CheckRuleTable(const std::vector<CostRule>&
 const CostRule* FindCostRule(const std::string& op_type);
 
 // Ops whose output size depends on input values, not only on input shapes
-// (NonZero, NonMaxSuppression, Compress, TopK's K, Unique): when shape
+// (NonZero, NonMaxSuppression, Compress, TopK's K): when shape
 // inference leaves an output unknown, the driver says so.
 bool OutputSizeDependsOnValues(const std::string& op_type);
 

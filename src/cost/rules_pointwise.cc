@@ -88,6 +88,7 @@ RuleFn ClassLoss(bool softmax) {
     const int64_t w = a.In(2) ? 1 : 0;
     OpCost c;
     c.trainable_inputs = std::vector<int>{};
+    c.no_grad_outputs = !a.Grad(0);  // class weights are constants
     if (softmax) {
       c.forward_flops = Count(5) * n + Count(2 + w) * l;
       if (a.Grad(0)) c.backward_flops = Count(4) * n;

@@ -42,6 +42,7 @@ Result<OpCost> ResizeRule(const OpArgs& a) {
   const Count out = Numel(*y);
   OpCost c;
   c.trainable_inputs = std::vector<int>{};
+  c.no_grad_outputs = !a.Grad(0);  // float scales/roi initializers do not make Y need a gradient
   if (taps == 1) {
     c.category = Category::kDataMovement;
     if (a.Grad(0)) c.backward_flops = out;
@@ -79,6 +80,7 @@ Result<OpCost> GridSampleRule(const OpArgs& a) {
   const Count unnormalise = Count(2 * d) * points;
   OpCost c;
   c.trainable_inputs = std::vector<int>{};
+  c.no_grad_outputs = !a.Grad(0) && !a.Grad(1);
   c.forward_flops = unnormalise + (taps == 1 ? Count(0) : out * (Count(2) * t + Count(-1)));
   if (a.Grad(0)) c.backward_flops += taps == 1 ? out : Count(2) * out * t;
   if (a.Grad(1) && taps > 1) c.backward_flops += Count(2 * d) * out * t + unnormalise;
@@ -96,6 +98,7 @@ Result<OpCost> RoiAlignRule(const OpArgs& a) {
   const int64_t s = a.node.AttrInt("sampling_ratio").value_or(0);
   OpCost c;
   c.trainable_inputs = std::vector<int>{};
+  c.no_grad_outputs = !a.Grad(0);  // the rois get no gradient
   if (s == 0) {
     c.unsupported = "sampling_ratio 0 (adaptive): the samples per bin depend on each ROI's size";
     return c;

@@ -74,6 +74,20 @@ TEST(ResizeCost, UpsampleLinearOverOneDimAndItsOldBilinearName) {
   }
 }
 
+TEST(ResizeCost, FloatScalesInitializerDoesNotMakeTheOutputNeedAGradient) {
+  // An eval-style export: scales is a float initializer (a "parameter" to the loader). Resizing data
+  // still needs no gradient: the Relu after it has no backward, and the scales count as no params.
+  GraphBuilder b;
+  b.Data("x", {1, 2, 4, 4}).Param("scales", {4}).Value("y", {1, 2, 8, 8}).Value("z", {1, 2, 8, 8});
+  b.Op("Resize", "rs", {"x", "", "scales"}, {"y"}).attrs["mode"] = Str("linear");
+  b.Op("Relu", "relu", {"y"}, {"z"});
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(Named(*r, "rs").backward_flops, 0);
+  EXPECT_EQ(Named(*r, "relu").backward_flops, 0);
+  EXPECT_EQ(r->totals.params, 0);
+}
+
 TEST(ResizeCost, UnknownModeAndRankChangeAreErrors) {
   EXPECT_EQ(ResizeOf("Resize", "area", {1, 2, 4, 4}, {1, 2, 8, 8}).message(),
             "m.onnx: node 'rs' (Resize): attribute 'mode' is 'area', want nearest, linear or cubic");
