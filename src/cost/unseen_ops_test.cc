@@ -79,6 +79,21 @@ TEST(UnseenOps, EinsumResizeTopKAndFriendsLoadAndCostCompletely) {
   EXPECT_EQ(Named(*r, "add").backward_flops, 12);
 }
 
+TEST(UnseenOps, EinsumThatDoesNotFitItsInputsIsReportedWithTheReason) {
+  // j is 4 in x and 6 in w: the loader leaves the output unknown and says why; the cost report
+  // names the node and carries that reason (no crash, no zero).
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {Dim("batch"), Dim(int64_t{4})});
+  b.FloatInit("w", {6, 5});
+  SetAttr(&b.Node("Einsum", {"x", "w"}, {"e"}, "einsum"), "equation", std::string("ij,jk->ik"));
+  b.Output("e");
+  Result<CostReport> r = LoadAndCost(b, 2);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->first_uncosted,
+            "node 'einsum' (Einsum): input or output shape unknown (input shapes [2,4] [6,5]; unknown: output 'e'): "
+            "shape inference failed: index 'j' is 4 and 6 (input 1)");
+}
+
 TEST(UnseenOps, MishLoadsWithoutASchemaAndCosts) {
   // Mish (opset 18; libonnx 1.12 has no schema): x·tanh(softplus(x)) = 3 + 1 + 1 = 5 per
   // element forward. [2,4] at batch 2 = 8 elements -> 40; no "no ONNX schema" warning.

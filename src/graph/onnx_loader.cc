@@ -693,10 +693,9 @@ class Loader {
   // does not fit the inputs leaves the output unknown, with a warning.
   void FillEinsum(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
     if (n.output_size() < 1 || n.output(0).empty() || ShapeOf(n.output(0))) return;
-    std::string equation;
-    bool has_equation = false;
+    const onnx::AttributeProto* equation = nullptr;
     for (const auto& a : n.attribute())
-      if (a.name() == "equation" && a.has_s()) equation = a.s(), has_equation = true;
+      if (a.name() == "equation" && a.has_s()) equation = &a;
     std::vector<Dims> inputs;
     for (const std::string& in : n.input()) {
       auto d = in.empty() ? std::nullopt : ShapeOf(in);
@@ -704,8 +703,8 @@ class Loader {
       inputs.push_back(*d);
     }
     auto x = types_.find(n.input_size() > 0 ? n.input(0) : std::string());
-    if (!has_equation || inputs.empty() || x == types_.end()) return;
-    Result<EinsumSpace> s = ResolveEinsum(equation, inputs);
+    if (!equation || inputs.empty() || x == types_.end()) return;
+    Result<EinsumSpace> s = ResolveEinsum(equation->s(), inputs);
     if (!s.ok()) {
       Warn(Ref(n) + ": shape inference failed: " + s.message());
       return;
