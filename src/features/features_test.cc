@@ -159,7 +159,7 @@ TEST(ComputeFeatures, BadJobsAreErrors) {
   Result<std::vector<double>> v = ComputeFeatures({TinyReport()}, job);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.message(),
-            "features: unknown GPU 'GTX480'; closest: GTX1080, RTX4080, Quadro-RTX4000, RTX2080, RTX3080 "
+            "features: unknown GPU 'GTX480'; closest: GTX1080, RTX4080, GTX1060, GTX1070, Quadro-RTX4000 "
             "(gpucast gpus lists all)");
   EXPECT_EQ(ComputeFeatures({}, JobConfig{}).message(), "features: no cost reports given");
   job = JobConfig{};

@@ -152,8 +152,8 @@ TEST(ResolveGpu, A100_80gb_3g40gbByHand) {
 
 TEST(ResolveGpu, ErrorsNameTheGpuAndListTheChoices) {
   EXPECT_EQ(ResolveGpu("RTX3900", "").message(),
-            "unknown GPU 'RTX3900'; closest: RTX3090, RTX3060, RTX3070, RTX3080, Quadro-RTX4000 (gpucast "
-            "gpus lists all)");
+            "unknown GPU 'RTX3900'; closest: RTX3090, RTX3050, RTX3060, RTX3070, RTX3080 (gpucast gpus "
+            "lists all)");
   EXPECT_EQ(ResolveGpu("a100_80g", "3g.20gb").message(),
             "GPU 'A100-80GB' has no MIG profile '3g.20gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, "
             "4g.40gb, 7g.80gb)");
@@ -178,6 +178,7 @@ TEST(GpuNames, NvidiaSmiNamesReachTheirRows) {
       {"Tesla P100-PCIE-12GB", "P100-PCIE-12GB"},
       {"Tesla P100-SXM2-16GB", "P100"},
       {"Tesla P40", "P40"},
+      {"Tesla P4", "P4"},
       {"Tesla V100-SXM2-16GB", "V100-16GB"},
       {"Tesla V100-SXM2-32GB", "V100-32GB"},
       {"Tesla V100-PCIE-16GB", "V100-PCIE-16GB"},
@@ -203,7 +204,12 @@ TEST(GpuNames, NvidiaSmiNamesReachTheirRows) {
       {"NVIDIA H100 NVL", "H100-NVL"},
       {"NVIDIA H200", "H200"},
       {"NVIDIA H200 NVL", "H200-NVL"},
+      {"NVIDIA GH200 480GB", "GH200"},
       {"NVIDIA B200", "B200"},
+      {"Quadro P4000", "Quadro-P4000"},
+      {"Quadro P5000", "Quadro-P5000"},
+      {"Quadro P6000", "Quadro-P6000"},
+      {"Quadro GV100", "Quadro-GV100"},
       {"Quadro RTX 4000", "Quadro-RTX4000"},
       {"Quadro RTX 5000", "Quadro-RTX5000"},
       {"Quadro RTX 6000", "Quadro-RTX6000"},
@@ -213,8 +219,16 @@ TEST(GpuNames, NvidiaSmiNamesReachTheirRows) {
       {"NVIDIA RTX A4000", "RTX-A4000"},
       {"NVIDIA RTX A4500", "RTX-A4500"},
       {"NVIDIA RTX A5000", "RTX-A5000"},
+      {"NVIDIA RTX A5500", "RTX-A5500"},
+      {"RTX_A5500", "RTX-A5500"},  // Lambda's benchmark logs: spaces as underscores
       {"NVIDIA RTX A6000", "RTX-A6000"},
+      {"NVIDIA RTX 4000 SFF Ada Generation", "RTX4000-SFF-Ada"},
+      {"NVIDIA RTX 4000 Ada Generation", "RTX4000-Ada"},
+      {"NVIDIA RTX 4500 Ada Generation", "RTX4500-Ada"},
+      {"NVIDIA RTX 5000 Ada Generation", "RTX5000-Ada"},
       {"NVIDIA RTX 6000 Ada Generation", "RTX6000-Ada"},
+      {"GeForce GTX 1060 6GB", "GTX1060"},
+      {"NVIDIA GeForce GTX 1070", "GTX1070"},
       {"GeForce GTX 1080", "GTX1080"},
       {"GeForce GTX 1080 Ti", "GTX1080Ti"},
       {"NVIDIA GeForce GTX 1080 Ti", "GTX1080Ti"},
@@ -234,6 +248,11 @@ TEST(GpuNames, NvidiaSmiNamesReachTheirRows) {
       {"NVIDIA GeForce RTX 2080 Ti", "RTX2080Ti"},
       {"GeForce RTX 2070 with Max-Q Design", "RTX2070-MaxQ"},
       {"NVIDIA GeForce RTX 2080 with Max-Q Design", "RTX2080-MaxQ"},
+      {"GeForce RTX 2060 with Max-Q Design", "RTX2060-MaxQ"},
+      {"GeForce RTX 2070 Super with Max-Q Design", "RTX2070-SUPER-MaxQ"},
+      {"GeForce RTX 2080 Super with Max-Q Design", "RTX2080-SUPER-MaxQ"},
+      {"GeForce_RTX_2080_Super_with_Max-Q_Design", "RTX2080-SUPER-MaxQ"},
+      {"NVIDIA GeForce RTX 3050", "RTX3050"},
       {"NVIDIA GeForce RTX 3060", "RTX3060"},
       {"NVIDIA GeForce RTX 3060 Ti", "RTX3060Ti"},
       {"NVIDIA GeForce RTX 3070", "RTX3070"},
@@ -244,6 +263,7 @@ TEST(GpuNames, NvidiaSmiNamesReachTheirRows) {
       {"NVIDIA GeForce RTX 3090 Ti", "RTX3090Ti"},
       {"NVIDIA GeForce RTX 3060 Laptop GPU", "RTX3060-Laptop"},
       {"NVIDIA GeForce RTX 3070 Laptop GPU", "RTX3070-Laptop"},
+      {"NVIDIA GeForce RTX 3070 Ti Laptop GPU", "RTX3070Ti-Laptop"},
       {"NVIDIA GeForce RTX 3080 Laptop GPU", "RTX3080-Laptop"},
       {"NVIDIA GeForce RTX 3080 Ti Laptop GPU", "RTX3080Ti-Laptop"},
       {"NVIDIA GeForce RTX 4060", "RTX4060"},
@@ -255,6 +275,9 @@ TEST(GpuNames, NvidiaSmiNamesReachTheirRows) {
       {"NVIDIA GeForce RTX 4080", "RTX4080"},
       {"NVIDIA GeForce RTX 4080 SUPER", "RTX4080-SUPER"},
       {"NVIDIA GeForce RTX 4090", "RTX4090"},
+      {"NVIDIA GeForce RTX 5080", "RTX5080"},
+      {"NVIDIA GeForce RTX 5090", "RTX5090"},
+      {"NVIDIA GeForce RTX 4050 Laptop GPU", "RTX4050-Laptop"},
       {"NVIDIA GeForce RTX 4060 Laptop GPU", "RTX4060-Laptop"},
       {"NVIDIA GeForce RTX 4070 Laptop GPU", "RTX4070-Laptop"},
       {"NVIDIA GeForce RTX 4080 Laptop GPU", "RTX4080-Laptop"},
@@ -312,11 +335,12 @@ TEST(GpuNames, EveryNameReachesItsOwnRow) {
 }
 
 TEST(GpuNames, UnknownNamesListTheClosest) {
-  // By hand on the keys: "rtx3900" -> rtx3090 1 (one transposition); rtx3060, rtx3070, rtx3080 2
-  // with the common prefix "rtx3"; rtx4000 (Quadro RTX 4000) 2 with prefix "rtx"; rtx3090ti 3.
+  // By hand on the keys: "rtx3900" -> rtx3090 1 (one transposition); rtx3050, rtx3060, rtx3070,
+  // rtx3080 2 with the common prefix "rtx3" (ties in table order); rtx4000 (Quadro RTX 4000) 2 with
+  // prefix "rtx" only; rtx3090ti 3.
   EXPECT_EQ(CanonicalGpuName("RTX3900").message(),
-            "unknown GPU 'RTX3900'; closest: RTX3090, RTX3060, RTX3070, RTX3080, Quadro-RTX4000 (gpucast "
-            "gpus lists all)");
+            "unknown GPU 'RTX3900'; closest: RTX3090, RTX3050, RTX3060, RTX3070, RTX3080 (gpucast gpus "
+            "lists all)");
   // A transposition is one edit; the nvidia-smi spelling of a known GPU with a typo finds it.
   EXPECT_EQ(ClosestGpuNames("NVIDIA GeForce RTX 4090 Laptp GPU", 1), std::vector<std::string>{"RTX4090-Laptop"});
   EXPECT_EQ(ClosestGpuNames("Tesla V100-SXM2-32G8", 1), std::vector<std::string>{"V100-32GB"});

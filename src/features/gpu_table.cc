@@ -69,6 +69,13 @@ std::vector<GpuTableRow> MakeTable() {
         .memory_gib = 24, .sms = 30, .gpu_class = "datacenter", .architecture = "Pascal", .form_factor = "PCIe",
         .boost_mhz = 1531, .power_w = 250, .pcie_gen = 3, .pcie_lanes = 16},
        {"Tesla P40"}, {}},
+      {{.name = "P4", .fp32_flops = 5.5 * T, .fp16_tensor_flops = 5.5 * T, .mem_bandwidth = 192 * G,
+        .source = "NVIDIA Tesla P4 datasheet (2,560 CUDA cores, FP32 5.5 TFLOPS, 8 GB GDDR5 at 192 GB/s, 50 W "
+                  "or 75 W, PCIe Gen3 x16, low profile); GP104: 20 SMs of 128, 1063 MHz boost (Tesla P4 product "
+                  "brief); no fast FP16 (autocast runs at the FP32 rate)",
+        .memory_gib = 8, .sms = 20, .gpu_class = "datacenter", .architecture = "Pascal", .form_factor = "PCIe",
+        .boost_mhz = 1063, .power_w = 75, .power_w_min = 50, .pcie_gen = 3, .pcie_lanes = 16},
+       {"Tesla P4"}, {}},
       // Volta
       {{.name = "V100-16GB", .fp32_flops = 15.7 * T, .fp16_tensor_flops = 125 * T, .mem_bandwidth = 900 * G,
         .source = "NVIDIA Tesla V100 datasheet, SXM2 column (FP32 15.7 TFLOPS, tensor 125 TFLOPS, 16 GB HBM2 "
@@ -282,6 +289,16 @@ std::vector<GpuTableRow> MakeTable() {
         .pcie_gen = 5, .pcie_lanes = 16, .nvlink_gen = 4, .nvlink_bandwidth = 450 * G, .nvlink_bridge = true},
        {"H200 NVL"}, {}},
       // Blackwell
+      {{.name = "GH200", .fp32_flops = 67 * T, .fp16_tensor_flops = 989.5 * T, .mem_bandwidth = 4000 * G,
+        .source = "NVIDIA GH200 Grace Hopper Superchip datasheet, the 96 GB HBM3 version that nvidia-smi names "
+                  "'GH200 480GB' (GPU: FP32 67 TFLOPS; TF32 989 and BF16/FP16 1,979 TFLOPS with sparsity, dense "
+                  "is one half; 96 GB HBM3 at 4 TB/s; module 450-1,000 W for CPU, GPU and memory together; "
+                  "NVLink-C2C 900 GB/s to the Grace CPU, no PCIe host link (0); GPU NVLink 4, 18 links, 900 "
+                  "GB/s); 132 SMs (GH100 as in H100 SXM5)",
+        .bf16_tensor_flops = 989.5 * T, .tf32_tensor_flops = 494.5 * T, .memory_gib = 96, .sms = 132,
+        .gpu_class = "datacenter", .architecture = "Hopper", .form_factor = "superchip", .power_w = 1000,
+        .power_w_min = 450, .nvlink_gen = 4, .nvlink_links = 18, .nvlink_bandwidth = 450 * G},
+       {"GH200 480GB", "GH200-96GB", "GH200 Grace Hopper"}, {}},
       {{.name = "B200", .fp32_flops = 80 * T, .fp16_tensor_flops = 2250 * T, .mem_bandwidth = 8000 * G,
         .source = "NVIDIA HGX B200 datasheet, per GPU of the 8-GPU board (FP32 80 TFLOPS; TF32 2.2 and "
                   "FP16/BF16 4.5 PFLOPS with sparsity, dense is one half; 1.44 TB HBM3e per board = 180 GB, 8 "
@@ -293,6 +310,33 @@ std::vector<GpuTableRow> MakeTable() {
 
       // ---------------------------------------------------------------- workstation
       // Turing (Quadro: full-rate FP32 accumulate)
+      // Pascal and Volta (Quadro)
+      {{.name = "Quadro-P4000", .fp32_flops = 5.3 * T, .fp16_tensor_flops = 5.3 * T, .mem_bandwidth = 243 * G,
+        .source = "NVIDIA Quadro P4000 datasheet (1,792 CUDA cores, FP32 5.3 TFLOPS, 8 GB GDDR5 at 243 GB/s, "
+                  "105 W, PCIe 3.0 x16); GP104: 14 SMs of 128 at 1480 MHz boost; no fast FP16",
+        .memory_gib = 8, .sms = 14, .gpu_class = "workstation", .architecture = "Pascal", .form_factor = "PCIe",
+        .boost_mhz = 1480, .power_w = 105, .pcie_gen = 3, .pcie_lanes = 16},
+       {"Quadro P4000"}, {}},
+      {{.name = "Quadro-P5000", .fp32_flops = 8.9 * T, .fp16_tensor_flops = 8.9 * T, .mem_bandwidth = 288 * G,
+        .source = "NVIDIA Quadro P5000 datasheet (2,560 CUDA cores, FP32 8.9 TFLOPS, 16 GB GDDR5X at 288 GB/s, "
+                  "180 W, PCIe 3.0 x16); GP104: 20 SMs of 128 at 1733 MHz boost; no fast FP16",
+        .memory_gib = 16, .sms = 20, .gpu_class = "workstation", .architecture = "Pascal", .form_factor = "PCIe",
+        .boost_mhz = 1733, .power_w = 180, .pcie_gen = 3, .pcie_lanes = 16},
+       {"Quadro P5000"}, {}},
+      {{.name = "Quadro-P6000", .fp32_flops = 12.0 * T, .fp16_tensor_flops = 12.0 * T, .mem_bandwidth = 432 * G,
+        .source = "NVIDIA Quadro P6000 datasheet (3,840 CUDA cores, FP32 12 TFLOPS, 24 GB GDDR5X at 432 GB/s, "
+                  "250 W, PCIe 3.0 x16); GP102: 30 SMs of 128 at 1560 MHz boost; no fast FP16",
+        .memory_gib = 24, .sms = 30, .gpu_class = "workstation", .architecture = "Pascal", .form_factor = "PCIe",
+        .boost_mhz = 1560, .power_w = 250, .pcie_gen = 3, .pcie_lanes = 16},
+       {"Quadro P6000"}, {}},
+      {{.name = "Quadro-GV100", .fp32_flops = 14.8 * T, .fp16_tensor_flops = 118.5 * T, .mem_bandwidth = 870 * G,
+        .source = "NVIDIA Quadro GV100 datasheet (5,120 CUDA cores, 640 tensor cores, FP32 14.8 TFLOPS, tensor "
+                  "118.5 TFLOPS, 32 GB HBM2 at 870 GB/s, 250 W, PCIe 3.0 x16, two NVLink bridges 200 GB/s "
+                  "bidirectional = 4 NVLink 2 links); 80 SMs, 1450 MHz = 14.8 / (5,120 x 2)",
+        .memory_gib = 32, .sms = 80, .gpu_class = "workstation", .architecture = "Volta", .form_factor = "PCIe",
+        .boost_mhz = 1450, .power_w = 250, .pcie_gen = 3, .pcie_lanes = 16,
+        .nvlink_gen = 2, .nvlink_links = 4, .nvlink_bandwidth = 100 * G, .nvlink_bridge = true},
+       {"Quadro GV100"}, {}},
       {{.name = "Quadro-RTX4000", .fp32_flops = 7.1 * T, .fp16_tensor_flops = 57 * T, .mem_bandwidth = 416 * G,
         .source = "NVIDIA Quadro RTX 4000 datasheet (2,304 CUDA cores, FP32 7.1 TFLOPS, tensor 57 TFLOPS, 8 GB "
                   "GDDR6 at 416 GB/s, 160 W, PCIe 3.0 x16, no NVLink); 36 SMs at 1545 MHz",
@@ -363,6 +407,15 @@ std::vector<GpuTableRow> MakeTable() {
         .power_w = 230, .pcie_gen = 4, .pcie_lanes = 16,
         .nvlink_gen = 3, .nvlink_bandwidth = 56.25 * G, .nvlink_bridge = true},
        {"RTX A5000", "A5000"}, {}},
+      {{.name = "RTX-A5500", .fp32_flops = 34.1 * T, .fp16_tensor_flops = 136.4 * T, .mem_bandwidth = 768 * G,
+        .source = "NVIDIA RTX A5500 datasheet (10,240 CUDA cores, FP32 34.1 TFLOPS, tensor 272.8 TFLOPS with "
+                  "sparsity = 136.4 dense, 24 GB GDDR6 at 768 GB/s, 230 W, PCIe 4.0 x16, NVLink bridge 112.5 "
+                  "GB/s bidirectional); 80 SMs at 1665 MHz",
+        .bf16_tensor_flops = 136.4 * T, .tf32_tensor_flops = 68.2 * T, .memory_gib = 24, .sms = 80,
+        .gpu_class = "workstation", .architecture = "Ampere", .form_factor = "PCIe", .boost_mhz = 1665,
+        .power_w = 230, .pcie_gen = 4, .pcie_lanes = 16,
+        .nvlink_gen = 3, .nvlink_bandwidth = 56.25 * G, .nvlink_bridge = true},
+       {"RTX A5500", "A5500"}, {}},
       {{.name = "RTX-A6000", .fp32_flops = 38.7 * T, .fp16_tensor_flops = 154.85 * T, .mem_bandwidth = 768 * G,
         .source = "NVIDIA RTX A6000 datasheet (10,752 CUDA cores, FP32 38.7 TFLOPS, tensor 309.7 TFLOPS with "
                   "sparsity = 154.85 dense, 48 GB GDDR6 at 768 GB/s, 300 W, PCIe 4.0 x16, NVLink bridge 112.5 "
@@ -373,6 +426,40 @@ std::vector<GpuTableRow> MakeTable() {
         .nvlink_gen = 3, .nvlink_bandwidth = 56.25 * G, .nvlink_bridge = true},
        {"RTX A6000", "A6000"}, {}},
       // Ada
+      {{.name = "RTX4000-SFF-Ada", .fp32_flops = 19.2 * T, .fp16_tensor_flops = 76.9 * T, .mem_bandwidth = 280 * G,
+        .source = "NVIDIA RTX 4000 SFF Ada Generation datasheet (6,144 CUDA cores, FP32 19.2 TFLOPS, 20 GB GDDR6 "
+                  "at 280 GB/s, 70 W, PCIe 4.0 x16, no NVLink); 48 SMs, 1565 MHz = 19.2 / (6,144 x 2); FP16 "
+                  "tensor with FP32 accumulate 48 x 1,024 x 1.565 GHz = 76.9 (the per-SM rate of the RTX 6000 "
+                  "Ada in the Ada whitepaper appendix)",
+        .bf16_tensor_flops = 76.9 * T, .tf32_tensor_flops = 38.45 * T, .memory_gib = 20, .sms = 48,
+        .gpu_class = "workstation", .architecture = "Ada", .form_factor = "PCIe", .boost_mhz = 1565,
+        .power_w = 70, .pcie_gen = 4, .pcie_lanes = 16},
+       {"RTX 4000 SFF Ada Generation", "RTX 4000 SFF Ada"}, {}},
+      {{.name = "RTX4000-Ada", .fp32_flops = 26.7 * T, .fp16_tensor_flops = 106.9 * T, .mem_bandwidth = 360 * G,
+        .source = "NVIDIA RTX 4000 Ada Generation datasheet (6,144 CUDA cores, FP32 26.7 TFLOPS, 20 GB GDDR6 at "
+                  "360 GB/s, 130 W, PCIe 4.0 x16, no NVLink); 48 SMs, 2175 MHz = 26.7 / (6,144 x 2); FP16 tensor "
+                  "with FP32 accumulate 48 x 1,024 x 2.175 GHz = 106.9 (the per-SM rate of the RTX 6000 Ada in "
+                  "the Ada whitepaper appendix)",
+        .bf16_tensor_flops = 106.9 * T, .tf32_tensor_flops = 53.45 * T, .memory_gib = 20, .sms = 48,
+        .gpu_class = "workstation", .architecture = "Ada", .form_factor = "PCIe", .boost_mhz = 2175,
+        .power_w = 130, .pcie_gen = 4, .pcie_lanes = 16},
+       {"RTX 4000 Ada Generation", "RTX 4000 Ada"}, {}},
+      {{.name = "RTX4500-Ada", .fp32_flops = 39.6 * T, .fp16_tensor_flops = 158.5 * T, .mem_bandwidth = 432 * G,
+        .source = "NVIDIA RTX 4500 Ada Generation datasheet (7,680 CUDA cores, FP32 39.6 TFLOPS, 24 GB GDDR6 at "
+                  "432 GB/s, 210 W, PCIe 4.0 x16, no NVLink); 60 SMs, 2580 MHz = 39.6 / (7,680 x 2); FP16 tensor "
+                  "with FP32 accumulate 60 x 1,024 x 2.58 GHz = 158.5 (the per-SM rate of the RTX 6000 Ada)",
+        .bf16_tensor_flops = 158.5 * T, .tf32_tensor_flops = 79.25 * T, .memory_gib = 24, .sms = 60,
+        .gpu_class = "workstation", .architecture = "Ada", .form_factor = "PCIe", .boost_mhz = 2580,
+        .power_w = 210, .pcie_gen = 4, .pcie_lanes = 16},
+       {"RTX 4500 Ada Generation", "RTX 4500 Ada"}, {}},
+      {{.name = "RTX5000-Ada", .fp32_flops = 65.3 * T, .fp16_tensor_flops = 261.1 * T, .mem_bandwidth = 576 * G,
+        .source = "NVIDIA RTX 5000 Ada Generation datasheet (12,800 CUDA cores, FP32 65.3 TFLOPS, 32 GB GDDR6 at "
+                  "576 GB/s, 250 W, PCIe 4.0 x16, no NVLink); 100 SMs, 2550 MHz = 65.3 / (12,800 x 2); FP16 "
+                  "tensor with FP32 accumulate 100 x 1,024 x 2.55 GHz = 261.1 (the per-SM rate of the RTX 6000 Ada)",
+        .bf16_tensor_flops = 261.1 * T, .tf32_tensor_flops = 130.55 * T, .memory_gib = 32, .sms = 100,
+        .gpu_class = "workstation", .architecture = "Ada", .form_factor = "PCIe", .boost_mhz = 2550,
+        .power_w = 250, .pcie_gen = 4, .pcie_lanes = 16},
+       {"RTX 5000 Ada Generation", "RTX 5000 Ada"}, {}},
       {{.name = "RTX6000-Ada", .fp32_flops = 91.1 * T, .fp16_tensor_flops = 364.2 * T, .mem_bandwidth = 960 * G,
         .source = "NVIDIA RTX 6000 Ada Generation datasheet (18,176 CUDA cores, FP32 91.1 TFLOPS, 48 GB GDDR6 at "
                   "960 GB/s, 300 W, PCIe 4.0 x16, no NVLink); FP16 tensor with FP32 accumulate 364.2 dense "
@@ -384,6 +471,18 @@ std::vector<GpuTableRow> MakeTable() {
 
       // ---------------------------------------------------------------- desktop (GeForce, TITAN)
       // Pascal (no fast FP16: the "fp16" rate is the FP32 rate, see top)
+      {{.name = "GTX1060", .fp32_flops = 4.37 * T, .fp16_tensor_flops = 4.37 * T, .mem_bandwidth = 192 * G,
+        .source = "NVIDIA GeForce GTX 1060 6GB specifications (GP106: 1,280 CUDA cores = 10 SMs, 1708 MHz boost = "
+                  "4.37 TFLOPS, 6 GB GDDR5 at 8 Gbps x 192 bit = 192 GB/s, 120 W, PCIe 3.0 x16); no fast FP16",
+        .memory_gib = 6, .sms = 10, .gpu_class = "desktop", .architecture = "Pascal", .form_factor = "PCIe",
+        .boost_mhz = 1708, .power_w = 120, .pcie_gen = 3, .pcie_lanes = 16},
+       {"GTX 1060", "GTX 1060 6GB"}, {}},
+      {{.name = "GTX1070", .fp32_flops = 6.46 * T, .fp16_tensor_flops = 6.46 * T, .mem_bandwidth = 256 * G,
+        .source = "NVIDIA GeForce GTX 1070 specifications (GP104: 1,920 CUDA cores = 15 SMs, 1683 MHz boost = "
+                  "6.46 TFLOPS, 8 GB GDDR5 at 8 Gbps x 256 bit = 256 GB/s, 150 W, PCIe 3.0 x16); no fast FP16",
+        .memory_gib = 8, .sms = 15, .gpu_class = "desktop", .architecture = "Pascal", .form_factor = "PCIe",
+        .boost_mhz = 1683, .power_w = 150, .pcie_gen = 3, .pcie_lanes = 16},
+       {"GTX 1070"}, {}},
       {{.name = "GTX1080", .fp32_flops = 8.87 * T, .fp16_tensor_flops = 8.87 * T, .mem_bandwidth = 320 * G,
         .source = "NVIDIA GeForce GTX 1080 whitepaper (GP104: 2,560 CUDA cores = 20 SMs, 1733 MHz boost, 8.87 "
                   "TFLOPS, 8 GB GDDR5X at 10 Gbps x 256 bit = 320 GB/s, 180 W, PCIe 3.0 x16)",
@@ -479,6 +578,14 @@ std::vector<GpuTableRow> MakeTable() {
         .nvlink_gen = 2, .nvlink_links = 2, .nvlink_bandwidth = 50 * G, .nvlink_bridge = true},
        {"RTX 2080 Ti"}, {}},
       // Ampere (GeForce: FP32 accumulate at half rate, 512 FLOP/clock/SM; TF32 half of that)
+      {{.name = "RTX3050", .fp32_flops = 9.10 * T, .fp16_tensor_flops = 18.2 * T, .mem_bandwidth = 224 * G,
+        .source = "NVIDIA GeForce RTX 3050 specifications, 8 GB (2,560 CUDA cores = 20 SMs, 1777 MHz boost, 8 GB "
+                  "GDDR6 x 128 bit, 130 W, PCIe 4.0 x8); 14 Gbps = 224 GB/s; FP32 2,560 x 2 x 1.777 GHz = 9.10, "
+                  "tensor 20 x 512 x 1.777 GHz = 18.2 (FP32 accumulate)",
+        .bf16_tensor_flops = 18.2 * T, .tf32_tensor_flops = 9.10 * T, .memory_gib = 8, .sms = 20,
+        .gpu_class = "desktop", .architecture = "Ampere", .form_factor = "PCIe", .boost_mhz = 1777,
+        .power_w = 130, .pcie_gen = 4, .pcie_lanes = 8},
+       {"RTX 3050"}, {}},
       {{.name = "RTX3060", .fp32_flops = 12.74 * T, .fp16_tensor_flops = 25.5 * T, .mem_bandwidth = 360 * G,
         .source = "NVIDIA GeForce RTX 3060 specifications (3,584 CUDA cores = 28 SMs, 1777 MHz boost = 12.74 "
                   "TFLOPS; 12 GB GDDR6 at 15 Gbps x 192 bit = 360 GB/s; 170 W; PCIe 4.0 x16); tensor 28 x 512 x "
@@ -636,6 +743,23 @@ std::vector<GpuTableRow> MakeTable() {
         .power_w = 450, .pcie_gen = 4, .pcie_lanes = 16},
        {"RTX 4090"}, {}},
 
+      // Blackwell (GeForce RTX 50). NVIDIA RTX Blackwell GPU Architecture whitepaper, appendix.
+      {{.name = "RTX5080", .fp32_flops = 56.3 * T, .fp16_tensor_flops = 112.6 * T, .mem_bandwidth = 960 * G,
+        .source = "NVIDIA RTX Blackwell GPU Architecture whitepaper, appendix (GeForce RTX 5080: 10,752 CUDA "
+                  "cores = 84 SMs, 2617 MHz boost, 56.3 TFLOPS; FP16 tensor with FP32 accumulate 84 x 512 x "
+                  "2.617 GHz = 112.6 dense; 16 GB GDDR7 at 30 Gbps x 256 bit = 960 GB/s; 360 W; PCIe 5.0 x16)",
+        .bf16_tensor_flops = 112.6 * T, .tf32_tensor_flops = 56.3 * T, .memory_gib = 16, .sms = 84,
+        .gpu_class = "desktop", .architecture = "Blackwell", .form_factor = "PCIe", .boost_mhz = 2617,
+        .power_w = 360, .pcie_gen = 5, .pcie_lanes = 16},
+       {"RTX 5080"}, {}},
+      {{.name = "RTX5090", .fp32_flops = 104.8 * T, .fp16_tensor_flops = 209.5 * T, .mem_bandwidth = 1792 * G,
+        .source = "NVIDIA RTX Blackwell GPU Architecture whitepaper, appendix (GeForce RTX 5090: 21,760 CUDA "
+                  "cores = 170 SMs, 2407 MHz boost, 104.8 TFLOPS; FP16 tensor with FP32 accumulate 209.5 dense "
+                  "(419 with FP16 accumulate); 32 GB GDDR7 at 28 Gbps x 512 bit = 1,792 GB/s; 575 W; PCIe 5.0 x16)",
+        .bf16_tensor_flops = 209.5 * T, .tf32_tensor_flops = 104.8 * T, .memory_gib = 32, .sms = 170,
+        .gpu_class = "desktop", .architecture = "Blackwell", .form_factor = "PCIe", .boost_mhz = 2407,
+        .power_w = 575, .pcie_gen = 5, .pcie_lanes = 16},
+       {"RTX 5090"}, {}},
       // ---------------------------------------------------------------- laptop
       // Turing. NVIDIA's GeForce RTX 20 laptop specifications (January 2019) give cores, clock and
       // TGP ranges; memory speeds of the Max-Q parts are from the TechPowerUp GPU database (NVIDIA
@@ -648,6 +772,13 @@ std::vector<GpuTableRow> MakeTable() {
         .memory_gib = 6, .sms = 30, .gpu_class = "laptop", .architecture = "Turing", .form_factor = "laptop",
         .boost_mhz = 1200, .power_w = 90, .power_w_min = 80, .pcie_gen = 3, .pcie_lanes = 16},
        {"RTX 2060 Laptop", "RTX 2060 Mobile"}, {}},
+      {{.name = "RTX2060-MaxQ", .fp32_flops = 4.55 * T, .fp16_tensor_flops = 18.2 * T, .mem_bandwidth = 264 * G,
+        .source = "NVIDIA GeForce RTX 20 Series laptop specifications (RTX 2060 Max-Q: 1,920 CUDA cores = 30 "
+                  "SMs, boost 1185 MHz, 65 W); 6 GB GDDR6 at 11 Gbps x 192 bit = 264 GB/s: TechPowerUp GPU "
+                  "database; FP32 1,920 x 2 x 1.185 GHz = 4.55, tensor 30 x 512 x 1.185 GHz = 18.2",
+        .memory_gib = 6, .sms = 30, .gpu_class = "laptop", .architecture = "Turing", .form_factor = "laptop",
+        .boost_mhz = 1185, .power_w = 65, .pcie_gen = 3, .pcie_lanes = 16},
+       {"RTX 2060 with Max-Q Design", "RTX 2060 Max-Q"}, {}},
       {{.name = "RTX2070-Laptop", .fp32_flops = 6.64 * T, .fp16_tensor_flops = 26.5 * T, .mem_bandwidth = 448 * G,
         .source = "NVIDIA GeForce RTX 20 Series laptop specifications (RTX 2070: 2,304 CUDA cores = 36 SMs, "
                   "boost 1440 MHz, 115 W, 8 GB GDDR6 at 14 Gbps x 256 bit = 448 GB/s); FP32 2,304 x 2 x 1.44 GHz "
@@ -677,6 +808,37 @@ std::vector<GpuTableRow> MakeTable() {
         .boost_mhz = 1230, .boost_mhz_min = 1095, .power_w = 90, .power_w_min = 80, .pcie_gen = 3,
         .pcie_lanes = 16},
        {"RTX 2080 with Max-Q Design", "RTX 2080 Max-Q"}, {}},
+      // Turing SUPER laptop parts: NVIDIA's GeForce RTX 20 SUPER laptop specifications (April 2020) give
+      // cores and boost-clock and TGP ranges; memory speeds: TechPowerUp GPU database. nvidia-smi names
+      // the Max-P part like the desktop card ("GeForce RTX 2080 Super"): give RTX2080-SUPER-Laptop.
+      {{.name = "RTX2070-SUPER-Laptop", .fp32_flops = 7.07 * T, .fp16_tensor_flops = 28.3 * T, .mem_bandwidth = 448 * G,
+        .source = "NVIDIA GeForce RTX 20 SUPER laptop specifications (RTX 2070 SUPER: 2,560 CUDA cores = 40 SMs, "
+                  "boost 1140-1380 MHz, 115 W); 8 GB GDDR6 at 14 Gbps x 256 bit = 448 GB/s: TechPowerUp GPU "
+                  "database; FP32 2,560 x 2 x 1.38 GHz = 7.07, tensor 40 x 512 x 1.38 GHz = 28.3",
+        .memory_gib = 8, .sms = 40, .gpu_class = "laptop", .architecture = "Turing", .form_factor = "laptop",
+        .boost_mhz = 1380, .boost_mhz_min = 1140, .power_w = 115, .pcie_gen = 3, .pcie_lanes = 16},
+       {"RTX 2070 SUPER Laptop", "RTX 2070 SUPER Mobile"}, {}},
+      {{.name = "RTX2070-SUPER-MaxQ", .fp32_flops = 5.91 * T, .fp16_tensor_flops = 23.7 * T, .mem_bandwidth = 352 * G,
+        .source = "NVIDIA GeForce RTX 20 SUPER laptop specifications (RTX 2070 SUPER Max-Q: 2,560 CUDA cores = 40 "
+                  "SMs, boost 930-1155 MHz, 80 W); 8 GB GDDR6 at 11 Gbps x 256 bit = 352 GB/s: TechPowerUp GPU "
+                  "database; FP32 2,560 x 2 x 1.155 GHz = 5.91, tensor 40 x 512 x 1.155 GHz = 23.7",
+        .memory_gib = 8, .sms = 40, .gpu_class = "laptop", .architecture = "Turing", .form_factor = "laptop",
+        .boost_mhz = 1155, .boost_mhz_min = 930, .power_w = 80, .pcie_gen = 3, .pcie_lanes = 16},
+       {"RTX 2070 SUPER with Max-Q Design", "RTX 2070 SUPER Max-Q"}, {}},
+      {{.name = "RTX2080-SUPER-Laptop", .fp32_flops = 9.58 * T, .fp16_tensor_flops = 38.3 * T, .mem_bandwidth = 448 * G,
+        .source = "NVIDIA GeForce RTX 20 SUPER laptop specifications (RTX 2080 SUPER: 3,072 CUDA cores = 48 SMs, "
+                  "boost 1365-1560 MHz, 150 W and up); 8 GB GDDR6 at 14 Gbps x 256 bit = 448 GB/s: TechPowerUp "
+                  "GPU database; FP32 3,072 x 2 x 1.56 GHz = 9.58, tensor 48 x 512 x 1.56 GHz = 38.3",
+        .memory_gib = 8, .sms = 48, .gpu_class = "laptop", .architecture = "Turing", .form_factor = "laptop",
+        .boost_mhz = 1560, .boost_mhz_min = 1365, .power_w = 150, .pcie_gen = 3, .pcie_lanes = 16},
+       {"RTX 2080 SUPER Laptop", "RTX 2080 SUPER Mobile"}, {}},
+      {{.name = "RTX2080-SUPER-MaxQ", .fp32_flops = 7.56 * T, .fp16_tensor_flops = 30.2 * T, .mem_bandwidth = 352 * G,
+        .source = "NVIDIA GeForce RTX 20 SUPER laptop specifications (RTX 2080 SUPER Max-Q: 3,072 CUDA cores = 48 "
+                  "SMs, boost 975-1230 MHz, 80 W); 8 GB GDDR6 at 11 Gbps x 256 bit = 352 GB/s: TechPowerUp GPU "
+                  "database; FP32 3,072 x 2 x 1.23 GHz = 7.56, tensor 48 x 512 x 1.23 GHz = 30.2",
+        .memory_gib = 8, .sms = 48, .gpu_class = "laptop", .architecture = "Turing", .form_factor = "laptop",
+        .boost_mhz = 1230, .boost_mhz_min = 975, .power_w = 80, .pcie_gen = 3, .pcie_lanes = 16},
+       {"RTX 2080 SUPER with Max-Q Design", "RTX 2080 SUPER Max-Q"}, {}},
       // Ampere. NVIDIA's GeForce RTX 30 Series laptop specifications give cores, boost-clock and TGP
       // ranges, memory size and bus; the memory data rates are the TechPowerUp GPU database's.
       {{.name = "RTX3060-Laptop", .fp32_flops = 13.08 * T, .fp16_tensor_flops = 26.2 * T, .mem_bandwidth = 336 * G,
@@ -695,6 +857,14 @@ std::vector<GpuTableRow> MakeTable() {
         .gpu_class = "laptop", .architecture = "Ampere", .form_factor = "laptop", .boost_mhz = 1620,
         .boost_mhz_min = 1290, .power_w = 125, .power_w_min = 80, .pcie_gen = 4, .pcie_lanes = 16},
        {"RTX 3070 Laptop GPU", "RTX 3070 Mobile"}, {}},
+      {{.name = "RTX3070Ti-Laptop", .fp32_flops = 17.49 * T, .fp16_tensor_flops = 35.0 * T, .mem_bandwidth = 448 * G,
+        .source = "NVIDIA GeForce RTX 30 Series laptop specifications (RTX 3070 Ti Laptop GPU: 5,888 CUDA cores "
+                  "= 46 SMs, boost 1035-1485 MHz, 80-125 W, 8 GB GDDR6 x 256 bit); 14 Gbps = 448 GB/s: "
+                  "TechPowerUp GPU database; FP32 5,888 x 2 x 1.485 GHz = 17.49, tensor 46 x 512 x 1.485 GHz = 35.0",
+        .bf16_tensor_flops = 35.0 * T, .tf32_tensor_flops = 17.49 * T, .memory_gib = 8, .sms = 46,
+        .gpu_class = "laptop", .architecture = "Ampere", .form_factor = "laptop", .boost_mhz = 1485,
+        .boost_mhz_min = 1035, .power_w = 125, .power_w_min = 80, .pcie_gen = 4, .pcie_lanes = 16},
+       {"RTX 3070 Ti Laptop GPU", "RTX 3070 Ti Mobile"}, {}},
       {{.name = "RTX3080-Laptop", .fp32_flops = 21.01 * T, .fp16_tensor_flops = 42.0 * T, .mem_bandwidth = 448 * G,
         .source = "NVIDIA GeForce RTX 30 Series laptop specifications (RTX 3080 Laptop GPU: 6,144 CUDA cores = "
                   "48 SMs, boost 1245-1710 MHz, 80-150+ W, 8 or 16 GB GDDR6 x 256 bit); 14 Gbps = 448 GB/s: "
@@ -713,6 +883,14 @@ std::vector<GpuTableRow> MakeTable() {
        {"RTX 3080 Ti Laptop GPU", "RTX 3080 Ti Mobile"}, {}},
       // Ada. NVIDIA's GeForce RTX 40 Series laptop specifications (cores, boost-clock and TGP
       // ranges, memory size and bus); memory data rates: TechPowerUp GPU database.
+      {{.name = "RTX4050-Laptop", .fp32_flops = 12.13 * T, .fp16_tensor_flops = 24.3 * T, .mem_bandwidth = 192 * G,
+        .source = "NVIDIA GeForce RTX 40 Series laptop specifications (RTX 4050 Laptop GPU: 2,560 CUDA cores = "
+                  "20 SMs, boost 1605-2370 MHz, 35-115 W, 6 GB GDDR6 x 96 bit); 16 Gbps = 192 GB/s: TechPowerUp "
+                  "GPU database; FP32 2,560 x 2 x 2.37 GHz = 12.13, tensor 20 x 512 x 2.37 GHz = 24.3; PCIe 4.0 x8",
+        .bf16_tensor_flops = 24.3 * T, .tf32_tensor_flops = 12.13 * T, .memory_gib = 6, .sms = 20,
+        .gpu_class = "laptop", .architecture = "Ada", .form_factor = "laptop", .boost_mhz = 2370,
+        .boost_mhz_min = 1605, .power_w = 115, .power_w_min = 35, .pcie_gen = 4, .pcie_lanes = 8},
+       {"RTX 4050 Laptop GPU", "RTX 4050 Mobile"}, {}},
       {{.name = "RTX4060-Laptop", .fp32_flops = 14.56 * T, .fp16_tensor_flops = 29.1 * T, .mem_bandwidth = 256 * G,
         .source = "NVIDIA GeForce RTX 40 Series laptop specifications (RTX 4060 Laptop GPU: 3,072 CUDA cores = "
                   "24 SMs, boost 1470-2370 MHz, 35-115 W, 8 GB GDDR6 x 128 bit); 16 Gbps = 256 GB/s: TechPowerUp "

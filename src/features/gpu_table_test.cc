@@ -30,7 +30,8 @@ double Fp32PerSmClock(const GpuSpec& s) {
   if (s.architecture == "Volta" || s.architecture == "Turing") return 64 * 2;
   if (s.architecture == "Pascal" || s.architecture == "Ampere") return IsHpcDie(s) ? 64 * 2 : 128 * 2;
   if (s.architecture == "Ada") return 128 * 2;
-  return 0;  // Hopper, Blackwell: no single clock stated (rows leave boost_mhz 0)
+  if (s.architecture == "Blackwell" && s.gpu_class == "desktop") return 128 * 2;  // GeForce RTX 50
+  return 0;  // Hopper, Blackwell data centre: no single clock stated (rows leave boost_mhz 0)
 }
 
 // FP16 (tensor where there are tensor cores) FLOP per clock per SM, dense, FP32 accumulate.
@@ -41,6 +42,7 @@ double Fp16PerSmClock(const GpuSpec& s) {
   if (s.architecture == "Turing") full = 8 * 64 * 2;
   if (s.architecture == "Ampere") full = IsHpcDie(s) ? 4 * 256 * 2 : 4 * 128 * 2;
   if (s.architecture == "Ada") full = 4 * 128 * 2;
+  if (s.architecture == "Blackwell" && s.gpu_class == "desktop") full = 4 * 128 * 2;  // as Ada, per SM
   return HalfRateFp32Accumulate(s) ? full / 2 : full;
 }
 
@@ -68,7 +70,7 @@ TEST(GpuTable, PeaksFollowFromSmsAndClock) {
 TEST(GpuTable, RowsArePhysical) {
   const std::set<std::string> classes = {"datacenter", "workstation", "desktop", "laptop"};
   const std::set<std::string> archs = {"Pascal", "Volta", "Turing", "Ampere", "Ada", "Hopper", "Blackwell"};
-  const std::set<std::string> forms = {"SXM2", "SXM4", "SXM5", "SXM6", "PCIe", "laptop"};
+  const std::set<std::string> forms = {"SXM2", "SXM4", "SXM5", "SXM6", "PCIe", "laptop", "superchip"};
   for (const GpuTableRow& r : GpuTable()) {
     const GpuSpec& s = r.spec;
     SCOPED_TRACE(s.name);
@@ -104,7 +106,11 @@ TEST(GpuTable, RowsArePhysical) {
       EXPECT_EQ(s.form_factor, "laptop");
       EXPECT_EQ(s.nvlink_gen, 0);
     }
-    if (s.form_factor != "SXM6") {  // B200: host link not stated by its datasheet
+    if (s.form_factor == "superchip") {  // GH200: the GPU meets its CPU over NVLink-C2C, not PCIe
+      EXPECT_EQ(s.pcie_gen, 0);
+      EXPECT_GT(s.nvlink_gen, 0);
+      EXPECT_FALSE(s.nvlink_bridge);
+    } else if (s.form_factor != "SXM6") {  // B200: host link not stated by its datasheet
       EXPECT_GE(s.pcie_gen, 3);
       EXPECT_TRUE(s.pcie_lanes == 8 || s.pcie_lanes == 16);
     }
@@ -123,10 +129,16 @@ TEST(GpuTable, LaptopPartsAreNotTheirDesktopNamesakes) {
     const GpuSpec& s = r.spec;
     if (s.gpu_class != "laptop") continue;
     ++laptops;
-    std::string desktop = s.name.substr(0, s.name.find('-'));  // "RTX3080-Laptop" -> "RTX3080"
+    // "RTX3080-Laptop" -> "RTX3080", "RTX2080-SUPER-MaxQ" -> "RTX2080-SUPER".
+    std::string desktop = s.name.substr(0, s.name.rfind('-'));
     const GpuSpec* d = nullptr;
     for (const GpuTableRow& o : GpuTable())
       if (o.spec.name == desktop) d = &o.spec;
+    // Laptop-only parts have no desktop card of that name.
+    if (desktop == "RTX4050") {
+      EXPECT_EQ(d, nullptr);
+      continue;
+    }
     ASSERT_NE(d, nullptr) << s.name;
     EXPECT_NE(s.fp32_flops, d->fp32_flops) << s.name;
     EXPECT_LE(s.power_w, d->power_w) << s.name;
@@ -144,10 +156,10 @@ TEST(GpuTable, EveryGpuOfTheIssueIsThere) {
         "V100S-PCIE-32GB", "T4", "A2", "A10", "A16", "A30", "A40", "A100-40GB", "A100-80GB", "A100-PCIE-40GB",
         "A100-PCIE-80GB", "L4", "L40", "L40S", "H100", "H100-PCIE", "H100-NVL", "H200", "B200",
         "Quadro-RTX4000", "Quadro-RTX5000", "Quadro-RTX6000", "Quadro-RTX8000", "RTX-A2000", "RTX-A4000",
-        "RTX-A4500", "RTX-A5000", "RTX-A6000", "RTX6000-Ada", "GTX1080", "GTX1080Ti", "TITAN-Xp", "TITAN-V",
+        "RTX-A4500", "RTX-A5000", "RTX-A5500", "RTX-A6000", "RTX4000-Ada", "RTX4500-Ada", "RTX5000-Ada", "RTX6000-Ada", "GTX1080", "GTX1080Ti", "TITAN-Xp", "TITAN-V",
         "TITAN-RTX", "RTX2060", "RTX2070", "RTX2080", "RTX2080Ti", "RTX3060", "RTX3060Ti", "RTX3070",
         "RTX3080", "RTX3080Ti", "RTX3090", "RTX3090Ti", "RTX4060", "RTX4060Ti", "RTX4070", "RTX4070Ti",
-        "RTX4080", "RTX4090", "RTX3080-Laptop", "RTX2080-MaxQ", "RTX4090-Laptop"})
+        "RTX4080", "RTX4090", "RTX3080-Laptop", "RTX2080-MaxQ", "RTX2080-SUPER-MaxQ", "RTX4090-Laptop"})
     EXPECT_TRUE(names.count(want)) << want;
 }
 

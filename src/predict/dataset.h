@@ -113,6 +113,11 @@ struct Dataset {
   // model learns from; rows[i].gmem is its label (NaN: no memory column).
   std::vector<MemoryEstimate> mem;
 
+  // The GPU / MIG profile row i's features were computed for; "" where the
+  // dataset carries none for that row (hand-built datasets, older callers).
+  std::string RowGpu(size_t i) const { return i < row_gpu.size() ? row_gpu[i] : std::string(); }
+  std::string RowMig(size_t i) const { return i < row_mig.size() ? row_mig[i] : std::string(); }
+
   std::vector<double> Labels() const;  // gpu_util of each row
   std::vector<double> MemoryLabels() const;  // gmem of each row, MiB (NaN: none)
 };

@@ -55,6 +55,20 @@ TEST(DatasetTest, LabelColumnIsNeverRead) {
   EXPECT_TRUE(rows.ok()) << rows.message();
 }
 
+// A row without a GPU / MIG entry (a hand-built dataset) reads as "", never past the vector.
+TEST(DatasetTest, RowGpuAndMigOfRowsWithoutThem) {
+  Dataset d;
+  d.rows.resize(3);
+  d.row_gpu = {"A100-80GB", "RTX3090"};
+  d.row_mig = {"1g.10gb"};
+  EXPECT_EQ(d.RowGpu(0), "A100-80GB");
+  EXPECT_EQ(d.RowGpu(1), "RTX3090");
+  EXPECT_EQ(d.RowGpu(2), "");
+  EXPECT_EQ(d.RowMig(0), "1g.10gb");
+  EXPECT_EQ(d.RowMig(1), "");
+  EXPECT_EQ(d.RowMig(2), "");
+}
+
 TEST(DatasetTest, Fnv1aReferenceVectors) {
   // Published FNV-1a 64 test vectors (isthe.com/chongo/tech/comp/fnv).
   EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);

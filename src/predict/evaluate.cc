@@ -151,7 +151,7 @@ Result<std::vector<Fold>> MakeFolds(const Split& split, const Dataset& data, uin
     case Split::kGpu: {
       Fold f;
       for (size_t i = 0; i < n; ++i)
-        (i < data.row_gpu.size() && data.row_gpu[i] == split.gpu ? f.test : f.train).push_back(i);
+        (data.RowGpu(i) == split.gpu ? f.test : f.train).push_back(i);
       if (f.test.empty()) return Status::Error("split " + split.ToString() + ": no row measured on " + split.gpu);
       RETURN_IF_ERROR(check(std::move(f)));
       return folds;
@@ -159,15 +159,14 @@ Result<std::vector<Fold>> MakeFolds(const Split& split, const Dataset& data, uin
     case Split::kConfig: {
       std::vector<std::string> configs;
       for (size_t i = 0; i < n; ++i)
-        if (i < data.row_gpu.size() && data.row_gpu[i] == split.gpu &&
-            std::find(configs.begin(), configs.end(), data.row_mig[i]) == configs.end())
-          configs.push_back(data.row_mig[i]);
+        if (data.RowGpu(i) == split.gpu &&
+            std::find(configs.begin(), configs.end(), data.RowMig(i)) == configs.end())
+          configs.push_back(data.RowMig(i));
       if (configs.empty()) return Status::Error("split " + split.ToString() + ": no row measured on " + split.gpu);
       for (const std::string& c : configs) {
         Fold f;
         for (size_t i = 0; i < n; ++i)
-          (i < data.row_gpu.size() && data.row_gpu[i] == split.gpu && data.row_mig[i] == c ? f.test : f.train)
-              .push_back(i);
+          (data.RowGpu(i) == split.gpu && data.RowMig(i) == c ? f.test : f.train).push_back(i);
         RETURN_IF_ERROR(check(std::move(f)));
       }
       return folds;
@@ -223,8 +222,8 @@ void Append(const Dataset& data, const Fold& f, const std::vector<UtilPrediction
     rp.high = p[j].high;
     if (j < tradeoff.size()) rp.tradeoff = std::move(tradeoff[j]);
     rp.row = i;
-    rp.gpu = i < data.row_gpu.size() ? data.row_gpu[i] : "";
-    rp.mig_profile = i < data.row_mig.size() ? data.row_mig[i] : "";
+    rp.gpu = data.RowGpu(i);
+    rp.mig_profile = data.RowMig(i);
     out->push_back(std::move(rp));
   }
 }
@@ -463,7 +462,7 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
     std::vector<std::string> w, c, r;
     for (size_t i : rows) {
       w.push_back(data.rows[i].Key());
-      c.push_back(i < data.row_gpu.size() ? data.row_gpu[i] + "/" + data.row_mig[i] : std::string());
+      c.push_back(data.RowGpu(i) + "/" + data.RowMig(i));
       r.push_back(std::to_string(i));
     }
     auto distinct = [](std::vector<std::string> v) {

@@ -435,8 +435,8 @@ Result<std::vector<LowoRowPrediction>> Predictor::LowoRows(const Dataset& data, 
     o.dataset = r.dataset;
     o.batch = r.batch;
     o.amp = r.amp;
-    o.gpu = i < data.row_gpu.size() ? data.row_gpu[i] : "";
-    o.mig_profile = i < data.row_mig.size() ? data.row_mig[i] : "";
+    o.gpu = data.RowGpu(i);
+    o.mig_profile = data.RowMig(i);
     o.predicted = pred.at(i);
   }
   if (data.mem.size() != data.rows.size()) return out;
@@ -484,8 +484,8 @@ Status Predictor::StoredLowoApplies(const Dataset& data) const {
   for (size_t r = 0; r < data.rows.size(); ++r) {
     const LowoRowPrediction& s = i.lowo_predictions[r];
     const Measurement& m = data.rows[r];
-    const std::string gpu = r < data.row_gpu.size() ? data.row_gpu[r] : "";
-    const std::string mig = r < data.row_mig.size() ? data.row_mig[r] : "";
+    const std::string gpu = data.RowGpu(r);
+    const std::string mig = data.RowMig(r);
     if (s.model != m.model || s.dataset != m.dataset || s.batch != m.batch || s.amp != m.amp || s.gpu != gpu ||
         s.mig_profile != mig)
       return Status::Error("its training row " + std::to_string(r + 1) + " is " +
