@@ -135,6 +135,11 @@ Result<OpCost> RoiAlignRule(const OpArgs& a);
 Result<OpCost> TopKRule(const OpArgs& a);
 Result<OpCost> NonZeroRule(const OpArgs& a);
 Result<OpCost> NonMaxSuppressionRule(const OpArgs& a);
+// rules_attention.cc
+Result<OpCost> GeluRule(const OpArgs& a);  // approximate "none" or "tanh"
+Result<OpCost> AttentionRule(const OpArgs& a);
+Result<OpCost> RotaryEmbeddingRule(const OpArgs& a);
+Result<OpCost> AffineGridRule(const OpArgs& a);
 // rules_free.cc
 RuleFn Free(bool view);
 Result<OpCost> GatherRule(const OpArgs& a);
