@@ -1,6 +1,7 @@
 #include "graph/opset_gaps.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "util/checked.h"
@@ -342,6 +343,115 @@ Result<Outs> AvgPoolDilated(const Node& n, int64_t, const std::vector<GapInput>&
   return o;
 }
 
+// Split-18 with num_outputs (no split input): chunks of ⌈d / n⌉ along axis,
+// the last smaller when d does not divide (the opset-13 rule libonnx runs
+// wants an even split). Every chunk must be non-empty.
+Result<Outs> SplitNumOutputs(const Node& n, int64_t, const std::vector<GapInput>& in) {
+  Outs o = Unknown(n, in);
+  const int64_t parts = n.AttrInt("num_outputs").value_or(0);
+  if (parts < 1 || parts != static_cast<int64_t>(n.outputs.size())) {
+    return Error("num_outputs is " + std::to_string(parts) + " for " + std::to_string(n.outputs.size()) + " outputs");
+  }
+  if (!In(in, 0) || !in[0].dims) return o;
+  const Dims& x = *in[0].dims;
+  const int64_t r = static_cast<int64_t>(x.size());
+  int64_t axis = n.AttrInt("axis").value_or(0);
+  if (axis < -r || axis >= r) return Error("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  if (axis < 0) axis += r;
+  const int64_t d = x[axis], chunk = (d + parts - 1) / parts;
+  if ((parts - 1) * chunk >= d) {
+    return Error("dim " + std::to_string(d) + " cannot be split into " + std::to_string(parts) + " non-empty chunks of " +
+                 std::to_string(chunk));
+  }
+  for (int64_t i = 0; i < parts; ++i) {
+    Dims y = x;
+    y[axis] = i + 1 < parts ? chunk : d - (parts - 1) * chunk;
+    o[i].dims = y;
+  }
+  return o;
+}
+
+// Resize-18/19 with `axes` or keep_aspect_ratio_policy "not_larger"/
+// "not_smaller" (the opset-13 rule libonnx runs knows neither), from constant
+// sizes: stretch sets each listed axis to its size; the policies take one
+// scale, the min (not_larger) or max (not_smaller) of size/in over the axes,
+// and set each axis to round_half_up(scale·in). Float scales with axes are
+// not read here: the output stays unknown, with this reason.
+Result<Outs> ResizeAxes(const Node& n, int64_t, const std::vector<GapInput>& in) {
+  Outs o = Unknown(n, in);
+  if (!In(in, 0) || !in[0].dims) return o;
+  const Dims& x = *in[0].dims;
+  const int64_t r = static_cast<int64_t>(x.size());
+  if (!In(in, 3)) {
+    if (In(in, 2)) return Error("scales with axes or a keep_aspect_ratio_policy are not read by gpucast's shape rule; give sizes");
+    return Error("neither scales nor sizes given");
+  }
+  if (!in[3].value) return o;
+  const std::vector<int64_t>& sizes = *in[3].value;
+  Dims axes = n.AttrInts("axes");
+  if (axes.empty()) for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  if (sizes.size() != axes.size()) {
+    return Error("sizes has " + std::to_string(sizes.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  }
+  for (int64_t& a : axes) {
+    if (a < -r || a >= r) return Error("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(r));
+    if (a < 0) a += r;
+  }
+  for (int64_t v : sizes)
+    if (v < 1 || v > (int64_t{1} << 40)) return Error("size " + std::to_string(v) + " is not in [1, 2^40]");
+  const std::string policy = n.AttrString("keep_aspect_ratio_policy").value_or("stretch");
+  Dims out = x;
+  if (policy == "stretch") {
+    for (size_t i = 0; i < axes.size(); ++i) out[axes[i]] = sizes[i];
+  } else if (policy == "not_larger" || policy == "not_smaller") {
+    double scale = 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (x[axes[i]] == 0) return Error("input dim " + std::to_string(axes[i]) + " is 0");
+      const double si = static_cast<double>(sizes[i]) / static_cast<double>(x[axes[i]]);
+      scale = i == 0 ? si : policy == "not_larger" ? std::min(scale, si) : std::max(scale, si);
+    }
+    for (int64_t a : axes) out[a] = static_cast<int64_t>(std::floor(scale * static_cast<double>(x[a]) + 0.5));
+  } else {
+    return Error("keep_aspect_ratio_policy is '" + policy + "', want stretch, not_larger or not_smaller");
+  }
+  if (!o.empty()) o[0].dims = out;
+  return o;
+}
+
+// DeformConv-19: X [N, C, in...], W [oC, C/group, k...], offset [N,
+// offset_group·2·∏k, out...] -> Y [N, oC, out...] (the offsets are given at
+// each output position).
+Result<Outs> DeformConv(const Node& n, int64_t, const std::vector<GapInput>& in) {
+  Outs o = Unknown(n, in);
+  if (!In(in, 0) || !In(in, 1) || !In(in, 2)) return Error("needs X, W and offset");
+  if (!in[0].dims || !in[1].dims || !in[2].dims) return o;
+  const Dims &x = *in[0].dims, &w = *in[1].dims, &off = *in[2].dims;
+  if (x.size() < 3 || w.size() != x.size() || off.size() != x.size()) {
+    return Error("X, W, offset have ranks " + std::to_string(x.size()) + ", " + std::to_string(w.size()) + ", " +
+                 std::to_string(off.size()) + "; want the same rank >= 3");
+  }
+  const int64_t group = n.AttrInt("group").value_or(1), og = n.AttrInt("offset_group").value_or(1);
+  if (group < 1 || og < 1 || w[1] * group != x[1]) {
+    return Error("W has " + std::to_string(w[1]) + " input channels per group × group " + std::to_string(group) +
+                 ", X has " + std::to_string(x[1]));
+  }
+  int64_t k = 1;
+  for (size_t i = 2; i < w.size(); ++i) {
+    auto m = CheckedMul(k, w[i]);
+    if (!m) return Error("kernel size overflows");
+    k = *m;
+  }
+  auto want = CheckedMul(og, 2 * k);
+  if (off[0] != x[0] || !want || off[1] != *want) {
+    return Error("offset " + DimsStr(off) + " does not match [" + std::to_string(x[0]) + ", offset_group·2·kernel = " +
+                 (want ? std::to_string(*want) : std::string("?")) + ", ...]");
+  }
+  Dims out = {x[0], w[0]};
+  out.insert(out.end(), off.begin() + 2, off.end());
+  if (!o.empty()) o[0].dims = out;
+  return o;
+}
+
 bool HasInput(const Node& n, size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); }
 bool Dilated(const Node& n) {
   for (int64_t d : n.AttrInts("dilations"))
@@ -377,6 +487,12 @@ const std::map<std::string, GapRule>& Table() {
       // Known to libonnx 1.12 at an older version whose rule is wrong for these nodes.
       {"Pad", {18, PadAxes, [](const Node& n) { return HasInput(n, 3); }}},
       {"AveragePool", {19, AvgPoolDilated, Dilated}},
+      {"Split", {18, SplitNumOutputs, [](const Node& n) { return n.AttrInt("num_outputs").has_value() && !HasInput(n, 1); }}},
+      {"Resize", {18, ResizeAxes, [](const Node& n) {
+                    return !n.AttrInts("axes").empty() ||
+                           n.AttrString("keep_aspect_ratio_policy").value_or("stretch") != "stretch";
+                  }}},
+      {"DeformConv", {19, DeformConv}},
   };
   return t;
 }

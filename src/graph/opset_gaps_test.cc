@@ -214,5 +214,47 @@ TEST(OpsetGaps, PadWithAxesAndDilatedAveragePoolReplaceTheOlderRules) {
             "dilated window 5 is larger than the padded input dim");
 }
 
+TEST(OpsetGaps, SplitNumOutputsUnevenResizeAxesAndPolicyDeformConv) {
+  // Split-18: 5 into 2 -> chunks of ⌈5/2⌉ = 3 and 2; 5 into 4 (2, 2, 1, 0) has an empty chunk.
+  Node split = MakeNode("Split", 2);
+  split.inputs = {"x"};
+  split.attrs["num_outputs"].i = 2;
+  split.attrs["axis"].i = -1;
+  EXPECT_TRUE(GapRuleApplies(split, 18));
+  auto r = InferGapOutputs(split, 18, {Shape({2, 5})});
+  EXPECT_EQ(Out(r, 0), (Dims{2, 3}));
+  EXPECT_EQ(Out(r, 1), (Dims{2, 2}));
+  Node split4 = MakeNode("Split", 4);
+  split4.attrs["num_outputs"].i = 4;
+  split4.attrs["axis"].i = 1;
+  EXPECT_EQ(InferGapOutputs(split4, 18, {Shape({2, 5})}).message(), "dim 5 cannot be split into 4 non-empty chunks of 2");
+  split4.inputs = {"x", "split"};
+  EXPECT_FALSE(GapRuleApplies(split4, 18));  // explicit sizes: libonnx's rule
+
+  // Resize-18 with axes (2, 3) and sizes (16, 12): [2, 3, 8, 8] -> [2, 3, 16, 12];
+  // not_larger: scale min(16/8, 12/8) = 1.5 -> 12 × 12; not_smaller: 2 -> 16 × 16.
+  Node rs = MakeNode("Resize");
+  rs.inputs = {"x", "", "", "sizes"};
+  EXPECT_FALSE(GapRuleApplies(rs, 19));  // neither: libonnx's rule
+  rs.attrs["axes"].ints = {2, 3};
+  const std::vector<int64_t> sizes = {16, 12};
+  GapInput none;
+  const std::vector<GapInput> in = {Shape({2, 3, 8, 8}), none, none, Values(&sizes)};
+  EXPECT_EQ(Out(InferGapOutputs(rs, 18, in)), (Dims{2, 3, 16, 12}));
+  rs.attrs["keep_aspect_ratio_policy"].s = "not_larger";
+  EXPECT_EQ(Out(InferGapOutputs(rs, 18, in)), (Dims{2, 3, 12, 12}));
+  rs.attrs["keep_aspect_ratio_policy"].s = "not_smaller";
+  EXPECT_EQ(Out(InferGapOutputs(rs, 18, in)), (Dims{2, 3, 16, 16}));
+  EXPECT_EQ(InferGapOutputs(rs, 18, {Shape({2, 3, 8, 8}), none, Shape({2})}).message(),
+            "scales with axes or a keep_aspect_ratio_policy are not read by gpucast's shape rule; give sizes");
+
+  // DeformConv-19: X [2, 4, 8, 8], W [6, 4, 3, 3], offset [2, 2·9, 6, 6] -> [2, 6, 6, 6].
+  Node dc = MakeNode("DeformConv");
+  EXPECT_EQ(Out(InferGapOutputs(dc, 19, {Shape({2, 4, 8, 8}), Shape({6, 4, 3, 3}), Shape({2, 18, 6, 6})})),
+            (Dims{2, 6, 6, 6}));
+  EXPECT_EQ(InferGapOutputs(dc, 19, {Shape({2, 4, 8, 8}), Shape({6, 4, 3, 3}), Shape({2, 9, 6, 6})}).message(),
+            "offset [2,9,6,6] does not match [2, offset_group·2·kernel = 18, ...]");
+}
+
 }  // namespace
 }  // namespace gpucast
