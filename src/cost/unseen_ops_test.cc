@@ -292,7 +292,16 @@ TEST(UnseenOps, Opset19ReduceSplitPadAveragePoolWithNewSignaturesLoadRight) {
   onnx::NodeProto& pool = b.Node("AveragePool", {"x"}, {"ap"}, "pool");
   SetAttr(&pool, "kernel_shape", std::vector<int64_t>{2});
   SetAttr(&pool, "dilations", std::vector<int64_t>{2});
-  b.Output("m").Output("s0").Output("s1").Output("p").Output("ap");
+  // ReduceMax-18 (axes input), ScatterND-18 reduction "max", Resize-18 antialias: libonnx's
+  // older rules give the right shapes.
+  b.Node("ReduceMax", {"x", "axes"}, {"mx"}, "max");
+  b.Int64Init("idx", {1, 1}, {1}).Int64Init("sizes", {3}, {2, 12, 2});
+  b.Input("u", kFloat, {Dim(int64_t{1}), Dim(int64_t{6}), Dim(int64_t{4})});
+  SetAttr(&b.Node("ScatterND", {"x", "idx", "u"}, {"sc"}, "scatter"), "reduction", std::string("max"));
+  onnx::NodeProto& rs = b.Node("Resize", {"x", "", "", "sizes"}, {"rs"}, "resize");
+  SetAttr(&rs, "antialias", int64_t{1});
+  SetAttr(&rs, "mode", std::string("linear"));
+  b.Output("m").Output("s0").Output("s1").Output("p").Output("ap").Output("mx").Output("sc").Output("rs");
   Result<CostReport> r = LoadAndCost(b, 2);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_TRUE(RequireCompleteCost(*r).ok()) << RequireCompleteCost(*r).message();
@@ -300,6 +309,9 @@ TEST(UnseenOps, Opset19ReduceSplitPadAveragePoolWithNewSignaturesLoadRight) {
   EXPECT_EQ(Named(*r, "split").output_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 4}, {2, 3, 4}}));
   EXPECT_EQ(Named(*r, "pad").output_shapes, (std::vector<std::vector<int64_t>>{{2, 9, 4}}));
   EXPECT_EQ(Named(*r, "pool").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 2}}));
+  EXPECT_EQ(Named(*r, "max").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 1}}));
+  EXPECT_EQ(Named(*r, "scatter").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 4}}));
+  EXPECT_EQ(Named(*r, "resize").output_shapes, (std::vector<std::vector<int64_t>>{{2, 12, 2}}));
   EXPECT_EQ(r->warnings, OnlyTheOpsetWarning(19));
 }
 
