@@ -149,7 +149,8 @@ Result<Outs> Attention(const Node& n, int64_t, const std::vector<GapInput>& in) 
   if (hkv < 1 || hq % hkv != 0) {
     return Error("q heads " + std::to_string(hq) + " are not a multiple of kv heads " + std::to_string(hkv));
   }
-  if (!o.empty()) o[0].dims = q.size() == 4 ? Dims{b, hq, sq, dv} : Dims{b, sq, hq * dv};
+  if (!o.empty()) o[0].dims = q.size() == 4 ? Dims{b, hq, sq, dv} : Dims{b, sq, CheckedMul(hq, dv).value_or(-1)};
+  if (!o.empty() && o[0].dims->back() < 0) return Error("output size q_num_heads·Dv overflows");
   // The cache: present = past ++ new along the sequence.
   std::optional<int64_t> past = 0;
   const GapInput *pk = In(in, 4), *pv = In(in, 5);
@@ -317,9 +318,9 @@ Result<Outs> AvgPoolDilated(const Node& n, int64_t, const std::vector<GapInput>&
   const bool ceil = n.AttrInt("ceil_mode").value_or(0) != 0;
   Dims out = {x[0], x[1]};
   for (size_t i = 0; i < s; ++i) {
-    const int64_t limit = int64_t{1} << 40;
+    const int64_t limit = int64_t{1} << 20;  // (k − 1)·d and in + pads stay far inside int64
     if (k[i] < 1 || dil[i] < 1 || st[i] < 1 || pads[i] < 0 || pads[i + s] < 0 || k[i] > limit || dil[i] > limit ||
-        pads[i] > limit || pads[i + s] > limit) {
+        pads[i] > (int64_t{1} << 40) || pads[i + s] > (int64_t{1} << 40)) {
       return Error("kernel_shape, dilations and strides must be >= 1 and pads >= 0 (and bounded)");
     }
     const int64_t span = (k[i] - 1) * dil[i] + 1, len = x[i + 2];

@@ -256,5 +256,19 @@ TEST(OpsetGaps, SplitNumOutputsUnevenResizeAxesAndPolicyDeformConv) {
             "offset [2,9,6,6] does not match [2, offset_group·2·kernel = 18, ...]");
 }
 
+TEST(OpsetGaps, AbsurdSizesAreErrorsNotOverflows) {
+  Node att = MakeNode("Attention");
+  att.attrs["q_num_heads"].i = int64_t{1} << 31;
+  att.attrs["kv_num_heads"].i = 1;
+  const int64_t big = int64_t{1} << 31;
+  EXPECT_EQ(InferGapOutputs(att, 23, {Shape({1, 1, big}), Shape({1, 1, 1}), Shape({1, 1, int64_t{1} << 40})}).message(),
+            "output size q_num_heads·Dv overflows");
+  Node pool = MakeNode("AveragePool");
+  pool.attrs["kernel_shape"].ints = {int64_t{1} << 40};
+  pool.attrs["dilations"].ints = {int64_t{1} << 40};
+  EXPECT_EQ(InferGapOutputs(pool, 19, {Shape({1, 1, 8})}).message(),
+            "kernel_shape, dilations and strides must be >= 1 and pads >= 0 (and bounded)");
+}
+
 }  // namespace
 }  // namespace gpucast
