@@ -49,12 +49,16 @@ struct Totals {
   Count fwd, bwd, act, cat[kNumCategories];
 };
 
+constexpr const char* kShapeUnknown = "input or output shape unknown";
+constexpr const char* kValueDependentSize =
+    "output size depends on input values that shape inference could not resolve";
+
 // Why a node could not be costed, for CostReport::first_uncosted: the reason,
 // which tensors have no shape, and the loader's shape-inference warning for
 // this node when there is one (the usual root cause).
 std::string UncostedWhy(const Graph& graph, const Node& node, const OpArgs& args, const std::string& reason) {
   std::string why = reason;
-  if (reason != "input or output shape unknown") return why;
+  if (reason != kShapeUnknown && reason != kValueDependentSize) return why;
   auto shape = [](const TensorInfo& t) {
     if (!t.shape_known) return std::string("?");
     std::string s = "[";
@@ -194,23 +198,34 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     if (!node.domain.empty() && node.domain != "ai.onnx") {
       op_key = node.domain + "::" + node.op_type;
       reason = "custom domain '" + node.domain + "' has no cost rules";
+    } else if (node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan") {
+      reason = "control flow: the subgraphs of If, Loop and Scan are not costed";
     } else if (!(rule = FindCostRule(node.op_type))) {
       reason = "no cost rule";
     } else if (!shapes_known) {
-      reason = "input or output shape unknown";
+      reason = OutputSizeDependsOnValues(node.op_type) ? kValueDependentSize : kShapeUnknown;
     }
-    if (!reason.empty()) {
-      ++unsupported[{op_key, reason}];
+    auto report_uncosted = [&](const std::string& why) {
+      ++unsupported[{op_key, why}];
       if (rep.first_uncosted.empty())
-        rep.first_uncosted = "node '" + node.name + "' (" + op_key + "): " + UncostedWhy(graph, node, args, reason);
+        rep.first_uncosted = "node '" + node.name + "' (" + op_key + "): " + UncostedWhy(graph, node, args, why);
       nc.category = Category::kUnsupported;
       ++rep.totals.nodes_by_category[static_cast<int>(Category::kUnsupported)];
       rep.nodes.push_back(std::move(nc));
+    };
+    if (!reason.empty()) {
+      report_uncosted(reason);
       continue;
     }
 
     Result<OpCost> cost = rule->fn(args);
     if (!cost.ok()) return cost.status().Prefixed(where);
+    if (!cost->unsupported.empty()) {
+      report_uncosted(cost->unsupported);
+      continue;
+    }
+    if (cost->no_grad_outputs)
+      for (const TensorInfo* t : args.outputs) grad.erase(t->name);
     nc.category = cost->category.value_or(rule->category);
     if (!cost->forward_flops.ok() || !cost->backward_flops.ok())
       return Status::Error(where + ": FLOP count overflows int64" + at_batch);

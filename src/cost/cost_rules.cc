@@ -30,6 +30,7 @@ std::vector<CostRule> MakeTable() {
       {"LSTM", kRnn, LstmRule},
       {"GRU", kRnn, GruRule},
       {"RNN", kRnn, RnnRule},
+      {"Einsum", kMat, EinsumRule},  // one or two operands; matmul or, for one, elementwise/copy
       // Activations: Elementwise(forward per element, backward per element)
       {"Relu", kAct, Elementwise(1, 1)},
       {"LeakyRelu", kAct, Elementwise(2, 2)},
@@ -49,6 +50,11 @@ std::vector<CostRule> MakeTable() {
       {"Selu", kAct, Elementwise(5, 4)},
       {"Softplus", kAct, Elementwise(3, 5)},
       {"Softsign", kAct, Elementwise(3, 3)},
+      {"Mish", kAct, Elementwise(5, 14)},
+      {"Shrink", kAct, Elementwise(3, 2)},
+      {"Hardmax", kAct, NoGradient(1)},
+      {"SoftmaxCrossEntropyLoss", kAct, ClassLoss(/*softmax=*/true)},
+      {"NegativeLogLikelihoodLoss", kAct, ClassLoss(/*softmax=*/false)},
       // Elementwise arithmetic (backward is per input that needs a gradient)
       {"Add", kElem, Elementwise(1, 1)},
       {"Sub", kElem, Elementwise(1, 1)},
@@ -63,6 +69,15 @@ std::vector<CostRule> MakeTable() {
       {"Abs", kElem, Elementwise(1, 1)},
       {"Sin", kElem, Elementwise(1, 2)},
       {"Cos", kElem, Elementwise(1, 2)},
+      {"Tan", kElem, Elementwise(1, 3)},
+      {"Asin", kElem, Elementwise(1, 4)},
+      {"Acos", kElem, Elementwise(1, 5)},
+      {"Atan", kElem, Elementwise(1, 3)},
+      {"Sinh", kElem, Elementwise(1, 2)},
+      {"Cosh", kElem, Elementwise(1, 2)},
+      {"Asinh", kElem, Elementwise(1, 4)},
+      {"Acosh", kElem, Elementwise(1, 4)},
+      {"Atanh", kElem, Elementwise(1, 3)},
       {"Sum", kElem, Elementwise(1, 1)},
       {"Mean", kElem, Elementwise(2, 1)},
       {"Max", kElem, Elementwise(1, 1)},
@@ -84,6 +99,19 @@ std::vector<CostRule> MakeTable() {
       {"IsNaN", kElem, compare},
       {"IsInf", kElem, compare},
       {"Dropout", kElem, DropoutRule},
+      // Random draws (draw, scale, shift; Bernoulli: draw, compare): no gradient
+      {"RandomUniform", kElem, NoGradient(3)},
+      {"RandomUniformLike", kElem, NoGradient(3)},
+      {"RandomNormal", kElem, NoGradient(3)},
+      {"RandomNormalLike", kElem, NoGradient(3)},
+      {"Bernoulli", kElem, NoGradient(2)},
+      // Resampling (rules_sample.cc) and selection (rules_select.cc)
+      {"Resize", kElem, ResizeRule},
+      {"Upsample", kElem, ResizeRule},
+      {"GridSample", kElem, GridSampleRule},
+      {"TopK", kElem, TopKRule},
+      {"NonZero", kElem, NonZeroRule},
+      {"NonMaxSuppression", kElem, NonMaxSuppressionRule},
       // Reductions: Reduction(per input element, per output element, backward per input element)
       {"ReduceMean", kElem, Reduction(1, 1, 1)},
       {"ReduceSum", kElem, Reduction(1, 0, 1)},
@@ -93,6 +121,7 @@ std::vector<CostRule> MakeTable() {
       {"ReduceL2", kElem, Reduction(2, 1, 2)},
       {"ReduceSumSquare", kElem, Reduction(2, 0, 2)},
       {"ReduceLogSumExp", kElem, Reduction(3, 1, 3)},
+      {"ReduceLogSum", kElem, Reduction(1, 1, 1)},
       {"ArgMax", kElem, Reduction(1, 0, 0)},
       {"ArgMin", kElem, Reduction(1, 0, 0)},
       {"CumSum", kElem, Reduction(1, 0, 1)},
@@ -101,11 +130,15 @@ std::vector<CostRule> MakeTable() {
       {"LayerNormalization", kNorm, norm},
       {"InstanceNormalization", kNorm, norm},
       {"GroupNormalization", kNorm, norm},
+      {"MeanVarianceNormalization", kNorm, Normalization(5, 0, 4, {})},  // no affine, no params
+      {"LpNormalization", kNorm, Elementwise(3, 5)},
+      {"LRN", kNorm, LrnRule},
       {"MaxPool", kPool, WindowPool(1, 0, 0, 1)},
       {"AveragePool", kPool, WindowPool(1, 1, 1, 0)},
       {"GlobalAveragePool", kPool, Reduction(1, 1, 1)},
       {"GlobalMaxPool", kPool, Reduction(1, 0, 1)},
       {"ReduceMax", kPool, Reduction(1, 0, 1)},
+      {"RoiAlign", kPool, RoiAlignRule},
       // Embedding lookup or copy, decided by the data input (rules_free.cc)
       {"Gather", kMove, GatherRule},
       // Free views and metadata: no FLOPs, no bytes written
@@ -139,6 +172,8 @@ std::vector<CostRule> MakeTable() {
       {"SpaceToDepth", kMove, copy},
       {"Trilu", kMove, copy},
       {"EyeLike", kMove, copy},
+      {"ReverseSequence", kMove, copy},
+      {"Compress", kMove, copy},
   };
 }
 
@@ -158,6 +193,10 @@ Result<std::vector<const CostRule*>> CheckRuleTable(const std::vector<CostRule>&
     out.push_back(&r);
   }
   return out;
+}
+
+bool OutputSizeDependsOnValues(const std::string& op_type) {
+  return op_type == "NonZero" || op_type == "NonMaxSuppression" || op_type == "Compress" || op_type == "TopK";
 }
 
 const CostRule* FindCostRule(const std::string& op_type) {

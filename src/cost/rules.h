@@ -49,6 +49,13 @@ struct OpCost {
   bool consumes_params = true;
   std::optional<Category> category;      // set when the input decides it (Gather)
   bool view = false;                     // outputs alias inputs / metadata: no bytes written
+  // The outputs carry no gradient whatever the inputs (random draws, Hardmax,
+  // Bernoulli): ops downstream count no backward through them.
+  bool no_grad_outputs = false;
+  // Non-empty: the rule cannot cost this node (Einsum of three operands,
+  // RoiAlign with adaptive sampling); the driver reports it unsupported with
+  // this reason, never as zero.
+  std::string unsupported;
 };
 
 using RuleFn = std::function<Result<OpCost>(const OpArgs&)>;
@@ -67,6 +74,11 @@ Result<std::vector<const CostRule*>> CheckRuleTable(const std::vector<CostRule>&
 
 // Finds the rule for a default-domain op_type, or nullptr.
 const CostRule* FindCostRule(const std::string& op_type);
+
+// Ops whose output size depends on input values, not only on input shapes
+// (NonZero, NonMaxSuppression, Compress, TopK's K): when shape
+// inference leaves an output unknown, the driver says so.
+bool OutputSizeDependsOnValues(const std::string& op_type);
 
 // ---- Shape helpers shared by the rule families (rules_util.cc) ----
 Count Numel(const TensorInfo& t);
@@ -99,6 +111,11 @@ RuleFn Elementwise(int fwd, int bwd);
 RuleFn Reduction(int fwd, int fwd_out, int bwd);
 Result<OpCost> DropoutRule(const OpArgs& a);
 Result<OpCost> PReluRule(const OpArgs& a);
+// Per output element `fwd` forward; no backward, and the outputs carry no
+// gradient (random draws, Bernoulli, Hardmax).
+RuleFn NoGradient(int fwd);
+// SoftmaxCrossEntropyLoss (softmax) or NegativeLogLikelihoodLoss.
+RuleFn ClassLoss(bool softmax);
 // rules_norm_pool.cc
 // Training-mode normalisation: `fwd` per element; backward `bwd_params` per
 // element for scale/bias grads plus `bwd_input` when the input needs a grad.
@@ -107,6 +124,17 @@ RuleFn Normalization(int fwd, int bwd_params, int bwd_input, std::vector<int> tr
 // `fwd_out` per output element; backward `bwd_win` per window element plus
 // `bwd_out` per output element.
 RuleFn WindowPool(int fwd, int fwd_out, int bwd_win, int bwd_out);
+Result<OpCost> LrnRule(const OpArgs& a);
+// rules_einsum.cc
+Result<OpCost> EinsumRule(const OpArgs& a);
+// rules_sample.cc
+Result<OpCost> ResizeRule(const OpArgs& a);  // Resize and Upsample
+Result<OpCost> GridSampleRule(const OpArgs& a);
+Result<OpCost> RoiAlignRule(const OpArgs& a);
+// rules_select.cc
+Result<OpCost> TopKRule(const OpArgs& a);
+Result<OpCost> NonZeroRule(const OpArgs& a);
+Result<OpCost> NonMaxSuppressionRule(const OpArgs& a);
 // rules_free.cc
 RuleFn Free(bool view);
 Result<OpCost> GatherRule(const OpArgs& a);

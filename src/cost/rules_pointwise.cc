@@ -53,3 +53,51 @@ Result<OpCost> PReluRule(const OpArgs& a) {
 }
 
 }  // namespace gpucast
+
+namespace gpucast {
+
+RuleFn NoGradient(int fwd) {
+  return [fwd](const OpArgs& a) -> Result<OpCost> {
+    if (!a.Out(0)) return Status::Error("has no output");
+    OpCost c;
+    c.forward_flops = Count(fwd) * Numel(*a.Out(0));
+    c.no_grad_outputs = true;
+    c.trainable_inputs = std::vector<int>{};
+    return c;
+  };
+}
+
+// Losses over class scores [N, C, d...] and labels [N, d...], optional class
+// weights [C] (input 2: a constant, not a parameter).
+//   SoftmaxCrossEntropyLoss: log-softmax of the scores (5 per score, as
+//     LogSoftmax) + picking and summing the label's term (2 per label, +1
+//     with weights); backward: log-softmax's 4 per score (the one-hot
+//     subtraction folded in).
+//   NegativeLogLikelihoodLoss: 2 per label (negate, sum), +1 with weights;
+//     backward: scatter −g (·w) into the label positions, 1 per label (+1).
+RuleFn ClassLoss(bool softmax) {
+  return [softmax](const OpArgs& a) -> Result<OpCost> {
+    const TensorInfo* scores = a.In(0);
+    const TensorInfo* labels = a.In(1);
+    if (!scores || !labels || !a.Out(0)) return Status::Error("needs inputs scores and labels and an output");
+    if (scores->dims.size() < 2) return RankError("input scores", scores->dims.size(), ">= 2 (N, C, ...)");
+    if (labels->dims.size() + 1 != scores->dims.size())
+      return RankError("input labels", labels->dims.size(), std::to_string(scores->dims.size() - 1));
+    const Count n = Numel(*scores);
+    const Count l = Numel(*labels);
+    const int64_t w = a.In(2) ? 1 : 0;
+    OpCost c;
+    c.trainable_inputs = std::vector<int>{};
+    c.no_grad_outputs = !a.Grad(0);  // class weights are constants
+    if (softmax) {
+      c.forward_flops = Count(5) * n + Count(2 + w) * l;
+      if (a.Grad(0)) c.backward_flops = Count(4) * n;
+    } else {
+      c.forward_flops = Count(2 + w) * l;
+      if (a.Grad(0)) c.backward_flops = Count(1 + w) * l;
+    }
+    return c;
+  };
+}
+
+}  // namespace gpucast

@@ -29,6 +29,7 @@ std::vector<SavedRule> MakeTable() {
       {"LSTM", kI0, kO0, 5, 0, kHalf},
       {"GRU", kI0, kO0, 4, 0, kHalf},
       {"RNN", kI0, kO0, 1, 0, kHalf},
+      {"Einsum", kI01 | kP, 0, 0, 0, kHalf},  // as matmul (einsum runs bmm)
       // Activations: the input or the result, as the derivative reads it.
       {"Relu", 0, kO0, 0, 0, kPromote},
       {"LeakyRelu", kI0, 0, 0, 0, kPromote},
@@ -48,6 +49,12 @@ std::vector<SavedRule> MakeTable() {
       {"Selu", kI0, 0, 0, 0, kPromote},
       {"Softplus", kI0, 0, 0, 0, kFloat},
       {"Softsign", kI0, 0, 0, 0, kPromote},
+      {"Mish", kI0, 0, 0, 0, kPromote},
+      {"Shrink", kI0, 0, 0, 0, kPromote},
+      {"Hardmax", 0, 0, 0, 0, kPromote},
+      // Losses: the log-probabilities (as large as the scores) and the labels; autocast fp32.
+      {"SoftmaxCrossEntropyLoss", kI01, 0, 0, 0, kFloat},
+      {"NegativeLogLikelihoodLoss", kI01, 0, 0, 0, kFloat},
       // Elementwise: add/sub/neg need nothing; products and quotients their operands (partner:
       // x / const keeps nothing); pow(x, p) its base.
       {"Add", 0, 0, 0, 0, kPromote},
@@ -63,6 +70,17 @@ std::vector<SavedRule> MakeTable() {
       {"Abs", kI0, 0, 0, 0, kPromote},
       {"Sin", kI0, 0, 0, 0, kPromote},
       {"Cos", kI0, 0, 0, 0, kPromote},
+      // Trigonometric and hyperbolic: tan its result, the others their input; autocast runs
+      // tan, asin, acos, sinh and cosh in fp32.
+      {"Tan", 0, kO0, 0, 0, kFloat},
+      {"Asin", kI0, 0, 0, 0, kFloat},
+      {"Acos", kI0, 0, 0, 0, kFloat},
+      {"Atan", kI0, 0, 0, 0, kPromote},
+      {"Sinh", kI0, 0, 0, 0, kFloat},
+      {"Cosh", kI0, 0, 0, 0, kFloat},
+      {"Asinh", kI0, 0, 0, 0, kPromote},
+      {"Acosh", kI0, 0, 0, 0, kPromote},
+      {"Atanh", kI0, 0, 0, 0, kPromote},
       {"Sum", 0, 0, 0, 0, kPromote},
       {"Mean", 0, 0, 0, 0, kPromote},
       {"Max", kI01, 0, 0, 0, kPromote},
@@ -84,6 +102,19 @@ std::vector<SavedRule> MakeTable() {
       {"IsNaN", 0, 0, 0, 0, kPromote},
       {"IsInf", 0, 0, 0, 0, kPromote},
       {"Dropout", 0, 0, 0, 1, kPromote},  // the bool mask, 1 byte per element
+      // Random draws, selection: no backward (TopK keeps its indices for the scatter).
+      {"RandomUniform", 0, 0, 0, 0, kPromote},
+      {"RandomUniformLike", 0, 0, 0, 0, kPromote},
+      {"RandomNormal", 0, 0, 0, 0, kPromote},
+      {"RandomNormalLike", 0, 0, 0, 0, kPromote},
+      {"Bernoulli", 0, 0, 0, 0, kPromote},
+      {"TopK", 0, 2, 0, 0, kPromote},
+      {"NonZero", 0, 0, 0, 0, kPromote},
+      {"NonMaxSuppression", 0, 0, 0, 0, kPromote},
+      // Resampling: Resize/Upsample need only the sizes; grid_sampler its input and grid.
+      {"Resize", 0, 0, 0, 0, kPromote},
+      {"Upsample", 0, 0, 0, 0, kPromote},
+      {"GridSample", kI01, 0, 0, 0, kPromote},
       // Reductions: sum/mean need only the shape; min/max/prod/norms input and result.
       {"ReduceMean", 0, 0, 0, 0, kPromote},
       {"ReduceSum", 0, 0, 0, 0, kFloat},
@@ -93,6 +124,7 @@ std::vector<SavedRule> MakeTable() {
       {"ReduceL2", kI0, kO0, 0, 0, kFloat},
       {"ReduceSumSquare", kI0, 0, 0, 0, kFloat},
       {"ReduceLogSumExp", kI0, kO0, 0, 0, kFloat},
+      {"ReduceLogSum", 0, kO0, 0, 0, kFloat},
       {"ArgMax", 0, 0, 0, 0, kPromote},
       {"ArgMin", 0, 0, 0, 0, kPromote},
       {"CumSum", 0, 0, 0, 0, kFloat},
@@ -102,12 +134,16 @@ std::vector<SavedRule> MakeTable() {
       {"LayerNormalization", kI0, 0, 0, 0, kFloat},
       {"InstanceNormalization", kI0, 0, 0, 0, kPromote},
       {"GroupNormalization", kI0, 0, 0, 0, kFloat},
+      {"MeanVarianceNormalization", kI0, 0, 0, 0, kPromote},
+      {"LpNormalization", kI0, kO0, 0, 0, kFloat},  // F.normalize: input and result; fp32 list
+      {"LRN", kI0, kO0, 1, 0, kPromote},            // input, output and the scale s
       // Pooling: max pooling its input and int64 indices; average pooling its input (shape).
       {"MaxPool", kI0, 0, 0, 8, kPromote},
       {"AveragePool", kI0, 0, 0, 0, kPromote},
       {"GlobalAveragePool", kI0, 0, 0, 0, kPromote},
       {"GlobalMaxPool", kI0, 0, 0, 8, kPromote},
       {"ReduceMax", kI0, kO0, 0, 0, kPromote},
+      {"RoiAlign", kI1, 0, 0, 0, kPromote},  // the rois
       // Gather (embedding or activation): the indices.
       {"Gather", kI1, 0, 0, 0, kPromote},
       // Views, metadata and copies: nothing (their backward is a view, a scatter or a
@@ -141,6 +177,8 @@ std::vector<SavedRule> MakeTable() {
       {"SpaceToDepth", 0, 0, 0, 0, kPromote},
       {"Trilu", 0, 0, 0, 0, kPromote},
       {"EyeLike", 0, 0, 0, 0, kPromote},
+      {"ReverseSequence", 0, 0, 0, 0, kPromote},
+      {"Compress", kI1, 0, 0, 0, kPromote},  // its condition
   };
 }
 

@@ -16,6 +16,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/einsum.h"
 #include "graph/export_mode.h"
 #include "graph/onnx_schemas.h"
 #include "graph/onnx_wire.h"
@@ -480,7 +481,8 @@ class Loader {
       std::string domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
       int64_t v = domain.empty() ? infer_opset_
                   : domain_versions.count(domain) ? domain_versions[domain] : INT_MAX;
-      if (!FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
+      const bool filled = domain.empty() && n.op_type() == "Mish";  // FillKnownGaps knows its shape
+      if (!filled && !FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
         ++no_schema[OpName(n)];
       }
       for (const auto& a : n.attribute()) {
@@ -663,6 +665,8 @@ class Loader {
   // BatchNormalization's training outputs (running/saved mean and var) are [C].
   void FillKnownGaps(const onnx::NodeProto& n,
                      std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (IsDefaultDomain(n.domain()) && n.op_type() == "Einsum") return FillEinsum(n, type_ptrs);
+    if (IsDefaultDomain(n.domain()) && n.op_type() == "Mish") return FillSameAsInput(n, type_ptrs);
     if (!IsDefaultDomain(n.domain()) || n.op_type() != "BatchNormalization" || n.input_size() < 2) return;
     auto c = ShapeOf(n.input(1));
     auto x = types_.find(n.input(0));
@@ -672,6 +676,41 @@ class Loader {
       auto& slot = types_[n.output(i)] = TensorType(x->second.tensor_type().elem_type(), *c);
       (*type_ptrs)[n.output(i)] = &slot;
     }
+  }
+
+  // Mish (opset 18) is newer than libonnx 1.12's schemas: an elementwise op,
+  // its output has its input's type and shape.
+  void FillSameAsInput(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (n.input_size() < 1 || n.output_size() < 1 || n.output(0).empty() || ShapeOf(n.output(0))) return;
+    auto x = types_.find(n.input(0));
+    if (x == types_.end() || !ShapeOf(n.input(0))) return;
+    auto& slot = types_[n.output(0)] = x->second;
+    (*type_ptrs)[n.output(0)] = &slot;
+  }
+
+  // libonnx 1.12 infers only the rank of Einsum's output: its dims follow
+  // from the equation and the input shapes (graph/einsum.h). An equation that
+  // does not fit the inputs leaves the output unknown, with a warning.
+  void FillEinsum(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (n.output_size() < 1 || n.output(0).empty() || ShapeOf(n.output(0))) return;
+    const onnx::AttributeProto* equation = nullptr;
+    for (const auto& a : n.attribute())
+      if (a.name() == "equation" && a.has_s()) equation = &a;
+    std::vector<Dims> inputs;
+    for (const std::string& in : n.input()) {
+      auto d = in.empty() ? std::nullopt : ShapeOf(in);
+      if (!d) return;
+      inputs.push_back(*d);
+    }
+    auto x = types_.find(n.input_size() > 0 ? n.input(0) : std::string());
+    if (!equation || inputs.empty() || x == types_.end()) return;
+    Result<EinsumSpace> s = ResolveEinsum(equation->s(), inputs);
+    if (!s.ok()) {
+      Warn(Ref(n) + ": shape inference failed: " + s.message());
+      return;
+    }
+    auto& slot = types_[n.output(0)] = TensorType(x->second.tensor_type().elem_type(), s->output_dims);
+    (*type_ptrs)[n.output(0)] = &slot;
   }
 
   std::optional<Dims> ShapeOf(const std::string& name) const {
