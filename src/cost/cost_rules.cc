@@ -25,6 +25,7 @@ std::vector<CostRule> MakeTable() {
       // Convolution, matmul, recurrent (rules_conv.cc, rules_matmul.cc, rules_recurrent.cc)
       {"Conv", kConv, ConvRule},
       {"ConvTranspose", kConv, ConvTransposeRule},
+      {"DeformConv", kConv, DeformConvRule},  // opset 19: bilinear samples, then a conv
       {"Gemm", kMat, GemmRule},
       {"MatMul", kMat, MatMulRule},
       {"LSTM", kRnn, LstmRule},

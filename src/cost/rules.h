@@ -95,6 +95,7 @@ OpCost WeightedCost(const OpArgs& a, Count macs);
 // rules_conv.cc
 Result<OpCost> ConvRule(const OpArgs& a);
 Result<OpCost> ConvTransposeRule(const OpArgs& a);
+Result<OpCost> DeformConvRule(const OpArgs& a);  // opset 19
 // rules_matmul.cc
 Result<OpCost> GemmRule(const OpArgs& a);
 Result<OpCost> MatMulRule(const OpArgs& a);

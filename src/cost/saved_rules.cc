@@ -24,6 +24,8 @@ std::vector<SavedRule> MakeTable() {
       // (LSTM), 3 gates + the hidden candidate (GRU) or the pre-activation (RNN) per output element.
       {"Conv", kI01 | kP, 0, 0, 0, kHalf},
       {"ConvTranspose", kI01 | kP, 0, 0, 0, kHalf},
+      // torchvision's deform_conv2d keeps X, offset and mask; its autocast wrapper runs it in fp32.
+      {"DeformConv", kI0 | 4 | 16, 0, 0, 0, kFloat},
       {"Gemm", kI01 | kP, 0, 0, 0, kHalf},
       {"MatMul", kI01 | kP, 0, 0, 0, kHalf},
       {"LSTM", kI0, kO0, 5, 0, kHalf},

@@ -301,7 +301,11 @@ TEST(UnseenOps, Opset19ReduceSplitPadAveragePoolWithNewSignaturesLoadRight) {
   onnx::NodeProto& rs = b.Node("Resize", {"x", "", "", "sizes"}, {"rs"}, "resize");
   SetAttr(&rs, "antialias", int64_t{1});
   SetAttr(&rs, "mode", std::string("linear"));
-  b.Output("m").Output("s0").Output("s1").Output("p").Output("ap").Output("mx").Output("sc").Output("rs");
+  // DeformConv-19 (no schema in libonnx 1.12): X [2,6,4], W [3,6,3], offset [2, 2·3, 2] -> [2,3,2].
+  b.FloatInit("dw", {3, 6, 3});
+  b.Input("off", kFloat, {Dim("batch"), Dim(int64_t{6}), Dim(int64_t{2})});
+  b.Node("DeformConv", {"x", "dw", "off"}, {"dc"}, "deform");
+  b.Output("m").Output("s0").Output("s1").Output("p").Output("ap").Output("mx").Output("sc").Output("rs").Output("dc");
   Result<CostReport> r = LoadAndCost(b, 2);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_TRUE(RequireCompleteCost(*r).ok()) << RequireCompleteCost(*r).message();
@@ -312,6 +316,9 @@ TEST(UnseenOps, Opset19ReduceSplitPadAveragePoolWithNewSignaturesLoadRight) {
   EXPECT_EQ(Named(*r, "max").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 1}}));
   EXPECT_EQ(Named(*r, "scatter").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 4}}));
   EXPECT_EQ(Named(*r, "resize").output_shapes, (std::vector<std::vector<int64_t>>{{2, 12, 2}}));
+  // MACs 2·3·2·6·3 = 216, samples N·C·K·positions = 2·6·3·2 = 72: 2·216 + 7·72 = 936.
+  EXPECT_EQ(Named(*r, "deform").output_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 2}}));
+  EXPECT_EQ(Named(*r, "deform").forward_flops, 936);
   EXPECT_EQ(r->warnings, OnlyTheOpsetWarning(19));
 }
 
