@@ -25,6 +25,7 @@ std::vector<CostRule> MakeTable() {
       // Convolution, matmul, recurrent (rules_conv.cc, rules_matmul.cc, rules_recurrent.cc)
       {"Conv", kConv, ConvRule},
       {"ConvTranspose", kConv, ConvTransposeRule},
+      {"DeformConv", kConv, DeformConvRule},  // opset 19: bilinear samples, then a conv
       {"Gemm", kMat, GemmRule},
       {"MatMul", kMat, MatMulRule},
       {"LSTM", kRnn, LstmRule},
@@ -39,7 +40,8 @@ std::vector<CostRule> MakeTable() {
       {"Sigmoid", kAct, Elementwise(4, 3)},
       {"Tanh", kAct, Elementwise(1, 3)},
       {"Erf", kAct, Elementwise(1, 4)},
-      {"Gelu", kAct, Elementwise(5, 8)},
+      {"Gelu", kAct, GeluRule},  // approximate "none" 5/8, "tanh" 9/13
+      {"Attention", kMat, AttentionRule},  // opset 23: as MatMul-Softmax-MatMul
       {"Softmax", kAct, Elementwise(5, 4)},
       {"LogSoftmax", kAct, Elementwise(5, 4)},
       {"Clip", kAct, Elementwise(2, 2)},
@@ -98,6 +100,13 @@ std::vector<CostRule> MakeTable() {
       {"Xor", kElem, compare},
       {"IsNaN", kElem, compare},
       {"IsInf", kElem, compare},
+      {"BitwiseAnd", kElem, compare},  // opset 18: integers, no gradient
+      {"BitwiseOr", kElem, compare},
+      {"BitwiseXor", kElem, compare},
+      {"BitwiseNot", kElem, compare},
+      {"RotaryEmbedding", kElem, RotaryEmbeddingRule},  // opset 23
+      {"AffineGrid", kElem, AffineGridRule},            // opset 20
+      {"Col2Im", kElem, Reduction(1, 0, 0)},  // opset 18: one add per input element; backward a gather
       {"Dropout", kElem, DropoutRule},
       // Random draws (draw, scale, shift; Bernoulli: draw, compare): no gradient
       {"RandomUniform", kElem, NoGradient(3)},
@@ -130,6 +139,9 @@ std::vector<CostRule> MakeTable() {
       {"LayerNormalization", kNorm, norm},
       {"InstanceNormalization", kNorm, norm},
       {"GroupNormalization", kNorm, norm},
+      // RMSNormalization (opset 23): LayerNorm's 7 without the mean (1) and bias (1): square, sum,
+      // normalise, scale = 4; grads: scale 2, input 3 (no mean-of-gradient term).
+      {"RMSNormalization", kNorm, Normalization(4, 2, 3, {1})},
       {"MeanVarianceNormalization", kNorm, Normalization(5, 0, 4, {})},  // no affine, no params
       {"LpNormalization", kNorm, Elementwise(3, 5)},
       {"LRN", kNorm, LrnRule},
@@ -174,6 +186,7 @@ std::vector<CostRule> MakeTable() {
       {"EyeLike", kMove, copy},
       {"ReverseSequence", kMove, copy},
       {"Compress", kMove, copy},
+      {"CenterCropPad", kMove, copy},  // opset 18: a crop and/or zero pad
   };
 }
 

@@ -51,6 +51,30 @@ TEST(ConvCost, FirstLayerWithBiasHasNoInputGradient) {
   EXPECT_EQ(n.input_bytes, 2 * 3 * 64 * 4);
 }
 
+TEST(ConvCost, DeformConvSamplesThenConvolves) {
+  // X [1,2,5,5], W [3,2,3,3] (K = 9), offset [1,18,3,3] -> Y [1,3,3,3]: 9 positions.
+  // MACs = 1·3·9·2·9 = 486; samples S = N·C·K·positions = 1·2·9·9 = 162.
+  // Forward 2·486 + 7·162 = 2106. Backward: only W trains (X, offset are data): 972.
+  GraphBuilder b;
+  b.Data("x", {1, 2, 5, 5}).Param("w", {3, 2, 3, 3}).Data("off", {1, 18, 3, 3}).Value("y", {1, 3, 3, 3});
+  b.Op("DeformConv", "dc", {"x", "w", "off"}, {"y"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "dc").category, Category::kConvolution);
+  EXPECT_EQ(NodeNamed(r, "dc").forward_flops, 2106);
+  EXPECT_EQ(NodeNamed(r, "dc").backward_flops, 972);
+  EXPECT_EQ(NodeNamed(r, "dc").params, 54);
+  // With a mask (data) and an offset that needs a grad (scaled by a parameter): forward + S =
+  // 2268; backward dW 972 + samples' grad 972 + d offset 16·162 = 2592 -> 4536.
+  GraphBuilder m;
+  m.Data("x", {1, 2, 5, 5}).Param("w", {3, 2, 3, 3}).Data("off0", {1, 18, 3, 3}).Param("s", {1});
+  m.Value("off", {1, 18, 3, 3}).Data("mask", {1, 9, 3, 3}).Value("y", {1, 3, 3, 3});
+  m.Op("Mul", "scale", {"off0", "s"}, {"off"});
+  m.Op("DeformConv", "dc", {"x", "w", "off", "", "mask"}, {"y"});
+  r = Analyze(m);
+  EXPECT_EQ(NodeNamed(r, "dc").forward_flops, 2268);
+  EXPECT_EQ(NodeNamed(r, "dc").backward_flops, 4536);
+}
+
 TEST(ConvCost, DepthwiseAndGroupedStridedConvs) {
   // c1: 1×1 conv on data, so its output requires a gradient.
   // dw: depthwise X[1,8,10,10], W[8,1,3,3], group 8, stride 2, pad 1 -> [1,8,5,5]:

@@ -95,6 +95,7 @@ OpCost WeightedCost(const OpArgs& a, Count macs);
 // rules_conv.cc
 Result<OpCost> ConvRule(const OpArgs& a);
 Result<OpCost> ConvTransposeRule(const OpArgs& a);
+Result<OpCost> DeformConvRule(const OpArgs& a);  // opset 19
 // rules_matmul.cc
 Result<OpCost> GemmRule(const OpArgs& a);
 Result<OpCost> MatMulRule(const OpArgs& a);
@@ -135,6 +136,11 @@ Result<OpCost> RoiAlignRule(const OpArgs& a);
 Result<OpCost> TopKRule(const OpArgs& a);
 Result<OpCost> NonZeroRule(const OpArgs& a);
 Result<OpCost> NonMaxSuppressionRule(const OpArgs& a);
+// rules_attention.cc
+Result<OpCost> GeluRule(const OpArgs& a);  // approximate "none" or "tanh"
+Result<OpCost> AttentionRule(const OpArgs& a);
+Result<OpCost> RotaryEmbeddingRule(const OpArgs& a);
+Result<OpCost> AffineGridRule(const OpArgs& a);
 // rules_free.cc
 RuleFn Free(bool view);
 Result<OpCost> GatherRule(const OpArgs& a);

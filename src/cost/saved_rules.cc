@@ -24,12 +24,17 @@ std::vector<SavedRule> MakeTable() {
       // (LSTM), 3 gates + the hidden candidate (GRU) or the pre-activation (RNN) per output element.
       {"Conv", kI01 | kP, 0, 0, 0, kHalf},
       {"ConvTranspose", kI01 | kP, 0, 0, 0, kHalf},
+      // torchvision's deform_conv2d keeps X, offset and mask; its autocast wrapper runs it in fp32.
+      {"DeformConv", kI0 | 4 | 16, 0, 0, 0, kFloat},
       {"Gemm", kI01 | kP, 0, 0, 0, kHalf},
       {"MatMul", kI01 | kP, 0, 0, 0, kHalf},
       {"LSTM", kI0, kO0, 5, 0, kHalf},
       {"GRU", kI0, kO0, 4, 0, kHalf},
       {"RNN", kI0, kO0, 1, 0, kHalf},
       {"Einsum", kI01 | kP, 0, 0, 0, kHalf},  // as matmul (einsum runs bmm)
+      // Attention (opset 23) as torch's scaled_dot_product_attention (flash/memory-efficient
+      // kernels): Q, K, V and the output (its logsumexp, one per row, not counted); fp16.
+      {"Attention", kI01 | 4, kO0, 0, 0, kHalf},
       // Activations: the input or the result, as the derivative reads it.
       {"Relu", 0, kO0, 0, 0, kPromote},
       {"LeakyRelu", kI0, 0, 0, 0, kPromote},
@@ -50,6 +55,8 @@ std::vector<SavedRule> MakeTable() {
       {"Softplus", kI0, 0, 0, 0, kFloat},
       {"Softsign", kI0, 0, 0, 0, kPromote},
       {"Mish", kI0, 0, 0, 0, kPromote},
+      {"RotaryEmbedding", 0, 0, 0, 0, kPromote},  // linear in X: its backward reads only cos/sin
+      {"AffineGrid", 0, 0, 0, 0, kPromote},       // linear in theta: dθ reads the base grid
       {"Shrink", kI0, 0, 0, 0, kPromote},
       {"Hardmax", 0, 0, 0, 0, kPromote},
       // Losses: the log-probabilities (as large as the scores) and the labels; autocast fp32.
@@ -97,6 +104,12 @@ std::vector<SavedRule> MakeTable() {
       {"GreaterOrEqual", 0, 0, 0, 0, kPromote},
       {"Not", 0, 0, 0, 0, kPromote},
       {"And", 0, 0, 0, 0, kPromote},
+      {"BitwiseAnd", 0, 0, 0, 0, kPromote},
+      {"BitwiseOr", 0, 0, 0, 0, kPromote},
+      {"BitwiseXor", 0, 0, 0, 0, kPromote},
+      {"BitwiseNot", 0, 0, 0, 0, kPromote},
+      {"Col2Im", 0, 0, 0, 0, kPromote},
+      {"CenterCropPad", 0, 0, 0, 0, kPromote},
       {"Or", 0, 0, 0, 0, kPromote},
       {"Xor", 0, 0, 0, 0, kPromote},
       {"IsNaN", 0, 0, 0, 0, kPromote},
@@ -134,6 +147,7 @@ std::vector<SavedRule> MakeTable() {
       {"LayerNormalization", kI0, 0, 0, 0, kFloat},
       {"InstanceNormalization", kI0, 0, 0, 0, kPromote},
       {"GroupNormalization", kI0, 0, 0, 0, kFloat},
+      {"RMSNormalization", kI0, 0, 0, 0, kFloat},  // torch rms_norm: input (and rsqrt per row)
       {"MeanVarianceNormalization", kI0, 0, 0, 0, kPromote},
       {"LpNormalization", kI0, kO0, 0, 0, kFloat},  // F.normalize: input and result; fp32 list
       {"LRN", kI0, kO0, 1, 0, kPromote},            // input, output and the scale s

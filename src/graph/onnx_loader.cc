@@ -19,6 +19,7 @@
 #include "graph/einsum.h"
 #include "graph/export_mode.h"
 #include "graph/onnx_schemas.h"
+#include "graph/opset_gaps.h"
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
 #include "util/checked.h"
@@ -481,7 +482,8 @@ class Loader {
       std::string domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
       int64_t v = domain.empty() ? infer_opset_
                   : domain_versions.count(domain) ? domain_versions[domain] : INT_MAX;
-      const bool filled = domain.empty() && n.op_type() == "Mish";  // FillKnownGaps knows its shape
+      // FillKnownGaps knows the shapes of these (graph/opset_gaps.h).
+      const bool filled = domain.empty() && GapOpSince(n.op_type()) > 0 && GapRuleApplies(ToNode(n), opset_);
       if (!filled && !FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
         ++no_schema[OpName(n)];
       }
@@ -564,9 +566,11 @@ class Loader {
       }
       std::string domain = IsDefaultDomain(node.domain()) ? "" : node.domain();
       auto ov = opsets.find(domain);
+      // Ops of opsets 18-23 that libonnx 1.12 lacks or gets wrong: graph/opset_gaps.h.
+      const bool gap = domain.empty() && GapOpSince(node.op_type()) > 0 && GapRuleApplies(ToNode(node), opset_);
       const onnx::OpSchema* schema =
-          ov == opsets.end() ? nullptr
-                             : FindOpSchema(node.op_type(), ov->second, domain);  // not the whole registry
+          ov == opsets.end() || gap ? nullptr
+                                    : FindOpSchema(node.op_type(), ov->second, domain);  // not the whole registry
       // A node downstream of an unknown type stays unknown (no inference error noise).
       bool inputs_typed = std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) {
         return in.empty() || type_ptrs.count(in) > 0;
@@ -594,7 +598,11 @@ class Loader {
           if (++failures <= 3) Warn(Ref(node) + ": shape inference failed");
         }
       }
-      FillKnownGaps(node, &type_ptrs);
+      if (gap) {
+        FillOpsetGap(node, &type_ptrs);
+      } else {
+        FillKnownGaps(node, &type_ptrs);
+      }
       if (node.output_size() >= 1 && !node.output(0).empty()) {
         if (auto v = FoldNode(node, fold)) {
           auto& t = folded[node.output(0)] = TensorFromIntValue(*v, node.output(0));
@@ -666,7 +674,6 @@ class Loader {
   void FillKnownGaps(const onnx::NodeProto& n,
                      std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
     if (IsDefaultDomain(n.domain()) && n.op_type() == "Einsum") return FillEinsum(n, type_ptrs);
-    if (IsDefaultDomain(n.domain()) && n.op_type() == "Mish") return FillSameAsInput(n, type_ptrs);
     if (!IsDefaultDomain(n.domain()) || n.op_type() != "BatchNormalization" || n.input_size() < 2) return;
     auto c = ShapeOf(n.input(1));
     auto x = types_.find(n.input(0));
@@ -678,14 +685,35 @@ class Loader {
     }
   }
 
-  // Mish (opset 18) is newer than libonnx 1.12's schemas: an elementwise op,
-  // its output has its input's type and shape.
-  void FillSameAsInput(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
-    if (n.input_size() < 1 || n.output_size() < 1 || n.output(0).empty() || ShapeOf(n.output(0))) return;
-    auto x = types_.find(n.input(0));
-    if (x == types_.end() || !ShapeOf(n.input(0))) return;
-    auto& slot = types_[n.output(0)] = x->second;
-    (*type_ptrs)[n.output(0)] = &slot;
+  // Ops of opsets 18-23 that libonnx 1.12 has no schema for (Gelu-20,
+  // GroupNormalization-18/21, Attention-23, ...): graph/opset_gaps.h. An
+  // inconsistent node leaves its outputs unknown, with a warning naming it.
+  void FillOpsetGap(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    Node node = ToNode(n);
+    std::vector<GapInput> in;
+    for (const std::string& name : n.input()) {
+      GapInput g;
+      g.present = !name.empty();
+      if (g.present) {
+        g.dims = ShapeOf(name);
+        if (auto t = types_.find(name); t != types_.end() && t->second.has_tensor_type()) {
+          g.elem_type = t->second.tensor_type().elem_type();
+        }
+        if (auto v = values_.find(name); v != values_.end()) g.value = &v->second.values;
+      }
+      in.push_back(std::move(g));
+    }
+    Result<std::vector<GapOutput>> out = InferGapOutputs(node, opset_, in);
+    if (!out.ok()) {
+      Warn(Ref(n) + ": shape inference failed: " + out.message());
+      return;
+    }
+    for (int i = 0; i < n.output_size() && i < static_cast<int>(out->size()); ++i) {
+      const GapOutput& o = (*out)[i];
+      if (n.output(i).empty() || !o.dims || o.elem_type == 0 || ShapeOf(n.output(i))) continue;
+      auto& slot = types_[n.output(i)] = TensorType(o.elem_type, *o.dims);
+      (*type_ptrs)[n.output(i)] = &slot;
+    }
   }
 
   // libonnx 1.12 infers only the rank of Einsum's output: its dims follow
@@ -711,6 +739,26 @@ class Loader {
     }
     auto& slot = types_[n.output(0)] = TensorType(x->second.tensor_type().elem_type(), s->output_dims);
     (*type_ptrs)[n.output(0)] = &slot;
+  }
+
+  // gpucast's node for an ONNX node (attributes of the kinds Node keeps).
+  static Node ToNode(const onnx::NodeProto& n) {
+    Node node;
+    node.name = n.name();
+    node.op_type = n.op_type();
+    node.domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
+    node.inputs.assign(n.input().begin(), n.input().end());
+    node.outputs.assign(n.output().begin(), n.output().end());
+    for (const auto& a : n.attribute()) {
+      Attribute attr;
+      if (a.has_i()) attr.i = a.i();
+      if (a.has_f()) attr.f = a.f();
+      if (a.has_s()) attr.s = a.s();
+      attr.ints.assign(a.ints().begin(), a.ints().end());
+      attr.floats.assign(a.floats().begin(), a.floats().end());
+      node.attrs[a.name()] = std::move(attr);
+    }
+    return node;
   }
 
   std::optional<Dims> ShapeOf(const std::string& name) const {
@@ -766,21 +814,7 @@ class Loader {
     }
     std::unordered_set<std::string> unknown;
     for (const auto& n : g.node()) {
-      Node node;
-      node.name = n.name();
-      node.op_type = n.op_type();
-      node.domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
-      node.inputs.assign(n.input().begin(), n.input().end());
-      node.outputs.assign(n.output().begin(), n.output().end());
-      for (const auto& a : n.attribute()) {
-        Attribute attr;
-        if (a.has_i()) attr.i = a.i();
-        if (a.has_f()) attr.f = a.f();
-        if (a.has_s()) attr.s = a.s();
-        attr.ints.assign(a.ints().begin(), a.ints().end());
-        attr.floats.assign(a.floats().begin(), a.floats().end());
-        node.attrs[a.name()] = std::move(attr);
-      }
+      Node node = ToNode(n);
       for (const auto* names : {&node.inputs, &node.outputs}) {
         for (const auto& name : *names) {
           const TensorInfo* t = out.Tensor(name);
