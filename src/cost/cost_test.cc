@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "cost/test_graph.h"
+#include "cost/test_nodes.h"
 
 namespace gpucast {
 namespace {
 
+using testing::NodeNamed;
 using testing::GraphBuilder;
 using testing::IntAttr;
 using testing::IntsAttr;
@@ -19,14 +21,6 @@ CostReport Analyze(const GraphBuilder& b, bool amp = false) {
   Result<CostReport> r = AnalyzeCost(b.graph(), CostOptions{amp});
   EXPECT_TRUE(r.ok()) << r.message();
   return r.ok() ? r.value() : CostReport{};
-}
-
-const NodeCost& NodeNamed(const CostReport& r, const std::string& name) {
-  for (const NodeCost& n : r.nodes)
-    if (n.name == name) return n;
-  static NodeCost none;
-  ADD_FAILURE() << "no node " << name;
-  return none;
 }
 
 int64_t CategoryFlops(const CostReport& r, Category c) {

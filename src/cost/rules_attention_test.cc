@@ -3,21 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "cost/cost.h"
+#include "cost/test_nodes.h"
 #include "cost/test_graph.h"
 
 namespace gpucast {
 namespace {
 
+using testing::NodeNamed;
 using testing::GraphBuilder;
 using testing::IntAttr;
-
-const NodeCost& Named(const CostReport& r, const std::string& n) {
-  for (const NodeCost& c : r.nodes)
-    if (c.name == n) return c;
-  static NodeCost none;
-  ADD_FAILURE() << "no node " << n;
-  return none;
-}
 
 TEST(GeluCost, ErfAndTanhForms) {
   // [4, 10] = 40 elements, input needs a gradient (Mul by a parameter first).
@@ -28,8 +22,8 @@ TEST(GeluCost, ErfAndTanhForms) {
     b.Op("Gelu", "g", {"x"}, {"y"}).attrs["approximate"].s = approx;
     Result<CostReport> r = AnalyzeCost(b.graph(), {});
     ASSERT_TRUE(r.ok()) << r.message();
-    EXPECT_EQ(Named(*r, "g").forward_flops, 40 * fwd) << approx;
-    EXPECT_EQ(Named(*r, "g").backward_flops, 40 * bwd) << approx;
+    EXPECT_EQ(NodeNamed(*r, "g").forward_flops, 40 * fwd) << approx;
+    EXPECT_EQ(NodeNamed(*r, "g").backward_flops, 40 * bwd) << approx;
   }
   GraphBuilder b;
   b.Data("x", {4, 10}).Value("y", {4, 10});
@@ -51,9 +45,9 @@ TEST(AttentionCost, CountsAsMatMulSoftmaxMatMul) {
   b.Op("Attention", "att", {"q", "k", "v"}, {"y"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "att").forward_flops, 35840);
-  EXPECT_EQ(Named(*r, "att").backward_flops, 35328);
-  EXPECT_EQ(Named(*r, "att").category, Category::kMatmul);
+  EXPECT_EQ(NodeNamed(*r, "att").forward_flops, 35840);
+  EXPECT_EQ(NodeNamed(*r, "att").backward_flops, 35328);
+  EXPECT_EQ(NodeNamed(*r, "att").category, Category::kMatmul);
 }
 
 TEST(AttentionCost, CausalThreeDimensionalWithACache) {
@@ -70,8 +64,8 @@ TEST(AttentionCost, CausalThreeDimensionalWithACache) {
   n.attrs["is_causal"] = IntAttr(1);
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "att").forward_flops, 5680);
-  EXPECT_EQ(Named(*r, "att").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(*r, "att").forward_flops, 5680);
+  EXPECT_EQ(NodeNamed(*r, "att").backward_flops, 0);
 }
 
 TEST(RotaryEmbeddingCost, ThreePerRotatedElementAndNoParameters) {
@@ -84,8 +78,8 @@ TEST(RotaryEmbeddingCost, ThreePerRotatedElementAndNoParameters) {
   b.Op("RotaryEmbedding", "rope", {"x", "cos", "sin"}, {"y"}).attrs["rotary_embedding_dim"] = IntAttr(4);
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "rope").forward_flops, 576);
-  EXPECT_EQ(Named(*r, "rope").backward_flops, 576);
+  EXPECT_EQ(NodeNamed(*r, "rope").forward_flops, 576);
+  EXPECT_EQ(NodeNamed(*r, "rope").backward_flops, 576);
   EXPECT_EQ(r->totals.params, 1);  // the Mul's scale only
 }
 
@@ -97,8 +91,8 @@ TEST(AffineGridCost, TwoDPerCoordinate) {
   b.Op("AffineGrid", "ag", {"theta", "size"}, {"grid"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "ag").forward_flops, 320);
-  EXPECT_EQ(Named(*r, "ag").backward_flops, 480);
+  EXPECT_EQ(NodeNamed(*r, "ag").forward_flops, 320);
+  EXPECT_EQ(NodeNamed(*r, "ag").backward_flops, 480);
 }
 
 TEST(RmsNormalizationCost, LayerNormWithoutMeanAndBias) {
@@ -109,8 +103,8 @@ TEST(RmsNormalizationCost, LayerNormWithoutMeanAndBias) {
   b.Op("RMSNormalization", "rms", {"x", "g"}, {"y"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "rms").forward_flops, 160);
-  EXPECT_EQ(Named(*r, "rms").backward_flops, 200);
+  EXPECT_EQ(NodeNamed(*r, "rms").forward_flops, 160);
+  EXPECT_EQ(NodeNamed(*r, "rms").backward_flops, 200);
   EXPECT_EQ(r->totals.params, 11);
 }
 
@@ -123,9 +117,9 @@ TEST(BitwiseAndCol2ImCost, IntegerOpsAndTheFold) {
   b.Op("Col2Im", "c2i", {"cols", "img", "blk"}, {"im"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "and").forward_flops, 12);
-  EXPECT_EQ(Named(*r, "and").backward_flops, 0);
-  EXPECT_EQ(Named(*r, "c2i").forward_flops, 25);
+  EXPECT_EQ(NodeNamed(*r, "and").forward_flops, 12);
+  EXPECT_EQ(NodeNamed(*r, "and").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(*r, "c2i").forward_flops, 25);
 }
 
 }  // namespace

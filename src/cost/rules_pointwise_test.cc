@@ -5,21 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "cost/cost.h"
+#include "cost/test_nodes.h"
 #include "cost/test_graph.h"
 
 namespace gpucast {
 namespace {
 
+using testing::NodeNamed;
 using testing::GraphBuilder;
 using testing::kInt64;
-
-const NodeCost& Named(const CostReport& r, const std::string& n) {
-  for (const NodeCost& c : r.nodes)
-    if (c.name == n) return c;
-  static NodeCost none;
-  ADD_FAILURE() << "no node " << n;
-  return none;
-}
 
 // x [2,3] needs a gradient (data times a learned scalar), then `op` on it.
 Result<CostReport> Unary(const std::string& op, std::vector<int64_t> out = {2, 3}) {
@@ -40,9 +34,9 @@ TEST(PointwiseCost, TrigonometricAndHyperbolic) {
   for (const auto& [op, bwd] : want) {
     Result<CostReport> r = Unary(op);
     ASSERT_TRUE(r.ok()) << op << ": " << r.message();
-    EXPECT_EQ(Named(*r, "op").category, Category::kElementwise) << op;
-    EXPECT_EQ(Named(*r, "op").forward_flops, 6) << op;
-    EXPECT_EQ(Named(*r, "op").backward_flops, 6 * bwd) << op;
+    EXPECT_EQ(NodeNamed(*r, "op").category, Category::kElementwise) << op;
+    EXPECT_EQ(NodeNamed(*r, "op").forward_flops, 6) << op;
+    EXPECT_EQ(NodeNamed(*r, "op").backward_flops, 6 * bwd) << op;
   }
 }
 
@@ -52,22 +46,22 @@ TEST(PointwiseCost, Mish) {
   // x·σ 1, ·(...) 1, + 1, ·g 1 = 14 per element (84).
   Result<CostReport> r = Unary("Mish");
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "op").category, Category::kActivation);
-  EXPECT_EQ(Named(*r, "op").forward_flops, 30);
-  EXPECT_EQ(Named(*r, "op").backward_flops, 84);
+  EXPECT_EQ(NodeNamed(*r, "op").category, Category::kActivation);
+  EXPECT_EQ(NodeNamed(*r, "op").forward_flops, 30);
+  EXPECT_EQ(NodeNamed(*r, "op").backward_flops, 84);
 }
 
 TEST(PointwiseCost, ShrinkAndReduceLogSum) {
   // Shrink: 2 comparisons + 1 add forward (18), mask and select backward (12).
   Result<CostReport> r = Unary("Shrink");
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "op").forward_flops, 18);
-  EXPECT_EQ(Named(*r, "op").backward_flops, 12);
+  EXPECT_EQ(NodeNamed(*r, "op").forward_flops, 18);
+  EXPECT_EQ(NodeNamed(*r, "op").backward_flops, 12);
   // ReduceLogSum [2,3] -> [2,1]: 6 adds + 2 logs = 8; backward g/sum broadcast, 6.
   r = Unary("ReduceLogSum", {2, 1});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "op").forward_flops, 8);
-  EXPECT_EQ(Named(*r, "op").backward_flops, 6);
+  EXPECT_EQ(NodeNamed(*r, "op").forward_flops, 8);
+  EXPECT_EQ(NodeNamed(*r, "op").backward_flops, 6);
 }
 
 TEST(PointwiseCost, RandomDrawsAndHardmaxCarryNoGradient) {
@@ -82,9 +76,9 @@ TEST(PointwiseCost, RandomDrawsAndHardmaxCarryNoGradient) {
     Result<CostReport> r = AnalyzeCost(b.graph(), {});
     ASSERT_TRUE(r.ok()) << op << ": " << r.message();
     const int per = std::string(op) == "Bernoulli" ? 2 : std::string(op) == "Hardmax" ? 1 : 3;
-    EXPECT_EQ(Named(*r, "draw").forward_flops, 6 * per) << op;
-    EXPECT_EQ(Named(*r, "draw").backward_flops, 0) << op;
-    EXPECT_EQ(Named(*r, "use").backward_flops, 6) << op;
+    EXPECT_EQ(NodeNamed(*r, "draw").forward_flops, 6 * per) << op;
+    EXPECT_EQ(NodeNamed(*r, "draw").backward_flops, 0) << op;
+    EXPECT_EQ(NodeNamed(*r, "use").backward_flops, 6) << op;
   }
   // RandomNormal from its shape attribute alone: [4,5], 3·20 = 60.
   GraphBuilder b;
@@ -92,8 +86,8 @@ TEST(PointwiseCost, RandomDrawsAndHardmaxCarryNoGradient) {
   b.Op("RandomNormal", "rn", {}, {"n"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "rn").forward_flops, 60);
-  EXPECT_EQ(Named(*r, "rn").activation_bytes, 80);
+  EXPECT_EQ(NodeNamed(*r, "rn").forward_flops, 60);
+  EXPECT_EQ(NodeNamed(*r, "rn").activation_bytes, 80);
 }
 
 TEST(LossCost, SoftmaxCrossEntropyAndNegativeLogLikelihood) {
@@ -113,19 +107,19 @@ TEST(LossCost, SoftmaxCrossEntropyAndNegativeLogLikelihood) {
   // SCE: log-softmax 5·40 = 200 + pick and sum 2·4 = 8 -> 208; backward 4·40 = 160.
   Result<CostReport> r = loss("SoftmaxCrossEntropyLoss", false);
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "loss").forward_flops, 208);
-  EXPECT_EQ(Named(*r, "loss").backward_flops, 160);
+  EXPECT_EQ(NodeNamed(*r, "loss").forward_flops, 208);
+  EXPECT_EQ(NodeNamed(*r, "loss").backward_flops, 160);
   // With class weights: 200 + 3·4 = 212; the weights are no parameters (only s counts).
   r = loss("SoftmaxCrossEntropyLoss", true);
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "loss").forward_flops, 212);
-  EXPECT_EQ(Named(*r, "loss").params, 0);
+  EXPECT_EQ(NodeNamed(*r, "loss").forward_flops, 212);
+  EXPECT_EQ(NodeNamed(*r, "loss").params, 0);
   EXPECT_EQ(r->totals.params, 1);
   // NLL: negate and sum 2·4 = 8; backward scatter 4.
   r = loss("NegativeLogLikelihoodLoss", false);
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "loss").forward_flops, 8);
-  EXPECT_EQ(Named(*r, "loss").backward_flops, 4);
+  EXPECT_EQ(NodeNamed(*r, "loss").forward_flops, 8);
+  EXPECT_EQ(NodeNamed(*r, "loss").backward_flops, 4);
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "cost/cost.h"
+#include "cost/test_nodes.h"
 #include "cost/test_graph.h"
 
 namespace gpucast {
 namespace {
 
+using testing::NodeNamed;
 using testing::GraphBuilder;
 using testing::IntAttr;
 using testing::kInt64;
@@ -24,14 +26,6 @@ void Graded(GraphBuilder& b, const std::string& name, const std::vector<int64_t>
   b.Op("Mul", name + "_mul", {name + "_x", name + "_s"}, {name});
 }
 
-const NodeCost& Named(const CostReport& r, const std::string& n) {
-  for (const NodeCost& c : r.nodes)
-    if (c.name == n) return c;
-  static NodeCost none;
-  ADD_FAILURE() << "no node " << n;
-  return none;
-}
-
 Result<CostReport> ResizeOf(const std::string& op, const std::string& mode, std::vector<int64_t> in,
                             std::vector<int64_t> out) {
   GraphBuilder b;
@@ -46,22 +40,22 @@ TEST(ResizeCost, NearestIsAGatherLinearAndCubicInterpolate) {
   // [1,2,4,4] -> [1,2,8,8]: 128 output elements, d = 2 resized dims.
   Result<CostReport> r = ResizeOf("Resize", "", {1, 2, 4, 4}, {1, 2, 8, 8});  // default: nearest
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "rs").category, Category::kDataMovement);
-  EXPECT_EQ(Named(*r, "rs").forward_flops, 0);
-  EXPECT_EQ(Named(*r, "rs").backward_flops, 128);  // one scatter-add per output element
-  EXPECT_EQ(Named(*r, "rs").activation_bytes, 128 * 4);
+  EXPECT_EQ(NodeNamed(*r, "rs").category, Category::kDataMovement);
+  EXPECT_EQ(NodeNamed(*r, "rs").forward_flops, 0);
+  EXPECT_EQ(NodeNamed(*r, "rs").backward_flops, 128);  // one scatter-add per output element
+  EXPECT_EQ(NodeNamed(*r, "rs").activation_bytes, 128 * 4);
   // linear: T = 2² = 4 taps: 128·(2·4 − 1) = 896 forward, 128·8 = 1024 backward.
   r = ResizeOf("Resize", "linear", {1, 2, 4, 4}, {1, 2, 8, 8});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "rs").category, Category::kElementwise);
-  EXPECT_EQ(Named(*r, "rs").forward_flops, 896);
-  EXPECT_EQ(Named(*r, "rs").backward_flops, 1024);
+  EXPECT_EQ(NodeNamed(*r, "rs").category, Category::kElementwise);
+  EXPECT_EQ(NodeNamed(*r, "rs").forward_flops, 896);
+  EXPECT_EQ(NodeNamed(*r, "rs").backward_flops, 1024);
   // cubic: T = 4² = 16: 128·31 = 3968, 128·32 = 4096.
   r = ResizeOf("Resize", "cubic", {1, 2, 4, 4}, {1, 2, 8, 8});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "rs").forward_flops, 3968);
-  EXPECT_EQ(Named(*r, "rs").backward_flops, 4096);
-  EXPECT_EQ(Named(*r, "rs").params, 0);
+  EXPECT_EQ(NodeNamed(*r, "rs").forward_flops, 3968);
+  EXPECT_EQ(NodeNamed(*r, "rs").backward_flops, 4096);
+  EXPECT_EQ(NodeNamed(*r, "rs").params, 0);
 }
 
 TEST(ResizeCost, UpsampleLinearOverOneDimAndItsOldBilinearName) {
@@ -69,8 +63,8 @@ TEST(ResizeCost, UpsampleLinearOverOneDimAndItsOldBilinearName) {
   for (const char* mode : {"linear", "bilinear"}) {
     Result<CostReport> r = ResizeOf("Upsample", mode, {1, 2, 4}, {1, 2, 8});
     ASSERT_TRUE(r.ok()) << r.message();
-    EXPECT_EQ(Named(*r, "rs").forward_flops, 48) << mode;
-    EXPECT_EQ(Named(*r, "rs").backward_flops, 64) << mode;
+    EXPECT_EQ(NodeNamed(*r, "rs").forward_flops, 48) << mode;
+    EXPECT_EQ(NodeNamed(*r, "rs").backward_flops, 64) << mode;
   }
 }
 
@@ -83,8 +77,8 @@ TEST(ResizeCost, FloatScalesInitializerDoesNotMakeTheOutputNeedAGradient) {
   b.Op("Relu", "relu", {"y"}, {"z"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "rs").backward_flops, 0);
-  EXPECT_EQ(Named(*r, "relu").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(*r, "rs").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(*r, "relu").backward_flops, 0);
   EXPECT_EQ(r->totals.params, 0);
 }
 
@@ -106,8 +100,8 @@ TEST(GridSampleCost, BilinearCountsTapsAndCoordinates) {
   b.Op("GridSample", "gs", {"x", "g"}, {"y"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "gs").forward_flops, 162);
-  EXPECT_EQ(Named(*r, "gs").backward_flops, 468);
+  EXPECT_EQ(NodeNamed(*r, "gs").forward_flops, 162);
+  EXPECT_EQ(NodeNamed(*r, "gs").backward_flops, 468);
 }
 
 TEST(RoiAlignCost, SamplesPerBinAndAdaptiveIsUnsupported) {
@@ -125,12 +119,12 @@ TEST(RoiAlignCost, SamplesPerBinAndAdaptiveIsUnsupported) {
   };
   Result<CostReport> r = build(2);
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "ra").category, Category::kPooling);
-  EXPECT_EQ(Named(*r, "ra").forward_flops, 1584);
-  EXPECT_EQ(Named(*r, "ra").backward_flops, 1584);
+  EXPECT_EQ(NodeNamed(*r, "ra").category, Category::kPooling);
+  EXPECT_EQ(NodeNamed(*r, "ra").forward_flops, 1584);
+  EXPECT_EQ(NodeNamed(*r, "ra").backward_flops, 1584);
   r = build(0);
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "ra").category, Category::kUnsupported);
+  EXPECT_EQ(NodeNamed(*r, "ra").category, Category::kUnsupported);
   EXPECT_EQ(r->first_uncosted,
             "node 'ra' (RoiAlign): sampling_ratio 0 (adaptive): the samples per bin depend on each ROI's size");
 }

@@ -3,21 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "cost/cost.h"
+#include "cost/test_nodes.h"
 #include "cost/test_graph.h"
 
 namespace gpucast {
 namespace {
 
+using testing::NodeNamed;
 using testing::GraphBuilder;
 using testing::kInt64;
-
-const NodeCost& Named(const CostReport& r, const std::string& n) {
-  for (const NodeCost& c : r.nodes)
-    if (c.name == n) return c;
-  static NodeCost none;
-  ADD_FAILURE() << "no node " << n;
-  return none;
-}
 
 TEST(TopKCost, HeapComparisonsAndScatterBackward) {
   // X [4,10] (needs a gradient), K = 3 on the last axis: 40 elements × ⌈log2 4⌉ = 2 -> 80;
@@ -29,16 +23,16 @@ TEST(TopKCost, HeapComparisonsAndScatterBackward) {
   b.Op("TopK", "t", {"x", "k"}, {"v", "i"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "t").forward_flops, 80);
-  EXPECT_EQ(Named(*r, "t").backward_flops, 12);
-  EXPECT_EQ(Named(*r, "t").activation_bytes, 12 * 4 + 12 * 8);
+  EXPECT_EQ(NodeNamed(*r, "t").forward_flops, 80);
+  EXPECT_EQ(NodeNamed(*r, "t").backward_flops, 12);
+  EXPECT_EQ(NodeNamed(*r, "t").activation_bytes, 12 * 4 + 12 * 8);
   // K = 1 (ArgMax-like): ⌈log2 2⌉ = 1 comparison per element.
   GraphBuilder one;
   one.Data("x", {4, 10}).Data("k", {1}, kInt64).Value("v", {4, 1}).Value("i", {4, 1}, kInt64);
   one.Op("TopK", "t", {"x", "k"}, {"v", "i"});
   r = AnalyzeCost(one.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "t").forward_flops, 40);
+  EXPECT_EQ(NodeNamed(*r, "t").forward_flops, 40);
 }
 
 TEST(TopKCost, UnknownKIsUnsupportedWithTheReason) {
@@ -60,14 +54,14 @@ TEST(NonZeroCost, OneComparisonPerElementOrUnsupported) {
   b.Op("NonZero", "nz", {"x"}, {"nz"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "nz").forward_flops, 12);
-  EXPECT_EQ(Named(*r, "nz").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(*r, "nz").forward_flops, 12);
+  EXPECT_EQ(NodeNamed(*r, "nz").backward_flops, 0);
   GraphBuilder u;
   u.Data("x", {3, 4}).Unknown("nz");
   u.Op("NonZero", "nz", {"x"}, {"nz"});
   r = AnalyzeCost(u.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "nz").category, Category::kUnsupported);
+  EXPECT_EQ(NodeNamed(*r, "nz").category, Category::kUnsupported);
   EXPECT_EQ(r->unsupported[0].reason, "output size depends on input values that shape inference could not resolve");
 }
 
@@ -79,7 +73,7 @@ TEST(NonMaxSuppressionCost, WorstCasePairwiseIoU) {
   b.Op("NonMaxSuppression", "nms", {"boxes", "scores"}, {"sel"});
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_EQ(Named(*r, "nms").forward_flops, 320);
+  EXPECT_EQ(NodeNamed(*r, "nms").forward_flops, 320);
   b.Data("bad", {1, 6, 4});
   b.Op("NonMaxSuppression", "nms2", {"bad", "scores"}, {"sel"});
   EXPECT_EQ(AnalyzeCost(b.graph(), {}).message(),

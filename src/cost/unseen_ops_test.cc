@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "cost/cost.h"
+#include "cost/test_nodes.h"
 #include "graph/onnx_loader.h"
 #include "graph/test_models.h"
 
 namespace gpucast {
 namespace {
 
+using testing::NodeNamed;
 using testing::Dim;
 using testing::kFloat;
 using testing::kInt64;
@@ -33,14 +35,6 @@ Result<CostReport> LoadAndCost(const ModelBuilder& b, int64_t batch) {
   return AnalyzeCost(*g, {});
 }
 
-const NodeCost& Named(const CostReport& r, const std::string& n) {
-  for (const NodeCost& c : r.nodes)
-    if (c.name == n) return c;
-  static NodeCost none;
-  ADD_FAILURE() << "no node " << n;
-  return none;
-}
-
 TEST(UnseenOps, EinsumResizeTopKAndFriendsLoadAndCostCompletely) {
   ModelBuilder b(13);
   b.Input("x", kFloat, {Dim("batch"), Dim(int64_t{3}), Dim(int64_t{4})});
@@ -61,22 +55,22 @@ TEST(UnseenOps, EinsumResizeTopKAndFriendsLoadAndCostCompletely) {
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_TRUE(RequireCompleteCost(*r).ok()) << RequireCompleteCost(*r).message();
   // Einsum at batch 2: b·i·j·k = 2·3·4·5 = 120 multiply-adds; w needs a gradient, x not.
-  EXPECT_EQ(Named(*r, "einsum").forward_flops, 240);
-  EXPECT_EQ(Named(*r, "einsum").backward_flops, 240);
-  EXPECT_EQ(Named(*r, "einsum").params, 20);
+  EXPECT_EQ(NodeNamed(*r, "einsum").forward_flops, 240);
+  EXPECT_EQ(NodeNamed(*r, "einsum").backward_flops, 240);
+  EXPECT_EQ(NodeNamed(*r, "einsum").params, 20);
   EXPECT_EQ(r->totals.params, 20);  // the Constant scales are no parameter
   // Resize linear [2,2,4,4] -> [2,2,8,8]: 256 outputs × (2·4 − 1) = 1792; no gradient (data).
-  EXPECT_EQ(Named(*r, "resize").forward_flops, 1792);
-  EXPECT_EQ(Named(*r, "resize").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(*r, "resize").forward_flops, 1792);
+  EXPECT_EQ(NodeNamed(*r, "resize").backward_flops, 0);
   // LRN size 3 on 256 elements: (3 + 5)·256 = 2048.
-  EXPECT_EQ(Named(*r, "lrn").forward_flops, 2048);
+  EXPECT_EQ(NodeNamed(*r, "lrn").forward_flops, 2048);
   // TopK K = 2 of e [2,3,5]: 30 × ⌈log2 3⌉ = 60; values [2,3,2] get 12 scatter-adds back.
-  EXPECT_EQ(Named(*r, "topk").forward_flops, 60);
-  EXPECT_EQ(Named(*r, "topk").backward_flops, 12);
-  EXPECT_EQ(Named(*r, "asin").forward_flops, 12);
-  EXPECT_EQ(Named(*r, "noise").forward_flops, 36);
+  EXPECT_EQ(NodeNamed(*r, "topk").forward_flops, 60);
+  EXPECT_EQ(NodeNamed(*r, "topk").backward_flops, 12);
+  EXPECT_EQ(NodeNamed(*r, "asin").forward_flops, 12);
+  EXPECT_EQ(NodeNamed(*r, "noise").forward_flops, 36);
   // The noise needs no gradient: Add's backward is 12 (one input), not 24.
-  EXPECT_EQ(Named(*r, "add").backward_flops, 12);
+  EXPECT_EQ(NodeNamed(*r, "add").backward_flops, 12);
 }
 
 TEST(UnseenOps, EinsumThatDoesNotFitItsInputsIsReportedWithTheReason) {
@@ -104,8 +98,8 @@ TEST(UnseenOps, MishLoadsWithoutASchemaAndCosts) {
   Result<CostReport> r = LoadAndCost(b, 2);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_TRUE(RequireCompleteCost(*r).ok()) << RequireCompleteCost(*r).message();
-  EXPECT_EQ(Named(*r, "mish").forward_flops, 40);
-  EXPECT_EQ(Named(*r, "mish").output_shapes, (std::vector<std::vector<int64_t>>{{2, 4}}));
+  EXPECT_EQ(NodeNamed(*r, "mish").forward_flops, 40);
+  EXPECT_EQ(NodeNamed(*r, "mish").output_shapes, (std::vector<std::vector<int64_t>>{{2, 4}}));
   for (const std::string& w : r->warnings) EXPECT_EQ(w.find("Mish"), std::string::npos) << w;
 }
 
@@ -161,14 +155,14 @@ TEST(UnseenOps, GeluGroupNormReproLoadsAndCostsAtOpsets20And21) {
     ASSERT_TRUE(r.ok()) << r.message();
     ASSERT_TRUE(RequireCompleteCost(*r).ok()) << opset << ": " << RequireCompleteCost(*r).message();
     EXPECT_EQ(r->warnings, OnlyTheOpsetWarning(opset));
-    EXPECT_EQ(Named(*r, "gelu").forward_flops, 40960);
-    EXPECT_EQ(Named(*r, "gelu").backward_flops, 0);
-    EXPECT_EQ(Named(*r, "gn").forward_flops, 57344);
-    EXPECT_EQ(Named(*r, "gn").backward_flops, 24576);
-    EXPECT_EQ(Named(*r, "ln").forward_flops, 57344);
-    EXPECT_EQ(Named(*r, "ln").backward_flops, 57344);
-    EXPECT_EQ(Named(*r, "relu").forward_flops, 8192);
-    EXPECT_EQ(Named(*r, "relu").output_shapes, (std::vector<std::vector<int64_t>>{{4, 32, 8, 8}}));
+    EXPECT_EQ(NodeNamed(*r, "gelu").forward_flops, 40960);
+    EXPECT_EQ(NodeNamed(*r, "gelu").backward_flops, 0);
+    EXPECT_EQ(NodeNamed(*r, "gn").forward_flops, 57344);
+    EXPECT_EQ(NodeNamed(*r, "gn").backward_flops, 24576);
+    EXPECT_EQ(NodeNamed(*r, "ln").forward_flops, 57344);
+    EXPECT_EQ(NodeNamed(*r, "ln").backward_flops, 57344);
+    EXPECT_EQ(NodeNamed(*r, "relu").forward_flops, 8192);
+    EXPECT_EQ(NodeNamed(*r, "relu").output_shapes, (std::vector<std::vector<int64_t>>{{4, 32, 8, 8}}));
     EXPECT_EQ(r->totals.params, 2 * gn_params + 8);
   }
 }
@@ -219,16 +213,16 @@ TEST(UnseenOps, Opset23DecoderBlockLoadsAndCostsCompletely) {
   EXPECT_EQ(r->warnings, OnlyTheOpsetWarning(23));
   // RMSNorm 4·(2·8·16) = 1024; q 2·(2·8)·16·16 = 8192; rope_q rotates 2·8·16 = 256 -> 768,
   // rope_k 2·8·8 = 128 -> 384.
-  EXPECT_EQ(Named(*r, "rms").forward_flops, 1024);
-  EXPECT_EQ(Named(*r, "q").forward_flops, 8192);
-  EXPECT_EQ(Named(*r, "rope_q").forward_flops, 768);
-  EXPECT_EQ(Named(*r, "rope_k").forward_flops, 384);
+  EXPECT_EQ(NodeNamed(*r, "rms").forward_flops, 1024);
+  EXPECT_EQ(NodeNamed(*r, "q").forward_flops, 8192);
+  EXPECT_EQ(NodeNamed(*r, "rope_q").forward_flops, 768);
+  EXPECT_EQ(NodeNamed(*r, "rope_k").forward_flops, 384);
   // Attention: B 2, Hq 2, Sq = T = 8, D = Dv = 8: 256 scores; 2·256·8 + (1 + 1 + 5)·256 +
   // 2·256·8 = 9984. Backward (Q, K, V need grads): dP 4096 + (4 + 1 + 1)·256 + dV 4096 +
   // dQ 4096 + dK 4096 = 17920.
-  EXPECT_EQ(Named(*r, "att").forward_flops, 9984);
-  EXPECT_EQ(Named(*r, "att").backward_flops, 17920);
-  EXPECT_EQ(Named(*r, "att").output_shapes, (std::vector<std::vector<int64_t>>{{2, 8, 16}}));
+  EXPECT_EQ(NodeNamed(*r, "att").forward_flops, 9984);
+  EXPECT_EQ(NodeNamed(*r, "att").backward_flops, 17920);
+  EXPECT_EQ(NodeNamed(*r, "att").output_shapes, (std::vector<std::vector<int64_t>>{{2, 8, 16}}));
   // Trainable: rs 16 + wq 256 + wk 128 + wv 128; the cos/sin caches are not trained.
   EXPECT_EQ(r->totals.params, 528);
 }
@@ -264,16 +258,16 @@ TEST(UnseenOps, Opset20BitwiseCropCol2ImAffineGridLoadAndCost) {
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_TRUE(RequireCompleteCost(*r).ok()) << RequireCompleteCost(*r).message();
   EXPECT_EQ(r->warnings, OnlyTheOpsetWarning(20));
-  EXPECT_EQ(Named(*r, "and").forward_flops, 8);
-  EXPECT_EQ(Named(*r, "not").forward_flops, 8);
-  EXPECT_EQ(Named(*r, "crop").output_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 6, 7}}));
-  EXPECT_EQ(Named(*r, "crop").forward_flops, 0);
+  EXPECT_EQ(NodeNamed(*r, "and").forward_flops, 8);
+  EXPECT_EQ(NodeNamed(*r, "not").forward_flops, 8);
+  EXPECT_EQ(NodeNamed(*r, "crop").output_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 6, 7}}));
+  EXPECT_EQ(NodeNamed(*r, "crop").forward_flops, 0);
   // Col2Im: [2, 5, 5] -> [2, 1, 5, 5], one add per input element: 50.
-  EXPECT_EQ(Named(*r, "col2im").output_shapes, (std::vector<std::vector<int64_t>>{{2, 1, 5, 5}}));
-  EXPECT_EQ(Named(*r, "col2im").forward_flops, 50);
+  EXPECT_EQ(NodeNamed(*r, "col2im").output_shapes, (std::vector<std::vector<int64_t>>{{2, 1, 5, 5}}));
+  EXPECT_EQ(NodeNamed(*r, "col2im").forward_flops, 50);
   // AffineGrid [2, 4, 5, 2] = 80 elements: 2·2·80 = 320; theta trains: 2·3·80 = 480.
-  EXPECT_EQ(Named(*r, "affine").forward_flops, 320);
-  EXPECT_EQ(Named(*r, "affine").backward_flops, 480);
+  EXPECT_EQ(NodeNamed(*r, "affine").forward_flops, 320);
+  EXPECT_EQ(NodeNamed(*r, "affine").backward_flops, 480);
 }
 
 TEST(UnseenOps, Opset19ReduceSplitPadAveragePoolWithNewSignaturesLoadRight) {
@@ -309,16 +303,16 @@ TEST(UnseenOps, Opset19ReduceSplitPadAveragePoolWithNewSignaturesLoadRight) {
   Result<CostReport> r = LoadAndCost(b, 2);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_TRUE(RequireCompleteCost(*r).ok()) << RequireCompleteCost(*r).message();
-  EXPECT_EQ(Named(*r, "mean").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 1}}));
-  EXPECT_EQ(Named(*r, "split").output_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 4}, {2, 3, 4}}));
-  EXPECT_EQ(Named(*r, "pad").output_shapes, (std::vector<std::vector<int64_t>>{{2, 9, 4}}));
-  EXPECT_EQ(Named(*r, "pool").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 2}}));
-  EXPECT_EQ(Named(*r, "max").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 1}}));
-  EXPECT_EQ(Named(*r, "scatter").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 4}}));
-  EXPECT_EQ(Named(*r, "resize").output_shapes, (std::vector<std::vector<int64_t>>{{2, 12, 2}}));
+  EXPECT_EQ(NodeNamed(*r, "mean").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 1}}));
+  EXPECT_EQ(NodeNamed(*r, "split").output_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 4}, {2, 3, 4}}));
+  EXPECT_EQ(NodeNamed(*r, "pad").output_shapes, (std::vector<std::vector<int64_t>>{{2, 9, 4}}));
+  EXPECT_EQ(NodeNamed(*r, "pool").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 2}}));
+  EXPECT_EQ(NodeNamed(*r, "max").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 1}}));
+  EXPECT_EQ(NodeNamed(*r, "scatter").output_shapes, (std::vector<std::vector<int64_t>>{{2, 6, 4}}));
+  EXPECT_EQ(NodeNamed(*r, "resize").output_shapes, (std::vector<std::vector<int64_t>>{{2, 12, 2}}));
   // MACs 2·3·2·6·3 = 216, samples N·C·K·positions = 2·6·3·2 = 72: 2·216 + 7·72 = 936.
-  EXPECT_EQ(Named(*r, "deform").output_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 2}}));
-  EXPECT_EQ(Named(*r, "deform").forward_flops, 936);
+  EXPECT_EQ(NodeNamed(*r, "deform").output_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 2}}));
+  EXPECT_EQ(NodeNamed(*r, "deform").forward_flops, 936);
   EXPECT_EQ(r->warnings, OnlyTheOpsetWarning(19));
 }
 
