@@ -16,7 +16,6 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include "graph/einsum.h"
 #include "graph/export_mode.h"
 #include "graph/onnx_schemas.h"
 #include "graph/opset_gaps.h"
@@ -482,9 +481,7 @@ class Loader {
       std::string domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
       int64_t v = domain.empty() ? infer_opset_
                   : domain_versions.count(domain) ? domain_versions[domain] : INT_MAX;
-      // FillKnownGaps knows the shapes of these (graph/opset_gaps.h).
-      const bool filled = domain.empty() && GapOpSince(n.op_type()) > 0 && GapRuleApplies(ToNode(n), opset_);
-      if (!filled && !FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
+      if (!FilledByHand(n) && !FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
         ++no_schema[OpName(n)];
       }
       for (const auto& a : n.attribute()) {
@@ -566,8 +563,7 @@ class Loader {
       }
       std::string domain = IsDefaultDomain(node.domain()) ? "" : node.domain();
       auto ov = opsets.find(domain);
-      // Ops of opsets 18-23 that libonnx 1.12 lacks or gets wrong: graph/opset_gaps.h.
-      const bool gap = domain.empty() && GapOpSince(node.op_type()) > 0 && GapRuleApplies(ToNode(node), opset_);
+      const bool gap = FilledByHand(node);
       const onnx::OpSchema* schema =
           ov == opsets.end() || gap ? nullptr
                                     : FindOpSchema(node.op_type(), ov->second, domain);  // not the whole registry
@@ -673,7 +669,6 @@ class Loader {
   // BatchNormalization's training outputs (running/saved mean and var) are [C].
   void FillKnownGaps(const onnx::NodeProto& n,
                      std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
-    if (IsDefaultDomain(n.domain()) && n.op_type() == "Einsum") return FillEinsum(n, type_ptrs);
     if (!IsDefaultDomain(n.domain()) || n.op_type() != "BatchNormalization" || n.input_size() < 2) return;
     auto c = ShapeOf(n.input(1));
     auto x = types_.find(n.input(0));
@@ -716,29 +711,11 @@ class Loader {
     }
   }
 
-  // libonnx 1.12 infers only the rank of Einsum's output: its dims follow
-  // from the equation and the input shapes (graph/einsum.h). An equation that
-  // does not fit the inputs leaves the output unknown, with a warning.
-  void FillEinsum(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
-    if (n.output_size() < 1 || n.output(0).empty() || ShapeOf(n.output(0))) return;
-    const onnx::AttributeProto* equation = nullptr;
-    for (const auto& a : n.attribute())
-      if (a.name() == "equation" && a.has_s()) equation = &a;
-    std::vector<Dims> inputs;
-    for (const std::string& in : n.input()) {
-      auto d = in.empty() ? std::nullopt : ShapeOf(in);
-      if (!d) return;
-      inputs.push_back(*d);
-    }
-    auto x = types_.find(n.input_size() > 0 ? n.input(0) : std::string());
-    if (!equation || inputs.empty() || x == types_.end()) return;
-    Result<EinsumSpace> s = ResolveEinsum(equation->s(), inputs);
-    if (!s.ok()) {
-      Warn(Ref(n) + ": shape inference failed: " + s.message());
-      return;
-    }
-    auto& slot = types_[n.output(0)] = TensorType(x->second.tensor_type().elem_type(), s->output_dims);
-    (*type_ptrs)[n.output(0)] = &slot;
+  // Whether graph/opset_gaps.h gives this node's shapes instead of libonnx
+  // (ops libonnx 1.12 lacks or gets wrong at this opset). GapOpSince first:
+  // most nodes are not in that table and need no conversion.
+  bool FilledByHand(const onnx::NodeProto& n) const {
+    return IsDefaultDomain(n.domain()) && GapOpSince(n.op_type()) > 0 && GapRuleApplies(ToNode(n), opset_);
   }
 
   // gpucast's node for an ONNX node (attributes of the kinds Node keeps).

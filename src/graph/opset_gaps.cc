@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "graph/einsum.h"
 #include "util/checked.h"
 
 namespace gpucast {
@@ -453,6 +454,23 @@ Result<Outs> DeformConv(const Node& n, int64_t, const std::vector<GapInput>& in)
   return o;
 }
 
+// Einsum-12: libonnx 1.12 infers only the output's rank; its dims follow from
+// the equation and the input shapes (graph/einsum.h, the parser the cost rule
+// uses too). An input of unknown shape leaves the output unknown.
+Result<Outs> Einsum(const Node& n, int64_t, const std::vector<GapInput>& in) {
+  Outs o = Unknown(n, in);
+  std::vector<Dims> shapes;
+  for (const GapInput& g : in) {
+    if (!g.present || !g.dims) return o;
+    shapes.push_back(*g.dims);
+  }
+  std::optional<std::string> equation = n.AttrString("equation");
+  if (!equation || shapes.empty() || o.empty()) return o;
+  ASSIGN_OR_RETURN(EinsumSpace space, ResolveEinsum(*equation, shapes));
+  o[0].dims = space.output_dims;
+  return o;
+}
+
 bool HasInput(const Node& n, size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); }
 bool Dilated(const Node& n) {
   for (int64_t d : n.AttrInts("dilations"))
@@ -494,6 +512,8 @@ const std::map<std::string, GapRule>& Table() {
                            n.AttrString("keep_aspect_ratio_policy").value_or("stretch") != "stretch";
                   }}},
       {"DeformConv", {19, DeformConv}},
+      // Known to libonnx 1.12, which infers only the output's rank.
+      {"Einsum", {12, Einsum}},
   };
   return t;
 }
