@@ -203,7 +203,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     } else if (!(rule = FindCostRule(node.op_type))) {
       reason = "no cost rule";
     } else if (!shapes_known) {
-      reason = OutputSizeDependsOnValues(node.op_type) ? kValueDependentSize : kShapeUnknown;
+      reason = rule->value_sized ? kValueDependentSize : kShapeUnknown;
     }
     auto report_uncosted = [&](const std::string& why) {
       ++unsupported[{op_key, why}];

@@ -118,9 +118,9 @@ std::vector<CostRule> MakeTable() {
       {"Resize", kElem, ResizeRule},
       {"Upsample", kElem, ResizeRule},
       {"GridSample", kElem, GridSampleRule},
-      {"TopK", kElem, TopKRule},
-      {"NonZero", kElem, NonZeroRule},
-      {"NonMaxSuppression", kElem, NonMaxSuppressionRule},
+      {"TopK", kElem, TopKRule, /*value_sized=*/true},
+      {"NonZero", kElem, NonZeroRule, /*value_sized=*/true},
+      {"NonMaxSuppression", kElem, NonMaxSuppressionRule, /*value_sized=*/true},
       // Reductions: Reduction(per input element, per output element, backward per input element)
       {"ReduceMean", kElem, Reduction(1, 1, 1)},
       {"ReduceSum", kElem, Reduction(1, 0, 1)},
@@ -185,7 +185,7 @@ std::vector<CostRule> MakeTable() {
       {"Trilu", kMove, copy},
       {"EyeLike", kMove, copy},
       {"ReverseSequence", kMove, copy},
-      {"Compress", kMove, copy},
+      {"Compress", kMove, copy, /*value_sized=*/true},
       {"CenterCropPad", kMove, copy},  // opset 18: a crop and/or zero pad
   };
 }
@@ -206,10 +206,6 @@ Result<std::vector<const CostRule*>> CheckRuleTable(const std::vector<CostRule>&
     out.push_back(&r);
   }
   return out;
-}
-
-bool OutputSizeDependsOnValues(const std::string& op_type) {
-  return op_type == "NonZero" || op_type == "NonMaxSuppression" || op_type == "Compress" || op_type == "TopK";
 }
 
 const CostRule* FindCostRule(const std::string& op_type) {

@@ -64,6 +64,10 @@ struct CostRule {
   const char* op_type;  // default (ai.onnx) domain
   Category category;
   RuleFn fn;
+  // The output's size depends on input values, not only on input shapes
+  // (NonZero, NonMaxSuppression, Compress, TopK's K): when shape inference
+  // leaves an output unknown, the driver says so.
+  bool value_sized = false;
 };
 
 // The table of all rules (cost_rules.cc).
@@ -74,11 +78,6 @@ Result<std::vector<const CostRule*>> CheckRuleTable(const std::vector<CostRule>&
 
 // Finds the rule for a default-domain op_type, or nullptr.
 const CostRule* FindCostRule(const std::string& op_type);
-
-// Ops whose output size depends on input values, not only on input shapes
-// (NonZero, NonMaxSuppression, Compress, TopK's K): when shape
-// inference leaves an output unknown, the driver says so.
-bool OutputSizeDependsOnValues(const std::string& op_type);
 
 // ---- Shape helpers shared by the rule families (rules_util.cc) ----
 Count Numel(const TensorInfo& t);
