@@ -32,15 +32,9 @@ struct AnalyzeFlags {
   bool quiet = false;     // no warnings on stderr
 };
 
-std::string ShapeString(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 std::string ShapesString(const std::vector<std::vector<int64_t>>& shapes) {
   std::string s;
-  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? " " : "") + ShapeString(shapes[i]);
+  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? " " : "") + DimsString(shapes[i]);
   return s;
 }
 

@@ -59,12 +59,7 @@ constexpr const char* kValueDependentSize =
 std::string UncostedWhy(const Graph& graph, const Node& node, const OpArgs& args, const std::string& reason) {
   std::string why = reason;
   if (reason != kShapeUnknown && reason != kValueDependentSize) return why;
-  auto shape = [](const TensorInfo& t) {
-    if (!t.shape_known) return std::string("?");
-    std::string s = "[";
-    for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? "," : "") + std::to_string(t.dims[i]);
-    return s + "]";
-  };
+  auto shape = [](const TensorInfo& t) { return t.shape_known ? DimsString(t.dims) : std::string("?"); };
   std::string inputs, unknown;
   for (const TensorInfo* t : args.inputs) {
     if (!t) continue;

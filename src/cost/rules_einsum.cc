@@ -11,16 +11,6 @@
 #include "graph/einsum.h"
 
 namespace gpucast {
-namespace {
-
-std::string Dims(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-}  // namespace
-
 Result<OpCost> EinsumRule(const OpArgs& a) {
   std::optional<std::string> eq = a.node.AttrString("equation");
   if (!eq) return Status::Error("attribute 'equation' missing");
@@ -36,8 +26,8 @@ Result<OpCost> EinsumRule(const OpArgs& a) {
   }
   ASSIGN_OR_RETURN(EinsumSpace s, ResolveEinsum(*eq, dims));
   if (s.output_dims != a.Out(0)->dims)
-    return Status::Error("output has shape " + Dims(a.Out(0)->dims) + ", equation '" + *eq + "' gives " +
-                         Dims(s.output_dims));
+    return Status::Error("output has shape " + DimsString(a.Out(0)->dims) + ", equation '" + *eq + "' gives " +
+                         DimsString(s.output_dims));
   const Count space = Product(s.extents, 0, s.extents.size());
   OpCost c;
   if (dims.size() == 2) {

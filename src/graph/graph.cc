@@ -26,6 +26,12 @@ int64_t ElemTypeBytes(ElemType t) {
   }
 }
 
+std::string DimsString(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
 std::optional<int64_t> TensorInfo::NumElements() const {
   if (!shape_known) return std::nullopt;
   for (int64_t d : dims) {

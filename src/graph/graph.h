@@ -17,6 +17,9 @@ using ElemType = int32_t;
 // Bytes per element of an ONNX element type; 0 for unknown/strings.
 int64_t ElemTypeBytes(ElemType t);
 
+// "[2,3,224,224]": dims as messages and the analyze table print them.
+std::string DimsString(const std::vector<int64_t>& dims);
+
 struct TensorInfo {
   std::string name;
   ElemType elem_type = 0;

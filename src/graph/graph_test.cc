@@ -54,5 +54,11 @@ TEST(Graph, Tensor) {
   EXPECT_EQ(g.Tensor("nope"), nullptr);
 }
 
+TEST(DimsString, AsMessagesPrintThem) {
+  EXPECT_EQ(DimsString({2, 3, 224, 224}), "[2,3,224,224]");
+  EXPECT_EQ(DimsString({7}), "[7]");
+  EXPECT_EQ(DimsString({}), "[]");  // a scalar
+}
+
 }  // namespace
 }  // namespace gpucast

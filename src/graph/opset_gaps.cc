@@ -13,12 +13,6 @@ namespace {
 using Dims = std::vector<int64_t>;
 using Outs = std::vector<GapOutput>;
 
-std::string DimsStr(const Dims& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
 Status Error(const std::string& m) { return Status::Error(m); }
 
 const GapInput* In(const std::vector<GapInput>& in, size_t i) {
@@ -65,7 +59,7 @@ Result<Outs> GroupNorm(const Node& n, int64_t opset, const std::vector<GapInput>
   for (size_t i : {size_t{1}, size_t{2}}) {
     const GapInput* p = In(in, i);
     if (p && p->dims && *p->dims != Dims{want}) {
-      return Error(std::string(i == 1 ? "scale" : "bias") + " has shape " + DimsStr(*p->dims) + ", want [" +
+      return Error(std::string(i == 1 ? "scale" : "bias") + " has shape " + DimsString(*p->dims) + ", want [" +
                    std::to_string(want) + "] (" + (opset >= 21 ? "channels, opset >= 21" : "num_groups, opset 18-20") +
                    ")");
     }
@@ -131,7 +125,7 @@ Result<Outs> Attention(const Node& n, int64_t, const std::vector<GapInput>& in) 
   if (q.size() == 4) {
     hq = q[1], sq = q[2], d = q[3], hkv = k[1], skv = k[2];
     if (k[3] != d) return Error("head size of K " + std::to_string(k[3]) + " differs from Q's " + std::to_string(d));
-    if (v[1] != hkv || v[2] != skv) return Error("V " + DimsStr(v) + " does not match K " + DimsStr(k) + " in heads and sequence");
+    if (v[1] != hkv || v[2] != skv) return Error("V " + DimsString(v) + " does not match K " + DimsString(k) + " in heads and sequence");
     dv = v[3];
   } else {
     std::optional<int64_t> qh = n.AttrInt("q_num_heads"), kh = n.AttrInt("kv_num_heads");
@@ -146,7 +140,7 @@ Result<Outs> Attention(const Node& n, int64_t, const std::vector<GapInput>& in) 
     if (k[2] / hkv != d) return Error("head size of K " + std::to_string(k[2] / hkv) + " differs from Q's " + std::to_string(d));
     if (v[1] != skv) return Error("V sequence " + std::to_string(v[1]) + " differs from K's " + std::to_string(skv));
   }
-  if (k[0] != b || v[0] != b) return Error("batch of Q, K, V differs: " + DimsStr(q) + ", " + DimsStr(k) + ", " + DimsStr(v));
+  if (k[0] != b || v[0] != b) return Error("batch of Q, K, V differs: " + DimsString(q) + ", " + DimsString(k) + ", " + DimsString(v));
   if (hkv < 1 || hq % hkv != 0) {
     return Error("q heads " + std::to_string(hq) + " are not a multiple of kv heads " + std::to_string(hkv));
   }
@@ -162,7 +156,7 @@ Result<Outs> Attention(const Node& n, int64_t, const std::vector<GapInput>& in) 
       const Dims &a = *pk->dims, &c = *pv->dims;
       if (a.size() != 4 || c.size() != 4 || a[0] != b || a[1] != hkv || a[3] != d || c[0] != b || c[1] != hkv ||
           c[3] != dv || c[2] != a[2]) {
-        return Error("past_key " + DimsStr(a) + " / past_value " + DimsStr(c) + " do not match [" + std::to_string(b) +
+        return Error("past_key " + DimsString(a) + " / past_value " + DimsString(c) + " do not match [" + std::to_string(b) +
                      "," + std::to_string(hkv) + ",P," + std::to_string(d) + "|" + std::to_string(dv) + "]");
       }
       past = a[2];
@@ -187,7 +181,7 @@ Result<Outs> Bitwise(const Node& n, int64_t, const std::vector<GapInput>& in) {
   for (size_t i = 0; i < r; ++i) {
     int64_t x = i + a.size() >= r ? a[i + a.size() - r] : 1;
     int64_t y = i + c.size() >= r ? c[i + c.size() - r] : 1;
-    if (x != y && x != 1 && y != 1) return Error("shapes " + DimsStr(a) + " and " + DimsStr(c) + " do not broadcast");
+    if (x != y && x != 1 && y != 1) return Error("shapes " + DimsString(a) + " and " + DimsString(c) + " do not broadcast");
     out[i] = x == 1 ? y : x;
   }
   if (!o.empty()) o[0].dims = out;
@@ -261,7 +255,7 @@ Result<Outs> AffineGrid(const Node& n, int64_t, const std::vector<GapInput>& in)
   if (size.size() != 4 && size.size() != 5) return Error("size has " + std::to_string(size.size()) + " values, want 4 or 5");
   const int64_t d = static_cast<int64_t>(size.size()) - 2;
   if (theta != Dims{size[0], d, d + 1}) {
-    return Error("theta has shape " + DimsStr(theta) + ", want " + DimsStr({size[0], d, d + 1}) + " for size " + DimsStr(size));
+    return Error("theta has shape " + DimsString(theta) + ", want " + DimsString({size[0], d, d + 1}) + " for size " + DimsString(size));
   }
   for (int64_t v : size) if (v < 1) return Error("size value " + std::to_string(v) + " is < 1");
   Dims out(size.begin() + 2, size.end());
@@ -445,7 +439,7 @@ Result<Outs> DeformConv(const Node& n, int64_t, const std::vector<GapInput>& in)
   }
   auto want = CheckedMul(og, 2 * k);
   if (off[0] != x[0] || !want || off[1] != *want) {
-    return Error("offset " + DimsStr(off) + " does not match [" + std::to_string(x[0]) + ", offset_group·2·kernel = " +
+    return Error("offset " + DimsString(off) + " does not match [" + std::to_string(x[0]) + ", offset_group·2·kernel = " +
                  (want ? std::to_string(*want) : std::string("?")) + ", ...]");
   }
   Dims out = {x[0], w[0]};
