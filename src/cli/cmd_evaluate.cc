@@ -1,5 +1,6 @@
 // gpucast evaluate: cross-validated error of the predictors on measured jobs.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -18,6 +19,7 @@
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
 #include "predict/predictor.h"
+#include "predict/step_eval.h"
 #include "predict/regressor.h"
 
 namespace gpucast::cli {
@@ -44,6 +46,7 @@ struct EvaluateFlags {
   bool each_set = false;  // set by RunEvaluate when --features each
   std::string plot;
   std::string observations;  // service database: print the learning curve of its observed jobs
+  std::vector<std::string> steps;  // pollux-t4 / zeus folders: step-time evaluation (predict/step_eval.h)
 };
 
 std::string Name(const EvalResult& r) {
@@ -72,7 +75,19 @@ nlohmann::json ToJson(const EvalResult& r) {
     rows.push_back({{"workload", p.model + "/" + p.dataset}, {"batch", p.batch}, {"amp", p.amp}, {"gpu", p.gpu},
                     {"mig_profile", p.mig_profile}, {"measured", p.measured}, {"predicted", p.predicted},
                     {"low", p.low}, {"high", p.high}, {"mem_measured_mib", p.mem_measured},
-                    {"mem_predicted_mib", p.mem_predicted}, {"mem_low_mib", p.mem_low}, {"mem_high_mib", p.mem_high}});
+                    {"mem_predicted_mib", p.mem_predicted}, {"mem_low_mib", p.mem_low}, {"mem_high_mib", p.mem_high},
+                    {"step_measured_ms", p.step_measured_ms}, {"step_predicted_ms", p.step_predicted_ms},
+                    {"step_low_ms", p.step_low_ms}, {"step_high_ms", p.step_high_ms}});
+  nlohmann::json step = nlohmann::json::array();
+  for (const EvalResult::StepScore& sc : r.step)
+    step.push_back({{"gpu", sc.gpu.empty() ? nlohmann::json("all") : nlohmann::json(sc.gpu)}, {"rows", sc.rows},
+                    {"median_ape", sc.median_ape}, {"coverage", sc.coverage},
+                    {"median_high_over_low", sc.median_width_ratio}});
+  nlohmann::json step_only = nlohmann::json::array();
+  for (const RowPrediction& p : r.step_only)
+    step_only.push_back({{"workload", p.model + "/" + p.dataset}, {"batch", p.batch}, {"amp", p.amp}, {"gpu", p.gpu},
+                         {"step_measured_ms", p.step_measured_ms}, {"step_predicted_ms", p.step_predicted_ms},
+                         {"step_low_ms", p.step_low_ms}, {"step_high_ms", p.step_high_ms}});
   auto ci = [](const Interval90& i) { return nlohmann::json{{"low", i.low}, {"high", i.high}}; };
   nlohmann::json tradeoff = nlohmann::json::array();
   for (const TradeoffPoint& t : r.interval_tradeoff)
@@ -87,7 +102,8 @@ nlohmann::json ToJson(const EvalResult& r) {
           {"interval_median_width", r.median_width}, {"interval_tradeoff", tradeoff},
           {"mean_baseline_rmsle", r.mean_baseline_rmsle},
           {"mean_baseline_rmsle_ci90", ci(r.baseline_ci)}, {"memory", MemoryJson(r.memory)},
-          {"memory_mean_baseline_mape", r.memory_baseline_mape}, {"per_workload", pw}, {"predictions", rows}};
+          {"memory_mean_baseline_mape", r.memory_baseline_mape}, {"per_workload", pw}, {"predictions", rows},
+          {"step", step}, {"step_only_predictions", step_only}};
 }
 
 // "lowo forest (default features): RMSLE 0.826 +- 0.000 [0.61, 1.04], MAE 21.3, coverage 0.80 (mean baseline 0.952)"
@@ -100,7 +116,14 @@ std::string ResultLine(const EvalResult& r) {
                 r.options.nested.empty() ? r.options.feature_set.c_str() : "selected", r.options.repeats,
                 r.rmsle.mean, r.rmsle.sd, r.rmsle_ci.low, r.rmsle_ci.high, r.mae.mean, r.coverage.mean,
                 r.median_width, r.mean_baseline_rmsle);
-  return buf;
+  std::string out = buf;
+  for (const EvalResult::StepScore& sc : r.step) {
+    if (!sc.gpu.empty()) continue;
+    std::snprintf(buf, sizeof buf, "; step time (%zu rows): median error %.1f%%, coverage %.2f", sc.rows,
+                  sc.median_ape * 100, sc.coverage);
+    out += buf;
+  }
+  return out;
 }
 
 int RunEvaluate(EvaluateFlags f) {
@@ -142,6 +165,32 @@ int RunEvaluate(EvaluateFlags f) {
     const bool all = f.algos.size() == 1 && f.algos[0] == "all";
     return RunLearningCurve(*data, f.observations, *catalog, all ? std::vector<std::string>{kDefaultAlgo} : algos,
                             set, f.seed, f.json);
+  }
+  if (!f.steps.empty()) {
+    // One predictor trained on the --data rows (none of the step-only rows): every job and GPU of them held out.
+    const std::string algo = f.algos.size() == 1 && f.algos[0] != "all" ? f.algos[0] : std::string(kDefaultAlgo);
+    progress.Result("training " + algo + " on " + std::to_string(data->rows.size()) + " rows");
+    auto p = Predictor::Train(*data, algo, f.seed, DefaultFeatureSet(algo));
+    if (!p.ok()) return Fail("evaluate", p.message());
+    StepEvalOptions so;
+    so.models_dir = std::filesystem::path(catalog->path).parent_path().string();
+    so.level = f.level;
+    nlohmann::json all = nlohmann::json::array();
+    for (const std::string& dir : f.steps) {
+      std::map<std::string, size_t> skipped;
+      auto runs = ReadStepRuns(dir, &skipped);
+      if (!runs.ok()) return Fail("evaluate", runs.message());
+      progress.Result(dir + ": " + std::to_string(runs->size()) + " runs");
+      auto r = EvaluateSteps(*p, *runs, so);
+      if (!r.ok()) return Fail("evaluate", r.message());
+      (*r)["data"] = dir;
+      (*r)["algo"] = p->model().algo();
+      (*r)["skipped_jobs"] = skipped;
+      if (!f.json) std::printf("%s (%s)\n%s\n", dir.c_str(), p->model().algo().c_str(), StepEvalMarkdown(*r).c_str());
+      all.push_back(std::move(*r));
+    }
+    if (f.json) std::printf("%s\n", nlohmann::json{{"steps", all}, {"schema", SchemaField("gpucast.evaluate.steps")}}.dump(2).c_str());
+    return 0;
   }
   for (const std::string& s : sets)
     if (s != "default")
@@ -348,6 +397,10 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
       ->capture_default_str();
   sub->add_option("--seed", flags->seed, "First seed")->capture_default_str();
   sub->add_flag("--per-workload", flags->per_workload, "Also print the error of each workload");
+  sub->add_option("--steps", flags->steps,
+                  "Step-time evaluation instead of the splits (repeatable): a folder of ../shared/data/pollux-t4 or "
+                  "zeus layout; a predictor trained on the --data rows (--algo, default auto) predicts every run's "
+                  "step time and, on several GPUs, its all-reduce against the measured sync_time (docs/predictor.md)");
   sub->add_option("--observations", flags->observations,
                   "Service database (gpucast serve --db): print the learning curve instead, the error on each "
                   "observed workload against the number of its observed jobs trained on (its shipped rows "

@@ -1,4 +1,5 @@
 // gpucast predict: predictor file + job graph(s) -> GPU utilization with an interval.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "features/gpu_specs.h"
 #include "features/memory.h"
 #include "graph/onnx_loader.h"
+#include "predict/prediction_json.h"
 #include "predict/predictor.h"
 
 namespace gpucast::cli {
@@ -79,6 +81,7 @@ int RunPredict(const PredictFlags& f) {
                                                                                                     : "may not fit";
   std::vector<std::string> warnings;
   for (const CostReport& r : reports) warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+  warnings.insert(warnings.end(), res->warnings.begin(), res->warnings.end());
   if (!f.quiet)
     for (const std::string& w : warnings) std::cerr << "gpucast predict: warning: " << w << "\n";
   if (f.json) {
@@ -130,6 +133,8 @@ int RunPredict(const PredictFlags& f) {
       if (ic.nodes > 1) d["inter_node"] = link(ic.inter);
       j["data_parallel"] = d;
     }
+    // Step time, whether the GPU was measured, unsure (predict/prediction_json.h: shared with the service).
+    j.update(PredictionFieldsJson(*res, level));
     // NaN (no memory model in the predictor file) is written as null.
     j["gpu_mem_mib"] = mem.mib;
     j["gpu_mem_interval"] = {{"low", mem.low}, {"high", mem.high}, {"level", f.level},
@@ -150,7 +155,8 @@ int RunPredict(const PredictFlags& f) {
                      {"same_graph_workload", res->same_graph_workload.empty()
                                                  ? nlohmann::json(nullptr)
                                                  : nlohmann::json(res->same_graph_workload)},
-                     {"differing_facts", res->differing_facts}};
+                     {"differing_facts", res->differing_facts},
+                     {"measured_on", res->measured_on}};
     if (acc.workloads > 0) {
       j["expected_error_unseen"] = {{"workloads", acc.workloads},
                                     {"rows", acc.rows},
@@ -169,9 +175,29 @@ int RunPredict(const PredictFlags& f) {
     std::printf("predicted GPU utilization on %s%s%s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s; %s)\n",
                 job.gpu.c_str(), job.mig_profile.empty() ? "" : " MIG ", job.mig_profile.c_str(), p.util,
                 level * 100, p.low, p.high, predictor->model().algo().c_str(), target.c_str());
+    if (std::isfinite(p.step_ms))
+      std::printf("  step time: %.1f ms (%.0f%% interval %.1f-%.1f ms)%s\n", p.step_ms, level * 100, p.step_low_ms,
+                  p.step_high_ms, job.gpus > 1 ? ", one rank's" : "");
+    if (!res->gpu_measured) {
+      std::string m;
+      for (const std::string& g : res->measured_gpus) m += (m.empty() ? "" : ", ") + g;
+      std::printf("  GPU not measured: no training row ran on %s (measured: %s); the interval spans its unknown host\n",
+                  job.gpu.c_str(), m.c_str());
+    }
+    if (res->unsure) {
+      std::string why;
+      for (const std::string& r : res->unsure_reasons) why += (why.empty() ? "" : "; ") + r;
+      std::printf("  unsure: %s\n", why.c_str());
+    }
     if (!res->seen_workload.empty()) {
-      std::printf("  measured workload: %s (%zu training rows); its seen-workload correction applies\n",
+      std::printf("  measured workload: %s (%zu training rows on this GPU type); its seen-workload correction applies\n",
                   res->seen_workload.c_str(), res->seen_rows);
+    } else if (!res->measured_on.empty()) {
+      std::string on;
+      for (const std::string& g : res->measured_on) on += (on.empty() ? "" : ", ") + g;
+      std::printf("  unseen here: the graph and job facts are %s's, measured on %s only; its correction is not carried "
+                  "to %s\n",
+                  res->same_graph_workload.c_str(), on.c_str(), job.gpu.c_str());
     } else if (!res->same_graph_workload.empty()) {
       std::string diff;
       for (const std::string& d : res->differing_facts) diff += (diff.empty() ? "" : "; ") + d;

@@ -78,9 +78,7 @@ const std::vector<FeatureDef>& FeatureTable() {
       {"amp", [](const Inputs& in) { return in.amp; }},
       // Job attributes, each with an is-known indicator (defaults in features.h).
       {"loader_workers",
-       [](const Inputs& in) {
-         return static_cast<double>(in.attrs.loader_workers.value_or(kDefaultLoaderWorkers));
-       }},
+       [](const Inputs& in) { return static_cast<double>(EffectiveLoaderWorkers(in.attrs)); }},
       {"loader_workers_known", [](const Inputs& in) { return in.attrs.loader_workers ? 1.0 : 0.0; }},
       {"data_on_gpu",
        [](const Inputs& in) { return in.attrs.data_on_gpu.value_or(kDefaultDataOnGpu) ? 1.0 : 0.0; }},
@@ -138,6 +136,13 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
     attrs->loader_workers = std::stoll(value);
     return Status::Ok();
   }
+  if (key == "cpu_cores_per_gpu") {
+    bool digits = !value.empty() && value.size() <= 6 &&
+                  std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoll(value) < 1) return AttrError(key, "value '" + value + "' is not an integer >= 1");
+    attrs->cpu_cores_per_gpu = std::stoll(value);
+    return Status::Ok();
+  }
   if (key == "data_on_gpu") return parse_bool(&attrs->data_on_gpu);
   if (key == "rl_env") return parse_bool(&attrs->rl_env);
   if (key == "loader_ms_per_sample") {
@@ -174,7 +179,14 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
   }
   return AttrError(key,
                    "unknown key (known: loader_workers, data_on_gpu, rl_env, loader_ms_per_sample, "
-                   "env_steps_per_update, optimizer)");
+                   "env_steps_per_update, optimizer, cpu_cores_per_gpu)");
+}
+
+int64_t EffectiveLoaderWorkers(const JobAttrs& a) {
+  const int64_t w = a.loader_workers.value_or(kDefaultLoaderWorkers);
+  if (w <= 0 || !a.cpu_cores_per_gpu) return w;
+  // The training process keeps one core; the workers share the rest (at least one).
+  return std::min<int64_t>(w, std::max<int64_t>(1, *a.cpu_cores_per_gpu - 1));
 }
 
 const FeatureSchema& CurrentFeatureSchema() {

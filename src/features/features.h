@@ -33,10 +33,19 @@ struct JobAttrs {
   // sgd, sgd_momentum, adam, adamw. Not a feature of the utilization schema:
   // the memory estimate reads it (kDefaultOptimizer when unknown).
   std::optional<Optimizer> optimizer;
+  // CPU cores the job's host gives each of its GPUs (a cluster fact: cores of
+  // a node / GPUs of the node). Unknown (nullopt): the loader workers are not
+  // capped. Stated: the loader runs min(loader_workers, max(1, cores - 1))
+  // workers at once (the training process keeps one core): the loader_workers
+  // feature is that effective count (docs/features.md).
+  std::optional<int64_t> cpu_cores_per_gpu;
 };
+// The loader_workers feature: loader_workers (default kDefaultLoaderWorkers),
+// capped by cpu_cores_per_gpu as above.
+int64_t EffectiveLoaderWorkers(const JobAttrs& a);
 
 // Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env,
-// loader_ms_per_sample, env_steps_per_update, optimizer (docs/features.md).
+// loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu (docs/features.md).
 // Unknown keys and malformed or out-of-range values are errors naming the key.
 Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs);
 

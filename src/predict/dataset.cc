@@ -10,6 +10,7 @@
 
 #include "cost/job_cost.h"
 #include "graph/onnx_loader.h"
+#include "predict/step_eval.h"
 
 namespace gpucast {
 namespace {
@@ -249,6 +250,58 @@ std::vector<double> Dataset::MemoryLabels() const {
   return y;
 }
 
+namespace {
+// The single-GPU runs of a pollux-t4 folder as step-only rows; appends the bytes read to `bytes`.
+Result<std::vector<Measurement>> StepOnlyMeasurements(const std::string& dir, std::string* bytes) {
+  if (!std::filesystem::exists(std::filesystem::path(dir) / "cifar10" / "placements.csv"))
+    return Status::Error(dir + ": a folder, but not of ../shared/data/pollux-t4's layout (training takes step-only "
+                         "rows from Pollux' single-GPU runs; Zeus' epoch times have no steps per epoch: use them in "
+                         "'evaluate --steps')");
+  std::map<std::string, size_t> skipped;
+  ASSIGN_OR_RETURN(std::vector<StepRun> runs, ReadStepRuns(dir, &skipped));
+  for (const StepJob& j : StepJobs()) {
+    if (j.source != "pollux-t4" || j.files.empty()) continue;
+    ASSIGN_OR_RETURN(std::string b, ReadFileBytes((std::filesystem::path(dir) / j.key / "placements.csv").string()));
+    *bytes += b;
+  }
+  std::vector<Measurement> out;
+  for (const StepRun& r : runs) {
+    if (r.gpus != 1 || r.nodes != 1) continue;  // several GPUs: the data-parallel model's (evaluate --steps)
+    Measurement m;
+    m.model = r.job->name;
+    m.dataset = r.job->source;
+    m.batch = r.batch;
+    m.amp = r.job->amp;
+    m.step_ms = r.step_s * 1e3;
+    m.gpu_util = std::nan("");
+    m.gpu = r.gpu;
+    m.step_job = r.job->source + "/" + r.job->key;
+    m.line = r.line;
+    m.file = r.file;
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) return Status::Error(dir + ": no single-GPU run");
+  return out;
+}
+}  // namespace
+
+Result<CatalogWorkload> StepJobWorkload(const std::string& key, const Catalog& catalog) {
+  const std::string dir = std::filesystem::path(catalog.path).parent_path().string();
+  for (const StepJob& j : StepJobs()) {
+    if (j.source + "/" + j.key != key) continue;
+    if (j.files.empty()) return Status::Error("step job " + key + " has no graph: " + j.notes);
+    CatalogWorkload w;
+    w.model = j.name;
+    w.dataset = j.source;
+    for (const std::string& f : j.files) w.graphs.push_back({(std::filesystem::path(dir) / f).string(), 1, 0});
+    w.dims = j.dims;
+    w.attrs = j.attrs;
+    w.notes = j.notes;
+    return w;
+  }
+  return Status::Error("unknown step job '" + key + "'");
+}
+
 Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Catalog& catalog,
                              const DatasetOptions& opts) {
   if (csv_paths.empty()) return Status::Error("no measurement CSV given");
@@ -256,11 +309,16 @@ Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Ca
   std::string all_bytes;
   Dataset ds;
   for (const std::string& path : csv_paths) {
+    ds.csv_path += (ds.csv_path.empty() ? "" : "; ") + path;
+    if (std::filesystem::is_directory(path)) {
+      ASSIGN_OR_RETURN(std::vector<Measurement> r, StepOnlyMeasurements(path, &all_bytes));
+      rows.insert(rows.end(), r.begin(), r.end());
+      continue;
+    }
     ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
     ASSIGN_OR_RETURN(std::vector<Measurement> r, ParseMeasurementsCsv(bytes, path));
     rows.insert(rows.end(), r.begin(), r.end());
     all_bytes += bytes;
-    ds.csv_path += (ds.csv_path.empty() ? "" : "; ") + path;
   }
   ds.digest = DigestString(all_bytes);
   ds.gpu = opts.gpu.empty() ? catalog.gpu : opts.gpu;
@@ -270,14 +328,19 @@ Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Ca
   ds.feature_names = schema.names;
   std::string cat_name = std::filesystem::path(catalog.path).filename().string();
   for (const Measurement& m : rows)  // all rows checked before any graph is loaded
-    if (!catalog.Find(m.model, m.dataset))
+    if (m.step_job.empty() && !catalog.Find(m.model, m.dataset))
       return Status::Error(m.file + ":" + std::to_string(m.line) + ": unknown workload '" + m.Key() +
                            "' (not in " + cat_name + ")");
   GraphCostCache cache;
   std::map<std::string, int> group_of;
   for (const Measurement& m : rows) {
     std::string where = m.file + ":" + std::to_string(m.line);
-    CatalogWorkload w = *catalog.Find(m.model, m.dataset);
+    CatalogWorkload w;
+    if (!m.step_job.empty()) {
+      ASSIGN_OR_RETURN(w, StepJobWorkload(m.step_job, catalog));
+    } else {
+      w = *catalog.Find(m.model, m.dataset);
+    }
     for (const auto& [k, v] : m.dims) w.dims[k] = v;  // the row's own dims win
     if (m.loader_workers) w.attrs.loader_workers = m.loader_workers;
     if (m.optimizer) w.attrs.optimizer = m.optimizer;

@@ -44,6 +44,10 @@ struct Measurement {
   std::map<std::string, int64_t> dims;   // per-row symbolic dims (seq_length -> "seq")
   std::optional<int64_t> loader_workers;  // per-row job attribute (overrides the catalog's)
   std::optional<Optimizer> optimizer;     // per-row job attribute (MIGProfiler's column; overrides the catalog's)
+  // A run of a step-time data set (predict/step_eval.h: "pollux-t4/cifar10"):
+  // its graph and job facts come from that table, not the catalog, and it has
+  // a step time but no utilization (gpu_util NaN, target "").
+  std::string step_job;
   int line = 0;          // 1-based line in the file
   std::string file;      // path of the CSV the row came from
   std::string Key() const { return model + "/" + dataset; }
@@ -118,7 +122,7 @@ struct Dataset {
   std::string RowGpu(size_t i) const { return i < row_gpu.size() ? row_gpu[i] : std::string(); }
   std::string RowMig(size_t i) const { return i < row_mig.size() ? row_mig[i] : std::string(); }
 
-  std::vector<double> Labels() const;  // gpu_util of each row
+  std::vector<double> Labels() const;  // gpu_util of each row (NaN: a step-only row)
   std::vector<double> MemoryLabels() const;  // gmem of each row, MiB (NaN: none)
 };
 
@@ -130,8 +134,15 @@ struct DatasetOptions {
 // Parses the CSV(s) and computes features for each row (rows of all files, in
 // order). A row whose workload is not in the catalog is an error:
 // "data.csv:9: unknown workload 'X/Y' (not in catalog.json)".
+// A path that is a folder of ../shared/data/pollux-t4's layout adds its
+// single-GPU runs (step time, no utilization: gpu_util NaN), each job a
+// workload "<job name>/pollux-t4" with the graph of step_eval.h's table; the
+// physics fit uses their step time, the other regressors skip them.
 Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Catalog& catalog,
                              const DatasetOptions& opts = {});
 Result<Dataset> BuildDataset(const std::string& csv_path, const Catalog& catalog);
+// The workload of a step job ("pollux-t4/cifar10", predict/step_eval.h), its
+// files in the catalog's folder.
+Result<CatalogWorkload> StepJobWorkload(const std::string& key, const Catalog& catalog);
 
 }  // namespace gpucast

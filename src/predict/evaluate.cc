@@ -181,6 +181,7 @@ struct FoldData {
   Matrix xtr, xte;
   std::vector<double> ytr;
   FitOptions fo;
+  std::vector<std::string> gte;  // the test rows' GPU types
 };
 FoldData Slice(const Dataset& data, const Fold& f, bool calibrate,
                IntervalMethod interval_method = kDefaultIntervalMethod) {
@@ -190,18 +191,23 @@ FoldData Slice(const Dataset& data, const Fold& f, bool calibrate,
     d.ytr.push_back(data.rows[i].gpu_util);
     d.fo.step_s.push_back(i < data.step_s.size() ? data.step_s[i] : std::nan(""));
     d.fo.group.push_back(data.group[i]);
+    if (data.row_gpu.size() == data.rows.size()) d.fo.row_gpu.push_back(data.row_gpu[i]);
   }
   d.fo.calibrate = calibrate;
   d.fo.interval_method = interval_method;
-  for (size_t i : f.test) d.xte.push_back(data.x[i]);
+  for (size_t i : f.test) {
+    d.xte.push_back(data.x[i]);
+    d.gte.push_back(data.RowGpu(i));
+  }
   return d;
 }
 // The intervals of x at every kTradeoffLevels, one vector per row (none when m has no calibration).
-Result<std::vector<std::vector<std::pair<double, double>>>> TradeoffIntervals(const UtilModel& m, const Matrix& x) {
+Result<std::vector<std::vector<std::pair<double, double>>>> TradeoffIntervals(const UtilModel& m, const Matrix& x,
+                                                                                const std::vector<std::string>& gpus) {
   std::vector<std::vector<std::pair<double, double>>> out(x.size());
   if (m.calibration().empty()) return out;
   for (double level : kTradeoffLevels) {
-    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m.Predict(x, level));
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m.Predict(x, level, &gpus));
     for (size_t j = 0; j < p.size(); ++j) out[j].push_back({p[j].low, p[j].high});
   }
   return out;
@@ -220,6 +226,10 @@ void Append(const Dataset& data, const Fold& f, const std::vector<UtilPrediction
     rp.predicted = p[j].util;
     rp.low = p[j].low;
     rp.high = p[j].high;
+    rp.step_predicted_ms = p[j].step_ms;
+    rp.step_low_ms = p[j].step_low_ms;
+    rp.step_high_ms = p[j].step_high_ms;
+    if (i < data.step_s.size() && std::isfinite(data.step_s[i])) rp.step_measured_ms = data.step_s[i] * 1e3;
     if (j < tradeoff.size()) rp.tradeoff = std::move(tradeoff[j]);
     rp.row = i;
     rp.gpu = data.RowGpu(i);
@@ -254,9 +264,9 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
     FoldData d = Slice(data, f, calibrate, interval_method);
     auto m = UtilModel::Fit(d.xtr, d.ytr, data.feature_names, cols, algo, nullptr, seed * 7919 + fi, d.fo);
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
-    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level, &d.gte));
     const size_t first = out.size();
-    ASSIGN_OR_RETURN(auto tradeoff, TradeoffIntervals(*m, d.xte));
+    ASSIGN_OR_RETURN(auto tradeoff, TradeoffIntervals(*m, d.xte, d.gte));
     Append(data, f, p, std::move(tradeoff), &out);
     if (Status st = FillMemory(data, f, level, first, &out); !st.ok()) return st.Prefixed("fold " + std::to_string(fi));
   }
@@ -280,10 +290,13 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
     uint64_t fold_seed = seed * 7919 + fi;
     size_t best = 0;
     double best_rmsle = INFINITY;
-    std::vector<double> best_res;
+    std::vector<double> best_res, best_step;
+    std::vector<RowRisk> best_risks;
     for (size_t k = 0; k < candidates.size(); ++k) {
+      std::vector<RowRisk> risks;
+      std::vector<double> step_scores;
       auto res = GroupedResiduals(d.xtr, d.ytr, data.feature_names, cols[k], candidates[k].algo, nullptr,
-                                  fold_seed, d.fo);
+                                  fold_seed, d.fo, nullptr, &risks, &step_scores);
       if (!res.ok()) return res.status().Prefixed("fold " + std::to_string(fi) + ": " + candidates[k].ToString());
       double score = 0;
       if (select_by_pooled_rmsle) {
@@ -292,15 +305,18 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
       } else {
         score = SelectionScore(*res, d.fo.group);
       }
-      if (score < best_rmsle) best_rmsle = score, best = k, best_res = std::move(res).value();
+      if (score < best_rmsle)
+        best_rmsle = score, best = k, best_res = std::move(res).value(), best_risks = std::move(risks),
+        best_step = std::move(step_scores);
     }
     auto m = UtilModel::Fit(d.xtr, d.ytr, data.feature_names, cols[best], candidates[best].algo, nullptr,
                             fold_seed, d.fo);
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
-    m->set_calibration(best_res, d.ytr, interval_method);  // the same inner pass that selected it
-    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level));
+    m->set_calibration(best_res, d.ytr, interval_method, &best_risks);  // the same inner pass that selected it
+    m->set_step_calibration_scores(std::move(best_step));
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level, &d.gte));
     const size_t first = out.size();
-    ASSIGN_OR_RETURN(auto tradeoff, TradeoffIntervals(*m, d.xte));
+    ASSIGN_OR_RETURN(auto tradeoff, TradeoffIntervals(*m, d.xte, d.gte));
     Append(data, f, p, std::move(tradeoff), &out);
     // Memory has one model (no selection): fit on the same outer training rows.
     if (Status st = FillMemory(data, f, level, first, &out); !st.ok()) return st.Prefixed("fold " + std::to_string(fi));
@@ -414,6 +430,21 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
       ASSIGN_OR_RETURN(p, CrossValidatedPredictions(data, folds, opts.algo, seed, opts.feature_set,
                                                     opts.calibrate, opts.level, opts.interval_method));
     }
+    // Step-only rows (utilization NaN) count for the step time only.
+    std::vector<RowPrediction> step_only;
+    for (auto it = p.begin(); it != p.end();) {
+      if (std::isnan(it->measured)) {
+        step_only.push_back(*it);
+        it = p.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    res.step_only.insert(res.step_only.end(), step_only.begin(), step_only.end());
+    if (p.empty()) {  // only step-only rows held out (gpu:T4): the step time is all there is to score
+      if (opts.on_repeat) opts.on_repeat(rep + 1, opts.repeats);
+      continue;
+    }
     ASSIGN_OR_RETURN(Scores s, Score(p));
     rmsle.push_back(s.rmsle);
     mae.push_back(s.mae);
@@ -422,10 +453,12 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
     // Baseline: predict the training rows' mean in log1p space, same folds.
     std::vector<double> bp, by;
     for (const Fold& f : folds) {
-      double m = 0;
-      for (size_t i : f.train) m += std::log1p(labels[i]);
-      m = std::expm1(m / f.train.size());
+      double m = 0, n = 0;
+      for (size_t i : f.train)
+        if (!std::isnan(labels[i])) m += std::log1p(labels[i]), n += 1;
+      m = std::expm1(m / std::max(1.0, n));
       for (size_t i : f.test) {
+        if (std::isnan(labels[i])) continue;
         bp.push_back(m);
         by.push_back(labels[i]);
         base_row.push_back(i);
@@ -450,6 +483,36 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
     base_actual.insert(base_actual.end(), by.begin(), by.end());
     res.predictions.insert(res.predictions.end(), p.begin(), p.end());
     if (opts.on_repeat) opts.on_repeat(rep + 1, opts.repeats);
+  }
+  auto score_steps = [&] {
+    // Step time: every held-out row with a measured and a predicted step.
+    std::map<std::string, std::vector<const RowPrediction*>> by_gpu;
+    for (const std::vector<RowPrediction>* v : {&res.predictions, &res.step_only})
+      for (const RowPrediction& p : *v)
+        if (std::isfinite(p.step_measured_ms) && std::isfinite(p.step_predicted_ms)) {
+          by_gpu[p.gpu].push_back(&p);
+          by_gpu[""].push_back(&p);
+        }
+    for (const auto& [gpu, ps] : by_gpu) {
+      EvalResult::StepScore sc;
+      sc.gpu = gpu;
+      sc.rows = ps.size();
+      std::vector<double> ape, ratio;
+      double inside = 0;
+      for (const RowPrediction* p : ps) {
+        ape.push_back(std::fabs(p->step_predicted_ms - p->step_measured_ms) / p->step_measured_ms);
+        inside += p->step_low_ms <= p->step_measured_ms && p->step_measured_ms <= p->step_high_ms;
+        if (p->step_low_ms > 0) ratio.push_back(p->step_high_ms / p->step_low_ms);
+      }
+      sc.median_ape = Quantile(ape, 0.5);
+      sc.coverage = inside / ps.size();
+      if (!ratio.empty()) sc.median_width_ratio = Quantile(ratio, 0.5);
+      res.step.push_back(sc);
+    }
+  };
+  if (rmsle.empty()) {  // no utilization held out
+    score_steps();
+    return res;
   }
   res.rmsle = MeanAndSd(rmsle);
   res.mae = MeanAndSd(mae);
@@ -525,6 +588,7 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
     e.mean_predicted = MeanAndSd(wyh).mean;
     res.per_workload.push_back(e);
   }
+  score_steps();
   return res;
 }
 

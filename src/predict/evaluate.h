@@ -59,6 +59,12 @@ struct RowPrediction {
   // The calibrated interval at each of kTradeoffLevels (same model, same
   // calibration scores): the width/coverage trade-off of one run.
   std::vector<std::pair<double, double>> tradeoff = {};
+  // Step time of one training step, ms: measured (NaN: the row has none) and
+  // predicted with its interval (NaN: the model predicts none).
+  double step_measured_ms = std::nan("");
+  double step_predicted_ms = std::nan("");
+  double step_low_ms = std::nan("");
+  double step_high_ms = std::nan("");
   double mem_measured = std::nan("");
   double mem_predicted = std::nan("");
   double mem_low = std::nan("");
@@ -174,6 +180,18 @@ struct EvalResult {
   // MAPE of predicting the training rows' mean of log(memory), same folds.
   MemoryScores memory;
   double memory_baseline_mape = std::nan("");
+  // Step time of the held-out rows that have one (pooled over repeats): per
+  // GPU type of the rows, and all together ("" key).
+  struct StepScore {
+    std::string gpu;  // "" = all
+    size_t rows = 0;
+    double median_ape = std::nan("");  // median |predicted - measured| / measured
+    double coverage = std::nan("");    // measured inside the step interval
+    double median_width_ratio = std::nan("");  // median high / low
+  };
+  std::vector<StepScore> step;
+  // Held-out step-only rows (no utilization: Pollux), with their step predictions.
+  std::vector<RowPrediction> step_only;
 };
 Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts);
 

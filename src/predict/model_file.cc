@@ -15,7 +15,7 @@ Result<json> ModelFileJson(const Predictor& p) {
     const std::vector<std::string>& names = p.model().fact_names();
     for (size_t k = 0; k < o.facts.size() && k < names.size(); ++k) facts[names[k]] = o.facts[k];
     offsets.push_back({{"params", o.params}, {"facts", facts}, {"offset", o.offset}, {"workload", o.workload},
-                       {"rows", o.rows}});
+                       {"rows", o.rows}, {"gpus", o.gpus}});
   }
   json selection = json::array();
   for (const auto& [c, r] : info.selection) selection.push_back({{"candidate", c}, {"lowo_median_workload_rmsle", r}});
@@ -44,7 +44,9 @@ Result<json> ModelFileJson(const Predictor& p) {
       {"calibration",
        {{"method", IntervalMethodName(p.model().interval_method())},
         {"pass", "leave-one-workload-out over the training rows"},
-        {"scores", p.model().calibration()}}},
+        {"scores", p.model().calibration()},
+        {"step_scores", p.model().step_calibration()}}},
+      {"measured_gpus", p.model().measured_gpus()},
       {"accuracy",
        {{"method", "leave-one-workload-out over the training rows (the calibration pass): unseen workloads; one level: each "
                   "workload's interval from the other workloads' residuals of that pass, whose models saw it "
@@ -79,7 +81,7 @@ Result<json> ModelFileJson(const Predictor& p) {
     json sused = json::array();
     for (size_t c : sm->columns()) sused.push_back(info.feature_names.at(c));
     j["step_model"] = {{"algo", sm->algo()}, {"features_used", sused}, {"params", sm->regressor().Params()},
-                       {"regressor", sstate}};
+                       {"regressor", sstate}, {"step_scores", sm->step_calibration()}};
   }
   return j;
 }
@@ -104,6 +106,8 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::vector<double> calibration;
   std::string method_name;
   std::vector<WorkloadOffset> offsets;
+  std::vector<double> step_scores, sm_step_scores;
+  std::vector<std::string> measured_gpus;
   json memory;
   try {
     const json& fs = j.at("feature_schema");
@@ -124,12 +128,19 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
       info.selection.push_back({e.at("candidate").get<std::string>(), e.at("lowo_median_workload_rmsle").get<double>()});
     calibration = j.at("calibration").at("scores").get<std::vector<double>>();
     method_name = j.at("calibration").at("method").get<std::string>();
+    // Optional (files before step intervals and measured GPUs: none, every GPU counts as measured).
+    if (j.at("calibration").contains("step_scores"))
+      step_scores = j.at("calibration").at("step_scores").get<std::vector<double>>();
+    if (j.contains("measured_gpus")) measured_gpus = j.at("measured_gpus").get<std::vector<std::string>>();
+    if (j.contains("step_model") && j.at("step_model").contains("step_scores"))
+      sm_step_scores = j.at("step_model").at("step_scores").get<std::vector<double>>();
     for (const json& e : j.at("workload_offsets")) {
       WorkloadOffset o;
       o.params = e.at("params").get<double>();
       o.offset = e.at("offset").get<double>();
       o.workload = e.at("workload").get<std::string>();
       o.rows = e.at("rows").get<size_t>();
+      if (e.contains("gpus")) o.gpus = e.at("gpus").get<std::vector<std::string>>();
       const json& facts = e.at("facts");
       std::vector<std::string> want = JobFactsIn(info.feature_names);
       for (const std::string& n : want) o.facts.push_back(facts.at(n).get<double>());
@@ -211,7 +222,13 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (!(a.coverage >= 0 && a.coverage <= 1) || !(a.level > 0 && a.level < 1))
     return Status::Error(path + ": accuracy: interval_coverage or interval_level outside [0, 1]");
   UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
+  for (double v : step_scores)
+    if (!std::isfinite(v)) return Status::Error(path + ": calibration.step_scores: not finite");
+  for (double v : sm_step_scores)
+    if (!std::isfinite(v)) return Status::Error(path + ": step_model.step_scores: not finite");
   m.set_calibration_scores(std::move(calibration), *method);
+  m.set_step_calibration_scores(std::move(step_scores));
+  m.set_measured_gpus(measured_gpus);
   if (Status so = m.set_offsets(std::move(offsets), info.feature_names); !so.ok()) return so.Prefixed(path);
   Predictor out(std::move(info), std::move(m));
   if (j.contains("step_model")) {
@@ -238,7 +255,10 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     if (sst.ok()) sst = (*sr)->SetFeatureNames(sused);
     if (sst.ok()) sst = sj.contains("regressor") ? (*sr)->Load(sj["regressor"]) : Status::Error("no regressor");
     if (!sst.ok()) return sst.Prefixed(path + ": step_model");
-    out.set_step_model(UtilModel(salgo, std::move(scols), std::shared_ptr<Regressor>(std::move(*sr))));
+    UtilModel sm(salgo, std::move(scols), std::shared_ptr<Regressor>(std::move(*sr)));
+    sm.set_step_calibration_scores(std::move(sm_step_scores));
+    sm.set_measured_gpus(measured_gpus);
+    out.set_step_model(std::move(sm));
   }
   if (!memory.is_null()) {
     auto mm = MemoryModel::Load(memory);

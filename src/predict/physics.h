@@ -2,6 +2,7 @@
 // Regressor that also predicts the step time and the GPU-busy time per step.
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -19,12 +20,26 @@ struct PhysicsStep {
   double core_s = 0;   // GPU and host work of the step (their partial overlap), no loader wait or RL env
   double slack_s = 0;  // loader wait that overlaps the core (workers > 0): GPU-side time added to the
                        // core up to this much does not lengthen the step
+  bool unknown_pipeline = false;  // an input pipeline whose cost the job did not state
+};
+
+// What-if changes to a prediction's step (the sensitivities behind the
+// interval's widening, docs/predictor.md "What the predictor has not seen").
+struct StepVariation {
+  // Seconds per sample per worker of an input pipeline whose cost the job did
+  // not state (data not on the GPU, no RL environment, no loader_ms_per_sample);
+  // NaN = the model's own (the training workloads' median).
+  double unknown_loader_s_per_sample = std::nan("");
+  // The host's speed relative to the training rows' hosts: every host term
+  // (per kernel, per step, per sample of a stated loader) is multiplied by it.
+  double host_factor = 1;
 };
 
 class PhysicsModel : public Regressor {
  public:
   // REQUIRES: fitted or loaded.
   virtual Result<std::vector<PhysicsStep>> PredictSteps(const Matrix& x) const = 0;
+  virtual Result<std::vector<PhysicsStep>> PredictSteps(const Matrix& x, const StepVariation& v) const = 0;
   // The fitted global parameters, by name.
   virtual std::vector<std::pair<std::string, double>> Parameters() const = 0;
 };

@@ -91,21 +91,25 @@ bool UnknownPipeline(const Row& r) { return r[kOnGpu] == 0 && r[kRl] == 0 && !(r
 
 // The step of a row; `per_sample`: the loader's seconds per sample per worker
 // when the row does not give its own.
-PhysicsStep Step(const Theta& t, const Row& r, double per_sample) {
+// `host`: the host's speed factor (StepVariation::host_factor; 1 in fitting).
+PhysicsStep Step(const Theta& t, const Row& r, double per_sample, double host = 1) {
   PhysicsStep s;
   s.gpu_s = r[kCompute] * 1e-3 / t[0] + r[kMemory] * 1e-3 / t[1] + r[kKernels] * t[2];
-  double launch = r[kKernels] * t[3] * (1 + r[kAmp] * t[4]);
+  double launch = host * r[kKernels] * t[3] * (1 + r[kAmp] * t[4]);
   if (r[kLoaderMsKnown] > 0) {
-    per_sample = r[kLoaderMs] * 1e-3;
+    per_sample = r[kLoaderMs] * 1e-3;  // stated: measured on the job's own host
   } else if (!UnknownPipeline(r)) {
     per_sample = 0;  // data on the GPU, or an RL environment (its own term): as in the fit
+  } else {
+    per_sample *= host;
+    s.unknown_pipeline = true;
   }
   double loader = (1 - r[kOnGpu]) * r[kBatch] * per_sample / std::max(1.0, r[kWorkers]);
-  double core = std::max(s.gpu_s, launch) + t[6];
+  double core = std::max(s.gpu_s, launch) + host * t[6];
   double step = r[kWorkers] > 0 ? std::max(core, loader) : core + loader;
   s.core_s = core;
   s.slack_s = r[kWorkers] > 0 ? std::max(0.0, loader - core) : 0.0;
-  step += r[kRl] * t[5] * (r[kEnvStepsKnown] > 0 ? r[kEnvSteps] : 1.0);
+  step += host * r[kRl] * t[5] * (r[kEnvStepsKnown] > 0 ? r[kEnvSteps] : 1.0);
   s.step_s = step;
   s.util = step > 0 ? std::min(100.0, 100 * s.gpu_s / step) : 0;
   return s;
@@ -140,7 +144,11 @@ class Physics : public PhysicsModel {
   }
 
   Status Fit(const Matrix& x, const std::vector<double>& y, uint64_t /*seed*/) override {
-    RETURN_IF_ERROR(CheckTrainingSet(Algo(), x, y));
+    // A NaN target is a step-only row (no utilization measured): its step time is fitted.
+    std::vector<double> y_checked = y;
+    for (size_t i = 0; i < y_checked.size(); ++i)
+      if (std::isnan(y_checked[i]) && i < step_s_.size() && step_s_[i] > 0) y_checked[i] = 0;
+    RETURN_IF_ERROR(CheckTrainingSet(Algo(), x, y_checked));
     if (!named_) return Status::Error("physics: feature names not set");
     RETURN_IF_ERROR(CheckColumns(Algo(), x, cols_));
     if (!step_s_.empty() && step_s_.size() != y.size())
@@ -163,7 +171,7 @@ class Physics : public PhysicsModel {
       if (UnknownPipeline(rows[i])) latent[group_.size() == rows.size() ? group_[i] : 0].push_back(i);
     auto row_loss = [&](const Theta& t, size_t i, double per_sample) {
       PhysicsStep p = Step(t, rows[i], per_sample);
-      double s = rho(std::log1p(p.util) - y[i]);
+      double s = std::isnan(y[i]) ? 0.0 : rho(std::log1p(p.util) - y[i]);
       if (std::isfinite(log_step[i]) && p.step_s > 0) s += rho(std::log(p.step_s) - log_step[i]);
       if (std::isfinite(log_busy[i]) && p.gpu_s > 0) s += rho(std::log(p.gpu_s) - log_busy[i]);
       return s;
@@ -219,7 +227,7 @@ class Physics : public PhysicsModel {
     loader_s_per_sample_ = workload_loaders_.empty() ? 0.0 : Quantile(workload_loaders_, 0.5);
     std::vector<double> resid;
     for (size_t i = 0; i < rows.size(); ++i)
-      resid.push_back(y[i] - std::log1p(Step(theta_, rows[i], loader_s_per_sample_).util));
+      if (!std::isnan(y[i])) resid.push_back(y[i] - std::log1p(Step(theta_, rows[i], loader_s_per_sample_).util));
     resid_low_ = Quantile(resid, (1 - interval_) / 2);
     resid_high_ = Quantile(resid, (1 + interval_) / 2);
     fitted_ = true;
@@ -240,10 +248,18 @@ class Physics : public PhysicsModel {
   }
 
   Result<std::vector<PhysicsStep>> PredictSteps(const Matrix& x) const override {
+    return PredictSteps(x, StepVariation{});
+  }
+
+  Result<std::vector<PhysicsStep>> PredictSteps(const Matrix& x, const StepVariation& v) const override {
     if (!fitted_) return Status::Error("physics: not fitted");
     RETURN_IF_ERROR(CheckColumns(Algo(), x, cols_));
+    if (!(v.host_factor > 0)) return Status::Error("physics: host factor must be > 0");
+    const double loader = std::isnan(v.unknown_loader_s_per_sample) ? loader_s_per_sample_ : v.unknown_loader_s_per_sample;
     std::vector<PhysicsStep> out;
-    for (const Row& r : Rows(x)) out.push_back(Step(theta_, r, loader_s_per_sample_));
+    for (const Row& r : Rows(x)) {
+      out.push_back(Step(theta_, r, loader, v.host_factor));
+    }
     return out;
   }
 

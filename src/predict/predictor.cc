@@ -114,6 +114,26 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
                                  const std::vector<std::string>& names, const std::vector<size_t>& columns,
                                  const std::string& algo, const nlohmann::json& params, uint64_t seed,
                                  const FitOptions& options) {
+  // Step-only rows (utilization NaN: Pollux' runs): physics fits their step
+  // time; every other regressor is fitted without them.
+  if (algo != "physics" && std::any_of(util.begin(), util.end(), [](double u) { return std::isnan(u); })) {
+    Matrix xs;
+    std::vector<double> us;
+    FitOptions fo = options;
+    fo.step_s.clear(), fo.group.clear(), fo.row_gpu.clear();
+    for (size_t i = 0; i < util.size(); ++i) {
+      if (std::isnan(util[i])) continue;
+      xs.push_back(x[i]);
+      us.push_back(util[i]);
+      if (i < options.step_s.size()) fo.step_s.push_back(options.step_s[i]);
+      if (i < options.group.size()) fo.group.push_back(options.group[i]);
+      if (i < options.row_gpu.size()) fo.row_gpu.push_back(options.row_gpu[i]);
+    }
+    if (fo.step_s.size() != us.size()) fo.step_s.clear();
+    if (fo.group.size() != us.size()) fo.group.clear();
+    if (fo.row_gpu.size() != us.size()) fo.row_gpu.clear();
+    return Fit(xs, us, names, columns, algo, params, seed, fo);
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<Regressor> r, MakeRegressor(algo));
   RETURN_IF_ERROR(r->Configure(params));
   std::vector<std::string> used;
@@ -123,9 +143,11 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
   }
   RETURN_IF_ERROR(r->SetFeatureNames(used));
   std::vector<double> y;
-  for (double u : util) {
-    if (!(u >= 0 && u <= 100)) return Status::Error(algo + ": label outside 0-100");
-    y.push_back(ToTarget(u));
+  for (size_t i = 0; i < util.size(); ++i) {
+    const double u = util[i];
+    const bool step_only = std::isnan(u) && i < options.step_s.size() && options.step_s[i] > 0;
+    if (!step_only && !(u >= 0 && u <= 100)) return Status::Error(algo + ": label outside 0-100");
+    y.push_back(step_only ? u : ToTarget(u));
   }
   if (!options.step_s.empty()) {
     if (options.step_s.size() != util.size())
@@ -136,6 +158,14 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
   if (options.group.size() == util.size()) r->SetGroups(options.group);
   RETURN_IF_ERROR(r->Fit(SelectColumns(x, columns), y, seed));
   UtilModel m(algo, columns, std::shared_ptr<Regressor>(std::move(r)));
+  const bool have_gpus = options.row_gpu.size() == util.size();
+  if (have_gpus) {
+    std::vector<std::string> g = options.row_gpu;
+    std::sort(g.begin(), g.end());
+    g.erase(std::unique(g.begin(), g.end()), g.end());
+    g.erase(std::remove(g.begin(), g.end(), std::string()), g.end());
+    m.set_measured_gpus(std::move(g));
+  }
   if (auto it = std::find(names.begin(), names.end(), "params"); it != names.end()) {
     size_t pc = static_cast<size_t>(it - names.begin());
     std::vector<size_t> fc;
@@ -143,18 +173,26 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> fitted, m.Predict(x));
     // Key: params, then the job facts; sum of residuals, rows, first group.
     std::map<std::vector<double>, std::tuple<double, size_t, int>> by;
+    std::map<std::vector<double>, std::vector<std::string>> gpus_of;
     for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(util[i])) continue;  // a step-only row: no utilization to correct
       std::vector<double> key = {x[i][pc]};
       for (size_t c : fc) key.push_back(x[i][c]);
       auto [e, fresh] = by.try_emplace(key, 0.0, 0, i < options.group.size() ? options.group[i] : -1);
       std::get<0>(e->second) += ToTarget(util[i]) - ToTarget(fitted[i].util);
       std::get<1>(e->second) += 1;
+      std::vector<std::string>& gl = gpus_of[key];
+      if (have_gpus && !options.row_gpu[i].empty() &&
+          std::find(gl.begin(), gl.end(), options.row_gpu[i]) == gl.end())
+        gl.push_back(options.row_gpu[i]);
     }
     std::vector<WorkloadOffset> offsets;
     for (const auto& [k, v] : by) {
       WorkloadOffset o;
       o.params = k[0];
       o.facts.assign(k.begin() + 1, k.end());
+      o.gpus = gpus_of[k];
+      std::sort(o.gpus.begin(), o.gpus.end());
       auto [sum, n, g] = v;
       o.offset = sum / (n + 1);
       o.rows = n;
@@ -167,9 +205,12 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
     std::vector<int> ids = options.group;
     std::sort(ids.begin(), ids.end());
     if (std::unique(ids.begin(), ids.end()) - ids.begin() >= 3) {
-      ASSIGN_OR_RETURN(std::vector<double> res,
-                       GroupedResiduals(x, util, names, columns, algo, params, seed, options));
-      m.set_calibration(res, util, options.interval_method);
+      std::vector<RowRisk> risks;
+      std::vector<double> step_scores;
+      ASSIGN_OR_RETURN(std::vector<double> res, GroupedResiduals(x, util, names, columns, algo, params, seed, options,
+                                                                 nullptr, &risks, &step_scores));
+      m.set_calibration(res, util, options.interval_method, &risks);
+      m.set_step_calibration_scores(std::move(step_scores));
     }
   }
   return m;
@@ -197,7 +238,7 @@ Status UtilModel::set_offsets(std::vector<WorkloadOffset> offsets, const std::ve
   return Status::Ok();
 }
 
-SeenMatch UtilModel::Match(const std::vector<double>& row) const {
+SeenMatch UtilModel::Match(const std::vector<double>& row, const std::string& gpu) const {
   SeenMatch m;
   if (params_column_ >= row.size()) return m;
   for (const WorkloadOffset& o : offsets_) {
@@ -205,13 +246,64 @@ SeenMatch UtilModel::Match(const std::vector<double>& row) const {
     bool same = true;
     for (size_t k = 0; k < fact_columns_.size(); ++k)
       same = same && fact_columns_[k] < row.size() && row[fact_columns_[k]] == o.facts[k];
-    if (same) {
+    const bool here = gpu.empty() || o.gpus.empty() || std::find(o.gpus.begin(), o.gpus.end(), gpu) != o.gpus.end();
+    if (same && here) {
       m.seen = &o;
+      m.same_graph = nullptr;
+      m.other_gpu = false;
       return m;
     }
-    if (!m.same_graph) m.same_graph = &o;
+    if (same && (!m.same_graph || !m.other_gpu)) {
+      m.same_graph = &o;
+      m.other_gpu = true;
+    } else if (!m.same_graph) {
+      m.same_graph = &o;
+    }
   }
   return m;
+}
+
+bool UtilModel::GpuMeasured(const std::string& gpu) const {
+  return gpu.empty() || measured_gpus_.empty() ||
+         std::find(measured_gpus_.begin(), measured_gpus_.end(), gpu) != measured_gpus_.end();
+}
+
+void UtilModel::set_step_calibration_scores(std::vector<double> scores) {
+  std::sort(scores.begin(), scores.end());
+  step_calibration_ = std::move(scores);
+}
+
+Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector<std::string>* gpus) const {
+  std::vector<RowRisk> out(x.size());
+  const auto* physics = dynamic_cast<const PhysicsModel*>(regressor_.get());
+  if (!physics) return out;
+  Matrix xs = SelectColumns(x, columns_);
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> base, physics->PredictSteps(xs));
+  // The scenarios, with and without an unknown host.
+  StepVariation low_known, high_known, low_unm, high_unm;
+  low_known.unknown_loader_s_per_sample = low_unm.unknown_loader_s_per_sample = kRiskLoaderMsPerSample * 1e-3;
+  high_known.unknown_loader_s_per_sample = high_unm.unknown_loader_s_per_sample = 0;
+  low_unm.host_factor = kRiskHostFactor;
+  high_unm.host_factor = 1 / kRiskHostFactor;
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> lk, physics->PredictSteps(xs, low_known));
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> hk, physics->PredictSteps(xs, high_known));
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> lu, physics->PredictSteps(xs, low_unm));
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> hu, physics->PredictSteps(xs, high_unm));
+  for (size_t i = 0; i < x.size(); ++i) {
+    RowRisk& r = out[i];
+    r.gpu_measured = !gpus || i >= gpus->size() || GpuMeasured((*gpus)[i]);
+    r.unknown_pipeline = base[i].unknown_pipeline;
+    const PhysicsStep& lo = r.gpu_measured ? lk[i] : lu[i];
+    const PhysicsStep& hi = r.gpu_measured ? hk[i] : hu[i];
+    const double u = std::log1p(base[i].util);
+    r.low = std::max(0.0, u - std::log1p(lo.util));
+    r.high = std::max(0.0, std::log1p(hi.util) - u);
+    if (base[i].step_s > 0 && lo.step_s > 0 && hi.step_s > 0) {
+      r.step_high = std::max(0.0, std::log(lo.step_s / base[i].step_s));
+      r.step_low = std::max(0.0, std::log(base[i].step_s / hi.step_s));
+    }
+  }
+  return out;
 }
 
 const char* IntervalMethodName(IntervalMethod m) {
@@ -243,12 +335,20 @@ double LogitToUtil(double z) {
   return std::clamp((e * (100 + kLogitPadPoints) - kLogitPadPoints) / (1 + e), 0.0, 100.0);
 }
 
+namespace {
+// A residual beyond the risk band [-low, +high] (0 inside it).
+double BeyondRisk(double r, double low, double high) { return r < -low ? r + low : r > high ? r - high : 0.0; }
+}  // namespace
+
 std::vector<double> CalibrationScores(const std::vector<double>& residuals, const std::vector<double>& util,
-                                      IntervalMethod method) {
+                                      IntervalMethod method, const std::vector<RowRisk>* risks) {
   std::vector<double> out;
   for (size_t i = 0; i < residuals.size(); ++i) {
+    double r = residuals[i];
+    if (risks && i < risks->size() && method != IntervalMethod::kLogit)
+      r = BeyondRisk(r, (*risks)[i].low, (*risks)[i].high);
     if (method == IntervalMethod::kCentral || i >= util.size()) {
-      out.push_back(residuals[i]);
+      out.push_back(r);
       continue;
     }
     double predicted = FromTarget(ToTarget(util[i]) - residuals[i]);  // the pass's prediction
@@ -256,17 +356,19 @@ std::vector<double> CalibrationScores(const std::vector<double>& residuals, cons
       out.push_back(UtilLogit(util[i]) - UtilLogit(predicted));
       continue;
     }
-    out.push_back(residuals[i] / Difficulty(predicted));
+    out.push_back(r / Difficulty(predicted));
   }
   return out;
 }
 
 void UtilModel::set_calibration(const std::vector<double>& residuals, const std::vector<double>& util,
-                                IntervalMethod method) {
-  set_calibration_scores(CalibrationScores(residuals, util, method), method);
+                                IntervalMethod method, const std::vector<RowRisk>* risks) {
+  set_calibration_scores(CalibrationScores(residuals, util, method, risks), method);
 }
 
 void UtilModel::set_calibration_scores(std::vector<double> scores, IntervalMethod method) {
+  // Step-only rows have no utilization residual (NaN): not scores.
+  scores.erase(std::remove_if(scores.begin(), scores.end(), [](double v) { return !std::isfinite(v); }), scores.end());
   std::sort(scores.begin(), scores.end());
   calibration_ = std::move(scores);
   interval_method_ = method;
@@ -292,7 +394,7 @@ std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, do
 }
 
 UtilPrediction CalibratedInterval(double util, const std::vector<double>& sorted, double level,
-                                  IntervalMethod method) {
+                                  IntervalMethod method, const RowRisk& risk) {
   auto [lo_off, hi_off] = method == IntervalMethod::kCentral ? ConformalOffsets(sorted, level)
                                                               : ShortestWindow(sorted, level);
   if (method == IntervalMethod::kLogit) {
@@ -303,25 +405,53 @@ UtilPrediction CalibratedInterval(double util, const std::vector<double>& sorted
     lo_off *= Difficulty(util);
     hi_off *= Difficulty(util);
   }
+  // The risk band is always inside; the calibrated error beyond it is added.
+  auto widen = [&](double off) { return off < 0 ? off - risk.low : off > 0 ? off + risk.high : off; };
+  lo_off = std::min(widen(lo_off), -risk.low);
+  hi_off = std::max(widen(hi_off), risk.high);
   double t = ToTarget(util);
   // The contract of UtilPrediction: low <= util <= high.
   return {util, std::min(util, FromTarget(t + lo_off)), std::max(util, FromTarget(t + hi_off))};
 }
 
-Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double level) const {
+std::pair<double, double> StepInterval(double step_ms, const std::vector<double>& sorted, double level,
+                                       const RowRisk& risk) {
+  if (!(step_ms > 0)) return {std::nan(""), std::nan("")};
+  auto [a, b] = ShortestWindow(sorted, level);  // {0, 0} when uncalibrated: the risk band alone
+  double lo = std::min(a < 0 ? a - risk.step_low : a, -risk.step_low);
+  double hi = std::max(b > 0 ? b + risk.step_high : b, risk.step_high);
+  return {std::min(step_ms, step_ms * std::exp(lo)), std::max(step_ms, step_ms * std::exp(hi))};
+}
+
+Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double level,
+                                                       const std::vector<std::string>* gpus,
+                                                       std::vector<RowRisk>* risks_out) const {
   if (!(level > 0 && level < 1)) return Status::Error("interval level must be in (0, 1)");
   ASSIGN_OR_RETURN(std::vector<Estimate> est, regressor_->Predict(SelectColumns(x, columns_)));
+  ASSIGN_OR_RETURN(std::vector<RowRisk> risks, Risks(x, gpus));
+  std::vector<PhysicsStep> steps;
+  if (const auto* physics = dynamic_cast<const PhysicsModel*>(regressor_.get())) {
+    ASSIGN_OR_RETURN(steps, physics->PredictSteps(SelectColumns(x, columns_)));
+  }
   std::vector<UtilPrediction> out;
   for (size_t i = 0; i < est.size(); ++i) {
     Estimate e = est[i];
-    if (const WorkloadOffset* o = Match(x[i]).seen) e.mean += o->offset, e.low += o->offset, e.high += o->offset;
+    const std::string gpu = gpus && i < gpus->size() ? (*gpus)[i] : std::string();
+    if (const WorkloadOffset* o = Match(x[i], gpu).seen) e.mean += o->offset, e.low += o->offset, e.high += o->offset;
     double u = FromTarget(e.mean);
+    UtilPrediction p;
     if (!calibration_.empty()) {
-      out.push_back(CalibratedInterval(u, calibration_, level, interval_method_));
+      p = CalibratedInterval(u, calibration_, level, interval_method_, risks[i]);
     } else {
-      out.push_back({u, std::min(u, FromTarget(e.low)), std::max(u, FromTarget(e.high))});
+      p = {u, std::min(u, FromTarget(e.low - risks[i].low)), std::max(u, FromTarget(e.high + risks[i].high))};
     }
+    if (i < steps.size() && steps[i].step_s > 0) {
+      p.step_ms = steps[i].step_s * 1e3;
+      std::tie(p.step_low_ms, p.step_high_ms) = StepInterval(p.step_ms, step_calibration_, level, risks[i]);
+    }
+    out.push_back(p);
   }
+  if (risks_out) *risks_out = std::move(risks);
   return out;
 }
 
@@ -329,13 +459,17 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
                                              const std::vector<std::string>& names,
                                              const std::vector<size_t>& columns, const std::string& algo,
                                              const nlohmann::json& params, uint64_t seed,
-                                             const FitOptions& options, std::vector<double>* predicted) {
+                                             const FitOptions& options, std::vector<double>* predicted,
+                                             std::vector<RowRisk>* risks, std::vector<double>* step_scores) {
   std::vector<int> ids = options.group;
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   if (ids.size() < 2) return Status::Error(algo + ": calibration needs at least 2 workloads");
   std::vector<double> res(util.size(), 0);
   if (predicted) predicted->assign(util.size(), 0);
+  if (risks) risks->assign(util.size(), RowRisk{});
+  if (step_scores) step_scores->clear();
+  const bool have_gpus = options.row_gpu.size() == util.size();
   for (int g : ids) {
     Matrix xtr, xte;
     std::vector<double> ytr;
@@ -351,24 +485,49 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
         ytr.push_back(util[i]);
         fo.group.push_back(options.group[i]);
         if (!options.step_s.empty()) fo.step_s.push_back(options.step_s[i]);
+        if (have_gpus) fo.row_gpu.push_back(options.row_gpu[i]);
       }
     }
     auto m = UtilModel::Fit(xtr, ytr, names, columns, algo, params, seed * 31 + g, fo);
     if (!m.ok()) return m.status().Prefixed("calibration");
-    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte));
+    std::vector<std::string> gte;
+    for (size_t i : test) gte.push_back(have_gpus ? options.row_gpu[i] : std::string());
+    std::vector<RowRisk> rk;
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte, kDefaultIntervalLevel, &gte, &rk));
     for (size_t j = 0; j < test.size(); ++j) {
-      res[test[j]] = ToTarget(util[test[j]]) - ToTarget(p[j].util);
-      if (predicted) (*predicted)[test[j]] = p[j].util;
+      const size_t i = test[j];
+      res[i] = ToTarget(util[i]) - ToTarget(p[j].util);
+      if (predicted) (*predicted)[i] = p[j].util;
+      if (risks) (*risks)[i] = rk[j];
+      if (step_scores && i < options.step_s.size() && std::isfinite(options.step_s[i]) && options.step_s[i] > 0 &&
+          p[j].step_ms > 0)
+        step_scores->push_back(
+            BeyondRisk(std::log(options.step_s[i] * 1e3 / p[j].step_ms), rk[j].step_low, rk[j].step_high));
     }
   }
   return res;
 }
 
 LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vector<double>& util,
-                           const std::vector<int>& group, double level, IntervalMethod method) {
+                           const std::vector<int>& group, double level, IntervalMethod method,
+                           const std::vector<RowRisk>* risks) {
   LowoAccuracy a;
   size_t n = residuals.size();
   if (n == 0 || util.size() != n || group.size() != n) return a;
+  if (std::any_of(residuals.begin(), residuals.end(), [](double r) { return std::isnan(r); })) {
+    // Step-only rows have no utilization: the figures are of the others.
+    std::vector<double> r2, u2;
+    std::vector<int> g2;
+    std::vector<RowRisk> k2;
+    for (size_t i = 0; i < n; ++i) {
+      if (std::isnan(residuals[i])) continue;
+      r2.push_back(residuals[i]);
+      u2.push_back(util[i]);
+      g2.push_back(group[i]);
+      if (risks && i < risks->size()) k2.push_back((*risks)[i]);
+    }
+    return SummariseLowo(r2, u2, g2, level, method, risks ? &k2 : nullptr);
+  }
   std::vector<int> ids = group;
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -379,7 +538,7 @@ LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vect
   double ss = 0;
   std::vector<double> abs_err, widths;
   size_t covered = 0;
-  std::vector<double> scores = CalibrationScores(residuals, util, method);
+  std::vector<double> scores = CalibrationScores(residuals, util, method, risks);
   for (int g : ids) {
     std::vector<double> others;
     for (size_t i = 0; i < n; ++i)
@@ -390,7 +549,8 @@ LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vect
       double pred = FromTarget(ToTarget(util[i]) - residuals[i]);
       ss += residuals[i] * residuals[i];
       abs_err.push_back(std::fabs(pred - util[i]));
-      UtilPrediction iv = CalibratedInterval(pred, others, level, method);
+      UtilPrediction iv = CalibratedInterval(pred, others, level, method,
+                                             risks && i < risks->size() ? (*risks)[i] : RowRisk{});
       covered += iv.low <= util[i] && util[i] <= iv.high;
       widths.push_back(iv.high - iv.low);
     }
@@ -408,6 +568,7 @@ LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vect
 double SelectionScore(const std::vector<double>& residuals, const std::vector<int>& group) {
   std::map<int, std::pair<double, size_t>> by;
   for (size_t i = 0; i < residuals.size() && i < group.size(); ++i) {
+    if (std::isnan(residuals[i])) continue;  // a step-only row
     by[group[i]].first += residuals[i] * residuals[i];
     by[group[i]].second += 1;
   }
@@ -506,34 +667,45 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   fo.step_s = data.step_s;
   fo.group = data.group;
   fo.group_names = data.groups;
+  if (data.row_gpu.size() == data.rows.size()) fo.row_gpu = data.row_gpu;
   std::vector<double> labels = data.Labels();
   std::string chosen_algo = algo, chosen_set = feature_set;
   std::vector<std::pair<std::string, double>> selection;
-  std::vector<double> chosen_res, chosen_pred;
+  std::vector<double> chosen_res, chosen_pred, chosen_step_scores, physics_step_scores;
+  std::vector<RowRisk> chosen_risks;
+  bool have_physics_pass = false;
   if (algo == kAutoAlgo) {
     double best = INFINITY;
     for (const Candidate& c : AutoCandidates()) {
       ASSIGN_OR_RETURN(std::vector<size_t> cc, SelectFeatures(data.feature_names, c.feature_set));
-      std::vector<double> pred;
-      auto res = GroupedResiduals(data.x, labels, data.feature_names, cc, c.algo, nullptr, seed, fo, &pred);
+      std::vector<double> pred, step_scores;
+      std::vector<RowRisk> risks;
+      auto res = GroupedResiduals(data.x, labels, data.feature_names, cc, c.algo, nullptr, seed, fo, &pred, &risks,
+                                  &step_scores);
       if (!res.ok()) return res.status().Prefixed("auto: " + c.ToString());
+      if (c.algo == "physics" && c.feature_set == DefaultFeatureSet("physics"))
+        physics_step_scores = step_scores, have_physics_pass = true;
       double rmsle = SelectionScore(*res, data.group);
       selection.push_back({c.ToString(), rmsle});
       if (on_candidate) on_candidate(c.ToString(), rmsle);
       if (rmsle < best)
-        best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res, chosen_pred = std::move(pred);
+        best = rmsle, chosen_algo = c.algo, chosen_set = c.feature_set, chosen_res = *res,
+        chosen_pred = std::move(pred), chosen_risks = std::move(risks), chosen_step_scores = std::move(step_scores);
     }
   }
   ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, chosen_set));
   if (algo != kAutoAlgo && fo.calibrate && CountGroups(fo.group) >= 3) {
     // The calibration pass, done once here so that its residuals also give the accuracy.
     ASSIGN_OR_RETURN(chosen_res, GroupedResiduals(data.x, labels, data.feature_names, cols, chosen_algo, nullptr,
-                                                  seed, fo, &chosen_pred));
+                                                  seed, fo, &chosen_pred, &chosen_risks, &chosen_step_scores));
   }
   fo.calibrate = false;
   ASSIGN_OR_RETURN(UtilModel m,
                    UtilModel::Fit(data.x, labels, data.feature_names, cols, chosen_algo, nullptr, seed, fo));
-  if (!chosen_res.empty()) m.set_calibration(chosen_res, labels, fo.interval_method);
+  if (!chosen_res.empty()) {
+    m.set_calibration(chosen_res, labels, fo.interval_method, &chosen_risks);
+    m.set_step_calibration_scores(chosen_step_scores);
+  }
   // Data-parallel predictions need step and busy time: a physics model beside any other.
   // Rows without the physics features (a test schema) get none: data-parallel predictions then fail.
   std::optional<UtilModel> step_model;
@@ -548,9 +720,17 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
     auto pm = UtilModel::Fit(data.x, labels, data.feature_names, pcols, "physics", nullptr, seed, pfo);
     if (!pm.ok()) return pm.status().Prefixed("step model");
     step_model = std::move(*pm);
+    // Its step-time interval: the physics pass of the selection, else its own lowo pass.
+    if (!have_physics_pass && CountGroups(fo.group) >= 3) {
+      auto pass = GroupedResiduals(data.x, labels, data.feature_names, pcols, "physics", nullptr, seed, fo, nullptr,
+                                   nullptr, &physics_step_scores);
+      if (!pass.ok()) return pass.status().Prefixed("step model calibration");
+    }
+    step_model->set_step_calibration_scores(physics_step_scores);
   }
   PredictorInfo info;
-  if (!chosen_res.empty()) info.accuracy = SummariseLowo(chosen_res, labels, data.group);
+  if (!chosen_res.empty()) info.accuracy = SummariseLowo(chosen_res, labels, data.group, kDefaultIntervalLevel,
+                                                         fo.interval_method, &chosen_risks);
   info.selection = std::move(selection);
   info.schema_name = data.schema_name;
   info.schema_version = data.schema_version;
@@ -562,7 +742,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   info.gpu = data.gpu;
   info.seed = seed;
   for (const Measurement& r : data.rows)
-    if (!r.target.empty() && std::find(info.targets.begin(), info.targets.end(), r.target) == info.targets.end())
+    if (!r.target.empty() && !std::isnan(r.gpu_util) && std::find(info.targets.begin(), info.targets.end(), r.target) == info.targets.end())
       info.targets.push_back(r.target);
   Predictor out(std::move(info), std::move(m));
   if (step_model) out.set_step_model(std::move(*step_model));
@@ -593,15 +773,39 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   if (f.size() != info_.feature_names.size())
     return Status::Error("predict: features have " + std::to_string(f.size()) + " values, model wants " +
                          std::to_string(info_.feature_names.size()));
-  ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}, level));
+  const std::vector<std::string> gpus = {job.gpu};
+  std::vector<RowRisk> risks;
+  ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}, level, &gpus, &risks));
   PredictResult out;
+  out.risk = risks.at(0);
+  // Step time: the model's own (physics), else its step model's.
+  if (!(p[0].step_ms > 0)) {
+    if (const UtilModel* sm = StepModel(); sm && sm != &model_) {
+      ASSIGN_OR_RETURN(std::vector<UtilPrediction> sp, sm->Predict({f}, level, &gpus));
+      p[0].step_ms = sp[0].step_ms;
+      p[0].step_low_ms = sp[0].step_low_ms;
+      p[0].step_high_ms = sp[0].step_high_ms;
+    }
+  }
   out.prediction = p[0];
   out.features = f;
-  SeenMatch seen = model_.Match(f);
+  out.gpu_measured = model_.GpuMeasured(job.gpu);
+  out.measured_gpus = model_.measured_gpus();
+  SeenMatch seen = model_.Match(f, job.gpu);
   auto name = [](const WorkloadOffset* o) { return o->workload.empty() ? std::string("a measured workload") : o->workload; };
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& e : v) s += (s.empty() ? "" : ", ") + e;
+    return s;
+  };
   if (seen.seen) {
     out.seen_workload = name(seen.seen);
     out.seen_rows = seen.seen->rows;
+  } else if (seen.same_graph && seen.other_gpu) {
+    out.same_graph_workload = name(seen.same_graph);
+    out.measured_on = seen.same_graph->gpus;
+    out.warnings.push_back(out.same_graph_workload + " was measured on " + joined(out.measured_on) + " only: its " +
+                           "seen-workload correction is not carried to " + job.gpu + " (predicted by the model alone)");
   } else if (seen.same_graph) {
     out.same_graph_workload = name(seen.same_graph);
     const std::vector<std::string>& facts = model_.fact_names();
@@ -620,6 +824,20 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
       out.differing_facts.push_back(facts[k] + ": measured " + show(theirs) + ", this job " + show(mine));
     }
   }
+  if (!out.gpu_measured) {
+    out.warnings.push_back("GPU " + job.gpu + " has no measured training rows (measured: " + joined(out.measured_gpus) +
+                           "): its host is unknown, so the interval spans a host " +
+                           std::to_string(static_cast<int>(kRiskHostFactor)) +
+                           "x slower or faster (docs/predictor.md)");
+    out.unsure_reasons.push_back("no measured rows of GPU " + job.gpu);
+  }
+  if (out.risk.unknown_pipeline && out.risk.low > 0) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%g", kRiskLoaderMsPerSample);
+    out.warnings.push_back(std::string("the input pipeline's cost is not stated: the interval spans a loader of 0 to ") +
+                           b + " CPU ms per sample per worker (state it: --attr loader_ms_per_sample=MS, "
+                           "loader_workers=N, or data_on_gpu=1)");
+  }
   // GPU memory of one rank (data-parallel ranks add DDP's gradient buckets, features/memory.h).
   ASSIGN_OR_RETURN(MemoryEstimate mem, EstimateMemory(reports, job, /*ranks=*/job.gpus));
   if (memory_) {
@@ -628,7 +846,20 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     out.memory.capacity_mib = mem.capacity_mib;
   }
   out.memory_estimate = std::move(mem);
-  if (job.gpus == 1 && job.nodes == 1 && job.interconnect.empty()) return out;
+  auto finish = [&]() {
+    const UtilPrediction& q = out.prediction;
+    if (q.high - q.low > kUnsureWidthPoints) {
+      char b[96];
+      std::snprintf(b, sizeof b, "the %.0f%% interval is %.0f points wide (over %.0f)", level * 100, q.high - q.low,
+                    kUnsureWidthPoints);
+      out.unsure_reasons.push_back(b);
+    }
+    out.unsure = !out.unsure_reasons.empty();
+  };
+  if (job.gpus == 1 && job.nodes == 1 && job.interconnect.empty()) {
+    finish();
+    return out;
+  }
   // Data-parallel: one rank's answer (predict/data_parallel.h).
   ASSIGN_OR_RETURN(GpuSpec spec, ResolveGpu(job.gpu, job.mig_profile));
   if (!job.mig_profile.empty() && job.gpus > 1)
@@ -656,8 +887,14 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   out.prediction = {dp.util, DataParallelUtil(p[0].low, in, dp), DataParallelUtil(p[0].high, in, dp)};
   out.prediction.low = std::min(out.prediction.low, out.prediction.util);
   out.prediction.high = std::max(out.prediction.high, out.prediction.util);
+  // One rank's step: the data-parallel step, its interval the single-GPU one scaled by T_N / T_1.
+  out.prediction.step_ms = dp.step_s * 1e3;
+  const double grow = dp.single_step_s > 0 ? dp.step_s / dp.single_step_s : 1.0;
+  out.prediction.step_low_ms = std::min(out.prediction.step_ms, p[0].step_low_ms * grow);
+  out.prediction.step_high_ms = std::max(out.prediction.step_ms, p[0].step_high_ms * grow);
   out.interconnect = ic;
   out.data_parallel = dp;
+  finish();
   return out;
 }
 

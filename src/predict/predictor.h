@@ -31,7 +31,31 @@ struct UtilPrediction {
   double util = 0;  // percent, 0-100
   double low = 0;   // interval, percent: low <= util <= high always (docs/predictor.md)
   double high = 0;
+  // Wall time of one training step, ms, with its interval (step_low_ms <=
+  // step_ms <= step_high_ms); NaN when the model predicts no step time (an
+  // algorithm other than physics: the Predictor takes it from its step model).
+  double step_ms = std::nan("");
+  double step_low_ms = std::nan("");
+  double step_high_ms = std::nan("");
 };
+
+// What the model has not seen, per row: how far the scenarios of
+// docs/predictor.md ("What the predictor has not seen") move the prediction.
+// The interval always spans them, and the calibrated error is added beyond
+// them. 0 everywhere = nothing unknown (or a model without physics).
+struct RowRisk {
+  double low = 0, high = 0;            // log1p(util): how far util may fall / rise
+  double step_low = 0, step_high = 0;  // log(step): how far the step may shorten / lengthen
+  bool unknown_pipeline = false;       // an input pipeline whose cost the job did not state
+  bool gpu_measured = true;            // the training rows hold a row of this GPU type
+};
+// The scenarios (fixed a priori, not fitted: docs/predictor.md).
+// An input pipeline of unknown cost may take up to this many CPU ms per
+// sample per worker (the low-utilization scenario; 0 is the high one).
+inline constexpr double kRiskLoaderMsPerSample = 5.0;
+// A GPU type without measured rows sits in another host, whose per-kernel,
+// per-step and environment work may be this many times slower or faster.
+inline constexpr double kRiskHostFactor = 2.0;
 
 // How a calibrated model turns its leave-one-workload-out residuals into an
 // interval (docs/predictor.md, "Intervals").
@@ -109,6 +133,7 @@ Result<std::vector<size_t>> SelectFeatures(const std::vector<std::string>& names
 // states a fact the measured rows did not (loader_ms_per_sample) is a
 // different job and is predicted by the model alone.
 struct WorkloadOffset {
+  std::vector<std::string> gpus;  // GPU types its rows were measured on: it applies only there ({} = any)
   double params = 0;
   std::vector<double> facts;  // JobFactsIn(schema) order
   double offset = 0;          // log1p(util) added to the prediction
@@ -123,7 +148,8 @@ std::vector<std::string> JobFactsIn(const std::vector<std::string>& names);
 // How a job's features relate to the training rows' graphs.
 struct SeenMatch {
   const WorkloadOffset* seen = nullptr;        // same graph and facts: the correction applies
-  const WorkloadOffset* same_graph = nullptr;  // same graph, other facts: it does not
+  const WorkloadOffset* same_graph = nullptr;  // same graph, other facts (or other GPU): it does not
+  bool other_gpu = false;                      // same graph and facts, measured on other GPU types only
 };
 
 // What UtilModel::Fit needs beyond features and labels.
@@ -138,6 +164,10 @@ struct FitOptions {
   IntervalMethod interval_method = kDefaultIntervalMethod;
   // Optional: name of each group id (Dataset::groups), recorded in the offsets.
   std::vector<std::string> group_names;
+  // Optional, per row: the GPU type it was measured on (Dataset::row_gpu).
+  // The model records them: a prediction for another GPU type is widened for
+  // its unknown host, and a workload's correction applies only on its GPUs.
+  std::vector<std::string> row_gpu;
 };
 
 // A regressor plus the columns of the schema it reads, and its calibration.
@@ -150,7 +180,22 @@ class UtilModel {
                                const FitOptions& options = {});
   // Rows of full schema width. level in (0, 1): central probability of the
   // interval (calibrated models honour it; uncalibrated ones use their own).
-  Result<std::vector<UtilPrediction>> Predict(const Matrix& x, double level = kDefaultIntervalLevel) const;
+  // `gpus`, when given: each row's GPU type ("" = one of the training rows'),
+  // which decides whether the host is known and whether a measured
+  // workload's correction applies. `risks`, when given, gets each row's.
+  Result<std::vector<UtilPrediction>> Predict(const Matrix& x, double level = kDefaultIntervalLevel,
+                                              const std::vector<std::string>* gpus = nullptr,
+                                              std::vector<RowRisk>* risks = nullptr) const;
+  // Each row's RowRisk (zeros for a model without physics).
+  Result<std::vector<RowRisk>> Risks(const Matrix& x, const std::vector<std::string>* gpus = nullptr) const;
+  // GPU types of the training rows (empty: not recorded; every GPU counts as measured).
+  const std::vector<std::string>& measured_gpus() const { return measured_gpus_; }
+  void set_measured_gpus(std::vector<std::string> g) { measured_gpus_ = std::move(g); }
+  bool GpuMeasured(const std::string& gpu) const;
+  // Step-time calibration: sorted scores of log(measured step) - log(predicted)
+  // beyond the row's RowRisk (the lowo pass's rows with a measured step time).
+  const std::vector<double>& step_calibration() const { return step_calibration_; }
+  void set_step_calibration_scores(std::vector<double> scores);
 
   const std::string& algo() const { return algo_; }
   const std::vector<size_t>& columns() const { return columns_; }
@@ -162,7 +207,7 @@ class UtilModel {
   // From a leave-one-workload-out pass: residuals log1p(measured) -
   // log1p(predicted) and the measured util (percent) of the same rows.
   void set_calibration(const std::vector<double>& residuals, const std::vector<double>& util,
-                       IntervalMethod method = kDefaultIntervalMethod);
+                       IntervalMethod method = kDefaultIntervalMethod, const std::vector<RowRisk>* risks = nullptr);
   // Scores as stored (model file).
   void set_calibration_scores(std::vector<double> scores, IntervalMethod method);
   // Seen-workload correction: for each (graph, job facts) of the training
@@ -174,8 +219,10 @@ class UtilModel {
   const std::vector<WorkloadOffset>& offsets() const { return offsets_; }
   // `names`: the full schema (the params and job-fact columns are found by name).
   Status set_offsets(std::vector<WorkloadOffset> offsets, const std::vector<std::string>& names);
-  // Which offset (if any) a row of full schema width matches.
-  SeenMatch Match(const std::vector<double>& row) const;
+  // Which offset (if any) a row of full schema width matches; `gpu` ("" =
+  // any): an offset measured on other GPU types only is `same_graph` with
+  // `other_gpu` set, not `seen`.
+  SeenMatch Match(const std::vector<double>& row, const std::string& gpu = "") const;
   const std::vector<std::string>& fact_names() const { return fact_names_; }
 
   // Build from parts (model file loading).
@@ -187,6 +234,8 @@ class UtilModel {
   std::vector<size_t> columns_;
   std::shared_ptr<Regressor> regressor_;  // shared: a UtilModel is cheap to copy, immutable after Fit
   std::vector<double> calibration_;
+  std::vector<double> step_calibration_;
+  std::vector<std::string> measured_gpus_;
   IntervalMethod interval_method_ = kDefaultIntervalMethod;
   std::vector<WorkloadOffset> offsets_;
   size_t params_column_ = static_cast<size_t>(-1);  // -1: no params feature, no correction
@@ -197,12 +246,17 @@ class UtilModel {
 // Leave-one-group-out log1p residuals (measured - predicted, row order) of
 // `algo` on the rows of x, each group predicted by a model fit (uncalibrated)
 // on the other groups. REQUIRES >= 2 groups.
-// `predicted`, when set, gets each row's predicted utilization (percent) of the same pass.
+// `predicted`, when set, gets each row's predicted utilization (percent) of the same pass;
+// `risks` each row's RowRisk under the fold model (a row whose GPU type no
+// other workload has is predicted as on an unmeasured GPU); `step_scores` the
+// step-time calibration scores of the rows with a measured step (physics only).
 Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<double>& util,
                                              const std::vector<std::string>& names,
                                              const std::vector<size_t>& columns, const std::string& algo,
                                              const nlohmann::json& params, uint64_t seed,
-                                             const FitOptions& options, std::vector<double>* predicted = nullptr);
+                                             const FitOptions& options, std::vector<double>* predicted = nullptr,
+                                             std::vector<RowRisk>* risks = nullptr,
+                                             std::vector<double>* step_scores = nullptr);
 
 // The conformal interval offsets (log1p space) of sorted residuals at `level`:
 // the floor((n+1)(1-level)/2)-th and ceil((n+1)(1+level)/2)-th order
@@ -212,12 +266,19 @@ std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, do
 // (clamped to n); ties: the lowest i.
 std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level);
 // Calibration scores of a pass's residuals (row order) under `method`.
+// With `risks` (normalized and central): each residual beyond the row's
+// risk, r + low where r < -low, r - high where r > high, 0 between.
 std::vector<double> CalibrationScores(const std::vector<double>& residuals, const std::vector<double>& util,
-                                      IntervalMethod method);
+                                      IntervalMethod method, const std::vector<RowRisk>* risks = nullptr);
 // The calibrated interval around a point `util` (percent) from sorted scores
 // at `level`: clamped to 0-100, always containing the point.
+// With a RowRisk (normalized and central): [point - risk.low + window low x scale,
+// point + risk.high + window high x scale] in log1p.
 UtilPrediction CalibratedInterval(double util, const std::vector<double>& sorted, double level,
-                                  IntervalMethod method = kDefaultIntervalMethod);
+                                  IntervalMethod method = kDefaultIntervalMethod, const RowRisk& risk = {});
+// The step interval (ms) around `step_ms` from sorted step scores and the risk.
+std::pair<double, double> StepInterval(double step_ms, const std::vector<double>& sorted, double level,
+                                       const RowRisk& risk);
 
 // The error to expect on a workload the model has never seen, from its own
 // leave-one-workload-out pass over the training rows (the pass whose
@@ -239,7 +300,7 @@ struct LowoAccuracy {
 // REQUIRES: residuals, util and group of the same size (row order).
 LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vector<double>& util,
                            const std::vector<int>& group, double level = kDefaultIntervalLevel,
-                           IntervalMethod method = kDefaultIntervalMethod);
+                           IntervalMethod method = kDefaultIntervalMethod, const std::vector<RowRisk>* risks = nullptr);
 
 // One training row as the model's own leave-one-workload-out pass predicted it
 // (the calibration pass: the model's algorithm and feature set, fitted without
@@ -292,7 +353,26 @@ struct PredictResult {
   size_t seen_rows = 0;  // training rows behind the correction
   // Same graph, other facts: "NAME: measured V, this job W" for each fact that differs.
   std::vector<std::string> differing_facts;
+  // Same graph and facts, measured on other GPU types only (`measured_on`):
+  // the correction is not carried to this GPU (same_graph_workload names it).
+  std::vector<std::string> measured_on;
+  // Whether the training rows hold a row of this GPU type (measured_gpus: those
+  // types). Without, the host is unknown: the interval spans kRiskHostFactor.
+  bool gpu_measured = true;
+  std::vector<std::string> measured_gpus;
+  RowRisk risk;  // of the single-GPU prediction (docs/predictor.md)
+  // The prediction is not one to pack on: the GPU type has no measured rows,
+  // or the utilization interval is wider than kUnsureWidthPoints. A consumer
+  // (the predictive-hybrid policy) reads low/high and this flag; the reasons
+  // say why, one sentence each.
+  bool unsure = false;
+  std::vector<std::string> unsure_reasons;
+  // What a user must be told (an unmeasured GPU, an unknown input pipeline),
+  // one sentence each; front ends print them (predict: stderr and --json).
+  std::vector<std::string> warnings;
 };
+// An interval wider than this (points of utilization) makes a prediction unsure.
+inline constexpr double kUnsureWidthPoints = 50;
 
 // A trained predictor. Thread-safe for concurrent Predict calls.
 class Predictor {

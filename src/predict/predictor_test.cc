@@ -54,6 +54,43 @@ TEST(IntervalTest, NormalizedIntervalHandComputed) {
   EXPECT_NEAR(c.high, std::min(100.0, 51 * std::exp(1.0) - 1), 1e-9);
 }
 
+// With a RowRisk the score is the residual beyond the risk band [-low, +high]
+// (0 inside), and the interval is the band widened by the window beyond it.
+TEST(IntervalTest, RiskBandHandComputed) {
+  std::vector<RowRisk> risks(3);
+  risks[0].low = 0.3;
+  risks[1].high = 0.2;
+  auto s = CalibrationScores({-0.5, 0.1, 0.05}, {40, 80, 90}, IntervalMethod::kCentral, &risks);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_NEAR(s[0], -0.2, 1e-12);  // 0.2 beyond the band's low end
+  EXPECT_EQ(s[1], 0.0);            // inside the band
+  EXPECT_NEAR(s[2], 0.05, 1e-12);  // no risk: the residual
+  // Central, scores {-0.1, 0, 0.1} at level 0.5: offsets -0.1 and +0.1; risk
+  // low 0.4, high 0.1: [log1p(50) - 0.5, log1p(50) + 0.2].
+  RowRisk r;
+  r.low = 0.4;
+  r.high = 0.1;
+  UtilPrediction p = CalibratedInterval(50, {-0.1, 0, 0.1}, 0.5, IntervalMethod::kCentral, r);
+  EXPECT_NEAR(p.low, 51 * std::exp(-0.5) - 1, 1e-9);
+  EXPECT_NEAR(p.high, 51 * std::exp(0.2) - 1, 1e-9);
+  // A window inside zero still spans the whole band: scores all 0.
+  UtilPrediction q = CalibratedInterval(50, {0, 0, 0}, 0.5, IntervalMethod::kNormalized, r);
+  EXPECT_NEAR(q.low, 51 * std::exp(-0.4) - 1, 1e-9);
+  EXPECT_NEAR(q.high, 51 * std::exp(0.1) - 1, 1e-9);
+  // Step: shortest window of {-0.1, 0, 0.1} at 0.5 (k = 2) is [-0.1, 0]; risk
+  // shorter 0.2, longer 0.3: [100 e^-0.3, 100 e^0.3] ms.
+  RowRisk t;
+  t.step_low = 0.2;
+  t.step_high = 0.3;
+  auto [lo, hi] = StepInterval(100, {-0.1, 0, 0.1}, 0.5, t);
+  EXPECT_NEAR(lo, 100 * std::exp(-0.3), 1e-9);
+  EXPECT_NEAR(hi, 100 * std::exp(0.3), 1e-9);
+  // No calibration scores and no risk: the point.
+  auto [l0, h0] = StepInterval(100, {}, 0.8, RowRisk{});
+  EXPECT_EQ(l0, 100);
+  EXPECT_EQ(h0, 100);
+}
+
 // Logit: scores are logit(measured) - logit(predicted) with a 5-point pad,
 // logit(u) = log((u + 5) / (105 - u)); the interval is logit(point) + window.
 TEST(IntervalTest, LogitIntervalHandComputed) {

@@ -1,5 +1,7 @@
 #include "service/engine.h"
 
+#include <cmath>
+
 #include "cost/job_cost.h"
 #include "predict/predictor.h"
 
@@ -61,6 +63,15 @@ class PredictorEngine : public PredictionEngine {
       out.mem_lo = r->memory.low;
       out.mem_hi = r->memory.high;
     }
+    if (std::isfinite(r->prediction.step_ms)) {
+      out.step_ms = r->prediction.step_ms;
+      out.step_lo = r->prediction.step_low_ms;
+      out.step_hi = r->prediction.step_high_ms;
+    }
+    out.gpu_measured = r->gpu_measured;
+    out.unsure = r->unsure;
+    out.unsure_reasons = r->unsure_reasons;
+    out.warnings = r->warnings;
     return out;
   }
 

@@ -55,6 +55,7 @@ json CommonJson(const JobSpec& spec) {
   if (a.rl_env) j["attrs"]["rl_env"] = *a.rl_env ? 1 : 0;
   if (a.loader_ms_per_sample) j["attrs"]["loader_ms_per_sample"] = *a.loader_ms_per_sample;
   if (a.env_steps_per_update) j["attrs"]["env_steps_per_update"] = *a.env_steps_per_update;
+  if (a.cpu_cores_per_gpu) j["attrs"]["cpu_cores_per_gpu"] = *a.cpu_cores_per_gpu;
   for (const auto& [k, v] : spec.dims) j["dims"][k] = v;
   if (spec.duration_s) j["duration_s"] = *spec.duration_s;
   if (spec.mem_mib > 0) j["mem_mib"] = spec.mem_mib;
@@ -191,6 +192,12 @@ void AddPredictionJson(const Prediction& p, const std::string& gpu, json* j) {
     fit = *p.mem_mib > capacity ? "does not fit" : *p.mem_hi <= capacity ? "fits" : "may not fit";
   }
   (*j)["gpu_mem_fit"] = fit;
+  (*j)["step_ms"] = num(p.step_ms);
+  (*j)["step_ms_interval"] = {{"low", num(p.step_lo)}, {"high", num(p.step_hi)}};
+  (*j)["gpu_measured"] = p.gpu_measured ? json(*p.gpu_measured) : json(nullptr);
+  (*j)["unsure"] = p.unsure ? json(*p.unsure) : json(nullptr);
+  (*j)["unsure_reasons"] = p.unsure_reasons;
+  (*j)["prediction_warnings"] = p.warnings;
 }
 
 json JobToJson(const Job& job) {

@@ -72,6 +72,15 @@ struct Prediction {
   // Predicted GPU memory per GPU, MiB, with its interval (predict/predictor.h
   // MemoryPrediction); unset when the predictor has no memory model.
   std::optional<double> mem_mib, mem_lo, mem_hi;
+  // Step time of one training step (one rank's for gpus > 1), ms, with its
+  // interval; unset without a step model. gpu_measured: the predictor's
+  // training rows hold this GPU type; unsure: predict/predictor.h
+  // PredictResult::unsure (an unmeasured GPU or an interval wider than
+  // kUnsureWidthPoints), with its reasons and the prediction's warnings.
+  // Not stored: a job read back from the store has them unset.
+  std::optional<double> step_ms, step_lo, step_hi;
+  std::optional<bool> gpu_measured, unsure;
+  std::vector<std::string> unsure_reasons, warnings;
 
   // A utilization prediction without memory.
   static Prediction Of(double util, double lo, double hi) {
@@ -110,7 +119,10 @@ struct Job {
 // (MiB per GPU; null without a memory model), "gpu_mem_capacity_mib" (the
 // memory of one GPU of type `gpu`, MiB, from the GPU table; null for a GPU
 // the table does not know) and "gpu_mem_fit" ("fits": the high end fits;
-// "may not fit": only the point does; "does not fit"; "unknown").
+// "may not fit": only the point does; "does not fit"; "unknown"); and, as
+// `predict --json` (predict/prediction_json.h), "step_ms", "step_ms_interval"
+// {"low", "high"}, "gpu_measured", "unsure", "unsure_reasons" and
+// "prediction_warnings" (null / empty when not known).
 nlohmann::json SpecToJson(const JobSpec& spec);
 nlohmann::json JobToJson(const Job& job);
 void AddPredictionJson(const Prediction& p, const std::string& gpu, nlohmann::json* j);

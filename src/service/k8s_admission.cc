@@ -166,8 +166,10 @@ Result<PodJob> ReadPodJob(const json& pod) {
   const json* ann = meta ? Member(*meta, "annotations") : nullptr;
   std::map<std::string, std::string> in;  // gpucast.io input annotations
   static const std::set<std::string> kInputs = {kAnnModel, kAnnBatch, kAnnDims, kAnnAttrs, kAnnAmp, kAnnGpu};
-  static const std::set<std::string> kOutputs = {kAnnPredictedUtil, kAnnPredictedUtilInterval, kAnnPredictedMem,
-                                                 kAnnPredictedMemInterval, kAnnPredictedGpu, kAnnShare};
+  static const std::set<std::string> kOutputs = {kAnnPredictedUtil,         kAnnPredictedUtilInterval, kAnnPredictedMem,
+                                                 kAnnPredictedMemInterval,  kAnnPredictedGpu,          kAnnShare,
+                                                 kAnnPredictedStep,         kAnnPredictedStepInterval, kAnnPredictionUnsure,
+                                                 kAnnPredictedGpuMeasured};
   if (ann && ann->is_object()) {
     for (const auto& [key, v] : ann->items()) {
       if (key.rfind("gpucast.io/", 0) != 0) continue;
@@ -427,6 +429,12 @@ Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing&
   ann[kAnnPredictedUtil] = Fmt("%.2f", s.util);
   ann[kAnnPredictedUtilInterval] = Fmt("%.2f", s.util_lo) + "-" + Fmt("%.2f", s.util_hi);
   ann[kAnnPredictedGpu] = s.gpu;
+  if (std::isfinite(s.step_ms)) {
+    ann[kAnnPredictedStep] = Fmt("%.1f", s.step_ms);
+    ann[kAnnPredictedStepInterval] = Fmt("%.1f", s.step_lo) + "-" + Fmt("%.1f", s.step_hi);
+  }
+  if (s.unsure) ann[kAnnPredictionUnsure] = *s.unsure ? "true" : "false";
+  if (s.gpu_measured) ann[kAnnPredictedGpuMeasured] = *s.gpu_measured ? "true" : "false";
   if (has_mem) {
     ann[kAnnPredictedMem] = Fmt("%.0f", std::ceil(s.mem_mib - 1e-9));
     ann[kAnnPredictedMemInterval] = Fmt("%.0f", std::floor(s.mem_lo)) + "-" + Fmt("%.0f", std::ceil(s.mem_hi - 1e-9));

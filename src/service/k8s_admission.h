@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,14 @@ inline constexpr const char* kAnnPredictedUtilInterval = "gpucast.io/predicted-u
 inline constexpr const char* kAnnPredictedMem = "gpucast.io/predicted-mem-mib";
 inline constexpr const char* kAnnPredictedMemInterval = "gpucast.io/predicted-mem-interval-mib";
 inline constexpr const char* kAnnPredictedGpu = "gpucast.io/predicted-gpu";
+// Step time of one training step (one rank's), ms, and its interval "LOW-HIGH";
+// set when the predictor has a step model (predict/prediction_json.h).
+inline constexpr const char* kAnnPredictedStep = "gpucast.io/predicted-step-ms";
+inline constexpr const char* kAnnPredictedStepInterval = "gpucast.io/predicted-step-ms-interval";
+// "true" when the prediction is unsure (an unmeasured GPU type or a very wide
+// interval: PredictResult::unsure), else "false"; gpu-measured likewise.
+inline constexpr const char* kAnnPredictionUnsure = "gpucast.io/prediction-unsure";
+inline constexpr const char* kAnnPredictedGpuMeasured = "gpucast.io/predicted-gpu-measured";
 // Machine-readable, for the scheduler extender: "gpu=A100-80GB,gpus=1,util=43.21,mem_mib=12288".
 inline constexpr const char* kAnnShare = "gpucast.io/share";
 // KAI Scheduler / Run:ai GPU sharing: the fraction of one GPU, a number in (0, 1)
@@ -96,7 +105,22 @@ struct Sizing {
   double mem_mib = 0;            // predicted GPU memory, MiB; NaN = the predictor has no memory model
   double mem_lo = 0, mem_hi = 0;
   double capacity_mib = 0;       // the GPU's memory, MiB (> 0)
+  double step_ms = std::nan(""), step_lo = std::nan(""), step_hi = std::nan("");  // NaN: no step model
+  std::optional<bool> unsure, gpu_measured;  // unset: the engine did not say
 };
+
+// The prediction's step time and unsure / gpu_measured flags into `s`
+// (service Prediction, job.h).
+template <typename P>
+void StepFromPrediction(const P& p, Sizing* s) {
+  if (p.step_ms && p.step_lo && p.step_hi) {
+    s->step_ms = *p.step_ms;
+    s->step_lo = *p.step_lo;
+    s->step_hi = *p.step_hi;
+  }
+  s->unsure = p.unsure;
+  s->gpu_measured = p.gpu_measured;
+}
 
 // The prediction's GPU memory per GPU, MiB, into `s` (NaN when it has none).
 // `P` is the service's Prediction (job.h), which carries it as optional

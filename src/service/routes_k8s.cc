@@ -94,6 +94,7 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   s.util_lo = pred->prediction.util_lo;
   s.util_hi = pred->prediction.util_hi;
   k8s::MemoryFromPrediction(pred->prediction, &s);
+  k8s::StepFromPrediction(pred->prediction, &s);
   s.capacity_mib = GpuCapacityMib(s.gpu);
   if (s.capacity_mib <= 0) return refuse("GPU " + s.gpu + " has no memory size in gpucast's GPU table");
   Result<k8s::Mutation> m = k8s::BuildMutation(r.object, *job, s, ctx.k8s->share);

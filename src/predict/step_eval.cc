@@ -1,0 +1,367 @@
+#include "predict/step_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "cost/job_cost.h"
+#include "predict/dataset.h"
+#include "predict/metrics.h"
+
+namespace gpucast {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+JobAttrs Attrs(int64_t workers, bool on_gpu) {
+  JobAttrs a;
+  a.loader_workers = workers;
+  a.data_on_gpu = on_gpu;
+  a.rl_env = false;
+  return a;
+}
+
+// Zeus' GPUs: the file suffix, and the spec it is (the highest power limit of
+// each file is the card's board power: 300 W A40, 260 W Quadro RTX 6000, 250 W
+// for V100 and P100, which are their PCIe forms; the SXM2 forms draw 300 W).
+struct ZeusGpu {
+  const char* suffix;
+  const char* gpu;
+};
+constexpr ZeusGpu kZeusGpus[] = {
+    {"a40", "A40"}, {"v100", "V100-PCIE-32GB"}, {"rtx6000", "RTX6000"}, {"p100", "P100-PCIE-16GB"}};
+
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+// Rows of a CSV as maps from the header's names; errors name file and line.
+Result<std::vector<std::pair<int, std::map<std::string, std::string>>>> ReadCsv(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileBytes(path));
+  std::vector<std::pair<int, std::map<std::string, std::string>>> out;
+  std::stringstream ss(text);
+  std::string line;
+  std::vector<std::string> header;
+  int n = 0;
+  while (std::getline(ss, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> cells = SplitCsv(line);
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    if (cells.size() != header.size())
+      return Status::Error(path + ":" + std::to_string(n) + ": " + std::to_string(cells.size()) + " columns, want " +
+                           std::to_string(header.size()));
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size(); ++i) row[header[i]] = cells[i];
+    out.push_back({n, std::move(row)});
+  }
+  if (header.empty()) return Status::Error(path + ": empty file");
+  return out;
+}
+
+Result<double> Number(const std::map<std::string, std::string>& row, const std::string& col, const std::string& where) {
+  auto it = row.find(col);
+  if (it == row.end()) return Status::Error(where + ": no column '" + col + "'");
+  char* end = nullptr;
+  double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !std::isfinite(v))
+    return Status::Error(where + ": column '" + col + "': '" + it->second + "' is not a number");
+  return v;
+}
+
+double Median(std::vector<double> v) { return v.empty() ? std::nan("") : Quantile(v, 0.5); }
+
+}  // namespace
+
+const std::vector<StepJob>& StepJobs() {
+  static const std::vector<StepJob> jobs = {
+      {"pollux-t4", "cifar10", "ResNet-18/CIFAR-10", {"pollux_resnet18_cifar.onnx"}, {}, false, Attrs(2, false),
+       "cifar10/main.py --model=ResNet18 (models/resnet.py), 32x32, DataLoader num_workers=2, fp32"},
+      {"pollux-t4", "imagenet", "ResNet-50/ImageNet", {"resnet50.onnx"}, {}, true, Attrs(4, false),
+       "imagenet/main.py --arch=resnet50 (torchvision), 224x224 RandomResizedCrop, --workers default 4, "
+       "apex amp.initialize default opt_level O1 (mixed precision)"},
+      {"pollux-t4", "bert", "BERT-base/SQuAD", {"bert.onnx"}, {{"seq", 384}}, false, Attrs(0, false),
+       "run_squad.py bert-base-uncased, --max_seq_length 384, AdaptiveDataLoader without workers, fp32"},
+      {"pollux-t4", "ncf", "NeuMF/MovieLens-1M", {"pollux_ncf.onnx"}, {}, false, Attrs(4, false),
+       "ncf/main.py NeuMF-end factor_num 32, num_layers 3 on ml-1m, num_workers=4, fp32"},
+      {"pollux-t4", "yolov3", "YOLOv3/VOC", {"pollux_yolov3.onnx"}, {{"img", 448}}, true, Attrs(8, false),
+       "yolov3/train.py, TRAIN_IMG_SIZE 448 (multi-scale picks 320-608 px every 10 batches), NUMBER_WORKERS 8, "
+       "apex amp O1"},
+      {"pollux-t4", "deepspeech2", "DeepSpeech2/VoxForge", {}, {}, false, Attrs(0, false),
+       "not rebuilt: its input is a spectrogram as long as each utterance, a property of the data the code "
+       "does not fix"},
+      {"zeus", "imagenet/resnet50", "ResNet-50/ImageNet", {"resnet50.onnx"}, {}, false, Attrs(0, false),
+       "torchvision resnet50 224x224; Zeus' training script is not in the trace's repository: fp32 and the "
+       "loader are assumptions (ratios between GPUs only)"},
+      {"zeus", "squad/bert_base_uncased", "BERT-base/SQuAD", {"bert.onnx"}, {{"seq", 384}}, false, Attrs(0, false),
+       "bert-base-uncased QA at 384 tokens (HuggingFace's SQuAD default); the script is not in the repository"},
+      {"zeus", "movielens-1m/ncf", "NeuMF/MovieLens-1M", {"pollux_ncf.onnx"}, {}, false, Attrs(0, false),
+       "NeuMF as Pollux' (factor 32, 3 MLP layers); the script is not in the repository"},
+      {"zeus", "sentiment140/bert_base_uncased", "BERT-base/Sentiment140", {}, {}, false, Attrs(0, false),
+       "not rebuilt: dynamic padding (capriccio/train.py without --pad_to_max_length), so the sequence "
+       "length is each batch's longest tweet"},
+      {"zeus", "cifar100/shufflenetv2", "ShuffleNet-V2/CIFAR-100", {}, {}, false, Attrs(0, false),
+       "not rebuilt: the network's code is not in the trace's repository"},
+      {"zeus", "librispeech/deepspeech2", "DeepSpeech2/LibriSpeech", {}, {}, false, Attrs(0, false),
+       "not rebuilt: utterance-length input, as Pollux' DeepSpeech2"},
+  };
+  return jobs;
+}
+
+Result<std::vector<StepRun>> ReadStepRuns(const std::string& dir, std::map<std::string, size_t>* skipped) {
+  std::vector<StepRun> out;
+  auto job_of = [](const std::string& source, const std::string& key) -> const StepJob* {
+    for (const StepJob& j : StepJobs())
+      if (j.source == source && j.key == key) return &j;
+    return nullptr;
+  };
+  auto skip = [&](const std::string& what) {
+    if (skipped) (*skipped)[what] += 1;
+  };
+  if (fs::exists(fs::path(dir) / "cifar10" / "placements.csv")) {
+    for (const StepJob& j : StepJobs()) {
+      if (j.source != "pollux-t4") continue;
+      for (const char* file : {"placements.csv", "scalability.csv"}) {
+        const std::string path = (fs::path(dir) / j.key / file).string();
+        ASSIGN_OR_RETURN(auto rows, ReadCsv(path));
+        for (const auto& [line, row] : rows) {
+          if (j.files.empty()) {
+            skip(j.name);
+            continue;
+          }
+          const std::string where = path + ":" + std::to_string(line);
+          StepRun r;
+          r.job = &j;
+          r.gpu = "T4";
+          r.file = path;
+          r.line = line;
+          if (row.count("placement")) {
+            r.placement = row.at("placement");
+            r.gpus = 0;
+            for (char c : r.placement) {
+              if (c < '1' || c > '9') return Status::Error(where + ": placement '" + r.placement + "' is not digits 1-9");
+              r.gpus += c - '0';
+            }
+            r.nodes = static_cast<int>(r.placement.size());
+          } else {
+            ASSIGN_OR_RETURN(double nn, Number(row, "num_nodes", where));
+            ASSIGN_OR_RETURN(double nr, Number(row, "num_replicas", where));
+            r.nodes = static_cast<int>(nn);
+            r.gpus = static_cast<int>(nr);
+          }
+          ASSIGN_OR_RETURN(double b, Number(row, "local_bsz", where));
+          ASSIGN_OR_RETURN(r.step_s, Number(row, "step_time", where));
+          ASSIGN_OR_RETURN(r.sync_s, Number(row, "sync_time", where));
+          r.batch = static_cast<int64_t>(b);
+          if (r.batch < 1 || r.gpus < 1 || r.nodes < 1 || !(r.step_s > 0))
+            return Status::Error(where + ": batch, GPUs, nodes and step_time must be positive");
+          out.push_back(std::move(r));
+        }
+      }
+    }
+    return out;
+  }
+  bool any = false;
+  for (const ZeusGpu& g : kZeusGpus) {
+    const std::string path = (fs::path(dir) / (std::string("summary_power_") + g.suffix + ".csv")).string();
+    if (!fs::exists(path)) continue;
+    any = true;
+    ASSIGN_OR_RETURN(auto rows, ReadCsv(path));
+    // (job, batch) -> the row at the highest power limit (the card's own: no cap).
+    std::map<std::pair<std::string, int64_t>, std::pair<double, StepRun>> best;
+    for (const auto& [line, row] : rows) {
+      const std::string where = path + ":" + std::to_string(line);
+      const std::string key = row.count("dataset") && row.count("network") ? row.at("dataset") + "/" + row.at("network") : "";
+      const StepJob* j = job_of("zeus", key);
+      if (!j) return Status::Error(where + ": unknown job '" + key + "'");
+      if (j->files.empty()) {
+        skip(j->name);
+        continue;
+      }
+      ASSIGN_OR_RETURN(double b, Number(row, "batch_size", where));
+      ASSIGN_OR_RETURN(double pl, Number(row, "power_limit", where));
+      ASSIGN_OR_RETURN(double t, Number(row, "time_per_epoch", where));
+      StepRun r;
+      r.job = j;
+      r.gpu = g.gpu;
+      r.batch = static_cast<int64_t>(b);
+      r.step_s = t;
+      r.file = path;
+      r.line = line;
+      auto k = std::make_pair(key + "/" + row.at("optimizer"), r.batch);
+      auto it = best.find(k);
+      if (it == best.end() || pl > it->second.first) best[k] = {pl, r};
+    }
+    for (auto& [k, v] : best) out.push_back(v.second);
+  }
+  if (!any) return Status::Error(dir + ": neither a pollux-t4 folder (cifar10/placements.csv) nor a zeus one (summary_power_*.csv)");
+  return out;
+}
+
+Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs, const StepEvalOptions& opts) {
+  GraphCostCache cache;
+  json rows = json::array();
+  // Per (job, class) absolute percentage errors and coverage.
+  struct Acc {
+    std::vector<double> ape;
+    size_t covered = 0, n = 0;
+    std::vector<double> comm_ratio, exposed_ratio;  // predicted / measured (sync beyond the one-GPU tail)
+  };
+  std::map<std::pair<std::string, std::string>, Acc> acc;
+  // One-GPU sync_time of each pollux (job, batch): the tail every run has without any all-reduce.
+  std::map<std::pair<const StepJob*, int64_t>, double> one_gpu_sync;
+  for (const StepRun& r : runs)
+    if (r.gpus == 1 && r.sync_s >= 0) one_gpu_sync[{r.job, r.batch}] = r.sync_s;
+  // zeus: predicted and measured per (job, optimizer-free batch, gpu) for the ratios.
+  std::map<std::pair<const StepJob*, int64_t>, std::map<std::string, std::pair<double, double>>> zeus;
+  size_t skipped_uneven = 0;
+  for (const StepRun& r : runs) {
+    CatalogWorkload w;
+    w.model = r.job->name;
+    w.dataset = r.job->source;
+    for (const std::string& f : r.job->files) w.graphs.push_back({(fs::path(opts.models_dir) / f).string(), 1, 0});
+    w.dims = r.job->dims;
+    w.attrs = r.job->attrs;
+    auto reports = WorkloadReports(w, r.batch, r.job->amp, &cache);
+    if (!reports.ok()) return reports.status().Prefixed(r.file + ":" + std::to_string(r.line));
+    JobConfig job;
+    job.batch = r.batch;
+    job.amp = r.job->amp;
+    job.attrs = r.job->attrs;
+    job.gpu = r.gpu;
+    job.gpus = r.gpus;
+    job.nodes = r.nodes;
+    if (r.job->source == "pollux-t4") {
+      if (r.gpus % r.nodes != 0) {  // uneven placements: ResolveInterconnect spreads GPUs evenly
+        ++skipped_uneven;
+        continue;
+      }
+      if (r.nodes > 1) job.interconnect = opts.interconnect.empty() ? kPolluxNetwork : opts.interconnect;
+    }
+    auto res = p.Predict(*reports, job, opts.level);
+    if (!res.ok()) return res.status().Prefixed(r.file + ":" + std::to_string(r.line));
+    const UtilPrediction& q = res->prediction;
+    json row = {{"source", r.job->source}, {"job", r.job->name}, {"gpu", r.gpu}, {"gpus", r.gpus},
+                {"nodes", r.nodes},       {"placement", r.placement}, {"batch", r.batch},
+                {"step_ms", r.step_s * 1e3}, {"predicted_step_ms", q.step_ms},
+                {"step_low_ms", q.step_low_ms}, {"step_high_ms", q.step_high_ms},
+                {"gpu_measured", res->gpu_measured}};
+    if (r.job->source == "zeus") {
+      zeus[{r.job, r.batch}][r.gpu] = {r.step_s, q.step_ms};
+      row["epoch_s"] = r.step_s;
+      row.erase("step_ms");
+      rows.push_back(row);
+      continue;
+    }
+    const std::string cls = r.gpus == 1 ? "1 GPU" : r.nodes == 1 ? "2-4 GPUs, 1 node" : "several nodes";
+    Acc& a = acc[{r.job->name, cls}];
+    const double measured_ms = r.step_s * 1e3;
+    a.ape.push_back(std::fabs(q.step_ms - measured_ms) / measured_ms);
+    a.n += 1;
+    a.covered += q.step_low_ms <= measured_ms && measured_ms <= q.step_high_ms;
+    if (res->data_parallel && r.sync_s >= 0) {
+      const DataParallelResult& dp = *res->data_parallel;
+      auto tail = one_gpu_sync.find({r.job, r.batch});
+      const double sync_beyond = r.sync_s - (tail == one_gpu_sync.end() ? 0.0 : tail->second);
+      row["sync_ms"] = r.sync_s * 1e3;
+      row["sync_beyond_one_gpu_ms"] = sync_beyond * 1e3;
+      row["comm_ms"] = dp.comm_s * 1e3;
+      row["exposed_comm_ms"] = dp.exposed_s * 1e3;
+      if (sync_beyond > 1e-4) {
+        a.comm_ratio.push_back(dp.comm_s / sync_beyond);
+        a.exposed_ratio.push_back(dp.exposed_s / sync_beyond);
+      }
+    }
+    rows.push_back(row);
+  }
+  json summary = json::array();
+  for (const auto& [k, a] : acc) {
+    summary.push_back({{"job", k.first},
+                       {"class", k.second},
+                       {"runs", a.n},
+                       {"median_ape", Median(a.ape)},
+                       {"coverage", a.n ? static_cast<double>(a.covered) / a.n : 0.0},
+                       {"comm_over_sync_median", Median(a.comm_ratio)},
+                       {"exposed_over_sync_median", Median(a.exposed_ratio)},
+                       {"sync_runs", a.comm_ratio.size()}});
+  }
+  // Zeus: for each job and batch measured on two GPUs, the ratio of their epoch
+  // times against the ratio of the predicted step times (GPU pairs in table order).
+  json zsum = json::array();
+  std::map<std::string, std::vector<double>> ratio_err;       // job -> |pred ratio / measured ratio - 1|
+  std::map<std::string, std::vector<double>> ratio_err_pair;  // "A/B" -> same
+  for (const auto& [k, by_gpu] : zeus) {
+    for (size_t i = 0; i < std::size(kZeusGpus); ++i)
+      for (size_t j = i + 1; j < std::size(kZeusGpus); ++j) {
+        auto a = by_gpu.find(kZeusGpus[i].gpu), b = by_gpu.find(kZeusGpus[j].gpu);
+        if (a == by_gpu.end() || b == by_gpu.end()) continue;
+        const double measured = a->second.first / b->second.first;
+        const double predicted = a->second.second / b->second.second;
+        const double e = std::fabs(predicted / measured - 1);
+        ratio_err[k.first->name].push_back(e);
+        ratio_err_pair[std::string(kZeusGpus[i].gpu) + " / " + kZeusGpus[j].gpu].push_back(e);
+      }
+  }
+  for (const auto& [name, e] : ratio_err) zsum.push_back({{"job", name}, {"pairs", e.size()}, {"median_ratio_error", Median(e)}});
+  json zpairs = json::array();
+  for (const auto& [name, e] : ratio_err_pair)
+    zpairs.push_back({{"gpus", name}, {"pairs", e.size()}, {"median_ratio_error", Median(e)}});
+  std::vector<double> all_ratio;
+  for (const auto& [name, e] : ratio_err) all_ratio.insert(all_ratio.end(), e.begin(), e.end());
+  return json{{"runs", rows},
+              {"summary", summary},
+              {"zeus_ratios", zsum},
+              {"zeus_ratio_pairs", zpairs},
+              {"zeus_median_ratio_error", all_ratio.empty() ? json(nullptr) : json(Median(all_ratio))},
+              {"skipped_uneven_placements", skipped_uneven},
+              {"level", opts.level}};
+}
+
+std::string StepEvalMarkdown(const json& r) {
+  std::string out;
+  char b[512];
+  const auto num = [](const json& v, const char* fmt) {
+    char s[64];
+    if (!v.is_number()) return std::string("-");
+    std::snprintf(s, sizeof s, fmt, v.get<double>());
+    return std::string(s);
+  };
+  if (!r.at("summary").empty()) {
+    out += "| job | runs | GPUs | median abs. error of the step | coverage of the " +
+           num(r.at("level").get<double>() * 100, "%.0f") +
+           "% interval | comm_ms / (sync - 1-GPU sync), median | exposed_comm_ms / (sync - 1-GPU sync), median |\n";
+    out += "|---|---|---|---|---|---|---|\n";
+    for (const json& s : r.at("summary")) {
+      std::snprintf(b, sizeof b, "| %s | %zu | %s | %s | %s | %s | %s |\n", s.at("job").get<std::string>().c_str(),
+                    s.at("runs").get<size_t>(), s.at("class").get<std::string>().c_str(),
+                    (num(s.at("median_ape").get<double>() * 100, "%.1f") + "%").c_str(),
+                    num(s.at("coverage"), "%.2f").c_str(), num(s.at("comm_over_sync_median"), "%.2f").c_str(),
+                    num(s.at("exposed_over_sync_median"), "%.2f").c_str());
+      out += b;
+    }
+  }
+  if (!r.at("zeus_ratios").empty()) {
+    out += "| job | GPU pairs x batches | median error of the step-time ratio between two GPUs |\n|---|---|---|\n";
+    for (const json& s : r.at("zeus_ratios")) {
+      std::snprintf(b, sizeof b, "| %s | %zu | %s |\n", s.at("job").get<std::string>().c_str(), s.at("pairs").get<size_t>(),
+                    (num(s.at("median_ratio_error").get<double>() * 100, "%.1f") + "%").c_str());
+      out += b;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpucast

@@ -1,0 +1,146 @@
+// What the predictor has not seen (docs/predictor.md): a GPU type without
+// measured rows, an input pipeline of unknown cost, a measured workload on
+// another GPU; and a step time for every prediction. A physics predictor
+// trained on the Lucid rows (RTX 3090 only), real graphs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cost/job_cost.h"
+#include "graph/onnx_loader.h"
+#include "predict/catalog.h"
+#include "predict/dataset.h"
+#include "predict/prediction_json.h"
+#include "predict/predictor.h"
+#include "util/paths.h"
+
+namespace gpucast {
+namespace {
+
+const Predictor& Trained() {
+  static const Predictor p = [] {
+    auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+    EXPECT_TRUE(cat.ok()) << cat.message();
+    auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
+    EXPECT_TRUE(data.ok()) << data.message();
+    auto trained = Predictor::Train(*data, "physics", 1);
+    EXPECT_TRUE(trained.ok()) << trained.message();
+    return *trained;
+  }();
+  return p;
+}
+
+std::vector<CostReport> Job(const std::string& model, int64_t batch) {
+  LoadOptions lo;
+  lo.batch = batch;
+  auto r = JobStepReports({HomeDir() + "/models/" + model}, lo, CostOptions{});
+  EXPECT_TRUE(r.ok()) << r.message();
+  return *r;
+}
+
+PredictResult Predict(const std::string& model, int64_t batch, const std::string& gpu, const std::string& mig = "",
+                      const std::vector<std::string>& attrs = {}, int gpus = 1) {
+  JobConfig job;
+  job.batch = batch;
+  job.gpu = gpu;
+  job.mig_profile = mig;
+  job.gpus = gpus;
+  for (const std::string& a : attrs) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
+  Result<PredictResult> r = Trained().Predict(Job(model, batch), job);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return *r;
+}
+
+bool HasWarning(const PredictResult& r, const std::string& part) {
+  for (const std::string& w : r.warnings)
+    if (w.find(part) != std::string::npos) return true;
+  return false;
+}
+
+TEST(Unseen, TheTrainingGpuIsMeasuredAnotherIsNot) {
+  EXPECT_EQ(Trained().model().measured_gpus(), std::vector<std::string>{"RTX3090"});
+  PredictResult here = Predict("resnet50.onnx", 32, "RTX3090", "", {"data_on_gpu=1"});
+  EXPECT_TRUE(here.gpu_measured);
+  EXPECT_FALSE(HasWarning(here, "no measured training rows"));
+  PredictResult there = Predict("resnet50.onnx", 32, "A100-40GB", "", {"data_on_gpu=1"});
+  EXPECT_FALSE(there.gpu_measured);
+  EXPECT_TRUE(there.unsure);
+  EXPECT_TRUE(HasWarning(there, "GPU A100-40GB has no measured training rows (measured: RTX3090)")) << there.warnings[0];
+  // The unknown host widens the interval: a host 2x slower can only lower
+  // utilization, 2x faster raise it (a ResNet-50 step has host work too).
+  EXPECT_GT(there.risk.low, 0);
+  EXPECT_EQ(here.risk.low, 0);
+  EXPECT_EQ(here.risk.high, 0);
+  EXPECT_GT(there.prediction.high - there.prediction.low, here.prediction.high - here.prediction.low);
+}
+
+TEST(Unseen, ASeenWorkloadsCorrectionStaysOnItsGpu) {
+  // ResNet50/ImageNet's catalog facts; its rows ran on the RTX 3090.
+  PredictResult here = Predict("resnet50.onnx", 32, "RTX3090", "", {"data_on_gpu=1"});
+  EXPECT_EQ(here.seen_workload, "ResNet50/ImageNet");
+  PredictResult there = Predict("resnet50.onnx", 32, "A100-40GB", "", {"data_on_gpu=1"});
+  EXPECT_EQ(there.seen_workload, "");
+  EXPECT_EQ(there.same_graph_workload, "ResNet50/ImageNet");
+  EXPECT_EQ(there.measured_on, std::vector<std::string>{"RTX3090"});
+  EXPECT_TRUE(HasWarning(there, "ResNet50/ImageNet was measured on RTX3090 only"));
+}
+
+TEST(Unseen, AnUnstatedInputPipelineWidensTheLowSide) {
+  // VGG on CIFAR with 2 workers, loader cost not stated, against the same job with its data on the GPU.
+  PredictResult unknown = Predict("vgg.onnx", 128, "RTX3090", "", {"loader_workers=2"});
+  PredictResult on_gpu = Predict("vgg.onnx", 128, "RTX3090", "", {"loader_workers=2", "data_on_gpu=1"});
+  EXPECT_TRUE(unknown.risk.unknown_pipeline);
+  EXPECT_FALSE(on_gpu.risk.unknown_pipeline);
+  EXPECT_GT(unknown.risk.low, 0.3);  // 5 ms a sample over 2 workers: 320 ms of loading a batch of 128
+  EXPECT_TRUE(HasWarning(unknown, "the input pipeline's cost is not stated"));
+  EXPECT_LT(unknown.prediction.low, on_gpu.prediction.low);
+  // Its step may be longer by what the loader adds: the step interval's high end grows.
+  EXPECT_GT(unknown.prediction.step_high_ms / unknown.prediction.step_ms,
+            on_gpu.prediction.step_high_ms / on_gpu.prediction.step_ms);
+  // A stated loader time is no unknown.
+  PredictResult stated = Predict("vgg.onnx", 128, "RTX3090", "", {"loader_workers=2", "loader_ms_per_sample=0.1"});
+  EXPECT_FALSE(stated.risk.unknown_pipeline);
+  EXPECT_EQ(stated.risk.low, 0);
+}
+
+TEST(Unseen, EveryPredictionHasAStepTimeInsideItsInterval) {
+  for (const auto& [gpu, mig, gpus] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"RTX3090", "", 1}, {"A100-80GB", "3g.40gb", 1}, {"T4", "", 1}, {"RTX3090", "", 4}}) {
+    PredictResult r = Predict("vgg.onnx", 64, gpu, mig, {"data_on_gpu=1"}, gpus);
+    const UtilPrediction& q = r.prediction;
+    ASSERT_TRUE(std::isfinite(q.step_ms)) << gpu << " " << mig << " " << gpus;
+    EXPECT_GT(q.step_ms, 0);
+    EXPECT_LE(q.step_low_ms, q.step_ms);
+    EXPECT_GE(q.step_high_ms, q.step_ms);
+    if (gpus > 1) {
+      ASSERT_TRUE(r.data_parallel.has_value());
+      EXPECT_DOUBLE_EQ(q.step_ms, r.data_parallel->step_s * 1e3);  // one rank's
+    }
+    nlohmann::json j = PredictionFieldsJson(r, 0.8);
+    EXPECT_DOUBLE_EQ(j["step_ms"].get<double>(), q.step_ms);
+    EXPECT_EQ(j["gpu_measured"].get<bool>(), gpu == "RTX3090");
+    EXPECT_EQ(j["unsure"].get<bool>(), r.unsure);
+  }
+}
+
+// Fast GPUs expose the host: with the same host work per step, a faster GPU
+// (T4 -> A100 40GB -> H100) or a bigger MIG slice (1g -> 7g) never raises the
+// utilization of a job whose step has host work (PointNet at batch 8, data on the GPU).
+TEST(Unseen, FasterGpusAndBiggerSlicesNeverRaiseUtilization) {
+  auto util = [](const std::string& gpu, const std::string& mig) {
+    return Predict("pointnet.onnx", 8, gpu, mig, {"data_on_gpu=1", "loader_workers=0"}).prediction.util;
+  };
+  const double t4 = util("T4", ""), a100 = util("A100-40GB", ""), h100 = util("H100", "");
+  EXPECT_GE(t4, a100);
+  EXPECT_GE(a100, h100);
+  EXPECT_GT(t4, h100 + 1);  // and it does fall
+  const double g1 = util("A100-80GB", "1g.10gb"), g2 = util("A100-80GB", "2g.20gb"),
+               g3 = util("A100-80GB", "3g.40gb"), g7 = util("A100-80GB", "7g.80gb");
+  EXPECT_GE(g1, g2);
+  EXPECT_GE(g2, g3);
+  EXPECT_GE(g3, g7);
+  EXPECT_GT(g1, g7 + 1);
+}
+
+}  // namespace
+}  // namespace gpucast
