@@ -25,8 +25,28 @@ import sys
 import types
 import warnings
 
+import numpy
 import onnx
+import onnx.numpy_helper
 import torch
+
+
+def fold_constant_concats(m):
+    """Concat nodes of Constant inputs only (F.interpolate's Resize scales [1, 1] + [2, 2]) become one Constant,
+    so that the Resize's output shape is known without evaluating the graph."""
+    consts = {n.output[0]: n for n in m.graph.node if n.op_type == "Constant"}
+    for n in list(m.graph.node):
+        if n.op_type != "Concat" or not all(i in consts for i in n.input):
+            continue
+        arrays = [onnx.numpy_helper.to_array(consts[i].attribute[0].t) for i in n.input]
+        axis = [a.i for a in n.attribute if a.name == "axis"][0]
+        value = onnx.numpy_helper.from_array(numpy.concatenate(arrays, axis=axis), name=n.output[0])
+        folded = onnx.helper.make_node("Constant", [], [n.output[0]], name=n.name + "_folded", value=value)
+        m.graph.node.insert(list(m.graph.node).index(n), folded)
+        m.graph.node.remove(n)
+    used = {i for n in m.graph.node for i in n.input}
+    for n in [n for n in m.graph.node if n.op_type == "Constant" and n.output[0] not in used]:
+        m.graph.node.remove(n)
 
 
 def export(module, args, names, outs, axes, path):
@@ -35,6 +55,8 @@ def export(module, args, names, outs, axes, path):
                       opset_version=13, export_params=False, training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False)
     m = onnx.load(path)
+    fold_constant_concats(m)
+    onnx.save(m, path)
     onnx.checker.check_model(m)
     onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
     print(f"{path}: {len(m.graph.node)} nodes", file=sys.stderr)
