@@ -109,17 +109,86 @@ def dp(paths):
     print("| model | N | single-GPU util | util (counter) | compute share | step ms (1 -> N) | scaling efficiency "
           "| all-reduce MB | comm ms | exposed ms |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for p in paths:
-        j = json.load(open(p))
+    js = [json.load(open(p)) for p in paths]
+    js.sort(key=lambda j: (j["models"][0], j["gpus"]))  # by model, then N
+    for j in js:
         d = j.get("data_parallel")
         m = j["models"][0].split("/")[-1].replace(".onnx", "")
         if d is None:  # N = 1: the single-GPU answer itself
-            print("| %s | 1 | %.1f | %.1f | %.1f | - | 1.000 | 0.0 | 0.00 | 0.00 |" % (
-                m, j["gpu_util"], j["gpu_util"], j["gpu_util"]))
+            print("| %s | 1 | %.1f | %.1f | %.1f | %.1f | 1.000 | 0.0 | 0.00 | 0.00 |" % (
+                m, j["gpu_util"], j["gpu_util"], j["gpu_util"], j["step_ms"]))
             continue
         print("| %s | %d | %.1f | %.1f | %.1f | %.1f -> %.1f | %.3f | %.1f | %.2f | %.2f |" % (
             m, j["gpus"], d["single_gpu_util"], j["gpu_util"], d["compute_util"], d["single_gpu_step_ms"],
             d["step_ms"], d["scaling_efficiency"], d["allreduce_bytes"] / 1e6, d["comm_ms"], d["exposed_comm_ms"]))
+
+
+def per_gpu_util(r):
+    """Utilization of the held-out rows by GPU type: rows, RMSLE, coverage and median width of the interval."""
+    by = {}
+    for p in r["predictions"]:
+        by.setdefault(p["gpu"], []).append(p)
+    print("| held-out GPU | rows | measured (mean) | predicted (mean) | RMSLE | coverage of the 80% interval "
+          "| median width (points) |")
+    print("|---|---|---|---|---|---|---|")
+    for g, ps in sorted(by.items()):
+        e = math.sqrt(sum((math.log1p(p["predicted"]) - math.log1p(p["measured"])) ** 2 for p in ps) / len(ps))
+        w = sorted(p["high"] - p["low"] for p in ps)
+        k = len(w)
+        med = w[k // 2] if k % 2 else (w[k // 2 - 1] + w[k // 2]) / 2
+        print("| %s | %d | %.1f | %.1f | %.3f | %.2f | %.1f |" % (
+            g, len(ps), sum(p["measured"] for p in ps) / len(ps), sum(p["predicted"] for p in ps) / len(ps), e,
+            sum(p["low"] <= p["measured"] <= p["high"] for p in ps) / len(ps), med))
+
+
+def steps(paths):
+    lowo_p, logo_p, ev_p = paths
+    lw, lg = list(results([lowo_p]))[0], list(results([logo_p]))[0]
+    print("Utilization, physics, trained with the Pollux single-GPU runs as step-only rows "
+          "(`--data lucid --data migprofiler --data pollux-t4`):\n")
+    util_table([lw, lg])
+    print("\nBy held-out GPU type (`logo`: each GPU type's rows predicted by a model that never saw that type):\n")
+    per_gpu_util(lg)
+    print("\nStep time of every held-out row with a measured step (single GPU; lowo: by workload or Pollux job, "
+          "logo: by GPU type); error = |predicted - measured| / measured:\n")
+    print("| split | GPU | rows | median error | coverage of the 80% step interval | median high / low |")
+    print("|---|---|---|---|---|---|")
+    for r in (lw, lg):
+        for sc in r["step"]:
+            print("| %s | %s | %d | %s | %s | %s |" % (
+                r["split"], sc["gpu"], sc["rows"], f(100 * sc["median_ape"], "%.1f%%"), f(sc["coverage"], "%.2f"),
+                f(sc["median_high_over_low"], "%.2f")))
+    ev = json.load(open(ev_p))["steps"]
+    pol = next(e for e in ev if e["summary"])
+    zeus = next((e for e in ev if e["zeus_ratios"]), None)
+    print("\nPollux (T4; `evaluate --steps pollux-t4`, physics trained on the Lucid and MIGProfiler rows only: every "
+          "job and the T4 held out). Step time of each run (one rank's on several GPUs), and the all-reduce model "
+          "against the measured `sync_time` beyond the same job and batch's one-GPU `sync_time`:\n")
+    print("| job | GPUs | runs | median error of the step | coverage of the 80% interval | comm_ms / sync, median "
+          "| exposed_comm_ms / sync, median | runs with sync |")
+    print("|---|---|---|---|---|---|---|---|")
+    order = {"1 GPU": 0, "2-4 GPUs, 1 node": 1, "several nodes": 2}
+    for sm in sorted(pol["summary"], key=lambda x: (x["job"], order.get(x["class"], 9))):
+        print("| %s | %s | %d | %s | %.2f | %s | %s | %d |" % (
+            sm["job"], sm["class"], sm["runs"], f(100 * sm["median_ape"], "%.1f%%"), sm["coverage"],
+            f(sm["comm_over_sync_median"], "%.2f"), f(sm["exposed_over_sync_median"], "%.2f"), sm["sync_runs"]))
+    print("\n%d runs on uneven placements (GPUs not divisible by nodes) are not predicted; skipped jobs (no graph): %s."
+          % (pol["skipped_uneven_placements"],
+             ", ".join("%s (%d runs)" % kv for kv in sorted(pol["skipped_jobs"].items())) or "none"))
+    if zeus:
+        print("\nZeus (`evaluate --steps zeus`): for each job and batch measured on two GPUs, the predicted ratio of "
+              "their step times against the measured ratio of their epoch times, |predicted / measured - 1|:\n")
+        print("| job | GPU pairs x batches | median ratio error |")
+        print("|---|---|---|")
+        for z in zeus["zeus_ratios"]:
+            print("| %s | %d | %s |" % (z["job"], z["pairs"], f(100 * z["median_ratio_error"], "%.1f%%")))
+        print("| all | %d | %s |" % (sum(z["pairs"] for z in zeus["zeus_ratios"]),
+                                     f(100 * zeus["zeus_median_ratio_error"], "%.1f%%")))
+        print("\n| GPU pair | pairs | median ratio error |\n|---|---|---|")
+        for z in zeus["zeus_ratio_pairs"]:
+            print("| %s | %d | %s |" % (z["gpus"], z["pairs"], f(100 * z["median_ratio_error"], "%.1f%%")))
+        print("\nSkipped jobs (no graph): %s." % (
+            ", ".join("%s (%d runs)" % kv for kv in sorted(zeus["skipped_jobs"].items())) or "none"))
 
 
 def gpus():
@@ -134,4 +203,5 @@ def gpus():
 
 if __name__ == "__main__":
     sec, args = sys.argv[1], sys.argv[2:]
-    {"lowo": lambda: lowo(args), "a100": lambda: a100(args), "dp": lambda: dp(args), "gpus": gpus}[sec]()
+    {"lowo": lambda: lowo(args), "a100": lambda: a100(args), "dp": lambda: dp(args), "gpus": gpus,
+     "steps": lambda: steps(args)}[sec]()

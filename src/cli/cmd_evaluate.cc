@@ -377,7 +377,8 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
   sub->add_option("--split", flags->splits,
                   "random:F (hold out a random fraction F, repeated), lowo (leave one workload out: all rows "
                   "of a workload held out together), kfold:K, largest-batch (each workload's largest batch held "
-                  "out), gpu:NAME (rows of GPU NAME held out), loco:NAME (each MIG configuration of GPU NAME held "
+                  "out), gpu:NAME (rows of GPU NAME held out), logo (each GPU type held out in turn), loco:NAME (each MIG "
+                  "configuration of GPU NAME held "
                   "out in turn); repeatable")
       ->capture_default_str();
   IntIn(sub->add_option("--repeats", flags->repeats, "Seeds per split (random shuffles and model seeds); mean ± sd")

@@ -21,6 +21,7 @@ std::string Split::ToString() const {
     case kLargestBatch: return "largest-batch";
     case kGpu: return "gpu:" + gpu;
     case kConfig: return "loco:" + gpu;
+    case kLogo: return "logo";
   }
   return "?";
 }
@@ -28,10 +29,14 @@ std::string Split::ToString() const {
 Result<Split> ParseSplit(const std::string& text) {
   Split s;
   auto bad = [&](const char* why) {
-    return Status::Error("split '" + text + "': " + why + " (want random:F, lowo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
+    return Status::Error("split '" + text + "': " + why + " (want random:F, lowo, logo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
   };
   if (text == "lowo") {
     s.kind = Split::kLowo;
+    return s;
+  }
+  if (text == "logo") {
+    s.kind = Split::kLogo;
     return s;
   }
   if (text == "largest-batch") {
@@ -123,6 +128,7 @@ Result<std::vector<Fold>> MakeFolds(const Split& split, const std::vector<int>& 
     }
     case Split::kLargestBatch:
     case Split::kGpu:
+    case Split::kLogo:
     case Split::kConfig:
       return Status::Error("split " + split.ToString() + ": needs the dataset (MakeFolds(split, data, seed))");
   }
@@ -154,6 +160,19 @@ Result<std::vector<Fold>> MakeFolds(const Split& split, const Dataset& data, uin
         (data.RowGpu(i) == split.gpu ? f.test : f.train).push_back(i);
       if (f.test.empty()) return Status::Error("split " + split.ToString() + ": no row measured on " + split.gpu);
       RETURN_IF_ERROR(check(std::move(f)));
+      return folds;
+    }
+    case Split::kLogo: {
+      // One fold per GPU type: its rows held out, every other GPU's trained on.
+      std::vector<std::string> gpus;
+      for (size_t i = 0; i < n; ++i)
+        if (std::find(gpus.begin(), gpus.end(), data.RowGpu(i)) == gpus.end()) gpus.push_back(data.RowGpu(i));
+      if (gpus.size() < 2) return Status::Error("split logo: the rows ran on " + std::to_string(gpus.size()) + " GPU type (need 2 or more)");
+      for (const std::string& g : gpus) {
+        Fold f;
+        for (size_t i = 0; i < n; ++i) (data.RowGpu(i) == g ? f.test : f.train).push_back(i);
+        RETURN_IF_ERROR(check(std::move(f)));
+      }
       return folds;
     }
     case Split::kConfig: {

@@ -16,7 +16,8 @@
 namespace gpucast {
 
 struct Split {
-  enum Kind { kRandom, kLowo, kKfold, kLargestBatch, kGpu, kConfig } kind = kLowo;
+  // kLogo: leave one GPU type out (one fold per GPU type of the rows).
+  enum Kind { kRandom, kLowo, kKfold, kLargestBatch, kGpu, kConfig, kLogo } kind = kLowo;
   double test_fraction = 0.2;  // kRandom
   int k = 5;                   // kKfold
   std::string gpu;             // kGpu, kConfig

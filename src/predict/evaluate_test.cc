@@ -18,10 +18,11 @@ TEST(EvaluateTest, ParseSplit) {
   EXPECT_EQ(ParseSplit("largest-batch")->kind, Split::kLargestBatch);
   EXPECT_EQ(ParseSplit("gpu:A100-80GB")->gpu, "A100-80GB");
   EXPECT_EQ(ParseSplit("loco:A100-80GB")->kind, Split::kConfig);
+  EXPECT_EQ(ParseSplit("logo")->kind, Split::kLogo);
   EXPECT_EQ(ParseSplit("random:1.5").message(),
-            "split 'random:1.5': test fraction must be a number in (0, 1) (want random:F, lowo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
-  EXPECT_EQ(ParseSplit("kfold:1").message(), "split 'kfold:1': K must be an integer >= 2 (want random:F, lowo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
-  EXPECT_EQ(ParseSplit("loo").message(), "split 'loo': unknown kind (want random:F, lowo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
+            "split 'random:1.5': test fraction must be a number in (0, 1) (want random:F, lowo, logo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
+  EXPECT_EQ(ParseSplit("kfold:1").message(), "split 'kfold:1': K must be an integer >= 2 (want random:F, lowo, logo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
+  EXPECT_EQ(ParseSplit("loo").message(), "split 'loo': unknown kind (want random:F, lowo, logo, kfold:K, largest-batch, gpu:NAME or loco:NAME)");
 }
 
 TEST(EvaluateTest, LowoNeverTrainsOnTheHeldOutWorkload) {
@@ -123,6 +124,24 @@ Dataset RealData() {
   auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
   EXPECT_TRUE(data.ok()) << data.message();
   return *data;
+}
+
+// Leave one GPU type out: one fold per GPU type, its rows held out, the others trained on.
+TEST(EvaluateTest, LogoHoldsOutEachGpuTypeInTurn) {
+  Dataset d;
+  d.group = {0, 0, 1, 1, 2};
+  d.row_gpu = {"RTX3090", "A100-80GB", "RTX3090", "T4", "A100-80GB"};
+  d.rows.resize(5);
+  auto folds = MakeFolds(*ParseSplit("logo"), d, 0);
+  ASSERT_TRUE(folds.ok()) << folds.message();
+  ASSERT_EQ(folds->size(), 3u);  // in first-seen order
+  EXPECT_EQ((*folds)[0].test, (std::vector<size_t>{0, 2}));
+  EXPECT_EQ((*folds)[0].train, (std::vector<size_t>{1, 3, 4}));
+  EXPECT_EQ((*folds)[1].test, (std::vector<size_t>{1, 4}));
+  EXPECT_EQ((*folds)[2].test, (std::vector<size_t>{3}));
+  d.row_gpu = {"T4", "T4", "T4", "T4", "T4"};
+  EXPECT_EQ(MakeFolds(*ParseSplit("logo"), d, 0).message(),
+            "split logo: the rows ran on 1 GPU type (need 2 or more)");
 }
 
 TEST(EvaluateTest, LargestBatchHoldsOutEachWorkloadsLargestBatch) {
