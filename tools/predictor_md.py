@@ -165,13 +165,14 @@ def steps(paths):
           "job and the T4 held out). Step time of each run (one rank's on several GPUs), and the all-reduce model "
           "against the measured `sync_time` beyond the same job and batch's one-GPU `sync_time`:\n")
     print("| job | GPUs | runs | median error of the step | coverage of the 80% interval | comm_ms / sync, median "
-          "| exposed_comm_ms / sync, median | runs with sync |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| exposed_comm_ms / sync, median | runs with sync | network rate the sync implies (Gb/s, one GPU a node) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     order = {"1 GPU": 0, "2-4 GPUs, 1 node": 1, "several nodes": 2}
     for sm in sorted(pol["summary"], key=lambda x: (x["job"], order.get(x["class"], 9))):
-        print("| %s | %s | %d | %s | %.2f | %s | %s | %d |" % (
+        print("| %s | %s | %d | %s | %.2f | %s | %s | %d | %s |" % (
             sm["job"], sm["class"], sm["runs"], f(100 * sm["median_ape"], "%.1f%%"), sm["coverage"],
-            f(sm["comm_over_sync_median"], "%.2f"), f(sm["exposed_over_sync_median"], "%.2f"), sm["sync_runs"]))
+            f(sm["comm_over_sync_median"], "%.2f"), f(sm["exposed_over_sync_median"], "%.2f"), sm["sync_runs"],
+            f(sm["implied_network_gbps_median"], "%.1f") if sm["implied_network_runs"] else "-"))
     print("\n%d runs on uneven placements (GPUs not divisible by nodes) are not predicted; skipped jobs (no graph): %s."
           % (pol["skipped_uneven_placements"],
              ", ".join("%s (%d runs)" % kv for kv in sorted(pol["skipped_jobs"].items())) or "none"))

@@ -45,7 +45,9 @@ Result<json> ModelFileJson(const Predictor& p) {
        {{"method", IntervalMethodName(p.model().interval_method())},
         {"pass", "leave-one-workload-out over the training rows"},
         {"scores", p.model().calibration()},
-        {"step_scores", p.model().step_calibration()}}},
+        {"step_scores", p.model().step_calibration()},
+        {"plain_scores", p.model().plain_calibration()},
+        {"band_scores", p.model().band_calibration()}}},
       {"measured_gpus", p.model().measured_gpus()},
       {"accuracy",
        {{"method", "leave-one-workload-out over the training rows (the calibration pass): unseen workloads; one level: each "
@@ -106,7 +108,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::vector<double> calibration;
   std::string method_name;
   std::vector<WorkloadOffset> offsets;
-  std::vector<double> step_scores, sm_step_scores;
+  std::vector<double> step_scores, sm_step_scores, plain_scores, band_scores;
   std::vector<std::string> measured_gpus;
   json memory;
   try {
@@ -131,6 +133,10 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     // Optional (files before step intervals and measured GPUs: none, every GPU counts as measured).
     if (j.at("calibration").contains("step_scores"))
       step_scores = j.at("calibration").at("step_scores").get<std::vector<double>>();
+    if (j.at("calibration").contains("plain_scores"))
+      plain_scores = j.at("calibration").at("plain_scores").get<std::vector<double>>();
+    if (j.at("calibration").contains("band_scores"))
+      band_scores = j.at("calibration").at("band_scores").get<std::vector<double>>();
     if (j.contains("measured_gpus")) measured_gpus = j.at("measured_gpus").get<std::vector<std::string>>();
     if (j.contains("step_model") && j.at("step_model").contains("step_scores"))
       sm_step_scores = j.at("step_model").at("step_scores").get<std::vector<double>>();
@@ -222,12 +228,14 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (!(a.coverage >= 0 && a.coverage <= 1) || !(a.level > 0 && a.level < 1))
     return Status::Error(path + ": accuracy: interval_coverage or interval_level outside [0, 1]");
   UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
-  for (double v : step_scores)
-    if (!std::isfinite(v)) return Status::Error(path + ": calibration.step_scores: not finite");
+  for (const auto* v : {&step_scores, &plain_scores, &band_scores})
+    for (double x : *v)
+      if (!std::isfinite(x)) return Status::Error(path + ": calibration: a score is not finite");
   for (double v : sm_step_scores)
     if (!std::isfinite(v)) return Status::Error(path + ": step_model.step_scores: not finite");
   m.set_calibration_scores(std::move(calibration), *method);
   m.set_step_calibration_scores(std::move(step_scores));
+  m.set_group_calibration_scores(std::move(plain_scores), std::move(band_scores));
   m.set_measured_gpus(measured_gpus);
   if (Status so = m.set_offsets(std::move(offsets), info.feature_names); !so.ok()) return so.Prefixed(path);
   Predictor out(std::move(info), std::move(m));

@@ -361,9 +361,34 @@ std::vector<double> CalibrationScores(const std::vector<double>& residuals, cons
   return out;
 }
 
+std::vector<double> GroupScores(const std::vector<double>& scores, const std::vector<RowRisk>& risks, bool band) {
+  std::vector<double> out;
+  for (size_t i = 0; i < scores.size() && i < risks.size(); ++i)
+    if (risks[i].Any() == band && std::isfinite(scores[i])) out.push_back(scores[i]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 void UtilModel::set_calibration(const std::vector<double>& residuals, const std::vector<double>& util,
                                 IntervalMethod method, const std::vector<RowRisk>* risks) {
-  set_calibration_scores(CalibrationScores(residuals, util, method, risks), method);
+  std::vector<double> scores = CalibrationScores(residuals, util, method, risks);
+  if (risks && risks->size() == scores.size())
+    set_group_calibration_scores(GroupScores(scores, *risks, false), GroupScores(scores, *risks, true));
+  else
+    set_group_calibration_scores({}, {});
+  set_calibration_scores(std::move(scores), method);
+}
+
+void UtilModel::set_group_calibration_scores(std::vector<double> plain, std::vector<double> band) {
+  std::sort(plain.begin(), plain.end());
+  std::sort(band.begin(), band.end());
+  plain_calibration_ = std::move(plain);
+  band_calibration_ = std::move(band);
+}
+
+const std::vector<double>& UtilModel::CalibrationFor(const RowRisk& risk) const {
+  const std::vector<double>& g = risk.Any() ? band_calibration_ : plain_calibration_;
+  return g.size() >= kMinGroupScores ? g : calibration_;
 }
 
 void UtilModel::set_calibration_scores(std::vector<double> scores, IntervalMethod method) {
@@ -441,7 +466,7 @@ Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double l
     double u = FromTarget(e.mean);
     UtilPrediction p;
     if (!calibration_.empty()) {
-      p = CalibratedInterval(u, calibration_, level, interval_method_, risks[i]);
+      p = CalibratedInterval(u, CalibrationFor(risks[i]), level, interval_method_, risks[i]);
     } else {
       p = {u, std::min(u, FromTarget(e.low - risks[i].low)), std::max(u, FromTarget(e.high + risks[i].high))};
     }
@@ -539,18 +564,27 @@ LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vect
   std::vector<double> abs_err, widths;
   size_t covered = 0;
   std::vector<double> scores = CalibrationScores(residuals, util, method, risks);
+  const bool grouped = risks && risks->size() == n;
   for (int g : ids) {
-    std::vector<double> others;
-    for (size_t i = 0; i < n; ++i)
-      if (group[i] != g) others.push_back(scores[i]);
+    // The other workloads' scores, pooled and by band group (as UtilModel::CalibrationFor picks them).
+    std::vector<double> others, other_plain, other_band;
+    for (size_t i = 0; i < n; ++i) {
+      if (group[i] == g) continue;
+      others.push_back(scores[i]);
+      if (grouped) ((*risks)[i].Any() ? other_band : other_plain).push_back(scores[i]);
+    }
     std::sort(others.begin(), others.end());
+    std::sort(other_plain.begin(), other_plain.end());
+    std::sort(other_band.begin(), other_band.end());
     for (size_t i = 0; i < n; ++i) {
       if (group[i] != g) continue;
       double pred = FromTarget(ToTarget(util[i]) - residuals[i]);
       ss += residuals[i] * residuals[i];
       abs_err.push_back(std::fabs(pred - util[i]));
-      UtilPrediction iv = CalibratedInterval(pred, others, level, method,
-                                             risks && i < risks->size() ? (*risks)[i] : RowRisk{});
+      const RowRisk risk = grouped ? (*risks)[i] : RowRisk{};
+      const std::vector<double>& mine = risk.Any() ? other_band : other_plain;
+      UtilPrediction iv = CalibratedInterval(pred, grouped && mine.size() >= kMinGroupScores ? mine : others, level,
+                                             method, risk);
       covered += iv.low <= util[i] && util[i] <= iv.high;
       widths.push_back(iv.high - iv.low);
     }

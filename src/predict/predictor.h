@@ -48,7 +48,13 @@ struct RowRisk {
   double step_low = 0, step_high = 0;  // log(step): how far the step may shorten / lengthen
   bool unknown_pipeline = false;       // an input pipeline whose cost the job did not state
   bool gpu_measured = true;            // the training rows hold a row of this GPU type
+  bool Any() const { return low > 0 || high > 0; }
 };
+// Fewest scores of one group (rows with a band, rows without) that calibrate
+// that group's intervals; fewer: the pooled scores (fixed a priori).
+inline constexpr size_t kMinGroupScores = 10;
+// Sorted scores of the rows with (`band` true) or without a risk band; NaN scores dropped.
+std::vector<double> GroupScores(const std::vector<double>& scores, const std::vector<RowRisk>& risks, bool band);
 // The scenarios (fixed a priori, not fitted: docs/predictor.md).
 // An input pipeline of unknown cost may take up to this many CPU ms per
 // sample per worker (the low-utilization scenario; 0 is the high one).
@@ -210,6 +216,14 @@ class UtilModel {
                        IntervalMethod method = kDefaultIntervalMethod, const std::vector<RowRisk>* risks = nullptr);
   // Scores as stored (model file).
   void set_calibration_scores(std::vector<double> scores, IntervalMethod method);
+  // The same scores split by whether the row had a risk band (RowRisk::Any):
+  // a prediction is calibrated by the scores of rows like it (Mondrian), the
+  // pooled ones when that group has fewer than kMinGroupScores.
+  const std::vector<double>& plain_calibration() const { return plain_calibration_; }
+  const std::vector<double>& band_calibration() const { return band_calibration_; }
+  void set_group_calibration_scores(std::vector<double> plain, std::vector<double> band);
+  // The sorted scores a row with this risk is calibrated by.
+  const std::vector<double>& CalibrationFor(const RowRisk& risk) const;
   // Seen-workload correction: for each (graph, job facts) of the training
   // rows (WorkloadOffset), the mean in-sample log1p residual of its rows
   // shrunk by n/(n+1) (sum / (n + 1)); added to a prediction with the same
@@ -234,6 +248,7 @@ class UtilModel {
   std::vector<size_t> columns_;
   std::shared_ptr<Regressor> regressor_;  // shared: a UtilModel is cheap to copy, immutable after Fit
   std::vector<double> calibration_;
+  std::vector<double> plain_calibration_, band_calibration_;
   std::vector<double> step_calibration_;
   std::vector<std::string> measured_gpus_;
   IntervalMethod interval_method_ = kDefaultIntervalMethod;

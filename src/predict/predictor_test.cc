@@ -1,4 +1,5 @@
 #include "predict/predictor.h"
+#include "predict/regressor.h"
 
 #include <cmath>
 #include <functional>
@@ -89,6 +90,31 @@ TEST(IntervalTest, RiskBandHandComputed) {
   auto [l0, h0] = StepInterval(100, {}, 0.8, RowRisk{});
   EXPECT_EQ(l0, 100);
   EXPECT_EQ(h0, 100);
+}
+
+// Rows with a risk band and rows without are calibrated by their own group's
+// scores (Mondrian) once a group has kMinGroupScores, else by the pooled ones.
+TEST(IntervalTest, GroupsCalibrateTheirOwnRows) {
+  auto r = MakeRegressor("ridge");
+  ASSERT_TRUE(r.ok());
+  UtilModel m("ridge", {0}, std::shared_ptr<Regressor>(std::move(*r)));
+  std::vector<double> res, util;
+  std::vector<RowRisk> risks;
+  for (int i = 0; i < 12; ++i) {  // 12 plain rows, residuals 0.01 i; 5 band rows far off beyond their band
+    res.push_back(0.01 * i), util.push_back(50), risks.push_back(RowRisk{});
+  }
+  for (int i = 0; i < 5; ++i) {
+    RowRisk k;
+    k.low = 0.5;
+    res.push_back(-2.0), util.push_back(50), risks.push_back(k);
+  }
+  m.set_calibration(res, util, IntervalMethod::kCentral, &risks);
+  EXPECT_EQ(m.calibration().size(), 17u);
+  ASSERT_EQ(m.plain_calibration().size(), 12u);
+  ASSERT_EQ(m.band_calibration().size(), 5u);
+  EXPECT_NEAR(m.band_calibration()[0], -1.5, 1e-12);  // beyond the band
+  EXPECT_EQ(&m.CalibrationFor(RowRisk{}), &m.plain_calibration());  // 12 >= kMinGroupScores
+  EXPECT_EQ(&m.CalibrationFor(risks.back()), &m.calibration());     // 5 < kMinGroupScores: pooled
 }
 
 // Logit: scores are logit(measured) - logit(predicted) with a 5-point pad,

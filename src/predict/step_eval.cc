@@ -219,6 +219,7 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
     std::vector<double> ape;
     size_t covered = 0, n = 0;
     std::vector<double> comm_ratio, exposed_ratio;  // predicted / measured (sync beyond the one-GPU tail)
+    std::vector<double> implied_gbps;  // one GPU a node: bytes each rank sends / measured sync beyond the tail
   };
   std::map<std::pair<std::string, std::string>, Acc> acc;
   // One-GPU sync_time of each pollux (job, batch): the tail every run has without any all-reduce.
@@ -283,6 +284,8 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
       if (sync_beyond > 1e-4) {
         a.comm_ratio.push_back(dp.comm_s / sync_beyond);
         a.exposed_ratio.push_back(dp.exposed_s / sync_beyond);
+        // With one GPU a node every ring step crosses the network: the rate the measured sync implies.
+        if (r.nodes > 1 && r.gpus == r.nodes) a.implied_gbps.push_back(dp.wire_bytes * 8 / sync_beyond / 1e9);
       }
     }
     rows.push_back(row);
@@ -296,7 +299,9 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
                        {"coverage", a.n ? static_cast<double>(a.covered) / a.n : 0.0},
                        {"comm_over_sync_median", Median(a.comm_ratio)},
                        {"exposed_over_sync_median", Median(a.exposed_ratio)},
-                       {"sync_runs", a.comm_ratio.size()}});
+                       {"sync_runs", a.comm_ratio.size()},
+                       {"implied_network_gbps_median", Median(a.implied_gbps)},
+                       {"implied_network_runs", a.implied_gbps.size()}});
   }
   // Zeus: for each job and batch measured on two GPUs, the ratio of their epoch
   // times against the ratio of the predicted step times (GPU pairs in table order).
