@@ -177,6 +177,23 @@ TEST(ParseJobAttr, AcceptsTheThreeKeys) {
   EXPECT_EQ(a.rl_env, false);
 }
 
+// cpu_cores_per_gpu caps the workers that run at once: the training process keeps a core.
+TEST(ParseJobAttr, CpuCoresPerGpuCapsTheLoaderWorkers) {
+  JobAttrs a;
+  EXPECT_EQ(EffectiveLoaderWorkers(a), kDefaultLoaderWorkers);
+  ASSERT_TRUE(ParseJobAttr("loader_workers=8", &a).ok());
+  EXPECT_EQ(EffectiveLoaderWorkers(a), 8);  // cores not stated: not capped
+  ASSERT_TRUE(ParseJobAttr("cpu_cores_per_gpu=4", &a).ok());
+  EXPECT_EQ(*a.cpu_cores_per_gpu, 4);
+  EXPECT_EQ(EffectiveLoaderWorkers(a), 3);
+  ASSERT_TRUE(ParseJobAttr("cpu_cores_per_gpu=1", &a).ok());
+  EXPECT_EQ(EffectiveLoaderWorkers(a), 1);  // at least one worker
+  ASSERT_TRUE(ParseJobAttr("loader_workers=0", &a).ok());
+  EXPECT_EQ(EffectiveLoaderWorkers(a), 0);  // no workers stay none
+  EXPECT_EQ(ParseJobAttr("cpu_cores_per_gpu=0", &a).message(),
+            "job attribute 'cpu_cores_per_gpu': value '0' is not an integer >= 1");
+}
+
 TEST(ParseJobAttr, RejectsUnknownKeysAndBadValues) {
   JobAttrs a;
   EXPECT_EQ(ParseJobAttr("gpus=2", &a).message(),
