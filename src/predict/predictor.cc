@@ -386,9 +386,13 @@ void UtilModel::set_group_calibration_scores(std::vector<double> plain, std::vec
   band_calibration_ = std::move(band);
 }
 
-const std::vector<double>& UtilModel::CalibrationFor(const RowRisk& risk) const {
-  const std::vector<double>& g = risk.Any() ? band_calibration_ : plain_calibration_;
-  return g.size() >= kMinGroupScores ? g : calibration_;
+const std::vector<double>& UtilModel::CalibrationFor(const RowRisk& risk, const std::vector<double>** also) const {
+  const std::vector<double>& plain = plain_calibration_.size() >= kMinGroupScores ? plain_calibration_ : calibration_;
+  if (also) *also = nullptr;
+  if (!risk.Any()) return plain;
+  if (band_calibration_.size() < kMinGroupScores) return calibration_;
+  if (also) *also = &plain;
+  return band_calibration_;
 }
 
 void UtilModel::set_calibration_scores(std::vector<double> scores, IntervalMethod method) {
@@ -419,9 +423,16 @@ std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, do
 }
 
 UtilPrediction CalibratedInterval(double util, const std::vector<double>& sorted, double level,
-                                  IntervalMethod method, const RowRisk& risk) {
-  auto [lo_off, hi_off] = method == IntervalMethod::kCentral ? ConformalOffsets(sorted, level)
-                                                              : ShortestWindow(sorted, level);
+                                  IntervalMethod method, const RowRisk& risk, const std::vector<double>* also) {
+  auto window = [&](const std::vector<double>& v) {
+    return method == IntervalMethod::kCentral ? ConformalOffsets(v, level) : ShortestWindow(v, level);
+  };
+  auto [lo_off, hi_off] = window(sorted);
+  if (also && !also->empty()) {
+    auto [a, b] = window(*also);
+    lo_off = std::min(lo_off, a);
+    hi_off = std::max(hi_off, b);
+  }
   if (method == IntervalMethod::kLogit) {
     const double z = UtilLogit(util);
     return {util, std::min(util, LogitToUtil(z + lo_off)), std::max(util, LogitToUtil(z + hi_off))};
@@ -466,7 +477,9 @@ Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double l
     double u = FromTarget(e.mean);
     UtilPrediction p;
     if (!calibration_.empty()) {
-      p = CalibratedInterval(u, CalibrationFor(risks[i]), level, interval_method_, risks[i]);
+      const std::vector<double>* also = nullptr;
+      const std::vector<double>& scores = CalibrationFor(risks[i], &also);
+      p = CalibratedInterval(u, scores, level, interval_method_, risks[i], also);
     } else {
       p = {u, std::min(u, FromTarget(e.low - risks[i].low)), std::max(u, FromTarget(e.high + risks[i].high))};
     }
@@ -582,9 +595,11 @@ LowoAccuracy SummariseLowo(const std::vector<double>& residuals, const std::vect
       ss += residuals[i] * residuals[i];
       abs_err.push_back(std::fabs(pred - util[i]));
       const RowRisk risk = grouped ? (*risks)[i] : RowRisk{};
-      const std::vector<double>& mine = risk.Any() ? other_band : other_plain;
-      UtilPrediction iv = CalibratedInterval(pred, grouped && mine.size() >= kMinGroupScores ? mine : others, level,
-                                             method, risk);
+      // As UtilModel::CalibrationFor.
+      const std::vector<double>& plain = grouped && other_plain.size() >= kMinGroupScores ? other_plain : others;
+      const bool band = risk.Any() && grouped && other_band.size() >= kMinGroupScores;
+      UtilPrediction iv = CalibratedInterval(pred, band ? other_band : risk.Any() ? others : plain, level, method,
+                                             risk, band ? &plain : nullptr);
       covered += iv.low <= util[i] && util[i] <= iv.high;
       widths.push_back(iv.high - iv.low);
     }

@@ -222,8 +222,10 @@ class UtilModel {
   const std::vector<double>& plain_calibration() const { return plain_calibration_; }
   const std::vector<double>& band_calibration() const { return band_calibration_; }
   void set_group_calibration_scores(std::vector<double> plain, std::vector<double> band);
-  // The sorted scores a row with this risk is calibrated by.
-  const std::vector<double>& CalibrationFor(const RowRisk& risk) const;
+  // The sorted scores a row with this risk is calibrated by; for a row with a
+  // band, *also the scores whose window is joined to it: the no-band group's
+  // (a band never makes the model's own error smaller), else null.
+  const std::vector<double>& CalibrationFor(const RowRisk& risk, const std::vector<double>** also = nullptr) const;
   // Seen-workload correction: for each (graph, job facts) of the training
   // rows (WorkloadOffset), the mean in-sample log1p residual of its rows
   // shrunk by n/(n+1) (sum / (n + 1)); added to a prediction with the same
@@ -289,8 +291,11 @@ std::vector<double> CalibrationScores(const std::vector<double>& residuals, cons
 // at `level`: clamped to 0-100, always containing the point.
 // With a RowRisk (normalized and central): [point - risk.low + window low x scale,
 // point + risk.high + window high x scale] in log1p.
+// `also`, when given: a second set of sorted scores whose window is joined to
+// the first's (a row with a band gets at least the window of rows without).
 UtilPrediction CalibratedInterval(double util, const std::vector<double>& sorted, double level,
-                                  IntervalMethod method = kDefaultIntervalMethod, const RowRisk& risk = {});
+                                  IntervalMethod method = kDefaultIntervalMethod, const RowRisk& risk = {},
+                                  const std::vector<double>* also = nullptr);
 // The step interval (ms) around `step_ms` from sorted step scores and the risk.
 std::pair<double, double> StepInterval(double step_ms, const std::vector<double>& sorted, double level,
                                        const RowRisk& risk);

@@ -114,7 +114,18 @@ TEST(IntervalTest, GroupsCalibrateTheirOwnRows) {
   ASSERT_EQ(m.band_calibration().size(), 5u);
   EXPECT_NEAR(m.band_calibration()[0], -1.5, 1e-12);  // beyond the band
   EXPECT_EQ(&m.CalibrationFor(RowRisk{}), &m.plain_calibration());  // 12 >= kMinGroupScores
-  EXPECT_EQ(&m.CalibrationFor(risks.back()), &m.calibration());     // 5 < kMinGroupScores: pooled
+  const std::vector<double>* also = &m.calibration();
+  EXPECT_EQ(&m.CalibrationFor(risks.back(), &also), &m.calibration());  // 5 < kMinGroupScores: pooled
+  EXPECT_EQ(also, nullptr);
+  // With enough band rows: the band group's scores, joined with the no-band group's window.
+  m.set_group_calibration_scores(m.plain_calibration(), std::vector<double>(10, 0.0));
+  EXPECT_EQ(&m.CalibrationFor(risks.back(), &also), &m.band_calibration());
+  EXPECT_EQ(also, &m.plain_calibration());
+  // Joined windows (central, level 0.5): band scores all 0, plain {-0.3, 0, 0.3}: the plain window's ends.
+  std::vector<double> plain = {-0.3, 0, 0.3}, zeros(3, 0.0);
+  UtilPrediction p = CalibratedInterval(50, zeros, 0.5, IntervalMethod::kCentral, risks.back(), &plain);
+  EXPECT_NEAR(p.low, 51 * std::exp(-0.5 - 0.3) - 1, 1e-9);
+  EXPECT_NEAR(p.high, 51 * std::exp(0.3) - 1, 1e-9);
 }
 
 // Logit: scores are logit(measured) - logit(predicted) with a 5-point pad,

@@ -151,6 +151,41 @@ TEST_F(EngineTest, PredictsForTheSpecsGpuAsPredictGpuDoes) {
   EXPECT_NE(PredictFile(**engine, h100, &hit)->util, PredictFile(**engine, t4, &hit)->util);
 }
 
+// The engine's prediction carries the step time, gpu_measured and unsure of
+// the same PredictResult that `predict --json` prints (predict/prediction_json.h).
+TEST_F(EngineTest, StepTimeAndUnsureAsThePredictor) {
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json", Analyzer());
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  const std::string vgg = HomeDir() + "/models/vgg.onnx";
+  bool hit;
+  for (const char* gpu : {"RTX3090", "H100"}) {
+    JobSpec spec = Spec(vgg, 64);
+    spec.gpu = gpu;
+    auto r = PredictFile(**engine, spec, &hit);
+    ASSERT_TRUE(r.ok()) << r.message();
+    LoadOptions lo;
+    lo.batch = 64;
+    auto g = LoadOnnxGraph(vgg, lo);
+    ASSERT_TRUE(g.ok());
+    auto c = AnalyzeCost(*g, CostOptions{});
+    JobConfig job;
+    job.batch = 64;
+    job.gpu = gpu;
+    auto direct = predictor_->Predict({*c}, job);
+    ASSERT_TRUE(direct.ok()) << direct.message();
+    ASSERT_TRUE(r->step_ms && r->step_lo && r->step_hi) << gpu;
+    EXPECT_DOUBLE_EQ(*r->step_ms, direct->prediction.step_ms);
+    EXPECT_DOUBLE_EQ(*r->step_hi, direct->prediction.step_high_ms);
+    EXPECT_EQ(*r->gpu_measured, std::string(gpu) == "RTX3090");
+    EXPECT_EQ(*r->unsure, direct->unsure);
+    EXPECT_EQ(r->warnings, direct->warnings);
+    nlohmann::json j;
+    AddPredictionJson(*r, gpu, &j);
+    EXPECT_DOUBLE_EQ(j["step_ms"].get<double>(), direct->prediction.step_ms);
+    EXPECT_EQ(j["gpu_measured"].get<bool>(), std::string(gpu) == "RTX3090");
+  }
+}
+
 // A job's "gpus" is a data-parallel job on that many whole GPUs of one node:
 // one rank's prediction, as `predict --gpus N` (not the one-GPU answer: the
 // all-reduce's NCCL kernels count as busy, docs/predictor.md).

@@ -208,6 +208,34 @@ TEST(BuildMutation, HamiCoresAndMemoryInLimitsAndRequests) {
   EXPECT_TRUE(escaped) << m->patch.dump();
 }
 
+// The step time and the unsure / gpu-measured flags become annotations when the engine gave them.
+TEST(BuildMutation, StepTimeAndUnsureAnnotations) {
+  json pod = FixturePod();
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok());
+  Result<Mutation> none = BuildMutation(pod, *job, A100(), {});
+  ASSERT_TRUE(none.ok());
+  const json a0 = pod.patch(none->patch)["metadata"]["annotations"];
+  EXPECT_FALSE(a0.contains("gpucast.io/predicted-step-ms"));
+  EXPECT_FALSE(a0.contains("gpucast.io/prediction-unsure"));
+  Sizing s = A100();
+  s.step_ms = 123.44;
+  s.step_lo = 100.06;
+  s.step_hi = 250.0;
+  s.unsure = true;
+  s.gpu_measured = false;
+  Result<Mutation> m = BuildMutation(pod, *job, s, {});
+  ASSERT_TRUE(m.ok()) << m.message();
+  const json a = pod.patch(m->patch)["metadata"]["annotations"];
+  EXPECT_EQ(a["gpucast.io/predicted-step-ms"], "123.4");
+  EXPECT_EQ(a["gpucast.io/predicted-step-ms-interval"], "100.1-250.0");
+  EXPECT_EQ(a["gpucast.io/prediction-unsure"], "true");
+  EXPECT_EQ(a["gpucast.io/predicted-gpu-measured"], "false");
+  // A pod carrying them already (written by gpucast) is read without error: they are outputs.
+  json again = pod.patch(m->patch);
+  EXPECT_TRUE(ReadPodJob(again).ok()) << ReadPodJob(again).message();
+}
+
 TEST(BuildMutation, HeadroomPointsOrTheIntervalsUpperEnd) {
   json pod = FixturePod();
   PodJob job = *ReadPodJob(pod);
