@@ -21,6 +21,9 @@ struct PhysicsStep {
   double slack_s = 0;  // loader wait that overlaps the core (workers > 0): GPU-side time added to the
                        // core up to this much does not lengthen the step
   bool unknown_pipeline = false;  // an input pipeline whose cost the job did not state
+  // > 0: the loader time of this graph's measured workload (fitted per workload, seconds per
+  // sample per worker) was used for the unstated pipeline instead of the training median.
+  double own_loader_s_per_sample = 0;
 };
 
 // What-if changes to a prediction's step (the sensitivities behind the

@@ -76,12 +76,12 @@ using Theta = std::array<double, kNumTheta>;
 // Columns the model reads; the optional ones may be absent from the schema.
 enum Col {
   kCompute, kMemory, kKernels, kAmp, kBatch, kWorkers, kOnGpu, kRl,
-  kLoaderMs, kLoaderMsKnown, kEnvSteps, kEnvStepsKnown, kNumCols
+  kLoaderMs, kLoaderMsKnown, kEnvSteps, kEnvStepsKnown, kParams, kNumCols
 };
 constexpr const char* kColumns[kNumCols] = {
     "est_compute_ms", "est_memory_ms", "kernel_count", "amp", "batch_size", "loader_workers",
     "data_on_gpu", "rl_env", "loader_ms_per_sample", "loader_ms_per_sample_known",
-    "env_steps_per_update", "env_steps_per_update_known"};
+    "env_steps_per_update", "env_steps_per_update_known", "params"};
 constexpr int kNumRequired = kLoaderMs;
 using Row = std::array<double, kNumCols>;
 
@@ -222,6 +222,20 @@ class Physics : public PhysicsModel {
     theta_ = ThetaFromZ(kTheta, best);
     workload_loaders_.clear();
     profile(theta_, &workload_loaders_);
+    // Each latent workload's loader, keyed by its graph (the params feature, the same on all its
+    // rows): a job of that graph with an unstated pipeline gets it on any GPU (its CPU work per
+    // sample is the job's, not the GPU's).
+    loader_by_params_.clear();
+    if (index_[kParams] >= 0) {
+      size_t k = 0;
+      for (const auto& [g, idx] : latent) {
+        const double p = rows[idx[0]][kParams];
+        bool one_graph = true;
+        for (size_t i : idx) one_graph = one_graph && rows[i][kParams] == p;
+        if (one_graph && k < workload_loaders_.size()) loader_by_params_[p] = workload_loaders_[k];
+        ++k;
+      }
+    }
     // An unseen job with an input pipeline of unknown cost: the median
     // training workload's (one like PointNet cannot decide it).
     loader_s_per_sample_ = workload_loaders_.empty() ? 0.0 : Quantile(workload_loaders_, 0.5);
@@ -258,7 +272,17 @@ class Physics : public PhysicsModel {
     const double loader = std::isnan(v.unknown_loader_s_per_sample) ? loader_s_per_sample_ : v.unknown_loader_s_per_sample;
     std::vector<PhysicsStep> out;
     for (const Row& r : Rows(x)) {
-      out.push_back(Step(theta_, r, loader, v.host_factor));
+      double l = loader;
+      // A graph of a measured workload: its fitted loader, also in the what-if scenarios (it is
+      // measured, not unknown; only the host's speed scales it).
+      auto own = index_[kParams] >= 0 ? loader_by_params_.find(r[kParams]) : loader_by_params_.end();
+      if (own != loader_by_params_.end()) l = own->second;
+      PhysicsStep s = Step(theta_, r, l, v.host_factor);
+      if (own != loader_by_params_.end() && s.unknown_pipeline) {
+        s.own_loader_s_per_sample = own->second;
+        s.unknown_pipeline = false;
+      }
+      out.push_back(s);
     }
     return out;
   }
@@ -268,6 +292,9 @@ class Physics : public PhysicsModel {
     json j = SaveTheta(kTheta, theta_, resid_low_, resid_high_);
     j["loader_s_per_sample"] = loader_s_per_sample_;
     j["workload_loader_s_per_sample"] = workload_loaders_;
+    json by = json::array();
+    for (const auto& [p, l] : loader_by_params_) by.push_back({p, l});
+    j["loader_by_params"] = by;
     return j;
   }
 
@@ -277,6 +304,13 @@ class Physics : public PhysicsModel {
     try {
       loader_s_per_sample_ = j.at("loader_s_per_sample").get<double>();
       workload_loaders_ = j.at("workload_loader_s_per_sample").get<std::vector<double>>();
+      loader_by_params_.clear();
+      if (j.contains("loader_by_params"))  // optional: files before it carry no loader per graph
+        for (const json& e : j.at("loader_by_params")) {
+          const double l = e.at(1).get<double>();
+          if (!(l >= 0 && l <= kMaxLoaderSPerSample)) return Status::Error("physics: loader_by_params outside [0, 0.1] s");
+          loader_by_params_[e.at(0).get<double>()] = l;
+        }
     } catch (const json::exception& e) {
       return Status::Error(std::string("physics: state: ") + e.what());
     }
@@ -318,6 +352,7 @@ class Physics : public PhysicsModel {
   Theta theta_{};
   double loader_s_per_sample_ = 0;          // unseen jobs with an input pipeline of unknown cost
   std::vector<double> workload_loaders_;    // fitted per training workload (reported)
+  std::map<double, double> loader_by_params_;  // the same, by graph (params feature): carried to any GPU
   double resid_low_ = 0, resid_high_ = 0;
 };
 

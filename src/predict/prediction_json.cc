@@ -16,6 +16,7 @@ nlohmann::json PredictionFieldsJson(const PredictResult& r, double level) {
       {"measured_gpus", r.measured_gpus},
       {"unsure", r.unsure},
       {"unsure_reasons", r.unsure_reasons},
+      {"carried_loader_ms_per_sample", r.carried_loader_ms_per_sample > 0 ? json(r.carried_loader_ms_per_sample) : json(nullptr)},
       // The scenarios the interval spans (log1p of utilization, log of the step), before the calibrated error.
       {"uncertainty",
        {{"unknown_input_pipeline", k.unknown_pipeline},

@@ -827,6 +827,12 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, model_.Predict({f}, level, &gpus, &risks));
   PredictResult out;
   out.risk = risks.at(0);
+  if (const UtilModel* sm = StepModel()) {
+    if (const auto* ph = dynamic_cast<const PhysicsModel*>(&sm->regressor())) {
+      ASSIGN_OR_RETURN(std::vector<PhysicsStep> own, ph->PredictSteps(SelectColumns({f}, sm->columns())));
+      out.carried_loader_ms_per_sample = own.at(0).own_loader_s_per_sample * 1e3;
+    }
+  }
   // Step time: the model's own (physics), else its step model's.
   if (!(p[0].step_ms > 0)) {
     if (const UtilModel* sm = StepModel(); sm && sm != &model_) {
@@ -853,8 +859,13 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   } else if (seen.same_graph && seen.other_gpu) {
     out.same_graph_workload = name(seen.same_graph);
     out.measured_on = seen.same_graph->gpus;
+    char carried[160] = "";
+    if (out.carried_loader_ms_per_sample > 0)
+      std::snprintf(carried, sizeof carried, "; its input-pipeline time fitted on those rows (%.3g ms per sample per worker) is",
+                    out.carried_loader_ms_per_sample);
     out.warnings.push_back(out.same_graph_workload + " was measured on " + joined(out.measured_on) + " only: its " +
-                           "seen-workload correction is not carried to " + job.gpu + " (predicted by the model alone)");
+                           "seen-workload correction is not carried to " + job.gpu + std::string(carried) +
+                           (out.carried_loader_ms_per_sample > 0 ? " (carried: a CPU cost of the job)" : " (predicted by the model alone)"));
   } else if (seen.same_graph) {
     out.same_graph_workload = name(seen.same_graph);
     const std::vector<std::string>& facts = model_.fact_names();

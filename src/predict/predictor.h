@@ -381,6 +381,9 @@ struct PredictResult {
   bool gpu_measured = true;
   std::vector<std::string> measured_gpus;
   RowRisk risk;  // of the single-GPU prediction (docs/predictor.md)
+  // > 0: the graph's measured workload's fitted input-pipeline time (ms per sample per worker)
+  // that the physics used for this job's unstated pipeline (carried to any GPU).
+  double carried_loader_ms_per_sample = 0;
   // The prediction is not one to pack on: the GPU type has no measured rows,
   // or the utilization interval is wider than kUnsureWidthPoints. A consumer
   // (the predictive-hybrid policy) reads low/high and this flag; the reasons
