@@ -36,6 +36,10 @@ struct StepVariation {
   // The host's speed relative to the training rows' hosts: every host term
   // (per kernel, per step, per sample of a stated loader) is multiplied by it.
   double host_factor = 1;
+  // Use a measured workload's own fitted loader time for a row of its graph with an unstated
+  // pipeline (carried to another GPU), instead of the training median (fitting, and a row the
+  // workload's seen-workload correction applies to, use the median).
+  bool own_loaders = false;
 };
 
 class PhysicsModel : public Regressor {

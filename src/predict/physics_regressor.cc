@@ -273,9 +273,9 @@ class Physics : public PhysicsModel {
     std::vector<PhysicsStep> out;
     for (const Row& r : Rows(x)) {
       double l = loader;
-      // A graph of a measured workload: its fitted loader, also in the what-if scenarios (it is
-      // measured, not unknown; only the host's speed scales it).
-      auto own = index_[kParams] >= 0 ? loader_by_params_.find(r[kParams]) : loader_by_params_.end();
+      // A graph of a measured workload (own_loaders): its fitted loader, also in the what-if
+      // scenarios (it is measured, not unknown; only the host's speed scales it).
+      auto own = v.own_loaders && index_[kParams] >= 0 ? loader_by_params_.find(r[kParams]) : loader_by_params_.end();
       if (own != loader_by_params_.end()) l = own->second;
       PhysicsStep s = Step(theta_, r, l, v.host_factor);
       if (own != loader_by_params_.end() && s.unknown_pipeline) {

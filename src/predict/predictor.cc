@@ -170,7 +170,10 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
     size_t pc = static_cast<size_t>(it - names.begin());
     std::vector<size_t> fc;
     for (const std::string& n : JobFactsIn(names)) fc.push_back(std::find(names.begin(), names.end(), n) - names.begin());
-    ASSIGN_OR_RETURN(std::vector<UtilPrediction> fitted, m.Predict(x));
+    // The regressor's own in-sample estimates (a correction applies to them; no carried loader).
+    ASSIGN_OR_RETURN(std::vector<Estimate> raw, m.regressor().Predict(SelectColumns(x, columns)));
+    std::vector<UtilPrediction> fitted;
+    for (const Estimate& e : raw) fitted.push_back({FromTarget(e.mean), 0, 0});
     // Key: params, then the job facts; sum of residuals, rows, first group.
     std::map<std::vector<double>, std::tuple<double, size_t, int>> by;
     std::map<std::vector<double>, std::vector<std::string>> gpus_of;
@@ -280,6 +283,16 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   Matrix xs = SelectColumns(x, columns_);
   ASSIGN_OR_RETURN(std::vector<PhysicsStep> base, physics->PredictSteps(xs));
   // The scenarios, with and without an unknown host.
+  // Rows no seen-workload correction applies to: a measured graph's own loader (carried).
+  StepVariation own;
+  own.own_loaders = true;
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> base_own, physics->PredictSteps(xs, own));
+  std::vector<bool> use_own(x.size(), false);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const std::string gpu = gpus && i < gpus->size() ? (*gpus)[i] : std::string();
+    use_own[i] = base_own[i].own_loader_s_per_sample > 0 && !Match(x[i], gpu).seen;
+    if (use_own[i]) base[i] = base_own[i];
+  }
   StepVariation low_known, high_known, low_unm, high_unm;
   low_known.unknown_loader_s_per_sample = low_unm.unknown_loader_s_per_sample = kRiskLoaderMsPerSample * 1e-3;
   high_known.unknown_loader_s_per_sample = high_unm.unknown_loader_s_per_sample = 0;
@@ -289,6 +302,13 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   ASSIGN_OR_RETURN(std::vector<PhysicsStep> hk, physics->PredictSteps(xs, high_known));
   ASSIGN_OR_RETURN(std::vector<PhysicsStep> lu, physics->PredictSteps(xs, low_unm));
   ASSIGN_OR_RETURN(std::vector<PhysicsStep> hu, physics->PredictSteps(xs, high_unm));
+  for (StepVariation* v : {&low_known, &high_known, &low_unm, &high_unm}) v->own_loaders = true;
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> lko, physics->PredictSteps(xs, low_known));
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> hko, physics->PredictSteps(xs, high_known));
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> luo, physics->PredictSteps(xs, low_unm));
+  ASSIGN_OR_RETURN(std::vector<PhysicsStep> huo, physics->PredictSteps(xs, high_unm));
+  for (size_t i = 0; i < x.size(); ++i)
+    if (use_own[i]) lk[i] = lko[i], hk[i] = hko[i], lu[i] = luo[i], hu[i] = huo[i];
   for (size_t i = 0; i < x.size(); ++i) {
     RowRisk& r = out[i];
     r.gpu_measured = !gpus || i >= gpus->size() || GpuMeasured((*gpus)[i]);
@@ -468,6 +488,18 @@ Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double l
   std::vector<PhysicsStep> steps;
   if (const auto* physics = dynamic_cast<const PhysicsModel*>(regressor_.get())) {
     ASSIGN_OR_RETURN(steps, physics->PredictSteps(SelectColumns(x, columns_)));
+    StepVariation own;
+    own.own_loaders = true;
+    ASSIGN_OR_RETURN(std::vector<PhysicsStep> own_steps, physics->PredictSteps(SelectColumns(x, columns_), own));
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::string gpu = gpus && i < gpus->size() ? (*gpus)[i] : std::string();
+      if (own_steps[i].own_loader_s_per_sample > 0 && !Match(x[i], gpu).seen) {
+        // A measured graph off its GPU types: its own loader time is carried (physics, RowRisk).
+        const double shift = std::log1p(own_steps[i].util) - est[i].mean;
+        est[i].mean += shift, est[i].low += shift, est[i].high += shift;
+        steps[i] = own_steps[i];
+      }
+    }
   }
   std::vector<UtilPrediction> out;
   for (size_t i = 0; i < est.size(); ++i) {
@@ -829,8 +861,10 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   out.risk = risks.at(0);
   if (const UtilModel* sm = StepModel()) {
     if (const auto* ph = dynamic_cast<const PhysicsModel*>(&sm->regressor())) {
-      ASSIGN_OR_RETURN(std::vector<PhysicsStep> own, ph->PredictSteps(SelectColumns({f}, sm->columns())));
-      out.carried_loader_ms_per_sample = own.at(0).own_loader_s_per_sample * 1e3;
+      StepVariation v;
+      v.own_loaders = true;
+      ASSIGN_OR_RETURN(std::vector<PhysicsStep> own, ph->PredictSteps(SelectColumns({f}, sm->columns()), v));
+      if (!model_.Match(f, job.gpu).seen) out.carried_loader_ms_per_sample = own.at(0).own_loader_s_per_sample * 1e3;
     }
   }
   // Step time: the model's own (physics), else its step model's.
