@@ -77,6 +77,7 @@ test: build
 	bash tests/cli_test.sh $(BUILD)/gpucast
 	bash tests/closed_loop.sh $(BUILD)/gpucast
 	bash tests/hostile_client.sh $(BUILD)/gpucast
+	bash tests/serve_round4.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
 	@# Its output is docs/kubernetes.md's generated block (check: log k8s_test.out; tools/docs.py).
 	bash tests/k8s_test.sh $(BUILD)/gpucast > $(TEST_FIXTURES)/k8s_test.out; rc=$$?; \

@@ -50,6 +50,9 @@ struct ServeFlags {
   std::vector<std::string> dcgm_urls;
   double dcgm_interval_s = 15;
   std::string tls_cert, tls_key, tls_client_ca;
+  std::vector<std::string> tls_client_subjects;
+  service::JobLimits jobs;   // --max-jobs, --max-queued-jobs (defaults: the struct's)
+  service::LoopLimits loop;  // --max-observations, --observed-graph-quota-bytes
   std::string k8s_share;           // "" = the Kubernetes routes are off; hami | fraction
   std::string k8s_headroom = "0";  // percentage points, or "interval"
   bool k8s_fail_open = false;
@@ -151,7 +154,12 @@ int RunServe(const ServeFlags& f) {
   opts.threads = f.threads;
   opts.dcgm_urls = f.dcgm_urls;
   opts.dcgm_interval_s = f.dcgm_interval_s;
-  opts.tls = {f.tls_cert, f.tls_key, f.tls_client_ca};
+  opts.tls = {f.tls_cert, f.tls_key, f.tls_client_ca, f.tls_client_subjects};
+  if (!f.tls_client_subjects.empty() && f.tls_client_ca.empty()) {
+    return Fail("serve", "--tls-client-subject needs --tls-client-ca (the CA whose client certificates it narrows)");
+  }
+  opts.jobs = f.jobs;
+  opts.loop = f.loop;
   {
     Result<service::K8sConfig> k = K8sFromFlags(f);
     if (!k.ok()) return Fail("serve", k.message());
@@ -309,6 +317,19 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "analyses waiting for an analysis thread; more get 503 at once")
       ->capture_default_str(),
       0, 1024);
+  IntIn(sub->add_option("--k8s-analysis-threads", flags->analysis.webhook_threads,
+                  "threads that analyse only the Kubernetes webhook's graphs, beside --analysis-threads")
+      ->capture_default_str(),
+      0, 256);
+  IntIn(sub->add_option("--k8s-analysis-queue", flags->analysis.webhook_queue,
+                  "webhook analyses waiting for a thread (served round-robin by namespace); more get 503 at once")
+      ->capture_default_str(),
+      0, 4096);
+  FloatIn(sub->add_option("--k8s-analysis-wait", flags->analysis.webhook_wait_s,
+                  "seconds a webhook analysis may wait for a thread before the pod is refused (keep it under the "
+                  "webhook's timeoutSeconds, 10 by default)")
+      ->capture_default_str(),
+      0.0, 30.0);
   BytesIn(sub->add_option("--graph-cache-bytes", flags->analysis.cache_bytes,
                   "analysed graphs kept (by the SHA-256 of their bytes without weights), in estimated bytes")
       ->capture_default_str(),
@@ -329,6 +350,24 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "bytes of uploaded models kept for queued and running jobs, in total; an upload over it gets 507")
       ->capture_default_str(),
       size_t{1}, size_t{1} << 40);
+  IntIn(sub->add_option("--max-jobs", flags->jobs.max_jobs,
+                  "job records the service keeps, in every state (done and cancelled ones too); a submission over "
+                  "it gets 507")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 40);
+  IntIn(sub->add_option("--max-queued-jobs", flags->jobs.max_queued_jobs,
+                  "jobs waiting to be placed at once; a submission over it gets 503")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 30);
+  IntIn(sub->add_option("--max-observations", flags->loop.max_observations,
+                  "observations the service keeps, of all jobs together; one over it gets 507")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 40);
+  BytesIn(sub->add_option("--observed-graph-quota-bytes", flags->loop.observed_graph_quota_bytes,
+                  "bytes of uploaded graphs kept for training after their jobs end (DB.observed/); an observed "
+                  "job's graph over it is not kept")
+      ->capture_default_str(),
+      size_t{0}, size_t{1} << 40);
   IntIn(sub->add_option("--read-timeout", flags->read_timeout_s,
                   "seconds a client may stay silent in the middle of a request (408) or while idle "
                   "between keep-alive requests (closed)")
@@ -366,6 +405,9 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "verified certificate admits the Kubernetes routes (the API server, kube-scheduler) in place of "
                   "the bearer token (docs/security.md)")
       ->check(CLI::ExistingFile);
+  sub->add_option("--tls-client-subject", flags->tls_client_subjects,
+                  "name a --tls-client-ca certificate must carry to count (its subject CN, or a DNS, URI or email "
+                  "subjectAltName; exact match; repeatable), e.g. the API server's; any other counts as none");
   sub->add_option("--k8s-share", flags->k8s_share,
                   "turn on the Kubernetes admission webhook and scheduler extender (POST /k8s/v1/mutate, "
                   "/k8s/v1/filter, /k8s/v1/prioritize; docs/kubernetes.md) and say how a pod's share is written: "

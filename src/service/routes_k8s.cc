@@ -14,6 +14,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "service/analysis.h"
 #include "service/http_util.h"
 #include "service/job.h"
 #include "service/jobs.h"
@@ -85,6 +86,10 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   int status = 400;
   Result<JobRequest> parsed = ParseJobRequest(parts, *ctx.defaults, &status);
   if (!parsed.ok()) return refuse("gpucast.io annotations: " + parsed.message());
+  // The analysis, if the graph is not cached, runs as the webhook's: its own
+  // threads and queue, a deadline under the API server's timeout, and
+  // round-robin by namespace (analysis.h).
+  AnalysisClassScope webhook_analysis({r.ns, true});
   Result<Predicted> pred = ctx.predictions->Run(*parsed, text, &status);
   if (!pred.ok()) return refuse(pred.message());
 

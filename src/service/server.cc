@@ -146,23 +146,17 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
   s->predictions_ = std::make_unique<Predictions>(s->engine_.get(), &s->roots_, s->uploads_.get(), &s->metrics_,
                                                   opts.deputy_min_uid);
   s->jobs_ = std::make_unique<Jobs>(s->store_.get(), std::move(scheduler), s->predictions_.get(), s->uploads_.get(),
-                                    &s->metrics_);
+                                    &s->metrics_, opts.jobs);
   // Jobs that were running when the service stopped hold their GPUs again.
   RETURN_IF_ERROR(s->jobs_->Restore());
-  constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
-  std::vector<Job> live;
-  for (JobState st : {JobState::kQueued, JobState::kRunning}) {
-    ASSIGN_OR_RETURN(std::vector<Job> jobs, s->store_->List(st, 0, kAll));
-    live.insert(live.end(), jobs.begin(), jobs.end());
-  }
-  RETURN_IF_ERROR(s->uploads_->Restore(live));
+  RETURN_IF_ERROR(s->uploads_->Restore(s->jobs_->LiveJobs()));
   if (opts.k8s.enabled) {  // --k8s-node names nodes the cluster has
     Result<std::map<std::string, std::vector<k8s::GpuLoad>>> nodes =
         k8s::NodesFromCluster(s->jobs_->ClusterJson(), opts.k8s.nodes);
     if (!nodes.ok()) return nodes.status();
   }
   ASSIGN_OR_RETURN(s->loop_, ClosedLoop::Start(opts.db_path, s->jobs_.get(), s->uploads_.get(), s->engine_.get(),
-                                                opts.dcgm_urls, opts.dcgm_interval_s));
+                                                opts.dcgm_urls, opts.dcgm_interval_s, opts.loop));
   s->Routes();
   return s;
 }
