@@ -14,7 +14,7 @@ BIN=$(realpath "$BUILD/gpucast")
 T=$(mktemp -d /tmp/gpucast-queue-bench.XXXXXX)
 PID=""
 trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
-if [ -n "${GPUCAST_TEST_PREDICTOR:-}" ]; then cp "$GPUCAST_TEST_PREDICTOR" "$T/p.json"; else "$BIN" train --out "$T/p.json" >/dev/null; fi
+if [ -n "${GPUCAST_TEST_PREDICTOR:-}" ]; then cp "$GPUCAST_TEST_PREDICTOR" "$T/p.json"; else "$BIN" train --out "$T/p.json" --quiet >/dev/null; fi
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --cluster "1x H100" \
   --model-root "$ROOT/models" --max-queued-jobs 100000 >"$T/out" 2>"$T/err" &
 PID=$!

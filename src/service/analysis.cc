@@ -71,7 +71,7 @@ AnalysisPool::Outcome AnalysisPool::Run(const std::function<void()>& task, const
   if (stop_) return Outcome::kFull;
   if (!item.webhook) {
     // An API task: admitted while a shared thread is free or the queue has room.
-    if (running_ + api_waiting_ >= threads_ + queue_) return Outcome::kFull;
+    if (running_shared_ + api_waiting_ >= threads_ + queue_) return Outcome::kFull;
   } else {
     const bool bytes_ok = webhook_waiting_ == 0 || waiting_bytes_ + bytes <= queue_bytes_;
     if (webhook_waiting_ >= webhook_queue_ || !bytes_ok) {
@@ -145,11 +145,13 @@ void AnalysisPool::Work(bool webhook_only) {
       if (!item) return;  // stopping
       item->st = Item::St::kRunning;
       ++running_;
+      if (!webhook_only) ++running_shared_;
     }
     (*item->task)();
     {
       std::lock_guard<std::mutex> lock(mu_);
       --running_;
+      if (!webhook_only) --running_shared_;
       item->st = Item::St::kDone;  // `item` lives on the waiting caller's stack: last use
     }
     done_cv_.notify_all();

@@ -133,6 +133,7 @@ class AnalysisPool {
   int api_waiting_ = 0, webhook_waiting_ = 0;  // GUARDED_BY(mu_)
   size_t waiting_bytes_ = 0;         // GUARDED_BY(mu_)
   int running_ = 0;                  // GUARDED_BY(mu_)
+  int running_shared_ = 0;           // GUARDED_BY(mu_): of them on the shared threads
   bool stop_ = false;                // GUARDED_BY(mu_)
   std::vector<std::thread> workers_;
 };
