@@ -122,6 +122,7 @@ sanitize: deps
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/serve_durability.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/cli_test.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/k8s_test.sh build-asan/gpucast
+	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/serve_round4.sh build-asan/gpucast
 	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'  # pure Python: no sanitizer applies
 
 # FUZZ_SECONDS: the ONNX loader; HTTP_FUZZ_SECONDS: the HTTP service with fuzz/http_corpus
