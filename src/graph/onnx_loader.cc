@@ -511,7 +511,7 @@ class Loader {
   // external), so ONNX inference functions may read it.
   static bool HasCompleteData(const TensorProto& t) {
     if (t.data_location() == TensorProto::EXTERNAL) return false;
-    if (IsIntElemType(t.data_type())) return IntValueFromTensor(t).has_value();
+    if (IsIntElemType(t.data_type())) return FoldValueFromTensor(t).has_value();
     if (t.data_type() != TensorProto::FLOAT && t.data_type() != TensorProto::DOUBLE) return false;
     // Element count without a temporary vector (GCC 12 -O2 misreports freeing one here).
     std::optional<int64_t> n = 1;
@@ -521,6 +521,23 @@ class Loader {
     if (t.has_raw_data()) return static_cast<int64_t>(t.raw_data().size()) == *n * width;
     int64_t count = t.data_type() == TensorProto::FLOAT ? t.float_data_size() : t.double_data_size();
     return count == *n;
+  }
+
+  // Whether a folded value fits the graph's folding budget (and counts it):
+  // beyond kMaxFoldTotalElements values stay unfolded, with one warning, so a
+  // graph of many large constant chains cannot grow memory without bound.
+  bool KeepFolded(const FoldValue& v) {
+    if (folded_elements_ + v.Size() <= kMaxFoldTotalElements) {
+      folded_elements_ += v.Size();
+      return true;
+    }
+    if (!fold_budget_warned_) {
+      fold_budget_warned_ = true;
+      Warn("constant folding stopped: the folded values reached " + std::to_string(folded_elements_) +
+           " elements (gpucast's limit for one graph: " + std::to_string(kMaxFoldTotalElements) +
+           "); later constant sub-graphs stay unfolded and shapes that depend on them stay unknown");
+    }
+    return false;
   }
 
   // One pass in topological order: ONNX's per-node type and shape inference
@@ -539,7 +556,7 @@ class Loader {
     std::unordered_map<std::string, const TensorProto*> data;
     for (const auto& t : g.initializer()) {
       types_[t.name()] = TensorType(t.data_type(), Dims(t.dims().begin(), t.dims().end()));
-      if (auto v = IntValueFromTensor(t)) values_[t.name()] = *v;
+      if (auto v = FoldValueFromTensor(t); v && KeepFolded(*v)) values_[t.name()] = std::move(*v);
       if (HasCompleteData(t)) data[t.name()] = &t;
     }
     std::unordered_map<std::string, onnx::TypeProto*> type_ptrs;
@@ -549,7 +566,7 @@ class Loader {
 
     FoldContext fold;
     fold.opset = infer_opset_;
-    fold.value = [&](const std::string& name) -> const IntValue* {
+    fold.value = [&](const std::string& name) -> const FoldValue* {
       auto it = values_.find(name);
       return it == values_.end() ? nullptr : &it->second;
     };
@@ -600,8 +617,8 @@ class Loader {
         FillKnownGaps(node, &type_ptrs);
       }
       if (node.output_size() >= 1 && !node.output(0).empty()) {
-        if (auto v = FoldNode(node, fold)) {
-          auto& t = folded[node.output(0)] = TensorFromIntValue(*v, node.output(0));
+        if (auto v = FoldNode(node, fold); v && KeepFolded(*v)) {
+          auto& t = folded[node.output(0)] = TensorFromFoldValue(*v, node.output(0));
           data[node.output(0)] = &t;
           if (!types_.count(node.output(0)) || !ShapeOf(node.output(0))) {
             auto& slot = types_[node.output(0)] = TensorType(v->elem_type, v->dims);
@@ -694,7 +711,7 @@ class Loader {
         if (auto t = types_.find(name); t != types_.end() && t->second.has_tensor_type()) {
           g.elem_type = t->second.tensor_type().elem_type();
         }
-        if (auto v = values_.find(name); v != values_.end()) g.value = &v->second.values;
+        if (auto v = values_.find(name); v != values_.end() && !v->second.IsReal()) g.value = &v->second.values;
       }
       in.push_back(std::move(g));
     }
@@ -775,7 +792,7 @@ class Loader {
           t.elem_type = it->second.tensor_type().elem_type();
         }
       }
-      if (auto it = values_.find(name); it != values_.end()) {
+      if (auto it = values_.find(name); it != values_.end() && !it->second.IsReal()) {
         t.int_value = it->second.values;
         if (t.elem_type == 0) t.elem_type = it->second.elem_type;
       }
@@ -826,7 +843,9 @@ class Loader {
   std::unordered_set<std::string> params_;
   // Node-based map: pointers to values stay valid while it grows.
   std::unordered_map<std::string, onnx::TypeProto> types_;
-  std::unordered_map<std::string, IntValue> values_;
+  std::unordered_map<std::string, FoldValue> values_;
+  int64_t folded_elements_ = 0;  // elements of values_ (kMaxFoldTotalElements)
+  bool fold_budget_warned_ = false;
   Graph graph_;
   Status inference_error_;
 };

@@ -17,15 +17,15 @@ constexpr int64_t kMax = INT64_MAX;
 
 // Folds one node given named input values and shapes.
 struct Folder {
-  std::map<std::string, IntValue> values;
+  std::map<std::string, FoldValue> values;
   std::map<std::string, V> shapes;
   int64_t opset = 13;
 
-  void Set(const std::string& name, V dims, V vals) { values[name] = IntValue{kI64, dims, vals}; }
-  std::optional<IntValue> Fold(const onnx::NodeProto& n) {
+  void Set(const std::string& name, V dims, V vals) { values[name] = FoldValue{kI64, dims, vals, {}}; }
+  std::optional<FoldValue> Fold(const onnx::NodeProto& n) {
     FoldContext ctx;
     ctx.opset = opset;
-    ctx.value = [&](const std::string& s) -> const IntValue* {
+    ctx.value = [&](const std::string& s) -> const FoldValue* {
       auto it = values.find(s);
       return it == values.end() ? nullptr : &it->second;
     };
@@ -151,8 +151,12 @@ TEST(ShapeFold, TorchExpandPattern) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->dims, (V{1, 4, 5}));
   EXPECT_EQ(e->values.size(), 20u);
-  // Default ConstantOfShape fill is float: not folded.
-  EXPECT_FALSE(f.Fold(Node("ConstantOfShape", {"len"})));
+  // The default ConstantOfShape fill is float 0.
+  auto zeros = f.Fold(Node("ConstantOfShape", {"len"}));
+  ASSERT_TRUE(zeros);
+  EXPECT_EQ(zeros->elem_type, onnx::TensorProto::FLOAT);
+  EXPECT_EQ(zeros->reals, (std::vector<double>{0, 0, 0}));
+  EXPECT_TRUE(zeros->values.empty());
 }
 
 TEST(ShapeFold, RangeReduceCastAndLimits) {
@@ -181,8 +185,8 @@ TEST(ShapeFold, RangeReduceCastAndLimits) {
 }
 
 TEST(ShapeFold, TensorRoundTrip) {
-  IntValue v{onnx::TensorProto::INT32, {2, 2}, {1, -2, 3, 4}};
-  auto back = IntValueFromTensor(TensorFromIntValue(v, "t"));
+  FoldValue v{onnx::TensorProto::INT32, {2, 2}, {1, -2, 3, 4}, {}};
+  auto back = FoldValueFromTensor(TensorFromFoldValue(v, "t"));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->values, v.values);
   EXPECT_EQ(back->dims, v.dims);
@@ -191,9 +195,9 @@ TEST(ShapeFold, TensorRoundTrip) {
   raw.add_dims(2);
   int64_t data[2] = {-1, 4096};
   raw.set_raw_data(std::string(reinterpret_cast<const char*>(data), 16));
-  EXPECT_EQ(IntValueFromTensor(raw)->values, (V{-1, 4096}));
+  EXPECT_EQ(FoldValueFromTensor(raw)->values, (V{-1, 4096}));
   raw.set_raw_data(std::string(8, '\0'));  // payload too short (e.g. skipped)
-  EXPECT_FALSE(IntValueFromTensor(raw));
+  EXPECT_FALSE(FoldValueFromTensor(raw));
 }
 
 }  // namespace
