@@ -312,7 +312,8 @@ def main():
     for name in names:
         factory, specs, dims, what = MODELS[name]
         r = references(name)
-        r.update({"what": what, "batch": 1 if name != "gcn" else 512, "dims": dims, "files": {}})
+        r.update({"what": what, "batch": 1 if name != "gcn" else 512, "dims": dims,
+                  "batch_dims": ["E"] if name == "gcn" else [], "files": {}})
         for opset in a.opsets:
             cmd = [sys.executable, os.path.join(HERE, "gpucast-export"), f"{name}-opset{opset}={__file__}:{name}",
                    "--out", a.out, "--opset", str(opset), "--batch", "8"]
