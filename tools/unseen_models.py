@@ -8,7 +8,7 @@ Each model below is a small configuration of an architecture people train today 
 classes where torchvision has one; a diffusion UNet, a GPT decoder with a runtime `tril` causal mask
 and a full-graph GNN written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
 and EfficientNetV2 with stochastic depth on, MaxViT, a segmentation net that interpolates, a
-(2+1)D video net. Each is exported by tools/gpucast-export (training mode, weight-free, stochastic
+(2+1)D video net (examples/unet.py, gpt.py and gnn.py are the written ones). Each is exported by tools/gpucast-export (training mode, weight-free, stochastic
 depth as the identity, symbolic batch) at every opset of --opsets to OUT/NAME-opsetN.onnx, and
 OUT/reference.json records, per model, torch's counts at batch 1:
   params          sum(p.numel() for p in model.parameters() if p.requires_grad)
@@ -34,160 +34,14 @@ sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 
-# ---- models written here (plain torch, as a user's own code) ----
+# ---- models written as a user's own code: examples/ ----
 
-class ResBlock(nn.Module):
-    """GroupNorm -> SiLU -> conv, timestep embedding added, dropout, GroupNorm -> SiLU -> conv."""
-
-    def __init__(self, cin, cout, tdim, groups=8, p=0.1):
-        super().__init__()
-        self.norm1 = nn.GroupNorm(groups, cin)
-        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
-        self.temb = nn.Linear(tdim, cout)
-        self.norm2 = nn.GroupNorm(groups, cout)
-        self.drop = nn.Dropout(p)
-        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
-        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
-
-    def forward(self, x, t):
-        h = self.conv1(F.silu(self.norm1(x)))
-        h = h + self.temb(F.silu(t))[:, :, None, None]
-        h = self.conv2(self.drop(F.silu(self.norm2(h))))
-        return h + self.skip(x)
-
-
-class SelfAttention2d(nn.Module):
-    """Single-head self-attention over the pixels of a feature map (as DDPM's middle block)."""
-
-    def __init__(self, c, groups=8):
-        super().__init__()
-        self.norm = nn.GroupNorm(groups, c)
-        self.qkv = nn.Conv2d(c, 3 * c, 1)
-        self.proj = nn.Conv2d(c, c, 1)
-
-    def forward(self, x):
-        b, c, h, w = x.shape
-        q, k, v = self.qkv(self.norm(x)).reshape(b, 3, c, h * w).unbind(1)
-        att = torch.softmax(q.transpose(1, 2) @ k / math.sqrt(c), dim=-1)  # [b, hw, hw]
-        y = (v @ att.transpose(1, 2)).reshape(b, c, h, w)
-        return x + self.proj(y)
-
-
-class DiffusionUNet(nn.Module):
-    """A DDPM-style denoiser: sinusoidal timestep embedding, ResBlocks with GroupNorm and SiLU,
-    strided-conv downsampling, attention in the middle, F.interpolate(nearest) upsampling and
-    skip concatenation."""
-
-    def __init__(self, ch=32, mults=(1, 2), tdim=128):
-        super().__init__()
-        self.ch = ch
-        self.temb = nn.Sequential(nn.Linear(ch, tdim), nn.SiLU(), nn.Linear(tdim, tdim))
-        self.conv_in = nn.Conv2d(3, ch, 3, padding=1)
-        chans = [ch * m for m in mults]
-        self.down, self.downsample = nn.ModuleList(), nn.ModuleList()
-        c = ch
-        for i, co in enumerate(chans):
-            self.down.append(ResBlock(c, co, tdim))
-            c = co
-            self.downsample.append(nn.Conv2d(c, c, 3, stride=2, padding=1) if i < len(chans) - 1 else nn.Identity())
-        self.mid1, self.mid_attn, self.mid2 = ResBlock(c, c, tdim), SelfAttention2d(c), ResBlock(c, c, tdim)
-        self.up, self.upconv = nn.ModuleList(), nn.ModuleList()
-        for i, co in reversed(list(enumerate(chans))):
-            self.up.append(ResBlock(c + co, co, tdim))
-            c = co
-            self.upconv.append(nn.Conv2d(c, c, 3, padding=1) if i > 0 else nn.Identity())
-        self.out = nn.Sequential(nn.GroupNorm(8, c), nn.SiLU(), nn.Conv2d(c, 3, 3, padding=1))
-
-    def timestep_embedding(self, t):
-        half = self.ch // 2
-        freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32, device=t.device) / half)
-        args = t.float()[:, None] * freqs[None]
-        return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
-
-    def forward(self, x, t):
-        temb = self.temb(self.timestep_embedding(t))
-        h = self.conv_in(x)
-        skips = []
-        for block, down in zip(self.down, self.downsample):
-            h = block(h, temb)
-            skips.append(h)
-            h = down(h)
-        h = self.mid2(self.mid_attn(self.mid1(h, temb)), temb)
-        for block, upconv in zip(self.up, self.upconv):
-            s = skips.pop()
-            if h.shape[-1] != s.shape[-1]:
-                h = F.interpolate(h, scale_factor=2.0, mode="nearest")
-            h = upconv(block(torch.cat([h, s], dim=1), temb))
-        return self.out(h)
-
-
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d, heads, p):
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(d, 3 * d)
-        self.proj = nn.Linear(d, d)
-        self.drop = nn.Dropout(p)
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(x).split(d, dim=2)
-        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
-        mask = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))  # built at run time
-        att = self.drop(torch.softmax(att.masked_fill(~mask, float("-inf")), dim=-1))
-        return self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
-
-
-class GPTDecoder(nn.Module):
-    """A GPT-2-style decoder whose causal mask is torch.tril at run time (ONNX Trilu, opset >= 14),
-    with an LM head tied to the token embedding."""
-
-    def __init__(self, vocab=1000, n_pos=128, d=64, layers=2, heads=4, p=0.1):
-        super().__init__()
-        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(n_pos, d)
-        self.blocks = nn.ModuleList()
-        for _ in range(layers):
-            self.blocks.append(nn.ModuleDict({"ln1": nn.LayerNorm(d), "attn": CausalSelfAttention(d, heads, p),
-                                              "ln2": nn.LayerNorm(d),
-                                              "mlp": nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"),
-                                                                   nn.Linear(4 * d, d), nn.Dropout(p))}))
-        self.ln_f = nn.LayerNorm(d)
-        self.head = nn.Linear(d, vocab, bias=False)
-        self.head.weight = self.wte.weight
-
-    def forward(self, ids):
-        pos = torch.arange(ids.size(1), device=ids.device)
-        x = self.wte(ids) + self.wpe(pos)[None]
-        for blk in self.blocks:
-            x = x + blk["attn"](blk["ln1"](x))
-            x = x + blk["mlp"](blk["ln2"](x))
-        return self.head(self.ln_f(x))
-
-
-class FullGraphGCN(nn.Module):
-    """A GCN over one whole graph (no batch): x [nodes, features], edge_index [2, edges]; each layer
-    gathers the source nodes' features and sums them into the destinations (index_add), as
-    PyTorch Geometric's message passing does, then a linear layer."""
-
-    def __init__(self, fin=64, hidden=128, classes=16, layers=3, p=0.5):
-        super().__init__()
-        dims = [fin] + [hidden] * (layers - 1) + [classes]
-        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
-        self.drop = nn.Dropout(p)
-
-    def forward(self, x, edge_index):
-        src, dst = edge_index[0], edge_index[1]
-        for i, lin in enumerate(self.lins):
-            h = lin(self.drop(x))
-            x = torch.zeros_like(h).index_add(0, dst, h[src]) + h  # neighbours' sum plus self loop
-            if i < len(self.lins) - 1:
-                x = F.relu(x)
-        return x
-
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+import gnn  # noqa: E402
+import gpt  # noqa: E402
+import unet  # noqa: E402
 
 # ---- torchvision architectures, small configurations ----
 
@@ -237,10 +91,11 @@ MODELS = {
     "maxvit": (maxvit, ["input=float32[B,3,64,64]"], {}, "block and grid attention, relative position bias"),
     "segmentation": (segmentation, ["input=float32[B,3,96,96]"], {}, "bilinear F.interpolate to the input size"),
     "video": (video, ["input=float32[B,3,4,32,32]"], {}, "(2+1)D convolutions (Conv3d)"),
-    "diffusion_unet": (lambda: DiffusionUNet(), ["x=float32[B,3,32,32]", "t=int64[B]"], {},
+    "diffusion_unet": (lambda: unet.DiffusionUNet(), ["x=float32[B,3,32,32]", "t=int64[B]"], {},
                        "GroupNorm, SiLU, nearest F.interpolate, attention, timestep embedding"),
-    "gpt_tril": (lambda: GPTDecoder(), ["ids=int64[B,seq]"], {"seq": 64}, "causal mask from torch.tril at run time"),
-    "gcn": (lambda: FullGraphGCN(), ["x=float32[B,64]", "edge_index=int64[2,E]"], {"E": 2048},
+    "gpt_tril": (lambda: gpt.GPT(vocab_size=1000, n_positions=128, n_embd=64, n_layer=2, n_head=4),
+                 ["input_ids=int64[B,seq]"], {"seq": 64}, "causal mask from torch.tril at run time, tied LM head"),
+    "gcn": (lambda: gnn.FullGraphGCN(fin=64), ["x=float32[B,64]", "edge_index=int64[2,E]"], {"E": 2048},
             "full-graph GNN: the node count stands where the batch goes"),
 }
 
