@@ -343,7 +343,16 @@ class Loader {
   }
 
   Status ResolveSymbolic(const std::vector<onnx::ValueInfoProto*>& candidates) {
-    // Batch dims: a dim whose name contains "batch", else dim 0 if symbolic.
+    // Batch dims: a dim whose name contains "batch", else dim 0 if symbolic. When some input
+    // names its batch, an input without such a dim has none (a full-graph GNN's edge list
+    // [edges, 2] beside node features [batch, features]: its dim 0 is not the batch).
+    auto names_batch = [](const onnx::ValueInfoProto* in) {
+      for (const auto& d : in->type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value() && ToLower(d.dim_param()).find("batch") != std::string::npos) return true;
+      }
+      return false;
+    };
+    const bool some_named = std::any_of(candidates.begin(), candidates.end(), names_batch);
     std::set<std::string> batch_names, all_names;
     std::map<const onnx::ValueInfoProto*, std::vector<bool>> is_batch;
     for (auto* in : candidates) {
@@ -358,7 +367,7 @@ class Loader {
         if (ToLower(d.dim_param()).find("batch") != std::string::npos) b[k] = named = true;
       }
       if (!has_symbolic) continue;
-      if (!named && !shape.dim(0).has_dim_value()) b[0] = true;
+      if (!named && !some_named && !shape.dim(0).has_dim_value()) b[0] = true;
       for (int k = 0; k < shape.dim_size(); ++k) {
         if (b[k] && !shape.dim(k).dim_param().empty()) batch_names.insert(shape.dim(k).dim_param());
       }
