@@ -83,7 +83,7 @@ def video(**kw):
     return torchvision.models.video.r2plus1d_18(num_classes=50, **kw)
 
 
-# name -> factory, --input specs of gpucast-export, --dim values, opsets to skip, what it exercises.
+# name -> factory, --input specs of gpucast-export, --dim values, what it exercises.
 MODELS = {
     "swin": (swin, ["input=float32[B,3,56,56]"], {}, "shifted windows, Pad from shapes, roll, stochastic depth"),
     "convnext": (convnext, ["input=float32[B,3,64,64]"], {}, "depthwise 7x7, LayerNorm2d, stochastic depth"),
