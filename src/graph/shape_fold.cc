@@ -68,8 +68,11 @@ int64_t Flatten(const Dims& idx, const Dims& dims) {
 
 // A real rounded to its element type (FLOAT: to float); nullopt when not finite.
 std::optional<double> RoundReal(double x, int32_t t) {
-  if (t == TensorProto::FLOAT) x = static_cast<float>(x);
   if (!std::isfinite(x)) return std::nullopt;
+  if (t == TensorProto::FLOAT) {
+    if (std::abs(x) > std::numeric_limits<float>::max()) return std::nullopt;  // the cast would be UB
+    x = static_cast<float>(x);
+  }
   return x;
 }
 

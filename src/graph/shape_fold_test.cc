@@ -260,6 +260,9 @@ TEST(ShapeFold, RealsConcatCastArithmeticFloor) {
   EXPECT_EQ(f.values["neg"].reals, R{-1.5});
   EXPECT_FALSE(f.Fold(Node("Sqrt", {"neg"})));
   EXPECT_FALSE(f.Fold(Node("Floor", {"n"})));  // Floor is defined on reals only
+  // A product beyond float's range stays unfolded (casting it to float is undefined).
+  f.values["big"] = *f.Fold([&] { auto c = Node("Constant", {}); SetAttr(&c, "value", FloatTensor({}, {3e38f})); return c; }());
+  EXPECT_FALSE(f.Fold(Node("Mul", {"big", "big"})));
   // Real comparisons give bools; a real Range counts ceil((limit - start) / delta) elements.
   auto lt = f.Fold(Node("Less", {"neg", "k"}));
   ASSERT_TRUE(lt);
