@@ -36,11 +36,21 @@ UtilBelief CombineObservation(UtilBelief prior, double reading, double noise_sd,
   const double var_obs = std::max(1e-6, (noise_sd / r) * (noise_sd / r) + (u_obs * rate_sd) * (u_obs * rate_sd));
   UtilBelief out;
   if (!(prior.sd > 0)) {
-    out = prior;
+    out = prior;  // a sure prediction (a zero-width interval) is kept
   } else {
+    // The prediction is right within its sd with the probability its interval
+    // states (80%), else it says nothing (uniform on [0, 100]): a mixture
+    // prior. An observation far outside the interval then discredits the
+    // prediction instead of being pulled towards it.
     const double wp = 1.0 / (prior.sd * prior.sd), wo = 1.0 / var_obs;
-    out.mean = (prior.mean * wp + u_obs * wo) / (wp + wo);
-    out.sd = std::sqrt(1.0 / (wp + wo));
+    const double m_n = (prior.mean * wp + u_obs * wo) / (wp + wo), v_n = 1.0 / (wp + wo);
+    const double v_marg = prior.sd * prior.sd + var_obs, d = u_obs - prior.mean;
+    const double like_n = kPredictionLevel * std::exp(-0.5 * d * d / v_marg) / std::sqrt(2 * M_PI * v_marg);
+    const double like_u = (1.0 - kPredictionLevel) / 100.0;
+    const double w_n = like_n / (like_n + like_u), w_u = 1.0 - w_n;
+    out.mean = w_n * m_n + w_u * u_obs;
+    const double second = w_n * (v_n + m_n * m_n) + w_u * (var_obs + u_obs * u_obs);
+    out.sd = std::sqrt(std::max(0.0, second - out.mean * out.mean));
   }
   out.mean = std::clamp(out.mean, 0.0, 100.0);
   return out;

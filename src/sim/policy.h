@@ -67,7 +67,9 @@ struct UtilBelief {
   double sd = 0;
 };
 
-// The normal quantile of the predictor's interval level (80%: 1.2816).
+// The predictor's interval level (predict/predictor.h kDefaultIntervalLevel)
+// and its normal quantile (80%: 1.2816).
+inline constexpr double kPredictionLevel = 0.8;
 inline constexpr double kPredictionIntervalZ = 1.2815515655446004;
 // The sd of a belief that knows nothing of the utilization: uniform on
 // [0, 100], 100 / sqrt(12).
@@ -85,8 +87,12 @@ UtilBelief PredictionBelief(double predicted, double low, double high);
 // fast as alone; relative sd rate_sd). The observation's own estimate is
 // reading / rate_obs, its sd by the delta method (a slow, shared job's
 // reading says less: the counter of a saturated GPU is not read as a solo
-// utilization); the two are combined by inverse-variance weights (a prior of
-// sd 0 is kept as it is), and the result clamped to [0, 100].
+// utilization). The prior is a mixture: the prediction's normal with the
+// probability its interval states (kPredictionLevel), else uniform on
+// [0, 100] (the prediction is wrong and says nothing). So an observation
+// consistent with the prediction is combined with it by inverse-variance
+// weights, and one far outside the interval replaces it. A prior of sd 0 is
+// kept as it is; the mean is clamped to [0, 100].
 UtilBelief CombineObservation(UtilBelief prior, double reading, double noise_sd, double rate_obs, double rate_sd);
 
 // The margin for a job spanning g GPUs: it is slowed if any of its g GPUs is

@@ -471,12 +471,34 @@ TEST(Estimator, PredictionBeliefReadsTheIntervalAsANormalOne) {
   EXPECT_DOUBLE_EQ(PredictionBelief(42, NAN, NAN).mean, 42.0);
 }
 
+// The estimator's mixture by hand: the normal part's posterior (mean m, var v)
+// with weight w, the uniform part's (the observation) with 1 - w.
+UtilBelief Mixture(double pm, double psd, double u_obs, double var_obs) {
+  const double wp = 1 / (psd * psd), wo = 1 / var_obs;
+  const double m = (pm * wp + u_obs * wo) / (wp + wo), v = 1 / (wp + wo);
+  const double vm = psd * psd + var_obs, d = u_obs - pm;
+  const double ln = 0.8 * std::exp(-0.5 * d * d / vm) / std::sqrt(2 * M_PI * vm), lu = 0.2 / 100;
+  const double w = ln / (ln + lu);
+  const double mean = w * m + (1 - w) * u_obs;
+  return {mean, std::sqrt(w * (v + m * m) + (1 - w) * (var_obs + u_obs * u_obs) - mean * mean)};
+}
+
 TEST(Estimator, CombinesPredictionAndObservationByTheirVariances) {
   // Alone (rate 1 seen exactly): the observation 60 (sd 5) against a prediction
-  // 90 of sd 10: weights 1/25 and 1/100 -> (60 x 4 + 90) / 5 = 66, sd sqrt(20).
-  UtilBelief b = CombineObservation({90, 10}, 60, 5, 1.0, 0.0);
-  EXPECT_NEAR(b.mean, 66.0, 1e-9);
-  EXPECT_NEAR(b.sd, std::sqrt(20.0), 1e-9);
+  // 70 of sd 10: the normal part gives (60 x 4 + 70) / 5 = 62, sd sqrt(20);
+  // the observation is 0.89 sd from the prediction (marginal sd sqrt(125)), so
+  // the prediction keeps most of its 80% weight.
+  UtilBelief b = CombineObservation({70, 10}, 60, 5, 1.0, 0.0);
+  UtilBelief want = Mixture(70, 10, 60, 25);
+  EXPECT_NEAR(b.mean, want.mean, 1e-9);
+  EXPECT_NEAR(b.sd, want.sd, 1e-9);
+  EXPECT_GT(b.mean, 61.5);
+  EXPECT_LT(b.mean, 62.0);
+  // Far outside the interval (a prediction of 90 +- 9, as PointNet's, for a
+  // job that reads 8 alone): the prediction is discredited, the observation stays.
+  b = CombineObservation({90, 9}, 8, 5, 1.0, 0.0);
+  EXPECT_NEAR(b.mean, 8.0, 1e-6);
+  EXPECT_NEAR(b.sd, 5.0, 1e-6);
   // A sure prediction (oracle: sd 0) is kept whatever the counter says.
   b = CombineObservation({30, 0}, 80, 5, 1.0, 0.05);
   EXPECT_DOUBLE_EQ(b.mean, 30.0);
@@ -484,8 +506,8 @@ TEST(Estimator, CombinesPredictionAndObservationByTheirVariances) {
   // Shared at rate 0.5: the reading 40 stands for 80 and its sd grows to
   // sqrt((5 / 0.5)^2 + (80 x 0.05)^2) = sqrt(116): it weighs less than alone.
   b = CombineObservation({50, 28.8675134594813}, 40, 5, 0.5, 0.05);
-  const double wo = 1.0 / 116.0, wp = 1.0 / (28.8675134594813 * 28.8675134594813);
-  EXPECT_NEAR(b.mean, (80 * wo + 50 * wp) / (wo + wp), 1e-9);
+  want = Mixture(50, 28.8675134594813, 80, 116);
+  EXPECT_NEAR(b.mean, want.mean, 1e-9);
   EXPECT_GT(b.sd, CombineObservation({50, 28.8675134594813}, 80, 5, 1.0, 0.05).sd);
   // The estimate stays a utilization.
   EXPECT_DOUBLE_EQ(CombineObservation({99, 50}, 100, 5, 0.3, 0.0).mean, 100.0);
