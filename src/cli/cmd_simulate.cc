@@ -252,8 +252,14 @@ Status ModelPredictions(const SimulateFlags& f, const Dataset& data, const std::
       if (intervals) return Status::Ok();
       // The stored rows carry no utilization interval: take each row's from the
       // same computation (the same fits: the same predictions), when it agrees.
+      // Only the intervals are taken; the predictions stay the stored ones.
+      if (!f.quiet)
+        std::cerr << "gpucast simulate: " << file_name << ": its stored rows carry no utilization interval; "
+                  << "taking each row's from lowo:" << algo << " (cached per build)\n";
+      SimulateFlags quiet = f;
+      quiet.quiet = true;
       std::vector<sim::WorkloadProfile> computed = *w;
-      RETURN_IF_ERROR(ModelPredictions(f, data, algo, &computed));
+      RETURN_IF_ERROR(ModelPredictions(quiet, data, algo, &computed));
       for (size_t i = 0; i < w->size(); ++i)
         if (std::fabs(computed[i].predicted_util - (*w)[i].predicted_util) <= 1e-9 * std::max(1.0, (*w)[i].predicted_util)) {
           (*w)[i].pred_util_low = computed[i].pred_util_low;
