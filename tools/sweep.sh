@@ -38,11 +38,24 @@ P=(--trace philly --cluster "256x RTX3090" --seeds "$SEEDS" "${J[@]}")
 # Two streams run side by side (each simulate is one thread): A) every policy
 # with the default predictions over the loads, then Alibaba and Gavel; B) the
 # oracle runs over the loads, then the accuracy controls at load 2.
+# recurring STREAM PARITY: the --recurring runs of every other F (the two streams share them).
+recurring() {
+  local i=0 f
+  for f in ${RECURRING//,/ }; do
+    if [ $((i % 2)) -eq "$2" ]; then
+      log "$1: philly load 2: --recurring $f"
+      "$B" simulate "${P[@]}" --load-factor 2 --policy predictive-feedback,predictive-hybrid --recurring "$f" \
+        --out "$OUT/recurring/F-$f" >/dev/null
+    fi
+    i=$((i + 1))
+  done
+}
 stream_a() {
   log "A: philly: every policy, default predictions, loads $LOADS"
   "$B" simulate "${P[@]}" --load-factor "$LOADS" --policy all --out "$OUT/philly/predicted" >/dev/null
   log "A: philly load 2: profiling-exclusive with --restart-s 60"
   "$B" simulate "${P[@]}" --load-factor 2 --policy profiling-exclusive --restart-s 60 --out "$OUT/restart/s-60" >/dev/null
+  recurring A 0
   if [ -n "${OTHER_TRACES:-}" ]; then
     log "A: alibaba and gavel"
     "$B" simulate --trace alibaba2023 --cluster "alibaba-nodes:every=200" --seeds "$SEEDS" "${J[@]}" --policy all \
@@ -71,11 +84,7 @@ stream_b() {
     log "B: philly load 2: predictions auto (nested)"
     "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions auto --out "$OUT/accuracy-nested/auto" >/dev/null
   fi
-  for f in ${RECURRING//,/ }; do
-    log "B: philly load 2: --recurring $f"
-    "$B" simulate "${P[@]}" --load-factor 2 --policy predictive-feedback,predictive-hybrid --recurring "$f" \
-      --out "$OUT/recurring/F-$f" >/dev/null
-  done
+  recurring B 1
   log "B: done"
 }
 stream_a & A=$!

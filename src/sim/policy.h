@@ -35,10 +35,11 @@ struct JobInfo {
   double predicted_low = NAN, predicted_high = NAN;
   bool profiled = false;       // finished a profiling run
   double profiled_util = 0;    // measured utilization; valid only when profiled
-  // Observed while running (predictive-feedback): the utilization counter's
-  // reading of the job after it ran a while (while sharing: its rate x its
-  // solo utilization, plus noise), the solo utilization the policy inferred
-  // from it (InferSoloUtil), and how often it has been migrated.
+  // Observed while running (predictive-feedback, predictive-hybrid): the
+  // utilization counter's reading of the job after it ran a while (while
+  // sharing: its rate x its solo utilization, plus noise), its progress rate
+  // as its step counts show it, the estimate combined from them and the
+  // prediction (CombineObservation), and how often it has been migrated.
   bool observed = false;
   double observed_util = 0;    // the estimate of its solo utilization after the observation (Observe), percent
   double observed_sd = 0;      // that estimate's standard deviation, points

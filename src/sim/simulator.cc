@@ -881,6 +881,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
   std::vector<WorkloadProfile> blind = workloads;
   for (WorkloadProfile& x : blind) {
     x.predicted_util = NAN;
+    x.pred_util_low = x.pred_util_high = NAN;
     x.pred_mem_mib = x.pred_mem_high_mib = NAN;
   }
   SimConfig c = config;
