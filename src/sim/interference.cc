@@ -721,6 +721,13 @@ void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, 
   for (int i = 0; i < k; ++i) r0p[i] = 1.0 / (1.0 + p.beta * ep[i] * (e_sum - ep[i]));
   double share = Share(e_sum, p);
   auto capped = [&](int i, double s) { return caps[i] < std::min(r0p[i], s); };
+  // No cap binds at the full share: the plain rates.
+  bool binds = false;
+  for (int i = 0; i < k && !binds; ++i) binds = capped(i, share);
+  if (!binds) {
+    Rates(u, k, rates, busy);
+    return;
+  }
   // The capped set only grows as the share rises; at most k rounds.
   for (int round = 0; round < k; ++round) {
     double d = 0, f = 0;
@@ -729,9 +736,29 @@ void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, 
     if (f <= 0) break;
     // share = Share(f + d / share): g(s) = s - Share(f + d / s) is <= 0 at the
     // current share and >= 0 at 1.
-    for (int it = 0; it < 60 && hi - lo > 1e-12; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (mid - Share(f + d / mid, p) < 0 ? lo : hi) = mid;
+    if (p.sharpness <= 0) {
+      // Time-slicing: min(1, 1 / (f + d / s)) = s  ->  s = (1 - d) / f, or 1.
+      lo = f + d <= 1.0 ? 1.0 : std::clamp((1.0 - d) / f, lo, 1.0);
+    } else {
+      // Newton's method kept inside the bracket [lo, hi] (a bisection step
+      // when it leaves it): g'(s) = 1 - Share'(x) d / s^2, x = f + d / s,
+      // Share'(x) = -Share(x) t / (x (1 + t)), t = (x / c)^p.
+      double s_ = lo;
+      for (int it = 0; it < 60; ++it) {
+        const double x = f + d / s_;
+        const double t = std::pow(x / p.capacity, p.sharpness);
+        const double sh = std::pow(1.0 + t, -1.0 / p.sharpness);
+        const double g = s_ - sh;
+        if (g < 0) lo = s_;
+        else hi = s_;
+        if (std::fabs(g) < 1e-14 || hi - lo < 1e-14) break;
+        const double dsh = -sh * t / (x * (1.0 + t));
+        const double dg = 1.0 - dsh * d / (s_ * s_);
+        double next = dg > 0 ? s_ - g / dg : 0.5 * (lo + hi);
+        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        s_ = next;
+      }
+      lo = s_;
     }
     bool grew = false;
     for (int i = 0; i < k; ++i) grew = grew || (capped(i, lo) && !capped(i, share));
@@ -747,6 +774,37 @@ void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, 
 }
 
 double InterferenceModel::WorkCapacity() const { return Sanitized(p_).capacity; }
+
+double InterferenceModel::MaxExtra(const double* u, int k, double floor) const {
+  if (MinRate(u, k, 0.0) < floor) return -1;
+  if (MinRate(u, k, 100.0) >= floor) return 100;
+  const InterferenceParams p = Sanitized(p_);
+  if (p.beta <= 0 && floor > 0 && floor < 1) {
+    // share(E) >= floor  <=>  E <= E*: time-slicing E* = 1 / floor; capacity
+    // E* = c (floor^-p - 1)^(1/p). Then the newcomer's occupancy e <= E* - E,
+    // and u from e by inverting the occupancy and the switching inflation.
+    const double inflate = 1.0 + p.switch_cost;
+    double e_sum = 0;
+    for (int i = 0; i < k; ++i) e_sum += Effective(u[i], p.occupancy, inflate);
+    const double e_star = p.sharpness <= 0 ? 1.0 / floor
+                                            : p.capacity * std::pow(std::pow(floor, -p.sharpness) - 1.0,
+                                                                    1.0 / p.sharpness);
+    const double o = std::max(0.0, e_star - e_sum) / inflate;
+    if (o >= 1.0) return 100;
+    const double kk = p.occupancy;
+    const double d = kk == 1.0 ? o : o / (kk - (kk - 1.0) * o);
+    double x = std::clamp(100.0 * d, 0.0, 100.0);
+    // Guard the floating edge: step down until the exact test passes.
+    for (int it = 0; it < 8 && MinRate(u, k, x) < floor; ++it) x = std::max(0.0, x - 1e-9 * (1 << it));
+    return x;
+  }
+  double lo = 0, hi = 100;
+  for (int it = 0; it < 40; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (MinRate(u, k, mid) >= floor ? lo : hi) = mid;
+  }
+  return lo;
+}
 
 double InterferenceModel::MinRate(const double* u, int k, double u_extra) const {
   if (k <= 0) return 1.0;

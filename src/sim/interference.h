@@ -117,6 +117,12 @@ class InterferenceModel {
   // utilization u_extra (k + 1 jobs; no allocation: for policies' admission tests).
   double MinRate(const double* u, int k, double u_extra) const;
 
+  // The heaviest utilization u_extra (percent, in [0, 100]) with
+  // MinRate(u, k, u_extra) >= floor; -1 when even 0 is below it. Closed form
+  // without the contention term (the least rate is then the share, a
+  // function of the summed occupancy), else bisection.
+  double MaxExtra(const double* u, int k, double floor) const;
+
   // The same, with the utilizations of workloads (true_util), for the simulator.
   void Physics(const int* workloads, int k, const std::vector<WorkloadProfile>& w, double* rates,
                double* util) const;

@@ -122,6 +122,19 @@ TEST(Interference, PhysicalForRandomInputs) {
     }
     ASSERT_LE(sum_c, 100 * cap + 1e-9) << "trial " << trial;
     ASSERT_LE(busy_c, 100 + 1e-9);
+    // MaxExtra (interference-aware's heaviest newcomer): the edge of MinRate >= floor.
+    {
+      const double floor = 0.3 + 0.6 * (trial % 7) / 6.0;
+      const double x = m.MaxExtra(u.data(), k, floor);
+      if (x < 0) {
+        ASSERT_LT(m.MinRate(u.data(), k, 0.0), floor);
+      } else {
+        ASSERT_GE(m.MinRate(u.data(), k, x), floor) << "trial " << trial;
+        if (x < 100) {
+          ASSERT_LT(m.MinRate(u.data(), k, std::min(100.0, x + 1e-6)), floor) << "trial " << trial;
+        }
+      }
+    }
     // MinRate (the policies' allocation-free admission test) agrees.
     if (k >= 2) {
       ASSERT_NEAR(m.MinRate(u.data(), k - 1, u[k - 1]), *std::min_element(r.begin(), r.end()), 1e-12);

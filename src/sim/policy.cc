@@ -495,16 +495,7 @@ class CoLocate : public Policy {
   // device), so a bisection finds the edge; Accept still checks exactly.
   double MaxNewcomer(const std::vector<double>& utils) const {
     if (utils.empty()) return 100;
-    const double floor = 1.0 - o_.max_slowdown;
-    const int k = static_cast<int>(utils.size());
-    if (model_->MinRate(utils.data(), k, 0.0) < floor) return -1;
-    if (model_->MinRate(utils.data(), k, 100.0) >= floor) return 100;
-    double lo = 0, hi = 100;
-    for (int it = 0; it < 40; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (model_->MinRate(utils.data(), k, mid) >= floor ? lo : hi) = mid;
-    }
-    return lo;
+    return model_->MaxExtra(utils.data(), static_cast<int>(utils.size()), 1.0 - o_.max_slowdown);
   }
 
   // MaxNewcomer of GPU g's residents, kept while they are the same jobs with
