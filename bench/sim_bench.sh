@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Simulator benchmark: thirteen policy runs of one seed on the whole Philly trace
 # (82,247 jobs, arrivals of seed 1) on 256 RTX 3090s at load x2 (the operating
-# point of docs/simulator.md): every policy of the table (nine) with the default
-# predictions, and predictive, interference-aware, predictive-feedback and
-# predictive-hybrid with oracle predictions. Prints per-run wall and CPU time
+# point of docs/simulator.md): every policy of the table (ten) with the default
+# predictions, and predictive, interference-aware and predictive-feedback with
+# oracle predictions. Prints per-run wall and CPU time
 # and events/s, and the totals; exits non-zero when the wall total exceeds the
 # target (60 s; SIM_BENCH_TARGET_S).
 # The leave-one-workload-out predictions are computed once per build and
@@ -22,7 +22,7 @@ w1=$(date +%s.%N)
 start=$(date +%s.%N)
 /usr/bin/time -f "%U %S" -o "$OUT/time1" "$BIN" simulate "${COMMON[@]}" --policy all --out "$OUT/a" > "$OUT/a.json"
 /usr/bin/time -f "%U %S" -o "$OUT/time2" "$BIN" simulate "${COMMON[@]}" \
-  --policy predictive,interference-aware,predictive-feedback,predictive-hybrid --predictions oracle --out "$OUT/b" \
+  --policy predictive,interference-aware,predictive-feedback --predictions oracle --out "$OUT/b" \
   > "$OUT/b.json"
 end=$(date +%s.%N)
 /usr/bin/python3 - "$OUT" "$start" "$end" "$w0" "$w1" <<'PY'

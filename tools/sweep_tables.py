@@ -8,9 +8,9 @@ configuration (philly, accuracy, alibaba-26, gavel-32).
 import glob, json, math, os, sys
 
 out, commit, seeds = sys.argv[1], sys.argv[2], sys.argv[3]
-ORDER = ["slot", "profiling", "profiling-pool", "profiling-exclusive", "predictive", "predictive-spread",
-         "interference-aware", "predictive-feedback", "predictive-hybrid"]
-PROFILING = ["profiling", "profiling-pool", "profiling-exclusive"]
+ORDER = ["slot", "profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware", "predictive",
+         "predictive-spread", "interference-aware", "predictive-feedback", "predictive-hybrid"]
+PROFILING = ["profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware"]
 GPUCAST = ["predictive", "predictive-spread", "interference-aware", "predictive-feedback", "predictive-hybrid"]
 
 runs = []  # every summary, tagged with its configuration directory (philly, accuracy, alibaba-26, ...)

@@ -225,8 +225,9 @@ TEST(PolicySchedulerTest, Errors) {
   auto bad = NewPolicyScheduler("2x RTX3090", "fastest", DataDir());
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.message(), HasSubstr("unknown policy 'fastest': want one of slot, profiling, profiling-pool, "
-                                       "profiling-exclusive, predictive"));
-  for (const char* p : {"profiling", "profiling-pool", "profiling-exclusive", "predictive-hybrid"}) {
+                                       "profiling-exclusive, profiling-interference-aware, predictive"));
+  for (const char* p :
+       {"profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware", "predictive-hybrid"}) {
     bad = NewPolicyScheduler("2x RTX3090", p, DataDir());
     ASSERT_FALSE(bad.ok());
     EXPECT_THAT(bad.message(), HasSubstr("solo profiling run, which the service cannot schedule")) << p;

@@ -591,6 +591,12 @@ const std::vector<PolicyRow>& Policies() {
        "GPU time; progress kept), returns to the queue, and is then packed best-fit while the sum of "
        "measured utilization stays within the cap (the paper's 'online profiling' baseline)",
        false, MakeRow<false, P::kExclusive, true, false, false>, false},
+      {"profiling-interference-aware",
+       "the profiling counterpart of interference-aware: each new job is measured as profiling-exclusive "
+       "measures it (alone for the warm-up and window, then back to the queue), then placed as "
+       "interference-aware places jobs, fed the measured utilizations: empty GPUs first, else a GPU "
+       "where the fitted physics keeps every job at rate >= 1 - max_slowdown (no utilization cap)",
+       false, MakeRow<false, P::kExclusive, true, true, true>, false},
       {"predictive",
        "packed best-fit from submission while the sum of predicted utilization stays within the "
        "cap and predicted memory (its interval's high end) fits (the paper's scheme)",

@@ -153,6 +153,33 @@ TEST(InterferenceAware, BoundsEveryJobsPredictedRate) {
   EXPECT_EQ(Decide("interference-aware", f, loose).size(), 1u);
 }
 
+TEST(ProfilingInterferenceAware, MeasuresFirstThenAdmitsByThePhysicsOfTheMeasurements) {
+  // Model beta 1. An unmeasured job runs alone first (exclusive, a profiling run).
+  FakeView v;
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int r = v.AddJob(1, 1000, NAN, true, 90);
+  v.Put(r, 0);
+  int fresh = v.AddJob(1, 1000, NAN);
+  v.cand_ = {fresh};
+  auto p = Decide("profiling-interference-aware", v);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_TRUE(p[0].exclusive);
+  EXPECT_GT(p[0].run_alone_s, 0.0);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  // Measured: 20 joins the 90% job (both at 0.85 >= 0.75) when no GPU is
+  // empty; a measured 90 does not (0.55).
+  FakeView f;
+  f.AddGpu();
+  int r0 = f.AddJob(1, 1000, NAN, true, 90);
+  f.Put(r0, 0);
+  int light = f.AddJob(1, 1000, NAN, true, 20), heavy = f.AddJob(1, 1000, NAN, true, 90);
+  f.cand_ = {heavy, light};
+  p = Decide("profiling-interference-aware", f);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].job, light);
+  EXPECT_FALSE(p[0].exclusive);
+}
+
 TEST(PredictiveFeedback, MigratesOffOverCommittedGpuThenPacksByObservation) {
   FakeView v;
   for (int i = 0; i < 2; ++i) v.AddGpu();

@@ -497,7 +497,8 @@ TEST(Simulator, PredictivePoliciesRequirePredictions) {
   EXPECT_EQ(r.message(), "policy 'predictive' needs predicted utilization, and workload C/D/b32/amp0 has none");
   EXPECT_TRUE(f.Run(Jobs({{0, 0, 100, 1, 1}}), Gpus(1), "slot", {0}).ok());
   EXPECT_EQ(f.Run(Jobs({}), Gpus(1), "x", {}).message(),
-            "unknown policy 'x': want one of slot, profiling, profiling-pool, profiling-exclusive, predictive, "
+            "unknown policy 'x': want one of slot, profiling, profiling-pool, profiling-exclusive, "
+            "profiling-interference-aware, predictive, "
             "predictive-spread, interference-aware, predictive-feedback, predictive-hybrid");
 }
 
@@ -709,8 +710,8 @@ TEST(Simulator, PlacementsReplayMatchesAccounting) {
   ASSERT_TRUE(t.ok());
   auto c = ParseCluster("12x RTX3090", DataDir());
   for (const char* policy :
-       {"slot", "profiling", "profiling-pool", "profiling-exclusive", "predictive", "predictive-feedback",
-        "predictive-hybrid"}) {
+       {"slot", "profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware", "predictive",
+        "predictive-feedback", "predictive-hybrid"}) {
     SimConfig cfg;
     cfg.policy = policy;
     cfg.seed = 3;
