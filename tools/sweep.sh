@@ -9,7 +9,7 @@
 #     FULL=1: every one, and also noisy:0/5/10/20, constant:50,
 #     shuffled and `auto`, the training procedure's selection re-run nested);
 #  3. the restart cost (profiling-exclusive with --restart-s 60) and recurring
-#     jobs (predictive-feedback and predictive-hybrid with --recurring F, F in
+#     jobs (interference-aware, predictive-feedback and predictive-hybrid with --recurring F, F in
 #     RECURRING, default 0.25,0.5,0.75) at load 2;
 #  4. (OTHER_TRACES=1) Alibaba (26 GPUs of its node list) and Gavel (32 GPUs) at their own load;
 # each over SEEDS (arrivals, workloads, noise resampled per seed); then the
@@ -44,7 +44,7 @@ recurring() {
   for f in ${RECURRING//,/ }; do
     if [ $((i % 2)) -eq "$2" ]; then
       log "$1: philly load 2: --recurring $f"
-      "$B" simulate "${P[@]}" --load-factor 2 --policy predictive-feedback,predictive-hybrid --recurring "$f" \
+      "$B" simulate "${P[@]}" --load-factor 2 --policy interference-aware,predictive-feedback,predictive-hybrid --recurring "$f" \
         --out "$OUT/recurring/F-$f" >/dev/null
     fi
     i=$((i + 1))
