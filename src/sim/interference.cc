@@ -693,11 +693,14 @@ void InterferenceModel::Rates(const double* u, int k, double* rates, double* bus
   *busy = 100.0 * std::min(1.0, load);
 }
 
-void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, double* rates, double* busy) const {
+void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, double* rates, double* busy,
+                                     double* free_rates) const {
   bool any = false;
   for (int i = 0; i < k; ++i) any = any || caps[i] < 1.0;
   if (!any || k <= 1) {
     Rates(u, k, rates, busy);
+    if (free_rates)
+      for (int i = 0; i < k; ++i) free_rates[i] = rates[i];
     if (k == 1) rates[0] = std::min(1.0, std::max(0.0, caps[0]));
     if (k == 1) *busy = 100.0 * Frac(u[0]) * rates[0];
     return;
@@ -726,6 +729,8 @@ void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, 
   for (int i = 0; i < k && !binds; ++i) binds = capped(i, share);
   if (!binds) {
     Rates(u, k, rates, busy);
+    if (free_rates)
+      for (int i = 0; i < k; ++i) free_rates[i] = rates[i];
     return;
   }
   // The capped set only grows as the share rises; at most k rounds.
@@ -768,6 +773,7 @@ void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, 
   double load = 0;
   for (int i = 0; i < k; ++i) {
     rates[i] = capped(i, share) ? std::max(0.0, caps[i]) : std::min(r0p[i], share);
+    if (free_rates) free_rates[i] = std::min(r0p[i], share);
     load += rates[i] * ep[i];
   }
   *busy = 100.0 * std::min(1.0, load);

@@ -107,7 +107,11 @@ class InterferenceModel {
   // uncapped ones solves share(E_free + sum_capped caps_i e_i / share) =
   // share, the device's load with the capped jobs at their real rates).
   // rates[i] <= caps[i] for capped jobs; with every cap 1 this is Rates.
-  void RatesCapped(const double* u, const double* caps, int k, double* rates, double* busy) const;
+  // free_rates (optional): each job's rate without its own cap, the others'
+  // kept (min(r0_i, share)): for a capped job an upper bound of what it would
+  // get uncapped here (uncapping it would lower the share a little).
+  void RatesCapped(const double* u, const double* caps, int k, double* rates, double* busy,
+                   double* free_rates = nullptr) const;
 
   // The most work a GPU of this model does, in GPUs' worth (sum_i r_i u_i /
   // 100 <= this): c with the capacity term, else 1. The ideal bound uses it.

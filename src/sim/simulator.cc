@@ -657,21 +657,10 @@ class Engine : public ClusterView {
     old_free_.assign(free.begin(), free.end());
     free.resize(k);
     if (gang) {
-      m.RatesCapped(u_.data(), caps_.data(), k, gpu_rates_[g].data(), &util);
-      // Free rates: the same physics without the job's own cap (the others' kept).
-      rates_tmp_.resize(k);
-      double tmp;
-      for (int i = 0; i < k; ++i) {
-        if (caps_[i] >= 1.0) {
-          free[i] = gpu_rates_[g][i];
-          continue;
-        }
-        const double c = caps_[i];
-        caps_[i] = 1.0;
-        m.RatesCapped(u_.data(), caps_.data(), k, rates_tmp_.data(), &tmp);
-        caps_[i] = c;
-        free[i] = rates_tmp_[i];
-      }
+      // Free rates: what each job gets here without its own cap (the share of
+      // the uncapped ones: for a capped job an upper bound, so its other GPUs
+      // assume it uses at least what it does; the device is never over-committed).
+      m.RatesCapped(u_.data(), caps_.data(), k, gpu_rates_[g].data(), &util, free.data());
     } else {
       m.Rates(u_.data(), k, gpu_rates_[g].data(), &util);
       for (int i = 0; i < k; ++i) free[i] = gpu_rates_[g][i];
@@ -689,7 +678,7 @@ class Engine : public ClusterView {
       const int j = gs.jobs[i];
       if (res_.jobs[j].num_gpus <= 1) continue;
       auto it = std::find(seen.begin(), seen.end(), j);
-      changed = it == seen.end() || std::fabs(free[i] - old_free_[static_cast<size_t>(it - seen.begin())]) > 1e-12;
+      changed = it == seen.end() || std::fabs(free[i] - old_free_[static_cast<size_t>(it - seen.begin())]) > 1e-9;
     }
     seen = gs.jobs;
     return changed;
@@ -823,7 +812,7 @@ class Engine : public ClusterView {
   std::vector<std::vector<double>> gpu_rates_;  // per GPU, parallel to GpuState::jobs: each job's rate there
   std::vector<std::vector<double>> gpu_free_;   // the same, without the job's cap from its other GPUs
   std::vector<std::vector<int>> gpu_seen_;      // the residents of each GPU's last computation
-  std::vector<double> u_, caps_, old_free_, rates_tmp_;
+  std::vector<double> u_, caps_, old_free_;
   std::vector<double> gpu_util_;
   std::vector<double> true_mem_;  // per GPU: sum of its residents' true memory, MiB
   std::vector<InterferenceModel> type_models_;  // the physics of each GPU type of the cluster

@@ -653,19 +653,13 @@ Replay ReplayPlacements(const SimResult& r, const std::vector<WorkloadProfile>& 
               if (h != g && free_rate.count({h, job})) caps[i] = std::min(caps[i], free_rate[{h, job}]);
         }
         double busy;
-        m.RatesCapped(u.data(), caps.data(), k, rates.data(), &busy);
+        std::vector<double> fr_all(k);
+        m.RatesCapped(u.data(), caps.data(), k, rates.data(), &busy, fr_all.data());
         busy_of[g] = busy;
         for (int i = 0; i < k; ++i) {
           const int job = r.placements[rows[i]].job;
           cur_rate[{g, job}] = rates[i];
-          double fr = rates[i];
-          if (caps[i] < 1.0) {
-            std::vector<double> c2 = caps, r2(k);
-            c2[i] = 1.0;
-            double b2;
-            m.RatesCapped(u.data(), c2.data(), k, r2.data(), &b2);
-            fr = r2[i];
-          }
+          const double fr = fr_all[i];  // the uncapped share here (the simulator's free rate)
           next_free[{g, job}] = fr;
           auto old = free_rate.find({g, job});
           change = std::max(change, old == free_rate.end() ? 1.0 : std::fabs(old->second - fr));
