@@ -524,14 +524,17 @@ class CoLocate : public Policy {
     }
     const std::vector<double>& utils = Utils(x);
     if (utils.empty()) {
-      *score = 2.0;  // empty GPUs first
+      // spread (interference-aware): empty GPUs first; packing: last, so that
+      // they stay free for the jobs that must start alone (profiling runs).
+      *score = k_.spread ? 2.0 : -1e9;
       return true;
     }
     // Every resident job and the newcomer must keep rate >= 1 - max_slowdown.
     const double floor = 1.0 - o_.max_slowdown;
     double worst = model_->MinRate(utils.data(), static_cast<int>(utils.size()), u);
     if (worst < floor) return false;
-    *score = worst;  // then the least predicted slowdown
+    // spread: then the least predicted slowdown; packing: the fullest GPU (best fit).
+    *score = k_.spread ? worst : x.util_sum;
     return true;
   }
 
@@ -594,9 +597,10 @@ const std::vector<PolicyRow>& Policies() {
       {"profiling-interference-aware",
        "the profiling counterpart of interference-aware: each new job is measured as profiling-exclusive "
        "measures it (alone for the warm-up and window, then back to the queue), then placed as "
-       "interference-aware places jobs, fed the measured utilizations: empty GPUs first, else a GPU "
-       "where the fitted physics keeps every job at rate >= 1 - max_slowdown (no utilization cap)",
-       false, MakeRow<false, P::kExclusive, true, true, true>, false},
+       "interference-aware admits jobs, fed the measured utilizations: on a GPU where the fitted physics "
+       "keeps every job at rate >= 1 - max_slowdown (no utilization cap), the fullest such GPU first "
+       "(best fit, as profiling-exclusive packs), empty GPUs last (they stay free for profiling runs)",
+       false, MakeRow<false, P::kExclusive, true, true, false>, false},
       {"predictive",
        "packed best-fit from submission while the sum of predicted utilization stays within the "
        "cap and predicted memory (its interval's high end) fits (the paper's scheme)",

@@ -13,6 +13,7 @@ namespace {
 class FakeView : public ClusterView {
  public:
   FakeView() : model_(InterferenceParams{1.0, 0.0}) {}
+  explicit FakeView(InterferenceModel m) : model_(std::move(m)) {}
   double now() const override { return 0; }
   const std::vector<GpuState>& gpus() const override { return gpus_; }
   const JobInfo& job(int j) const override { return jobs_[j]; }
@@ -153,6 +154,31 @@ TEST(InterferenceAware, BoundsEveryJobsPredictedRate) {
   EXPECT_EQ(Decide("interference-aware", f, loose).size(), 1u);
 }
 
+TEST(InterferenceAware, UnderTimeSlicingTheLeastLoadedGpuWhereEveryRateStaysAboveTheFloor) {
+  // Time-slicing (rates depend on the summed utilization only):
+  // GPU 0 holds 60, GPU 1 holds 40. A 30% newcomer keeps rate 1 on both
+  // (90, 70 <= 100): a tie, the lower id, GPU 0. An 80% one: 100 / 140 = 0.71 <
+  // 0.75 on GPU 0, 100 / 120 = 0.83 on GPU 1: only GPU 1; 100% fits nowhere
+  // (0.71 on GPU 1).
+  FakeView v{InterferenceModel()};
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int a = v.AddJob(1, 1000, 60), b = v.AddJob(1, 1000, 40);
+  v.Put(a, 0);
+  v.Put(b, 1);
+  for (auto [u, want] : std::vector<std::pair<double, int>>{{30, 0}, {80, 1}, {100, -1}}) {
+    FakeView w = v;
+    int j = w.AddJob(1, 1000, u);
+    w.cand_ = {j};
+    auto p = Decide("interference-aware", w);
+    if (want < 0) {
+      EXPECT_TRUE(p.empty()) << u;
+    } else {
+      ASSERT_EQ(p.size(), 1u) << u;
+      EXPECT_EQ(p[0].gpus, std::vector<int>{want}) << u;
+    }
+  }
+}
+
 TEST(ProfilingInterferenceAware, MeasuresFirstThenAdmitsByThePhysicsOfTheMeasurements) {
   // Model beta 1. An unmeasured job runs alone first (exclusive, a profiling run).
   FakeView v;
@@ -166,18 +192,34 @@ TEST(ProfilingInterferenceAware, MeasuresFirstThenAdmitsByThePhysicsOfTheMeasure
   EXPECT_TRUE(p[0].exclusive);
   EXPECT_GT(p[0].run_alone_s, 0.0);
   EXPECT_EQ(p[0].gpus, std::vector<int>{1});
-  // Measured: 20 joins the 90% job (both at 0.85 >= 0.75) when no GPU is
-  // empty; a measured 90 does not (0.55).
+  // Measured: 20 joins the 90% job (both at 0.85 >= 0.75) rather than take an
+  // empty GPU (best fit: empty GPUs stay free for profiling runs); a measured
+  // 90 joins nothing (0.55) and takes the empty GPU.
   FakeView f;
+  f.AddGpu();
   f.AddGpu();
   int r0 = f.AddJob(1, 1000, NAN, true, 90);
   f.Put(r0, 0);
   int light = f.AddJob(1, 1000, NAN, true, 20), heavy = f.AddJob(1, 1000, NAN, true, 90);
-  f.cand_ = {heavy, light};
+  f.cand_ = {light, heavy};
   p = Decide("profiling-interference-aware", f);
-  ASSERT_EQ(p.size(), 1u);
+  ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].job, light);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
   EXPECT_FALSE(p[0].exclusive);
+  EXPECT_EQ(p[1].job, heavy);
+  EXPECT_EQ(p[1].gpus, std::vector<int>{1});
+  // interference-aware (spread) would send light to the empty GPU.
+  FakeView g;
+  g.AddGpu();
+  g.AddGpu();
+  int q = g.AddJob(1, 1000, 90);
+  g.Put(q, 0);
+  int lp = g.AddJob(1, 1000, 20);
+  g.cand_ = {lp};
+  p = Decide("interference-aware", g);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
 }
 
 TEST(PredictiveFeedback, MigratesOffOverCommittedGpuThenPacksByObservation) {
