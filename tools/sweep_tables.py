@@ -250,7 +250,8 @@ if 2.0 in ls:
         oo = get("philly", "predictive", "oracle", "oom_events")
         print(f"| {s} | {slot[s]['bound_kind']} | {slot[s]['useful_work_utilization']:.2f} "
               f"| {jo:.1f} < {j15:.1f} < {j30:.1f}: {'yes' if jo < j15 < j30 else 'NO'} "
-              f"| {dj:.1f} vs {cj:.1f}, {du:.2f} vs {cu:.2f}: {'yes' if dj <= cj and du >= cu else 'NO'} "
+              + (f"| {dj:.1f} vs {cj:.1f}, {du:.2f} vs {cu:.2f}: {'yes' if dj <= cj and du >= cu else 'NO'} "
+                 if cj == cj else "| — (no constant:50 runs) ") +
               f"| {pj:.1f} vs {ej:.1f}: {'yes' if pj <= ej else 'NO'} | {oo:.0f} |")
 
 # 5. The restart cost: profiling-exclusive with --restart-s (OUT/restart/) against the default (0 s).
