@@ -272,8 +272,8 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
       ->capture_default_str();
   sub->add_option("--policy", flags->policy,
                   "placement policy from the simulator's table: slot, predictive, predictive-spread, "
-                  "interference-aware, predictive-feedback (packs by each running job's observed "
-                  "utilization once it has one; never migrates)")
+                  "interference-aware, predictive-feedback (packs by each running job's estimate once it "
+                  "is observed: prediction and observation weighed by their uncertainties; never migrates)")
       ->capture_default_str();
   sub->add_option("--token-file", flags->token_file,
                   "file holding a bearer token; every route but /healthz and /metrics then needs "
@@ -295,6 +295,11 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "write serve's pid to this file (removed at exit), for kill -HUP \"$(cat FILE)\"");
   IntIn(sub->add_option("--max-graph-nodes", flags->analysis.limits.max_nodes,
                   "largest graph analysed, in nodes counting those of subgraphs; larger get 422")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 30);
+  IntIn(sub->add_option("--max-graph-entries", flags->analysis.limits.max_entries,
+                  "largest graph analysed, in entries (nodes, initializers, inputs, outputs, value_info, "
+                  "attributes) counting those of subgraphs; larger get 422")
       ->capture_default_str(),
       int64_t{1}, int64_t{1} << 30);
   IntIn(sub->add_option("--max-subgraph-depth", flags->analysis.limits.max_subgraph_depth,

@@ -9,6 +9,7 @@
 #include <functional>
 #include <queue>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,6 +18,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "graph/export_mode.h"
+#include "graph/inference_guard.h"
 #include "graph/onnx_schemas.h"
 #include "graph/opset_gaps.h"
 #include "graph/onnx_wire.h"
@@ -105,9 +107,10 @@ class Words {
   std::string SetEachDim() const { return api_ ? "set each in \"dims\"" : "set each with --dim NAME=VALUE"; }
   // Which setting a limit is (load_limits.h).
   std::string Limit(LoadFailure f) const {
-    if (!api_) return "gpucast's limit for one graph";
+    if (!api_) return f == LoadFailure::kTimeout ? "--max-seconds" : "gpucast's limit for one graph";
     switch (f) {
       case LoadFailure::kTooManyNodes: return "the service's limit, gpucast serve --max-graph-nodes";
+      case LoadFailure::kTooManyEntries: return "the service's limit, gpucast serve --max-graph-entries";
       case LoadFailure::kTooDeep: return "the service's limit, gpucast serve --max-subgraph-depth";
       case LoadFailure::kTooLarge: return "the service's limit, gpucast serve --max-graph-bytes";
       case LoadFailure::kTimeout: return "the service's limit, gpucast serve --max-analysis-seconds";
@@ -147,6 +150,7 @@ class Loader {
       auto* n = g.mutable_node(i);
       if (n->name().empty()) n->set_name(n->op_type() + "_" + std::to_string(i));
     }
+    DropUnread();
     RETURN_IF_ERROR(CheckNamesAndSort());
     RETURN_IF_ERROR(CheckDeadline());
     RETURN_IF_ERROR(CheckInitializers());
@@ -198,6 +202,57 @@ class Loader {
            std::to_string(max_known) + " rules and may be incomplete");
     }
     return Status::Ok();
+  }
+
+  // Initializers and graph inputs that no node reads and that name no graph
+  // output are dropped before the steps that keep a record per tensor: a few
+  // MB of header-only initializers or input declarations (hundreds of
+  // thousands, within max_entries) must cost one hash lookup each, not
+  // seconds. Nothing is costed from them: a tensor no node reads has no cost,
+  // and parameters are counted by the nodes that read them. Dropped inputs are
+  // said in a warning (an input the exporter kept but the graph ignores).
+  void DropUnread() {
+    onnx::GraphProto& g = *model_.mutable_graph();
+    // Names read by a node, also inside If/Loop/Scan bodies (outer-scope
+    // references; the wire filter bounded their depth and count).
+    std::unordered_set<std::string_view> read;
+    std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& graph) {
+      for (const auto& n : graph.node()) {
+        for (const auto& in : n.input()) read.insert(in);
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) collect(a.g());
+          for (const auto& sub : a.graphs()) collect(sub);
+        }
+      }
+    };
+    collect(g);
+    for (const auto& o : g.output()) read.insert(o.name());
+    auto* inputs = g.mutable_input();
+    int kept = 0;
+    std::string first_dropped;
+    for (int i = 0; i < inputs->size(); ++i) {
+      if (!read.count(inputs->Get(i).name())) {
+        if (first_dropped.empty()) first_dropped = inputs->Get(i).name();
+        continue;
+      }
+      if (kept != i) inputs->SwapElements(kept, i);
+      ++kept;
+    }
+    const int dropped_inputs = inputs->size() - kept;
+    if (dropped_inputs > 0) inputs->DeleteSubrange(kept, dropped_inputs);
+    for (const auto& i : g.input()) read.insert(i.name());  // an initializer may name a kept input
+    auto* inits = g.mutable_initializer();
+    kept = 0;
+    for (int i = 0; i < inits->size(); ++i) {
+      if (!read.count(inits->Get(i).name())) continue;
+      if (kept != i) inits->SwapElements(kept, i);
+      ++kept;
+    }
+    if (kept < inits->size()) inits->DeleteSubrange(kept, inits->size() - kept);
+    if (dropped_inputs > 0) {
+      Warn(std::to_string(dropped_inputs) + " graph input(s) that no node reads were ignored (first: '" +
+           first_dropped + "')");
+    }
   }
 
   // Unique producers, no dangling inputs, topological order (stable).
@@ -343,7 +398,16 @@ class Loader {
   }
 
   Status ResolveSymbolic(const std::vector<onnx::ValueInfoProto*>& candidates) {
-    // Batch dims: a dim whose name contains "batch", else dim 0 if symbolic.
+    // Batch dims: a dim whose name contains "batch", else dim 0 if symbolic. When some input
+    // names its batch, an input without such a dim has none (a full-graph GNN's edge list
+    // [edges, 2] beside node features [batch, features]: its dim 0 is not the batch).
+    auto names_batch = [](const onnx::ValueInfoProto* in) {
+      for (const auto& d : in->type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value() && ToLower(d.dim_param()).find("batch") != std::string::npos) return true;
+      }
+      return false;
+    };
+    const bool some_named = std::any_of(candidates.begin(), candidates.end(), names_batch);
     std::set<std::string> batch_names, all_names;
     std::map<const onnx::ValueInfoProto*, std::vector<bool>> is_batch;
     for (auto* in : candidates) {
@@ -358,7 +422,7 @@ class Loader {
         if (ToLower(d.dim_param()).find("batch") != std::string::npos) b[k] = named = true;
       }
       if (!has_symbolic) continue;
-      if (!named && !shape.dim(0).has_dim_value()) b[0] = true;
+      if (!named && !some_named && !shape.dim(0).has_dim_value()) b[0] = true;
       for (int k = 0; k < shape.dim_size(); ++k) {
         if (b[k] && !shape.dim(k).dim_param().empty()) batch_names.insert(shape.dim(k).dim_param());
       }
@@ -408,23 +472,33 @@ class Loader {
   }
 
   // Whether every use of `name` is a weight slot (through Identity/Cast).
+  // REQUIRES: IndexConsumers() ran. Each node has one producer per input, so
+  // the walk from one name visits each node at most once.
   bool UsedOnlyAsWeight(const std::string& name, int rank, int depth = 0) const {
     if (depth > 8) return false;
-    for (const auto& n : model_.graph().node()) {
-      for (int k = 0; k < n.input_size(); ++k) {
-        if (n.input(k) != name) continue;
-        if (!IsDefaultDomain(n.domain())) return false;
-        const std::string& op = n.op_type();
-        auto it = WeightSlots().find(op);
-        bool slot = it != WeightSlots().end() &&
-                    std::count(it->second.begin(), it->second.end(), k) > 0;
-        bool vector_operand = rank <= 1 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div");
-        bool pass = (op == "Identity" || op == "Cast") && n.output_size() == 1 &&
-                    UsedOnlyAsWeight(n.output(0), rank, depth + 1);
-        if (!slot && !vector_operand && !pass) return false;
-      }
+    auto uses = consumers_.find(name);
+    if (uses == consumers_.end()) return true;
+    for (const auto& [node, k] : uses->second) {
+      const onnx::NodeProto& n = model_.graph().node(node);
+      if (!IsDefaultDomain(n.domain())) return false;
+      const std::string& op = n.op_type();
+      auto it = WeightSlots().find(op);
+      bool slot = it != WeightSlots().end() && std::count(it->second.begin(), it->second.end(), k) > 0;
+      bool vector_operand = rank <= 1 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div");
+      bool pass = (op == "Identity" || op == "Cast") && n.output_size() == 1 &&
+                  UsedOnlyAsWeight(n.output(0), rank, depth + 1);
+      if (!slot && !vector_operand && !pass) return false;
     }
     return true;
+  }
+
+  // consumers_: every (node, input slot) that reads a name, in graph order.
+  void IndexConsumers() {
+    consumers_.clear();
+    const auto& g = model_.graph();
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (int k = 0; k < g.node(i).input_size(); ++k) consumers_[g.node(i).input(k)].emplace_back(i, k);
+    }
   }
 
   Status ResolveFixed(const std::vector<onnx::ValueInfoProto*>& candidates) {
@@ -432,8 +506,9 @@ class Loader {
       return Err(words_.Dim(opts_.dims.begin()->first) + ": no graph input has a dimension named '" +
                  opts_.dims.begin()->first + "' (the graph has no symbolic dimensions)");
     }
+    IndexConsumers();
     for (auto* in : candidates) {
-      RETURN_IF_ERROR(CheckDeadline());  // UsedOnlyAsWeight walks every node
+      RETURN_IF_ERROR(CheckDeadline());
       int32_t et = in->type().tensor_type().elem_type();
       int rank = in->type().tensor_type().shape().dim_size();
       if (IsFloatType(et) && UsedOnlyAsWeight(in->name(), rank)) {
@@ -511,7 +586,7 @@ class Loader {
   // external), so ONNX inference functions may read it.
   static bool HasCompleteData(const TensorProto& t) {
     if (t.data_location() == TensorProto::EXTERNAL) return false;
-    if (IsIntElemType(t.data_type())) return IntValueFromTensor(t).has_value();
+    if (IsIntElemType(t.data_type())) return FoldValueFromTensor(t).has_value();
     if (t.data_type() != TensorProto::FLOAT && t.data_type() != TensorProto::DOUBLE) return false;
     // Element count without a temporary vector (GCC 12 -O2 misreports freeing one here).
     std::optional<int64_t> n = 1;
@@ -521,6 +596,23 @@ class Loader {
     if (t.has_raw_data()) return static_cast<int64_t>(t.raw_data().size()) == *n * width;
     int64_t count = t.data_type() == TensorProto::FLOAT ? t.float_data_size() : t.double_data_size();
     return count == *n;
+  }
+
+  // Whether a folded value fits the graph's folding budget (and counts it):
+  // beyond kMaxFoldTotalElements values stay unfolded, with one warning, so a
+  // graph of many large constant chains cannot grow memory without bound.
+  bool KeepFolded(const FoldValue& v) {
+    if (folded_elements_ + v.Size() <= kMaxFoldTotalElements) {
+      folded_elements_ += v.Size();
+      return true;
+    }
+    if (!fold_budget_warned_) {
+      fold_budget_warned_ = true;
+      Warn("constant folding stopped: the folded values reached " + std::to_string(folded_elements_) +
+           " elements (gpucast's limit for one graph: " + std::to_string(kMaxFoldTotalElements) +
+           "); later constant sub-graphs stay unfolded and shapes that depend on them stay unknown");
+    }
+    return false;
   }
 
   // One pass in topological order: ONNX's per-node type and shape inference
@@ -539,7 +631,7 @@ class Loader {
     std::unordered_map<std::string, const TensorProto*> data;
     for (const auto& t : g.initializer()) {
       types_[t.name()] = TensorType(t.data_type(), Dims(t.dims().begin(), t.dims().end()));
-      if (auto v = IntValueFromTensor(t)) values_[t.name()] = *v;
+      if (auto v = FoldValueFromTensor(t); v && KeepFolded(*v)) values_[t.name()] = std::move(*v);
       if (HasCompleteData(t)) data[t.name()] = &t;
     }
     std::unordered_map<std::string, onnx::TypeProto*> type_ptrs;
@@ -549,7 +641,7 @@ class Loader {
 
     FoldContext fold;
     fold.opset = infer_opset_;
-    fold.value = [&](const std::string& name) -> const IntValue* {
+    fold.value = [&](const std::string& name) -> const FoldValue* {
       auto it = values_.find(name);
       return it == values_.end() ? nullptr : &it->second;
     };
@@ -564,15 +656,17 @@ class Loader {
       std::string domain = IsDefaultDomain(node.domain()) ? "" : node.domain();
       auto ov = opsets.find(domain);
       const bool gap = FilledByHand(node);
+      // Control flow is not inferred (inference_guard.h): its bodies are not analysed.
+      const bool skip = gap || (domain.empty() && SkipsInference(node.op_type()));
       const onnx::OpSchema* schema =
-          ov == opsets.end() || gap ? nullptr
-                                    : FindOpSchema(node.op_type(), ov->second, domain);  // not the whole registry
+          ov == opsets.end() || skip ? nullptr
+                                     : FindOpSchema(node.op_type(), ov->second, domain);  // not the whole registry
       // A node downstream of an unknown type stays unknown (no inference error noise).
       bool inputs_typed = std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) {
         return in.empty() || type_ptrs.count(in) > 0;
       });
       if (schema && schema->has_type_and_shape_inference_function() && inputs_typed) {
-        if (Status st = CheckRanksBeforeInference(node); !st.ok()) {
+        if (Status st = CheckBeforeLibonnx(node, *schema); !st.ok()) {
           inference_error_ = st;
           return;
         }
@@ -600,8 +694,8 @@ class Loader {
         FillKnownGaps(node, &type_ptrs);
       }
       if (node.output_size() >= 1 && !node.output(0).empty()) {
-        if (auto v = FoldNode(node, fold)) {
-          auto& t = folded[node.output(0)] = TensorFromIntValue(*v, node.output(0));
+        if (auto v = FoldNode(node, fold); v && KeepFolded(*v)) {
+          auto& t = folded[node.output(0)] = TensorFromFoldValue(*v, node.output(0));
           data[node.output(0)] = &t;
           if (!types_.count(node.output(0)) || !ShapeOf(node.output(0))) {
             auto& slot = types_[node.output(0)] = TensorType(v->elem_type, v->dims);
@@ -618,51 +712,24 @@ class Loader {
     if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
   }
 
-  // libonnx 1.12's inference functions for convolution and pooling index the
-  // weight dims and per-axis attributes without checking ranks (found by
-  // fuzzing: a rank-1 ConvTranspose weight crashes it). Reject such nodes.
-  Status CheckRanksBeforeInference(const onnx::NodeProto& n) const {
-    static const std::set<std::string> kSpatial = {"Conv", "ConvTranspose", "MaxPool", "AveragePool",
-                                                   "LpPool", "MaxUnpool", "MaxRoiPool"};
-    if (!IsDefaultDomain(n.domain()) || !kSpatial.count(n.op_type()) || n.input_size() < 1) {
-      return Status::Ok();
-    }
-    auto rank = [&](int i) -> int64_t {
-      if (n.input_size() <= i || n.input(i).empty()) return -1;
-      auto it = types_.find(n.input(i));
-      if (it == types_.end() || !it->second.has_tensor_type() || !it->second.tensor_type().has_shape()) return -1;
-      return it->second.tensor_type().shape().dim_size();
-    };
-    int64_t r = rank(0);
-    if (r < 0) return Status::Ok();
-    if (r < 3) return Err(Ref(n) + ": input has rank " + std::to_string(r) + ", want >= 3");
-    bool conv = n.op_type() == "Conv" || n.op_type() == "ConvTranspose";
-    if (conv && rank(1) >= 0 && rank(1) != r) {
-      return Err(Ref(n) + ": weight has rank " + std::to_string(rank(1)) + ", want " + std::to_string(r));
-    }
-    for (const auto& a : n.attribute()) {
-      int64_t want = a.name() == "pads" ? 2 * (r - 2)
-                     : (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ||
-                        a.name() == "output_padding" || a.name() == "output_shape")
-                         ? r - 2
-                         : -1;
-      if (want >= 0 && a.ints_size() != want && !(a.name() == "output_shape" && a.ints_size() == r)) {
-        return Err(Ref(n) + ": attribute '" + a.name() + "' has " + std::to_string(a.ints_size()) +
-                   " values, want " + std::to_string(want));
-      }
-      if (a.name() == "group" && a.i() < 1) return Err(Ref(n) + ": group must be >= 1");
-      // Zero strides divide by zero in libonnx (found by fuzzing).
-      int64_t min = a.name() == "pads" || a.name() == "output_padding" ? 0
-                    : a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ? 1
-                    : INT64_MIN;
-      for (int64_t v : a.ints()) {
-        if (v < min) {
-          return Err(Ref(n) + ": attribute '" + a.name() + "' has value " + std::to_string(v) +
-                     ", want >= " + std::to_string(min));
+  // graph/inference_guard.h: what libonnx 1.12's inference function for this
+  // node reads without checking (ranks, list lengths, divisors), checked first.
+  Status CheckBeforeLibonnx(const onnx::NodeProto& n, const onnx::OpSchema& schema) const {
+    std::vector<GuardInput> in;
+    for (const std::string& name : n.input()) {
+      GuardInput g;
+      g.present = !name.empty();
+      if (g.present) {
+        if (auto it = types_.find(name);
+            it != types_.end() && it->second.has_tensor_type() && it->second.tensor_type().has_shape()) {
+          g.rank = it->second.tensor_type().shape().dim_size();
         }
+        if (auto v = values_.find(name); v != values_.end()) g.value = &v->second.values;
       }
+      in.push_back(g);
     }
-    return Status::Ok();
+    std::string why = CheckBeforeInference(ToNode(n), schema.SinceVersion(), in);
+    return why.empty() ? Status::Ok() : Err(Ref(n) + ": " + why);
   }
 
   // Shapes ONNX's inference functions leave out for ops the exporters emit:
@@ -694,7 +761,7 @@ class Loader {
         if (auto t = types_.find(name); t != types_.end() && t->second.has_tensor_type()) {
           g.elem_type = t->second.tensor_type().elem_type();
         }
-        if (auto v = values_.find(name); v != values_.end()) g.value = &v->second.values;
+        if (auto v = values_.find(name); v != values_.end() && !v->second.IsReal()) g.value = &v->second.values;
       }
       in.push_back(std::move(g));
     }
@@ -775,7 +842,7 @@ class Loader {
           t.elem_type = it->second.tensor_type().elem_type();
         }
       }
-      if (auto it = values_.find(name); it != values_.end()) {
+      if (auto it = values_.find(name); it != values_.end() && !it->second.IsReal()) {
         t.int_value = it->second.values;
         if (t.elem_type == 0) t.elem_type = it->second.elem_type;
       }
@@ -824,9 +891,13 @@ class Loader {
   std::vector<std::string> data_inputs_;
   std::unordered_set<std::string> weight_inputs_;
   std::unordered_set<std::string> params_;
+  // Who reads each name (IndexConsumers); views into model_'s strings.
+  std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;
   // Node-based map: pointers to values stay valid while it grows.
   std::unordered_map<std::string, onnx::TypeProto> types_;
-  std::unordered_map<std::string, IntValue> values_;
+  std::unordered_map<std::string, FoldValue> values_;
+  int64_t folded_elements_ = 0;  // elements of values_ (kMaxFoldTotalElements)
+  bool fold_budget_warned_ = false;
   Graph graph_;
   Status inference_error_;
 };
@@ -836,6 +907,7 @@ class Loader {
 WireLimits WireLimitsOf(const LoadLimits& limits) {
   WireLimits w;
   w.max_nodes = limits.max_nodes;
+  w.max_entries = limits.max_entries;
   w.max_graph_depth = limits.max_subgraph_depth;
   w.max_kept_bytes = limits.max_graph_bytes;
   if (limits.max_seconds > 0) {
