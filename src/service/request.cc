@@ -16,6 +16,16 @@ using nlohmann::json;
 
 namespace {
 
+// The GPU a job that names none is predicted for: the cluster's; on a mixed
+// cluster none (the job's GPU type decides its prediction and its GPUs).
+Result<std::string> DefaultGpu(const RequestDefaults& d, const std::string& what) {
+  if (!d.gpu.empty() || d.cluster_gpus.empty()) return d.gpu;
+  std::string types;
+  for (const std::string& t : d.cluster_gpus) types += (types.empty() ? "" : ", ") + t;
+  return Status::Error(what + ": missing; the cluster has GPUs of several types (" + types +
+                       "): name the one the job runs on");
+}
+
 constexpr int64_t kMaxBatch = int64_t{1} << 24;
 constexpr int64_t kMaxGpus = 1024;
 constexpr int64_t kMaxDim = int64_t{1} << 24;
@@ -157,7 +167,9 @@ Status ParseUploadParams(const std::multimap<std::string, std::string>& params, 
     }
   }
   if (!have_batch) return Status::Error("parameter 'batch': missing (the batch size, an integer >= 1)");
-  if (spec->gpu.empty()) spec->gpu = d.gpu;
+  if (spec->gpu.empty()) {
+    ASSIGN_OR_RETURN(spec->gpu, DefaultGpu(d, "parameter 'gpu'"));
+  }
   return Status::Ok();
 }
 
@@ -234,7 +246,9 @@ Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& d)
     // One network run once per step is a plain job: one stored form.
     if (spec.models.size() == 1 && spec.models[0].repeat == 1) spec.models.clear();
   }
-  if (spec.gpu.empty()) spec.gpu = d.gpu;
+  if (spec.gpu.empty()) {
+    ASSIGN_OR_RETURN(spec.gpu, DefaultGpu(d, "field 'gpu'"));
+  }
   return spec;
 }
 

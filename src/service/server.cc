@@ -140,8 +140,13 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
     s->front_->UseTls(s->tls_.get());
   }
   // The prediction's GPU when a job names none: the cluster's.
+  // On a mixed cluster none: a job names its GPU type (RequestDefaults::cluster_gpus).
   const std::string cluster_gpu = scheduler->GpuType();
   if (!cluster_gpu.empty()) s->defaults_.gpu = cluster_gpu;
+  if (scheduler->GpuTypes().size() > 1) {
+    s->defaults_.gpu.clear();
+    s->defaults_.cluster_gpus = scheduler->GpuTypes();
+  }
   s->uploads_ = std::make_unique<UploadStore>(opts.upload_dir, opts.upload_quota_bytes);
   s->predictions_ = std::make_unique<Predictions>(s->engine_.get(), &s->roots_, s->uploads_.get(), &s->metrics_,
                                                   opts.deputy_min_uid);
