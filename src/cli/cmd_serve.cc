@@ -15,6 +15,8 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "service/engine.h"
+#include "service/k8s_pods.h"
+#include "service/k8s_share.h"
 #include "service/read_as.h"
 #include "service/reload.h"
 #include "service/scheduler.h"
@@ -51,17 +53,23 @@ struct ServeFlags {
   double dcgm_interval_s = 15;
   std::string tls_cert, tls_key, tls_client_ca;
   std::string k8s_share;           // "" = the Kubernetes routes are off; hami | fraction
-  std::string k8s_headroom = "0";  // percentage points, or "interval"
+  std::string k8s_headroom = "interval";  // percentage points, or "interval"
   bool k8s_fail_open = false;
   std::vector<std::string> k8s_nodes;
+  std::string k8s_share_key_file;  // "" = DB.k8s-share-key
+  std::string k8s_webhook_auth = "cert";  // cert | none
+  bool k8s_watch_pods = false;
+  std::string k8s_api_server, k8s_api_token_file, k8s_api_ca_file;
 };
 
 // --k8s-share, --k8s-headroom, --k8s-fail-open, --k8s-node -> the routes' config.
 Result<service::K8sConfig> K8sFromFlags(const ServeFlags& f) {
   service::K8sConfig k;
   if (f.k8s_share.empty()) {
-    if (!f.k8s_nodes.empty() || f.k8s_fail_open || f.k8s_headroom != "0") {
-      return Status::Error("--k8s-node, --k8s-headroom and --k8s-fail-open need --k8s-share (hami or fraction)");
+    if (!f.k8s_nodes.empty() || f.k8s_fail_open || f.k8s_headroom != "interval" || f.k8s_watch_pods ||
+        !f.k8s_api_server.empty() || !f.k8s_share_key_file.empty() || f.k8s_webhook_auth != "cert") {
+      return Status::Error("--k8s-node, --k8s-headroom, --k8s-fail-open, --k8s-watch-pods, --k8s-api-server, "
+                           "--k8s-share-key-file and --k8s-webhook-auth need --k8s-share (hami or fraction)");
     }
     return k;
   }
@@ -78,6 +86,7 @@ Result<service::K8sConfig> K8sFromFlags(const ServeFlags& f) {
   if (f.k8s_headroom == "interval") {
     k.share.headroom_interval = true;
   } else {
+    k.share.headroom_interval = false;
     char* end = nullptr;
     double v = std::strtod(f.k8s_headroom.c_str(), &end);
     if (f.k8s_headroom.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > 100) {
@@ -89,6 +98,22 @@ Result<service::K8sConfig> K8sFromFlags(const ServeFlags& f) {
   }
   k.fail_open = f.k8s_fail_open;
   k.nodes = f.k8s_nodes;
+  if (f.k8s_webhook_auth != "cert" && f.k8s_webhook_auth != "none") {
+    return Status::Error("--k8s-webhook-auth '" + f.k8s_webhook_auth +
+                         "': want cert (the API server presents a client certificate of --tls-client-ca, or the "
+                         "job token) or none (a managed control plane that sends neither)");
+  }
+  k.webhook_open = f.k8s_webhook_auth == "none";
+  // The key the webhook signs gpucast.io/share with, kept beside the database.
+  ASSIGN_OR_RETURN(k.share_key, service::k8s::LoadOrCreateShareKey(
+                                    f.k8s_share_key_file.empty() ? f.db + ".k8s-share-key" : f.k8s_share_key_file));
+  if (!f.k8s_api_token_file.empty() || !f.k8s_api_ca_file.empty()) {
+    if (f.k8s_api_server.empty()) return Status::Error("--k8s-api-token-file and --k8s-api-ca-file need --k8s-api-server");
+  }
+  if (!f.k8s_api_server.empty() && !f.k8s_watch_pods) {
+    return Status::Error("--k8s-api-server needs --k8s-watch-pods (it says where to watch pods)");
+  }
+  if (f.k8s_watch_pods) k.pods = std::make_shared<service::k8s::PodView>();
   // The extender scores by the co-location physics fitted to the measured pairs.
   const std::string data = DataDir();
   ASSIGN_OR_RETURN(std::vector<sim::WorkloadProfile> w, sim::LoadWorkloads(data + "/lucid/single_data.csv"));
@@ -157,6 +182,19 @@ int RunServe(const ServeFlags& f) {
     if (!k.ok()) return Fail("serve", k.message());
     opts.k8s = std::move(k).value();
   }
+  // Where the pods are watched (started once the service is up).
+  service::k8s::ApiServer api;
+  if (opts.k8s.pods) {
+    if (f.k8s_api_server.empty()) {
+      auto in = service::k8s::InClusterApiServer();
+      if (!in.ok()) return Fail("serve", in.message());
+      api = *in;
+    } else {
+      api.url = f.k8s_api_server;
+      api.token_file = f.k8s_api_token_file;
+      api.ca_file = f.k8s_api_ca_file;
+    }
+  }
   // Room for every allowed connection, the database and the models being read.
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
@@ -205,6 +243,10 @@ int RunServe(const ServeFlags& f) {
   if (!engine.ok()) return Fail("serve", engine.message());
   auto svc = service::Service::Create(opts, std::move(engine).value(), std::move(scheduler).value());
   if (!svc.ok()) return Fail("serve", svc.message());
+  if (opts.k8s.pods) {
+    Status w = opts.k8s.pods->StartWatching(api, opts.k8s.share_key);
+    if (!w.ok()) return Fail("serve", w.message());
+  }
   std::unique_ptr<PidFile> pid_file;
   if (!f.pid_file.empty()) {
     auto written = PidFile::Write(f.pid_file);
@@ -225,9 +267,12 @@ int RunServe(const ServeFlags& f) {
     std::string nodes;
     for (const std::string& n : f.k8s_nodes) nodes += (nodes.empty() ? "" : ", ") + n;
     std::fprintf(stderr, "gpucast serve: Kubernetes routes on (/k8s/v1/mutate, filter, prioritize): share %s, headroom "
-                         "%s, %s, nodes %s%s\n",
+                         "%s, %s, nodes %s, running pods %s%s%s\n",
                  f.k8s_share.c_str(), f.k8s_headroom.c_str(), f.k8s_fail_open ? "fail open" : "fail closed",
                  nodes.empty() ? "none (the extender fails every node)" : nodes.c_str(),
+                 opts.k8s.pods ? ("watched at " + api.url).c_str()
+                               : "not watched (the extender sees only /v1/jobs; --k8s-watch-pods)",
+                 opts.k8s.webhook_open ? "; /k8s/v1/mutate open to any caller (--k8s-webhook-auth none)" : "",
                  opts.token.empty() && f.tls_client_ca.empty()
                      ? "; no --token-file or --tls-client-ca: anyone who can connect may call them"
                      : "");
@@ -381,6 +426,21 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
   sub->add_option("--k8s-node", flags->k8s_nodes,
                   "Kubernetes node name of the cluster's n-th node (repeatable, in --cluster's node order); the "
                   "extender fails nodes not named");
+  sub->add_option("--k8s-share-key-file", flags->k8s_share_key_file,
+                  "secret key (32+ random bytes, mode 0600; created if missing) the webhook signs gpucast.io/share "
+                  "with; the extender acts only on shares whose signature verifies (default: DB.k8s-share-key)");
+  sub->add_option("--k8s-webhook-auth", flags->k8s_webhook_auth,
+                  "who may call POST /k8s/v1/mutate: cert (a client certificate of --tls-client-ca, or the job "
+                  "token) or none (any caller: managed control planes send neither; docs/kubernetes.md)")
+      ->capture_default_str();
+  sub->add_flag("--k8s-watch-pods", flags->k8s_watch_pods,
+                "list and watch the API server's pods that have a node, so that the extender counts what runs "
+                "(in a pod: the service account's token and CA; else --k8s-api-server)");
+  sub->add_option("--k8s-api-server", flags->k8s_api_server,
+                  "the API server to watch pods at, https://HOST:PORT (http:// only for a test's stub)");
+  sub->add_option("--k8s-api-token-file", flags->k8s_api_token_file,
+                  "bearer token for --k8s-api-server (read again on every connection)");
+  sub->add_option("--k8s-api-ca-file", flags->k8s_api_ca_file, "PEM CA of --k8s-api-server's certificate");
   sub->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
   return sub;
 }

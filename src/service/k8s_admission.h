@@ -118,10 +118,12 @@ void MemoryFromPrediction(const P& p, Sizing* s) {
 
 struct ShareOptions {
   ShareMode mode = ShareMode::kHami;
-  // The utilization a share is sized by: the point prediction plus
-  // `headroom_points`, or the interval's upper end when `headroom_interval`.
+  // The utilization a share is sized by: the interval's upper end when
+  // `headroom_interval` (the default: a cap at the point prediction slows a
+  // job whose real utilization is above it, and the interval is where it
+  // may be), else the point prediction plus `headroom_points`.
   double headroom_points = 0;
-  bool headroom_interval = false;
+  bool headroom_interval = true;
 };
 
 struct Mutation {

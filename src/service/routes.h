@@ -14,6 +14,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct Response;
 
 namespace gpucast::service {
 
+namespace k8s {
+class PodView;
+}  // namespace k8s
 class Jobs;
 class Predictions;
 class ClosedLoop;
@@ -41,10 +45,19 @@ struct RequestDefaults;
 // extender (docs/kubernetes.md). Off unless `enabled`.
 struct K8sConfig {
   bool enabled = false;
-  k8s::ShareOptions share;          // --k8s-share, --k8s-headroom
+  k8s::ShareOptions share;          // --k8s-share, --k8s-headroom (default: the interval's upper end)
   bool fail_open = false;           // --k8s-fail-open: a pod gpucast cannot size is allowed unchanged, with a warning
   std::vector<std::string> nodes;   // --k8s-node: the n-th names the cluster's n-th node
   sim::InterferenceModel physics;   // co-location physics the extender scores by (fitted to the measured pairs)
+  // --k8s-share-key-file: signs the webhook's gpucast.io/share, which the
+  // extender trusts only when the signature verifies (k8s_share.h).
+  std::string share_key;
+  // --k8s-watch-pods: the running pods the extender adds to its view (k8s_pods.h); null = off.
+  std::shared_ptr<k8s::PodView> pods;
+  // --k8s-webhook-auth none: POST /k8s/v1/mutate takes any caller (a managed
+  // control plane sends neither a client certificate nor a token); the
+  // extender routes keep the certificate or token.
+  bool webhook_open = false;
 };
 
 using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
