@@ -504,6 +504,8 @@ Status PodView::ListAndWatch(const ApiServer& api, const std::string& share_key)
     std::string line;
     int status = 0;
     Status event_error = Status::Ok();
+    const auto started = std::chrono::steady_clock::now();
+    int64_t events = 0;
     Status got = HttpGet(api, path, &status, [&](std::string_view d) {
       if (status != 200) {
         line.append(d.substr(0, 512));
@@ -531,6 +533,7 @@ Status PodView::ListAndWatch(const ApiServer& api, const std::string& share_key)
         const std::string v = StringAt(*obj, "metadata", "resourceVersion");
         if (!v.empty()) version = v;
         if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") Apply(type, *obj, share_key);
+        ++events;
       }
       return true;
     }, &fd_, 10, api.watch_timeout_s + 30.0);
@@ -539,6 +542,11 @@ Status PodView::ListAndWatch(const ApiServer& api, const std::string& share_key)
     }
     RETURN_IF_ERROR(got);
     RETURN_IF_ERROR(event_error);
+    // A server that ends watches at once is not asked again in a tight loop.
+    if (events == 0 && std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::duration<double>(api.retry_s), [this] { return stop_.load(); });
+    }
   }
   return Status::Ok();
 }

@@ -98,6 +98,15 @@ class PolicyScheduler : public Scheduler {
   }
 
   Status CanEverFit(const JobSpec& spec) const override {
+    // Prediction inputs the scheduler cannot honour (POST /v1/predict takes them).
+    if (!spec.mig.empty()) {
+      return Status::Error("field 'mig': the service schedules whole GPUs; POST /v1/predict predicts a MIG slice");
+    }
+    if (spec.nodes > 1 || !spec.interconnect.empty()) {
+      return Status::Error(std::string(spec.nodes > 1 ? "field 'nodes'" : "field 'interconnect'") +
+                           ": the service places a job on the GPUs of one node with the GPU table's links; POST "
+                           "/v1/predict predicts other layouts");
+    }
     // A job runs on GPUs of the type it was predicted for (its node group's).
     int64_t of_type = 0;
     std::string have;

@@ -182,6 +182,12 @@ TEST(PolicySchedulerTest, MixedClusterPlacesEachJobOnItsOwnGpuType) {
 TEST(PolicySchedulerTest, JobsThatCanNeverFit) {
   auto s = Make("2x RTX3090", "predictive");
   ASSERT_TRUE(s);
+  Job mig = Queued(1, 50);
+  mig.spec.mig = "3g.40gb";
+  EXPECT_THAT(s->CanEverFit(mig.spec).message(), HasSubstr("field 'mig': the service schedules whole GPUs"));
+  Job nodes = Queued(1, 50, 2);
+  nodes.spec.nodes = 2;
+  EXPECT_THAT(s->CanEverFit(nodes.spec).message(), HasSubstr("field 'nodes': the service places a job on the GPUs of one node"));
   EXPECT_TRUE(s->CanEverFit(Queued(1, 50, 2, 24576).spec).ok());
   EXPECT_EQ(s->CanEverFit(Queued(1, 50, 3).spec).message(), "field 'gpus': 3 requested, the cluster has 2");
   EXPECT_EQ(s->CanEverFit(Queued(1, 50, 1, 30000).spec).message(),
