@@ -147,6 +147,15 @@ class ClientTest(unittest.TestCase):
         by_path = self.c.predict(["pointnet.onnx"], 32, attrs={"loader_workers": 2})
         self.assertEqual(up["predicted_util"], by_path["predicted_util"])
 
+    def test_a_stored_model_is_named_by_its_digest(self):
+        path = os.path.join(ROOT, "models", "pointnet.onnx")
+        rc, out, err = run_cli("store-model", path)
+        self.assertEqual(rc, 0, err)
+        with open(path, "rb") as f:
+            digest = "sha256:" + __import__("hashlib").sha256(f.read()).hexdigest()
+        self.assertEqual(out.strip(), digest)
+        self.assertEqual(self.c.predict([digest], 32)["predicted_util"], self.c.predict(["pointnet.onnx"], 32)["predicted_util"])
+
     def test_job_lifecycle_and_errors(self):
         job = self.c.submit(["resnet50.onnx"], batch=32, name="client-test", duration_s=3600)
         self.assertIn(job["state"], ("queued", "running"))

@@ -44,6 +44,8 @@ struct ServeFlags {
   size_t max_body_bytes = 128u << 20;
   size_t max_json_body_bytes = 1u << 20;
   size_t upload_quota_bytes = 1ull << 30;
+  std::string model_store;
+  size_t model_store_quota_bytes = 1ull << 30;
   int read_timeout_s = 5;
   int request_timeout_s = 30;
   int max_connections = 1024;
@@ -169,6 +171,8 @@ int RunServe(const ServeFlags& f) {
   opts.max_body_bytes = f.max_body_bytes;
   opts.max_json_body_bytes = f.max_json_body_bytes;
   opts.upload_quota_bytes = f.upload_quota_bytes;
+  opts.model_store_dir = f.model_store;
+  opts.model_store_quota_bytes = f.model_store_quota_bytes;
   opts.read_timeout_s = f.read_timeout_s;
   opts.request_timeout_s = f.request_timeout_s;
   opts.max_connections = f.max_connections;
@@ -411,6 +415,13 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "verified certificate admits the Kubernetes routes (the API server, kube-scheduler) in place of "
                   "the bearer token (docs/security.md)")
       ->check(CLI::ExistingFile);
+  sub->add_option("--model-store", flags->model_store,
+                  "directory of models stored by content (POST /v1/models; a request names one "
+                  "\"sha256:<hex>\"; default: DB.model-store)");
+  BytesIn(sub->add_option("--model-store-quota-bytes", flags->model_store_quota_bytes,
+                          "bytes the model store may hold; a new model over it gets 507")
+              ->capture_default_str(),
+          size_t{1}, size_t{1} << 40);
   sub->add_option("--k8s-share", flags->k8s_share,
                   "turn on the Kubernetes admission webhook and scheduler extender (POST /k8s/v1/mutate, "
                   "/k8s/v1/filter, /k8s/v1/prioritize; docs/kubernetes.md) and say how a pod's share is written: "

@@ -6,6 +6,7 @@
 //   routes_admin.cc         POST /v1/admin/reload
 //   routes_health.cc        GET /healthz, GET /metrics
 //   routes_k8s.cc           POST /k8s/v1/mutate, /k8s/v1/filter, /k8s/v1/prioritize
+//   routes_models.cc        POST /v1/models, GET /v1/models/sha256:{hex}
 // A handler decodes the request (request.h, http_util.h), calls one library
 // function (jobs.h, predictions.h, closed_loop.h) and encodes its answer.
 // Admission (token, method, body) happened before (admission.h). Adding a
@@ -33,6 +34,7 @@ namespace k8s {
 class PodView;
 }  // namespace k8s
 class Jobs;
+class ModelStore;
 class Predictions;
 class ClosedLoop;
 class Metrics;
@@ -81,6 +83,7 @@ struct RouteContext {
   JobStore* store;
   const RequestDefaults* defaults;
   const K8sConfig* k8s;
+  ModelStore* models = nullptr;  // POST /v1/models (model_store.h)
 };
 
 std::vector<Route> JobRoutes(const RouteContext& ctx);
@@ -90,6 +93,7 @@ std::vector<Route> ClusterRoutes(const RouteContext& ctx);
 std::vector<Route> AdminRoutes(const RouteContext& ctx);
 std::vector<Route> HealthRoutes(const RouteContext& ctx);
 std::vector<Route> K8sRoutes(const RouteContext& ctx);  // none unless ctx.k8s->enabled
+std::vector<Route> ModelRoutes(const RouteContext& ctx);  // none without ctx.models
 
 // The parts of `req` a job request is parsed from (request.h).
 struct RequestParts;

@@ -274,6 +274,19 @@ TEST_F(K8sRoutesTest, WebhookAuthNoneOpensTheWebhookOnly) {
   EXPECT_EQ(PostJson("/v1/predict", {{"model", model_}, {"batch", 4}})->status, 401);
 }
 
+// Issue 31, item 12: a pod names a model stored by content (POST /v1/models),
+// so that a user's graph needs no access to the service's models volume.
+TEST_F(K8sRoutesTest, APodNamesAStoredModelByItsDigest) {
+  Start();
+  auto r = client_->Post("/v1/models", std::string(testing::kFakeModelMagic) + " pod model", "application/octet-stream");
+  ASSERT_EQ(r->status, 201) << r->body;
+  Annotations()["gpucast.io/model"] = Body(r)["model"];
+  json resp = Mutate();
+  EXPECT_EQ(resp["allowed"], true) << resp.dump();
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-util"], "40.00");
+}
+
 // Issue 31, item 11: on a mixed cluster a pod names its GPU type, and the
 // extender places it only on nodes of that type.
 TEST_F(K8sRoutesTest, MixedClusterPodsNameTheirGpu) {

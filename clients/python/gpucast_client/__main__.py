@@ -155,6 +155,9 @@ def main(argv=None):
     p.add_argument("--source", required=True, choices=["nvidia-smi", "dcgm", "slurm"])
     p.add_argument("--samples", type=int, default=1)
     p.add_argument("--gpu")
+    p = sub.add_parser("store-model", help="store an ONNX file by its content (POST /v1/models): prints "
+                       "sha256:<hex>, which a job or a pod's gpucast.io/model annotation may name")
+    p.add_argument("file")
     sub.add_parser("cluster", help="GPUs and their jobs (GET /v1/cluster)")
     sub.add_parser("health", help="GET /healthz")
     sub.add_parser("metrics", help="GET /metrics (Prometheus text)")
@@ -201,6 +204,10 @@ def main(argv=None):
             r = c.observe(a.id, a.gpu_util, a.source, a.samples, a.gpu)
             text = f"job {r['job']}: observed {r['observed_util']:.1f}% over {r['observed_samples']} samples " \
                    f"(predicted {r['predicted_util']:.1f}%)"
+        elif a.command == "store-model":
+            with open(a.file, "rb") as f:
+                r = c.store_model(f.read())
+            text = r["model"]
         elif a.command == "cluster":
             r = c.cluster()
             text = "\n".join([f"{r['cluster']}, policy {r['policy']}, queued {len(r['queued'])}"] +

@@ -109,6 +109,11 @@ class Client:
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self.request("POST", "/v1/jobs", self.job_body(models, batch, **kw), headers=headers)
 
+    def store_model(self, onnx_bytes):
+        """POST /v1/models: store an ONNX file by its content; {"model": "sha256:<hex>", ...}. Any request
+        (a job's model, a pod's gpucast.io/model annotation) may then name it so."""
+        return self.request("POST", "/v1/models", bytes(onnx_bytes), "application/octet-stream")
+
     def job(self, job_id):
         return self.request("GET", f"/v1/jobs/{int(job_id)}")
 
