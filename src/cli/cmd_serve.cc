@@ -309,7 +309,8 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
       ->check(CLI::ExistingFile);
   sub->add_option("--cluster", flags->cluster,
                   "GPUs to schedule onto, as for 'gpucast simulate' (\"8x RTX3090\", "
-                  "\"nodes=2,gpus_per_node=4\")")
+                  "\"nodes=2,gpus_per_node=4\"; node groups of several GPU types separated by ';': "
+                  "\"nodes=2,gpus_per_node=8,type=A100-80GB;nodes=2,gpus_per_node=8,type=H100\")")
       ->capture_default_str();
   sub->add_option("--policy", flags->policy,
                   "placement policy from the simulator's table: slot, predictive, predictive-spread, "
