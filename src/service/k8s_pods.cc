@@ -491,9 +491,17 @@ Status PodView::ListAndWatch(const ApiServer& api, const std::string& share_key)
     }
     version = StringAt(page, "metadata", "resourceVersion");
     cont = StringAt(page, "metadata", "continue");
-    // continue tokens are base64url: safe in a query; escape '=' padding anyway.
+    // The continue token goes back percent-encoded (it may hold '+', '/', '=').
     std::string escaped;
-    for (char c : cont) escaped += c == '=' ? "%3D" : std::string(1, c);
+    for (unsigned char c : cont) {
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+        escaped += static_cast<char>(c);
+      } else {
+        char hex[4];
+        std::snprintf(hex, sizeof hex, "%%%02X", c);
+        escaped += hex;
+      }
+    }
     cont = escaped;
   } while (!cont.empty() && !stop_);
   Replace(std::move(pods));

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "service/k8s_share.h"
@@ -91,19 +93,34 @@ class StubApiServer {
  public:
   StubApiServer() {
     server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
-      requests_.push_back(req.target);
-      auth_ = req.get_header_value("Authorization");
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        requests_.push_back(req.target);
+        auth_ = req.get_header_value("Authorization");
+      }
       if (req.get_param_value("fieldSelector") != "spec.nodeName!=") {
         res.status = 400;
         return;
       }
       if (req.get_param_value("watch") != "1") {
-        json list = {{"kind", "PodList"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", "100"}}},
+        // Two pages: the continue token holds what a query must escape.
+        json list = {{"kind", "PodList"}, {"apiVersion", "v1"},
+                     {"metadata", {{"resourceVersion", "100"}, {"continue", "tok+/="}}},
                      {"items", {Pod("a", "gpu-a", 30), Pod("b", "gpu-a", 20)}}};
+        if (req.get_param_value("continue") == "tok+/=") {
+          list = {{"kind", "PodList"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", "100"}}},
+                  {"items", {Pod("d", "gpu-b", 10)}}};
+        } else if (req.has_param("continue")) {
+          res.status = 400;
+          return;
+        }
         res.set_content(list.dump(), "application/json");
         return;
       }
-      watch_version_ = req.get_param_value("resourceVersion");
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        watch_version_ = req.get_param_value("resourceVersion");
+      }
       if (watches_++ > 0) {  // later watches: nothing new, end at once
         res.set_content("", "application/json");
         return;
@@ -129,9 +146,10 @@ class StubApiServer {
     thread_.join();
   }
   int port_ = 0;
-  std::vector<std::string> requests_;
-  std::string auth_, watch_version_;
-  int watches_ = 0;
+  std::mutex mu_;
+  std::vector<std::string> requests_;  // GUARDED_BY(mu_)
+  std::string auth_, watch_version_;   // GUARDED_BY(mu_)
+  std::atomic<int> watches_{0};
 
  private:
   httplib::Server server_;
@@ -158,10 +176,13 @@ TEST(PodView, ListsThenAppliesTheWatchStream) {
   ASSERT_TRUE(pods);
   ASSERT_GE(view.stats().events, 3);
   pods = view.Pods();
-  // a finished, b deleted, c added: only c runs.
-  ASSERT_EQ(pods->size(), 1u);
+  // a finished, b deleted, c added; d from the list's second page.
+  ASSERT_EQ(pods->size(), 2u);
   EXPECT_EQ((*pods)[0].key, "ml/c");
   EXPECT_TRUE((*pods)[0].verified);
+  EXPECT_EQ((*pods)[1].key, "ml/d");
+  EXPECT_EQ(stub.requests_[1], "/api/v1/pods?fieldSelector=spec.nodeName%21%3D&limit=500&continue=tok%2B%2F%3D");
+  std::lock_guard<std::mutex> lock(stub.mu_);
   EXPECT_EQ(stub.auth_, "Bearer sa-token");
   EXPECT_EQ(stub.watch_version_.empty(), false);
   EXPECT_EQ(stub.requests_.front(), "/api/v1/pods?fieldSelector=spec.nodeName%21%3D&limit=500");
