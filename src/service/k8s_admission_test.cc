@@ -253,6 +253,36 @@ TEST(BuildMutation, DefaultHeadroomIsTheInterval) {
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "4");
 }
 
+// A mixed cluster's pod sized for each type: the enforced share covers the
+// largest, the annotations and gpucast.io/share list each type.
+TEST(BuildMutation, APodSizedForEachGpuTypeOfAMixedCluster) {
+  json pod = FixturePod();
+  PodJob job = *ReadPodJob(pod);
+  Sizing a100 = A100();  // 43.21 [8.5, 60.2], memory high end 12000.4 of 81920
+  Sizing h100 = A100();
+  h100.gpu = "H100";
+  h100.util = 30;
+  h100.util_lo = 20;
+  h100.util_hi = 45;
+  h100.mem_hi = 13000;
+  const std::vector<Sizing> both = {a100, h100};
+  Sizing c = CombinedSizing(both);
+  EXPECT_DOUBLE_EQ(c.util_hi, 60.2);
+  EXPECT_DOUBLE_EQ(c.mem_hi, 13000);
+  EXPECT_DOUBLE_EQ(c.mem_hi / c.capacity_mib, 13000.0 / 81920);
+  Result<Mutation> m = BuildMutation(pod, job, c, Point(), both);
+  ASSERT_TRUE(m.ok()) << m.message();
+  json out = pod.patch(m->patch);
+  const json& a = out["metadata"]["annotations"];
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "44");  // max of 43.21, 30
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"], "13000");
+  EXPECT_EQ(a["gpucast.io/predicted-gpu"], "A100-80GB,H100");
+  EXPECT_EQ(a["gpucast.io/predicted-util"], "A100-80GB=43.21,H100=30.00");
+  EXPECT_EQ(a["gpucast.io/predicted-util-interval"], "A100-80GB=8.50-60.20,H100=20.00-45.00");
+  EXPECT_EQ(a["gpucast.io/share"], "gpu=A100-80GB,gpus=1,util=43.21,mem_mib=12001,cores=44;"
+                                   "gpu=H100,gpus=1,util=30.00,mem_mib=13000,cores=44");
+}
+
 TEST(BuildMutation, FractionReplacesTheGpuRequestWithKaisAnnotation) {
   json pod = FixturePod();
   // The trainer second, so KAI must be told which container it is.

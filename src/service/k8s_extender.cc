@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <type_traits>
 
@@ -417,6 +418,10 @@ Result<ExtenderArgs> ParseExtenderArgs(std::string_view body) {
   return out;
 }
 
+namespace {
+Status ParseOneShare(const std::string& text, const std::function<Status(const std::string&)>& bad, PodShare* out);
+}  // namespace
+
 Result<PodShare> ReadPodShare(const json& pod) {
   PodShare s;
   const json* meta = Field(pod, "metadata");
@@ -428,8 +433,34 @@ Result<PodShare> ReadPodShare(const json& pod) {
                          "gpu=NAME,gpus=N,util=PERCENT,mem_mib=MIB,...)");
   };
   if (!v->is_string()) return bad("want a string");
-  std::string text = v->get<std::string>();
-  if (text.size() > 1024) return bad("longer than 1024 bytes");
+  const std::string all = v->get<std::string>();
+  if (all.size() > 2048) return bad("longer than 2048 bytes");
+  // One share per GPU type the pod was sized for, ';'-separated (a mixed cluster's pod).
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    size_t semi = all.find(';', at);
+    parts.push_back(all.substr(at, semi == std::string::npos ? std::string::npos : semi - at));
+    if (semi == std::string::npos) break;
+    at = semi + 1;
+  }
+  if (parts.size() > 16) return bad("more than 16 GPU types");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    PodShare one;
+    RETURN_IF_ERROR(ParseOneShare(parts[i], bad, &one));
+    if (i == 0) {
+      s = one;
+    } else {
+      if (one.gpus != s.gpus) return bad("gpus differ between the GPU types");
+      s.alternatives.push_back(one);
+    }
+  }
+  return s;
+}
+
+namespace {
+
+Status ParseOneShare(const std::string& text, const std::function<Status(const std::string&)>& bad, PodShare* out) {
+  PodShare& s = *out;
   bool have_gpu = false, have_util = false;
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -467,7 +498,26 @@ Result<PodShare> ReadPodShare(const json& pod) {
   }
   if (!have_gpu || !have_util) return bad("gpu and util are required");
   s.sized = true;
-  return s;
+  return Status::Ok();
+}
+
+}  // namespace
+
+PodShare ForNode(const PodShare& pod, const std::vector<GpuLoad>& node) {
+  if (pod.alternatives.empty()) return pod;
+  auto on_node = [&](const std::string& gpu) {
+    return std::any_of(node.begin(), node.end(), [&](const GpuLoad& g) { return g.type == gpu; });
+  };
+  PodShare out = pod;
+  out.alternatives.clear();
+  if (on_node(pod.gpu)) return out;
+  for (const PodShare& alt : pod.alternatives) {
+    if (!on_node(alt.gpu)) continue;
+    PodShare one = alt;
+    one.alternatives.clear();
+    return one;
+  }
+  return out;
 }
 
 Result<std::map<std::string, std::vector<GpuLoad>>> NodesFromCluster(const json& cluster,
@@ -505,8 +555,10 @@ Result<std::map<std::string, std::vector<GpuLoad>>> NodesFromCluster(const json&
   return out;
 }
 
-NodeVerdict Evaluate(const PodShare& pod, const std::vector<GpuLoad>* node, const sim::InterferenceModel& physics) {
+NodeVerdict Evaluate(const PodShare& sized, const std::vector<GpuLoad>* node, const sim::InterferenceModel& physics) {
   NodeVerdict v;
+  // A pod sized for several GPU types is judged by its share on this node's type.
+  const PodShare pod = node ? ForNode(sized, *node) : sized;
   if (!pod.sized) {
     v.fits = true;
     v.reason = "not sized by gpucast";
@@ -525,7 +577,9 @@ NodeVerdict Evaluate(const PodShare& pod, const std::vector<GpuLoad>* node, cons
     for (const GpuLoad& g : *node) {
       if (types.find(g.type) == std::string::npos) types += (types.empty() ? "" : ", ") + g.type;
     }
-    v.reason = "gpucast: the pod was predicted for " + pod.gpu + "; this node has " + (types.empty() ? "no GPUs" : types);
+    std::string predicted = pod.gpu;
+    for (const PodShare& alt : sized.alternatives) predicted += ", " + alt.gpu;
+    v.reason = "gpucast: the pod was predicted for " + predicted + "; this node has " + (types.empty() ? "no GPUs" : types);
     return v;
   }
   if (pod.gpus > 1) {

@@ -61,9 +61,17 @@ struct PodShare {
   int64_t gpus = 1;       // GPUs, whole when > 1
   double util = 0;        // predicted utilization per GPU, percent
   double mem_mib = 0;     // memory reserved per GPU, MiB (0: not known)
+  // The pod's share on other GPU types (a mixed cluster's pod that named no
+  // GPU was sized for each; the annotation's ';'-separated entries after the first).
+  std::vector<PodShare> alternatives;
 };
 // Error: the annotation is there but malformed (names it).
 Result<PodShare> ReadPodShare(const nlohmann::json& pod);
+
+struct GpuLoad;
+// The pod's share on a node of these GPUs: the entry for a GPU type the node
+// has (the first such), else the first entry; without alternatives, `pod`.
+PodShare ForNode(const PodShare& pod, const std::vector<GpuLoad>& node);
 
 // One GPU of a Kubernetes node as the service sees it.
 struct GpuLoad {

@@ -167,6 +167,34 @@ TEST(Evaluate, FitsByUtilizationAndMemoryAndScoresByTheSlowestJob) {
   EXPECT_EQ(Evaluate(pod, &nodes.at("gpu-b"), Physics()).score, 8);
 }
 
+// A mixed cluster's pod sized for each GPU type: each node is judged by the
+// share of its own type (issue 31: a job's prediction uses its node's GPU).
+TEST(Evaluate, APodSizedForSeveralTypesUsesTheShareOfTheNodesType) {
+  json cluster = json::parse(R"({"gpus": [
+    {"id": 0, "node": 0, "type": "A100-80GB", "mem_mib": 81920, "mem_used_mib": 0, "jobs": [{"id": 1, "predicted_util": 40}]},
+    {"id": 1, "node": 1, "type": "H100", "mem_mib": 81920, "mem_used_mib": 0, "jobs": [{"id": 2, "predicted_util": 40}]}]})");
+  auto nodes = *NodesFromCluster(cluster, {"a100", "h100"});
+  // 70% on an A100, 50% on an H100: next to a 40% job only the H100 has room.
+  Result<PodShare> pod = ReadPodShare(SizedPod("gpu=A100-80GB,gpus=1,util=70,mem_mib=100,cores=70;"
+                                               "gpu=H100,gpus=1,util=50,mem_mib=90,cores=70"));
+  ASSERT_TRUE(pod.ok()) << pod.message();
+  ASSERT_EQ(pod->alternatives.size(), 1u);
+  EXPECT_EQ(ForNode(*pod, nodes.at("h100")).util, 50);
+  EXPECT_EQ(ForNode(*pod, nodes.at("a100")).util, 70);
+  NodeVerdict a = Evaluate(*pod, &nodes.at("a100"), Physics());
+  EXPECT_FALSE(a.fits);
+  EXPECT_THAT(a.reason, HasSubstr("predicted utilization 40.0% + the pod's 70.0% > 100%"));
+  NodeVerdict h = Evaluate(*pod, &nodes.at("h100"), Physics());
+  EXPECT_TRUE(h.fits) << h.reason;
+  EXPECT_EQ(h.gpus, std::vector<int>{1});
+  // A type the pod was not sized for fails, naming the types it was.
+  PodShare t4 = *ReadPodShare(SizedPod("gpu=T4,gpus=1,util=5;gpu=L4,gpus=1,util=4"));
+  EXPECT_EQ(Evaluate(t4, &nodes.at("h100"), Physics()).reason,
+            "gpucast: the pod was predicted for T4, L4; this node has H100");
+  EXPECT_THAT(ReadPodShare(SizedPod("gpu=T4,gpus=1,util=5;gpu=L4,gpus=2,util=4")).message(),
+              HasSubstr("gpus differ between the GPU types"));
+}
+
 TEST(Evaluate, TypeUnknownNodesAndWholeGpus) {
   auto nodes = *NodesFromCluster(Cluster(), {"gpu-a", "gpu-b"});
   PodShare pod = *ReadPodShare(SizedPod("gpu=RTX3090,gpus=1,util=10"));

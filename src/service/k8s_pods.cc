@@ -366,6 +366,9 @@ void AddPods(std::map<std::string, std::vector<GpuLoad>>* nodes, const std::vect
     auto it = nodes->find(p->node);
     if (it == nodes->end()) continue;
     std::vector<GpuLoad>& gpus = it->second;
+    RunningPod on_node = *p;  // a mixed cluster's pod counts by its share on this node's GPU type
+    on_node.share = ForNode(p->share, gpus);
+    p = &on_node;
     if (p->verified && p->share.gpus == 1) {
       GpuLoad* best = nullptr;
       for (GpuLoad& g : gpus) {

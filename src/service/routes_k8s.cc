@@ -77,28 +77,57 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   if (!job.ok()) return refuse(job.message());
   if (!job->annotated) return answer(k8s::AllowReview(r.uid, nullptr));
 
-  // The POST /v1/predict path, on the job the annotations describe.
-  json request = job->request;
-  if (!job->gpu.empty()) request["gpu"] = job->gpu;
-  const std::string text = Dump(request);
-  RequestParts parts;
-  parts.content_type = "application/json";
-  parts.body = text;
-  int status = 400;
-  Result<JobRequest> parsed = ParseJobRequest(parts, *ctx.defaults, &status);
-  if (!parsed.ok()) return refuse("gpucast.io annotations: " + parsed.message());
-  Result<Predicted> pred = ctx.predictions->Run(*parsed, text, &status);
-  if (!pred.ok()) return refuse(pred.message());
-
+  // The POST /v1/predict path, on the job the annotations describe, for `gpu`
+  // (the pod's gpucast.io/gpu, or "" for the cluster's).
+  int64_t batch = 0;
+  auto predict_for = [&](const std::string& gpu) -> Result<k8s::Sizing> {
+    json request = job->request;
+    if (!gpu.empty()) request["gpu"] = gpu;
+    const std::string text = Dump(request);
+    RequestParts parts;
+    parts.content_type = "application/json";
+    parts.body = text;
+    int status = 400;
+    Result<JobRequest> parsed = ParseJobRequest(parts, *ctx.defaults, &status);
+    if (!parsed.ok()) return parsed.status().Prefixed("gpucast.io annotations");
+    Result<Predicted> pred = ctx.predictions->Run(*parsed, text, &status);
+    if (!pred.ok()) return pred.status();
+    batch = pred->spec.batch;
+    k8s::Sizing s;
+    s.gpu = pred->spec.gpu;
+    s.util = pred->prediction.util;
+    s.util_lo = pred->prediction.util_lo;
+    s.util_hi = pred->prediction.util_hi;
+    k8s::MemoryFromPrediction(pred->prediction, &s);
+    s.capacity_mib = GpuCapacityMib(s.gpu);
+    if (s.capacity_mib <= 0) return Status::Error("GPU " + s.gpu + " has no memory size in gpucast's GPU table");
+    return s;
+  };
+  // On a mixed cluster a pod that names no GPU is sized for each type (the
+  // extender then uses the share of the type of the node it weighs), leaving
+  // out the types whose memory the job does not fit.
+  std::vector<k8s::Sizing> per_gpu;
   k8s::Sizing s;
-  s.gpu = pred->spec.gpu;
-  s.util = pred->prediction.util;
-  s.util_lo = pred->prediction.util_lo;
-  s.util_hi = pred->prediction.util_hi;
-  k8s::MemoryFromPrediction(pred->prediction, &s);
-  s.capacity_mib = GpuCapacityMib(s.gpu);
-  if (s.capacity_mib <= 0) return refuse("GPU " + s.gpu + " has no memory size in gpucast's GPU table");
-  Result<k8s::Mutation> m = k8s::BuildMutation(r.object, *job, s, ctx.k8s->share);
+  if (job->gpu.empty() && !ctx.defaults->cluster_gpus.empty()) {
+    std::string first_error;
+    for (const std::string& gpu : ctx.defaults->cluster_gpus) {
+      Result<k8s::Sizing> one = predict_for(gpu);
+      if (!one.ok()) return refuse(one.message());
+      Result<k8s::Mutation> fits = k8s::BuildMutation(r.object, *job, *one, ctx.k8s->share);
+      if (!fits.ok()) {
+        if (first_error.empty()) first_error = fits.message();
+        continue;
+      }
+      per_gpu.push_back(*one);
+    }
+    if (per_gpu.empty()) return refuse(first_error);
+    s = k8s::CombinedSizing(per_gpu);
+  } else {
+    Result<k8s::Sizing> one = predict_for(job->gpu);
+    if (!one.ok()) return refuse(one.message());
+    s = *one;
+  }
+  Result<k8s::Mutation> m = k8s::BuildMutation(r.object, *job, s, ctx.k8s->share, per_gpu);
   if (!m.ok()) return refuse(m.message());
   // The share's signature over the pod as patched: the extender trusts the share only if it verifies.
   json patched = r.object.patch(m->patch);
@@ -109,8 +138,8 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
                ForLog(who).c_str(), ForLog(job->request.contains("model") ? job->request["model"].get<std::string>()
                                                                           : job->request["models"].dump())
                                         .c_str(),
-               static_cast<long long>(pred->spec.batch), s.gpu.c_str(), static_cast<long long>(job->gpus), s.util,
-               m->summary.c_str());
+               static_cast<long long>(batch), per_gpu.size() > 1 ? "each GPU type" : s.gpu.c_str(),
+               static_cast<long long>(job->gpus), s.util, m->summary.c_str());
   answer(k8s::AllowReview(r.uid, &*m));
 }
 

@@ -287,14 +287,24 @@ TEST_F(K8sRoutesTest, APodNamesAStoredModelByItsDigest) {
   EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-util"], "40.00");
 }
 
-// Issue 31, item 11: on a mixed cluster a pod names its GPU type, and the
-// extender places it only on nodes of that type.
+// Issue 31, item 11: on a mixed cluster a pod is predicted for each GPU type,
+// or names its type, and the extender then places it only on nodes of that type.
 TEST_F(K8sRoutesTest, MixedClusterPodsNameTheirGpu) {
   Start("nodes=1,gpus_per_node=1,type=RTX3090;nodes=1,gpus_per_node=1,type=A100-80GB");
+  // Without gpucast.io/gpu the pod is sized for each type; the extender takes the share of the node's type.
   json resp = Mutate();
-  EXPECT_EQ(resp["allowed"], false);
-  EXPECT_THAT(resp["status"]["message"].get<std::string>(),
-              HasSubstr("field 'gpu': missing; the cluster has GPUs of several types (RTX3090, A100-80GB)"));
+  ASSERT_EQ(resp["allowed"], true) << resp.dump();
+  json each = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(each["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "RTX3090,A100-80GB");
+  EXPECT_EQ(each["metadata"]["annotations"]["gpucast.io/predicted-util"], "RTX3090=40.00,A100-80GB=40.00");
+  EXPECT_EQ(each["metadata"]["annotations"]["gpucast.io/share"],
+            "gpu=RTX3090,gpus=1,util=40.00,mem_mib=0,cores=45;gpu=A100-80GB,gpus=1,util=40.00,mem_mib=0,cores=45");
+  EXPECT_EQ(Body(PostJson("/k8s/v1/filter", {{"Pod", each}, {"NodeNames", {"gpu-a", "gpu-b"}}}))["NodeNames"],
+            json::array({"gpu-a", "gpu-b"}));
+  // The API wants the job's GPU named.
+  auto p = PostJson("/v1/predict", {{"model", model_}, {"batch", 4}});
+  EXPECT_EQ(p->status, 400);
+  EXPECT_THAT(Error(p), HasSubstr("field 'gpu': missing; the cluster has GPUs of several types (RTX3090, A100-80GB)"));
   Annotations()["gpucast.io/gpu"] = "A100-80GB";
   json pod = review_["request"]["object"].patch(json::parse(FromBase64(Mutate()["patch"])));
   EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "A100-80GB");
