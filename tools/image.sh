@@ -43,7 +43,8 @@ if [ $check = 1 ]; then
   chroot "$R" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/gpucast.deb >/dev/null && rm -rf /var/lib/apt/lists/*' >&2
   chroot "$R" /usr/bin/gpucast serve --help >/dev/null
   chroot "$R" /usr/bin/gpucast gpus >/dev/null
-  echo "image: the package installs on Debian 12 minbase ($(du -sh "$R" | cut -f1) root) and gpucast runs there"
+  umount "$R/proc"
+  echo "image: the package installs on Debian 12 minbase ($(du -sh "$R" 2>/dev/null | cut -f1) root) and gpucast runs there"
   exit 0
 fi
 
