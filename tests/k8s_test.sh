@@ -380,9 +380,13 @@ fi
 
 # Issue 31, item 7: 16 concurrent ~965 kB ExtenderArgs (a huge pod, 88000 node names, 15000
 # Node objects). Before: 1.1 GB kept, a 1 MB request answered 7.4 MB.
-python3 - "$PORT" "$SERVE" <<'PY' >amp.out || fail "extender amplification: $(cat amp.out)"
+# Under AddressSanitizer (make sanitize sets ASAN_OPTIONS) freed memory is held in quarantine: the
+# answers' sizes are checked, the RSS bound is not.
+RSS_LIMIT=300
+[ -n "${ASAN_OPTIONS:-}" ] && RSS_LIMIT=0
+python3 - "$PORT" "$SERVE" "$RSS_LIMIT" <<'PY' >amp.out || fail "extender amplification: $(cat amp.out)"
 import json, ssl, sys, threading, http.client
-port, pid = int(sys.argv[1]), sys.argv[2]
+port, pid, limit = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 ctx = ssl.create_default_context(cafile="ca.crt")
 ctx.load_cert_chain("certs/scheduler.crt", "certs/scheduler.key")
 share = {"gpucast.io/share": "gpu=A100-80GB,gpus=1,util=5"}
@@ -410,11 +414,15 @@ for kind, b in bodies.items():
     worst = max(worst, max(n / len(data) for _, n in out))
 rss = int(next(l.split()[1] for l in open("/proc/%s/status" % pid) if l.startswith("VmRSS:"))) // 1024
 print(rss, round(worst, 2))
-sys.exit(0 if rss <= 300 else 1)
+sys.exit(0 if limit == 0 or rss <= limit else 1)
 PY
 read -r RSS RATIO <amp.out
 echo "  (RSS ${RSS} MiB after 16 x 3 kinds of ~965 kB arguments; largest answer ${RATIO} x its request)" >&2
-ok "16 concurrent ~965 kB ExtenderArgs of each kind (a huge pod, 88000 names, 15000 Node objects): the service stays at most 300 MiB, every answer at most the request + 64 KiB"
+if [ "$RSS_LIMIT" = 0 ]; then
+  ok "16 concurrent ~965 kB ExtenderArgs of each kind (a huge pod, 88000 names, 15000 Node objects): every answer at most the request + 64 KiB (RSS not bounded under ASan)"
+else
+  ok "16 concurrent ~965 kB ExtenderArgs of each kind (a huge pod, 88000 names, 15000 Node objects): the service stays at most 300 MiB, every answer at most the request + 64 KiB"
+fi
 
 # ---------------------------------------------------------------- 6. SIGHUP reloads the certificate
 serial() {
