@@ -150,7 +150,7 @@ class Loader {
       auto* n = g.mutable_node(i);
       if (n->name().empty()) n->set_name(n->op_type() + "_" + std::to_string(i));
     }
-    DropUnusedInitializers();
+    DropUnread();
     RETURN_IF_ERROR(CheckNamesAndSort());
     RETURN_IF_ERROR(CheckDeadline());
     RETURN_IF_ERROR(CheckInitializers());
@@ -204,27 +204,55 @@ class Loader {
     return Status::Ok();
   }
 
-  // Initializers that no node reads and that name no graph input or output
-  // are dropped before the steps that keep a record per tensor: a few MB of
-  // header-only initializers (hundreds of thousands, within max_entries) must
-  // cost one hash lookup each, not seconds. Nothing is lost: a tensor no node
-  // reads has no cost, and parameters are counted by the nodes that read them.
-  void DropUnusedInitializers() {
+  // Initializers and graph inputs that no node reads and that name no graph
+  // output are dropped before the steps that keep a record per tensor: a few
+  // MB of header-only initializers or input declarations (hundreds of
+  // thousands, within max_entries) must cost one hash lookup each, not
+  // seconds. Nothing is costed from them: a tensor no node reads has no cost,
+  // and parameters are counted by the nodes that read them. Dropped inputs are
+  // said in a warning (an input the exporter kept but the graph ignores).
+  void DropUnread() {
     onnx::GraphProto& g = *model_.mutable_graph();
-    std::unordered_set<std::string_view> used;
-    for (const auto& n : g.node()) {
-      for (const auto& in : n.input()) used.insert(in);
-    }
-    for (const auto& i : g.input()) used.insert(i.name());
-    for (const auto& o : g.output()) used.insert(o.name());
-    auto* inits = g.mutable_initializer();
+    // Names read by a node, also inside If/Loop/Scan bodies (outer-scope
+    // references; the wire filter bounded their depth and count).
+    std::unordered_set<std::string_view> read;
+    std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& graph) {
+      for (const auto& n : graph.node()) {
+        for (const auto& in : n.input()) read.insert(in);
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) collect(a.g());
+          for (const auto& sub : a.graphs()) collect(sub);
+        }
+      }
+    };
+    collect(g);
+    for (const auto& o : g.output()) read.insert(o.name());
+    auto* inputs = g.mutable_input();
     int kept = 0;
+    std::string first_dropped;
+    for (int i = 0; i < inputs->size(); ++i) {
+      if (!read.count(inputs->Get(i).name())) {
+        if (first_dropped.empty()) first_dropped = inputs->Get(i).name();
+        continue;
+      }
+      if (kept != i) inputs->SwapElements(kept, i);
+      ++kept;
+    }
+    const int dropped_inputs = inputs->size() - kept;
+    if (dropped_inputs > 0) inputs->DeleteSubrange(kept, dropped_inputs);
+    for (const auto& i : g.input()) read.insert(i.name());  // an initializer may name a kept input
+    auto* inits = g.mutable_initializer();
+    kept = 0;
     for (int i = 0; i < inits->size(); ++i) {
-      if (!used.count(inits->Get(i).name())) continue;
+      if (!read.count(inits->Get(i).name())) continue;
       if (kept != i) inits->SwapElements(kept, i);
       ++kept;
     }
     if (kept < inits->size()) inits->DeleteSubrange(kept, inits->size() - kept);
+    if (dropped_inputs > 0) {
+      Warn(std::to_string(dropped_inputs) + " graph input(s) that no node reads were ignored (first: '" +
+           first_dropped + "')");
+    }
   }
 
   // Unique producers, no dangling inputs, topological order (stable).

@@ -696,19 +696,25 @@ TEST(LoadOnnxLimits, EntriesOfEveryRepeatedFieldAreBounded) {
   EXPECT_GT(LoadLimits{}.max_entries, LoadLimits{}.max_nodes);
 }
 
-// Initializers that nothing reads are dropped before the per-tensor work (they
-// cost nothing and were the cheapest way to make a load slow); those a node
-// reads, or that name a graph input or output, stay.
-TEST(LoadOnnx, InitializersNothingReadsAreDropped) {
+// Initializers and graph inputs that nothing reads are dropped before the
+// per-tensor work (they cost nothing and were the cheapest way to make a load
+// slow); those a node reads, or that name a graph output, stay. Dropped inputs
+// are said in a warning.
+TEST(LoadOnnx, InitializersAndInputsNothingReadsAreDropped) {
   ModelBuilder b = ConvNet();
   for (int i = 0; i < 1000; ++i) b.FloatInit("unused" + std::to_string(i), {1});
+  b.Input("ignored", kFloat, {std::string("N"), 5}).Input("w2", kFloat, {4});
   auto g = Load(b, Opts(2));
   ASSERT_TRUE(g.ok()) << g.message();
   EXPECT_EQ(g->Tensor("unused0"), nullptr);
   EXPECT_EQ(g->Tensor("unused999"), nullptr);
+  EXPECT_EQ(g->Tensor("ignored"), nullptr);
+  EXPECT_EQ(g->data_inputs, std::vector<std::string>{"x"});
   ASSERT_NE(g->Tensor("w"), nullptr);
   EXPECT_TRUE(g->Tensor("w")->is_param);
   EXPECT_EQ(g->Tensor("w")->dims, (std::vector<int64_t>{4, 3, 3, 3}));
+  ASSERT_EQ(g->warnings.size(), 1u);
+  EXPECT_EQ(g->warnings[0], "m.onnx: 2 graph input(s) that no node reads were ignored (first: 'ignored')");
 }
 
 TEST(LoadOnnxLimits, SubgraphDepthIsBounded) {
