@@ -563,7 +563,9 @@ Status PodView::ListAndWatch(const ApiServer& api, const std::string& share_key)
 }
 
 void PodView::Run(ApiServer api, std::string share_key) {
+  double wait_s = api.retry_s;  // doubles after each failure in a row, up to a minute
   while (!stop_) {
+    const int64_t lists_before = stats().lists;
     Status s = ListAndWatch(api, share_key);
     if (stop_) return;
     {
@@ -571,9 +573,14 @@ void PodView::Run(ApiServer api, std::string share_key) {
       ++stats_.failures;
       stats_.last_error = s.ok() ? "watch ended" : s.message();
     }
-    if (!s.ok()) std::fprintf(stderr, "gpucast serve: k8s: pods: %s (relisting)\n", ForLog(s.message(), 512).c_str());
+    if (stats().lists > lists_before) wait_s = api.retry_s;  // it listed: start the back-off afresh
+    if (!s.ok()) {
+      std::fprintf(stderr, "gpucast serve: k8s: pods: %s (relisting in %.0f s)\n", ForLog(s.message(), 512).c_str(),
+                   wait_s);
+    }
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::duration<double>(api.retry_s), [this] { return stop_.load(); });
+    cv_.wait_for(lock, std::chrono::duration<double>(wait_s), [this] { return stop_.load(); });
+    wait_s = std::min(60.0, wait_s * 2);
   }
 }
 
