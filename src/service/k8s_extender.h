@@ -51,7 +51,7 @@ struct ExtenderArgs {
 
 // Parses ExtenderArgs. An error (answered 400) names the field:
 // "ExtenderArgs: field 'NodeNames[2]': want a non-empty string". `body` must
-// outlive the result (node_texts point into it).
+// outlive the result (node_texts point into it: not a temporary string).
 Result<ExtenderArgs> ParseExtenderArgs(std::string_view body);
 
 // What the webhook's gpucast.io/share annotation says the pod needs.

@@ -45,7 +45,8 @@ TEST(ParseExtenderArgs, NodeObjectsWhenNotNodeCacheCapable) {
                {"Nodes", {{"metadata", json::object()},
                           {"items", {{{"metadata", {{"name", "gpu-a"}, {"labels", {{"nvidia.com/gpu.product", "A100"}}}}}},
                                      {{"metadata", {{"name", "gpu-b"}}}}}}}}};
-  Result<ExtenderArgs> a = ParseExtenderArgs(args.dump());
+  const std::string body = args.dump();  // the Node objects stay views into it
+  Result<ExtenderArgs> a = ParseExtenderArgs(body);
   ASSERT_TRUE(a.ok()) << a.message();
   EXPECT_TRUE(a->node_objects);
   EXPECT_EQ(Names(*a), (std::vector<std::string>{"gpu-a", "gpu-b"}));
@@ -75,7 +76,8 @@ TEST(ParseExtenderArgs, KeepsOnlyWhatTheExtenderReads) {
   EXPECT_EQ(Names(*b), std::vector<std::string>{"a"});
   // Nodes whose items hold escapes and nesting come back byte for byte.
   const std::string item = R"({"metadata": {"name": "n\"1", "labels": {"a]": "[}"}}, "status": [1, {"x": null}]})";
-  Result<ExtenderArgs> c = ParseExtenderArgs(R"({"Pod": {}, "Nodes": {"items": [)" + item + R"(, {"metadata": {"name": "n2"}}]}})");
+  const std::string body = R"({"Pod": {}, "Nodes": {"items": [)" + item + R"(, {"metadata": {"name": "n2"}}]}})";
+  Result<ExtenderArgs> c = ParseExtenderArgs(body);
   ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_EQ(Names(*c), (std::vector<std::string>{"n\"1", "n2"}));
   EXPECT_EQ(c->node_texts[0], item);
