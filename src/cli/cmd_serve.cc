@@ -314,8 +314,8 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
       ->capture_default_str();
   sub->add_option("--policy", flags->policy,
                   "placement policy from the simulator's table: slot, predictive, predictive-spread, "
-                  "interference-aware, predictive-feedback (packs by each running job's observed "
-                  "utilization once it has one; never migrates)")
+                  "interference-aware, predictive-feedback (packs by each running job's estimate once it "
+                  "is observed: prediction and observation weighed by their uncertainties; never migrates)")
       ->capture_default_str();
   sub->add_option("--token-file", flags->token_file,
                   "file holding a bearer token; every route but /healthz and /metrics then needs "

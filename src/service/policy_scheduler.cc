@@ -23,8 +23,28 @@ struct Resident {
   double mem_mib = 0;
   bool exclusive = false;
   bool observed = false;     // has a measured utilization (Observe)
-  double observed_util = 0;  // percent, valid when observed
+  double observed_util = 0;  // percent, valid when observed: the counter's mean so far
+  double util_lo = NAN, util_hi = NAN;  // the prediction's interval, percent
 };
+
+// The counter's noise the service assumes for one observation, points (the
+// simulator's --measure-noise default; docs/simulator.md).
+constexpr double kObservationNoisePct = 5;
+// A job sharing its GPU progresses at an unknown rate (the service sees no
+// step counts): its counter reads rate x utilization, with the rate anywhere
+// from about 0.5 (two saturating jobs) to 1. The observation is read as
+// reading / 0.75 with a relative sd of 0.25, so that it weighs less than a
+// reading taken alone (rate 1, known).
+constexpr double kSharedRate = 0.75, kSharedRateSd = 0.25;
+
+// The estimate the policies decide by, from the prediction (with its
+// interval) and the observation (sim::CombineObservation, the simulator's own
+// estimator).
+sim::UtilBelief Believe(const Resident& r, bool shared) {
+  const sim::UtilBelief prior = sim::PredictionBelief(r.util, r.util_lo, r.util_hi);
+  return sim::CombineObservation(prior, r.observed_util, kObservationNoisePct, shared ? kSharedRate : 1.0,
+                                 shared ? kSharedRateSd : 0.0);
+}
 
 // One scheduling round's read-only view: residents first, then the queue.
 class RoundView : public sim::ClusterView {
@@ -51,12 +71,20 @@ sim::PolicyOptions LiveOptions() {
   return o;
 }
 
-sim::JobInfo InfoOf(int64_t gpus, double util, double mem_mib) {
+sim::JobInfo InfoOf(int64_t gpus, double util, double mem_mib, double lo = NAN, double hi = NAN) {
   sim::JobInfo info;
   info.num_gpus = static_cast<int>(gpus);
   info.mem_mib = mem_mib;
   info.predicted_util = util;
+  info.predicted_low = lo;
+  info.predicted_high = hi;
   return info;
+}
+
+// The interval of a prediction, NaN when it states none (lo = hi = 0).
+std::pair<double, double> IntervalOf(const Prediction& p) {
+  if (!(p.util_hi > p.util_lo) && p.util_lo == 0 && p.util_hi == 0) return {NAN, NAN};
+  return {std::min(p.util_lo, p.util), std::max(p.util_hi, p.util)};
 }
 
 class PolicyScheduler : public Scheduler {
@@ -170,9 +198,14 @@ class PolicyScheduler : public Scheduler {
       for (const Resident& r : on_gpu_[g]) {
         auto [it, fresh] = index.emplace(r.id, static_cast<int>(v.jobs_.size()));
         if (fresh) {
-          v.jobs_.push_back(InfoOf(0, r.util, r.mem_mib));
-          v.jobs_.back().observed = r.observed;  // predictive-feedback decides by it
-          v.jobs_.back().observed_util = r.observed_util;
+          v.jobs_.push_back(InfoOf(0, r.util, r.mem_mib, r.util_lo, r.util_hi));
+          if (r.observed) {  // predictive-feedback decides by the estimate
+            const sim::UtilBelief b = Believe(r, on_gpu_[g].size() > 1);
+            v.jobs_.back().observed = true;
+            v.jobs_.back().observed_reading = r.observed_util;
+            v.jobs_.back().observed_util = b.mean;
+            v.jobs_.back().observed_sd = b.sd;
+          }
         }
         ++v.jobs_[static_cast<size_t>(it->second)].num_gpus;
         s.mem_used += r.mem_mib;
@@ -190,7 +223,8 @@ class PolicyScheduler : public Scheduler {
     const int first_queued = static_cast<int>(v.jobs_.size());
     for (const Job& j : queued) {
       v.candidates_.push_back(static_cast<int>(v.jobs_.size()));
-      v.jobs_.push_back(InfoOf(j.spec.gpus, j.prediction.util, PackingMemMib(j.spec, j.prediction)));
+      const auto [lo, hi] = IntervalOf(j.prediction);
+      v.jobs_.push_back(InfoOf(j.spec.gpus, j.prediction.util, PackingMemMib(j.spec, j.prediction), lo, hi));
     }
     std::vector<sim::Placement> decisions = policy_->Schedule(v);
 
@@ -243,9 +277,12 @@ class PolicyScheduler : public Scheduler {
                              cluster_.spec + "' (" + std::to_string(TotalGpus()) + " GPUs)");
       }
     }
+    const auto [lo, hi] = IntervalOf(job.prediction);
     for (int g : job.placement) {
-      on_gpu_[static_cast<size_t>(g)].push_back(
-          {job.id, job.prediction.util, PackingMemMib(job.spec, job.prediction), job.exclusive});
+      Resident r{job.id, job.prediction.util, PackingMemMib(job.spec, job.prediction), job.exclusive};
+      r.util_lo = lo;
+      r.util_hi = hi;
+      on_gpu_[static_cast<size_t>(g)].push_back(r);
     }
     return Status::Ok();
   }
@@ -332,8 +369,11 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
     for (const sim::PolicyRow& r : sim::Policies()) names += (names.empty() ? "" : ", ") + std::string(r.name);
     return Status::Error("unknown policy '" + policy + "': want one of " + names);
   }
-  if (policy.rfind("profiling", 0) == 0) {  // profiling, profiling-pool, profiling-exclusive
-    return Status::Error("policy '" + policy + "' needs each job's measured utilization after a solo profiling "
+  if (policy.rfind("profiling", 0) == 0 || policy == "predictive-hybrid") {
+    // profiling, profiling-pool, profiling-exclusive; predictive-hybrid measures unsure jobs that way
+    return Status::Error("policy '" + policy + "' needs " +
+                         (policy == "predictive-hybrid" ? std::string("its unsure jobs' ") : std::string("each job's ")) +
+                         "measured utilization after a solo profiling "
                          "run, which the service cannot schedule: use slot, predictive, predictive-spread, "
                          "interference-aware or predictive-feedback (observations: docs/operations.md)");
   }

@@ -243,12 +243,39 @@ TEST(PolicySchedulerTest, PredictiveFeedbackUsesObservations) {
   }
 }
 
+// The observation is weighed against the prediction by their uncertainties
+// (sim::CombineObservation, the simulator's estimator): job 1 (predicted 50)
+// runs alone on GPU 0 and its counter reads 60. With a narrow interval
+// (50 +- 2.56: sd 2) the estimate stays near the prediction (52.8), so job 2
+// (45) still fits GPU 0 (97.8 <= 100); with no interval (sd 28.9) the
+// observation decides (59.8): 104.8 > 100, GPU 1.
+TEST(PolicySchedulerTest, PredictiveFeedbackWeighsTheObservationAgainstThePredictionsInterval) {
+  for (bool narrow : {true, false}) {
+    auto s = Make("2x RTX3090", "predictive-feedback");
+    ASSERT_TRUE(s);
+    Job r = Queued(1, 50);
+    if (narrow) {
+      r.prediction.util_lo = 50 - 2 * 1.2815515655446004;
+      r.prediction.util_hi = 50 + 2 * 1.2815515655446004;
+    }
+    r.state = JobState::kRunning;
+    r.placement = {0};
+    ASSERT_TRUE(s->Start(r).ok());
+    s->Observe(1, 60);
+    auto ps = s->Plan({Queued(2, 45)}, 0);
+    ASSERT_TRUE(ps.ok()) << ps.message();
+    ASSERT_EQ(ps->size(), 1u);
+    EXPECT_EQ((*ps)[0].gpus, std::vector<int>({narrow ? 0 : 1})) << "narrow " << narrow;
+  }
+}
+
 TEST(PolicySchedulerTest, Errors) {
   auto bad = NewPolicyScheduler("2x RTX3090", "fastest", DataDir());
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.message(), HasSubstr("unknown policy 'fastest': want one of slot, profiling, profiling-pool, "
-                                       "profiling-exclusive, predictive"));
-  for (const char* p : {"profiling", "profiling-pool", "profiling-exclusive"}) {
+                                       "profiling-exclusive, profiling-interference-aware, predictive"));
+  for (const char* p :
+       {"profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware", "predictive-hybrid"}) {
     bad = NewPolicyScheduler("2x RTX3090", p, DataDir());
     ASSERT_FALSE(bad.ok());
     EXPECT_THAT(bad.message(), HasSubstr("solo profiling run, which the service cannot schedule")) << p;
