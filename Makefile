@@ -26,7 +26,7 @@ DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_BROWSER := chromium
 DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_K8S) $(DEB_PY) $(DEB_BROWSER)
 
-.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs
+.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs image
 
 all: build
 
@@ -42,6 +42,7 @@ help:
 	@echo "make docs      regenerate the generated blocks of README.md and docs/ (DOCS_ALL=1: the slow ones too)"
 	@echo "make install   PREFIX=/usr/local: binary, models, data, Slurm plugin (docs/slurm.md)"
 	@echo "make deb       Debian package of the same under /usr (BUILD/gpucast_VERSION_ARCH.deb)"
+	@echo "make image     container image gpucast:VERSION of that package on Debian 12 (docker or podman; docs/kubernetes.md)"
 
 # Installs only what is missing; apt-get update runs only when something is.
 deps:
@@ -106,6 +107,11 @@ install: build
 # The package is built from the build tree's install rules (CMakeLists.txt, CPack).
 deb: build
 	cd $(BUILD) && cpack -G DEB
+
+# The container image (integrations/kubernetes/Dockerfile) of the package, on a Debian 12 base
+# made with debootstrap from Debian's mirrors (tools/image.sh); needs root and docker or podman.
+image: deb
+	bash tools/image.sh $(BUILD)
 
 demo: build
 	bash tools/demo.sh $(BUILD)/gpucast

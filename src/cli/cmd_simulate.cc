@@ -646,7 +646,8 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--trace", flags->trace, "philly, alibaba2023, gavel, or a CSV path (docs/simulator.md)")->required();
   sub->add_option("--policy", flags->policy, "all, or one or a comma list of:" + pol)->required();
   sub->add_option("--cluster", flags->cluster,
-                  "'64x RTX3090' (a GPU type of the GPU table), 'nodes=8,gpus_per_node=8[,mem_gib=24][,type=T]', "
+                  "'64x RTX3090' (a GPU type of the GPU table), 'nodes=8,gpus_per_node=8[,mem_gib=24][,type=T]', several "
+                  "such node groups separated by ';' (a mixed cluster), "
                   "'alibaba-nodes[:every=N][:G2=T][:G3=T]' (default: per trace)");
   sub->add_option("--jobs", flags->jobs, "Keep the first N jobs by submit time");
   sub->add_option("--load-factor", flags->load_factors,

@@ -1,6 +1,7 @@
 #include "service/engine.h"
 
 #include "cost/job_cost.h"
+#include "predict/predict_json.h"
 #include "predict/predictor.h"
 
 namespace gpucast::service {
@@ -51,8 +52,11 @@ class PredictorEngine : public PredictionEngine {
     // Data-parallel (DDP) on whole GPUs of one node, the GPU table's links:
     // the prediction is one rank's (predict/data_parallel.h), as `predict --gpus N`.
     job.gpus = static_cast<int>(spec.gpus);
-    job.nodes = 1;
-    Result<PredictResult> r = predictor_.Predict(single ? *single : reports, job);
+    job.nodes = static_cast<int>(spec.nodes);
+    job.mig_profile = spec.mig;
+    job.interconnect = spec.interconnect;
+    const double level = spec.level > 0 ? spec.level : kDefaultIntervalLevel;
+    Result<PredictResult> r = predictor_.Predict(single ? *single : reports, job, level);
     if (!r.ok()) return r.status().Prefixed(parts.front().name);
     info->failure = AnalysisFailure::kNone;
     Prediction out = Prediction::Of(r->prediction.util, r->prediction.low, r->prediction.high);
@@ -61,6 +65,8 @@ class PredictorEngine : public PredictionEngine {
       out.mem_lo = r->memory.low;
       out.mem_hi = r->memory.high;
     }
+    // The fields of `gpucast predict --json`, from the one function that makes them.
+    out.report = std::make_shared<const nlohmann::json>(PredictionJson(predictor_, *r, job, level));
     return out;
   }
 

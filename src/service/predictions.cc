@@ -38,7 +38,10 @@ Result<OpenedJob> Predictions::Open(const JobRequest& req, std::string_view body
     // Each network's file, under the model roots (or as the deputy's user).
     for (const ModelPart& part : req.spec.Parts()) {
       ReadAsFailure why = ReadAsFailure::kNone;
-      Result<OpenedModel> opened = req.read_as ? OpenAsUser(part.name, *req.read_as, &why) : roots_->Open(part.name);
+      // A content address is the model store's (whoever asks); a path, the roots' or the user's.
+      Result<OpenedModel> opened = store_ && IsContentAddress(part.name) ? store_->Open(part.name)
+                                   : req.read_as                            ? OpenAsUser(part.name, *req.read_as, &why)
+                                                                            : roots_->Open(part.name);
       if (why == ReadAsFailure::kServiceCannot) {
         // The operator's problem, logged for the operator; the user sees no reason about the file.
         std::fprintf(stderr, "gpucast serve: X-Gpucast-Read-As: %s\n", ForLog(opened.message(), 1024).c_str());

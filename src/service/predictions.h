@@ -12,6 +12,7 @@
 #include "service/engine.h"
 #include "service/metrics.h"
 #include "service/model_roots.h"
+#include "service/model_store.h"
 #include "service/request.h"
 #include "service/uploads.h"
 #include "util/status.h"
@@ -54,6 +55,9 @@ class Predictions {
   // model gets the message an unreadable one gets.
   Result<Prediction> Predict(const OpenedJob& job, bool* cache_hit, int* http_status);
 
+  // Models named "sha256:<hex>" are opened from `store` (POST /v1/models); null: refused like any path.
+  void SetModelStore(const ModelStore* store) { store_ = store; }
+
   // Open, then Predict; nothing is kept (an upload is removed unless a job holds it).
   Result<Predicted> Run(const JobRequest& req, std::string_view body, int* http_status);
 
@@ -63,6 +67,7 @@ class Predictions {
   UploadStore* uploads_;
   Metrics* metrics_;
   uid_t deputy_min_uid_;
+  const ModelStore* store_ = nullptr;
 };
 
 }  // namespace gpucast::service

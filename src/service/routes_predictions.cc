@@ -19,6 +19,13 @@ void Predict(const RouteContext& ctx, const httplib::Request& req, httplib::Resp
   if (!pred.ok()) return SendError(res, status, pred.message());
   nlohmann::json out = SpecToJson(pred->spec);
   AddPredictionJson(pred->prediction, pred->spec.gpu, &out);
+  // Every field `gpucast predict --json` gives (the same function made them),
+  // the models as the client named them.
+  if (pred->prediction.report) {
+    for (const auto& [k, v] : pred->prediction.report->items()) {
+      if (k != "models") out[k] = v;
+    }
+  }
   out["cache"] = pred->cache_hit ? "hit" : "miss";
   SendJson(res, 200, out);
 }

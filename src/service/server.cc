@@ -29,7 +29,8 @@ constexpr const char* kUnrouted = "unrouted";
 std::vector<Route> AllRoutes(const RouteContext& ctx) {
   std::vector<Route> all;
   for (auto make :
-       {JobRoutes, PredictionRoutes, ObservationRoutes, ClusterRoutes, AdminRoutes, HealthRoutes, K8sRoutes}) {
+       {JobRoutes, PredictionRoutes, ObservationRoutes, ClusterRoutes, AdminRoutes, HealthRoutes, K8sRoutes,
+        ModelRoutes}) {
     for (Route& r : make(ctx)) all.push_back(std::move(r));
   }
   return all;
@@ -140,11 +141,21 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
     s->front_->UseTls(s->tls_.get());
   }
   // The prediction's GPU when a job names none: the cluster's.
+  // On a mixed cluster none: a job names its GPU type (RequestDefaults::cluster_gpus).
   const std::string cluster_gpu = scheduler->GpuType();
   if (!cluster_gpu.empty()) s->defaults_.gpu = cluster_gpu;
+  if (scheduler->GpuTypes().size() > 1) {
+    s->defaults_.gpu.clear();
+    s->defaults_.cluster_gpus = scheduler->GpuTypes();
+  }
   s->uploads_ = std::make_unique<UploadStore>(opts.upload_dir, opts.upload_quota_bytes);
   s->predictions_ = std::make_unique<Predictions>(s->engine_.get(), &s->roots_, s->uploads_.get(), &s->metrics_,
                                                   opts.deputy_min_uid);
+  // Models by content address (POST /v1/models; "sha256:<hex>" in any request).
+  ASSIGN_OR_RETURN(s->models_, ModelStore::Open(opts.model_store_dir.empty() ? opts.db_path + ".model-store"
+                                                                             : opts.model_store_dir,
+                                                opts.model_store_quota_bytes));
+  s->predictions_->SetModelStore(s->models_.get());
   s->jobs_ = std::make_unique<Jobs>(s->store_.get(), std::move(scheduler), s->predictions_.get(), s->uploads_.get(),
                                     &s->metrics_, opts.jobs);
   // Jobs that were running when the service stopped hold their GPUs again.
@@ -169,7 +180,7 @@ void Service::Routes() {
   h.set_keep_alive_timeout(opts_.read_timeout_s);
 
   const RouteContext ctx{jobs_.get(), predictions_.get(), loop_.get(), &metrics_, engine_.get(), store_.get(),
-                         &defaults_, &opts_.k8s};
+                         &defaults_, &opts_.k8s, models_.get()};
   for (Route& r : AllRoutes(ctx)) {
     rules_.push_back({r.method, std::regex(r.pattern), r.access, r.takes_body});
     // Each route records its count and latency under its name. A handler
