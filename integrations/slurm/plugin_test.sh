@@ -137,8 +137,18 @@ echo "0123456789abcdef" > "$T/deputy.token"
 mkdir -p "$T/my models" "$T/overuse"
 touch "$T/my models/m%1.onnx" "$T/my models/a=b,c.onnx"
 sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $T/gpucast |" "$HERE/gpucast.conf.example" > "$T/gpucast.conf.site"
+# The shipped example configurations set what gpucast's shares require (docs/slurm.md "Installing"):
+# devices constrained by cgroup (a job reaches only its GPUs), processes tracked by cgroup.
+for want in "slurm.conf.example:ProctrackType=proctrack/cgroup" "slurm.conf.example:TaskPlugin=task/cgroup" \
+            "cgroup.conf.example:ConstrainDevices=yes"; do
+  grep -q "^${want#*:}" "$HERE/${want%%:*}" || { echo "plugin test: FAILED: ${want%%:*} lacks ${want#*:}" >&2; exit 1; }
+  echo "  ok: ${want%%:*} sets ${want#*:}"
+done
+! grep -qi '^SelectTypeParameters=.*MULTIPLE_SHARING_GRES_PJ' "$HERE/slurm.conf.example" ||
+  { echo "plugin test: FAILED: slurm.conf.example sets MULTIPLE_SHARING_GRES_PJ" >&2; exit 1; }
 cat > "$T/test.lua" <<'EOF'
 local T = arg[1]
+local HERE = arg[2]
 local log = {}
 slurm = { SUCCESS = 0, ERROR = -1 }
 for _, f in ipairs({ "log_info", "log_error", "log_user" }) do
@@ -757,6 +767,11 @@ conf("share = mps\n")
 sized("... share = mps is not affected", { comment = M }, "gres:mps:53")
 conf()
 sc2 = io.open(T .. "/slurm.conf", "w"); sc2:write(sc_saved); sc2:close()
+-- The shipped examples agree: gres.conf.example's shards per GPU = gpucast.conf.example's shards_per_gpu,
+-- and slurm.conf.example passes the plugin's checks.
+conf("gres_conf = " .. HERE .. "/gres.conf.example\nslurm_conf = " .. HERE .. "/slurm.conf.example\n")
+sized("the shipped gres.conf.example and slurm.conf.example", { comment = M, partition = "gpu" }, "gres:shard:5")
+conf()
 -- Issue 32 item 2: job_modify keeps what job_submit decided.
 conf()
 rec.admin_comment = nil
@@ -807,4 +822,4 @@ if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) e
 print("plugin test: PASSED")
 EOF
 env SLURM_CONF=/etc/slurm/slurm.conf SLURM_JOB_ID=7 GPUCAST_TEST_CONTROLLER_SECRET=s3cret \
-  lua5.1 "$T/test.lua" "$T"
+  lua5.1 "$T/test.lua" "$T" "$HERE"
