@@ -648,9 +648,14 @@ local SPAWN = 'for f in /proc/$$/fd/*; do f=${f##*/}; case $f in 0|1|2) ;; *[!0-
               'exec timeout -s KILL "$1" /bin/bash --noprofile --norc -c "$2" gpucast-plugin'
 local OUT_LIMIT = 1048576  -- bytes of a child's output read back
 
+-- The plugin stops waiting this long before timeout_s, so that the whole call, with
+-- slurmctld's own work around it, stays within timeout_s.
+local KILL_MARGIN_S = 0.2
+local function kill_after(limit_s) return math.max(0.3, limit_s - KILL_MARGIN_S) end
+
 local function run(body, limit_s)
   local cmd = "exec /usr/bin/env -i PATH=" .. CLEAN_PATH .. " LANG=C /bin/bash --noprofile --norc -c " .. shq(SPAWN) ..
-              " gpucast-plugin " .. string.format("%d", limit_s) .. " " .. shq(body) .. " 2>&1"
+              " gpucast-plugin " .. string.format("%.2f", kill_after(limit_s)) .. " " .. shq(body) .. " 2>&1"
   local p = io.popen(cmd, "r")
   if not p then config_error("cannot start /bin/bash (io.popen failed)") end
   local out = p:read("*a") or ""
@@ -859,7 +864,7 @@ local function predict_as_deputy(conf, d, uid, gid)
                '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
   local chunks = {}
   local ok, code = socket_http.request{
-    url = conf.url .. "/v1/predict", method = "POST", create = deadline_tcp(socket_core.gettime() + conf.timeout_s),
+    url = conf.url .. "/v1/predict", method = "POST", create = deadline_tcp(socket_core.gettime() + kill_after(conf.timeout_s)),
     headers = { ["Content-Type"] = "application/json", ["Content-Length"] = tostring(#body),
                 ["Authorization"] = "Bearer " .. token,
                 -- The service stops reading and analysing when the plugin stops waiting.
@@ -898,7 +903,7 @@ local function predict(conf, d, uid, gid)
     -- dd opens the model O_NONBLOCK: a FIFO swapped in after the check does not block it.
     local body = regular_files_only({ d.model }) .. "{ " .. as_user(conf, uid, gid) .. "dd if=" .. shq(d.model) ..
                  " iflag=nonblock bs=1M status=none </dev/null 2>/dev/null || echo __gpucast_unreadable >&2; } | " ..
-                 "curl -q -sS --max-time " .. conf.timeout_s ..
+                 "curl -q -sS --max-time " .. string.format("%.2f", kill_after(conf.timeout_s)) ..
                  " -X POST -H 'Content-Type: application/octet-stream' --data-binary @- " ..
                  "-H 'X-Gpucast-Deadline-Ms: " .. string.format("%d", math.floor(predict_seconds(conf) * 1000)) .. "' " ..
                  "-w '\\n__http=%{http_code}' " .. shq(conf.url .. "/v1/predict?" .. table.concat(q, "&"))

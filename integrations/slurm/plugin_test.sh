@@ -527,16 +527,17 @@ check(string.format("upload mode: the FIFO refused at once (%.3f s)", secs), sec
 conf("timeout_s = 1\n")
 secs = timed(function() return refused("gpucast predict hangs", { comment = "model=" .. T .. "/hang.onnx,batch=8" },
                                        "did not finish within 1 s") end)
-check(string.format("a hanging prediction ends at timeout_s = 1 (%.2f s)", secs), secs >= 0.9 and secs < 1.5, secs)
+-- killed 0.2 s before timeout_s (the plugin's margin for slurmctld's own work), so within timeout_s
+check(string.format("a hanging prediction ends within timeout_s = 1 (%.2f s)", secs), secs >= 0.75 and secs <= 1.0, secs)
 secs = timed(function() return refused("a process escapes the process group", { comment = "model=" .. T .. "/escape.onnx,batch=8" },
                                        "did not finish within 1 s") end)
-check(string.format("an escaped process holding the output does not hold the plugin (%.2f s)", secs), secs < 1.5, secs)
+check(string.format("an escaped process holding the output does not hold the plugin (%.2f s)", secs), secs <= 1.0, secs)
 conf("mode = service\nurl = http://127.0.0.1:" .. io.open(T .. "/slow.port"):read("*a") ..
      "\ndeputy_token_file = " .. T .. "/deputy.token\ntimeout_s = 1\n")
 local l
 secs, _, _, l = timed(function() return submit({ comment = M }) end)
-check(string.format("deputy mode: a service trickling its answer is cut at timeout_s = 1 (%.2f s)", secs),
-      secs >= 0.9 and secs < 1.5 and l:find("no answer within 1 s", 1, true) ~= nil, tostring(secs) .. " " .. tostring(l))
+check(string.format("deputy mode: a service trickling its answer is cut within timeout_s = 1 (%.2f s)", secs),
+      secs >= 0.75 and secs <= 1.0 and l:find("no answer within 1 s", 1, true) ~= nil, tostring(secs) .. " " .. tostring(l))
 conf()
 -- Model paths with spaces, '%', '=' and ',': declared percent-encoded (a comment splits
 -- at blanks and commas), kept percent-encoded in the AdminComment as one token.
