@@ -79,6 +79,7 @@ test: build
 	bash tests/closed_loop.sh $(BUILD)/gpucast
 	bash tests/hostile_client.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
+	bash integrations/slurm/deputy_hang_test.sh $(BUILD)/gpucast
 	@# Its output is docs/kubernetes.md's generated block (check: log k8s_test.out; tools/docs.py).
 	bash tests/k8s_test.sh $(BUILD)/gpucast > $(TEST_FIXTURES)/k8s_test.out; rc=$$?; \
 	  cat $(TEST_FIXTURES)/k8s_test.out; [ $$rc = 0 ] || rm -f $(TEST_FIXTURES)/k8s_test.out; exit $$rc
