@@ -238,6 +238,27 @@ local function check_select_params(conf)
   end
 end
 
+-- Nodes with different GPU types (gres.conf Type=, slurm.conf Gres=gpu:TYPE:N) and a gpucast.conf
+-- that maps none of them (gpu_types, partition_gpus) nor chose default_gpu: every job would be
+-- predicted for the predictor's GPU, silently. A configuration error that says what to set.
+local function check_gpu_types(conf)
+  if next(conf.gpu_types) or next(conf.partition_gpus) or conf.default_gpu ~= "" then return end
+  local types, order = {}, {}
+  local function add(t) if t and not types[t] then types[t] = true; order[#order + 1] = t end end
+  for _, l in ipairs(slurm_conf_lines(beside(conf, "gres_conf", "gres.conf")) or {}) do
+    if (l.words.name or ""):lower() == "gpu" then add(l.words.type) end
+  end
+  for _, l in ipairs(slurm_conf_lines(beside(conf, "slurm_conf", "slurm.conf")) or {}) do
+    for t in (l.words.gres or ""):gmatch("gpu:([%a][%w_%.%-]*):%d+") do add(t) end
+  end
+  if #order > 1 then
+    table.sort(order)
+    config_error("the nodes have GPUs of " .. #order .. " types (" .. table.concat(order, ", ") .. ") but gpucast.conf " ..
+                 "maps none (gpu_types, partition_gpus) and sets no default_gpu: every job would be predicted for the " ..
+                 "predictor's GPU; set gpu_types = TYPE:GPU,... (and give the nodes Feature=TYPE) or partition_gpus")
+  end
+end
+
 -- shards_per_gpu (mps_per_gpu) must equal gres.conf's count per GPU: with 16 where gres.conf
 -- has 8, a job sized at 16 pends forever; with 4, two jobs at 100% share a GPU. Returns nil
 -- when they agree, a note when gres.conf cannot tell (logged), or raises a config error.
@@ -1154,6 +1175,7 @@ local function load_conf()
   local note = check_gres_counts(conf)
   if note and not noted[note] then noted[note] = true; log_info("gpucast: %s", note) end
   check_select_params(conf)
+  check_gpu_types(conf)
   return conf
 end
 
@@ -1479,6 +1501,7 @@ do
     local checked = check_conf_gpus(conf)
     note = check_gres_counts(conf)
     check_select_params(conf)
+    check_gpu_types(conf)
     return checked
   end)
   if ok then

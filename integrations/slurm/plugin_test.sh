@@ -773,6 +773,15 @@ sc2 = io.open(T .. "/slurm.conf", "w"); sc2:write(sc_saved); sc2:close()
 conf("gres_conf = " .. HERE .. "/gres.conf.example\nslurm_conf = " .. HERE .. "/slurm.conf.example\n")
 sized("the shipped gres.conf.example and slurm.conf.example", { comment = M, partition = "gpu" }, "gres:shard:5")
 conf()
+-- Mixed GPU types that gpucast.conf maps to nothing: refused, saying what to set.
+gres("Name=gpu Type=a100 File=/dev/nvidia0\nName=gpu Type=v100 File=/dev/nvidia1\nName=shard Count=8 File=/dev/nvidia0\n")
+l = refused("two GPU types in gres.conf, no gpu_types/partition_gpus/default_gpu", { comment = M }, "gpucast is misconfigured")
+check("... the operator is told which types and what to set", l:find("the nodes have GPUs of 2 types (a100, v100) but " ..
+      "gpucast.conf maps none (gpu_types, partition_gpus) and sets no default_gpu", 1, true) ~= nil, l)
+conf("gpu_types = a100:A100-80GB, v100:V100-32GB\n")
+sized("... with gpu_types", { comment = M }, "gres:shard:5")
+conf()
+os.remove(T .. "/gres.conf")
 -- Issue 32 item 2: job_modify keeps what job_submit decided.
 conf()
 rec.admin_comment = nil
