@@ -977,6 +977,10 @@ local function predict(conf, d, uid, gid)
     dp = ""  -- a gpucast without data-parallel prediction: per GPU as a single-GPU job
     rc, out = run(regular_files_only(paths) .. piped(cmd .. dl), conf.timeout_s)
   end
+  if rc == 124 and out:match("stopped: it took longer than") then  -- gpucast predict's own deadline (--max-seconds)
+    user_error(string.format("the prediction did not finish within %g s (gpucast's deadline, timeout_s - 0.5); " ..
+                             "contact your administrator", predict_seconds(conf)))
+  end
   if rc == nil or rc == 137 or rc == 124 then
     user_error("the prediction did not finish within " .. conf.timeout_s .. " s (timeout_s); contact your administrator")
   end

@@ -54,6 +54,8 @@ echo "$gpu" > "$(dirname "$0")/gpu.arg"
 case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed protobuf)" >&2; exit 1 ;; esac
 case "$m" in *hang*) sleep 30 ;; esac
 case "$m" in *slow*) sleep 0.4 ;; esac  # a prediction that takes 0.4 s (the per-user budget)
+# A graph that takes longer than --max-seconds: gpucast's watchdog ends it (src/cli/flags.cc).
+case "$m" in *overdeadline*) sleep "$dl"; echo "gpucast predict: stopped: it took longer than $dl s (--max-seconds)" >&2; exit 124 ;; esac
 # A process that leaves the timeout's process group and keeps the output pipe open.
 case "$m" in *escape*) setsid sleep 30 & echo $! > "$(dirname "$0")/escaped.pid"; sleep 30 ;; esac
 # As gpucast predict --json prints it: keys sorted, so gpu_mem_interval's low/high come first.
@@ -74,7 +76,7 @@ shift 3
 exec "$@"
 EOF
 chmod +x "$T/record-as"
-touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx" "$T/slow.onnx"
+touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx" "$T/slow.onnx" "$T/overdeadline.onnx"
 # Their names in their bytes too: the upload (curl) sends the bytes, not the path.
 for n in bigmem hugemem nomem; do echo "$n" > "$T/$n.onnx"; done
 mkfifo "$T/fifo.onnx"
@@ -668,6 +670,10 @@ conf("timeout_s = 5\n")
 sized("timeout_s = 5", { comment = M }, "gres:shard:5")
 check("gpucast predict --max-seconds 4.50", arg_of("deadline") == "4.50", arg_of("deadline"))
 conf()
+secs, rc, d, l = timed(function() return submit({ comment = "model=" .. T .. "/overdeadline.onnx,batch=8" }) end)
+check(string.format("gpucast predict stops at its deadline (%.2f s, timeout_s 2) and the user is told", secs),
+      rc == -1 and secs >= 1.4 and secs < 1.8 and l:find("log_user gpucast: rejected: the prediction did not finish " ..
+      "within 1.5 s (gpucast's deadline, timeout_s - 0.5)", 1, true) ~= nil, l)
 io.open(T .. "/no-deadline", "w"):close()
 d, l = sized("a gpucast without --max-seconds", { comment = M }, "gres:shard:5")
 check("it is run again without the flag, and the operator told once",
