@@ -26,7 +26,7 @@ DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_BROWSER := chromium
 DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_K8S) $(DEB_PY) $(DEB_BROWSER)
 
-.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs image
+.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs image slurm-test-24.11
 
 all: build
 
@@ -41,6 +41,7 @@ help:
 	@echo "make bench     benchmarks (docs/performance.md)"
 	@echo "make docs      regenerate the generated blocks of README.md and docs/ (DOCS_ALL=1: the slow ones too)"
 	@echo "make install   PREFIX=/usr/local: binary, models, data, Slurm plugin (docs/slurm.md)"
+	@echo "make slurm-test-24.11  the live Slurm test on Slurm 24.11 in a Debian 13 chroot (not in make test)"
 	@echo "make deb       Debian package of the same under /usr (BUILD/gpucast_VERSION_ARCH.deb)"
 	@echo "make image     container image gpucast:VERSION of that package on Debian 12 (docker or podman; docs/kubernetes.md)"
 
@@ -81,6 +82,7 @@ test: build
 	bash tests/hostile_client.sh $(BUILD)/gpucast
 	bash tests/serve_round4.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
+	bash integrations/slurm/deputy_hang_test.sh $(BUILD)/gpucast
 	@# Its output is docs/kubernetes.md's generated block (check: log k8s_test.out; tools/docs.py).
 	bash tests/k8s_test.sh $(BUILD)/gpucast > $(TEST_FIXTURES)/k8s_test.out; rc=$$?; \
 	  cat $(TEST_FIXTURES)/k8s_test.out; [ $$rc = 0 ] || rm -f $(TEST_FIXTURES)/k8s_test.out; exit $$rc
@@ -98,6 +100,13 @@ test: build
 	bash tools/demo.sh --quick $(BUILD)/gpucast $(BUILD)/demo-test > $(BUILD)/demo-test.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/demo-test.log; echo "make test: tools/demo.sh FAILED (log: $(BUILD)/demo-test.log)"; exit 1; }
 	@echo "make test: tools/demo.sh passed"
+
+# The live Slurm test against Slurm 24.11 (Debian 13's), inside a Debian 13 chroot that
+# integrations/slurm/chroot_test.sh builds once with debootstrap (about 150 MB from the Debian
+# mirror; GPUCAST_CHROOT, default /var/cache/gpucast/trixie-slurm) and reuses. NOT part of
+# `make test` (a download, minutes, root): run it by hand or in a CI job of its own (docs/slurm.md).
+slurm-test-24.11: build
+	flock /tmp/gpucast-suite.lock bash integrations/slurm/chroot_test.sh $(BUILD)/gpucast
 
 # PREFIX/bin/gpucast, PREFIX/share/gpucast/{models,data,slurm}; DESTDIR=... for staging.
 PREFIX ?= /usr/local

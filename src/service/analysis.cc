@@ -256,6 +256,9 @@ Result<PassReport> GraphAnalyzer::Analyze(int fd, const std::string& name, const
   lo.batch = in.batch;
   lo.dims = in.dims;
   lo.limits = opts_.limits;
+  if (in.max_seconds > 0 && (lo.limits.max_seconds <= 0 || in.max_seconds < lo.limits.max_seconds)) {
+    lo.limits.max_seconds = in.max_seconds;
+  }
   lo.wording = LoadOptions::Wording::kApi;
   // 1. The graph's bytes without weights, within the limits (a bomb stops here).
   if (::lseek(fd, 0, SEEK_SET) != 0) return Status::Error(name + ": cannot read model file");
@@ -266,7 +269,7 @@ Result<PassReport> GraphAnalyzer::Analyze(int fd, const std::string& name, const
     return filtered.status();
   }
   // 2. The cache, by content.
-  const Key key{Sha256Hex(*filtered), in.batch, in.amp, in.dims};
+  const Key key{Sha256Hex(*filtered), in.batch, in.amp, in.dims, in.cache_scope};
   if (PassReport found = Find(key)) {
     *hit = true;
     *why = AnalysisFailure::kNone;

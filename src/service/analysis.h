@@ -79,6 +79,13 @@ struct AnalysisInput {
   int64_t batch = 1;
   bool amp = false;
   std::map<std::string, int64_t> dims;
+  // Not part of what is analysed:
+  double max_seconds = 0;   // > 0: this analysis's time limit, if below the options' (the client's deadline)
+  // Cached reports are shared only within one scope: "" for graphs under the
+  // model roots and uploads, "uid:N" for files read as a deputy's user, so
+  // that a user cannot time the answer to learn that another user's graph
+  // was analysed before.
+  std::string cache_scope = "";
 };
 
 // Why an analysis failed, so that the caller can answer with the right status.
@@ -167,7 +174,7 @@ class GraphAnalyzer {
 
  private:
   using Key = std::tuple<std::string /*sha256 of the bytes without weights*/, int64_t /*batch*/, bool /*amp*/,
-                         std::map<std::string, int64_t> /*dims*/>;
+                         std::map<std::string, int64_t> /*dims*/, std::string /*cache_scope*/>;
   struct Entry {
     PassReport report;
     size_t bytes = 0;

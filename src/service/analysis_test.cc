@@ -77,6 +77,47 @@ TEST_F(AnalysisTest, AnalysesCachesByContentAndNamesTheClientsFile) {
   EXPECT_GT(a.stats().bytes, 0u);
 }
 
+// Issue 32 item 6: the deputy's cache answered 42 ms for a graph another user had analysed
+// (620 ms otherwise): a user learnt what others submitted. Reports are shared within one scope.
+TEST_F(AnalysisTest, CachedReportsAreSharedWithinOneScopeOnly) {
+  GraphAnalyzer a(AnalysisOptions{});
+  bool hit = true;
+  AnalysisFailure why;
+  const std::string path = Chain(20, "s.onnx");
+  auto run = [&](const std::string& scope) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    AnalysisInput in{4, false, {}};
+    in.cache_scope = scope;
+    auto r = a.Analyze(fd, "s.onnx", in, &hit, &why);
+    ::close(fd);
+    return r.ok();
+  };
+  ASSERT_TRUE(run("uid:1001"));
+  EXPECT_FALSE(hit);
+  ASSERT_TRUE(run("uid:1002"));
+  EXPECT_FALSE(hit) << "another user's cached report answered";
+  ASSERT_TRUE(run(""));
+  EXPECT_FALSE(hit) << "a report cached for a user answered the model roots' scope";
+  ASSERT_TRUE(run("uid:1001"));
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(a.stats().entries, 3u);
+}
+
+// The client's deadline (X-Gpucast-Deadline-Ms) lowers the analysis time limit, never raises it.
+TEST_F(AnalysisTest, AClientDeadlineLowersTheTimeLimit) {
+  GraphAnalyzer a(AnalysisOptions{});
+  bool hit = true;
+  AnalysisFailure why;
+  const std::string path = Chain(3000, "slow.onnx");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  AnalysisInput in{4, false, {}};
+  in.max_seconds = 1e-6;
+  auto r = a.Analyze(fd, "slow.onnx", in, &hit, &why);
+  ::close(fd);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(why, AnalysisFailure::kLimit) << r.message();
+}
+
 TEST_F(AnalysisTest, LimitsAreAnsweredWithTheirKind) {
   AnalysisOptions o;
   o.limits.max_nodes = 50;

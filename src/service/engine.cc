@@ -22,7 +22,9 @@ class PredictorEngine : public PredictionEngine {
       return Status::Error(parts.front().name + ": " + std::to_string(parts.size()) + " networks but " +
                            std::to_string(model_fds.size()) + " open files");
     }
-    const AnalysisInput in{spec.batch, spec.amp, spec.dims};
+    AnalysisInput in{spec.batch, spec.amp, spec.dims};
+    in.max_seconds = info->max_seconds;
+    in.cache_scope = info->cache_scope;
     // One report per network: a pass as analysed, or its share of a step
     // when it runs more or less than once (as `gpucast predict --model`).
     std::vector<CostReport> reports;
