@@ -26,7 +26,7 @@ DEB_PY := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_BROWSER := chromium
 DEB_ALL := $(DEB_BUILD) $(DEB_CLUSTER) $(DEB_K8S) $(DEB_PY) $(DEB_BROWSER)
 
-.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs
+.PHONY: all deps deps-py build test demo sanitize fuzz bench clean help install deb docs image slurm-test-24.11
 
 all: build
 
@@ -41,7 +41,9 @@ help:
 	@echo "make bench     benchmarks (docs/performance.md)"
 	@echo "make docs      regenerate the generated blocks of README.md and docs/ (DOCS_ALL=1: the slow ones too)"
 	@echo "make install   PREFIX=/usr/local: binary, models, data, Slurm plugin (docs/slurm.md)"
+	@echo "make slurm-test-24.11  the live Slurm test on Slurm 24.11 in a Debian 13 chroot (not in make test)"
 	@echo "make deb       Debian package of the same under /usr (BUILD/gpucast_VERSION_ARCH.deb)"
+	@echo "make image     container image gpucast:VERSION of that package on Debian 12 (docker or podman; docs/kubernetes.md)"
 
 # Installs only what is missing; apt-get update runs only when something is.
 deps:
@@ -78,7 +80,9 @@ test: build
 	bash tests/cli_test.sh $(BUILD)/gpucast
 	bash tests/closed_loop.sh $(BUILD)/gpucast
 	bash tests/hostile_client.sh $(BUILD)/gpucast
+	bash tests/serve_round4.sh $(BUILD)/gpucast
 	bash integrations/slurm/epilog_test.sh $(BUILD)/gpucast
+	bash integrations/slurm/deputy_hang_test.sh $(BUILD)/gpucast
 	@# Its output is docs/kubernetes.md's generated block (check: log k8s_test.out; tools/docs.py).
 	bash tests/k8s_test.sh $(BUILD)/gpucast > $(TEST_FIXTURES)/k8s_test.out; rc=$$?; \
 	  cat $(TEST_FIXTURES)/k8s_test.out; [ $$rc = 0 ] || rm -f $(TEST_FIXTURES)/k8s_test.out; exit $$rc
@@ -97,6 +101,13 @@ test: build
 	  { tail -n 30 $(BUILD)/demo-test.log; echo "make test: tools/demo.sh FAILED (log: $(BUILD)/demo-test.log)"; exit 1; }
 	@echo "make test: tools/demo.sh passed"
 
+# The live Slurm test against Slurm 24.11 (Debian 13's), inside a Debian 13 chroot that
+# integrations/slurm/chroot_test.sh builds once with debootstrap (about 150 MB from the Debian
+# mirror; GPUCAST_CHROOT, default /var/cache/gpucast/trixie-slurm) and reuses. NOT part of
+# `make test` (a download, minutes, root): run it by hand or in a CI job of its own (docs/slurm.md).
+slurm-test-24.11: build
+	flock /tmp/gpucast-suite.lock bash integrations/slurm/chroot_test.sh $(BUILD)/gpucast
+
 # PREFIX/bin/gpucast, PREFIX/share/gpucast/{models,data,slurm}; DESTDIR=... for staging.
 PREFIX ?= /usr/local
 install: build
@@ -105,6 +116,11 @@ install: build
 # The package is built from the build tree's install rules (CMakeLists.txt, CPack).
 deb: build
 	cd $(BUILD) && cpack -G DEB
+
+# The container image (integrations/kubernetes/Dockerfile) of the package, on a Debian 12 base
+# made with debootstrap from Debian's mirrors (tools/image.sh); needs root and docker or podman.
+image: deb
+	bash tools/image.sh $(BUILD)
 
 demo: build
 	bash tools/demo.sh $(BUILD)/gpucast
@@ -122,6 +138,7 @@ sanitize: deps
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/serve_durability.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/cli_test.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/k8s_test.sh build-asan/gpucast
+	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/serve_round4.sh build-asan/gpucast
 	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'  # pure Python: no sanitizer applies
 
 # FUZZ_SECONDS: the ONNX loader; HTTP_FUZZ_SECONDS: the HTTP service with fuzz/http_corpus

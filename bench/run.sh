@@ -96,5 +96,9 @@ echo "== HTTP service load test (loopback, bounded)"
 bash "$ROOT/bench/load_test.sh" "$BUILD" 10 16 | tail -3
 
 echo
+echo "== HTTP service: submissions behind a long queue (target <= 50 ms at 6,000 queued)"
+bash "$ROOT/bench/queue_bench.sh" "$BUILD"
+
+echo
 echo "== simulator: ten runs of one seed on the whole Philly trace (load x2, 256 GPUs)"
 bash "$ROOT/bench/sim_bench.sh" "$BIN"

@@ -1,7 +1,8 @@
 """A small GPT-2-style language model in plain torch, laid out as Hugging Face's GPT2LMHeadModel
 (token and position embeddings, pre-LayerNorm blocks of causal self-attention and a GELU MLP,
 a final LayerNorm, and an LM head tied to the token embedding), as a user's own model
-(docs/models.md). build() takes the configuration as keyword arguments.
+(docs/models.md). The causal mask is made at run time with torch.tril (ONNX Trilu, opset 14
+and newer). build() takes the configuration as keyword arguments.
 """
 import math
 
@@ -11,32 +12,31 @@ import torch.nn.functional as F
 
 
 class Attention(nn.Module):
-    def __init__(self, n_embd, n_head, max_pos, p):
+    def __init__(self, n_embd, n_head, p):
         super().__init__()
         self.n_head = n_head
         self.c_attn = nn.Linear(n_embd, 3 * n_embd)  # query, key, value in one projection
         self.c_proj = nn.Linear(n_embd, n_embd)
         self.attn_dropout = nn.Dropout(p)
         self.resid_dropout = nn.Dropout(p)
-        mask = torch.tril(torch.ones(max_pos, max_pos)).view(1, 1, max_pos, max_pos)
-        self.register_buffer("bias", mask, persistent=False)
 
     def forward(self, x):
         b, t, c = x.shape
         q, k, v = self.c_attn(x).split(c, dim=2)
         q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))
-        att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        causal = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))
+        att = att.masked_fill(~causal, float("-inf"))
         att = self.attn_dropout(F.softmax(att, dim=-1))
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
         return self.resid_dropout(self.c_proj(y))
 
 
 class Block(nn.Module):
-    def __init__(self, n_embd, n_head, max_pos, p):
+    def __init__(self, n_embd, n_head, p):
         super().__init__()
         self.ln_1 = nn.LayerNorm(n_embd)
-        self.attn = Attention(n_embd, n_head, max_pos, p)
+        self.attn = Attention(n_embd, n_head, p)
         self.ln_2 = nn.LayerNorm(n_embd)
         self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd),
                                  nn.Dropout(p))
@@ -52,7 +52,7 @@ class GPT(nn.Module):
         self.wte = nn.Embedding(vocab_size, n_embd)
         self.wpe = nn.Embedding(n_positions, n_embd)
         self.drop = nn.Dropout(dropout)
-        self.h = nn.ModuleList([Block(n_embd, n_head, n_positions, dropout) for _ in range(n_layer)])
+        self.h = nn.ModuleList([Block(n_embd, n_head, dropout) for _ in range(n_layer)])
         self.ln_f = nn.LayerNorm(n_embd)
         self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
         self.lm_head.weight = self.wte.weight  # tied, as GPT-2's

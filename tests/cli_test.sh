@@ -168,7 +168,8 @@ expect_err "--predictions 'noisy:abc': the noise sd must be a number in [0, 100]
 
 # interference: the fitted physics, inspectable; bounded by construction.
 expect_rc 0 "$BIN" interference --util 100 --util 100 --util 100 --json
-/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rates"]; assert len(r)==3 and all(0.28<x<=1/3+1e-9 for x in r), r; assert d["device_busy"]<=100+1e-9' "$TMP/out" && ok || bad "three 100% jobs do not get about 1/3 each: $(head -c 300 "$TMP/out")"
+# (at least the time-slicing third each, at most the capacity term's 1.2 GPUs of work together)
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rates"]; assert len(r)==3 and all(1/3-1e-9<=x<=0.41 for x in r), r; assert d["device_busy"]<=100+1e-9' "$TMP/out" && ok || bad "three 100% jobs do not get about 1/3 each: $(head -c 300 "$TMP/out")"
 expect_rc 0 "$BIN" interference --util 10 --util 10 --json
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert min(d["rates"])>0.97, d' "$TMP/out" && ok || bad "light jobs slow each other: $(head -c 300 "$TMP/out")"
 expect_rc 1 "$BIN" interference --util 150

@@ -8,10 +8,10 @@ configuration (philly, accuracy, alibaba-26, gavel-32).
 import glob, json, math, os, sys
 
 out, commit, seeds = sys.argv[1], sys.argv[2], sys.argv[3]
-ORDER = ["slot", "profiling", "profiling-pool", "profiling-exclusive", "predictive", "predictive-spread",
-         "interference-aware", "predictive-feedback"]
-PROFILING = ["profiling", "profiling-pool", "profiling-exclusive"]
-GPUCAST = ["predictive", "predictive-spread", "interference-aware", "predictive-feedback"]
+ORDER = ["slot", "profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware", "predictive",
+         "predictive-spread", "interference-aware", "predictive-feedback", "predictive-hybrid"]
+PROFILING = ["profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware"]
+GPUCAST = ["predictive", "predictive-spread", "interference-aware", "predictive-feedback", "predictive-hybrid"]
 
 runs = []  # every summary, tagged with its configuration directory (philly, accuracy, alibaba-26, ...)
 for path in sorted(glob.glob(os.path.join(out, "**", "summary.json"), recursive=True)):
@@ -123,6 +123,23 @@ for config in ["philly", "alibaba-26", "gavel-32"]:
               f"demand/capacity {pm(col(slot, 'load_factor'), 1, 2)}**\n")
         bw_name, bw = best_profiling(config, load, "useful_work_utilization", False)
         bj_name, bj = best_profiling(config, load, "jct_mean_s", True)
+        if bw:
+            # Headroom: how much more useful work than the best baseline any policy could do (the ideal
+            # bound over it), and the verdict of the best gpucast policy (default predictions) against it.
+            head = [slot[s]["ideal_work_utilization"] / bw[s]["useful_work_utilization"] * 100 - 100
+                    for s in sorted(slot) if s in bw]
+            best_g, best_m = None, -1.0
+            for p in GPUCAST:
+                g = dict(vs).get(p)
+                if g and ms(col(g, "useful_work_utilization"))[0] > best_m:
+                    best_g, best_m = p, ms(col(g, "useful_work_utilization"))[0]
+            if best_g:
+                g = dict(vs)[best_g]
+                wins = sum(1 for s in g if s in bw and g[s]["useful_work_utilization"] >= bw[s]["useful_work_utilization"])
+                print(f"Verdict: the best gpucast policy here, {best_g}, does {paired(g, bw, 'useful_work_utilization')} "
+                      f"useful work against {bw_name} ({wins}/{len(g)} seeds at least as much) and "
+                      f"{paired(g, bj, 'jct_mean_s')} mean JCT against {bj_name}; headroom (ideal bound over "
+                      f"{bw_name}): {pm(head)}%.\n")
         print(f"| policy | useful work % | vs best profiling ({bw_name}) | mean JCT (h) | vs best profiling "
               f"({bj_name}) | p95 JCT (h) | mean slowdown | OOMs | OOM GPU-h | migrations | lost GPU-h | "
               f"prediction MAE |")
@@ -233,8 +250,50 @@ if 2.0 in ls:
         oo = get("philly", "predictive", "oracle", "oom_events")
         print(f"| {s} | {slot[s]['bound_kind']} | {slot[s]['useful_work_utilization']:.2f} "
               f"| {jo:.1f} < {j15:.1f} < {j30:.1f}: {'yes' if jo < j15 < j30 else 'NO'} "
-              f"| {dj:.1f} vs {cj:.1f}, {du:.2f} vs {cu:.2f}: {'yes' if dj <= cj and du >= cu else 'NO'} "
+              + (f"| {dj:.1f} vs {cj:.1f}, {du:.2f} vs {cu:.2f}: {'yes' if dj <= cj and du >= cu else 'NO'} "
+                 if cj == cj else "| — (no constant:50 runs) ") +
               f"| {pj:.1f} vs {ej:.1f}: {'yes' if pj <= ej else 'NO'} | {oo:.0f} |")
+
+# 5. The restart cost: profiling-exclusive with --restart-s (OUT/restart/) against the default (0 s).
+rs = [r for r in runs if r["config"] == "restart"]
+if rs:
+    print("\n**Restart cost: Philly, 256 GPUs, load ×2, per seed (useful work %, mean JCT h)**\n")
+    print("| policy | --restart-s | restarts | " + " | ".join(f"seed {s}" for s in sorted({r['seed'] for r in rs})) +
+          " | useful work change (points) |")
+    print("|---|---:|---:|" + "---|" * len({r['seed'] for r in rs}) + "---:|")
+    for p in sorted({r["policy"] for r in rs}):
+        g = {r["seed"]: r for r in rs if r["policy"] == p}
+        base = select("philly", 2.0, p)
+        cells = [f"{g[s]['useful_work_utilization']:.2f} vs {base[s]['useful_work_utilization']:.2f}, "
+                 f"{g[s]['jct_mean_s'] / 3600:.1f} vs {base[s]['jct_mean_s'] / 3600:.1f}" if s in base else "—"
+                 for s in sorted(g)]
+        d = [base[s]["useful_work_utilization"] - g[s]["useful_work_utilization"] for s in sorted(g) if s in base]
+        print(f"| {p} | {g[min(g)].get('restart_s', '?'):g} | {ms(col(g, 'restarts'))[0]:.0f} | " + " | ".join(cells) +
+              f" | {pm(d, 1, 2)} |")
+
+# 6. Recurring jobs: --recurring F (OUT/recurring/F-*/) against the best profiling baselines.
+rec = [r for r in runs if r["config"] == "recurring"]
+if rec:
+    _, bw = best_profiling("philly", 2.0, "useful_work_utilization", False)
+    bwn, _ = best_profiling("philly", 2.0, "useful_work_utilization", False)
+    bjn, bj = best_profiling("philly", 2.0, "jct_mean_s", True)
+    fs = sorted({r["recurring"] for r in rec})
+    pols = [p for p in GPUCAST if any(r["policy"] == p for r in rec)]
+    print(f"\n**Recurring jobs: Philly, 256 GPUs, load ×2: useful work vs {bwn} / mean JCT vs {bjn} "
+          "(paired per seed, mean ± sd) at each share F of jobs whose graph ran before**\n")
+    print("| F | " + " | ".join(pols) + " |")
+    print("|---:|" + "---|" * len(pols))
+    for f in [0.0] + fs:
+        cells = []
+        for p in pols:
+            g = {r["seed"]: r for r in rec if r["policy"] == p and abs(r["recurring"] - f) < 1e-12}
+            if f == 0.0:
+                g = select("philly", 2.0, p)
+                g = {k: v for k, v in g.items() if source(v) != "oracle"}
+            wins = sum(1 for k in g if k in bw and g[k]["useful_work_utilization"] >= bw[k]["useful_work_utilization"])
+            cells.append("—" if not g else f"{paired(g, bw, 'useful_work_utilization')} ({wins}/{len(g)}) / "
+                                           f"{paired(g, bj, 'jct_mean_s')}")
+        print(f"| {f:g} | " + " | ".join(cells) + " |")
 
 # The interference model's validation: the tables gpucast interference --validate prints.
 iv = os.path.join(out, "interference.json")

@@ -72,6 +72,32 @@ def cli_predict(*args):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 
+def cli_text(*args):
+    """gpucast predict's text output."""
+    cmd = [SERVER["binary"], "predict", "--predictor", SERVER["predictor"], "--quiet", *args]
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+# Jobs with every flag gpucast predict takes; paths relative to models/.
+FLAG_CASES = [
+    ["--model", "resnet50.onnx", "--batch", "32"],
+    ["--model", "bert.onnx", "--batch", "8", "--dim", "seq=384", "--gpu", "A100-80GB", "--gpus", "2"],
+    ["--model", "vgg.onnx", "--batch", "64", "--attr", "loader_workers=2", "--attr", "optimizer=sgd", "--amp",
+     "--gpus", "4", "--nodes", "2", "--interconnect", "pcie4x16,ib200", "--level", "0.9", "--gpu", "V100-32GB"],
+    ["--model", "pointnet.onnx", "--batch", "32", "--gpu", "A100-80GB", "--mig", "3g.40gb"],
+    ["--model", "dcgan_generator.onnx", "--model", "dcgan_discriminator.onnx", "--model",
+     "dcgan_discriminator.onnx", "--batch", "128"],
+]
+
+
+def with_paths(args):
+    out = list(args)
+    for i, a in enumerate(out):
+        if i > 0 and out[i - 1] == "--model":
+            out[i] = os.path.join(ROOT, "models", a)
+    return out
+
+
 def run_cli(*argv):
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
@@ -121,6 +147,15 @@ class ClientTest(unittest.TestCase):
         by_path = self.c.predict(["pointnet.onnx"], 32, attrs={"loader_workers": 2})
         self.assertEqual(up["predicted_util"], by_path["predicted_util"])
 
+    def test_a_stored_model_is_named_by_its_digest(self):
+        path = os.path.join(ROOT, "models", "pointnet.onnx")
+        rc, out, err = run_cli("store-model", path)
+        self.assertEqual(rc, 0, err)
+        with open(path, "rb") as f:
+            digest = "sha256:" + __import__("hashlib").sha256(f.read()).hexdigest()
+        self.assertEqual(out.strip(), digest)
+        self.assertEqual(self.c.predict([digest], 32)["predicted_util"], self.c.predict(["pointnet.onnx"], 32)["predicted_util"])
+
     def test_job_lifecycle_and_errors(self):
         job = self.c.submit(["resnet50.onnx"], batch=32, name="client-test", duration_s=3600)
         self.assertIn(job["state"], ("queued", "running"))
@@ -159,8 +194,34 @@ class CommandLineTest(unittest.TestCase):
         rc, out, err = run_cli("predict", "--model", "resnet50.onnx", "--batch", "32")
         self.assertEqual(rc, 0, err)
         want = cli_predict("--model", os.path.join(ROOT, "models", "resnet50.onnx"), "--batch", "32")
-        self.assertRegex(out, r"^predicted GPU utilization \d+\.\d% +\(interval \d+\.\d-\d+\.\d%\)\n$")
+        self.assertRegex(out, r"^predicted GPU utilization on RTX3090: \d+\.\d% +\(\d+% interval \d+\.\d-\d+\.\d%")
         self.assertIn(f"{want['gpu_util']:.1f}%", out)
+
+    def test_the_python_client_equals_the_cli(self):
+        """Issue 31: the same flags, the same answer: every field of `gpucast predict --json` (but the
+        models' paths, the warnings and the schema) is in the service's reply with the same value, and
+        the client prints the lines gpucast predict prints for utilization, workload, expected error
+        and memory."""
+        for args in FLAG_CASES:
+            with self.subTest(args=args):
+                rc, out, err = run_cli("--json", "predict", *args)
+                self.assertEqual(rc, 0, err)
+                got = json.loads(out)
+                want = cli_predict(*with_paths(args))
+                for k, v in want.items():
+                    if k in ("models", "warnings", "schema"):
+                        continue
+                    self.assertIn(k, got)
+                    self.assertEqual(got[k], v, k)
+                rc, out, err = run_cli("predict", *args)
+                self.assertEqual(rc, 0, err)
+                text = cli_text(*with_paths(args)).splitlines()
+                shown = out.splitlines()
+                for line in text:
+                    if line.startswith(("predicted GPU", "  measured", "  unseen", "  expected error")):
+                        self.assertIn(line, shown)
+                if "data_parallel" in want:
+                    self.assertIn(f"{want['data_parallel']['step_ms']:.1f} ms", out)
 
     def test_json_and_errors(self):
         rc, out, _ = run_cli("--json", "health")

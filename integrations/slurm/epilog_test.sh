@@ -28,6 +28,7 @@ cat >"$T/sacct.txt" <<'EOF'
 42.0|1800|cpu=00:29:40,energy=0,fs/disk=11092,gres/gpumem=9000M,gres/gpuutil=40,mem=3000M,pages=2,vmem=3300M
 EOF
 check "sacct weighted" "$(bash "$EPI" --parse-sacct <"$T/sacct.txt")" "50.000 2400"
+cp "$T/sacct.txt" "$T/sacct50.txt"
 printf '42|100|cpu=00:01:00,mem=10M\n' >"$T/nogpu.txt"
 check "sacct without gpuutil" "$(bash "$EPI" --parse-sacct <"$T/nogpu.txt")" ""
 printf '42|100|gres/gpuutil=140\n' >"$T/bad.txt"
@@ -50,7 +51,22 @@ check "nvidia-smi noheader" "$(bash "$EPI" --parse-nvsmi "$T/nounits.csv")" "30.
 c='gpucast: model=/shared/models/pointnet.onnx batch=32 amp=1 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8'
 check "comment" "$(bash "$EPI" --parse-comment "$c")" \
   'JOB {"model": "/shared/models/pointnet.onnx", "batch": 32, "amp": true, "dims": {}, "attrs": {}, "duration_s": 0}'
-check "comment with id" "$(bash "$EPI" --parse-comment "gpucast_job=17 $c")" "ID 17"
+check "id set by an operator (the whole AdminComment)" "$(bash "$EPI" --parse-comment "gpucast_job=17")" "ID 17"
+# Issue 32 item 3: a gpucast_job anywhere else redirected the observation to another user's record.
+check "gpucast_job before the plugin's comment: not an id" "$(bash "$EPI" --parse-comment "gpucast_job=17 $c")" ""
+check "a declared dim named gpucast_job: a dim, not an id" \
+  "$(bash "$EPI" --parse-comment 'gpucast: model=/m/p.onnx batch=8 dim.gpucast_job=5 util=1.0 share=shard:1/8')" \
+  'JOB {"model": "/m/p.onnx", "batch": 8, "amp": false, "dims": {"gpucast_job": 5}, "attrs": {}, "duration_s": 0}'
+check "a gpucast_job token in the plugin's comment: ignored" \
+  "$(bash "$EPI" --parse-comment 'gpucast: model=/m/p.onnx gpucast_job=5 batch=8 util=1.0 share=shard:1/8')" \
+  'JOB {"model": "/m/p.onnx", "batch": 8, "amp": false, "dims": {}, "attrs": {}, "duration_s": 0}'
+check "a model path cannot hold another token (its = is encoded, a raw one voids the token)" \
+  "$(bash "$EPI" --parse-comment 'gpucast: model=/m/a=gpucast_job=5 model=/m/p.onnx batch=8')" \
+  'JOB {"model": "/m/p.onnx", "batch": 8, "amp": false, "dims": {}, "attrs": {}, "duration_s": 0}'
+# Whole GPUs on several nodes (share=gpu:K/K, nodes=M) and the GPU: recorded as M x K GPUs.
+check "comment, data-parallel on 2 nodes x 4 GPUs" \
+  "$(bash "$EPI" --parse-comment 'gpucast: model=/m/p.onnx batch=8 gpu=H100 nodes=2 util=50.0 share=gpu:4/4')" \
+  'JOB {"model": "/m/p.onnx", "batch": 8, "amp": false, "dims": {}, "attrs": {}, "gpus": 8, "gpu": "H100", "duration_s": 0}'
 check "no comment" "$(bash "$EPI" --parse-comment "")" ""
 # A model path with blanks, '%', '=' and ',' as job_submit.lua writes it (%XX; plugin_test.sh checks the writer).
 c='gpucast: model=/shared/my%20models/a%3Db%2Cc%2550%25%09x.onnx batch=8 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8'
@@ -61,9 +77,10 @@ cm='gpucast: model=/m/g.onnx model=/m/my%20d.onnx model=/m/my%20d.onnx batch=64 
 check "comment, several networks" "$(bash "$EPI" --parse-comment "$cm")" \
   'JOB {"models": [{"path": "/m/g.onnx", "repeat": 1}, {"path": "/m/my d.onnx", "repeat": 2}], "batch": 64, "amp": false, "dims": {}, "attrs": {}, "duration_s": 0}'
 check "a lone % is kept" "$(bash "$EPI" --parse-comment 'gpucast: model=/m/100%.onnx batch=8' | sed 's/.*"model": "\([^"]*\)".*/\1/')" "/m/100%.onnx"
-# The job's share of its GPU: AdminComment share=KIND:K/N, K raised by TresPerNode if the owner did.
+# The job's share of its GPU: AdminComment share=KIND:K/N, as predicted (a share the owner
+# raised afterwards does not count: issue 32 item 3).
 check "share shard 1/8" "$(bash "$EPI" --parse-share "$c")" "12.500"
-check "share raised to shard:6" "$(bash "$EPI" --parse-share "$c" "gres:nic:1,gres:shard:6")" "75.000"
+check "share raised to shard:6: still the predicted 1/8" "$(bash "$EPI" --parse-share "$c" "gres:nic:1,gres:shard:6")" "12.500"
 check "share mps 53/100" "$(bash "$EPI" --parse-share "gpucast: model=m batch=1 share=mps:53/100" "gres:mps:53")" "53.000"
 check "no share" "$(bash "$EPI" --parse-share "gpucast_job=17")" ""
 
@@ -106,7 +123,7 @@ EOF
 cat >"$T/bin/squeue" <<EOF
 #!/bin/sh
 [ "\$1 \$2" = "--json -j" ] || exit 1
-printf '{"meta": {}, "errors": [], "jobs": [{"job_id": %s, "name": "x TresPerNode=gres:shard:8 AdminComment=gpucast_job=1\\\\nAdminComment=gpucast_job=1", "user_id": 1234, "user_name": "alice", "tres_per_node": "%s", "admin_comment": "gpucast: model=$T/my%%20models/point%%20net%%25.onnx batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8"}]}\n' "\$3" "\${TPN:-gres:shard:1}"
+printf '{"meta": {}, "errors": [], "jobs": [{"job_id": %s, "name": "x TresPerNode=gres:shard:8 AdminComment=gpucast_job=1\\\\nAdminComment=gpucast_job=1", "user_id": 1234, "group_id": %s, "user_name": "alice", "tres_per_node": "%s", "admin_comment": "gpucast: model=%s batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8"}]}\n' "\$3" "\${JGID:-1234}" "\${TPN:-gres:shard:1}" "\${MODEL:-$T/my%20models/point%20net%25.onnx}"
 EOF
 chmod +x "$T/bin/sacct" "$T/bin/scontrol" "$T/bin/squeue"
 # nvidia-smi logs: nvsmi_log_dir ($T/nv, root's, 755) holds one directory per user (alice: uid 1234).
@@ -142,23 +159,29 @@ check "refusal logged" "$(grep -c "HTTP 422 .*Idempotency-Key 'slurm-epilog-test
 metrics=$(curl -s -m 5 "$URL/metrics")
 check "slurm source counted once" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="slurm"} 1$')" "1"
 check "nvidia-smi source counted once" "$(echo "$metrics" | grep -c '^gpucast_observations_total{source="nvidia-smi"} 1$')" "1"
-# Overuse: share shard:1/8 = 12.5%, margin 30: job 42 (50%) and job 43 (70%) are over 42.5%.
-ov() { curl -s -m 5 "$URL/v1/jobs/$1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["overuse"], j["share_pct"])'; }
-check "job 42 overuse shown" "$(ov 1)" "True 12.5"
-check "job 43 overuse shown" "$(ov 2)" "True 12.5"
-check "overuse counted once per job" "$(echo "$metrics" | grep -c -e '^gpucast_overuse_total{source="slurm"} 1$' -e '^gpucast_overuse_total{source="nvidia-smi"} 1$')" "2"
-check "overuse logged for the operator" \
-  "$(grep -c "job 43: OVERUSE by user alice: observed 70.000% GPU utilization (nvidia-smi), share 12.500% + margin 30; the user's next GPU jobs are held (clear: rm $T/overuse/alice" "$T/epilog.err")" "2"
-check "hold recorded once per job" "$(cat "$T/overuse/alice")" "job 42: observed 50.000% GPU utilization (slurm), share 12.500% + margin 30
-job 43: observed 70.000% GPU utilization (nvidia-smi), share 12.500% + margin 30"
-# Job 44 at 70% on a share its owner raised to shard:6 (75%): not overuse.
-nvlog 44
+# Overuse: share shard:1/8 = 12.5%, margin 30: job 42 (50%, sacct) and job 43 (70%, nvidia-smi)
+# are over 42.5%. Only sacct's gres/gpuutil (slurmd's, per job) is evidence: the nvidia-smi log
+# is written by the job and shows the whole device (issue 32 item 3: a user wrote 5% and was
+# never held; an honest user sharing a GPU read 100% and was).
+ov() { curl -s -m 5 "$URL/v1/jobs/$1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j.get("overuse"), j.get("share_pct"))'; }
+check "job 42 (sacct) overuse shown" "$(ov 1)" "True 12.5"
+check "job 43 (nvidia-smi) posted without a share: no overuse" "$(ov 2)" "False None"
+check "overuse counted for the sacct job only" "$(echo "$metrics" | grep -c -e '^gpucast_overuse_total{source="slurm"} 1$' -e '^gpucast_overuse_total{source="nvidia-smi"} [1-9]')" "1"
+check "overuse logged for the operator (by each of the two runs)" \
+  "$(grep -c "job 42: OVERUSE by user alice: observed 50.000% GPU utilization (slurm), share 12.500% + margin 30; the user's next GPU jobs are held (clear: rm $T/overuse/alice" "$T/epilog.err")" "2"
+check "the nvidia-smi log's 70% logged as no evidence" \
+  "$(grep -c "job 43: observed 70.000% GPU utilization (nvidia-smi, whole-device and written by the job) above the share 12.500% + margin 30: not evidence of overuse, nobody held" "$T/epilog.err")" "2"
+check "hold recorded for the sacct job only, once" "$(cat "$T/overuse/alice")" "job 42: observed 50.000% GPU utilization (slurm), share 12.500% + margin 30"
+# Job 44 at 50% (sacct) on a share its owner raised to shard:6 (75%): measured against the
+# predicted 12.5% (allow_more_shards let a user declare the smallest model and raise to 8).
+cp "$T/sacct50.txt" "$T/sacct.txt"
 TPN=gres:shard:6 epilog 44
-check "raised share, not overuse" "$(ov 3)" "False 75.0"
-check "no third hold record" "$(wc -l <"$T/overuse/alice")" "2"
-check "service logged the overuse" "$(grep -c '^gpucast serve: job [12] overuse: ' "$T/err")" "2"
-check "the job name posing as TresPerNode/AdminComment is not read (job 43 not hidden, not posted elsewhere)" \
-  "$(ov 2)" "True 12.5"
+check "raised share: measured against the predicted share, overuse" "$(ov 3)" "True 12.5"
+check "a second hold record" "$(wc -l <"$T/overuse/alice")" "2"
+cp "$T/nogpu.txt" "$T/sacct.txt"
+check "service logged the overuse" "$(grep -c '^gpucast serve: job [13] overuse: ' "$T/err")" "2"
+check "the job name posing as TresPerNode/AdminComment is not read (job 42 not hidden, not posted elsewhere)" \
+  "$(ov 1)" "True 12.5"
 
 # The epilog trusts nothing a user can write. Each case: job N at 70% (over its 12.5% + 30),
 # whose log is refused, so nothing is posted and nobody is held.
@@ -196,10 +219,41 @@ refused_log "no nvsmi_log_dir: a log planted in /tmp" 56 "job 56: no GPU utiliza
 rm -f "/tmp/gpucast-nvsmi-56.csv"
 # overuse_dir is what job_submit.lua holds users by: one that others may write is refused.
 echo "nvsmi_log_dir = $T/nv" >> "$T/slurm/gpucast.conf"
-chmod 777 "$T/overuse"; nvlog 57; epilog 57
+chmod 777 "$T/overuse"; cp "$T/sacct50.txt" "$T/sacct.txt"; epilog 57; cp "$T/nogpu.txt" "$T/sacct.txt"
 check "a world-writable overuse_dir: no hold recorded" "$(holds)" "2"
 check "a world-writable overuse_dir: logged" "$(grep -c "job 57: OVERUSE by user alice: .*overuse_dir $T/overuse refused: writable by group or others (mode 777)" "$T/epilog.err" | awk '{ print ($1 > 0) }')" "1"
 chmod 755 "$T/overuse"
+# Deputy mode (mode = service, deputy_token_file): the model is not under the service's model
+# roots; the epilog registers the job with the deputy token as the job's uid:gid, so the service
+# reads it as that user (issue 32 item 4: the recommended deployment got 422 and recorded nothing).
+D=$(mktemp -d /tmp/gpucast-epilog-deputy.XXXXXX); chmod 755 "$D"
+cp "$ROOT/models/pointnet.onnx" "$D/p.onnx"; chmod 644 "$D/p.onnx"
+echo deputy-secret > "$T/deputy.token"; chmod 600 "$T/deputy.token"
+"$BIN" serve --listen 127.0.0.1:0 --db "$T/deputy.db" --predictor "$T/p.json" --cluster "2x RTX3090" \
+  --deputy-token-file "$T/deputy.token" >"$T/dout" 2>"$T/derr" &
+DPID=$!
+DURL=""
+for _ in $(seq 100); do
+  addr=$(sed -n 's/^listening on //p' "$T/dout"); [ -n "$addr" ] && { DURL="http://$addr"; break; }; sleep 0.1
+done
+cp "$T/slurm/gpucast.conf" "$T/gpucast.conf.plain"
+printf "url = %s\nmode = service\ndeputy_token_file = %s\n" "$DURL" "$T/deputy.token" >>"$T/slurm/gpucast.conf"
+cp "$T/sacct50.txt" "$T/sacct.txt"
+MODEL=$D/p.onnx JGID=65534 PATH="$T/bin:$PATH" SLURM_JOB_ID=60 SLURM_JOB_USER=nobody SLURM_JOB_UID=65534 \
+  bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"
+check "deputy mode: the job registered as read by uid 65534, the observation stored" \
+  "$(curl -s -m 5 -H 'Authorization: Bearer deputy-secret' "$DURL/v1/jobs/1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["model"], j["observed_util"], j["observed_samples"])')" \
+  "$D/p.onnx 50.0 80"
+check "deputy mode: logged" "$(grep -c "job 60: gpucast job 1: observed 50.000% over 80 samples (slurm)" "$T/epilog.err")" "1"
+# A model the job's user may not read is not registered (the service reads as that user).
+chmod 600 "$D/p.onnx"
+MODEL=$D/p.onnx JGID=65534 PATH="$T/bin:$PATH" SLURM_JOB_ID=61 SLURM_JOB_USER=nobody SLURM_JOB_UID=65534 \
+  bash "$T/slurm/gpucast-epilog.sh" 2>>"$T/epilog.err"
+check "deputy mode: a model uid 65534 cannot read is refused by the service" \
+  "$(grep -c "job 61: registering with gpucast failed: HTTP 422 .*cannot be read as uid 65534" "$T/epilog.err")" "1"
+kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null
+rm -rf "$D"
+cp "$T/gpucast.conf.plain" "$T/slurm/gpucast.conf"; cp "$T/nogpu.txt" "$T/sacct.txt"
 # Log lines: control characters escaped.
 check "control characters escaped" "$(bash "$EPI" --esc "$(printf 'a\nerror: b\tc\033d\\')")" 'a\nerror: b\tc\x1bd\\'
 check "every line of the epilog's log is one entry" "$(grep -cv '^20[0-9-]*T[0-9:]*Z gpucast-epilog: job \|^gpucast-epilog: job ' "$T/epilog.err")" "0"

@@ -80,15 +80,19 @@ parse_nvsmi() {
     END { if (n) printf "%.3f %d\n", sum / n, n }' "$1"
 }
 
-# AdminComment -> "ID N" (gpucast_job=N) or a JSON job for POST /v1/jobs, or nothing.
+# AdminComment -> "ID N" or a JSON job for POST /v1/jobs, or nothing. job_submit.lua writes
+# "gpucast: " and then KEY=VALUE tokens separated by one blank, every value percent-encoded
+# (%XX for %, blanks, control characters, '=' and ','): the comment is read token by token,
+# each key whole, so nothing a user declared (a dim or attr named gpucast_job, a path) can pose
+# as another token. "ID N" only from an AdminComment that is exactly "gpucast_job=N" (set by an
+# operator: users cannot set AdminComment, and job_submit.lua writes only "gpucast: ...").
 parse_comment() {
-  local c="$1" id
-  id=$(printf '%s\n' "$c" | sed -n 's/.*gpucast_job=\([0-9][0-9]*\).*/\1/p')
-  if [ -n "$id" ]; then echo "ID $id"; return 0; fi
-  printf '%s\n' "$c" | grep -q 'gpucast: model=' || return 0
-  printf '%s\n' "$c" | sed 's/.*gpucast: //' | tr ' ' '\n' | awk -F'=' '
+  local c="$1"
+  if [[ "$c" =~ ^gpucast_job=([0-9]{1,18})$ ]]; then echo "ID ${BASH_REMATCH[1]}"; return 0; fi
+  [[ "$c" == "gpucast: "* ]] || return 0
+  printf '%s\n' "${c#gpucast: }" | tr ' ' '\n' | awk '
     function q(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
-    # job_submit.lua writes the model path with %XX for %, blanks, control characters, = and ,
+    # job_submit.lua writes values with %XX for %, blanks, control characters, = and ,
     function dec(s,   out, i, h) {
       out = ""
       while ((i = index(s, "%")) > 0) {
@@ -103,12 +107,21 @@ parse_comment() {
       }
       return out s
     }
+    {
+      eq = index($0, "=")
+      if (eq < 2) next                   # not a KEY=VALUE token
+      k = substr($0, 1, eq - 1); v = substr($0, eq + 1)
+      if (index(v, "=") > 0) next        # a value is encoded: no "=" in it
+    }
     # one model= per forward+backward pass: several networks, or one run k times, are "models"
-    $1 == "model" { p = dec(substr($0, 7)); if (!(p in cnt)) order[++nm] = p; cnt[p]++ }
-    $1 == "batch" && $2 ~ /^[0-9]+$/ { batch = $2 }
-    $1 == "amp" { amp = ($2 == "1") ? "true" : "false" }
-    $1 ~ /^dim\./ && $2 ~ /^[0-9]+$/ { dims = dims (dims ? ", " : "") q(substr($1, 5)) ": " $2 }
-    $1 ~ /^attr\./ && $2 ~ /^[0-9]+$/ { attrs = attrs (attrs ? ", " : "") q(substr($1, 6)) ": " $2 }
+    k == "model" { p = dec(v); if (!(p in cnt)) order[++nm] = p; cnt[p]++ }
+    k == "batch" && v ~ /^[0-9]+$/ { batch = v }
+    k == "amp" { amp = (v == "1") ? "true" : "false" }
+    k == "gpu" && v ~ /^[A-Za-z0-9_.-]+$/ { gpu = v }
+    k == "nodes" && v ~ /^[0-9]+$/ { nodes = v + 0 }
+    k == "share" && v ~ /^gpu:[0-9]+\/[0-9]+$/ { split(substr(v, 5), g, "/"); per_node = g[1] + 0 }
+    k ~ /^dim\.[A-Za-z0-9_]+$/ && v ~ /^[0-9]+$/ { dims = dims (dims ? ", " : "") q(dec(substr(k, 5))) ": " v }
+    k ~ /^attr\.[A-Za-z0-9_]+$/ && v ~ /^[0-9]+$/ { attrs = attrs (attrs ? ", " : "") q(dec(substr(k, 6))) ": " v }
     END {
       if (nm == 0) exit
       if (nm == 1 && cnt[order[1]] == 1) {
@@ -118,23 +131,24 @@ parse_comment() {
         for (i = 1; i <= nm; i++) nets = nets (i > 1 ? ", " : "") "{\"path\": " q(order[i]) ", \"repeat\": " cnt[order[i]] "}"
         nets = nets "]"
       }
-      printf "JOB {%s, \"batch\": %d, \"amp\": %s, \"dims\": {%s}, \"attrs\": {%s}, \"duration_s\": 0}\n",
-             nets, batch ? batch : 1, amp ? amp : "false", dims, attrs
+      # Whole GPUs (share=gpu:K/K), on nodes=M nodes: the job had M x K GPUs.
+      extra = ""
+      if (per_node > 1 || nodes > 1) extra = extra ", \"gpus\": " per_node * (nodes > 1 ? nodes : 1)
+      if (gpu != "") extra = extra ", \"gpu\": " q(gpu)
+      printf "JOB {%s, \"batch\": %d, \"amp\": %s, \"dims\": {%s}, \"attrs\": {%s}%s, \"duration_s\": 0}\n",
+             nets, batch ? batch : 1, amp ? amp : "false", dims, attrs, extra
     }'
 }
 
-# AdminComment [TresPerNode] -> the job's share of one GPU in percent, or nothing:
-# share=KIND:K/N -> 100 K / N (shards of N per GPU; mps of N per GPU), with K
-# taken from TresPerNode (gres:KIND:M) where the owner raised it after sizing.
+# AdminComment -> the job's predicted share of one GPU in percent, or nothing:
+# share=KIND:K/N -> 100 K / N (shards of N per GPU; mps of N per GPU; gpu:K/K whole GPUs:
+# 100). Always the share gpucast predicted: a share the owner raised afterwards
+# (allow_more_shards = 1) does not raise what the job may use.
 parse_share() {
-  local kn k n granted
-  kn=$(printf '%s\n' "$1" | sed -n 's/^gpucast: .* share=\([a-z]*\):\([0-9][0-9]*\)\/\([0-9][0-9]*\).*/\1 \2 \3/p')
-  [ -n "$kn" ] || return 0
-  set -- "$kn" "${2-}"
-  k=$(echo "$1" | cut -d' ' -f2) n=$(echo "$1" | cut -d' ' -f3)
-  granted=$(printf '%s\n' "$2" | tr ',' '\n' | sed -n "s/^gres[:\/]$(echo "$1" | cut -d' ' -f1):\([0-9][0-9]*\)\$/\1/p" | head -1)
-  [ -n "$granted" ] && k=$granted
-  awk -v k="$k" -v n="$n" 'BEGIN { if (n > 0) printf "%.3f\n", (k > n ? 100 : 100 * k / n) }'
+  local kn
+  kn=$(printf '%s\n' "$1" | tr ' ' '\n' | sed -n 's/^share=\([a-z]*\):\([0-9][0-9]*\)\/\([0-9][0-9]*\)$/\2 \3/p' | head -1)
+  [[ "$1" == "gpucast: "* ]] && [ -n "$kn" ] || return 0
+  awk -v k="${kn% *}" -v n="${kn#* }" 'BEGIN { if (n > 0) printf "%.3f\n", (k > n ? 100 : 100 * k / n) }'
 }
 
 # A log line's text with control characters escaped (\n \r \t, others \xHH), so that
@@ -176,6 +190,8 @@ conf() {  # conf KEY DEFAULT
 }
 URL=$(conf url http://127.0.0.1:8080)
 TOKEN_FILE=$(conf token_file "")
+MODE=$(conf mode cli)
+DEPUTY_TOKEN_FILE=$(conf deputy_token_file "")
 LOGDIR=$(conf nvsmi_log_dir "")
 FREQ=$(conf acct_freq_s 30)
 EPILOG_LOG=$(conf epilog_log "")
@@ -187,20 +203,34 @@ AUTH=()
 HDRS=$(mktemp /tmp/gpucast-epilog.XXXXXX) || exit 0
 trap 'rm -f "$HDRS"' EXIT
 [ -n "$TOKEN_FILE" ] && AUTH=(-H "Authorization: Bearer $(timeout 5 tr -d ' \t\r\n' <"$TOKEN_FILE")")
+# Deputy mode (mode = service, deputy_token_file): job_submit.lua had the service read the
+# model as the job's user; the epilog registers the job the same way (the deputy token and
+# X-Gpucast-Read-As: the job's uid:gid), so the service reads the path the deputy read, as
+# that user, instead of looking for it under its model roots (which refused it: 422).
+DEPUTY=0
+if [ "$MODE" = service ] && [ -n "$DEPUTY_TOKEN_FILE" ]; then
+  dtok=$(timeout 5 tr -d ' \t\r\n' <"$DEPUTY_TOKEN_FILE" 2>/dev/null)
+  if [ -n "$dtok" ]; then AUTH=(-H "Authorization: Bearer $dtok"); DEPUTY=1
+  else log "cannot read deputy_token_file $DEPUTY_TOKEN_FILE: the job is registered without it"; fi
+fi
 case "$JOB" in *[!0-9_]*) log "SLURM_JOB_ID is not a job id"; exit 0 ;; esac
 
 # The job, field by field: squeue --json (jq), which shows finished jobs too when asked
 # by id. Every field is a JSON string or number: a job name cannot pose as a field.
 command -v jq >/dev/null || { log "jq is missing (apt-get install jq): cannot read the job's fields"; exit 0; }
 # One line, fields separated by US (0x1f; control characters inside a field become blanks).
-IFS=$'\x1f' read -r comment tres juser juid < <(timeout 20 squeue --json -j "$JOB" 2>/dev/null | jq -r --arg id "$JOB" \
-  'first(.jobs[] | select((.job_id | tostring) == $id)) | [.admin_comment, .tres_per_node, .user_name, .user_id]
+# Slurm 24.11 wraps numbers as {"set": true, "infinite": false, "number": N}: unwrapped here.
+IFS=$'\x1f' read -r comment tres juser juid jgid < <(timeout 20 squeue --json -j "$JOB" 2>/dev/null | jq -r --arg id "$JOB" \
+  'def num: if type == "object" then (if .set then .number else null end) else . end;
+   first(.jobs[] | select((.job_id | num | tostring) == $id)) | [.admin_comment, .tres_per_node, .user_name,
+     (.user_id | num), (.group_id | num)]
    | map(. // "" | tostring | gsub("[[:cntrl:]]"; " ")) | join("\u001f")' 2>/dev/null | head -c 65536)
 [ -n "$comment" ] || comment=$(timeout 20 sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
 p=$(parse_comment "$comment")
-share=$(parse_share "$comment" "$tres")
+share=$(parse_share "$comment")
 user=${SLURM_JOB_USER:-$juser}
 juid=${SLURM_JOB_UID:-$juid}
+jgid=${SLURM_JOB_GID:-$jgid}
 
 # read_user_file PATH UID: the file's bytes (at most 16 MiB) on stdout if PATH is a regular
 # file owned by UID with one link; opened O_NOFOLLOW|O_NONBLOCK, so that a symlink or a
@@ -262,9 +292,16 @@ elif [ -n "$LOGDIR" ]; then
 fi
 [ -n "$source" ] || { log "no GPU utilization measured (no sacct gres/gpuutil, no nvidia-smi log)"; exit 0; }
 
-# Overuse: measured above the share by more than the margin.
+# Overuse: measured above the share by more than the margin. Only per-job evidence counts
+# (source slurm: sacct's gres/gpuutil, gathered by slurmd for the job's own GPUs): a
+# nvidia-smi log is written by the job itself (a user writes 5% and is never held) and shows
+# the whole device (an honest job sharing its GPU reads its neighbours' 100%). Such a log
+# is posted as an observation, without a share: it neither marks overuse nor holds anyone.
 extra=""
-if [ -n "$share" ]; then
+if [ -n "$share" ] && [ "$source" != slurm ]; then
+  awk -v u="$util" -v s="$share" -v m="$MARGIN" 'BEGIN { exit !(u > s + m) }' &&
+    log "observed $util% GPU utilization ($source, whole-device and written by the job) above the share $share% + margin $MARGIN: not evidence of overuse, nobody held (gather gres/gpuutil with Slurm for that)"
+elif [ -n "$share" ]; then
   extra=", \"share_pct\": $share, \"overuse_margin\": $MARGIN"
   if awk -v u="$util" -v s="$share" -v m="$MARGIN" 'BEGIN { exit !(u > s + m) }'; then
     what="observed $util% GPU utilization ($source), share $share% + margin $MARGIN"
@@ -275,7 +312,13 @@ if [ -n "$share" ]; then
         log "OVERUSE by user $user: $what; overuse_dir $HOLD_DIR refused: ${why:-cannot create it} (it must be root's or SlurmUser's, not writable by others)"
       elif { grep -qs "^job $JOB:" "$HOLD_DIR/$user" ||
            printf 'job %s: %s\n' "$JOB" "$what" >>"$HOLD_DIR/$user"; }; then
-        log "OVERUSE by user $user: $what; the user's next GPU jobs are held (clear: rm $HOLD_DIR/$user, then scontrol release their held jobs)"
+        # The user's GPU jobs queued before this record: held now (the plugin holds later ones).
+        held=$(timeout 20 squeue --json -u "$user" -t PD 2>/dev/null | jq -r \
+          'def num: if type == "object" then (if .set then .number else null end) else . end;
+           .jobs[] | select((.admin_comment // "") | startswith("gpucast: ")) | .job_id | num | tostring' 2>/dev/null |
+          grep -E '^[0-9]+$' | head -1000 | tr '\n' ' ')
+        for j in $held; do timeout 20 scontrol hold "$j" >/dev/null 2>&1 || log "cannot hold job $j of $user"; done
+        log "OVERUSE by user $user: $what; the user's next GPU jobs are held${held:+, and the queued ones: ${held% }} (clear: rm $HOLD_DIR/$user, then scontrol release their held jobs)"
       else
         log "OVERUSE by user $user: $what; cannot record the hold in $HOLD_DIR/$user"
       fi
@@ -289,8 +332,13 @@ cluster=${SLURM_CLUSTER_NAME:-$(timeout 20 scontrol show config 2>/dev/null | se
 case "$p" in
   "ID "*) id=${p#ID } ;;
   "JOB "*)
-    resp=$(curl -s -m 10 -w '\n%{http_code}' -X POST "$URL/v1/jobs" "${AUTH[@]}" -H 'Content-Type: application/json' \
-      -H "Idempotency-Key: slurm-${cluster:-cluster}-$JOB" -d "${p#JOB }")
+    READ_AS=()
+    if [ "$DEPUTY" = 1 ]; then
+      [[ "$juid" =~ ^[0-9]+$ && "$jgid" =~ ^[0-9]+$ ]] || { log "deputy mode: the job's uid:gid are unknown: not registered"; exit 0; }
+      READ_AS=(-H "X-Gpucast-Read-As: $juid:$jgid")
+    fi
+    resp=$(curl -s -m 10 -w '\n%{http_code}' -X POST "$URL/v1/jobs" "${AUTH[@]}" "${READ_AS[@]}" \
+      -H 'Content-Type: application/json' -H "Idempotency-Key: slurm-${cluster:-cluster}-$JOB" -d "${p#JOB }")
     code=$(echo "$resp" | tail -1)
     id=$(echo "$resp" | head -1 | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
     [ "$code" = 201 ] && [ -n "$id" ] || { log "registering with gpucast failed: HTTP $code $(echo "$resp" | head -1)"; exit 0; }

@@ -66,8 +66,22 @@ local SETTINGS = {
   memory = { "high", { "none", "high" } },
   default_batch = { "", "string" },                 -- "" = a declaration without batch= is refused
   require_model = { 1, "int" },                     -- 1: GPU jobs must name a model
-  allow_more_shards = { 1, "int" },                 -- job_modify: raising a sized share is allowed
-  timeout_s = { 5, "int" },                         -- slurmctld holds a lock meanwhile: keep it short
+  -- job_modify: 1 lets owners raise a sized share (the epilog then measures overuse against
+  -- the predicted share, not the raised one); 0 (default): the share stays as predicted.
+  allow_more_shards = { 0, "int" },
+  -- slurmctld holds its job lock while the plugin runs: a hard limit for one prediction.
+  -- gpucast predict (and the deputy service) get a deadline 0.5 s below it.
+  timeout_s = { 2, "int" },
+  -- Seconds of prediction (time slurmctld spends in this plugin for a user's jobs) one uid
+  -- may use per minute; above it its submissions of models are refused at once. 0: no budget.
+  user_budget_s = { 3, "int" },
+  -- Components of one heterogeneous job that may declare a model (each is predicted while
+  -- slurmctld holds its lock; Slurm allows 128 components).
+  max_model_components = { 4, "int" },
+  -- slurm.conf and gres.conf the plugin reads (partition flags; shards per GPU); "" = beside
+  -- this file (where slurmctld finds job_submit.lua).
+  slurm_conf = { "", "string" },
+  gres_conf = { "", "string" },
   -- PARTITION:GPU pairs: the GPU (gpucast's name) of each partition's nodes, or "none" for
   -- a partition without GPUs. Partitions not listed have GPUs (default_gpu).
   partition_gpus = { {}, "map" },
@@ -153,6 +167,137 @@ local function read_conf()
     if g == "none" then config_error(path .. ": 'gpu_types' maps " .. t .. " to none (only partition_gpus has none)") end
   end
   return conf
+end
+
+-- A Slurm configuration file (slurm.conf, gres.conf): its lines without comments, each as
+-- { n = line number, words = { key (lower case) = value } }; nil if it cannot be read.
+local function slurm_conf_lines(path)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local out, n = {}, 0
+  for raw in f:lines() do
+    n = n + 1
+    local line = raw:gsub("#.*$", "")
+    if line:match("%S") then
+      local w = {}
+      for k, v in line:gmatch("([%w_]+)=(%S+)") do w[k:lower()] = v end
+      out[#out + 1] = { n = n, words = w, text = line }
+    end
+  end
+  f:close()
+  return out
+end
+
+local function beside(conf, key, name)
+  return conf[key] ~= "" and conf[key] or (script_dir() .. name)
+end
+
+-- Partitions slurm.conf makes whole-node: every job there gets whole nodes, and with them
+-- every GPU of the node (OverSubscribe=EXCLUSIVE, ExclusiveUser=YES, ExclusiveTopo=YES).
+-- name -> the setting. part_list shows only OverSubscribe (max_share), so slurm.conf is read
+-- (PartitionName=DEFAULT lines included; Include files are not followed: logged).
+local function whole_node_partitions(conf)
+  local path = beside(conf, "slurm_conf", "slurm.conf")
+  local lines = slurm_conf_lines(path)
+  local out = {}
+  if not lines then return out end
+  local defaults = {}
+  for _, l in ipairs(lines) do
+    local w = l.words
+    if w.partitionname then
+      local t = {}
+      for k, v in pairs(defaults) do t[k] = v end
+      for k, v in pairs(w) do t[k] = v end
+      if w.partitionname:upper() == "DEFAULT" then
+        defaults = t
+      else
+        local why = nil
+        if (t.oversubscribe or ""):upper():match("^EXCLUSIVE") then why = "OverSubscribe=EXCLUSIVE"
+        elseif (t.exclusiveuser or ""):upper() == "YES" then why = "ExclusiveUser=YES"
+        elseif (t.exclusivetopo or ""):upper() == "YES" then why = "ExclusiveTopo=YES" end
+        out[w.partitionname] = why
+      end
+    end
+  end
+  return out
+end
+
+-- Slurm 24.x's SelectTypeParameters=MULTIPLE_SHARING_GRES_PJ lets one job's shards come from
+-- several GPUs of a node: gres:shard:5 of 8 may then be 3 on one GPU and 2 on another, which is
+-- no share of one GPU (and --gres-flags=one-task-per-sharing does not make it one). The plugin
+-- sizes a share of one GPU: with that flag GPU jobs are refused (configuration error).
+local function check_select_params(conf)
+  if conf.share ~= "shard" then return end
+  local path = beside(conf, "slurm_conf", "slurm.conf")
+  for _, l in ipairs(slurm_conf_lines(path) or {}) do
+    local v = l.words.selecttypeparameters
+    if v and v:upper():match("MULTIPLE_SHARING_GRES_PJ") then
+      config_error(path .. ":" .. l.n .. ": SelectTypeParameters has MULTIPLE_SHARING_GRES_PJ, which lets a job's " ..
+                   "shards come from several GPUs; gpucast sizes a share of one GPU: remove it (or use share = mps)")
+    end
+  end
+end
+
+-- Nodes with different GPU types (gres.conf Type=, slurm.conf Gres=gpu:TYPE:N) and a gpucast.conf
+-- that maps none of them (gpu_types, partition_gpus) nor chose default_gpu: every job would be
+-- predicted for the predictor's GPU, silently. A configuration error that says what to set.
+local function check_gpu_types(conf)
+  if next(conf.gpu_types) or next(conf.partition_gpus) or conf.default_gpu ~= "" then return end
+  local types, order = {}, {}
+  local function add(t) if t and not types[t] then types[t] = true; order[#order + 1] = t end end
+  for _, l in ipairs(slurm_conf_lines(beside(conf, "gres_conf", "gres.conf")) or {}) do
+    if (l.words.name or ""):lower() == "gpu" then add(l.words.type) end
+  end
+  for _, l in ipairs(slurm_conf_lines(beside(conf, "slurm_conf", "slurm.conf")) or {}) do
+    for t in (l.words.gres or ""):gmatch("gpu:([%a][%w_%.%-]*):%d+") do add(t) end
+  end
+  if #order > 1 then
+    table.sort(order)
+    config_error("the nodes have GPUs of " .. #order .. " types (" .. table.concat(order, ", ") .. ") but gpucast.conf " ..
+                 "maps none (gpu_types, partition_gpus) and sets no default_gpu: every job would be predicted for the " ..
+                 "predictor's GPU; set gpu_types = TYPE:GPU,... (and give the nodes Feature=TYPE) or partition_gpus")
+  end
+end
+
+-- shards_per_gpu (mps_per_gpu) must equal gres.conf's count per GPU: with 16 where gres.conf
+-- has 8, a job sized at 16 pends forever; with 4, two jobs at 100% share a GPU. Returns nil
+-- when they agree, a note when gres.conf cannot tell (logged), or raises a config error.
+local function check_gres_counts(conf)
+  local name = conf.share
+  local key = name == "mps" and "mps_per_gpu" or "shards_per_gpu"
+  local want = conf[key]
+  local path = beside(conf, "gres_conf", "gres.conf")
+  local lines = slurm_conf_lines(path)
+  if not lines then return "gres.conf (" .. path .. ") not read: " .. key .. " not checked against it" end
+  local per_gpu, node_total, gpus = {}, nil, 0
+  for _, l in ipairs(lines) do
+    local w = l.words
+    if (w.name or ""):lower() == "gpu" and w.file then
+      -- /dev/nvidia[0-3] names 4 GPUs
+      local a, b = w.file:match("%[(%d+)%-(%d+)%]")
+      gpus = gpus + (a and (tonumber(b) - tonumber(a) + 1) or 1)
+    end
+    if (w.name or ""):lower() == name and w.count then
+      local c = tonumber(w.count:match("^(%d+)$"))
+      if not c then config_error(path .. ":" .. l.n .. ": Count=" .. w.count .. " of " .. name .. ": cannot check " .. key) end
+      if w.file then per_gpu[#per_gpu + 1] = { c = c, n = l.n } else node_total = { c = c, n = l.n } end
+    end
+  end
+  if #per_gpu == 0 and node_total and gpus > 0 then
+    per_gpu[1] = { c = node_total.c / gpus, n = node_total.n, spread = true }
+  end
+  if #per_gpu == 0 then return "gres.conf (" .. path .. ") gives no " .. name .. " count per GPU: " .. key .. " not checked" end
+  for _, e in ipairs(per_gpu) do
+    if e.c ~= want then
+      config_error("gpucast.conf: " .. key .. " = " .. want .. ", but " .. path .. ":" .. e.n .. " gives " ..
+                   string.format("%g", e.c) .. " " .. name .. (e.spread and (" per GPU (Count over " .. gpus .. " GPUs)") or " per GPU") ..
+                   ": set " .. key .. " = " .. string.format("%g", e.c) .. " (" ..
+                   (e.c < want and ("a job sized at " .. want .. " would pend forever")
+                    or ("a job sized at " .. want .. " would hold " .. want .. " of " .. string.format("%g", e.c) ..
+                        ": two at 100% would share a GPU")) .. ")")
+    end
+  end
+  return nil
 end
 
 -- slurmctld.log lines: every string that reaches one is escaped, so that a control
@@ -283,7 +428,8 @@ local function parse_tres(s)
   local out = {}
   if not s or s == "" then return out end
   for item in s:gmatch("[^,]+") do
-    local body = item:gsub("^gres[:/]", "")
+    -- Slurm 22.05 writes gres:gpu:2; 24.11 gres/gpu:2, and TRES forms gres/gpu=2.
+    local body = item:gsub("^gres[:/]", ""):gsub("=(%d+)$", ":%1")
     local parts = {}
     for p in body:gmatch("[^:]+") do parts[#parts + 1] = p end
     local e = { name = parts[1] or "", text = item }
@@ -330,16 +476,21 @@ local function job_partitions(partition, part_list)
   return names
 end
 
--- Does the job take whole nodes? --exclusive (shared 0), or a partition with
--- OverSubscribe=EXCLUSIVE (max_share 0). Slurm 22.05 gives such a job every GPU of its
--- node, whatever it asks for (--gres=gpu:0 included: JOB_GRES=gpu:2 in the live test).
-local function takes_whole_nodes(shared, parts, part_list)
-  if shared == 0 then return true end
+-- Does the job take whole nodes? Slurm gives such a job every GPU of its node, whatever it
+-- asks for (--gres=gpu:0 included: JOB_GRES=gpu:2 in the live test). Every form: --exclusive
+-- (job_desc.shared 0), --exclusive=user (2), --exclusive=mcs (3), --exclusive=topo (4,
+-- Slurm 24.11), or a partition with OverSubscribe=EXCLUSIVE (part_list max_share 0),
+-- ExclusiveUser=YES or ExclusiveTopo=YES (slurm.conf). Returns what makes it so, or nil.
+local SHARED_WHOLE = { [0] = "--exclusive", [2] = "--exclusive=user", [3] = "--exclusive=mcs", [4] = "--exclusive=topo" }
+local function takes_whole_nodes(shared, parts, part_list, conf)
+  if shared ~= nil and SHARED_WHOLE[shared] then return SHARED_WHOLE[shared] end
+  local flagged = whole_node_partitions(conf)
   for _, name in ipairs(parts) do
     local p = part_list and part_list[name]
-    if p and tonumber(p.max_share) == 0 then return true end
+    if p and tonumber(p.max_share) == 0 then return "partition " .. name .. ", OverSubscribe=EXCLUSIVE" end
+    if flagged[name] then return "partition " .. name .. ", " .. flagged[name] end
   end
-  return false
+  return nil
 end
 
 -- Can the job land on a node with GPUs? Unless every partition it may use is listed as
@@ -407,8 +558,42 @@ local function plan_request(req, share_gres, conf)
     end
   end
   if nodes > 1 then
-    user_error("this job asks for " .. nodes .. " nodes; a job that names its model runs on one node (a share " ..
-               "of one GPU, or whole GPUs of one node): drop -N/--nodes")
+    -- Data-parallel training on M nodes: K whole GPUs on each (-N M --gpus-per-node=K, --gres=gpu:K,
+    -- or --gpus=M*K), predicted as gpucast predict --gpus M*K --nodes M. A share of one GPU cannot
+    -- span nodes.
+    local per_node, how = nil, nil
+    for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task" }) do
+      for _, e in ipairs(parse_tres(req[f])) do
+        if is_gpu(e) and e.count > 0 then
+          if f == "tres_per_task" then
+            user_error("this job asks for " .. nodes .. " nodes and GPUs per task; a job of several nodes gets whole " ..
+                       "GPUs per node: write -N " .. nodes .. " --gpus-per-node=K instead of --gpus-per-task")
+          end
+          local k = e.count
+          if f == "tres_per_job" then
+            if e.count % nodes ~= 0 then
+              user_error("this job asks for " .. e.count .. " GPUs on " .. nodes .. " nodes, which do not divide evenly: " ..
+                         "write -N " .. nodes .. " --gpus-per-node=K")
+            end
+            k = math.floor(e.count / nodes)
+          end
+          per_node, how = k, OPTION[f] .. " " .. e.text:gsub("^gres[:/]", "")
+        end
+      end
+    end
+    if not per_node then
+      user_error("this job asks for " .. nodes .. " nodes; a share of one GPU cannot span nodes: ask for whole GPUs " ..
+                 "on each node (-N " .. nodes .. " --gpus-per-node=K, data-parallel training), or drop -N/--nodes")
+    end
+    if conf.multi_gpu ~= "whole" then
+      user_error("this job asks for " .. nodes .. " nodes x " .. per_node .. " GPUs (" .. how .. "); this site shares " ..
+                 "single GPUs only: ask for one GPU on one node")
+    end
+    if isset(req.max_nodes) and req.max_nodes ~= nodes then
+      user_error("this job asks for " .. nodes .. "-" .. req.max_nodes .. " nodes; a data-parallel job of whole GPUs " ..
+                 "is predicted for a fixed number of nodes: write -N " .. nodes)
+    end
+    return keep, replaced, nil, types, per_node, nodes
   end
   -- A range (-N1-2), or tasks that Slurm might spread: the job is pinned to one node.
   local pinned = isset(req.max_nodes) and req.max_nodes > 1 and req.max_nodes or nil
@@ -484,9 +669,14 @@ local SPAWN = 'for f in /proc/$$/fd/*; do f=${f##*/}; case $f in 0|1|2) ;; *[!0-
               'exec timeout -s KILL "$1" /bin/bash --noprofile --norc -c "$2" gpucast-plugin'
 local OUT_LIMIT = 1048576  -- bytes of a child's output read back
 
+-- The plugin stops waiting this long before timeout_s, so that the whole call, with
+-- slurmctld's own work around it, stays within timeout_s.
+local KILL_MARGIN_S = 0.2
+local function kill_after(limit_s) return math.max(0.3, limit_s - KILL_MARGIN_S) end
+
 local function run(body, limit_s)
   local cmd = "exec /usr/bin/env -i PATH=" .. CLEAN_PATH .. " LANG=C /bin/bash --noprofile --norc -c " .. shq(SPAWN) ..
-              " gpucast-plugin " .. string.format("%d", limit_s) .. " " .. shq(body) .. " 2>&1"
+              " gpucast-plugin " .. string.format("%.2f", kill_after(limit_s)) .. " " .. shq(body) .. " 2>&1"
   local p = io.popen(cmd, "r")
   if not p then config_error("cannot start /bin/bash (io.popen failed)") end
   local out = p:read("*a") or ""
@@ -599,7 +789,7 @@ local function service_answer(code, out, uid, gpus)
     local mem_high, mem_cap = memory_fields(out)
     return { util = tonumber(util), low = tonumber(low or util), high = tonumber(high or util),
              gpu = out:match('"gpu"%s*:%s*"([^"\n]*)"'), service = true,
-             data_parallel = gpus ~= nil and echoed == gpus, mem_high = mem_high, mem_cap = mem_cap }
+             data_parallel = gpus ~= nil and echoed == gpus, sent_gpus = gpus, mem_high = mem_high, mem_cap = mem_cap }
   end
   local msg = out:match('"error"%s*:%s*"(.-)"%s*[,}]') or first_line(out)
   if code == 422 and msg:match("cannot be read as uid") then user_error(unreadable(uid)) end
@@ -640,6 +830,18 @@ local function deadline_tcp(deadline)
     end })
   end
 end
+-- The deadline gpucast predict and the service get: below timeout_s, so that they stop and
+-- answer (the refusal names the limit) before the plugin stops waiting.
+local function predict_seconds(conf)
+  return math.max(0.5, conf.timeout_s - 0.5)
+end
+
+-- The "gpus" the service predicts for: one node's (it has no "nodes" field), nil for one GPU.
+local function service_gpus(d)
+  if not d.gpus then return nil end
+  return d.nodes and math.floor(d.gpus / d.nodes) or d.gpus
+end
+
 -- Mode service with deputy_token_file: one HTTP request from inside slurmctld, no process.
 -- The service opens the model as uid:gid (src/service/read_as.h), so nothing is read on
 -- the user's behalf that the user could not read.
@@ -676,21 +878,28 @@ local function predict_as_deputy(conf, d, uid, gid)
   end
   -- "gpu" only when the site's configuration names one (an older service refuses the key).
   if d.gpu then nets = nets .. ',"gpu":' .. json_str(d.gpu) end
-  if d.gpus then nets = nets .. ',"gpus":' .. string.format("%d", d.gpus) end
+  local gpus = service_gpus(d)
+  if gpus then nets = nets .. ',"gpus":' .. string.format("%d", gpus) end
   local body = "{" .. nets .. ',"batch":' .. string.format("%d", d.batch) ..
                ',"amp":' .. (d.amp and "true" or "false") .. ',"dims":{' .. table.concat(dims, ",") ..
                '},"attrs":{' .. table.concat(attrs, ",") .. "}}"
   local chunks = {}
   local ok, code = socket_http.request{
-    url = conf.url .. "/v1/predict", method = "POST", create = deadline_tcp(socket_core.gettime() + conf.timeout_s),
+    url = conf.url .. "/v1/predict", method = "POST", create = deadline_tcp(socket_core.gettime() + kill_after(conf.timeout_s)),
     headers = { ["Content-Type"] = "application/json", ["Content-Length"] = tostring(#body),
                 ["Authorization"] = "Bearer " .. token,
+                -- The service stops reading and analysing when the plugin stops waiting.
+                ["X-Gpucast-Deadline-Ms"] = string.format("%d", math.floor(predict_seconds(conf) * 1000)),
                 ["X-Gpucast-Read-As"] = string.format("%d:%d", uid, gid) },
     source = socket_ltn12.source.string(body), sink = socket_ltn12.sink.table(chunks) }
   if not ok and code == "timeout" then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
   if not ok then config_error("gpucast service unreachable: " .. tostring(code)) end
-  return service_answer(tonumber(code) or 0, table.concat(chunks), uid, d.gpus)
+  return service_answer(tonumber(code) or 0, table.concat(chunks), uid, gpus)
 end
+
+-- gpucast predict's time limit (src/cli/cmd_predict.cc); a gpucast without it is run without.
+local DEADLINE_FLAG = "--max-seconds"
+local no_deadline_flag = {}  -- gpucast binaries that lack it (per slurmctld)
 
 -- Returns { util, low, high } (percent) and mem_high, mem_cap (MiB, nil if not predicted);
 -- raises user/config errors.
@@ -705,7 +914,7 @@ local function predict(conf, d, uid, gid)
     -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
     local q = { "batch=" .. d.batch, "amp=" .. (d.amp and 1 or 0) }
     if d.gpu then q[#q + 1] = "gpu=" .. urlenc(d.gpu) end  -- only when configured, as in the deputy's body
-    if d.gpus then q[#q + 1] = "gpus=" .. string.format("%d", d.gpus) end
+    if service_gpus(d) then q[#q + 1] = "gpus=" .. string.format("%d", service_gpus(d)) end
     for k, v in pairs(d.dims) do q[#q + 1] = "dim." .. urlenc(k) .. "=" .. v end
     for k, v in pairs(d.attrs) do q[#q + 1] = "attr." .. urlenc(k) .. "=" .. urlenc(v) end
     -- The reader runs as the user and reads the model; curl (as slurmctld, no ~/.curlrc: -q)
@@ -715,8 +924,9 @@ local function predict(conf, d, uid, gid)
     -- dd opens the model O_NONBLOCK: a FIFO swapped in after the check does not block it.
     local body = regular_files_only({ d.model }) .. "{ " .. as_user(conf, uid, gid) .. "dd if=" .. shq(d.model) ..
                  " iflag=nonblock bs=1M status=none </dev/null 2>/dev/null || echo __gpucast_unreadable >&2; } | " ..
-                 "curl -q -sS --max-time " .. conf.timeout_s ..
+                 "curl -q -sS --max-time " .. string.format("%.2f", kill_after(conf.timeout_s)) ..
                  " -X POST -H 'Content-Type: application/octet-stream' --data-binary @- " ..
+                 "-H 'X-Gpucast-Deadline-Ms: " .. string.format("%d", math.floor(predict_seconds(conf) * 1000)) .. "' " ..
                  "-w '\\n__http=%{http_code}' " .. shq(conf.url .. "/v1/predict?" .. table.concat(q, "&"))
     local tail = ' 2>&1 | head -c ' .. OUT_LIMIT .. '; echo "__rc=${PIPESTATUS[1]}"'
     if conf.token_file ~= "" then
@@ -735,7 +945,7 @@ local function predict(conf, d, uid, gid)
     end
     if rc ~= 0 then config_error("gpucast service unreachable (exit " .. tostring(rc) .. "): " .. first_line(out)) end
     local code = tonumber(out:match("__http=(%d+)%s*$")) or 0
-    return service_answer(code, (out:gsub("\n__http=%d+%s*$", "")), uid, d.gpus)
+    return service_answer(code, (out:gsub("\n__http=%d+%s*$", "")), uid, service_gpus(d))
   end
   local cmd = as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
               shq(conf.predictor) .. " --batch " .. d.batch
@@ -748,12 +958,28 @@ local function predict(conf, d, uid, gid)
   if d.gpu then cmd = cmd .. " --gpu " .. shq(d.gpu) end
   local paths = {}
   for _, m in ipairs(d.models) do paths[#paths + 1] = m.path end
-  local dp = d.gpus and (" --gpus " .. string.format("%d", d.gpus)) or ""
-  local rc, out = run(regular_files_only(paths) .. piped(cmd .. dp), conf.timeout_s)
+  local dp = d.gpus and (" --gpus " .. string.format("%d", d.gpus) ..
+                         (d.nodes and (" --nodes " .. string.format("%d", d.nodes)) or "")) or ""
+  -- gpucast predict's own deadline, below timeout_s: it stops and says so (timeout_s kills).
+  local dl = no_deadline_flag[conf.gpucast] and "" or
+             (" " .. DEADLINE_FLAG .. " " .. string.format("%.2f", predict_seconds(conf)))
+  local rc, out = run(regular_files_only(paths) .. piped(cmd .. dp .. dl), conf.timeout_s)
   if out:match("^__gpucast_unreadable") then user_error(unreadable(uid)) end
-  if dp ~= "" and rc == 2 and out:match("not expected:[^\n]*%-%-gpus") then
+  if dl ~= "" and rc == 2 and out:match("not expected:[^\n]*" .. DEADLINE_FLAG:gsub("%-", "%%-")) then
+    -- An older gpucast: timeout_s alone bounds it (logged once per slurmctld).
+    no_deadline_flag[conf.gpucast] = true
+    log_info("gpucast: %s predict has no %s: predictions are bounded by timeout_s (%d s) alone; upgrade gpucast",
+             conf.gpucast, DEADLINE_FLAG, conf.timeout_s)
+    dl = ""
+    rc, out = run(regular_files_only(paths) .. piped(cmd .. dp), conf.timeout_s)
+  end
+  if dp ~= "" and rc == 2 and (out:match("not expected:[^\n]*%-%-gpus") or out:match("not expected:[^\n]*%-%-nodes")) then
     dp = ""  -- a gpucast without data-parallel prediction: per GPU as a single-GPU job
-    rc, out = run(regular_files_only(paths) .. piped(cmd), conf.timeout_s)
+    rc, out = run(regular_files_only(paths) .. piped(cmd .. dl), conf.timeout_s)
+  end
+  if rc == 124 and out:match("stopped: it took longer than") then  -- gpucast predict's own deadline (--max-seconds)
+    user_error(string.format("the prediction did not finish within %g s (gpucast's deadline, timeout_s - 0.5); " ..
+                             "contact your administrator", predict_seconds(conf)))
   end
   if rc == nil or rc == 137 or rc == 124 then
     user_error("the prediction did not finish within " .. conf.timeout_s .. " s (timeout_s); contact your administrator")
@@ -818,9 +1044,10 @@ end
 -- `req` holds the request fields to examine. Returns the message for the user.
 local function size_job(conf, d, req, out, uid, gid, parts)
   local kind = share_name(conf)
-  local keep, replaced, pinned, types, whole = plan_request(req, kind, conf)
+  local keep, replaced, pinned, types, whole, dp_nodes = plan_request(req, kind, conf)
   d.gpu, d.gpu_why = job_gpu(conf, types, req.features, parts)
-  d.gpus = whole
+  d.gpus = whole and whole * (dp_nodes or 1) or nil  -- every GPU of the job, on dp_nodes nodes
+  d.nodes = dp_nodes
   if #types > 0 then  -- the share is untyped: the node feature keeps the job on that GPU type
     local f = req.features and req.features ~= "" and ("(" .. req.features .. ")&") or ""
     out.features = f .. table.concat(types, "&")
@@ -858,24 +1085,25 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   local per_gpu, of = "", share_units(conf)
   if whole then  -- N whole GPUs: the prediction is for the message and the record (per GPU)
     kind, n, of, share = "gpu", whole, whole, "gres:gpu:" .. whole
-    on = on .. " x" .. whole .. " GPUs"
+    on = on .. (dp_nodes and (" x" .. dp_nodes .. " nodes") or "") .. " x" .. whole .. " GPUs"
     if p.data_parallel then
-      per_gpu = " per GPU (data-parallel, " .. (p.service and "the service's \"gpus\": " or "gpucast predict --gpus ") ..
-                whole .. ")"
+      per_gpu = " per GPU (data-parallel, " .. (p.service and ("the service's \"gpus\": " .. p.sent_gpus ..
+                (dp_nodes and ", one node's GPUs: the service has no \"nodes\"" or ""))
+                or ("gpucast predict --gpus " .. d.gpus .. (dp_nodes and (" --nodes " .. dp_nodes) or ""))) .. ")"
     else
       per_gpu = " per GPU, predicted as a single-GPU job (" ..
-                (p.service and "the service's answer has no \"gpus\": " .. whole or
+                (p.service and "the service's answer has no \"gpus\": " .. p.sent_gpus or
                  "this gpucast has no data-parallel prediction") .. ")"
     end
   end
   out.tres_per_node = join_tres(share, keep.tres_per_node)
-  out.max_nodes = 1  -- a share of one GPU is on one node
+  out.max_nodes = dp_nodes or 1  -- a share of one GPU is on one node; data-parallel jobs on dp_nodes
   if req.tres_per_job and req.tres_per_job ~= "" then out.tres_per_job = join_tres(nil, keep.tres_per_job) end
   if req.tres_per_task and req.tres_per_task ~= "" then out.tres_per_task = join_tres(nil, keep.tres_per_task) end
   local from = conf.headroom == "interval" and string.format("interval high %.1f%%", p.high) or "point"
   local extra = {}
-  for k, v in pairs(d.dims) do extra[#extra + 1] = "dim." .. k .. "=" .. v end
-  for k, v in pairs(d.attrs) do extra[#extra + 1] = "attr." .. k .. "=" .. v end
+  for k, v in pairs(d.dims) do extra[#extra + 1] = "dim." .. pct_encode(k) .. "=" .. v end
+  for k, v in pairs(d.attrs) do extra[#extra + 1] = "attr." .. pct_encode(k) .. "=" .. pct_encode(v) end
   table.sort(extra)
   -- Read back by slurm_job_modify (share=) and by gpucast-epilog.sh (model, batch, amp, dim., attr.).
   -- One model= per pass, as declared (the epilog rebuilds the networks from them).
@@ -883,10 +1111,14 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   for _, m in ipairs(d.models) do
     for _ = 1, m.n do declared[#declared + 1] = "model=" .. pct_encode(m.path) end
   end
-  out.admin_comment = string.format("gpucast: %s batch=%d%s%s%s util=%.1f interval=%.1f-%.1f basis=%s%s share=%s:%d/%d",
+  -- Tokens KEY=VALUE separated by one blank, each value percent-encoded (no blank, '=' or ','
+  -- in it): gpucast-epilog.sh reads them token by token, so no part of a declaration can pose
+  -- as another token.
+  out.admin_comment = string.format("gpucast: %s batch=%d%s%s%s%s util=%.1f interval=%.1f-%.1f basis=%s%s share=%s:%d/%d",
                                     table.concat(declared, " "), d.batch, d.amp and " amp=1" or "",
                                     #extra > 0 and (" " .. table.concat(extra, " ")) or "",
-                                    d.gpu and (" gpu=" .. d.gpu) or "", p.util, p.low, p.high,
+                                    d.gpu and (" gpu=" .. pct_encode(d.gpu)) or "",
+                                    dp_nodes and (" nodes=" .. dp_nodes) or "", p.util, p.low, p.high,
                                     conf.headroom == "interval" and "high" or "point", mem_note, kind, n, of)
   local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%%%s (interval %.1f-%.1f%%, sized by %s) -> %s",
                             models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
@@ -918,23 +1150,116 @@ local function overuse_record(conf, name)
   return line
 end
 
-local EXCLUSIVE_NO_MODEL = "this job takes whole nodes (--exclusive, or an exclusive partition), and Slurm gives " ..
-  "such a job every GPU of its node, even with --gres=gpu:0: name your model (--comment=model=PATH,batch=N) to get " ..
-  "a predicted share, drop --exclusive, or use a partition without GPUs"
-local EXCLUSIVE_MODEL = "this job takes whole nodes (--exclusive, or an exclusive partition), which gives it every " ..
-  "GPU of its node: gpucast gives it its predicted share instead; drop --exclusive (ask for CPUs and memory with " ..
-  "-c and --mem)"
+local function exclusive_no_model(what)
+  return "this job takes whole nodes (" .. what .. "), and Slurm gives such a job every GPU of its node, even " ..
+         "with --gres=gpu:0: name your model (--comment=model=PATH,batch=N) to get a predicted share, drop " ..
+         "--exclusive, or use a partition without GPUs"
+end
+local function exclusive_model(what)
+  return "this job takes whole nodes (" .. what .. "), which gives it every GPU of its node: gpucast gives it " ..
+         "its predicted share instead; drop --exclusive (ask for CPUs and memory with -c and --mem) or use a " ..
+         "partition that shares nodes"
+end
 
-local function submit(job_desc, part_list, uid)
+-- The settings' defaults (what the plugin assumes of a gpucast.conf it cannot read).
+local function default_conf()
+  local conf = {}
+  for k, v in pairs(SETTINGS) do conf[k] = v[1] end
+  return conf
+end
+
+-- gpucast.conf, checked: its keys and values (read_conf), the GPU names it gives (gpucast
+-- gpus), shards_per_gpu / mps_per_gpu against gres.conf. Raises a config error naming the
+-- setting; notes (what could not be checked) are logged once per slurmctld.
+local noted = {}
+local function load_conf()
   local conf = read_conf()
   local checked = check_conf_gpus(conf)
   if checked then log_info("gpucast: %s", checked) end
+  local note = check_gres_counts(conf)
+  if note and not noted[note] then noted[note] = true; log_info("gpucast: %s", note) end
+  check_select_params(conf)
+  check_gpu_types(conf)
+  return conf
+end
+
+-- Seconds since boot (/proc/uptime: steady, 10 ms steps); os.time() where it cannot be read.
+local function now_s()
+  local f = io.open("/proc/uptime", "r")
+  if f then
+    local v = tonumber(((f:read("*l") or "")):match("^([%d%.]+)"))
+    f:close()
+    if v then return v end
+  end
+  return os.time()
+end
+
+-- Each uid's predictions of the last minute: { { start, seconds }, ... } (per slurmctld).
+-- A uid whose predictions took user_budget_s seconds within the last 60 s is refused at once,
+-- before anything is read or started: one user cannot hold slurmctld's job lock for long.
+local spent = {}
+local function budget_check(conf, uid)
+  if conf.user_budget_s <= 0 or uid == 0 then return nil end
+  local now = now_s()
+  local keep, used = {}, 0
+  for _, e in ipairs(spent[uid] or {}) do
+    if now - e[1] < 60 then keep[#keep + 1] = e; used = used + e[2] end
+  end
+  spent[uid] = keep
+  if used >= conf.user_budget_s then
+    -- When enough of it has aged out of the minute.
+    local left, wait = used, 60
+    for _, e in ipairs(keep) do
+      left = left - e[2]
+      if left < conf.user_budget_s then wait = math.max(1, math.ceil(60 - (now - e[1]))); break end
+    end
+    user_error(string.format("your jobs' predictions took %.1f s of the controller's time in the last minute, " ..
+                             "this site's budget per user (user_budget_s = %d s per minute): submit again in %d s " ..
+                             "(a job array is one submission)", used, conf.user_budget_s, wait))
+  end
+  return now
+end
+local function budget_charge(uid, t0)
+  if t0 then table.insert(spent[uid], { t0, now_s() - t0 }) end
+end
+
+-- Model-declaring components of the heterogeneous job being submitted: slurmctld calls the
+-- plugin for each (het_job_offset 0, 1, ...) within one request, holding its lock.
+local het_models = 0
+
+local function submit(job_desc, part_list, uid)
   local name = job_desc.name
+  local ok, conf = pcall(load_conf)
+  if not ok then
+    -- gpucast.conf is wrong: GPU jobs cannot be sized and are refused (fail closed); a job
+    -- that can get no GPU passes, and slurmctld.log says why GPU jobs are refused.
+    local declares = (job_desc.comment or ""):match("model=") or ("\n" .. (job_desc.script or "")):match("\n#GPUCAST%s")
+    local parts = job_partitions(job_desc.partition, part_list)
+    if declares or wants_gpu(job_desc) or takes_whole_nodes(job_desc.shared, parts, part_list, default_conf()) then
+      error(conf, 0)
+    end
+    if job_desc.admin_comment and job_desc.admin_comment:match("^gpucast:") then job_desc.admin_comment = "" end
+    log_error("gpucast: %s: accepted unchanged (no model, no GPU request), but GPU jobs are refused until the " ..
+              "configuration is fixed: %s", who(uid, name), type(conf) == "table" and conf.msg or tostring(conf))
+    return slurm.SUCCESS
+  end
   local d = find_declaration(job_desc.comment, job_desc.script, conf)
+  local het = job_desc.het_job_offset
+  if isset(het) then
+    if het == 0 then het_models = 0 end
+    if d then
+      het_models = het_models + 1
+      if het_models > conf.max_model_components then
+        user_error("this heterogeneous job declares a model in more than " .. conf.max_model_components ..
+                   " of its components (this site's limit, max_model_components): each is predicted while the " ..
+                   "controller waits; submit the components as separate jobs")
+      end
+    end
+  end
   local parts = job_partitions(job_desc.partition, part_list)
-  local whole = takes_whole_nodes(job_desc.shared, parts, part_list)
+  local whole = takes_whole_nodes(job_desc.shared, parts, part_list, conf)
   if not d then
-    if whole and conf.require_model == 1 and may_get_gpus(conf, parts) then user_error(EXCLUSIVE_NO_MODEL) end
+    if whole and conf.require_model == 1 and may_get_gpus(conf, parts) then user_error(exclusive_no_model(whole)) end
     if conf.require_model == 1 and wants_gpu(job_desc) then
       user_error("GPU jobs must name their model: --comment=model=PATH,batch=N[,amp=1] or a " ..
                  "'#GPUCAST model=PATH batch=N' line in the script")
@@ -945,11 +1270,14 @@ local function submit(job_desc, part_list, uid)
                    wants_gpu(job_desc) and "GPU request without a model, require_model=0" or "no model, no GPU request")
     return slurm.SUCCESS
   end
-  if whole then user_error(EXCLUSIVE_MODEL) end
+  if whole then user_error(exclusive_model(whole)) end
   -- Read the model as the job's owner (root may submit for another user with --uid).
   local owner = isset(job_desc.user_id) and job_desc.user_id or uid
   local gid = isset(job_desc.group_id) and job_desc.group_id or owner
-  local msg = size_job(conf, d, job_desc, job_desc, owner, gid, parts)
+  local t0 = budget_check(conf, uid)
+  local sized, msg = pcall(size_job, conf, d, job_desc, job_desc, owner, gid, parts)
+  budget_charge(uid, t0)
+  if not sized then error(msg, 0) end
   log_info("gpucast: %s: sized: %s", who(uid, name), (msg:gsub("^gpucast: ", "")))
   -- The owner's name only matters with overuse_hold (finding it may start getent).
   local uname = conf.overuse_hold == "yes" and user_name(job_desc, owner) or nil
@@ -975,10 +1303,26 @@ local function merged(job_desc, job_rec, f)
   return nil
 end
 
+-- Does the update change what gpucast decides on: the GPU request, nodes, exclusivity,
+-- partition, constraint, or the model declaration?
+local function touches_decision(job_desc)
+  for _, f in ipairs(REQ_FIELDS) do if job_desc[f] ~= nil then return true end end
+  return isset(job_desc.ntasks_per_tres) or isset(job_desc.min_nodes) or isset(job_desc.max_nodes) or
+         isset(job_desc.shared) or job_desc.partition ~= nil or job_desc.features ~= nil or
+         (job_desc.comment ~= nil and job_desc.comment:match("model=") ~= nil)
+end
+
 local function modify(job_desc, job_rec, part_list, uid)
-  local conf = read_conf()
-  local checked = check_conf_gpus(conf)
-  if checked then log_info("gpucast: %s", checked) end
+  local ok, conf = pcall(load_conf)
+  if not ok then
+    -- GPU decisions cannot be checked: updates that touch them are refused (fail closed);
+    -- the rest (time limit, name, ...) pass.
+    if touches_decision(job_desc) or (job_desc.priority ~= nil and job_rec.admin_comment and
+                                      job_rec.admin_comment:match("^gpucast: ")) then
+      error(conf, 0)
+    end
+    return slurm.SUCCESS
+  end
   local owner, gid, jobid = job_rec.user_id, job_rec.group_id, job_rec.job_id
   -- scontrol release (priority INFINITE) or a new priority by a non-root user, for a
   -- sized job of a user recorded for overuse: refused until the operator clears the record.
@@ -996,9 +1340,8 @@ local function modify(job_desc, job_rec, part_list, uid)
   local changes_request = false
   for _, f in ipairs(REQ_FIELDS) do if job_desc[f] ~= nil then changes_request = true end end
   if isset(job_desc.ntasks_per_tres) then changes_request = true end
-  if isset(job_desc.min_nodes) and job_desc.min_nodes > 1 then changes_request = true end
-  if isset(job_desc.max_nodes) and job_desc.max_nodes > 1 then changes_request = true end
-  if job_desc.shared == 0 then changes_request = true end
+  if isset(job_desc.min_nodes) or isset(job_desc.max_nodes) then changes_request = true end
+  if isset(job_desc.shared) then changes_request = true end
   local d = nil
   if job_desc.comment and job_desc.comment:match("model=") then
     d = find_declaration(job_desc.comment, nil, conf)
@@ -1036,12 +1379,27 @@ local function modify(job_desc, job_rec, part_list, uid)
                  ": declare the model again (scontrol update JobId=" .. tostring(jobid) .. " Comment=model=PATH,batch=N) as root")
     end
   end
+  -- Exclusivity after the update, for every job: a new partition (OverSubscribe=EXCLUSIVE,
+  -- ExclusiveUser=YES, ExclusiveTopo=YES) or a new --exclusive form gives it whole nodes, and
+  -- with them every GPU of the node.
+  if job_desc.partition ~= nil or isset(job_desc.shared) then
+    local shared = job_desc.shared
+    if not isset(shared) then
+      local got, v = pcall(function() return job_rec.shared end)
+      shared = got and v or nil
+    end
+    local parts = job_partitions(req.partition, part_list)
+    local by = takes_whole_nodes(shared, parts, part_list, conf)
+    if by and sized then
+      user_error("job " .. tostring(jobid) .. " was sized from its prediction; the update would give it whole " ..
+                 "nodes (" .. by .. "), and with them every GPU of its node")
+    end
+    if by and conf.require_model == 1 and may_get_gpus(conf, parts) then
+      user_error("job " .. tostring(jobid) .. ": " .. exclusive_no_model(by))
+    end
+  end
   if not changes_request then return slurm.SUCCESS end
   if not sized then
-    if job_desc.shared == 0 and conf.require_model == 1 and
-       may_get_gpus(conf, job_partitions(merged(job_desc, job_rec, "partition"), part_list)) then
-      user_error("job " .. tostring(jobid) .. ": " .. EXCLUSIVE_NO_MODEL)
-    end
     if conf.require_model == 1 and wants_gpu(req) then
       user_error("GPU jobs must name their model: to give job " .. tostring(jobid) .. " a GPU share, set its " ..
                  "declaration (scontrol update JobId=" .. tostring(jobid) .. " Comment=model=PATH,batch=N)")
@@ -1053,17 +1411,22 @@ local function modify(job_desc, job_rec, part_list, uid)
   n, k = tonumber(n), tonumber(k)
   local util = sized:match("util=([%d%.]+)") or "?"
   local whole = kind == "gpu"  -- N whole GPUs (multi_gpu = whole): the count stays
+  local dp_nodes = tonumber(sized:match(" nodes=(%d+) ")) or 1
   local function refuse(why)
     user_error("job " .. tostring(jobid) .. " was sized gres:" .. kind .. ":" .. n .. (whole and " (whole GPUs)" or (" of " .. k)) ..
+               (dp_nodes > 1 and (" on " .. dp_nodes .. " nodes") or "") ..
                " from its predicted GPU utilization (" .. util .. "%); " .. why .. ". Keep gres:" .. kind .. ":" .. n ..
                ((conf.allow_more_shards == 1 and not whole) and (" or more (up to " .. k .. ")") or "") ..
                ", or declare another model to have it predicted again (scontrol update JobId=" .. tostring(jobid) ..
                " Comment=model=PATH,batch=N)")
   end
-  if (isset(job_desc.min_nodes) and job_desc.min_nodes > 1) or (isset(job_desc.max_nodes) and job_desc.max_nodes > 1) then
-    refuse("it cannot span nodes")
+  if (isset(job_desc.min_nodes) and job_desc.min_nodes ~= dp_nodes) or
+     (isset(job_desc.max_nodes) and job_desc.max_nodes ~= dp_nodes) then
+    refuse(dp_nodes > 1 and ("it was predicted for " .. dp_nodes .. " nodes") or "it cannot span nodes")
   end
-  if job_desc.shared == 0 then refuse("--exclusive would give it every GPU of its node") end
+  if isset(job_desc.shared) and SHARED_WHOLE[job_desc.shared] then
+    refuse(SHARED_WHOLE[job_desc.shared] .. " would give it every GPU of its node")
+  end
   if mentions_gpu(req.cpus_per_tres) or mentions_gpu(req.mem_per_tres) or isset(req.ntasks_per_tres) or
      mentions_gpu(req.tres_per_job) or mentions_gpu(req.tres_per_task) or mentions_gpu(req.tres_per_socket) then
     refuse("GPU options other than --gres=" .. kind .. ":N are not accepted")
@@ -1095,13 +1458,23 @@ end
 -- log.user() in job_modify is not supported"); scontrol prints this code's text instead.
 local ESLURM_INVALID_GRES = 2072  -- "Invalid generic resource (gres) specification"
 
+-- An update of another user's job by a uid that is not root: slurmctld runs this plugin
+-- before its own permission check, so a refusal of the plugin's would tell that uid what
+-- Slurm never would (e.g. that the owner is recorded for overuse). Such a refusal gets the
+-- code Slurm itself answers a user who may not modify the job (the same words: an operator
+-- may modify it, and is refused with them when gpucast refuses).
+local ESLURM_ACCESS_DENIED = 2002  -- "Access/permission denied"
+
 -- Runs fn; turns raised errors into a logged decision and, on submission, a message for
--- the user. Lua error positions (file:line) go to slurmctld.log only.
+-- the user. Lua error positions (file:line) go to slurmctld.log only. `is_modify`: the
+-- owner's uid (a modification), or nil.
 local function guarded(what, uid, name, is_modify, fn, ...)
   local ok, rc = pcall(fn, ...)
   if ok then return rc end
+  local foreign = is_modify and uid ~= 0 and uid ~= is_modify
   if type(rc) == "table" and rc.kind == "user" then
     log_info("gpucast: %s: %s rejected: %s", who(uid, name), what, rc.msg)
+    if foreign then return ESLURM_ACCESS_DENIED end
     if is_modify then return ESLURM_INVALID_GRES end
     slurm.log_user("%s", "gpucast: rejected: " .. rc.msg)
     return slurm.ERROR
@@ -1109,6 +1482,7 @@ local function guarded(what, uid, name, is_modify, fn, ...)
   -- Configuration or internal error: details for the operator only; fail closed.
   local detail = type(rc) == "table" and rc.msg or tostring(rc)
   log_error("gpucast: %s: %s rejected, operator action needed: %s", who(uid, name), what, detail)
+  if foreign then return ESLURM_ACCESS_DENIED end
   if not is_modify then slurm.log_user("%s", "gpucast: " .. MISCONFIGURED) end
   return slurm.ERROR
 end
@@ -1118,19 +1492,27 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-  return guarded("modification of job " .. tostring(job_rec.job_id), modify_uid, job_rec.name, true, modify,
-                 job_desc, job_rec, part_list, modify_uid)
+  return guarded("modification of job " .. tostring(job_rec.job_id), modify_uid, job_rec.name, job_rec.user_id,
+                 modify, job_desc, job_rec, part_list, modify_uid)
 end
 
 -- The configuration as the plugin loads: a wrong one is logged now (jobs are refused, fail
 -- closed, until it is fixed; each is logged again).
 do
-  local ok, res = pcall(function() return check_conf_gpus(read_conf()) end)
+  local note
+  local ok, res = pcall(function()
+    local conf = read_conf()
+    local checked = check_conf_gpus(conf)
+    note = check_gres_counts(conf)
+    check_select_params(conf)
+    check_gpu_types(conf)
+    return checked
+  end)
   if ok then
-    log_info("gpucast job_submit.lua loaded; %s", res or "GPU names checked")
+    log_info("gpucast job_submit.lua loaded; %s%s", res or "GPU names checked", note and ("; " .. note) or "")
   else
     log_error("gpucast job_submit.lua loaded, but its configuration is wrong (GPU jobs are refused until it is " ..
-              "fixed): %s", type(res) == "table" and res.msg or tostring(res))
+              "fixed; jobs that ask for no GPU pass): %s", type(res) == "table" and res.msg or tostring(res))
   end
 end
 return slurm.SUCCESS

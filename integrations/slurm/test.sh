@@ -32,7 +32,13 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 [ -x "$BUILT" ] || { echo "slurm test: FAILED: no gpucast binary at $BUILT" >&2; exit 1; }
-[ -f "$BUILD_DIR/cmake_install.cmake" ] || { echo "slurm test: FAILED: $BUILD_DIR is not a cmake build dir" >&2; exit 1; }
+# GPUCAST_PREFIX: gpucast installed there already (chroot_test.sh installs it into the chroot);
+# else this build is installed into a temp prefix with cmake --install.
+[ -n "${GPUCAST_PREFIX:-}" ] || [ -f "$BUILD_DIR/cmake_install.cmake" ] ||
+  { echo "slurm test: FAILED: $BUILD_DIR is not a cmake build dir" >&2; exit 1; }
+SLURM_VERSION=$(/usr/sbin/slurmctld -V 2>/dev/null | awk '{ print $2 }')
+SLURM_MAJOR=${SLURM_VERSION%%.*}
+echo "slurm test: Slurm $SLURM_VERSION"
 
 # Debian packages (idempotent).
 PKGS="slurmctld slurmd slurm-client munge curl lua-socket jq sudo lua5.1"
@@ -139,8 +145,12 @@ free_port() {
 }
 
 # --- install into a temp prefix; use only that install from here on --------------
-P=$T/prefix
-cmake --install "$BUILD_DIR" --prefix "$P" --strip >/dev/null
+if [ -n "${GPUCAST_PREFIX:-}" ]; then
+  P=$GPUCAST_PREFIX
+else
+  P=$T/prefix
+  cmake --install "$BUILD_DIR" --prefix "$P" --strip >/dev/null
+fi
 GPUCAST=$P/bin/gpucast
 SHARE=$P/share/gpucast
 for f in bin/gpucast share/gpucast/models/catalog.json share/gpucast/models/resnet50.onnx \
@@ -167,6 +177,12 @@ TU=gpct$$
 useradd -M -U -d /nonexistent -s /usr/sbin/nologin "$TU" || { TU=""; fail "useradd failed"; }
 TUID=$(id -u "$TU"); TGID=$(id -g "$TU")
 as_user() { setpriv --reuid="$TUID" --regid="$TGID" --init-groups -- "$@"; }
+# A second ordinary user: another user on the same cluster (issue 32's checks).
+TU2=gpcu$$
+useradd -M -U -d /nonexistent -s /usr/sbin/nologin "$TU2" || fail "useradd $TU2 failed"
+EXTRA_USERS="$EXTRA_USERS $TU2"
+TU2ID=$(id -u "$TU2"); TU2GID=$(id -g "$TU2")
+as_user2() { setpriv --reuid="$TU2ID" --regid="$TU2GID" --init-groups -- "$@"; }
 
 # --- configuration -----------------------------------------------------------------
 HOST=$(hostname -s)
@@ -217,7 +233,10 @@ MailProg=/bin/true
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=$gres Features=rtx3090 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 PartitionName=whole Nodes=ALL OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP
+PartitionName=peruser Nodes=ALL ExclusiveUser=YES MaxTime=INFINITE State=UP
 CONF
+  # Slurm 24.x: a partition of whole topology blocks (22.05 has no ExclusiveTopo).
+  [ "$SLURM_MAJOR" -lt 24 ] || echo "PartitionName=topo Nodes=ALL ExclusiveTopo=YES MaxTime=INFINITE State=UP" >> "$T/slurm.conf"
   {
     echo "AutoDetect=off"
     echo "Name=gpu File=$T/dev/nvidia0"
@@ -238,8 +257,19 @@ cp "$SHARE/slurm/job_submit.lua" "$T/job_submit.lua"
 cp "$SHARE/slurm/gpucast-epilog.sh" "$T/gpucast-epilog.sh"  # EpilogSlurmctld; reads $T/gpucast.conf too
 # slurmctld gives EpilogSlurmctld its own environment, without SLURM_CONF: the epilog's
 # scontrol would read /etc/slurm/slurm.conf, so this test's config is named for it.
-printf '#!/bin/sh\nSLURM_CONF=%s exec %s\n' "$T/slurm.conf" "$T/gpucast-epilog.sh" > "$T/epilog-wrapper.sh"
+# The epilog's sacct is a stand-in (this host has no GPU, so slurmd gathers no gres/gpuutil): it
+# prints $T/sacct/JOBID.txt, the utilization a check gives a job, as sacct prints it (section 7b).
+printf '#!/bin/sh\nSLURM_CONF=%s PATH=%s:$PATH exec %s\n' "$T/slurm.conf" "$T/fakebin" "$T/gpucast-epilog.sh" > "$T/epilog-wrapper.sh"
 chmod 755 "$T/epilog-wrapper.sh"
+mkdir -p "$T/fakebin" "$T/sacct"
+cat > "$T/fakebin/sacct" <<EOF
+#!/bin/sh
+id=""; prev=""
+for a in "\$@"; do [ "\$prev" = -j ] && id=\$a; prev=\$a; done
+case "\$*" in *TRESUsageInAve*) [ -f "$T/sacct/\$id.txt" ] && cat "$T/sacct/\$id.txt" ;; esac
+exit 0
+EOF
+chmod 755 "$T/fakebin/sacct"
 
 # gpucast.conf = the shipped example with the site's paths substituted, nothing else.
 sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $GPUCAST |" \
@@ -250,6 +280,9 @@ sed -e "s|^gpucast = /usr/local/bin/gpucast |gpucast = $GPUCAST |" \
 grep -q '  # ' "$T/gpucast.conf.site" || fail "the example has no inline comments to test"
 write_conf() {  # write_conf [KEY=VALUE...]: the site file plus overriding lines
   cp "$T/gpucast.conf.site" "$T/gpucast.conf"
+  # The test submits hundreds of jobs a minute as one user (the shipped 3 s per minute is a
+  # site's default): a larger budget unless the check sets its own (section 1c checks it).
+  case " $* " in *" user_budget_s="*) ;; *) echo "user_budget_s = 1000   # test: many jobs a minute" >> "$T/gpucast.conf" ;; esac
   for kv in "$@"; do echo "${kv%%=*} = ${kv#*=}   # test override" >> "$T/gpucast.conf"; done
 }
 write_conf
@@ -321,7 +354,8 @@ submit() {  # submit ARGS... (as the test user) -> job id; sbatch's stderr in $T
   as_user sbatch --parsable -o "$T/out/%j.out" "$@" 2>"$T/sbatch.err"
 }
 job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
-granted() { job_field "$1" TresPerNode; }
+# Slurm 24.11 shows gres/shard:8 where 22.05 shows gres:shard:8: compared in 22.05's form.
+granted() { job_field "$1" TresPerNode | sed 's|^gres/|gres:|; s|,gres/|,gres:|g'; }
 granted_shards() { granted "$1" | sed -n 's/^gres:shard:\([0-9]*\).*/\1/p'; }
 wait_state() {  # wait_state JOB STATE
   for _ in $(seq 150); do [ "$(job_field "$1" JobState)" = "$2" ] && return 0; sleep 0.2; done
@@ -483,6 +517,59 @@ pass "memory = none (the opt-out): pointnet b32 -> shard:$NU_SMALL by utilizatio
 write_conf
 cancel_all
 
+# --- 1c. what one user can cost slurmctld (issue 32 item 1) ---------------------------------
+# A crafted model: one Relu and 600,000 header-only initializers, 15 MB (crafted_model.py); it cost
+# gpucast predict 6.4 s, and one sbatch 5 s, on main 3b56f8b.
+/usr/bin/env python3 "$HERE/crafted_model.py" "$T/crafted.onnx" 600000 >/dev/null || fail "crafted_model.py failed"
+chmod 644 "$T/crafted.onnx"
+M_CRAFTED="--comment=model=$T/crafted.onnx,batch=1"
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+crafted_once() {  # crafted_once LABEL: one sbatch of the crafted model returns within 2 s
+  local t0 ms
+  t0=$(date +%s%N)
+  submit -H "$M_CRAFTED" "$T/sleep.sh" >/dev/null && fail "$1: the crafted model was accepted: $(cat "$T/sbatch.err")"
+  ms=$(ms_since "$t0")
+  [ "$ms" -le 2000 ] || fail "$1: the crafted model's sbatch took $ms ms: $(cat "$T/sbatch.err")"
+  pass "$1: the crafted 15 MB model's sbatch returns in $ms ms: $(grep -m1 -o 'gpucast: rejected: .*' "$T/sbatch.err" | cut -c1-140)"
+}
+crafted_once "cli mode"
+# 50 concurrent crafted submissions by $TU2, with the shipped budget (user_budget_s 3); meanwhile
+# $TU submits plain jobs (no model), each timed: the controller stays available to them.
+write_conf user_budget_s=3
+: > "$T/attack.err"
+ATTACK=()
+for _ in $(seq 50); do
+  as_user2 sbatch -H --parsable -o /dev/null "$M_CRAFTED" "$T/sleep.sh" >/dev/null 2>>"$T/attack.err" &
+  ATTACK+=($!)
+done
+LAT=()
+for _ in $(seq 10); do
+  t0=$(date +%s%N)
+  as_user sbatch -H --parsable -o /dev/null --wrap true >/dev/null 2>"$T/sbatch.err" ||
+    fail "a plain sbatch failed during the crafted submissions: $(cat "$T/sbatch.err")"
+  LAT+=($(ms_since "$t0"))
+  sleep 0.2
+done
+for p in "${ATTACK[@]}"; do wait "$p" 2>/dev/null || true; done
+MAXLAT=$(printf '%s\n' "${LAT[@]}" | sort -n | tail -1)
+[ "$MAXLAT" -le 5000 ] || fail "a plain sbatch took $MAXLAT ms during 50 crafted submissions (all: ${LAT[*]} ms)"
+BUDGETED=$(grep -c "user_budget_s = 3 s per minute" "$T/attack.err" || true)
+[ "$BUDGETED" -ge 1 ] || fail "no crafted submission was refused by the budget: $(sort "$T/attack.err" | uniq -c | head -5)"
+pass "50 concurrent crafted submissions by $TU2: $TU's plain sbatch took ${LAT[*]} ms (max $MAXLAT); $BUDGETED of the 50 refused at once by the budget ($(grep -m1 -o 'your jobs.*per minute)' "$T/attack.err"))"
+cancel_all
+write_conf
+# A heterogeneous job of 8 model-declaring components: at most max_model_components (4) are predicted.
+HET=()
+for i in $(seq 8); do HET+=("$M_SMALL"); [ "$i" -lt 8 ] && HET+=(:); done
+t0=$(date +%s%N)
+submit -H "${HET[@]}" "$T/sleep.sh" >/dev/null && fail "a hetjob of 8 model-declaring components was accepted"
+ms=$(ms_since "$t0")
+grep -q "this heterogeneous job declares a model in more than 4 of its components" "$T/sbatch.err" ||
+  fail "8-component hetjob: $(cat "$T/sbatch.err")"
+[ "$ms" -le 5000 ] || fail "the 8-component hetjob took $ms ms"
+pass "a heterogeneous job of 8 model-declaring components is refused in $ms ms (max_model_components 4)"
+cancel_all
+
 # --- 2. every form of GPU request ---------------------------------------------------
 expect_granted() {  # expect_granted WANT ARGS...: held job, its TresPerNode must be WANT
   local want=$1 id; shift
@@ -515,7 +602,11 @@ for _ in $(seq 50); do [ "$(job_field "$SJ" Reason)" != None ] && break; sleep 0
 [ "$(job_field "$SJ" JobState)" = PENDING ] || fail "a shard job runs beside a job holding both GPUs whole: $(squeue)"
 pass "while a job holds both GPUs whole (gres:gpu:2), a shard job pends ($(job_field "$SJ" Reason)); --gpus=4 is refused by Slurm (2 GPUs per node)"
 cancel_all
-expect_reject "this job asks for 2 nodes" "$M_SMALL" -N2 --gres=gpu:1 "$T/sleep.sh"
+expect_reject "this job asks for 2 nodes; a share of one GPU cannot span nodes" "$M_SMALL" -N2 "$T/sleep.sh"
+# -N2 with whole GPUs is a data-parallel job (section 10 runs one; this cluster has one node).
+id=$(submit -H "$M_SMALL" -N2 --gres=gpu:1 "$T/sleep.sh") || fail "-N2 --gres=gpu:1 refused: $(cat "$T/sbatch.err")"
+[ "$(granted "$id")" = gres:gpu:1 ] && [ "$(job_field "$id" NumNodes | sed 's/-2$//')" = 2 ] && grep -q "x2 nodes x1 GPUs: predicted" "$T/sbatch.err" ||
+  fail "-N2 --gres=gpu:1: $(granted "$id") NumNodes=$(job_field "$id" NumNodes): $(cat "$T/sbatch.err")"
 expect_reject "--cpus-per-gpu, --mem-per-gpu and --ntasks-per-gpu count whole GPUs" "$M_SMALL" --gres=gpu:1 --cpus-per-gpu=2 "$T/sleep.sh"
 expect_reject "GPU jobs must name their model" --gpus=1 "$T/sleep.sh"
 expect_reject "GPU jobs must name their model" --gres=shard:1 "$T/sleep.sh"
@@ -561,6 +652,30 @@ submit -H -J "x"$'\n'"$FORGED" "$M_SMALL" "$T/sleep.sh" >/dev/null || fail "job 
 grep -qF "name=x\n$FORGED: sized:" "$T/slurmctld.log" || fail "the job name with a newline is not in slurmctld.log, escaped"
 ! grep -q "^$FORGED" "$T/slurmctld.log" || fail "a newline in a job name forged a line in slurmctld.log"
 pass "a newline in a job name is logged as \\n: no forged line in slurmctld.log"
+# Issue 32 item 2: every whole-node form, on submit and on every update.
+expect_reject "this job takes whole nodes (--exclusive=user), and Slurm gives such a job every GPU" --exclusive=user "$T/sleep.sh"
+expect_reject "this job takes whole nodes (partition peruser, ExclusiveUser=YES)" -p peruser "$T/sleep.sh"
+expect_reject "drop --exclusive" --exclusive=user "$M_SMALL" "$T/sleep.sh"
+if [ "$SLURM_MAJOR" -ge 24 ]; then
+  expect_reject "this job takes whole nodes (--exclusive=topo)" --exclusive=topo "$T/sleep.sh"
+  expect_reject "this job takes whole nodes (partition topo, ExclusiveTopo=YES)" -p topo "$T/sleep.sh"
+fi
+CPUJ=$(submit -H --gres=nic:1 "$T/sleep.sh") || fail "CPU job refused: $(cat "$T/sbatch.err")"
+if as_user scontrol update jobid="$CPUJ" Partition=whole 2>"$T/scontrol.err"; then fail "a CPU job moved to OverSubscribe=EXCLUSIVE"; fi
+if as_user scontrol update jobid="$CPUJ" Partition=peruser 2>/dev/null; then fail "a CPU job moved to ExclusiveUser=YES"; fi
+[ "$(job_field "$CPUJ" Partition)" = test ] || fail "job $CPUJ moved to $(job_field "$CPUJ" Partition)"
+ctld_log_has "modification of job $CPUJ rejected: job $CPUJ: this job takes whole nodes (partition whole, OverSubscribe=EXCLUSIVE)"
+SZJ=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "sized job refused"
+if as_user scontrol update jobid="$SZJ" Partition=whole 2>/dev/null; then fail "a sized job moved to OverSubscribe=EXCLUSIVE"; fi
+[ "$(job_field "$SZJ" Partition)" = test ] || fail "job $SZJ moved to $(job_field "$SZJ" Partition)"
+pass "--exclusive=user and an ExclusiveUser=YES partition are refused$([ "$SLURM_MAJOR" -ge 24 ] && echo ", so are --exclusive=topo and ExclusiveTopo=YES"); scontrol update Partition=whole/peruser of a CPU job and of a sized job is refused (they stay in test)"
+# Another user's update: Slurm's own answer, whatever gpucast would say.
+as_user2 scontrol update jobid="$CPUJ" TimeLimit=10 >/dev/null 2>"$T/other-plain.err" && fail "$TU2 updated $TU's job"
+as_user2 scontrol update jobid="$CPUJ" Partition=whole >/dev/null 2>"$T/other-gpucast.err" && fail "$TU2 moved $TU's job"
+sed -i "s/$CPUJ/ID/g" "$T/other-plain.err" "$T/other-gpucast.err"
+cmp -s "$T/other-plain.err" "$T/other-gpucast.err" ||
+  fail "another user's refused update tells more than Slurm's own refusal: '$(cat "$T/other-gpucast.err")' vs '$(cat "$T/other-plain.err")'"
+pass "another user's update that gpucast refuses gets Slurm's own answer to any update of another's job: $(head -1 "$T/other-plain.err")"
 cancel_all
 
 # --- 2c. predicted for the GPU the job will run on (gpu_types, partition_gpus) ------------
@@ -660,6 +775,16 @@ grep -q "operator action needed: predictor: .*$T/nonexistent.json" "$T/slurmctld
 ctld_log_has "'shards_per_gpu' wants an integer, got 'many'"
 ctld_log_has "unknown setting 'colour'"
 pass "configuration errors: users see '$MISCONF', slurmctld.log has the cause"
+# Issue 32 item 4: a typo refused CPU jobs too; shards_per_gpu against gres.conf's Count.
+write_conf colour=blue
+id=$(submit -H --gres=nic:1 "$T/sleep.sh") || fail "a typo in gpucast.conf refused a CPU job: $(cat "$T/sbatch.err")"
+ctld_log_has "accepted unchanged (no model, no GPU request), but GPU jobs are refused until the configuration is fixed: $T/gpucast.conf:"
+expect_reject "gpucast: $MISCONF" --gres=gpu:1 "$T/sleep.sh"
+write_conf shards_per_gpu=16
+expect_reject "gpucast: $MISCONF" "$M_SMALL" "$T/sleep.sh"
+ctld_log_has "gpucast.conf: shards_per_gpu = 16, but $T/gres.conf:4 gives 8 shard per GPU: set shards_per_gpu = 8 (a job sized at 16 would pend forever)"
+id=$(submit -H --gres=nic:1 "$T/sleep.sh") || fail "shards_per_gpu = 16 refused a CPU job: $(cat "$T/sbatch.err")"
+pass "a typo in gpucast.conf refuses GPU jobs only (a CPU job passes, the log says why GPU jobs are refused); shards_per_gpu = 16 against gres.conf's 8 is reported in slurmctld.log"
 write_conf
 grep -q "rejected: the model file cannot be read" "$T/slurmctld.log" || fail "rejections not in slurmctld.log"
 pass "accepted, sized and rejected decisions are all in slurmctld.log"
@@ -677,7 +802,7 @@ id=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" : "$M_SMALL" "$T
   fail "hetjob components: $(granted "$id+0") / $(granted "$id+1")"
 id=$(submit -H "$M_SMALL" : "$M_SMALL" --gres=gpu:2 "$T/sleep.sh") || fail "hetjob with 2 GPUs refused: $(cat "$T/sbatch.err")"
 [ "$(granted "$id+1")" = "gres:gpu:2" ] || fail "hetjob component 1: $(granted "$id+1")"
-expect_reject "this job asks for 2 nodes" "$M_SMALL" : "$M_SMALL" -N2 "$T/sleep.sh"
+expect_reject "this job asks for 2 nodes; a share of one GPU cannot span nodes" "$M_SMALL" : "$M_SMALL" -N2 "$T/sleep.sh"
 pass "heterogeneous job: component 0 -> shard:$N_BIG, component 1 -> shard:$N_SMALL; a 2-GPU component -> gres:gpu:2, a 2-node one is refused"
 cancel_all
 out=$(as_user salloc --no-shell "$M_SMALL" 2>&1) || fail "salloc refused: $out"
@@ -690,7 +815,7 @@ pass "salloc: sized (shard:$N_SMALL) and refused by the same rules"
 out=$(as_user timeout 60 srun "$M_SMALL" sh -c 'scontrol show job $SLURM_JOB_ID' 2>&1) || fail "srun refused: $out"
 echo "$out" | grep -q "TresPerNode=gres:shard:$N_SMALL" || fail "srun job not sized: $out"
 if out=$(as_user timeout 60 srun -N2 "$M_SMALL" true 2>&1); then fail "srun -N2 accepted"; fi
-echo "$out" | grep -q "this job asks for 2 nodes" || fail "srun refusal: $out"
+echo "$out" | grep -q "this job asks for 2 nodes; a share of one GPU cannot span nodes" || fail "srun refusal: $out"
 pass "srun: sized (shard:$N_SMALL) and refused by the same rules"
 
 # --- 6b. a job of several networks (DCGAN: G once, D three times per step) -------------------
@@ -757,17 +882,18 @@ code=$(curl -s -o "$T/curl.out" -w '%{http_code}' -X POST "http://127.0.0.1:$DEP
 [ "$code" = 403 ] || fail "deputy service: read-as without the deputy token answered $code: $(cat "$T/curl.out")"
 pass "deputy service: X-Gpucast-Read-As without the deputy token is refused"
 cancel_all
-stop_daemons 1   # the deputy serve
-write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
+# Issue 32 item 1: the deputy reads and analyses no longer than the plugin waits.
+crafted_once "deputy mode"
 
-# --- 7b. the epilog posts what the job measured, once; overuse is reported and held ------
+# --- 7b. the epilog, with the deputy (the recommended deployment): it registers the job as the
+# deputy read it, posts what the job measured, once; only per-job evidence holds anyone -------
 # A job writes a fake nvidia-smi log (the format of --query-gpu=timestamp,index,utilization.gpu
 # --format=csv); EpilogSlurmctld (gpucast-epilog.sh, installed) averages it and posts it.
 EPI_LOG=$T/epilog.log
 # nvsmi_log_dir: root's, one directory per user, owned by that user (docs/slurm.md).
 mkdir -m 755 "$T/nvsmi" "$T/nvsmi/$TU"; chown "$TUID:$TGID" "$T/nvsmi/$TU"
-write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "nvsmi_log_dir=$T/nvsmi" "epilog_log=$EPI_LOG" \
-  overuse_hold=yes "overuse_dir=$T/overuse"
+DEPUTY_CONF=(mode=service "url=http://127.0.0.1:$DEP_PORT" "deputy_token_file=$T/deputy.token" "run_as=$T/mark-fork.sh")
+write_conf "${DEPUTY_CONF[@]}" "nvsmi_log_dir=$T/nvsmi" "epilog_log=$EPI_LOG" overuse_hold=yes "overuse_dir=$T/overuse"
 printf 'timestamp, index, utilization.gpu [%%]\n' > "$T/nvsmi.csv"
 for u in 90 30 60 100; do printf '2026/11/30 10:00:00.000, 0, %s %%\n' "$u" >> "$T/nvsmi.csv"; done
 chmod 644 "$T/nvsmi.csv"
@@ -776,34 +902,53 @@ WANT_N=$(($(wc -l < "$T/nvsmi.csv") - 1))
 printf '#!/bin/sh\n#GPUCAST model=%s batch=32\ncat %s > %s/$SLURM_JOB_USER/gpucast-nvsmi-$SLURM_JOB_ID.csv\n' \
   "$MODELS/pointnet.onnx" "$T/nvsmi.csv" "$T/nvsmi" > "$T/nvsmi-job.sh"
 EJ=$(submit "$T/nvsmi-job.sh") || fail "nvsmi job refused: $(cat "$T/sbatch.err")"
-for _ in $(seq 150); do grep -q "job $EJ: gpucast job [0-9]*: observed" "$EPI_LOG" 2>/dev/null && break; sleep 0.2; done
+epilog_done() { for _ in $(seq 150); do grep -q "job $1: $2" "$EPI_LOG" 2>/dev/null && return 0; sleep 0.2; done; return 1; }
+epilog_done "$EJ" "gpucast job [0-9]*: observed" ||
+  { SLURM_JOB_ID=$EJ PATH="$T/fakebin:$PATH" bash -x "$T/gpucast-epilog.sh" 2>&1 | tail -40; fail "EpilogSlurmctld posted nothing for job $EJ: $(cat "$EPI_LOG" 2>/dev/null)"; }
 GJ=$(sed -n "s/.*job $EJ: gpucast job \([0-9]*\): observed.*/\1/p" "$EPI_LOG" 2>/dev/null | head -1)
-[ -n "$GJ" ] || { SLURM_JOB_ID=$EJ bash -x "$T/gpucast-epilog.sh" 2>&1 | tail -40; fail "EpilogSlurmctld posted nothing for job $EJ: $(cat "$EPI_LOG" 2>/dev/null)"; }
-svc_job() { curl -s -m 5 "http://127.0.0.1:$SVC_PORT/v1/jobs/$GJ"; }
+svc_job() { curl -s -m 5 "http://127.0.0.1:$DEP_PORT/v1/jobs/${1:-$GJ}"; }
 jget() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p"; }
 J=$(svc_job)
 [ "$(echo "$J" | jget observed_samples)" = "$WANT_N" ] &&
   awk -v a="$(echo "$J" | jget observed_util)" -v b="$WANT_UTIL" 'BEGIN { exit !(a == b) }' ||
   fail "service has observed_util $(echo "$J" | jget observed_util) over $(echo "$J" | jget observed_samples) samples, want $WANT_UTIL over $WANT_N"
-pass "EpilogSlurmctld posted job $EJ's nvidia-smi log: observed_util $WANT_UTIL over $WANT_N samples (gpucast job $GJ)"
-SLURM_JOB_ID=$EJ SLURM_JOB_USER=$TU bash "$T/gpucast-epilog.sh"  # the operator reruns it by hand
+echo "$J" | grep -qF "\"model\":\"$MODELS/pointnet.onnx\"" || fail "the deputy registered another model: $J"
+pass "deputy mode records observations: EpilogSlurmctld registered job $EJ as $TU (deputy token, X-Gpucast-Read-As $TUID:$TGID) and posted its nvidia-smi log: observed_util $WANT_UTIL over $WANT_N samples (gpucast job $GJ)"
+SLURM_JOB_ID=$EJ SLURM_JOB_USER=$TU PATH="$T/fakebin:$PATH" bash "$T/gpucast-epilog.sh"  # the operator reruns it by hand
 [ "$(svc_job | jget observed_samples)" = "$WANT_N" ] || fail "rerun epilog doubled the samples: $(svc_job)"
 grep -q "job $EJ: gpucast job $GJ: observation already stored" "$EPI_LOG" || fail "rerun not logged: $(cat "$EPI_LOG")"
 pass "epilog rerun by hand for job $EJ: still $WANT_N samples (Idempotency-Key slurm-epilog-gpucasttest-$EJ)"
 # pointnet has shard:$N_SMALL of $SHARDS = $((100 * N_SMALL / SHARDS))%; 70% is above that + 20 points.
 SHARE_PCT=$(awk -v n="$N_SMALL" -v k="$SHARDS" 'BEGIN { printf "%.3f", 100 * n / k }')
 awk -v u="$WANT_UTIL" -v s="$SHARE_PCT" 'BEGIN { exit !(u > s + 20) }' || fail "test premise: $WANT_UTIL% not above $SHARE_PCT% + 20"
-[ "$(svc_job | jget overuse)" = true ] || fail "job not marked overuse: $(svc_job)"
-METRICS=$(curl -s "http://127.0.0.1:$SVC_PORT/metrics")
-echo "$METRICS" | grep -q '^gpucast_overuse_total{source="nvidia-smi"} 1$' ||
+# Issue 32 item 3: the job wrote that log itself (and it shows the whole GPU): it holds nobody.
+[ "$(svc_job | jget overuse)" != true ] || fail "a job's own nvidia-smi log marked it overuse: $(svc_job)"
+[ ! -e "$T/overuse/$TU" ] || fail "a job's own nvidia-smi log held its user: $(cat "$T/overuse/$TU")"
+grep -q "job $EJ: observed $WANT_UTIL.000% GPU utilization (nvidia-smi, whole-device and written by the job) above the share $SHARE_PCT% + margin 20: not evidence of overuse, nobody held" "$EPI_LOG" ||
+  fail "no 'not evidence' line: $(cat "$EPI_LOG")"
+pass "user-written logs hold nobody: job $EJ's own $WANT_UTIL% log is stored as an observation, not overuse, nobody held"
+# Per-job evidence (sacct gres/gpuutil: the stand-in, section 0's fakebin): overuse, recorded, held;
+# the user's GPU jobs already queued are held too.
+QJ=$(submit --begin=now+3600 "$M_SMALL" "$T/sleep.sh") || fail "queued job refused: $(cat "$T/sbatch.err")"
+printf '#!/bin/sh\n#GPUCAST model=%s batch=32\ntrue\n' "$MODELS/pointnet.onnx" > "$T/acct-job.sh"
+SJ=$(submit -H "$T/acct-job.sh") || fail "accounted job refused: $(cat "$T/sbatch.err")"
+printf '%s|600|\n%s.batch|600|cpu=00:09:58,gres/gpumem=2048M,gres/gpuutil=%s,mem=1200M\n' "$SJ" "$SJ" "$WANT_UTIL" > "$T/sacct/$SJ.txt"
+scontrol release "$SJ"
+epilog_done "$SJ" "OVERUSE by user $TU" || fail "no OVERUSE line for job $SJ: $(cat "$EPI_LOG")"
+GS=$(sed -n "s/.*job $SJ: gpucast job \([0-9]*\): observed.*/\1/p" "$EPI_LOG" | head -1)
+for _ in $(seq 50); do [ -n "$GS" ] && break; sleep 0.1; GS=$(sed -n "s/.*job $SJ: gpucast job \([0-9]*\): observed.*/\1/p" "$EPI_LOG" | head -1); done
+[ "$(svc_job "$GS" | jget overuse)" = true ] || fail "job not marked overuse: $(svc_job "$GS")"
+METRICS=$(curl -s "http://127.0.0.1:$DEP_PORT/metrics")
+echo "$METRICS" | grep -q '^gpucast_overuse_total{source="slurm"} 1$' ||
   fail "gpucast_overuse_total: $(echo "$METRICS" | grep overuse)"
-grep -q "job $EJ: OVERUSE by user $TU: observed $WANT_UTIL.000% GPU utilization (nvidia-smi), share $SHARE_PCT% + margin 20" "$EPI_LOG" ||
-  fail "no OVERUSE line: $(cat "$EPI_LOG")"
-[ "$(cat "$T/overuse/$TU")" = "job $EJ: observed $WANT_UTIL.000% GPU utilization (nvidia-smi), share $SHARE_PCT% + margin 20" ] ||
+grep -q "job $SJ: OVERUSE by user $TU: observed $WANT_UTIL.000% GPU utilization (slurm), share $SHARE_PCT% + margin 20; the user's next GPU jobs are held, and the queued ones: $QJ (clear" "$EPI_LOG" ||
+  fail "OVERUSE line: $(grep "job $SJ:" "$EPI_LOG")"
+[ "$(cat "$T/overuse/$TU")" = "job $SJ: observed $WANT_UTIL.000% GPU utilization (slurm), share $SHARE_PCT% + margin 20" ] ||
   fail "hold record: $(cat "$T/overuse/$TU" 2>&1)"
-pass "overuse ($WANT_UTIL% > $SHARE_PCT% + 20): logged for the operator, overuse=true and gpucast_overuse_total in the service, $TU recorded"
+[ "$(job_field "$QJ" Priority)" = 0 ] || fail "job $QJ, queued before the record, not held: priority $(job_field "$QJ" Priority)"
+pass "overuse on per-job evidence (gres/gpuutil $WANT_UTIL% > $SHARE_PCT% + 20): logged, overuse=true and gpucast_overuse_total{source=\"slurm\"} in the service, $TU recorded, the job queued before ($QJ) held"
 HJ=$(submit "$M_SMALL" "$T/sleep.sh") || fail "held submission refused: $(cat "$T/sbatch.err")"
-grep -q "this job is HELD: an earlier job of yours used more of its GPU than its share (job $EJ:" "$T/sbatch.err" ||
+grep -q "this job is HELD: an earlier job of yours used more of its GPU than its share (job $SJ:" "$T/sbatch.err" ||
   fail "user not told: $(cat "$T/sbatch.err")"
 for _ in $(seq 25); do [ "$(job_field "$HJ" Reason)" != None ] && break; sleep 0.2; done
 [ "$(job_field "$HJ" Priority)" = 0 ] && [ "$(job_field "$HJ" JobState)" = PENDING ] ||
@@ -811,16 +956,41 @@ for _ in $(seq 25); do [ "$(job_field "$HJ" Reason)" != None ] && break; sleep 0
 ctld_log_has "held: user $TU is recorded for overuse in $T/overuse/$TU"
 if as_user scontrol release "$HJ" 2>"$T/scontrol.err"; then fail "owner released a job held for overuse"; fi
 [ "$(job_field "$HJ" Priority)" = 0 ] || fail "job $HJ released by its owner"
-pass "$TU's next job $HJ is held ($(job_field "$HJ" Reason)), told why; the owner's scontrol release is refused"
+# Another user's release of the held job gets Slurm's own answer, the same as for any job of another user.
+as_user2 scontrol release "$HJ" >/dev/null 2>"$T/other-held.err" && fail "$TU2 released $TU's job"
+as_user2 scontrol release "$QJ" >/dev/null 2>"$T/other-queued.err"
+sed -i "s/$HJ/ID/g; s/$QJ/ID/g" "$T/other-held.err" "$T/other-queued.err"
+cmp -s "$T/other-held.err" "$T/other-queued.err" && ! grep -qi "gres\|overuse" "$T/other-held.err" ||
+  fail "another user's release tells more: '$(cat "$T/other-held.err")' vs '$(cat "$T/other-queued.err")'"
+pass "$TU's next job $HJ is held ($(job_field "$HJ" Reason)), told why; the owner's scontrol release is refused; $TU2's release gets Slurm's own answer ($(head -1 "$T/other-held.err"))"
 rm "$T/overuse/$TU"
 as_user scontrol release "$HJ" || fail "release after clearing the record refused"
 [ "$(job_field "$HJ" Priority)" != 0 ] || fail "job $HJ still held after release"
 pass "operator clears it (rm overuse_dir/$TU); the job is released"
 cancel_all
+# Issue 32 item 3: a declaration cannot pose as the record id (gpucast_job=N) and redirect an
+# observation to another user's record.
+BEFORE=$(svc_job "$GS" | jget observed_samples)
+printf '#!/bin/sh\n#GPUCAST model=%s batch=32 dim.gpucast_job=%s\ntrue\n' "$MODELS/pointnet.onnx" "$GS" > "$T/forge-job.sh"
+if FJ=$(submit -H "$T/forge-job.sh"); then
+  scontrol show job "$FJ" | grep -q "AdminComment=gpucast: model=.* dim.gpucast_job=$GS " || fail "forged job's AdminComment: $(scontrol show job "$FJ" | grep -o 'AdminComment=.*')"
+  printf '%s|600|\n%s.batch|600|gres/gpuutil=100,mem=1M\n' "$FJ" "$FJ" > "$T/sacct/$FJ.txt"
+  scontrol release "$FJ"
+  epilog_done "$FJ" "gpucast job [0-9]*: observed" || fail "forged job $FJ: nothing posted: $(grep "job $FJ:" "$EPI_LOG")"
+  GF=$(sed -n "s/.*job $FJ: gpucast job \([0-9]*\): observed.*/\1/p" "$EPI_LOG" | head -1)
+  [ "$GF" != "$GS" ] && [ "$(svc_job "$GS" | jget observed_samples)" = "$BEFORE" ] ||
+    fail "the declared gpucast_job=$GS redirected job $FJ's observation (record $GF)"
+  pass "a declaration with dim.gpucast_job=$GS redirects nothing: job $FJ's observation went to its own record $GF, record $GS kept $BEFORE samples"
+else
+  grep -q "gpucast: rejected" "$T/sbatch.err" || fail "forged job: $(cat "$T/sbatch.err")"
+  pass "a declaration with dim.gpucast_job=$GS is refused ($(grep -m1 -o 'gpucast: rejected: .*' "$T/sbatch.err" | cut -c1-100)): it can redirect nothing (epilog_test.sh checks the epilog's reading)"
+fi
+rm -f "$T/overuse/$TU"
+cancel_all
 # A utilization file planted in /tmp for another user's job (root's here) holds nobody: the
 # epilog reads no nvidia-smi log unless nvsmi_log_dir is set, and refuses a world-writable
 # one (epilog_test.sh: /tmp-like directories, symlinks, FIFOs, other owners).
-write_conf mode=service "url=http://127.0.0.1:$SVC_PORT" "epilog_log=$EPI_LOG" overuse_hold=yes "overuse_dir=$T/overuse"
+write_conf "${DEPUTY_CONF[@]}" "epilog_log=$EPI_LOG" overuse_hold=yes "overuse_dir=$T/overuse"
 VJ=$(sbatch -H --parsable -o /dev/null --comment="model=$MODELS/pointnet.onnx,batch=32" --wrap true 2>/dev/null) ||
   fail "root's job refused"
 as_user sh -c "for i in 1 2 3; do echo '2026/11/30 10:00:00.000, 0, 100 %'; done > /tmp/gpucast-nvsmi-$VJ.csv"
@@ -830,6 +1000,8 @@ for _ in $(seq 100); do grep -q "job $VJ: no GPU utilization measured" "$EPI_LOG
 grep -q "job $VJ: no GPU utilization measured" "$EPI_LOG" || fail "job $VJ: the epilog measured something: $(grep "job $VJ:" "$EPI_LOG")"
 [ ! -e "$T/overuse/root" ] || fail "root recorded for overuse from a planted file: $(cat "$T/overuse/root")"
 pass "a 100% utilization file the user planted in /tmp for root's job $VJ: nothing measured, nobody held"
+cancel_all
+stop_daemons 1   # the deputy serve
 write_conf mode=service "url=http://127.0.0.1:$SVC_PORT"
 
 stop_daemons 1
@@ -926,5 +1098,68 @@ out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/outsider/x.
 out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/outsider/x.onnx" "$OUT_UID" "$OUT_UID")
 [[ "$out" == "rc=-1 "*"$MISCONF"* ]] || fail "plugin with run_as = sudo, a user outside the group: $out"
 pass "job_submit.lua as the service account with run_as = sudo: $TU's private model -> shard:$N_SMALL; another user's model refused like a missing one; a user outside the group: misconfigured (nothing runs)"
+
+# --- 10. data-parallel training on several nodes (issue 32 item 5) --------------------------
+# Two slurmd on this host (NodeName gpn1, gpn2: 4 fake GPUs each, their own port, spool and log),
+# the plugin in cli mode; -N2 --gpus-per-node=4 with a model runs on 2 x 4 whole GPUs, predicted
+# as gpucast predict --gpus 8 --nodes 2, and the epilog registers it with its 8 GPUs.
+stop_daemons 2   # slurmd, slurmctld (munged stays)
+for i in 2 3 4 5 6 7; do [ -e "$T/dev/nvidia$i" ] || mknod "$T/dev/nvidia$i" c 195 "$i"; done
+write_slurm_conf shard
+N1_PORT=$(free_port); N2_PORT=$(free_port)
+sed -i -e '/^NodeName=/d' -e 's|^SlurmdSpoolDir=.*|SlurmdSpoolDir='"$T"'/spool-multi-%n|' \
+  -e 's|^SlurmdPidFile=.*|SlurmdPidFile='"$T"'/slurmd-%n.pid|' -e 's|^SlurmdLogFile=.*|SlurmdLogFile='"$T"'/slurmd-%n.log|' \
+  -e 's|^StateSaveLocation=.*|StateSaveLocation='"$T"'/state-multi|' -e 's|Nodes=ALL|Nodes=gpn[1-2]|' "$T/slurm.conf"
+{
+  echo "NodeName=gpn1 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$N1_PORT CPUs=8 RealMemory=1000 Gres=gpu:4,shard:$((4 * SHARDS)) State=UNKNOWN"
+  echo "NodeName=gpn2 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$N2_PORT CPUs=8 RealMemory=1000 Gres=gpu:4,shard:$((4 * SHARDS)) State=UNKNOWN"
+} >> "$T/slurm.conf"
+{
+  echo "AutoDetect=off"
+  for n in 1 2; do
+    for g in 0 1 2 3; do
+      dev=$(( (n - 1) * 4 + g ))
+      echo "NodeName=gpn$n Name=gpu File=$T/dev/nvidia$dev"
+      echo "NodeName=gpn$n Name=shard Count=$SHARDS File=$T/dev/nvidia$dev"
+    done
+  done
+} > "$T/gres.conf"
+mkdir -p "$T/state-multi" "$T/spool-multi-gpn1" "$T/spool-multi-gpn2"
+/usr/sbin/slurmctld -D -i -f "$T/slurm.conf" >>"$T/slurmctld.out" 2>&1 &
+PIDS+=($!)
+for n in gpn1 gpn2; do
+  /usr/sbin/slurmd -D -N "$n" -f "$T/slurm.conf" >>"$T/slurmd-$n.out" 2>&1 &
+  PIDS+=($!)
+done
+for _ in $(seq 150); do [ "$(sinfo -h -N -o '%N %T' 2>/dev/null | grep -c ' idle$')" = 2 ] && break; sleep 0.2; done
+[ "$(sinfo -h -N -o '%N %T' 2>/dev/null | grep -c ' idle$')" = 2 ] ||
+  fail "two slurmd on one host did not come up: $(sinfo -N 2>&1; tail -5 "$T"/slurmd-gpn*.out "$T"/slurmd-gpn*.log 2>/dev/null)"
+MN_PORT=$(free_port)
+"$GPUCAST" serve --listen "127.0.0.1:$MN_PORT" --db "$T/multi.db" --predictor "$T/predictor.json" \
+  --cluster "nodes=2,gpus_per_node=4" --model-root "$MODELS" >"$T/multi.out" 2>"$T/multi.err" &
+PIDS+=($!)
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$MN_PORT/healthz" >/dev/null && break; sleep 0.1; done
+write_conf "url=http://127.0.0.1:$MN_PORT" "epilog_log=$EPI_LOG"
+J_DP=$("$GPUCAST" predict --json --predictor "$T/predictor.json" --model "$MODELS/pointnet.onnx" --batch 32 --gpus 8 --nodes 2)
+U_DP=$(echo "$J_DP" | jnum gpu_util)
+printf '#!/bin/sh\n#GPUCAST model=%s batch=32\nsleep 3\n' "$MODELS/pointnet.onnx" > "$T/dp-job.sh"
+DPJ=$(submit -N2 --gpus-per-node=4 "$T/dp-job.sh") || fail "-N2 --gpus-per-node=4 with a model refused: $(cat "$T/sbatch.err")"
+grep -qF "x2 nodes x4 GPUs: predicted GPU utilization $(printf '%.1f' "$U_DP")% per GPU (data-parallel, gpucast predict --gpus 8 --nodes 2)" "$T/sbatch.err" ||
+  fail "-N2 x4: the message: $(cat "$T/sbatch.err") (gpucast predict --gpus 8 --nodes 2: $U_DP%)"
+[ "$(granted "$DPJ")" = "gres:gpu:4" ] && [ "$(job_field "$DPJ" NumNodes | sed 's/-2$//')" = 2 ] ||
+  fail "-N2 x4: TresPerNode=$(granted "$DPJ") NumNodes=$(job_field "$DPJ" NumNodes)"
+printf '%s|3|\n%s.batch|3|gres/gpuutil=80,mem=1M\n' "$DPJ" "$DPJ" > "$T/sacct/$DPJ.txt"
+wait_state "$DPJ" RUNNING
+ALLOC=$(scontrol -d show job "$DPJ" | grep -o 'Nodes=gpn[0-9] .*GRES=gpu[^ ]*' | sed 's/ CPU_IDs=[^ ]*//; s/ Mem=[^ ]*//' | tr '\n' ';')
+[ "$(echo "$ALLOC" | grep -o 'GRES=gpu:4' | wc -l)" = 2 ] || [ "$(echo "$ALLOC" | grep -o 'GRES=gpu[^;]*:4' | wc -l)" = 2 ] ||
+  fail "-N2 x4: not 4 whole GPUs on each node: $ALLOC"
+pass "-N2 --gpus-per-node=4 with a model runs on 2 x 4 whole GPUs ($ALLOC) -> gres:gpu:4 per node, predicted as gpucast predict --gpus 8 --nodes 2 ($U_DP% per GPU)"
+epilog_done "$DPJ" "gpucast job [0-9]*: observed" || fail "-N2 x4: the epilog posted nothing: $(grep "job $DPJ:" "$EPI_LOG")"
+GDP=$(sed -n "s/.*job $DPJ: gpucast job \([0-9]*\): observed.*/\1/p" "$EPI_LOG" | head -1)
+RDP=$(curl -s -m 5 "http://127.0.0.1:$MN_PORT/v1/jobs/$GDP")
+[ "$(echo "$RDP" | jget gpus)" = 8 ] && [ "$(echo "$RDP" | jget observed_util)" = 80 ] ||
+  fail "-N2 x4: the service's record: $RDP"
+pass "-N2 x4 recorded for the closed loop: gpucast job $GDP with 8 GPUs, observed_util 80"
+cancel_all
 
 echo "slurm test: every check passed"

@@ -39,6 +39,8 @@ std::string ParamText(const sim::PhysicsForm& f, const sim::InterferenceParams& 
   if (f.occupancy) s += "k_occ " + Fmt("%.3g", p.occupancy);
   if (f.contention) s += std::string(s.empty() ? "" : ", ") + "beta " + Fmt("%.3f", p.beta);
   if (f.switching) s += std::string(s.empty() ? "" : ", ") + "s " + Fmt("%.3f", p.switch_cost);
+  if (f.capacity)
+    s += std::string(s.empty() ? "" : ", ") + "c " + Fmt("%.3f", p.capacity) + ", p " + Fmt("%.3g", p.sharpness);
   return s.empty() ? "—" : s;
 }
 
@@ -89,7 +91,8 @@ nlohmann::ordered_json Errors(const sim::RateErrors& e) {
 }
 
 nlohmann::ordered_json Params(const sim::PhysicsForm& f, const sim::InterferenceParams& p) {
-  return {{"form", f.Name()}, {"beta", p.beta}, {"switch_cost", p.switch_cost}, {"occupancy", p.occupancy}};
+  return {{"form", f.Name()},         {"beta", p.beta},         {"switch_cost", p.switch_cost},
+          {"occupancy", p.occupancy}, {"capacity", p.capacity}, {"sharpness", p.sharpness}};
 }
 
 nlohmann::ordered_json ValidationJson(const std::vector<sim::SourceValidation>& vs) {

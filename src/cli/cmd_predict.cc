@@ -17,7 +17,7 @@
 #include "features/gpu_specs.h"
 #include "features/memory.h"
 #include "graph/onnx_loader.h"
-#include "predict/prediction_json.h"
+#include "predict/predict_json.h"
 #include "predict/predictor.h"
 
 namespace gpucast::cli {
@@ -79,7 +79,6 @@ int RunPredict(const PredictFlags& f) {
   const LowoAccuracy& acc = info.accuracy;
   // GPU memory: the point, its interval and whether it fits the GPU or slice.
   const MemoryPrediction& mem = res->memory;
-  const MemoryModel* mm = predictor->memory();
   const char* fit = !mem.available() ? "unknown" : mem.will_not_fit() ? "does not fit" : mem.fits() ? "fits"
                                                                                                     : "may not fit";
   std::vector<std::string> warnings;
@@ -88,91 +87,11 @@ int RunPredict(const PredictFlags& f) {
   if (!f.quiet)
     for (const std::string& w : warnings) std::cerr << "gpucast predict: warning: " << w << "\n";
   if (f.json) {
-    nlohmann::json feats = nlohmann::json::object();
-    for (size_t i = 0; i < info.feature_names.size(); ++i) feats[info.feature_names[i]] = res->features[i];
-    nlohmann::json used = nlohmann::json::array();
-    for (size_t c : predictor->model().columns()) used.push_back(info.feature_names[c]);
-    nlohmann::json j = {{"gpu_util", p.util},
-                        {"interval", {{"low", p.low}, {"high", p.high}, {"level", level},
-                                      {"calibrated", calibrated}}},
-                        {"gpu", job.gpu},
-                        {"mig_profile", job.mig_profile},
-                        {"target", target},
-                        {"algo", predictor->model().algo()},
-                        {"models", f.models},
-                        {"batch", f.batch},
-                        {"amp", f.amp},
-                        {"feature_schema", {{"name", info.schema_name}, {"version", info.schema_version}}},
-                        {"features", feats},
-                        {"features_used", used},
-                        {"gpus", job.gpus},
-                        {"nodes", job.nodes},
-                        {"warnings", warnings},
-                        {"schema", SchemaField("gpucast.predict")}};
-    if (res->data_parallel) {
-      const DataParallelResult& dp = *res->data_parallel;
-      const Interconnect& ic = *res->interconnect;
-      auto link = [](const Link& l) {
-        return nlohmann::json{{"name", l.name}, {"kind", l.kind}, {"gbps_per_direction", l.bandwidth / 1e9},
-                              {"from", l.from}};
-      };
-      nlohmann::json d = {
-          // Flat names: the top-level gpu_util / interval keys stay the only ones of their name.
-          {"single_gpu_util", res->single_gpu->util},
-          {"single_gpu_interval", {res->single_gpu->low, res->single_gpu->high}},
-          {"single_gpu_step_ms", dp.single_step_s * 1e3},
-          {"step_ms", dp.step_s * 1e3},
-          {"scaling_efficiency", dp.scaling_efficiency},
-          {"compute_util", dp.compute_util},
-          {"allreduce_bytes", dp.allreduce_bytes},
-          {"wire_bytes_per_rank", dp.wire_bytes},
-          {"buckets", dp.buckets},
-          {"link_gbps", dp.link_bandwidth / 1e9},
-          {"comm_ms", dp.comm_s * 1e3},
-          {"exposed_comm_ms", dp.exposed_s * 1e3},
-          {"added_step_ms", dp.added_s * 1e3},
-          {"intra_node", link(ic.intra)},
-          {"counter", "NCCL kernels counted busy (nvidia-smi utilization.gpu counts any running kernel)"}};
-      if (ic.nodes > 1) d["inter_node"] = link(ic.inter);
-      j["data_parallel"] = d;
-    }
-    // Step time, whether the GPU was measured, unsure (predict/prediction_json.h: shared with the service).
-    j.update(PredictionFieldsJson(*res, level));
-    // NaN (no memory model in the predictor file) is written as null.
-    j["gpu_mem_mib"] = mem.mib;
-    j["gpu_mem_interval"] = {{"low", mem.low}, {"high", mem.high}, {"level", f.level},
-                             {"calibrated", mm && !mm->calibration().empty()}};
-    j["gpu_mem_capacity_mib"] = mem.capacity_mib;
-    j["gpu_mem_fit"] = fit;
-    j["optimizer"] = OptimizerName(res->memory_estimate.optimizer);
-    nlohmann::json parts = nlohmann::json::object();
-    if (mm)
-      for (const auto& [name, mib] : mm->Components(res->memory_estimate)) parts[name] = mib;
-    j["gpu_mem_components_mib"] = parts;
-    // Whether the job is a measured one (its correction applied) and the
-    // error to expect for an unseen one (the model file's own lowo pass).
-    j["workload"] = {{"seen", !res->seen_workload.empty()},
-                     {"measured_workload", res->seen_workload.empty() ? nlohmann::json(nullptr)
-                                                                      : nlohmann::json(res->seen_workload)},
-                     {"measured_rows", res->seen_rows},
-                     {"same_graph_workload", res->same_graph_workload.empty()
-                                                 ? nlohmann::json(nullptr)
-                                                 : nlohmann::json(res->same_graph_workload)},
-                     {"differing_facts", res->differing_facts},
-                     {"measured_on", res->measured_on}};
-    if (acc.workloads > 0) {
-      j["expected_error_unseen"] = {{"workloads", acc.workloads},
-                                    {"rows", acc.rows},
-                                    {"rmsle", acc.rmsle},
-                                    {"median_workload_rmsle", acc.median_workload_rmsle},
-                                    {"mae_points", acc.mae_points},
-                                    {"median_abs_error_points", acc.median_abs_error_points},
-                                    {"interval_level", acc.level},
-                                    {"interval_coverage", acc.coverage},
-                                    {"interval_median_width_points", acc.median_width_points}};
-    } else {
-      j["expected_error_unseen"] = nullptr;
-    }
+    // The prediction's fields as every front end gives them (predict/predict_json.h), and the inputs.
+    nlohmann::json j = PredictionJson(*predictor, *res, job, f.level);
+    j["models"] = f.models;
+    j["warnings"] = warnings;
+    j["schema"] = SchemaField("gpucast.predict");
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("predicted GPU utilization on %s%s%s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s; %s)\n",

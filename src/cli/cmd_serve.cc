@@ -15,6 +15,8 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "service/engine.h"
+#include "service/k8s_pods.h"
+#include "service/k8s_share.h"
 #include "service/read_as.h"
 #include "service/reload.h"
 #include "service/scheduler.h"
@@ -42,6 +44,8 @@ struct ServeFlags {
   size_t max_body_bytes = 128u << 20;
   size_t max_json_body_bytes = 1u << 20;
   size_t upload_quota_bytes = 1ull << 30;
+  std::string model_store;
+  size_t model_store_quota_bytes = 1ull << 30;
   int read_timeout_s = 5;
   int request_timeout_s = 30;
   int max_connections = 1024;
@@ -50,18 +54,27 @@ struct ServeFlags {
   std::vector<std::string> dcgm_urls;
   double dcgm_interval_s = 15;
   std::string tls_cert, tls_key, tls_client_ca;
+  std::vector<std::string> tls_client_subjects;
+  service::JobLimits jobs;   // --max-jobs, --max-queued-jobs (defaults: the struct's)
+  service::LoopLimits loop;  // --max-observations, --observed-graph-quota-bytes
   std::string k8s_share;           // "" = the Kubernetes routes are off; hami | fraction
-  std::string k8s_headroom = "0";  // percentage points, or "interval"
+  std::string k8s_headroom = "interval";  // percentage points, or "interval"
   bool k8s_fail_open = false;
   std::vector<std::string> k8s_nodes;
+  std::string k8s_share_key_file;  // "" = DB.k8s-share-key
+  std::string k8s_webhook_auth = "cert";  // cert | none
+  bool k8s_watch_pods = false;
+  std::string k8s_api_server, k8s_api_token_file, k8s_api_ca_file;
 };
 
 // --k8s-share, --k8s-headroom, --k8s-fail-open, --k8s-node -> the routes' config.
 Result<service::K8sConfig> K8sFromFlags(const ServeFlags& f) {
   service::K8sConfig k;
   if (f.k8s_share.empty()) {
-    if (!f.k8s_nodes.empty() || f.k8s_fail_open || f.k8s_headroom != "0") {
-      return Status::Error("--k8s-node, --k8s-headroom and --k8s-fail-open need --k8s-share (hami or fraction)");
+    if (!f.k8s_nodes.empty() || f.k8s_fail_open || f.k8s_headroom != "interval" || f.k8s_watch_pods ||
+        !f.k8s_api_server.empty() || !f.k8s_share_key_file.empty() || f.k8s_webhook_auth != "cert") {
+      return Status::Error("--k8s-node, --k8s-headroom, --k8s-fail-open, --k8s-watch-pods, --k8s-api-server, "
+                           "--k8s-share-key-file and --k8s-webhook-auth need --k8s-share (hami or fraction)");
     }
     return k;
   }
@@ -78,6 +91,7 @@ Result<service::K8sConfig> K8sFromFlags(const ServeFlags& f) {
   if (f.k8s_headroom == "interval") {
     k.share.headroom_interval = true;
   } else {
+    k.share.headroom_interval = false;
     char* end = nullptr;
     double v = std::strtod(f.k8s_headroom.c_str(), &end);
     if (f.k8s_headroom.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > 100) {
@@ -89,6 +103,22 @@ Result<service::K8sConfig> K8sFromFlags(const ServeFlags& f) {
   }
   k.fail_open = f.k8s_fail_open;
   k.nodes = f.k8s_nodes;
+  if (f.k8s_webhook_auth != "cert" && f.k8s_webhook_auth != "none") {
+    return Status::Error("--k8s-webhook-auth '" + f.k8s_webhook_auth +
+                         "': want cert (the API server presents a client certificate of --tls-client-ca, or the "
+                         "job token) or none (a managed control plane that sends neither)");
+  }
+  k.webhook_open = f.k8s_webhook_auth == "none";
+  // The key the webhook signs gpucast.io/share with, kept beside the database.
+  ASSIGN_OR_RETURN(k.share_key, service::k8s::LoadOrCreateShareKey(
+                                    f.k8s_share_key_file.empty() ? f.db + ".k8s-share-key" : f.k8s_share_key_file));
+  if (!f.k8s_api_token_file.empty() || !f.k8s_api_ca_file.empty()) {
+    if (f.k8s_api_server.empty()) return Status::Error("--k8s-api-token-file and --k8s-api-ca-file need --k8s-api-server");
+  }
+  if (!f.k8s_api_server.empty() && !f.k8s_watch_pods) {
+    return Status::Error("--k8s-api-server needs --k8s-watch-pods (it says where to watch pods)");
+  }
+  if (f.k8s_watch_pods) k.pods = std::make_shared<service::k8s::PodView>();
   // The extender scores by the co-location physics fitted to the measured pairs.
   const std::string data = DataDir();
   ASSIGN_OR_RETURN(std::vector<sim::WorkloadProfile> w, sim::LoadWorkloads(data + "/lucid/single_data.csv"));
@@ -144,6 +174,8 @@ int RunServe(const ServeFlags& f) {
   opts.max_body_bytes = f.max_body_bytes;
   opts.max_json_body_bytes = f.max_json_body_bytes;
   opts.upload_quota_bytes = f.upload_quota_bytes;
+  opts.model_store_dir = f.model_store;
+  opts.model_store_quota_bytes = f.model_store_quota_bytes;
   opts.read_timeout_s = f.read_timeout_s;
   opts.request_timeout_s = f.request_timeout_s;
   opts.max_connections = f.max_connections;
@@ -151,11 +183,29 @@ int RunServe(const ServeFlags& f) {
   opts.threads = f.threads;
   opts.dcgm_urls = f.dcgm_urls;
   opts.dcgm_interval_s = f.dcgm_interval_s;
-  opts.tls = {f.tls_cert, f.tls_key, f.tls_client_ca};
+  opts.tls = {f.tls_cert, f.tls_key, f.tls_client_ca, f.tls_client_subjects};
+  if (!f.tls_client_subjects.empty() && f.tls_client_ca.empty()) {
+    return Fail("serve", "--tls-client-subject needs --tls-client-ca (the CA whose client certificates it narrows)");
+  }
+  opts.jobs = f.jobs;
+  opts.loop = f.loop;
   {
     Result<service::K8sConfig> k = K8sFromFlags(f);
     if (!k.ok()) return Fail("serve", k.message());
     opts.k8s = std::move(k).value();
+  }
+  // Where the pods are watched (started once the service is up).
+  service::k8s::ApiServer api;
+  if (opts.k8s.pods) {
+    if (f.k8s_api_server.empty()) {
+      auto in = service::k8s::InClusterApiServer();
+      if (!in.ok()) return Fail("serve", in.message());
+      api = *in;
+    } else {
+      api.url = f.k8s_api_server;
+      api.token_file = f.k8s_api_token_file;
+      api.ca_file = f.k8s_api_ca_file;
+    }
   }
   // Room for every allowed connection, the database and the models being read.
   struct rlimit rl;
@@ -205,6 +255,10 @@ int RunServe(const ServeFlags& f) {
   if (!engine.ok()) return Fail("serve", engine.message());
   auto svc = service::Service::Create(opts, std::move(engine).value(), std::move(scheduler).value());
   if (!svc.ok()) return Fail("serve", svc.message());
+  if (opts.k8s.pods) {
+    Status w = opts.k8s.pods->StartWatching(api, opts.k8s.share_key);
+    if (!w.ok()) return Fail("serve", w.message());
+  }
   std::unique_ptr<PidFile> pid_file;
   if (!f.pid_file.empty()) {
     auto written = PidFile::Write(f.pid_file);
@@ -225,9 +279,12 @@ int RunServe(const ServeFlags& f) {
     std::string nodes;
     for (const std::string& n : f.k8s_nodes) nodes += (nodes.empty() ? "" : ", ") + n;
     std::fprintf(stderr, "gpucast serve: Kubernetes routes on (/k8s/v1/mutate, filter, prioritize): share %s, headroom "
-                         "%s, %s, nodes %s%s\n",
+                         "%s, %s, nodes %s, running pods %s%s%s\n",
                  f.k8s_share.c_str(), f.k8s_headroom.c_str(), f.k8s_fail_open ? "fail open" : "fail closed",
                  nodes.empty() ? "none (the extender fails every node)" : nodes.c_str(),
+                 opts.k8s.pods ? ("watched at " + api.url).c_str()
+                               : "not watched (the extender sees only /v1/jobs; --k8s-watch-pods)",
+                 opts.k8s.webhook_open ? "; /k8s/v1/mutate open to any caller (--k8s-webhook-auth none)" : "",
                  opts.token.empty() && f.tls_client_ca.empty()
                      ? "; no --token-file or --tls-client-ca: anyone who can connect may call them"
                      : "");
@@ -260,12 +317,13 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
       ->check(CLI::ExistingFile);
   sub->add_option("--cluster", flags->cluster,
                   "GPUs to schedule onto, as for 'gpucast simulate' (\"8x RTX3090\", "
-                  "\"nodes=2,gpus_per_node=4\")")
+                  "\"nodes=2,gpus_per_node=4\"; node groups of several GPU types separated by ';': "
+                  "\"nodes=2,gpus_per_node=8,type=A100-80GB;nodes=2,gpus_per_node=8,type=H100\")")
       ->capture_default_str();
   sub->add_option("--policy", flags->policy,
                   "placement policy from the simulator's table: slot, predictive, predictive-spread, "
-                  "interference-aware, predictive-feedback (packs by each running job's observed "
-                  "utilization once it has one; never migrates)")
+                  "interference-aware, predictive-feedback (packs by each running job's estimate once it "
+                  "is observed: prediction and observation weighed by their uncertainties; never migrates)")
       ->capture_default_str();
   sub->add_option("--token-file", flags->token_file,
                   "file holding a bearer token; every route but /healthz and /metrics then needs "
@@ -314,6 +372,19 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "analyses waiting for an analysis thread; more get 503 at once")
       ->capture_default_str(),
       0, 1024);
+  IntIn(sub->add_option("--k8s-analysis-threads", flags->analysis.webhook_threads,
+                  "threads that analyse only the Kubernetes webhook's graphs, beside --analysis-threads")
+      ->capture_default_str(),
+      0, 256);
+  IntIn(sub->add_option("--k8s-analysis-queue", flags->analysis.webhook_queue,
+                  "webhook analyses waiting for a thread (served round-robin by namespace); more get 503 at once")
+      ->capture_default_str(),
+      0, 4096);
+  FloatIn(sub->add_option("--k8s-analysis-wait", flags->analysis.webhook_wait_s,
+                  "seconds a webhook analysis may wait for a thread before the pod is refused (keep it under the "
+                  "webhook's timeoutSeconds, 10 by default)")
+      ->capture_default_str(),
+      0.0, 30.0);
   BytesIn(sub->add_option("--graph-cache-bytes", flags->analysis.cache_bytes,
                   "analysed graphs kept (by the SHA-256 of their bytes without weights), in estimated bytes")
       ->capture_default_str(),
@@ -334,6 +405,24 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "bytes of uploaded models kept for queued and running jobs, in total; an upload over it gets 507")
       ->capture_default_str(),
       size_t{1}, size_t{1} << 40);
+  IntIn(sub->add_option("--max-jobs", flags->jobs.max_jobs,
+                  "job records the service keeps, in every state (done and cancelled ones too); a submission over "
+                  "it gets 507")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 40);
+  IntIn(sub->add_option("--max-queued-jobs", flags->jobs.max_queued_jobs,
+                  "jobs waiting to be placed at once; a submission over it gets 503")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 30);
+  IntIn(sub->add_option("--max-observations", flags->loop.max_observations,
+                  "observations the service keeps, of all jobs together; one over it gets 507")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 40);
+  BytesIn(sub->add_option("--observed-graph-quota-bytes", flags->loop.observed_graph_quota_bytes,
+                  "bytes of uploaded graphs kept for training after their jobs end (DB.observed/); an observed "
+                  "job's graph over it is not kept")
+      ->capture_default_str(),
+      size_t{0}, size_t{1} << 40);
   IntIn(sub->add_option("--read-timeout", flags->read_timeout_s,
                   "seconds a client may stay silent in the middle of a request (408) or while idle "
                   "between keep-alive requests (closed)")
@@ -371,6 +460,16 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "verified certificate admits the Kubernetes routes (the API server, kube-scheduler) in place of "
                   "the bearer token (docs/security.md)")
       ->check(CLI::ExistingFile);
+  sub->add_option("--tls-client-subject", flags->tls_client_subjects,
+                  "name a --tls-client-ca certificate must carry to count (its subject CN, or a DNS, URI or email "
+                  "subjectAltName; exact match; repeatable), e.g. the API server's; any other counts as none");
+  sub->add_option("--model-store", flags->model_store,
+                  "directory of models stored by content (POST /v1/models; a request names one "
+                  "\"sha256:<hex>\"; default: DB.model-store)");
+  BytesIn(sub->add_option("--model-store-quota-bytes", flags->model_store_quota_bytes,
+                          "bytes the model store may hold; a new model over it gets 507")
+              ->capture_default_str(),
+          size_t{1}, size_t{1} << 40);
   sub->add_option("--k8s-share", flags->k8s_share,
                   "turn on the Kubernetes admission webhook and scheduler extender (POST /k8s/v1/mutate, "
                   "/k8s/v1/filter, /k8s/v1/prioritize; docs/kubernetes.md) and say how a pod's share is written: "
@@ -386,6 +485,21 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
   sub->add_option("--k8s-node", flags->k8s_nodes,
                   "Kubernetes node name of the cluster's n-th node (repeatable, in --cluster's node order); the "
                   "extender fails nodes not named");
+  sub->add_option("--k8s-share-key-file", flags->k8s_share_key_file,
+                  "secret key (32+ random bytes, mode 0600; created if missing) the webhook signs gpucast.io/share "
+                  "with; the extender acts only on shares whose signature verifies (default: DB.k8s-share-key)");
+  sub->add_option("--k8s-webhook-auth", flags->k8s_webhook_auth,
+                  "who may call POST /k8s/v1/mutate: cert (a client certificate of --tls-client-ca, or the job "
+                  "token) or none (any caller: managed control planes send neither; docs/kubernetes.md)")
+      ->capture_default_str();
+  sub->add_flag("--k8s-watch-pods", flags->k8s_watch_pods,
+                "list and watch the API server's pods that have a node, so that the extender counts what runs "
+                "(in a pod: the service account's token and CA; else --k8s-api-server)");
+  sub->add_option("--k8s-api-server", flags->k8s_api_server,
+                  "the API server to watch pods at, https://HOST:PORT (http:// only for a test's stub)");
+  sub->add_option("--k8s-api-token-file", flags->k8s_api_token_file,
+                  "bearer token for --k8s-api-server (read again on every connection)");
+  sub->add_option("--k8s-api-ca-file", flags->k8s_api_ca_file, "PEM CA of --k8s-api-server's certificate");
   sub->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
   return sub;
 }

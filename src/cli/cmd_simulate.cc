@@ -48,6 +48,8 @@ struct SimulateFlags {
   bool skip_bad_lines = false, json = false, quiet = false;
   double cap = 100, max_slowdown = 0.25, profile_s = 60, profile_warmup_s = 10, profile_pool = 0.05;
   double measure_noise = 5, observe_after_s = 70, migrate_z = 2, checkpoint_s = 1800, oom_after_s = 10;
+  double restart_s = 0, recurring = 0, confident_sd = -1, rate_noise = 0.05;
+  std::string workload_mix = "size-aware";
 };
 
 // "1-5" / "1,3,7" / "4" -> seeds.
@@ -190,11 +192,21 @@ Result<Predictor> ShippedPredictor(const SimulateFlags& f, const Dataset& data, 
 // stored predictions decide by the same numbers (unrounded, the first run of
 // a build packed differently at the cap's edge: Philly x2 seed 1, useful work
 // 59.56% against 58.28% from the cache).
-void SetPrediction(sim::WorkloadProfile* w, double util, double mem, double mem_high) {
-  w->predicted_util = sim::CsvRounded(util);
-  if (!std::isnan(mem)) {
-    w->pred_mem_mib = sim::CsvRounded(mem);
-    w->pred_mem_high_mib = sim::CsvRounded(std::isnan(mem_high) ? mem : mem_high);
+// The utilization interval comes with the row when the row carries one
+// (RowPrediction's low/high; whatever interval the predictor states flows in).
+template <class Row>
+void SetPrediction(sim::WorkloadProfile* w, const Row& p) {
+  w->predicted_util = sim::CsvRounded(p.predicted);
+  if (!std::isnan(p.mem_predicted)) {
+    w->pred_mem_mib = sim::CsvRounded(p.mem_predicted);
+    w->pred_mem_high_mib = sim::CsvRounded(std::isnan(p.mem_high) ? p.mem_predicted : p.mem_high);
+  }
+  w->pred_util_low = w->pred_util_high = NAN;
+  if constexpr (requires { p.low; p.high; }) {
+    if (!std::isnan(p.low) && !std::isnan(p.high)) {
+      w->pred_util_low = std::min(w->predicted_util, sim::CsvRounded(p.low));
+      w->pred_util_high = std::max(w->predicted_util, sim::CsvRounded(p.high));
+    }
   }
 }
 
@@ -209,7 +221,7 @@ Status ApplyRowPredictions(const std::vector<Row>& rows, const std::string& what
   for (const Row& p : rows) {
     int i = sim::FindWorkload(copy, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
     if (i < 0) return Status::Error(what + ": unknown workload " + p.model + "/" + p.dataset);
-    SetPrediction(&copy[i], p.predicted, p.mem_predicted, p.mem_high);
+    SetPrediction(&copy[i], p);
     seen[i] = true;
   }
   for (size_t i = 0; i < seen.size(); ++i)
@@ -235,6 +247,27 @@ Status ModelPredictions(const SimulateFlags& f, const Dataset& data, const std::
       if (!f.quiet)
         std::cerr << "gpucast simulate: lowo:" << algo << " predictions of " << data.rows.size() << " rows from "
                   << file_name << " (its training pass), not recomputed\n";
+      bool intervals = true;
+      for (const sim::WorkloadProfile& x : *w) intervals = intervals && x.HasInterval();
+      if (intervals) return Status::Ok();
+      // The stored rows carry no utilization interval: take each row's from the
+      // same computation (the same fits: the same predictions), when it agrees.
+      // Only the intervals are taken; the predictions stay the stored ones.
+      if (!f.quiet)
+        std::cerr << "gpucast simulate: " << file_name << ": its stored rows carry no utilization interval; "
+                  << "taking each row's from lowo:" << algo << " (cached per build)\n";
+      SimulateFlags quiet = f;
+      quiet.quiet = true;
+      std::vector<sim::WorkloadProfile> computed = *w;
+      RETURN_IF_ERROR(ModelPredictions(quiet, data, algo, &computed));
+      for (size_t i = 0; i < w->size(); ++i)
+        if (std::fabs(computed[i].predicted_util - (*w)[i].predicted_util) <= 1e-9 * std::max(1.0, (*w)[i].predicted_util)) {
+          (*w)[i].pred_util_low = computed[i].pred_util_low;
+          (*w)[i].pred_util_high = computed[i].pred_util_high;
+        } else {
+          std::cerr << "gpucast simulate: " << (*w)[i].Name() << ": the stored prediction " << (*w)[i].predicted_util
+                    << " differs from the computed " << computed[i].predicted_util << "; no interval for it\n";
+        }
       return Status::Ok();
     }
     std::cerr << "gpucast simulate: " << file_name << ": its stored predictions do not apply: " << applies.message()
@@ -244,8 +277,12 @@ Status ModelPredictions(const SimulateFlags& f, const Dataset& data, const std::
   if (!cache.empty()) {
     std::vector<sim::WorkloadProfile> copy = *w;
     if (std::filesystem::exists(cache) && sim::LoadPredictionsCsv(cache, &copy).ok()) {
-      *w = std::move(copy);
-      return Status::Ok();
+      bool intervals = true;
+      for (const sim::WorkloadProfile& x : copy) intervals = intervals && x.HasInterval();
+      if (intervals) {  // an older cache without the intervals is recomputed
+        *w = std::move(copy);
+        return Status::Ok();
+      }
     }
   }
   if (!f.quiet)
@@ -268,6 +305,8 @@ nlohmann::ordered_json InterferenceJson(const sim::InterferenceModel& m) {
   j["beta"] = m.params().beta;
   j["switch_cost"] = m.params().switch_cost;
   j["occupancy"] = m.params().occupancy;
+  j["capacity"] = m.params().capacity;
+  j["sharpness"] = m.params().sharpness;
   j["measured_pairs"] = m.pairs().size();
   nlohmann::ordered_json fits = nlohmann::ordered_json::array();
   for (const auto& f : m.gpu_fits())
@@ -322,6 +361,12 @@ int RunSimulate(const SimulateFlags& f) {
   if (f.observe_after_s <= 0) return Fail("simulate", "--observe-after-s must be positive");
   if (!(f.checkpoint_s > 0)) return Fail("simulate", "--checkpoint-s must be positive");
   if (f.oom_after_s < 0) return Fail("simulate", "--oom-after-s must be >= 0");
+  if (!(f.restart_s >= 0)) return Fail("simulate", "--restart-s must be >= 0");
+  if (!(f.recurring >= 0 && f.recurring <= 1)) return Fail("simulate", "--recurring must be in [0, 1]");
+  if (!(f.confident_sd >= 0 || f.confident_sd == -1)) return Fail("simulate", "--confident-sd must be >= 0");
+  if (!(f.rate_noise >= 0 && f.rate_noise < 1)) return Fail("simulate", "--rate-noise must be in [0, 1)");
+  if (f.workload_mix != "size-aware" && f.workload_mix != "uniform")
+    return Fail("simulate", "--workload-mix '" + f.workload_mix + "': want size-aware or uniform");
   if (f.max_slowdown <= 0 || f.max_slowdown >= 1) return Fail("simulate", "--max-slowdown must be in (0, 1)");
   if (f.arrivals != "trace" && f.arrivals != "bootstrap")
     return Fail("simulate", "--arrivals '" + f.arrivals + "': want trace or bootstrap");
@@ -449,6 +494,11 @@ int RunSimulate(const SimulateFlags& f) {
       cfg.observe_after_s = f.observe_after_s;
       cfg.checkpoint_s = f.checkpoint_s;
       cfg.oom_after_s = f.oom_after_s;
+      cfg.restart_s = f.restart_s;
+      cfg.recurring = f.recurring;
+      cfg.workload_mix = f.workload_mix;
+      cfg.rate_noise = f.rate_noise;
+      cfg.options.confident_sd = f.confident_sd >= 0 ? f.confident_sd : f.measure_noise;
       const std::string run = p + (multi_load ? " load " + Short(load) : "") + " seed " + std::to_string(seed);
       cfg.progress = [&progress, &run](double t, int64_t done, int64_t total) {
         char buf[160];
@@ -558,6 +608,11 @@ int RunSimulate(const SimulateFlags& f) {
   meta["observe_after_s"] = f.observe_after_s;
   meta["checkpoint_s"] = f.checkpoint_s;
   meta["oom_after_s"] = f.oom_after_s;
+  meta["restart_s"] = f.restart_s;
+  meta["recurring"] = f.recurring;
+  meta["workload_mix"] = f.workload_mix;
+  meta["confident_sd"] = f.confident_sd >= 0 ? f.confident_sd : f.measure_noise;
+  meta["rate_noise"] = f.rate_noise;
   meta["interference"] = InterferenceJson(*model);
   meta["runs"] = all;
   meta["per_load"] = per_load;
@@ -591,7 +646,8 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--trace", flags->trace, "philly, alibaba2023, gavel, or a CSV path (docs/simulator.md)")->required();
   sub->add_option("--policy", flags->policy, "all, or one or a comma list of:" + pol)->required();
   sub->add_option("--cluster", flags->cluster,
-                  "'64x RTX3090' (a GPU type of the GPU table), 'nodes=8,gpus_per_node=8[,mem_gib=24][,type=T]', "
+                  "'64x RTX3090' (a GPU type of the GPU table), 'nodes=8,gpus_per_node=8[,mem_gib=24][,type=T]', several "
+                  "such node groups separated by ';' (a mixed cluster), "
                   "'alibaba-nodes[:every=N][:G2=T][:G3=T]' (default: per trace)");
   sub->add_option("--jobs", flags->jobs, "Keep the first N jobs by submit time");
   sub->add_option("--load-factor", flags->load_factors,
@@ -621,11 +677,31 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   "predictive-feedback: read a running job's utilization counter after this long, s")
       ->capture_default_str();
   FloatIn(sub->add_option("--migrate-z", flags->migrate_z,
-                  "predictive-feedback: migrate off a GPU only when its estimated "
-                  "sum exceeds the cap by more than this many sd of the measurements' noise (--measure-noise x "
-                  "sqrt(measured jobs)); 0: at any excess")
+                  "predictive-feedback, predictive-hybrid: migrate off a GPU only when its estimated "
+                  "sum exceeds the cap by more than this many sd of that sum (the residents' estimates' own sd: "
+                  "observations and predictions); 0: at any excess")
               ->capture_default_str(),
           0.0, 10.0);
+  sub->add_option("--restart-s", flags->restart_s,
+                  "Restart cost: a job restarting from a checkpoint (a migration, profiling-exclusive's re-queue "
+                  "after its window, an out-of-memory re-queue) spends this long before it progresses again, s")
+      ->capture_default_str();
+  sub->add_option("--recurring", flags->recurring,
+                  "Share of jobs whose graph ran before: the prediction-driven policies know their utilization "
+                  "from that observation (true + measurement noise, interval +-2 sd) and their memory")
+      ->capture_default_str();
+  sub->add_option("--workload-mix", flags->workload_mix,
+                  "size-aware: a multi-GPU job draws only workloads trained data parallel in the measured sources "
+                  "(docs/simulator.md); uniform: every job draws from every workload row")
+      ->capture_default_str();
+  sub->add_option("--confident-sd", flags->confident_sd,
+                  "predictive-hybrid: place a job at once when its prediction's sd (its interval's) is at most "
+                  "this many points, else measure it first in place (default: --measure-noise: a prediction at "
+                  "least as precise as the measurement it replaces)")
+      ->default_str("--measure-noise");
+  sub->add_option("--rate-noise", flags->rate_noise,
+                  "relative sd of a running job's progress rate as the observer sees it (step counts)")
+      ->capture_default_str();
   sub->add_option("--checkpoint-s", flags->checkpoint_s,
                   "A job checkpoints every this many solo-seconds of progress; a migrated or out-of-memory job "
                   "restarts from its last checkpoint")

@@ -267,6 +267,60 @@ std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph) {
       }
       claim(region, {x});
     }
+    if (n.op_type == "Sigmoid" && n.inputs.size() == 1 && n.outputs.size() == 1) {
+      // SiLU (torch.onnx before opset 20 has no Silu): Sigmoid(x) -> Mul(x, .). torch's silu keeps x;
+      // node by node the export would keep the sigmoid too.
+      const std::string& x = n.inputs[0];
+      const long m = only_user(n.outputs[0], "Mul");
+      if (!binary(m)) continue;
+      const auto& in = nodes[m].inputs;
+      if (!((in[0] == x && in[1] == n.outputs[0]) || (in[1] == x && in[0] == n.outputs[0]))) continue;
+      claim({static_cast<long>(i), m}, {x});
+    }
+    if (n.op_type == "Tanh" && n.inputs.size() == 1 && n.outputs.size() == 1) {
+      // GELU with approximate='tanh' as torch.onnx writes it: Mul(x, x), Mul(x, .) = x^3,
+      // Mul(kappa, .), Add(x, .), Mul(beta, .), Tanh, Add(1, .), Mul(x, .), Mul(0.5, .).
+      // torch's gelu keeps x.
+      const long beta = made_by(n.inputs[0], "Mul");
+      const std::string sum = by_scalar(beta);
+      const long add = made_by(sum, "Add");
+      if (!binary(add)) continue;
+      long kappa = -1;
+      std::string x;
+      for (int k = 0; k < 2 && kappa < 0; ++k) {
+        const long c = made_by(nodes[add].inputs[k], "Mul");
+        if (c >= 0 && !by_scalar(c).empty()) kappa = c, x = nodes[add].inputs[1 - k];
+      }
+      if (kappa < 0) continue;
+      const long cube = made_by(by_scalar(kappa), "Mul");
+      if (!binary(cube)) continue;
+      const auto& ci = nodes[cube].inputs;
+      const std::string sq_name = ci[0] == x ? ci[1] : ci[1] == x ? ci[0] : "";
+      const long sq = made_by(sq_name, "Mul");
+      if (!binary(sq) || nodes[sq].inputs[0] != x || nodes[sq].inputs[1] != x) continue;
+      const long one = only_user(n.outputs[0], "Add");
+      if (by_scalar(one) != n.outputs[0]) continue;
+      const long m = only_user(nodes[one].outputs[0], "Mul");
+      if (!binary(m) || (nodes[m].inputs[0] != x && nodes[m].inputs[1] != x)) continue;
+      std::vector<long> region = {sq, cube, kappa, add, beta, static_cast<long>(i), one, m};
+      if (const long h = only_user(nodes[m].outputs[0], "Mul"); by_scalar(h) == nodes[m].outputs[0]) region.push_back(h);
+      claim(region, {x});
+    }
+    if (n.op_type == "InstanceNormalization" && !n.inputs.empty() && n.outputs.size() == 1) {
+      // GroupNorm as torch.onnx writes it before opset 18: Reshape(x, [N, G, -1]), InstanceNormalization
+      // (scale 1, bias 0), Reshape back [-> Mul(gamma) -> Add(beta)]. torch's native_group_norm keeps x
+      // (and a mean and rstd per group, not counted); node by node it would be the reshaped x and the
+      // normalized tensor.
+      const long r1 = made_by(n.inputs[0], "Reshape");
+      const long r2 = only_user(n.outputs[0], "Reshape");
+      if (r1 < 0 || r2 < 0 || nodes[r1].inputs.empty()) continue;
+      std::vector<long> region = {r1, static_cast<long>(i), r2};
+      if (const long g = only_user(nodes[r2].outputs[0], "Mul"); binary(g)) {
+        region.push_back(g);
+        if (const long b = only_user(nodes[g].outputs[0], "Add"); binary(b)) region.push_back(b);
+      }
+      claim(region, {nodes[r1].inputs[0]});
+    }
     if (n.op_type == "Sub" && n.inputs.size() == 2 && n.outputs.size() == 1) {
       // LayerNorm: ReduceMean(x) = mu; Sub(x, mu) = d; Pow(d, 2) -> ReduceMean -> Add(eps) -> Sqrt = sigma;
       // Div(d, sigma) [-> Mul(gamma) -> Add(beta)].

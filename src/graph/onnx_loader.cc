@@ -398,7 +398,16 @@ class Loader {
   }
 
   Status ResolveSymbolic(const std::vector<onnx::ValueInfoProto*>& candidates) {
-    // Batch dims: a dim whose name contains "batch", else dim 0 if symbolic.
+    // Batch dims: a dim whose name contains "batch", else dim 0 if symbolic. When some input
+    // names its batch, an input without such a dim has none (a full-graph GNN's edge list
+    // [edges, 2] beside node features [batch, features]: its dim 0 is not the batch).
+    auto names_batch = [](const onnx::ValueInfoProto* in) {
+      for (const auto& d : in->type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value() && ToLower(d.dim_param()).find("batch") != std::string::npos) return true;
+      }
+      return false;
+    };
+    const bool some_named = std::any_of(candidates.begin(), candidates.end(), names_batch);
     std::set<std::string> batch_names, all_names;
     std::map<const onnx::ValueInfoProto*, std::vector<bool>> is_batch;
     for (auto* in : candidates) {
@@ -413,7 +422,7 @@ class Loader {
         if (ToLower(d.dim_param()).find("batch") != std::string::npos) b[k] = named = true;
       }
       if (!has_symbolic) continue;
-      if (!named && !shape.dim(0).has_dim_value()) b[0] = true;
+      if (!named && !some_named && !shape.dim(0).has_dim_value()) b[0] = true;
       for (int k = 0; k < shape.dim_size(); ++k) {
         if (b[k] && !shape.dim(k).dim_param().empty()) batch_names.insert(shape.dim(k).dim_param());
       }
@@ -577,7 +586,7 @@ class Loader {
   // external), so ONNX inference functions may read it.
   static bool HasCompleteData(const TensorProto& t) {
     if (t.data_location() == TensorProto::EXTERNAL) return false;
-    if (IsIntElemType(t.data_type())) return IntValueFromTensor(t).has_value();
+    if (IsIntElemType(t.data_type())) return FoldValueFromTensor(t).has_value();
     if (t.data_type() != TensorProto::FLOAT && t.data_type() != TensorProto::DOUBLE) return false;
     // Element count without a temporary vector (GCC 12 -O2 misreports freeing one here).
     std::optional<int64_t> n = 1;
@@ -587,6 +596,23 @@ class Loader {
     if (t.has_raw_data()) return static_cast<int64_t>(t.raw_data().size()) == *n * width;
     int64_t count = t.data_type() == TensorProto::FLOAT ? t.float_data_size() : t.double_data_size();
     return count == *n;
+  }
+
+  // Whether a folded value fits the graph's folding budget (and counts it):
+  // beyond kMaxFoldTotalElements values stay unfolded, with one warning, so a
+  // graph of many large constant chains cannot grow memory without bound.
+  bool KeepFolded(const FoldValue& v) {
+    if (folded_elements_ + v.Size() <= kMaxFoldTotalElements) {
+      folded_elements_ += v.Size();
+      return true;
+    }
+    if (!fold_budget_warned_) {
+      fold_budget_warned_ = true;
+      Warn("constant folding stopped: the folded values reached " + std::to_string(folded_elements_) +
+           " elements (gpucast's limit for one graph: " + std::to_string(kMaxFoldTotalElements) +
+           "); later constant sub-graphs stay unfolded and shapes that depend on them stay unknown");
+    }
+    return false;
   }
 
   // One pass in topological order: ONNX's per-node type and shape inference
@@ -605,7 +631,7 @@ class Loader {
     std::unordered_map<std::string, const TensorProto*> data;
     for (const auto& t : g.initializer()) {
       types_[t.name()] = TensorType(t.data_type(), Dims(t.dims().begin(), t.dims().end()));
-      if (auto v = IntValueFromTensor(t)) values_[t.name()] = *v;
+      if (auto v = FoldValueFromTensor(t); v && KeepFolded(*v)) values_[t.name()] = std::move(*v);
       if (HasCompleteData(t)) data[t.name()] = &t;
     }
     std::unordered_map<std::string, onnx::TypeProto*> type_ptrs;
@@ -615,7 +641,7 @@ class Loader {
 
     FoldContext fold;
     fold.opset = infer_opset_;
-    fold.value = [&](const std::string& name) -> const IntValue* {
+    fold.value = [&](const std::string& name) -> const FoldValue* {
       auto it = values_.find(name);
       return it == values_.end() ? nullptr : &it->second;
     };
@@ -668,8 +694,8 @@ class Loader {
         FillKnownGaps(node, &type_ptrs);
       }
       if (node.output_size() >= 1 && !node.output(0).empty()) {
-        if (auto v = FoldNode(node, fold)) {
-          auto& t = folded[node.output(0)] = TensorFromIntValue(*v, node.output(0));
+        if (auto v = FoldNode(node, fold); v && KeepFolded(*v)) {
+          auto& t = folded[node.output(0)] = TensorFromFoldValue(*v, node.output(0));
           data[node.output(0)] = &t;
           if (!types_.count(node.output(0)) || !ShapeOf(node.output(0))) {
             auto& slot = types_[node.output(0)] = TensorType(v->elem_type, v->dims);
@@ -735,7 +761,7 @@ class Loader {
         if (auto t = types_.find(name); t != types_.end() && t->second.has_tensor_type()) {
           g.elem_type = t->second.tensor_type().elem_type();
         }
-        if (auto v = values_.find(name); v != values_.end()) g.value = &v->second.values;
+        if (auto v = values_.find(name); v != values_.end() && !v->second.IsReal()) g.value = &v->second.values;
       }
       in.push_back(std::move(g));
     }
@@ -816,7 +842,7 @@ class Loader {
           t.elem_type = it->second.tensor_type().elem_type();
         }
       }
-      if (auto it = values_.find(name); it != values_.end()) {
+      if (auto it = values_.find(name); it != values_.end() && !it->second.IsReal()) {
         t.int_value = it->second.values;
         if (t.elem_type == 0) t.elem_type = it->second.elem_type;
       }
@@ -869,7 +895,9 @@ class Loader {
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;
   // Node-based map: pointers to values stay valid while it grows.
   std::unordered_map<std::string, onnx::TypeProto> types_;
-  std::unordered_map<std::string, IntValue> values_;
+  std::unordered_map<std::string, FoldValue> values_;
+  int64_t folded_elements_ = 0;  // elements of values_ (kMaxFoldTotalElements)
+  bool fold_budget_warned_ = false;
   Graph graph_;
   Status inference_error_;
 };

@@ -113,6 +113,28 @@ TEST(LoadOnnx, DimErrors) {
   EXPECT_EQ(Message(b, Opts(2, {{"seq", 3}, {"d", 4}})), "ok");
 }
 
+// A full-graph GNN: node features [batch, features] (the node count as the batch) and an edge
+// list [edges, 2] whose symbolic dim 0 is not the batch once another input names it.
+TEST(LoadOnnx, InputWithoutTheNamedBatchHasNoBatchDim) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("batch"), 16}).Input("edges", kInt64, {std::string("E"), 2});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Node("Identity", {"edges"}, {"e"});
+  b.Output("y").Output("e", kInt64);
+  auto g = Load(b, Opts(100, {{"E", 300}}));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("x")->dims, (std::vector<int64_t>{100, 16}));
+  EXPECT_EQ(g->Tensor("edges")->dims, (std::vector<int64_t>{300, 2}));
+  // Without a named batch anywhere, a symbolic dim 0 is the batch, as before.
+  ModelBuilder c;
+  c.Input("x", kFloat, {std::string("N"), 16});
+  c.Node("Relu", {"x"}, {"y"});
+  c.Output("y");
+  auto h = Load(c, Opts(7));
+  ASSERT_TRUE(h.ok()) << h.message();
+  EXPECT_EQ(h->Tensor("x")->dims, (std::vector<int64_t>{7, 16}));
+}
+
 TEST(LoadOnnx, UnnamedDynamicDim) {
   ModelBuilder b;
   b.Input("x", kFloat, {std::string(""), 3, std::string("")});

@@ -102,12 +102,23 @@ Result<std::vector<ObservedJob>> ReadObservedJobs(const std::string& db_path) {
     return Status::Error(db_path + ": cannot open database: " + (db.db ? sqlite3_errmsg(db.db) : "out of memory"));
   }
   sqlite3_busy_timeout(db.db, 5000);
+  // A cancelled job did not run as submitted: its observations (accepted by
+  // services before issue 31, which now refuse them) teach nothing true.
+  bool has_state = false;
+  {
+    Stmt cols;
+    if (sqlite3_prepare_v2(db.db, "SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'state'", -1, &cols.s,
+                           nullptr) == SQLITE_OK) {
+      has_state = sqlite3_step(cols.s) == SQLITE_ROW;
+    }
+  }
   // One entry per (job, gpu): the sample-weighted mean of its observations.
-  const char* sql =
-      "SELECT o.job_id, o.gpu, SUM(o.gpu_util * o.samples) / SUM(o.samples), SUM(o.samples), COUNT(*), j.spec "
-      "FROM observations o JOIN jobs j ON j.id = o.job_id GROUP BY o.job_id, o.gpu ORDER BY o.job_id, o.gpu";
+  const std::string sql =
+      std::string("SELECT o.job_id, o.gpu, SUM(o.gpu_util * o.samples) / SUM(o.samples), SUM(o.samples), COUNT(*), "
+                  "j.spec FROM observations o JOIN jobs j ON j.id = o.job_id ") +
+      (has_state ? "WHERE j.state != 'cancelled' " : "") + "GROUP BY o.job_id, o.gpu ORDER BY o.job_id, o.gpu";
   Stmt st;
-  if (sqlite3_prepare_v2(db.db, sql, -1, &st.s, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db.db, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) {
     return Status::Error(db_path + ": not a gpucast service database with observations: " +
                          sqlite3_errmsg(db.db));
   }

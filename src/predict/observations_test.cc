@@ -135,6 +135,26 @@ TEST_F(ObservationsTest, OneEntryPerJobAndGpuWithTheSampleWeightedMean) {
   EXPECT_THAT(skipped[0], HasSubstr("job 2: its uploaded graph is no longer stored"));
 }
 
+// Issue 31 item 10: observations of a cancelled job (stored by services
+// before they refused them) are not read for training.
+TEST_F(ObservationsTest, ACancelledJobsObservationsAreNotRead) {
+  const std::string vgg = HomeDir() + "/models/vgg.onnx";
+  {
+    ObservedDb db(db_);
+    db.Exec("ALTER TABLE jobs ADD COLUMN state TEXT NOT NULL DEFAULT 'done'");
+    int64_t done = db.AddJob({{"model", vgg}, {"batch", 8}});
+    int64_t cancelled = db.AddJob({{"model", vgg}, {"batch", 16}});
+    db.Exec("UPDATE jobs SET state = 'cancelled' WHERE id = " + std::to_string(cancelled));
+    db.Observe(done, 40, 2);
+    db.Observe(cancelled, 5, 100);
+  }
+  Result<std::vector<ObservedJob>> jobs = ReadObservedJobs(db_);
+  ASSERT_TRUE(jobs.ok()) << jobs.message();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].job_id, 1);
+  EXPECT_EQ((*jobs)[0].batch, 8);
+}
+
 TEST_F(ObservationsTest, NotAServiceDatabaseIsAnErrorNamingTheFile) {
   Result<std::vector<ObservedJob>> r = ReadObservedJobs(dir_ + "/none.db");
   ASSERT_FALSE(r.ok());

@@ -10,7 +10,7 @@
 #include "graph/onnx_loader.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
-#include "predict/prediction_json.h"
+#include "predict/predict_json.h"
 #include "predict/predictor.h"
 #include "util/paths.h"
 

@@ -33,7 +33,39 @@ Admission::Bearer WhichToken(const Tokens& t, const std::string& authorization) 
                   : Admission::Bearer::kNone;
 }
 
+const char* BearerName(Admission::Bearer b) {
+  switch (b) {
+    case Admission::Bearer::kJobs: return "job token";
+    case Admission::Bearer::kDeputy: return "deputy token";
+    case Admission::Bearer::kAdmin: return "admin token";
+    case Admission::Bearer::kNone: break;
+  }
+  return "bearer token";
+}
+
 }  // namespace
+
+bool TokenOpens(Admission::Bearer bearer, Access family) {
+  if (bearer == Admission::Bearer::kNone) return true;  // decided by the rules above (open or 401)
+  for (const TokenScope& s : kTokenScopes) {
+    if (s.family == family) {
+      switch (bearer) {
+        case Admission::Bearer::kJobs: return s.job_token;
+        case Admission::Bearer::kDeputy: return s.deputy_token;
+        case Admission::Bearer::kAdmin: return s.admin_token;
+        case Admission::Bearer::kNone: return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string ScopeOf(Access family) {
+  for (const TokenScope& s : kTokenScopes) {
+    if (s.family == family) return s.takes;
+  }
+  return "";
+}
 
 Admission Admit(const std::vector<RouteRule>& routes, const Tokens& tokens, const HeadFacts& h) {
   // 1. What reaches handlers and messages is valid UTF-8 without control bytes.
@@ -67,6 +99,15 @@ Admission Admit(const std::vector<RouteRule>& routes, const Tokens& tokens, cons
   if (needs_token && bearer == Admission::Bearer::kNone) {
     return Refuse(401, h.authorization.empty() ? "missing 'Authorization: Bearer <token>' header" : "invalid bearer token",
                   "WWW-Authenticate: Bearer\r\n");
+  }
+  // 2b. Each token opens the families of routes kTokenScopes gives it: the
+  // deputy and admin tokens never open the Kubernetes routes.
+  const Access family = matches.empty() ? Access::kPublic : matches.front()->access;
+  const bool family_guarded = (family == Access::kJobs && !tokens.jobs.empty()) ||
+                              (family == Access::kKubernetes && h.client_cert.empty() &&
+                               (!tokens.jobs.empty() || tokens.client_ca));
+  if (family_guarded && !TokenOpens(bearer, family)) {
+    return Refuse(403, h.path + " does not take the " + BearerName(bearer) + " (" + ScopeOf(family) + ")");
   }
   // 3. A path no route serves, or a method it does not take.
   if (matches.empty()) return Refuse(404, "no route for " + h.method + " " + Shown(h.path, 200));

@@ -11,6 +11,8 @@
 //   Kubernetes routes (/k8s/v1/*): a verified TLS client certificate
 //     (--tls-client-ca; HttpFront's X-Gpucast-Client-Cert) or the job token;
 //     open when neither a job token nor a client CA is configured.
+// Which token opens which family is the table kTokenScopes; a known token
+// shown to a family it does not open is 403 naming both.
 // Unknown paths are 404, known paths with another method 405 (Allow), a
 // body to a route that takes none 400.
 #pragma once
@@ -58,6 +60,23 @@ struct Admission {
 };
 
 Admission Admit(const std::vector<RouteRule>& routes, const Tokens& tokens, const HeadFacts& head);
+
+// What each token opens, per family of routes (docs/security.md shows it).
+struct TokenScope {
+  Access family;
+  bool job_token, deputy_token, admin_token;
+  const char* takes;  // for the refusal: what the family takes
+};
+inline constexpr TokenScope kTokenScopes[] = {
+    {Access::kPublic, true, true, true, "no token needed"},
+    {Access::kJobs, true, true, true, "job routes take the job, deputy or admin token"},
+    {Access::kAdmin, false, false, true, "admin routes take the admin token"},
+    {Access::kKubernetes, true, false, false, "Kubernetes routes take a client certificate or the job token"},
+};
+// Whether `bearer` (a token that matched) opens routes of `family`.
+bool TokenOpens(Admission::Bearer bearer, Access family);
+// kTokenScopes' `takes` of `family`.
+std::string ScopeOf(Access family);
 
 // The method, decoded path and facts of a normalized request head
 // (RequestFramer::TakeHeadForCheck); false if it is not one.

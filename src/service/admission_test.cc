@@ -104,6 +104,14 @@ TEST(AdmissionTest, KubernetesRoutesTakeAClientCertificateOrTheJobToken) {
   EXPECT_EQ(a.status, 401);
   EXPECT_EQ(a.message, "missing 'Authorization: Bearer <token>' header (or a client certificate signed by --tls-client-ca)");
   EXPECT_EQ(Admit(rules, both, k8s("Bearer nope", "")).message, "invalid bearer token");
+  // Issue 31 item 10: the deputy and admin tokens do not open them.
+  a = Admit(rules, both, k8s("Bearer deputy", ""));
+  EXPECT_EQ(a.status, 403);
+  EXPECT_EQ(a.message, "/k8s/v1/mutate does not take the deputy token (Kubernetes routes take a client certificate or "
+                       "the job token)");
+  EXPECT_EQ(Admit(rules, both, k8s("Bearer admin", "")).status, 403);
+  EXPECT_EQ(Admit(rules, Tokens{"", "deputy", "admin", true}, k8s("Bearer admin", "")).status, 403);
+  EXPECT_EQ(Admit(rules, both, k8s("Bearer deputy", "/CN=kube-apiserver")).status, 0);  // the certificate admits
   // A certificate opens the Kubernetes routes only.
   HeadFacts jobs = Head("POST", "/v1/jobs", "", true);
   jobs.client_cert = "/CN=kube-apiserver";

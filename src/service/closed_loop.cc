@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "features/gpu_specs.h"
 #include "predict/observations.h"
@@ -28,9 +29,14 @@ double NowUnix() {
 Result<std::unique_ptr<ClosedLoop>> ClosedLoop::Start(const std::string& db_path, Jobs* jobs, UploadStore* uploads,
                                                       PredictionEngine* engine,
                                                       const std::vector<std::string>& dcgm_urls,
-                                                      double dcgm_interval_s) {
+                                                      double dcgm_interval_s, const LoopLimits& limits) {
   ASSIGN_OR_RETURN(std::unique_ptr<ObservationStore> store, ObservationStore::Open(db_path));
+  store->SetMaxObservations(limits.max_observations);
   std::unique_ptr<ClosedLoop> loop(new ClosedLoop(jobs, uploads, engine, db_path, std::move(store)));
+  // The graphs kept for training: counted, and those no observed job names removed.
+  ASSIGN_OR_RETURN(loop->observed_, ObservedGraphs::Open(ObservedGraphDir(db_path), limits.observed_graph_quota_bytes));
+  ASSIGN_OR_RETURN(std::set<std::string> observed, loop->store_->ObservedUploads());
+  RETURN_IF_ERROR(loop->observed_->Restore(observed));
   // Running jobs restored onto their GPUs get their observations back.
   ASSIGN_OR_RETURN(std::vector<Job> running,
                    jobs->store()->List(JobState::kRunning, 0, std::numeric_limits<int64_t>::max()));
@@ -72,6 +78,10 @@ Status ClosedLoop::Store(const Job& job, Observation o, int* http_status) {
     *http_status = added.why.find("observations") != std::string::npos ? 429 : 422;
     return Status::Error(added.why);
   }
+  if (added.kind == AddOutcome::kFull) {
+    *http_status = 507;
+    return Status::Error(added.why);
+  }
   if (added.kind == AddOutcome::kReplayed) {
     *http_status = 200;  // nothing new: no metric, no scheduler update
     return Status::Ok();
@@ -89,16 +99,13 @@ Status ClosedLoop::Store(const Job& job, Observation o, int* http_status) {
   Result<std::optional<ObservedSummary>> sum = store_->Summary(job.id);
   if (sum.ok() && *sum) jobs_->Observe(job.id, (*sum)->util);
   // An uploaded graph is deleted once its job ends; keep a hard link for
-  // training (`gpucast train --observations`).
+  // training (`gpucast train --observations`), within its own quota.
   const std::string prefix = kUploadPrefix;
   if (job.spec.model.rfind(prefix, 0) == 0) {
     const std::string sha = job.spec.model.substr(prefix.size());
-    const std::string dir = ObservedGraphDir(db_path_);
-    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-      std::fprintf(stderr, "gpucast serve: %s: cannot create: %s\n", dir.c_str(), std::strerror(errno));
-    } else if (link(uploads_->Path(sha).c_str(), (dir + "/" + sha + ".onnx").c_str()) != 0 && errno != EEXIST) {
-      std::fprintf(stderr, "gpucast serve: job %lld: cannot keep its uploaded graph for training: %s\n",
-                   static_cast<long long>(job.id), std::strerror(errno));
+    Status kept = observed_->Keep(sha, uploads_->Path(sha));
+    if (!kept.ok()) {
+      std::fprintf(stderr, "gpucast serve: job %lld: %s\n", static_cast<long long>(job.id), kept.message().c_str());
     }
   }
   return Status::Ok();
@@ -110,6 +117,11 @@ Result<ClosedLoop::Added> ClosedLoop::Add(int64_t job_id, Observation o, int* ht
   if (!job) {
     *http_status = 404;
     return Status::Error("no job " + std::to_string(job_id));
+  }
+  if (job->state == JobState::kCancelled) {
+    *http_status = 409;
+    return Status::Error("job " + std::to_string(job_id) + " is cancelled: it takes no observations (a measurement "
+                         "of a job that did not run as submitted would mislead training)");
   }
   RETURN_IF_ERROR(Store(*job, o, http_status));
   Added out;

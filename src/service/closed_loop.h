@@ -22,14 +22,21 @@
 
 namespace gpucast::service {
 
+// Caps of the closed loop (gpucast serve --max-observations, --observed-graph-quota-bytes).
+struct LoopLimits {
+  int64_t max_observations = 10000000;              // observations stored in all (507 over it)
+  size_t observed_graph_quota_bytes = 1ull << 30;   // uploaded graphs kept for training (DB.observed/)
+};
+
 class ClosedLoop {
  public:
   // Opens the observations table in `db_path`, gives restored running jobs
-  // their observed means, and starts the DCGM scraper if `dcgm_urls` name any.
+  // their observed means, drops kept graphs no observed job names, and
+  // starts the DCGM scraper if `dcgm_urls` name any.
   static Result<std::unique_ptr<ClosedLoop>> Start(const std::string& db_path, Jobs* jobs, UploadStore* uploads,
                                                    PredictionEngine* engine,
                                                    const std::vector<std::string>& dcgm_urls,
-                                                   double dcgm_interval_s);
+                                                   double dcgm_interval_s, const LoopLimits& limits = {});
   ~ClosedLoop();
 
   struct Added {
@@ -38,8 +45,10 @@ class ClosedLoop {
     double predicted = 0;   // the job's prediction
   };
   // POST /v1/jobs/{id}/observations. Errors set *http_status: 404 no job,
-  // 422 a reused Idempotency-Key, 429 the job's observation cap, 422 its
-  // samples cap, 500 storage.
+  // 409 a cancelled job (it did not run as predicted: its measurement would
+  // teach the predictor something false), 422 a reused Idempotency-Key, 429
+  // the job's observation cap, 422 its samples cap, 507 --max-observations,
+  // 500 storage.
   Result<Added> Add(int64_t job_id, Observation o, int* http_status);
   // observed_util, observed_samples, share_pct, overuse of job `id` into `j`.
   void AddObserved(int64_t id, nlohmann::json* j);
@@ -51,6 +60,8 @@ class ClosedLoop {
   static constexpr double kLogEveryS = 10;
 
   const LoopMetrics& metrics() const { return metrics_; }
+  // Bytes of uploaded graphs kept for training (tests).
+  size_t observed_graph_bytes() const { return observed_->bytes(); }
 
  private:
   ClosedLoop(Jobs* jobs, UploadStore* uploads, PredictionEngine* engine, std::string db_path,
@@ -64,6 +75,7 @@ class ClosedLoop {
   PredictionEngine* engine_;
   const std::string db_path_;
   std::unique_ptr<ObservationStore> store_;
+  std::unique_ptr<ObservedGraphs> observed_;
   LoopMetrics metrics_;
 
   struct LogLimit {  // one outcome's log lines

@@ -1,15 +1,25 @@
 #include "service/dcgm.h"
 
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 
-#include <httplib.h>
+#include "service/http_util.h"
 
 namespace gpucast::service {
 
@@ -184,6 +194,188 @@ Result<std::pair<std::string, std::string>> SplitHttpUrl(const std::string& url)
   return std::make_pair(base, path);
 }
 
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string Secs(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", s);
+  return b;
+}
+
+// The body of a chunked answer; false if it is malformed.
+bool Dechunk(std::string_view in, std::string* out) {
+  size_t pos = 0;
+  for (;;) {
+    size_t eol = in.find("\r\n", pos);
+    if (eol == std::string_view::npos) return false;
+    std::string hex(in.substr(pos, eol - pos));
+    hex = hex.substr(0, hex.find(';'));
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long n = std::strtoull(hex.c_str(), &end, 16);
+    if (hex.empty() || *end != '\0' || errno != 0) return false;
+    pos = eol + 2;
+    if (n == 0) return true;
+    if (n > in.size() - pos) return false;
+    out->append(in.substr(pos, n));
+    pos += n;
+    if (in.substr(pos, 2) != "\r\n") return false;
+    pos += 2;
+  }
+}
+
+}  // namespace
+
+Result<std::string> HttpGetBounded(const std::string& base, const std::string& path, size_t max_bytes,
+                                   double timeout_s, const std::function<bool()>& stopping) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // "http://HOST[:PORT]", HOST possibly "[v6]".
+  std::string hostport = base.substr(base.find("://") == std::string::npos ? 0 : base.find("://") + 3);
+  std::string host = hostport, port = "80";
+  if (!hostport.empty() && hostport[0] == '[') {
+    size_t close = hostport.find(']');
+    if (close == std::string::npos) return Status::Error("malformed host '" + hostport + "'");
+    host = hostport.substr(1, close - 1);
+    if (close + 1 < hostport.size() && hostport[close + 1] == ':') port = hostport.substr(close + 2);
+  } else if (size_t colon = hostport.rfind(':'); colon != std::string::npos) {
+    host = hostport.substr(0, colon);
+    port = hostport.substr(colon + 1);
+  }
+  // Name resolution can hang on a dead DNS server: on a helper thread, abandoned at the deadline.
+  struct Lookup {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    int rc = 0;
+    addrinfo* res = nullptr;
+    bool abandoned = false;
+  };
+  auto lookup = std::make_shared<Lookup>();
+  std::thread([lookup, host, port] {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+    std::lock_guard<std::mutex> lock(lookup->mu);
+    if (lookup->abandoned) {
+      if (rc == 0 && res) freeaddrinfo(res);
+      return;
+    }
+    lookup->rc = rc;
+    lookup->res = res;
+    lookup->done = true;
+    lookup->cv.notify_all();
+  }).detach();
+  addrinfo* res = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(lookup->mu);
+    while (!lookup->done) {
+      if ((stopping && stopping()) || Since(t0) >= timeout_s) {
+        lookup->abandoned = true;
+        return Status::Error(stopping && stopping() ? "stopped" : "cannot resolve " + hostport + " within " + Secs(timeout_s) + " s");
+      }
+      lookup->cv.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    if (lookup->rc != 0 || !lookup->res) {
+      return Status::Error("cannot resolve " + hostport + ": " + gai_strerror(lookup->rc));
+    }
+    res = lookup->res;
+  }
+  int fd = -1;
+  std::string why = "cannot connect";
+  auto wait_for = [&](short events) -> Status {  // until the socket is ready, the deadline or a stop
+    for (;;) {
+      if (stopping && stopping()) return Status::Error("stopped");
+      const double left = timeout_s - Since(t0);
+      if (left <= 0) return Status::Error("not answered within " + Secs(timeout_s) + " s");
+      pollfd p{fd, events, 0};
+      int n = ::poll(&p, 1, static_cast<int>(std::min(100.0, left * 1000) + 1));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Status::Error(std::string("poll: ") + std::strerror(errno));
+      if (n > 0) return Status::Ok();
+    }
+  };
+  for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
+      why = std::string("cannot connect: ") + std::strerror(errno);
+      ::close(fd);
+      fd = -1;
+      continue;
+    }
+    Status ready = wait_for(POLLOUT);
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (ready.ok()) getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (!ready.ok() || err != 0) {
+      why = ready.ok() ? std::string("cannot connect: ") + std::strerror(err) : ready.message();
+      ::close(fd);
+      fd = -1;
+      if (!ready.ok()) break;
+    }
+  }
+  freeaddrinfo(res);
+  if (fd < 0) return Status::Error(why);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: " + hostport +
+                              "\r\nAccept: text/plain\r\nConnection: close\r\n\r\n";
+  for (size_t sent = 0; sent < request.size();) {
+    RETURN_IF_ERROR(wait_for(POLLOUT));
+    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) return Status::Error(std::string("cannot send the request: ") + std::strerror(errno));
+    sent += static_cast<size_t>(n);
+  }
+  std::string in;
+  char buf[65536];
+  for (;;) {
+    RETURN_IF_ERROR(wait_for(POLLIN));
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n < 0) return Status::Error(std::string("cannot read the answer: ") + std::strerror(errno));
+    if (n == 0) break;
+    if (in.size() + static_cast<size_t>(n) > max_bytes) {
+      return Status::Error("answer larger than " + std::to_string(max_bytes) + " bytes");
+    }
+    in.append(buf, static_cast<size_t>(n));
+  }
+  const size_t head_end = in.find("\r\n\r\n");
+  if (in.compare(0, 5, "HTTP/") != 0 || head_end == std::string::npos) {
+    return Status::Error("not an HTTP answer");
+  }
+  const size_t sp = in.find(' ');
+  const std::string code = sp == std::string::npos ? "" : in.substr(sp + 1, 3);
+  if (code != "200") return Status::Error("HTTP " + code);
+  std::string head = in.substr(0, head_end + 2);
+  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string body = in.substr(head_end + 4);
+  if (head.find("\r\ntransfer-encoding:") != std::string::npos && head.find("chunked") != std::string::npos) {
+    std::string decoded;
+    if (!Dechunk(body, &decoded)) return Status::Error("malformed chunked answer");
+    return decoded;
+  }
+  if (size_t cl = head.find("\r\ncontent-length:"); cl != std::string::npos) {
+    const unsigned long long want = std::strtoull(head.c_str() + cl + 17, nullptr, 10);
+    if (body.size() < want) return Status::Error("answer cut short (" + std::to_string(body.size()) + " of " +
+                                                 std::to_string(want) + " bytes)");
+    body.resize(static_cast<size_t>(want));
+  }
+  return body;
+}
+
+std::string DcgmScrapeLogLine(const std::string& target, const std::string& why) {
+  return "gpucast serve: DCGM scrape " + ForLog(target, 256) + ": " + ForLog(why, 1024);
+}
+
 Result<std::unique_ptr<DcgmScraper>> DcgmScraper::Start(const std::vector<std::string>& urls, double interval_s,
                                                         Callback on_scrape) {
   if (!(interval_s > 0)) return Status::Error("DCGM scrape interval must be > 0 seconds");
@@ -203,6 +395,7 @@ DcgmScraper::~DcgmScraper() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
+  stopping_ = true;
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -214,21 +407,20 @@ void DcgmScraper::Loop() {
   while (true) {
     std::vector<std::vector<DcgmSample>> pages(targets_.size());
     std::vector<bool> ok(targets_.size(), false);
+    const double timeout = std::min(kDcgmScrapeTimeoutS, interval_s_);
     for (size_t e = 0; e < targets_.size(); ++e) {
-      httplib::Client cli(targets_[e].first);
-      cli.set_connection_timeout(2, 0);
-      cli.set_read_timeout(5, 0);
-      httplib::Result r = cli.Get(targets_[e].second);
-      if (!r || r->status != 200) {
-        std::fprintf(stderr, "gpucast serve: DCGM scrape %s%s: %s\n", targets_[e].first.c_str(),
-                     targets_[e].second.c_str(),
-                     r ? ("HTTP " + std::to_string(r->status)).c_str() : httplib::to_string(r.error()).c_str());
+      if (stopping_) return;
+      const std::string target = targets_[e].first + targets_[e].second;
+      Result<std::string> page = HttpGetBounded(targets_[e].first, targets_[e].second, kDcgmMaxPageBytes, timeout,
+                                                [this] { return stopping_.load(); });
+      if (stopping_) return;
+      if (!page.ok()) {
+        std::fprintf(stderr, "%s\n", DcgmScrapeLogLine(target, page.message()).c_str());
         continue;
       }
-      Result<std::vector<DcgmSample>> samples = ParseDcgmUtil(r->body);
+      Result<std::vector<DcgmSample>> samples = ParseDcgmUtil(*page);
       if (!samples.ok()) {
-        std::fprintf(stderr, "gpucast serve: DCGM scrape %s%s: %s\n", targets_[e].first.c_str(),
-                     targets_[e].second.c_str(), samples.message().c_str());
+        std::fprintf(stderr, "%s\n", DcgmScrapeLogLine(target, samples.message()).c_str());
         continue;
       }
       pages[e] = std::move(samples).value();

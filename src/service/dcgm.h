@@ -10,6 +10,7 @@
 // utilization to do better.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -59,6 +60,25 @@ std::vector<DcgmAttribution> AttributeDcgm(const nlohmann::json& cluster,
 // "http://HOST:PORT/PATH" -> ("http://HOST:PORT", "/PATH"); error for anything else.
 Result<std::pair<std::string, std::string>> SplitHttpUrl(const std::string& url);
 
+// A scrape reads at most this many bytes (status line, headers and body; a
+// dcgm-exporter page of 8 GPUs is about 100 kB) ...
+inline constexpr size_t kDcgmMaxPageBytes = 16u << 20;
+// ... and takes at most this long in all (connect, request, every byte of the
+// answer), however slowly the exporter drips it.
+inline constexpr double kDcgmScrapeTimeoutS = 10;
+
+// GET `path` from `base` ("http://HOST:PORT") over HTTP/1.0: the body of a
+// 200 answer. Never waits past `timeout_s` in all, never holds more than
+// `max_bytes`, and gives up within 0.1 s once `stopping()` says so. Errors
+// say why (not HTTP 200, larger than max_bytes, not answered within
+// timeout_s, cannot connect, stopped).
+Result<std::string> HttpGetBounded(const std::string& base, const std::string& path, size_t max_bytes,
+                                   double timeout_s, const std::function<bool()>& stopping);
+
+// The scraper's log line for a failed scrape of `target`: control bytes of the
+// page (an ESC in a label) and of the target escaped, at most 1 kB.
+std::string DcgmScrapeLogLine(const std::string& target, const std::string& why);
+
 // Scrapes each URL every `interval_s` on its own thread and hands the pages'
 // samples to `on_scrape` (an exporter that failed has an empty vector and
 // ok[e] false). Stops (and joins) on destruction.
@@ -66,8 +86,11 @@ class DcgmScraper {
  public:
   using Callback = std::function<void(const std::vector<std::vector<DcgmSample>>& per_exporter,
                                       const std::vector<bool>& ok)>;
+  // Each scrape: HttpGetBounded with kDcgmMaxPageBytes and the smaller of
+  // kDcgmScrapeTimeoutS and `interval_s`.
   static Result<std::unique_ptr<DcgmScraper>> Start(const std::vector<std::string>& urls, double interval_s,
                                                     Callback on_scrape);
+  // Stops within about 0.1 s, also in the middle of a scrape.
   ~DcgmScraper();
 
  private:
@@ -80,6 +103,7 @@ class DcgmScraper {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // GUARDED_BY(mu_)
+  std::atomic<bool> stopping_{false};  // stop_, read by a scrape in progress
   std::thread thread_;
 };
 

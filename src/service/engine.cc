@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "cost/job_cost.h"
+#include "predict/predict_json.h"
 #include "predict/predictor.h"
 
 namespace gpucast::service {
@@ -23,7 +24,9 @@ class PredictorEngine : public PredictionEngine {
       return Status::Error(parts.front().name + ": " + std::to_string(parts.size()) + " networks but " +
                            std::to_string(model_fds.size()) + " open files");
     }
-    const AnalysisInput in{spec.batch, spec.amp, spec.dims};
+    AnalysisInput in{spec.batch, spec.amp, spec.dims};
+    in.max_seconds = info->max_seconds;
+    in.cache_scope = info->cache_scope;
     // One report per network: a pass as analysed, or its share of a step
     // when it runs more or less than once (as `gpucast predict --model`).
     std::vector<CostReport> reports;
@@ -53,8 +56,11 @@ class PredictorEngine : public PredictionEngine {
     // Data-parallel (DDP) on whole GPUs of one node, the GPU table's links:
     // the prediction is one rank's (predict/data_parallel.h), as `predict --gpus N`.
     job.gpus = static_cast<int>(spec.gpus);
-    job.nodes = 1;
-    Result<PredictResult> r = predictor_.Predict(single ? *single : reports, job);
+    job.nodes = static_cast<int>(spec.nodes);
+    job.mig_profile = spec.mig;
+    job.interconnect = spec.interconnect;
+    const double level = spec.level > 0 ? spec.level : kDefaultIntervalLevel;
+    Result<PredictResult> r = predictor_.Predict(single ? *single : reports, job, level);
     if (!r.ok()) return r.status().Prefixed(parts.front().name);
     info->failure = AnalysisFailure::kNone;
     Prediction out = Prediction::Of(r->prediction.util, r->prediction.low, r->prediction.high);
@@ -72,6 +78,8 @@ class PredictorEngine : public PredictionEngine {
     out.unsure = r->unsure;
     out.unsure_reasons = r->unsure_reasons;
     out.warnings = r->warnings;
+    // The fields of `gpucast predict --json`, from the one function that makes them.
+    out.report = std::make_shared<const nlohmann::json>(PredictionJson(predictor_, *r, job, level));
     return out;
   }
 

@@ -16,6 +16,11 @@ namespace gpucast::service {
 
 // How a prediction went, beside its value.
 struct PredictInfo {
+  // In: caps the analysis time below the analyzer's limit (> 0; the client's
+  // deadline), and the cache scope (analysis.h AnalysisInput::cache_scope).
+  double max_seconds = 0;
+  std::string cache_scope = "";
+  // Out:
   bool cache_hit = false;                          // every analysed graph came from the cache
   AnalysisFailure failure = AnalysisFailure::kNone;  // on error: which kind (the HTTP status follows it)
 };

@@ -152,7 +152,7 @@ TEST_F(EngineTest, PredictsForTheSpecsGpuAsPredictGpuDoes) {
 }
 
 // The engine's prediction carries the step time, gpu_measured and unsure of
-// the same PredictResult that `predict --json` prints (predict/prediction_json.h).
+// the same PredictResult that `predict --json` prints (predict/predict_json.h).
 TEST_F(EngineTest, StepTimeAndUnsureAsThePredictor) {
   auto engine = NewPredictorEngine(dir_ + "/predictor.json", Analyzer());
   ASSERT_TRUE(engine.ok()) << engine.message();

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/http_util.h"
 #include "service/tls.h"
 
 namespace gpucast::service {
@@ -466,6 +467,7 @@ struct HttpFront::Conn {
   // the verified client certificate's subject.
   std::unique_ptr<TlsSession> tls;
   bool handshaking = false;
+  bool handshake_busy = false;  // a handshake thread is running a step (the loop leaves the session alone)
   bool read_wants_write = false;
   double accepted_at = 0;
   std::string peer;
@@ -558,7 +560,15 @@ Status HttpFront::Run() {
     std::lock_guard<std::mutex> lock(mu_);
     workers_stop_ = false;
   }
-  for (int i = 0; i < std::max(1, limits_.threads); ++i) workers_.emplace_back([this] { Worker(); });
+  for (int i = 0; i < std::max(1, limits_.threads); ++i) workers_.emplace_back([this] { Worker(false); });
+  workers_.emplace_back([this] { Worker(true); });  // light requests only
+  if (tls_) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hs_stop_ = false;
+    }
+    for (int i = 0; i < kHandshakeThreads; ++i) hs_workers_.emplace_back([this] { HandshakeWorker(); });
+  }
 
   bool accept_paused = false;
   double resume_accept_at = 0;
@@ -579,14 +589,20 @@ Status HttpFront::Run() {
         while (::read(wake_fd_, &v, sizeof v) > 0) {
         }
         std::deque<Done> done;
+        std::deque<HandshakeDone> hs_done;
         {
           std::lock_guard<std::mutex> lock(mu_);
           done.swap(done_);
+          hs_done.swap(hs_done_);
         }
         for (Done& d : done) {
           auto it = conns_.find(d.id);
           if (it == conns_.end()) continue;
           StartReply(*it->second, std::move(d.response), d.close);
+        }
+        for (const HandshakeDone& d : hs_done) {
+          auto it = conns_.find(d.id);
+          if (it != conns_.end()) FinishHandshake(*it->second, d.io);
         }
         continue;
       }
@@ -644,6 +660,15 @@ Status HttpFront::Run() {
   cv_.notify_all();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hs_stop_ = true;
+    hs_jobs_.clear();
+  }
+  hs_cv_.notify_all();
+  for (std::thread& t : hs_workers_) t.join();
+  hs_workers_.clear();
+  hs_done_.clear();
   std::vector<uint64_t> ids;
   for (auto& [id, c] : conns_) ids.push_back(id);
   for (uint64_t id : ids) CloseConn(id);
@@ -772,21 +797,67 @@ ssize_t HttpFront::WriteSome(Conn& c, const char* buf, size_t len) {
   return -1;
 }
 
-bool HttpFront::Handshake(Conn& c) {
+void HttpFront::StartHandshake(Conn& c) {
   c.last_activity = Now();
-  switch (c.tls->Handshake()) {
+  // Off the event loop: the step's key exchange and signature run on a
+  // handshake thread; the socket is not watched meanwhile.
+  if (c.in_epoll) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+    c.in_epoll = false;
+    c.interest = 0;
+  }
+  c.handshake_busy = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hs_jobs_.push_back({c.id, c.tls.get()});
+  }
+  hs_cv_.notify_one();
+}
+
+void HttpFront::FinishHandshake(Conn& c, int step) {
+  const auto io = static_cast<TlsSession::Io>(step);
+  c.handshake_busy = false;
+  c.last_activity = Now();
+  switch (io) {
     case TlsSession::Io::kDone:
       c.handshaking = false;
       c.peer = c.tls->VerifiedPeer();
+      if (c.peer.empty()) {
+        if (std::string refused = c.tls->RefusedPeer(); !refused.empty()) {
+          std::fprintf(stderr,
+                       "gpucast serve: client certificate %s from %s is not in --tls-client-subject: treated as no "
+                       "certificate\n",
+                       ForLog(refused).c_str(), c.ip.c_str());
+        }
+      }
       SetInterest(c, true, false);
-      return true;
-    case TlsSession::Io::kWantRead: SetInterest(c, true, false); return false;
-    case TlsSession::Io::kWantWrite: SetInterest(c, true, true); return false;
+      OnReadable(c);  // application data may be buffered inside TLS already
+      return;
+    case TlsSession::Io::kWantRead: SetInterest(c, true, false); return;
+    case TlsSession::Io::kWantWrite: SetInterest(c, true, true); return;
     case TlsSession::Io::kClosed:
     case TlsSession::Io::kError: break;
   }
-  CloseConn(c.id);  // a failed handshake (wrong CA, plain HTTP, garbage): nothing to answer
-  return false;
+  CloseConn(c.id);  // a failed handshake (wrong CA, plain HTTP, garbage, no common group): nothing to answer
+}
+
+void HttpFront::HandshakeWorker() {
+  for (;;) {
+    HandshakeJob job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      hs_cv_.wait(lock, [this] { return hs_stop_ || !hs_jobs_.empty(); });
+      if (hs_jobs_.empty()) return;
+      job = hs_jobs_.front();
+      hs_jobs_.pop_front();
+    }
+    const TlsSession::Io io = job.tls->Handshake();  // non-blocking: one step
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hs_done_.push_back({job.id, static_cast<int>(io)});
+    }
+    Wake();
+  }
 }
 
 void HttpFront::OnReadable(Conn& c) {
@@ -804,7 +875,10 @@ void HttpFront::OnReadable(Conn& c) {
     }
     return;
   }
-  if (c.handshaking && !Handshake(c)) return;
+  if (c.handshaking) {
+    if (!c.handshake_busy) StartHandshake(c);
+    return;
+  }
   for (int round = 0; round < 4; ++round) {
     ssize_t n = ReadSome(c, buf, sizeof buf);
     if (n == -2) return;
@@ -871,9 +945,13 @@ void HttpFront::Advance(Conn& c) {
       SetInterest(c, false, false);
       {
         std::lock_guard<std::mutex> lock(mu_);
-        jobs_.push_back(std::move(job));
+        // GET and HEAD (no body: admission refuses one) are light: /healthz,
+        // /metrics, job reads. A worker of their own keeps them answered
+        // while every other worker waits on an analysis.
+        const bool light = job.request.rfind("GET ", 0) == 0 || job.request.rfind("HEAD ", 0) == 0;
+        (light ? light_jobs_ : jobs_).push_back(std::move(job));
       }
-      cv_.notify_one();
+      cv_.notify_all();  // the light-only worker must not swallow it
       return;
     }
   }
@@ -935,6 +1013,7 @@ void HttpFront::CheckTimers(double now) {
     Conn& c = *cp;
     switch (c.st) {
       case Conn::St::kReading:
+        if (c.handshake_busy) break;  // a handshake thread holds the session: judged when it is back
         if (c.handshaking) {  // inside the request limits: silence, and the whole handshake
           if (now - c.accepted_at > limits_.request_timeout_s || now - c.last_activity > limits_.read_timeout_s) {
             expired.push_back({id, 0});
@@ -978,15 +1057,16 @@ void HttpFront::CheckTimers(double now) {
   }
 }
 
-void HttpFront::Worker() {
+void HttpFront::Worker(bool light_only) {
   for (;;) {
     Job job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return workers_stop_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;  // stopping and nothing left
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
+      cv_.wait(lock, [&] { return workers_stop_ || !light_jobs_.empty() || (!light_only && !jobs_.empty()); });
+      std::deque<Job>& from = !light_jobs_.empty() ? light_jobs_ : jobs_;
+      if (from.empty() || (light_only && &from == &jobs_)) return;  // stopping and nothing left
+      job = std::move(from.front());
+      from.pop_front();
     }
     std::string response;
     try {

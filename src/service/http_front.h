@@ -36,6 +36,7 @@
 namespace gpucast::service {
 
 class TlsServer;
+class TlsSession;
 
 struct FrontLimits {
   size_t max_header_bytes = 16 << 10;     // request line + headers (431 over it)
@@ -173,12 +174,16 @@ class HttpFront {
   void CloseConn(uint64_t id);
   void CheckTimers(double now);
   void SetInterest(Conn& c, bool read, bool write);
-  bool Handshake(Conn& c);  // false: still under way, or the connection closed
+  // TLS handshakes run on handshake threads, never on the event loop: one
+  // step (SSL_do_handshake until it wants the socket) per dispatch.
+  void StartHandshake(Conn& c);
+  void FinishHandshake(Conn& c, int io);
+  void HandshakeWorker();
   // One read or write on the socket, through TLS when the connection has it:
   // > 0 bytes, 0 the peer closed, -1 error (closed), -2 would block (interest set).
   ssize_t ReadSome(Conn& c, char* buf, size_t cap);
   ssize_t WriteSome(Conn& c, const char* buf, size_t len);
-  void Worker();
+  void Worker(bool light_only);
   void Wake();
 
   FrontLimits limits_;
@@ -206,10 +211,26 @@ class HttpFront {
   };
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Job> jobs_;   // GUARDED_BY(mu_)
+  std::deque<Job> jobs_;        // GUARDED_BY(mu_)
+  std::deque<Job> light_jobs_;  // GUARDED_BY(mu_): GET and HEAD, also served by a worker of their own
   std::deque<Done> done_;  // GUARDED_BY(mu_)
   bool workers_stop_ = false;  // GUARDED_BY(mu_)
   std::vector<std::thread> workers_;
+
+  static constexpr int kHandshakeThreads = 2;
+  struct HandshakeJob {
+    uint64_t id = 0;
+    TlsSession* tls = nullptr;  // the connection's; only the handshake thread touches it meanwhile
+  };
+  struct HandshakeDone {
+    uint64_t id;
+    int io;  // TlsSession::Io
+  };
+  std::condition_variable hs_cv_;
+  std::deque<HandshakeJob> hs_jobs_;    // GUARDED_BY(mu_)
+  std::deque<HandshakeDone> hs_done_;   // GUARDED_BY(mu_)
+  bool hs_stop_ = false;                // GUARDED_BY(mu_)
+  std::vector<std::thread> hs_workers_;
 };
 
 }  // namespace gpucast::service

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,15 @@ struct JobSpec {
   std::map<std::string, int64_t> dims;       // symbolic dims (seq_len -> 384)
   std::optional<double> duration_s;      // seconds the job runs once placed; unset: until cancelled
   double mem_mib = 0;                    // GPU memory per GPU the job needs, MiB; 0 = not stated
+  // Prediction inputs beside `gpucast predict`'s other flags (POST /v1/predict only:
+  // the scheduler places whole GPUs of one node, so POST /v1/jobs refuses
+  // them; not stored): MIG profile of `gpu` ("" = whole GPU), nodes the gpus
+  // are spread on, links instead of the GPU table's, and the interval's
+  // level (0 = the predictor's default).
+  std::string mig;
+  int64_t nodes = 1;
+  std::string interconnect;
+  double level = 0;
 
   // Typed attributes; REQUIRES: attrs were validated (request.cc does).
   JobAttrs TypedAttrs() const;
@@ -81,6 +91,10 @@ struct Prediction {
   std::optional<double> step_ms, step_lo, step_hi;
   std::optional<bool> gpu_measured, unsure;
   std::vector<std::string> unsure_reasons, warnings;
+  // Every field `gpucast predict --json` gives for the job (predict/predict_json.h),
+  // made by the predictor engine; null for predictions read back from the
+  // store or made by a test's engine. POST /v1/predict replies with them.
+  std::shared_ptr<const nlohmann::json> report;
 
   // A utilization prediction without memory.
   static Prediction Of(double util, double lo, double hi) {
@@ -120,7 +134,7 @@ struct Job {
 // memory of one GPU of type `gpu`, MiB, from the GPU table; null for a GPU
 // the table does not know) and "gpu_mem_fit" ("fits": the high end fits;
 // "may not fit": only the point does; "does not fit"; "unknown"); and, as
-// `predict --json` (predict/prediction_json.h), "step_ms", "step_ms_interval"
+// `predict --json` (predict/predict_json.h), "step_ms", "step_ms_interval"
 // {"low", "high"}, "gpu_measured", "unsure", "unsure_reasons" and
 // "prediction_warnings" (null / empty when not known).
 nlohmann::json SpecToJson(const JobSpec& spec);

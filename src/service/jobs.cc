@@ -1,5 +1,6 @@
 #include "service/jobs.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -36,10 +37,37 @@ std::string ModelsForLog(const JobSpec& spec) {
 
 Status Jobs::Restore() {
   ASSIGN_OR_RETURN(std::vector<Job> running, store_->List(JobState::kRunning, 0, kAll));
+  ASSIGN_OR_RETURN(std::vector<Job> queued, store_->List(JobState::kQueued, 0, kAll));
+  ASSIGN_OR_RETURN(int64_t stored, store_->Count());
   std::lock_guard<std::mutex> lock(mu_);
   for (const Job& j : running) {
     Status st = scheduler_->Start(j);
     if (!st.ok()) return st.Prefixed(store_->path() + ": restoring job " + std::to_string(j.id));
+    running_[j.id] = j;
+  }
+  queued_ = std::move(queued);
+  stored_jobs_ = stored;
+  return Status::Ok();
+}
+
+std::vector<Job> Jobs::LiveJobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Job> out = queued_;
+  for (const auto& [id, j] : running_) out.push_back(j);
+  std::sort(out.begin(), out.end(), [](const Job& a, const Job& b) { return a.id < b.id; });
+  return out;
+}
+
+Status Jobs::RoomLocked(int* http_status) const {
+  if (stored_jobs_ >= limits_.max_jobs) {
+    *http_status = 507;
+    return Status::Error("the service holds " + std::to_string(stored_jobs_) + " jobs, its limit (gpucast serve "
+                         "--max-jobs " + std::to_string(limits_.max_jobs) + "); ask the operator");
+  }
+  if (static_cast<int64_t>(queued_.size()) >= limits_.max_queued_jobs) {
+    *http_status = 503;
+    return Status::Error(std::to_string(queued_.size()) + " jobs are queued, the limit (gpucast serve "
+                         "--max-queued-jobs " + std::to_string(limits_.max_queued_jobs) + "); retry later");
   }
   return Status::Ok();
 }
@@ -72,6 +100,7 @@ Result<Jobs::Submitted> Jobs::Submit(const JobRequest& req, std::string_view bod
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
+    RETURN_IF_ERROR(RoomLocked(http_status));
     Status fits = scheduler_->CanEverFit(opened.spec);
     if (!fits.ok()) {
       *http_status = 422;
@@ -100,7 +129,20 @@ Result<Jobs::Submitted> Jobs::Submit(const JobRequest& req, std::string_view bod
   job.idempotency_key = key;
   job.request_digest = opened.digest;
   bool replayed = false;
-  Result<Job> stored = store_->Insert(job, &replayed);  // committed (fsync) when it returns
+  Result<Job> stored = Status::Error("not stored");
+  {
+    // Stored and queued in memory under one lock: a pass or a cancellation
+    // sees the job in both or in neither.
+    std::lock_guard<std::mutex> lock(mu_);
+    RETURN_IF_ERROR(RoomLocked(http_status));
+    stored = store_->Insert(job, &replayed);  // committed (fsync) when it returns
+    if (stored.ok() && !replayed) {
+      ++stored_jobs_;
+      auto at = std::lower_bound(queued_.begin(), queued_.end(), stored->id,
+                                 [](const Job& q, int64_t id) { return q.id < id; });
+      queued_.insert(at, *stored);
+    }
+  }
   if (!stored.ok()) {
     *http_status = 500;
     return stored.status();
@@ -126,12 +168,9 @@ Result<Jobs::Submitted> Jobs::Submit(const JobRequest& req, std::string_view bod
 }
 
 std::string Jobs::PendingLocked(const Job& job) {
-  Result<std::vector<Job>> queued = store_->List(JobState::kQueued, 0, kAll);
-  int64_t ahead = 0;
-  if (queued.ok()) {
-    for (const Job& q : *queued) ahead += q.id < job.id;
-  }
-  return scheduler_->WhyWaiting(job, ahead);
+  const auto at = std::lower_bound(queued_.begin(), queued_.end(), job.id,
+                                   [](const Job& q, int64_t id) { return q.id < id; });
+  return scheduler_->WhyWaiting(job, at - queued_.begin());
 }
 
 Result<std::optional<std::pair<Job, std::string>>> Jobs::Get(int64_t id) {
@@ -150,20 +189,9 @@ Result<std::vector<std::pair<Job, std::string>>> Jobs::List(std::optional<JobSta
   ASSIGN_OR_RETURN(std::vector<Job> jobs, store_->List(state, after, limit));
   std::vector<std::pair<Job, std::string>> out;
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<int64_t> queued_ids;
-  bool have_queue = false;
   for (Job& j : jobs) {
     std::string pending;
-    if (j.state == JobState::kQueued) {
-      if (!have_queue) {
-        Result<std::vector<Job>> q = store_->List(JobState::kQueued, 0, kAll);
-        if (q.ok()) for (const Job& x : *q) queued_ids.push_back(x.id);
-        have_queue = true;
-      }
-      int64_t ahead = 0;
-      for (int64_t q : queued_ids) ahead += q < j.id;
-      pending = scheduler_->WhyWaiting(j, ahead);
-    }
+    if (j.state == JobState::kQueued) pending = PendingLocked(j);
     out.emplace_back(std::move(j), std::move(pending));
   }
   return out;
@@ -185,6 +213,8 @@ Result<Job> Jobs::Cancel(int64_t id, int* http_status) {
   job.state = JobState::kCancelled;
   job.finished_at = NowUnix();
   RETURN_IF_ERROR(store_->Update({job}));
+  running_.erase(job.id);
+  std::erase_if(queued_, [&](const Job& q) { return q.id == job.id; });
   scheduler_->Finish(job.id);
   uploads_->ReleaseJob(job.spec);
   metrics_->AddDecisions("cancel", 1);
@@ -197,9 +227,8 @@ Result<Job> Jobs::Cancel(int64_t id, int* http_status) {
 Status Jobs::Tick(double now) {
   std::lock_guard<std::mutex> lock(mu_);
   // 1. Running jobs whose run time is over leave their GPUs.
-  ASSIGN_OR_RETURN(std::vector<Job> running, store_->List(JobState::kRunning, 0, kAll));
   std::vector<Job> finished;
-  for (const Job& j : running) {
+  for (const auto& [id, j] : running_) {
     if (j.spec.duration_s && j.started_at && *j.started_at + *j.spec.duration_s <= now) {
       Job d = j;
       d.state = JobState::kDone;
@@ -210,6 +239,7 @@ Status Jobs::Tick(double now) {
   if (!finished.empty()) {
     RETURN_IF_ERROR(store_->Update(finished));
     for (const Job& j : finished) {
+      running_.erase(j.id);
       scheduler_->Finish(j.id);
       uploads_->ReleaseJob(j.spec);
       std::fprintf(stderr, "gpucast serve: job %lld done\n", static_cast<long long>(j.id));
@@ -217,16 +247,18 @@ Status Jobs::Tick(double now) {
     metrics_->AddDecisions("finish", static_cast<int64_t>(finished.size()));
   }
   // 2. The policy places queued jobs.
-  ASSIGN_OR_RETURN(std::vector<Job> queued, store_->List(JobState::kQueued, 0, kAll));
   std::vector<Job> placed;
-  if (!queued.empty()) {
-    ASSIGN_OR_RETURN(std::vector<Placement> decisions, scheduler_->Plan(queued, now));
+  if (!queued_.empty()) {
+    ASSIGN_OR_RETURN(std::vector<Placement> decisions, scheduler_->Plan(queued_, now));
     std::map<int64_t, const Job*> by_id;
-    for (const Job& j : queued) by_id[j.id] = &j;
+    for (const Placement& p : decisions) by_id[p.job_id] = nullptr;
+    for (const Job& j : queued_) {
+      if (auto it = by_id.find(j.id); it != by_id.end()) it->second = &j;
+    }
     for (const Placement& p : decisions) {
-      auto it = by_id.find(p.job_id);
-      if (it == by_id.end()) return Status::Error("policy placed job " + std::to_string(p.job_id) + ", which is not queued");
-      Job j = *it->second;
+      const Job* q = by_id[p.job_id];
+      if (!q) return Status::Error("policy placed job " + std::to_string(p.job_id) + ", which is not queued");
+      Job j = *q;
       j.state = JobState::kRunning;
       j.placement = p.gpus;
       j.exclusive = p.exclusive;
@@ -235,7 +267,9 @@ Status Jobs::Tick(double now) {
     }
     if (!placed.empty()) {
       RETURN_IF_ERROR(store_->Update(placed));
+      std::erase_if(queued_, [&](const Job& q) { return by_id.count(q.id) > 0; });
       for (const Job& j : placed) {
+        running_[j.id] = j;
         RETURN_IF_ERROR(scheduler_->Start(j));
         std::fprintf(stderr, "gpucast serve: job %lld placed on GPU(s) %s%s (policy %s)\n",
                      static_cast<long long>(j.id), GpuList(j.placement).c_str(), j.exclusive ? " exclusively" : "",
@@ -244,8 +278,7 @@ Status Jobs::Tick(double now) {
       metrics_->AddDecisions("place", static_cast<int64_t>(placed.size()));
     }
   }
-  metrics_->SetJobCounts(static_cast<int64_t>(queued.size() - placed.size()),
-                         static_cast<int64_t>(running.size() - finished.size() + placed.size()));
+  metrics_->SetJobCounts(static_cast<int64_t>(queued_.size()), static_cast<int64_t>(running_.size()));
   return Status::Ok();
 }
 
@@ -282,9 +315,9 @@ Result<json> Jobs::Cluster() {
     out = scheduler_->ClusterJson();
     out["policy"] = scheduler_->PolicyName();
   }
-  ASSIGN_OR_RETURN(std::vector<Job> queued, store_->List(JobState::kQueued, 0, 1000));
   out["queued"] = json::array();
-  for (const Job& j : queued) out["queued"].push_back(j.id);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < queued_.size() && i < 1000; ++i) out["queued"].push_back(queued_[i].id);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,17 +27,29 @@
 
 namespace gpucast::service {
 
+// Caps on the jobs the service holds (gpucast serve --max-jobs, --max-queued-jobs).
+struct JobLimits {
+  int64_t max_jobs = 1000000;       // job records stored, in every state (507 over it)
+  int64_t max_queued_jobs = 10000;  // jobs waiting at once (503 over it)
+};
+
+// The live jobs (queued and running) are kept in memory beside the store, so
+// that a scheduling pass, a submission and a job's "pending" reason read no
+// rows: their cost does not grow with the queue (issue 31 item 9; the store
+// stays the durable copy, written before memory changes).
 class Jobs {
  public:
   Jobs(JobStore* store, std::unique_ptr<Scheduler> scheduler, Predictions* predictions, UploadStore* uploads,
-       Metrics* metrics)
+       Metrics* metrics, JobLimits limits = {})
       : store_(store),
         scheduler_(std::move(scheduler)),
         predictions_(predictions),
         uploads_(uploads),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        limits_(limits) {}
 
-  // At start: jobs that were running hold their GPUs again.
+  // At start: jobs that were running hold their GPUs again; the queued and
+  // running jobs are read into memory once.
   Status Restore();
 
   struct Submitted {
@@ -56,6 +69,8 @@ class Jobs {
   Result<std::vector<std::pair<Job, std::string>>> List(std::optional<JobState> state, int64_t after, int64_t limit);
   // DELETE /v1/jobs/{id}: 404 no job, 409 already done or cancelled.
   Result<Job> Cancel(int64_t id, int* http_status);
+  // The queued and running jobs (in id order), from memory.
+  std::vector<Job> LiveJobs();
 
   // One scheduling pass at unix time `now`: finished jobs leave, queued ones are placed.
   Status Tick(double now);
@@ -77,6 +92,8 @@ class Jobs {
 
  private:
   std::string PendingLocked(const Job& job);  // REQUIRES: mu_ held
+  // 507 when --max-jobs jobs are stored, 503 when --max-queued-jobs wait. REQUIRES: mu_ held
+  Status RoomLocked(int* http_status) const;
 
   JobStore* store_;
   std::mutex mu_;                         // serialises job state transitions and scheduler_
@@ -84,6 +101,10 @@ class Jobs {
   Predictions* predictions_;
   UploadStore* uploads_;
   Metrics* metrics_;
+  const JobLimits limits_;
+  std::vector<Job> queued_;         // GUARDED_BY(mu_): as stored, in id (= submission) order
+  std::map<int64_t, Job> running_;  // GUARDED_BY(mu_)
+  int64_t stored_jobs_ = 0;         // GUARDED_BY(mu_): rows in the store
   std::condition_variable wake_;
   bool work_pending_ = false;  // GUARDED_BY(mu_)
   bool stopping_ = false;      // GUARDED_BY(mu_)

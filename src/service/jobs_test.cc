@@ -72,5 +72,60 @@ TEST_F(JobsTest, AJobThatCouldNeverFitIsRefusedBeforeItIsPredicted) {
   EXPECT_EQ(metrics_.Render().find("gpucast_predictions_total{result="), std::string::npos);
 }
 
+// Issue 31 item 9: every pass and submission read every queued job from the
+// store (6,000 queued: 0.5-0.8 s a submission). The live jobs are in memory
+// now: a submission reads a fixed number of rows however long the queue.
+TEST_F(JobsTest, ASubmissionReadsNoQueuedRowsHoweverLongTheQueue) {
+  MakeJobs(1, JobLimits{1000000, 1000000});
+  int status = 0;
+  auto rows_per_submission = [&](int queued) {
+    for (int i = static_cast<int>(jobs_->LiveJobs().size()); i < queued + 1; ++i) {
+      EXPECT_TRUE(jobs_->Submit(Request(2), "", "", &status).ok());
+    }
+    const int64_t before = store_->rows_read();
+    auto r = jobs_->Submit(Request(3), "", "", &status);
+    EXPECT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r->pending, "waiting for 1 GPU(s) the policy 'one-per-gpu (test)' can place it on (" +
+                              std::to_string(queued) + " queued before it)");
+    const int64_t after_submit = store_->rows_read();
+    EXPECT_TRUE(jobs_->Tick(1).ok());
+    auto got = jobs_->Get(r->job.id);
+    EXPECT_TRUE(got.ok() && *got);
+    return std::make_pair(after_submit - before, store_->rows_read() - after_submit);
+  };
+  const auto small = rows_per_submission(10);
+  const auto large = rows_per_submission(200);
+  // A submission: the job read back once after its pass; a pass: nothing; Get: the one job.
+  EXPECT_LE(small.first, 2);
+  EXPECT_EQ(large.first, small.first);
+  EXPECT_EQ(large.second, 1);
+  // The queue survives a restart (read once, at start).
+  const size_t live = jobs_->LiveJobs().size();
+  MakeJobs(1);
+  EXPECT_EQ(jobs_->LiveJobs().size(), live);
+}
+
+// Issue 31 item 10: caps on the jobs held (--max-queued-jobs, --max-jobs).
+TEST_F(JobsTest, QueuedAndStoredJobsAreCapped) {
+  MakeJobs(1, JobLimits{/*max_jobs=*/4, /*max_queued_jobs=*/2});
+  int status = 0;
+  ASSERT_TRUE(jobs_->Submit(Request(1), "", "", &status).ok());  // placed
+  ASSERT_TRUE(jobs_->Submit(Request(2), "", "", &status).ok());  // queued
+  ASSERT_TRUE(jobs_->Submit(Request(3), "", "", &status).ok());  // queued
+  auto r = jobs_->Submit(Request(4), "", "", &status);
+  EXPECT_EQ(status, 503);
+  EXPECT_EQ(r.message(), "2 jobs are queued, the limit (gpucast serve --max-queued-jobs 2); retry later");
+  ASSERT_TRUE(jobs_->Cancel(3, &status).ok());
+  ASSERT_TRUE(jobs_->Submit(Request(4), "", "", &status).ok());  // the 4th record
+  ASSERT_TRUE(jobs_->Cancel(4, &status).ok());
+  r = jobs_->Submit(Request(5), "", "", &status);
+  EXPECT_EQ(status, 507);
+  EXPECT_EQ(r.message(), "the service holds 4 jobs, its limit (gpucast serve --max-jobs 4); ask the operator");
+  // The count survives a restart.
+  MakeJobs(1, JobLimits{4, 2});
+  r = jobs_->Submit(Request(5), "", "", &status);
+  EXPECT_EQ(status, 507);
+}
+
 }  // namespace
 }  // namespace gpucast::service

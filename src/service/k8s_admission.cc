@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -335,7 +336,26 @@ std::string QuantityText(const json& v) { return v.is_string() ? v.get<std::stri
 
 }  // namespace
 
-Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing& s, const ShareOptions& o) {
+Sizing CombinedSizing(const std::vector<Sizing>& per_gpu) {
+  Sizing c = per_gpu.front();
+  double ratio = 0;  // the largest memory high end / capacity
+  for (const Sizing& t : per_gpu) {
+    c.util = std::max(c.util, t.util);
+    c.util_lo = std::max(c.util_lo, t.util_lo);
+    c.util_hi = std::max(c.util_hi, t.util_hi);
+    if (!std::isnan(t.mem_mib) && !std::isnan(c.mem_mib)) {
+      c.mem_mib = std::max(c.mem_mib, t.mem_mib);
+      c.mem_lo = std::max(c.mem_lo, t.mem_lo);
+      c.mem_hi = std::max(c.mem_hi, t.mem_hi);
+      ratio = std::max(ratio, t.mem_hi / t.capacity_mib);
+    }
+  }
+  if (!std::isnan(c.mem_mib) && ratio > 0) c.capacity_mib = c.mem_hi / ratio;
+  return c;
+}
+
+Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing& s, const ShareOptions& o,
+                               const std::vector<Sizing>& by_type) {
   Mutation m;
   if (job.container < 0 || job.gpus < 1) return Status::Error("BuildMutation: the pod has no GPU container");
   const bool has_mem = !std::isnan(s.mem_mib);
@@ -426,21 +446,49 @@ Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing&
   // Extended resources must have requests equal to limits where requests are given.
   if (requests && requests->is_object()) SetMembers(&m.patch, cptr + "/requests", requests, set, remove);
 
-  ann[kAnnPredictedUtil] = Fmt("%.2f", s.util);
-  ann[kAnnPredictedUtilInterval] = Fmt("%.2f", s.util_lo) + "-" + Fmt("%.2f", s.util_hi);
-  ann[kAnnPredictedGpu] = s.gpu;
-  if (std::isfinite(s.step_ms)) {
-    ann[kAnnPredictedStep] = Fmt("%.1f", s.step_ms);
-    ann[kAnnPredictedStepInterval] = Fmt("%.1f", s.step_lo) + "-" + Fmt("%.1f", s.step_hi);
+  // Each GPU type's prediction (one, or each of a mixed cluster's types).
+  const std::vector<Sizing> types = by_type.size() > 1 ? by_type : std::vector<Sizing>{s};
+  const bool several = types.size() > 1;
+  auto each = [&](const std::function<std::string(const Sizing&)>& text) {
+    std::string out;
+    for (const Sizing& t : types) out += (out.empty() ? "" : ",") + (several ? t.gpu + "=" : "") + text(t);
+    return out;
+  };
+  ann[kAnnPredictedUtil] = each([](const Sizing& t) { return Fmt("%.2f", t.util); });
+  ann[kAnnPredictedUtilInterval] =
+      each([](const Sizing& t) { return Fmt("%.2f", t.util_lo) + "-" + Fmt("%.2f", t.util_hi); });
+  ann[kAnnPredictedGpu] = "";
+  for (const Sizing& t : types) ann[kAnnPredictedGpu] += (ann[kAnnPredictedGpu].empty() ? "" : ",") + t.gpu;
+  // Step time and the unsure / measured flags: each type's step, unsure if any
+  // type's prediction is, measured only if every type's GPU is.
+  bool steps = true;
+  std::optional<bool> unsure, measured;
+  for (const Sizing& t : types) {
+    steps = steps && std::isfinite(t.step_ms);
+    if (t.unsure) unsure = unsure.value_or(false) || *t.unsure;
+    if (t.gpu_measured) measured = measured.value_or(true) && *t.gpu_measured;
   }
-  if (s.unsure) ann[kAnnPredictionUnsure] = *s.unsure ? "true" : "false";
-  if (s.gpu_measured) ann[kAnnPredictedGpuMeasured] = *s.gpu_measured ? "true" : "false";
+  if (steps) {
+    ann[kAnnPredictedStep] = each([](const Sizing& t) { return Fmt("%.1f", t.step_ms); });
+    ann[kAnnPredictedStepInterval] =
+        each([](const Sizing& t) { return Fmt("%.1f", t.step_lo) + "-" + Fmt("%.1f", t.step_hi); });
+  }
+  if (unsure) ann[kAnnPredictionUnsure] = *unsure ? "true" : "false";
+  if (measured) ann[kAnnPredictedGpuMeasured] = *measured ? "true" : "false";
   if (has_mem) {
-    ann[kAnnPredictedMem] = Fmt("%.0f", std::ceil(s.mem_mib - 1e-9));
-    ann[kAnnPredictedMemInterval] = Fmt("%.0f", std::floor(s.mem_lo)) + "-" + Fmt("%.0f", std::ceil(s.mem_hi - 1e-9));
+    ann[kAnnPredictedMem] = each([](const Sizing& t) { return Fmt("%.0f", std::ceil(t.mem_mib - 1e-9)); });
+    ann[kAnnPredictedMemInterval] = each([](const Sizing& t) {
+      return Fmt("%.0f", std::floor(t.mem_lo)) + "-" + Fmt("%.0f", std::ceil(t.mem_hi - 1e-9));
+    });
   }
-  ann[kAnnShare] = "gpu=" + s.gpu + ",gpus=" + std::to_string(job.gpus) + ",util=" + Fmt("%.2f", s.util) +
-                   ",mem_mib=" + Fmt("%.0f", mem_share) + "," + share;
+  // gpucast.io/share: one entry per type, ';'-separated; the enforced share (cores, fraction) is one.
+  std::string entries;
+  for (const Sizing& t : types) {
+    const double mem_t = has_mem ? std::max(1.0, std::ceil(t.mem_hi - 1e-9)) : 0.0;
+    entries += (entries.empty() ? "" : ";") + ("gpu=" + t.gpu + ",gpus=" + std::to_string(job.gpus) + ",util=" +
+                                                Fmt("%.2f", t.util) + ",mem_mib=" + Fmt("%.0f", mem_t) + "," + share);
+  }
+  ann[kAnnShare] = entries;
   const json* meta = Member(pod, "metadata");
   if (!meta || !meta->is_object()) {
     json a = json::object();

@@ -38,7 +38,7 @@ inline constexpr const char* kAnnPredictedMem = "gpucast.io/predicted-mem-mib";
 inline constexpr const char* kAnnPredictedMemInterval = "gpucast.io/predicted-mem-interval-mib";
 inline constexpr const char* kAnnPredictedGpu = "gpucast.io/predicted-gpu";
 // Step time of one training step (one rank's), ms, and its interval "LOW-HIGH";
-// set when the predictor has a step model (predict/prediction_json.h).
+// set when the predictor has a step model (predict/predict_json.h).
 inline constexpr const char* kAnnPredictedStep = "gpucast.io/predicted-step-ms";
 inline constexpr const char* kAnnPredictedStepInterval = "gpucast.io/predicted-step-ms-interval";
 // "true" when the prediction is unsure (an unmeasured GPU type or a very wide
@@ -142,10 +142,12 @@ void MemoryFromPrediction(const P& p, Sizing* s) {
 
 struct ShareOptions {
   ShareMode mode = ShareMode::kHami;
-  // The utilization a share is sized by: the point prediction plus
-  // `headroom_points`, or the interval's upper end when `headroom_interval`.
+  // The utilization a share is sized by: the interval's upper end when
+  // `headroom_interval` (the default: a cap at the point prediction slows a
+  // job whose real utilization is above it, and the interval is where it
+  // may be), else the point prediction plus `headroom_points`.
   double headroom_points = 0;
-  bool headroom_interval = false;
+  bool headroom_interval = true;
 };
 
 struct Mutation {
@@ -166,8 +168,19 @@ struct Mutation {
 // gpucast.io/predicted-* and gpucast.io/share annotations. Map members are
 // created where absent; keys are JSON-Pointer escaped (~0, ~1).
 // Error (the pod is denied): the predicted memory itself is above the GPU's.
+//
+// `per_gpu` (a mixed cluster's pod that names no GPU: one Sizing per GPU type
+// of the cluster whose memory it fits): `sizing` is then CombinedSizing of
+// them, so that the share written covers the pod on whichever type it lands;
+// the gpucast.io/predicted-* annotations list each type ("A100-80GB=52.27,H100=40.10")
+// and gpucast.io/share has one ';'-separated entry per type.
 Result<Mutation> BuildMutation(const nlohmann::json& pod, const PodJob& job, const Sizing& sizing,
-                               const ShareOptions& options);
+                               const ShareOptions& options, const std::vector<Sizing>& per_gpu = {});
+
+// One Sizing covering each of `per_gpu` (non-empty, each fitting its GPU's
+// memory): the largest utilization (point, interval ends) and memory, and a
+// capacity at which the memory's share of the GPU is the largest of theirs.
+Sizing CombinedSizing(const std::vector<Sizing>& per_gpu);
 
 // RFC 6901: "~" -> "~0", "/" -> "~1".
 std::string JsonPointerEscape(std::string_view key);

@@ -167,6 +167,14 @@ TEST(ReadPodJob, GpusComeFromLimitsOrRequests) {
   EXPECT_EQ(job->request["gpus"], 2);
 }
 
+// Sized by the point prediction (plus headroom points): the arithmetic of the
+// tests below. The default is the interval's upper end (DefaultHeadroomIsTheInterval).
+ShareOptions Point() {
+  ShareOptions o;
+  o.headroom_interval = false;
+  return o;
+}
+
 // ResNet-50-like numbers chosen so that every rounding is visible.
 Sizing A100() {
   Sizing s;
@@ -185,7 +193,7 @@ TEST(BuildMutation, HamiCoresAndMemoryInLimitsAndRequests) {
   json pod = FixturePod();
   Result<PodJob> job = ReadPodJob(pod);
   ASSERT_TRUE(job.ok());
-  Result<Mutation> m = BuildMutation(pod, *job, A100(), {});
+  Result<Mutation> m = BuildMutation(pod, *job, A100(), Point());
   ASSERT_TRUE(m.ok()) << m.message();
   json out = pod.patch(m->patch);
   const json& c = out["spec"]["containers"][0]["resources"];
@@ -239,7 +247,7 @@ TEST(BuildMutation, StepTimeAndUnsureAnnotations) {
 TEST(BuildMutation, HeadroomPointsOrTheIntervalsUpperEnd) {
   json pod = FixturePod();
   PodJob job = *ReadPodJob(pod);
-  ShareOptions o;
+  ShareOptions o = Point();
   o.headroom_points = 10;
   json out = pod.patch(BuildMutation(pod, job, A100(), o)->patch);
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "54");
@@ -248,12 +256,59 @@ TEST(BuildMutation, HeadroomPointsOrTheIntervalsUpperEnd) {
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "61");
   Sizing low = A100();
   low.util = 0.2;
-  out = pod.patch(BuildMutation(pod, job, low, {})->patch);
+  out = pod.patch(BuildMutation(pod, job, low, Point())->patch);
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "1");
   o.headroom_interval = false;
   o.headroom_points = 80;
   out = pod.patch(BuildMutation(pod, job, A100(), o)->patch);
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "100");
+}
+
+// Issue 31: an MLP predicted 3.7% [1-10] was capped at gpucores 4 by the old
+// default (headroom 0 points); a real utilization above the point then runs
+// throttled. By default the share is the interval's upper end.
+TEST(BuildMutation, DefaultHeadroomIsTheInterval) {
+  json pod = FixturePod();
+  PodJob job = *ReadPodJob(pod);
+  Sizing mlp = A100();
+  mlp.util = 3.7;
+  mlp.util_lo = 1;
+  mlp.util_hi = 10;
+  json out = pod.patch(BuildMutation(pod, job, mlp, ShareOptions{})->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "10");
+  EXPECT_EQ(out["metadata"]["annotations"]["gpucast.io/predicted-util"], "3.70");
+  out = pod.patch(BuildMutation(pod, job, mlp, Point())->patch);
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "4");
+}
+
+// A mixed cluster's pod sized for each type: the enforced share covers the
+// largest, the annotations and gpucast.io/share list each type.
+TEST(BuildMutation, APodSizedForEachGpuTypeOfAMixedCluster) {
+  json pod = FixturePod();
+  PodJob job = *ReadPodJob(pod);
+  Sizing a100 = A100();  // 43.21 [8.5, 60.2], memory high end 12000.4 of 81920
+  Sizing h100 = A100();
+  h100.gpu = "H100";
+  h100.util = 30;
+  h100.util_lo = 20;
+  h100.util_hi = 45;
+  h100.mem_hi = 13000;
+  const std::vector<Sizing> both = {a100, h100};
+  Sizing c = CombinedSizing(both);
+  EXPECT_DOUBLE_EQ(c.util_hi, 60.2);
+  EXPECT_DOUBLE_EQ(c.mem_hi, 13000);
+  EXPECT_DOUBLE_EQ(c.mem_hi / c.capacity_mib, 13000.0 / 81920);
+  Result<Mutation> m = BuildMutation(pod, job, c, Point(), both);
+  ASSERT_TRUE(m.ok()) << m.message();
+  json out = pod.patch(m->patch);
+  const json& a = out["metadata"]["annotations"];
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "44");  // max of 43.21, 30
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"], "13000");
+  EXPECT_EQ(a["gpucast.io/predicted-gpu"], "A100-80GB,H100");
+  EXPECT_EQ(a["gpucast.io/predicted-util"], "A100-80GB=43.21,H100=30.00");
+  EXPECT_EQ(a["gpucast.io/predicted-util-interval"], "A100-80GB=8.50-60.20,H100=20.00-45.00");
+  EXPECT_EQ(a["gpucast.io/share"], "gpu=A100-80GB,gpus=1,util=43.21,mem_mib=12001,cores=44;"
+                                   "gpu=H100,gpus=1,util=30.00,mem_mib=13000,cores=44");
 }
 
 TEST(BuildMutation, FractionReplacesTheGpuRequestWithKaisAnnotation) {
@@ -262,7 +317,7 @@ TEST(BuildMutation, FractionReplacesTheGpuRequestWithKaisAnnotation) {
   std::swap(pod["spec"]["containers"][0], pod["spec"]["containers"][1]);
   PodJob job = *ReadPodJob(pod);
   ASSERT_EQ(job.container, 1);
-  ShareOptions o;
+  ShareOptions o = Point();
   o.mode = ShareMode::kFraction;
   Result<Mutation> m = BuildMutation(pod, job, A100(), o);
   ASSERT_TRUE(m.ok()) << m.message();
@@ -285,7 +340,7 @@ TEST(BuildMutation, AFractionOfOneKeepsTheWholeGpu) {
   PodJob job = *ReadPodJob(pod);
   Sizing s = A100();
   s.util = 99.5;
-  ShareOptions o;
+  ShareOptions o = Point();
   o.mode = ShareMode::kFraction;
   Result<Mutation> m = BuildMutation(pod, job, s, o);
   ASSERT_TRUE(m.ok()) << m.message();
@@ -299,11 +354,11 @@ TEST(BuildMutation, SeveralGpusAreWholeGpus) {
   json pod = FixturePod();
   pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "4"}}}, {"requests", {{"nvidia.com/gpu", "4"}}}};
   PodJob job = *ReadPodJob(pod);
-  json out = pod.patch(BuildMutation(pod, job, A100(), {})->patch);
+  json out = pod.patch(BuildMutation(pod, job, A100(), Point())->patch);
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"],
             json::parse(R"({"nvidia.com/gpu": "4", "nvidia.com/gpucores": "100"})"));
   EXPECT_EQ(out["metadata"]["annotations"]["gpucast.io/share"], "gpu=A100-80GB,gpus=4,util=43.21,mem_mib=12001,whole=1");
-  ShareOptions o;
+  ShareOptions o = Point();
   o.mode = ShareMode::kFraction;
   Result<Mutation> m = BuildMutation(pod, job, A100(), o);
   out = pod.patch(m->patch);
@@ -318,7 +373,7 @@ TEST(BuildMutation, MemoryAboveTheGpuIsDenied) {
   s.mem_mib = 90000;
   s.mem_lo = 85000;
   s.mem_hi = 95000;
-  Result<Mutation> m = BuildMutation(pod, job, s, {});
+  Result<Mutation> m = BuildMutation(pod, job, s, Point());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.message(), "predicted to need 90000 MiB of GPU memory (interval 85000-95000), more than the A100-80GB's "
                          "81920 MiB: it will not fit; use a smaller gpucast.io/batch, more GPUs, or a GPU with more memory");
@@ -326,7 +381,7 @@ TEST(BuildMutation, MemoryAboveTheGpuIsDenied) {
   // POST /v1/jobs do (a share holds the high end).
   s.mem_mib = 80000;
   s.mem_lo = 75000;
-  m = BuildMutation(pod, job, s, {});
+  m = BuildMutation(pod, job, s, Point());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.message(), "predicted to need 80000 MiB of GPU memory (interval 75000-95000), its high end more than the "
                          "A100-80GB's 81920 MiB: it may not fit; use a smaller gpucast.io/batch, more GPUs, or a GPU with "
@@ -338,7 +393,7 @@ TEST(BuildMutation, WithoutAMemoryModelNoGpumem) {
   PodJob job = *ReadPodJob(pod);
   Sizing s = A100();
   s.mem_mib = s.mem_lo = s.mem_hi = std::nan("");
-  Result<Mutation> m = BuildMutation(pod, job, s, {});
+  Result<Mutation> m = BuildMutation(pod, job, s, Point());
   ASSERT_TRUE(m.ok()) << m.message();
   json out = pod.patch(m->patch);
   EXPECT_FALSE(out["spec"]["containers"][0]["resources"]["limits"].contains("nvidia.com/gpumem"));
@@ -353,18 +408,18 @@ TEST(BuildMutation, AbsentMapsAreCreatedAndPodValuesReplacedWithAWarning) {
   pod["spec"]["containers"][0]["resources"] = {{"requests", {{"nvidia.com/gpu", "1"}}}};
   PodJob job = *ReadPodJob(pod);
   pod["metadata"].erase("annotations");
-  json out = pod.patch(BuildMutation(pod, job, A100(), {})->patch);
+  json out = pod.patch(BuildMutation(pod, job, A100(), Point())->patch);
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"],
             json::parse(R"({"nvidia.com/gpucores": "44", "nvidia.com/gpumem": "12001"})"));
   EXPECT_EQ(out["metadata"]["annotations"]["gpucast.io/predicted-util"], "43.21");
   // No resources object at all.
   pod["spec"]["containers"][0].erase("resources");
-  out = pod.patch(BuildMutation(pod, job, A100(), {})->patch);
+  out = pod.patch(BuildMutation(pod, job, A100(), Point())->patch);
   EXPECT_EQ(out["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "44");
   // A share the pod guessed itself is replaced, and the user told.
   pod = FixturePod();
   pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"] = "80";
-  Result<Mutation> m = BuildMutation(pod, job, A100(), {});
+  Result<Mutation> m = BuildMutation(pod, job, A100(), Point());
   EXPECT_EQ(pod.patch(m->patch)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "44");
   EXPECT_THAT(m->warnings, ElementsAre("gpucast: replaced nvidia.com/gpucores 80 (set in the pod) with 44"));
 }
@@ -386,7 +441,7 @@ TEST(MemoryFromPrediction, TheIntervalWhenThePredictionHasOne) {
   EXPECT_EQ(s.mem_hi, 12000.5);
   // gpumem is the high end, rounded up.
   json pod = FixturePod();
-  Result<Mutation> m = BuildMutation(pod, *ReadPodJob(pod), s, {});
+  Result<Mutation> m = BuildMutation(pod, *ReadPodJob(pod), s, Point());
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_EQ(pod.patch(m->patch)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"], "12001");
   // No memory model (unset members), or a Prediction without memory: NaN.
@@ -417,7 +472,7 @@ TEST(Base64, Rfc4648Vectors) {
 
 TEST(Reviews, AllowCarriesTheBase64PatchAndDenyTheMessage) {
   json pod = FixturePod();
-  Mutation m = *BuildMutation(pod, *ReadPodJob(pod), A100(), {});
+  Mutation m = *BuildMutation(pod, *ReadPodJob(pod), A100(), Point());
   json a = AllowReview("u-1", &m, {"w"});
   EXPECT_EQ(a["apiVersion"], "admission.k8s.io/v1");
   EXPECT_EQ(a["kind"], "AdmissionReview");

@@ -10,6 +10,7 @@
 
 #include "features/gpu_specs.h"
 #include "predict/observations.h"
+#include "service/job.h"
 
 namespace gpucast::service {
 
@@ -197,6 +198,14 @@ Result<std::unique_ptr<ObservationStore>> ObservationStore::Open(const std::stri
   if (!mode || std::string(reinterpret_cast<const char*>(mode)) != "wal") {
     return Status::Error(db_path + ": cannot switch the database to WAL mode");
   }
+  {
+    Stmt c;
+    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM observations", -1, &c.s, nullptr) != SQLITE_OK ||
+        sqlite3_step(c.s) != SQLITE_ROW) {
+      return Status::Error(db_path + ": observations table: counting: " + sqlite3_errmsg(db));
+    }
+    s->total_ = sqlite3_column_int64(c.s, 0);
+  }
   return s;
 }
 
@@ -279,6 +288,12 @@ Result<AddOutcome> ObservationStore::Add(int64_t job_id, const Observation& o, d
               " observations, the most one job may have";
     return out;
   }
+  if (total_ >= max_total_) {
+    out.kind = AddOutcome::kFull;
+    out.why = "the service holds " + std::to_string(total_) + " observations, its limit (gpucast serve "
+              "--max-observations " + std::to_string(max_total_) + "); ask the operator";
+    return out;
+  }
   if (prev.samples + o.samples > kMaxSamplesPerJob) {
     out.kind = AddOutcome::kOverCap;
     out.why = "job " + std::to_string(job_id) + " has " + std::to_string(prev.samples) + " samples; " +
@@ -346,6 +361,7 @@ Result<AddOutcome> ObservationStore::Add(int64_t job_id, const Observation& o, d
   }
   // With synchronous=FULL the WAL is fsynced before COMMIT returns.
   if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return rollback("commit observation");
+  ++total_;
   out.kind = AddOutcome::kStored;
   out.row.job_id = job_id;
   out.row.o = o;
@@ -465,6 +481,28 @@ std::string LoopMetrics::Render() const {
   for (const auto& [outcome, n] : dcgm_samples_) {
     out += "gpucast_dcgm_gpu_samples_total{outcome=\"" + outcome + "\"} " + std::to_string(n) + "\n";
   }
+  return out;
+}
+
+}  // namespace gpucast::service
+
+namespace gpucast::service {
+
+Result<std::set<std::string>> ObservationStore::ObservedUploads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st;
+  const char* sql = "SELECT DISTINCT spec FROM jobs WHERE id IN (SELECT DISTINCT job_id FROM observations)";
+  if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("observed jobs");
+  std::set<std::string> out;
+  const std::string prefix = kUploadModelPrefix;
+  int rc;
+  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+    const unsigned char* text = sqlite3_column_text(st.s, 0);
+    Result<JobSpec> spec = SpecFromStoredJson(text ? reinterpret_cast<const char*>(text) : "");
+    if (!spec.ok()) continue;  // a spec this build cannot read keeps nothing
+    if (spec->model.rfind(prefix, 0) == 0) out.insert(spec->model.substr(prefix.size()));
+  }
+  if (rc != SQLITE_DONE) return SqlError("observed jobs");
   return out;
 }
 

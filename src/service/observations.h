@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,7 @@ struct AddOutcome {
     kReplayed,  // o.idem_key was stored already with the same job and values: nothing added
     kConflict,  // o.idem_key was stored already with another job or other values: nothing added
     kOverCap,   // the job has kMaxObservationsPerJob observations or would pass kMaxSamplesPerJob: nothing added
+    kFull,      // the store holds --max-observations observations: nothing added
   } kind = kStored;
   std::string why;        // kOverCap: which cap, in words for the client
   StoredObservation row;  // the new row, or the one stored earlier under the key
@@ -95,6 +97,16 @@ class ObservationStore {
   // (kReplayed when job and values are equal, else kConflict): a retried
   // Slurm epilog adds its samples once.
   Result<AddOutcome> Add(int64_t job_id, const Observation& o, double now);
+  // At most `n` observations in all (gpucast serve --max-observations); Add
+  // answers kFull beyond it.
+  void SetMaxObservations(int64_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    max_total_ = n;
+  }
+  // The uploads (SHA-256 hex) named by jobs that have observations: the
+  // graphs DB.observed/ must keep for training.
+  Result<std::set<std::string>> ObservedUploads();
+
   // The observation stored under an Idempotency-Key; nullopt if none.
   Result<std::optional<StoredObservation>> FindByKey(const std::string& idem_key);
   // nullopt when the job has no observation.
@@ -110,6 +122,8 @@ class ObservationStore {
   std::mutex mu_;
   sqlite3* db_;  // GUARDED_BY(mu_)
   std::string path_;
+  int64_t total_ = 0;  // GUARDED_BY(mu_): observations stored
+  int64_t max_total_ = INT64_MAX;  // GUARDED_BY(mu_)
 };
 
 // Metrics of the closed loop, rendered after the service's own (Prometheus

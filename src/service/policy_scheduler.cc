@@ -23,8 +23,28 @@ struct Resident {
   double mem_mib = 0;
   bool exclusive = false;
   bool observed = false;     // has a measured utilization (Observe)
-  double observed_util = 0;  // percent, valid when observed
+  double observed_util = 0;  // percent, valid when observed: the counter's mean so far
+  double util_lo = NAN, util_hi = NAN;  // the prediction's interval, percent
 };
+
+// The counter's noise the service assumes for one observation, points (the
+// simulator's --measure-noise default; docs/simulator.md).
+constexpr double kObservationNoisePct = 5;
+// A job sharing its GPU progresses at an unknown rate (the service sees no
+// step counts): its counter reads rate x utilization, with the rate anywhere
+// from about 0.5 (two saturating jobs) to 1. The observation is read as
+// reading / 0.75 with a relative sd of 0.25, so that it weighs less than a
+// reading taken alone (rate 1, known).
+constexpr double kSharedRate = 0.75, kSharedRateSd = 0.25;
+
+// The estimate the policies decide by, from the prediction (with its
+// interval) and the observation (sim::CombineObservation, the simulator's own
+// estimator).
+sim::UtilBelief Believe(const Resident& r, bool shared) {
+  const sim::UtilBelief prior = sim::PredictionBelief(r.util, r.util_lo, r.util_hi);
+  return sim::CombineObservation(prior, r.observed_util, kObservationNoisePct, shared ? kSharedRate : 1.0,
+                                 shared ? kSharedRateSd : 0.0);
+}
 
 // One scheduling round's read-only view: residents first, then the queue.
 class RoundView : public sim::ClusterView {
@@ -51,12 +71,20 @@ sim::PolicyOptions LiveOptions() {
   return o;
 }
 
-sim::JobInfo InfoOf(int64_t gpus, double util, double mem_mib) {
+sim::JobInfo InfoOf(int64_t gpus, double util, double mem_mib, double lo = NAN, double hi = NAN) {
   sim::JobInfo info;
   info.num_gpus = static_cast<int>(gpus);
   info.mem_mib = mem_mib;
   info.predicted_util = util;
+  info.predicted_low = lo;
+  info.predicted_high = hi;
   return info;
+}
+
+// The interval of a prediction, NaN when it states none (lo = hi = 0).
+std::pair<double, double> IntervalOf(const Prediction& p) {
+  if (!(p.util_hi > p.util_lo) && p.util_lo == 0 && p.util_hi == 0) return {NAN, NAN};
+  return {std::min(p.util_lo, p.util), std::max(p.util_hi, p.util)};
 }
 
 class PolicyScheduler : public Scheduler {
@@ -66,12 +94,15 @@ class PolicyScheduler : public Scheduler {
         row_(row),
         policy_(row->make(LiveOptions())),
         model_(std::move(model)),
-        on_gpu_(cluster_.gpus.size()) {}
+        on_gpu_(cluster_.gpus.size()),
+        types_(sim::GpuTypes(cluster_)) {}
 
   std::string PolicyName() const override { return row_->name; }
   int TotalGpus() const override { return static_cast<int>(cluster_.gpus.size()); }
 
-  std::string GpuType() const override { return cluster_.gpus.front().type; }
+  // The one GPU type, or "" on a mixed cluster (node groups of several types).
+  std::string GpuType() const override { return types_.size() == 1 ? types_.front() : ""; }
+  std::vector<std::string> GpuTypes() const override { return types_; }
 
   std::string WhyWaiting(const Job& job, int64_t ahead) const override {
     // The facts the policy decided on: each GPU's predicted load and memory.
@@ -95,18 +126,36 @@ class PolicyScheduler : public Scheduler {
   }
 
   Status CanEverFit(const JobSpec& spec) const override {
-    if (!spec.gpu.empty() && spec.gpu != GpuType()) {
-      return Status::Error("field 'gpu': the cluster has no " + spec.gpu + " GPUs (it has " +
-                           std::to_string(TotalGpus()) + "x " + GpuType() +
+    // Prediction inputs the scheduler cannot honour (POST /v1/predict takes them).
+    if (!spec.mig.empty()) {
+      return Status::Error("field 'mig': the service schedules whole GPUs; POST /v1/predict predicts a MIG slice");
+    }
+    if (spec.nodes > 1 || !spec.interconnect.empty()) {
+      return Status::Error(std::string(spec.nodes > 1 ? "field 'nodes'" : "field 'interconnect'") +
+                           ": the service places a job on the GPUs of one node with the GPU table's links; POST "
+                           "/v1/predict predicts other layouts");
+    }
+    // A job runs on GPUs of the type it was predicted for (its node group's).
+    int64_t of_type = 0;
+    std::string have;
+    for (const sim::Gpu& g : cluster_.gpus) of_type += spec.gpu.empty() || g.type == spec.gpu;
+    for (const std::string& t : types_) {
+      int64_t n = 0;
+      for (const sim::Gpu& g : cluster_.gpus) n += g.type == t;
+      have += (have.empty() ? "" : ", ") + std::to_string(n) + "x " + t;
+    }
+    if (of_type == 0) {
+      return Status::Error("field 'gpu': the cluster has no " + spec.gpu + " GPUs (it has " + have +
                            "); POST /v1/predict predicts for any GPU type");
     }
-    if (spec.gpus > TotalGpus()) {
+    if (spec.gpus > of_type) {
       return Status::Error("field 'gpus': " + std::to_string(spec.gpus) + " requested, the cluster has " +
-                           std::to_string(TotalGpus()));
+                           (types_.size() == 1 ? std::to_string(TotalGpus()) : std::to_string(of_type) + " " + spec.gpu));
     }
     int64_t roomy = 0;
     double largest = 0;
     for (const sim::Gpu& g : cluster_.gpus) {
+      if (!spec.gpu.empty() && g.type != spec.gpu) continue;
       roomy += g.mem_mib + 1e-6 >= spec.mem_mib;
       largest = std::max(largest, g.mem_mib);
     }
@@ -121,6 +170,24 @@ class PolicyScheduler : public Scheduler {
   }
 
   Result<std::vector<Placement>> Plan(const std::vector<Job>& queued, double now) override {
+    if (types_.size() == 1) return PlanOn("", queued, now);
+    // A mixed cluster: one pass per GPU type, each job only on GPUs of the
+    // type it was predicted for.
+    std::vector<Placement> out;
+    for (const std::string& t : types_) {
+      std::vector<Job> of_type;
+      for (const Job& j : queued)
+        if (j.spec.gpu == t) of_type.push_back(j);
+      if (of_type.empty()) continue;
+      ASSIGN_OR_RETURN(std::vector<Placement> p, PlanOn(t, of_type, now));
+      out.insert(out.end(), p.begin(), p.end());
+    }
+    return out;
+  }
+
+  // One pass of the policy; with `only_type`, the other types' GPUs are
+  // shown to it as held (exclusive, memory full), so it places nothing there.
+  Result<std::vector<Placement>> PlanOn(const std::string& only_type, const std::vector<Job>& queued, double now) {
     RoundView v;
     v.now_ = now;
     v.model_ = &model_;
@@ -131,9 +198,14 @@ class PolicyScheduler : public Scheduler {
       for (const Resident& r : on_gpu_[g]) {
         auto [it, fresh] = index.emplace(r.id, static_cast<int>(v.jobs_.size()));
         if (fresh) {
-          v.jobs_.push_back(InfoOf(0, r.util, r.mem_mib));
-          v.jobs_.back().observed = r.observed;  // predictive-feedback decides by it
-          v.jobs_.back().observed_util = r.observed_util;
+          v.jobs_.push_back(InfoOf(0, r.util, r.mem_mib, r.util_lo, r.util_hi));
+          if (r.observed) {  // predictive-feedback decides by the estimate
+            const sim::UtilBelief b = Believe(r, on_gpu_[g].size() > 1);
+            v.jobs_.back().observed = true;
+            v.jobs_.back().observed_reading = r.observed_util;
+            v.jobs_.back().observed_util = b.mean;
+            v.jobs_.back().observed_sd = b.sd;
+          }
         }
         ++v.jobs_[static_cast<size_t>(it->second)].num_gpus;
         s.mem_used += r.mem_mib;
@@ -142,12 +214,17 @@ class PolicyScheduler : public Scheduler {
         s.exclusive = s.exclusive || r.exclusive;
         s.jobs.push_back(it->second);
       }
+      if (!only_type.empty() && cluster_.gpus[g].type != only_type) {
+        s.exclusive = true;
+        s.mem_used = s.mem_mib;
+      }
       v.gpus_.push_back(std::move(s));
     }
     const int first_queued = static_cast<int>(v.jobs_.size());
     for (const Job& j : queued) {
       v.candidates_.push_back(static_cast<int>(v.jobs_.size()));
-      v.jobs_.push_back(InfoOf(j.spec.gpus, j.prediction.util, PackingMemMib(j.spec, j.prediction)));
+      const auto [lo, hi] = IntervalOf(j.prediction);
+      v.jobs_.push_back(InfoOf(j.spec.gpus, j.prediction.util, PackingMemMib(j.spec, j.prediction), lo, hi));
     }
     std::vector<sim::Placement> decisions = policy_->Schedule(v);
 
@@ -200,9 +277,12 @@ class PolicyScheduler : public Scheduler {
                              cluster_.spec + "' (" + std::to_string(TotalGpus()) + " GPUs)");
       }
     }
+    const auto [lo, hi] = IntervalOf(job.prediction);
     for (int g : job.placement) {
-      on_gpu_[static_cast<size_t>(g)].push_back(
-          {job.id, job.prediction.util, PackingMemMib(job.spec, job.prediction), job.exclusive});
+      Resident r{job.id, job.prediction.util, PackingMemMib(job.spec, job.prediction), job.exclusive};
+      r.util_lo = lo;
+      r.util_hi = hi;
+      on_gpu_[static_cast<size_t>(g)].push_back(r);
     }
     return Status::Ok();
   }
@@ -256,7 +336,17 @@ class PolicyScheduler : public Scheduler {
                       {"modelled_util", sim::InterferenceModel::ModelCombinedUtil(
                                             utils.data(), static_cast<int>(utils.size()))}});
     }
-    return {{"cluster", cluster_.spec}, {"gpus", gpus}};
+    // The spec's node groups (several on a mixed cluster), each with its GPU type.
+    json groups = json::array();
+    for (const sim::NodeGroup& ng : sim::NodeGroups(cluster_)) {
+      groups.push_back({{"type", ng.type},
+                        {"nodes", ng.nodes},
+                        {"gpus_per_node", ng.gpus_per_node},
+                        {"mem_mib", ng.mem_mib},
+                        {"first_node", ng.first_node},
+                        {"first_gpu", ng.first_gpu}});
+    }
+    return {{"cluster", cluster_.spec}, {"node_groups", groups}, {"gpus", gpus}};
   }
 
  private:
@@ -265,6 +355,7 @@ class PolicyScheduler : public Scheduler {
   std::unique_ptr<sim::Policy> policy_;
   sim::InterferenceModel model_;
   std::vector<std::vector<Resident>> on_gpu_;  // per GPU
+  const std::vector<std::string> types_;       // GPU types, in the spec's order
 };
 
 }  // namespace
@@ -278,20 +369,19 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
     for (const sim::PolicyRow& r : sim::Policies()) names += (names.empty() ? "" : ", ") + std::string(r.name);
     return Status::Error("unknown policy '" + policy + "': want one of " + names);
   }
-  if (policy.rfind("profiling", 0) == 0) {  // profiling, profiling-pool, profiling-exclusive
-    return Status::Error("policy '" + policy + "' needs each job's measured utilization after a solo profiling "
+  if (policy.rfind("profiling", 0) == 0 || policy == "predictive-hybrid") {
+    // profiling, profiling-pool, profiling-exclusive; predictive-hybrid measures unsure jobs that way
+    return Status::Error("policy '" + policy + "' needs " +
+                         (policy == "predictive-hybrid" ? std::string("its unsure jobs' ") : std::string("each job's ")) +
+                         "measured utilization after a solo profiling "
                          "run, which the service cannot schedule: use slot, predictive, predictive-spread, "
                          "interference-aware or predictive-feedback (observations: docs/operations.md)");
   }
   ASSIGN_OR_RETURN(sim::Cluster cluster, sim::ParseCluster(cluster_spec, data_dir));
   if (cluster.gpus.empty()) return Status::Error("cluster '" + cluster_spec + "' has no GPUs");
-  // One known GPU type: the one every prediction is for.
+  // Known GPU types; on a mixed cluster each job names its own (request.h RequestDefaults::cluster_gpus).
   for (sim::Gpu& g : cluster.gpus) {
     ASSIGN_OR_RETURN(g.type, CheckGpuName("--cluster '" + cluster_spec + "'", g.type));
-    if (g.type != cluster.gpus.front().type) {
-      return Status::Error("--cluster '" + cluster_spec + "': GPUs of several types (" + cluster.gpus.front().type +
-                           ", " + g.type + "); the service predicts for one GPU type: give a cluster of one type");
-    }
   }
   // The interference model (only interference-aware reads it) is fitted to the
   // measured co-located pairs; other policies get a no-slowdown model.

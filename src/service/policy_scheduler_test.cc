@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "service/scheduler.h"
 #include "util/paths.h"
 
@@ -137,9 +139,55 @@ TEST(PolicySchedulerTest, TheClustersGpuTypeIsKnownAndOne) {
   EXPECT_THAT(typo.message(), HasSubstr("--cluster '2x RTX3900': unknown GPU 'RTX3900'; closest: RTX3090"));
 }
 
+// A mixed cluster (issue 31): node groups of A100s and H100s. Each job runs
+// only on GPUs of the type it was predicted for; GET /v1/cluster lists the groups.
+TEST(PolicySchedulerTest, MixedClusterPlacesEachJobOnItsOwnGpuType) {
+  auto s = Make("nodes=1,gpus_per_node=2,type=A100-80GB;nodes=1,gpus_per_node=2,type=H100", "predictive");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->TotalGpus(), 4);
+  EXPECT_EQ(s->GpuType(), "");  // no one type: a job names its own
+  EXPECT_EQ(s->GpuTypes(), (std::vector<std::string>{"A100-80GB", "H100"}));
+  // Best-fit by predicted load, but only on its type: the H100 jobs go to GPUs
+  // 2-3 although the A100s (0-1) are emptier or come first.
+  Job a = Queued(1, 60), h1 = Queued(2, 30), h2 = Queued(3, 50), a2 = Queued(4, 30);
+  a.spec.gpu = a2.spec.gpu = "A100-80GB";
+  h1.spec.gpu = h2.spec.gpu = "H100";
+  std::vector<Job> q = {a, h1, h2, a2};
+  auto ps = s->Plan(q, 0);
+  ASSERT_TRUE(ps.ok()) << ps.message();
+  ASSERT_EQ(ps->size(), 4u);
+  std::map<int64_t, std::vector<int>> where;
+  for (const Placement& p : *ps) where[p.job_id] = p.gpus;
+  EXPECT_EQ(where[1], std::vector<int>({0}));
+  EXPECT_EQ(where[4], std::vector<int>({0}));  // 60 + 30 on GPU 0
+  EXPECT_EQ(where[2], std::vector<int>({2}));
+  EXPECT_EQ(where[3], std::vector<int>({2}));  // 30 + 50 on GPU 2
+  // A 2-GPU H100 job fits the H100 group only; 3 H100s do not exist.
+  Job big = Queued(5, 10, 3);
+  big.spec.gpu = "H100";
+  EXPECT_EQ(s->CanEverFit(big.spec).message(), "field 'gpus': 3 requested, the cluster has 2 H100");
+  big.spec.gpu = "T4";
+  big.spec.gpus = 1;
+  EXPECT_EQ(s->CanEverFit(big.spec).message(),
+            "field 'gpu': the cluster has no T4 GPUs (it has 2x A100-80GB, 2x H100); POST /v1/predict predicts for "
+            "any GPU type");
+  const nlohmann::json c = s->ClusterJson();
+  ASSERT_EQ(c["node_groups"].size(), 2u);
+  EXPECT_EQ(c["node_groups"][1]["type"], "H100");
+  EXPECT_EQ(c["node_groups"][1]["first_gpu"], 2);
+  EXPECT_EQ(c["gpus"][3]["type"], "H100");
+  EXPECT_EQ(c["gpus"][3]["node"], 1);
+}
+
 TEST(PolicySchedulerTest, JobsThatCanNeverFit) {
   auto s = Make("2x RTX3090", "predictive");
   ASSERT_TRUE(s);
+  Job mig = Queued(1, 50);
+  mig.spec.mig = "3g.40gb";
+  EXPECT_THAT(s->CanEverFit(mig.spec).message(), HasSubstr("field 'mig': the service schedules whole GPUs"));
+  Job nodes = Queued(1, 50, 2);
+  nodes.spec.nodes = 2;
+  EXPECT_THAT(s->CanEverFit(nodes.spec).message(), HasSubstr("field 'nodes': the service places a job on the GPUs of one node"));
   EXPECT_TRUE(s->CanEverFit(Queued(1, 50, 2, 24576).spec).ok());
   EXPECT_EQ(s->CanEverFit(Queued(1, 50, 3).spec).message(), "field 'gpus': 3 requested, the cluster has 2");
   EXPECT_EQ(s->CanEverFit(Queued(1, 50, 1, 30000).spec).message(),
@@ -195,12 +243,39 @@ TEST(PolicySchedulerTest, PredictiveFeedbackUsesObservations) {
   }
 }
 
+// The observation is weighed against the prediction by their uncertainties
+// (sim::CombineObservation, the simulator's estimator): job 1 (predicted 50)
+// runs alone on GPU 0 and its counter reads 60. With a narrow interval
+// (50 +- 2.56: sd 2) the estimate stays near the prediction (52.8), so job 2
+// (45) still fits GPU 0 (97.8 <= 100); with no interval (sd 28.9) the
+// observation decides (59.8): 104.8 > 100, GPU 1.
+TEST(PolicySchedulerTest, PredictiveFeedbackWeighsTheObservationAgainstThePredictionsInterval) {
+  for (bool narrow : {true, false}) {
+    auto s = Make("2x RTX3090", "predictive-feedback");
+    ASSERT_TRUE(s);
+    Job r = Queued(1, 50);
+    if (narrow) {
+      r.prediction.util_lo = 50 - 2 * 1.2815515655446004;
+      r.prediction.util_hi = 50 + 2 * 1.2815515655446004;
+    }
+    r.state = JobState::kRunning;
+    r.placement = {0};
+    ASSERT_TRUE(s->Start(r).ok());
+    s->Observe(1, 60);
+    auto ps = s->Plan({Queued(2, 45)}, 0);
+    ASSERT_TRUE(ps.ok()) << ps.message();
+    ASSERT_EQ(ps->size(), 1u);
+    EXPECT_EQ((*ps)[0].gpus, std::vector<int>({narrow ? 0 : 1})) << "narrow " << narrow;
+  }
+}
+
 TEST(PolicySchedulerTest, Errors) {
   auto bad = NewPolicyScheduler("2x RTX3090", "fastest", DataDir());
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.message(), HasSubstr("unknown policy 'fastest': want one of slot, profiling, profiling-pool, "
-                                       "profiling-exclusive, predictive"));
-  for (const char* p : {"profiling", "profiling-pool", "profiling-exclusive"}) {
+                                       "profiling-exclusive, profiling-interference-aware, predictive"));
+  for (const char* p :
+       {"profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware", "predictive-hybrid"}) {
     bad = NewPolicyScheduler("2x RTX3090", p, DataDir());
     ASSERT_FALSE(bad.ok());
     EXPECT_THAT(bad.message(), HasSubstr("solo profiling run, which the service cannot schedule")) << p;

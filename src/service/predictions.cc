@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "service/http_util.h"
@@ -9,7 +11,8 @@
 
 namespace gpucast::service {
 
-Result<OpenedJob> Predictions::Open(const JobRequest& req, std::string_view body, int* http_status) {
+Result<OpenedJob> Predictions::Open(const JobRequest& req, std::string_view body, int* http_status,
+                                    double max_seconds) {
   OpenedJob out;
   out.spec = req.spec;
   if (req.upload) {
@@ -38,7 +41,19 @@ Result<OpenedJob> Predictions::Open(const JobRequest& req, std::string_view body
     // Each network's file, under the model roots (or as the deputy's user).
     for (const ModelPart& part : req.spec.Parts()) {
       ReadAsFailure why = ReadAsFailure::kNone;
-      Result<OpenedModel> opened = req.read_as ? OpenAsUser(part.name, *req.read_as, &why) : roots_->Open(part.name);
+      // A content address is the model store's (whoever asks); a path, the roots' or the user's.
+      Result<OpenedModel> opened = store_ && IsContentAddress(part.name) ? store_->Open(part.name)
+                                   : req.read_as ? OpenAsUser(part.name, *req.read_as, &why, max_seconds)
+                                                 : roots_->Open(part.name);
+      if (why == ReadAsFailure::kTimeout) {
+        // A file on a hung filesystem: logged for the operator; the worker is free again.
+        std::fprintf(stderr, "gpucast serve: X-Gpucast-Read-As: %s (%d reads hanging)\n",
+                     ForLog(opened.message(), 1024).c_str(), HungDeputyReads());
+      }
+      if (why == ReadAsFailure::kBusy || why == ReadAsFailure::kTooLarge) {
+        *http_status = why == ReadAsFailure::kBusy ? 503 : 413;
+        return opened.status();
+      }
       if (why == ReadAsFailure::kServiceCannot) {
         // The operator's problem, logged for the operator; the user sees no reason about the file.
         std::fprintf(stderr, "gpucast serve: X-Gpucast-Read-As: %s\n", ForLog(opened.message(), 1024).c_str());
@@ -65,10 +80,12 @@ Result<OpenedJob> Predictions::Open(const JobRequest& req, std::string_view body
   return out;
 }
 
-Result<Prediction> Predictions::Predict(const OpenedJob& job, bool* cache_hit, int* http_status) {
+Result<Prediction> Predictions::Predict(const OpenedJob& job, bool* cache_hit, int* http_status, double max_seconds) {
   std::vector<int> fds;
   for (const OpenedModel& m : job.models) fds.push_back(m.fd.get());
   PredictInfo info;
+  info.max_seconds = max_seconds;
+  if (job.read_as) info.cache_scope = "uid:" + std::to_string(job.read_as->uid);
   Result<Prediction> pred = engine_->Predict(job.spec, fds, &info);
   *cache_hit = info.cache_hit;
   metrics_->ObservePrediction(pred.ok(), info.cache_hit);
@@ -88,10 +105,15 @@ Result<Prediction> Predictions::Predict(const OpenedJob& job, bool* cache_hit, i
   return pred;
 }
 
-Result<Predicted> Predictions::Run(const JobRequest& req, std::string_view body, int* http_status) {
-  ASSIGN_OR_RETURN(OpenedJob opened, Open(req, body, http_status));
+Result<Predicted> Predictions::Run(const JobRequest& req, std::string_view body, int* http_status,
+                                   double max_seconds) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  ASSIGN_OR_RETURN(OpenedJob opened, Open(req, body, http_status, max_seconds));
   Predicted out;
-  ASSIGN_OR_RETURN(out.prediction, Predict(opened, &out.cache_hit, http_status));
+  double left = 0;
+  if (max_seconds > 0) left = std::max(1e-3, max_seconds - std::chrono::duration<double>(Clock::now() - start).count());
+  ASSIGN_OR_RETURN(out.prediction, Predict(opened, &out.cache_hit, http_status, left));
   out.spec = std::move(opened.spec);
   return out;
 }

@@ -12,6 +12,7 @@
 #include "service/engine.h"
 #include "service/metrics.h"
 #include "service/model_roots.h"
+#include "service/model_store.h"
 #include "service/request.h"
 #include "service/uploads.h"
 #include "util/status.h"
@@ -44,18 +45,28 @@ class Predictions {
       : engine_(engine), roots_(roots), uploads_(uploads), metrics_(metrics), deputy_min_uid_(deputy_min_uid) {}
 
   // Opens the request's model files. `body` is the upload for an upload
-  // request. Errors set *http_status (403 a refused read-as identity, 422 a
-  // file refused, 500/507 an upload not stored).
-  Result<OpenedJob> Open(const JobRequest& req, std::string_view body, int* http_status);
+  // request. `max_seconds` (> 0) caps the wait for files read as the
+  // deputy's user (read_as.h). Errors set *http_status (403 a refused
+  // read-as identity, 422 a file refused or its read past the deadline, 413
+  // a graph over the reader's bytes limit, 503 too many reads hanging,
+  // 500/507 an upload not stored).
+  Result<OpenedJob> Open(const JobRequest& req, std::string_view body, int* http_status, double max_seconds = 0);
 
   // The engine's prediction for an opened job. Errors set *http_status (413
   // a graph over the bytes limit, 422 a graph refused or over another limit,
   // 503 the analysis pool full). A file opened as a user that is not an ONNX
-  // model gets the message an unreadable one gets.
-  Result<Prediction> Predict(const OpenedJob& job, bool* cache_hit, int* http_status);
+  // model gets the message an unreadable one gets. `max_seconds` (> 0) caps
+  // the analysis time below the service's limit (the client's deadline: the
+  // deputy's plugin gives up then). A job read as the deputy's user is
+  // cached for that user only (a user cannot learn from the answer's time
+  // whether another user's graph was analysed).
+  Result<Prediction> Predict(const OpenedJob& job, bool* cache_hit, int* http_status, double max_seconds = 0);
+
+  // Models named "sha256:<hex>" are opened from `store` (POST /v1/models); null: refused like any path.
+  void SetModelStore(const ModelStore* store) { store_ = store; }
 
   // Open, then Predict; nothing is kept (an upload is removed unless a job holds it).
-  Result<Predicted> Run(const JobRequest& req, std::string_view body, int* http_status);
+  Result<Predicted> Run(const JobRequest& req, std::string_view body, int* http_status, double max_seconds = 0);
 
  private:
   PredictionEngine* engine_;
@@ -63,6 +74,7 @@ class Predictions {
   UploadStore* uploads_;
   Metrics* metrics_;
   uid_t deputy_min_uid_;
+  const ModelStore* store_ = nullptr;
 };
 
 }  // namespace gpucast::service

@@ -8,12 +8,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+
+#include <atomic>
 #include <cerrno>
 #include <climits>
+#include <condition_variable>
+#include <cstdio>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include "graph/onnx_wire.h"
 
 namespace gpucast::service {
 
@@ -22,6 +31,15 @@ namespace {
 constexpr size_t kMaxPath = 4096;
 
 std::string Unreadable(const std::string& path, uid_t uid) { return UnreadableAsUser(path, uid); }
+
+std::string Shown(const std::string& path) { return path.size() > 512 ? path.substr(0, 512) + "..." : path; }
+
+std::string TooSlow(const std::string& path, uid_t uid, double seconds) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%g", seconds);
+  return "model '" + Shown(path) + "': reading it as uid " + std::to_string(uid) + " did not finish within " + s +
+         " s (a hung or slow filesystem?)";
+}
 
 // The user's groups as the login path would set them: the passwd entry's
 // primary group and getgrouplist of its name. false: no passwd entry (or the
@@ -86,7 +104,7 @@ Result<ReadAs> ParseReadAs(const std::string& header) {
 
 std::string UnreadableAsUser(const std::string& path, uid_t uid) {
   const std::string u = std::to_string(uid);
-  const std::string shown = path.size() > 512 ? path.substr(0, 512) + "..." : path;
+  const std::string shown = Shown(path);
   return "model '" + shown + "': cannot be read as uid " + u + " (it does not exist, uid " + u +
          " may not read it, or it is not a model file)";
 }
@@ -108,7 +126,67 @@ Status CheckReadAsIdentity(ReadAs who, uid_t min_uid) {
   return Status::Error("X-Gpucast-Read-As: gid " + std::to_string(who.gid) + " is not a group of uid " + u);
 }
 
-Result<OpenedModel> OpenAsUser(const std::string& path, ReadAs who, ReadAsFailure* failure) {
+namespace {
+
+std::mutex g_reader_mu;
+DeputyReader g_reader;            // GUARDED_BY(g_reader_mu); empty: the real one
+std::atomic<int> g_hung{0};       // reads whose caller gave up, still running
+
+DeputyReader CurrentReader() {
+  std::lock_guard<std::mutex> lock(g_reader_mu);
+  if (g_reader) return g_reader;
+  return [](int fd, std::chrono::steady_clock::time_point deadline, LoadFailure* why) {
+    WireLimits limits;
+    limits.max_kept_bytes = kDeputyMaxGraphBytes;
+    limits.deadline = deadline;
+    return ReadModelBytesWithoutWeightsFromFd(fd, limits, why);
+  };
+}
+
+// What the reading thread found; shared with it, since it may outlive the caller.
+struct PendingRead {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;        // GUARDED_BY(mu)
+  bool abandoned = false;   // GUARDED_BY(mu): the caller's deadline passed first
+  int become_error = 0;
+  bool opened = false;      // a regular file, not on a pseudo filesystem
+  std::string where;        // where it is, symlinks resolved
+  Result<std::string> bytes = Status::Error("not read");
+  LoadFailure why = LoadFailure::kNone;
+};
+
+// On the reading thread, as the user: open, check, read the bytes without weights.
+void ReadAsUserNow(PendingRead* st, const std::string& path, ReadAs who, const std::vector<gid_t>& groups,
+                   std::chrono::steady_clock::time_point deadline, const DeputyReader& reader) {
+  st->become_error = BecomeForFiles(who.uid, who.gid, groups);
+  if (st->become_error != 0) return;
+  // O_NONBLOCK: a FIFO does not block the open; O_NOCTTY: a terminal is not adopted.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  struct stat sb;
+  if (fd.get() < 0 || ::fstat(fd.get(), &sb) != 0 || !S_ISREG(sb.st_mode) || OnPseudoFilesystem(fd.get())) return;
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  char buf[PATH_MAX + 1];
+  const std::string link = "/proc/self/fd/" + std::to_string(fd.get());
+  ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
+  st->where = n > 0 ? std::string(buf, static_cast<size_t>(n)) : path;
+  if (IsSystemPath(st->where)) return;
+  st->opened = true;
+  st->bytes = reader(fd.get(), deadline, &st->why);
+}
+
+}  // namespace
+
+int HungDeputyReads() { return g_hung.load(); }
+
+void SetDeputyReaderForTesting(DeputyReader reader) {
+  std::lock_guard<std::mutex> lock(g_reader_mu);
+  g_reader = std::move(reader);
+}
+
+Result<OpenedModel> OpenAsUser(const std::string& path, ReadAs who, ReadAsFailure* failure, double seconds) {
+  using Clock = std::chrono::steady_clock;
   *failure = ReadAsFailure::kUnreadable;
   if (path.empty() || path[0] != '/' || path.size() > kMaxPath || path.find('\0') != std::string::npos ||
       IsSystemPath(path)) {
@@ -116,42 +194,75 @@ Result<OpenedModel> OpenAsUser(const std::string& path, ReadAs who, ReadAsFailur
   }
   std::vector<gid_t> groups;
   if (!GroupsOf(who.uid, &groups)) return Status::Error(Unreadable(path, who.uid));
-  int fd = -1, become_error = 0;
+  if (g_hung.load() >= kMaxHungDeputyReads) {
+    *failure = ReadAsFailure::kBusy;
+    return Status::Error("the service has " + std::to_string(g_hung.load()) + " reads of users' model files that " +
+                         "did not return (a hung filesystem?); refused until they do: retry later");
+  }
+  if (!(seconds > 0) || seconds > kDeputyReadSeconds) seconds = kDeputyReadSeconds;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  auto st = std::make_shared<PendingRead>();
   try {
-    // The identity dies with the thread: nothing to restore.
-    std::thread opener([&] {
-      become_error = BecomeForFiles(who.uid, who.gid, groups);
-      if (become_error != 0) return;
-      // O_NONBLOCK: a FIFO does not block the open; O_NOCTTY: a terminal is not adopted.
-      fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    });
-    opener.join();
+    // The identity dies with the thread: nothing to restore. Detached: a read
+    // that never returns (FUSE, NFS) keeps only this thread.
+    std::thread([st, path, who, groups, deadline, reader = CurrentReader()] {
+      ReadAsUserNow(st.get(), path, who, groups, deadline, reader);
+      std::lock_guard<std::mutex> lock(st->mu);
+      st->done = true;
+      if (st->abandoned) g_hung.fetch_sub(1);
+      st->cv.notify_all();
+    }).detach();
   } catch (const std::system_error& e) {
     *failure = ReadAsFailure::kServiceCannot;
     return Status::Error(std::string("cannot start a thread to read as the user: ") + e.what());
   }
-  if (become_error != 0) {
+  {
+    std::unique_lock<std::mutex> lock(st->mu);
+    if (!st->cv.wait_until(lock, deadline, [&] { return st->done; })) {
+      st->abandoned = true;
+      g_hung.fetch_add(1);
+      *failure = ReadAsFailure::kTimeout;
+      return Status::Error(TooSlow(path, who.uid, seconds));
+    }
+  }
+  if (st->become_error != 0) {
     *failure = ReadAsFailure::kServiceCannot;
     return Status::Error(std::string("the service cannot take uid ") + std::to_string(who.uid) +
-                         "'s file identity (" + std::strerror(become_error) +
+                         "'s file identity (" + std::strerror(st->become_error) +
                          "): run it as root or with CAP_SETUID and CAP_SETGID");
   }
-  UniqueFd owned(fd);
-  struct stat sb;
-  if (owned.get() < 0 || ::fstat(owned.get(), &sb) != 0 || !S_ISREG(sb.st_mode) || OnPseudoFilesystem(owned.get())) {
+  if (!st->opened) return Status::Error(Unreadable(path, who.uid));
+  if (!st->bytes.ok()) {
+    if (st->why == LoadFailure::kTimeout) {
+      *failure = ReadAsFailure::kTimeout;
+      return Status::Error(TooSlow(path, who.uid, seconds));
+    }
+    if (IsLimit(st->why)) {
+      *failure = ReadAsFailure::kTooLarge;
+      return Status::Error(Shown(path) + ": " + st->bytes.message());
+    }
+    // Not an ONNX model: the one message (the user learns nothing of a file it cannot read).
     return Status::Error(Unreadable(path, who.uid));
   }
-  int flags = ::fcntl(owned.get(), F_GETFL);
-  if (flags >= 0) ::fcntl(owned.get(), F_SETFL, flags & ~O_NONBLOCK);
-  // The path the file was found at, symlinks resolved (what the job records).
-  std::string where = path;
-  char buf[PATH_MAX + 1];
-  const std::string link = "/proc/self/fd/" + std::to_string(owned.get());
-  ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
-  if (n > 0) where.assign(buf, static_cast<size_t>(n));
-  if (IsSystemPath(where)) return Status::Error(Unreadable(path, who.uid));
+  // The bytes in an anonymous in-memory file: the analysis reads them there.
+  UniqueFd mem(static_cast<int>(::syscall(SYS_memfd_create, "gpucast-deputy-model", MFD_CLOEXEC)));
+  if (mem.get() < 0) {
+    *failure = ReadAsFailure::kServiceCannot;
+    return Status::Error(std::string("cannot create an in-memory file (memfd_create: ") + std::strerror(errno) + ")");
+  }
+  const std::string& b = *st->bytes;
+  for (size_t off = 0; off < b.size();) {
+    ssize_t w = ::write(mem.get(), b.data() + off, b.size() - off);
+    if (w <= 0) {
+      *failure = ReadAsFailure::kServiceCannot;
+      return Status::Error(std::string("cannot write an in-memory file: ") + std::strerror(errno));
+    }
+    off += static_cast<size_t>(w);
+  }
+  ::lseek(mem.get(), 0, SEEK_SET);
   *failure = ReadAsFailure::kNone;
-  return OpenedModel{std::move(owned), where};
+  return OpenedModel{std::move(mem), st->where};
 }
 
 Status CanReadAsOtherUsers() {

@@ -8,10 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -24,6 +28,10 @@ namespace fs = std::filesystem;
 
 constexpr uid_t kNobody = 65534;  // Debian's nobody:nogroup
 constexpr uid_t kDaemon = 1;      // Debian's daemon:daemon, another account
+
+// A minimal ONNX ModelProto: only producer_name (field 2) = `text`. OpenAsUser
+// reads models (bytes without weights), so the files are models.
+std::string Proto(const std::string& text) { return std::string("\x12") + static_cast<char>(text.size()) + text; }
 
 std::string ReadAll(int fd) {
   std::string out;
@@ -101,7 +109,7 @@ class ReadAsRootTest : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   static void Write(const std::string& p, const std::string& text, mode_t mode, uid_t uid, gid_t gid) {
-    std::ofstream(p) << text;
+    std::ofstream(p) << Proto(text);
     ASSERT_EQ(chown(p.c_str(), uid, gid), 0);
     ASSERT_EQ(chmod(p.c_str(), mode), 0);
   }
@@ -114,7 +122,7 @@ TEST_F(ReadAsRootTest, TheUserReadsWhatTheUserMayRead) {
   auto own = OpenAsUser(dir_ + "/user/m.onnx", {kNobody, kNobody}, &why);
   ASSERT_TRUE(own.ok()) << own.message();
   EXPECT_EQ(why, ReadAsFailure::kNone);
-  EXPECT_EQ(ReadAll(own->fd.get()), "user's model");
+  EXPECT_EQ(ReadAll(own->fd.get()), Proto("user's model"));
   EXPECT_EQ(own->path, dir_ + "/user/m.onnx");
   // Through a symlink: recorded where the file is.
   auto linked = OpenAsUser(dir_ + "/link.onnx", {kNobody, kNobody}, &why);
@@ -123,7 +131,7 @@ TEST_F(ReadAsRootTest, TheUserReadsWhatTheUserMayRead) {
   // The group's file, by the primary gid.
   auto group = OpenAsUser(dir_ + "/group.onnx", {kNobody, kNobody}, &why);
   ASSERT_TRUE(group.ok()) << group.message();
-  EXPECT_EQ(ReadAll(group->fd.get()), "group model");
+  EXPECT_EQ(ReadAll(group->fd.get()), Proto("group model"));
 }
 
 TEST_F(ReadAsRootTest, WhatTheUserMayNotReadIsRefusedLikeAMissingFile) {
@@ -165,7 +173,7 @@ TEST_F(ReadAsRootTest, WhatTheUserMayNotReadIsRefusedLikeAMissingFile) {
   // The rest of the process keeps its identity.
   int fd = ::open((dir_ + "/root/m.onnx").c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
-  EXPECT_EQ(ReadAll(fd), "root's model");
+  EXPECT_EQ(ReadAll(fd), Proto("root's model"));
   ::close(fd);
 }
 
@@ -186,6 +194,81 @@ TEST_F(ReadAsRootTest, ConcurrentReadersDoNotLeakIdentities) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// A file the user may read that is not an ONNX model gets the one message.
+TEST_F(ReadAsRootTest, NotAModelIsRefusedLikeAMissingFile) {
+  std::ofstream(dir_ + "/text.onnx") << "this is not a model\n";
+  ASSERT_EQ(chmod((dir_ + "/text.onnx").c_str(), 0644), 0);
+  ReadAsFailure why;
+  auto r = OpenAsUser(dir_ + "/text.onnx", {kNobody, kNobody}, &why);
+  EXPECT_EQ(r.message(), UnreadableAsUser(dir_ + "/text.onnx", kNobody));
+  EXPECT_EQ(why, ReadAsFailure::kUnreadable);
+}
+
+// Issue 31 item 3: a file whose read never returns (a hung FUSE or NFS mount)
+// held the worker that read it for as long as it hung; 16 such reads held
+// every worker and /healthz. Here the read blocks until the test lets it go:
+// each caller gets its answer at its deadline, and once kMaxHungDeputyReads
+// reads hang, further calls are refused at once, without starting a read.
+TEST_F(ReadAsRootTest, AReadThatNeverReturnsCostsItsCallerOnlyTheDeadline) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> started{0};
+  SetDeputyReaderForTesting([&](int, std::chrono::steady_clock::time_point, LoadFailure* why) -> Result<std::string> {
+    ++started;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return release; });
+    *why = LoadFailure::kNotAModel;
+    return Status::Error("released");
+  });
+  std::vector<std::future<std::pair<ReadAsFailure, std::string>>> calls;
+  for (int i = 0; i < 16; ++i) {
+    calls.push_back(std::async(std::launch::async, [&] {
+      ReadAsFailure why = ReadAsFailure::kNone;
+      auto r = OpenAsUser(dir_ + "/user/m.onnx", {kNobody, kNobody}, &why, 0.2);
+      return std::make_pair(why, r.message());
+    }));
+  }
+  int timed_out = 0, busy = 0;
+  for (auto& c : calls) {
+    // Without a deadline these would wait until the release below: never.
+    ASSERT_EQ(c.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "a hung read held its caller";
+    auto [why, msg] = c.get();
+    if (why == ReadAsFailure::kTimeout) {
+      ++timed_out;
+      EXPECT_EQ(msg, "model '" + dir_ + "/user/m.onnx': reading it as uid 65534 did not finish within 0.2 s (a hung "
+                     "or slow filesystem?)");
+    } else {
+      ++busy;
+      EXPECT_EQ(why, ReadAsFailure::kBusy) << msg;
+    }
+  }
+  // At least the cap hung (calls racing past the check may add a few); the rest were refused.
+  EXPECT_GE(timed_out, kMaxHungDeputyReads);
+  EXPECT_EQ(timed_out + busy, 16);
+  // A refused call starts no read (a read that timed out may still be on its way to the reader).
+  for (int i = 0; i < 500 && started.load() < timed_out; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(started.load(), timed_out);
+  EXPECT_EQ(HungDeputyReads(), timed_out);
+  ReadAsFailure why;
+  auto refused = OpenAsUser(dir_ + "/user/m.onnx", {kNobody, kNobody}, &why, 0.2);
+  EXPECT_EQ(why, ReadAsFailure::kBusy);
+  EXPECT_EQ(refused.message(), "the service has " + std::to_string(timed_out) + " reads of users' model files that "
+                               "did not return (a hung filesystem?); refused until they do: retry later");
+  // The filesystem answers again: the hung reads end, and reading works.
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  SetDeputyReaderForTesting(nullptr);
+  for (int i = 0; i < 300 && HungDeputyReads() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(HungDeputyReads(), 0);
+  auto again = OpenAsUser(dir_ + "/user/m.onnx", {kNobody, kNobody}, &why);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(ReadAll(again->fd.get()), Proto("user's model"));
 }
 
 }  // namespace

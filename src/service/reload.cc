@@ -3,6 +3,9 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
+#include <cstdio>
+
 namespace gpucast::service {
 
 Result<std::unique_ptr<ReloadingEngine>> ReloadingEngine::Create(const std::string& file, Loader load) {
@@ -61,22 +64,44 @@ void BlockReloadSignal() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-ReloadOnSignal::ReloadOnSignal(std::function<void()> on_hup) : on_hup_(std::move(on_hup)) {
-  thread_ = std::thread([this] {
+struct ReloadOnSignal::State {
+  std::atomic<bool> stop{false};
+  std::function<void()> on_hup;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool exited = false;  // GUARDED_BY(mu)
+};
+
+ReloadOnSignal::ReloadOnSignal(std::function<void()> on_hup, double stop_wait_s)
+    : state_(std::make_shared<State>()), stop_wait_s_(stop_wait_s) {
+  state_->on_hup = std::move(on_hup);
+  thread_ = std::thread([st = state_] {
     sigset_t set = HupSet();
     while (true) {
       int sig = 0;
       if (sigwait(&set, &sig) != 0) continue;
-      if (stop_) return;
-      on_hup_();
+      if (st->stop) break;
+      st->on_hup();
     }
+    std::lock_guard<std::mutex> lock(st->mu);
+    st->exited = true;
+    st->cv.notify_all();
   });
 }
 
 ReloadOnSignal::~ReloadOnSignal() {
-  stop_ = true;
+  state_->stop = true;
   pthread_kill(thread_.native_handle(), SIGHUP);  // wakes sigwait (SIGHUP is blocked, so it is queued)
-  thread_.join();
+  std::unique_lock<std::mutex> lock(state_->mu);
+  if (state_->cv.wait_for(lock, std::chrono::duration<double>(stop_wait_s_), [this] { return state_->exited; })) {
+    lock.unlock();
+    thread_.join();
+    return;
+  }
+  lock.unlock();
+  std::fprintf(stderr, "gpucast serve: a reload is still under way after %g s (a file that does not answer?); "
+                       "stopping without it\n", stop_wait_s_);
+  thread_.detach();
 }
 
 }  // namespace gpucast::service

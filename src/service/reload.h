@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -52,17 +53,21 @@ Result<std::unique_ptr<PredictionEngine>> NewReloadingPredictorEngine(const std:
 void BlockReloadSignal();
 
 // While it lives, a thread waits for SIGHUP and calls `on_hup` for each.
+// The destructor waits at most `stop_wait_s` for a reload under way: a
+// reload stuck on a file (a hung mount) cannot keep the process from
+// stopping; its thread is then left behind, detached.
 // REQUIRES: BlockReloadSignal() ran in the threads that existed before.
 class ReloadOnSignal {
  public:
-  explicit ReloadOnSignal(std::function<void()> on_hup);
+  explicit ReloadOnSignal(std::function<void()> on_hup, double stop_wait_s = 2);
   ~ReloadOnSignal();
   ReloadOnSignal(const ReloadOnSignal&) = delete;
   ReloadOnSignal& operator=(const ReloadOnSignal&) = delete;
 
  private:
-  std::atomic<bool> stop_{false};
-  std::function<void()> on_hup_;
+  struct State;
+  std::shared_ptr<State> state_;  // shared with the thread, which may outlive this object
+  double stop_wait_s_;
   std::thread thread_;
 };
 

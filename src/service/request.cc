@@ -16,6 +16,16 @@ using nlohmann::json;
 
 namespace {
 
+// The GPU a job that names none is predicted for: the cluster's; on a mixed
+// cluster none (the job's GPU type decides its prediction and its GPUs).
+Result<std::string> DefaultGpu(const RequestDefaults& d, const std::string& what) {
+  if (!d.gpu.empty() || d.cluster_gpus.empty()) return d.gpu;
+  std::string types;
+  for (const std::string& t : d.cluster_gpus) types += (types.empty() ? "" : ", ") + t;
+  return Status::Error(what + ": missing; the cluster has GPUs of several types (" + types +
+                       "): name the one the job runs on");
+}
+
 constexpr int64_t kMaxBatch = int64_t{1} << 24;
 constexpr int64_t kMaxGpus = 1024;
 constexpr int64_t kMaxDim = int64_t{1} << 24;
@@ -147,17 +157,32 @@ Status ParseUploadParams(const std::multimap<std::string, std::string>& params, 
       }
       if (key == "mem_mib") spec->mem_mib = v.get<double>();
       else spec->duration_s = v.get<double>();
+    } else if (key == "mig" || key == "interconnect") {
+      if (value.size() > 256) return Status::Error("parameter '" + key + "': at most 256 bytes");
+      (key == "mig" ? spec->mig : spec->interconnect) = value;
+    } else if (key == "nodes") {
+      ASSIGN_OR_RETURN(spec->nodes, ParseIntParam(key, value, 1, kMaxGpus));
+    } else if (key == "level") {
+      json v = json::parse(value, nullptr, false);
+      if (!v.is_number() || !(v.get<double>() >= 0.01 && v.get<double>() <= 0.99)) {
+        return Status::Error("parameter 'level': want the interval's central probability in [0.01, 0.99], got '" +
+                             Shown(value) + "'");
+      }
+      spec->level = v.get<double>();
     } else if (key.rfind("attr.", 0) == 0 && key.size() > 5) {
       RETURN_IF_ERROR(AddAttr(key.substr(5), value, spec));
     } else if (key.rfind("dim.", 0) == 0 && key.size() > 4) {
       ASSIGN_OR_RETURN(spec->dims[key.substr(4)], ParseIntParam(key, value, 1, kMaxDim));
     } else {
       return Status::Error("unknown query parameter '" + Shown(key) +
-                           "' (known: batch, amp, gpus, gpu, name, duration_s, mem_mib, attr.KEY, dim.NAME)");
+                           "' (known: batch, amp, gpus, gpu, name, duration_s, mem_mib, mig, nodes, interconnect, level, attr.KEY, "
+                           "dim.NAME)");
     }
   }
   if (!have_batch) return Status::Error("parameter 'batch': missing (the batch size, an integer >= 1)");
-  if (spec->gpu.empty()) spec->gpu = d.gpu;
+  if (spec->gpu.empty()) {
+    ASSIGN_OR_RETURN(spec->gpu, DefaultGpu(d, "parameter 'gpu'"));
+  }
   return Status::Ok();
 }
 
@@ -217,9 +242,17 @@ Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& d)
     } else if (key == "duration_s") {
       ASSIGN_OR_RETURN(double s, NumberField(v, "duration_s", 0, 1e12, "a number of seconds in [0, 1e12]"));
       spec.duration_s = s;
+    } else if (key == "mig" || key == "interconnect") {
+      if (!v.is_string() || v.get<std::string>().size() > 256) return FieldError(key, "a string of at most 256 bytes, got " + Got(v));
+      (key == "mig" ? spec.mig : spec.interconnect) = v.get<std::string>();
+    } else if (key == "nodes") {
+      ASSIGN_OR_RETURN(spec.nodes, IntField(v, "nodes", 1, kMaxGpus));
+    } else if (key == "level") {
+      ASSIGN_OR_RETURN(spec.level, NumberField(v, "level", 0.01, 0.99, "the interval's central probability in [0.01, 0.99]"));
     } else {
       return Status::Error("unknown field '" + Shown(key) +
-                           "' (known: model, models, batch, amp, gpus, gpu, name, attrs, dims, mem_mib, duration_s)");
+                           "' (known: model, models, batch, amp, gpus, gpu, name, attrs, dims, mem_mib, duration_s, "
+                           "mig, nodes, interconnect, level)");
     }
   }
   if (have_model && have_models) {
@@ -234,7 +267,9 @@ Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& d)
     // One network run once per step is a plain job: one stored form.
     if (spec.models.size() == 1 && spec.models[0].repeat == 1) spec.models.clear();
   }
-  if (spec.gpu.empty()) spec.gpu = d.gpu;
+  if (spec.gpu.empty()) {
+    ASSIGN_OR_RETURN(spec.gpu, DefaultGpu(d, "field 'gpu'"));
+  }
   return spec;
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "service/job.h"
 #include "service/read_as.h"
@@ -19,6 +20,9 @@ namespace gpucast::service {
 // What the service adds to every request.
 struct RequestDefaults {
   std::string gpu = "RTX3090";  // canonical GPU type predicted for when a job names none (the cluster's)
+  // A mixed cluster's GPU types (--cluster with node groups of several types;
+  // `gpu` is then ""): a job must name one of them ("field 'gpu': ...").
+  std::vector<std::string> cluster_gpus;
   int max_json_depth = 32;      // deeper JSON nesting is refused before parsing
 };
 

@@ -45,6 +45,46 @@ TEST(RequestTest, DefaultsAndTheClustersGpu) {
   EXPECT_EQ(ParseSpecJson(R"({"model": "x.onnx", "batch": 1, "gpu": "T4"})", h100)->gpu, "T4");
 }
 
+// A mixed cluster (issue 31): no default GPU; a job names the one it runs on.
+TEST(RequestTest, AMixedClusterWantsTheJobsGpu) {
+  RequestDefaults mixed;
+  mixed.gpu = "";
+  mixed.cluster_gpus = {"A100-80GB", "H100"};
+  EXPECT_EQ(ParseSpecJson(R"({"model": "x.onnx", "batch": 1})", mixed).message(),
+            "field 'gpu': missing; the cluster has GPUs of several types (A100-80GB, H100): name the one the job "
+            "runs on");
+  EXPECT_EQ(ParseSpecJson(R"({"model": "x.onnx", "batch": 1, "gpu": "h100"})", mixed)->gpu, "H100");
+  RequestParts up;
+  up.content_type = "application/octet-stream";
+  up.params = {{"batch", "1"}};
+  up.body = "x";
+  int status = 0;
+  EXPECT_THAT(ParseJobRequest(up, mixed, &status).message(), HasSubstr("parameter 'gpu': missing; the cluster has"));
+}
+
+// Issue 31: POST /v1/predict takes every input gpucast predict takes.
+TEST(RequestTest, PredictOnlyInputsOfGpucastPredict) {
+  auto spec = Json(R"({"model": "x.onnx", "batch": 8, "gpus": 4, "nodes": 2, "mig": "3g.40gb",
+                       "interconnect": "pcie4x16,ib200", "level": 0.9})");
+  ASSERT_TRUE(spec.ok()) << spec.message();
+  EXPECT_EQ(spec->nodes, 2);
+  EXPECT_EQ(spec->mig, "3g.40gb");
+  EXPECT_EQ(spec->interconnect, "pcie4x16,ib200");
+  EXPECT_DOUBLE_EQ(spec->level, 0.9);
+  EXPECT_THAT(Json(R"({"model": "x.onnx", "batch": 8, "level": 1.5})").message(), HasSubstr("field 'level'"));
+  EXPECT_THAT(Json(R"({"model": "x.onnx", "batch": 8, "nodes": 0})").message(), HasSubstr("field 'nodes'"));
+  RequestParts up;
+  up.content_type = "application/octet-stream";
+  up.params = {{"batch", "1"}, {"nodes", "2"}, {"mig", "1g.10gb"}, {"level", "0.5"}, {"interconnect", "nvlink"}};
+  up.body = "x";
+  int status = 0;
+  Result<JobRequest> r = ParseJobRequest(up, RequestDefaults(), &status);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->spec.nodes, 2);
+  EXPECT_EQ(r->spec.mig, "1g.10gb");
+  EXPECT_DOUBLE_EQ(r->spec.level, 0.5);
+}
+
 // Finding 8 of issue 20: the API mirrors the CLI.
 TEST(RequestTest, BatchIsRequiredAndNumbersAreNumbers) {
   EXPECT_EQ(Json(R"({"model": "x"})").message(), "field 'batch': missing (the batch size, an integer >= 1)");

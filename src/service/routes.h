@@ -6,6 +6,7 @@
 //   routes_admin.cc         POST /v1/admin/reload
 //   routes_health.cc        GET /healthz, GET /metrics
 //   routes_k8s.cc           POST /k8s/v1/mutate, /k8s/v1/filter, /k8s/v1/prioritize
+//   routes_models.cc        POST /v1/models, GET /v1/models/sha256:{hex}
 // A handler decodes the request (request.h, http_util.h), calls one library
 // function (jobs.h, predictions.h, closed_loop.h) and encodes its answer.
 // Admission (token, method, body) happened before (admission.h). Adding a
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,7 +30,11 @@ struct Response;
 
 namespace gpucast::service {
 
+namespace k8s {
+class PodView;
+}  // namespace k8s
 class Jobs;
+class ModelStore;
 class Predictions;
 class ClosedLoop;
 class Metrics;
@@ -41,10 +47,19 @@ struct RequestDefaults;
 // extender (docs/kubernetes.md). Off unless `enabled`.
 struct K8sConfig {
   bool enabled = false;
-  k8s::ShareOptions share;          // --k8s-share, --k8s-headroom
+  k8s::ShareOptions share;          // --k8s-share, --k8s-headroom (default: the interval's upper end)
   bool fail_open = false;           // --k8s-fail-open: a pod gpucast cannot size is allowed unchanged, with a warning
   std::vector<std::string> nodes;   // --k8s-node: the n-th names the cluster's n-th node
   sim::InterferenceModel physics;   // co-location physics the extender scores by (fitted to the measured pairs)
+  // --k8s-share-key-file: signs the webhook's gpucast.io/share, which the
+  // extender trusts only when the signature verifies (k8s_share.h).
+  std::string share_key;
+  // --k8s-watch-pods: the running pods the extender adds to its view (k8s_pods.h); null = off.
+  std::shared_ptr<k8s::PodView> pods;
+  // --k8s-webhook-auth none: POST /k8s/v1/mutate takes any caller (a managed
+  // control plane sends neither a client certificate nor a token); the
+  // extender routes keep the certificate or token.
+  bool webhook_open = false;
 };
 
 using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
@@ -68,6 +83,7 @@ struct RouteContext {
   JobStore* store;
   const RequestDefaults* defaults;
   const K8sConfig* k8s;
+  ModelStore* models = nullptr;  // POST /v1/models (model_store.h)
 };
 
 std::vector<Route> JobRoutes(const RouteContext& ctx);
@@ -77,6 +93,7 @@ std::vector<Route> ClusterRoutes(const RouteContext& ctx);
 std::vector<Route> AdminRoutes(const RouteContext& ctx);
 std::vector<Route> HealthRoutes(const RouteContext& ctx);
 std::vector<Route> K8sRoutes(const RouteContext& ctx);  // none unless ctx.k8s->enabled
+std::vector<Route> ModelRoutes(const RouteContext& ctx);  // none without ctx.models
 
 // The parts of `req` a job request is parsed from (request.h).
 struct RequestParts;

@@ -1,8 +1,12 @@
 // POST/GET /v1/jobs, GET/DELETE /v1/jobs/{id} through a real HTTP server
 // (service_fixture.h): submission, field errors, uploads, idempotency, paging,
 // cancellation, placement or the reason a job waits.
-#include <algorithm>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+
+#include "service/read_as.h"
 #include "service/service_fixture.h"
 #include "service/sha256.h"
 
@@ -461,6 +465,17 @@ TEST_F(ServiceTest, DeputyReadsModelsAsTheSubmittingUser) {
   opts_.deputy_token = "deputy-token";
   opts_.deputy_min_uid = 1000;
   StartServer();
+  // This server's engine is the fake one (its "models" are text): the deputy hands it the
+  // file's bytes as they are, instead of an ONNX model's bytes without weights (read_as.h).
+  SetDeputyReaderForTesting([](int fd, std::chrono::steady_clock::time_point, LoadFailure*) -> Result<std::string> {
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    return out;
+  });
+  struct Restore {
+    ~Restore() { SetDeputyReaderForTesting(nullptr); }
+  } restore;
   // nobody (65534) is uid >= 1000 with its own group 65534 (nogroup on Debian).
   const httplib::Headers deputy = {{"Authorization", "Bearer deputy-token"}, {"X-Gpucast-Read-As", "65534:65534"}};
   auto r = PostJson("/v1/predict", {{"model", outside + "/user/m.onnx"}, {"batch", 3}}, deputy);

@@ -14,11 +14,14 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "service/analysis.h"
 #include "service/http_util.h"
 #include "service/job.h"
 #include "service/jobs.h"
 #include "service/k8s_admission.h"
 #include "service/k8s_extender.h"
+#include "service/k8s_pods.h"
+#include "service/k8s_share.h"
 #include "service/predictions.h"
 #include "service/request.h"
 #include "service/routes.h"
@@ -75,79 +78,146 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   if (!job.ok()) return refuse(job.message());
   if (!job->annotated) return answer(k8s::AllowReview(r.uid, nullptr));
 
-  // The POST /v1/predict path, on the job the annotations describe.
-  json request = job->request;
-  if (!job->gpu.empty()) request["gpu"] = job->gpu;
-  const std::string text = Dump(request);
-  RequestParts parts;
-  parts.content_type = "application/json";
-  parts.body = text;
-  int status = 400;
-  Result<JobRequest> parsed = ParseJobRequest(parts, *ctx.defaults, &status);
-  if (!parsed.ok()) return refuse("gpucast.io annotations: " + parsed.message());
-  Result<Predicted> pred = ctx.predictions->Run(*parsed, text, &status);
-  if (!pred.ok()) return refuse(pred.message());
-
+  // The analysis, if the graph is not cached, runs as the webhook's: its own
+  // threads and queue, a deadline under the API server's timeout, and
+  // round-robin by namespace (analysis.h).
+  AnalysisClassScope webhook_analysis({r.ns, true});
+  // The POST /v1/predict path, on the job the annotations describe, for `gpu`
+  // (the pod's gpucast.io/gpu, or "" for the cluster's).
+  int64_t batch = 0;
+  auto predict_for = [&](const std::string& gpu) -> Result<k8s::Sizing> {
+    json request = job->request;
+    if (!gpu.empty()) request["gpu"] = gpu;
+    const std::string text = Dump(request);
+    RequestParts parts;
+    parts.content_type = "application/json";
+    parts.body = text;
+    int status = 400;
+    Result<JobRequest> parsed = ParseJobRequest(parts, *ctx.defaults, &status);
+    if (!parsed.ok()) return parsed.status().Prefixed("gpucast.io annotations");
+    Result<Predicted> pred = ctx.predictions->Run(*parsed, text, &status);
+    if (!pred.ok()) return pred.status();
+    batch = pred->spec.batch;
+    k8s::Sizing s;
+    s.gpu = pred->spec.gpu;
+    s.util = pred->prediction.util;
+    s.util_lo = pred->prediction.util_lo;
+    s.util_hi = pred->prediction.util_hi;
+    k8s::MemoryFromPrediction(pred->prediction, &s);
+    k8s::StepFromPrediction(pred->prediction, &s);
+    s.capacity_mib = GpuCapacityMib(s.gpu);
+    if (s.capacity_mib <= 0) return Status::Error("GPU " + s.gpu + " has no memory size in gpucast's GPU table");
+    return s;
+  };
+  // On a mixed cluster a pod that names no GPU is sized for each type (the
+  // extender then uses the share of the type of the node it weighs), leaving
+  // out the types whose memory the job does not fit.
+  std::vector<k8s::Sizing> per_gpu;
   k8s::Sizing s;
-  s.gpu = pred->spec.gpu;
-  s.util = pred->prediction.util;
-  s.util_lo = pred->prediction.util_lo;
-  s.util_hi = pred->prediction.util_hi;
-  k8s::MemoryFromPrediction(pred->prediction, &s);
-  k8s::StepFromPrediction(pred->prediction, &s);
-  s.capacity_mib = GpuCapacityMib(s.gpu);
-  if (s.capacity_mib <= 0) return refuse("GPU " + s.gpu + " has no memory size in gpucast's GPU table");
-  Result<k8s::Mutation> m = k8s::BuildMutation(r.object, *job, s, ctx.k8s->share);
+  if (job->gpu.empty() && !ctx.defaults->cluster_gpus.empty()) {
+    std::string first_error;
+    for (const std::string& gpu : ctx.defaults->cluster_gpus) {
+      Result<k8s::Sizing> one = predict_for(gpu);
+      if (!one.ok()) return refuse(one.message());
+      Result<k8s::Mutation> fits = k8s::BuildMutation(r.object, *job, *one, ctx.k8s->share);
+      if (!fits.ok()) {
+        if (first_error.empty()) first_error = fits.message();
+        continue;
+      }
+      per_gpu.push_back(*one);
+    }
+    if (per_gpu.empty()) return refuse(first_error);
+    s = k8s::CombinedSizing(per_gpu);
+  } else {
+    Result<k8s::Sizing> one = predict_for(job->gpu);
+    if (!one.ok()) return refuse(one.message());
+    s = *one;
+  }
+  Result<k8s::Mutation> m = k8s::BuildMutation(r.object, *job, s, ctx.k8s->share, per_gpu);
   if (!m.ok()) return refuse(m.message());
+  // The share's signature over the pod as patched: the extender trusts the share only if it verifies.
+  json patched = r.object.patch(m->patch);
+  m->patch.push_back({{"op", "add"},
+                      {"path", "/metadata/annotations/" + k8s::JsonPointerEscape(k8s::kAnnShareSignature)},
+                      {"value", k8s::ShareSignature(ctx.k8s->share_key, k8s::ShareSignedText(r.ns, patched))}});
   std::fprintf(stderr, "gpucast serve: k8s: %s: %s batch %lld on %s x%lld: predicted %.2f%% -> %s\n",
                ForLog(who).c_str(), ForLog(job->request.contains("model") ? job->request["model"].get<std::string>()
                                                                           : job->request["models"].dump())
                                         .c_str(),
-               static_cast<long long>(pred->spec.batch), s.gpu.c_str(), static_cast<long long>(job->gpus), s.util,
-               m->summary.c_str());
+               static_cast<long long>(batch), per_gpu.size() > 1 ? "each GPU type" : s.gpu.c_str(),
+               static_cast<long long>(job->gpus), s.util, m->summary.c_str());
   answer(k8s::AllowReview(r.uid, &*m));
 }
 
 // The verdict on every node offered; errors: 400 malformed arguments or a
 // malformed gpucast.io/share (as the extender's Error for filter).
-struct Verdicts {
+struct Decided {
   k8s::ExtenderArgs args;
-  std::vector<k8s::NodeVerdict> v;
+  k8s::Verdicts v;
 };
-Result<Verdicts> Decide(const RouteContext& ctx, const std::string& body, int* http_status) {
+Result<Decided> Decide(const RouteContext& ctx, const std::string& body, int* http_status) {
   *http_status = 400;
   RETURN_IF_ERROR(CheckJsonBody(body, ctx.defaults->max_json_depth));
-  Verdicts out;
+  Decided out;
   ASSIGN_OR_RETURN(out.args, k8s::ParseExtenderArgs(body));
   ASSIGN_OR_RETURN(k8s::PodShare share, k8s::ReadPodShare(out.args.pod));
+  const json& meta = out.args.pod["metadata"];
+  if (share.sized && !k8s::ShareVerifies(ctx.k8s->share_key, meta.value("namespace", std::string()), out.args.pod)) {
+    // A share gpucast did not sign for this pod (written or copied by the pod's owner): fail every node.
+    k8s::NodeVerdict refused;
+    refused.reason = std::string("gpucast: the pod's ") + k8s::kAnnShare + " is not gpucast's (" +
+                     k8s::kAnnShareSignature + " missing or not for this pod); recreate the pod so that gpucast's "
+                     "webhook sizes it";
+    out.v.distinct = {refused};
+    out.v.of.assign(out.args.size(), 0);
+    return out;
+  }
   *http_status = 500;
   ASSIGN_OR_RETURN(auto nodes, k8s::NodesFromCluster(ctx.jobs->ClusterJson(), ctx.k8s->nodes));
-  for (const std::string& name : out.args.node_names) {
-    auto it = nodes.find(name);
-    out.v.push_back(k8s::Evaluate(share, it == nodes.end() ? nullptr : &it->second, ctx.k8s->physics));
+  if (ctx.k8s->pods) {
+    if (std::optional<std::vector<k8s::RunningPod>> pods = ctx.k8s->pods->Pods()) k8s::AddPods(&nodes, *pods);
   }
+  out.v = k8s::EvaluateAll(share, out.args, nodes, ctx.k8s->physics);
   return out;
+}
+
+// An answer is at most the request's size plus this (FilterResult).
+constexpr size_t kReplySlack = 64 << 10;
+
+void Send(httplib::Response& res, std::string body, size_t omitted, const char* verb) {
+  if (omitted > 0) {
+    std::fprintf(stderr, "gpucast serve: k8s: %s: %zu failing node(s) left out of the answer to keep it within the "
+                         "request's size + 64 KiB\n", verb, omitted);
+  }
+  res.status = 200;
+  res.set_content(std::move(body), "application/json");
 }
 
 void Filter(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
   int status = 400;
-  Result<Verdicts> d = Decide(ctx, req.body, &status);
+  Result<Decided> d = Decide(ctx, req.body, &status);
   if (!d.ok()) return SendError(res, status, d.message());
-  SendJson(res, 200, k8s::FilterResult(d->args, d->v));
+  size_t omitted = 0;
+  std::string body = k8s::FilterResult(d->args, d->v, req.body.size() + kReplySlack, &omitted);
+  Send(res, std::move(body), omitted, "filter");
 }
 
 void Prioritize(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
   int status = 400;
-  Result<Verdicts> d = Decide(ctx, req.body, &status);
+  Result<Decided> d = Decide(ctx, req.body, &status);
   if (!d.ok()) return SendError(res, status, d.message());
-  SendJson(res, 200, k8s::PrioritizeResult(d->args, d->v));
+  size_t omitted = 0;
+  std::string body = k8s::PrioritizeResult(d->args, d->v, req.body.size() + kReplySlack, &omitted);
+  Send(res, std::move(body), omitted, "prioritize");
 }
 
 }  // namespace
 
 std::vector<Route> K8sRoutes(const RouteContext& ctx) {
   if (!ctx.k8s || !ctx.k8s->enabled) return {};
-  return {{"POST", "/k8s/v1/mutate", "POST /k8s/v1/mutate", Access::kKubernetes, true,
+  // --k8s-webhook-auth none: the webhook takes any caller (managed control planes send no credential).
+  const Access webhook = ctx.k8s->webhook_open ? Access::kPublic : Access::kKubernetes;
+  return {{"POST", "/k8s/v1/mutate", "POST /k8s/v1/mutate", webhook, true,
            [ctx](const httplib::Request& q, httplib::Response& w) { Mutate(ctx, q, w); }},
           {"POST", "/k8s/v1/filter", "POST /k8s/v1/filter", Access::kKubernetes, true,
            [ctx](const httplib::Request& q, httplib::Response& w) { Filter(ctx, q, w); }},

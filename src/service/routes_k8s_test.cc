@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "service/k8s_admission.h"
+#include "service/k8s_pods.h"
+#include "service/k8s_share.h"
 #include "service/scheduler.h"
 #include "service/service_fixture.h"
 
@@ -33,6 +35,7 @@ class K8sRoutesTest : public testing::ServiceTest {
     ServiceTest::SetUp();
     opts_.k8s.enabled = true;
     opts_.k8s.nodes = {"gpu-a", "gpu-b"};
+    opts_.k8s.share_key = std::string(32, 's');
     opts_.max_body_bytes = 64 << 10;  // an API server's review of a pod is several KiB
     std::ifstream in(std::string(GPUCAST_SOURCE_DIR) + "/tests/k8s/review-create-pod.json");
     std::stringstream ss;
@@ -44,9 +47,8 @@ class K8sRoutesTest : public testing::ServiceTest {
   }
   json& Annotations() { return review_["request"]["object"]["metadata"]["annotations"]; }
   // Two nodes of one RTX 3090 each, the predictive policy.
-  void Start() {
-    Result<std::unique_ptr<Scheduler>> sched =
-        NewPolicyScheduler("nodes=2,gpus_per_node=1,type=RTX3090", "predictive", GPUCAST_DEFAULT_DATA_DIR);
+  void Start(const std::string& cluster = "nodes=2,gpus_per_node=1,type=RTX3090") {
+    Result<std::unique_ptr<Scheduler>> sched = NewPolicyScheduler(cluster, "predictive", GPUCAST_DEFAULT_DATA_DIR);
     ASSERT_TRUE(sched.ok()) << sched.message();
     Result<std::unique_ptr<Service>> s =
         Service::Create(opts_, std::make_unique<testing::FakeEngine>(), std::move(sched).value());
@@ -74,8 +76,11 @@ TEST_F(K8sRoutesTest, AnAnnotatedPodGetsTheShareOfItsPrediction) {
   EXPECT_EQ(resp["patchType"], "JSONPatch");
   json patch = json::parse(FromBase64(resp["patch"]));
   json pod = review_["request"]["object"].patch(patch);
-  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "40");
-  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpucores"], "40");
+  // Sized by the interval's upper end (the default headroom): the fake engine's 40% [35, 45].
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"], "45");
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpucores"], "45");
+  // The share is signed for this pod.
+  EXPECT_TRUE(k8s::ShareVerifies(opts_.k8s.share_key, "ml", pod));
   EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-util"], "40.00");
   EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-util-interval"], "35.00-45.00");
   EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "RTX3090");
@@ -190,6 +195,128 @@ TEST_F(K8sRoutesTest, TheExtenderFiltersByWhatRunsWhere) {
   r = PostJson("/k8s/v1/filter", {{"Pod", pod}});
   EXPECT_EQ(r->status, 400);
   EXPECT_THAT(Error(r), HasSubstr("ExtenderArgs: field 'NodeNames'"));
+}
+
+// Issue 31, item 10: the owner of a pod can write gpucast.io/share (kubectl
+// annotate). The extender acts only on a share whose signature verifies.
+TEST_F(K8sRoutesTest, TheExtenderTrustsOnlyTheSharesGpucastSigned) {
+  Start();
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(Mutate()["patch"])));
+  json args = {{"Pod", pod}, {"NodeNames", {"gpu-a", "gpu-b"}}};
+  EXPECT_EQ(Body(PostJson("/k8s/v1/filter", args))["NodeNames"], json::array({"gpu-a", "gpu-b"}));
+  // The owner lowers the share to squeeze next to a full GPU: refused on every node.
+  json forged = pod;
+  forged["metadata"]["annotations"]["gpucast.io/share"] = "gpu=RTX3090,gpus=1,util=1,mem_mib=1,cores=45";
+  args["Pod"] = forged;
+  auto r = PostJson("/k8s/v1/filter", args);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["NodeNames"], json::array());
+  EXPECT_THAT(Body(r)["FailedNodes"]["gpu-a"].get<std::string>(),
+              HasSubstr("the pod's gpucast.io/share is not gpucast's"));
+  // A share written on a pod the webhook never sized (no signature): the same.
+  forged["metadata"]["annotations"].erase("gpucast.io/share-signature");
+  args["Pod"] = forged;
+  EXPECT_EQ(Body(PostJson("/k8s/v1/filter", args))["NodeNames"], json::array());
+  // The signature of another pod copied beside the forged share: the same.
+  forged["metadata"]["annotations"]["gpucast.io/share-signature"] = pod["metadata"]["annotations"]["gpucast.io/share-signature"];
+  args["Pod"] = forged;
+  EXPECT_EQ(Body(PostJson("/k8s/v1/filter", args))["NodeNames"], json::array());
+  EXPECT_EQ(Body(PostJson("/k8s/v1/prioritize", args)), json::parse(R"([{"Host": "gpu-a", "Score": 0},
+                                                                        {"Host": "gpu-b", "Score": 0}])"));
+}
+
+// Issue 31, item 12: the extender counts the pods that run (watched from the
+// API server), not only the jobs submitted through /v1/jobs.
+TEST_F(K8sRoutesTest, TheExtenderCountsTheRunningPods) {
+  // The view as the watcher would have filled it: a signed 90% pod on gpu-a.
+  auto view = std::make_shared<k8s::PodView>();
+  opts_.k8s.pods = view;
+  Start();
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(Mutate()["patch"])));
+  json args = {{"Pod", pod}, {"NodeNames", {"gpu-a", "gpu-b"}}};
+  // Not synced yet: the job view alone.
+  EXPECT_EQ(Body(PostJson("/k8s/v1/filter", args))["NodeNames"], json::array({"gpu-a", "gpu-b"}));
+  Annotations()["gpucast.io/batch"] = "9";
+  json running = review_["request"]["object"].patch(json::parse(FromBase64(Mutate()["patch"])));
+  running["metadata"]["name"] = "big";
+  running["spec"]["nodeName"] = "gpu-a";
+  running["status"] = {{"phase", "Running"}};
+  std::optional<k8s::RunningPod> rp = k8s::PodFromJson(running, opts_.k8s.share_key);
+  ASSERT_TRUE(rp && rp->verified);
+  // An unsized GPU pod on gpu-b holds its GPU whole.
+  json plain = running;
+  plain["metadata"]["annotations"] = json::object();
+  plain["metadata"]["name"] = "plain";
+  plain["spec"]["nodeName"] = "gpu-b";
+  view->Replace({*rp, *k8s::PodFromJson(plain, opts_.k8s.share_key)});
+  auto r = PostJson("/k8s/v1/filter", args);
+  EXPECT_EQ(Body(r)["NodeNames"], json::array());
+  EXPECT_THAT(Body(r)["FailedNodes"]["gpu-a"].get<std::string>(),
+              HasSubstr("predicted utilization 90.0% + the pod's 40.0% > 100%"));
+  EXPECT_THAT(Body(r)["FailedNodes"]["gpu-b"].get<std::string>(), HasSubstr("held by a job alone"));
+}
+
+// Issue 31, item 12: a managed control plane sends neither a client
+// certificate nor a token; --k8s-webhook-auth none lets its reviews in while
+// the job routes keep their token.
+TEST_F(K8sRoutesTest, WebhookAuthNoneOpensTheWebhookOnly) {
+  opts_.token = "job-token";
+  Start();
+  auto r = PostJson("/k8s/v1/mutate", review_);
+  EXPECT_EQ(r->status, 401);
+  StopServer();
+  opts_.k8s.webhook_open = true;
+  Start();
+  r = PostJson("/k8s/v1/mutate", review_);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["response"]["allowed"], true);
+  EXPECT_EQ(PostJson("/k8s/v1/filter", {{"Pod", json::object()}, {"NodeNames", json::array()}})->status, 401);
+  EXPECT_EQ(PostJson("/v1/predict", {{"model", model_}, {"batch", 4}})->status, 401);
+}
+
+// Issue 31, item 12: a pod names a model stored by content (POST /v1/models),
+// so that a user's graph needs no access to the service's models volume.
+TEST_F(K8sRoutesTest, APodNamesAStoredModelByItsDigest) {
+  Start();
+  auto r = client_->Post("/v1/models", std::string(testing::kFakeModelMagic) + " pod model", "application/octet-stream");
+  ASSERT_EQ(r->status, 201) << r->body;
+  Annotations()["gpucast.io/model"] = Body(r)["model"];
+  json resp = Mutate();
+  EXPECT_EQ(resp["allowed"], true) << resp.dump();
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-util"], "40.00");
+}
+
+// Issue 31, item 11: on a mixed cluster a pod is predicted for each GPU type,
+// or names its type, and the extender then places it only on nodes of that type.
+TEST_F(K8sRoutesTest, MixedClusterPodsNameTheirGpu) {
+  Start("nodes=1,gpus_per_node=1,type=RTX3090;nodes=1,gpus_per_node=1,type=A100-80GB");
+  // Without gpucast.io/gpu the pod is sized for each type; the extender takes the share of the node's type.
+  json resp = Mutate();
+  ASSERT_EQ(resp["allowed"], true) << resp.dump();
+  json each = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(each["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "RTX3090,A100-80GB");
+  EXPECT_EQ(each["metadata"]["annotations"]["gpucast.io/predicted-util"], "RTX3090=40.00,A100-80GB=40.00");
+  EXPECT_EQ(each["metadata"]["annotations"]["gpucast.io/share"],
+            "gpu=RTX3090,gpus=1,util=40.00,mem_mib=0,cores=45;gpu=A100-80GB,gpus=1,util=40.00,mem_mib=0,cores=45");
+  EXPECT_EQ(Body(PostJson("/k8s/v1/filter", {{"Pod", each}, {"NodeNames", {"gpu-a", "gpu-b"}}}))["NodeNames"],
+            json::array({"gpu-a", "gpu-b"}));
+  // The API wants the job's GPU named.
+  auto p = PostJson("/v1/predict", {{"model", model_}, {"batch", 4}});
+  EXPECT_EQ(p->status, 400);
+  EXPECT_THAT(Error(p), HasSubstr("field 'gpu': missing; the cluster has GPUs of several types (RTX3090, A100-80GB)"));
+  Annotations()["gpucast.io/gpu"] = "A100-80GB";
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(Mutate()["patch"])));
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "A100-80GB");
+  json args = {{"Pod", pod}, {"NodeNames", {"gpu-a", "gpu-b"}}};
+  auto r = PostJson("/k8s/v1/filter", args);
+  EXPECT_EQ(Body(r)["NodeNames"], json::array({"gpu-b"}));
+  EXPECT_THAT(Body(r)["FailedNodes"]["gpu-a"].get<std::string>(),
+              HasSubstr("the pod was predicted for A100-80GB; this node has RTX3090"));
+  // /v1/cluster lists the node groups.
+  json c = Body(client_->Get("/v1/cluster"));
+  ASSERT_EQ(c["node_groups"].size(), 2u);
+  EXPECT_EQ(c["node_groups"][1]["type"], "A100-80GB");
 }
 
 }  // namespace

@@ -3,12 +3,16 @@
 // capped per job.
 #include <sqlite3.h>
 
+#include <filesystem>
+
 #include "service/observations.h"
 #include "service/service_fixture.h"
+#include "service/sha256.h"
 
 namespace gpucast::service {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
 using testing::ServiceTest;
@@ -188,6 +192,79 @@ TEST_F(ServiceTest, ObservationsAreCappedPerObservationAndPerJob) {
   EXPECT_EQ(r->status, 429);
   EXPECT_EQ(Error(r), "job " + std::to_string(other) + " has 10000 observations, the most one job may have");
   EXPECT_EQ(Body(client_->Get("/v1/jobs/" + std::to_string(other)))["observed_samples"], kMaxObservationsPerJob);
+}
+
+// Issue 31 item 10: a cancelled job did not run as submitted; its
+// observation would poison the next `train --observations`.
+TEST_F(ServiceTest, ObservationsOfACancelledJobAreRefused) {
+  StartServer();
+  int64_t id = Submit(2);
+  ASSERT_EQ(client_->Delete("/v1/jobs/" + std::to_string(id))->status, 200);
+  auto r = PostJson("/v1/jobs/" + std::to_string(id) + "/observations", {{"gpu_util", 50}, {"source", "dcgm"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409);
+  EXPECT_EQ(Error(r), "job " + std::to_string(id) + " is cancelled: it takes no observations (a measurement of a job "
+                      "that did not run as submitted would mislead training)");
+  EXPECT_EQ(Body(client_->Get("/v1/jobs/" + std::to_string(id)))["observed_samples"], 0);
+}
+
+// Issue 31 item 10: the observations of all jobs together are capped (--max-observations).
+TEST_F(ServiceTest, ObservationsOfAllJobsAreCapped) {
+  opts_.loop.max_observations = 3;
+  StartServer();
+  int64_t a = Submit(2), b = Submit(3);
+  for (int64_t id : {a, a, b}) {
+    auto r = PostJson("/v1/jobs/" + std::to_string(id) + "/observations", {{"gpu_util", 50}, {"source", "dcgm"}});
+    ASSERT_EQ(r->status, 201) << r->body;
+  }
+  auto r = PostJson("/v1/jobs/" + std::to_string(b) + "/observations", {{"gpu_util", 50}, {"source", "dcgm"}});
+  EXPECT_EQ(r->status, 507);
+  EXPECT_EQ(Error(r), "the service holds 3 observations, its limit (gpucast serve --max-observations 3); ask the "
+                      "operator");
+  // Counted from the database at start.
+  StopServer();
+  StartServer();
+  r = PostJson("/v1/jobs/" + std::to_string(a) + "/observations", {{"gpu_util", 50}, {"source", "dcgm"}});
+  EXPECT_EQ(r->status, 507);
+}
+
+// Issue 31 item 5: each observed upload was hard-linked into DB.observed/,
+// outside the upload quota and never removed: observe, cancel, repeat filled
+// the disk. Kept graphs now have a quota of their own, and at start those no
+// observed job names are removed.
+TEST_F(ServiceTest, GraphsKeptForTrainingHaveAQuotaAndAreCleanedAtStart) {
+  const std::string one = std::string(testing::kFakeModelMagic) + " graph 1";
+  opts_.max_body_bytes = 4096;
+  opts_.loop.observed_graph_quota_bytes = 2 * one.size();
+  StartServer(4);
+  const std::string kept_dir = opts_.db_path + ".observed";
+  std::vector<std::string> shas;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string bytes = std::string(testing::kFakeModelMagic) + " graph " + std::to_string(i);
+    shas.push_back(Sha256Hex(bytes));
+    auto r = client_->Post("/v1/jobs?batch=1", bytes, "application/octet-stream");
+    ASSERT_EQ(r->status, 201) << r->body;
+    const int64_t id = Body(r)["id"];
+    r = PostJson("/v1/jobs/" + std::to_string(id) + "/observations", {{"gpu_util", 40}, {"source", "dcgm"}});
+    ASSERT_EQ(r->status, 201) << r->body;  // stored, whether its graph is kept or not
+    ASSERT_EQ(client_->Delete("/v1/jobs/" + std::to_string(id))->status, 200);
+  }
+  EXPECT_EQ(service_->upload_bytes(), 0u);  // the jobs' uploads are gone ...
+  EXPECT_TRUE(fs::exists(kept_dir + "/" + shas[0] + ".onnx"));  // ... the first two graphs are kept ...
+  EXPECT_TRUE(fs::exists(kept_dir + "/" + shas[1] + ".onnx"));
+  EXPECT_FALSE(fs::exists(kept_dir + "/" + shas[2] + ".onnx"));  // ... the third would pass the quota
+  // A file no observed job names (left by an older gpucast, or planted) goes at start.
+  StopServer();
+  std::ofstream(kept_dir + "/" + std::string(64, 'a') + ".onnx") << "stray";
+  std::ofstream(kept_dir + "/notes.txt") << "stray";
+  StartServer(4);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(kept_dir)) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 2u);
+  EXPECT_TRUE(fs::exists(kept_dir + "/" + shas[0] + ".onnx"));
 }
 
 }  // namespace

@@ -45,6 +45,9 @@ class Scheduler {
   // The cluster's GPU type (canonical spec-table name): what the service
   // predicts for when a job names none. "" = not known (test doubles).
   virtual std::string GpuType() const { return ""; }
+  // Every GPU type of the cluster, in the spec's order (several on a mixed
+  // cluster, where GpuType() is ""; empty: not known).
+  virtual std::vector<std::string> GpuTypes() const { return {}; }
   // Why `job` (queued, `ahead` queued jobs before it) was not placed by the
   // last pass, for its submitter.
   virtual std::string WhyWaiting(const Job& job, int64_t ahead) const {
@@ -58,7 +61,8 @@ class Scheduler {
 // (sim/policy.h), run on a view built from the service's jobs. Policies that
 // need a live utilization measurement (profiling) are refused, and so is a
 // cluster whose GPU type the spec table does not know (a typo names the
-// closest known) or that mixes types (the service predicts for one).
+// closest known). A mixed cluster (node groups of several GPU types) places
+// each job only on GPUs of its own type (JobSpec::gpu).
 // `interference_data_dir`: where lucid/ lives (for interference-aware).
 Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster_spec,
                                                       const std::string& policy,

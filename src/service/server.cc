@@ -29,7 +29,8 @@ constexpr const char* kUnrouted = "unrouted";
 std::vector<Route> AllRoutes(const RouteContext& ctx) {
   std::vector<Route> all;
   for (auto make :
-       {JobRoutes, PredictionRoutes, ObservationRoutes, ClusterRoutes, AdminRoutes, HealthRoutes, K8sRoutes}) {
+       {JobRoutes, PredictionRoutes, ObservationRoutes, ClusterRoutes, AdminRoutes, HealthRoutes, K8sRoutes,
+        ModelRoutes}) {
     for (Route& r : make(ctx)) all.push_back(std::move(r));
   }
   return all;
@@ -140,29 +141,33 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
     s->front_->UseTls(s->tls_.get());
   }
   // The prediction's GPU when a job names none: the cluster's.
+  // On a mixed cluster none: a job names its GPU type (RequestDefaults::cluster_gpus).
   const std::string cluster_gpu = scheduler->GpuType();
   if (!cluster_gpu.empty()) s->defaults_.gpu = cluster_gpu;
+  if (scheduler->GpuTypes().size() > 1) {
+    s->defaults_.gpu.clear();
+    s->defaults_.cluster_gpus = scheduler->GpuTypes();
+  }
   s->uploads_ = std::make_unique<UploadStore>(opts.upload_dir, opts.upload_quota_bytes);
   s->predictions_ = std::make_unique<Predictions>(s->engine_.get(), &s->roots_, s->uploads_.get(), &s->metrics_,
                                                   opts.deputy_min_uid);
+  // Models by content address (POST /v1/models; "sha256:<hex>" in any request).
+  ASSIGN_OR_RETURN(s->models_, ModelStore::Open(opts.model_store_dir.empty() ? opts.db_path + ".model-store"
+                                                                             : opts.model_store_dir,
+                                                opts.model_store_quota_bytes));
+  s->predictions_->SetModelStore(s->models_.get());
   s->jobs_ = std::make_unique<Jobs>(s->store_.get(), std::move(scheduler), s->predictions_.get(), s->uploads_.get(),
-                                    &s->metrics_);
+                                    &s->metrics_, opts.jobs);
   // Jobs that were running when the service stopped hold their GPUs again.
   RETURN_IF_ERROR(s->jobs_->Restore());
-  constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
-  std::vector<Job> live;
-  for (JobState st : {JobState::kQueued, JobState::kRunning}) {
-    ASSIGN_OR_RETURN(std::vector<Job> jobs, s->store_->List(st, 0, kAll));
-    live.insert(live.end(), jobs.begin(), jobs.end());
-  }
-  RETURN_IF_ERROR(s->uploads_->Restore(live));
+  RETURN_IF_ERROR(s->uploads_->Restore(s->jobs_->LiveJobs()));
   if (opts.k8s.enabled) {  // --k8s-node names nodes the cluster has
     Result<std::map<std::string, std::vector<k8s::GpuLoad>>> nodes =
         k8s::NodesFromCluster(s->jobs_->ClusterJson(), opts.k8s.nodes);
     if (!nodes.ok()) return nodes.status();
   }
   ASSIGN_OR_RETURN(s->loop_, ClosedLoop::Start(opts.db_path, s->jobs_.get(), s->uploads_.get(), s->engine_.get(),
-                                                opts.dcgm_urls, opts.dcgm_interval_s));
+                                                opts.dcgm_urls, opts.dcgm_interval_s, opts.loop));
   s->Routes();
   return s;
 }
@@ -175,7 +180,7 @@ void Service::Routes() {
   h.set_keep_alive_timeout(opts_.read_timeout_s);
 
   const RouteContext ctx{jobs_.get(), predictions_.get(), loop_.get(), &metrics_, engine_.get(), store_.get(),
-                         &defaults_, &opts_.k8s};
+                         &defaults_, &opts_.k8s, models_.get()};
   for (Route& r : AllRoutes(ctx)) {
     rules_.push_back({r.method, std::regex(r.pattern), r.access, r.takes_body});
     // Each route records its count and latency under its name. A handler

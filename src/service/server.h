@@ -61,6 +61,13 @@ struct ServiceOptions {
   size_t max_body_bytes = 128u << 20;     // application/octet-stream (upload) bodies; larger get 413
   size_t max_json_body_bytes = 1u << 20;  // every other body; larger get 413
   size_t upload_quota_bytes = 1ull << 30; // stored uploads in total; a new one over it gets 507
+  // Caps on what the service holds (issue 31 item 10): job records in every
+  // state (507), queued jobs (503), observations (507), and the bytes of
+  // uploaded graphs kept for training in DB.observed/ (not kept beyond it).
+  JobLimits jobs;
+  LoopLimits loop;
+  std::string model_store_dir;            // POST /v1/models by content address; "" = db_path + ".model-store"
+  size_t model_store_quota_bytes = 1ull << 30;  // the store's bytes in total; a new model over it gets 507
   int max_json_depth = 32;                // deeper JSON nesting gets 400 (checked before parsing)
   int read_timeout_s = 5;           // a client silent this long mid-request gets 408
   int request_timeout_s = 30;       // a request not complete this long after its first byte gets 408
@@ -138,6 +145,7 @@ class Service {
   ModelRoots roots_;
   Metrics metrics_;
   std::unique_ptr<UploadStore> uploads_;
+  std::unique_ptr<ModelStore> models_;
   std::unique_ptr<Predictions> predictions_;
   std::unique_ptr<Jobs> jobs_;
   std::unique_ptr<ClosedLoop> loop_;

@@ -168,12 +168,15 @@ class PartsTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   // The job store and queue over predictions_, placing one job per GPU on `gpus` GPUs.
-  void MakeJobs(int gpus) {
+  void MakeJobs(int gpus, JobLimits limits = {}) {
+    jobs_.reset();
+    store_.reset();
     auto store = JobStore::Open(dir_ + "/jobs.db");
     ASSERT_TRUE(store.ok()) << store.message();
     store_ = std::move(store).value();
     jobs_ = std::make_unique<Jobs>(store_.get(), std::make_unique<OneJobPerGpu>(gpus), predictions_.get(),
-                                   uploads_.get(), &metrics_);
+                                   uploads_.get(), &metrics_, limits);
+    ASSERT_TRUE(jobs_->Restore().ok());
   }
   // A parsed request for `model` (the client's name) on an RTX3090.
   static JobRequest Request(const std::string& model, int64_t batch, int64_t gpus = 1) {

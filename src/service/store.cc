@@ -154,6 +154,7 @@ Result<std::vector<Job>> JobStore::Query(const std::string& tail, const std::vec
     j.prediction.mem_lo = ColumnOptDouble(st.s, 14);
     j.prediction.mem_hi = ColumnOptDouble(st.s, 15);
     jobs.push_back(std::move(j));
+    ++rows_read_;
   }
   if (rc != SQLITE_DONE) return SqlError("query");
   return jobs;
@@ -238,6 +239,14 @@ Result<std::vector<Job>> JobStore::List(std::optional<JobState> state, int64_t a
   // The state name is one of four constants: safe to inline.
   return Query(std::string("WHERE state = '") + JobStateName(*state) + "' AND id > ?1 ORDER BY id LIMIT ?2",
                {after_id, limit});
+}
+
+Result<int64_t> JobStore::Count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st;
+  if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) FROM jobs", -1, &st.s, nullptr) != SQLITE_OK) return SqlError("count");
+  if (sqlite3_step(st.s) != SQLITE_ROW) return SqlError("count");
+  return static_cast<int64_t>(sqlite3_column_int64(st.s, 0));
 }
 
 Status JobStore::Update(const std::vector<Job>& jobs) {

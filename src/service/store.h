@@ -5,6 +5,8 @@
 // Thread-safe: one connection guarded by a mutex.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -45,6 +47,13 @@ class JobStore {
   // Writes state, placement and times of each job in one transaction.
   Status Update(const std::vector<Job>& jobs);
 
+  // Jobs stored, in every state.
+  Result<int64_t> Count();
+
+  // Job rows read (decoded) since the store was opened: what a pass or a
+  // submission costs, independent of the machine (tests assert on it).
+  int64_t rows_read() const { return rows_read_.load(); }
+
   // The value of a read-only PRAGMA on this store's own connection
   // ("synchronous" -> "2" for FULL, "journal_mode" -> "wal").
   Result<std::string> PragmaValue(const std::string& name);
@@ -61,6 +70,7 @@ class JobStore {
   std::mutex mu_;
   sqlite3* db_;  // GUARDED_BY(mu_)
   std::string path_;
+  std::atomic<int64_t> rows_read_{0};
 };
 
 }  // namespace gpucast::service

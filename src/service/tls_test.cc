@@ -13,6 +13,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 
@@ -254,6 +256,77 @@ TEST_F(TlsTest, ReloadServesTheNewCertificateToNewConnections) {
   Status st = service_->ReloadTls("test");
   EXPECT_THAT(st.message(), HasSubstr("TLS certificate not reloaded, the old one keeps serving"));
   EXPECT_EQ(ServedSerial(port_, dir_ + "/ca.crt"), "1002");
+}
+
+// Whether a TLS 1.3 handshake offering only `groups` succeeds against 127.0.0.1:port.
+bool HandshakeWithGroups(int port, const char* groups, const std::string& ca_file) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+  SSL_CTX_load_verify_locations(ctx, ca_file.c_str(), nullptr);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  EXPECT_EQ(SSL_CTX_set1_groups_list(ctx, groups), 1) << groups;
+  BIO* bio = BIO_new_ssl_connect(ctx);
+  BIO_set_conn_hostname(bio, ("127.0.0.1:" + std::to_string(port)).c_str());
+  const bool ok = BIO_do_connect(bio) == 1 && BIO_do_handshake(bio) == 1;
+  BIO_free_all(bio);
+  SSL_CTX_free(ctx);
+  ERR_clear_error();
+  return ok;
+}
+
+// Issue 31 item 2: a ClientHello offering only ffdhe8192 cost the server
+// 109 ms of CPU on its one event-loop thread. Only fast groups now: it fails
+// at once; X25519 and P-256 clients are served.
+TEST_F(TlsTest, OnlyFastKeyExchangeGroupsAreAccepted) {
+  StartTls();
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(HandshakeWithGroups(port_, "ffdhe8192", dir_ + "/ca.crt"));
+  EXPECT_FALSE(HandshakeWithGroups(port_, "ffdhe2048", dir_ + "/ca.crt"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  EXPECT_TRUE(HandshakeWithGroups(port_, "X25519", dir_ + "/ca.crt"));
+  EXPECT_TRUE(HandshakeWithGroups(port_, "P-256", dir_ + "/ca.crt"));
+  EXPECT_TRUE(HandshakeWithGroups(port_, "P-384", dir_ + "/ca.crt"));
+  EXPECT_EQ(Https()->Get("/healthz")->status, 200);
+}
+
+// Issue 31 item 8: a FIFO at --tls-key blocked the SIGHUP thread in open().
+TEST_F(TlsTest, AFifoKeyIsRefusedAtOnceAtStartAndOnReload) {
+  ASSERT_EQ(mkfifo((dir_ + "/fifo.key").c_str(), 0600), 0);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THAT(TlsServer::Load({dir_ + "/server.crt", dir_ + "/fifo.key", ""}).message(),
+              HasSubstr("fifo.key: cannot use as the TLS private key (PEM): " + dir_ +
+                        "/fifo.key: not a regular file (a FIFO)"));
+  StartTls();
+  ::rename((dir_ + "/fifo.key").c_str(), (dir_ + "/server.key").c_str());
+  Status st = service_->ReloadTls("test");
+  EXPECT_THAT(st.message(), HasSubstr("TLS certificate not reloaded, the old one keeps serving"));
+  EXPECT_THAT(st.message(), HasSubstr("not a regular file (a FIFO)"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 4.0);
+  EXPECT_EQ(Https()->Get("/healthz")->status, 200);
+}
+
+// Issue 31 item 10: with --tls-client-subject, a certificate the CA signed
+// opens the Kubernetes routes only if its CN or a subjectAltName is listed.
+TEST_F(TlsTest, ClientSubjectsOutsideTheAllowListCountAsNoCertificate) {
+  opts_.k8s.enabled = true;
+  opts_.tls.client_subjects = {"kube-apiserver"};
+  auto intruder = MakeCert("some-controller", 0x4001, ca_.get(), false, false);
+  WritePem(dir_ + "/intruder.crt", *intruder, false);
+  WritePem(dir_ + "/intruder.key", *intruder, true);
+  StartTls();
+  const std::string empty_args = R"({"Pod": {}, "NodeNames": []})";
+  auto r = Https(dir_ + "/client.crt", dir_ + "/client.key")->Post("/k8s/v1/filter", empty_args, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = Https(dir_ + "/intruder.crt", dir_ + "/intruder.key")->Post("/k8s/v1/filter", empty_args, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+  EXPECT_EQ(Error(r), "/k8s/v1/filter needs a TLS client certificate signed by --tls-client-ca");
+  // The names are matched exactly, against the CN and the subjectAltNames.
+  EXPECT_TRUE(ClientSubjectAllowed(client_cert_->x509, {"kube-apiserver"}));
+  EXPECT_FALSE(ClientSubjectAllowed(client_cert_->x509, {"kube-apiserver2", "Kube-apiserver"}));
+  EXPECT_TRUE(ClientSubjectAllowed(server_->x509, {"localhost"}));  // DNS:localhost
+  EXPECT_FALSE(ClientSubjectAllowed(server_->x509, {"127.0.0.1"}));  // IP SANs are not names
 }
 
 TEST(WithClientCert, DropsClientCopiesAndAddsTheVerifiedPeer) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <functional>
 #include <thread>
@@ -112,6 +113,66 @@ Status UploadStore::Restore(const std::vector<Job>& live) {
     it = sizes_.count(it->first) ? std::next(it) : refs_.erase(it);
   }
   return Status::Ok();
+}
+
+Result<std::unique_ptr<ObservedGraphs>> ObservedGraphs::Open(const std::string& dir, size_t quota_bytes) {
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::Error(dir + ": cannot create: " + std::strerror(errno));
+  }
+  return std::unique_ptr<ObservedGraphs>(new ObservedGraphs(dir, quota_bytes));
+}
+
+Status ObservedGraphs::Keep(const std::string& sha, const std::string& upload_path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sizes_.count(sha)) return Status::Ok();
+  struct stat sb;
+  if (stat(upload_path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    return Status::Error("upload " + sha.substr(0, 12) + "...: not stored any more");
+  }
+  const size_t size = static_cast<size_t>(sb.st_size);
+  if (bytes_ + size > quota_) {
+    return Status::Error("upload " + sha.substr(0, 12) + "... (" + std::to_string(size) + " bytes) not kept for "
+                         "training: the observed graphs hold " + std::to_string(bytes_) + " bytes of the " +
+                         std::to_string(quota_) + " --observed-graph-quota-bytes allows");
+  }
+  const std::string kept = dir_ + "/" + sha + ".onnx";
+  if (link(upload_path.c_str(), kept.c_str()) != 0 && errno != EEXIST) {
+    return Status::Error("upload " + sha.substr(0, 12) + "...: cannot keep it for training: " + std::strerror(errno));
+  }
+  sizes_[sha] = size;
+  bytes_ += size;
+  return Status::Ok();
+}
+
+Status ObservedGraphs::Restore(const std::set<std::string>& observed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DIR* d = opendir(dir_.c_str());
+  if (!d) return Status::Error(dir_ + ": cannot read the observed graphs' directory");
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  closedir(d);
+  sizes_.clear();
+  bytes_ = 0;
+  for (const std::string& n : names) {
+    std::string sha = n.size() == 64 + 5 && n.compare(64, 5, ".onnx") == 0 ? n.substr(0, 64) : "";
+    struct stat sb;
+    const std::string path = dir_ + "/" + n;
+    if (!sha.empty() && observed.count(sha) && lstat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) {
+      sizes_[sha] = static_cast<size_t>(sb.st_size);
+      bytes_ += static_cast<size_t>(sb.st_size);
+    } else {
+      std::remove(path.c_str());
+    }
+  }
+  return Status::Ok();
+}
+
+size_t ObservedGraphs::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
 }
 
 }  // namespace gpucast::service

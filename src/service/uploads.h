@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +47,36 @@ class UploadStore {
   mutable std::mutex mu_;
   std::map<std::string, int64_t> refs_;  // GUARDED_BY(mu_): sha -> references
   std::map<std::string, size_t> sizes_;  // GUARDED_BY(mu_): sha -> bytes on disk
+  size_t bytes_ = 0;                     // GUARDED_BY(mu_)
+};
+
+// The uploaded graphs of observed jobs, kept for `gpucast train
+// --observations` after their jobs end (DB.observed/<sha256>.onnx, a hard
+// link of the upload). Their bytes are counted against a quota of their own
+// (--observed-graph-quota-bytes): a graph that would pass it is not kept (the
+// observation is, and training skips the job: "its uploaded graph is no
+// longer stored"). At start every file no observed job names is removed.
+// Thread-safe.
+class ObservedGraphs {
+ public:
+  // Creates `dir` (0700) if missing.
+  static Result<std::unique_ptr<ObservedGraphs>> Open(const std::string& dir, size_t quota_bytes);
+  // Keeps the upload `sha` stored at `upload_path` (no-op if kept already).
+  // Error (nothing kept) over the quota or when the link fails; the message
+  // names the job's upload and the quota.
+  Status Keep(const std::string& sha, const std::string& upload_path);
+  // At start: removes every file whose SHA-256 is not in `observed` (and
+  // anything that is not "<sha256>.onnx"), counts the rest.
+  Status Restore(const std::set<std::string>& observed);
+  size_t bytes() const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  ObservedGraphs(std::string dir, size_t quota) : dir_(std::move(dir)), quota_(quota) {}
+  const std::string dir_;
+  const size_t quota_;
+  mutable std::mutex mu_;
+  std::map<std::string, size_t> sizes_;  // GUARDED_BY(mu_): sha -> bytes
   size_t bytes_ = 0;                     // GUARDED_BY(mu_)
 };
 

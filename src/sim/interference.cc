@@ -135,7 +135,18 @@ InterferenceParams Sanitized(InterferenceParams p) {
   p.beta = p.beta > 0 ? std::min(p.beta, 1.0) : 0.0;
   p.switch_cost = p.switch_cost > 0 ? p.switch_cost : 0.0;
   p.occupancy = p.occupancy > 1 ? std::min(p.occupancy, 1e9) : 1.0;  // NaN -> 1
+  p.sharpness = p.sharpness > 0 ? std::min(p.sharpness, 1e3) : 0.0;   // NaN -> 0 (no capacity term)
+  p.capacity = p.sharpness > 0 && p.capacity > 1 ? std::min(p.capacity, 4.0) : 1.0;
   return p;
+}
+
+// The shared device's share of every job at total demand E (sum of e):
+// time-slicing min(1, 1/E), or the capacity term's (1 + (E/c)^p)^(-1/p).
+// Non-increasing in E; E x share(E) < c (<= 1 for time-slicing).
+inline double Share(double e_sum, const InterferenceParams& p) {
+  if (p.sharpness <= 0) return e_sum > 1.0 ? 1.0 / e_sum : 1.0;
+  if (e_sum <= 0) return 1.0;
+  return std::pow(1.0 + std::pow(e_sum / p.capacity, p.sharpness), -1.0 / p.sharpness);
 }
 
 // Both rates of a pair (the hot path of fitting).
@@ -143,7 +154,7 @@ inline void PairRates(const InterferenceParams& params, double ua, double ub, do
   const InterferenceParams p = Sanitized(params);
   const double inflate = 1.0 + p.switch_cost;
   double ea = Effective(ua, p.occupancy, inflate), eb = Effective(ub, p.occupancy, inflate);
-  double r0 = 1.0 / (1.0 + p.beta * ea * eb), share = ea + eb > 1.0 ? 1.0 / (ea + eb) : 1.0;
+  double r0 = 1.0 / (1.0 + p.beta * ea * eb), share = Share(ea + eb, p);
   *ra = *rb = std::min(r0, share);
 }
 
@@ -307,13 +318,13 @@ Choice ChooseForm(const std::vector<Sample>& s, const std::vector<PhysicsForm>& 
 const std::vector<PhysicsForm>& LucidForms() {
   // The RTX 3090 is the GPU the utilizations were measured on: occupancy 1.
   static const std::vector<PhysicsForm> f = {{false, false, false}, {false, true, false}, {false, false, true},
-                                             {false, true, true}};
+                                             {false, true, true},   {false, false, false, true}};
   return f;
 }
 
 const std::vector<PhysicsForm>& GavelForms() {
-  static const std::vector<PhysicsForm> f = {{false, false, false}, {true, false, false}, {true, true, false},
-                                             {true, false, true}, {true, true, true}};
+  static const std::vector<PhysicsForm> f = {{false, false, false}, {true, false, false},      {true, true, false},
+                                             {true, false, true},   {true, true, true},        {true, false, false, true}};
   return f;
 }
 
@@ -487,11 +498,12 @@ SourceValidation ValidateSamples(const std::vector<Sample>& s, const std::vector
 }  // namespace
 
 std::string PhysicsForm::Name() const {
-  if (!occupancy && !contention && !switching) return "time-slicing bound";
+  if (!occupancy && !contention && !switching && !capacity) return "time-slicing bound";
   std::string n;
   if (occupancy) n += "+occupancy";
   if (contention) n += "+contention";
   if (switching) n += "+switching";
+  if (capacity) n += "+capacity";
   return n;
 }
 
@@ -552,42 +564,60 @@ InterferenceParams InterferenceModel::FitParams(const std::vector<std::array<dou
 }
 
 InterferenceParams InterferenceModel::FitForm(const std::vector<std::array<double, 4>>& samples, PhysicsForm form) {
-  // Axes: log2 k_occ, beta, s. A fixed term has the one value of the bound.
+  // Axes: log2 k_occ, beta, s, capacity c, log2 p. A fixed term has the one
+  // value of the bound (the capacity term off: p = 0).
   struct Axis {
     bool free;
     double lo, hi, step;
   };
-  const Axis ax[3] = {{form.occupancy, 0, 10, 0.5}, {form.contention, 0, 1, 0.05}, {form.switching, 0, 1, 0.05}};
-  auto params = [](double lk, double b, double s) { return InterferenceParams{b, s, std::exp2(lk)}; };
-  double best[3] = {0, 0, 0};
-  double best_e = AbsError(params(0, 0, 0), samples);
+  constexpr int kAxes = 5;
+  const Axis ax[kAxes] = {{form.occupancy, 0, 10, 0.5},
+                          {form.contention, 0, 1, 0.05},
+                          {form.switching, 0, 1, 0.05},
+                          {form.capacity, 1, 1.6, 0.05},
+                          {form.capacity, 0, 6, 0.5}};
+  auto params = [&](const double* x) {
+    InterferenceParams p{x[1], x[2], std::exp2(x[0])};
+    if (form.capacity) {
+      p.capacity = x[3];
+      p.sharpness = std::exp2(x[4]);
+    }
+    return p;
+  };
+  double best[kAxes] = {0, 0, 0, form.capacity ? 1.0 : 0.0, 0};
+  double best_e = form.capacity ? 1e300 : AbsError(params(best), samples);
   auto values = [&](int a, double centre, double half, double step) {
     std::vector<double> v;
-    if (!ax[a].free) return std::vector<double>{0.0};
+    if (!ax[a].free) return std::vector<double>{best[a]};
     double lo = std::max(ax[a].lo, centre - half), hi = std::min(ax[a].hi, centre + half);
     for (int i = 0; lo + i * step <= hi + 1e-12; ++i) v.push_back(lo + i * step);
     return v;
   };
   auto search = [&](double scale) {
-    double centre[3] = {best[0], best[1], best[2]};
-    std::vector<double> v[3];
-    for (int a = 0; a < 3; ++a) {
+    double centre[kAxes];
+    std::copy(best, best + kAxes, centre);
+    std::vector<double> v[kAxes];
+    for (int a = 0; a < kAxes; ++a) {
       double half = scale == 1 ? 1e9 : ax[a].step;
       v[a] = values(a, scale == 1 ? ax[a].lo : centre[a], half, ax[a].step * scale);
     }
+    double x[kAxes];
     for (double lk : v[0])
       for (double b : v[1])
-        for (double s : v[2]) {
-          double e = AbsError(params(lk, b, s), samples);
-          if (e < best_e - 1e-12) {  // ties keep the earlier (smaller) values
-            best_e = e;
-            best[0] = lk, best[1] = b, best[2] = s;
-          }
-        }
+        for (double s : v[2])
+          for (double c : v[3])
+            for (double lp : v[4]) {
+              x[0] = lk, x[1] = b, x[2] = s, x[3] = c, x[4] = lp;
+              double e = AbsError(params(x), samples);
+              if (e < best_e - 1e-12) {  // ties keep the earlier (smaller) values
+                best_e = e;
+                std::copy(x, x + kAxes, best);
+              }
+            }
   };
   search(1.0);
   search(0.25);
-  return params(best[0], best[1], best[2]);
+  return params(best);
 }
 
 Result<InterferenceModel> InterferenceModel::Fit(const std::vector<WorkloadProfile>& w,
@@ -653,7 +683,7 @@ void InterferenceModel::Rates(const double* u, int k, double* rates, double* bus
   const double inflate = 1.0 + p.switch_cost;
   double e_sum = 0;
   for (int i = 0; i < k; ++i) e_sum += Effective(u[i], p.occupancy, inflate);
-  const double share = e_sum > 1.0 ? 1.0 / e_sum : 1.0;  // time-slicing share
+  const double share = Share(e_sum, p);
   double load = 0;
   for (int i = 0; i < k; ++i) {
     double e = Effective(u[i], p.occupancy, inflate);
@@ -661,6 +691,125 @@ void InterferenceModel::Rates(const double* u, int k, double* rates, double* bus
     load += rates[i] * e;
   }
   *busy = 100.0 * std::min(1.0, load);
+}
+
+void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, double* rates, double* busy,
+                                     double* free_rates) const {
+  bool any = false;
+  for (int i = 0; i < k; ++i) any = any || caps[i] < 1.0;
+  if (!any || k <= 1) {
+    Rates(u, k, rates, busy);
+    if (free_rates)
+      for (int i = 0; i < k; ++i) free_rates[i] = rates[i];
+    if (k == 1) rates[0] = std::min(1.0, std::max(0.0, caps[0]));
+    if (k == 1) *busy = 100.0 * Frac(u[0]) * rates[0];
+    return;
+  }
+  const InterferenceParams p = Sanitized(p_);
+  const double inflate = 1.0 + p.switch_cost;
+  constexpr int kMax = 64;
+  double e[kMax], r0[kMax];
+  std::vector<double> ev, r0v;
+  double* ep = e;
+  double* r0p = r0;
+  if (k > kMax) {
+    ev.resize(static_cast<size_t>(k));
+    r0v.resize(static_cast<size_t>(k));
+    ep = ev.data();
+    r0p = r0v.data();
+  }
+  double e_sum = 0;
+  for (int i = 0; i < k; ++i) e_sum += (ep[i] = Effective(u[i], p.occupancy, inflate));
+  // Contention uses the jobs' full occupancies (the capped ones still run the same kernels).
+  for (int i = 0; i < k; ++i) r0p[i] = 1.0 / (1.0 + p.beta * ep[i] * (e_sum - ep[i]));
+  double share = Share(e_sum, p);
+  auto capped = [&](int i, double s) { return caps[i] < std::min(r0p[i], s); };
+  // No cap binds at the full share: the plain rates.
+  bool binds = false;
+  for (int i = 0; i < k && !binds; ++i) binds = capped(i, share);
+  if (!binds) {
+    Rates(u, k, rates, busy);
+    if (free_rates)
+      for (int i = 0; i < k; ++i) free_rates[i] = rates[i];
+    return;
+  }
+  // The capped set only grows as the share rises; at most k rounds.
+  for (int round = 0; round < k; ++round) {
+    double d = 0, f = 0;
+    for (int i = 0; i < k; ++i) (capped(i, share) ? d += std::max(0.0, caps[i]) * ep[i] : f += ep[i]);
+    double lo = share, hi = 1.0;
+    if (f <= 0) break;
+    // share = Share(f + d / share): g(s) = s - Share(f + d / s) is <= 0 at the
+    // current share and >= 0 at 1.
+    if (p.sharpness <= 0) {
+      // Time-slicing: min(1, 1 / (f + d / s)) = s  ->  s = (1 - d) / f, or 1.
+      lo = f + d <= 1.0 ? 1.0 : std::clamp((1.0 - d) / f, lo, 1.0);
+    } else {
+      // Newton's method kept inside the bracket [lo, hi] (a bisection step
+      // when it leaves it): g'(s) = 1 - Share'(x) d / s^2, x = f + d / s,
+      // Share'(x) = -Share(x) t / (x (1 + t)), t = (x / c)^p.
+      double s_ = lo;
+      for (int it = 0; it < 60; ++it) {
+        const double x = f + d / s_;
+        const double t = std::pow(x / p.capacity, p.sharpness);
+        const double sh = std::pow(1.0 + t, -1.0 / p.sharpness);
+        const double g = s_ - sh;
+        if (g < 0) lo = s_;
+        else hi = s_;
+        if (std::fabs(g) < 1e-14 || hi - lo < 1e-14) break;
+        const double dsh = -sh * t / (x * (1.0 + t));
+        const double dg = 1.0 - dsh * d / (s_ * s_);
+        double next = dg > 0 ? s_ - g / dg : 0.5 * (lo + hi);
+        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        s_ = next;
+      }
+      lo = s_;
+    }
+    bool grew = false;
+    for (int i = 0; i < k; ++i) grew = grew || (capped(i, lo) && !capped(i, share));
+    share = lo;
+    if (!grew) break;
+  }
+  double load = 0;
+  for (int i = 0; i < k; ++i) {
+    rates[i] = capped(i, share) ? std::max(0.0, caps[i]) : std::min(r0p[i], share);
+    if (free_rates) free_rates[i] = std::min(r0p[i], share);
+    load += rates[i] * ep[i];
+  }
+  *busy = 100.0 * std::min(1.0, load);
+}
+
+double InterferenceModel::WorkCapacity() const { return Sanitized(p_).capacity; }
+
+double InterferenceModel::MaxExtra(const double* u, int k, double floor) const {
+  if (MinRate(u, k, 0.0) < floor) return -1;
+  if (MinRate(u, k, 100.0) >= floor) return 100;
+  const InterferenceParams p = Sanitized(p_);
+  if (p.beta <= 0 && floor > 0 && floor < 1) {
+    // share(E) >= floor  <=>  E <= E*: time-slicing E* = 1 / floor; capacity
+    // E* = c (floor^-p - 1)^(1/p). Then the newcomer's occupancy e <= E* - E,
+    // and u from e by inverting the occupancy and the switching inflation.
+    const double inflate = 1.0 + p.switch_cost;
+    double e_sum = 0;
+    for (int i = 0; i < k; ++i) e_sum += Effective(u[i], p.occupancy, inflate);
+    const double e_star = p.sharpness <= 0 ? 1.0 / floor
+                                            : p.capacity * std::pow(std::pow(floor, -p.sharpness) - 1.0,
+                                                                    1.0 / p.sharpness);
+    const double o = std::max(0.0, e_star - e_sum) / inflate;
+    if (o >= 1.0) return 100;
+    const double kk = p.occupancy;
+    const double d = kk == 1.0 ? o : o / (kk - (kk - 1.0) * o);
+    double x = std::clamp(100.0 * d, 0.0, 100.0);
+    // Guard the floating edge: step down until the exact test passes.
+    for (int it = 0; it < 8 && MinRate(u, k, x) < floor; ++it) x = std::max(0.0, x - 1e-9 * (1 << it));
+    return x;
+  }
+  double lo = 0, hi = 100;
+  for (int it = 0; it < 40; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (MinRate(u, k, mid) >= floor ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 double InterferenceModel::MinRate(const double* u, int k, double u_extra) const {
@@ -677,7 +826,7 @@ double InterferenceModel::MinRate(const double* u, int k, double u_extra) const 
     e = e_of(u[i]);
     min_r0 = std::min(min_r0, 1.0 / (1.0 + p.beta * e * (e_sum - e)));
   }
-  return std::min(min_r0, e_sum > 1.0 ? 1.0 / e_sum : 1.0);
+  return std::min(min_r0, Share(e_sum, p));
 }
 
 double InterferenceModel::ModelCombinedUtil(const double* utils, int k) {

@@ -14,12 +14,19 @@
 //                                            [0, 1]: the waiting a job's kernels
 //                                            see behind the others' (1: its GPU
 //                                            phase waits for all of theirs)
-//   r_i  = min(r0_i, 1 / max(1, sum_j e_j))  the time-slicing share: the
-//                                            device cannot be more than 100% busy
-//   device_busy = 100 sum_i r_i e_i  (<= 100)
-// With k_occ = 1, beta = 0, s = 0 this is the time-slicing bound
-// r_i = min(1, 100 / sum_j u_j). Since e_i >= d_i, sum_i r_i u_i <= 100 always;
-// n identical 100% jobs get 1/(n (1 + s)) each (beta <= 1); every rate is
+//   r_i  = min(r0_i, share(E))               E = sum_j e_j; the shared device:
+//          share(E) = min(1, 1 / E)          time-slicing (no capacity term):
+//                                            the device cannot do more than
+//                                            one GPU's work
+//          share(E) = (1 + (E/c)^p)^(-1/p)   capacity term (c >= 1, p > 0): a
+//                                            smooth limit at c GPUs' work, as
+//                                            measured heavy pairs reach above
+//                                            100% (Lucid: up to 115 on average)
+//   device_busy = 100 min(1, sum_i r_i e_i)  (the counter cannot exceed 100)
+// With k_occ = 1, beta = 0, s = 0 and no capacity term this is the
+// time-slicing bound r_i = min(1, 100 / sum_j u_j). Since e_i >= d_i,
+// sum_i r_i u_i <= 100 c always (c = 1 without the capacity term: WorkCapacity);
+// n identical 100% jobs get at most 1/(n (1 + s)) c each (beta <= 1); every rate is
 // non-increasing in every other job's utilization. Alone: rate 1, busy u.
 //
 // Which terms are used is decided by the data (Fit): a form with fitted terms
@@ -51,12 +58,16 @@ struct InterferenceParams {
   double beta = 0;         // contention strength, in [0, 1] (larger values act as 1)
   double switch_cost = 0;  // kernel-time inflation while shared, >= 0
   double occupancy = 1;    // k_occ >= 1: GPU-phase slowness on this GPU type
+  // Capacity term: c (>= 1, GPUs' worth of work the shared device reaches at
+  // most) and its sharpness p (> 0); p = 0: no capacity term (time-slicing share).
+  double capacity = 1;
+  double sharpness = 0;
 };
 
 // Which terms of the physics are fitted; the others stay at their
 // time-slicing values (k_occ 1, beta 0, s 0). All false: the bound.
 struct PhysicsForm {
-  bool occupancy = false, contention = false, switching = false;
+  bool occupancy = false, contention = false, switching = false, capacity = false;
   // "time-slicing bound", or "+occupancy+contention" etc.
   std::string Name() const;
   bool operator==(const PhysicsForm&) const = default;
@@ -89,9 +100,32 @@ class InterferenceModel {
   // device's busy percent. k == 1: rate 1, busy u[0]. k == 0: busy 0.
   void Rates(const double* u, int k, double* rates, double* busy) const;
 
+  // The same with a rate cap per job (caps[i] in (0, 1]; 1 = none): a gang
+  // job that waits for its slowest GPU elsewhere runs at its cap here and
+  // yields the rest of its share: it occupies the device caps[i] x its
+  // utilization, and the other jobs share what is left (the share of the
+  // uncapped ones solves share(E_free + sum_capped caps_i e_i / share) =
+  // share, the device's load with the capped jobs at their real rates).
+  // rates[i] <= caps[i] for capped jobs; with every cap 1 this is Rates.
+  // free_rates (optional): each job's rate without its own cap, the others'
+  // kept (min(r0_i, share)): for a capped job an upper bound of what it would
+  // get uncapped here (uncapping it would lower the share a little).
+  void RatesCapped(const double* u, const double* caps, int k, double* rates, double* busy,
+                   double* free_rates = nullptr) const;
+
+  // The most work a GPU of this model does, in GPUs' worth (sum_i r_i u_i /
+  // 100 <= this): c with the capacity term, else 1. The ideal bound uses it.
+  double WorkCapacity() const;
+
   // The least rate among k jobs of utilizations u[0..k) plus one more of
   // utilization u_extra (k + 1 jobs; no allocation: for policies' admission tests).
   double MinRate(const double* u, int k, double u_extra) const;
+
+  // The heaviest utilization u_extra (percent, in [0, 100]) with
+  // MinRate(u, k, u_extra) >= floor; -1 when even 0 is below it. Closed form
+  // without the contention term (the least rate is then the share, a
+  // function of the summed occupancy), else bisection.
+  double MaxExtra(const double* u, int k, double floor) const;
 
   // The same, with the utilizations of workloads (true_util), for the simulator.
   void Physics(const int* workloads, int k, const std::vector<WorkloadProfile>& w, double* rates,
@@ -125,7 +159,7 @@ class InterferenceModel {
   static InterferenceParams FitParams(const std::vector<std::array<double, 4>>& samples);
   // Least absolute rate error over the terms of `form` (coarse grid, then a
   // finer one around the best; deterministic). Ranges: log2 k_occ in [0, 10],
-  // beta in [0, 1], s in [0, 1].
+  // beta in [0, 1], s in [0, 1], capacity c in [1, 1.6] with log2 p in [0, 6].
   static InterferenceParams FitForm(const std::vector<std::array<double, 4>>& samples, PhysicsForm form);
 
  private:

@@ -77,8 +77,15 @@ TEST(Interference, PhysicalForRandomInputs) {
   std::mt19937_64 rng(12345);
   std::uniform_real_distribution<double> U(0, 100), B(0, 5), S(0, 0.5), LK(0, 10);
   std::uniform_int_distribution<int> K(1, 12);
+  std::uniform_real_distribution<double> C(1, 1.6), LP(0, 6), Cap(0.05, 1);
   for (int trial = 0; trial < 20000; ++trial) {
-    InterferenceModel m({B(rng), S(rng), trial % 2 ? std::exp2(LK(rng)) : 1.0});
+    InterferenceParams prm{B(rng), S(rng), trial % 2 ? std::exp2(LK(rng)) : 1.0};
+    if (trial % 3 == 0) {  // the capacity term
+      prm.capacity = C(rng);
+      prm.sharpness = std::exp2(LP(rng));
+    }
+    InterferenceModel m(prm);
+    const double cap = m.WorkCapacity();
     int k = K(rng);
     std::vector<double> u(static_cast<size_t>(k));
     for (double& x : u) x = U(rng);
@@ -90,9 +97,44 @@ TEST(Interference, PhysicalForRandomInputs) {
       EXPECT_LE(r[i], 1.0);
       sum += r[i] * u[i];
     }
-    ASSERT_LE(sum, 100 + 1e-9) << "trial " << trial;  // device never more than 100% busy
-    ASSERT_LE(busy, 100 + 1e-9);
-    ASSERT_GE(busy, sum - 1e-9);  // busy includes the switching cost and occupancy
+    // Never more than the device's capacity of work (100 without the capacity term).
+    ASSERT_LE(sum, 100 * cap + 1e-9) << "trial " << trial;
+    if (prm.sharpness == 0) {
+      ASSERT_DOUBLE_EQ(cap, 1.0);
+    }
+    ASSERT_LE(busy, 100 + 1e-9);  // the counter never reads more than 100
+    ASSERT_GE(busy, std::min(100.0, sum) - 1e-9);  // busy includes the switching cost and occupancy
+    // Capped jobs (gangs held back elsewhere) run at most at their caps, the
+    // others no slower than without the caps, and the device within capacity.
+    std::vector<double> caps(static_cast<size_t>(k)), rc(static_cast<size_t>(k));
+    for (double& c : caps) c = trial % 4 == 0 ? 1.0 : Cap(rng);
+    double busy_c;
+    m.RatesCapped(u.data(), caps.data(), k, rc.data(), &busy_c);
+    double sum_c = 0;
+    for (int i = 0; i < k; ++i) {
+      ASSERT_GT(rc[i], 0.0);
+      ASSERT_LE(rc[i], 1.0 + 1e-12);
+      if (rc[i] < caps[i] - 1e-12) {
+        ASSERT_GE(rc[i], r[i] - 1e-9) << "trial " << trial << " job " << i;
+      }
+      ASSERT_TRUE(rc[i] <= caps[i] + 1e-12 || rc[i] >= r[i] - 1e-9);
+      sum_c += rc[i] * u[i];
+    }
+    ASSERT_LE(sum_c, 100 * cap + 1e-9) << "trial " << trial;
+    ASSERT_LE(busy_c, 100 + 1e-9);
+    // MaxExtra (interference-aware's heaviest newcomer): the edge of MinRate >= floor.
+    {
+      const double floor = 0.3 + 0.6 * (trial % 7) / 6.0;
+      const double x = m.MaxExtra(u.data(), k, floor);
+      if (x < 0) {
+        ASSERT_LT(m.MinRate(u.data(), k, 0.0), floor);
+      } else {
+        ASSERT_GE(m.MinRate(u.data(), k, x), floor) << "trial " << trial;
+        if (x < 100) {
+          ASSERT_LT(m.MinRate(u.data(), k, std::min(100.0, x + 1e-6)), floor) << "trial " << trial;
+        }
+      }
+    }
     // MinRate (the policies' allocation-free admission test) agrees.
     if (k >= 2) {
       ASSERT_NEAR(m.MinRate(u.data(), k - 1, u[k - 1]), *std::min_element(r.begin(), r.end()), 1e-12);
@@ -126,6 +168,58 @@ TEST(Interference, IdenticalJobsAndLightPairs) {
   // Two 10% jobs barely slow: 1 / (1 + beta 0.01).
   auto r = RatesOf(InterferenceModel({0.4, 0.0}), {10, 10}, &busy);
   EXPECT_NEAR(r[0], 1 / 1.004, 1e-12);
+}
+
+TEST(Interference, CappedJobsYieldTheirShareAndTheCapacityTermExceedsOneGpu) {
+  // Time-slicing: 100% + 50% -> 2/3 each; with the 100% job capped at 0.5 it
+  // uses 50 of the device and the 50% job runs at 1: water-filling.
+  InterferenceModel ts;
+  const double u[2] = {100, 50};
+  double caps[2] = {0.5, 1.0}, r[2], busy;
+  ts.RatesCapped(u, caps, 2, r, &busy);
+  EXPECT_NEAR(r[0], 0.5, 1e-9);
+  EXPECT_NEAR(r[1], 1.0, 1e-9);
+  EXPECT_NEAR(busy, 100, 1e-9);
+  // 100 + 100 + 50 with the first capped at 0.25: the others share 75 of the
+  // device over 150 of demand: 0.5 each.
+  const double u3[3] = {100, 100, 50};
+  double caps3[3] = {0.25, 1, 1}, r3[3];
+  ts.RatesCapped(u3, caps3, 3, r3, &busy);
+  EXPECT_NEAR(r3[0], 0.25, 1e-9);
+  EXPECT_NEAR(r3[1], 0.5, 1e-9);
+  EXPECT_NEAR(r3[2], 0.5, 1e-9);
+  // A cap above the share changes nothing.
+  double loose[2] = {0.9, 1.0};
+  ts.RatesCapped(u, loose, 2, r, &busy);
+  EXPECT_NEAR(r[0], 2.0 / 3, 1e-9);
+  EXPECT_NEAR(r[1], 2.0 / 3, 1e-9);
+  // Alone and capped: the counter shows the capped use.
+  const double one[1] = {80};
+  double c1[1] = {0.5}, r1[1];
+  ts.RatesCapped(one, c1, 1, r1, &busy);
+  EXPECT_NEAR(r1[0], 0.5, 1e-12);
+  EXPECT_NEAR(busy, 40, 1e-9);
+  // The capacity term (c 1.25, p 5): two saturating jobs each run at
+  // (1 + (2 / 1.25)^5)^(-1/5) = 0.6137, 122.7% of a GPU's work together,
+  // while the counter reads 100.
+  InterferenceParams p;
+  p.capacity = 1.25;
+  p.sharpness = 5;
+  InterferenceModel cm(p);
+  double rr[2];
+  const double sat[2] = {100, 100};
+  cm.Rates(sat, 2, rr, &busy);
+  const double want = std::pow(1 + std::pow(2 / 1.25, 5), -0.2);
+  EXPECT_NEAR(rr[0], want, 1e-12);
+  EXPECT_NEAR(100 * (rr[0] + rr[1]), 122.74, 0.01);
+  EXPECT_NEAR(busy, 100, 1e-12);
+  EXPECT_DOUBLE_EQ(cm.WorkCapacity(), 1.25);
+  EXPECT_DOUBLE_EQ(ts.WorkCapacity(), 1.0);
+  // Light pairs slow a little: 30 + 30 -> (1 + (0.6/1.25)^5)^(-1/5).
+  const double light[2] = {30, 30};
+  cm.Rates(light, 2, rr, &busy);
+  EXPECT_NEAR(rr[0], std::pow(1 + std::pow(0.6 / 1.25, 5), -0.2), 1e-12);
+  EXPECT_NEAR(cm.MinRate(light, 1, 30), rr[0], 1e-12);
 }
 
 TEST(Interference, GangRateIsTheSlowestGpu) {
@@ -166,6 +260,22 @@ TEST(Interference, FitRecoversKnownParameters) {
   EXPECT_EQ(p.switch_cost, 0.0);
   EXPECT_EQ(PhysicsForm{}.Name(), "time-slicing bound");
   EXPECT_EQ((PhysicsForm{true, false, true}.Name()), "+occupancy+switching");
+  EXPECT_EQ((PhysicsForm{false, false, false, true}.Name()), "+capacity");
+  // The capacity term is recovered from pairs it generated.
+  InterferenceParams cp;
+  cp.capacity = 1.2;
+  cp.sharpness = 4;
+  std::vector<std::array<double, 4>> cs;
+  InterferenceModel cm(cp);
+  for (double a = 5; a <= 100; a += 5)
+    for (double b = 5; b <= 100; b += 5) {
+      double u[2] = {a, b}, r[2], busy;
+      cm.Rates(u, 2, r, &busy);
+      cs.push_back({a, b, r[0], r[1]});
+    }
+  p = InterferenceModel::FitForm(cs, {false, false, false, true});
+  EXPECT_NEAR(p.capacity, 1.2, 1e-9);
+  EXPECT_NEAR(p.sharpness, 4, 1e-9);
 }
 
 class RealData : public ::testing::Test {
@@ -202,16 +312,24 @@ TEST_F(RealData, FittedModelIsPhysicalAndDeterministic) {
   auto m = InterferenceModel::Fit(w_, Lucid(), Gavel());
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_EQ(m->pairs().size(), 830u);
-  // On Lucid's RTX 3090 pairs no fitted term beats the time-slicing bound on
-  // models it was not fitted on (docs/simulator.md): the default is the bound.
-  EXPECT_EQ(m->form().Name(), "time-slicing bound");
+  // On Lucid's RTX 3090 pairs the capacity term beats the time-slicing bound
+  // on models it was not fitted on, with confidence (docs/simulator.md): heavy
+  // pairs do more than one GPU's work, as measured.
+  EXPECT_EQ(m->form().Name(), "+capacity");
+  const double c = m->params().capacity, p = m->params().sharpness;
+  EXPECT_GT(c, 1.0);
+  EXPECT_LE(c, 1.6);
+  EXPECT_DOUBLE_EQ(m->WorkCapacity(), c);
   double busy;
   auto r = RatesOf(*m, {100, 100, 100}, &busy);
-  for (double x : r) EXPECT_NEAR(x, 1.0 / 3, 1e-12);
+  for (double x : r) EXPECT_NEAR(x, std::pow(1 + std::pow(3 / c, p), -1 / p), 1e-12);
+  EXPECT_GT(3 * r[0], 1.0);  // more than one GPU's work
+  EXPECT_LE(300 * r[0], 100 * c + 1e-9);
+  EXPECT_NEAR(busy, 100, 1e-12);
   r = RatesOf(*m, {10, 10}, &busy);
   EXPECT_GT(r[0], 0.97);
   r = RatesOf(*m, std::vector<double>(9, 20), &busy);
-  EXPECT_LE(9 * 20 * r[0], 100 + 1e-9);
+  EXPECT_LE(9 * 20 * r[0], 100 * c + 1e-9);
   // Per GPU type: K80, P100, V100 have their own fits; other types fall back.
   ASSERT_EQ(m->gpu_fits().size(), 3u);
   EXPECT_TRUE(m->HasFit("V100M32"));
@@ -222,9 +340,9 @@ TEST_F(RealData, FittedModelIsPhysicalAndDeterministic) {
     InterferenceModel t = m->ForGpu(g);
     EXPECT_GT(t.params().occupancy, 1.0) << g;  // Gavel's jobs load these GPUs more than their Lucid namesakes
     r = RatesOf(t, {100, 100}, &busy);
-    EXPECT_LE(r[0] + r[1], 1.0 + 1e-12) << g;
+    EXPECT_LE(r[0] + r[1], t.WorkCapacity() + 1e-12) << g;
     r = RatesOf(t, {30, 60, 90}, &busy);
-    EXPECT_LE(30 * r[0] + 60 * r[1] + 90 * r[2], 100 + 1e-9) << g;
+    EXPECT_LE(30 * r[0] + 60 * r[1] + 90 * r[2], 100 * t.WorkCapacity() + 1e-9) << g;
   }
   // The fit is deterministic.
   auto m2 = InterferenceModel::Fit(w_, Lucid(), Gavel());
@@ -233,6 +351,8 @@ TEST_F(RealData, FittedModelIsPhysicalAndDeterministic) {
     EXPECT_EQ(m->gpu_fits()[i].params.occupancy, m2->gpu_fits()[i].params.occupancy);
     EXPECT_EQ(m->gpu_fits()[i].params.beta, m2->gpu_fits()[i].params.beta);
     EXPECT_EQ(m->gpu_fits()[i].params.switch_cost, m2->gpu_fits()[i].params.switch_cost);
+    EXPECT_EQ(m->gpu_fits()[i].params.capacity, m2->gpu_fits()[i].params.capacity);
+    EXPECT_EQ(m->gpu_fits()[i].params.sharpness, m2->gpu_fits()[i].params.sharpness);
   }
 }
 

@@ -11,37 +11,70 @@ int ProfilePoolSize(int num_gpus, double fraction) {
   return std::clamp(p, 1, num_gpus - 1);
 }
 
-double InferSoloUtil(const InterferenceModel& m, double reading, const std::vector<std::vector<double>>& others) {
-  const double r0 = std::clamp(reading, 0.0, 100.0);
-  bool shared = false;
-  for (const auto& o : others) shared = shared || !o.empty();
-  if (!shared) return r0;
-  std::vector<double> us, rates;
-  // The job's rate (the least over its GPUs) if its solo utilization were u.
-  auto rate = [&](double u) {
-    double r = 1;
-    for (const auto& o : others) {
-      if (o.empty()) continue;
-      us.assign(o.begin(), o.end());
-      us.push_back(u);
-      rates.resize(us.size());
-      double busy = 0;
-      m.Rates(us.data(), static_cast<int>(us.size()), rates.data(), &busy);
-      r = std::min(r, rates.back());
-    }
-    return r;
-  };
-  // u -> reading / rate(u) is increasing (a heavier job is slowed more): from
-  // u = reading it climbs to the least fixed point, or to 100.
-  double u = r0;
-  for (int it = 0; it < 200; ++it) {
-    const double r = rate(u);
-    const double next = r > 0 ? std::min(100.0, r0 / r) : 100.0;
-    const bool done = std::fabs(next - u) < 1e-7;
-    u = next;
-    if (done) break;
+double JobInfo::EstimateSd() const {
+  if (observed) return observed_sd;
+  return PredictionBelief(predicted_util, predicted_low, predicted_high).sd;
+}
+
+UtilBelief PredictionBelief(double predicted, double low, double high) {
+  UtilBelief b;
+  b.mean = std::isnan(predicted) ? 50.0 : predicted;
+  if (std::isnan(predicted)) {
+    b.sd = kUninformedSd;
+  } else if (std::isnan(low) || std::isnan(high) || high < low) {
+    b.sd = kUninformedSd;
+  } else {
+    b.sd = (high - low) / (2.0 * kPredictionIntervalZ);
   }
-  return u;
+  return b;
+}
+
+UtilBelief CombineObservation(UtilBelief prior, double reading, double noise_sd, double rate_obs, double rate_sd) {
+  const double r = std::clamp(rate_obs, 0.05, 1.0);
+  const double u_obs = std::clamp(reading, 0.0, 100.0) / r;
+  // Var(reading / r) ~ (noise / r)^2 + (u_obs x rate_sd)^2 (rate_sd relative).
+  const double var_obs = std::max(1e-6, (noise_sd / r) * (noise_sd / r) + (u_obs * rate_sd) * (u_obs * rate_sd));
+  UtilBelief out;
+  if (!(prior.sd > 0)) {
+    out = prior;  // a sure prediction (a zero-width interval) is kept
+  } else {
+    // The prediction is right within its sd with the probability its interval
+    // states (80%), else it says nothing (uniform on [0, 100]): a mixture
+    // prior. An observation far outside the interval then discredits the
+    // prediction instead of being pulled towards it.
+    const double wp = 1.0 / (prior.sd * prior.sd), wo = 1.0 / var_obs;
+    const double m_n = (prior.mean * wp + u_obs * wo) / (wp + wo), v_n = 1.0 / (wp + wo);
+    const double v_marg = prior.sd * prior.sd + var_obs, d = u_obs - prior.mean;
+    const double like_n = kPredictionLevel * std::exp(-0.5 * d * d / v_marg) / std::sqrt(2 * M_PI * v_marg);
+    const double like_u = (1.0 - kPredictionLevel) / 100.0;
+    const double w_n = like_n / (like_n + like_u), w_u = 1.0 - w_n;
+    out.mean = w_n * m_n + w_u * u_obs;
+    const double second = w_n * (v_n + m_n * m_n) + w_u * (var_obs + u_obs * u_obs);
+    out.sd = std::sqrt(std::max(0.0, second - out.mean * out.mean));
+  }
+  out.mean = std::clamp(out.mean, 0.0, 100.0);
+  return out;
+}
+
+double GangMarginZ(int g) {
+  if (g <= 1) return 0.0;
+  // Normal quantile of 1 - 0.5 / g (Acklam's rational approximation, |error| < 1.2e-9).
+  const double p = 1.0 - 0.5 / g;
+  const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                      1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                      6.680131188771972e+01,  -1.328068155288572e+01};
+  const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                      -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00};
+  if (p > 0.97575) {
+    const double q = std::sqrt(-2 * std::log(1 - p));
+    return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
 namespace {
@@ -66,6 +99,8 @@ struct Knobs {
   bool spread = false;         // prefer empty GPUs, then least interference; else best-fit packing
   bool feedback = false;       // decide by observation once a job has one (JobInfo::Estimate), and
                                // migrate jobs off GPUs the observations show over-committed
+  bool hybrid = false;         // with feedback and kInPlace: a job whose prediction is confident
+                               // (sd <= confident_sd) is placed at once; others are measured in place
 };
 
 // A GPU's load during one round: the view's state plus this round's placements.
@@ -74,6 +109,7 @@ struct Tent {
   double util_sum, mem_used, mem_mib;
   int njobs;
   bool taken_exclusive = false;
+  double sd2 = 0;             // feedback: the residents' summed estimate variance (gang margins)
   // bound_slowdown: resident + this round's utilizations, once this round
   // placed a job there (else the GPU's cache entry holds the residents').
   std::vector<double> own;
@@ -92,6 +128,16 @@ class CoLocate : public Policy {
   CoLocate(Knobs k, PolicyOptions o)
       : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap), migrates_(k.feedback || k.profile == Profile::kInPlace) {}
 
+  // predictive-hybrid: a job whose prediction is sure enough to place it at once.
+  bool Confident(const JobInfo& j) const {
+    return k_.hybrid &&
+           PredictionBelief(j.predicted_util, j.predicted_low, j.predicted_high).sd <= o_.confident_sd + 1e-9;
+  }
+  // Whether a job still has to be measured before it is packed.
+  bool NeedsProfile(const JobInfo& j) const {
+    return k_.profile != Profile::kNone && !j.profiled && !j.observed && !Confident(j);
+  }
+
   std::vector<Placement> Schedule(const ClusterView& v) override {
     std::vector<Placement> out;
     const auto& gpus = v.gpus();
@@ -109,6 +155,7 @@ class CoLocate : public Policy {
     // after this round's migrations.
     std::vector<double> est_sum, mem_delta;
     if (migrates_) Migrate(v, &out, &est_sum, &mem_delta);
+    const bool margins = k_.feedback && !k_.by_request;
     double min_sum = 1e18, max_free = 0;
     int empty = 0;
     // Only GPUs that could take the smallest job (or are empty) are open this round.
@@ -127,7 +174,7 @@ class CoLocate : public Policy {
                      : migrates_       ? est_sum[g]
                      : k_.use_profiled ? s.known_sum
                                        : s.pred_sum;
-        Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, {}};
+        Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, margins ? sd2_[g] : 0.0, {}};
         if (k_.bound_slowdown) {
           probe.max_u = CachedMaxNewcomer(v, g, s.jobs);
           if (probe.max_u < u_min) continue;
@@ -137,7 +184,7 @@ class CoLocate : public Policy {
         }
         tents_.push_back(std::move(probe));
       } else {
-        tents_.push_back({static_cast<int>(g), 0.0, mem_used, s.mem_mib, 0, false, {}});
+        tents_.push_back({static_cast<int>(g), 0.0, mem_used, s.mem_mib, 0, false, 0.0, {}});
         if (k_.bound_slowdown) tents_.back().modified = true;  // no residents: own (empty) list
       }
       double sum = tents_.back().util_sum;
@@ -156,7 +203,7 @@ class CoLocate : public Policy {
     v.VisitCandidates([&](int j) {
       if (failed >= o_.max_failures) return false;
       const JobInfo& info = v.job(j);
-      const bool unprofiled = k_.profile != Profile::kNone && !info.profiled;
+      const bool unprofiled = NeedsProfile(info);
       if (unprofiled && k_.profile == Profile::kPool) {
         // One pool GPU samples the job's per-GPU utilization; a full pool is a
         // wait for the pool, not a failure to place.
@@ -192,6 +239,9 @@ class CoLocate : public Policy {
         return true;
       }
       std::vector<std::pair<double, int>> ok;  // (score, tent index); higher score first
+      // A gang job's margin on each GPU (GangMarginZ): 0 for one GPU.
+      const double gz = margins && !alone ? GangMarginZ(info.num_gpus) : 0.0;
+      const double sd_new = gz > 0 ? EstSd(info) : 0.0;
       for (size_t t = 0; t < tents_.size(); ++t) {
         const Tent& x = tents_[t];
         if (x.taken_exclusive || x.mem_used + info.mem_mib > x.mem_mib) continue;
@@ -206,6 +256,7 @@ class CoLocate : public Policy {
         }
         if (k_.spread && empty >= info.num_gpus) continue;
         if (k_.bound_slowdown && u > x.max_u + 1e-6) continue;
+        if (gz > 0 && x.njobs > 0 && x.util_sum + u + gz * std::sqrt(x.sd2 + sd_new * sd_new) > cap_ + 1e-9) continue;
         double score;
         if (!Accept(x, u, &score)) continue;
         ok.push_back({score, static_cast<int>(t)});
@@ -229,6 +280,10 @@ class CoLocate : public Policy {
         x.njobs += 1;
         x.util_sum += u;
         x.mem_used += info.mem_mib;
+        if (margins && !alone) {
+          const double sd = EstSd(info);
+          x.sd2 += sd * sd;
+        }
         if (k_.bound_slowdown) {
           if (!x.modified) x.own = cache_[x.gpu].utils;
           x.modified = true;
@@ -251,9 +306,21 @@ class CoLocate : public Policy {
  private:
   double UtilOf(const JobInfo& j) const {
     if (k_.by_request) return 100.0 * j.gpu_request;
+    if (k_.feedback) return FeedbackEst(j);
     if (k_.use_profiled) return j.profiled ? j.profiled_util : 100.0;
-    if (k_.feedback) return j.Estimate();
     return j.predicted_util;
+  }
+
+  // What the feedback policies know of a job: the estimate after an
+  // observation, else its measurement (hybrid, measured in place), else its
+  // prediction; and that knowledge's sd.
+  double FeedbackEst(const JobInfo& j) const {
+    return j.observed ? j.observed_util : j.profiled ? j.profiled_util : j.predicted_util;
+  }
+  double EstSd(const JobInfo& j) const {
+    if (j.observed) return j.observed_sd;
+    if (j.profiled) return o_.observe_noise_pct;
+    return PredictionBelief(j.predicted_util, j.predicted_low, j.predicted_high).sd;
   }
 
   // profiling-pool: the pool is the ProfilePoolSize GPUs with the most memory
@@ -279,18 +346,23 @@ class CoLocate : public Policy {
   // predictive-feedback its estimate (observation, else prediction);
   // profiling (in place) its measurement, 100 while it is being measured.
   double Est(const JobInfo& j) const {
-    if (k_.feedback) return j.Estimate();
+    if (k_.hybrid && NeedsProfile(j)) return 100.0;  // being measured alone
+    if (k_.feedback) return FeedbackEst(j);
     return j.profiled ? j.profiled_util : 100.0;
   }
-  // Whether that number is a measurement (counts in the noise margin).
-  bool Measured(const JobInfo& j) const { return k_.feedback ? j.observed : j.profiled; }
   // Whether the policy may move the job: predictive-feedback any observed
   // job; profiling (in place) only a newcomer whose window just ended (never
   // a job measured earlier, nor one that must run alone); both at most
   // max_migrations times.
   bool Movable(const JobInfo& j) const {
     if (j.migrations >= o_.max_migrations) return false;
+    if (k_.hybrid) return j.observed || (j.profiled && j.newly_measured && !j.alone);
     return k_.feedback ? j.observed : j.profiled && j.newly_measured && !j.alone;
+  }
+  // A newcomer whose in-place window just ended (it moves to join others).
+  bool Fresh(const JobInfo& j) const {
+    return k_.profile == Profile::kInPlace && j.profiled && j.newly_measured && !j.alone &&
+           j.migrations < o_.max_migrations;
   }
 
   // The moves of the migrating policies. predictive-feedback (a correction):
@@ -311,20 +383,26 @@ class CoLocate : public Policy {
     const auto& gpus = v.gpus();
     const size_t n = gpus.size();
     est_sum->assign(n, 0.0);
+    sd2_.assign(n, 0.0);
     mem_delta->assign(n, 0.0);
     moved_in_.assign(n, 0);
     moved_out_.assign(n, 0);
     std::vector<int> over;
     std::vector<std::pair<int, int>> fresh;  // profiling (in place): (newcomer, a GPU of it)
     for (size_t g = 0; g < n; ++g) {
-      int measured = 0;
       for (int j : gpus[g].jobs) {
         const JobInfo& info = v.job(j);
         (*est_sum)[g] += Est(info);
-        measured += Measured(info) ? 1 : 0;
-        if (!k_.feedback && Movable(info)) fresh.push_back({j, static_cast<int>(g)});
+        if (k_.feedback) {
+          const double sd = EstSd(info);
+          sd2_[g] += sd * sd;
+        }
+        if (Fresh(info)) fresh.push_back({j, static_cast<int>(g)});
       }
-      const double margin = o_.migrate_z * o_.observe_noise_pct * std::sqrt(static_cast<double>(measured));
+      // Over-committed: the estimates' sum above the cap by more than migrate_z
+      // sd of that sum (the estimates' own uncertainty: observations and
+      // predictions alike; 0 for exact ones).
+      const double margin = o_.migrate_z * std::sqrt(sd2_[g]);
       if (k_.feedback && gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + margin + 1e-9)
         over.push_back(static_cast<int>(g));
     }
@@ -417,16 +495,7 @@ class CoLocate : public Policy {
   // device), so a bisection finds the edge; Accept still checks exactly.
   double MaxNewcomer(const std::vector<double>& utils) const {
     if (utils.empty()) return 100;
-    const double floor = 1.0 - o_.max_slowdown;
-    const int k = static_cast<int>(utils.size());
-    if (model_->MinRate(utils.data(), k, 0.0) < floor) return -1;
-    if (model_->MinRate(utils.data(), k, 100.0) >= floor) return 100;
-    double lo = 0, hi = 100;
-    for (int it = 0; it < 40; ++it) {
-      const double mid = 0.5 * (lo + hi);
-      (model_->MinRate(utils.data(), k, mid) >= floor ? lo : hi) = mid;
-    }
-    return lo;
+    return model_->MaxExtra(utils.data(), static_cast<int>(utils.size()), 1.0 - o_.max_slowdown);
   }
 
   // MaxNewcomer of GPU g's residents, kept while they are the same jobs with
@@ -455,14 +524,17 @@ class CoLocate : public Policy {
     }
     const std::vector<double>& utils = Utils(x);
     if (utils.empty()) {
-      *score = 2.0;  // empty GPUs first
+      // spread (interference-aware): empty GPUs first; packing: last, so that
+      // they stay free for the jobs that must start alone (profiling runs).
+      *score = k_.spread ? 2.0 : -1e9;
       return true;
     }
     // Every resident job and the newcomer must keep rate >= 1 - max_slowdown.
     const double floor = 1.0 - o_.max_slowdown;
     double worst = model_->MinRate(utils.data(), static_cast<int>(utils.size()), u);
     if (worst < floor) return false;
-    *score = worst;  // then the least predicted slowdown
+    // spread: then the least predicted slowdown; packing: the fullest GPU (best fit).
+    *score = k_.spread ? worst : x.util_sum;
     return true;
   }
 
@@ -474,6 +546,7 @@ class CoLocate : public Policy {
   std::vector<int> pool_free_;  // profiling-pool: idle pool GPUs this round
   std::vector<char> in_pool_;   // profiling-pool: per GPU, kept for profiling
   std::vector<int> moved_in_, moved_out_;
+  std::vector<double> sd2_;     // feedback: per GPU, the residents' summed estimate variance
   // Per GPU: residents and their utilizations -> MaxNewcomer (interference-aware).
   struct GpuCache {
     std::vector<int> jobs;
@@ -488,9 +561,10 @@ class CoLocate : public Policy {
 
 std::unique_ptr<Policy> Make(Knobs k, const PolicyOptions& o) { return std::make_unique<CoLocate>(k, o); }
 
-template <bool ByRequest, Profile Prof, bool Profiled, bool Bound, bool Spread, bool Feedback = false>
+template <bool ByRequest, Profile Prof, bool Profiled, bool Bound, bool Spread, bool Feedback = false,
+          bool Hybrid = false>
 std::unique_ptr<Policy> MakeRow(const PolicyOptions& o) {
-  return Make(Knobs{ByRequest, Prof, Profiled, Bound, Spread, Feedback}, o);
+  return Make(Knobs{ByRequest, Prof, Profiled, Bound, Spread, Feedback, Hybrid}, o);
 }
 
 }  // namespace
@@ -520,6 +594,13 @@ const std::vector<PolicyRow>& Policies() {
        "GPU time; progress kept), returns to the queue, and is then packed best-fit while the sum of "
        "measured utilization stays within the cap (the paper's 'online profiling' baseline)",
        false, MakeRow<false, P::kExclusive, true, false, false>, false},
+      {"profiling-interference-aware",
+       "the profiling counterpart of interference-aware: each new job is measured as profiling-exclusive "
+       "measures it (alone for the warm-up and window, then back to the queue), then placed as "
+       "interference-aware admits jobs, fed the measured utilizations: on a GPU where the fitted physics "
+       "keeps every job at rate >= 1 - max_slowdown (no utilization cap), the fullest such GPU first "
+       "(best fit, as profiling-exclusive packs), empty GPUs last (they stay free for profiling runs)",
+       false, MakeRow<false, P::kExclusive, true, true, false>, false},
       {"predictive",
        "packed best-fit from submission while the sum of predicted utilization stays within the "
        "cap and predicted memory (its interval's high end) fits (the paper's scheme)",
@@ -538,6 +619,14 @@ const std::vector<PolicyRow>& Policies() {
        "model and used from then on; a job on a GPU whose sum exceeds the cap is migrated (restart "
        "from its last checkpoint) to GPUs where it fits, else that GPU takes no new jobs",
        true, MakeRow<false, P::kNone, false, false, false, true>, true},
+      {"predictive-hybrid",
+       "beyond the paper: a job whose prediction is confident (the sd its interval states at most "
+       "--confident-sd) is placed at once as predictive-feedback places it; any other job is measured "
+       "first, in place, as profiling measures it (alone on empty GPUs for the warm-up and window, then it "
+       "joins the fullest GPUs where it fits by its measurement); every running job is observed and "
+       "corrected as in predictive-feedback. It decides only by the predictor's own interval, never by "
+       "how wrong a prediction really is",
+       true, MakeRow<false, P::kInPlace, false, false, false, true, true>, true},
   };
   return kTable;
 }

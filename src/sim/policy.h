@@ -29,16 +29,23 @@ struct JobInfo {
   // (the true peak under oracle predictions), at most the largest GPU's memory.
   double mem_mib = 0;
   double predicted_util = 0;   // percent; NaN when no predictions were loaded
+  // The prediction's interval (percent; NaN: none): the predictor's own
+  // statement of how sure it is (wider for unseen graphs, GPUs, unknown job
+  // facts), the only unsureness signal a policy may use.
+  double predicted_low = NAN, predicted_high = NAN;
   bool profiled = false;       // finished a profiling run
   double profiled_util = 0;    // measured utilization; valid only when profiled
-  // Observed while running (predictive-feedback): the utilization counter's
-  // reading of the job after it ran a while (while sharing: its rate x its
-  // solo utilization, plus noise), the solo utilization the policy inferred
-  // from it (InferSoloUtil), and how often it has been migrated.
+  // Observed while running (predictive-feedback, predictive-hybrid): the
+  // utilization counter's reading of the job after it ran a while (while
+  // sharing: its rate x its solo utilization, plus noise), its progress rate
+  // as its step counts show it, the estimate combined from them and the
+  // prediction (CombineObservation), and how often it has been migrated.
   bool observed = false;
-  double observed_util = 0;    // inferred solo utilization, valid only when observed
+  double observed_util = 0;    // the estimate of its solo utilization after the observation (Observe), percent
+  double observed_sd = 0;      // that estimate's standard deviation, points
   int migrations = 0;
   double observed_reading = 0; // the counter's reading, valid only when observed
+  double observed_rate = 1;    // its progress rate seen from step counts when observed (1 = as fast as alone)
   double gpu_request = 1;      // share of each GPU the job requested (the trace's; slot packs by it)
   bool alone = false;          // ran out of memory once: from then on runs alone (exclusive)
   // profiling (in place): the job's measured window (alone on its GPUs) just
@@ -46,10 +53,55 @@ struct JobInfo {
   // where it fits by its measurement (the simulator sets it at the window's
   // end, clears it after the round). Jobs measured earlier are never moved.
   bool newly_measured = false;
-  // The utilization predictive-feedback decides by: the observation once there
-  // is one, else the prediction.
+  // The utilization predictive-feedback decides by: the estimate after an
+  // observation once there is one, else the prediction.
   double Estimate() const { return observed ? observed_util : predicted_util; }
+  // Its standard deviation (points): the observation's posterior, else the
+  // prediction's own (PredictionBelief).
+  double EstimateSd() const;
 };
+
+// What a scheduler believes of a job's solo utilization: mean and standard
+// deviation, percent points.
+struct UtilBelief {
+  double mean = 0;
+  double sd = 0;
+};
+
+// The predictor's interval level (predict/predictor.h kDefaultIntervalLevel)
+// and its normal quantile (80%: 1.2816).
+inline constexpr double kPredictionLevel = 0.8;
+inline constexpr double kPredictionIntervalZ = 1.2815515655446004;
+// The sd of a belief that knows nothing of the utilization: uniform on
+// [0, 100], 100 / sqrt(12).
+inline constexpr double kUninformedSd = 28.867513459481287;
+
+// The prediction as a belief: its interval [low, high] (the predictor's 80%
+// interval) read as a normal one, sd = (high - low) / (2 x 1.2816); a
+// zero-width interval (oracle) has sd 0; no interval (NaN) is no statement
+// of confidence: kUninformedSd.
+UtilBelief PredictionBelief(double predicted, double low, double high);
+
+// One observation of a running job combined with what was believed before:
+// the utilization counter read reading = rate x u + N(0, noise_sd) (percent),
+// and the job's progress rate seen from its step counts, rate_obs (1 = as
+// fast as alone; relative sd rate_sd). The observation's own estimate is
+// reading / rate_obs, its sd by the delta method (a slow, shared job's
+// reading says less: the counter of a saturated GPU is not read as a solo
+// utilization). The prior is a mixture: the prediction's normal with the
+// probability its interval states (kPredictionLevel), else uniform on
+// [0, 100] (the prediction is wrong and says nothing). So an observation
+// consistent with the prediction is combined with it by inverse-variance
+// weights, and one far outside the interval replaces it. A prior of sd 0 is
+// kept as it is; the mean is clamped to [0, 100].
+UtilBelief CombineObservation(UtilBelief prior, double reading, double noise_sd, double rate_obs, double rate_sd);
+
+// The margin for a job spanning g GPUs: it is slowed if any of its g GPUs is
+// over-committed, so each GPU gets the normal quantile 1 - 0.5 / g of the
+// GPU's summed uncertainty (0 for one GPU: the point estimate, as before; 0.67
+// sd for 2 GPUs, 1.15 for 4, 1.53 for 8): the whole gang then fits with about
+// the one-GPU job's chance.
+double GangMarginZ(int g);
 
 class ClusterView {
  public:
@@ -124,6 +176,12 @@ struct PolicyOptions {
   // simulator passes its --measure-noise); 0 = migrate at any excess.
   double observe_noise_pct = 0;
   double migrate_z = 2;
+  // predictive-hybrid: a job whose prediction's sd (PredictionBelief) is at
+  // most this many points is placed at once by its prediction; others are
+  // measured first, in place (as profiling). The simulator's default is the
+  // instrument's noise (--measure-noise, 5): a prediction at least as precise
+  // as the measurement it would replace is used instead of it.
+  double confident_sd = 5;
   // profiling-pool: the share of the GPUs (those with the most memory, lowest
   // ids first; at least one) kept for profiling runs; the other GPUs run jobs.
   double profile_pool_fraction = 0.05;
@@ -134,14 +192,6 @@ struct PolicyOptions {
 // cluster).
 int ProfilePoolSize(int num_gpus, double fraction);
 
-// The solo utilization behind a counter reading taken while the job shared
-// its GPUs: the least u in [reading, 100] with reading = u x rate(u), rate
-// being the model's rate of the job (the least over its GPUs) among the other
-// residents of each GPU (`others[g]`: their utilizations as the scheduler
-// estimates them). Alone (no others) that is the reading itself. When the
-// device is saturated the reading cannot tell u apart and the answer is the
-// least consistent u (or 100). Percent.
-double InferSoloUtil(const InterferenceModel& m, double reading, const std::vector<std::vector<double>>& others);
 
 struct PolicyRow {
   const char* name;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/test_util.h"
 
 namespace gpucast::sim {
@@ -11,6 +13,7 @@ namespace {
 class FakeView : public ClusterView {
  public:
   FakeView() : model_(InterferenceParams{1.0, 0.0}) {}
+  explicit FakeView(InterferenceModel m) : model_(std::move(m)) {}
   double now() const override { return 0; }
   const std::vector<GpuState>& gpus() const override { return gpus_; }
   const JobInfo& job(int j) const override { return jobs_[j]; }
@@ -151,6 +154,74 @@ TEST(InterferenceAware, BoundsEveryJobsPredictedRate) {
   EXPECT_EQ(Decide("interference-aware", f, loose).size(), 1u);
 }
 
+TEST(InterferenceAware, UnderTimeSlicingTheLeastLoadedGpuWhereEveryRateStaysAboveTheFloor) {
+  // Time-slicing (rates depend on the summed utilization only):
+  // GPU 0 holds 60, GPU 1 holds 40. A 30% newcomer keeps rate 1 on both
+  // (90, 70 <= 100): a tie, the lower id, GPU 0. An 80% one: 100 / 140 = 0.71 <
+  // 0.75 on GPU 0, 100 / 120 = 0.83 on GPU 1: only GPU 1; 100% fits nowhere
+  // (0.71 on GPU 1).
+  FakeView v{InterferenceModel()};
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int a = v.AddJob(1, 1000, 60), b = v.AddJob(1, 1000, 40);
+  v.Put(a, 0);
+  v.Put(b, 1);
+  for (auto [u, want] : std::vector<std::pair<double, int>>{{30, 0}, {80, 1}, {100, -1}}) {
+    FakeView w = v;
+    int j = w.AddJob(1, 1000, u);
+    w.cand_ = {j};
+    auto p = Decide("interference-aware", w);
+    if (want < 0) {
+      EXPECT_TRUE(p.empty()) << u;
+    } else {
+      ASSERT_EQ(p.size(), 1u) << u;
+      EXPECT_EQ(p[0].gpus, std::vector<int>{want}) << u;
+    }
+  }
+}
+
+TEST(ProfilingInterferenceAware, MeasuresFirstThenAdmitsByThePhysicsOfTheMeasurements) {
+  // Model beta 1. An unmeasured job runs alone first (exclusive, a profiling run).
+  FakeView v;
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int r = v.AddJob(1, 1000, NAN, true, 90);
+  v.Put(r, 0);
+  int fresh = v.AddJob(1, 1000, NAN);
+  v.cand_ = {fresh};
+  auto p = Decide("profiling-interference-aware", v);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_TRUE(p[0].exclusive);
+  EXPECT_GT(p[0].run_alone_s, 0.0);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  // Measured: 20 joins the 90% job (both at 0.85 >= 0.75) rather than take an
+  // empty GPU (best fit: empty GPUs stay free for profiling runs); a measured
+  // 90 joins nothing (0.55) and takes the empty GPU.
+  FakeView f;
+  f.AddGpu();
+  f.AddGpu();
+  int r0 = f.AddJob(1, 1000, NAN, true, 90);
+  f.Put(r0, 0);
+  int light = f.AddJob(1, 1000, NAN, true, 20), heavy = f.AddJob(1, 1000, NAN, true, 90);
+  f.cand_ = {light, heavy};
+  p = Decide("profiling-interference-aware", f);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].job, light);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  EXPECT_FALSE(p[0].exclusive);
+  EXPECT_EQ(p[1].job, heavy);
+  EXPECT_EQ(p[1].gpus, std::vector<int>{1});
+  // interference-aware (spread) would send light to the empty GPU.
+  FakeView g;
+  g.AddGpu();
+  g.AddGpu();
+  int q = g.AddJob(1, 1000, 90);
+  g.Put(q, 0);
+  int lp = g.AddJob(1, 1000, 20);
+  g.cand_ = {lp};
+  p = Decide("interference-aware", g);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+}
+
 TEST(PredictiveFeedback, MigratesOffOverCommittedGpuThenPacksByObservation) {
   FakeView v;
   for (int i = 0; i < 2; ++i) v.AddGpu();
@@ -209,24 +280,24 @@ TEST(PredictiveFeedback, UnobservedOrMigratedJobsStayAndTheGpuIsClosed) {
   EXPECT_TRUE(p[0].migrate);
 }
 
-TEST(PredictiveFeedback, HysteresisLeavesExcessWithinTheObservationNoise) {
-  // Two observed jobs on GPU 0; with sd 5 per observation and z = 2 the
-  // margin is 2 x 5 x sqrt(2) = 14.14 points above the cap.
-  auto run = [](double u2, double noise) {
+TEST(PredictiveFeedback, HysteresisLeavesExcessWithinTheEstimatesUncertainty) {
+  // Two observed jobs on GPU 0; with estimates of sd 5 each and z = 2 the
+  // margin is 2 x sqrt(5^2 + 5^2) = 14.14 points above the cap.
+  auto run = [](double u2, double sd) {
     FakeView v;
     for (int i = 0; i < 2; ++i) v.AddGpu();
     int a = v.AddJob(1, 1000, 50), b = v.AddJob(1, 1000, 50);
     v.Job(a).observed = true;
     v.Job(a).observed_util = 60;
+    v.Job(a).observed_sd = sd;
     v.Job(b).observed = true;
     v.Job(b).observed_util = u2;
+    v.Job(b).observed_sd = sd;
     v.Put(a, 0);
     v.Put(b, 0);
     int c = v.AddJob(1, 1000, 10);
     v.cand_ = {c};
-    PolicyOptions o;
-    o.observe_noise_pct = noise;
-    return Decide("predictive-feedback", v, o);
+    return Decide("predictive-feedback", v);
   };
   // 108 <= 114.14: no move; GPU 0 (over the cap) still takes no new job.
   auto p = run(48, 5);
@@ -237,7 +308,7 @@ TEST(PredictiveFeedback, HysteresisLeavesExcessWithinTheObservationNoise) {
   p = run(56, 5);
   ASSERT_GE(p.size(), 1u);
   EXPECT_TRUE(p[0].migrate);
-  // Without an assumed noise, any excess moves a job (108 > 100).
+  // Exact estimates (sd 0, as oracle predictions give): any excess moves a job (108 > 100).
   p = run(48, 0);
   ASSERT_GE(p.size(), 1u);
   EXPECT_TRUE(p[0].migrate);
@@ -460,19 +531,127 @@ TEST(PredictiveFeedback, MovesAGangJobWithAllItsGpus) {
   EXPECT_EQ(p[0].gpus, (std::vector<int>{2, 3}));  // not its own GPUs 0 and 1
 }
 
-TEST(InferSoloUtil, InvertsTheModelsRateAndSaysWhenItCannot) {
-  InterferenceModel m(InterferenceParams{1.0, 0.0});
-  // Alone: the reading is the utilization.
-  EXPECT_DOUBLE_EQ(InferSoloUtil(m, 42, {{}}), 42);
-  // Next to a 40% job a 50% job runs at 1 / (1 + 0.4 x 0.5) = 5/6 and reads 41.67.
-  EXPECT_NEAR(InferSoloUtil(m, 50.0 * 5 / 6, {{40}}), 50, 1e-6);
-  // A gang job: the least rate over its GPUs (here the shared one).
-  EXPECT_NEAR(InferSoloUtil(m, 50.0 * 5 / 6, {{40}, {}}), 50, 1e-6);
-  // Two saturating jobs: each runs at 1/2 and reads 50; any u >= 100 would;
-  // the least consistent answer is 100.
-  EXPECT_NEAR(InferSoloUtil(m, 50, {{100}}), 100, 1e-6);
-  // Readings are clamped.
-  EXPECT_DOUBLE_EQ(InferSoloUtil(m, 130, {{}}), 100);
+TEST(Estimator, PredictionBeliefReadsTheIntervalAsANormalOne) {
+  // An 80% interval of half-width 12.8155 is sd 10; a zero-width one is sure;
+  // none (NaN) is a uniform prior's sd, 100 / sqrt(12).
+  EXPECT_NEAR(PredictionBelief(50, 50 - 12.815515655446004, 50 + 12.815515655446004).sd, 10.0, 1e-9);
+  EXPECT_DOUBLE_EQ(PredictionBelief(42, 42, 42).sd, 0.0);
+  EXPECT_NEAR(PredictionBelief(42, NAN, NAN).sd, 28.8675, 1e-4);
+  EXPECT_DOUBLE_EQ(PredictionBelief(42, NAN, NAN).mean, 42.0);
+}
+
+// The estimator's mixture by hand: the normal part's posterior (mean m, var v)
+// with weight w, the uniform part's (the observation) with 1 - w.
+UtilBelief Mixture(double pm, double psd, double u_obs, double var_obs) {
+  const double wp = 1 / (psd * psd), wo = 1 / var_obs;
+  const double m = (pm * wp + u_obs * wo) / (wp + wo), v = 1 / (wp + wo);
+  const double vm = psd * psd + var_obs, d = u_obs - pm;
+  const double ln = 0.8 * std::exp(-0.5 * d * d / vm) / std::sqrt(2 * M_PI * vm), lu = 0.2 / 100;
+  const double w = ln / (ln + lu);
+  const double mean = w * m + (1 - w) * u_obs;
+  return {mean, std::sqrt(w * (v + m * m) + (1 - w) * (var_obs + u_obs * u_obs) - mean * mean)};
+}
+
+TEST(Estimator, CombinesPredictionAndObservationByTheirVariances) {
+  // Alone (rate 1 seen exactly): the observation 60 (sd 5) against a prediction
+  // 70 of sd 10: the normal part gives (60 x 4 + 70) / 5 = 62, sd sqrt(20);
+  // the observation is 0.89 sd from the prediction (marginal sd sqrt(125)), so
+  // the prediction keeps most of its 80% weight.
+  UtilBelief b = CombineObservation({70, 10}, 60, 5, 1.0, 0.0);
+  UtilBelief want = Mixture(70, 10, 60, 25);
+  EXPECT_NEAR(b.mean, want.mean, 1e-9);
+  EXPECT_NEAR(b.sd, want.sd, 1e-9);
+  EXPECT_GT(b.mean, 61.5);
+  EXPECT_LT(b.mean, 62.0);
+  // Far outside the interval (a prediction of 90 +- 9, as PointNet's, for a
+  // job that reads 8 alone): the prediction is discredited, the observation stays.
+  b = CombineObservation({90, 9}, 8, 5, 1.0, 0.0);
+  EXPECT_NEAR(b.mean, 8.0, 1e-6);
+  EXPECT_NEAR(b.sd, 5.0, 1e-6);
+  // A sure prediction (oracle: sd 0) is kept whatever the counter says.
+  b = CombineObservation({30, 0}, 80, 5, 1.0, 0.05);
+  EXPECT_DOUBLE_EQ(b.mean, 30.0);
+  EXPECT_DOUBLE_EQ(b.sd, 0.0);
+  // Shared at rate 0.5: the reading 40 stands for 80 and its sd grows to
+  // sqrt((5 / 0.5)^2 + (80 x 0.05)^2) = sqrt(116): it weighs less than alone.
+  b = CombineObservation({50, 28.8675134594813}, 40, 5, 0.5, 0.05);
+  want = Mixture(50, 28.8675134594813, 80, 116);
+  EXPECT_NEAR(b.mean, want.mean, 1e-9);
+  EXPECT_GT(b.sd, CombineObservation({50, 28.8675134594813}, 80, 5, 1.0, 0.05).sd);
+  // The estimate stays a utilization.
+  EXPECT_DOUBLE_EQ(CombineObservation({99, 50}, 100, 5, 0.3, 0.0).mean, 100.0);
+}
+
+TEST(Estimator, GangMarginIsTheQuantileThatKeepsTheWholeGangsChance) {
+  EXPECT_DOUBLE_EQ(GangMarginZ(1), 0.0);
+  EXPECT_NEAR(GangMarginZ(2), 0.6744897502, 1e-8);  // Phi^-1(0.75)
+  EXPECT_NEAR(GangMarginZ(4), 1.1503493804, 1e-8);  // Phi^-1(0.875)
+  EXPECT_NEAR(GangMarginZ(8), 1.5341205443, 1e-8);  // Phi^-1(0.9375)
+}
+
+TEST(PredictiveFeedback, AGangJobKeepsAMarginOnEachGpuAOneGpuJobDoesNot) {
+  // GPUs 0 and 1 hold a 50% job each (exact); a newcomer predicted 45 with an
+  // interval of sd 10 fits by its point (95 <= 100).
+  FakeView v;
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int r0 = v.AddJob(1, 1000, 50), r1 = v.AddJob(1, 1000, 50);
+  for (int r : {r0, r1}) v.Job(r).predicted_low = v.Job(r).predicted_high = 50;
+  v.Put(r0, 0);
+  v.Put(r1, 1);
+  const double half = 10 * kPredictionIntervalZ;
+  int one = v.AddJob(1, 1000, 45), gang = v.AddJob(2, 1000, 45);
+  for (int j : {one, gang}) {
+    v.Job(j).predicted_low = 45 - half;
+    v.Job(j).predicted_high = 45 + half;
+  }
+  v.cand_ = {one};
+  auto p = Decide("predictive-feedback", v);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  // The 2-GPU job needs 95 + 0.674 x 10 = 101.7 <= 100 on both: it waits.
+  v.cand_ = {gang};
+  EXPECT_TRUE(Decide("predictive-feedback", v).empty());
+  // predictive (no margins) places it on both.
+  p = Decide("predictive", v);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, (std::vector<int>{0, 1}));
+}
+
+TEST(PredictiveHybrid, PlacesAConfidentJobAtOnceAndMeasuresAnUnsureOneInPlace) {
+  FakeView v;
+  for (int i = 0; i < 3; ++i) v.AddGpu();
+  int r = v.AddJob(1, 1000, 40);
+  v.Job(r).predicted_low = v.Job(r).predicted_high = 40;
+  v.Put(r, 0);
+  // sure: sd 5 (<= 10); unsure: sd 20; none: no interval at all.
+  int sure = v.AddJob(1, 1000, 30), unsure = v.AddJob(1, 1000, 30), none = v.AddJob(1, 1000, 30);
+  v.Job(sure).predicted_low = 30 - 5 * kPredictionIntervalZ;
+  v.Job(sure).predicted_high = 30 + 5 * kPredictionIntervalZ;
+  v.Job(unsure).predicted_low = 30 - 20 * kPredictionIntervalZ;
+  v.Job(unsure).predicted_high = 30 + 20 * kPredictionIntervalZ;
+  v.cand_ = {sure, unsure, none};
+  auto p = Decide("predictive-hybrid", v);
+  ASSERT_EQ(p.size(), 3u);
+  // The confident job joins the occupied GPU 0 at once (best fit), a shared run.
+  EXPECT_EQ(p[0].job, sure);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  EXPECT_FALSE(p[0].exclusive);
+  EXPECT_EQ(p[0].run_alone_s, 0.0);
+  // The unsure ones start alone on the empty GPUs, measured in place.
+  for (int i : {1, 2}) {
+    EXPECT_TRUE(p[i].exclusive);
+    EXPECT_TRUE(p[i].profile_in_place);
+    EXPECT_GT(p[i].run_alone_s, 0.0);
+  }
+  EXPECT_EQ(p[1].gpus, std::vector<int>{1});
+  EXPECT_EQ(p[2].gpus, std::vector<int>{2});
+  // A tighter threshold measures the sure one too.
+  PolicyOptions strict;
+  strict.confident_sd = 4;
+  v.cand_ = {sure};
+  p = Decide("predictive-hybrid", v, strict);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_TRUE(p[0].profile_in_place);
 }
 
 TEST(Policies, NeverJoinExclusiveGpus) {

@@ -412,6 +412,13 @@ std::string Verdict(const std::vector<const RunData*>& runs, int head_gpus, doub
         default: c += ", with mean JCTs that tie within the seeds' spread (" + spread(dj, " h") + ")";
       }
     }
+    // The headroom: how much more useful work than the baseline any policy could do (the ideal bound over it).
+    std::vector<double> head;
+    for (const RunData* b : pols[base]) {
+      const double ub = b->Metric("useful_work_utilization", NAN), ib = b->Metric("ideal_work_utilization", NAN);
+      if (std::isfinite(ub) && std::isfinite(ib) && ub > 0) head.push_back(100.0 * (ib / ub - 1.0));
+    }
+    if (!head.empty()) c += " (headroom: the ideal bound is " + F(MeanSd(head).first) + "% above " + base + ")";
     clauses.push_back(c);
   }
   std::string out;

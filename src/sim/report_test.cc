@@ -155,12 +155,14 @@ TEST(Report, LoadSweepAndValueOfAccuracyWithBandsOverSeeds) {
             std::string::npos);
   // The verdict: at x2, predictive against slot (no profiling ran): 60/50, 62/54
   // -> +20.0%, +14.8%; JCT 10-20, 14-30 h -> -10, -16: 13.0 h lower. At x1:
-  // 45/40, 47/42 -> +12.5%, +11.9%; JCT +1, +1 h.
+  // 45/40, 47/42 -> +12.5%, +11.9%; JCT +1, +1 h. Headroom: the ideal bound
+  // (80 in every run) over slot's: 80/50, 80/54 -> +60.0, +48.1: 54.1%; 80/40, 80/42 -> 95.2%.
   EXPECT_NE(html.find("<p id='verdict'><b>Verdict:</b> At --load-factor 2 (measured load 1.00), predictive does "
                       "17.4% more useful work than slot (no profiling baseline ran) (2 seeds: +14.8% to +20.0%), "
-                      "with a 13.0 h lower mean JCT; at --load-factor 1 (measured load 0.50), predictive does 12.2% "
+                      "with a 13.0 h lower mean JCT (headroom: the ideal bound is 54.1% above slot); at "
+                      "--load-factor 1 (measured load 0.50), predictive does 12.2% "
                       "more useful work than slot (no profiling baseline ran) (2 seeds: +11.9% to +12.5%), with a "
-                      "1.0 h higher mean JCT.</p>"),
+                      "1.0 h higher mean JCT (headroom: the ideal bound is 95.2% above slot).</p>"),
             std::string::npos)
       << html.substr(html.find("<p id='verdict'>"), 600);
 }

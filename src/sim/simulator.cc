@@ -27,6 +27,15 @@ namespace {
 
 constexpr double kEps = 1e-9;
 
+// A uniform draw in [0, 1) determined by (seed, index, salt).
+double SeededUniform(uint64_t seed, int64_t index, uint64_t salt) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ULL + salt * 0xD1B54A32D192ED03ULL + static_cast<uint64_t>(index);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
 enum class State { kPending, kQueued, kProfiling, kRunning, kDone, kNeverFits };
 
 struct SimJob {
@@ -41,6 +50,7 @@ struct SimJob {
   bool in_place = false;   // this profiling run stays on its GPUs when it ends
   bool discard = false;    // this profiling run's progress is discarded (profiling-pool)
   double saved_remaining = 0;  // discard: remaining when the run started
+  bool restart_pending = false;  // its next start restarts from a checkpoint (SimConfig::restart_s)
 };
 
 struct Event {
@@ -75,6 +85,7 @@ class Engine : public ClusterView {
         it = types.end() - 1;
       }
       gpu_model_[g] = static_cast<int>(it - types.begin());
+      work_capacity_ += type_models_[gpu_model_[g]].WorkCapacity();
     }
     res_.policy = c.policy;
     res_.trace = trace.name;
@@ -191,8 +202,16 @@ class Engine : public ClusterView {
                            " entries for " + std::to_string(n) + " jobs");
     if (!(cfg_.checkpoint_s > 0)) return Status::Error("checkpoint interval must be positive");
     int64_t unmapped = 0;
-    std::vector<int> assigned = cfg_.workload_of_job.empty() ? AssignWorkloads(trace_, w_, cfg_.seed, &unmapped)
-                                                             : cfg_.workload_of_job;
+    if (cfg_.workload_mix != "size-aware" && cfg_.workload_mix != "uniform")
+      return Status::Error("workload mix '" + cfg_.workload_mix + "': want size-aware or uniform");
+    if (!(cfg_.restart_s >= 0)) return Status::Error("restart cost must be >= 0 seconds");
+    if (!(cfg_.recurring >= 0 && cfg_.recurring <= 1)) return Status::Error("recurring share must be in [0, 1]");
+    res_.workload_mix = cfg_.workload_mix;
+    res_.restart_s = cfg_.restart_s;
+    res_.recurring = cfg_.recurring;
+    std::vector<int> assigned = cfg_.workload_of_job.empty()
+                                    ? AssignWorkloads(trace_, w_, cfg_.seed, &unmapped, cfg_.workload_mix == "size-aware")
+                                    : cfg_.workload_of_job;
     res_.trace_unmapped = unmapped;
     double largest_gpu = 0;
     for (const GpuState& g : gpus_) largest_gpu = std::max(largest_gpu, g.mem_mib);
@@ -221,19 +240,35 @@ class Engine : public ClusterView {
       // The scheduler packs by the predicted high end (the truth when there is
       // no memory prediction); no more than the largest GPU holds.
       r.sched_mem_mib = std::min(wp.HasMemPrediction() ? wp.pred_mem_high_mib : wp.gmem_mib, largest_gpu);
+      r.predicted_low = wp.pred_util_low;
+      r.predicted_high = wp.pred_util_high;
+      // A recurring job's graph ran before: the scheduler knows its utilization
+      // (and memory) from that observation, within the instrument's noise.
+      if (cfg_.recurring > 0 && res_.uses_predictions && wp.HasPrediction() &&
+          SeededUniform(cfg_.seed, tj.id, 4) < cfg_.recurring) {
+        const double sd = cfg_.measure_noise_pct;
+        r.recurring = true;
+        ++res_.jobs_recurring;
+        r.predicted_util = std::clamp(wp.true_util + sd * SeededNormal(cfg_.seed, tj.id, 3), 0.0, 100.0);
+        r.predicted_low = std::max(0.0, r.predicted_util - kPredictionIntervalZ * sd);  // its 80% interval
+        r.predicted_high = std::min(100.0, r.predicted_util + kPredictionIntervalZ * sd);
+        r.sched_mem_mib = std::min(wp.gmem_mib, largest_gpu);
+      }
       JobInfo& info = info_[i];
       info.num_gpus = tj.num_gpus;
       info.mem_mib = r.sched_mem_mib;
-      info.predicted_util = wp.predicted_util;
+      info.predicted_util = r.predicted_util;
+      info.predicted_low = r.predicted_low;
+      info.predicted_high = r.predicted_high;
       info.gpu_request = tj.gpu_request;
       jobs_[i].remaining = tj.duration_s;
-      mae += std::fabs(wp.predicted_util - wp.true_util);
+      mae += std::fabs(r.predicted_util - wp.true_util);
       if (wp.HasMemPrediction()) {
-        mem_mae += std::fabs(wp.pred_mem_mib - wp.gmem_mib);
+        mem_mae += std::fabs((r.recurring ? wp.gmem_mib : wp.pred_mem_mib) - wp.gmem_mib);
         ++mem_n;
       }
       smallest_.mem_mib = std::min({smallest_.mem_mib, r.sched_mem_mib, r.mem_mib});
-      smallest_.predicted_util = std::min(smallest_.predicted_util, wp.predicted_util);
+      smallest_.predicted_util = std::min(smallest_.predicted_util, r.predicted_util);
       smallest_.profiled_util = std::min(smallest_.profiled_util, wp.true_util);
       smallest_.gpu_request = std::min(smallest_.gpu_request, tj.gpu_request);
       // A job runs some day only if enough GPUs can hold its true memory when empty.
@@ -249,7 +284,7 @@ class Engine : public ClusterView {
     if (!trace_.jobs.empty()) now_ = trace_.jobs.front().submit_s;
     t0_ = now_;
     t_trace_end_ = trace_.jobs.empty() ? now_ : trace_.jobs.back().submit_s;
-    auto busy_end = CapacityWindowEnd(res_.jobs, res_.num_gpus, t0_, t_trace_end_);
+    auto busy_end = CapacityWindowEnd(res_.jobs, res_.num_gpus, t0_, t_trace_end_, work_capacity_);
     t_window_end_ = busy_end ? *busy_end : t_trace_end_;
     res_.bound_kind = busy_end ? "capacity" : "demand";
     return Status::Ok();
@@ -275,20 +310,23 @@ class Engine : public ClusterView {
 
   bool Observe(int j, uint32_t placement) {
     if (jobs_[j].state != State::kRunning || info_[j].observed || jobs_[j].placement != placement) return false;
-    const double reading = Reading(j, 2, jobs_[j].rate);
-    // The policy's knowledge of who shared the job's GPUs: their estimates.
-    std::vector<std::vector<double>> others;
-    for (int g : res_.jobs[j].gpus) {
-      others.emplace_back();
-      for (int r : gpus_[g].jobs)
-        if (r != j) others.back().push_back(Known(r));
-    }
-    const double solo = InferSoloUtil(model_, reading, others);
-    info_[j].observed = true;
-    info_[j].observed_reading = reading;
-    info_[j].observed_util = solo;
+    const double rate = jobs_[j].rate;
+    const double reading = Reading(j, 2, rate);
+    // Its progress rate as its step counts show it (relative noise rate_noise).
+    const double rate_seen =
+        std::clamp(rate * (1.0 + cfg_.rate_noise * SeededNormal(cfg_.seed, res_.jobs[j].id, 5)), 0.01, 1.0);
+    JobInfo& info = info_[j];
+    const UtilBelief prior = info.profiled ? UtilBelief{info.profiled_util, cfg_.measure_noise_pct}
+                                           : PredictionBelief(info.predicted_util, info.predicted_low,
+                                                              info.predicted_high);
+    const UtilBelief post = CombineObservation(prior, reading, cfg_.measure_noise_pct, rate_seen, cfg_.rate_noise);
+    info.observed = true;
+    info.observed_reading = reading;
+    info.observed_rate = rate_seen;
+    info.observed_util = post.mean;
+    info.observed_sd = post.sd;
     res_.jobs[j].observed_reading = reading;
-    Learned(j, solo);
+    Learned(j, post.mean);
     ++res_.jobs_observed;
     return true;
   }
@@ -391,28 +429,16 @@ class Engine : public ClusterView {
     queue_.insert(j);
   }
 
-  // The utilization the scheduler knows a job by: observed, else profiled,
-  // else predicted; 100 when it knows none.
-  double Known(int r) const {
-    const JobInfo& i = info_[r];
-    const double u = i.observed ? i.observed_util : i.profiled ? i.profiled_util : i.predicted_util;
-    return std::isnan(u) ? 100.0 : u;
-  }
-
   // The end of a profiling run: the job's counter was read over the window
   // (its utilization, and its memory). While sharing (profiling in place) the
   // reading is rate x utilization; the solo utilization is inferred from it
   // through the interference model, as the policy would.
   void Profiled(int j) {
-    const double reading = Reading(j, 1, jobs_[j].rate > 0 ? jobs_[j].rate : 1.0);
-    std::vector<std::vector<double>> others;
-    for (int g : res_.jobs[j].gpus) {
-      others.emplace_back();
-      for (int r : gpus_[g].jobs)
-        if (r != j) others.back().push_back(Known(r));
-    }
+    // Every profiling run is alone on its GPUs (rate 1): the reading is the measurement.
+    const double rate = jobs_[j].rate > 0 ? jobs_[j].rate : 1.0;
+    const double reading = Reading(j, 1, rate);
     info_[j].profiled = true;
-    info_[j].profiled_util = InferSoloUtil(model_, reading, others);
+    info_[j].profiled_util = std::min(100.0, reading / rate);
     Learned(j, info_[j].profiled_util);
     info_[j].mem_mib = res_.jobs[j].mem_mib;  // the run shows the job's memory too
   }
@@ -444,13 +470,16 @@ class Engine : public ClusterView {
         s.version++;
         return;
       }
-      // Back to the queue, now measured.
+      // Back to the queue, now measured (profiling-exclusive: it restarts from
+      // the checkpoint taken at the window's end; a pool run starts afresh).
       Profiled(j);
+      const bool discarded = s.discard;
       if (s.discard) {
         SetRate(j, 0);
         s.remaining = s.saved_remaining;
       }
       Requeue(j);
+      s.restart_pending = !discarded;
       return;
     }
     Leave(j);
@@ -486,6 +515,7 @@ class Engine : public ClusterView {
     ++res_.jobs[j].ooms;
     info_[j].alone = true;  // the scheduler no longer shares its GPUs
     Requeue(j);
+    s.restart_pending = true;
     if (bigger > 0) info_[j].mem_mib = std::max(info_[j].mem_mib, std::nextafter(bigger, INFINITY));
     return true;
   }
@@ -508,6 +538,7 @@ class Engine : public ClusterView {
         ++res_.jobs[p.job].migrations;
         ++info_[p.job].migrations;
         Requeue(p.job);  // validated and placed like a queued job
+        jobs_[p.job].restart_pending = true;
       }
       if (jobs_[p.job].state != State::kQueued)
         return Status::Error(who + ": not queued");
@@ -534,6 +565,13 @@ class Engine : public ClusterView {
       int j = p.job;
       SimJob& s = jobs_[j];
       queue_.erase(j);
+      if (s.restart_pending && !p.profile_discard) {
+        // Restarting from a checkpoint costs restart_s before it progresses again.
+        s.remaining += cfg_.restart_s;
+        res_.restart_gpu_s += cfg_.restart_s * info_[j].num_gpus;
+        ++res_.restarts;
+        s.restart_pending = false;
+      }
       s.state = p.run_alone_s > 0 ? State::kProfiling : State::kRunning;
       s.last_update = now_;
       s.placement++;
@@ -583,28 +621,92 @@ class Engine : public ClusterView {
     }
   }
 
-  // Recomputes the physics of dirty GPUs and the rates (and finish events) of
-  // every job on them.
-  void Refresh() {
-    std::sort(dirty_.begin(), dirty_.end());
-    for (int g : dirty_) {
-      dirty_flag_[g] = 0;
-      const GpuState& gs = gpus_[g];
-      int k = static_cast<int>(gs.jobs.size());
-      wl_.resize(k);
-      gpu_rates_[g].resize(k);
-      for (int i = 0; i < k; ++i) wl_[i] = res_.jobs[gs.jobs[i]].workload;
-      double util = 0;
-      type_models_[gpu_model_[g]].Physics(wl_.data(), k, w_, gpu_rates_[g].data(), &util);
-      bool was_shared = gpu_shared_.empty() ? false : gpu_shared_[g];
-      if (gpu_shared_.empty()) gpu_shared_.assign(gpus_.size(), 0);
-      gpu_shared_[g] = k >= 2;
-      shared_gpus_ += static_cast<int>(k >= 2) - static_cast<int>(was_shared);
-      busy_sum_ += util - gpu_util_[g];
-      gpu_util_[g] = util;
-      for (int j : gs.jobs) touched_.push_back(j);
+  // The rate job j could get on GPU h (its free rate there: not capped by
+  // its other GPUs); 1 when it is not resident there.
+  double FreeRateOn(int j, int h) const {
+    if (gpu_seen_.empty()) return 1.0;
+    const std::vector<int>& seen = gpu_seen_[h];  // parallel to gpu_free_[h]
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (seen[i] == j) return gpu_free_[h][i];
+    return 1.0;
+  }
+
+  // The physics of one GPU: every resident's rate, a gang job capped at the
+  // least free rate of its other GPUs (it waits for its slowest GPU and yields
+  // the rest of its share: InterferenceModel::RatesCapped). Returns whether a
+  // gang job's free rate here changed (its other GPUs must be recomputed).
+  bool ComputeGpu(int g) {
+    const GpuState& gs = gpus_[g];
+    const int k = static_cast<int>(gs.jobs.size());
+    u_.resize(k);
+    caps_.assign(k, 1.0);
+    gpu_rates_[g].resize(k);
+    bool gang = false;
+    for (int i = 0; i < k; ++i) {
+      const int j = gs.jobs[i];
+      u_[i] = res_.jobs[j].true_util;
+      if (res_.jobs[j].num_gpus > 1) {
+        gang = true;
+        for (int h : res_.jobs[j].gpus)
+          if (h != g) caps_[i] = std::min(caps_[i], FreeRateOn(j, h));
+      }
     }
-    dirty_.clear();
+    const InterferenceModel& m = type_models_[gpu_model_[g]];
+    double util = 0;
+    std::vector<double>& free = gpu_free_[g];
+    old_free_.assign(free.begin(), free.end());
+    free.resize(k);
+    if (gang) {
+      // Free rates: what each job gets here without its own cap (the share of
+      // the uncapped ones: for a capped job an upper bound, so its other GPUs
+      // assume it uses at least what it does; the device is never over-committed).
+      m.RatesCapped(u_.data(), caps_.data(), k, gpu_rates_[g].data(), &util, free.data());
+    } else {
+      m.Rates(u_.data(), k, gpu_rates_[g].data(), &util);
+      for (int i = 0; i < k; ++i) free[i] = gpu_rates_[g][i];
+    }
+    const bool was_shared = gpu_shared_[g];
+    gpu_shared_[g] = k >= 2;
+    shared_gpus_ += static_cast<int>(k >= 2) - static_cast<int>(was_shared);
+    busy_sum_ += util - gpu_util_[g];
+    gpu_util_[g] = util;
+    for (int j : gs.jobs) touched_.push_back(j);
+    // A gang job new here, or whose free rate here changed, caps its other GPUs anew.
+    std::vector<int>& seen = gpu_seen_[g];
+    bool changed = false;
+    for (int i = 0; i < k && !changed; ++i) {
+      const int j = gs.jobs[i];
+      if (res_.jobs[j].num_gpus <= 1) continue;
+      auto it = std::find(seen.begin(), seen.end(), j);
+      changed = it == seen.end() || std::fabs(free[i] - old_free_[static_cast<size_t>(it - seen.begin())]) > 1e-9;
+    }
+    seen = gs.jobs;
+    return changed;
+  }
+
+  // Recomputes the physics of dirty GPUs and the rates (and finish events) of
+  // every job on them. A gang job's rate on one GPU caps it on its others
+  // (ComputeGpu), so a change on one GPU of a gang re-evaluates its other GPUs,
+  // for at most kGangPasses passes; GPUs left dirty then are recomputed at the
+  // next event (every rate used is at most what its GPU's physics allowed, so
+  // the device is never over-committed in between).
+  void Refresh() {
+    constexpr int kGangPasses = 4;
+    if (gpu_shared_.empty()) gpu_shared_.assign(gpus_.size(), 0);
+    if (gpu_free_.empty()) gpu_free_.resize(gpus_.size()), gpu_seen_.resize(gpus_.size());
+    for (int pass = 0; pass < kGangPasses && !dirty_.empty(); ++pass) {
+      std::sort(dirty_.begin(), dirty_.end());
+      std::vector<int> now;
+      now.swap(dirty_);
+      for (int g : now) dirty_flag_[g] = 0;
+      for (int g : now) {
+        if (!ComputeGpu(g)) continue;
+        for (int j : gpus_[g].jobs)
+          if (res_.jobs[j].num_gpus > 1)
+            for (int h : res_.jobs[j].gpus)
+              if (h != g) MarkDirty(h);
+      }
+    }
     std::sort(touched_.begin(), touched_.end());
     touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
     for (int j : touched_) {
@@ -665,13 +767,13 @@ class Engine : public ClusterView {
     res_.trace_window_s = t_trace_end_ - t0_;
     if (res_.window_s > 0) {
       res_.useful_work_utilization = 100.0 * useful / (static_cast<double>(res_.num_gpus) * res_.window_s);
-      res_.ideal_work_utilization = IdealWorkUtilization(res_.jobs, res_.num_gpus, t0_, t_window_end_);
+      res_.ideal_work_utilization = IdealWorkUtilization(res_.jobs, res_.num_gpus, t0_, t_window_end_, work_capacity_);
     }
     if (res_.trace_window_s > 0) {
       const double cap = static_cast<double>(res_.num_gpus) * res_.trace_window_s;
       res_.useful_work_trace_window = 100.0 * useful_trace / cap;
       res_.load_factor = demand / cap;
-      res_.ideal_work_trace_window = IdealWorkUtilization(res_.jobs, res_.num_gpus, t0_, t_trace_end_);
+      res_.ideal_work_trace_window = IdealWorkUtilization(res_.jobs, res_.num_gpus, t0_, t_trace_end_, work_capacity_);
     }
     res_.jobs_total = static_cast<int64_t>(res_.jobs.size());
     res_.jobs_done = static_cast<int64_t>(jct.size());
@@ -707,14 +809,17 @@ class Engine : public ClusterView {
   const InterferenceModel& model_;
   const SimConfig& cfg_;
   std::vector<GpuState> gpus_;
-  std::vector<std::vector<double>> gpu_rates_;  // per GPU, parallel to GpuState::jobs
+  std::vector<std::vector<double>> gpu_rates_;  // per GPU, parallel to GpuState::jobs: each job's rate there
+  std::vector<std::vector<double>> gpu_free_;   // the same, without the job's cap from its other GPUs
+  std::vector<std::vector<int>> gpu_seen_;      // the residents of each GPU's last computation
+  std::vector<double> u_, caps_, old_free_;
   std::vector<double> gpu_util_;
   std::vector<double> true_mem_;  // per GPU: sum of its residents' true memory, MiB
   std::vector<InterferenceModel> type_models_;  // the physics of each GPU type of the cluster
   std::vector<int> gpu_model_;                  // per GPU: index into type_models_
   std::vector<double> per_gpu_;
   std::vector<char> gpu_shared_, dirty_flag_;
-  std::vector<int> dirty_, touched_, wl_;
+  std::vector<int> dirty_, touched_;
   std::vector<SimJob> jobs_;
   std::vector<JobInfo> info_;
   std::set<int> queue_;  // job indices = submit order
@@ -727,6 +832,7 @@ class Engine : public ClusterView {
   EventHeap oom_;   // out-of-memory crashes (version = placement)
   int64_t order_ = 0, done_ = 0, refreshes_ = 0;
   int shared_gpus_ = 0;
+  double work_capacity_ = 0;  // sum over GPUs of their physics' WorkCapacity
   double now_ = 0, t0_ = 0, busy_sum_ = 0, useful_sum_ = 0, t_window_end_ = 0, t_trace_end_ = 0;
   bool observes_ = false, window_done_ = false, trace_window_done_ = false;
   std::vector<UtilPoint> series_;
@@ -764,6 +870,7 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
   std::vector<WorkloadProfile> blind = workloads;
   for (WorkloadProfile& x : blind) {
     x.predicted_util = NAN;
+    x.pred_util_low = x.pred_util_high = NAN;
     x.pred_mem_mib = x.pred_mem_high_mib = NAN;
   }
   SimConfig c = config;
@@ -772,9 +879,18 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
   return e.Run(*policy, row->observes_running);
 }
 
+bool DataParallelWorkload(const WorkloadProfile& w) {
+  if (w.dataset == "CIFAR-10") return w.model == "EfficientNet" || w.model == "MobileNetV2" || w.model == "VGG";
+  return (w.model == "ResNet50" && w.dataset == "ImageNet") || (w.model == "BERT" && w.dataset == "SQuAD") ||
+         (w.model == "NeuMF" && w.dataset == "MovieLens") || (w.model == "LSTM" && w.dataset == "Wikitext2");
+}
+
 std::vector<int> AssignWorkloads(const Trace& t, const std::vector<WorkloadProfile>& w, uint64_t seed,
-                                 int64_t* unmapped) {
+                                 int64_t* unmapped, bool size_aware) {
   const int n = static_cast<int>(w.size());
+  std::vector<int> parallel;
+  for (int i = 0; i < n; ++i)
+    if (DataParallelWorkload(w[static_cast<size_t>(i)])) parallel.push_back(i);
   std::map<std::string, int> cache;  // job type -> row (or -1)
   std::vector<int> out;
   out.reserve(t.jobs.size());
@@ -786,13 +902,18 @@ std::vector<int> AssignWorkloads(const Trace& t, const std::vector<WorkloadProfi
       row = it->second;
       if (row < 0 && unmapped) ++*unmapped;
     }
-    out.push_back(row >= 0 ? row : AssignWorkload(seed, j.id, n));
+    if (row < 0)
+      row = size_aware && j.num_gpus > 1 && !parallel.empty()
+                ? parallel[static_cast<size_t>(AssignWorkload(seed, j.id, static_cast<int>(parallel.size())))]
+                : AssignWorkload(seed, j.id, n);
+    out.push_back(row);
   }
   return out;
 }
 
-std::optional<double> CapacityWindowEnd(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end) {
-  const double W = t_end - t0, G = num_gpus;
+std::optional<double> CapacityWindowEnd(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end,
+                                        double capacity) {
+  const double W = t_end - t0, G = capacity > 0 ? capacity : num_gpus;
   if (W <= 0 || num_gpus <= 0) return std::nullopt;
   // Breakpoints of A: (tau, slope change, is a submit). B(T) = A(T) - G T -
   // min_{tau <= T} (A(tau) - G tau): the minimum of a piecewise linear
@@ -826,8 +947,9 @@ std::optional<double> CapacityWindowEnd(const std::vector<JobRecord>& jobs, int 
   return last;
 }
 
-double IdealWorkUtilization(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end) {
-  const double W = t_end - t0, G = num_gpus;
+double IdealWorkUtilization(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end,
+                            double capacity) {
+  const double W = t_end - t0, G = capacity > 0 ? capacity : num_gpus;
   if (W <= 0 || num_gpus <= 0) return 0;
   // f(tau) = A(tau) + G (W - tau) is piecewise linear in tau with breakpoints at
   // each job's submit and submit + duration: its minimum over [0, W] is at a
@@ -851,7 +973,7 @@ double IdealWorkUtilization(const std::vector<JobRecord>& jobs, int num_gpus, do
     best = std::min(best, a + G * (W - tau));
     if (i < slope_changes.size()) slope += slope_changes[i].second;
   }
-  return 100.0 * best / (G * W);
+  return 100.0 * best / (static_cast<double>(num_gpus) * W);
 }
 
 std::string SummaryJson(const SimResult& r) {
@@ -905,6 +1027,12 @@ std::string SummaryJson(const SimResult& r) {
   j["prediction_mae"] = std::isnan(r.pred_mae) || !r.uses_predictions ? nlohmann::ordered_json()
                                                                      : nlohmann::ordered_json(r.pred_mae);
   j["events"] = r.events;
+  j["workload_mix"] = r.workload_mix;
+  j["restart_s"] = r.restart_s;
+  j["restarts"] = r.restarts;
+  j["restart_gpu_h"] = r.restart_gpu_s / 3600.0;
+  j["recurring"] = r.recurring;
+  j["jobs_recurring"] = r.jobs_recurring;
   return j.dump(2) + "\n";
 }
 
@@ -938,7 +1066,7 @@ Status WriteResult(const SimResult& r, const std::vector<WorkloadProfile>& workl
     // The first eleven columns are the original ones; later ones were appended.
     f << "job_id,submit_s,start_s,end_s,duration_s,num_gpus,workload,true_util,predicted_util,gpus,status,"
          "run_start_s,work_in_window_s,measured_util,migrations,mem_mib,sched_mem_mib,ooms,source_job,"
-         "observed_reading\n";
+         "observed_reading,recurring,predicted_low,predicted_high\n";
     for (const JobRecord& j : r.jobs) {
       f << j.id << ',' << Fixed(j.submit_s) << ',' << (j.start_s >= 0 ? Fixed(j.start_s) : "") << ','
         << (j.end_s >= 0 ? Fixed(j.end_s) : "") << ',' << Fixed(j.duration_s) << ',' << j.num_gpus << ','
@@ -947,7 +1075,8 @@ Status WriteResult(const SimResult& r, const std::vector<WorkloadProfile>& workl
       f << ',' << j.status << ',' << (j.run_start_s >= 0 ? Fixed(j.run_start_s) : "") << ','
         << Fixed(j.work_window_s) << ',' << Num(j.measured_util) << ',' << j.migrations << ',' << Num(j.mem_mib)
         << ',' << Num(j.sched_mem_mib) << ',' << j.ooms << ',' << (j.source_id >= 0 ? std::to_string(j.source_id) : "")
-        << ',' << Num(j.observed_reading) << '\n';
+        << ',' << Num(j.observed_reading) << ',' << (j.recurring ? 1 : 0) << ',' << Num(j.predicted_low) << ','
+        << Num(j.predicted_high) << '\n';
     }
   }
   {

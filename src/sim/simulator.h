@@ -36,6 +36,10 @@ struct SimConfig {
   // Observation of running jobs (policies with observes_running): after this
   // many seconds of running (its warm-up plus a measured window).
   double observe_after_s = 70;
+  // The relative error of a running job's progress rate as the observer sees
+  // it (its step count over the window against its solo step time): the rate
+  // seen is rate x (1 + N(0, rate_noise)). An assumption (docs/simulator.md).
+  double rate_noise = 0.05;
   // Checkpoints: a job checkpoints every checkpoint_s solo-seconds of progress
   // (every so many iterations). A migrated or out-of-memory job restarts from
   // its last checkpoint: the progress since is lost.
@@ -44,6 +48,24 @@ struct SimConfig {
   // crashes this long after it started there (its memory grows over its first
   // iterations), unless it left before.
   double oom_after_s = 10;
+  // Restart cost: a job that restarts from a checkpoint (a migration, a
+  // re-queue after profiling-exclusive's window or an out-of-memory crash)
+  // spends this many seconds on its GPUs before it progresses again (loading
+  // the checkpoint, warming up): solo-seconds of work added to what it has
+  // left, counted in restart_gpu_s. 0: free restarts.
+  double restart_s = 0;
+  // Recurring jobs: this share of jobs (a seeded draw per job) ran before
+  // with the same graph, so the scheduler knows their utilization from that
+  // earlier observation: their prediction is true + N(0, measure_noise_pct),
+  // clamped, with that measurement's 80% interval (+-1.2816 sd: a belief of
+  // sd measure_noise_pct, PredictionBelief), and their memory the measured one.
+  // Only the prediction-driven policies see it (the baselines never read
+  // predictions).
+  double recurring = 0;
+  // Workload per job: "size-aware" (default: a multi-GPU job draws only
+  // workloads whose task is trained data parallel in the measured sources,
+  // DataParallelWorkload) or "uniform" (every job draws from every row).
+  std::string workload_mix = "size-aware";
   // Called now and then with (simulated time, jobs done, jobs total).
   std::function<void(double, int64_t, int64_t)> progress;
 };
@@ -65,6 +87,8 @@ struct JobRecord {
   double sched_mem_mib = 0;   // memory per GPU the scheduler packed by (JobInfo::mem_mib), MiB
   int ooms = 0;               // out-of-memory crashes
   double work_trace_window_s = 0;  // solo-seconds of progress within [first submit, last submit]
+  bool recurring = false;          // its graph ran before (SimConfig::recurring)
+  double predicted_low = NAN, predicted_high = NAN;  // the interval the scheduler saw, percent
   int64_t source_id = -1;     // the trace job a resampled job copies (TraceJob::source_id)
   double observed_reading = NAN;  // the counter's reading behind measured_util (feedback), percent
 };
@@ -117,6 +141,11 @@ struct SimResult {
   double load_factor = 0;           // sum duration * num_gpus / (GPUs * trace window)
   int64_t migrations = 0;
   double lost_progress_s = 0;       // solo-seconds lost to migrations (restart from a checkpoint, x num_gpus)
+  double restart_gpu_s = 0;         // restart cost paid (SimConfig::restart_s x num_gpus per restart)
+  int64_t restarts = 0;             // restarts charged
+  int64_t jobs_recurring = 0;       // jobs whose graph ran before (SimConfig::recurring)
+  std::string workload_mix;         // SimConfig::workload_mix
+  double restart_s = 0, recurring = 0;  // SimConfig's
   int64_t oom_events = 0;           // out-of-memory crashes
   double oom_lost_gpu_s = 0;        // solo-seconds x GPUs lost to them
   int pool_gpus = 0;                // profiling-pool: GPUs kept for profiling
@@ -144,13 +173,20 @@ struct SimResult {
 // A(T) - A(tau) > G (T - tau) (A below): demand submitted since tau exceeds
 // what G GPUs could do, so the capacity bound binds at T. nullopt: never
 // (the window is demand-bound). Jobs with num_gpus > G or never_fits are left out.
-std::optional<double> CapacityWindowEnd(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end);
+// capacity: the most work the cluster's GPUs do together, in GPUs' worth (the
+// sum of their physics' InterferenceModel::WorkCapacity; <= 0: num_gpus).
+std::optional<double> CapacityWindowEnd(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end,
+                                        double capacity = 0);
 
 // The upper bound of useful work on the window: for every cut tau in [0, W],
 // work done by W <= A(tau) + G (W - tau), A(tau) = sum_j u_j g_j min(d_j, (tau - s_j)+)
 // (no job runs faster than alone; a GPU is at most 100% busy). Returns the
 // least such bound over tau, percent of G * W. Jobs with num_gpus > G are left out.
-double IdealWorkUtilization(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end);
+// With the capacity term a GPU does up to WorkCapacity GPUs' worth of work, and
+// `capacity` (their sum; <= 0: num_gpus) replaces G in the bound; the percent
+// stays of G * W (so it may exceed 100).
+double IdealWorkUtilization(const std::vector<JobRecord>& jobs, int num_gpus, double t0, double t_end,
+                            double capacity = 0);
 
 // Runs `trace` on `cluster` under config.policy. Workloads must carry
 // predictions when the policy needs them (error otherwise).
@@ -161,12 +197,24 @@ Result<SimResult> Simulate(const Trace& trace, const Cluster& cluster,
 // Seeded workload index for a job: a SplitMix64 hash of (seed, job id) mod n.
 int AssignWorkload(uint64_t seed, int64_t job_id, int num_workloads);
 
+// Whether a workload's task is trained data parallel on several GPUs in the
+// measured sources: Pollux's six jobs, each measured on up to 16 GPUs
+// (pollux-t4 placements.csv; Qiao et al., OSDI'21, Table 1), matched by task:
+// CIFAR-10 classification (EfficientNet, MobileNetV2, VGG on CIFAR-10, for
+// cifar10's ResNet-18), ResNet50/ImageNet (imagenet), BERT/SQuAD (bert),
+// NeuMF/MovieLens (ncf) and LSTM/Wikitext2 (the recurrent sequence model, for
+// deepspeech2). PPO, TD3 (reinforcement learning), PointNet and DCGAN have no
+// data-parallel measurement in the sources: one-GPU jobs only.
+bool DataParallelWorkload(const WorkloadProfile& w);
+
 // Every job's workload: the one its trace's job type names (TraceJob::job_type
 // through MapGavelJobType: the row of that family at the nearest batch size,
-// amp 0), else AssignWorkload. *unmapped counts jobs whose type maps to no
-// workload row (they get AssignWorkload too).
+// amp 0), else a seeded draw: AssignWorkload over every row, or, size-aware
+// (size_aware and the job has several GPUs), over the rows of
+// DataParallelWorkload (the same hash, mod their number). *unmapped counts
+// jobs whose type maps to no workload row (they get a draw too).
 std::vector<int> AssignWorkloads(const Trace& t, const std::vector<WorkloadProfile>& w, uint64_t seed,
-                                 int64_t* unmapped);
+                                 int64_t* unmapped, bool size_aware = false);
 
 // Writes DIR/summary.json, DIR/jobs.csv, DIR/placements.csv, DIR/utilization.csv (creates DIR).
 Status WriteResult(const SimResult& r, const std::vector<WorkloadProfile>& workloads,

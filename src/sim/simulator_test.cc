@@ -106,25 +106,22 @@ TEST(Simulator, FeedbackMigratesAnOverCommittedJob) {
   Fixture f;
   SimConfig cfg;
   cfg.observe_after_s = 10;
-  // Two P jobs (predicted 30, true 70) packed on GPU 0. Each runs at
-  // r = 1 / (1 + 0.7 * 0.7) = 1 / 1.49 until t = 10, when their counters are
-  // read: r x 70 = 46.98 each (what a counter shows while sharing).
-  // Job 0 first: next to job 1, known by its prediction (30), a solo u gives
-  // rate 1 / (1 + 0.3 u/100) (the device stays under 100%), so
-  // u = 46.98 (1 + 0.003 u): u0 = 46.98 / (1 - 0.003 x 46.98...) solved below.
-  // Job 1 then sees job 0 at u0. The sum exceeds 100: job 0, the lighter one
-  // that fixes the GPU alone, moves to GPU 1 and restarts from its last
-  // checkpoint (none yet within 1800 s): all 10 / 1.49 s of progress are lost;
-  // it ends at 210. Job 1 runs alone from 10 with 200 - 10/1.49 left.
+  cfg.rate_noise = 0;  // the progress rate seen exactly (and the counter: measure_noise_pct 0)
+  // Two P jobs (predicted 30, no interval: sd 28.9; true 70) packed on GPU 0.
+  // Each runs at r = 1 / (1 + 0.7 * 0.7) = 1 / 1.49 until t = 10, when their
+  // counters read r x 70 = 46.98 each and their step counts show rate r: the
+  // observation says 46.98 / r = 70, exactly (sd 0 here), and outweighs the
+  // prediction: both are estimated at 70. The sum exceeds 100: job 0, the
+  // lighter one that fixes the GPU alone (a tie: the first), moves to GPU 1 and
+  // restarts from its last checkpoint (none yet within 1800 s): all 10 / 1.49 s
+  // of progress are lost; it ends at 210. Job 1 runs alone from 10 with
+  // 200 - 10/1.49 left.
   auto r = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 1, 1}}), Gpus(2), "predictive-feedback", {5, 5}, cfg);
   ASSERT_TRUE(r.ok()) << r.message();
   const double reading = 70 / 1.49;
-  const double u0 = reading / (1 - 0.003 * reading);        // u = reading (1 + 0.003 u)
-  const double u1 = reading / (1 - u0 / 100 * reading / 100);  // other at u0: rate 1 / (1 + u0/100 u/100)
   EXPECT_NEAR(r->jobs[0].observed_reading, reading, 1e-9);
-  EXPECT_NEAR(r->jobs[0].measured_util, u0, 1e-4);
-  EXPECT_NEAR(r->jobs[1].measured_util, u1, 1e-4);
-  EXPECT_GT(u0 + u1, 100);
+  EXPECT_NEAR(r->jobs[0].measured_util, 70, 1e-4);
+  EXPECT_NEAR(r->jobs[1].measured_util, 70, 1e-4);
   EXPECT_EQ(r->migrations, 1);
   EXPECT_EQ(r->jobs[0].migrations, 1);
   EXPECT_NEAR(r->jobs[0].end_s, 210, 1e-9);
@@ -166,6 +163,81 @@ TEST(Simulator, GangPlacementProgressesAtSlowestGpu) {
   EXPECT_DOUBLE_EQ(s->jobs[1].start_s, 100);
   EXPECT_EQ(s->jobs[1].gpus.size(), 3u);
   EXPECT_DOUBLE_EQ(s->jobs[2].start_s, 2);
+}
+
+TEST(Simulator, AGangJobWaitingForItsSlowestGpuYieldsItsShareElsewhere) {
+  // Time-slicing physics. A (2 GPUs, 100%) and B (100%) share GPU 0: 0.5
+  // each. On GPU 1, A would get 100/150 next to C (50%), but it waits for GPU
+  // 0 and runs at 0.5, using 50 of GPU 1: C gets the other 50 and runs at 1
+  // (without yielding it would run at 2/3). Memory keeps C off GPU 0.
+  Fixture f;
+  f.m = InterferenceModel();
+  f.w = {W("A", 100, 10), W("B", 100, 10, 12000), W("C", 50, 10, 12000)};
+  auto r = f.Run(Jobs({{0, 0, 100, 2, 1}, {0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(2), "predictive", {0, 1, 2});
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r->jobs[1].gpus, std::vector<int>{0});
+  ASSERT_EQ(r->jobs[2].gpus, std::vector<int>{1});
+  EXPECT_NEAR(r->jobs[2].end_s, 100, 1e-9);  // C at rate 1
+  EXPECT_NEAR(r->jobs[0].end_s, 200, 1e-9);  // A and B at 0.5 throughout
+  EXPECT_NEAR(r->jobs[1].end_s, 200, 1e-9);
+  // Both GPUs fully busy for the first 100 s, then GPU 0 for 100 s more and
+  // GPU 1 at A's 50 (A alone there, still held to GPU 0's pace).
+  EXPECT_NEAR(r->busy_gpu_s, 100 * 2 + 100 * 1.5, 1e-6);
+}
+
+TEST(Simulator, RestartCostIsChargedOnEveryRestart) {
+  // profiling-exclusive: a job measured alone for 70 s goes back to the queue
+  // and restarts from the window's checkpoint: --restart-s 30 adds 30 s.
+  Fixture f;
+  SimConfig cfg;
+  cfg.restart_s = 30;
+  auto r = f.Run(Jobs({{0, 0, 200, 1, 1}}), Gpus(1), "profiling-exclusive", {0}, cfg);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_NEAR(r->jobs[0].end_s, 230, 1e-9);
+  EXPECT_EQ(r->restarts, 1);
+  EXPECT_NEAR(r->restart_gpu_s, 30, 1e-9);
+  cfg.restart_s = 0;
+  auto z = f.Run(Jobs({{0, 0, 200, 1, 1}}), Gpus(1), "profiling-exclusive", {0}, cfg);
+  EXPECT_NEAR(z->jobs[0].end_s, 200, 1e-9);
+  EXPECT_EQ(z->restarts, 1);
+  // A migration is a restart too (the feedback case above, with 30 s).
+  cfg = {};
+  cfg.observe_after_s = 10;
+  cfg.rate_noise = 0;
+  cfg.restart_s = 30;
+  auto m = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 1, 1}}), Gpus(2), "predictive-feedback", {5, 5}, cfg);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->migrations, 1);
+  EXPECT_NEAR(m->jobs[0].end_s, 240, 1e-9);  // 210 without the restart cost
+  // profiling-pool's job starts afresh after its pool run: nothing charged.
+  auto p = f.Run(Jobs({{0, 0, 200, 1, 1}}), Gpus(2), "profiling-pool", {0}, cfg);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_EQ(p->restarts, 0);
+}
+
+TEST(Simulator, RecurringJobsAreKnownFromTheirEarlierObservation) {
+  // With --recurring 1 every job of a prediction-driven policy is known by an
+  // earlier observation: true + noise (0 here), interval +-2 sd, measured memory.
+  Fixture f;
+  SimConfig cfg;
+  cfg.recurring = 1;
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "predictive", {5, 5}, cfg);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->jobs_recurring, 2);
+  EXPECT_DOUBLE_EQ(r->jobs[0].predicted_util, 70);  // P's truth, not its prediction 30
+  EXPECT_DOUBLE_EQ(r->pred_mae, 0);
+  // 70 + 70 > 100: they no longer share (each runs alone, one after the other).
+  EXPECT_NEAR(r->jobs[1].end_s, 200, 1e-9);
+  // Baselines never read predictions: nothing recurs for them.
+  auto b = f.Run(Jobs({{0, 0, 100, 1, 1}}), Gpus(1), "profiling", {5}, cfg);
+  EXPECT_EQ(b->jobs_recurring, 0);
+  // A share of 0.5 picks about half of 400 jobs (a seeded draw per job).
+  cfg.recurring = 0.5;
+  std::vector<TraceJob> many(400, TraceJob{0, 0, 10, 1, 1});
+  auto h = f.Run(Jobs(many), Gpus(4), "predictive", std::vector<int>(400, 5), cfg);
+  ASSERT_TRUE(h.ok());
+  EXPECT_GT(h->jobs_recurring, 160);
+  EXPECT_LT(h->jobs_recurring, 240);
 }
 
 TEST(Simulator, CapacityWindowEndsWhereTheIdealBacklogDrains) {
@@ -251,14 +323,13 @@ TEST(Simulator, GangJobAdvancesAtItsSlowestGpuAndMigratesWithAllItsGpus) {
   const int q = static_cast<int>(f.w.size()) - 1;
   SimConfig cfg;
   cfg.observe_after_s = 10;
+  cfg.rate_noise = 0;
   auto r = f.Run(Jobs({{0, 0, 200, 1, 1}, {0, 0, 200, 2, 1}}), Gpus(4), "predictive-feedback", {q, 5}, cfg);
   ASSERT_TRUE(r.ok()) << r.message();
   const double rate = 1 / 1.63;
-  const double uq = 90 * rate / (1 - 0.003 * 90 * rate);
-  const double up = 70 * rate / (1 - uq / 100 * 70 * rate / 100);
-  EXPECT_NEAR(r->jobs[0].measured_util, uq, 1e-4);
-  EXPECT_NEAR(r->jobs[1].measured_util, up, 1e-4);
-  EXPECT_LT(up, uq);
+  // Counter over progress rate: 90 and 70 (the gang's rate is its slowest GPU's).
+  EXPECT_NEAR(r->jobs[0].measured_util, 90, 1e-4);
+  EXPECT_NEAR(r->jobs[1].measured_util, 70, 1e-4);
   EXPECT_EQ(r->migrations, 1);
   EXPECT_EQ(r->jobs[1].migrations, 1);
   EXPECT_EQ(r->jobs[1].gpus, (std::vector<int>{2, 3}));
@@ -426,8 +497,9 @@ TEST(Simulator, PredictivePoliciesRequirePredictions) {
   EXPECT_EQ(r.message(), "policy 'predictive' needs predicted utilization, and workload C/D/b32/amp0 has none");
   EXPECT_TRUE(f.Run(Jobs({{0, 0, 100, 1, 1}}), Gpus(1), "slot", {0}).ok());
   EXPECT_EQ(f.Run(Jobs({}), Gpus(1), "x", {}).message(),
-            "unknown policy 'x': want one of slot, profiling, profiling-pool, profiling-exclusive, predictive, "
-            "predictive-spread, interference-aware, predictive-feedback");
+            "unknown policy 'x': want one of slot, profiling, profiling-pool, profiling-exclusive, "
+            "profiling-interference-aware, predictive, "
+            "predictive-spread, interference-aware, predictive-feedback, predictive-hybrid");
 }
 
 TEST(Simulator, DeterministicForASeed) {
@@ -500,8 +572,8 @@ TEST(Simulator, WritesTheIssuesFiles) {
   std::getline(jobs, row);
   EXPECT_EQ(header, "job_id,submit_s,start_s,end_s,duration_s,num_gpus,workload,true_util,predicted_util,gpus,status,"
                     "run_start_s,work_in_window_s,measured_util,migrations,mem_mib,sched_mem_mib,ooms,source_job,"
-                    "observed_reading");
-  EXPECT_EQ(row, "0,0.000,0.000,110.000,100.000,2,A/D/b32/amp0,40,40,0;1,done,0.000,0.000,,0,2000,2000,0,,");
+                    "observed_reading,recurring,predicted_low,predicted_high");
+  EXPECT_EQ(row, "0,0.000,0.000,110.000,100.000,2,A/D/b32/amp0,40,40,0;1,done,0.000,0.000,,0,2000,2000,0,,,0,,");
   std::ifstream pl(dir + "/out/placements.csv");
   std::getline(pl, header);
   EXPECT_EQ(header, "job_id,gpu,start_s,end_s,kind");
@@ -561,26 +633,58 @@ Replay ReplayPlacements(const SimResult& r, const std::vector<WorkloadProfile>& 
     std::map<int, std::vector<int>> on_gpu;
     for (const PlacementRecord& p : r.placements)
       if (p.start_s <= t && t < p.end_s) on_gpu[p.gpu].push_back(static_cast<int>(&p - r.placements.data()));
+    // Gang jobs yield: on each GPU a job is capped at its least free rate on
+    // its other GPUs (RatesCapped), iterated to a fixed point (Jacobi).
+    std::map<std::pair<int, int>, double> free_rate, cur_rate;  // (gpu, job)
+    std::map<int, std::vector<int>> gpus_of;
+    for (auto& [g, rows] : on_gpu)
+      for (int i : rows) gpus_of[r.placements[i].job].push_back(g);
+    std::map<int, double> busy_of;
+    for (int it = 0; it < 200; ++it) {
+      double change = 0;
+      std::map<std::pair<int, int>, double> next_free;
+      for (auto& [g, rows] : on_gpu) {
+        const int k = static_cast<int>(rows.size());
+        std::vector<double> u, caps(k, 1.0), rates(k);
+        for (int i = 0; i < k; ++i) {
+          const int job = r.placements[rows[i]].job;
+          u.push_back(w[r.jobs[job].workload].true_util);
+          for (int h : gpus_of[job])
+              if (h != g && free_rate.count({h, job})) caps[i] = std::min(caps[i], free_rate[{h, job}]);
+        }
+        double busy;
+        std::vector<double> fr_all(k);
+        m.RatesCapped(u.data(), caps.data(), k, rates.data(), &busy, fr_all.data());
+        busy_of[g] = busy;
+        for (int i = 0; i < k; ++i) {
+          const int job = r.placements[rows[i]].job;
+          cur_rate[{g, job}] = rates[i];
+          const double fr = fr_all[i];  // the uncapped share here (the simulator's free rate)
+          next_free[{g, job}] = fr;
+          auto old = free_rate.find({g, job});
+          change = std::max(change, old == free_rate.end() ? 1.0 : std::fabs(old->second - fr));
+        }
+      }
+      free_rate = std::move(next_free);
+      if (change < 1e-13) break;
+    }
     std::map<int, double> rate;
     for (auto& [g, rows] : on_gpu) {
-      std::vector<double> u, rates(rows.size());
       double mem = 0;
       for (int i : rows) {
         const JobRecord& j = r.jobs[r.placements[i].job];
-        u.push_back(w[j.workload].true_util);
         mem += w[j.workload].gmem_mib;
         if (r.placements[i].profile && !r.placements[i].discard && rows.size() > 1) ++out.profile_shared;
       }
       out.max_mem_frac = std::max(out.max_mem_frac, mem / gpu_mem);
-      double busy;
-      m.Rates(u.data(), static_cast<int>(u.size()), rates.data(), &busy);
-      out.busy_gpu_s += busy / 100.0 * dt;
-      out.max_busy = std::max(out.max_busy, busy);
+      out.busy_gpu_s += busy_of[g] / 100.0 * dt;
+      out.max_busy = std::max(out.max_busy, busy_of[g]);
       for (size_t i = 0; i < rows.size(); ++i) {
         if (r.placements[rows[i]].discard) continue;  // a pool run's progress is discarded
         int job = r.placements[rows[i]].job;
+        const double x = cur_rate[{g, job}];
         auto it = rate.find(job);
-        rate[job] = it == rate.end() ? rates[i] : std::min(it->second, rates[i]);
+        rate[job] = it == rate.end() ? x : std::min(it->second, x);
       }
     }
     for (auto& [job, x] : rate) out.progress[job] += x * dt;
@@ -600,7 +704,8 @@ TEST(Simulator, PlacementsReplayMatchesAccounting) {
   ASSERT_TRUE(t.ok());
   auto c = ParseCluster("12x RTX3090", DataDir());
   for (const char* policy :
-       {"slot", "profiling", "profiling-pool", "profiling-exclusive", "predictive", "predictive-feedback"}) {
+       {"slot", "profiling", "profiling-pool", "profiling-exclusive", "profiling-interference-aware", "predictive",
+        "predictive-feedback", "predictive-hybrid"}) {
     SimConfig cfg;
     cfg.policy = policy;
     cfg.seed = 3;

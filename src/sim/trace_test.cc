@@ -112,6 +112,34 @@ TEST(Gavel, DurationIsStepsOverV100Throughput) {
   EXPECT_EQ(s->jobs[0].job_type, "LM (batch size 80)");
 }
 
+TEST(Philly, SizeAwareMixGivesMultiGpuJobsOnlyDataParallelWorkloads) {
+  // The rule (docs/simulator.md, Workload mapping): a multi-GPU job draws only
+  // the rows of workloads whose task Pollux measured data parallel (34 of 52
+  // rows); a one-GPU job draws as before (the same row with or without the rule).
+  auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
+  ASSERT_TRUE(w.ok());
+  int parallel = 0;
+  for (const WorkloadProfile& x : *w) parallel += DataParallelWorkload(x) ? 1 : 0;
+  EXPECT_EQ(parallel, 34);  // EfficientNet, MobileNetV2, VGG (6 each), ResNet50 (6), NeuMF, LSTM (4 each), BERT (2)
+  auto t = LoadTrace("philly", DataDir(), {20000, false});
+  ASSERT_TRUE(t.ok()) << t.message();
+  auto sized = AssignWorkloads(*t, *w, 7, nullptr, true);
+  auto uniform = AssignWorkloads(*t, *w, 7, nullptr, false);
+  int multi = 0, one_gpu_excluded = 0;
+  for (size_t i = 0; i < t->jobs.size(); ++i) {
+    const WorkloadProfile& x = (*w)[sized[i]];
+    if (t->jobs[i].num_gpus > 1) {
+      ++multi;
+      EXPECT_TRUE(DataParallelWorkload(x)) << x.Name() << " on " << t->jobs[i].num_gpus << " GPUs";
+    } else {
+      EXPECT_EQ(sized[i], uniform[i]);
+      one_gpu_excluded += DataParallelWorkload(x) ? 0 : 1;
+    }
+  }
+  EXPECT_GT(multi, 500);
+  EXPECT_GT(one_gpu_excluded, 1000);  // PPO, TD3, PointNet and DCGAN still run on one GPU
+}
+
 TEST(Gavel, JobTypesNameTheirWorkloads) {
   // The simulator maps each Gavel job type to the measured workload of its
   // family (MapGavelJobType: nearest batch in log scale, amp 0; the smallest

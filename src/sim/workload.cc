@@ -88,6 +88,7 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
                                             {"model", "dataset", "batchsize", "amp", "predicted_util"}));
   const auto header = Split(lines[0], ',');
   const int c_mem = ColumnIndex(header, "pred_mem_mib"), c_high = ColumnIndex(header, "pred_mem_high_mib");
+  const int c_lo = ColumnIndex(header, "predicted_low"), c_hi = ColumnIndex(header, "predicted_high");
   std::vector<bool> seen(workloads->size(), false);
   for (size_t ln = 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty()) continue;
@@ -117,6 +118,18 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
       if (!m || *m <= 0 || *m > 16.0 * 1024 * 1024)
         return Status::Error(where + what + " '" + std::string(f[c]) + "' is not a memory size in (0, 16 TiB] (MiB)");
       *dst = *m;
+    }
+    // The utilization interval (optional; both ends or none).
+    WorkloadProfile& wi = (*workloads)[i];
+    wi.pred_util_low = wi.pred_util_high = NAN;
+    if (c_lo >= 0 && c_hi >= 0 && c_lo < static_cast<int>(f.size()) && c_hi < static_cast<int>(f.size()) &&
+        !f[c_lo].empty() && !f[c_hi].empty()) {
+      auto lo = ParseDouble(f[c_lo]), hi = ParseDouble(f[c_hi]);
+      if (!lo || !hi || *lo < 0 || *hi > 100 || *lo > *p + 1e-9 || *hi < *p - 1e-9)
+        return Status::Error(where + "predicted_low/predicted_high '" + std::string(f[c_lo]) + "', '" +
+                             std::string(f[c_hi]) + "' are not an interval in [0, 100] around predicted_util");
+      wi.pred_util_low = *lo;
+      wi.pred_util_high = *hi;
     }
     seen[i] = true;
   }
@@ -157,10 +170,11 @@ double CsvRounded(double v) {
 }
 
 std::string PredictionsCsv(const std::vector<WorkloadProfile>& w) {
-  std::string out = "model,dataset,batchsize,amp,predicted_util,pred_mem_mib,pred_mem_high_mib\n";
+  std::string out = "model,dataset,batchsize,amp,predicted_util,pred_mem_mib,pred_mem_high_mib,predicted_low,predicted_high\n";
   for (const WorkloadProfile& x : w)
     out += x.model + "," + x.dataset + "," + std::to_string(x.batch) + "," + std::to_string(x.amp) + "," +
-           Num(x.predicted_util) + "," + Num(x.pred_mem_mib) + "," + Num(x.pred_mem_high_mib) + "\n";
+           Num(x.predicted_util) + "," + Num(x.pred_mem_mib) + "," + Num(x.pred_mem_high_mib) + "," +
+           Num(x.pred_util_low) + "," + Num(x.pred_util_high) + "\n";
   return out;
 }
 
@@ -217,16 +231,25 @@ Result<PredictionSource> ParsePredictionSource(const std::string& text, const st
 Status ApplyPredictionSource(const PredictionSource& src, uint64_t seed, std::vector<WorkloadProfile>* w) {
   switch (src.kind) {
     case PredictionSource::kOracle:
-      for (WorkloadProfile& x : *w) x.predicted_util = x.true_util;
+      // The truth, and sure of it: a zero-width interval.
+      for (WorkloadProfile& x : *w) x.predicted_util = x.pred_util_low = x.pred_util_high = x.true_util;
       break;
     case PredictionSource::kNoisy:
+      // Its error's sd is known by construction: the 80% interval +-1.2816 SD.
       for (size_t i = 0; i < w->size(); ++i) {
         const double z = SeededNormal(seed, static_cast<int64_t>(i), 0x401553ULL);
-        (*w)[i].predicted_util = std::clamp((*w)[i].true_util + src.value * z, 0.0, 100.0);
+        WorkloadProfile& x = (*w)[i];
+        x.predicted_util = std::clamp(x.true_util + src.value * z, 0.0, 100.0);
+        x.pred_util_low = std::max(0.0, x.predicted_util - 1.2815515655446004 * src.value);
+        x.pred_util_high = std::min(100.0, x.predicted_util + 1.2815515655446004 * src.value);
       }
       break;
     case PredictionSource::kConstant:
-      for (WorkloadProfile& x : *w) x.predicted_util = src.value;
+      // A predictor that knows nothing says so: no interval.
+      for (WorkloadProfile& x : *w) {
+        x.predicted_util = src.value;
+        x.pred_util_low = x.pred_util_high = NAN;
+      }
       break;
     case PredictionSource::kShuffled: {
       std::vector<double> p;
@@ -240,7 +263,19 @@ Status ApplyPredictionSource(const PredictionSource& src, uint64_t seed, std::ve
         z = Mix(z + 0x9E3779B97F4A7C15ULL);
         std::swap(p[i - 1], p[z % i]);
       }
-      for (size_t i = 0; i < p.size(); ++i) (*w)[i].predicted_util = p[i];
+      // Each row takes another row's prediction with that row's interval.
+      std::vector<std::pair<double, double>> iv;
+      for (const WorkloadProfile& x : *w) iv.push_back({x.pred_util_low, x.pred_util_high});
+      z = seed * 0x9E3779B97F4A7C15ULL + 0x5AFF1EULL;
+      for (size_t i = iv.size(); i > 1; --i) {
+        z = Mix(z + 0x9E3779B97F4A7C15ULL);
+        std::swap(iv[i - 1], iv[z % i]);
+      }
+      for (size_t i = 0; i < p.size(); ++i) {
+        (*w)[i].predicted_util = p[i];
+        (*w)[i].pred_util_low = iv[i].first;
+        (*w)[i].pred_util_high = iv[i].second;
+      }
       break;
     }
     case PredictionSource::kCsv:

@@ -24,11 +24,15 @@ struct WorkloadProfile {
   // Predicted memory per GPU and the high end of its interval, MiB; NaN = none.
   // Policies pack by the high end (pred_mem_high_mib).
   double pred_mem_mib = NAN, pred_mem_high_mib = NAN;
+  // The predicted utilization's interval (the predict layer's, percent; NaN =
+  // none): what predictive-hybrid calls confident or unsure.
+  double pred_util_low = NAN, pred_util_high = NAN;
 
   // "ResNet50/ImageNet/b64/amp1": the workload column of jobs.csv.
   std::string Name() const;
   bool HasPrediction() const { return !std::isnan(predicted_util); }
   bool HasMemPrediction() const { return !std::isnan(pred_mem_high_mib); }
+  bool HasInterval() const { return !std::isnan(pred_util_low) && !std::isnan(pred_util_high); }
 };
 
 // Loads single_data.csv (header model,dataset,batchsize,amp,speed,gpu_util,

@@ -1,8 +1,10 @@
 """python3 -m gpucast_client: the gpucast HTTP service from the command line.
 
-The flags of `predict` and `submit` are those of `gpucast predict` (--model repeated for the
-passes of a network, --batch, --dim, --attr, --amp), so both front ends take the same inputs and
-give the same answer. The service is --url (default $GPUCAST_URL, else http://127.0.0.1:8080);
+The flags of `predict` are those of `gpucast predict` (--model repeated for the passes of a
+network, --batch, --dim, --attr, --amp, --gpu, --mig, --gpus, --nodes, --interconnect, --level), and
+it shows what `gpucast predict` shows (utilization, memory, step time, the expected error): the
+service replies with the fields of `gpucast predict --json`, made by the same library function, so
+both front ends take the same inputs and give the same answer. The service is --url (default $GPUCAST_URL, else http://127.0.0.1:8080);
 --token-file (default $GPUCAST_TOKEN_FILE) when it was started with one. --json prints the
 service's reply as is; errors go to stderr with exit status 1 (2 for bad arguments).
 """
@@ -26,6 +28,18 @@ def kv(flag, cast):
     return parse
 
 
+def attr_value(text):
+    """--attr VALUE as gpucast predict reads it: an integer, a number, or a word (optimizer=adam)."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if not text:
+        raise ValueError
+    return text
+
+
 def job_flags(p, submit):
     p.add_argument("--model", "-m", action="append", help="ONNX file under the service's --model-root; repeat "
                    "for several networks (a file given k times runs k passes per step)")
@@ -33,10 +47,17 @@ def job_flags(p, submit):
     p.add_argument("--batch", "-b", type=int, required=True)
     p.add_argument("--amp", action="store_true", help="mixed precision")
     p.add_argument("--dim", action="append", type=kv("--dim", int), default=[], metavar="NAME=VALUE")
-    p.add_argument("--attr", action="append", type=kv("--attr", int), default=[], metavar="KEY=VALUE",
-                   help="loader_workers=N, data_on_gpu=0|1, rl_env=0|1")
+    p.add_argument("--attr", action="append", type=kv("--attr", attr_value), default=[], metavar="KEY=VALUE",
+                   help="loader_workers=N, data_on_gpu=0|1, rl_env=0|1, loader_ms_per_sample=MS, "
+                   "env_steps_per_update=N, optimizer=sgd|sgd_momentum|adam|adamw")
+    p.add_argument("--gpu", help="GPU the job runs on (default: the service's cluster's)")
+    p.add_argument("--gpus", type=int, help="data-parallel GPUs; --batch is per GPU (one rank's answer)")
+    if not submit:
+        p.add_argument("--mig", help="MIG profile of --gpu, e.g. 3g.40gb")
+        p.add_argument("--nodes", type=int, help="nodes the --gpus are spread on")
+        p.add_argument("--interconnect", help="links instead of the GPU table's, e.g. pcie4x16,ib200")
+        p.add_argument("--level", type=float, help="central probability of the interval (calibrated predictors)")
     if submit:
-        p.add_argument("--gpus", type=int)
         p.add_argument("--name")
         p.add_argument("--mem-mib", type=float)
         p.add_argument("--duration-s", type=float)
@@ -44,9 +65,11 @@ def job_flags(p, submit):
 
 
 def job_kwargs(a, submit):
-    kw = {"amp": a.amp, "dims": dict(a.dim), "attrs": dict(a.attr)}
+    kw = {"amp": a.amp, "dims": dict(a.dim), "attrs": dict(a.attr), "gpu": a.gpu, "gpus": a.gpus}
     if submit:
-        kw.update(gpus=a.gpus, name=a.name, mem_mib=a.mem_mib, duration_s=a.duration_s)
+        kw.update(name=a.name, mem_mib=a.mem_mib, duration_s=a.duration_s)
+    else:
+        kw.update(mig=a.mig, nodes=a.nodes, interconnect=a.interconnect, level=a.level)
     return kw
 
 
@@ -58,17 +81,57 @@ def upload_query(a, submit):
         q[f"dim.{k}"] = v
     for k, v in a.attr:
         q[f"attr.{k}"] = v
-    if submit:
-        for k in ("gpus", "name", "duration_s"):
-            v = getattr(a, k)
-            if v is not None:
-                q[k] = int(v) if k == "duration_s" else v
+    keys = ("gpu", "gpus", "name", "duration_s") if submit else ("gpu", "gpus", "mig", "nodes", "interconnect", "level")
+    for k in keys:
+        v = getattr(a, k)
+        if v is not None:
+            q[k] = int(v) if k == "duration_s" else v
     return q
 
 
 def show_prediction(r):
-    lo, hi = r["predicted_util_interval"]
-    return f"predicted GPU utilization {r['predicted_util']:.1f}%  (interval {lo:.1f}-{hi:.1f}%)"
+    """The lines `gpucast predict` prints, from the reply's `predict --json` fields."""
+    if "gpu_util" not in r:  # a job read back from the store: the prediction only
+        lo, hi = r["predicted_util_interval"]
+        return f"predicted GPU utilization {r['predicted_util']:.1f}%  (interval {lo:.1f}-{hi:.1f}%)"
+    iv = r["interval"]
+    where = r["gpu"] + (f" MIG {r['mig_profile']}" if r.get("mig_profile") else "")
+    lines = [f"predicted GPU utilization on {where}: {r['gpu_util']:.1f}%  ({iv['level'] * 100:.0f}% interval "
+             f"{iv['low']:.1f}-{iv['high']:.1f}%, {r['algo']}; {r['target']})"]
+    w = r.get("workload") or {}
+    if w.get("seen"):
+        lines.append(f"  measured workload: {w['measured_workload']} ({w['measured_rows']} training rows); its "
+                     "seen-workload correction applies")
+    elif w.get("same_graph_workload"):
+        lines.append(f"  unseen job: the graph is {w['same_graph_workload']}'s, measured with other job facts "
+                     f"({'; '.join(w.get('differing_facts') or [])}); no correction")
+    else:
+        lines.append("  unseen workload: no measured job has this graph")
+    e = r.get("expected_error_unseen")
+    if e:
+        lines.append(f"  expected error on an unseen workload (this model's leave-one-workload-out pass, "
+                     f"{e['workloads']} workloads): RMSLE {e['rmsle']:.2f}, median |error| "
+                     f"{e['median_abs_error_points']:.1f} points, mean {e['mae_points']:.1f}; the "
+                     f"{e['interval_level'] * 100:.0f}% interval held {e['interval_coverage'] * 100:.0f}% of them "
+                     f"(median width {e['interval_median_width_points']:.0f} points)")
+    else:
+        lines.append("  expected error: unknown (the model was trained without a leave-one-workload-out pass)")
+    dp = r.get("data_parallel")
+    if dp:
+        lines.append(f"  one rank of {r['gpus']} GPUs on {r['nodes']} node{'s' if r['nodes'] != 1 else ''}: "
+                     f"single GPU {dp['single_gpu_util']:.1f}%; step {dp['single_gpu_step_ms']:.1f} -> "
+                     f"{dp['step_ms']:.1f} ms (scaling efficiency {dp['scaling_efficiency']:.3f})")
+    elif r.get("step_ms") is not None:
+        lines.append(f"  step time: {r['step_ms']:.1f} ms")
+    mi = r.get("gpu_mem_interval") or {}
+    if r.get("gpu_mem_mib") is not None:
+        lines.append(f"predicted GPU memory: {r['gpu_mem_mib']:.0f} MiB  ({mi.get('level', 0) * 100:.0f}% interval "
+                     f"{mi['low']:.0f}-{mi['high']:.0f} MiB; optimizer {r.get('optimizer')}); {r['gpu_mem_fit']} "
+                     f"the {r['gpu_mem_capacity_mib']:.0f} MiB of {where}")
+    else:
+        lines.append("predicted GPU memory: unknown (the predictor file has no memory model: its training rows had "
+                     "no memory column)")
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -92,6 +155,9 @@ def main(argv=None):
     p.add_argument("--source", required=True, choices=["nvidia-smi", "dcgm", "slurm"])
     p.add_argument("--samples", type=int, default=1)
     p.add_argument("--gpu")
+    p = sub.add_parser("store-model", help="store an ONNX file by its content (POST /v1/models): prints "
+                       "sha256:<hex>, which a job or a pod's gpucast.io/model annotation may name")
+    p.add_argument("file")
     sub.add_parser("cluster", help="GPUs and their jobs (GET /v1/cluster)")
     sub.add_parser("health", help="GET /healthz")
     sub.add_parser("metrics", help="GET /metrics (Prometheus text)")
@@ -138,6 +204,10 @@ def main(argv=None):
             r = c.observe(a.id, a.gpu_util, a.source, a.samples, a.gpu)
             text = f"job {r['job']}: observed {r['observed_util']:.1f}% over {r['observed_samples']} samples " \
                    f"(predicted {r['predicted_util']:.1f}%)"
+        elif a.command == "store-model":
+            with open(a.file, "rb") as f:
+                r = c.store_model(f.read())
+            text = r["model"]
         elif a.command == "cluster":
             r = c.cluster()
             text = "\n".join([f"{r['cluster']}, policy {r['policy']}, queued {len(r['queued'])}"] +

@@ -77,7 +77,7 @@ class Client:
 
     @staticmethod
     def job_body(models, batch=1, amp=False, dims=None, attrs=None, gpus=None, name=None, mem_mib=None,
-                 duration_s=None):
+                 duration_s=None, gpu=None, mig=None, nodes=None, interconnect=None, level=None):
         body = dict(models_field(models))
         body["batch"] = batch
         if amp:
@@ -86,14 +86,17 @@ class Client:
             body["dims"] = dict(dims)
         if attrs:
             body["attrs"] = dict(attrs)
-        for k, v in (("gpus", gpus), ("name", name), ("mem_mib", mem_mib), ("duration_s", duration_s)):
+        for k, v in (("gpus", gpus), ("name", name), ("mem_mib", mem_mib), ("duration_s", duration_s), ("gpu", gpu),
+                     ("mig", mig), ("nodes", nodes), ("interconnect", interconnect), ("level", level)):
             if v is not None:
                 body[k] = v
         return body
 
     # -- routes ------------------------------------------------------------------------------
     def predict(self, models, batch=1, **kw):
-        """POST /v1/predict: {"predicted_util", "predicted_util_interval", ...}; no job is made."""
+        """POST /v1/predict: the fields of `gpucast predict --json` (gpu_util, interval, gpu_mem_mib,
+        data_parallel, workload, expected_error_unseen, ...) and "predicted_util", ...; no job is made.
+        Keywords: amp, dims, attrs, gpu, gpus, mig, nodes, interconnect, level."""
         return self.request("POST", "/v1/predict", self.job_body(models, batch, **kw))
 
     def predict_upload(self, onnx_bytes, batch=1, **query):
@@ -105,6 +108,11 @@ class Client:
         """POST /v1/jobs: the job created (201), or the first one for a repeated Idempotency-Key."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self.request("POST", "/v1/jobs", self.job_body(models, batch, **kw), headers=headers)
+
+    def store_model(self, onnx_bytes):
+        """POST /v1/models: store an ONNX file by its content; {"model": "sha256:<hex>", ...}. Any request
+        (a job's model, a pod's gpucast.io/model annotation) may then name it so."""
+        return self.request("POST", "/v1/models", bytes(onnx_bytes), "application/octet-stream")
 
     def job(self, job_id):
         return self.request("GET", f"/v1/jobs/{int(job_id)}")

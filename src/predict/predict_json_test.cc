@@ -1,0 +1,81 @@
+// The prediction's JSON, the one layout of `gpucast predict --json` and
+// POST /v1/predict: every field is the PredictResult's own value, on a
+// predictor trained on ../shared/data and a real graph.
+#include "predict/predict_json.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "cost/job_cost.h"
+#include "graph/onnx_loader.h"
+#include "predict/catalog.h"
+#include "predict/dataset.h"
+#include "util/paths.h"
+
+namespace gpucast {
+namespace {
+
+using nlohmann::json;
+
+const Predictor& Trained() {
+  static const Predictor p = [] {
+    auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+    EXPECT_TRUE(cat.ok()) << cat.message();
+    auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
+    EXPECT_TRUE(data.ok()) << data.message();
+    auto trained = Predictor::Train(*data, "physics", 1);
+    EXPECT_TRUE(trained.ok()) << trained.message();
+    return *trained;
+  }();
+  return p;
+}
+
+TEST(PredictionJson, EveryFieldIsThePredictionsOwn) {
+  LoadOptions lo;
+  lo.batch = 64;
+  auto reports = JobStepReports({HomeDir() + "/models/vgg.onnx"}, lo, CostOptions{});
+  ASSERT_TRUE(reports.ok()) << reports.message();
+  JobConfig job;
+  job.batch = 64;
+  job.gpu = "A100-80GB";
+  job.gpus = 4;
+  job.nodes = 2;
+  job.interconnect = "pcie4x16,ib200";
+  Result<PredictResult> r = Trained().Predict(*reports, job, 0.9);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const json j = PredictionJson(Trained(), *r, job, 0.9);
+  // The fields of docs/json.md's gpucast.predict but schema, models and warnings (the CLI's own).
+  std::set<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.insert(k);
+  EXPECT_EQ(keys, (std::set<std::string>{"gpu_util", "interval", "gpu", "mig_profile", "target", "algo", "batch", "amp",
+                                         "feature_schema", "features", "features_used", "workload",
+                                         "expected_error_unseen", "gpus", "nodes", "data_parallel", "gpu_mem_mib",
+                                         "gpu_mem_interval", "gpu_mem_capacity_mib", "gpu_mem_fit", "optimizer",
+                                         "gpu_mem_components_mib"}));
+  EXPECT_EQ(j["gpu_util"], r->prediction.util);
+  EXPECT_EQ(j["interval"]["low"], r->prediction.low);
+  EXPECT_EQ(j["interval"]["high"], r->prediction.high);
+  EXPECT_EQ(j["gpu"], "A100-80GB");
+  EXPECT_EQ(j["gpus"], 4);
+  EXPECT_EQ(j["nodes"], 2);
+  EXPECT_EQ(j["batch"], 64);
+  EXPECT_EQ(j["data_parallel"]["step_ms"], r->data_parallel->step_s * 1e3);
+  EXPECT_EQ(j["data_parallel"]["single_gpu_util"], r->single_gpu->util);
+  EXPECT_EQ(j["data_parallel"]["inter_node"]["name"], r->interconnect->inter.name);
+  EXPECT_EQ(j["gpu_mem_interval"]["level"], 0.9);
+  EXPECT_EQ(j["gpu_mem_mib"], r->memory.mib);
+  EXPECT_EQ(j["workload"]["seen"], !r->seen_workload.empty());
+  EXPECT_EQ(j["expected_error_unseen"]["workloads"], Trained().info().accuracy.workloads);
+  EXPECT_EQ(j["features"].size(), Trained().info().feature_names.size());
+  // One GPU: no data_parallel.
+  job.gpus = 1;
+  job.nodes = 1;
+  job.interconnect.clear();
+  Result<PredictResult> one = Trained().Predict(*reports, job);
+  ASSERT_TRUE(one.ok());
+  EXPECT_FALSE(PredictionJson(Trained(), *one, job, kDefaultIntervalLevel).contains("data_parallel"));
+}
+
+}  // namespace
+}  // namespace gpucast
