@@ -1,4 +1,5 @@
 // gpucast predict: predictor file + job graph(s) -> GPU utilization with an interval.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -132,14 +133,21 @@ int RunPredict(const PredictFlags& f) {
     }
     // NaN (no memory model in the predictor file) is written as null.
     j["gpu_mem_mib"] = mem.mib;
-    j["gpu_mem_interval"] = {{"low", mem.low}, {"high", mem.high}, {"level", f.level},
+    j["gpu_mem_interval"] = {{"low", mem.low},
+                             {"high", mem.high},
+                             {"level", f.level},
+                             {"high_level", std::max(kMemoryHighLevel, (1 + f.level) / 2)},
+                             {"widened_mib", mem.widened_mib},
                              {"calibrated", mm && !mm->calibration().empty()}};
     j["gpu_mem_capacity_mib"] = mem.capacity_mib;
     j["gpu_mem_fit"] = fit;
     j["optimizer"] = OptimizerName(res->memory_estimate.optimizer);
     nlohmann::json parts = nlohmann::json::object();
     if (mm)
-      for (const auto& [name, mib] : mm->Components(res->memory_estimate)) parts[name] = mib;
+      for (const auto& [name, mib] :
+           mm->Components(res->memory_estimate,
+                          !res->seen_workload.empty() ? res->seen_workload : res->same_graph_workload))
+        parts[name] = mib;
     j["gpu_mem_components_mib"] = parts;
     // Whether the job is a measured one (its correction applied) and the
     // error to expect for an unseen one (the model file's own lowo pass).
@@ -202,9 +210,10 @@ int RunPredict(const PredictFlags& f) {
     }
     const std::string where = job.mig_profile.empty() ? job.gpu : job.gpu + " MIG " + job.mig_profile;
     if (mem.available())
-      std::printf("predicted GPU memory: %.0f MiB  (%.0f%% interval %.0f-%.0f MiB; optimizer %s); %s the %.0f MiB of %s\n",
-                  mem.mib, f.level * 100, mem.low, mem.high, OptimizerName(res->memory_estimate.optimizer), fit,
-                  mem.capacity_mib, where.c_str());
+      std::printf("predicted GPU memory (peak): %.0f MiB  (interval %.0f-%.0f MiB: low end at %.0f%%, high end a "
+                  "one-sided %.1f%% bound; optimizer %s); %s the %.0f MiB of %s\n",
+                  mem.mib, mem.low, mem.high, f.level * 100, 100 * std::max(kMemoryHighLevel, (1 + f.level) / 2),
+                  OptimizerName(res->memory_estimate.optimizer), fit, mem.capacity_mib, where.c_str());
     else
       std::printf("predicted GPU memory: unknown (the predictor file has no memory model: its training rows had no "
                   "memory column)\n");

@@ -21,6 +21,7 @@ inline constexpr JsonLayout kJsonLayouts[] = {
     {"gpucast.predict", 1, "gpucast predict --json"},
     {"gpucast.evaluate", 1, "gpucast evaluate --json"},
     {"gpucast.learning-curve", 1, "gpucast evaluate --observations DB --json"},
+    {"gpucast.memory-evaluation", 1, "gpucast evaluate --memory-only --json"},
     {"gpucast.simulate", 1, "gpucast simulate --json (also OUT/run.json, OUT/runs.json)"},
     {"gpucast.interference", 1, "gpucast interference --json"},
 };

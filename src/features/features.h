@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost/cost.h"
+#include "features/memory_facts.h"
 #include "util/status.h"
 
 namespace gpucast {
@@ -33,10 +34,13 @@ struct JobAttrs {
   // sgd, sgd_momentum, adam, adamw. Not a feature of the utilization schema:
   // the memory estimate reads it (kDefaultOptimizer when unknown).
   std::optional<Optimizer> optimizer;
+  // Facts that change GPU memory only (features/memory_facts.h).
+  MemoryFacts memory;
 };
 
 // Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env,
-// loader_ms_per_sample, env_steps_per_update, optimizer (docs/features.md).
+// loader_ms_per_sample, env_steps_per_update, optimizer and the memory facts
+// of features/memory_facts.h (docs/features.md).
 // Unknown keys and malformed or out-of-range values are errors naming the key.
 Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs);
 

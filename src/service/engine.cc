@@ -56,6 +56,8 @@ class PredictorEngine : public PredictionEngine {
     if (!r.ok()) return r.status().Prefixed(parts.front().name);
     info->failure = AnalysisFailure::kNone;
     Prediction out = Prediction::Of(r->prediction.util, r->prediction.low, r->prediction.high);
+    for (const CostReport& rep : single ? *single : reports)
+      out.warnings.insert(out.warnings.end(), rep.warnings.begin(), rep.warnings.end());
     if (r->memory.available()) {
       out.mem_mib = r->memory.mib;
       out.mem_lo = r->memory.low;

@@ -72,6 +72,9 @@ struct Prediction {
   // Predicted GPU memory per GPU, MiB, with its interval (predict/predictor.h
   // MemoryPrediction); unset when the predictor has no memory model.
   std::optional<double> mem_mib, mem_lo, mem_hi;
+  // The graphs' loader warnings (an eval-mode export, ops without a schema):
+  // shown in POST /v1/predict's reply and the admission webhook's, not stored.
+  std::vector<std::string> warnings;
 
   // A utilization prediction without memory.
   static Prediction Of(double util, double lo, double hi) {

@@ -104,7 +104,10 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
                                         .c_str(),
                static_cast<long long>(pred->spec.batch), s.gpu.c_str(), static_cast<long long>(job->gpus), s.util,
                m->summary.c_str());
-  answer(k8s::AllowReview(r.uid, &*m));
+  // The graphs' warnings (an eval-mode export predicts too little memory) reach kubectl too.
+  std::vector<std::string> warnings;
+  for (const std::string& w : pred->prediction.warnings) warnings.push_back("gpucast: " + w);
+  answer(k8s::AllowReview(r.uid, &*m, warnings));
 }
 
 // The verdict on every node offered; errors: 400 malformed arguments or a

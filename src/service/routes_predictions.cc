@@ -20,6 +20,7 @@ void Predict(const RouteContext& ctx, const httplib::Request& req, httplib::Resp
   nlohmann::json out = SpecToJson(pred->spec);
   AddPredictionJson(pred->prediction, pred->spec.gpu, &out);
   out["cache"] = pred->cache_hit ? "hit" : "miss";
+  out["warnings"] = pred->prediction.warnings;  // as predict --json's (an eval-mode export, ...)
   SendJson(res, 200, out);
 }
 
