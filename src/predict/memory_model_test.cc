@@ -192,16 +192,19 @@ TEST(MemoryModel, ConvRerunSpreadFromTheColocatedPairs) {
   ASSERT_GT(single.size(), 50u);
   ASSERT_GT(pairs.size(), 800u);
   std::map<std::string, double> mean;  // model,batch,amp -> gmem
-  for (size_t i = 1; i < single.size(); ++i)
+  for (size_t i = 1; i < single.size(); ++i) {
+    ASSERT_EQ(single[i].size(), 9u) << "single_data.csv line " << i + 1;
     mean[single[i][0] + "," + single[i][2] + "," + single[i][3]] = std::stod(single[i][7]);
+  }
   const std::set<std::string> tiny = {"PPO", "TD3", "NeuMF"},
                               conv = {"DCGAN", "EfficientNet", "MobileNetV2", "VGG", "ResNet50"};
   std::vector<double> excess;
   for (size_t i = 1; i < pairs.size(); ++i) {
     const auto& r = pairs[i];  // ,model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,...,gmem
+    ASSERT_EQ(r.size(), 16u) << "colocate_info.csv line " << i + 1;
     const std::string k1 = r[1] + "," + r[4] + "," + r[5], k2 = r[7] + "," + r[10] + "," + r[11];
     if (!mean.count(k1) || !mean.count(k2)) continue;
-    const double e = std::stod(r[16]) - mean[k1] - mean[k2];
+    const double e = std::stod(r[15]) - mean[k1] - mean[k2];
     if ((tiny.count(r[7]) && conv.count(r[1])) || (tiny.count(r[1]) && conv.count(r[7]))) excess.push_back(e);
   }
   ASSERT_EQ(excess.size(), 144u);
