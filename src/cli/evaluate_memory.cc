@@ -1,5 +1,6 @@
 #include "cli/evaluate_memory.h"
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -26,8 +27,8 @@ void PrintTables(const MemoryEvaluation& e) {
       "point | worst (measured - high) / measured |\n|---|---|---|---|---|---|---|---|---|\n";
   std::printf("\nGPU memory, split %s (level %.2f; high end: the one-sided bound a limit is set from)\n\n", e.split.c_str(),
               e.level);
-  std::printf(head, "rows");
-  ScoreRow("all", e.overall);
+  std::printf(head, "split");
+  ScoreRow(e.split, e.overall);
   std::printf("\nper workload\n\n");
   std::printf(head, "workload");
   for (const auto& [k, s] : e.per_workload) ScoreRow(k, s);
@@ -55,7 +56,10 @@ void PrintTables(const MemoryEvaluation& e) {
   std::printf("\n");
   for (const auto& [w, parts] : sum) {
     std::printf("| %s |", w.c_str());
-    for (const std::string& k : names) std::printf(" %.0f |", parts.count(k) ? parts.at(k) / n[w] : 0.0);
+    for (const std::string& k : names) {
+      const double v = parts.count(k) ? parts.at(k) / n[w] : 0.0;
+      std::printf(" %.0f |", std::fabs(v) < 0.5 ? 0.0 : v);  // no "-0"
+    }
     std::printf(" %.0f | %.0f |\n", parts.at("predicted") / n[w], parts.at("measured") / n[w]);
   }
 }
