@@ -30,6 +30,7 @@ struct AnalyzeFlags {
   bool nodes = false;     // the per-node table
   bool features = false;  // the feature vector
   bool quiet = false;     // no warnings on stderr
+  double max_seconds = kDefaultMaxSeconds;
 };
 
 std::string ShapesString(const std::vector<std::vector<int64_t>>& shapes) {
@@ -98,8 +99,10 @@ void PrintFeatures(const std::vector<double>& features) {
 }
 
 int RunAnalyze(const AnalyzeFlags& f) {
+  ArmDeadline("analyze", f.max_seconds);
   LoadOptions lo;
   lo.batch = f.batch;
+  lo.limits.max_seconds = f.max_seconds;
   if (Status s = ParseDimFlags(f.dims, &lo.dims); !s.ok()) return Fail("analyze", s.message());
   JobConfig job;
   job.batch = f.batch;
@@ -166,6 +169,7 @@ CLI::App* AddAnalyze(CLI::App& root, int* exit_code) {
   sub->add_flag("--amp", flags->amp, "Mixed precision (fp16 activations and tensor-core peak)");
   sub->add_flag("--nodes", flags->nodes, "Also print the per-node table (FLOPs and params of every costed node)");
   sub->add_flag("--features", flags->features, "Also print the feature vector the predictor reads");
+  AddMaxSeconds(sub, &flags->max_seconds);
   sub->add_flag("--quiet,-q", flags->quiet, "No warnings on stderr (they stay in --json's \"warnings\")");
   auto* json = sub->add_flag("--json", flags->json,
                              "Print one JSON object, every node included (schema gpucast.analyze; docs/json.md)");

@@ -35,13 +35,16 @@ struct PredictFlags {
   int nodes = 1;
   std::string interconnect;
   double level = kDefaultIntervalLevel;
+  double max_seconds = kDefaultMaxSeconds;
   bool json = false;
   bool quiet = false;
 };
 
 int RunPredict(const PredictFlags& f) {
+  ArmDeadline("predict", f.max_seconds);
   LoadOptions lo;
   lo.batch = f.batch;
+  lo.limits.max_seconds = f.max_seconds;
   if (Status s = ParseDimFlags(f.dims, &lo.dims); !s.ok()) return Fail("predict", s.message());
   auto predictor = Predictor::Load(f.predictor);
   if (!predictor.ok()) return Fail("predict", predictor.message());
@@ -258,6 +261,7 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
   FloatIn(sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
               ->capture_default_str(),
           0.01, 0.99);
+  AddMaxSeconds(sub, &flags->max_seconds);
   sub->add_flag("--quiet,-q", flags->quiet, "No warnings on stderr (they stay in --json's \"warnings\")");
   sub->add_flag("--json", flags->json,
                 "Print one JSON object (schema gpucast.predict; docs/json.md): gpu_util (0-100), interval {low, "

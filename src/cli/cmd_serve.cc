@@ -289,6 +289,11 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "largest graph analysed, in nodes counting those of subgraphs; larger get 422")
       ->capture_default_str(),
       int64_t{1}, int64_t{1} << 30);
+  IntIn(sub->add_option("--max-graph-entries", flags->analysis.limits.max_entries,
+                  "largest graph analysed, in entries (nodes, initializers, inputs, outputs, value_info, "
+                  "attributes) counting those of subgraphs; larger get 422")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 30);
   IntIn(sub->add_option("--max-subgraph-depth", flags->analysis.limits.max_subgraph_depth,
                   "deepest nesting of If/Loop/Scan subgraphs analysed; deeper get 422")
       ->capture_default_str(),

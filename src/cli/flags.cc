@@ -1,7 +1,11 @@
 #include "cli/flags.h"
 
+#include <unistd.h>
+
 #include <charconv>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "util/paths.h"
 
@@ -64,6 +68,28 @@ CLI::Option* FloatIn(CLI::Option* opt, double lo, double hi) {
   opt->check(CLI::Range(lo, hi).description(""));
   opt->type_name("FLOAT in [" + Real(lo) + ", " + Real(hi) + "]");
   return opt;
+}
+
+CLI::Option* AddMaxSeconds(CLI::App* sub, double* seconds) {
+  return FloatIn(sub->add_option("--max-seconds", *seconds,
+                                 "stop with an error (exit status 124) after this many seconds: the graphs' "
+                                 "loads stop at it, the command ends at it (0: no limit)")
+                     ->capture_default_str(),
+                 0, 86400);
+}
+
+void ArmDeadline(const std::string& command, double seconds) {
+  if (seconds <= 0) return;
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%g", seconds);
+  // Built now: the thread only sleeps, writes and exits (no allocation at the deadline).
+  std::string message = "gpucast " + command + ": stopped: it took longer than " + secs + " s (--max-seconds)\n";
+  std::thread([message, seconds] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    ssize_t ignored = ::write(2, message.data(), message.size());
+    (void)ignored;
+    _exit(124);
+  }).detach();
 }
 
 std::string DefaultDataCsv() { return DataDir() + "/lucid/single_data.csv"; }

@@ -26,6 +26,16 @@ CLI::Option* BytesIn(CLI::Option* opt, uint64_t lo, uint64_t hi);
 // Same for a real number: "FLOAT in [0.01, 0.99]".
 CLI::Option* FloatIn(CLI::Option* opt, double lo, double hi);
 
+// --max-seconds S of the commands that analyse a user's graph (analyze,
+// predict): each graph's load stops at S (LoadLimits::max_seconds, an error
+// naming the flag), and ArmDeadline ends the whole command after S seconds
+// with "gpucast CMD: stopped: it took longer than S s (--max-seconds)" and
+// exit status 124, so a hostile file cannot hold a caller (a Slurm
+// job_submit plugin waits on predict) longer than the caller chose. 0: no limit.
+inline constexpr double kDefaultMaxSeconds = 60;
+CLI::Option* AddMaxSeconds(CLI::App* sub, double* seconds);
+void ArmDeadline(const std::string& command, double seconds);
+
 // "4 GiB", "1 MiB", "1000 B": exact binary units only (for --help).
 std::string ByteSize(uint64_t bytes);
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <queue>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,6 +18,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "graph/export_mode.h"
+#include "graph/inference_guard.h"
 #include "graph/onnx_schemas.h"
 #include "graph/opset_gaps.h"
 #include "graph/onnx_wire.h"
@@ -105,9 +107,10 @@ class Words {
   std::string SetEachDim() const { return api_ ? "set each in \"dims\"" : "set each with --dim NAME=VALUE"; }
   // Which setting a limit is (load_limits.h).
   std::string Limit(LoadFailure f) const {
-    if (!api_) return "gpucast's limit for one graph";
+    if (!api_) return f == LoadFailure::kTimeout ? "--max-seconds" : "gpucast's limit for one graph";
     switch (f) {
       case LoadFailure::kTooManyNodes: return "the service's limit, gpucast serve --max-graph-nodes";
+      case LoadFailure::kTooManyEntries: return "the service's limit, gpucast serve --max-graph-entries";
       case LoadFailure::kTooDeep: return "the service's limit, gpucast serve --max-subgraph-depth";
       case LoadFailure::kTooLarge: return "the service's limit, gpucast serve --max-graph-bytes";
       case LoadFailure::kTimeout: return "the service's limit, gpucast serve --max-analysis-seconds";
@@ -147,6 +150,7 @@ class Loader {
       auto* n = g.mutable_node(i);
       if (n->name().empty()) n->set_name(n->op_type() + "_" + std::to_string(i));
     }
+    DropUnusedInitializers();
     RETURN_IF_ERROR(CheckNamesAndSort());
     RETURN_IF_ERROR(CheckDeadline());
     RETURN_IF_ERROR(CheckInitializers());
@@ -198,6 +202,29 @@ class Loader {
            std::to_string(max_known) + " rules and may be incomplete");
     }
     return Status::Ok();
+  }
+
+  // Initializers that no node reads and that name no graph input or output
+  // are dropped before the steps that keep a record per tensor: a few MB of
+  // header-only initializers (hundreds of thousands, within max_entries) must
+  // cost one hash lookup each, not seconds. Nothing is lost: a tensor no node
+  // reads has no cost, and parameters are counted by the nodes that read them.
+  void DropUnusedInitializers() {
+    onnx::GraphProto& g = *model_.mutable_graph();
+    std::unordered_set<std::string_view> used;
+    for (const auto& n : g.node()) {
+      for (const auto& in : n.input()) used.insert(in);
+    }
+    for (const auto& i : g.input()) used.insert(i.name());
+    for (const auto& o : g.output()) used.insert(o.name());
+    auto* inits = g.mutable_initializer();
+    int kept = 0;
+    for (int i = 0; i < inits->size(); ++i) {
+      if (!used.count(inits->Get(i).name())) continue;
+      if (kept != i) inits->SwapElements(kept, i);
+      ++kept;
+    }
+    if (kept < inits->size()) inits->DeleteSubrange(kept, inits->size() - kept);
   }
 
   // Unique producers, no dangling inputs, topological order (stable).
@@ -408,23 +435,33 @@ class Loader {
   }
 
   // Whether every use of `name` is a weight slot (through Identity/Cast).
+  // REQUIRES: IndexConsumers() ran. Each node has one producer per input, so
+  // the walk from one name visits each node at most once.
   bool UsedOnlyAsWeight(const std::string& name, int rank, int depth = 0) const {
     if (depth > 8) return false;
-    for (const auto& n : model_.graph().node()) {
-      for (int k = 0; k < n.input_size(); ++k) {
-        if (n.input(k) != name) continue;
-        if (!IsDefaultDomain(n.domain())) return false;
-        const std::string& op = n.op_type();
-        auto it = WeightSlots().find(op);
-        bool slot = it != WeightSlots().end() &&
-                    std::count(it->second.begin(), it->second.end(), k) > 0;
-        bool vector_operand = rank <= 1 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div");
-        bool pass = (op == "Identity" || op == "Cast") && n.output_size() == 1 &&
-                    UsedOnlyAsWeight(n.output(0), rank, depth + 1);
-        if (!slot && !vector_operand && !pass) return false;
-      }
+    auto uses = consumers_.find(name);
+    if (uses == consumers_.end()) return true;
+    for (const auto& [node, k] : uses->second) {
+      const onnx::NodeProto& n = model_.graph().node(node);
+      if (!IsDefaultDomain(n.domain())) return false;
+      const std::string& op = n.op_type();
+      auto it = WeightSlots().find(op);
+      bool slot = it != WeightSlots().end() && std::count(it->second.begin(), it->second.end(), k) > 0;
+      bool vector_operand = rank <= 1 && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div");
+      bool pass = (op == "Identity" || op == "Cast") && n.output_size() == 1 &&
+                  UsedOnlyAsWeight(n.output(0), rank, depth + 1);
+      if (!slot && !vector_operand && !pass) return false;
     }
     return true;
+  }
+
+  // consumers_: every (node, input slot) that reads a name, in graph order.
+  void IndexConsumers() {
+    consumers_.clear();
+    const auto& g = model_.graph();
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (int k = 0; k < g.node(i).input_size(); ++k) consumers_[g.node(i).input(k)].emplace_back(i, k);
+    }
   }
 
   Status ResolveFixed(const std::vector<onnx::ValueInfoProto*>& candidates) {
@@ -432,8 +469,9 @@ class Loader {
       return Err(words_.Dim(opts_.dims.begin()->first) + ": no graph input has a dimension named '" +
                  opts_.dims.begin()->first + "' (the graph has no symbolic dimensions)");
     }
+    IndexConsumers();
     for (auto* in : candidates) {
-      RETURN_IF_ERROR(CheckDeadline());  // UsedOnlyAsWeight walks every node
+      RETURN_IF_ERROR(CheckDeadline());
       int32_t et = in->type().tensor_type().elem_type();
       int rank = in->type().tensor_type().shape().dim_size();
       if (IsFloatType(et) && UsedOnlyAsWeight(in->name(), rank)) {
@@ -564,15 +602,17 @@ class Loader {
       std::string domain = IsDefaultDomain(node.domain()) ? "" : node.domain();
       auto ov = opsets.find(domain);
       const bool gap = FilledByHand(node);
+      // Control flow is not inferred (inference_guard.h): its bodies are not analysed.
+      const bool skip = gap || (domain.empty() && SkipsInference(node.op_type()));
       const onnx::OpSchema* schema =
-          ov == opsets.end() || gap ? nullptr
-                                    : FindOpSchema(node.op_type(), ov->second, domain);  // not the whole registry
+          ov == opsets.end() || skip ? nullptr
+                                     : FindOpSchema(node.op_type(), ov->second, domain);  // not the whole registry
       // A node downstream of an unknown type stays unknown (no inference error noise).
       bool inputs_typed = std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) {
         return in.empty() || type_ptrs.count(in) > 0;
       });
       if (schema && schema->has_type_and_shape_inference_function() && inputs_typed) {
-        if (Status st = CheckRanksBeforeInference(node); !st.ok()) {
+        if (Status st = CheckBeforeLibonnx(node, *schema); !st.ok()) {
           inference_error_ = st;
           return;
         }
@@ -618,51 +658,24 @@ class Loader {
     if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
   }
 
-  // libonnx 1.12's inference functions for convolution and pooling index the
-  // weight dims and per-axis attributes without checking ranks (found by
-  // fuzzing: a rank-1 ConvTranspose weight crashes it). Reject such nodes.
-  Status CheckRanksBeforeInference(const onnx::NodeProto& n) const {
-    static const std::set<std::string> kSpatial = {"Conv", "ConvTranspose", "MaxPool", "AveragePool",
-                                                   "LpPool", "MaxUnpool", "MaxRoiPool"};
-    if (!IsDefaultDomain(n.domain()) || !kSpatial.count(n.op_type()) || n.input_size() < 1) {
-      return Status::Ok();
-    }
-    auto rank = [&](int i) -> int64_t {
-      if (n.input_size() <= i || n.input(i).empty()) return -1;
-      auto it = types_.find(n.input(i));
-      if (it == types_.end() || !it->second.has_tensor_type() || !it->second.tensor_type().has_shape()) return -1;
-      return it->second.tensor_type().shape().dim_size();
-    };
-    int64_t r = rank(0);
-    if (r < 0) return Status::Ok();
-    if (r < 3) return Err(Ref(n) + ": input has rank " + std::to_string(r) + ", want >= 3");
-    bool conv = n.op_type() == "Conv" || n.op_type() == "ConvTranspose";
-    if (conv && rank(1) >= 0 && rank(1) != r) {
-      return Err(Ref(n) + ": weight has rank " + std::to_string(rank(1)) + ", want " + std::to_string(r));
-    }
-    for (const auto& a : n.attribute()) {
-      int64_t want = a.name() == "pads" ? 2 * (r - 2)
-                     : (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ||
-                        a.name() == "output_padding" || a.name() == "output_shape")
-                         ? r - 2
-                         : -1;
-      if (want >= 0 && a.ints_size() != want && !(a.name() == "output_shape" && a.ints_size() == r)) {
-        return Err(Ref(n) + ": attribute '" + a.name() + "' has " + std::to_string(a.ints_size()) +
-                   " values, want " + std::to_string(want));
-      }
-      if (a.name() == "group" && a.i() < 1) return Err(Ref(n) + ": group must be >= 1");
-      // Zero strides divide by zero in libonnx (found by fuzzing).
-      int64_t min = a.name() == "pads" || a.name() == "output_padding" ? 0
-                    : a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ? 1
-                    : INT64_MIN;
-      for (int64_t v : a.ints()) {
-        if (v < min) {
-          return Err(Ref(n) + ": attribute '" + a.name() + "' has value " + std::to_string(v) +
-                     ", want >= " + std::to_string(min));
+  // graph/inference_guard.h: what libonnx 1.12's inference function for this
+  // node reads without checking (ranks, list lengths, divisors), checked first.
+  Status CheckBeforeLibonnx(const onnx::NodeProto& n, const onnx::OpSchema& schema) const {
+    std::vector<GuardInput> in;
+    for (const std::string& name : n.input()) {
+      GuardInput g;
+      g.present = !name.empty();
+      if (g.present) {
+        if (auto it = types_.find(name);
+            it != types_.end() && it->second.has_tensor_type() && it->second.tensor_type().has_shape()) {
+          g.rank = it->second.tensor_type().shape().dim_size();
         }
+        if (auto v = values_.find(name); v != values_.end()) g.value = &v->second.values;
       }
+      in.push_back(g);
     }
-    return Status::Ok();
+    std::string why = CheckBeforeInference(ToNode(n), schema.SinceVersion(), in);
+    return why.empty() ? Status::Ok() : Err(Ref(n) + ": " + why);
   }
 
   // Shapes ONNX's inference functions leave out for ops the exporters emit:
@@ -824,6 +837,8 @@ class Loader {
   std::vector<std::string> data_inputs_;
   std::unordered_set<std::string> weight_inputs_;
   std::unordered_set<std::string> params_;
+  // Who reads each name (IndexConsumers); views into model_'s strings.
+  std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;
   // Node-based map: pointers to values stay valid while it grows.
   std::unordered_map<std::string, onnx::TypeProto> types_;
   std::unordered_map<std::string, IntValue> values_;
@@ -836,6 +851,7 @@ class Loader {
 WireLimits WireLimitsOf(const LoadLimits& limits) {
   WireLimits w;
   w.max_nodes = limits.max_nodes;
+  w.max_entries = limits.max_entries;
   w.max_graph_depth = limits.max_subgraph_depth;
   w.max_kept_bytes = limits.max_graph_bytes;
   if (limits.max_seconds > 0) {

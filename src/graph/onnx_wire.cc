@@ -27,7 +27,9 @@ constexpr int kMaxGraphDepth = 32;
 
 // ONNX field numbers (onnx.proto).
 namespace model { constexpr uint32_t kGraph = 7, kTrainingInfo = 20; }
-namespace graph { constexpr uint32_t kNode = 1, kInitializer = 5, kSparseInitializer = 15; }
+namespace graph {
+constexpr uint32_t kNode = 1, kInitializer = 5, kInput = 11, kOutput = 12, kValueInfo = 13, kSparseInitializer = 15;
+}
 namespace node { constexpr uint32_t kAttribute = 5; }
 namespace attr {
 constexpr uint32_t kT = 5, kG = 6, kTensors = 10, kGraphs = 11, kSparseTensor = 22,
@@ -175,6 +177,21 @@ class Filter {
     return true;
   }
 
+  // Counts one entry of a repeated field against the limit (and the deadline,
+  // now and then: walking millions of small entries takes time too).
+  bool Entry() {
+    ++entries_;
+    if (limits_.max_entries > 0 && entries_ > limits_.max_entries) {
+      return Fail("graph too large: more than " + std::to_string(limits_.max_entries) +
+                      " entries (nodes, initializers, inputs, outputs, value_info and attributes), counting subgraphs",
+                  LoadFailure::kTooManyEntries);
+    }
+    if (entries_ % 4096 == 0 && std::chrono::steady_clock::now() > limits_.deadline) {
+      return Fail("analysis time limit reached while reading the graph", LoadFailure::kTimeout);
+    }
+    return true;
+  }
+
   bool Graph(std::string* out, int depth) {
     const int max_depth = std::min(kMaxGraphDepth, limits_.max_graph_depth);
     if (depth > max_depth) {
@@ -183,8 +200,15 @@ class Filter {
     while (uint32_t tag = in_->ReadTag()) {
       uint32_t field = tag >> 3;
       bool ld = WireType(tag) == kLengthDelimited;
+      if (ld && (field == graph::kNode || field == graph::kInitializer || field == graph::kSparseInitializer ||
+                 field == graph::kInput || field == graph::kOutput || field == graph::kValueInfo) &&
+          !Entry()) {
+        return false;
+      }
       bool ok;
-      if (ld && field == graph::kInitializer) {
+      if (ld && field == graph::kValueInfo) {
+        ok = SkipField(tag);
+      } else if (ld && field == graph::kInitializer) {
         ok = Nested(tag, out, [&](std::string* o) { return Tensor(o); });
       } else if (ld && field == graph::kSparseInitializer) {
         ok = Nested(tag, out, [&](std::string* o) { return Sparse(o); });
@@ -208,9 +232,10 @@ class Filter {
       return Fail("analysis time limit reached while reading the graph", LoadFailure::kTimeout);
     }
     while (uint32_t tag = in_->ReadTag()) {
-      bool ok = (tag >> 3) == node::kAttribute && WireType(tag) == kLengthDelimited
-                    ? Nested(tag, out, [&](std::string* o) { return Attribute(o, depth); })
-                    : CopyField(tag, out);
+      const bool attribute = (tag >> 3) == node::kAttribute && WireType(tag) == kLengthDelimited;
+      if (attribute && !Entry()) return false;
+      bool ok = attribute ? Nested(tag, out, [&](std::string* o) { return Attribute(o, depth); })
+                          : CopyField(tag, out);
       if (!ok) return false;
     }
     return true;
@@ -284,6 +309,7 @@ class Filter {
   int64_t total_;
   WireLimits limits_;
   int64_t nodes_ = 0;  // nodes entered, in every graph
+  int64_t entries_ = 0;  // entries of repeated graph and node fields (Entry)
   int64_t kept_ = 0;   // bytes copied to the output (tags and values)
   std::string error_;
   LoadFailure failure_ = LoadFailure::kNone;

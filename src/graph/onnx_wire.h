@@ -6,7 +6,9 @@
 // kMaxKeptTensorDataBytes are skipped with CodedInputStream::Skip, which for a
 // file lseeks past them, so the bytes are never read. dims, data_type, name
 // and small (shape-constant) payloads are kept. ModelProto.training_info is
-// dropped. External data files are never opened.
+// dropped, and so is GraphProto.value_info (shape annotations the loader
+// infers itself; its entries still count towards max_entries). External data
+// files are never opened.
 #pragma once
 
 #include <chrono>
@@ -28,6 +30,7 @@ inline constexpr int64_t kMaxKeptTensorDataBytes = 4096;
 // at most these, however large it is. 0 = no limit on nodes / bytes.
 struct WireLimits {
   int64_t max_nodes = 0;
+  int64_t max_entries = 0;  // repeated entries of graphs and nodes (load_limits.h); 0 = no limit
   int max_graph_depth = 32;
   int64_t max_kept_bytes = 0;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

@@ -135,6 +135,7 @@ AnalysisFailure FromLoad(LoadFailure f) {
     case LoadFailure::kNotAModel: return AnalysisFailure::kNotAModel;
     case LoadFailure::kTooLarge: return AnalysisFailure::kTooLarge;
     case LoadFailure::kTooManyNodes:
+    case LoadFailure::kTooManyEntries:
     case LoadFailure::kTooDeep:
     case LoadFailure::kTimeout: return AnalysisFailure::kLimit;
     case LoadFailure::kInvalid: return AnalysisFailure::kInvalid;

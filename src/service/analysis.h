@@ -29,7 +29,7 @@
 namespace gpucast::service {
 
 struct AnalysisOptions {
-  LoadLimits limits{50000, 8, 16 << 20, 10};  // nodes, subgraph depth, bytes without weights, seconds
+  LoadLimits limits{.max_seconds = 10};  // load_limits.h defaults, and 10 s of analysis
   int threads = 2;                    // analyses running at once
   int queue = 4;                      // analyses waiting for a thread; more are refused (503)
   size_t cache_bytes = 64u << 20;     // cost reports kept, in (estimated) bytes
