@@ -1,7 +1,8 @@
 """Exports one small network twice, in training mode, at ONNX opsets 13 and 17 (LayerNorm as
 ReduceMean/Sub/Pow/... before 17, one LayerNormalization op from 17; GELU as an Erf chain in both),
-for tests/memory_test.sh: gpucast must predict the same GPU memory for both.
-Usage: /usr/bin/python3 tests/memory_exports.py OUT_DIR   (writes block13.onnx, block17.onnx)"""
+for tests/memory_test.sh: gpucast must predict the same GPU memory for both. Also a small CNN exported
+in eval mode (BatchNorm folded into the convolutions), which gpucast must warn about.
+Usage: /usr/bin/python3 tests/memory_exports.py OUT_DIR   (writes block13.onnx, block17.onnx, cnn_eval.onnx)"""
 import sys
 import warnings
 
@@ -44,6 +45,12 @@ class Net(nn.Module):
         return self.head(self.ln(self.blocks(x)))
 
 
+def cnn():
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+
+
 def main():
     out = sys.argv[1]
     warnings.filterwarnings("ignore")
@@ -54,6 +61,8 @@ def main():
         torch.onnx.export(net, (x,), f"{out}/block{opset}.onnx", input_names=["x"], output_names=["y"],
                           dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=opset,
                           training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    torch.onnx.export(cnn().eval(), (torch.randn(2, 3, 32, 32),), f"{out}/cnn_eval.onnx", input_names=["x"],
+                      output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=13)
 
 
 if __name__ == "__main__":

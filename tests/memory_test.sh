@@ -5,7 +5,9 @@
 #  2. `gpucast predict --json` and `POST /v1/predict` give the same memory for the same job, memory
 #     facts included (one library call, Predictor::Predict; the Slurm plugin runs one of the two,
 #     the Kubernetes webhook the second);
-#  3. the memory facts move the prediction the documented way.
+#  3. the memory facts move the prediction the documented way;
+#  4. an eval-mode export (BatchNorm folded: half the activation memory) is warned about by the CLI
+#     and in POST /v1/predict's reply.
 # Needs /usr/bin/python3 with torch (python3-torch) for the exports.
 # Usage: tests/memory_test.sh BUILD/gpucast
 set -u
@@ -46,7 +48,7 @@ PY
 done
 
 # 2. CLI and HTTP: the same job, the same memory.
-mkdir -p "$T/root" && cp "$T/block17.onnx" "$T/root/"
+mkdir -p "$T/root" && cp "$T/block17.onnx" "$T/cnn_eval.onnx" "$T/root/"
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --model-root "$T/root" >"$T/out" 2>"$T/serve.err" &
 PID=$!
 URL=""
@@ -76,6 +78,20 @@ assert abs(c["gpu_mem_interval"]["high"] - h["gpu_mem_interval"]["high"]) <= 1e-
 assert abs(c["gpu_mem_interval"]["low"] - h["gpu_mem_interval"]["low"]) <= 1e-6 * c["gpu_mem_mib"]
 PY
 done
+# 4. The eval-mode warning, in the CLI's JSON and in the service's reply.
+"$BIN" predict -p "$T/p.json" -m "$T/root/cnn_eval.onnx" --batch 8 --json --quiet >"$T/cli.json" 2>"$T/err" ||
+  bad "predict cnn_eval: $(head -c 300 "$T/err")"
+curl -s -m 60 -X POST "$URL/v1/predict" -H 'Content-Type: application/json' \
+  -d '{"model": "cnn_eval.onnx", "batch": 8}' >"$T/http.json" || bad "POST /v1/predict cnn_eval"
+py - "$T/cli.json" "$T/http.json" <<'PY' && ok || bad "eval-mode warning missing: $(head -c 300 "$T/http.json")"
+import json, sys
+c, h = (json.load(open(p)) for p in sys.argv[1:3])
+assert any("eval-mode export" in w for w in c["warnings"]), c["warnings"]
+text = lambda ws: [w.split(": ", 1)[-1] for w in ws]  # each warning is "FILE: ...", the file as each was given it
+assert text(h["warnings"]) == text(c["warnings"]), (h.get("warnings"), c["warnings"])
+assert abs(c["gpu_mem_mib"] - h["gpu_mem_mib"]) <= 1e-6 * c["gpu_mem_mib"]
+print("  eval-mode export: warned by the CLI and the service alike")
+PY
 kill "$PID"; wait "$PID" 2>/dev/null; PID=""
 
 # 3. Facts: checkpointing keeps less, ZeRO-3 on 8 GPUs shards weights and optimizer state, a
