@@ -36,6 +36,15 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 bool Usable(double m) { return std::isfinite(m) && m > 0; }
 
+// The loss of a log residual: squared within kHuberLog (10%), linear beyond,
+// so that a workload whose memory moves by a GB between runs (cuDNN's
+// autotuned workspaces: VGG) does not set the factors every other job gets.
+constexpr double kHuberLog = 0.1;
+double Huber(double d) {
+  const double a = std::fabs(d);
+  return a <= kHuberLog ? d * d : kHuberLog * (2 * a - kHuberLog);
+}
+
 // What the optimizer step holds beyond the state, in parameter-sized fp32
 // lists: Adam and AdamW's multi-tensor (foreach) step, PyTorch's default on
 // CUDA since 2.0, makes sqrt(exp_avg_sq) for every parameter at once
@@ -101,7 +110,7 @@ double BestBase(const MemoryParams& p, const Rows& r, double* sse) {
     double s = 0;
     for (size_t i = 0; i < n; ++i) {
       const double d = log_y[i] - std::log(std::max(c + sms[i], 1.0) + rest[i]);
-      s += r.weight[i] * d * d;
+      s += r.weight[i] * Huber(d);
     }
     return s;
   };
