@@ -87,6 +87,7 @@ test: build
 	bash tests/k8s_test.sh $(BUILD)/gpucast > $(TEST_FIXTURES)/k8s_test.out; rc=$$?; \
 	  cat $(TEST_FIXTURES)/k8s_test.out; [ $$rc = 0 ] || rm -f $(TEST_FIXTURES)/k8s_test.out; exit $$rc
 	bash tests/json_layouts.sh $(BUILD)/gpucast
+	bash tests/memory_test.sh $(BUILD)/gpucast
 	bash tests/report_chromium.sh $(BUILD)/gpucast
 	GPUCAST_BIN=$(BUILD)/gpucast $(PY) -m unittest discover -s clients/python -p 'test_*.py'
 	bash tests/docs_models.sh $(BUILD)/gpucast

@@ -27,6 +27,7 @@ fi
 run gpucast.predict "$BIN" predict --predictor "$T/p.json" --model "$M/vgg.onnx" --batch 64 --json
 run gpucast.evaluate "$BIN" evaluate --split lowo --algo ridge --repeats 1 --bootstrap 10 --json --quiet
 run gpucast.evaluate.steps "$BIN" evaluate --steps "${GPUCAST_DATA:-$ROOT/../shared/data}/zeus" --algo physics --json --quiet
+run gpucast.memory-evaluation "$BIN" evaluate --memory-only --split lowo --json --quiet
 run gpucast.simulate "$BIN" simulate --trace philly --jobs 300 --cluster "8x RTX3090" --policy slot \
   --predictions oracle --out "$T/sim" --json --quiet
 run gpucast.interference "$BIN" interference --util 60 --util 30 --json

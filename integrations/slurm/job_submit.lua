@@ -1070,7 +1070,7 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   if conf.memory == "high" then
     mem_note = string.format(" mem=%.0f/%.0f", p.mem_high, p.mem_cap)
     if p.mem_high > p.mem_cap then
-      user_error(string.format("predicted GPU memory up to %.0f MiB (the 80%% interval's high end) does not fit in " ..
+      user_error(string.format("predicted GPU memory up to %.0f MiB (the high end of its interval, a one-sided 95%% bound) does not fit in " ..
                                "the %.0f MiB of one GPU%s: use a smaller batch or a GPU with more memory",
                                p.mem_high, p.mem_cap, on))
     end

@@ -227,7 +227,7 @@ local MODES = { { "cli", "" }, { "deputy", "mode = service\n" .. CAPTURE .. "dep
                 { "upload", "mode = service\n" .. CAPTURE } }
 local BIGMEM = "predicted GPU utilization 52.5% (interval 40.0-61.0%, sized by point; memory up to 20000 of 24576 MiB needs 7) " ..
                "-> gres:shard:7 of 8"
-local HUGEMEM = "predicted GPU memory up to 30000 MiB (the 80% interval's high end) does not fit in the 24576 MiB of one GPU on "
+local HUGEMEM = "predicted GPU memory up to 30000 MiB (the high end of its interval, a one-sided 95% bound) does not fit in the 24576 MiB of one GPU on "
 for _, mode in ipairs(MODES) do
   conf(mode[2])
   local dm, lm = sized(mode[1] .. " mode: memory high end 20000 of 24576 MiB: ceil(20000 x 8 / 24576) = 7 shards",

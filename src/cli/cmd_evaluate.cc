@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/evaluate_memory.h"
 #include "cli/flags.h"
 #include "cli/json_layouts.h"
 #include "cli/observations_cli.h"
@@ -47,6 +48,7 @@ struct EvaluateFlags {
   std::string plot;
   std::string observations;  // service database: print the learning curve of its observed jobs
   std::vector<std::string> steps;  // pollux-t4 / zeus folders: step-time evaluation (predict/step_eval.h)
+  bool memory_only = false;  // the GPU memory model alone (cli/evaluate_memory.h)
 };
 
 std::string Name(const EvalResult& r) {
@@ -159,6 +161,7 @@ int RunEvaluate(EvaluateFlags f) {
   if (!catalog.ok()) return Fail("evaluate", catalog.message());
   auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig});
   if (!data.ok()) return Fail("evaluate", data.message());
+  if (f.memory_only) return RunMemoryEvaluation(*data, splits, f.level, f.json);
   if (!f.observations.empty()) {
     const std::string set = f.feature_sets.empty() ? "default" : f.feature_sets.front();
     // Without --algo: the default algorithm only (a curve costs one fit per observed job).
@@ -412,6 +415,10 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
   sub->add_flag("--quiet,-q", flags->quiet,
                 "No progress on stderr (by default each evaluation's result is printed there as it finishes, "
                 "and where a long one is every 5 s)");
+  sub->add_flag("--memory-only", flags->memory_only,
+                "Evaluate the GPU memory model alone on each --split (fast: no utilization fits): MAPE, the "
+                "fraction of rows whose high end holds, interval widths, per workload, per GPU and per component "
+                "(--json: schema gpucast.memory-evaluation)");
   sub->add_option("--plot", flags->plot, "Write a predicted-vs-measured SVG of the first result");
   sub->footer(std::string("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent. GPU memory "
                           "(rows with a gmem or gmem_mib column): MAPE, MAE in MiB, the fraction of rows whose "

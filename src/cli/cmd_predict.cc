@@ -1,5 +1,6 @@
 // gpucast predict: predictor file + job graph(s) -> GPU utilization with an interval.
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -150,9 +151,10 @@ int RunPredict(const PredictFlags& f) {
     }
     const std::string where = job.mig_profile.empty() ? job.gpu : job.gpu + " MIG " + job.mig_profile;
     if (mem.available())
-      std::printf("predicted GPU memory: %.0f MiB  (%.0f%% interval %.0f-%.0f MiB; optimizer %s); %s the %.0f MiB of %s\n",
-                  mem.mib, f.level * 100, mem.low, mem.high, OptimizerName(res->memory_estimate.optimizer), fit,
-                  mem.capacity_mib, where.c_str());
+      std::printf("predicted GPU memory (peak): %.0f MiB  (interval %.0f-%.0f MiB: low end at %.0f%%, high end a "
+                  "one-sided %.1f%% bound; optimizer %s); %s the %.0f MiB of %s\n",
+                  mem.mib, mem.low, mem.high, f.level * 100, 100 * std::max(kMemoryHighLevel, (1 + f.level) / 2),
+                  OptimizerName(res->memory_estimate.optimizer), fit, mem.capacity_mib, where.c_str());
     else
       std::printf("predicted GPU memory: unknown (the predictor file has no memory model: its training rows had no "
                   "memory column)\n");

@@ -22,6 +22,7 @@ inline constexpr JsonLayout kJsonLayouts[] = {
     {"gpucast.evaluate", 1, "gpucast evaluate --json"},
     {"gpucast.learning-curve", 1, "gpucast evaluate --observations DB --json"},
     {"gpucast.evaluate.steps", 1, "gpucast evaluate --steps DIR --json"},
+    {"gpucast.memory-evaluation", 1, "gpucast evaluate --memory-only --json"},
     {"gpucast.simulate", 1, "gpucast simulate --json (also OUT/run.json, OUT/runs.json)"},
     {"gpucast.interference", 1, "gpucast interference --json"},
 };

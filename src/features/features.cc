@@ -177,9 +177,11 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
     else return AttrError(key, "value '" + value + "' is not one of sgd, sgd_momentum, adam, adamw");
     return Status::Ok();
   }
+  if (Status st; ParseMemoryFact(key, value, &attrs->memory, &st)) return st;
   return AttrError(key,
-                   "unknown key (known: loader_workers, data_on_gpu, rl_env, loader_ms_per_sample, "
-                   "env_steps_per_update, optimizer, cpu_cores_per_gpu)");
+                   std::string("unknown key (known: loader_workers, data_on_gpu, rl_env, loader_ms_per_sample, "
+                               "env_steps_per_update, optimizer, cpu_cores_per_gpu, ") +
+                       MemoryFactKeys() + ")");
 }
 
 int64_t EffectiveLoaderWorkers(const JobAttrs& a) {

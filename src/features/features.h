@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost/cost.h"
+#include "features/memory_facts.h"
 #include "util/status.h"
 
 namespace gpucast {
@@ -39,13 +40,16 @@ struct JobAttrs {
   // workers at once (the training process keeps one core): the loader_workers
   // feature is that effective count (docs/features.md).
   std::optional<int64_t> cpu_cores_per_gpu;
+  // Facts that change GPU memory only (features/memory_facts.h).
+  MemoryFacts memory;
 };
 // The loader_workers feature: loader_workers (default kDefaultLoaderWorkers),
 // capped by cpu_cores_per_gpu as above.
 int64_t EffectiveLoaderWorkers(const JobAttrs& a);
 
 // Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env,
-// loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu (docs/features.md).
+// loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu and
+// the memory facts of features/memory_facts.h (docs/features.md).
 // Unknown keys and malformed or out-of-range values are errors naming the key.
 Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs);
 

@@ -57,7 +57,15 @@ TEST(EstimateMemory, SmallMlpByHand) {
   EXPECT_EQ(e->sms, 82);
   EXPECT_EQ(e->gpu_sms, 82);
   EXPECT_DOUBLE_EQ(e->capacity_mib, 24 * 1024);
-  EXPECT_DOUBLE_EQ(e->StaticMib(), (4 * kParams * 4 + 1024.0 * 256 * 4) / kMiB);
+  // cuBLAS (Gemm): 2 x 4 MiB + 8 x 16 KiB, and cuBLASLt's 4 MiB on an Ampere GPU with 24 GB.
+  EXPECT_TRUE(e->uses_cublas);
+  EXPECT_FALSE(e->uses_cudnn);
+  EXPECT_DOUBLE_EQ(e->cublas_workspace_mib, 8.125 + 4);
+  // r (2 MiB, between 1 and 10 MiB) sits in one of the allocator's 20 MiB segments.
+  EXPECT_DOUBLE_EQ(e->segments_mib, 20);
+  EXPECT_DOUBLE_EQ(e->trained_params, kParams);
+  EXPECT_DOUBLE_EQ(e->uncertain_mib, 0);
+  EXPECT_DOUBLE_EQ(e->StaticMib(), (4 * kParams * 4 + 1024.0 * 256 * 4) / kMiB + 8.125 + 4 + 20);
 }
 
 TEST(EstimateMemory, OptimizerStatesAndDefault) {
@@ -133,6 +141,155 @@ TEST(EstimateMemory, DataParallelRanksAddGradientBuckets) {
   EXPECT_DOUBLE_EQ(four->ddp_buckets_mib, four->gradients_mib);
   EXPECT_DOUBLE_EQ(four->StaticMib() - one->StaticMib(), four->gradients_mib);
   EXPECT_EQ(four->ranks, 4);
+}
+
+// CUBLAS_WORKSPACE_CONFIG's default (8.125 MiB) plus cuBLASLt's, by compute capability and memory
+// (pytorch/pytorch#120925): 1 MiB, 4 MiB on 8.x with >= 24 GB, 32 MiB from Hopper.
+TEST(CublasWorkspaceMib, ByArchitectureAndMemory) {
+  EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Pascal", 16), 9.125);
+  EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Turing", 24), 9.125);
+  EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Ampere", 10), 9.125);
+  EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Ampere", 24), 12.125);
+  EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Ada", 48), 12.125);
+  EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Hopper", 80), 40.125);
+  EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Blackwell", 192), 40.125);
+}
+
+// Fine-tuning: only the trained fraction gets gradients and optimizer state.
+TEST(EstimateMemory, TrainableFraction) {
+  JobConfig job = Job(64);
+  ASSERT_TRUE(ParseJobAttr("trainable_fraction=0.25", &job.attrs).ok());
+  Result<MemoryEstimate> all = EstimateMemory({Mlp(64)}, Job(64));
+  Result<MemoryEstimate> part = EstimateMemory({Mlp(64)}, job);
+  ASSERT_TRUE(all.ok() && part.ok());
+  EXPECT_DOUBLE_EQ(part->weights_mib, all->weights_mib);
+  EXPECT_DOUBLE_EQ(part->gradients_mib, 0.25 * all->gradients_mib);
+  EXPECT_DOUBLE_EQ(part->optimizer_mib, 0.25 * all->optimizer_mib);
+  EXPECT_DOUBLE_EQ(part->trained_params, 0.25 * kParams);
+  EXPECT_DOUBLE_EQ(part->activations_mib, all->activations_mib);  // not modelled: the high end holds
+  EXPECT_DOUBLE_EQ(part->trainable_fraction, 0.25);
+}
+
+// ZeRO across 4 ranks, by hand: the largest layer is fc1 (512·256 + 512 parameters).
+TEST(EstimateMemory, ZeroStagesShardAcrossRanks) {
+  const double p = kParams * 4 / kMiB, fc1 = (512.0 * 256 + 512) * 4 / kMiB;
+  auto est = [](int stage, int64_t ranks) {
+    JobConfig job = Job(64);
+    job.attrs.memory.zero_stage = stage;
+    Result<MemoryEstimate> e = EstimateMemory({Mlp(64)}, job, ranks);
+    EXPECT_TRUE(e.ok()) << e.message();
+    return *e;
+  };
+  MemoryEstimate z0 = est(0, 4), z1 = est(1, 4), z2 = est(2, 4), z3 = est(3, 4);
+  EXPECT_DOUBLE_EQ(z0.ddp_buckets_mib, p);  // DDP: a copy of the gradients
+  EXPECT_DOUBLE_EQ(z0.zero_buffers_mib, 0);
+  EXPECT_DOUBLE_EQ(z1.optimizer_mib, 2 * p / 4);
+  EXPECT_DOUBLE_EQ(z1.gradients_mib, p);
+  EXPECT_DOUBLE_EQ(z1.ddp_buckets_mib, 0);
+  EXPECT_DOUBLE_EQ(z1.zero_buffers_mib, fc1);  // the layer's unsharded gradient being reduced
+  EXPECT_DOUBLE_EQ(z2.gradients_mib, p / 4);
+  EXPECT_DOUBLE_EQ(z2.weights_mib, p);
+  EXPECT_DOUBLE_EQ(z3.weights_mib, p / 4);
+  EXPECT_DOUBLE_EQ(z3.zero_buffers_mib, fc1 + 2 * fc1);  // + the gathered layer and the next
+  EXPECT_EQ(z3.zero_stage, 3);
+  // One rank: nothing to shard.
+  MemoryEstimate alone = est(3, 1);
+  EXPECT_DOUBLE_EQ(alone.weights_mib, p);
+  EXPECT_DOUBLE_EQ(alone.optimizer_mib, 2 * p);
+  EXPECT_DOUBLE_EQ(alone.zero_buffers_mib, 0);
+}
+
+// 16 x (Gemm 512x512 -> Relu): each Relu keeps its output (B·512·4 bytes), the next Gemm the same
+// tensor (counted once): 16 saving nodes. Checkpointed: round(sqrt(16)) = 4 segments of 4; kept are
+// the inputs of segments 2-4 (h of their first Relu) and, recomputed in backward, one segment.
+CostReport Deep(int64_t batch) {
+  GraphBuilder b("deep.onnx", batch);
+  b.Data("r0", {batch, 512});
+  for (int i = 1; i <= 16; ++i) {
+    const std::string k = std::to_string(i), prev = "r" + std::to_string(i - 1);
+    b.Param("w" + k, {512, 512}).Value("h" + k, {batch, 512}).Value("r" + k, {batch, 512});
+    b.Op("Gemm", "fc" + k, {prev, "w" + k}, {"h" + k}).attrs["transB"] = IntAttr(1);
+    b.Op("Relu", "relu" + k, {"h" + k}, {"r" + k});
+  }
+  Result<CostReport> r = AnalyzeCost(b.graph(), CostOptions{false});
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.ok() ? r.value() : CostReport{};
+}
+
+TEST(EstimateMemory, ActivationCheckpointingBySegments) {
+  const int64_t batch = 1024;  // one activation: 2 MiB
+  JobConfig job = Job(batch);
+  Result<MemoryEstimate> plain = EstimateMemory({Deep(batch)}, job);
+  ASSERT_TRUE(ParseJobAttr("activation_checkpointing=1", &job.attrs).ok());
+  Result<MemoryEstimate> ckpt = EstimateMemory({Deep(batch)}, job);
+  ASSERT_TRUE(plain.ok() && ckpt.ok());
+  EXPECT_DOUBLE_EQ(plain->activations_mib, 32);
+  EXPECT_DOUBLE_EQ(ckpt->activations_full_mib, 32);
+  EXPECT_DOUBLE_EQ(ckpt->checkpoint_segment_mib, 8);
+  EXPECT_DOUBLE_EQ(ckpt->activations_mib, 3 * 2 + 8);
+  EXPECT_DOUBLE_EQ(ckpt->uncertain_mib, 8);  // a coarser segmentation keeps up to one more segment
+  EXPECT_TRUE(ckpt->checkpointing);
+}
+
+TEST(EstimateMemory, VariableShapesFragmentAnEstimateWidenedInTheHighEnd) {
+  const int64_t batch = 1024;
+  JobConfig job = Job(batch);
+  ASSERT_TRUE(ParseJobAttr("variable_shapes=1", &job.attrs).ok());
+  Result<MemoryEstimate> e = EstimateMemory({Mlp(batch)}, job);
+  ASSERT_TRUE(e.ok());
+  const double working = e->activations_mib + e->largest_tensor_mib;  // 2 + 2 MiB
+  EXPECT_DOUBLE_EQ(e->fragmentation_mib, 0.25 * working);
+  EXPECT_DOUBLE_EQ(e->uncertain_mib, 0.75 * working);
+  // grad_accumulation: --batch is one micro-batch; the gradients, resident anyway, are counted.
+  JobConfig acc = Job(batch);
+  ASSERT_TRUE(ParseJobAttr("grad_accumulation=8", &acc.attrs).ok());
+  Result<MemoryEstimate> a = EstimateMemory({Mlp(batch)}, acc), b = EstimateMemory({Mlp(batch)}, Job(batch));
+  EXPECT_EQ(a->grad_accumulation, 8);
+  EXPECT_DOUBLE_EQ(a->StaticMib(), b->StaticMib());
+  EXPECT_DOUBLE_EQ(a->gradients_mib, kParams * 4 / kMiB);
+}
+
+TEST(ParseJobAttr, MemoryFacts) {
+  JobAttrs a;
+  EXPECT_FALSE(a.memory.activation_checkpointing.has_value());
+  ASSERT_TRUE(ParseJobAttr("activation_checkpointing=1", &a).ok());
+  ASSERT_TRUE(ParseJobAttr("trainable_fraction=0.1", &a).ok());
+  ASSERT_TRUE(ParseJobAttr("zero_stage=3", &a).ok());
+  ASSERT_TRUE(ParseJobAttr("grad_accumulation=4", &a).ok());
+  ASSERT_TRUE(ParseJobAttr("variable_shapes=0", &a).ok());
+  EXPECT_EQ(a.memory.activation_checkpointing, true);
+  EXPECT_DOUBLE_EQ(*a.memory.trainable_fraction, 0.1);
+  EXPECT_EQ(a.memory.zero_stage, 3);
+  EXPECT_EQ(a.memory.grad_accumulation, 4);
+  EXPECT_EQ(a.memory.variable_shapes, false);
+  EXPECT_EQ(ParseJobAttr("activation_checkpointing=yes", &a).message(),
+            "job attribute 'activation_checkpointing': value 'yes' is not 0 or 1");
+  EXPECT_EQ(ParseJobAttr("trainable_fraction=0", &a).message(),
+            "job attribute 'trainable_fraction': value '0' is out of range (want > 0 and <= 1)");
+  EXPECT_EQ(ParseJobAttr("trainable_fraction=1.5", &a).message(),
+            "job attribute 'trainable_fraction': value '1.5' is out of range (want > 0 and <= 1)");
+  EXPECT_EQ(ParseJobAttr("trainable_fraction=nan", &a).message(),
+            "job attribute 'trainable_fraction': value 'nan' is not a number (the fraction of parameters trained)");
+  EXPECT_EQ(ParseJobAttr("zero_stage=4", &a).message(),
+            "job attribute 'zero_stage': value '4' is not an integer in [0, 3]");
+  EXPECT_EQ(ParseJobAttr("grad_accumulation=0", &a).message(),
+            "job attribute 'grad_accumulation': value '0' is not an integer in [1, 100000]");
+  EXPECT_EQ(ParseJobAttr("variable_shapes=", &a).message(),
+            "job attribute 'variable_shapes': value '' is not 0 or 1");
+}
+
+// The published contexts: every row sourced, eager loading larger than lazy.
+TEST(ContextSources, PublishedAndBounded) {
+  double eager = 0, lazy = 1e9;
+  for (const ContextSource& s : ContextSources()) {
+    EXPECT_GT(std::string(s.source).size(), 10u) << s.gpu;
+    if (s.lazy) lazy = std::min(lazy, s.mib);
+    else eager = std::max(eager, s.mib);
+  }
+  EXPECT_DOUBLE_EQ(eager, 1687);  // RTX 3090, PyTorch 1.8.2+cu111 (pytorch/pytorch#55277)
+  EXPECT_DOUBLE_EQ(lazy, 256);    // RTX 3090, PyTorch 2.7.1+cu128 (invoke-ai/InvokeAI#9413)
+  EXPECT_DOUBLE_EQ(PublishedContextMinMib(), 256);
+  EXPECT_NEAR(PublishedContextMaxMib(), 1687 + 715.26, 0.01);  // + a cuDNN 7 handle's 750 MB
 }
 
 TEST(EstimateMemory, MigSliceCapacityAndSms) {

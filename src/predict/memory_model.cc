@@ -30,46 +30,94 @@ constexpr ThetaDef kTheta[] = {
 };
 constexpr size_t kNumTheta = 4;
 using Z = std::array<double, kNumTheta>;
-// Context of a GPU type, MiB: searched in [kContextLo, kContextHi] for each GPU.
-constexpr double kContextLo = 50, kContextHi = 16384;
-
-double SmDelta(const MemoryEstimate& e) { return std::max(0, e.gpu_sms - e.sms); }
-
-double Rest(const MemoryParams& p, const MemoryEstimate& e) {
-  return e.StaticMib() + p.activation_factor * e.activations_mib + p.transient_factor * e.largest_tensor_mib +
-         (e.uses_cudnn ? p.cudnn_mib : 0);
-}
-
-// The context of a slice of a GPU whose whole-GPU context is `c` (at least 1 MiB).
-double SliceContext(double c, double mib_per_sm, const MemoryEstimate& e) {
-  return std::max(c - mib_per_sm * SmDelta(e), 1.0);
-}
+// The SM-independent context of an architecture, MiB: searched in [kBaseLo, kBaseHi].
+constexpr double kBaseLo = 1, kBaseHi = 16384;
+constexpr double kMiB = 1024.0 * 1024.0;
 
 bool Usable(double m) { return std::isfinite(m) && m > 0; }
 
-// Per GPU, the context minimising the squared log residuals of its rows
-// (golden-section search on log c; the loss is unimodal in c for rows of one GPU).
-double BestContext(const MemoryParams& p, const std::vector<const MemoryEstimate*>& est,
-                   const std::vector<double>& measured, double* sse) {
-  std::vector<double> rest(est.size()), less(est.size()), log_y(est.size());
-  for (size_t i = 0; i < est.size(); ++i) {
-    rest[i] = Rest(p, *est[i]);
-    less[i] = p.mib_per_sm * SmDelta(*est[i]);
-    log_y[i] = std::log(measured[i]);
+// The loss of a log residual: squared within kHuberLog (10%), linear beyond,
+// so that a workload whose memory moves by a GB between runs (cuDNN's
+// autotuned workspaces: VGG) does not set the factors every other job gets.
+constexpr double kHuberLog = 0.1;
+double Huber(double d) {
+  const double a = std::fabs(d);
+  return a <= kHuberLog ? d * d : kHuberLog * (2 * a - kHuberLog);
+}
+
+// What the optimizer step holds beyond the state, in parameter-sized fp32
+// lists: Adam and AdamW's multi-tensor (foreach) step, PyTorch's default on
+// CUDA since 2.0, makes sqrt(exp_avg_sq) for every parameter at once
+// (torch/optim/adam.py, _multi_tensor_adam: torch._foreach_sqrt); SGD with
+// or without momentum updates in place.
+double UpdateLists(Optimizer o) { return o == Optimizer::kAdam || o == Optimizer::kAdamW ? 1 : 0; }
+
+// The backward-phase working set (kept tensors, transients) and the
+// optimizer step's: the peak holds the larger of the two beyond what is resident.
+double Working(const MemoryParams& p, const MemoryEstimate& e) {
+  return p.activation_factor * e.activations_mib + p.transient_factor * e.largest_tensor_mib;
+}
+double StepExcess(const MemoryParams& p, const MemoryEstimate& e) {
+  return std::max(0.0, UpdateLists(e.optimizer) * e.trained_params * 4 / kMiB - Working(p, e));
+}
+
+double Rest(const MemoryParams& p, const MemoryEstimate& e) {
+  return e.StaticMib() + Working(p, e) + StepExcess(p, e) + (e.uses_cudnn ? p.cudnn_mib : 0);
+}
+
+double ContextAt(double base, double mib_per_sm, const MemoryEstimate& e) {
+  return std::max(base + mib_per_sm * e.sms, 1.0);
+}
+
+// The SM-independent context of e's architecture and whether it was fitted
+// (training rows on a GPU of that architecture); otherwise the mean of the
+// fitted ones.
+std::pair<double, bool> Base(const MemoryParams& p, const MemoryEstimate& e) {
+  if (auto it = p.context_base_mib.find(e.architecture); it != p.context_base_mib.end()) return {it->second, true};
+  if (p.context_base_mib.empty()) return {0, false};
+  double s = 0;
+  for (const auto& [arch, c] : p.context_base_mib) s += c;
+  return {s / static_cast<double>(p.context_base_mib.size()), false};
+}
+
+double Point(const MemoryParams& p, const MemoryEstimate& e, const std::string& workload = "") {
+  double mib = ContextAt(Base(p, e).first, p.mib_per_sm, e) + Rest(p, e);
+  if (!workload.empty())
+    if (auto it = p.workload_offsets.find(workload); it != p.workload_offsets.end()) mib *= std::exp(it->second);
+  return mib;
+}
+
+struct Rows {
+  std::vector<const MemoryEstimate*> est;
+  std::vector<double> measured;
+  std::vector<int> group;
+  std::vector<double> weight;  // 1 / rows of the row's workload: every workload counts alike
+};
+
+// Per architecture, the base minimising the weighted squared log residuals of
+// its rows (golden-section search on log base; unimodal for rows of one
+// architecture).
+double BestBase(const MemoryParams& p, const Rows& r, double* sse) {
+  const size_t n = r.est.size();
+  std::vector<double> rest(n), sms(n), log_y(n);
+  for (size_t i = 0; i < n; ++i) {
+    rest[i] = Rest(p, *r.est[i]);
+    sms[i] = p.mib_per_sm * r.est[i]->sms;
+    log_y[i] = std::log(r.measured[i]);
   }
   auto loss = [&](double logc) {
     const double c = std::exp(logc);
     double s = 0;
-    for (size_t i = 0; i < est.size(); ++i) {
-      double r = log_y[i] - std::log(std::max(c - less[i], 1.0) + rest[i]);  // SliceContext + Rest
-      s += r * r;
+    for (size_t i = 0; i < n; ++i) {
+      const double d = log_y[i] - std::log(std::max(c + sms[i], 1.0) + rest[i]);
+      s += r.weight[i] * Huber(d);
     }
     return s;
   };
   const double g = (std::sqrt(5.0) - 1) / 2;
-  double a = std::log(kContextLo), b = std::log(kContextHi);
+  double a = std::log(kBaseLo), b = std::log(kBaseHi);
   double x1 = b - g * (b - a), x2 = a + g * (b - a), f1 = loss(x1), f2 = loss(x2);
-  for (int it = 0; it < 28; ++it) {  // 0.618^28 x 5.8 ~ 1e-5 in log c
+  for (int it = 0; it < 32; ++it) {
     if (f1 < f2) {
       b = x2, x2 = x1, f2 = f1, x1 = b - g * (b - a), f1 = loss(x1);
     } else {
@@ -81,29 +129,24 @@ double BestContext(const MemoryParams& p, const std::vector<const MemoryEstimate
   return std::exp(best);
 }
 
-struct Rows {
-  std::vector<const MemoryEstimate*> est;
-  std::vector<double> measured;
-  std::vector<int> group;
-};
-
-// Fits the parameters on `rows` (all usable), uncalibrated.
+// Fits the parameters on `rows` (all usable), uncalibrated, without workload offsets.
 MemoryParams FitParams(const Rows& rows) {
-  // What the rows can tell: the per-SM slope needs one GPU at two SM counts,
-  // the cuDNN part one GPU with jobs with and without cuDNN.
+  // What the rows can tell: the per-SM slope needs one architecture at two SM
+  // counts, the cuDNN part one architecture with jobs with and without cuDNN.
   std::map<std::string, std::set<int>> sms, cudnn;
   for (const MemoryEstimate* e : rows.est) {
-    sms[e->gpu].insert(e->sms);
-    cudnn[e->gpu].insert(e->uses_cudnn ? 1 : 0);
+    sms[e->architecture].insert(e->sms);
+    cudnn[e->architecture].insert(e->uses_cudnn ? 1 : 0);
   }
   bool per_sm = false, with_cudnn = false;
-  for (const auto& [gpu, s] : sms) per_sm = per_sm || s.size() >= 2;
-  for (const auto& [gpu, s] : cudnn) with_cudnn = with_cudnn || s.size() >= 2;
-  std::map<std::string, Rows> by_gpu;
+  for (const auto& [arch, s] : sms) per_sm = per_sm || s.size() >= 2;
+  for (const auto& [arch, s] : cudnn) with_cudnn = with_cudnn || s.size() >= 2;
+  std::map<std::string, Rows> by_arch;
   for (size_t i = 0; i < rows.est.size(); ++i) {
-    Rows& r = by_gpu[rows.est[i]->gpu];
+    Rows& r = by_arch[rows.est[i]->architecture];
     r.est.push_back(rows.est[i]);
     r.measured.push_back(rows.measured[i]);
+    r.weight.push_back(rows.weight[i]);
   }
   auto decode = [&](const Z& z) {
     MemoryParams p;
@@ -118,7 +161,7 @@ MemoryParams FitParams(const Rows& rows) {
   auto solve = [&](const Z& z, MemoryParams* out) {
     MemoryParams p = decode(z);
     double sse = 0;
-    for (const auto& [gpu, r] : by_gpu) p.context_mib[gpu] = BestContext(p, r.est, r.measured, &sse);
+    for (const auto& [arch, r] : by_arch) p.context_base_mib[arch] = BestBase(p, r, &sse);
     if (out) *out = p;
     return sse;
   };
@@ -146,24 +189,51 @@ Result<Rows> UsableRows(const std::vector<MemoryEstimate>& est, const std::vecto
                          std::to_string(measured_mib.size()) + " measurements and " + std::to_string(group.size()) +
                          " workload ids");
   Rows rows;
+  std::map<int, int> count;
   for (size_t i = 0; i < est.size(); ++i) {
     if (!Usable(measured_mib[i])) continue;
     rows.est.push_back(&est[i]);
     rows.measured.push_back(measured_mib[i]);
     rows.group.push_back(group.empty() ? 0 : group[i]);
+    ++count[rows.group.back()];
   }
+  for (int g : rows.group) rows.weight.push_back(1.0 / count[g]);
   return rows;
 }
 
-double Point(const MemoryParams& p, const MemoryEstimate& e) {
-  double c = 0;
-  if (auto it = p.context_mib.find(e.gpu); it != p.context_mib.end()) {
-    c = it->second;
-  } else if (!p.context_mib.empty()) {  // a GPU without training rows: the mean of the fitted ones
-    for (const auto& [gpu, v] : p.context_mib) c += v;
-    c /= static_cast<double>(p.context_mib.size());
+Rows Without(const Rows& rows, int g) {
+  Rows out;
+  for (size_t i = 0; i < rows.est.size(); ++i) {
+    if (rows.group[i] == g) continue;
+    out.est.push_back(rows.est[i]);
+    out.measured.push_back(rows.measured[i]);
+    out.group.push_back(rows.group[i]);
+    out.weight.push_back(rows.weight[i]);
   }
-  return SliceContext(c, p.mib_per_sm, e) + Rest(p, e);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The leave-one-group-out pass: log residuals (measured - predicted), NaN
+// for rows without a memory value or whose architecture had no other
+// workload's rows.
+Status GroupedPass(const std::vector<MemoryEstimate>& est, const std::vector<double>& measured_mib,
+                   const std::vector<int>& group, std::vector<double>* res) {
+  if (group.size() != est.size()) return Status::Error("memory: calibration needs a workload id per row");
+  ASSIGN_OR_RETURN(Rows rows, UsableRows(est, measured_mib, group));
+  std::set<int> ids(rows.group.begin(), rows.group.end());
+  if (ids.size() < 2) return Status::Error("memory: calibration needs at least 2 workloads with a memory value");
+  res->assign(est.size(), std::nan(""));
+  for (int g : ids) {
+    MemoryParams p = FitParams(Without(rows, g));
+    for (size_t i = 0; i < est.size(); ++i)
+      if (Usable(measured_mib[i]) && group[i] == g && Base(p, est[i]).second)
+        (*res)[i] = std::log(measured_mib[i]) - std::log(Point(p, est[i]));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -171,28 +241,14 @@ double Point(const MemoryParams& p, const MemoryEstimate& e) {
 Result<std::vector<double>> MemoryGroupedResiduals(const std::vector<MemoryEstimate>& est,
                                                    const std::vector<double>& measured_mib,
                                                    const std::vector<int>& group) {
-  if (group.size() != est.size()) return Status::Error("memory: calibration needs a workload id per row");
-  ASSIGN_OR_RETURN(Rows rows, UsableRows(est, measured_mib, group));
-  std::set<int> ids(rows.group.begin(), rows.group.end());
-  if (ids.size() < 2) return Status::Error("memory: calibration needs at least 2 workloads with a memory value");
-  std::vector<double> res(est.size(), std::nan(""));
-  for (int g : ids) {
-    Rows train;
-    for (size_t i = 0; i < rows.est.size(); ++i) {
-      if (rows.group[i] == g) continue;
-      train.est.push_back(rows.est[i]);
-      train.measured.push_back(rows.measured[i]);
-      train.group.push_back(rows.group[i]);
-    }
-    MemoryParams p = FitParams(train);
-    for (size_t i = 0; i < est.size(); ++i)
-      if (Usable(measured_mib[i]) && group[i] == g) res[i] = std::log(measured_mib[i]) - std::log(Point(p, est[i]));
-  }
+  std::vector<double> res;
+  RETURN_IF_ERROR(GroupedPass(est, measured_mib, group, &res));
   return res;
 }
 
 Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, const std::vector<double>& measured_mib,
-                                     const std::vector<int>& group, bool calibrate) {
+                                     const std::vector<int>& group, bool calibrate,
+                                     const std::vector<std::string>& group_names) {
   ASSIGN_OR_RETURN(Rows rows, UsableRows(est, measured_mib, group));
   if (rows.est.size() < 2)
     return Status::Error("memory: " + std::to_string(rows.est.size()) +
@@ -200,9 +256,23 @@ Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, con
   MemoryModel m;
   m.params_ = FitParams(rows);
   m.rows_ = rows.est.size();
+  // Each named workload's mean log residual: its own fixed part (what its
+  // graph does not tell), applied to that workload's graph only.
+  if (!group_names.empty()) {
+    std::map<int, std::pair<double, int>> sum;
+    for (size_t i = 0; i < rows.est.size(); ++i) {
+      auto& [s, n] = sum[rows.group[i]];
+      s += std::log(rows.measured[i]) - std::log(Point(m.params_, *rows.est[i]));
+      ++n;
+    }
+    for (const auto& [g, sn] : sum)
+      if (g >= 0 && static_cast<size_t>(g) < group_names.size())
+        m.params_.workload_offsets[group_names[g]] = sn.first / sn.second;
+  }
   std::set<int> ids(rows.group.begin(), rows.group.end());
   if (calibrate && !group.empty() && ids.size() >= 3) {
-    ASSIGN_OR_RETURN(std::vector<double> res, MemoryGroupedResiduals(est, measured_mib, group));
+    std::vector<double> res;
+    RETURN_IF_ERROR(GroupedPass(est, measured_mib, group, &res));
     for (double r : res)
       if (std::isfinite(r)) m.calibration_.push_back(r);
     std::sort(m.calibration_.begin(), m.calibration_.end());
@@ -210,67 +280,94 @@ Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, con
   return m;
 }
 
-double MemoryModel::PointMib(const MemoryEstimate& e) const { return Point(params_, e); }
+double MemoryModel::PointMib(const MemoryEstimate& e, const std::string& workload) const {
+  return Point(params_, e, workload);
+}
 
 double MemoryModel::ContextMib(const MemoryEstimate& e) const {
-  MemoryEstimate bare;
-  bare.gpu = e.gpu;
-  bare.sms = e.sms;
-  bare.gpu_sms = e.gpu_sms;
-  bare.uses_cudnn = e.uses_cudnn;
-  return Point(params_, bare);
+  return ContextAt(Base(params_, e).first, params_.mib_per_sm, e) + (e.uses_cudnn ? params_.cudnn_mib : 0);
 }
 
-std::vector<std::pair<std::string, double>> MemoryModel::Components(const MemoryEstimate& e) const {
-  return {{"context", ContextMib(e)},
-          {"weights", e.weights_mib},
-          {"gradients", e.gradients_mib},
-          {"optimizer", e.optimizer_mib},
-          {"autocast_weights", e.autocast_mib},
-          {"data", e.data_mib},
-          {"ddp_buckets", e.ddp_buckets_mib},
-          {"activations", params_.activation_factor * e.activations_mib},
-          {"transient", params_.transient_factor * e.largest_tensor_mib},
-          {"rounding", e.rounding_mib}};
+std::vector<std::pair<std::string, double>> MemoryModel::Components(const MemoryEstimate& e,
+                                                                    const std::string& workload) const {
+  const MemoryParams& p = params_;
+  std::vector<std::pair<std::string, double>> parts = {
+      {"context", ContextAt(Base(p, e).first, p.mib_per_sm, e)},
+      {"cudnn", e.uses_cudnn ? p.cudnn_mib : 0},
+      {"cublas_workspace", e.cublas_workspace_mib},
+      {"weights", e.weights_mib},
+      {"gradients", e.gradients_mib},
+      {"optimizer", e.optimizer_mib},
+      {"optimizer_step", StepExcess(p, e)},
+      {"autocast_weights", e.autocast_mib},
+      {"data", e.data_mib},
+      {"ddp_buckets", e.ddp_buckets_mib},
+      {"zero_buffers", e.zero_buffers_mib},
+      {"activations", p.activation_factor * e.activations_mib},
+      {"transient", p.transient_factor * e.largest_tensor_mib},
+      {"allocator_rounding", e.rounding_mib},
+      {"allocator_segments", e.segments_mib},
+      {"fragmentation", e.fragmentation_mib}};
+  // A measured workload's own part: the point times exp(offset) minus the sum.
+  double sum = 0;
+  for (const auto& [k, v] : parts) sum += v;
+  parts.emplace_back("measured_workload", Point(p, e, workload) - sum);
+  return parts;
 }
 
-MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level) const {
+MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, const std::string& workload) const {
   MemoryPrediction p;
-  p.mib = PointMib(e);
+  p.mib = PointMib(e, workload);
   p.low = p.high = p.mib;
   if (!calibration_.empty()) {
-    auto [lo, hi] = ConformalOffsets(calibration_, level);
-    p.low = std::min(p.mib, p.mib * std::exp(lo));
-    p.high = std::max(p.mib, p.mib * std::exp(hi));
+    const double n = static_cast<double>(calibration_.size());
+    auto at = [&](double k) { return calibration_[static_cast<size_t>(std::clamp(k, 1.0, n)) - 1]; };
+    const double high_level = std::max(kMemoryHighLevel, (1 + level) / 2);
+    p.low = std::min(p.mib, p.mib * std::exp(at(std::floor((n + 1) * (1 - level) / 2))));
+    p.high = std::max(p.mib, p.mib * std::exp(at(std::ceil((n + 1) * high_level))));
   }
+  auto [base, fitted] = Base(params_, e);
+  p.context_fitted = fitted;
+  // A GPU of an architecture without training rows: its context may be any
+  // published one, up to the largest.
+  const double context = ContextAt(base, params_.mib_per_sm, e) + (e.uses_cudnn ? params_.cudnn_mib : 0);
+  p.widened_mib = e.uncertain_mib + (e.uses_conv ? kConvRerunMib : 0) +
+                  (fitted ? 0 : std::max(0.0, PublishedContextMaxMib() - context));
+  p.high += p.widened_mib;
   p.capacity_mib = e.capacity_mib;
   return p;
 }
 
 json MemoryModel::Save() const {
-  return json{{"context_mib", params_.context_mib},
+  return json{{"context_base_mib", params_.context_base_mib},
               {"mib_per_sm", params_.mib_per_sm},
               {"mib_per_sm_fitted", params_.mib_per_sm_fitted},
               {"activation_factor", params_.activation_factor},
               {"transient_factor", params_.transient_factor},
               {"cudnn_mib", params_.cudnn_mib},
               {"cudnn_mib_fitted", params_.cudnn_mib_fitted},
+              {"workload_offsets", params_.workload_offsets},
               {"rows", rows_},
               {"calibration",
-               {{"method", "split-conformal on leave-one-workload-out log residuals"}, {"residuals", calibration_}}}};
+               {{"method",
+                 "split-conformal on leave-one-workload-out log residuals; high end one-sided, + cuDNN's run-to-run "
+                 "spread for convolutional jobs"},
+                {"residuals", calibration_}}}};
 }
 
 Result<MemoryModel> MemoryModel::Load(const json& j) {
   MemoryModel m;
   try {
     if (!j.is_object()) return Status::Error("memory: want an object");
-    for (const auto& [gpu, v] : j.at("context_mib").items()) {
+    if (!j.contains("context_base_mib"))
+      return Status::Error("memory: a memory model of an older gpucast (contexts per GPU): retrain");
+    for (const auto& [arch, v] : j.at("context_base_mib").items()) {
       double c = v.get<double>();
-      if (!(c >= kContextLo && c <= kContextHi))
-        return Status::Error("memory.context_mib." + gpu + ": " + v.dump() + " outside [50, 16384]");
-      m.params_.context_mib[gpu] = c;
+      if (!(c >= kBaseLo && c <= kBaseHi))
+        return Status::Error("memory.context_base_mib." + arch + ": " + v.dump() + " outside [1, 16384]");
+      m.params_.context_base_mib[arch] = c;
     }
-    if (m.params_.context_mib.empty()) return Status::Error("memory.context_mib: no GPU");
+    if (m.params_.context_base_mib.empty()) return Status::Error("memory.context_base_mib: no architecture");
     double* fields[] = {&m.params_.mib_per_sm, &m.params_.activation_factor, &m.params_.transient_factor,
                         &m.params_.cudnn_mib};
     m.params_.cudnn_mib_fitted = j.at("cudnn_mib_fitted").get<bool>();
@@ -281,6 +378,11 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
         return Status::Error(std::string("memory.") + kTheta[i].name + ": " + j.at(kTheta[i].name).dump() +
                              " outside its bounds");
       *fields[i] = v;
+    }
+    for (const auto& [w, v] : j.at("workload_offsets").items()) {
+      double o = v.get<double>();
+      if (!std::isfinite(o) || std::fabs(o) > 5) return Status::Error("memory.workload_offsets." + w + ": " + v.dump());
+      m.params_.workload_offsets[w] = o;
     }
     m.params_.mib_per_sm_fitted = j.at("mib_per_sm_fitted").get<bool>();
     m.rows_ = j.at("rows").get<size_t>();

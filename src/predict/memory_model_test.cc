@@ -2,7 +2,12 @@
 // the measured rows of ../shared/data, and misuse.
 #include "predict/memory_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -13,9 +18,11 @@
 namespace gpucast {
 namespace {
 
-MemoryEstimate Est(const std::string& gpu, int sms, int gpu_sms, double static_mib, double act, double largest) {
+MemoryEstimate Est(const std::string& gpu, const std::string& arch, int sms, int gpu_sms, double static_mib,
+                   double act, double largest) {
   MemoryEstimate e;
   e.gpu = gpu;
+  e.architecture = arch;
   e.sms = sms;
   e.gpu_sms = gpu_sms;
   e.capacity_mib = 24576;
@@ -27,49 +34,57 @@ MemoryEstimate Est(const std::string& gpu, int sms, int gpu_sms, double static_m
 
 // Rows made by the model's own formula with known parameters: the fit finds them.
 TEST(MemoryModel, RecoversKnownParameters) {
-  const double ctx_a = 1800, ctx_b = 2600, per_sm = 4, act = 1.3, trans = 2.5, cudnn = 400;
+  const double base_ampere = 1500, base_volta = 900, per_sm = 4, act = 1.3, trans = 2.5, cudnn = 400;
   std::vector<MemoryEstimate> est;
   std::vector<double> y;
   std::vector<int> group;
+  auto add = [&](const MemoryEstimate& e, double base, int g) {
+    est.push_back(e);
+    y.push_back(base + per_sm * e.sms + e.StaticMib() + act * e.activations_mib + trans * e.largest_tensor_mib +
+                (e.uses_cudnn ? cudnn : 0));
+    group.push_back(g);
+  };
   for (int w = 0; w < 6; ++w)
     for (int b = 1; b <= 4; ++b) {
-      MemoryEstimate e = Est("RTX3090", 82, 82, 50.0 * (w + 1), 100.0 * b * (w + 1), 10.0 * b);
+      MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 50.0 * (w + 1), 100.0 * b * (w + 1), 10.0 * b);
       e.uses_cudnn = w % 2 == 0;
-      est.push_back(e);
-      y.push_back(ctx_a + e.StaticMib() + act * e.activations_mib + trans * e.largest_tensor_mib +
-                  (e.uses_cudnn ? cudnn : 0));
-      group.push_back(w);
+      add(e, base_ampere, w);
     }
   for (int sms : {14, 28, 42, 98})
-    for (int b = 1; b <= 3; ++b) {
-      MemoryEstimate e = Est("A100-80GB", sms, 108, 1600, 300.0 * b, 40.0 * b);
-      est.push_back(e);
-      y.push_back(ctx_b - per_sm * (108 - sms) + e.StaticMib() + act * e.activations_mib +
-                  trans * e.largest_tensor_mib);
-      group.push_back(6);
-    }
+    for (int b = 1; b <= 3; ++b) add(Est("A100-80GB", "Ampere", sms, 108, 1600, 300.0 * b, 40.0 * b), base_ampere, 6);
+  for (int b = 1; b <= 3; ++b) add(Est("V100", "Volta", 80, 80, 200, 150.0 * b, 20.0 * b), base_volta, 7);
   Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
   ASSERT_TRUE(m.ok()) << m.message();
   const MemoryParams& p = m->params();
-  EXPECT_TRUE(p.mib_per_sm_fitted);  // one GPU at four SM counts
-  EXPECT_TRUE(p.cudnn_mib_fitted);   // RTX 3090 rows with and without cuDNN
+  EXPECT_TRUE(p.mib_per_sm_fitted);  // one architecture at five SM counts
+  EXPECT_TRUE(p.cudnn_mib_fitted);   // Ampere rows with and without cuDNN
   EXPECT_NEAR(p.cudnn_mib, cudnn, 0.02 * cudnn);
-  EXPECT_NEAR(p.context_mib.at("RTX3090"), ctx_a, 0.01 * ctx_a);
-  EXPECT_NEAR(p.context_mib.at("A100-80GB"), ctx_b, 0.01 * ctx_b);
+  EXPECT_NEAR(p.context_base_mib.at("Ampere"), base_ampere, 0.01 * base_ampere);
+  EXPECT_NEAR(p.context_base_mib.at("Volta"), base_volta, 0.02 * base_volta);
   EXPECT_NEAR(p.mib_per_sm, per_sm, 0.05 * per_sm);
   EXPECT_NEAR(p.activation_factor, act, 0.01 * act);
   EXPECT_NEAR(p.transient_factor, trans, 0.05 * trans);
   for (size_t i = 0; i < est.size(); ++i) EXPECT_NEAR(m->PointMib(est[i]), y[i], 0.005 * y[i]);
   EXPECT_EQ(m->rows(), est.size());
-  // Calibrated: one leave-one-workload-out residual per row; the interval holds the point.
-  EXPECT_EQ(m->calibration().size(), est.size());
+  // Calibrated: one leave-one-workload-out residual per row (every architecture keeps rows of
+  // another workload, but Volta's only workload: its rows are not scored); the interval holds the point.
+  EXPECT_EQ(m->calibration().size(), est.size() - 3);
   MemoryPrediction pr = m->Predict(est[0], 0.8);
   EXPECT_LE(pr.low, pr.mib);
   EXPECT_GE(pr.high, pr.mib);
   EXPECT_DOUBLE_EQ(pr.capacity_mib, 24576);
-  // A GPU with no training row gets the mean of the fitted contexts.
-  MemoryEstimate other = Est("H100", 132, 132, 0, 0, 0);
-  EXPECT_NEAR(m->ContextMib(other), (p.context_mib.at("RTX3090") + p.context_mib.at("A100-80GB")) / 2, 1e-9);
+  EXPECT_TRUE(pr.context_fitted);
+  // The A100 40 GB (Ampere, 108 SMs) shares the A100 80 GB's context: no row of its own needed.
+  MemoryEstimate forty = Est("A100-40GB", "Ampere", 108, 108, 0, 0, 0);
+  EXPECT_NEAR(m->ContextMib(forty), p.context_base_mib.at("Ampere") + p.mib_per_sm * 108, 1e-9);
+  // An architecture with no training row gets the mean base, and its high end covers the
+  // largest published context.
+  MemoryEstimate hopper = Est("H100", "Hopper", 132, 132, 0, 0, 0);
+  const double mean_base = (p.context_base_mib.at("Ampere") + p.context_base_mib.at("Volta")) / 2;
+  EXPECT_NEAR(m->ContextMib(hopper), mean_base + p.mib_per_sm * 132, 1e-9);
+  MemoryPrediction h = m->Predict(hopper, 0.8);
+  EXPECT_FALSE(h.context_fitted);
+  EXPECT_NEAR(h.widened_mib, std::max(0.0, PublishedContextMaxMib() - m->ContextMib(hopper)), 1e-9);
 }
 
 TEST(MemoryModel, PerSmSlopeKeepsItsDefaultWhenTheRowsCannotTellIt) {
@@ -77,7 +92,7 @@ TEST(MemoryModel, PerSmSlopeKeepsItsDefaultWhenTheRowsCannotTellIt) {
   std::vector<double> y;
   std::vector<int> group;
   for (int w = 0; w < 4; ++w) {
-    MemoryEstimate e = Est("RTX3090", 82, 82, 100, 200.0 * (w + 1), 5);
+    MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 100, 200.0 * (w + 1), 5);
     est.push_back(e);
     y.push_back(2000 + 100 + 1.5 * e.activations_mib + 5);
     group.push_back(w);
@@ -88,13 +103,119 @@ TEST(MemoryModel, PerSmSlopeKeepsItsDefaultWhenTheRowsCannotTellIt) {
   EXPECT_EQ(m->params().mib_per_sm, kDefaultMibPerSm);
   EXPECT_FALSE(m->params().cudnn_mib_fitted);  // no row uses cuDNN: folded into the context
   EXPECT_EQ(m->params().cudnn_mib, 0);
-  // A MIG slice of an unseen GPU: the mean context less the default per-SM part of the missing SMs.
-  MemoryEstimate slice = Est("A100-80GB", 14, 108, 0, 0, 0);
-  EXPECT_NEAR(m->ContextMib(slice), m->params().context_mib.at("RTX3090") - kDefaultMibPerSm * 94, 1e-9);
+  // A MIG slice: the base plus the default per-SM part of the slice's SMs.
+  MemoryEstimate slice = Est("A100-80GB", "Ampere", 14, 108, 0, 0, 0);
+  EXPECT_NEAR(m->ContextMib(slice), m->params().context_base_mib.at("Ampere") + kDefaultMibPerSm * 14, 1e-9);
+}
+
+// A measured workload's own fixed part: its mean log residual, for its graph only.
+TEST(MemoryModel, WorkloadOffsetsApplyToTheirGraphOnly) {
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  for (int w = 0; w < 4; ++w)
+    for (int b = 1; b <= 2; ++b) {
+      MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 100 * (w + 1), 200.0 * b, 5);
+      est.push_back(e);
+      // Workload 3 holds 20% more than the others' formula says.
+      y.push_back((2000 + 100 * (w + 1) + e.activations_mib + 5) * (w == 3 ? 1.2 : 1.0));
+      group.push_back(w);
+    }
+  Result<MemoryModel> m = MemoryModel::Fit(est, y, group, true, {"a/x", "b/x", "c/x", "d/x"});
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::map<std::string, double>& o = m->params().workload_offsets;
+  ASSERT_EQ(o.size(), 4u);
+  EXPECT_GT(o.at("d/x"), 0.1);
+  EXPECT_NEAR(m->PointMib(est[6], "d/x"), m->PointMib(est[6]) * std::exp(o.at("d/x")), 1e-9);
+  EXPECT_DOUBLE_EQ(m->PointMib(est[6], "no/such"), m->PointMib(est[6]));
+  // The components carry it, and still sum to the point.
+  double sum = 0, own = 0;
+  for (const auto& [k, v] : m->Components(est[6], "d/x")) {
+    sum += v;
+    if (k == "measured_workload") own = v;
+  }
+  EXPECT_NEAR(sum, m->PointMib(est[6], "d/x"), 1e-6);
+  EXPECT_NEAR(own, m->PointMib(est[6], "d/x") - m->PointMib(est[6]), 1e-6);
+  // Saved and loaded, the same.
+  Result<MemoryModel> back = MemoryModel::Load(m->Save());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_DOUBLE_EQ(back->PointMib(est[6], "d/x"), m->PointMib(est[6], "d/x"));
+}
+
+// The high end: the one-sided conformal bound at 95% (whatever the central level), plus the
+// estimated parts and cuDNN's run-to-run spread; the low end at the central level.
+TEST(MemoryModel, HighEndIsOneSidedAndWidenedForEstimates) {
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  for (int w = 0; w < 20; ++w) {
+    MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 100, 100.0 * (1 + w % 5), 5);
+    est.push_back(e);
+    y.push_back((2000 + 100 + e.activations_mib + 5) * (1 + 0.01 * (w - 10)));  // -10% .. +9%
+    group.push_back(w);
+  }
+  Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  const std::vector<double>& c = m->calibration();
+  ASSERT_EQ(c.size(), 20u);
+  MemoryEstimate e = est[0];
+  const double point = m->PointMib(e);
+  MemoryPrediction a = m->Predict(e, 0.8);
+  EXPECT_NEAR(a.high, point * std::exp(c[19]), 1e-9);  // ceil(21 x 0.95) = 20th of 20
+  EXPECT_NEAR(a.low, std::min(point, point * std::exp(c[1])), 1e-9);  // floor(21 x 0.1) = 2nd
+  EXPECT_DOUBLE_EQ(a.widened_mib, 0);
+  e.uncertain_mib = 100;
+  e.uses_conv = true;
+  MemoryPrediction b = m->Predict(e, 0.8);
+  EXPECT_DOUBLE_EQ(b.widened_mib, 100 + kConvRerunMib);
+  EXPECT_NEAR(b.high, a.high + 100 + kConvRerunMib, 1e-9);
+}
+
+// kConvRerunMib is what tools/memory_peak_vs_mean.py computes from the Lucid data: the 95th
+// percentile of (pair peak - the two single means) over pairs of a convolutional and a tiny job.
+TEST(MemoryModel, ConvRerunSpreadFromTheColocatedPairs) {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::vector<std::vector<std::string>> rows;
+    std::string line;
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      std::string x;
+      while (std::getline(ss, x, ',')) f.push_back(x);
+      rows.push_back(f);
+    }
+    return rows;
+  };
+  auto single = read(DataDir() + "/lucid/single_data.csv");
+  auto pairs = read(DataDir() + "/lucid/colocate_info.csv");
+  ASSERT_GT(single.size(), 50u);
+  ASSERT_GT(pairs.size(), 800u);
+  std::map<std::string, double> mean;  // model,batch,amp -> gmem
+  for (size_t i = 1; i < single.size(); ++i) {
+    ASSERT_EQ(single[i].size(), 9u) << "single_data.csv line " << i + 1;
+    mean[single[i][0] + "," + single[i][2] + "," + single[i][3]] = std::stod(single[i][7]);
+  }
+  const std::set<std::string> tiny = {"PPO", "TD3", "NeuMF"},
+                              conv = {"DCGAN", "EfficientNet", "MobileNetV2", "VGG", "ResNet50"};
+  std::vector<double> excess;
+  for (size_t i = 1; i < pairs.size(); ++i) {
+    const auto& r = pairs[i];  // ,model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,...,gmem
+    ASSERT_EQ(r.size(), 16u) << "colocate_info.csv line " << i + 1;
+    const std::string k1 = r[1] + "," + r[4] + "," + r[5], k2 = r[7] + "," + r[10] + "," + r[11];
+    if (!mean.count(k1) || !mean.count(k2)) continue;
+    const double e = std::stod(r[15]) - mean[k1] - mean[k2];
+    if ((tiny.count(r[7]) && conv.count(r[1])) || (tiny.count(r[1]) && conv.count(r[7]))) excess.push_back(e);
+  }
+  ASSERT_EQ(excess.size(), 144u);
+  std::sort(excess.begin(), excess.end());
+  const size_t k = static_cast<size_t>(std::ceil((excess.size() + 1) * 0.95));
+  EXPECT_DOUBLE_EQ(excess[k - 1], kConvRerunMib);
 }
 
 TEST(MemoryModel, Misuse) {
-  std::vector<MemoryEstimate> est = {Est("RTX3090", 82, 82, 1, 1, 1), Est("RTX3090", 82, 82, 2, 2, 2)};
+  std::vector<MemoryEstimate> est = {Est("RTX3090", "Ampere", 82, 82, 1, 1, 1),
+                                     Est("RTX3090", "Ampere", 82, 82, 2, 2, 2)};
   EXPECT_EQ(MemoryModel::Fit(est, {2000}, {0, 1}).message(),
             "memory: 2 estimates, 1 measurements and 2 workload ids");
   EXPECT_EQ(MemoryModel::Fit(est, {2000, std::nan("")}, {0, 1}).message(),
@@ -113,6 +234,8 @@ TEST(MemoryModel, Misuse) {
   EXPECT_EQ(MemoryGroupedResiduals(est, {2000, 2100}, {}).message(),
             "memory: calibration needs a workload id per row");
   EXPECT_EQ(MemoryModel::Load(nlohmann::json::array()).message(), "memory: want an object");
+  EXPECT_EQ(MemoryModel::Load({{"context_mib", {{"RTX3090", 1500}}}}).message(),
+            "memory: a memory model of an older gpucast (contexts per GPU): retrain");
 }
 
 TEST(MemoryPrediction, FitAgainstCapacity) {
@@ -145,10 +268,10 @@ TEST(MemoryModel, CalibratedOnTheMeasuredRows) {
   ASSERT_TRUE(m.ok()) << m.message();
   const MemoryParams& p = m->params();
   // Tiny networks (PPO, TD3, NeuMF) measured 2,050-2,059 MiB: the RTX 3090 context is most of it.
-  EXPECT_GT(p.context_mib.at("RTX3090"), 1500);
-  EXPECT_LT(p.context_mib.at("RTX3090"), 2100);
-  EXPECT_GT(p.context_mib.at("A100-80GB"), 1500);
-  EXPECT_LT(p.context_mib.at("A100-80GB"), 4500);
+  const double rtx3090 = p.context_base_mib.at("Ampere") + p.mib_per_sm * 82;
+  EXPECT_GT(rtx3090, 1500);
+  EXPECT_LT(rtx3090, 2100);
+  EXPECT_EQ(p.context_base_mib.size(), 1u);  // the RTX 3090 and the A100 are both Ampere
   EXPECT_TRUE(p.mib_per_sm_fitted);  // the A100 rows span four MIG profiles
   EXPECT_TRUE(p.cudnn_mib_fitted);   // RTX 3090 rows with (CNNs, LSTM) and without (BERT, NeuMF, RL) cuDNN
   EXPECT_GT(p.activation_factor, 0.5);

@@ -1,5 +1,6 @@
 #include "predict/predict_json.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "features/memory.h"
@@ -96,14 +97,20 @@ json PredictionJson(const Predictor& predictor, const PredictResult& res, const 
   const char* fit = !mem.available() ? "unknown" : mem.will_not_fit() ? "does not fit" : mem.fits() ? "fits"
                                                                                                     : "may not fit";
   j["gpu_mem_mib"] = mem.mib;
-  j["gpu_mem_interval"] = {{"low", mem.low}, {"high", mem.high}, {"level", level_asked},
+  j["gpu_mem_interval"] = {{"low", mem.low},
+                           {"high", mem.high},
+                           {"level", level_asked},
+                           {"high_level", std::max(kMemoryHighLevel, (1 + level_asked) / 2)},
+                           {"widened_mib", mem.widened_mib},
                            {"calibrated", mm && !mm->calibration().empty()}};
   j["gpu_mem_capacity_mib"] = mem.capacity_mib;
   j["gpu_mem_fit"] = fit;
   j["optimizer"] = OptimizerName(res.memory_estimate.optimizer);
   json parts = json::object();
   if (mm)
-    for (const auto& [name, mib] : mm->Components(res.memory_estimate)) parts[name] = mib;
+    for (const auto& [name, mib] :
+         mm->Components(res.memory_estimate, !res.seen_workload.empty() ? res.seen_workload : res.same_graph_workload))
+      parts[name] = mib;
   j["gpu_mem_components_mib"] = parts;
   // Whether the job is a measured one (its correction applied) and the
   // error to expect for an unseen one (the model file's own lowo pass).

@@ -831,7 +831,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   std::vector<double> gmem = data.MemoryLabels();
   if (data.mem.size() == data.rows.size() &&
       std::count_if(gmem.begin(), gmem.end(), [](double v) { return std::isfinite(v) && v > 0; }) >= 2) {
-    auto mm = MemoryModel::Fit(data.mem, gmem, data.group);
+    auto mm = MemoryModel::Fit(data.mem, gmem, data.group, /*calibrate=*/true, data.groups);
     if (!mm.ok()) return mm.status();
     out.set_memory(std::move(mm).value());
   }
@@ -935,7 +935,8 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   // GPU memory of one rank (data-parallel ranks add DDP's gradient buckets, features/memory.h).
   ASSIGN_OR_RETURN(MemoryEstimate mem, EstimateMemory(reports, job, /*ranks=*/job.gpus));
   if (memory_) {
-    out.memory = memory_->Predict(mem, level);
+    // A measured workload's graph (seen, or the same graph with other facts): its own fixed part.
+    out.memory = memory_->Predict(mem, level, !out.seen_workload.empty() ? out.seen_workload : out.same_graph_workload);
   } else {
     out.memory.capacity_mib = mem.capacity_mib;
   }

@@ -64,6 +64,8 @@ class PredictorEngine : public PredictionEngine {
     if (!r.ok()) return r.status().Prefixed(parts.front().name);
     info->failure = AnalysisFailure::kNone;
     Prediction out = Prediction::Of(r->prediction.util, r->prediction.low, r->prediction.high);
+    for (const CostReport& rep : single ? *single : reports)
+      out.warnings.insert(out.warnings.end(), rep.warnings.begin(), rep.warnings.end());
     if (r->memory.available()) {
       out.mem_mib = r->memory.mib;
       out.mem_lo = r->memory.low;
@@ -77,7 +79,7 @@ class PredictorEngine : public PredictionEngine {
     out.gpu_measured = r->gpu_measured;
     out.unsure = r->unsure;
     out.unsure_reasons = r->unsure_reasons;
-    out.warnings = r->warnings;
+    out.warnings.insert(out.warnings.end(), r->warnings.begin(), r->warnings.end());
     // The fields of `gpucast predict --json`, from the one function that makes them.
     out.report = std::make_shared<const nlohmann::json>(PredictionJson(predictor_, *r, job, level));
     return out;

@@ -86,7 +86,8 @@ struct Prediction {
   // interval; unset without a step model. gpu_measured: the predictor's
   // training rows hold this GPU type; unsure: predict/predictor.h
   // PredictResult::unsure (an unmeasured GPU or an interval wider than
-  // kUnsureWidthPoints), with its reasons and the prediction's warnings.
+  // kUnsureWidthPoints), with its reasons; warnings: the graphs' (an eval-mode
+  // export, ops without a schema) and the prediction's, as predict --json's.
   // Not stored: a job read back from the store has them unset.
   std::optional<double> step_ms, step_lo, step_hi;
   std::optional<bool> gpu_measured, unsure;

@@ -85,6 +85,9 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   // The POST /v1/predict path, on the job the annotations describe, for `gpu`
   // (the pod's gpucast.io/gpu, or "" for the cluster's).
   int64_t batch = 0;
+  // The graphs' and the predictions' warnings (an eval-mode export predicts
+  // too little memory, an unmeasured GPU) reach kubectl too, each once.
+  std::vector<std::string> warnings;
   auto predict_for = [&](const std::string& gpu) -> Result<k8s::Sizing> {
     json request = job->request;
     if (!gpu.empty()) request["gpu"] = gpu;
@@ -98,6 +101,9 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
     Result<Predicted> pred = ctx.predictions->Run(*parsed, text, &status);
     if (!pred.ok()) return pred.status();
     batch = pred->spec.batch;
+    for (const std::string& w : pred->prediction.warnings)
+      if (std::find(warnings.begin(), warnings.end(), "gpucast: " + w) == warnings.end())
+        warnings.push_back("gpucast: " + w);
     k8s::Sizing s;
     s.gpu = pred->spec.gpu;
     s.util = pred->prediction.util;
@@ -146,7 +152,7 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
                                         .c_str(),
                static_cast<long long>(batch), per_gpu.size() > 1 ? "each GPU type" : s.gpu.c_str(),
                static_cast<long long>(job->gpus), s.util, m->summary.c_str());
-  answer(k8s::AllowReview(r.uid, &*m));
+  answer(k8s::AllowReview(r.uid, &*m, warnings));
 }
 
 // The verdict on every node offered; errors: 400 malformed arguments or a

@@ -98,6 +98,20 @@ TEST_F(K8sRoutesTest, AnAnnotatedPodGetsTheShareOfItsPrediction) {
               HasSubstr("gpucast.io annotations: field 'gpu': unknown GPU 'RTX3900'; closest: RTX3090"));
 }
 
+// The graphs' warnings reach kubectl: an eval-mode export's, first, prefixed "gpucast: ".
+TEST_F(K8sRoutesTest, TheGraphWarningsAreTheReviewsToo) {
+  const std::string eval = dir_ + "/eval.onnx";
+  std::ofstream(eval) << testing::kFakeModelMagic << " " << testing::kFakeEvalMode;
+  Annotations()["gpucast.io/model"] = eval;
+  Start();
+  json resp = Mutate();
+  EXPECT_EQ(resp["allowed"], true);
+  ASSERT_GE(resp["warnings"].size(), 2u);
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(), HasSubstr("gpucast: "));
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(), HasSubstr("looks like an eval-mode export"));
+  EXPECT_THAT(resp["warnings"][1].get<std::string>(), HasSubstr("no memory model"));
+}
+
 TEST_F(K8sRoutesTest, AnUnannotatedPodPassesUnchanged) {
   Start();
   for (const char* k : {"gpucast.io/model", "gpucast.io/batch"}) Annotations().erase(k);

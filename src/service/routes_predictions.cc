@@ -41,6 +41,7 @@ void Predict(const RouteContext& ctx, const httplib::Request& req, httplib::Resp
     }
   }
   out["cache"] = pred->cache_hit ? "hit" : "miss";
+  out["warnings"] = pred->prediction.warnings;  // as predict --json's (an eval-mode export, ...)
   SendJson(res, 200, out);
 }
 

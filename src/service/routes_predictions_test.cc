@@ -27,6 +27,22 @@ TEST_F(ServiceTest, PredictCreatesNoJobAndCachesTheGraph) {
   EXPECT_EQ(Body(client_->Get("/v1/jobs"))["jobs"].size(), 0u);
 }
 
+// The graphs' warnings (an eval-mode export predicts too little memory) reach the reply, as in
+// `predict --json`; a graph without any gets an empty list.
+TEST_F(ServiceTest, PredictRepliesWithTheGraphWarnings) {
+  const std::string eval = dir_ + "/eval.onnx";
+  std::ofstream(eval) << testing::kFakeModelMagic << " " << testing::kFakeEvalMode;
+  StartServer();
+  auto a = PostJson("/v1/predict", {{"model", eval}, {"batch", 2}});
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, 200) << a->body;
+  ASSERT_EQ(Body(a)["warnings"].size(), 1u);
+  EXPECT_THAT(Body(a)["warnings"][0].get<std::string>(), HasSubstr("looks like an eval-mode export"));
+  auto b = PostJson("/v1/predict", {{"model", model_}, {"batch", 2}});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(Body(b)["warnings"], json::array());
+}
+
 TEST_F(ServiceTest, PredictNeedsABatchLikeTheCli) {
   StartServer();
   auto r = PostJson("/v1/predict", {{"model", model_}});

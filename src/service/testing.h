@@ -20,6 +20,8 @@ namespace gpucast::service::testing {
 
 // Marks a file the FakeEngine accepts as a model.
 inline constexpr const char* kFakeModelMagic = "FAKE-ONNX";
+// A fake model whose bytes hold this gets the loader's eval-mode warning.
+inline constexpr const char* kFakeEvalMode = "EVAL-MODE";
 
 // Reads each network's model from its descriptor like the real engine and
 // predicts util = min(100, 10 * batch * total repeat) (interval +-5), so tests
@@ -34,6 +36,7 @@ class FakeEngine : public PredictionEngine {
     info->failure = AnalysisFailure::kNotAModel;
     bool all_hit = true;
     double passes = 0;
+    std::vector<std::string> warnings;
     for (size_t i = 0; i < parts.size(); ++i) {
       std::string bytes;
       char buf[4096];
@@ -51,11 +54,16 @@ class FakeEngine : public PredictionEngine {
         all_hit = !seen_.insert(key).second && all_hit;
       }
       passes += parts[i].repeat;
+      // A file that says so stands for an eval-mode export: the loader's warning, as the real engine passes it.
+      if (bytes.find(kFakeEvalMode) != std::string::npos)
+        warnings.push_back(parts[i].name + ": looks like an eval-mode export (fake)");
     }
     info->cache_hit = all_hit;
     info->failure = AnalysisFailure::kNone;
     double u = std::min(100.0, 10.0 * static_cast<double>(spec.batch) * passes);
-    return Prediction::Of(u, std::max(0.0, u - 5), std::min(100.0, u + 5));
+    Prediction p = Prediction::Of(u, std::max(0.0, u - 5), std::min(100.0, u + 5));
+    p.warnings = warnings;
+    return p;
   }
   std::string Describe() const override { return "fake engine"; }
 
