@@ -62,19 +62,14 @@ def export(module, args, names, outs, axes, path):
     print(f"{path}: {len(m.graph.node)} nodes", file=sys.stderr)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    ap.add_argument("src")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
-    a = ap.parse_args()
-    warnings.filterwarnings("ignore")
-    torch.manual_seed(0)
-    src = os.path.abspath(a.src)
-
+def modules(src):
+    """The Pollux networks built from SRC unchanged: (file name, module, example args, input names,
+    output names, dynamic axes) each. tools/reference_params.py counts their parameters."""
+    src = os.path.abspath(src)
     sys.path.insert(0, os.path.join(src, "cifar10"))
     from models.resnet import ResNet18  # noqa: E402
-    export(ResNet18(), (torch.randn(2, 3, 32, 32),), ["image"], ["logits"],
-           {"image": {0: "batch"}, "logits": {0: "batch"}}, os.path.join(a.out, "pollux_resnet18_cifar.onnx"))
+    yield ("pollux_resnet18_cifar.onnx", ResNet18(), (torch.randn(2, 3, 32, 32),), ["image"], ["logits"],
+           {"image": {0: "batch"}, "logits": {0: "batch"}})
     sys.path.pop(0)
     for k in [k for k in sys.modules if k == "models" or k.startswith("models.")]:
         del sys.modules[k]
@@ -82,9 +77,8 @@ def main():
     sys.path.insert(0, os.path.join(src, "ncf"))
     import model as ncf_model  # noqa: E402
     ncf = ncf_model.NCF(6040, 3706, 32, 3, 0.0, "NeuMF-end")
-    export(ncf, (torch.randint(0, 6040, (2,)), torch.randint(0, 3706, (2,))), ["user", "item"], ["prediction"],
-           {"user": {0: "batch"}, "item": {0: "batch"}, "prediction": {0: "batch"}},
-           os.path.join(a.out, "pollux_ncf.onnx"))
+    yield ("pollux_ncf.onnx", ncf, (torch.randint(0, 6040, (2,)), torch.randint(0, 3706, (2,))), ["user", "item"],
+           ["prediction"], {"user": {0: "batch"}, "item": {0: "batch"}, "prediction": {0: "batch"}})
     sys.path.pop(0)
     del sys.modules["model"]
 
@@ -105,9 +99,20 @@ def main():
             p, p_d = self.m(x)
             return (*p, *p_d)
 
-    export(Flat(yolo), (torch.randn(2, 3, 448, 448),), ["image"], outs,
-           {"image": {0: "batch", 2: "img", 3: "img"}, **{o: {0: "batch"} for o in outs}},
-           os.path.join(a.out, "pollux_yolov3.onnx"))
+    yield ("pollux_yolov3.onnx", Flat(yolo), (torch.randn(2, 3, 448, 448),), ["image"], outs,
+           {"image": {0: "batch", 2: "img", 3: "img"}, **{o: {0: "batch"} for o in outs}})
+    sys.path.pop(0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("src")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
+    a = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    for name, module, args, names, outs, axes in modules(a.src):
+        export(module, args, names, outs, axes, os.path.join(a.out, name))
 
 
 if __name__ == "__main__":

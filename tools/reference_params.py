@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Trainable-parameter counts of every committed graph, counted by torch itself.
 
-usage: /usr/bin/python3 tools/reference_params.py [--out models/reference_params.json]
+usage: /usr/bin/python3 tools/reference_params.py --pollux-src SRC [--out models/reference_params.json]
 
 Builds each torch module exactly as the export scripts do (tools/workloads.py `build` for the
 workload graphs of export_workloads.py, tools/flops_ref.py `build` for the torchvision references
-and the Transformer of export_reference_models.py) and records
+and the Transformer of export_reference_models.py, tools/export_pollux.py `modules` for the Pollux
+graphs from SRC, adaptdl's benchmark/models at de25dcc) and records
 `sum(p.numel() for p in module.parameters() if p.requires_grad)` next to the graph's file name
 (relative to models/). BatchNorm running statistics are buffers, not parameters, so they are not
 in these counts. The C++ test `CostParams.MatchTorchOnEveryCommittedGraph` (src/cost/
@@ -31,6 +32,8 @@ def trainable(module):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("--pollux-src", required=True,
+                    help="benchmark/models of petuum/adaptdl at de25dcc (tools/export_pollux.py)")
     ap.add_argument("--out", default=os.path.join(HERE, "..", "models", "reference_params.json"))
     a = ap.parse_args()
     graphs = {}
@@ -40,6 +43,9 @@ def main():
     for name in R.TORCHVISION:
         graphs[f"torchvision/{name}.onnx"] = trainable(R.build(name))
     graphs["transformer6.onnx"] = trainable(R.build("transformer6"))
+    import export_pollux as P  # noqa: E402
+    for name, module, *_ in P.modules(a.pollux_src):
+        graphs[name] = trainable(module)
     out = {"what": "sum(p.numel() for p in model.parameters() if p.requires_grad) of the torch module "
                    "each graph (path relative to models/) was exported from; written by "
                    "tools/reference_params.py",

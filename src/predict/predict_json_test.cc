@@ -52,7 +52,9 @@ TEST(PredictionJson, EveryFieldIsThePredictionsOwn) {
                                          "feature_schema", "features", "features_used", "workload",
                                          "expected_error_unseen", "gpus", "nodes", "data_parallel", "gpu_mem_mib",
                                          "gpu_mem_interval", "gpu_mem_capacity_mib", "gpu_mem_fit", "optimizer",
-                                         "gpu_mem_components_mib"}));
+                                         "gpu_mem_components_mib", "step_ms", "step_ms_interval", "gpu_measured",
+                                         "measured_gpus", "unsure", "unsure_reasons", "carried_loader_ms_per_sample",
+                                         "uncertainty"}));
   EXPECT_EQ(j["gpu_util"], r->prediction.util);
   EXPECT_EQ(j["interval"]["low"], r->prediction.low);
   EXPECT_EQ(j["interval"]["high"], r->prediction.high);
@@ -66,6 +68,17 @@ TEST(PredictionJson, EveryFieldIsThePredictionsOwn) {
   EXPECT_EQ(j["gpu_mem_interval"]["level"], 0.9);
   EXPECT_EQ(j["gpu_mem_mib"], r->memory.mib);
   EXPECT_EQ(j["workload"]["seen"], !r->seen_workload.empty());
+  EXPECT_EQ(j["workload"]["measured_on"], r->measured_on);
+  // What the predictor has not seen: trained on the RTX 3090 rows only, an A100 is unmeasured.
+  EXPECT_EQ(j["gpu_measured"], false);
+  EXPECT_EQ(j["gpu_measured"], r->gpu_measured);
+  EXPECT_EQ(j["unsure"], r->unsure);
+  EXPECT_EQ(j["unsure_reasons"], r->unsure_reasons);
+  EXPECT_EQ(j["step_ms"], r->prediction.step_ms);
+  EXPECT_EQ(j["step_ms_interval"]["low"], r->prediction.step_low_ms);
+  EXPECT_EQ(j["step_ms_interval"]["high"], r->prediction.step_high_ms);
+  EXPECT_EQ(j["uncertainty"]["unknown_host"], true);
+  EXPECT_EQ(j["gpu_mem_interval"]["widened_mib"], r->memory.widened_mib);
   EXPECT_EQ(j["expected_error_unseen"]["workloads"], Trained().info().accuracy.workloads);
   EXPECT_EQ(j["features"].size(), Trained().info().feature_names.size());
   // One GPU: no data_parallel.
