@@ -44,13 +44,19 @@ def main():
         graphs[f"torchvision/{name}.onnx"] = trainable(R.build(name))
     graphs["transformer6.onnx"] = trainable(R.build("transformer6"))
     import export_pollux as P  # noqa: E402
-    for name, module, *_ in P.modules(a.pollux_src):
+    dims = {}  # symbolic dims other than the batch, at the size each graph was traced with
+    for name, module, args, names, _, axes in P.modules(a.pollux_src):
         graphs[name] = trainable(module)
+        for arg, input_name in zip(args, names):
+            for axis, dim in axes.get(input_name, {}).items():
+                if dim != "batch":
+                    dims.setdefault(name, {})[dim] = int(arg.shape[axis])
     out = {"what": "sum(p.numel() for p in model.parameters() if p.requires_grad) of the torch module "
                    "each graph (path relative to models/) was exported from; written by "
                    "tools/reference_params.py",
            "torch": torch.__version__,
-           "graphs": dict(sorted(graphs.items()))}
+           "graphs": dict(sorted(graphs.items())),
+           "dims": dict(sorted(dims.items()))}
     with open(a.out, "w") as f:
         json.dump(out, f, indent=2)
         f.write("\n")

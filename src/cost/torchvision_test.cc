@@ -81,7 +81,8 @@ TEST(Torchvision, SixLayerTransformerMatchesProfiler) {
 }
 
 // The symbolic dims each committed graph needs (catalog.json for the workload
-// graphs, reference_flops.json for the Transformer), by file relative to models/.
+// graphs, reference_flops.json for the Transformer, reference_params.json's
+// "dims" for the Pollux graphs), by file relative to models/.
 std::map<std::string, std::map<std::string, int64_t>> DimsByFile() {
   std::map<std::string, std::map<std::string, int64_t>> dims;
   nlohmann::json cat = ReadJson("catalog.json");
@@ -92,6 +93,11 @@ std::map<std::string, std::map<std::string, int64_t>> DimsByFile() {
   for (const auto& [name, m] : ref["models"].items())
     if (m.contains("dims"))
       for (const auto& [k, v] : m["dims"].items()) dims[m["file"].get<std::string>()][k] = v.get<int64_t>();
+  // The Pollux graphs: the sizes tools/reference_params.py saw them traced at.
+  nlohmann::json params = ReadJson("reference_params.json");
+  if (params.contains("dims"))
+    for (const auto& [file, d] : params["dims"].items())
+      for (const auto& [k, v] : d.items()) dims[file][k] = v.get<int64_t>();
   return dims;
 }
 
