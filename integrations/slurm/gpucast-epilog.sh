@@ -313,9 +313,13 @@ elif [ -n "$share" ]; then
       elif { grep -qs "^job $JOB:" "$HOLD_DIR/$user" ||
            printf 'job %s: %s\n' "$JOB" "$what" >>"$HOLD_DIR/$user"; }; then
         # The user's GPU jobs queued before this record: held now (the plugin holds later ones).
-        held=$(timeout 20 squeue --json -u "$user" -t PD 2>/dev/null | jq -r \
+        # Slurm 22.05's squeue --json ignores -u and -t (every job is listed): the user and the
+        # pending state are selected here (24.11: job_state is a list, numbers are wrapped).
+        held=$(timeout 20 squeue --json -u "$user" -t PD 2>/dev/null | jq -r --arg u "$user" \
           'def num: if type == "object" then (if .set then .number else null end) else . end;
-           .jobs[] | select((.admin_comment // "") | startswith("gpucast: ")) | .job_id | num | tostring' 2>/dev/null |
+           def states: if (.job_state | type) == "array" then .job_state else [.job_state] end;
+           .jobs[] | select((.user_name // "") == $u) | select(any(states[]; . == "PENDING"))
+           | select((.admin_comment // "") | startswith("gpucast: ")) | .job_id | num | tostring' 2>/dev/null |
           grep -E '^[0-9]+$' | head -1000 | tr '\n' ' ')
         for j in $held; do timeout 20 scontrol hold "$j" >/dev/null 2>&1 || log "cannot hold job $j of $user"; done
         log "OVERUSE by user $user: $what; the user's next GPU jobs are held${held:+, and the queued ones: ${held% }} (clear: rm $HOLD_DIR/$user, then scontrol release their held jobs)"

@@ -1461,9 +1461,11 @@ local ESLURM_INVALID_GRES = 2072  -- "Invalid generic resource (gres) specificat
 -- An update of another user's job by a uid that is not root: slurmctld runs this plugin
 -- before its own permission check, so a refusal of the plugin's would tell that uid what
 -- Slurm never would (e.g. that the owner is recorded for overuse). Such a refusal gets the
--- code Slurm itself answers a user who may not modify the job (the same words: an operator
--- may modify it, and is refused with them when gpucast refuses).
-local ESLURM_ACCESS_DENIED = 2002  -- "Access/permission denied"
+-- code Slurm itself answers a user who may not modify the job (slurmctld's job update:
+-- "Security violation, JOB_UPDATE RPC" -> ESLURM_USER_ID_MISSING, "Invalid user id", 22.05
+-- and 24.11), so the words are the same; an operator may modify it, and is refused with them
+-- when gpucast refuses.
+local ESLURM_USER_ID_MISSING = 2010  -- "Invalid user id"
 
 -- Runs fn; turns raised errors into a logged decision and, on submission, a message for
 -- the user. Lua error positions (file:line) go to slurmctld.log only. `is_modify`: the
@@ -1474,7 +1476,7 @@ local function guarded(what, uid, name, is_modify, fn, ...)
   local foreign = is_modify and uid ~= 0 and uid ~= is_modify
   if type(rc) == "table" and rc.kind == "user" then
     log_info("gpucast: %s: %s rejected: %s", who(uid, name), what, rc.msg)
-    if foreign then return ESLURM_ACCESS_DENIED end
+    if foreign then return ESLURM_USER_ID_MISSING end
     if is_modify then return ESLURM_INVALID_GRES end
     slurm.log_user("%s", "gpucast: rejected: " .. rc.msg)
     return slurm.ERROR
@@ -1482,7 +1484,7 @@ local function guarded(what, uid, name, is_modify, fn, ...)
   -- Configuration or internal error: details for the operator only; fail closed.
   local detail = type(rc) == "table" and rc.msg or tostring(rc)
   log_error("gpucast: %s: %s rejected, operator action needed: %s", who(uid, name), what, detail)
-  if foreign then return ESLURM_ACCESS_DENIED end
+  if foreign then return ESLURM_USER_ID_MISSING end
   if not is_modify then slurm.log_user("%s", "gpucast: " .. MISCONFIGURED) end
   return slurm.ERROR
 end

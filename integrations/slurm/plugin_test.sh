@@ -817,13 +817,13 @@ check("a sized job moved to an exclusive partition refused", rc == 2072 and
       l:find("the update would give it whole nodes (partition whole, OverSubscribe=EXCLUSIVE)", 1, true) ~= nil, l)
 rc = modify({ time_limit = 60 })
 check("a time limit update passes", rc == 0, rc)
--- Another uid's update: refused with Slurm's own "Access/permission denied", nothing of gpucast's reasons.
+-- Another uid's update: refused with Slurm's own "Invalid user id", nothing of gpucast's reasons.
 rc, _, l = modify({ tres_per_node = "gres:shard:1" }, 1002)
-check("another user's refused update gets Slurm's access-denied code (2002), not gpucast's", rc == 2002, rc)
+check("another user's refused update gets Slurm's code for it (2010, Invalid user id), not gpucast's", rc == 2010, rc)
 local f2 = io.open(T .. "/overuse/alice", "w"); f2:write("job 41: observed 90%\n"); f2:close()
 conf("overuse_hold = yes\noveruse_dir = " .. T .. "/overuse\n")
 rc = slurm_job_modify({ priority = 4294967295 }, arec, {}, 1002)
-check("another user's release of alice's held job: 2002, as Slurm answers any job of another user", rc == 2002, rc)
+check("another user's release of alice's held job: 2010, as Slurm answers any job of another user", rc == 2010, rc)
 rc = slurm_job_modify({ priority = 4294967295 }, arec, {}, 1001)
 check("alice's own release: refused, held (2072)", rc == 2072, rc)
 os.remove(T .. "/overuse/alice")
