@@ -227,6 +227,23 @@ for g, iv in ev.items():
         if b[0] < a[1] - 1e-6: assert a[2] == b[2] == "run" and a[3] != b[3], (g, a, b)
 PY
 done
+# simulate --threads: the policies' runs at once give the files and results of one at a time
+# (only the wall times and output paths differ).
+expect_rc 0 "$BIN" simulate --trace philly --jobs 1500 --cluster "16x RTX3090" --policy slot,profiling-exclusive,predictive-feedback \
+  --predictions oracle --seed 2 --threads 3 --out "$TMP/simt" --quiet
+/usr/bin/python3 - "$TMP/simp" "$TMP/simt" <<'PY' && ok || bad "simulate --threads 3 differs from --threads default"
+import filecmp, json, os, sys
+a, b = sys.argv[1:]
+def strip(x):
+    if isinstance(x, dict): return {k: strip(v) for k, v in x.items() if k not in ("wall_s", "out")}
+    if isinstance(x, list): return [strip(v) for v in x]
+    return x
+assert strip(json.load(open(a + "/runs.json"))) == strip(json.load(open(b + "/runs.json")))
+for pol in ("slot", "profiling-exclusive", "predictive-feedback"):
+    for f in sorted(os.listdir(os.path.join(a, pol))):
+        assert filecmp.cmp(os.path.join(a, pol, f), os.path.join(b, pol, f), shallow=False), (pol, f)
+PY
+expect_rc 1 "$BIN" simulate --trace philly --jobs 10 --policy slot --threads -1 --out "$TMP/simt2"
 # simulate --predictor: the leave-one-workload-out predictions `train` stored (its algorithm, fitted
 # without each workload) give the same runs, bit for bit, as computing that algorithm's lowo
 # predictions (--predictions ALGO); a file whose predictions do not apply (other data, no stored

@@ -3,17 +3,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +53,7 @@ struct SimulateFlags {
   double measure_noise = 5, observe_after_s = 70, migrate_z = 2, checkpoint_s = 1800, oom_after_s = 10;
   double restart_s = 0, recurring = 0, confident_sd = -1, rate_noise = 0.05;
   std::string workload_mix = "size-aware";
+  int threads = 0;  // policy runs of one load point and seed at once; 0 = the machine's cores
 };
 
 // "1-5" / "1,3,7" / "4" -> seeds.
@@ -475,48 +479,75 @@ int RunSimulate(const SimulateFlags& f) {
       Status s = sim::ApplyPredictionSource(*src, seed, &ws);
       if (!s.ok()) return Fail("simulate", "predicted utilization: " + s.message());
     }
-    for (const std::string& p : policies) {
-      sim::SimConfig cfg;
-      cfg.policy = p;
-      cfg.seed = seed;
-      cfg.predictions = pred_label;
-      cfg.memory_predictions = mem_label;
-      cfg.arrivals = f.arrivals == "bootstrap" ? "bootstrap:days,radius=3" : "trace";
-      cfg.load_scale = load;
-      cfg.options.cap = f.cap;
-      cfg.options.max_slowdown = f.max_slowdown;
-      cfg.options.profile_s = f.profile_s;
-      cfg.options.profile_warmup_s = f.profile_warmup_s;
-      cfg.options.profile_pool_fraction = f.profile_pool;
-      cfg.measure_noise_pct = f.measure_noise;
-      cfg.options.observe_noise_pct = f.measure_noise;  // the observer knows its instrument
-      cfg.options.migrate_z = f.migrate_z;
-      cfg.observe_after_s = f.observe_after_s;
-      cfg.checkpoint_s = f.checkpoint_s;
-      cfg.oom_after_s = f.oom_after_s;
-      cfg.restart_s = f.restart_s;
-      cfg.recurring = f.recurring;
-      cfg.workload_mix = f.workload_mix;
-      cfg.rate_noise = f.rate_noise;
-      cfg.options.confident_sd = f.confident_sd >= 0 ? f.confident_sd : f.measure_noise;
-      const std::string run = p + (multi_load ? " load " + Short(load) : "") + " seed " + std::to_string(seed);
-      cfg.progress = [&progress, &run](double t, int64_t done, int64_t total) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "%s: simulated time %.1f days, %lld/%lld jobs done", run.c_str(), t / 86400,
-                      static_cast<long long>(done), static_cast<long long>(total));
-        progress.Update(buf);
-      };
-      auto t0 = std::chrono::steady_clock::now();
-      auto r = sim::Simulate(t, *cluster, ws, *model, cfg);
-      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!r.ok()) return Fail("simulate", r.message());
-      {
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "%s done in %.1f s: useful work %.2f%%, busy %.2f%%, JCT mean %.0f s, %lld jobs",
-                      run.c_str(), wall, r->useful_work_utilization, r->cluster_utilization, r->jct_mean_s,
-                      static_cast<long long>(r->jobs_done));
-        progress.Result(buf);
+    // The policies' runs are independent (each its own simulator over the same
+    // read-only trace, workloads and physics): `threads` of them at once; their
+    // results are written and printed in the policies' order, so the output is
+    // the same for any --threads.
+    const size_t n_runs = policies.size();
+    std::vector<std::optional<Result<sim::SimResult>>> results(n_runs);
+    std::vector<double> walls(n_runs, 0.0);
+    std::mutex progress_mu;
+    std::atomic<size_t> next_run{0};
+    auto run_policies = [&] {
+      for (size_t i = next_run++; i < n_runs; i = next_run++) {
+        const std::string& p = policies[i];
+        sim::SimConfig cfg;
+        cfg.policy = p;
+        cfg.seed = seed;
+        cfg.predictions = pred_label;
+        cfg.memory_predictions = mem_label;
+        cfg.arrivals = f.arrivals == "bootstrap" ? "bootstrap:days,radius=3" : "trace";
+        cfg.load_scale = load;
+        cfg.options.cap = f.cap;
+        cfg.options.max_slowdown = f.max_slowdown;
+        cfg.options.profile_s = f.profile_s;
+        cfg.options.profile_warmup_s = f.profile_warmup_s;
+        cfg.options.profile_pool_fraction = f.profile_pool;
+        cfg.measure_noise_pct = f.measure_noise;
+        cfg.options.observe_noise_pct = f.measure_noise;  // the observer knows its instrument
+        cfg.options.migrate_z = f.migrate_z;
+        cfg.observe_after_s = f.observe_after_s;
+        cfg.checkpoint_s = f.checkpoint_s;
+        cfg.oom_after_s = f.oom_after_s;
+        cfg.restart_s = f.restart_s;
+        cfg.recurring = f.recurring;
+        cfg.workload_mix = f.workload_mix;
+        cfg.rate_noise = f.rate_noise;
+        cfg.options.confident_sd = f.confident_sd >= 0 ? f.confident_sd : f.measure_noise;
+        const std::string run = p + (multi_load ? " load " + Short(load) : "") + " seed " + std::to_string(seed);
+        cfg.progress = [&progress, &progress_mu, run](double t, int64_t done, int64_t total) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "%s: simulated time %.1f days, %lld/%lld jobs done", run.c_str(), t / 86400,
+                        static_cast<long long>(done), static_cast<long long>(total));
+          std::lock_guard<std::mutex> lock(progress_mu);
+          progress.Update(buf);
+        };
+        const auto t0 = std::chrono::steady_clock::now();
+        Result<sim::SimResult> r = sim::Simulate(t, *cluster, ws, *model, cfg);
+        walls[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (r.ok()) {
+          char buf[256];
+          std::snprintf(buf, sizeof buf, "%s done in %.1f s: useful work %.2f%%, busy %.2f%%, JCT mean %.0f s, %lld jobs",
+                        run.c_str(), walls[i], r->useful_work_utilization, r->cluster_utilization, r->jct_mean_s,
+                        static_cast<long long>(r->jobs_done));
+          std::lock_guard<std::mutex> lock(progress_mu);
+          progress.Result(buf);
+        }
+        results[i] = std::move(r);
       }
+    };
+    const size_t threads = std::min<size_t>(
+        n_runs, f.threads > 0 ? static_cast<size_t>(f.threads) : std::max(1u, std::thread::hardware_concurrency()));
+    {
+      std::vector<std::jthread> pool;
+      for (size_t k = 1; k < threads; ++k) pool.emplace_back(run_policies);
+      run_policies();
+    }  // joined
+    for (size_t i = 0; i < n_runs; ++i) {
+      const std::string& p = policies[i];
+      const Result<sim::SimResult>& r = *results[i];
+      const double wall = walls[i];
+      if (!r.ok()) return Fail("simulate", r.message());
       std::string dir = f.out;
       if (multi_load) dir += "/load-" + Short(load);
       if (multi_seed) dir += "/seed-" + std::to_string(seed);
@@ -661,6 +692,11 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   "measurement noise")->capture_default_str();
   sub->add_option("--seeds", flags->seeds, "Several seeds, e.g. 1-5 or 1,3,7: one run each under OUT/seed-S, "
                   "mean +- sd per load point in runs.json (per_load)");
+  sub->add_option("--threads", flags->threads,
+                  "policy runs of one load point and seed simulated at once (each run is independent; the "
+                  "results and files are the same for any value); 0: one per CPU core")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 256));
   sub->add_flag("--skip-bad-lines", flags->skip_bad_lines, "Skip and count malformed trace lines");
   sub->add_option("--cap", flags->cap, "Max sum of utilization per GPU, percent")->capture_default_str();
   sub->add_option("--max-slowdown", flags->max_slowdown, "interference-aware: max predicted slowdown per job")
