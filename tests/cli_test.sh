@@ -243,7 +243,8 @@ for pol in ("slot", "profiling-exclusive", "predictive-feedback"):
     for f in sorted(os.listdir(os.path.join(a, pol))):
         assert filecmp.cmp(os.path.join(a, pol, f), os.path.join(b, pol, f), shallow=False), (pol, f)
 PY
-expect_rc 1 "$BIN" simulate --trace philly --jobs 10 --policy slot --threads -1 --out "$TMP/simt2"
+expect_rc 2 "$BIN" simulate --trace philly --jobs 10 --policy slot --threads -1 --out "$TMP/simt2"
+expect_err "--threads: Value -1 not in range 0 to 256"
 # simulate --predictor: the leave-one-workload-out predictions `train` stored (its algorithm, fitted
 # without each workload) give the same runs, bit for bit, as computing that algorithm's lowo
 # predictions (--predictions ALGO); a file whose predictions do not apply (other data, no stored

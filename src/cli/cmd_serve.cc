@@ -409,7 +409,7 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "job records the service keeps, in every state (done and cancelled ones too); a submission over "
                   "it gets 507")
       ->capture_default_str(),
-      int64_t{1}, int64_t{1} << 40);
+      int64_t{1}, int64_t{1'000'000'000});
   IntIn(sub->add_option("--max-queued-jobs", flags->jobs.max_queued_jobs,
                   "jobs waiting to be placed at once; a submission over it gets 503")
       ->capture_default_str(),
@@ -417,7 +417,7 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
   IntIn(sub->add_option("--max-observations", flags->loop.max_observations,
                   "observations the service keeps, of all jobs together; one over it gets 507")
       ->capture_default_str(),
-      int64_t{1}, int64_t{1} << 40);
+      int64_t{1}, int64_t{1'000'000'000});
   BytesIn(sub->add_option("--observed-graph-quota-bytes", flags->loop.observed_graph_quota_bytes,
                   "bytes of uploaded graphs kept for training after their jobs end (DB.observed/); an observed "
                   "job's graph over it is not kept")
