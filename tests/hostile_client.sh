@@ -153,7 +153,9 @@ resp=$(post_json /v1/jobs '{"model": "resnet50.onnx", "batch": 32, "name": "a\nf
 [ "$(echo "$resp" | tail -1)" = 201 ] || fail "submit: $resp"
 [ "$(echo "$resp" | head -1 | field '["state"]')" = running ] || fail "not placed at once: $resp"
 [ "$(echo "$resp" | head -1 | field '["placement"]')" = "[0]" ] || fail "placement: $resp"
-for i in 2 3; do resp=$(post_json /v1/jobs '{"model": "vgg.onnx", "batch": 128}'); done
+# Job 2 takes GPU 1; job 3 wants both GPUs, and GPU 0 holds resnet50's near-100%: it waits, and says why.
+resp=$(post_json /v1/jobs '{"model": "vgg.onnx", "batch": 128}')
+resp=$(post_json /v1/jobs '{"model": "vgg.onnx", "batch": 128, "gpus": 2}')
 echo "$resp" | head -1 | field '["pending"]' | grep -q "pending: policy 'predictive' found no place" || fail "no pending reason: $resp"
 grep -q "job 1 submitted: resnet50.onnx, batch 32, 1 GPU(s) H100" "$T/err" || fail "no submission log line"
 grep -q "job 1 placed on GPU(s) \[0\]" "$T/err" || fail "no placement log line"

@@ -76,7 +76,7 @@ def at(obj, path):
             if not obj: return None
             obj = obj[0]
     return obj
-check(len(layouts) == 7, f"docs/json.md lists {len(layouts)} layouts, want 7")
+check(len(layouts) == 8, f"docs/json.md lists {len(layouts)} layouts, want 8")
 for name, (version, fields) in layouts.items():
     try:
         j = json.load(open(f"{out}/{name}.json"))

@@ -200,8 +200,8 @@ class CommandLineTest(unittest.TestCase):
     def test_the_python_client_equals_the_cli(self):
         """Issue 31: the same flags, the same answer: every field of `gpucast predict --json` (but the
         models' paths, the warnings and the schema) is in the service's reply with the same value, and
-        the client prints the lines gpucast predict prints for utilization, workload, expected error
-        and memory."""
+        the client prints the lines gpucast predict prints (utilization, step time, an unmeasured GPU,
+        unsure, workload, expected error, the data-parallel rank, memory), each as printed."""
         for args in FLAG_CASES:
             with self.subTest(args=args):
                 rc, out, err = run_cli("--json", "predict", *args)
@@ -217,9 +217,7 @@ class CommandLineTest(unittest.TestCase):
                 self.assertEqual(rc, 0, err)
                 text = cli_text(*with_paths(args)).splitlines()
                 shown = out.splitlines()
-                for line in text:
-                    if line.startswith(("predicted GPU", "  measured", "  unseen", "  expected error")):
-                        self.assertIn(line, shown)
+                self.assertEqual(shown, text)  # every line gpucast predict prints, in its order
                 if "data_parallel" in want:
                     self.assertIn(f"{want['data_parallel']['step_ms']:.1f} ms", out)
 

@@ -14,6 +14,7 @@
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/model_file.h"
+#include "predict/physics_fixture.h"
 #include "predict/predictor.h"
 #include "util/paths.h"
 
@@ -148,18 +149,7 @@ TEST(ApplyDataParallel, BadInputIsAnError) {
 
 // ---- The whole prediction on real graphs, with a predictor trained on ../shared/data.
 
-const Predictor& Trained() {
-  static const Predictor p = [] {
-    auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
-    EXPECT_TRUE(cat.ok()) << cat.message();
-    auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
-    EXPECT_TRUE(data.ok()) << data.message();
-    auto trained = Predictor::Train(*data, "physics", 1);
-    EXPECT_TRUE(trained.ok()) << trained.message();
-    return *trained;
-  }();
-  return p;
-}
+const Predictor& Trained() { return test::PhysicsOnLucid(); }
 
 std::vector<CostReport> Job(const std::string& model, int64_t batch, bool amp) {
   LoadOptions lo;

@@ -11,6 +11,7 @@
 #include "graph/onnx_loader.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
+#include "predict/physics_fixture.h"
 #include "util/paths.h"
 
 namespace gpucast {
@@ -18,18 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-const Predictor& Trained() {
-  static const Predictor p = [] {
-    auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
-    EXPECT_TRUE(cat.ok()) << cat.message();
-    auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
-    EXPECT_TRUE(data.ok()) << data.message();
-    auto trained = Predictor::Train(*data, "physics", 1);
-    EXPECT_TRUE(trained.ok()) << trained.message();
-    return *trained;
-  }();
-  return p;
-}
+const Predictor& Trained() { return test::PhysicsOnLucid(); }
 
 TEST(PredictionJson, EveryFieldIsThePredictionsOwn) {
   LoadOptions lo;

@@ -10,6 +10,7 @@
 #include "graph/onnx_loader.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
+#include "predict/physics_fixture.h"
 #include "predict/predict_json.h"
 #include "predict/predictor.h"
 #include "util/paths.h"
@@ -17,18 +18,7 @@
 namespace gpucast {
 namespace {
 
-const Predictor& Trained() {
-  static const Predictor p = [] {
-    auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
-    EXPECT_TRUE(cat.ok()) << cat.message();
-    auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
-    EXPECT_TRUE(data.ok()) << data.message();
-    auto trained = Predictor::Train(*data, "physics", 1);
-    EXPECT_TRUE(trained.ok()) << trained.message();
-    return *trained;
-  }();
-  return p;
-}
+const Predictor& Trained() { return test::PhysicsOnLucid(); }
 
 std::vector<CostReport> Job(const std::string& model, int64_t batch) {
   LoadOptions lo;

@@ -98,10 +98,23 @@ def show_prediction(r):
     where = r["gpu"] + (f" MIG {r['mig_profile']}" if r.get("mig_profile") else "")
     lines = [f"predicted GPU utilization on {where}: {r['gpu_util']:.1f}%  ({iv['level'] * 100:.0f}% interval "
              f"{iv['low']:.1f}-{iv['high']:.1f}%, {r['algo']}; {r['target']})"]
+    if r.get("step_ms") is not None:
+        si = r["step_ms_interval"]
+        rank = ", one rank's" if r["gpus"] > 1 else ""
+        lines.append(f"  step time: {r['step_ms']:.1f} ms ({si['level'] * 100:.0f}% interval {si['low']:.1f}-"
+                     f"{si['high']:.1f} ms){rank}")
+    if r.get("gpu_measured") is False:
+        lines.append(f"  GPU not measured: no training row ran on {r['gpu']} (measured: "
+                     f"{', '.join(r.get('measured_gpus') or [])}); the interval spans its unknown host")
+    if r.get("unsure"):
+        lines.append(f"  unsure: {'; '.join(r.get('unsure_reasons') or [])}")
     w = r.get("workload") or {}
     if w.get("seen"):
-        lines.append(f"  measured workload: {w['measured_workload']} ({w['measured_rows']} training rows); its "
-                     "seen-workload correction applies")
+        lines.append(f"  measured workload: {w['measured_workload']} ({w['measured_rows']} training rows on this GPU "
+                     "type); its seen-workload correction applies")
+    elif w.get("measured_on"):
+        lines.append(f"  unseen here: the graph and job facts are {w['same_graph_workload']}'s, measured on "
+                     f"{', '.join(w['measured_on'])} only; its correction is not carried to {r['gpu']}")
     elif w.get("same_graph_workload"):
         lines.append(f"  unseen job: the graph is {w['same_graph_workload']}'s, measured with other job facts "
                      f"({'; '.join(w.get('differing_facts') or [])}); no correction")
@@ -118,16 +131,21 @@ def show_prediction(r):
         lines.append("  expected error: unknown (the model was trained without a leave-one-workload-out pass)")
     dp = r.get("data_parallel")
     if dp:
-        lines.append(f"  one rank of {r['gpus']} GPUs on {r['nodes']} node{'s' if r['nodes'] != 1 else ''}: "
+        links = dp["intra_node"]["name"]
+        if r["nodes"] > 1 and "inter_node" in dp:
+            inter = dp["inter_node"]
+            links += ", " + inter["name"] + (" assumed" if inter.get("from") == "default" else "")
+        lines.append(f"  one rank of {r['gpus']} GPUs on {r['nodes']} node{'s' if r['nodes'] != 1 else ''} ({links}): "
                      f"single GPU {dp['single_gpu_util']:.1f}%; step {dp['single_gpu_step_ms']:.1f} -> "
-                     f"{dp['step_ms']:.1f} ms (scaling efficiency {dp['scaling_efficiency']:.3f})")
-    elif r.get("step_ms") is not None:
-        lines.append(f"  step time: {r['step_ms']:.1f} ms")
+                     f"{dp['step_ms']:.1f} ms (scaling efficiency {dp['scaling_efficiency']:.3f}); all-reduce "
+                     f"{dp['allreduce_bytes'] / 1e6:.1f} MB in {dp['buckets']} buckets, {dp['comm_ms']:.2f} ms, "
+                     f"{dp['exposed_comm_ms']:.2f} ms exposed; compute share {dp['compute_util']:.1f}%")
     mi = r.get("gpu_mem_interval") or {}
     if r.get("gpu_mem_mib") is not None:
-        lines.append(f"predicted GPU memory: {r['gpu_mem_mib']:.0f} MiB  ({mi.get('level', 0) * 100:.0f}% interval "
-                     f"{mi['low']:.0f}-{mi['high']:.0f} MiB; optimizer {r.get('optimizer')}); {r['gpu_mem_fit']} "
-                     f"the {r['gpu_mem_capacity_mib']:.0f} MiB of {where}")
+        lines.append(f"predicted GPU memory (peak): {r['gpu_mem_mib']:.0f} MiB  (interval {mi['low']:.0f}-"
+                     f"{mi['high']:.0f} MiB: low end at {mi.get('level', 0) * 100:.0f}%, high end a one-sided "
+                     f"{mi.get('high_level', 0) * 100:.1f}% bound; optimizer {r.get('optimizer')}); "
+                     f"{r['gpu_mem_fit']} the {r['gpu_mem_capacity_mib']:.0f} MiB of {where}")
     else:
         lines.append("predicted GPU memory: unknown (the predictor file has no memory model: its training rows had "
                      "no memory column)")
