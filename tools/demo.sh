@@ -25,7 +25,7 @@ printf "%-28s %12s %12s %10s %10s\n" graph fwd_GFLOPs bwd_GFLOPs params_M unsupp
 for m in "$ROOT"/models/*.onnx; do
   name=$(basename "$m" .onnx)
   dims=()
-  case "$name" in bert) dims=(--dim seq=384) ;; bert-base) dims=(--dim seq=128) ;; lstm) dims=(--dim seq=35) ;; transformer6) dims=(--dim seq=128) ;; esac
+  case "$name" in bert) dims=(--dim seq=384) ;; bert-base) dims=(--dim seq=128) ;; lstm) dims=(--dim seq=35) ;; transformer6) dims=(--dim seq=128) ;; pollux_yolov3) dims=(--dim img=448) ;; esac
   "$BIN" analyze "$m" --batch 32 "${dims[@]}" --json | /usr/bin/python3 -c '
 import json, sys
 r = json.load(sys.stdin); t = r["totals"]
