@@ -53,13 +53,21 @@ echo "slurm 24.11 test: chroot $DIR, Debian $(cat "$DIR/etc/debian_version"), sl
 # (a Debian 12 build) come from this host, in a directory of their own.
 P=/opt/gpucast-test
 rm -rf "$DIR$P" "$DIR/gpucast-src"
+# A previous run's host libraries are gone with $P: forget them, so that the check below copies
+# what this build needs again (else the chroot's ld cache still names them and nothing is copied).
+rm -f "$DIR/etc/ld.so.conf.d/zz-gpucast-test.conf"
+chroot "$DIR" /sbin/ldconfig
 cmake --install "$BUILD_DIR" --prefix "$DIR$P" --strip >/dev/null
 mkdir -p "$DIR$P/hostlib"
-for bin in "$DIR$P/bin/gpucast" "$DIR$P/lib/gpucast/gpucast-serve"; do
+# XGBoost is opened at run time (dlopen of libxgboost.so.0, predict/xgb_api.cc), so ldd does not
+# list it: it and its own libraries are copied the same way.
+XGB=$(/sbin/ldconfig -p | awk '/libxgboost\.so\.0 / && !x { print $NF; x = 1 }')
+for bin in "$DIR$P/bin/gpucast" "$DIR$P/lib/gpucast/gpucast-serve" ${XGB:+"$XGB"}; do
   [ -e "$bin" ] || continue
-  ldd "$bin" | awk '$3 ~ /^\// { print $1, $3 }' | while read -r so path; do
-    chroot "$DIR" /sbin/ldconfig -p | grep -q "^[[:space:]]*$so " || cp -L "$path" "$DIR$P/hostlib/"
-  done
+  { [ "$bin" = "$XGB" ] && echo "libxgboost.so.0 $XGB"; ldd "$bin" | awk '$3 ~ /^\// { print $1, $3 }'; } |
+    while read -r so path; do
+      chroot "$DIR" /sbin/ldconfig -p | grep -q "^[[:space:]]*$so " || cp -L "$path" "$DIR$P/hostlib/$so"
+    done
 done
 echo "$P/hostlib" > "$DIR/etc/ld.so.conf.d/zz-gpucast-test.conf"
 chroot "$DIR" /sbin/ldconfig
