@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include "graph/onnx_loader.h"
@@ -463,8 +464,14 @@ TEST(ShapeFoldLoader, FoldBombStopsAtTheGraphBudget) {
   }
   EXPECT_EQ(budget_warnings, 1);
   // Measured: without the budget, peak RSS grew by 140 MiB (8.2M folded elements);
-  // with it, by 22 MiB. Allow sanitizer overhead.
+  // with it, by 22 MiB. Under AddressSanitizer freed memory stays in its
+  // quarantine, so RSS counts every allocation ever made, not what is kept:
+  // there the budget is checked by its warning above only (make sanitize).
+#if defined(__SANITIZE_ADDRESS__)
+  std::printf("RSS bound not applied under AddressSanitizer (grew by %ld KiB)\n", static_cast<long>(growth_kib));
+#else
   EXPECT_LT(growth_kib, 64 * 1024) << "peak RSS grew by " << growth_kib << " KiB";
+#endif
 }
 
 }  // namespace
