@@ -197,8 +197,9 @@ chmod 400 "$T/munge.key"
 write_slurm_conf() {  # write_slurm_conf shard|mps
   local gres
   # The test tracks processes without cgroups (proctrack/linuxproc, task/none: it may run in a
-  # chroot or container without /sys/fs/cgroup); slurmd of 23.11+ initialises its cgroup plugin
-  # anyway unless cgroup.conf disables it (CgroupPlugin=disabled, new in 23.11).
+  # chroot or container without /sys/fs/cgroup); slurmd 24.11 initialises its cgroup plugin
+  # anyway unless cgroup.conf disables it (CgroupPlugin=disabled); written for 24.x only, where it
+  # was needed (22.05 runs without it).
   if [ "$SLURM_MAJOR" -ge 24 ]; then echo "CgroupPlugin=disabled" > "$T/cgroup.conf"; else rm -f "$T/cgroup.conf"; fi
   if [ "$1" = shard ]; then gres="gpu:2,shard:$((2 * SHARDS)),nic:2"; else gres="gpu:2,mps:200,nic:2"; fi
   cat > "$T/slurm.conf" <<CONF

@@ -17,6 +17,7 @@ namespace {
 
 using testing::ModelBuilder;
 using testing::kFloat;
+using testing::PeakRssKiB;
 using testing::kInt64;
 using testing::SetAttr;
 
@@ -486,15 +487,6 @@ TEST(LoadOnnx, AttentionHeadSplitAndMerge) {
 }
 
 // ---- Weights are never read ----
-
-int64_t PeakRssKiB() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
-}
 
 TEST(LoadOnnx, LargeWeightPayloadIsSkipped) {
   std::string path = testing::TempPath("big.onnx");

@@ -494,6 +494,20 @@ std::optional<FoldValue> FoldReduce(const onnx::NodeProto& n, const FoldContext&
   return out;
 }
 
+// Min, Max and the comparisons, the same on integers and reals (a comparison
+// folds to 1 or 0 of the inputs' type); nullopt for any other op.
+template <typename T>
+std::optional<T> MinMaxCompare(const std::string& op, T a, T b) {
+  if (op == "Min") return std::min(a, b);
+  if (op == "Max") return std::max(a, b);
+  if (op == "Equal") return a == b;
+  if (op == "Less") return a < b;
+  if (op == "Greater") return a > b;
+  if (op == "LessOrEqual") return a <= b;
+  if (op == "GreaterOrEqual") return a >= b;
+  return std::nullopt;
+}
+
 std::optional<int64_t> Binary(const std::string& op, int64_t a, int64_t b) {
   if (op == "Add") return CheckedAdd(a, b);
   if (op == "Sub") {
@@ -509,17 +523,10 @@ std::optional<int64_t> Binary(const std::string& op, int64_t a, int64_t b) {
     if (m != 0 && ((m < 0) != (b < 0))) m += b;
     return m;
   }
-  if (op == "Min") return std::min(a, b);
-  if (op == "Max") return std::max(a, b);
-  if (op == "Equal") return a == b;
-  if (op == "Less") return a < b;
-  if (op == "Greater") return a > b;
-  if (op == "LessOrEqual") return a <= b;
-  if (op == "GreaterOrEqual") return a >= b;
   if (op == "And") return (a != 0) && (b != 0);
   if (op == "Or") return (a != 0) || (b != 0);
   if (op == "Xor") return (a != 0) != (b != 0);
-  return std::nullopt;
+  return MinMaxCompare(op, a, b);
 }
 
 // The same ops on reals (the inputs of an ONNX op share one type); nullopt
@@ -530,14 +537,7 @@ std::optional<double> BinaryReal(const std::string& op, double a, double b) {
   if (op == "Mul") return a * b;
   if (op == "Div") return b == 0 ? std::nullopt : std::optional<double>(a / b);
   if (op == "Pow") return std::pow(a, b);
-  if (op == "Min") return std::min(a, b);
-  if (op == "Max") return std::max(a, b);
-  if (op == "Equal") return a == b;
-  if (op == "Less") return a < b;
-  if (op == "Greater") return a > b;
-  if (op == "LessOrEqual") return a <= b;
-  if (op == "GreaterOrEqual") return a >= b;
-  return std::nullopt;
+  return MinMaxCompare(op, a, b);
 }
 
 bool IsComparison(const std::string& op) {

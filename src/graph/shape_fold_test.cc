@@ -319,6 +319,7 @@ TEST(ShapeFold, RealTensorRoundTrip) {
 
 using testing::ModelBuilder;
 using testing::kFloat;
+using testing::PeakRssKiB;
 
 ModelBuilder ReluOnly() {
   ModelBuilder b(13);
@@ -415,15 +416,6 @@ TEST(ShapeFoldLoader, SwinWindowPadFromShapes) {
   ASSERT_TRUE(g.ok()) << g.message();
   EXPECT_EQ(g->Tensor("pads")->int_value, (V{0, 0, 0, 0, 0, 2, 3, 0}));
   EXPECT_EQ(g->Tensor("y")->dims, (V{2, 16, 16, 32}));
-}
-
-int64_t PeakRssKiB() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
 }
 
 // Issue 31's fold bomb: many ConstantOfShape nodes of kMaxFoldElements each

@@ -164,6 +164,15 @@ bool WriteFile(const std::string& path, const std::string& bytes) {
   return static_cast<bool>(f);
 }
 
+int64_t PeakRssKiB() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
 std::string TempPath(const std::string& file_name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   std::string base = dir ? dir : "/tmp";

@@ -62,4 +62,7 @@ bool WriteFile(const std::string& path, const std::string& bytes);
 // A fresh path under the test temp dir.
 std::string TempPath(const std::string& file_name);
 
+// This process's peak resident set (VmHWM of /proc/self/status), KiB; -1 if unreadable.
+int64_t PeakRssKiB();
+
 }  // namespace gpucast::testing
