@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -777,6 +778,42 @@ void InterferenceModel::RatesCapped(const double* u, const double* caps, int k, 
     load += rates[i] * ep[i];
   }
   *busy = 100.0 * std::min(1.0, load);
+}
+
+namespace {
+
+bool SameBits(const std::vector<double>& kept, const double* x, int k) {
+  return kept.size() == static_cast<size_t>(k) &&
+         (k == 0 || std::memcmp(kept.data(), x, static_cast<size_t>(k) * sizeof(double)) == 0);
+}
+
+bool SameParams(const InterferenceParams& a, const InterferenceParams& b) {
+  return std::memcmp(&a, &b, sizeof(InterferenceParams)) == 0;
+}
+
+}  // namespace
+
+bool RatesMemo::RatesCapped(const InterferenceModel& m, const double* u, const double* caps, int k, double* rates,
+                            double* busy, double* free_rates) {
+  const size_t n = static_cast<size_t>(std::max(k, 0));
+  if (!(valid_ && SameParams(p_, m.params()) && SameBits(u_, u, static_cast<int>(n)) &&
+        SameBits(caps_, caps, static_cast<int>(n)))) {
+    u_.assign(u, u + n);
+    caps_.assign(caps, caps + n);
+    rates_.resize(n);
+    free_.resize(n);
+    m.RatesCapped(u, caps, k, rates_.data(), &busy_, free_.data());
+    p_ = m.params();
+    valid_ = true;
+    std::copy(rates_.begin(), rates_.end(), rates);
+    if (free_rates) std::copy(free_.begin(), free_.end(), free_rates);
+    *busy = busy_;
+    return true;
+  }
+  std::copy(rates_.begin(), rates_.end(), rates);
+  if (free_rates) std::copy(free_.begin(), free_.end(), free_rates);
+  *busy = busy_;
+  return false;
 }
 
 double InterferenceModel::WorkCapacity() const { return Sanitized(p_).capacity; }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -220,6 +221,123 @@ TEST(Interference, CappedJobsYieldTheirShareAndTheCapacityTermExceedsOneGpu) {
   cm.Rates(light, 2, rr, &busy);
   EXPECT_NEAR(rr[0], std::pow(1 + std::pow(0.6 / 1.25, 5), -0.2), 1e-12);
   EXPECT_NEAR(cm.MinRate(light, 1, 30), rr[0], 1e-12);
+}
+
+// Bitwise equality of two arrays of doubles (the memo must return exactly
+// what a fresh evaluation returns, not something close to it).
+bool SameBits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+struct Eval {
+  std::vector<double> rates, free;
+  double busy = -1;
+};
+
+Eval Fresh(const InterferenceModel& m, const std::vector<double>& u, const std::vector<double>& caps) {
+  const int k = static_cast<int>(u.size());
+  Eval e{std::vector<double>(u.size()), std::vector<double>(u.size())};
+  m.RatesCapped(u.data(), caps.data(), k, e.rates.data(), &e.busy, e.free.data());
+  return e;
+}
+
+Eval Memo(RatesMemo* memo, const InterferenceModel& m, const std::vector<double>& u, const std::vector<double>& caps,
+          bool* computed) {
+  const int k = static_cast<int>(u.size());
+  Eval e{std::vector<double>(u.size(), -7), std::vector<double>(u.size(), -7)};
+  *computed = memo->RatesCapped(m, u.data(), caps.data(), k, e.rates.data(), &e.busy, e.free.data());
+  return e;
+}
+
+TEST(Interference, RatesMemoEqualsFreshEvaluationAndForgetsChangedInputs) {
+  std::mt19937_64 rng(777);
+  std::uniform_real_distribution<double> U(0, 100), Cap(0.05, 1);
+  std::uniform_int_distribution<int> K(0, 9);
+  InterferenceParams capacity;  // the RTX 3090 fit's form: capacity term only
+  capacity.capacity = 1.2;
+  capacity.sharpness = 4 * std::sqrt(2.0);
+  InterferenceParams occupancy;  // Gavel's P100/V100 form: occupancy, time-slicing share
+  occupancy.occupancy = 24.7;
+  const std::vector<InterferenceModel> models = {InterferenceModel(), InterferenceModel(capacity),
+                                                 InterferenceModel(occupancy), InterferenceModel({0.6, 0.1, 3.0})};
+  int reused = 0, recomputed_capped = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const InterferenceModel& m = models[static_cast<size_t>(trial) % models.size()];
+    const int k = K(rng);
+    std::vector<double> u(static_cast<size_t>(k)), caps(static_cast<size_t>(k));
+    for (double& x : u) x = U(rng);
+    for (double& c : caps) c = trial % 3 == 0 ? 1.0 : Cap(rng);
+    const Eval want = Fresh(m, u, caps);
+    RatesMemo memo;
+    bool computed = false;
+    Eval got = Memo(&memo, m, u, caps, &computed);
+    ASSERT_TRUE(computed) << "trial " << trial;
+    ASSERT_TRUE(SameBits(got.rates, want.rates) && SameBits(got.free, want.free)) << "trial " << trial;
+    ASSERT_EQ(got.busy, want.busy);
+    // The same inputs again: remembered, the same bits.
+    got = Memo(&memo, m, u, caps, &computed);
+    ASSERT_FALSE(computed) << "trial " << trial;
+    ASSERT_TRUE(SameBits(got.rates, want.rates) && SameBits(got.free, want.free)) << "trial " << trial;
+    ASSERT_EQ(got.busy, want.busy);
+    ++reused;
+    if (k == 0) continue;
+    // One input changed by one ulp (a utilization, then a cap), a job fewer,
+    // another model, or Clear: computed afresh and equal to a fresh evaluation.
+    const size_t i = static_cast<size_t>(trial) % u.size();
+    std::vector<double> u2 = u, caps2 = caps;
+    u2[i] = std::nextafter(u2[i], 200.0);
+    caps2[i] = std::nextafter(caps2[i], 0.0);
+    std::vector<double> u_less(u.begin(), u.end() - 1), caps_less(caps.begin(), caps.end() - 1);
+    const InterferenceModel& other = models[static_cast<size_t>(trial + 1) % models.size()];
+    struct Case {
+      const InterferenceModel* m;
+      const std::vector<double>* u;
+      const std::vector<double>* caps;
+    };
+    for (const Case& c : {Case{&m, &u2, &caps}, Case{&m, &u, &caps2}, Case{&m, &u_less, &caps_less},
+                          Case{&other, &u, &caps}}) {
+      Memo(&memo, m, u, caps, &computed);  // the memo holds the unchanged mix
+      got = Memo(&memo, *c.m, *c.u, *c.caps, &computed);
+      ASSERT_TRUE(computed) << "trial " << trial;
+      const Eval fresh = Fresh(*c.m, *c.u, *c.caps);
+      ASSERT_TRUE(SameBits(got.rates, fresh.rates) && SameBits(got.free, fresh.free)) << "trial " << trial;
+      ASSERT_EQ(got.busy, fresh.busy);
+    }
+    Memo(&memo, m, u, caps, &computed);
+    memo.Clear();
+    got = Memo(&memo, m, u, caps, &computed);
+    ASSERT_TRUE(computed);
+    ASSERT_TRUE(SameBits(got.rates, want.rates) && SameBits(got.free, want.free)) << "trial " << trial;
+    recomputed_capped += k >= 2 && !SameBits(want.rates, Fresh(m, u, std::vector<double>(u.size(), 1.0)).rates);
+  }
+  EXPECT_EQ(reused, 3000);
+  // The mixes exercise the capped solve (caps that bind), not only plain rates.
+  EXPECT_GT(recomputed_capped, 1000);
+  // A stale memo would be caught: two mixes with different rates, alternated
+  // through one memo, each get their own.
+  RatesMemo memo;
+  const InterferenceModel m(capacity);
+  const std::vector<double> a = {90, 80, 40}, b = {90, 80, 41}, caps = {0.3, 1, 1};
+  const Eval fa = Fresh(m, a, caps), fb = Fresh(m, b, caps);
+  ASSERT_FALSE(SameBits(fa.rates, fb.rates));
+  bool computed;
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_TRUE(SameBits(Memo(&memo, m, a, caps, &computed).rates, fa.rates));
+    EXPECT_TRUE(computed);
+    EXPECT_TRUE(SameBits(Memo(&memo, m, b, caps, &computed).rates, fb.rates));
+    EXPECT_TRUE(computed);
+  }
+  // Hand check of the capped solve it remembers (time-slicing): 100% capped
+  // at 0.5 beside a 50% job, which then runs at 1.
+  const InterferenceModel ts;
+  Eval e = Memo(&memo, ts, {100, 50}, {0.5, 1.0}, &computed);
+  EXPECT_NEAR(e.rates[0], 0.5, 1e-9);
+  EXPECT_NEAR(e.rates[1], 1.0, 1e-9);
+  EXPECT_NEAR(e.busy, 100, 1e-9);
+  e = Memo(&memo, ts, {100, 50}, {0.5, 1.0}, &computed);
+  EXPECT_FALSE(computed);
+  EXPECT_NEAR(e.rates[0], 0.5, 1e-9);
+  EXPECT_NEAR(e.rates[1], 1.0, 1e-9);
 }
 
 TEST(Interference, GangRateIsTheSlowestGpu) {

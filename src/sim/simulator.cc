@@ -660,7 +660,9 @@ class Engine : public ClusterView {
       // Free rates: what each job gets here without its own cap (the share of
       // the uncapped ones: for a capped job an upper bound, so its other GPUs
       // assume it uses at least what it does; the device is never over-committed).
-      m.RatesCapped(u_.data(), caps_.data(), k, gpu_rates_[g].data(), &util, free.data());
+      // Remembered per GPU: the same residents and caps give the same rates.
+      if (gpu_memo_.empty()) gpu_memo_.resize(gpus_.size());
+      gpu_memo_[g].RatesCapped(m, u_.data(), caps_.data(), k, gpu_rates_[g].data(), &util, free.data());
     } else {
       m.Rates(u_.data(), k, gpu_rates_[g].data(), &util);
       for (int i = 0; i < k; ++i) free[i] = gpu_rates_[g][i];
@@ -817,6 +819,7 @@ class Engine : public ClusterView {
   std::vector<double> true_mem_;  // per GPU: sum of its residents' true memory, MiB
   std::vector<InterferenceModel> type_models_;  // the physics of each GPU type of the cluster
   std::vector<int> gpu_model_;                  // per GPU: index into type_models_
+  std::vector<RatesMemo> gpu_memo_;             // per GPU: its last capped evaluation (ComputeGpu)
   std::vector<double> per_gpu_;
   std::vector<char> gpu_shared_, dirty_flag_;
   std::vector<int> dirty_, touched_;
