@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/event_queue.h"
 #include "sim/report.h"
 
 namespace gpucast::sim {
@@ -51,14 +52,6 @@ struct SimJob {
   bool discard = false;    // this profiling run's progress is discarded (profiling-pool)
   double saved_remaining = 0;  // discard: remaining when the run started
   bool restart_pending = false;  // its next start restarts from a checkpoint (SimConfig::restart_s)
-};
-
-struct Event {
-  double t;
-  int64_t order;  // tie-break: insertion order (deterministic)
-  int job;
-  uint32_t version;
-  bool operator>(const Event& o) const { return t != o.t ? t > o.t : order > o.order; }
 };
 
 using EventHeap = std::priority_queue<Event, std::vector<Event>, std::greater<Event>>;
@@ -216,6 +209,7 @@ class Engine : public ClusterView {
     double largest_gpu = 0;
     for (const GpuState& g : gpus_) largest_gpu = std::max(largest_gpu, g.mem_mib);
     jobs_.resize(n);
+    heap_.Reset(static_cast<int>(n));
     info_.resize(n);
     res_.jobs.resize(n);
     double mae = 0, mem_mae = 0;
@@ -291,7 +285,7 @@ class Engine : public ClusterView {
   }
 
   void SkipStale() {
-    while (!heap_.empty() && heap_.top().version != jobs_[heap_.top().job].version) heap_.pop();
+    heap_.SkipStale([this](const Event& e) { return e.version != jobs_[e.job].version; });
   }
 
   // One reading of job j's utilization counter (kind 1: profiling window, 2:
@@ -830,7 +824,7 @@ class Engine : public ClusterView {
   std::vector<int> measured_now_;  // profiling in place: windows ended at this event time
   bool all_queued_ = false;
   JobInfo smallest_;
-  EventHeap heap_;  // completions and profiling-run ends
+  FinishQueue heap_;  // completions and profiling-run ends (one per job, as a lazy heap behaves)
   EventHeap obs_;   // observations (version = placement)
   EventHeap oom_;   // out-of-memory crashes (version = placement)
   int64_t order_ = 0, done_ = 0, refreshes_ = 0;
