@@ -1,6 +1,6 @@
 // The simulator's finish events: an indexed heap that holds at most one event
 // per job and behaves exactly as the min-heap with lazy invalidation it
-// replaces (docs/simulator.md, "Engine").
+// replaces (docs/simulator.md, "Simulator").
 //
 // The lazy heap keeps every event ever pushed until it reaches the top; a job
 // whose rate changes gets a new event and its old one stays behind, stale
