@@ -55,7 +55,7 @@ double UpdateLists(Optimizer o) { return o == Optimizer::kAdam || o == Optimizer
 // The backward-phase working set (kept tensors, transients) and the
 // optimizer step's: the peak holds the larger of the two beyond what is resident.
 double Working(const MemoryParams& p, const MemoryEstimate& e) {
-  return p.activation_factor * e.activations_mib + p.transient_factor * e.largest_tensor_mib;
+  return p.activation_factor * e.activations_mib + p.transient_factor * e.largest_tensor_mib + e.loss_head_mib;
 }
 double StepExcess(const MemoryParams& p, const MemoryEstimate& e) {
   return std::max(0.0, UpdateLists(e.optimizer) * e.trained_params * 4 / kMiB - Working(p, e));
@@ -305,6 +305,7 @@ std::vector<std::pair<std::string, double>> MemoryModel::Components(const Memory
       {"zero_buffers", e.zero_buffers_mib},
       {"activations", p.activation_factor * e.activations_mib},
       {"transient", p.transient_factor * e.largest_tensor_mib},
+      {"loss_head", e.loss_head_mib},
       {"allocator_rounding", e.rounding_mib},
       {"allocator_segments", e.segments_mib},
       {"fragmentation", e.fragmentation_mib}};

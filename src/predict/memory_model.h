@@ -5,7 +5,7 @@
 //
 //   context   = context_base_mib[architecture] + mib_per_sm * SMs of the GPU or MIG slice
 //               + cudnn_mib if the job uses cuDNN (convolutions, batch norm, RNNs)
-//   working   = activation_factor * activations + transient_factor * largest tensor
+//   working   = activation_factor * activations + transient_factor * largest tensor + loss head
 //   mib       = context + static (weights, gradients, optimizer state, autocast
 //               copies, data, DDP buckets, ZeRO buffers, cuBLAS workspaces,
 //               allocator rounding and segments; exact or documented)
@@ -123,7 +123,7 @@ class MemoryModel {
   // the per-SM part), cudnn, cublas_workspace, weights, gradients, optimizer,
   // optimizer_step (its temporaries beyond the working set), autocast_weights, data, ddp_buckets,
   // zero_buffers, activations (x activation_factor), transient (x
-  // transient_factor), allocator_rounding, allocator_segments, fragmentation.
+  // transient_factor), loss_head, allocator_rounding, allocator_segments, fragmentation.
   // They sum to PointMib.
   // Last, measured_workload: what the workload's offset adds (0 for an unseen one).
   std::vector<std::pair<std::string, double>> Components(const MemoryEstimate& e,

@@ -279,8 +279,12 @@ TEST(MemoryModel, CalibratedOnTheMeasuredRows) {
   std::vector<double> y = ds->MemoryLabels();
   double ape = 0;
   for (size_t i = 0; i < y.size(); ++i) {
-    EXPECT_NEAR(m->PointMib(ds->mem[i]), y[i], 0.4 * y[i]) << ds->rows[i].Key() << " b" << ds->rows[i].batch;
-    ape += std::fabs(m->PointMib(ds->mem[i]) - y[i]) / y[i];
+    // A job predicted above its slice's memory ran with the allocator freeing its cache (bert-base
+    // at sequence 512 in a 2g.20gb slice: 18,358 MiB measured, 25,850 in the whole GPU): what it
+    // can measure is at most the slice.
+    const double point = std::min(m->PointMib(ds->mem[i]), ds->mem[i].capacity_mib);
+    EXPECT_NEAR(point, y[i], 0.4 * y[i]) << ds->rows[i].Key() << " b" << ds->rows[i].batch;
+    ape += std::fabs(point - y[i]) / y[i];
   }
   EXPECT_LT(ape / y.size(), 0.10);
   EXPECT_EQ(m->calibration().size(), 89u);  // 12 workloads: calibrated
@@ -311,6 +315,35 @@ TEST(MemoryModel, CalibratedOnTheMeasuredRows) {
   // From batch 128 to 1024 each doubling doubles the increment (within the allocator's rounding).
   for (size_t i = 8; i < point.size(); ++i)
     EXPECT_NEAR((point[i] - point[i - 1]) / (point[i - 1] - point[i - 2]), 2.0, 0.02) << "batch " << (1 << i);
+}
+
+// The loss on a language model's output: LSTM/Wikitext2's graph ends in
+// log_softmax over a 33,278-word vocabulary (log_probs [35, B, 33278]); the
+// loss head is three fp32 tensors of that size (hand count). Held out (a
+// model fit without the LSTM's rows), its four measured rows (3.75-5.6 GB)
+// are predicted within 10%; without the loss head they were 21-46% under and
+// the transient factor rose to ~7.5 to absorb the logits elsewhere.
+TEST(MemoryModel, LossHeadCarriesTheLanguageModelHeldOut) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto ds = BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv"},
+                         *cat, DatasetOptions{});
+  ASSERT_TRUE(ds.ok()) << ds.message();
+  Result<std::vector<double>> res = MemoryGroupedResiduals(ds->mem, ds->MemoryLabels(), ds->group);
+  ASSERT_TRUE(res.ok()) << res.message();
+  int lstm = 0;
+  for (size_t i = 0; i < ds->rows.size(); ++i) {
+    if (ds->groups[ds->group[i]] != "LSTM/Wikitext2") continue;
+    ++lstm;
+    const double b = static_cast<double>(ds->rows[i].batch);
+    EXPECT_NEAR(ds->mem[i].loss_head_mib, 3 * 4 * 35 * b * 33278 / (1024.0 * 1024.0), 1e-6);
+    EXPECT_LT(std::fabs((*res)[i]), 0.10) << "b" << ds->rows[i].batch << " amp " << ds->rows[i].amp;
+  }
+  EXPECT_EQ(lstm, 4);
+  // The transient factor stays physical (a few tensors of the largest's size), fit on every row.
+  Result<MemoryModel> m = MemoryModel::Fit(ds->mem, ds->MemoryLabels(), ds->group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_LT(m->params().transient_factor, 3.0);
 }
 
 }  // namespace
