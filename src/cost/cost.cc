@@ -403,6 +403,10 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   T.largest_tensor_bytes = largest;
   T.data_input_bytes = data_bytes.value();
   T.autocast_weight_bytes = autocast_bytes.value();
+  for (const std::string& name : graph.outputs)
+    if (auto it = graph.tensors.find(name);
+        it != graph.tensors.end() && it->second.shape_known && IsFloat(it->second.elem_type))
+      if (Count n = Numel(it->second); n.ok()) T.largest_output_elems = std::max(T.largest_output_elems, n.value());
 
   for (const auto& [key, count] : unsupported) rep.unsupported.push_back({key.first, count, key.second});
   return rep;

@@ -75,6 +75,7 @@ struct CostTotals {
   int64_t data_input_bytes = 0;      // the data inputs of one batch (resident during the step)
   int64_t autocast_weight_bytes = 0; // AMP: fp16 copies of the weights of conv/matmul/recurrent
                                      // ops, which autocast caches for the step (0 without AMP)
+  int64_t largest_output_elems = 0;  // elements of the largest float graph output (the loss's input)
 };
 
 struct CostReport {
