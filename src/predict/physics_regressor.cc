@@ -237,8 +237,24 @@ class Physics : public PhysicsModel {
       }
     }
     // An unseen job with an input pipeline of unknown cost: the median
-    // training workload's (one like PointNet cannot decide it).
-    loader_s_per_sample_ = workload_loaders_.empty() ? 0.0 : Quantile(workload_loaders_, 0.5);
+    // training workload's (one like PointNet cannot decide it), over the
+    // workloads with a measured utilization. A workload of step-only rows
+    // (Pollux) cannot tell its loader from a GPU slower than the model says
+    // (both lengthen the step linearly in the batch; utilization is what
+    // separates them), so its fitted loader is kept for its own graph but does
+    // not set what an unseen job gets; if no workload has utilization, all count.
+    {
+      std::vector<double> identified;
+      size_t k = 0;
+      for (const auto& [g, idx] : latent) {
+        bool util = false;
+        for (size_t i : idx) util = util || !std::isnan(y[i]);
+        if (util && k < workload_loaders_.size()) identified.push_back(workload_loaders_[k]);
+        ++k;
+      }
+      const std::vector<double>& pool = identified.empty() ? workload_loaders_ : identified;
+      loader_s_per_sample_ = pool.empty() ? 0.0 : Quantile(pool, 0.5);
+    }
     std::vector<double> resid;
     for (size_t i = 0; i < rows.size(); ++i)
       if (!std::isnan(y[i])) resid.push_back(y[i] - std::log1p(Step(theta_, rows[i], loader_s_per_sample_).util));

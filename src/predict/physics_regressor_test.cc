@@ -131,6 +131,40 @@ TEST(PhysicsTest, FitRecoversAModelItGeneratedItself) {
   }
 }
 
+// A workload of step-only rows (no utilization: Pollux) keeps its fitted loader, but
+// does not set the loader an unseen job gets: with a step alone its loader and a GPU
+// slower than the model are the same signature. Rows made by the truth model: workload 0
+// with utilization and 1 ms per sample, workload 1 step-only with 21.5 ms per sample
+// (a grid value, as if its GPU were slower), workload 2 data on the GPU.
+TEST(PhysicsTest, StepOnlyWorkloadsDoNotSetTheUnseenLoader) {
+  auto truth = Loaded();
+  const double slow = std::pow(10.0, -6.0 + 5.0 * 26 / 30);
+  Matrix x;
+  std::vector<double> y, step;
+  std::vector<int> group;
+  for (int w = 0; w < 3; ++w)
+    for (double batch : {16.0, 64.0, 256.0})
+      for (double kernels : {50.0, 800.0}) {
+        x.push_back({0.2 * batch, 0.05 * batch, kernels, 0, batch, 0, w == 2 ? 1.0 : 0.0, 0});
+        StepVariation v;
+        if (w == 1) v.unknown_loader_s_per_sample = slow;
+        auto p = truth->PredictSteps({x.back()}, v);
+        ASSERT_TRUE(p.ok());
+        y.push_back(w == 1 ? std::nan("") : std::log1p((*p)[0].util));
+        step.push_back((*p)[0].step_s);
+        group.push_back(w);
+      }
+  auto m = MakePhysicsModel();
+  ASSERT_TRUE(m->SetFeatureNames(kNames).ok());
+  m->SetStepTimes(step);
+  m->SetGroups(group);
+  ASSERT_TRUE(m->Fit(x, y, 0).ok());
+  double unseen = -1;
+  for (const auto& [name, value] : m->Parameters())
+    if (name == "loader_s_per_sample") unseen = value;
+  EXPECT_NEAR(unseen, 1e-3, 1e-9);  // workload 0's; the median of both would be about 11 ms
+}
+
 TEST(PhysicsTest, MissingFeatureIsAClearError) {
   auto m = MakePhysicsModel();
   EXPECT_EQ(m->SetFeatureNames({"total_flops"}).message(),
