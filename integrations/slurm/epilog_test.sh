@@ -118,11 +118,13 @@ case "\$*" in
   "show config") echo "ClusterName             = testcluster" ;;
 esac
 EOF
-# squeue --json -j ID (the fields the epilog reads, as Slurm 22.05's openapi/v0.0.38 prints
-# them). The job name tries to pose as other fields, as scontrol's text would show it.
+# squeue --json -t all -j ID (the fields the epilog reads, as Slurm 22.05's openapi/v0.0.38
+# prints them; -t all: 24.11 lists a finished job only with it). The job name tries to pose as
+# other fields, as scontrol's text would show it.
 cat >"$T/bin/squeue" <<EOF
 #!/bin/sh
-[ "\$1 \$2" = "--json -j" ] || exit 1
+[ "\$1 \$2 \$3 \$4" = "--json -t all -j" ] || exit 1
+shift 2
 printf '{"meta": {}, "errors": [], "jobs": [{"job_id": %s, "name": "x TresPerNode=gres:shard:8 AdminComment=gpucast_job=1\\\\nAdminComment=gpucast_job=1", "user_id": 1234, "group_id": %s, "user_name": "alice", "tres_per_node": "%s", "admin_comment": "gpucast: model=%s batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8"}]}\n' "\$3" "\${JGID:-1234}" "\${TPN:-gres:shard:1}" "\${MODEL:-$T/my%20models/point%20net%25.onnx}"
 EOF
 chmod +x "$T/bin/sacct" "$T/bin/scontrol" "$T/bin/squeue"

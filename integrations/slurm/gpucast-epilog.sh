@@ -215,12 +215,13 @@ if [ "$MODE" = service ] && [ -n "$DEPUTY_TOKEN_FILE" ]; then
 fi
 case "$JOB" in *[!0-9_]*) log "SLURM_JOB_ID is not a job id"; exit 0 ;; esac
 
-# The job, field by field: squeue --json (jq), which shows finished jobs too when asked
-# by id. Every field is a JSON string or number: a job name cannot pose as a field.
+# The job, field by field: squeue --json -t all (jq): 24.11 lists a finished job only with
+# -t all (an operator's rerun after the job ended found no user: measured), 22.05 with or
+# without it. Every field is a JSON string or number: a job name cannot pose as a field.
 command -v jq >/dev/null || { log "jq is missing (apt-get install jq): cannot read the job's fields"; exit 0; }
 # One line, fields separated by US (0x1f; control characters inside a field become blanks).
 # Slurm 24.11 wraps numbers as {"set": true, "infinite": false, "number": N}: unwrapped here.
-IFS=$'\x1f' read -r comment tres juser juid jgid < <(timeout 20 squeue --json -j "$JOB" 2>/dev/null | jq -r --arg id "$JOB" \
+IFS=$'\x1f' read -r comment tres juser juid jgid < <(timeout 20 squeue --json -t all -j "$JOB" 2>/dev/null | jq -r --arg id "$JOB" \
   'def num: if type == "object" then (if .set then .number else null end) else . end;
    first(.jobs[] | select((.job_id | num | tostring) == $id)) | [.admin_comment, .tres_per_node, .user_name,
      (.user_id | num), (.group_id | num)]

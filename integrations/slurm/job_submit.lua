@@ -1026,6 +1026,32 @@ local function units_for(conf, util)
   return n
 end
 
+-- How this slurmctld spells a gres in the tres_per_* strings a plugin writes back: Slurm
+-- 22.05 parses "gres:shard:3" and refuses "gres/shard:3" ("Invalid Trackable RESource (TRES)
+-- specification"); 24.11 refuses the colon and parses the slash (both measured with the live
+-- test's daemons, docs/slurm.md "Slurm versions"). Read from the request itself where it names
+-- a gres (Slurm wrote that string), else from `slurmctld -V`, once per slurmctld: 23.02 and
+-- later are taken to spell it as 24.11 does (assumed: 23.x is not tested).
+local gres_sep_of_version = nil
+local function gres_sep(req, limit_s)
+  for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+    local c = req[f] and (req[f]:match("^gres([:/])") or req[f]:match(",gres([:/])"))
+    if c then return c end
+  end
+  if not gres_sep_of_version then
+    local _, out = run(piped("slurmctld -V"), math.min(limit_s, 2))
+    local major, minor = first_line(out or ""):match("^slurm%S*%s+(%d+)%.(%d+)")
+    if not major then
+      config_error("cannot tell this Slurm's version (`slurmctld -V` printed '" .. first_line(out or "") ..
+                   "'): gpucast writes gres as 22.05 (gres:shard:N) or 23.02+ (gres/shard:N) spell them")
+    end
+    local v = tonumber(major) * 100 + tonumber(minor)
+    gres_sep_of_version = v >= 2302 and "/" or ":"
+    slurm.log_info("gpucast: Slurm %s.%s: gres written as gres%sKIND:N", major, minor, gres_sep_of_version)
+  end
+  return gres_sep_of_version
+end
+
 local function join_tres(first, rest)
   local t = {}
   if first then t[1] = first end
@@ -1081,10 +1107,11 @@ local function size_job(conf, d, req, out, uid, gid, parts)
       if m > n then n = m end
     end
   end
-  local share = "gres:" .. kind .. ":" .. n
+  local sep = gres_sep(req, conf.timeout_s)
+  local share = "gres" .. sep .. kind .. ":" .. n
   local per_gpu, of = "", share_units(conf)
   if whole then  -- N whole GPUs: the prediction is for the message and the record (per GPU)
-    kind, n, of, share = "gpu", whole, whole, "gres:gpu:" .. whole
+    kind, n, of, share = "gpu", whole, whole, "gres" .. sep .. "gpu:" .. whole
     on = on .. (dp_nodes and (" x" .. dp_nodes .. " nodes") or "") .. " x" .. whole .. " GPUs"
     if p.data_parallel then
       per_gpu = " per GPU (data-parallel, " .. (p.service and ("the service's \"gpus\": " .. p.sent_gpus ..
@@ -1098,6 +1125,17 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   end
   out.tres_per_node = join_tres(share, keep.tres_per_node)
   out.max_nodes = dp_nodes or 1  -- a share of one GPU is on one node; data-parallel jobs on dp_nodes
+  -- Slurm 24.11 spreads -n tasks over as many nodes as their CPUs need even with max_nodes = 1
+  -- (measured: -N1-2 -n32 on 16-CPU nodes became NumNodes=2-2, a share on each node); all tasks
+  -- per node keeps the job on one node (22.05 then refuses or keeps 1-1, as before).
+  if not dp_nodes and isset(req.num_tasks) and req.num_tasks > 1 then
+    if isset(req.ntasks_per_node) and req.ntasks_per_node < req.num_tasks then
+      user_error("this job asks for " .. req.num_tasks .. " tasks, " .. req.ntasks_per_node .. " per node: that is " ..
+                 "more than one node, and a share of one GPU is on one node: write --ntasks-per-node=" ..
+                 req.num_tasks .. " (or fewer tasks)")
+    end
+    out.ntasks_per_node = req.num_tasks
+  end
   if req.tres_per_job and req.tres_per_job ~= "" then out.tres_per_job = join_tres(nil, keep.tres_per_job) end
   if req.tres_per_task and req.tres_per_task ~= "" then out.tres_per_task = join_tres(nil, keep.tres_per_task) end
   local from = conf.headroom == "interval" and string.format("interval high %.1f%%", p.high) or "point"
@@ -1124,7 +1162,7 @@ local function size_job(conf, d, req, out, uid, gid, parts)
                             models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
                             on, p.util, per_gpu, p.low, p.high, from .. by_mem, share)
   msg = msg .. (whole and " (whole GPUs: a job's shards cannot span GPUs)" or (" of " .. of))
-  if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres:", "")) .. ")" end
+  if #replaced > 0 then msg = msg .. " (replaces " .. (table.concat(replaced, ","):gsub("gres[:/]", "")) .. ")" end
   if pinned then msg = msg .. "; on one node (-N1, was up to " .. pinned .. " nodes)" end
   return msg
 end
@@ -1353,6 +1391,7 @@ local function modify(job_desc, job_rec, part_list, uid)
   req.min_nodes = isset(job_desc.min_nodes) and job_desc.min_nodes or nil
   req.max_nodes = isset(job_desc.max_nodes) and job_desc.max_nodes or nil
   req.num_tasks = isset(job_desc.num_tasks) and job_desc.num_tasks or nil
+  req.ntasks_per_node = isset(job_desc.ntasks_per_node) and job_desc.ntasks_per_node or nil
   req.ntasks_per_tres = job_desc.ntasks_per_tres
 
   if d then  -- a new model declaration: predict it again (root), or refuse

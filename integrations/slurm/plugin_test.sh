@@ -449,6 +449,13 @@ check("-N1-2 pinned to one node, and the user told", d.max_nodes == 1 and l:find
       tostring(d.max_nodes) .. " " .. l)
 d = sized("-n32 without -N", { comment = M, num_tasks = 32 }, "gres:shard:5")
 check("tasks cannot spread the share over nodes (max_nodes 1)", d.max_nodes == 1, d.max_nodes)
+-- Slurm 24.11 ignores max_nodes = 1 where the tasks' CPUs need more nodes (-N1-2 -n32 became
+-- NumNodes=2-2 in the 24.11 live test): every task on the one node.
+check("... and all 32 tasks on that node (ntasks_per_node 32)", d.ntasks_per_node == 32, tostring(d.ntasks_per_node))
+d = sized("-n1: no tasks per node set", { comment = M, num_tasks = 1 }, "gres:shard:5")
+check("... ntasks_per_node untouched", d.ntasks_per_node == nil, tostring(d.ntasks_per_node))
+refused("-n8 --ntasks-per-node=4", { comment = M, num_tasks = 8, ntasks_per_node = 4 },
+        "this job asks for 8 tasks, 4 per node: that is more than one node, and a share of one GPU is on one node")
 -- --exclusive: Slurm 22.05 gives the job every GPU of its node, whatever it asks for.
 refused("--exclusive, no model", { shared = 0 }, "this job takes whole nodes (--exclusive), and Slurm gives such a job every GPU")
 refused("--exclusive --gres=gpu:0, no model", { shared = 0, tres_per_node = "gres:gpu:0" }, "even with --gres=gpu:0")
@@ -759,9 +766,15 @@ l = refused("Count=8 over 2 GPUs: 4 per GPU", { comment = M }, "gpucast is misco
 check("... the spread count is named", l:find("gives 4 shard per GPU (Count over 2 GPUs): set shards_per_gpu = 4 (a job sized " ..
       "at 8 would pend forever)", 1, true) ~= nil, l)
 os.remove(T .. "/gres.conf")
--- Slurm 24.11's spellings of a GPU request (gres/gpu:1, gres/gpu=1) are the same requests.
-sized("--gres=gpu:1 as Slurm 24.11 writes it (gres/gpu:1)", { comment = M, tres_per_node = "gres/gpu:1" }, "gres:shard:5")
-sized("TRES form gres/gpu=1", { comment = M, tres_per_job = "gres/gpu=1" }, "gres:shard:5")
+-- Slurm 24.11's spellings of a GPU request (gres/gpu:1, gres/gpu=1) are the same requests, and the
+-- share is written back in the request's spelling: 24.11 refuses "gres:shard:5" as an invalid TRES
+-- specification, 22.05 refuses "gres/shard:5" (the live tests, test.sh and chroot_test.sh). A
+-- request without a gres is answered in the spelling of this host's slurmctld (Debian 12: 22.05,
+-- "gres:", the checks above).
+sized("--gres=gpu:1 as Slurm 24.11 writes it (gres/gpu:1)", { comment = M, tres_per_node = "gres/gpu:1" }, "gres/shard:5")
+sized("TRES form gres/gpu=1", { comment = M, tres_per_job = "gres/gpu=1" }, "gres/shard:5")
+sized("--gres=gpu:1,nic:1 as 24.11 writes it: the nic kept as written", { comment = M, tres_per_node = "gres/gpu:1,gres/nic:1" },
+      "gres/shard:5,gres/nic:1")
 refused("no model, gres/gpu=1", { tres_per_node = "gres/gpu=1" }, "GPU jobs must name their model")
 -- Slurm 24.x: SelectTypeParameters=MULTIPLE_SHARING_GRES_PJ (a job's shards from several GPUs).
 local sc_saved = io.open(T .. "/slurm.conf"):read("*a")

@@ -99,6 +99,9 @@ cleanup() {
   if [ "$rc" != 0 ]; then
     echo "--- slurmctld.log (tail)"; tail -n 30 "$T/slurmctld.log" 2>/dev/null || true
     echo "--- slurmd.log (tail)"; tail -n 15 "$T/slurmd.log" 2>/dev/null || true
+    # The whole logs outlive the temp dir (inside chroot_test.sh's chroot: under its /tmp).
+    mkdir -p /tmp/gpucast-slurm-failed && cp "$T"/*.log "$T"/*.err /tmp/gpucast-slurm-failed/ 2>/dev/null &&
+      echo "--- the logs of this run: /tmp/gpucast-slurm-failed/"
   fi
   # Jobs outlive slurmd (slurmstepd holds them): cancel them while slurmctld runs.
   if [ ${#PIDS[@]} -gt 0 ] && [ -n "${SLURM_CONF:-}" ]; then cancel_all; fi
@@ -359,7 +362,10 @@ submit() {  # submit ARGS... (as the test user) -> job id; sbatch's stderr in $T
   as_user sbatch --parsable -o "$T/out/%j.out" "$@" 2>"$T/sbatch.err"
 }
 job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
-# Slurm 24.11 shows gres/shard:8 where 22.05 shows gres:shard:8: compared in 22.05's form.
+# The spelling of a gres in tres_per_* that this Slurm accepts and the plugin writes (job_submit.lua
+# gres_sep): 22.05 gres:shard:8 (refuses gres/), 24.11 gres/shard:8 (refuses gres:). Messages and
+# updates use it; what Slurm granted is compared in 22.05's form (granted).
+GRES_PFX="gres:"; [ "$SLURM_MAJOR" -lt 24 ] || GRES_PFX="gres/"
 granted() { job_field "$1" TresPerNode | sed 's|^gres/|gres:|; s|,gres/|,gres:|g'; }
 granted_shards() { granted "$1" | sed -n 's/^gres:shard:\([0-9]*\).*/\1/p'; }
 wait_state() {  # wait_state JOB STATE
@@ -468,7 +474,7 @@ cancel_all
 # --- 1. sizing and sharing (default cli mode, the example configuration) -----------------
 write_conf
 BIG=$(submit --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "big job refused: $(cat "$T/sbatch.err")"
-grep -q "gres:shard:$N_BIG of $SHARDS" "$T/sbatch.err" || fail "no gpucast message on sbatch stderr: $(cat "$T/sbatch.err")"
+grep -q "${GRES_PFX}shard:$N_BIG of $SHARDS" "$T/sbatch.err" || fail "no gpucast message on sbatch stderr: $(cat "$T/sbatch.err")"
 [ "$(granted "$BIG")" = "gres:shard:$N_BIG" ] || fail "resnet50: Slurm has $(granted "$BIG"), want gres:shard:$N_BIG"
 scontrol show job "$BIG" | grep -q "AdminComment=gpucast: model=$MODELS/resnet50.onnx batch=64 util=" ||
   fail "prediction not kept on the job: $(scontrol show job "$BIG" | grep -i admin)"
@@ -484,7 +490,12 @@ for i in 1 2 3; do
 done
 pass "pointnet b8 (#GPUCAST line) x3 -> gres:shard:$N_SHARE each (utilization and memory high end $(echo "$J_SHARE" | jq -r '.gpu_mem_interval.high | floor') of $CAP MiB)"
 for id in "${SMALL[@]}"; do wait_state "$id" RUNNING; done
-gpu_of() { scontrol -d show job "$1" | sed -n 's/.* GRES=shard:[0-9]*(IDX:\([0-9,-]*\)).*/\1/p' | head -1; }
+# The GPU index(es) of a job's shards: 22.05 shows GRES=shard:2(IDX:1); 24.11 shards taken from
+# each GPU in index order, GRES=shard:2(0/8,2/8): the GPUs with a non-zero count.
+gpu_of() {
+  scontrol -d show job "$1" | sed -n 's/.* GRES=shard:[0-9]*(\([^)]*\)).*/\1/p' | head -1 |
+    awk -F, '/^IDX:/ { print substr($0, 5); next } { s = ""; for (i = 1; i <= NF; i++) if ($i !~ /^0\//) s = s (s == "" ? "" : ",") (i - 1); print s }'
+}
 RUNNING=$(squeue -h -t R -o %i | wc -l)
 [ "$RUNNING" = 4 ] || fail "want 4 jobs running at once on 2 GPUs, squeue: $(squeue)"
 G_BIG=$(gpu_of "$BIG")
@@ -499,7 +510,7 @@ pass "second resnet50 pends ($(job_field "$BIG2" Reason)): shards are enforced"
 cancel_all
 
 # --- 1b. memory = high (the default): the share holds the memory's high end; what cannot fit is refused ---
-MSG_MEM=$(printf 'memory up to %.0f of %.0f MiB needs %d) -> gres:shard:%d of %d' "$MH_SMALL" "$CAP" "$NM_SMALL" "$N_SMALL" "$SHARDS")
+MSG_MEM=$(printf 'memory up to %.0f of %.0f MiB needs %d) -> %sshard:%d of %d' "$MH_SMALL" "$CAP" "$NM_SMALL" "$GRES_PFX" "$N_SMALL" "$SHARDS")
 id=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "pointnet b32 refused: $(cat "$T/sbatch.err")"
 [ "$(granted_shards "$id")" = "$N_SMALL" ] && grep -qF "$MSG_MEM" "$T/sbatch.err" ||
   fail "pointnet b32: $(granted "$id"), want shard:$N_SMALL and '$MSG_MEM': $(cat "$T/sbatch.err")"
@@ -562,7 +573,7 @@ for _ in $(seq 10); do
 done
 for p in "${ATTACK[@]}"; do wait "$p" 2>/dev/null || true; done
 MAXLAT=$(printf '%s\n' "${LAT[@]}" | sort -n | tail -1)
-[ "$MAXLAT" -le 5000 ] || fail "a plain sbatch took $MAXLAT ms during 50 crafted submissions (all: ${LAT[*]} ms)"
+[ "$MAXLAT" -le 5000 ] || fail "a plain sbatch took $MAXLAT ms during 50 crafted submissions (all: ${LAT[*]} ms); the controller's log of them: $(grep -E 'crafted190k|name=wrap' "$T/slurmctld.log" | cut -c1-200 | head -40)"
 BUDGETED=$(grep -c "user_budget_s = 3 s per minute" "$T/attack.err" || true)
 [ "$BUDGETED" -ge 1 ] || fail "no crafted submission was refused by the budget: $(sort "$T/attack.err" | uniq -c | head -5)"
 pass "50 concurrent submissions of a 190,000-initializer model by $TU2: $TU's plain sbatch took ${LAT[*]} ms (max $MAXLAT); $BUDGETED of the 50 refused at once by the budget ($(grep -m1 -o 'your jobs.*per minute)' "$T/attack.err"))"
@@ -599,7 +610,7 @@ expect_granted "gres:shard:$N_SMALL,gres:nic:1" "$M_SMALL" --gres=gpu:1,nic:1
 expect_reject "GPU type 'a100' in 'gpu:a100:2' is not one this site names to gpucast" "$M_SMALL" --gres=gpu:a100:2 "$T/sleep.sh"
 # Several GPUs on one node: whole GPUs (a job's shards cannot span GPUs), predicted per GPU.
 expect_granted "gres:gpu:2" "$M_SMALL" --gres=gpu:2
-grep -q "x2 GPUs: predicted GPU utilization [0-9.]*% per GPU (data-parallel, gpucast predict --gpus 2) .* -> gres:gpu:2 (whole GPUs: a job's shards cannot span GPUs)" \
+grep -q "x2 GPUs: predicted GPU utilization [0-9.]*% per GPU (data-parallel, gpucast predict --gpus 2) .* -> ${GRES_PFX}gpu:2 (whole GPUs: a job's shards cannot span GPUs)" \
   "$T/sbatch.err" || fail "--gres=gpu:2: $(cat "$T/sbatch.err")"
 expect_granted "gres:gpu:2" "$M_SMALL" -n1 --gpus-per-task=2
 expect_granted "gres:gpu:2" "$M_SMALL" -n2 --gpus-per-task=1
@@ -715,7 +726,7 @@ cancel_all
 # --- 3. the owner cannot undo the decision (job_modify) ---------------------------------
 HELD=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "held big job refused"
 [ "$(granted_shards "$HELD")" = "$SHARDS" ] || fail "held big job: $(granted "$HELD")"
-for bad in gres:shard:1 gres:gpu:1 gres:nic:1; do
+for bad in ${GRES_PFX}shard:1 ${GRES_PFX}gpu:1 ${GRES_PFX}nic:1; do
   if as_user scontrol update jobid="$HELD" TresPerNode="$bad" 2>"$T/scontrol.err"; then
     fail "owner lowered job $HELD to $bad"
   fi
@@ -723,17 +734,17 @@ for bad in gres:shard:1 gres:gpu:1 gres:nic:1; do
 done
 grep -q "Invalid generic resource" "$T/scontrol.err" || fail "scontrol: $(cat "$T/scontrol.err")"
 ctld_log_has "modification of job $HELD rejected: job $HELD was sized gres:shard:$SHARDS of $SHARDS"
-if as_user scontrol update jobid="$HELD" TresPerJob=gres:gpu:2 2>/dev/null; then fail "owner added --gpus=2"; fi
+if as_user scontrol update jobid="$HELD" TresPerJob=${GRES_PFX}gpu:2 2>/dev/null; then fail "owner added --gpus=2"; fi
 pass "owner's scontrol update TresPerNode=gres:shard:1 / gpu:1 / nic:1 / TresPerJob=gpu:2 refused; keeps shard:$SHARDS; reason logged"
 SH=$(submit -H "$M_SMALL" "$T/sleep.sh") || fail "small held refused"
 # allow_more_shards = 0 (the default): the epilog measures overuse against the predicted share,
 # so a raised share is refused; a site that sets allow_more_shards = 1 lets the owner raise it.
-if as_user scontrol update jobid="$SH" TresPerNode="gres:shard:$((N_SMALL + 1))" 2>/dev/null; then
+if as_user scontrol update jobid="$SH" TresPerNode="${GRES_PFX}shard:$((N_SMALL + 1))" 2>/dev/null; then
   fail "raising the share of $SH to $((N_SMALL + 1)) accepted with allow_more_shards = 0"
 fi
 [ "$(granted_shards "$SH")" = "$N_SMALL" ] || fail "refused raise changed the share: $(granted "$SH")"
 write_conf allow_more_shards=1
-as_user scontrol update jobid="$SH" TresPerNode="gres:shard:$((N_SMALL + 1))" ||
+as_user scontrol update jobid="$SH" TresPerNode="${GRES_PFX}shard:$((N_SMALL + 1))" ||
   fail "raising the share of $SH to $((N_SMALL + 1)) refused with allow_more_shards = 1"
 [ "$(granted_shards "$SH")" = $((N_SMALL + 1)) ] || fail "raised share not applied: $(granted "$SH")"
 write_conf
@@ -748,7 +759,7 @@ scontrol update jobid="$HELD" Comment="model=$MODELS/pointnet.onnx,batch=32" || 
 [ "$(granted_shards "$HELD")" = "$N_SMALL" ] || fail "re-prediction not applied: $(granted "$HELD")"
 scontrol show job "$HELD" | grep -q "AdminComment=gpucast: model=$MODELS/pointnet.onnx batch=32" || fail "AdminComment not updated"
 pass "root's new model declaration is re-predicted: shard:$SHARDS -> shard:$N_SMALL, AdminComment updated"
-if as_user scontrol update jobid="$CPU" TresPerNode=gres:shard:1 2>/dev/null; then fail "GPU share added to a job without model"; fi
+if as_user scontrol update jobid="$CPU" TresPerNode=${GRES_PFX}shard:1 2>/dev/null; then fail "GPU share added to a job without model"; fi
 pass "adding a GPU share to a job without a model is refused"
 cancel_all
 
@@ -810,9 +821,9 @@ cancel_all
 
 # --- 6. arrays, heterogeneous jobs, salloc and srun --------------------------------------
 id=$(submit -H --array=0-2 "$M_SMALL" "$T/sleep.sh") || fail "array refused: $(cat "$T/sbatch.err")"
-[ "$(scontrol show job "$id" | grep -c "TresPerNode=gres:shard:$N_SMALL")" -ge 1 ] || fail "array: $(granted "$id")"
+[ "$(scontrol show job "$id" | grep -c "TresPerNode=${GRES_PFX}shard:$N_SMALL")" -ge 1 ] || fail "array: $(granted "$id")"
 id=$(submit -H --array=0-1 "$M_SMALL" --gpus=2 "$T/sleep.sh") || fail "2-GPU array refused: $(cat "$T/sbatch.err")"
-[ "$(scontrol show job "$id" | grep -c "TresPerNode=gres:gpu:2")" -ge 1 ] || fail "2-GPU array: $(granted "$id")"
+[ "$(scontrol show job "$id" | grep -c "TresPerNode=${GRES_PFX}gpu:2")" -ge 1 ] || fail "2-GPU array: $(granted "$id")"
 pass "job array -> gres:shard:$N_SMALL; a 2-GPU array -> gres:gpu:2"
 id=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" : "$M_SMALL" "$T/sleep.sh") ||
   fail "hetjob refused: $(cat "$T/sbatch.err")"
@@ -825,13 +836,13 @@ pass "heterogeneous job: component 0 -> shard:$N_BIG, component 1 -> shard:$N_SM
 cancel_all
 out=$(as_user salloc --no-shell "$M_SMALL" 2>&1) || fail "salloc refused: $out"
 id=$(echo "$out" | sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
-echo "$out" | grep -q "gres:shard:$N_SMALL of $SHARDS" && [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "salloc: $out"
+echo "$out" | grep -q "${GRES_PFX}shard:$N_SMALL of $SHARDS" && [ "$(granted_shards "$id")" = "$N_SMALL" ] || fail "salloc: $out"
 scancel "$id"
 if out=$(as_user salloc --no-shell --comment="model=$T/missing.onnx,batch=8" 2>&1); then fail "salloc of a missing model accepted"; fi
 echo "$out" | grep -qF "$(echo "$M_MISSING" | sed 's/^.*gpucast: //')" || fail "salloc refusal: $out"
 pass "salloc: sized (shard:$N_SMALL) and refused by the same rules"
 out=$(as_user timeout 60 srun "$M_SMALL" sh -c 'scontrol show job $SLURM_JOB_ID' 2>&1) || fail "srun refused: $out"
-echo "$out" | grep -q "TresPerNode=gres:shard:$N_SMALL" || fail "srun job not sized: $out"
+echo "$out" | grep -q "TresPerNode=${GRES_PFX}shard:$N_SMALL" || fail "srun job not sized: $out"
 if out=$(as_user timeout 60 srun -N2 "$M_SMALL" true 2>&1); then fail "srun -N2 accepted"; fi
 echo "$out" | grep -q "this job asks for 2 nodes; a share of one GPU cannot span nodes" || fail "srun refusal: $out"
 pass "srun: sized (shard:$N_SMALL) and refused by the same rules"
@@ -1041,7 +1052,7 @@ for _ in $(seq 100); do grep -q pct= "$T/out/$id.out" 2>/dev/null && break; slee
 [ "$(cat "$T/out/$id.out" 2>/dev/null)" = "pct=$U_PCT" ] || fail "mps job environment: '$(cat "$T/out/$id.out" 2>/dev/null)', want pct=$U_PCT"
 pass "share = mps: pointnet ${U_SMALL}%, memory high end $MH_SMALL of $CAP MiB -> gres:mps:$U_PCT; the job sees CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$U_PCT"
 MH=$(submit -H --comment="model=$MODELS/resnet50.onnx,batch=64" "$T/sleep.sh") || fail "mps big refused"
-if as_user scontrol update jobid="$MH" TresPerNode=gres:mps:10 2>/dev/null; then fail "mps share lowered"; fi
+if as_user scontrol update jobid="$MH" TresPerNode=${GRES_PFX}mps:10 2>/dev/null; then fail "mps share lowered"; fi
 [ "$(granted "$MH")" = "gres:mps:$(share_for "$J_BIG" 100)" ] || fail "mps big: $(granted "$MH")"
 pass "share = mps: lowering a sized mps share is refused too"
 
@@ -1109,7 +1120,7 @@ print("rc=" .. rc .. " tres=" .. tostring(d.tres_per_node) .. " | " .. table.con
 LUA
 chmod 644 "$T/sudo-plugin/"*
 out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/private/p.onnx" "$TUID" "$TGID")
-[[ "$out" == "rc=0 tres=gres:shard:$N_SMALL "* ]] || fail "plugin with run_as = sudo: $out"
+[[ "$out" == "rc=0 tres=${GRES_PFX}shard:$N_SMALL "* ]] || fail "plugin with run_as = sudo: $out"
 out=$(as_svc lua5.1 "$T/sudo-plugin/submit.lua" "$T/sudo-plugin" "$T/outsider/x.onnx" "$TUID" "$TGID")
 [[ "$out" == "rc=-1 "*"the model file cannot be read: it does not exist, is not a regular file, or uid $TUID may not read it"* ]] ||
   fail "plugin with run_as = sudo, another user's model: $out"

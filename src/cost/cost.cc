@@ -350,6 +350,19 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     nc.weight_bytes = wbytes.value();
     nc.input_bytes = in_bytes.value();
 
+    if (auto f = fused.find(node_index); f != fused.end()) {
+      nc.fused_op = static_cast<int64_t>(f->second.first) + 1;
+      if (!f->second.inside && !f->second.keep.empty()) {
+        const TensorInfo* x = graph.Tensor(f->second.keep[0]);
+        const TensorInfo* y = f->second.output.empty() ? nullptr : graph.Tensor(f->second.output);
+        if (x && y && x->shape_known && y->shape_known) {
+          Count io = Bytes(*x, half) + Bytes(*y, half);
+          if (!io.ok()) return Status::Error(where + ": byte count overflows int64" + at_batch);
+          nc.fused_io_bytes = io.value();
+        }
+      }
+    }
+
     const int ci = static_cast<int>(nc.category);
     tot.fwd += nc.forward_flops;
     tot.bwd += nc.backward_flops;
@@ -403,6 +416,10 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   T.largest_tensor_bytes = largest;
   T.data_input_bytes = data_bytes.value();
   T.autocast_weight_bytes = autocast_bytes.value();
+  for (const std::string& name : graph.outputs)
+    if (auto it = graph.tensors.find(name);
+        it != graph.tensors.end() && it->second.shape_known && IsFloat(it->second.elem_type))
+      if (Count n = Numel(it->second); n.ok()) T.largest_output_elems = std::max(T.largest_output_elems, n.value());
 
   for (const auto& [key, count] : unsupported) rep.unsupported.push_back({key.first, count, key.second});
   return rep;

@@ -49,6 +49,15 @@ struct NodeCost {
   // "Memory kept for backward"); one pass (StepReport does not scale it); 0
   // when no input needs a gradient. Under AMP in autocast's element types.
   int64_t saved_bytes = 0;
+  // A fused PyTorch op that the export wrote as several nodes (saved_rules.h
+  // FindFusedExports: LayerNorm before opset 17, GELU, SiLU, GroupNorm): each
+  // of its nodes has fused_op = 1 + the index of its first node (0: not part
+  // of one), and its first node fused_io_bytes, what the fused op reads and
+  // writes in forward (its input and its result). The step-time estimate
+  // counts such an op as one kernel moving those bytes (features.cc
+  // EstimateStep), as PyTorch runs it, not as each node's launch and traffic.
+  int64_t fused_op = 0;
+  int64_t fused_io_bytes = 0;
 };
 
 struct Unsupported {
@@ -75,6 +84,7 @@ struct CostTotals {
   int64_t data_input_bytes = 0;      // the data inputs of one batch (resident during the step)
   int64_t autocast_weight_bytes = 0; // AMP: fp16 copies of the weights of conv/matmul/recurrent
                                      // ops, which autocast caches for the step (0 without AMP)
+  int64_t largest_output_elems = 0;  // elements of the largest float graph output (the loss's input)
 };
 
 struct CostReport {

@@ -52,6 +52,7 @@ Result<CostReport> StepReport(const CostReport& pass, double repeat, double forw
     n.activation_bytes = scale(n.activation_bytes, fwd);
     n.input_bytes = scale(n.input_bytes, fwd);
     n.weight_bytes = scale(n.weight_bytes, fwd);
+    n.fused_io_bytes = scale(n.fused_io_bytes, fwd);
     sum_fwd += n.forward_flops;
     sum_bwd += n.backward_flops;
     sum_act += n.activation_bytes;

@@ -242,8 +242,10 @@ std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph) {
     std::sort(region.begin(), region.end());
     for (long k : region)
       if (out.count(static_cast<size_t>(k))) return;
-    out[static_cast<size_t>(region[0])] = {std::move(keep), false};
-    for (size_t j = 1; j < region.size(); ++j) out[static_cast<size_t>(region[j])] = {{}, true};
+    const size_t first = static_cast<size_t>(region[0]);
+    const std::vector<std::string>& last_out = nodes[static_cast<size_t>(region.back())].outputs;
+    out[first] = {std::move(keep), false, first, last_out.empty() ? "" : last_out[0]};
+    for (size_t j = 1; j < region.size(); ++j) out[static_cast<size_t>(region[j])] = {{}, true, first, ""};
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];

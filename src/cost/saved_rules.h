@@ -44,10 +44,15 @@ inline constexpr uint32_t kSavedPartner = 1u << 31;
 // standard deviation; GELU before opset 20 (x * 0.5 * (1 + erf(x / sqrt 2)),
 // the scalar products in either order) keeps its input. For each node of
 // such a pattern: the tensors the whole pattern keeps, on its first node;
-// `inside` on the others (they keep nothing).
+// `inside` on the others (they keep nothing). Every node of a pattern also has
+// `first`, the index of the pattern's first node (its id), and the first node
+// `output`, the pattern's result (the output of its last node): the fused op
+// reads keep[0] and writes `output`, as one kernel (features.cc EstimateStep).
 struct FusedMemory {
   std::vector<std::string> keep;
   bool inside = false;
+  size_t first = 0;
+  std::string output;
 };
 std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph);
 

@@ -35,6 +35,11 @@ GraphBuilder& GraphBuilder::Value(const std::string& name, std::vector<int64_t> 
   return *this;
 }
 
+GraphBuilder& GraphBuilder::Output(const std::string& name) {
+  g_.outputs.push_back(name);
+  return *this;
+}
+
 GraphBuilder& GraphBuilder::Unknown(const std::string& name) {
   Add(name, {}, kFloat).shape_known = false;
   g_.unknown_shapes.push_back(name);

@@ -21,6 +21,8 @@ class GraphBuilder {
   GraphBuilder& Data(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   GraphBuilder& Param(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   GraphBuilder& Value(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
+  // Marks a declared value as a graph output (Graph::outputs).
+  GraphBuilder& Output(const std::string& name);
   // A value whose shape is unknown.
   GraphBuilder& Unknown(const std::string& name);
   // A loader warning (Graph::warnings), e.g. a shape-inference failure.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 
 #include "features/gpu_specs.h"
 
@@ -211,9 +213,45 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
   // A report is one network's share of the step (StepReport, src/cost/job_cost.h): node
   // FLOPs and bytes are per step already; kernels launch once per pass (fractional passes
   // are averages over steps) and the weight update runs `updates` times per step.
+  // A fused op the export decomposed (NodeCost::fused_op): PyTorch runs it as one kernel
+  // reading its input and writing its result (native_layer_norm, gelu, silu, group_norm), and
+  // its backward as one (two with affine weights: the weights' gradients), so its nodes' FLOPs
+  // are summed and it moves fused_io_bytes, not each node's traffic.
+  struct Fused {
+    double fwd = 0, bwd = 0, io = 0;
+    bool params = false, first_seen = false;
+  };
   double kernels = 0;
   for (const CostReport& r : reports) {
+    std::map<int64_t, Fused> fused;
     for (const NodeCost& n : r.nodes) {
+      if (n.fused_op <= 0) continue;
+      Fused& f = fused[n.fused_op];
+      f.fwd += static_cast<double>(n.forward_flops);
+      f.bwd += static_cast<double>(n.backward_flops);
+      f.io += static_cast<double>(n.fused_io_bytes);
+      f.params = f.params || n.params > 0;
+    }
+    for (auto it = fused.begin(); it != fused.end();)  // no traffic known: its nodes one by one
+      it = it->second.io > 0 ? std::next(it) : fused.erase(it);
+    for (const NodeCost& n : r.nodes) {
+      if (auto f = n.fused_op > 0 ? fused.find(n.fused_op) : fused.end(); f != fused.end()) {
+        if (!f->second.first_seen) {
+          f->second.first_seen = true;
+          const double pass_io = r.forward_passes > 0 ? f->second.io / r.forward_passes : 0;
+          e.busy_s += roofline(f->second.fwd, f->second.io, gpu.fp32_flops);
+          kernels += r.forward_passes;
+          if (f->second.bwd > 0) {
+            e.busy_s += roofline(f->second.bwd, 2 * pass_io * r.backward_passes, gpu.fp32_flops);
+            kernels += (f->second.params ? 2 : 1) * r.backward_passes;
+          }
+        }
+        if (n.params > 0 && r.updates > 0) {
+          e.busy_s += roofline(0, kOptimizerBytesPerParam * n.params * r.updates, gpu.fp32_flops);
+          kernels += r.updates;
+        }
+        continue;
+      }
       double peak = amp && IsHalfCategory(n.category) ? gpu.fp16_tensor_flops : gpu.fp32_flops;
       double fwd_bytes = static_cast<double>(n.input_bytes) + n.activation_bytes + n.weight_bytes;
       double pass_bytes = r.forward_passes > 0 ? fwd_bytes / r.forward_passes : 0;

@@ -133,6 +133,45 @@ TEST(EstimateStep, MultiNetworkPassesAndOneUpdatePerNetwork) {
   EXPECT_EQ(m["kernel_count"], 6 + 16);
 }
 
+TEST(EstimateStep, AFusedExportIsOneKernelMovingItsInputAndResult) {
+  // F.silu exported as Sigmoid(h) -> Mul(h, s) between two Gemms (h, s, m: 2x16 fp32 = 128 B).
+  // PyTorch runs silu as one kernel forward and one backward, reading h and writing m: 256 B
+  // forward, 2 x 256 B backward. Node by node the chain was 4 kernels moving sig 128 + 128 and
+  // mul 256 + 128 forward, twice that backward: 3 x 640 = 1920 B.
+  GraphBuilder b("silu.onnx", 2);
+  b.Data("x", {2, 8}).Param("w", {16, 8}).Value("h", {2, 16}).Param("w2", {4, 16}).Value("y", {2, 4});
+  b.Value("s", {2, 16}).Value("m", {2, 16});
+  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  b.Op("Sigmoid", "sig", {"h"}, {"s"});
+  b.Op("Mul", "mul", {"h", "s"}, {"m"});
+  b.Op("Gemm", "fc2", {"m", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  ASSERT_TRUE(r.ok()) << r.message();
+  const NodeCost *sig = nullptr, *mul = nullptr;
+  for (const NodeCost& n : r->nodes) {
+    if (n.name == "sig") sig = &n;
+    if (n.name == "mul") mul = &n;
+  }
+  ASSERT_TRUE(sig && mul);
+  EXPECT_GT(sig->fused_op, 0);
+  EXPECT_EQ(mul->fused_op, sig->fused_op);
+  EXPECT_EQ(sig->fused_io_bytes, 256);
+  EXPECT_EQ(mul->fused_io_bytes, 0);
+  CostReport by_node = *r;
+  for (NodeCost& n : by_node.nodes) n.fused_op = 0, n.fused_io_bytes = 0;
+  const GpuSpec& gpu = *FindGpuSpec("RTX3090");
+  StepEstimate fused = EstimateStep({*r}, gpu, false), each = EstimateStep({by_node}, gpu, false);
+  // Gemms: forward 1, backward 2, update 1 each; the fused silu 1 + 1 (the chain: 2 + 2).
+  EXPECT_EQ(fused.kernels, 4 + 2 + 4);
+  EXPECT_EQ(each.kernels, 4 + 4 + 4);
+  EXPECT_NEAR(each.bytes - fused.bytes, 1920 - 3 * 256, 1e-9);
+  // Three passes of the network (StepReport): the fused op's traffic scales with the passes.
+  Result<CostReport> three = StepReport(*r, 3, 0);
+  ASSERT_TRUE(three.ok()) << three.message();
+  // Per pass: fc1 1 + 2, silu 1 + 1, fc2 1 + 2; one update of each Gemm per step.
+  EXPECT_EQ(EstimateStep({*three}, gpu, false).kernels, 3 * (3 + 2 + 3) + 2);
+}
+
 TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   // A 4096³ weight-free matmul of two activations is compute-bound on any listed GPU.
   const int64_t n = 4096;

@@ -28,6 +28,9 @@ constexpr int64_t kSmallSize = 1 << 20, kSmallBuffer = 2 << 20, kLargeBuffer = 2
 // (pytorch/pytorch#96995).
 constexpr double kFragmentationPoint = 0.25, kFragmentationHigh = 1.0;
 
+// fp32 tensors of the output's size the loss holds in backward (MemoryEstimate::loss_head_mib).
+constexpr double kLossHeadTensors = 3;
+
 bool NeedsCublas(const NodeCost& n) {
   return n.category == Category::kMatmul || n.op_type == "Einsum" || n.op_type == "Attention" ||
          n.category == Category::kRecurrent;
@@ -211,6 +214,10 @@ Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& reports, co
     }
     if (r.updates > 0) e.optimizer_mib += states * trained * kParamBytes / kMiB;
     largest = std::max(largest, static_cast<double>(t.largest_tensor_bytes));
+    // The loss head: the largest float output of a network with a backward.
+    if (r.backward_passes > 0)
+      e.loss_head_mib =
+          std::max(e.loss_head_mib, kLossHeadTensors * 4 * static_cast<double>(t.largest_output_elems) / kMiB);
   }
   e.largest_tensor_mib = largest / kMiB;
   // With checkpointing the rounding applies to what is kept: scale it alike.
@@ -239,7 +246,7 @@ Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& reports, co
   // coarser one keeps up to one more largest segment) and fragmentation.
   if (e.checkpointing) e.uncertain_mib += e.checkpoint_segment_mib;
   if (e.variable_shapes) {
-    const double working = e.activations_mib + e.largest_tensor_mib;
+    const double working = e.activations_mib + e.largest_tensor_mib + e.loss_head_mib;
     e.fragmentation_mib = kFragmentationPoint * working;
     e.uncertain_mib += (kFragmentationHigh - kFragmentationPoint) * working;
   }

@@ -57,6 +57,11 @@ struct MemoryEstimate {
   double activations_full_mib = 0;  // the same without checkpointing
   double checkpoint_segment_mib = 0;  // checkpointing: the largest segment, recomputed in backward
   double largest_tensor_mib = 0;  // the largest tensor of one pass (its gradient is alive at the peak)
+  // The loss on the network's output, computed in fp32 (autocast's list) after the graph: the
+  // log-probabilities, their gradient and exp(output) in log_softmax's backward (derivatives.yaml:
+  // _log_softmax_backward_data) = 3 fp32 tensors of the size of the largest float graph output
+  // (CostTotals::largest_output_elems) of the networks with a backward. A language model's vocabulary-sized logits make it large.
+  double loss_head_mib = 0;
   double rounding_mib = 0;     // caching-allocator block rounding of the kept tensors (512 B; 2 MiB
                                // segments above 10 MiB), per node
   double segments_mib = 0;     // the allocator's partly used segments: small tensors share 2 MiB

@@ -18,7 +18,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 CostReport Mlp(int64_t batch, bool amp = false) {
   GraphBuilder b("mlp.onnx", batch);
   b.Data("x", {batch, 256}).Param("w1", {512, 256}).Param("b1", {512}).Value("h", {batch, 512});
-  b.Value("r", {batch, 512}).Param("w2", {10, 512}).Param("b2", {10}).Value("y", {batch, 10});
+  b.Value("r", {batch, 512}).Param("w2", {10, 512}).Param("b2", {10}).Value("y", {batch, 10}).Output("y");
   b.Op("Gemm", "fc1", {"x", "w1", "b1"}, {"h"}).attrs["transB"] = IntAttr(1);
   b.Op("Relu", "relu", {"h"}, {"r"});
   b.Op("Gemm", "fc2", {"r", "w2", "b2"}, {"y"}).attrs["transB"] = IntAttr(1);
@@ -51,6 +51,8 @@ TEST(EstimateMemory, SmallMlpByHand) {
   // fc1 keeps x (a data input, resident already); relu keeps r (B·512·4 = 2 MiB); fc2 keeps r again.
   EXPECT_DOUBLE_EQ(e->activations_mib, 2.0);
   EXPECT_DOUBLE_EQ(e->largest_tensor_mib, 2.0);  // h and r
+  // The loss on y [B, 10]: three fp32 tensors of its size.
+  EXPECT_DOUBLE_EQ(e->loss_head_mib, 3 * 4 * 1024.0 * 10 / kMiB);
   EXPECT_DOUBLE_EQ(e->rounding_mib, 0);          // 2 MiB is a whole number of 512-byte blocks
   EXPECT_DOUBLE_EQ(e->ddp_buckets_mib, 0);
   EXPECT_EQ(e->gpu, "RTX3090");
@@ -131,6 +133,31 @@ TEST(EstimateMemory, NetworksAndPasses) {
   EXPECT_DOUBLE_EQ(f->gradients_mib, 0);
   EXPECT_DOUBLE_EQ(f->optimizer_mib, 0);
   EXPECT_DOUBLE_EQ(f->activations_mib, 0);
+  // The loss head: the largest float output of a network with a backward (three fp32 tensors of
+  // y [64, 10]), not summed over networks; a forward-only network's output gets none.
+  EXPECT_DOUBLE_EQ(once->loss_head_mib, 3 * 4 * 64.0 * 10 / kMiB);
+  EXPECT_DOUBLE_EQ(two->loss_head_mib, once->loss_head_mib);
+  EXPECT_DOUBLE_EQ(f->loss_head_mib, 0);
+}
+
+// A language model's head: h[T·B, 200] -> Gemm(w[V, 200]^T) -> logits -> LogSoftmax -> log_probs
+// [T·B, V], V = 33,278 (Wikitext-2): three fp32 tensors of log_probs (under AMP too: autocast runs
+// the loss in fp32), 3 x 4 x 35·64 x 33,278 B = 853.07 MiB.
+TEST(EstimateMemory, LossHeadOfALanguageModel) {
+  const int64_t rows = 35 * 64, vocab = 33278;
+  for (bool amp : {false, true}) {
+    GraphBuilder b("lm_head.onnx", 64);
+    b.Data("h", {rows, 200}).Param("w", {vocab, 200}).Value("logits", {rows, vocab}).Value("log_probs", {rows, vocab});
+    b.Output("log_probs");
+    b.Op("Gemm", "decoder", {"h", "w"}, {"logits"}).attrs["transB"] = IntAttr(1);
+    b.Op("LogSoftmax", "log_softmax", {"logits"}, {"log_probs"}).attrs["axis"] = IntAttr(1);
+    Result<CostReport> r = AnalyzeCost(b.graph(), CostOptions{amp});
+    ASSERT_TRUE(r.ok()) << r.message();
+    Result<MemoryEstimate> e = EstimateMemory({*r}, Job(64, amp));
+    ASSERT_TRUE(e.ok()) << e.message();
+    EXPECT_DOUBLE_EQ(e->loss_head_mib, 3.0 * 4 * rows * vocab / kMiB) << "amp " << amp;
+    EXPECT_NEAR(e->loss_head_mib, 853.07, 0.01);
+  }
 }
 
 TEST(EstimateMemory, DataParallelRanksAddGradientBuckets) {
@@ -237,7 +264,7 @@ TEST(EstimateMemory, VariableShapesFragmentAnEstimateWidenedInTheHighEnd) {
   ASSERT_TRUE(ParseJobAttr("variable_shapes=1", &job.attrs).ok());
   Result<MemoryEstimate> e = EstimateMemory({Mlp(batch)}, job);
   ASSERT_TRUE(e.ok());
-  const double working = e->activations_mib + e->largest_tensor_mib;  // 2 + 2 MiB
+  const double working = e->activations_mib + e->largest_tensor_mib + e->loss_head_mib;  // 2 + 2 + 0.12 MiB
   EXPECT_DOUBLE_EQ(e->fragmentation_mib, 0.25 * working);
   EXPECT_DOUBLE_EQ(e->uncertain_mib, 0.75 * working);
   // grad_accumulation: --batch is one micro-batch; the gradients, resident anyway, are counted.

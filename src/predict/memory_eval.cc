@@ -122,6 +122,7 @@ nlohmann::json MemoryEstimateJson(const MemoryEstimate& e) {
           {"activations_full_mib", e.activations_full_mib},
           {"checkpoint_segment_mib", e.checkpoint_segment_mib},
           {"largest_tensor_mib", e.largest_tensor_mib},
+          {"loss_head_mib", e.loss_head_mib},
           {"rounding_mib", e.rounding_mib},
           {"segments_mib", e.segments_mib},
           {"fragmentation_mib", e.fragmentation_mib},

@@ -55,7 +55,7 @@ double UpdateLists(Optimizer o) { return o == Optimizer::kAdam || o == Optimizer
 // The backward-phase working set (kept tensors, transients) and the
 // optimizer step's: the peak holds the larger of the two beyond what is resident.
 double Working(const MemoryParams& p, const MemoryEstimate& e) {
-  return p.activation_factor * e.activations_mib + p.transient_factor * e.largest_tensor_mib;
+  return p.activation_factor * e.activations_mib + p.transient_factor * e.largest_tensor_mib + e.loss_head_mib;
 }
 double StepExcess(const MemoryParams& p, const MemoryEstimate& e) {
   return std::max(0.0, UpdateLists(e.optimizer) * e.trained_params * 4 / kMiB - Working(p, e));
@@ -215,23 +215,34 @@ Rows Without(const Rows& rows, int g) {
 
 }  // namespace
 
+double MemoryAdditiveMib(const MemoryEstimate& e) { return e.uncertain_mib + (e.uses_conv ? kConvRerunMib : 0); }
+
 namespace {
 
 // The leave-one-group-out pass: log residuals (measured - predicted), NaN
 // for rows without a memory value or whose architecture had no other
 // workload's rows.
+// `score`, when given: the high end's conformity score of each such row,
+// log((measured - MemoryAdditiveMib) / predicted) (NaN elsewhere): the high
+// end is point x exp(q) + the additive widening, so the score takes out what
+// the widening adds (cuDNN's run-to-run spread is not counted twice).
 Status GroupedPass(const std::vector<MemoryEstimate>& est, const std::vector<double>& measured_mib,
-                   const std::vector<int>& group, std::vector<double>* res) {
+                   const std::vector<int>& group, std::vector<double>* res, std::vector<double>* score = nullptr) {
   if (group.size() != est.size()) return Status::Error("memory: calibration needs a workload id per row");
   ASSIGN_OR_RETURN(Rows rows, UsableRows(est, measured_mib, group));
   std::set<int> ids(rows.group.begin(), rows.group.end());
   if (ids.size() < 2) return Status::Error("memory: calibration needs at least 2 workloads with a memory value");
   res->assign(est.size(), std::nan(""));
+  if (score) score->assign(est.size(), std::nan(""));
   for (int g : ids) {
     MemoryParams p = FitParams(Without(rows, g));
     for (size_t i = 0; i < est.size(); ++i)
-      if (Usable(measured_mib[i]) && group[i] == g && Base(p, est[i]).second)
-        (*res)[i] = std::log(measured_mib[i]) - std::log(Point(p, est[i]));
+      if (Usable(measured_mib[i]) && group[i] == g && Base(p, est[i]).second) {
+        const double point = Point(p, est[i]);
+        (*res)[i] = std::log(measured_mib[i]) - std::log(point);
+        // At least 1 MiB above the widening: a row the widening alone covers scores very low.
+        if (score) (*score)[i] = std::log(std::max(measured_mib[i] - MemoryAdditiveMib(est[i]), 1.0)) - std::log(point);
+      }
   }
   return Status::Ok();
 }
@@ -271,11 +282,18 @@ Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, con
   }
   std::set<int> ids(rows.group.begin(), rows.group.end());
   if (calibrate && !group.empty() && ids.size() >= 3) {
-    std::vector<double> res;
-    RETURN_IF_ERROR(GroupedPass(est, measured_mib, group, &res));
-    for (double r : res)
-      if (std::isfinite(r)) m.calibration_.push_back(r);
+    std::vector<double> res, score;
+    RETURN_IF_ERROR(GroupedPass(est, measured_mib, group, &res, &score));
+    std::map<int, int> rows_of;  // calibration rows per workload
+    for (size_t i = 0; i < res.size(); ++i)
+      if (std::isfinite(res[i])) ++rows_of[group[i]];
+    for (size_t i = 0; i < res.size(); ++i) {
+      if (!std::isfinite(res[i])) continue;
+      m.calibration_.push_back(res[i]);
+      m.high_scores_.push_back({score[i], 1.0 / rows_of[group[i]]});
+    }
     std::sort(m.calibration_.begin(), m.calibration_.end());
+    std::sort(m.high_scores_.begin(), m.high_scores_.end());
   }
   return m;
 }
@@ -305,6 +323,7 @@ std::vector<std::pair<std::string, double>> MemoryModel::Components(const Memory
       {"zero_buffers", e.zero_buffers_mib},
       {"activations", p.activation_factor * e.activations_mib},
       {"transient", p.transient_factor * e.largest_tensor_mib},
+      {"loss_head", e.loss_head_mib},
       {"allocator_rounding", e.rounding_mib},
       {"allocator_segments", e.segments_mib},
       {"fragmentation", e.fragmentation_mib}};
@@ -313,6 +332,21 @@ std::vector<std::pair<std::string, double>> MemoryModel::Components(const Memory
   for (const auto& [k, v] : parts) sum += v;
   parts.emplace_back("measured_workload", Point(p, e, workload) - sum);
   return parts;
+}
+
+double MemoryModel::HighScoreQuantile(double level) const {
+  // Weighted split-conformal: the smallest score whose cumulative weight, over
+  // the calibration weights plus the new job's (their mean), reaches `level`;
+  // the largest when none does. With equal weights: the ceil((n + 1) level)-th.
+  double total = 0;
+  for (const auto& [s, w] : high_scores_) total += w;
+  total += total / static_cast<double>(high_scores_.size());
+  double cum = 0;
+  for (const auto& [s, w] : high_scores_) {
+    cum += w;
+    if (cum >= level * total * (1 - 1e-12)) return s;
+  }
+  return high_scores_.back().first;
 }
 
 MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, const std::string& workload) const {
@@ -324,21 +358,22 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
     auto at = [&](double k) { return calibration_[static_cast<size_t>(std::clamp(k, 1.0, n)) - 1]; };
     const double high_level = std::max(kMemoryHighLevel, (1 + level) / 2);
     p.low = std::min(p.mib, p.mib * std::exp(at(std::floor((n + 1) * (1 - level) / 2))));
-    p.high = std::max(p.mib, p.mib * std::exp(at(std::ceil((n + 1) * high_level))));
+    p.high = std::max(p.mib, p.mib * std::exp(HighScoreQuantile(high_level)));
   }
   auto [base, fitted] = Base(params_, e);
   p.context_fitted = fitted;
   // A GPU of an architecture without training rows: its context may be any
   // published one, up to the largest.
   const double context = ContextAt(base, params_.mib_per_sm, e) + (e.uses_cudnn ? params_.cudnn_mib : 0);
-  p.widened_mib = e.uncertain_mib + (e.uses_conv ? kConvRerunMib : 0) +
-                  (fitted ? 0 : std::max(0.0, PublishedContextMaxMib() - context));
+  p.widened_mib = MemoryAdditiveMib(e) + (fitted ? 0 : std::max(0.0, PublishedContextMaxMib() - context));
   p.high += p.widened_mib;
   p.capacity_mib = e.capacity_mib;
   return p;
 }
 
 json MemoryModel::Save() const {
+  std::vector<double> high, high_w;
+  for (const auto& [sc, w] : high_scores_) high.push_back(sc), high_w.push_back(w);
   return json{{"context_base_mib", params_.context_base_mib},
               {"mib_per_sm", params_.mib_per_sm},
               {"mib_per_sm_fitted", params_.mib_per_sm_fitted},
@@ -350,9 +385,11 @@ json MemoryModel::Save() const {
               {"rows", rows_},
               {"calibration",
                {{"method",
-                 "split-conformal on leave-one-workload-out log residuals; high end one-sided, + cuDNN's run-to-run "
-                 "spread for convolutional jobs"},
-                {"residuals", calibration_}}}};
+                 "split-conformal on leave-one-workload-out log residuals (low end); high end one-sided on "
+                 "log((measured - widening) / predicted), each workload weighted alike, + the widening (cuDNN's "
+                 "run-to-run spread for convolutional jobs, estimated parts)"},
+                {"residuals", calibration_},
+                {"high_scores", high}, {"high_weights", high_w}}}};
 }
 
 Result<MemoryModel> MemoryModel::Load(const json& j) {
@@ -387,12 +424,31 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
     m.params_.mib_per_sm_fitted = j.at("mib_per_sm_fitted").get<bool>();
     m.rows_ = j.at("rows").get<size_t>();
     m.calibration_ = j.at("calibration").at("residuals").get<std::vector<double>>();
+    const json& cal = j.at("calibration");
+    if (cal.contains("high_scores")) {
+      const auto sc = cal.at("high_scores").get<std::vector<double>>();
+      const auto w = cal.at("high_weights").get<std::vector<double>>();
+      if (sc.size() != m.calibration_.size() || w.size() != sc.size())
+        return Status::Error("memory.calibration: " + std::to_string(m.calibration_.size()) + " residuals, " +
+                             std::to_string(sc.size()) + " high_scores and " + std::to_string(w.size()) +
+                             " high_weights");
+      for (size_t i = 0; i < sc.size(); ++i) {
+        if (!std::isfinite(sc[i]) || !(w[i] > 0 && w[i] <= 1))
+          return Status::Error("memory.calibration.high_scores/high_weights: entry " + std::to_string(i) +
+                               " not finite or a weight outside (0, 1]");
+        m.high_scores_.push_back({sc[i], w[i]});
+      }
+    } else {
+      // A file of a gpucast before the weighted high end: its log residuals, equally weighted.
+      for (double r : m.calibration_) m.high_scores_.push_back({r, 1.0});
+    }
   } catch (const json::exception& e) {
     return Status::Error(std::string("memory: ") + e.what());
   }
   for (double r : m.calibration_)
     if (!std::isfinite(r)) return Status::Error("memory.calibration.residuals: not finite");
   std::sort(m.calibration_.begin(), m.calibration_.end());
+  std::sort(m.high_scores_.begin(), m.high_scores_.end());
   return m;
 }
 

@@ -5,7 +5,7 @@
 //
 //   context   = context_base_mib[architecture] + mib_per_sm * SMs of the GPU or MIG slice
 //               + cudnn_mib if the job uses cuDNN (convolutions, batch norm, RNNs)
-//   working   = activation_factor * activations + transient_factor * largest tensor
+//   working   = activation_factor * activations + transient_factor * largest tensor + loss head
 //   mib       = context + static (weights, gradients, optimizer state, autocast
 //               copies, data, DDP buckets, ZeRO buffers, cuBLAS workspaces,
 //               allocator rounding and segments; exact or documented)
@@ -123,22 +123,28 @@ class MemoryModel {
   // the per-SM part), cudnn, cublas_workspace, weights, gradients, optimizer,
   // optimizer_step (its temporaries beyond the working set), autocast_weights, data, ddp_buckets,
   // zero_buffers, activations (x activation_factor), transient (x
-  // transient_factor), allocator_rounding, allocator_segments, fragmentation.
+  // transient_factor), loss_head, allocator_rounding, allocator_segments, fragmentation.
   // They sum to PointMib.
   // Last, measured_workload: what the workload's offset adds (0 for an unseen one).
   std::vector<std::pair<std::string, double>> Components(const MemoryEstimate& e,
                                                          const std::string& workload = "") const;
   // The point and its interval at `level` (central probability, (0, 1)):
-  // low = point x exp(the lower conformal offset at level), high = point x
-  // exp(the one-sided upper offset at max(kMemoryHighLevel, (1 + level) / 2))
-  // + widened_mib; always containing the point; the uncalibrated model's
-  // interval is the point plus widened_mib. capacity_mib from `e`.
+  // low = point x exp(the lower conformal offset of the log residuals at
+  // level), high = point x exp(HighScoreQuantile at max(kMemoryHighLevel,
+  // (1 + level) / 2)) + widened_mib; always containing the point; the
+  // uncalibrated model's interval is the point plus widened_mib. capacity_mib from `e`.
   MemoryPrediction Predict(const MemoryEstimate& e, double level, const std::string& workload = "") const;
 
   const MemoryParams& params() const { return params_; }
   // Sorted log(measured) - log(predicted) of the calibration pass (rows whose
   // architecture had other workloads' rows to fit its context on); empty = uncalibrated.
   const std::vector<double>& calibration() const { return calibration_; }
+  // The high end's calibration, sorted: (log((measured - MemoryAdditiveMib) /
+  // predicted), weight = 1 / the calibration rows of the row's workload), one
+  // per calibration row.
+  const std::vector<std::pair<double, double>>& high_scores() const { return high_scores_; }
+  // The weighted conformal quantile of high_scores at `level` (REQUIRES: calibrated).
+  double HighScoreQuantile(double level) const;
   size_t rows() const { return rows_; }
 
   nlohmann::json Save() const;
@@ -148,8 +154,14 @@ class MemoryModel {
  private:
   MemoryParams params_;
   std::vector<double> calibration_;
+  std::vector<std::pair<double, double>> high_scores_;
   size_t rows_ = 0;  // training rows with a memory value
 };
+
+// What the high end adds to point x exp(quantile) for a job whatever the
+// calibration: its estimated parts (MemoryEstimate::uncertain_mib) and, for a
+// job with convolutions, cuDNN's run-to-run spread (kConvRerunMib), MiB.
+double MemoryAdditiveMib(const MemoryEstimate& e);
 
 // Leave-one-group-out log residuals (measured - predicted, NaN for rows
 // without a memory value) of the memory model on these rows.

@@ -171,6 +171,83 @@ TEST(MemoryModel, HighEndIsOneSidedAndWidenedForEstimates) {
   EXPECT_NEAR(b.high, a.high + 100 + kConvRerunMib, 1e-9);
 }
 
+// The high end's quantile weighs every workload alike, as the fit does: three
+// workloads, A with 8 calibration rows (scores 0.00 .. 0.07, weight 1/8 each),
+// B and C with one each (0.10, 0.20; weight 1). Total weight 3 plus the new
+// job's (their mean, 0.3) = 3.3. At 0.5 the cumulative weight first reaches
+// 1.65 at B's 0.10 (A's rows together weigh 1); equally weighted it would be
+// the ceil(11 x 0.5) = 6th score, 0.05. At 0.95 (3.135) none reaches: the largest, 0.20.
+TEST(MemoryModel, HighEndQuantileWeighsWorkloadsAlike) {
+  Result<MemoryModel> base = MemoryModel::Fit({Est("RTX3090", "Ampere", 82, 82, 10, 10, 1),
+                                               Est("RTX3090", "Ampere", 82, 82, 20, 20, 1)},
+                                              {2100, 2200}, {0, 1}, false);
+  ASSERT_TRUE(base.ok()) << base.message();
+  nlohmann::json j = base->Save();
+  std::vector<double> scores, weights;
+  for (int i = 0; i < 8; ++i) scores.push_back(0.01 * i), weights.push_back(1.0 / 8);
+  scores.push_back(0.10), weights.push_back(1);
+  scores.push_back(0.20), weights.push_back(1);
+  j["calibration"]["residuals"] = scores;
+  j["calibration"]["high_scores"] = scores;
+  j["calibration"]["high_weights"] = weights;
+  Result<MemoryModel> m = MemoryModel::Load(j);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_DOUBLE_EQ(m->HighScoreQuantile(0.5), 0.10);
+  EXPECT_DOUBLE_EQ(m->HighScoreQuantile(0.95), 0.20);
+  const MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 10, 10, 1);
+  EXPECT_NEAR(m->Predict(e, 0.8).high, m->PointMib(e) * std::exp(0.20), 1e-9);
+  // Equal weights give the former order statistic: the 6th of 10 at 0.5.
+  j["calibration"]["high_weights"] = std::vector<double>(10, 1.0);
+  Result<MemoryModel> eq = MemoryModel::Load(j);
+  ASSERT_TRUE(eq.ok()) << eq.message();
+  EXPECT_DOUBLE_EQ(eq->HighScoreQuantile(0.5), 0.05);
+  // A file without high_scores (an older gpucast): its residuals, equally weighted.
+  j["calibration"].erase("high_scores");
+  j["calibration"].erase("high_weights");
+  Result<MemoryModel> old = MemoryModel::Load(j);
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_DOUBLE_EQ(old->HighScoreQuantile(0.5), 0.05);
+  // Sizes that differ, a weight outside (0, 1]: refused, naming the field.
+  j["calibration"]["high_scores"] = std::vector<double>{0.1};
+  j["calibration"]["high_weights"] = std::vector<double>{1};
+  EXPECT_EQ(MemoryModel::Load(j).message(), "memory.calibration: 10 residuals, 1 high_scores and 1 high_weights");
+  j["calibration"]["high_scores"] = scores;
+  j["calibration"]["high_weights"] = std::vector<double>(10, 2.0);
+  EXPECT_EQ(MemoryModel::Load(j).message(),
+            "memory.calibration.high_scores/high_weights: entry 0 not finite or a weight outside (0, 1]");
+}
+
+// The high end is point x exp(q) + the widening (cuDNN's spread for a job
+// with convolutions), so its score takes the widening out of the measured
+// memory: log((measured - widening) / predicted), the held-out prediction's.
+TEST(MemoryModel, HighEndScoreTakesOutTheWidening) {
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  for (int w = 0; w < 8; ++w) {
+    MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 100, 100.0 * (1 + w % 4), 5);
+    e.uses_conv = w % 2 == 1;
+    est.push_back(e);
+    y.push_back((2000 + 100 + e.activations_mib + 5) * (1 + 0.02 * (w - 4)) + (e.uses_conv ? 600 : 0));
+    group.push_back(w / 2);  // 4 workloads of 2 rows
+  }
+  Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  Result<std::vector<double>> res = MemoryGroupedResiduals(est, y, group);
+  ASSERT_TRUE(res.ok()) << res.message();
+  std::vector<double> want;
+  for (size_t i = 0; i < est.size(); ++i)
+    want.push_back((*res)[i] + std::log((y[i] - MemoryAdditiveMib(est[i])) / y[i]));
+  std::sort(want.begin(), want.end());
+  ASSERT_EQ(m->high_scores().size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(m->high_scores()[i].first, want[i], 1e-9) << i;
+    EXPECT_DOUBLE_EQ(m->high_scores()[i].second, 0.5);  // 2 rows a workload
+  }
+  EXPECT_DOUBLE_EQ(MemoryAdditiveMib(est[1]), kConvRerunMib);
+  EXPECT_DOUBLE_EQ(MemoryAdditiveMib(est[0]), 0);
+}
+
 // kConvRerunMib is what tools/memory_peak_vs_mean.py computes from the Lucid data: the 95th
 // percentile of (pair peak - the two single means) over pairs of a convolutional and a tiny job.
 TEST(MemoryModel, ConvRerunSpreadFromTheColocatedPairs) {
@@ -279,8 +356,12 @@ TEST(MemoryModel, CalibratedOnTheMeasuredRows) {
   std::vector<double> y = ds->MemoryLabels();
   double ape = 0;
   for (size_t i = 0; i < y.size(); ++i) {
-    EXPECT_NEAR(m->PointMib(ds->mem[i]), y[i], 0.4 * y[i]) << ds->rows[i].Key() << " b" << ds->rows[i].batch;
-    ape += std::fabs(m->PointMib(ds->mem[i]) - y[i]) / y[i];
+    // A job predicted above its slice's memory ran with the allocator freeing its cache (bert-base
+    // at sequence 512 in a 2g.20gb slice: 18,358 MiB measured, 25,850 in the whole GPU): what it
+    // can measure is at most the slice.
+    const double point = std::min(m->PointMib(ds->mem[i]), ds->mem[i].capacity_mib);
+    EXPECT_NEAR(point, y[i], 0.4 * y[i]) << ds->rows[i].Key() << " b" << ds->rows[i].batch;
+    ape += std::fabs(point - y[i]) / y[i];
   }
   EXPECT_LT(ape / y.size(), 0.10);
   EXPECT_EQ(m->calibration().size(), 89u);  // 12 workloads: calibrated
@@ -311,6 +392,35 @@ TEST(MemoryModel, CalibratedOnTheMeasuredRows) {
   // From batch 128 to 1024 each doubling doubles the increment (within the allocator's rounding).
   for (size_t i = 8; i < point.size(); ++i)
     EXPECT_NEAR((point[i] - point[i - 1]) / (point[i - 1] - point[i - 2]), 2.0, 0.02) << "batch " << (1 << i);
+}
+
+// The loss on a language model's output: LSTM/Wikitext2's graph ends in
+// log_softmax over a 33,278-word vocabulary (log_probs [35, B, 33278]); the
+// loss head is three fp32 tensors of that size (hand count). Held out (a
+// model fit without the LSTM's rows), its four measured rows (3.75-5.6 GB)
+// are predicted within 10%; without the loss head they were 21-46% under and
+// the transient factor rose to ~7.5 to absorb the logits elsewhere.
+TEST(MemoryModel, LossHeadCarriesTheLanguageModelHeldOut) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto ds = BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv"},
+                         *cat, DatasetOptions{});
+  ASSERT_TRUE(ds.ok()) << ds.message();
+  Result<std::vector<double>> res = MemoryGroupedResiduals(ds->mem, ds->MemoryLabels(), ds->group);
+  ASSERT_TRUE(res.ok()) << res.message();
+  int lstm = 0;
+  for (size_t i = 0; i < ds->rows.size(); ++i) {
+    if (ds->groups[ds->group[i]] != "LSTM/Wikitext2") continue;
+    ++lstm;
+    const double b = static_cast<double>(ds->rows[i].batch);
+    EXPECT_NEAR(ds->mem[i].loss_head_mib, 3 * 4 * 35 * b * 33278 / (1024.0 * 1024.0), 1e-6);
+    EXPECT_LT(std::fabs((*res)[i]), 0.10) << "b" << ds->rows[i].batch << " amp " << ds->rows[i].amp;
+  }
+  EXPECT_EQ(lstm, 4);
+  // The transient factor stays physical (a few tensors of the largest's size), fit on every row.
+  Result<MemoryModel> m = MemoryModel::Fit(ds->mem, ds->MemoryLabels(), ds->group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_LT(m->params().transient_factor, 3.0);
 }
 
 }  // namespace

@@ -222,9 +222,23 @@ class Physics : public PhysicsModel {
     theta_ = ThetaFromZ(kTheta, best);
     workload_loaders_.clear();
     profile(theta_, &workload_loaders_);
-    // Each latent workload's loader, keyed by its graph (the params feature, the same on all its
-    // rows): a job of that graph with an unstated pipeline gets it on any GPU (its CPU work per
-    // sample is the job's, not the GPU's).
+    // Which latent workloads are identified: a workload of step-only rows
+    // (Pollux) cannot tell its loader from a GPU slower than the model says
+    // (both lengthen its step linearly in the batch; utilization is what
+    // separates them), so its fitted loader stays its own (reported) and is
+    // neither carried to its graph on other GPUs nor part of the median below.
+    // If no workload has a utilization, every one counts.
+    std::vector<bool> identified;
+    for (const auto& [g, idx] : latent) {
+      bool util = false;
+      for (size_t i : idx) util = util || !std::isnan(y[i]);
+      identified.push_back(util);
+    }
+    if (std::none_of(identified.begin(), identified.end(), [](bool b) { return b; }))
+      identified.assign(identified.size(), true);
+    // Each identified latent workload's loader, keyed by its graph (the params feature, the same on
+    // all its rows): a job of that graph with an unstated pipeline gets it on any GPU (its CPU work
+    // per sample is the job's, not the GPU's).
     loader_by_params_.clear();
     if (index_[kParams] >= 0) {
       size_t k = 0;
@@ -232,13 +246,18 @@ class Physics : public PhysicsModel {
         const double p = rows[idx[0]][kParams];
         bool one_graph = true;
         for (size_t i : idx) one_graph = one_graph && rows[i][kParams] == p;
-        if (one_graph && k < workload_loaders_.size()) loader_by_params_[p] = workload_loaders_[k];
+        if (one_graph && k < workload_loaders_.size() && identified[k]) loader_by_params_[p] = workload_loaders_[k];
         ++k;
       }
     }
     // An unseen job with an input pipeline of unknown cost: the median
-    // training workload's (one like PointNet cannot decide it).
-    loader_s_per_sample_ = workload_loaders_.empty() ? 0.0 : Quantile(workload_loaders_, 0.5);
+    // identified training workload's (one like PointNet cannot decide it).
+    {
+      std::vector<double> pool;
+      for (size_t k = 0; k < workload_loaders_.size() && k < identified.size(); ++k)
+        if (identified[k]) pool.push_back(workload_loaders_[k]);
+      loader_s_per_sample_ = pool.empty() ? 0.0 : Quantile(pool, 0.5);
+    }
     std::vector<double> resid;
     for (size_t i = 0; i < rows.size(); ++i)
       if (!std::isnan(y[i])) resid.push_back(y[i] - std::log1p(Step(theta_, rows[i], loader_s_per_sample_).util));

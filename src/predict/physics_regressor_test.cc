@@ -131,6 +131,56 @@ TEST(PhysicsTest, FitRecoversAModelItGeneratedItself) {
   }
 }
 
+// A workload of step-only rows (no utilization: Pollux) has a fitted loader, but with a
+// step alone its loader and a GPU slower than the model are the same signature: it neither
+// sets the loader an unseen job gets nor is carried to its graph. Rows made by the truth
+// model: workload 0 (graph 1000) with utilization and 1 ms per sample, workload 1 (graph
+// 1001) step-only with 21.5 ms per sample (a grid value, as if its GPU were slower),
+// workload 2 (graph 1002) data on the GPU.
+TEST(PhysicsTest, StepOnlyWorkloadsDoNotSetTheUnseenLoader) {
+  auto truth = Loaded();
+  const double slow = std::pow(10.0, -6.0 + 5.0 * 26 / 30);
+  std::vector<std::string> names = kNames;
+  names.push_back("params");
+  Matrix x;
+  std::vector<double> y, step;
+  std::vector<int> group;
+  for (int w = 0; w < 3; ++w)
+    for (double batch : {16.0, 64.0, 256.0})
+      for (double kernels : {50.0, 800.0}) {
+        std::vector<double> row = {0.2 * batch, 0.05 * batch, kernels, 0, batch, 0, w == 2 ? 1.0 : 0.0, 0};
+        StepVariation v;
+        if (w == 1) v.unknown_loader_s_per_sample = slow;
+        auto p = truth->PredictSteps({row}, v);
+        ASSERT_TRUE(p.ok());
+        row.push_back(1000 + w);
+        x.push_back(row);
+        y.push_back(w == 1 ? std::nan("") : std::log1p((*p)[0].util));
+        step.push_back((*p)[0].step_s);
+        group.push_back(w);
+      }
+  auto m = MakePhysicsModel();
+  ASSERT_TRUE(m->SetFeatureNames(names).ok());
+  m->SetStepTimes(step);
+  m->SetGroups(group);
+  ASSERT_TRUE(m->Fit(x, y, 0).ok());
+  double unseen = -1;
+  for (const auto& [name, value] : m->Parameters())
+    if (name == "loader_s_per_sample") unseen = value;
+  EXPECT_NEAR(unseen, 1e-3, 1e-9);  // workload 0's; the median of both would be about 11 ms
+  // Workload 1's graph on another GPU (own_loaders): the unseen loader, not its 21.5 ms.
+  StepVariation carry;
+  carry.own_loaders = true;
+  auto p = m->PredictSteps({x[6]}, carry);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_EQ((*p)[0].own_loader_s_per_sample, 0);
+  EXPECT_TRUE((*p)[0].unknown_pipeline);
+  // Workload 0's graph carries its own identified loader.
+  p = m->PredictSteps({x[0]}, carry);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_NEAR((*p)[0].own_loader_s_per_sample, 1e-3, 1e-9);
+}
+
 TEST(PhysicsTest, MissingFeatureIsAClearError) {
   auto m = MakePhysicsModel();
   EXPECT_EQ(m->SetFeatureNames({"total_flops"}).message(),

@@ -1,0 +1,62 @@
+// The held-out GPU memory evaluation (gpucast evaluate --memory-only) on the
+// measured rows of ../shared/data: Lucid's RTX 3090 rows and MIGProfiler's
+// A100 80 GB rows (docs/predictor.md, "GPU memory").
+#include "predict/memory_eval.h"
+
+#include <gtest/gtest.h>
+
+#include "predict/catalog.h"
+#include "util/paths.h"
+
+namespace gpucast {
+namespace {
+
+Dataset MeasuredRows() {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  EXPECT_TRUE(cat.ok()) << cat.message();
+  auto ds = BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv"},
+                         *cat, DatasetOptions{});
+  EXPECT_TRUE(ds.ok()) << ds.message();
+  return ds.ok() ? *ds : Dataset{};
+}
+
+// Leave one workload out (12 folds, each calibrated on its training rows only):
+// the one-sided high end holds for at least 95% of the 89 rows (the issue's
+// target), every workload's point is within 30% on average, and the interval
+// is narrower than the former one (the high end at the 95% quantile of the
+// plain log residuals plus cuDNN's spread on top: median width 0.68 of the point).
+TEST(EvaluateMemory, LeaveOneWorkloadOutOnTheMeasuredRows) {
+  Dataset d = MeasuredRows();
+  ASSERT_EQ(d.mem.size(), 89u);
+  Result<Split> split = ParseSplit("lowo");
+  ASSERT_TRUE(split.ok());
+  Result<MemoryEvaluation> ev = EvaluateMemory(d, *split, 0.8);
+  ASSERT_TRUE(ev.ok()) << ev.message();
+  ASSERT_EQ(ev->overall.rows, 89u);
+  EXPECT_GE(ev->overall.high_above, 0.95);
+  EXPECT_LT(ev->overall.mape, 0.12);
+  EXPECT_LT(ev->overall.median_rel_width, 0.45);
+  for (const auto& [w, s] : ev->per_workload) EXPECT_LT(s.mape, 0.30) << w;
+  // Every row's interval contains its point; the high end never below it.
+  for (const MemoryRowPrediction& r : ev->rows) {
+    EXPECT_LE(r.prediction.low, r.prediction.mib) << r.workload;
+    EXPECT_GE(r.prediction.high, r.prediction.mib) << r.workload;
+  }
+}
+
+// Leave the A100 out: a model fitted on the RTX 3090 rows (11 workloads, Lucid's
+// software) predicts MIGProfiler's BERT on four MIG profiles: the high end holds
+// on every one of the 37 rows.
+TEST(EvaluateMemory, LeaveTheA100OutOnTheMeasuredRows) {
+  Dataset d = MeasuredRows();
+  Result<Split> split = ParseSplit("gpu:A100-80GB");
+  ASSERT_TRUE(split.ok());
+  Result<MemoryEvaluation> ev = EvaluateMemory(d, *split, 0.8);
+  ASSERT_TRUE(ev.ok()) << ev.message();
+  ASSERT_EQ(ev->overall.rows, 37u);
+  EXPECT_EQ(ev->overall.high_above, 1.0);
+  EXPECT_LT(ev->overall.mape, 0.12);
+}
+
+}  // namespace
+}  // namespace gpucast
