@@ -452,10 +452,12 @@ local function is_share(e) return e.name == "shard" or e.name == "mps" end
 local function mentions_gpu(s) return s ~= nil and (s:match("gpu") or s:match("shard") or s:match("mps")) ~= nil end
 
 local REQ_FIELDS = { "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket", "cpus_per_tres", "mem_per_tres" }
+-- The request fields that name gres (the others of REQ_FIELDS count per GPU).
+local GRES_FIELDS = { "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }
 
 -- Does the request ask for a GPU or a share of one anywhere? (--gres=gpu:0 does not.)
 local function wants_gpu(req)
-  for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+  for _, f in ipairs(GRES_FIELDS) do
     for _, e in ipairs(parse_tres(req[f])) do
       if (is_gpu(e) or is_share(e)) and e.count > 0 then return true end
     end
@@ -519,7 +521,7 @@ local function plan_request(req, share_gres, conf)
   local gpus, what, replaced = 0, {}, {}
   local keep = { tres_per_node = {}, tres_per_job = {}, tres_per_task = {} }
   local types = {}
-  for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+  for _, f in ipairs(GRES_FIELDS) do
     for _, e in ipairs(parse_tres(req[f])) do
       if (is_gpu(e) or is_share(e)) and e.type then
         -- A GPU type the site named (gpu_types): predicted for that GPU, kept there by the feature.
@@ -1029,12 +1031,12 @@ end
 -- How this slurmctld spells a gres in the tres_per_* strings a plugin writes back: Slurm
 -- 22.05 parses "gres:shard:3" and refuses "gres/shard:3" ("Invalid Trackable RESource (TRES)
 -- specification"); 24.11 refuses the colon and parses the slash (both measured with the live
--- test's daemons, docs/slurm.md "Slurm versions"). Read from the request itself where it names
+-- test's daemons, docs/slurm.md "The test"). Read from the request itself where it names
 -- a gres (Slurm wrote that string), else from `slurmctld -V`, once per slurmctld: 23.02 and
 -- later are taken to spell it as 24.11 does (assumed: 23.x is not tested).
 local gres_sep_of_version = nil
 local function gres_sep(req, limit_s)
-  for _, f in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+  for _, f in ipairs(GRES_FIELDS) do
     local c = req[f] and (req[f]:match("^gres([:/])") or req[f]:match(",gres([:/])"))
     if c then return c end
   end

@@ -365,7 +365,7 @@ job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -
 # The spelling of a gres in tres_per_* that this Slurm accepts and the plugin writes (job_submit.lua
 # gres_sep): 22.05 gres:shard:8 (refuses gres/), 24.11 gres/shard:8 (refuses gres:). Messages and
 # updates use it; what Slurm granted is compared in 22.05's form (granted).
-GRES_PFX="gres:"; [ "$SLURM_MAJOR" -lt 24 ] || GRES_PFX="gres/"
+GRES_PFX=$(echo "$SLURM_VERSION" | awk -F. '{ print ($1 * 100 + $2 >= 2302) ? "gres/" : "gres:" }')  # as gres_sep decides
 granted() { job_field "$1" TresPerNode | sed 's|^gres/|gres:|; s|,gres/|,gres:|g'; }
 granted_shards() { granted "$1" | sed -n 's/^gres:shard:\([0-9]*\).*/\1/p'; }
 wait_state() {  # wait_state JOB STATE

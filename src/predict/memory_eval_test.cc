@@ -20,6 +20,12 @@ Dataset MeasuredRows() {
   return ds.ok() ? *ds : Dataset{};
 }
 
+// The memory evaluation of the measured rows under `split` (at the 80% level).
+Result<MemoryEvaluation> EvaluateMeasured(const Dataset& d, const std::string& split) {
+  ASSIGN_OR_RETURN(Split s, ParseSplit(split));
+  return EvaluateMemory(d, s, 0.8);
+}
+
 // Leave one workload out (12 folds, each calibrated on its training rows only):
 // the one-sided high end holds for at least 95% of the 89 rows (the issue's
 // target), every workload's point is within 30% on average, and the interval
@@ -28,9 +34,7 @@ Dataset MeasuredRows() {
 TEST(EvaluateMemory, LeaveOneWorkloadOutOnTheMeasuredRows) {
   Dataset d = MeasuredRows();
   ASSERT_EQ(d.mem.size(), 89u);
-  Result<Split> split = ParseSplit("lowo");
-  ASSERT_TRUE(split.ok());
-  Result<MemoryEvaluation> ev = EvaluateMemory(d, *split, 0.8);
+  Result<MemoryEvaluation> ev = EvaluateMeasured(d, "lowo");
   ASSERT_TRUE(ev.ok()) << ev.message();
   ASSERT_EQ(ev->overall.rows, 89u);
   EXPECT_GE(ev->overall.high_above, 0.95);
@@ -49,9 +53,7 @@ TEST(EvaluateMemory, LeaveOneWorkloadOutOnTheMeasuredRows) {
 // on every one of the 37 rows.
 TEST(EvaluateMemory, LeaveTheA100OutOnTheMeasuredRows) {
   Dataset d = MeasuredRows();
-  Result<Split> split = ParseSplit("gpu:A100-80GB");
-  ASSERT_TRUE(split.ok());
-  Result<MemoryEvaluation> ev = EvaluateMemory(d, *split, 0.8);
+  Result<MemoryEvaluation> ev = EvaluateMeasured(d, "gpu:A100-80GB");
   ASSERT_TRUE(ev.ok()) << ev.message();
   ASSERT_EQ(ev->overall.rows, 37u);
   EXPECT_EQ(ev->overall.high_above, 1.0);

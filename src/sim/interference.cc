@@ -796,8 +796,9 @@ bool SameParams(const InterferenceParams& a, const InterferenceParams& b) {
 bool RatesMemo::RatesCapped(const InterferenceModel& m, const double* u, const double* caps, int k, double* rates,
                             double* busy, double* free_rates) {
   const size_t n = static_cast<size_t>(std::max(k, 0));
-  if (!(valid_ && SameParams(p_, m.params()) && SameBits(u_, u, static_cast<int>(n)) &&
-        SameBits(caps_, caps, static_cast<int>(n)))) {
+  const bool compute = !(valid_ && SameParams(p_, m.params()) && SameBits(u_, u, static_cast<int>(n)) &&
+                         SameBits(caps_, caps, static_cast<int>(n)));
+  if (compute) {
     u_.assign(u, u + n);
     caps_.assign(caps, caps + n);
     rates_.resize(n);
@@ -805,15 +806,11 @@ bool RatesMemo::RatesCapped(const InterferenceModel& m, const double* u, const d
     m.RatesCapped(u, caps, k, rates_.data(), &busy_, free_.data());
     p_ = m.params();
     valid_ = true;
-    std::copy(rates_.begin(), rates_.end(), rates);
-    if (free_rates) std::copy(free_.begin(), free_.end(), free_rates);
-    *busy = busy_;
-    return true;
   }
   std::copy(rates_.begin(), rates_.end(), rates);
   if (free_rates) std::copy(free_.begin(), free_.end(), free_rates);
   *busy = busy_;
-  return false;
+  return compute;
 }
 
 double InterferenceModel::WorkCapacity() const { return Sanitized(p_).capacity; }

@@ -63,6 +63,7 @@ class Engine : public ClusterView {
       : trace_(trace), w_(w), model_(m), cfg_(c) {
     gpus_.resize(cluster.gpus.size());
     gpu_rates_.resize(cluster.gpus.size());
+    gpu_memo_.resize(cluster.gpus.size());
     gpu_util_.assign(cluster.gpus.size(), 0.0);
     true_mem_.assign(cluster.gpus.size(), 0.0);
     for (size_t g = 0; g < gpus_.size(); ++g) gpus_[g].mem_mib = cluster.gpus[g].mem_mib;
@@ -655,7 +656,6 @@ class Engine : public ClusterView {
       // the uncapped ones: for a capped job an upper bound, so its other GPUs
       // assume it uses at least what it does; the device is never over-committed).
       // Remembered per GPU: the same residents and caps give the same rates.
-      if (gpu_memo_.empty()) gpu_memo_.resize(gpus_.size());
       gpu_memo_[g].RatesCapped(m, u_.data(), caps_.data(), k, gpu_rates_[g].data(), &util, free.data());
     } else {
       m.Rates(u_.data(), k, gpu_rates_[g].data(), &util);
