@@ -65,6 +65,13 @@ double Rest(const MemoryParams& p, const MemoryEstimate& e) {
   return e.StaticMib() + Working(p, e) + StepExcess(p, e) + (e.uses_cudnn ? p.cudnn_mib : 0);
 }
 
+// The part of the point the fitted factors scale and the graph cannot count
+// exactly: the working set (kept activations x activation_factor, transients,
+// the loss head) and the optimizer step's excess. The rest (context, cuDNN,
+// weights, gradients, optimizer state, data, buckets, workspaces, allocator
+// rounding) is counted or a per-GPU constant.
+double Uncertain(const MemoryParams& p, const MemoryEstimate& e) { return Working(p, e) + StepExcess(p, e); }
+
 double ContextAt(double base, double mib_per_sm, const MemoryEstimate& e) {
   return std::max(base + mib_per_sm * e.sms, 1.0);
 }
@@ -217,7 +224,43 @@ Rows Without(const Rows& rows, int g) {
 
 double MemoryAdditiveMib(const MemoryEstimate& e) { return e.uncertain_mib + (e.uses_conv ? kConvRerunMib : 0); }
 
+double HighScale(double certain_weight, double point, double uncertain) {
+  return certain_weight * point + (1 - certain_weight) * std::clamp(uncertain, 0.0, point);
+}
+
+double WeightedConformalQuantile(const std::vector<std::pair<double, double>>& sorted, double level) {
+  // The smallest score whose cumulative weight, over the calibration weights
+  // plus the new job's (their mean), reaches `level`; the largest when none
+  // does. With equal weights: the ceil((n + 1) level)-th.
+  double total = 0;
+  for (const auto& [s, w] : sorted) total += w;
+  total += total / static_cast<double>(sorted.size());
+  double cum = 0;
+  for (const auto& [s, w] : sorted) {
+    cum += w;
+    if (cum >= level * total * (1 - 1e-12)) return s;
+  }
+  return sorted.back().first;
+}
+
+const std::vector<double>& CertainWeights() {
+  static const std::vector<double> grid = {1.0, 0.5, 0.3, 0.2, 0.1, 0.05};
+  return grid;
+}
+
 namespace {
+
+double WeightedMedian(std::vector<std::pair<double, double>> v) {
+  std::sort(v.begin(), v.end());
+  double total = 0;
+  for (const auto& [x, w] : v) total += w;
+  double cum = 0;
+  for (const auto& [x, w] : v) {
+    cum += w;
+    if (cum >= total / 2 * (1 - 1e-12)) return x;
+  }
+  return v.back().first;
+}
 
 // The leave-one-group-out pass: log residuals (measured - predicted), NaN
 // for rows without a memory value or whose architecture had no other
@@ -227,21 +270,23 @@ namespace {
 // end is point x exp(q) + the additive widening, so the score takes out what
 // the widening adds (cuDNN's run-to-run spread is not counted twice).
 Status GroupedPass(const std::vector<MemoryEstimate>& est, const std::vector<double>& measured_mib,
-                   const std::vector<int>& group, std::vector<double>* res, std::vector<double>* score = nullptr) {
+                   const std::vector<int>& group, std::vector<double>* res, std::vector<double>* point_out = nullptr,
+                   std::vector<double>* uncertain_out = nullptr) {
   if (group.size() != est.size()) return Status::Error("memory: calibration needs a workload id per row");
   ASSIGN_OR_RETURN(Rows rows, UsableRows(est, measured_mib, group));
   std::set<int> ids(rows.group.begin(), rows.group.end());
   if (ids.size() < 2) return Status::Error("memory: calibration needs at least 2 workloads with a memory value");
   res->assign(est.size(), std::nan(""));
-  if (score) score->assign(est.size(), std::nan(""));
+  if (point_out) point_out->assign(est.size(), std::nan(""));
+  if (uncertain_out) uncertain_out->assign(est.size(), std::nan(""));
   for (int g : ids) {
     MemoryParams p = FitParams(Without(rows, g));
     for (size_t i = 0; i < est.size(); ++i)
       if (Usable(measured_mib[i]) && group[i] == g && Base(p, est[i]).second) {
         const double point = Point(p, est[i]);
         (*res)[i] = std::log(measured_mib[i]) - std::log(point);
-        // At least 1 MiB above the widening: a row the widening alone covers scores very low.
-        if (score) (*score)[i] = std::log(std::max(measured_mib[i] - MemoryAdditiveMib(est[i]), 1.0)) - std::log(point);
+        if (point_out) (*point_out)[i] = point;
+        if (uncertain_out) (*uncertain_out)[i] = Uncertain(p, est[i]);
       }
   }
   return Status::Ok();
@@ -282,15 +327,48 @@ Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, con
   }
   std::set<int> ids(rows.group.begin(), rows.group.end());
   if (calibrate && !group.empty() && ids.size() >= 3) {
-    std::vector<double> res, score;
-    RETURN_IF_ERROR(GroupedPass(est, measured_mib, group, &res, &score));
+    std::vector<double> res, point, uncertain;
+    RETURN_IF_ERROR(GroupedPass(est, measured_mib, group, &res, &point, &uncertain));
     std::map<int, int> rows_of;  // calibration rows per workload
     for (size_t i = 0; i < res.size(); ++i)
       if (std::isfinite(res[i])) ++rows_of[group[i]];
-    for (size_t i = 0; i < res.size(); ++i) {
-      if (!std::isfinite(res[i])) continue;
-      m.calibration_.push_back(res[i]);
-      m.high_scores_.push_back({score[i], 1.0 / rows_of[group[i]]});
+    std::vector<size_t> cal;
+    for (size_t i = 0; i < res.size(); ++i)
+      if (std::isfinite(res[i])) cal.push_back(i), m.calibration_.push_back(res[i]);
+    // The high end's scale: certain_weight x point + (1 - certain_weight) x
+    // the uncertain part. Chosen among kCertainWeights on these calibration
+    // rows only (nested in whatever fold called Fit): the one whose high end
+    // at kMemoryHighLevel has the smallest workload-weighted median margin
+    // over the point; 1 (the whole point) on a tie.
+    auto scores_at = [&](double a) {
+      std::vector<std::pair<double, double>> sc;
+      for (size_t i : cal) {
+        const double scale = HighScale(a, point[i], uncertain[i]);
+        // At least 1 MiB above the widening: a row the widening alone covers scores very low.
+        sc.push_back({(std::max(measured_mib[i] - MemoryAdditiveMib(est[i]), 1.0) - point[i]) / scale,
+                      1.0 / rows_of[group[i]]});
+      }
+      return sc;
+    };
+    double best_margin = INFINITY;
+    for (double a : CertainWeights()) {
+      std::vector<std::pair<double, double>> sc = scores_at(a);
+      std::vector<std::pair<double, double>> sorted = sc;
+      std::sort(sorted.begin(), sorted.end());
+      const double q = WeightedConformalQuantile(sorted, kMemoryHighLevel);
+      std::vector<std::pair<double, double>> margin;
+      for (size_t k = 0; k < cal.size(); ++k) {
+        const size_t i = cal[k];
+        margin.push_back({(std::max(0.0, q * HighScale(a, point[i], uncertain[i])) + MemoryAdditiveMib(est[i])) /
+                              point[i],
+                          sc[k].second});
+      }
+      const double med = WeightedMedian(margin);
+      if (med < best_margin * (1 - 1e-9)) {
+        best_margin = med;
+        m.high_certain_weight_ = a;
+        m.high_scores_ = sorted;
+      }
     }
     std::sort(m.calibration_.begin(), m.calibration_.end());
     std::sort(m.high_scores_.begin(), m.high_scores_.end());
@@ -335,18 +413,12 @@ std::vector<std::pair<std::string, double>> MemoryModel::Components(const Memory
 }
 
 double MemoryModel::HighScoreQuantile(double level) const {
-  // Weighted split-conformal: the smallest score whose cumulative weight, over
-  // the calibration weights plus the new job's (their mean), reaches `level`;
-  // the largest when none does. With equal weights: the ceil((n + 1) level)-th.
-  double total = 0;
-  for (const auto& [s, w] : high_scores_) total += w;
-  total += total / static_cast<double>(high_scores_.size());
-  double cum = 0;
-  for (const auto& [s, w] : high_scores_) {
-    cum += w;
-    if (cum >= level * total * (1 - 1e-12)) return s;
-  }
-  return high_scores_.back().first;
+  return WeightedConformalQuantile(high_scores_, level);
+}
+
+double MemoryModel::HighScaleMib(const MemoryEstimate& e, const std::string& workload) const {
+  const double point = Point(params_, e), with_offset = Point(params_, e, workload);
+  return with_offset / point * HighScale(high_certain_weight_, point, Uncertain(params_, e));
 }
 
 MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, const std::string& workload) const {
@@ -358,7 +430,7 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
     auto at = [&](double k) { return calibration_[static_cast<size_t>(std::clamp(k, 1.0, n)) - 1]; };
     const double high_level = std::max(kMemoryHighLevel, (1 + level) / 2);
     p.low = std::min(p.mib, p.mib * std::exp(at(std::floor((n + 1) * (1 - level) / 2))));
-    p.high = std::max(p.mib, p.mib * std::exp(HighScoreQuantile(high_level)));
+    p.high = std::max(p.mib, p.mib + HighScoreQuantile(high_level) * HighScaleMib(e, workload));
   }
   auto [base, fitted] = Base(params_, e);
   p.context_fitted = fitted;
@@ -386,10 +458,12 @@ json MemoryModel::Save() const {
               {"calibration",
                {{"method",
                  "split-conformal on leave-one-workload-out log residuals (low end); high end one-sided on "
-                 "log((measured - widening) / predicted), each workload weighted alike, + the widening (cuDNN's "
-                 "run-to-run spread for convolutional jobs, estimated parts)"},
+                 "(measured - widening - predicted) / scale, scale = high_certain_weight x predicted + (1 - "
+                 "high_certain_weight) x its uncertain part (chosen on these rows), each workload weighted alike, "
+                 "+ the widening (cuDNN's run-to-run spread for convolutional jobs, estimated parts)"},
                 {"residuals", calibration_},
-                {"high_scores", high}, {"high_weights", high_w}}}};
+                {"high_scores", high}, {"high_weights", high_w},
+                {"high_certain_weight", high_certain_weight_}}}};
 }
 
 Result<MemoryModel> MemoryModel::Load(const json& j) {
@@ -425,6 +499,16 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
     m.rows_ = j.at("rows").get<size_t>();
     m.calibration_ = j.at("calibration").at("residuals").get<std::vector<double>>();
     const json& cal = j.at("calibration");
+    // A file of a gpucast before the scaled high end holds log scores:
+    // log((measured - widening) / predicted) = log(1 + the score on the whole point).
+    const bool log_scores = !cal.contains("high_certain_weight");
+    if (!log_scores) {
+      m.high_certain_weight_ = cal.at("high_certain_weight").get<double>();
+      if (!(m.high_certain_weight_ > 0 && m.high_certain_weight_ <= 1))
+        return Status::Error("memory.calibration.high_certain_weight: " + cal.at("high_certain_weight").dump() +
+                             " outside (0, 1]");
+    }
+    auto from_file = [&](double s) { return log_scores ? std::expm1(s) : s; };
     if (cal.contains("high_scores")) {
       const auto sc = cal.at("high_scores").get<std::vector<double>>();
       const auto w = cal.at("high_weights").get<std::vector<double>>();
@@ -436,11 +520,11 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
         if (!std::isfinite(sc[i]) || !(w[i] > 0 && w[i] <= 1))
           return Status::Error("memory.calibration.high_scores/high_weights: entry " + std::to_string(i) +
                                " not finite or a weight outside (0, 1]");
-        m.high_scores_.push_back({sc[i], w[i]});
+        m.high_scores_.push_back({from_file(sc[i]), w[i]});
       }
     } else {
       // A file of a gpucast before the weighted high end: its log residuals, equally weighted.
-      for (double r : m.calibration_) m.high_scores_.push_back({r, 1.0});
+      for (double r : m.calibration_) m.high_scores_.push_back({std::expm1(r), 1.0});
     }
   } catch (const json::exception& e) {
     return Status::Error(std::string("memory: ") + e.what());

@@ -130,21 +130,31 @@ class MemoryModel {
                                                          const std::string& workload = "") const;
   // The point and its interval at `level` (central probability, (0, 1)):
   // low = point x exp(the lower conformal offset of the log residuals at
-  // level), high = point x exp(HighScoreQuantile at max(kMemoryHighLevel,
-  // (1 + level) / 2)) + widened_mib; always containing the point; the
-  // uncalibrated model's interval is the point plus widened_mib. capacity_mib from `e`.
+  // level), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
+  // level) / 2)) x HighScaleMib + widened_mib; always containing the point;
+  // the uncalibrated model's interval is the point plus widened_mib. capacity_mib from `e`.
   MemoryPrediction Predict(const MemoryEstimate& e, double level, const std::string& workload = "") const;
 
   const MemoryParams& params() const { return params_; }
   // Sorted log(measured) - log(predicted) of the calibration pass (rows whose
   // architecture had other workloads' rows to fit its context on); empty = uncalibrated.
   const std::vector<double>& calibration() const { return calibration_; }
-  // The high end's calibration, sorted: (log((measured - MemoryAdditiveMib) /
-  // predicted), weight = 1 / the calibration rows of the row's workload), one
-  // per calibration row.
+  // The high end's calibration, sorted: ((measured - MemoryAdditiveMib -
+  // predicted) / HighScale(high_certain_weight, predicted, its uncertain
+  // part), weight = 1 / the calibration rows of the row's workload), one per
+  // calibration row, all of the held-out prediction. high_certain_weight is
+  // the one of CertainWeights whose high end at kMemoryHighLevel has the
+  // smallest workload-weighted median margin over the point on these rows (1,
+  // the whole point, on a tie): 1 when the rows' errors are a share of the
+  // whole point, lower when they are a share of the uncertain part only.
   const std::vector<std::pair<double, double>>& high_scores() const { return high_scores_; }
   // The weighted conformal quantile of high_scores at `level` (REQUIRES: calibrated).
   double HighScoreQuantile(double level) const;
+  // The high end's scale for e, MiB: certain_weight x point + (1 -
+  // certain_weight) x its uncertain part (working set and optimizer-step
+  // excess), times the workload's offset factor.
+  double HighScaleMib(const MemoryEstimate& e, const std::string& workload = "") const;
+  double high_certain_weight() const { return high_certain_weight_; }
   size_t rows() const { return rows_; }
 
   nlohmann::json Save() const;
@@ -155,6 +165,7 @@ class MemoryModel {
   MemoryParams params_;
   std::vector<double> calibration_;
   std::vector<std::pair<double, double>> high_scores_;
+  double high_certain_weight_ = 1;
   size_t rows_ = 0;  // training rows with a memory value
 };
 
@@ -162,6 +173,14 @@ class MemoryModel {
 // calibration: its estimated parts (MemoryEstimate::uncertain_mib) and, for a
 // job with convolutions, cuDNN's run-to-run spread (kConvRerunMib), MiB.
 double MemoryAdditiveMib(const MemoryEstimate& e);
+
+// The high end's scale of a job whose point is `point` with `uncertain` MiB
+// of it uncertain: certain_weight x point + (1 - certain_weight) x uncertain.
+double HighScale(double certain_weight, double point, double uncertain);
+// The weighted split-conformal quantile of (score, weight) pairs sorted by score.
+double WeightedConformalQuantile(const std::vector<std::pair<double, double>>& sorted, double level);
+// The certain weights Fit chooses among.
+const std::vector<double>& CertainWeights();
 
 // Leave-one-group-out log residuals (measured - predicted, NaN for rows
 // without a memory value) of the memory model on these rows.

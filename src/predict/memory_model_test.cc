@@ -190,23 +190,38 @@ TEST(MemoryModel, HighEndQuantileWeighsWorkloadsAlike) {
   j["calibration"]["residuals"] = scores;
   j["calibration"]["high_scores"] = scores;
   j["calibration"]["high_weights"] = weights;
+  j["calibration"]["high_certain_weight"] = 1.0;
   Result<MemoryModel> m = MemoryModel::Load(j);
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_DOUBLE_EQ(m->HighScoreQuantile(0.5), 0.10);
   EXPECT_DOUBLE_EQ(m->HighScoreQuantile(0.95), 0.20);
   const MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 10, 10, 1);
-  EXPECT_NEAR(m->Predict(e, 0.8).high, m->PointMib(e) * std::exp(0.20), 1e-9);
+  EXPECT_NEAR(m->Predict(e, 0.8).high, m->PointMib(e) * 1.20, 1e-9);
   // Equal weights give the former order statistic: the 6th of 10 at 0.5.
   j["calibration"]["high_weights"] = std::vector<double>(10, 1.0);
   Result<MemoryModel> eq = MemoryModel::Load(j);
   ASSERT_TRUE(eq.ok()) << eq.message();
   EXPECT_DOUBLE_EQ(eq->HighScoreQuantile(0.5), 0.05);
+  // A file of a gpucast before the scaled high end (no high_certain_weight)
+  // holds log scores: the same high end as that gpucast gave, point x exp(q).
+  j["calibration"].erase("high_certain_weight");
+  j["calibration"]["high_weights"] = weights;
+  Result<MemoryModel> logs = MemoryModel::Load(j);
+  ASSERT_TRUE(logs.ok()) << logs.message();
+  EXPECT_DOUBLE_EQ(logs->high_certain_weight(), 1.0);
+  EXPECT_NEAR(logs->Predict(e, 0.8).high, logs->PointMib(e) * std::exp(0.20), 1e-9);
   // A file without high_scores (an older gpucast): its residuals, equally weighted.
+  j["calibration"]["high_weights"] = std::vector<double>(10, 1.0);
   j["calibration"].erase("high_scores");
   j["calibration"].erase("high_weights");
   Result<MemoryModel> old = MemoryModel::Load(j);
   ASSERT_TRUE(old.ok()) << old.message();
-  EXPECT_DOUBLE_EQ(old->HighScoreQuantile(0.5), 0.05);
+  EXPECT_DOUBLE_EQ(old->HighScoreQuantile(0.5), std::expm1(0.05));
+  j["calibration"]["high_certain_weight"] = 0.0;
+  j["calibration"]["high_scores"] = scores;
+  j["calibration"]["high_weights"] = weights;
+  EXPECT_EQ(MemoryModel::Load(j).message(), "memory.calibration.high_certain_weight: 0.0 outside (0, 1]");
+  j["calibration"]["high_certain_weight"] = 1.0;
   // Sizes that differ, a weight outside (0, 1]: refused, naming the field.
   j["calibration"]["high_scores"] = std::vector<double>{0.1};
   j["calibration"]["high_weights"] = std::vector<double>{1};
@@ -217,9 +232,11 @@ TEST(MemoryModel, HighEndQuantileWeighsWorkloadsAlike) {
             "memory.calibration.high_scores/high_weights: entry 0 not finite or a weight outside (0, 1]");
 }
 
-// The high end is point x exp(q) + the widening (cuDNN's spread for a job
+// The high end is point + q x scale + the widening (cuDNN's spread for a job
 // with convolutions), so its score takes the widening out of the measured
-// memory: log((measured - widening) / predicted), the held-out prediction's.
+// memory: (measured - widening - predicted) / scale, the held-out
+// prediction's. Rows whose error is a share of the whole point: the scale is
+// the whole point (certain weight 1), the score (measured - widening) / predicted - 1.
 TEST(MemoryModel, HighEndScoreTakesOutTheWidening) {
   std::vector<MemoryEstimate> est;
   std::vector<double> y;
@@ -233,11 +250,14 @@ TEST(MemoryModel, HighEndScoreTakesOutTheWidening) {
   }
   Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
   ASSERT_TRUE(m.ok()) << m.message();
+  ASSERT_EQ(m->high_certain_weight(), 1.0);
   Result<std::vector<double>> res = MemoryGroupedResiduals(est, y, group);
   ASSERT_TRUE(res.ok()) << res.message();
   std::vector<double> want;
-  for (size_t i = 0; i < est.size(); ++i)
-    want.push_back((*res)[i] + std::log((y[i] - MemoryAdditiveMib(est[i])) / y[i]));
+  for (size_t i = 0; i < est.size(); ++i) {
+    const double predicted = y[i] * std::exp(-(*res)[i]);
+    want.push_back((y[i] - MemoryAdditiveMib(est[i])) / predicted - 1);
+  }
   std::sort(want.begin(), want.end());
   ASSERT_EQ(m->high_scores().size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
@@ -246,6 +266,37 @@ TEST(MemoryModel, HighEndScoreTakesOutTheWidening) {
   }
   EXPECT_DOUBLE_EQ(MemoryAdditiveMib(est[1]), kConvRerunMib);
   EXPECT_DOUBLE_EQ(MemoryAdditiveMib(est[0]), 0);
+}
+
+// Rows whose error is a share of the activations alone (the context and the
+// counted parts exact), among jobs from weight-heavy (a few MiB of
+// activations) to activation-heavy: Fit scales the high end by the uncertain
+// part (certain weight below 1), so a weight-heavy job's high end sits closer
+// to its point than an activation-heavy one's, and every calibration row's
+// score still sits under the quantile the high end uses. One quantile on the
+// whole point (the former high end) gives every job the same relative margin.
+TEST(MemoryModel, HighEndScalesTheUncertainPartWhenTheRowsSaySo) {
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  const double shares[] = {0.20, -0.15, 0.10, -0.05, 0.15, -0.20, 0.05, -0.10};
+  for (int w = 0; w < 8; ++w)
+    for (int b = 0; b < 3; ++b) {
+      // Weights 4 GiB, activations from 10 MiB (workload 0) to 12 GiB (workload 7, largest batch).
+      const double act = 10.0 * std::pow(4.0, w / 2.0) * (1 << b) / 4 + 10;
+      MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 4096, act, 1);
+      est.push_back(e);
+      y.push_back(2000 + 2 * 82 + 4096 + act * (1 + shares[w] * (0.5 + 0.25 * b)) + 1);
+      group.push_back(w);
+    }
+  Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_LT(m->high_certain_weight(), 1.0);
+  const MemoryEstimate light = Est("RTX3090", "Ampere", 82, 82, 4096, 20, 1);
+  const MemoryEstimate heavy = Est("RTX3090", "Ampere", 82, 82, 4096, 8000, 1);
+  const MemoryPrediction pl = m->Predict(light, 0.8), ph = m->Predict(heavy, 0.8);
+  EXPECT_LT((pl.high - pl.mib) / pl.mib, 0.5 * (ph.high - ph.mib) / ph.mib);
+  EXPECT_GT(ph.high, ph.mib * 1.05);  // the activation-heavy job keeps a margin for its activations
 }
 
 // kConvRerunMib is what tools/memory_peak_vs_mean.py computes from the Lucid data: the 95th
