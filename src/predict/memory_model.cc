@@ -334,7 +334,12 @@ Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, con
       if (std::isfinite(res[i])) ++rows_of[group[i]];
     std::vector<size_t> cal;
     for (size_t i = 0; i < res.size(); ++i)
-      if (std::isfinite(res[i])) cal.push_back(i), m.calibration_.push_back(res[i]);
+      if (std::isfinite(res[i])) {
+        cal.push_back(i);
+        m.calibration_.push_back(res[i]);
+        m.low_scores_.push_back({res[i], 1.0 / rows_of[group[i]]});
+      }
+    std::sort(m.low_scores_.begin(), m.low_scores_.end());
     // The high end's scale: certain_weight x point + (1 - certain_weight) x
     // the uncertain part. Chosen among kCertainWeights on these calibration
     // rows only (nested in whatever fold called Fit): the one whose high end
@@ -416,6 +421,22 @@ double MemoryModel::HighScoreQuantile(double level) const {
   return WeightedConformalQuantile(high_scores_, level);
 }
 
+double MemoryModel::LowScoreQuantile(double alpha) const {
+  // The mirror of WeightedConformalQuantile: the largest residual whose
+  // cumulative weight from the top, over the calibration weights plus the new
+  // job's (their mean), reaches 1 - alpha; the smallest when none does. With
+  // equal weights: the floor((n + 1) alpha)-th smallest.
+  double total = 0;
+  for (const auto& [r, w] : low_scores_) total += w;
+  total += total / static_cast<double>(low_scores_.size());
+  double cum = 0;
+  for (auto it = low_scores_.rbegin(); it != low_scores_.rend(); ++it) {
+    cum += it->second;
+    if (cum >= (1 - alpha) * total * (1 - 1e-12)) return it->first;
+  }
+  return low_scores_.front().first;
+}
+
 double MemoryModel::HighScaleMib(const MemoryEstimate& e, const std::string& workload) const {
   const double point = Point(params_, e), with_offset = Point(params_, e, workload);
   return with_offset / point * HighScale(high_certain_weight_, point, Uncertain(params_, e));
@@ -426,10 +447,8 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
   p.mib = PointMib(e, workload);
   p.low = p.high = p.mib;
   if (!calibration_.empty()) {
-    const double n = static_cast<double>(calibration_.size());
-    auto at = [&](double k) { return calibration_[static_cast<size_t>(std::clamp(k, 1.0, n)) - 1]; };
     const double high_level = std::max(kMemoryHighLevel, (1 + level) / 2);
-    p.low = std::min(p.mib, p.mib * std::exp(at(std::floor((n + 1) * (1 - level) / 2))));
+    p.low = std::min(p.mib, p.mib * std::exp(LowScoreQuantile((1 - level) / 2)));
     p.high = std::max(p.mib, p.mib + HighScoreQuantile(high_level) * HighScaleMib(e, workload));
   }
   auto [base, fitted] = Base(params_, e);
@@ -446,6 +465,8 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
 json MemoryModel::Save() const {
   std::vector<double> high, high_w;
   for (const auto& [sc, w] : high_scores_) high.push_back(sc), high_w.push_back(w);
+  std::vector<double> residuals, residual_w;
+  for (const auto& [r, w] : low_scores_) residuals.push_back(r), residual_w.push_back(w);
   return json{{"context_base_mib", params_.context_base_mib},
               {"mib_per_sm", params_.mib_per_sm},
               {"mib_per_sm_fitted", params_.mib_per_sm_fitted},
@@ -457,11 +478,12 @@ json MemoryModel::Save() const {
               {"rows", rows_},
               {"calibration",
                {{"method",
-                 "split-conformal on leave-one-workload-out log residuals (low end); high end one-sided on "
+                 "split-conformal on leave-one-workload-out log residuals, each workload weighted alike (low end); high end one-sided on "
                  "(measured - widening - predicted) / scale, scale = high_certain_weight x predicted + (1 - "
                  "high_certain_weight) x its uncertain part (chosen on these rows), each workload weighted alike, "
                  "+ the widening (cuDNN's run-to-run spread for convolutional jobs, estimated parts)"},
-                {"residuals", calibration_},
+                {"residuals", residuals},
+                {"residual_weights", residual_w},
                 {"high_scores", high}, {"high_weights", high_w},
                 {"high_certain_weight", high_certain_weight_}}}};
 }
@@ -499,6 +521,18 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
     m.rows_ = j.at("rows").get<size_t>();
     m.calibration_ = j.at("calibration").at("residuals").get<std::vector<double>>();
     const json& cal = j.at("calibration");
+    // A file of a gpucast before the weighted low end: every residual weighs alike.
+    std::vector<double> rw(m.calibration_.size(), 1.0);
+    if (cal.contains("residual_weights")) rw = cal.at("residual_weights").get<std::vector<double>>();
+    if (rw.size() != m.calibration_.size())
+      return Status::Error("memory.calibration: " + std::to_string(m.calibration_.size()) + " residuals and " +
+                           std::to_string(rw.size()) + " residual_weights");
+    for (size_t i = 0; i < rw.size(); ++i) {
+      if (!(rw[i] > 0 && rw[i] <= 1))
+        return Status::Error("memory.calibration.residual_weights: entry " + std::to_string(i) +
+                             " outside (0, 1]");
+      m.low_scores_.push_back({m.calibration_[i], rw[i]});
+    }
     // A file of a gpucast before the scaled high end holds log scores:
     // log((measured - widening) / predicted) = log(1 + the score on the whole point).
     const bool log_scores = !cal.contains("high_certain_weight");
@@ -532,6 +566,7 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
   for (double r : m.calibration_)
     if (!std::isfinite(r)) return Status::Error("memory.calibration.residuals: not finite");
   std::sort(m.calibration_.begin(), m.calibration_.end());
+  std::sort(m.low_scores_.begin(), m.low_scores_.end());
   std::sort(m.high_scores_.begin(), m.high_scores_.end());
   return m;
 }

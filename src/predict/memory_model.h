@@ -129,8 +129,7 @@ class MemoryModel {
   std::vector<std::pair<std::string, double>> Components(const MemoryEstimate& e,
                                                          const std::string& workload = "") const;
   // The point and its interval at `level` (central probability, (0, 1)):
-  // low = point x exp(the lower conformal offset of the log residuals at
-  // level), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
+  // low = point x exp(LowScoreQuantile((1 - level) / 2)), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
   // level) / 2)) x HighScaleMib + widened_mib; always containing the point;
   // the uncalibrated model's interval is the point plus widened_mib. capacity_mib from `e`.
   MemoryPrediction Predict(const MemoryEstimate& e, double level, const std::string& workload = "") const;
@@ -150,6 +149,10 @@ class MemoryModel {
   const std::vector<std::pair<double, double>>& high_scores() const { return high_scores_; }
   // The weighted conformal quantile of high_scores at `level` (REQUIRES: calibrated).
   double HighScoreQuantile(double level) const;
+  // The low end's offset: the weighted lower conformal quantile at `alpha`
+  // of the log residuals, each weighted 1 / the calibration rows of its
+  // workload as the high end's (REQUIRES: calibrated).
+  double LowScoreQuantile(double alpha) const;
   // The high end's scale for e, MiB: certain_weight x point + (1 -
   // certain_weight) x its uncertain part (working set and optimizer-step
   // excess), times the workload's offset factor.
@@ -166,6 +169,7 @@ class MemoryModel {
   std::vector<double> calibration_;
   std::vector<std::pair<double, double>> high_scores_;
   double high_certain_weight_ = 1;
+  std::vector<std::pair<double, double>> low_scores_;  // (log residual, weight), sorted
   size_t rows_ = 0;  // training rows with a memory value
 };
 

@@ -188,6 +188,7 @@ TEST(MemoryModel, HighEndQuantileWeighsWorkloadsAlike) {
   scores.push_back(0.10), weights.push_back(1);
   scores.push_back(0.20), weights.push_back(1);
   j["calibration"]["residuals"] = scores;
+  j["calibration"].erase("residual_weights");  // equally weighted (a file before the weighted low end)
   j["calibration"]["high_scores"] = scores;
   j["calibration"]["high_weights"] = weights;
   j["calibration"]["high_certain_weight"] = 1.0;
@@ -230,6 +231,42 @@ TEST(MemoryModel, HighEndQuantileWeighsWorkloadsAlike) {
   j["calibration"]["high_weights"] = std::vector<double>(10, 2.0);
   EXPECT_EQ(MemoryModel::Load(j).message(),
             "memory.calibration.high_scores/high_weights: entry 0 not finite or a weight outside (0, 1]");
+}
+
+// The low end weighs workloads alike too: a workload over-predicted on 8
+// rows counts as one, not as eight, so it does not pull every job's low end
+// down with it. Equal weights (a file without residual_weights) give the
+// former order statistic, the floor((n + 1) alpha)-th smallest.
+TEST(MemoryModel, LowEndWeighsWorkloadsAlike) {
+  Result<MemoryModel> base = MemoryModel::Fit({Est("RTX3090", "Ampere", 82, 82, 10, 10, 1),
+                                               Est("RTX3090", "Ampere", 82, 82, 20, 20, 1)},
+                                              {2100, 2200}, {0, 1}, false);
+  ASSERT_TRUE(base.ok()) << base.message();
+  nlohmann::json j = base->Save();
+  std::vector<double> res, w;
+  for (int i = 0; i < 8; ++i) res.push_back(-0.30 + 0.01 * i), w.push_back(1.0 / 8);
+  res.push_back(-0.05), w.push_back(1);
+  res.push_back(0.0), w.push_back(1);
+  j["calibration"]["residuals"] = res;
+  j["calibration"]["residual_weights"] = w;
+  j["calibration"]["high_scores"] = std::vector<double>(10, 0.1);
+  j["calibration"]["high_weights"] = std::vector<double>(10, 1.0);
+  j["calibration"]["high_certain_weight"] = 1.0;
+  Result<MemoryModel> m = MemoryModel::Load(j);
+  ASSERT_TRUE(m.ok()) << m.message();
+  // Total weight 3 + 0.3 (the new job's); from the top 1 + 1 + 4 x 1/8 = 2.5 >= 0.75 x 3.3.
+  EXPECT_DOUBLE_EQ(m->LowScoreQuantile(0.25), -0.26);
+  const MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 10, 10, 1);
+  EXPECT_NEAR(m->Predict(e, 0.5).low, m->PointMib(e) * std::exp(-0.26), 1e-9);
+  j["calibration"].erase("residual_weights");
+  Result<MemoryModel> eq = MemoryModel::Load(j);
+  ASSERT_TRUE(eq.ok()) << eq.message();
+  EXPECT_DOUBLE_EQ(eq->LowScoreQuantile(0.25), -0.29);  // floor(11 x 0.25) = the 2nd smallest
+  EXPECT_DOUBLE_EQ(eq->LowScoreQuantile(0.05), -0.30);  // clamped to the smallest
+  j["calibration"]["residual_weights"] = std::vector<double>{1};
+  EXPECT_EQ(MemoryModel::Load(j).message(), "memory.calibration: 10 residuals and 1 residual_weights");
+  j["calibration"]["residual_weights"] = std::vector<double>(10, 0.0);
+  EXPECT_EQ(MemoryModel::Load(j).message(), "memory.calibration.residual_weights: entry 0 outside (0, 1]");
 }
 
 // The high end is point + q x scale + the widening (cuDNN's spread for a job
