@@ -53,7 +53,6 @@ struct SimulateFlags {
   double measure_noise = 5, observe_after_s = 70, migrate_z = 2, checkpoint_s = 1800, oom_after_s = 10;
   double restart_s = 0, recurring = 0, confident_sd = -1, rate_noise = 0.05;
   std::string workload_mix = "size-aware";
-  uint64_t tie_order = 0;  // --tie-order: PolicyOptions::tie_order (0: lowest GPU id first)
   int threads = 0;  // policy runs of one load point and seed at once; 0 = the machine's cores
 };
 
@@ -499,7 +498,6 @@ int RunSimulate(const SimulateFlags& f) {
         cfg.memory_predictions = mem_label;
         cfg.arrivals = f.arrivals == "bootstrap" ? "bootstrap:days,radius=3" : "trace";
         cfg.load_scale = load;
-        cfg.options.tie_order = f.tie_order;
         cfg.options.cap = f.cap;
         cfg.options.max_slowdown = f.max_slowdown;
         cfg.options.profile_s = f.profile_s;
@@ -646,7 +644,6 @@ int RunSimulate(const SimulateFlags& f) {
   meta["workload_mix"] = f.workload_mix;
   meta["confident_sd"] = f.confident_sd >= 0 ? f.confident_sd : f.measure_noise;
   meta["rate_noise"] = f.rate_noise;
-  if (f.tie_order != 0) meta["tie_order"] = f.tie_order;
   meta["interference"] = InterferenceJson(*model);
   meta["runs"] = all;
   meta["per_load"] = per_load;
@@ -724,12 +721,6 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--restart-s", flags->restart_s,
                   "Restart cost: a job restarting from a checkpoint (a migration, profiling-exclusive's re-queue "
                   "after its window, an out-of-memory re-queue) spends this long before it progresses again, s")
-      ->capture_default_str();
-  sub->add_option("--tie-order", flags->tie_order,
-                  "Break the policies' ties between equally good GPUs in a seeded order of the GPUs instead of "
-                  "lowest id first (0): the same run on the cluster with its GPUs numbered otherwise. Runs that "
-                  "differ only here are replicates of one configuration; their spread is how much its result "
-                  "depends on such arbitrary choices")
       ->capture_default_str();
   sub->add_option("--recurring", flags->recurring,
                   "Share of jobs whose graph ran before: the prediction-driven policies know their utilization "

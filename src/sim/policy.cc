@@ -56,14 +56,6 @@ UtilBelief CombineObservation(UtilBelief prior, double reading, double noise_sd,
   return out;
 }
 
-uint64_t TieRank(uint64_t key, int g) {
-  if (key == 0) return static_cast<uint64_t>(g);
-  uint64_t z = key * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(g) * 0xD1B54A32D192ED03ULL + 0x7469652D6F72ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 double GangMarginZ(int g) {
   if (g <= 1) return 0.0;
   // Normal quantile of 1 - 0.5 / g (Acklam's rational approximation, |error| < 1.2e-9).
@@ -135,12 +127,6 @@ class CoLocate : public Policy {
  public:
   CoLocate(Knobs k, PolicyOptions o)
       : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap), migrates_(k.feedback || k.profile == Profile::kInPlace) {}
-
-  // Whether GPU g comes before GPU h in the tie order (PolicyOptions::tie_order).
-  bool TieLess(int g, int h) const {
-    const uint64_t a = TieRank(o_.tie_order, g), b = TieRank(o_.tie_order, h);
-    return a != b ? a < b : g < h;
-  }
 
   // predictive-hybrid: a job whose prediction is sure enough to place it at once.
   bool Confident(const JobInfo& j) const {
@@ -265,8 +251,7 @@ class CoLocate : public Policy {
         }
         if (k_.spread && x.njobs == 0 && empty >= info.num_gpus) {
           ok.push_back({3.0, static_cast<int>(t)});  // enough empty GPUs: take the first ones
-          // The first ones in tie order (all of them, then sorted, when it is not the ids').
-          if (o_.tie_order == 0 && static_cast<int>(ok.size()) == info.num_gpus) break;
+          if (static_cast<int>(ok.size()) == info.num_gpus) break;
           continue;
         }
         if (k_.spread && empty >= info.num_gpus) continue;
@@ -280,9 +265,8 @@ class CoLocate : public Policy {
         fail();
         return true;
       }
-      auto better = [this](const std::pair<double, int>& a, const std::pair<double, int>& b) {
-        if (a.first != b.first) return a.first > b.first;
-        return o_.tie_order == 0 ? a.second < b.second : TieLess(tents_[a.second].gpu, tents_[b.second].gpu);
+      auto better = [](const std::pair<double, int>& a, const std::pair<double, int>& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
       };
       std::partial_sort(ok.begin(), ok.begin() + info.num_gpus, ok.end(), better);
       Placement p;
@@ -448,10 +432,8 @@ class CoLocate : public Policy {
       }
       if (static_cast<int>(dests.size()) < info.num_gpus) return false;
       // Best fit: the fullest GPUs that fit (ties: lowest id).
-      std::partial_sort(dests.begin(), dests.begin() + info.num_gpus, dests.end(), [this](const auto& a, const auto& b) {
-        if (a.first != b.first) return a.first > b.first;
-        return o_.tie_order == 0 ? a.second < b.second : TieLess(a.second, b.second);
-      });
+      std::partial_sort(dests.begin(), dests.begin() + info.num_gpus, dests.end(),
+                        [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
       Placement p;
       p.job = j;
       p.migrate = true;

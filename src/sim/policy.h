@@ -3,7 +3,6 @@
 // policy.cc (Policies()) lists them all: adding a policy is adding a row.
 #pragma once
 
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -186,18 +185,7 @@ struct PolicyOptions {
   // profiling-pool: the share of the GPUs (those with the most memory, lowest
   // ids first; at least one) kept for profiling runs; the other GPUs run jobs.
   double profile_pool_fraction = 0.05;
-  // Ties between equally good GPUs (the same score, e.g. empty GPUs for a
-  // job that starts alone, or the same load) go to the lowest GPU id (0), or
-  // to the lowest of a seeded order of the GPUs (TieRank): the same
-  // decisions on the cluster with its GPUs numbered otherwise, which nothing
-  // the simulator models can tell apart. Runs that differ only here are
-  // replicates of one configuration (docs/simulator.md, "Replicates").
-  uint64_t tie_order = 0;
 };
-
-// GPU g's place in tie order `key` (0: g itself; else a seeded hash of (key, g),
-// distinct per GPU in practice: ties between hashes go to the lower id).
-uint64_t TieRank(uint64_t key, int g);
 
 // How many GPUs of a `num_gpus` cluster profiling-pool keeps for profiling:
 // round(fraction x num_gpus), at least 1, less than num_gpus (0 for a one-GPU

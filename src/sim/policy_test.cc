@@ -2,9 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "sim/test_util.h"
 
@@ -664,53 +662,6 @@ TEST(Policies, NeverJoinExclusiveGpus) {
   int j = v.AddJob(1, 1000, 1);
   v.cand_ = {j};
   for (const PolicyRow& row : Policies()) EXPECT_TRUE(Decide(row.name, v).empty()) << row.name;
-}
-
-TEST(Policies, TieOrderBreaksTiesAsIfTheGpusWereNumberedOtherwise) {
-  EXPECT_EQ(TieRank(0, 5), 5u);  // 0: lowest id first
-  // Eight empty GPUs and GPU 2 half full (50%): a 2-GPU job (predicted 40%)
-  // takes GPU 2 (the fullest that fits) and then one empty GPU: ids 0 or, in
-  // tie order k, the empty GPU of least TieRank(k, g). A job that must start
-  // alone (profiling-exclusive, unmeasured) takes the empty GPUs first in
-  // that order too.
-  for (uint64_t k : {0ull, 1ull, 2ull, 3ull, 4ull}) {
-    FakeView v;
-    for (int i = 0; i < 8; ++i) v.AddGpu();
-    const int r = v.AddJob(1, 1000, 50, true, 50);
-    v.Put(r, 2);
-    const int j = v.AddJob(2, 1000, 40, true, 40);
-    v.cand_ = {j};
-    PolicyOptions o;
-    o.tie_order = k;
-    std::vector<int> empty = {0, 1, 3, 4, 5, 6, 7};
-    std::sort(empty.begin(), empty.end(), [k](int a, int b) { return TieRank(k, a) < TieRank(k, b); });
-    auto p = Decide("predictive", v, o);
-    ASSERT_EQ(p.size(), 1u) << k;
-    EXPECT_EQ(p[0].gpus, (std::vector<int>{2, empty[0]})) << k;
-    // profiling-exclusive: j is unmeasured now; it starts alone on the first two empty GPUs.
-    v.Job(j).profiled = false;
-    auto q = Decide("profiling-exclusive", v, o);
-    ASSERT_EQ(q.size(), 1u) << k;
-    std::vector<int> got = q[0].gpus, want = {empty[0], empty[1]};
-    std::sort(got.begin(), got.end());
-    std::sort(want.begin(), want.end());
-    EXPECT_EQ(got, want) << k;
-    // interference-aware (spread) with enough empty GPUs takes the first ones as well.
-    auto s = Decide("interference-aware", v, o);
-    ASSERT_EQ(s.size(), 1u) << k;
-    got = s[0].gpus;
-    std::sort(got.begin(), got.end());
-    EXPECT_EQ(got, want) << k;
-  }
-  // The orders differ (else the option would replicate nothing).
-  std::set<int> firsts;
-  for (uint64_t k = 1; k <= 8; ++k) {
-    int best = 0;
-    for (int g = 1; g < 8; ++g)
-      if (TieRank(k, g) < TieRank(k, best)) best = g;
-    firsts.insert(best);
-  }
-  EXPECT_GE(firsts.size(), 3u);
 }
 
 }  // namespace

@@ -88,7 +88,6 @@ class Engine : public ClusterView {
     res_.memory_predictions = c.memory_predictions;
     res_.arrivals = c.arrivals;
     res_.load_scale = c.load_scale;
-    res_.tie_order = c.options.tie_order;
     if (const PolicyRow* row = FindPolicy(c.policy)) res_.uses_predictions = row->needs_predictions;
     res_.num_gpus = static_cast<int>(cluster.gpus.size());
     res_.cluster = cluster.spec;
@@ -1031,7 +1030,6 @@ std::string SummaryJson(const SimResult& r) {
   j["restart_gpu_h"] = r.restart_gpu_s / 3600.0;
   j["recurring"] = r.recurring;
   j["jobs_recurring"] = r.jobs_recurring;
-  if (r.tie_order != 0) j["tie_order"] = r.tie_order;  // a replicate (PolicyOptions::tie_order)
   return j.dump(2) + "\n";
 }
 

@@ -146,7 +146,6 @@ struct SimResult {
   int64_t jobs_recurring = 0;       // jobs whose graph ran before (SimConfig::recurring)
   std::string workload_mix;         // SimConfig::workload_mix
   double restart_s = 0, recurring = 0;  // SimConfig's
-  uint64_t tie_order = 0;           // PolicyOptions::tie_order (summary.json lists it when not 0)
   int64_t oom_events = 0;           // out-of-memory crashes
   double oom_lost_gpu_s = 0;        // solo-seconds x GPUs lost to them
   int pool_gpus = 0;                // profiling-pool: GPUs kept for profiling
