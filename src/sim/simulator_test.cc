@@ -215,6 +215,55 @@ TEST(Simulator, RestartCostIsChargedOnEveryRestart) {
   EXPECT_EQ(p->restarts, 0);
 }
 
+TEST(Simulator, EachJobsMeasurementIsItsOwnWhateverTheSchedule) {
+  // Each job's measurement noise is drawn from (seed, job id, kind), never
+  // from a stream shared with other jobs: a restart cost or another cluster
+  // changes when, where and in which order jobs are measured, but every
+  // profiled job's reading stays its own. Were the draws shared (the k-th
+  // reading of the run gets the k-th draw), a reordering would hand the jobs
+  // after it other jobs' noise, and a small perturbation (--restart-s) would
+  // change every later measurement.
+  auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
+  ASSERT_TRUE(w.ok());
+  auto m = InterferenceModel::Fit(*w, DataDir() + "/lucid/colocate_info.csv");
+  ASSERT_TRUE(m.ok());
+  auto t = LoadTrace("philly", DataDir(), {500, false});
+  ASSERT_TRUE(t.ok());
+  auto c12 = ParseCluster("12x RTX3090", DataDir()), c24 = ParseCluster("24x RTX3090", DataDir());
+  ASSERT_TRUE(c12.ok() && c24.ok());
+  SimConfig cfg;
+  cfg.policy = "profiling-exclusive";
+  cfg.seed = 3;
+  auto a = Simulate(*t, *c12, *w, *m, cfg);
+  cfg.restart_s = 60;
+  auto b = Simulate(*t, *c24, *w, *m, cfg);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_GT(b->restarts, 0);
+  // The order in which jobs were measured (their profiling runs' ends).
+  auto order = [](const SimResult& r) {
+    std::vector<std::pair<double, int>> ends;
+    for (const PlacementRecord& p : r.placements)
+      if (p.profile) ends.push_back({p.end_s, p.job});
+    std::sort(ends.begin(), ends.end());
+    std::vector<int> o;
+    for (const auto& e : ends)
+      if (std::find(o.begin(), o.end(), e.second) == o.end()) o.push_back(e.second);
+    return o;
+  };
+  const std::vector<int> oa = order(*a), ob = order(*b);
+  int reordered = 0;
+  for (size_t i = 0; i < std::min(oa.size(), ob.size()); ++i) reordered += oa[i] != ob[i];
+  EXPECT_GT(reordered, 100);  // the two runs measure jobs in different orders
+  int measured = 0;
+  for (size_t j = 0; j < a->jobs.size(); ++j) {
+    const JobRecord &x = a->jobs[j], &y = b->jobs[j];
+    if (std::isnan(x.measured_util) || std::isnan(y.measured_util)) continue;
+    ++measured;
+    EXPECT_EQ(x.measured_util, y.measured_util) << "job " << x.id;
+  }
+  EXPECT_GT(measured, 400);
+}
+
 TEST(Simulator, RecurringJobsAreKnownFromTheirEarlierObservation) {
   // With --recurring 1 every job of a prediction-driven policy is known by an
   // earlier observation: true + noise (0 here), interval +-2 sd, measured memory.
