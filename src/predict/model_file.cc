@@ -46,6 +46,7 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"pass", "leave-one-workload-out over the training rows"},
         {"scores", p.model().calibration()},
         {"step_scores", p.model().step_calibration()},
+        {"transfer_scores", p.model().transfer_calibration()},
         {"plain_scores", p.model().plain_calibration()},
         {"band_scores", p.model().band_calibration()}}},
       {"measured_gpus", p.model().measured_gpus()},
@@ -83,7 +84,8 @@ Result<json> ModelFileJson(const Predictor& p) {
     json sused = json::array();
     for (size_t c : sm->columns()) sused.push_back(info.feature_names.at(c));
     j["step_model"] = {{"algo", sm->algo()}, {"features_used", sused}, {"params", sm->regressor().Params()},
-                       {"regressor", sstate}, {"step_scores", sm->step_calibration()}};
+                       {"regressor", sstate}, {"step_scores", sm->step_calibration()},
+                       {"transfer_scores", sm->transfer_calibration()}};
   }
   return j;
 }
@@ -108,7 +110,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::vector<double> calibration;
   std::string method_name;
   std::vector<WorkloadOffset> offsets;
-  std::vector<double> step_scores, sm_step_scores, plain_scores, band_scores;
+  std::vector<double> step_scores, sm_step_scores, plain_scores, band_scores, transfer_scores, sm_transfer_scores;
   std::vector<std::string> measured_gpus;
   json memory;
   try {
@@ -133,6 +135,11 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     // Optional (files before step intervals and measured GPUs: none, every GPU counts as measured).
     if (j.at("calibration").contains("step_scores"))
       step_scores = j.at("calibration").at("step_scores").get<std::vector<double>>();
+    // Optional (files before the GPU-transfer widening: none, the host scenario alone).
+    if (j.at("calibration").contains("transfer_scores"))
+      transfer_scores = j.at("calibration").at("transfer_scores").get<std::vector<double>>();
+    if (j.contains("step_model") && j.at("step_model").contains("transfer_scores"))
+      sm_transfer_scores = j.at("step_model").at("transfer_scores").get<std::vector<double>>();
     if (j.at("calibration").contains("plain_scores"))
       plain_scores = j.at("calibration").at("plain_scores").get<std::vector<double>>();
     if (j.at("calibration").contains("band_scores"))
@@ -228,13 +235,14 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (!(a.coverage >= 0 && a.coverage <= 1) || !(a.level > 0 && a.level < 1))
     return Status::Error(path + ": accuracy: interval_coverage or interval_level outside [0, 1]");
   UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
-  for (const auto* v : {&step_scores, &plain_scores, &band_scores})
+  for (const auto* v : {&step_scores, &plain_scores, &band_scores, &transfer_scores, &sm_transfer_scores})
     for (double x : *v)
       if (!std::isfinite(x)) return Status::Error(path + ": calibration: a score is not finite");
   for (double v : sm_step_scores)
     if (!std::isfinite(v)) return Status::Error(path + ": step_model.step_scores: not finite");
   m.set_calibration_scores(std::move(calibration), *method);
   m.set_step_calibration_scores(std::move(step_scores));
+  m.set_transfer_calibration_scores(std::move(transfer_scores));
   m.set_group_calibration_scores(std::move(plain_scores), std::move(band_scores));
   m.set_measured_gpus(measured_gpus);
   if (Status so = m.set_offsets(std::move(offsets), info.feature_names); !so.ok()) return so.Prefixed(path);
@@ -265,6 +273,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     if (!sst.ok()) return sst.Prefixed(path + ": step_model");
     UtilModel sm(salgo, std::move(scols), std::shared_ptr<Regressor>(std::move(*sr)));
     sm.set_step_calibration_scores(std::move(sm_step_scores));
+    sm.set_transfer_calibration_scores(std::move(sm_transfer_scores));
     sm.set_measured_gpus(measured_gpus);
     out.set_step_model(std::move(sm));
   }

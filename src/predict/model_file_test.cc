@@ -62,6 +62,29 @@ TEST_P(RoundTrip, PredictionsBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Algos, RoundTrip, ::testing::Values("forest", "gbm", "ridge", "knn"));
 
+// The GPU-transfer scores (an unmeasured GPU's widening) are stored and read back sorted.
+TEST(ModelFileTest, TransferScoresRoundTrip) {
+  Dataset d = Synthetic();
+  auto p = Predictor::Train(d, "ridge", 42);
+  ASSERT_TRUE(p.ok()) << p.message();
+  UtilModel m = p->model();
+  m.set_transfer_calibration_scores({0.4, -0.25, 0.1});
+  EXPECT_EQ(m.transfer_calibration(), (std::vector<double>{-0.25, 0.1, 0.4}));
+  Predictor with(p->info(), m);
+  auto j = ModelFileJson(with);
+  ASSERT_TRUE(j.ok()) << j.message();
+  EXPECT_EQ((*j)["calibration"]["transfer_scores"].size(), 3u);
+  auto q = ParseModelFile(j->dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(q.ok()) << q.message();
+  EXPECT_EQ(q->model().transfer_calibration(), (std::vector<double>{-0.25, 0.1, 0.4}));
+  // A file without them (written before) loads with none.
+  nlohmann::json old = *j;
+  old["calibration"].erase("transfer_scores");
+  auto r = ParseModelFile(old.dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_TRUE(r->model().transfer_calibration().empty());
+}
+
 TEST(ModelFileTest, RecordsProvenance) {
   Dataset d = Synthetic();
   auto j = ModelFileJson(*Predictor::Train(d, "knn", 1, "paper"));

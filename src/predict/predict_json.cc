@@ -32,7 +32,9 @@ nlohmann::json PredictionFieldsJson(const PredictResult& r, double level) {
         {"step_shorter_log", k.step_low},
         {"step_longer_log", k.step_high},
         {"loader_ms_per_sample_scenario", kRiskLoaderMsPerSample},
-        {"host_factor_scenario", kRiskHostFactor}}},
+        {"host_factor_scenario", kRiskHostFactor},
+        {"gpu_transfer_step_longer_log", k.transfer_longer},
+        {"gpu_transfer_step_shorter_log", k.transfer_shorter}}},
   };
 }
 

@@ -13,6 +13,8 @@
 
 namespace gpucast {
 namespace {
+// A residual beyond the risk band [-low, +high] (0 inside it).
+double BeyondRisk(double r, double low, double high) { return r < -low ? r + low : r > high ? r - high : 0.0; }
 
 // Which ablation group a schema feature belongs to (see docs/predictor.md).
 enum class Group { kPaper, kPhysical, kJob };
@@ -214,9 +216,71 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
                                                                  nullptr, &risks, &step_scores));
       m.set_calibration(res, util, options.interval_method, &risks);
       m.set_step_calibration_scores(std::move(step_scores));
+      if (algo == "physics") {  // the only model with a risk band to widen (Risks)
+        ASSIGN_OR_RETURN(std::vector<double> transfer,
+                         TransferScores(x, util, names, columns, algo, params, seed, options));
+        m.set_transfer_calibration_scores(std::move(transfer));
+      }
     }
   }
   return m;
+}
+
+Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<double>& util,
+                                           const std::vector<std::string>& names, const std::vector<size_t>& columns,
+                                           const std::string& algo, const nlohmann::json& params, uint64_t seed,
+                                           const FitOptions& options, std::vector<std::string>* skipped) {
+  const size_t n = util.size();
+  if (options.row_gpu.size() != n || options.step_s.size() != n) return std::vector<double>{};
+  std::vector<std::string> types;  // GPU types with a measured step time
+  for (size_t i = 0; i < n; ++i)
+    if (!options.row_gpu[i].empty() && options.step_s[i] > 0 &&
+        std::find(types.begin(), types.end(), options.row_gpu[i]) == types.end())
+      types.push_back(options.row_gpu[i]);
+  if (types.size() < 2) return std::vector<double>{};
+  std::sort(types.begin(), types.end());
+  std::vector<std::vector<double>> by_type;
+  for (size_t t = 0; t < types.size(); ++t) {
+    Matrix xtr, xte;
+    std::vector<double> ytr, ste;
+    std::vector<std::string> gte;
+    FitOptions fo;
+    fo.calibrate = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (options.row_gpu[i] == types[t]) {
+        if (!(options.step_s[i] > 0)) continue;
+        xte.push_back(x[i]);
+        ste.push_back(options.step_s[i]);
+        gte.push_back(types[t]);
+        continue;
+      }
+      xtr.push_back(x[i]);
+      ytr.push_back(util[i]);
+      fo.step_s.push_back(options.step_s[i]);
+      fo.row_gpu.push_back(options.row_gpu[i]);
+      if (options.group.size() == n) fo.group.push_back(options.group[i]);
+    }
+    auto m = UtilModel::Fit(xtr, ytr, names, columns, algo, params, seed * 37 + t, fo);
+    if (!m.ok()) {
+      if (skipped) skipped->push_back(types[t] + ": " + m.status().message());
+      continue;
+    }
+    std::vector<RowRisk> rk;
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte, kDefaultIntervalLevel, &gte, &rk));
+    std::vector<double> sc;
+    for (size_t j = 0; j < p.size(); ++j)
+      if (p[j].step_ms > 0) sc.push_back(BeyondRisk(std::log(ste[j] * 1e3 / p[j].step_ms), rk[j].step_low, rk[j].step_high));
+    if (!sc.empty()) by_type.push_back(std::move(sc));
+  }
+  size_t most = 0;
+  for (const auto& v : by_type) most = std::max(most, v.size());
+  std::vector<double> out;
+  for (const auto& v : by_type) {
+    const size_t reps = std::max<size_t>(1, static_cast<size_t>(std::lround(static_cast<double>(most) / v.size())));
+    for (size_t k = 0; k < reps; ++k) out.insert(out.end(), v.begin(), v.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Status UtilModel::set_offsets(std::vector<WorkloadOffset> offsets, const std::vector<std::string>& names) {
@@ -276,7 +340,14 @@ void UtilModel::set_step_calibration_scores(std::vector<double> scores) {
   step_calibration_ = std::move(scores);
 }
 
-Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector<std::string>* gpus) const {
+void UtilModel::set_transfer_calibration_scores(std::vector<double> scores) {
+  scores.erase(std::remove_if(scores.begin(), scores.end(), [](double v) { return !std::isfinite(v); }), scores.end());
+  std::sort(scores.begin(), scores.end());
+  transfer_calibration_ = std::move(scores);
+}
+
+Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector<std::string>* gpus,
+                                              double level) const {
   std::vector<RowRisk> out(x.size());
   const auto* physics = dynamic_cast<const PhysicsModel*>(regressor_.get());
   if (!physics) return out;
@@ -309,18 +380,30 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   ASSIGN_OR_RETURN(std::vector<PhysicsStep> huo, physics->PredictSteps(xs, high_unm));
   for (size_t i = 0; i < x.size(); ++i)
     if (use_own[i]) lk[i] = lko[i], hk[i] = hko[i], lu[i] = luo[i], hu[i] = huo[i];
+  // An unmeasured GPU's step may be off beyond the host scenario by the
+  // transfer window: a step longer by e^b with the busy time held lowers util
+  // by e^-b (GPU-bound rows, whose busy time grows with the step, move less:
+  // the widening bounds them).
+  auto [t_lo, t_hi] = ShortestWindow(transfer_calibration_, level);  // {0, 0} when none
+  const double longer = std::max(0.0, t_hi), shorter = std::max(0.0, -t_lo);
   for (size_t i = 0; i < x.size(); ++i) {
     RowRisk& r = out[i];
     r.gpu_measured = !gpus || i >= gpus->size() || GpuMeasured((*gpus)[i]);
     r.unknown_pipeline = base[i].unknown_pipeline;
     const PhysicsStep& lo = r.gpu_measured ? lk[i] : lu[i];
     const PhysicsStep& hi = r.gpu_measured ? hk[i] : hu[i];
+    double lo_util = lo.util, hi_util = hi.util;
+    if (!r.gpu_measured) {
+      lo_util *= std::exp(-longer), hi_util = std::min(100.0, hi_util * std::exp(shorter));
+      r.transfer_longer = longer, r.transfer_shorter = shorter;
+    }
     const double u = std::log1p(base[i].util);
-    r.low = std::max(0.0, u - std::log1p(lo.util));
-    r.high = std::max(0.0, std::log1p(hi.util) - u);
+    r.low = std::max(0.0, u - std::log1p(lo_util));
+    r.high = std::max(0.0, std::log1p(hi_util) - u);
     if (base[i].step_s > 0 && lo.step_s > 0 && hi.step_s > 0) {
       r.step_high = std::max(0.0, std::log(lo.step_s / base[i].step_s));
       r.step_low = std::max(0.0, std::log(base[i].step_s / hi.step_s));
+      if (!r.gpu_measured) r.step_high += longer, r.step_low += shorter;
     }
   }
   return out;
@@ -355,10 +438,6 @@ double LogitToUtil(double z) {
   return std::clamp((e * (100 + kLogitPadPoints) - kLogitPadPoints) / (1 + e), 0.0, 100.0);
 }
 
-namespace {
-// A residual beyond the risk band [-low, +high] (0 inside it).
-double BeyondRisk(double r, double low, double high) { return r < -low ? r + low : r > high ? r - high : 0.0; }
-}  // namespace
 
 std::vector<double> CalibrationScores(const std::vector<double>& residuals, const std::vector<double>& util,
                                       IntervalMethod method, const std::vector<RowRisk>* risks) {
@@ -484,7 +563,7 @@ Result<std::vector<UtilPrediction>> UtilModel::Predict(const Matrix& x, double l
                                                        std::vector<RowRisk>* risks_out) const {
   if (!(level > 0 && level < 1)) return Status::Error("interval level must be in (0, 1)");
   ASSIGN_OR_RETURN(std::vector<Estimate> est, regressor_->Predict(SelectColumns(x, columns_)));
-  ASSIGN_OR_RETURN(std::vector<RowRisk> risks, Risks(x, gpus));
+  ASSIGN_OR_RETURN(std::vector<RowRisk> risks, Risks(x, gpus, level));
   std::vector<PhysicsStep> steps;
   if (const auto* physics = dynamic_cast<const PhysicsModel*>(regressor_.get())) {
     ASSIGN_OR_RETURN(steps, physics->PredictSteps(SelectColumns(x, columns_)));
@@ -809,6 +888,18 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
     }
     step_model->set_step_calibration_scores(physics_step_scores);
   }
+  // How wrong the physics' step time is on a GPU type it has no rows of (the
+  // widening of an unmeasured GPU's risk band): only a physics model has one.
+  if (CountGroups(data.group) >= 3) {
+    UtilModel* physics = dynamic_cast<const PhysicsModel*>(&m.regressor()) ? &m : step_model ? &*step_model : nullptr;
+    if (physics) {
+      FitOptions tfo = fo;
+      ASSIGN_OR_RETURN(std::vector<double> transfer,
+                       TransferScores(data.x, labels, data.feature_names, physics->columns(), "physics", nullptr, seed,
+                                      tfo));
+      physics->set_transfer_calibration_scores(std::move(transfer));
+    }
+  }
   PredictorInfo info;
   if (!chosen_res.empty()) info.accuracy = SummariseLowo(chosen_res, labels, data.group, kDefaultIntervalLevel,
                                                          fo.interval_method, &chosen_risks);
@@ -919,10 +1010,21 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     }
   }
   if (!out.gpu_measured) {
+    auto Fixed = [](double v, int digits) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.*f", digits, v);
+      return std::string(b);
+    };
     out.warnings.push_back("GPU " + job.gpu + " has no measured training rows (measured: " + joined(out.measured_gpus) +
                            "): its host is unknown, so the interval spans a host " +
-                           std::to_string(static_cast<int>(kRiskHostFactor)) +
-                           "x slower or faster (docs/predictor.md)");
+                           std::to_string(static_cast<int>(kRiskHostFactor)) + "x slower or faster" +
+                           (out.risk.transfer_longer > 0 || out.risk.transfer_shorter > 0
+                                ? " and a step " + Fixed(std::exp(out.risk.transfer_longer), 2) + "x longer or " +
+                                      Fixed(std::exp(out.risk.transfer_shorter), 2) +
+                                      "x shorter than predicted (the step-time error of the training GPUs predicted "
+                                      "from each other)"
+                                : std::string()) +
+                           " (docs/predictor.md)");
     out.unsure_reasons.push_back("no measured rows of GPU " + job.gpu);
   }
   if (out.risk.unknown_pipeline && out.risk.low > 0) {

@@ -46,6 +46,9 @@ struct UtilPrediction {
 struct RowRisk {
   double low = 0, high = 0;            // log1p(util): how far util may fall / rise
   double step_low = 0, step_high = 0;  // log(step): how far the step may shorten / lengthen
+  // On a GPU type without measured rows: the GPU-transfer window (log of the
+  // step) the band was widened by beyond the host scenario (transfer_calibration).
+  double transfer_longer = 0, transfer_shorter = 0;
   bool unknown_pipeline = false;       // an input pipeline whose cost the job did not state
   bool gpu_measured = true;            // the training rows hold a row of this GPU type
   bool Any() const { return low > 0 || high > 0; }
@@ -193,7 +196,10 @@ class UtilModel {
                                               const std::vector<std::string>* gpus = nullptr,
                                               std::vector<RowRisk>* risks = nullptr) const;
   // Each row's RowRisk (zeros for a model without physics).
-  Result<std::vector<RowRisk>> Risks(const Matrix& x, const std::vector<std::string>* gpus = nullptr) const;
+  // A row on a GPU type without measured rows is widened, beyond the host
+  // scenario, by the transfer scores' window at `level` (transfer_calibration).
+  Result<std::vector<RowRisk>> Risks(const Matrix& x, const std::vector<std::string>* gpus = nullptr,
+                                     double level = kDefaultIntervalLevel) const;
   // GPU types of the training rows (empty: not recorded; every GPU counts as measured).
   const std::vector<std::string>& measured_gpus() const { return measured_gpus_; }
   void set_measured_gpus(std::vector<std::string> g) { measured_gpus_ = std::move(g); }
@@ -202,6 +208,15 @@ class UtilModel {
   // beyond the row's RowRisk (the lowo pass's rows with a measured step time).
   const std::vector<double>& step_calibration() const { return step_calibration_; }
   void set_step_calibration_scores(std::vector<double> scores);
+  // How wrong the step time is on a GPU type the model has no rows of: sorted
+  // scores of log(measured step) - log(predicted step) beyond the row's step
+  // band, of every training row with a measured step time predicted by a model
+  // fitted without its GPU type (TransferScores: a leave-one-GPU-out pass over
+  // the training rows; empty with fewer than 2 GPU types). A row on an
+  // unmeasured GPU gets this error's window on its step and, through util =
+  // busy / step with the busy time held, on its utilization (Risks).
+  const std::vector<double>& transfer_calibration() const { return transfer_calibration_; }
+  void set_transfer_calibration_scores(std::vector<double> scores);
 
   const std::string& algo() const { return algo_; }
   const std::vector<size_t>& columns() const { return columns_; }
@@ -252,6 +267,7 @@ class UtilModel {
   std::vector<double> calibration_;
   std::vector<double> plain_calibration_, band_calibration_;
   std::vector<double> step_calibration_;
+  std::vector<double> transfer_calibration_;
   std::vector<std::string> measured_gpus_;
   IntervalMethod interval_method_ = kDefaultIntervalMethod;
   std::vector<WorkloadOffset> offsets_;
@@ -274,6 +290,19 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
                                              const FitOptions& options, std::vector<double>* predicted = nullptr,
                                              std::vector<RowRisk>* risks = nullptr,
                                              std::vector<double>* step_scores = nullptr);
+
+// The GPU-transfer scores (UtilModel::transfer_calibration) of `algo` on the
+// rows of x: for each GPU type of options.row_gpu whose rows have a measured
+// step time, a model fitted (uncalibrated) on the rows of the other GPU types
+// predicts them as on an unmeasured GPU; each score is log(measured step /
+// predicted step) beyond the row's step band (RowRisk::step_low/high). Each GPU
+// type weighs the same: a type's scores are repeated so that every type
+// contributes as many as the type with the most. Empty (no error) with fewer than
+// 2 GPU types with step times; a fold whose fit fails is skipped (`skipped` names it).
+Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<double>& util,
+                                           const std::vector<std::string>& names, const std::vector<size_t>& columns,
+                                           const std::string& algo, const nlohmann::json& params, uint64_t seed,
+                                           const FitOptions& options, std::vector<std::string>* skipped = nullptr);
 
 // The conformal interval offsets (log1p space) of sorted residuals at `level`:
 // the floor((n+1)(1-level)/2)-th and ceil((n+1)(1+level)/2)-th order

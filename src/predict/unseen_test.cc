@@ -4,6 +4,7 @@
 // trained on the Lucid rows (RTX 3090 only), real graphs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cost/job_cost.h"
@@ -152,6 +153,122 @@ TEST(Unseen, FasterGpusAndBiggerSlicesNeverRaiseUtilization) {
   EXPECT_GE(g2, g3);
   EXPECT_GE(g3, g7);
   EXPECT_GT(g1, g7 + 1);
+}
+
+}  // namespace
+}  // namespace gpucast
+
+namespace gpucast {
+namespace {
+
+// One fold of leave-one-GPU-out on the shared rows: the RTX 3090's 52 Lucid
+// rows held out; trained on the MIGProfiler A100 rows (utilization and step)
+// and Pollux' single-T4 runs (step only). With the host scenario alone the
+// 80% intervals of the held-out GPU held about half its rows (evaluate
+// --split logo); the GPU-transfer scores (how wrong the step time was on
+// each training GPU predicted from the other) widen an unmeasured GPU's band.
+TEST(Unseen, AnUnmeasuredGpuIsWidenedByTheStepTransferErrorOfTheOtherGpus) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto data = BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv",
+                            DataDir() + "/pollux-t4"},
+                           *cat);
+  ASSERT_TRUE(data.ok()) << data.message();
+  const std::string held = "RTX3090";
+  Matrix xtr, xte;
+  std::vector<double> ytr, yte;
+  std::vector<std::string> gte;
+  FitOptions fo;
+  for (size_t i = 0; i < data->rows.size(); ++i) {
+    if (data->RowGpu(i) == held) {
+      xte.push_back(data->x[i]);
+      yte.push_back(data->rows[i].gpu_util);
+      gte.push_back(held);
+      continue;
+    }
+    xtr.push_back(data->x[i]);
+    ytr.push_back(data->rows[i].gpu_util);
+    fo.step_s.push_back(data->step_s[i]);
+    fo.group.push_back(data->group[i]);
+    fo.row_gpu.push_back(data->RowGpu(i));
+  }
+  ASSERT_EQ(xte.size(), 52u);
+  ASSERT_TRUE(std::none_of(fo.row_gpu.begin(), fo.row_gpu.end(), [&](const std::string& g) { return g == held; }));
+  auto cols = SelectFeatures(data->feature_names, DefaultFeatureSet("physics"));
+  ASSERT_TRUE(cols.ok()) << cols.message();
+  auto m = UtilModel::Fit(xtr, ytr, data->feature_names, *cols, "physics", nullptr, 0, fo);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_FALSE(m->GpuMeasured(held));
+  // Two training GPU types with step times (A100-80GB, T4): each predicted from the other.
+  ASSERT_FALSE(m->transfer_calibration().empty());
+  UtilModel host_only = *m;
+  host_only.set_transfer_calibration_scores({});
+  auto coverage = [&](const UtilModel& model, double* width) {
+    auto p = model.Predict(xte, 0.8, &gte);
+    EXPECT_TRUE(p.ok()) << p.message();
+    size_t in = 0;
+    std::vector<double> w;
+    for (size_t j = 0; j < p->size(); ++j) {
+      in += (*p)[j].low <= yte[j] && yte[j] <= (*p)[j].high;
+      w.push_back((*p)[j].high - (*p)[j].low);
+    }
+    std::sort(w.begin(), w.end());
+    *width = w[w.size() / 2];
+    return static_cast<double>(in) / p->size();
+  };
+  double w_new = 0, w_old = 0;
+  const double c_new = coverage(*m, &w_new), c_old = coverage(host_only, &w_old);
+  // The point predictions are the same; only the unmeasured GPU's band grows.
+  EXPECT_GT(w_new, w_old);
+  EXPECT_GT(c_new, c_old);
+  EXPECT_GE(c_new, 0.75) << "host scenario alone: " << c_old << ", median width " << w_old << " -> " << w_new;
+  // The band carries the window it was widened by; the step band grows by it too.
+  std::vector<RowRisk> rk_new, rk_old;
+  ASSERT_TRUE(m->Risks(xte, &gte, 0.8).ok());
+  rk_new = *m->Risks(xte, &gte, 0.8);
+  rk_old = *host_only.Risks(xte, &gte, 0.8);
+  auto [a, b] = ShortestWindow(m->transfer_calibration(), 0.8);
+  EXPECT_GT(b, 0);  // some training GPU's steps were longer than predicted from the other
+  EXPECT_LT(a, 0);  // and some shorter
+  for (size_t j = 0; j < rk_new.size(); ++j) {
+    EXPECT_DOUBLE_EQ(rk_new[j].transfer_longer, b);
+    EXPECT_DOUBLE_EQ(rk_new[j].transfer_shorter, -a);
+    EXPECT_GE(rk_new[j].low, rk_old[j].low);
+    EXPECT_NEAR(rk_new[j].step_high, rk_old[j].step_high + b, 1e-12);
+  }
+  // The predictor says so (warning and --json), for a job on the held-out GPU.
+  PredictorInfo info;
+  info.feature_names = data->feature_names;
+  info.schema_name = data->schema_name;
+  info.schema_version = data->schema_version;
+  Predictor pr(info, *m);
+  JobConfig job;
+  job.batch = 32;
+  job.gpu = held;
+  job.attrs.data_on_gpu = true;
+  Result<PredictResult> res = pr.Predict(Job("resnet50.onnx", 32), job);
+  ASSERT_TRUE(res.ok()) << res.message();
+  EXPECT_FALSE(res->gpu_measured);
+  EXPECT_TRUE(HasWarning(*res, "x longer or ")) << res->warnings[0];
+  nlohmann::json j = PredictionFieldsJson(*res, 0.8);
+  EXPECT_DOUBLE_EQ(j["uncertainty"]["gpu_transfer_step_longer_log"].get<double>(), b);
+  EXPECT_DOUBLE_EQ(j["uncertainty"]["gpu_transfer_step_shorter_log"].get<double>(), -a);
+  // A training GPU's rows (measured) are not widened.
+  Matrix xa;
+  std::vector<std::string> ga;
+  for (size_t i = 0; i < xtr.size(); ++i)
+    if (fo.row_gpu[i] == "A100-80GB") xa.push_back(xtr[i]), ga.push_back("A100-80GB");
+  ASSERT_FALSE(xa.empty());
+  auto pa = m->Predict(xa, 0.8, &ga);
+  auto pb = host_only.Predict(xa, 0.8, &ga);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  const auto ra = m->Risks(xa, &ga, 0.8);
+  ASSERT_TRUE(ra.ok());
+  for (size_t j = 0; j < pa->size(); ++j) {
+    EXPECT_EQ((*ra)[j].transfer_longer, 0);
+    EXPECT_DOUBLE_EQ((*pa)[j].low, (*pb)[j].low);
+    EXPECT_DOUBLE_EQ((*pa)[j].high, (*pb)[j].high);
+  }
 }
 
 }  // namespace
