@@ -333,12 +333,7 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
     m->set_calibration(best_res, d.ytr, interval_method, &best_risks);  // the same inner pass that selected it
     m->set_step_calibration_scores(std::move(best_step));
-    if (candidates[best].algo == "physics") {  // the only model with a risk band to widen
-      ASSIGN_OR_RETURN(std::vector<double> transfer,
-                       TransferScores(d.xtr, d.ytr, data.feature_names, cols[best], candidates[best].algo, nullptr,
-                                      fold_seed, d.fo));
-      m->set_transfer_calibration_scores(std::move(transfer));
-    }
+    RETURN_IF_ERROR(m->CalibrateTransfer(d.xtr, d.ytr, data.feature_names, nullptr, fold_seed, d.fo));
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level, &d.gte));
     const size_t first = out.size();
     ASSIGN_OR_RETURN(auto tradeoff, TradeoffIntervals(*m, d.xte, d.gte));

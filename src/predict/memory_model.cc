@@ -422,19 +422,13 @@ double MemoryModel::HighScoreQuantile(double level) const {
 }
 
 double MemoryModel::LowScoreQuantile(double alpha) const {
-  // The mirror of WeightedConformalQuantile: the largest residual whose
-  // cumulative weight from the top, over the calibration weights plus the new
-  // job's (their mean), reaches 1 - alpha; the smallest when none does. With
-  // equal weights: the floor((n + 1) alpha)-th smallest.
-  double total = 0;
-  for (const auto& [r, w] : low_scores_) total += w;
-  total += total / static_cast<double>(low_scores_.size());
-  double cum = 0;
-  for (auto it = low_scores_.rbegin(); it != low_scores_.rend(); ++it) {
-    cum += it->second;
-    if (cum >= (1 - alpha) * total * (1 - 1e-12)) return it->first;
-  }
-  return low_scores_.front().first;
+  // The mirror of the high end's quantile: the largest residual whose weight
+  // counted from the top reaches 1 - alpha (with equal weights the
+  // floor((n + 1) alpha)-th smallest), i.e. that quantile of the negated residuals.
+  std::vector<std::pair<double, double>> negated;
+  negated.reserve(low_scores_.size());
+  for (auto it = low_scores_.rbegin(); it != low_scores_.rend(); ++it) negated.push_back({-it->first, it->second});
+  return -WeightedConformalQuantile(negated, 1 - alpha);
 }
 
 double MemoryModel::HighScaleMib(const MemoryEstimate& e, const std::string& workload) const {

@@ -216,11 +216,7 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
                                                                  nullptr, &risks, &step_scores));
       m.set_calibration(res, util, options.interval_method, &risks);
       m.set_step_calibration_scores(std::move(step_scores));
-      if (algo == "physics") {  // the only model with a risk band to widen (Risks)
-        ASSIGN_OR_RETURN(std::vector<double> transfer,
-                         TransferScores(x, util, names, columns, algo, params, seed, options));
-        m.set_transfer_calibration_scores(std::move(transfer));
-      }
+      RETURN_IF_ERROR(m.CalibrateTransfer(x, util, names, params, seed, options));
     }
   }
   return m;
@@ -338,6 +334,15 @@ bool UtilModel::GpuMeasured(const std::string& gpu) const {
 void UtilModel::set_step_calibration_scores(std::vector<double> scores) {
   std::sort(scores.begin(), scores.end());
   step_calibration_ = std::move(scores);
+}
+
+Status UtilModel::CalibrateTransfer(const Matrix& x, const std::vector<double>& util,
+                                    const std::vector<std::string>& names, const nlohmann::json& params,
+                                    uint64_t seed, const FitOptions& options) {
+  if (!dynamic_cast<const PhysicsModel*>(regressor_.get())) return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<double> transfer, TransferScores(x, util, names, columns_, algo_, params, seed, options));
+  set_transfer_calibration_scores(std::move(transfer));
+  return Status::Ok();
 }
 
 void UtilModel::set_transfer_calibration_scores(std::vector<double> scores) {
@@ -889,16 +894,10 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
     step_model->set_step_calibration_scores(physics_step_scores);
   }
   // How wrong the physics' step time is on a GPU type it has no rows of (the
-  // widening of an unmeasured GPU's risk band): only a physics model has one.
+  // widening of an unmeasured GPU's risk band): the physics model's, chosen or beside.
   if (CountGroups(data.group) >= 3) {
-    UtilModel* physics = dynamic_cast<const PhysicsModel*>(&m.regressor()) ? &m : step_model ? &*step_model : nullptr;
-    if (physics) {
-      FitOptions tfo = fo;
-      ASSIGN_OR_RETURN(std::vector<double> transfer,
-                       TransferScores(data.x, labels, data.feature_names, physics->columns(), "physics", nullptr, seed,
-                                      tfo));
-      physics->set_transfer_calibration_scores(std::move(transfer));
-    }
+    RETURN_IF_ERROR(m.CalibrateTransfer(data.x, labels, data.feature_names, nullptr, seed, fo));
+    if (step_model) RETURN_IF_ERROR(step_model->CalibrateTransfer(data.x, labels, data.feature_names, nullptr, seed, fo));
   }
   PredictorInfo info;
   if (!chosen_res.empty()) info.accuracy = SummariseLowo(chosen_res, labels, data.group, kDefaultIntervalLevel,
@@ -1010,20 +1009,15 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     }
   }
   if (!out.gpu_measured) {
-    auto Fixed = [](double v, int digits) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.*f", digits, v);
-      return std::string(b);
-    };
+    char transfer[160] = "";
+    if (out.risk.transfer_longer > 0 || out.risk.transfer_shorter > 0)
+      std::snprintf(transfer, sizeof transfer,
+                    " and a step %.2fx longer or %.2fx shorter than predicted (the step-time error of the training "
+                    "GPUs predicted from each other)",
+                    std::exp(out.risk.transfer_longer), std::exp(out.risk.transfer_shorter));
     out.warnings.push_back("GPU " + job.gpu + " has no measured training rows (measured: " + joined(out.measured_gpus) +
                            "): its host is unknown, so the interval spans a host " +
-                           std::to_string(static_cast<int>(kRiskHostFactor)) + "x slower or faster" +
-                           (out.risk.transfer_longer > 0 || out.risk.transfer_shorter > 0
-                                ? " and a step " + Fixed(std::exp(out.risk.transfer_longer), 2) + "x longer or " +
-                                      Fixed(std::exp(out.risk.transfer_shorter), 2) +
-                                      "x shorter than predicted (the step-time error of the training GPUs predicted "
-                                      "from each other)"
-                                : std::string()) +
+                           std::to_string(static_cast<int>(kRiskHostFactor)) + "x slower or faster" + transfer +
                            " (docs/predictor.md)");
     out.unsure_reasons.push_back("no measured rows of GPU " + job.gpu);
   }

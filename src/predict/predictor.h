@@ -217,6 +217,11 @@ class UtilModel {
   // busy / step with the busy time held, on its utilization (Risks).
   const std::vector<double>& transfer_calibration() const { return transfer_calibration_; }
   void set_transfer_calibration_scores(std::vector<double> scores);
+  // Sets transfer_calibration from TransferScores on these training rows (x:
+  // all schema columns, as in Fit). Only a physics model has a risk band to
+  // widen: any other keeps none.
+  Status CalibrateTransfer(const Matrix& x, const std::vector<double>& util, const std::vector<std::string>& names,
+                           const nlohmann::json& params, uint64_t seed, const FitOptions& options);
 
   const std::string& algo() const { return algo_; }
   const std::vector<size_t>& columns() const { return columns_; }
