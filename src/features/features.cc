@@ -18,6 +18,15 @@ bool IsHalfCategory(Category c) {
   return c == Category::kConvolution || c == Category::kMatmul || c == Category::kRecurrent;
 }
 
+// The peak FLOP/s of a node of category `c` (EstimateStep's rule, features.h).
+double PeakFlops(const GpuSpec& gpu, Category c, bool amp, Tf32Use tf32) {
+  if (amp && IsHalfCategory(c)) return gpu.fp16_tensor_flops;
+  const bool on_tf32 = c == Category::kMatmul ? tf32.matmul
+                       : c == Category::kConvolution || c == Category::kRecurrent ? tf32.cudnn
+                                                                                 : false;
+  return on_tf32 && gpu.tf32_tensor_flops > 0 ? std::max(gpu.fp32_flops, gpu.tf32_tensor_flops) : gpu.fp32_flops;
+}
+
 // Everything the features are computed from.
 struct Inputs {
   double flops_by_category[kNumCategories] = {};
@@ -146,6 +155,7 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
     return Status::Ok();
   }
   if (key == "data_on_gpu") return parse_bool(&attrs->data_on_gpu);
+  if (key == "tf32") return parse_bool(&attrs->tf32);
   if (key == "rl_env") return parse_bool(&attrs->rl_env);
   if (key == "loader_ms_per_sample") {
     // Plain decimal only (no "inf", "nan", hex); strtod must consume all of it.
@@ -182,8 +192,13 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
   if (Status st; ParseMemoryFact(key, value, &attrs->memory, &st)) return st;
   return AttrError(key,
                    std::string("unknown key (known: loader_workers, data_on_gpu, rl_env, loader_ms_per_sample, "
-                               "env_steps_per_update, optimizer, cpu_cores_per_gpu, ") +
+                               "env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, ") +
                        MemoryFactKeys() + ")");
+}
+
+Tf32Use EffectiveTf32(const JobAttrs& a) {
+  if (!a.tf32) return Tf32Use{};
+  return Tf32Use{*a.tf32, *a.tf32};
 }
 
 int64_t EffectiveLoaderWorkers(const JobAttrs& a) {
@@ -202,7 +217,7 @@ const FeatureSchema& CurrentFeatureSchema() {
   return schema;
 }
 
-StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp) {
+StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, Tf32Use tf32) {
   StepEstimate e;
   auto roofline = [&](double flops, double bytes, double peak) {
     e.bytes += bytes;
@@ -252,7 +267,7 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
         }
         continue;
       }
-      double peak = amp && IsHalfCategory(n.category) ? gpu.fp16_tensor_flops : gpu.fp32_flops;
+      double peak = PeakFlops(gpu, n.category, amp, tf32);
       double fwd_bytes = static_cast<double>(n.input_bytes) + n.activation_bytes + n.weight_bytes;
       double pass_bytes = r.forward_passes > 0 ? fwd_bytes / r.forward_passes : 0;
       bool launches = n.forward_flops > 0 || n.activation_bytes > 0;
@@ -302,7 +317,7 @@ Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& repor
     in.nodes += static_cast<double>(t.num_nodes);
     for (const Unsupported& u : r.unsupported) in.unsupported_nodes += static_cast<double>(u.count);
   }
-  in.step = EstimateStep(reports, *gpu, job.amp);
+  in.step = EstimateStep(reports, *gpu, job.amp, EffectiveTf32(job.attrs));
   std::vector<double> values;
   for (const FeatureDef& f : FeatureTable()) values.push_back(f.value(in));
   return values;

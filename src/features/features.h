@@ -40,9 +40,28 @@ struct JobAttrs {
   // workers at once (the training process keeps one core): the loader_workers
   // feature is that effective count (docs/features.md).
   std::optional<int64_t> cpu_cores_per_gpu;
+  // Whether FP32 convolutions and matmuls run on TF32 tensor cores (Ampere and
+  // newer: GPUs whose spec has tf32_tensor_flops > 0). 1: both (PyTorch 1.7 to
+  // 1.11's defaults, or torch.backends.cuda.matmul.allow_tf32 = True); 0: neither
+  // (torch.backends.cudnn.allow_tf32 = False as well). Unknown (nullopt): the
+  // defaults of PyTorch >= 1.12 (Tf32Use below). Not a feature column: it
+  // chooses the peak rate of the roofline estimate (EstimateStep).
+  std::optional<bool> tf32;
   // Facts that change GPU memory only (features/memory_facts.h).
   MemoryFacts memory;
 };
+// Which FP32 ops of a job run on TF32 tensor cores where the GPU has them.
+// PyTorch's switches (docs "TensorFloat-32 (TF32) on Ampere (and later) devices"):
+// torch.backends.cudnn.allow_tf32 covers cuDNN convolutions and RNNs and has
+// defaulted to True since 1.7; torch.backends.cuda.matmul.allow_tf32 covers
+// matmuls (cuBLAS) and defaulted to True in 1.7-1.11, False since 1.12.
+struct Tf32Use {
+  bool cudnn = true;    // convolutions, recurrent layers
+  bool matmul = false;  // matmuls, einsums, attention's products
+};
+// tf32 = 1: both; 0: neither; unknown: PyTorch >= 1.12's defaults (cuDNN yes, matmul no).
+Tf32Use EffectiveTf32(const JobAttrs& a);
+
 // The loader_workers feature: loader_workers (default kDefaultLoaderWorkers),
 // capped by cpu_cores_per_gpu as above.
 int64_t EffectiveLoaderWorkers(const JobAttrs& a);
@@ -107,6 +126,11 @@ inline constexpr double kHostSecondsPerKernel = 10e-6;
 inline constexpr double kOptimizerBytesPerParam = 16;
 
 struct GpuSpec;
-StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp);
+// Peaks: AMP half ops (convolution, matmul, recurrent under autocast) at
+// fp16_tensor_flops; without AMP, convolutions / recurrent layers (tf32.cudnn)
+// and matmuls (tf32.matmul) at tf32_tensor_flops where the GPU has TF32 (> 0);
+// every other FLOP at fp32_flops.
+StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp,
+                          Tf32Use tf32 = Tf32Use{});
 
 }  // namespace gpucast

@@ -192,6 +192,60 @@ TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   EXPECT_NEAR(e16.busy_s, 3 * flops / gpu.fp16_tensor_flops + update, 1e-12);
 }
 
+// TF32 (job attribute tf32): an FP32 matmul runs at the TF32 tensor peak only when matmul TF32 is on
+// (PyTorch 1.7-1.11's default, tf32=1); a convolution whenever cuDNN TF32 is on (PyTorch's default
+// since 1.7: also when tf32 is not stated). Hand counts on the A100 (FP32 19.5, TF32 156 TFLOPS).
+TEST(ComputeFeatures, Tf32PeaksFollowPyTorchsSwitches) {
+  const int64_t n = 4096;
+  GraphBuilder mm("mm.onnx", 1);
+  mm.Param("a", {n, n}).Param("c", {n, n}).Value("y", {n, n});
+  mm.Op("MatMul", "mm", {"a", "c"}, {"y"});
+  Result<CostReport> rm = AnalyzeCost(mm.graph(), {});
+  // Conv 256 -> 256 channels, 3x3, pad 1, on a 64x256x56x56 input (no bias).
+  GraphBuilder cv("conv.onnx", 64);
+  cv.Data("x", {64, 256, 56, 56}).Param("w", {256, 256, 3, 3}).Value("y", {64, 256, 56, 56});
+  auto& op = cv.Op("Conv", "conv", {"x", "w"}, {"y"});
+  op.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
+  op.attrs["kernel_shape"] = testing::IntsAttr({3, 3});
+  Result<CostReport> rc = AnalyzeCost(cv.graph(), {});
+  ASSERT_TRUE(rm.ok() && rc.ok());
+  const GpuSpec& a100 = *FindGpuSpec("A100");
+  const GpuSpec& v100 = *FindGpuSpec("V100");
+  ASSERT_EQ(a100.fp32_flops, 19.5e12);
+  ASSERT_EQ(a100.tf32_tensor_flops, 156e12);
+  const double mm_flops = 3 * 2.0 * n * n * n;  // forward, dA, dB
+  const double mm_update = 16.0 * 2 * n * n / a100.mem_bandwidth;
+  JobAttrs unknown, on, off;
+  ASSERT_TRUE(ParseJobAttr("tf32=1", &on).ok());
+  ASSERT_TRUE(ParseJobAttr("tf32=0", &off).ok());
+  EXPECT_EQ(ParseJobAttr("tf32=yes", &off).message(), "job attribute 'tf32': value 'yes' is not 0 or 1");
+  // Matmul: FP32 unless tf32=1.
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(unknown)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(off)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(on)).busy_s, mm_flops / 156e12 + mm_update, 1e-12);
+  // Conv: TF32 unless tf32=0. Its forward FLOPs: 2 * 64*256*56*56 outputs * 256*9 MACs; backward 2x.
+  const double conv_fwd = 2.0 * 64 * 256 * 56 * 56 * 256 * 9;
+  ASSERT_EQ(static_cast<double>(rc->totals.forward_flops), conv_fwd);
+  const StepEstimate c_default = EstimateStep({*rc}, a100, false, EffectiveTf32(unknown));
+  const StepEstimate c_off = EstimateStep({*rc}, a100, false, EffectiveTf32(off));
+  const double conv_all = conv_fwd + static_cast<double>(rc->totals.backward_flops);
+  EXPECT_GE(conv_all, 2 * conv_fwd);  // at least the weight gradient
+  EXPECT_NEAR(c_off.compute_s, conv_all / 19.5e12, 1e-9);
+  EXPECT_NEAR(c_default.compute_s, conv_all / 156e12, 1e-9);
+  // Volta has no TF32: the switch changes nothing there.
+  EXPECT_EQ(EstimateStep({*rc}, v100, false, EffectiveTf32(on)).busy_s,
+            EstimateStep({*rc}, v100, false, EffectiveTf32(off)).busy_s);
+  // And ComputeFeatures reads the attribute.
+  JobConfig job;
+  job.gpu = "A100";
+  job.attrs = on;
+  auto f_on = ComputeFeatures({*rm}, job);
+  job.attrs = unknown;
+  auto f_unknown = ComputeFeatures({*rm}, job);
+  ASSERT_TRUE(f_on.ok() && f_unknown.ok());
+  EXPECT_NEAR(Named(*f_unknown).at("est_compute_ms") / Named(*f_on).at("est_compute_ms"), 156 / 19.5, 1e-9);
+}
+
 TEST(ComputeFeatures, BadJobsAreErrors) {
   JobConfig job;
   job.gpu = "GTX480";
@@ -237,8 +291,8 @@ TEST(ParseJobAttr, RejectsUnknownKeysAndBadValues) {
   JobAttrs a;
   EXPECT_EQ(ParseJobAttr("gpus=2", &a).message(),
             "job attribute 'gpus': unknown key (known: loader_workers, data_on_gpu, rl_env, "
-            "loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu, activation_checkpointing, "
-            "trainable_fraction, zero_stage, grad_accumulation, variable_shapes)");
+            "loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, "
+            "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes)");
   EXPECT_EQ(ParseJobAttr("loader_workers=-1", &a).message(),
             "job attribute 'loader_workers': value '-1' is not a non-negative integer");
   EXPECT_EQ(ParseJobAttr("loader_workers=", &a).message(),

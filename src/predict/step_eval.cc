@@ -24,6 +24,14 @@ JobAttrs Attrs(int64_t workers, bool on_gpu) {
   a.rl_env = false;
   return a;
 }
+// Zeus' runs: its Docker image (symbioticlab/zeus, the NSDI'23 artifact's environment; Zeus docs
+// "Setting Up the Environment") has PyTorch 1.10.1, whose defaults run FP32 matmuls and
+// convolutions on TF32 tensor cores (matters on the A40 only: the V100, RTX 6000 and P100 have none).
+JobAttrs ZeusAttrs() {
+  JobAttrs a = Attrs(0, false);
+  a.tf32 = true;
+  return a;
+}
 
 // Zeus' GPUs: the file suffix, and the spec it is (the highest power limit of
 // each file is the card's board power: 300 W A40, 260 W Quadro RTX 6000, 250 W
@@ -103,19 +111,19 @@ const std::vector<StepJob>& StepJobs() {
       {"pollux-t4", "deepspeech2", "DeepSpeech2/VoxForge", {}, {}, false, Attrs(0, false),
        "not rebuilt: its input is a spectrogram as long as each utterance, a property of the data the code "
        "does not fix"},
-      {"zeus", "imagenet/resnet50", "ResNet-50/ImageNet", {"resnet50.onnx"}, {}, false, Attrs(0, false),
+      {"zeus", "imagenet/resnet50", "ResNet-50/ImageNet", {"resnet50.onnx"}, {}, false, ZeusAttrs(),
        "torchvision resnet50 224x224; Zeus' training script is not in the trace's repository: fp32 and the "
        "loader are assumptions (ratios between GPUs only)"},
-      {"zeus", "squad/bert_base_uncased", "BERT-base/SQuAD", {"bert.onnx"}, {{"seq", 384}}, false, Attrs(0, false),
+      {"zeus", "squad/bert_base_uncased", "BERT-base/SQuAD", {"bert.onnx"}, {{"seq", 384}}, false, ZeusAttrs(),
        "bert-base-uncased QA at 384 tokens (HuggingFace's SQuAD default); the script is not in the repository"},
-      {"zeus", "movielens-1m/ncf", "NeuMF/MovieLens-1M", {"pollux_ncf.onnx"}, {}, false, Attrs(0, false),
+      {"zeus", "movielens-1m/ncf", "NeuMF/MovieLens-1M", {"pollux_ncf.onnx"}, {}, false, ZeusAttrs(),
        "NeuMF as Pollux' (factor 32, 3 MLP layers); the script is not in the repository"},
-      {"zeus", "sentiment140/bert_base_uncased", "BERT-base/Sentiment140", {}, {}, false, Attrs(0, false),
+      {"zeus", "sentiment140/bert_base_uncased", "BERT-base/Sentiment140", {}, {}, false, ZeusAttrs(),
        "not rebuilt: dynamic padding (capriccio/train.py without --pad_to_max_length), so the sequence "
        "length is each batch's longest tweet"},
-      {"zeus", "cifar100/shufflenetv2", "ShuffleNet-V2/CIFAR-100", {}, {}, false, Attrs(0, false),
+      {"zeus", "cifar100/shufflenetv2", "ShuffleNet-V2/CIFAR-100", {}, {}, false, ZeusAttrs(),
        "not rebuilt: the network's code is not in the trace's repository"},
-      {"zeus", "librispeech/deepspeech2", "DeepSpeech2/LibriSpeech", {}, {}, false, Attrs(0, false),
+      {"zeus", "librispeech/deepspeech2", "DeepSpeech2/LibriSpeech", {}, {}, false, ZeusAttrs(),
        "not rebuilt: utterance-length input, as Pollux' DeepSpeech2"},
   };
   return jobs;

@@ -56,6 +56,7 @@ json CommonJson(const JobSpec& spec) {
   if (a.loader_ms_per_sample) j["attrs"]["loader_ms_per_sample"] = *a.loader_ms_per_sample;
   if (a.env_steps_per_update) j["attrs"]["env_steps_per_update"] = *a.env_steps_per_update;
   if (a.cpu_cores_per_gpu) j["attrs"]["cpu_cores_per_gpu"] = *a.cpu_cores_per_gpu;
+  if (a.tf32) j["attrs"]["tf32"] = *a.tf32 ? 1 : 0;
   for (const auto& [k, v] : spec.dims) j["dims"][k] = v;
   if (spec.duration_s) j["duration_s"] = *spec.duration_s;
   if (spec.mem_mib > 0) j["mem_mib"] = spec.mem_mib;
