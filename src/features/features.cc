@@ -18,6 +18,18 @@ bool IsHalfCategory(Category c) {
   return c == Category::kConvolution || c == Category::kMatmul || c == Category::kRecurrent;
 }
 
+// The DRAM bandwidth the roofline divides by. The fitted eff_memory is a fraction
+// of the peak that Volta and later memory controllers deliver; Pascal GP100's (the
+// P100s') delivers less: "1.5x delivered memory bandwidth versus Pascal GP100,
+// with up to 95% memory bandwidth utilization" (NVIDIA Tesla V100 GPU Architecture
+// whitepaper, "HBM2 memory"): GP100 delivers 0.95 * 900 / 1.5 = 570 GB/s of its
+// 732, so at a Volta-like efficiency its peak counts as 900 / (1.5 * 732) of itself.
+constexpr double kGp100DeliveredVsVolta = 900.0 / (1.5 * 732.0);
+double MemRate(const GpuSpec& gpu) {
+  const bool gp100 = gpu.architecture == "Pascal" && gpu.name.rfind("P100", 0) == 0;
+  return gp100 ? gpu.mem_bandwidth * kGp100DeliveredVsVolta : gpu.mem_bandwidth;
+}
+
 // The peak FLOP/s of a node of category `c` (EstimateStep's rule, features.h).
 double PeakFlops(const GpuSpec& gpu, Category c, bool amp, Tf32Use tf32) {
   if (amp && IsHalfCategory(c)) return gpu.fp16_tensor_flops;
@@ -221,7 +233,7 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
   StepEstimate e;
   auto roofline = [&](double flops, double bytes, double peak) {
     e.bytes += bytes;
-    double c = flops / peak, m = bytes / gpu.mem_bandwidth;
+    double c = flops / peak, m = bytes / MemRate(gpu);
     (c >= m ? e.compute_s : e.memory_s) += std::max(c, m);
     return std::max(c, m);
   };

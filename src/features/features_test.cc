@@ -246,6 +246,27 @@ TEST(ComputeFeatures, Tf32PeaksFollowPyTorchsSwitches) {
   EXPECT_NEAR(Named(*f_unknown).at("est_compute_ms") / Named(*f_on).at("est_compute_ms"), 156 / 19.5, 1e-9);
 }
 
+// Pascal GP100's memory controller delivers 1.5x less than Volta's at up to 95% of 900 GB/s (Tesla
+// V100 whitepaper): at the efficiency fitted on Volta-and-later parts a P100's 732 GB/s counts as
+// 900 / 1.5 = 600 GB/s. Hand count on a memory-bound ReLU; the V100 keeps its 900.
+TEST(ComputeFeatures, Gp100BandwidthIsWhatVoltaDeliversOverOnePointFive) {
+  GraphBuilder b("relu.onnx", 64);
+  b.Data("x", {64, 1024, 1024}).Value("y", {64, 1024, 1024});
+  b.Op("Relu", "relu", {"x"}, {"y"});
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  ASSERT_TRUE(r.ok());
+  for (const char* name : {"P100", "P100-PCIE-16GB"}) {
+    const StepEstimate e = EstimateStep({*r}, *FindGpuSpec(name), false);
+    ASSERT_GT(e.bytes, 0);
+    EXPECT_NEAR(e.memory_s, e.bytes / 600e9, 1e-12) << name;
+    EXPECT_EQ(e.compute_s, 0) << name;
+  }
+  const StepEstimate p12 = EstimateStep({*r}, *FindGpuSpec("P100-PCIE-12GB"), false);
+  EXPECT_NEAR(p12.memory_s, p12.bytes / (549e9 * 600 / 732), 1e-12);
+  const StepEstimate v = EstimateStep({*r}, *FindGpuSpec("V100-PCIE-32GB"), false);
+  EXPECT_NEAR(v.memory_s, v.bytes / 900e9, 1e-12);
+}
+
 TEST(ComputeFeatures, BadJobsAreErrors) {
   JobConfig job;
   job.gpu = "GTX480";
