@@ -180,8 +180,8 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
                   "Job attribute KEY=VALUE (repeatable): loader_workers=N (0 = data loaded in the training "
                   "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop), "
                   "loader_ms_per_sample=MS, env_steps_per_update=N, optimizer=sgd|sgd_momentum|adam|adamw "
-                  "(GPU memory; default adam), tf32=0|1 (FP32 convolutions and matmuls on TF32 tensor cores; default: "
-                  "PyTorch >= 1.12's, convolutions only); all optional");
+                  "(GPU memory; default adam), tf32=0|1 (FP32 convolutions and matmuls on TF32 tensor cores; default 0); "
+                  "all optional");
   sub->add_option("--gpu", flags->gpu,
                   "GPU the job will run on: a name of 'gpucast gpus' or what nvidia-smi --query-gpu=name prints "
                   "(default: the predictor's training GPU)");

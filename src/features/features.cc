@@ -209,8 +209,8 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
 }
 
 Tf32Use EffectiveTf32(const JobAttrs& a) {
-  if (!a.tf32) return Tf32Use{};
-  return Tf32Use{*a.tf32, *a.tf32};
+  const bool on = a.tf32.value_or(false);
+  return Tf32Use{on, on};
 }
 
 int64_t EffectiveLoaderWorkers(const JobAttrs& a) {

@@ -42,10 +42,11 @@ struct JobAttrs {
   std::optional<int64_t> cpu_cores_per_gpu;
   // Whether FP32 convolutions and matmuls run on TF32 tensor cores (Ampere and
   // newer: GPUs whose spec has tf32_tensor_flops > 0). 1: both (PyTorch 1.7 to
-  // 1.11's defaults, or torch.backends.cuda.matmul.allow_tf32 = True); 0: neither
-  // (torch.backends.cudnn.allow_tf32 = False as well). Unknown (nullopt): the
-  // defaults of PyTorch >= 1.12 (Tf32Use below). Not a feature column: it
-  // chooses the peak rate of the roofline estimate (EstimateStep).
+  // 1.11's defaults, or torch.backends.cuda.matmul.allow_tf32 = True); 0 or
+  // unknown (nullopt): neither (Tf32Use below: PyTorch's own default for
+  // convolutions is TF32, but at the efficiency fitted on FP32 rows it
+  // overstates them; docs/features.md). Not a feature column: it chooses the
+  // peak rate of the roofline estimate (EstimateStep).
   std::optional<bool> tf32;
   // Facts that change GPU memory only (features/memory_facts.h).
   MemoryFacts memory;
@@ -56,10 +57,11 @@ struct JobAttrs {
 // defaulted to True since 1.7; torch.backends.cuda.matmul.allow_tf32 covers
 // matmuls (cuBLAS) and defaulted to True in 1.7-1.11, False since 1.12.
 struct Tf32Use {
-  bool cudnn = true;    // convolutions, recurrent layers
+  bool cudnn = false;   // convolutions, recurrent layers
   bool matmul = false;  // matmuls, einsums, attention's products
 };
-// tf32 = 1: both; 0: neither; unknown: PyTorch >= 1.12's defaults (cuDNN yes, matmul no).
+// tf32 = 1: both; 0 or unknown: neither (the roofline as before the attribute; PyTorch's
+// cuDNN default is not applied unstated: docs/features.md says why).
 Tf32Use EffectiveTf32(const JobAttrs& a);
 
 // The loader_workers feature: loader_workers (default kDefaultLoaderWorkers),

@@ -192,9 +192,9 @@ TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   EXPECT_NEAR(e16.busy_s, 3 * flops / gpu.fp16_tensor_flops + update, 1e-12);
 }
 
-// TF32 (job attribute tf32): an FP32 matmul runs at the TF32 tensor peak only when matmul TF32 is on
-// (PyTorch 1.7-1.11's default, tf32=1); a convolution whenever cuDNN TF32 is on (PyTorch's default
-// since 1.7: also when tf32 is not stated). Hand counts on the A100 (FP32 19.5, TF32 156 TFLOPS).
+// TF32 (job attribute tf32): FP32 matmuls and convolutions run at the TF32 tensor peak only with
+// tf32=1 (PyTorch 1.7-1.11's defaults); unstated or 0, at the FP32 peak. Hand counts on the A100
+// (FP32 19.5, TF32 156 TFLOPS).
 TEST(ComputeFeatures, Tf32PeaksFollowPyTorchsSwitches) {
   const int64_t n = 4096;
   GraphBuilder mm("mm.onnx", 1);
@@ -223,15 +223,21 @@ TEST(ComputeFeatures, Tf32PeaksFollowPyTorchsSwitches) {
   EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(unknown)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
   EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(off)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
   EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(on)).busy_s, mm_flops / 156e12 + mm_update, 1e-12);
-  // Conv: TF32 unless tf32=0. Its forward FLOPs: 2 * 64*256*56*56 outputs * 256*9 MACs; backward 2x.
+  // Conv: the same switch (EstimateStep applies cuDNN's own only when stated). Its forward FLOPs: 2 * 64*256*56*56 outputs * 256*9 MACs; backward 2x.
   const double conv_fwd = 2.0 * 64 * 256 * 56 * 56 * 256 * 9;
   ASSERT_EQ(static_cast<double>(rc->totals.forward_flops), conv_fwd);
   const StepEstimate c_default = EstimateStep({*rc}, a100, false, EffectiveTf32(unknown));
   const StepEstimate c_off = EstimateStep({*rc}, a100, false, EffectiveTf32(off));
+  const StepEstimate c_on = EstimateStep({*rc}, a100, false, EffectiveTf32(on));
+  // Stated cuDNN-only use (PyTorch >= 1.12's defaults) through Tf32Use directly.
+  const StepEstimate c_cudnn = EstimateStep({*rc}, a100, false, Tf32Use{true, false});
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, Tf32Use{true, false}).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
   const double conv_all = conv_fwd + static_cast<double>(rc->totals.backward_flops);
   EXPECT_GE(conv_all, 2 * conv_fwd);  // at least the weight gradient
   EXPECT_NEAR(c_off.compute_s, conv_all / 19.5e12, 1e-9);
-  EXPECT_NEAR(c_default.compute_s, conv_all / 156e12, 1e-9);
+  EXPECT_NEAR(c_default.compute_s, conv_all / 19.5e12, 1e-9);
+  EXPECT_NEAR(c_on.compute_s, conv_all / 156e12, 1e-9);
+  EXPECT_NEAR(c_cudnn.compute_s, conv_all / 156e12, 1e-9);
   // Volta has no TF32: the switch changes nothing there.
   EXPECT_EQ(EstimateStep({*rc}, v100, false, EffectiveTf32(on)).busy_s,
             EstimateStep({*rc}, v100, false, EffectiveTf32(off)).busy_s);

@@ -27,6 +27,7 @@ JobAttrs Attrs(int64_t workers, bool on_gpu) {
 // Zeus' runs: its Docker image (symbioticlab/zeus, the NSDI'23 artifact's environment; Zeus docs
 // "Setting Up the Environment") has PyTorch 1.10.1, whose defaults run FP32 matmuls and
 // convolutions on TF32 tensor cores (matters on the A40 only: the V100, RTX 6000 and P100 have none).
+// An assumption: the trace's repository does not hold the training scripts.
 JobAttrs ZeusAttrs() {
   JobAttrs a = Attrs(0, false);
   a.tf32 = true;
