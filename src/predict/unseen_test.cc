@@ -161,6 +161,76 @@ TEST(Unseen, FasterGpusAndBiggerSlicesNeverRaiseUtilization) {
 namespace gpucast {
 namespace {
 
+// The utilization transfer score is the logit error beyond the row's band
+// (hand values: UtilLogit(u) = log((u + 5) / (105 - u))).
+TEST(Unseen, UtilTransferScoreIsTheLogitErrorBeyondTheBand) {
+  EXPECT_DOUBLE_EQ(TransferUtilScore(50, 50, 50, 50), 0);
+  EXPECT_NEAR(TransferUtilScore(20, 50, 50, 50), std::log(25.0 / 85) - 0, 1e-12);
+  // Inside the band: 0; beyond it, from its end.
+  EXPECT_DOUBLE_EQ(TransferUtilScore(35, 50, 30, 60), 0);
+  EXPECT_NEAR(TransferUtilScore(20, 50, 30, 60), std::log(25.0 / 85) - std::log(35.0 / 75), 1e-12);
+  EXPECT_NEAR(TransferUtilScore(90, 50, 30, 60), std::log(95.0 / 15) - std::log(65.0 / 45), 1e-12);
+  // Busy time e^-0.4 of its prediction, idle exact: util 98 (busy 98, idle 2) -> 65.69 / 67.69.
+  const double gpu_bound = 100 * 98 * std::exp(-0.4) / (98 * std::exp(-0.4) + 2);
+  EXPECT_NEAR(TransferUtilScore(gpu_bound, 98, 98, 98), std::log(102.05 / 7.95) - std::log(103.0 / 7), 2e-3);
+}
+
+// A transfer error that is all busy time (the training GPUs' kernels ran
+// e^0.4 slower or faster than predicted, their idle time as predicted) moves a
+// GPU-bound job's utilization little and an idle-bound job's more; the rule
+// without utilization scores (the busy time held, the whole step error idle
+// time) lowered the GPU-bound job's low end by a third.
+TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
+  // Two training rows, GPU-bound (busy 98, idle 2) and idle-bound (20, 80), their busy time e^+-0.4 off.
+  std::vector<double> step_scores, util_scores;
+  for (const auto& [busy, idle] : std::vector<std::pair<double, double>>{{98, 2}, {20, 80}})
+    for (double e : {-0.4, 0.4}) {
+      const double b = busy * std::exp(e);
+      step_scores.push_back(std::log((b + idle) / (busy + idle)));
+      util_scores.push_back(TransferUtilScore(100 * b / (b + idle), busy, busy, busy));
+    }
+  UtilModel host_only = Trained().model(), old_rule = host_only, split = host_only;
+  ASSERT_TRUE(host_only.transfer_calibration().empty());  // one training GPU type
+  old_rule.set_transfer_calibration_scores(step_scores);
+  split.set_transfer_calibration_scores(step_scores);
+  split.set_transfer_util_calibration_scores(util_scores);
+  // 4 scores: the 80% window is all of them.
+  auto [z_lo, z_hi] = ShortestWindow(split.transfer_util_calibration(), 0.8);
+  EXPECT_NEAR(z_lo, std::log(19.35 / 90.65) - std::log(25.0 / 85), 2e-3);  // the idle-bound row, busy e^-0.4
+  EXPECT_NEAR(z_hi, std::log(32.16 / 77.84) - std::log(25.0 / 85), 2e-3);
+  auto low_end = [&](const UtilModel& m, const std::string& model, int64_t batch, const std::vector<std::string>& attrs,
+                     RowRisk* risk = nullptr) {
+    Predictor pr(Trained().info(), m);
+    JobConfig job;
+    job.batch = batch;
+    job.gpu = "A100-40GB";
+    for (const std::string& a : attrs) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
+    Result<PredictResult> r = pr.Predict(Job(model, batch), job);
+    EXPECT_TRUE(r.ok()) << r.message();
+    if (risk) *risk = r->risk;
+    return std::expm1(std::log1p(r->prediction.util) - r->risk.low);  // the band's low end, before calibration
+  };
+  const std::vector<std::string> bound_attrs = {"data_on_gpu=1", "loader_workers=0"};
+  RowRisk rk;
+  const double bound_host = low_end(host_only, "resnet50.onnx", 256, bound_attrs);
+  const double bound_old = low_end(old_rule, "resnet50.onnx", 256, bound_attrs);
+  const double bound_split = low_end(split, "resnet50.onnx", 256, bound_attrs, &rk);
+  ASSERT_GT(bound_host, 90) << "ResNet-50 at batch 256, data on the GPU: GPU-bound even on a host 2x slower";
+  EXPECT_NEAR(bound_old, bound_host * std::exp(-std::log((98 * std::exp(0.4) + 2) / 100)), 1e-6);
+  EXPECT_GT(bound_host - bound_old, 25);  // the old rule: a third lower
+  EXPECT_LT(bound_host - bound_split, 5);  // a busy-time error: a few points
+  EXPECT_NEAR(bound_split, LogitToUtil(UtilLogit(bound_host) + z_lo), 1e-9);
+  EXPECT_DOUBLE_EQ(rk.transfer_util_fall, -z_lo);
+  EXPECT_DOUBLE_EQ(rk.transfer_util_rise, z_hi);
+  // A job whose step is mostly idle on a host 2x slower (EfficientNet at batch 256: its many small
+  // kernels' launches) moves more.
+  const std::vector<std::string> idle_attrs = {"data_on_gpu=1", "loader_workers=0"};
+  const double idle_host = low_end(host_only, "efficientnet.onnx", 256, idle_attrs);
+  const double idle_split = low_end(split, "efficientnet.onnx", 256, idle_attrs);
+  ASSERT_LT(idle_host, 50) << "EfficientNet at batch 256 on a host 2x slower: mostly idle";
+  EXPECT_GT(idle_host - idle_split, bound_host - bound_split);
+}
+
 // One fold of leave-one-GPU-out on the shared rows: the RTX 3090's 52 Lucid
 // rows held out; trained on the MIGProfiler A100 rows (utilization and step)
 // and Pollux' single-T4 runs (step only). With the host scenario alone the
