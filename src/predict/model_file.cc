@@ -6,6 +6,15 @@ namespace gpucast {
 
 using nlohmann::json;
 
+namespace {
+// UtilModel::transfer_util_calibration: [{"predicted_util": percent, "score": logit}, ...].
+json TransferUtilJson(const std::vector<std::pair<double, double>>& scores) {
+  json out = json::array();
+  for (const auto& [u, z] : scores) out.push_back({{"predicted_util", u}, {"score", z}});
+  return out;
+}
+}  // namespace
+
 Result<json> ModelFileJson(const Predictor& p) {
   const PredictorInfo& info = p.info();
   ASSIGN_OR_RETURN(json state, p.model().regressor().Save());
@@ -47,7 +56,7 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"scores", p.model().calibration()},
         {"step_scores", p.model().step_calibration()},
         {"transfer_scores", p.model().transfer_calibration()},
-        {"transfer_util_scores", p.model().transfer_util_calibration()},
+        {"transfer_util_scores", TransferUtilJson(p.model().transfer_util_calibration())},
         {"plain_scores", p.model().plain_calibration()},
         {"band_scores", p.model().band_calibration()}}},
       {"measured_gpus", p.model().measured_gpus()},
@@ -111,8 +120,8 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::vector<double> calibration;
   std::string method_name;
   std::vector<WorkloadOffset> offsets;
-  std::vector<double> step_scores, sm_step_scores, plain_scores, band_scores, transfer_scores, sm_transfer_scores,
-      transfer_util_scores;
+  std::vector<double> step_scores, sm_step_scores, plain_scores, band_scores, transfer_scores, sm_transfer_scores;
+  std::vector<std::pair<double, double>> transfer_util_scores;
   std::vector<std::string> measured_gpus;
   json memory;
   try {
@@ -142,7 +151,8 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
       transfer_scores = j.at("calibration").at("transfer_scores").get<std::vector<double>>();
     // Optional (files before the utilization transfer scores: the busy-held rule).
     if (j.at("calibration").contains("transfer_util_scores"))
-      transfer_util_scores = j.at("calibration").at("transfer_util_scores").get<std::vector<double>>();
+      for (const json& e : j.at("calibration").at("transfer_util_scores"))
+        transfer_util_scores.push_back({e.at("predicted_util").get<double>(), e.at("score").get<double>()});
     if (j.contains("step_model") && j.at("step_model").contains("transfer_scores"))
       sm_transfer_scores = j.at("step_model").at("transfer_scores").get<std::vector<double>>();
     if (j.at("calibration").contains("plain_scores"))
@@ -240,8 +250,9 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (!(a.coverage >= 0 && a.coverage <= 1) || !(a.level > 0 && a.level < 1))
     return Status::Error(path + ": accuracy: interval_coverage or interval_level outside [0, 1]");
   UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
-  for (const auto* v :
-       {&step_scores, &plain_scores, &band_scores, &transfer_scores, &sm_transfer_scores, &transfer_util_scores})
+  for (const auto& [u, z] : transfer_util_scores)
+    if (!std::isfinite(u) || !std::isfinite(z)) return Status::Error(path + ": calibration: a score is not finite");
+  for (const auto* v : {&step_scores, &plain_scores, &band_scores, &transfer_scores, &sm_transfer_scores})
     for (double x : *v)
       if (!std::isfinite(x)) return Status::Error(path + ": calibration: a score is not finite");
   for (double v : sm_step_scores)

@@ -225,10 +225,11 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
 namespace {
 // Each GPU type weighs the same: a type's scores are repeated so that every
 // type contributes as many as the type with the most. Sorted.
-std::vector<double> EqualWeightPerType(const std::vector<std::vector<double>>& by_type) {
+template <typename T>
+std::vector<T> EqualWeightPerType(const std::vector<std::vector<T>>& by_type) {
   size_t most = 0;
   for (const auto& v : by_type) most = std::max(most, v.size());
-  std::vector<double> out;
+  std::vector<T> out;
   for (const auto& v : by_type) {
     if (v.empty()) continue;
     const size_t reps = std::max<size_t>(1, static_cast<size_t>(std::lround(static_cast<double>(most) / v.size())));
@@ -249,7 +250,7 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
                                            const std::vector<std::string>& names, const std::vector<size_t>& columns,
                                            const std::string& algo, const nlohmann::json& params, uint64_t seed,
                                            const FitOptions& options, std::vector<std::string>* skipped,
-                                           std::vector<double>* util_scores) {
+                                           std::vector<std::pair<double, double>>* util_scores) {
   const size_t n = util.size();
   if (util_scores) util_scores->clear();
   if (options.row_gpu.size() != n || options.step_s.size() != n) return std::vector<double>{};
@@ -269,7 +270,8 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
   }
   if (types.size() < 2) return std::vector<double>{};
   std::sort(types.begin(), types.end());
-  std::vector<std::vector<double>> by_type, util_by_type;
+  std::vector<std::vector<double>> by_type;
+  std::vector<std::vector<std::pair<double, double>>> util_by_type;
   for (size_t t = 0; t < types.size(); ++t) {
     Matrix xtr, xte;
     std::vector<double> ytr, ste, ute;
@@ -298,7 +300,8 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
     }
     std::vector<RowRisk> rk;
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte, kDefaultIntervalLevel, &gte, &rk));
-    std::vector<double> sc, us;
+    std::vector<double> sc;
+    std::vector<std::pair<double, double>> us;
     for (size_t j = 0; j < p.size(); ++j) {
       if (ste[j] > 0 && p[j].step_ms > 0)
         sc.push_back(BeyondRisk(std::log(ste[j] * 1e3 / p[j].step_ms), rk[j].step_low, rk[j].step_high));
@@ -306,7 +309,8 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
       // logit's; beyond the row's band (its host and loader scenarios), whose ends are utilizations.
       if (ute[j] >= 0) {
         const double z = std::log1p(p[j].util);
-        us.push_back(TransferUtilScore(ute[j], p[j].util, FromTarget(z - rk[j].low), FromTarget(z + rk[j].high)));
+        us.push_back({p[j].util,
+                      TransferUtilScore(ute[j], p[j].util, FromTarget(z - rk[j].low), FromTarget(z + rk[j].high))});
       }
     }
     by_type.push_back(std::move(sc));
@@ -314,7 +318,11 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
   }
   // Step scores need two types with step times; utilization scores come from
   // every type with utilization rows predicted by a model fitted on the others.
-  if (util_scores) *util_scores = EqualWeightPerType(util_by_type);
+  if (util_scores) {
+    *util_scores = EqualWeightPerType(util_by_type);
+    std::stable_sort(util_scores->begin(), util_scores->end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  }
   if (step_types < 2) return std::vector<double>{};
   return EqualWeightPerType(by_type);
 }
@@ -380,7 +388,7 @@ Status UtilModel::CalibrateTransfer(const Matrix& x, const std::vector<double>& 
                                     const std::vector<std::string>& names, const nlohmann::json& params,
                                     uint64_t seed, const FitOptions& options) {
   if (!dynamic_cast<const PhysicsModel*>(regressor_.get())) return Status::Ok();
-  std::vector<double> util_scores;
+  std::vector<std::pair<double, double>> util_scores;
   ASSIGN_OR_RETURN(std::vector<double> transfer,
                    TransferScores(x, util, names, columns_, algo_, params, seed, options, nullptr, &util_scores));
   set_transfer_calibration_scores(std::move(transfer));
@@ -388,10 +396,20 @@ Status UtilModel::CalibrateTransfer(const Matrix& x, const std::vector<double>& 
   return Status::Ok();
 }
 
-void UtilModel::set_transfer_util_calibration_scores(std::vector<double> scores) {
-  scores.erase(std::remove_if(scores.begin(), scores.end(), [](double v) { return !std::isfinite(v); }), scores.end());
-  std::sort(scores.begin(), scores.end());
+void UtilModel::set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores) {
+  scores.erase(std::remove_if(scores.begin(), scores.end(),
+                              [](const auto& v) { return !std::isfinite(v.first) || !std::isfinite(v.second); }),
+               scores.end());
+  std::stable_sort(scores.begin(), scores.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   transfer_util_calibration_ = std::move(scores);
+}
+
+std::vector<double> UtilModel::TransferUtilScoresFor(double util) const {
+  std::vector<double> out;
+  for (const auto& [predicted, score] : transfer_util_calibration_)
+    if (predicted <= util) out.push_back(score);  // sorted by score: out is sorted
+  if (out.size() < kMinGroupScores) out.clear();
+  return out;
 }
 
 void UtilModel::set_transfer_calibration_scores(std::vector<double> scores) {
@@ -442,13 +460,11 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   // and e_i in log idle moves logit(util) by e_b - e_i, by whichever of the two
   // times is wrong; a GPU-bound row (idle small) moves little in points. The
   // window [c, d] of the training GPUs' utilization scores (TransferUtilScore)
-  // moves the band's ends in UtilLogit. Without such scores (a model file from
-  // before them, or no training GPU type with utilization predicted from the
-  // others) the worst case: all the step error is idle time, the busy time
-  // held, so util moves by e^-b and e^-a.
-  const bool by_util = !transfer_util_calibration_.empty();
-  auto [z_lo, z_hi] = ShortestWindow(transfer_util_calibration_, level);
-  const double fall = std::max(0.0, -z_lo), rise = std::max(0.0, z_hi);
+  // of rows at least as idle as this one (TransferUtilScoresFor) moves the
+  // band's ends in UtilLogit. Without enough such scores (a model file from
+  // before them, no training GPU type with utilization predicted from the
+  // others, or none as idle as this row) the worst case: all the step error is
+  // idle time, the busy time held, so util moves by e^-b and e^-a.
   for (size_t i = 0; i < x.size(); ++i) {
     RowRisk& r = out[i];
     r.gpu_measured = !gpus || i >= gpus->size() || GpuMeasured((*gpus)[i]);
@@ -457,7 +473,10 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
     const PhysicsStep& hi = r.gpu_measured ? hk[i] : hu[i];
     double lo_util = lo.util, hi_util = hi.util;
     if (!r.gpu_measured) {
-      if (by_util) {
+      const std::vector<double> z = TransferUtilScoresFor(base[i].util);
+      if (!z.empty()) {
+        auto [z_lo, z_hi] = ShortestWindow(z, level);
+        const double fall = std::max(0.0, -z_lo), rise = std::max(0.0, z_hi);
         lo_util = LogitToUtil(UtilLogit(lo_util) - fall), hi_util = LogitToUtil(UtilLogit(hi_util) + rise);
         r.transfer_util_fall = fall, r.transfer_util_rise = rise;
       } else {

@@ -223,15 +223,28 @@ class UtilModel {
   // this window through util = busy / step with the busy time held.
   const std::vector<double>& transfer_calibration() const { return transfer_calibration_; }
   void set_transfer_calibration_scores(std::vector<double> scores);
-  // How wrong the utilization is on a GPU type the model has no rows of: sorted
-  // TransferUtilScore of every training row with a measured utilization,
-  // predicted by a model fitted without its GPU type (the same pass). With
-  // util = busy / (busy + idle), logit(util) = log busy - log idle, so a score
-  // is the log error of the busy time minus that of the idle time (the step
-  // cancels: rows without a step count; rows with a step but no utilization,
-  // Pollux', inform the step scores only). Empty: none (the busy-held rule).
-  const std::vector<double>& transfer_util_calibration() const { return transfer_util_calibration_; }
-  void set_transfer_util_calibration_scores(std::vector<double> scores);
+  // How wrong the utilization is on a GPU type the model has no rows of: for
+  // every training row with a measured utilization, predicted by a model fitted
+  // without its GPU type (the same pass), {that prediction (percent),
+  // TransferUtilScore}, sorted by score. With util = busy / (busy + idle),
+  // logit(util) = log busy - log idle, so a score is the log error of the busy
+  // time minus that of the idle time (the step cancels: rows without a step
+  // count; rows with a step but no utilization, Pollux', inform the step scores
+  // only). A row on an unmeasured GPU is calibrated by the scores of rows at
+  // least as idle as it (predicted utilization <= its own): the idle time of a
+  // GPU-bound step (the per-step gap) is other host work than that of a
+  // host-bound one (launches, loader), and the padded logit compresses a
+  // near-100 % row's error, so a GPU-bound row's error does not stand for an
+  // idle-bound row's. With fewer than kMinGroupScores such scores (or none at
+  // all, a model file from before them) the busy-held rule: the step window
+  // with the busy time held, the whole step error idle time.
+  const std::vector<std::pair<double, double>>& transfer_util_calibration() const {
+    return transfer_util_calibration_;
+  }
+  void set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores);
+  // The sorted scores of transfer_util_calibration a row predicted at `util` (percent) is calibrated by
+  // (empty: fewer than kMinGroupScores, the busy-held rule).
+  std::vector<double> TransferUtilScoresFor(double util) const;
   // Sets transfer_calibration from TransferScores on these training rows (x:
   // all schema columns, as in Fit). Only a physics model has a risk band to
   // widen: any other keeps none.
@@ -288,7 +301,7 @@ class UtilModel {
   std::vector<double> plain_calibration_, band_calibration_;
   std::vector<double> step_calibration_;
   std::vector<double> transfer_calibration_;
-  std::vector<double> transfer_util_calibration_;
+  std::vector<std::pair<double, double>> transfer_util_calibration_;
   std::vector<std::string> measured_gpus_;
   IntervalMethod interval_method_ = kDefaultIntervalMethod;
   std::vector<WorkloadOffset> offsets_;
@@ -319,7 +332,8 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
 // log(measured step / predicted step) beyond the row's step band
 // (RowRisk::step_low/high). `util_scores`, when given, gets the utilization
 // scores (UtilModel::transfer_util_calibration) of the rows with a measured
-// utilization of the same pass: TransferUtilScore against the row's band. Each GPU
+// utilization of the same pass: {predicted utilization, TransferUtilScore against
+// the row's band}. Each GPU
 // type weighs the same: a type's scores are repeated so that every type
 // contributes as many as the type with the most. Step scores: empty (no error)
 // with fewer than 2 GPU types with step times; utilization scores: empty with
@@ -329,7 +343,7 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
                                            const std::vector<std::string>& names, const std::vector<size_t>& columns,
                                            const std::string& algo, const nlohmann::json& params, uint64_t seed,
                                            const FitOptions& options, std::vector<std::string>* skipped = nullptr,
-                                           std::vector<double>* util_scores = nullptr);
+                                           std::vector<std::pair<double, double>>* util_scores = nullptr);
 // One row's utilization transfer score: UtilLogit(measured) - UtilLogit(predicted)
 // beyond the band [UtilLogit(band_low), UtilLogit(band_high)] (utilizations, percent;
 // 0 inside it). logit(util) = log busy - log idle: the score is the log error of

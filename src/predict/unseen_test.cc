@@ -175,60 +175,93 @@ TEST(Unseen, UtilTransferScoreIsTheLogitErrorBeyondTheBand) {
   EXPECT_NEAR(TransferUtilScore(gpu_bound, 98, 98, 98), std::log(102.05 / 7.95) - std::log(103.0 / 7), 2e-3);
 }
 
-// A transfer error that is all busy time (the training GPUs' kernels ran
-// e^0.4 slower or faster than predicted, their idle time as predicted) moves a
-// GPU-bound job's utilization little and an idle-bound job's more; the rule
-// without utilization scores (the busy time held, the whole step error idle
-// time) lowered the GPU-bound job's low end by a third.
+// A transfer error that is all busy time (the training GPUs' kernels ran up
+// to e^0.4 slower or faster than predicted, their idle time as predicted)
+// moves a GPU-bound job's utilization little and an idle-bound job's more; the
+// rule without utilization scores (the busy time held, the whole step error
+// idle time) lowered the GPU-bound job's low end by a quarter.
 TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
-  // Two training rows, GPU-bound (busy 98, idle 2) and idle-bound (20, 80), their busy time e^+-0.4 off.
-  std::vector<double> step_scores, util_scores;
+  // Two kinds of training rows, GPU-bound (busy 98, idle 2) and idle-bound (20, 80), their busy time
+  // e^e off for e in -0.4, -0.3, ..., 0.4 (18 scores; the GPU-bound rows' are not enough alone).
+  std::vector<double> step_scores;
+  std::vector<std::pair<double, double>> util_scores;
   for (const auto& [busy, idle] : std::vector<std::pair<double, double>>{{98, 2}, {20, 80}})
-    for (double e : {-0.4, 0.4}) {
-      const double b = busy * std::exp(e);
+    for (int k = -4; k <= 4; ++k) {
+      const double b = busy * std::exp(0.1 * k);
       step_scores.push_back(std::log((b + idle) / (busy + idle)));
-      util_scores.push_back(TransferUtilScore(100 * b / (b + idle), busy, busy, busy));
+      util_scores.push_back({busy, TransferUtilScore(100 * b / (b + idle), busy, busy, busy)});
     }
   UtilModel host_only = Trained().model(), old_rule = host_only, split = host_only;
   ASSERT_TRUE(host_only.transfer_calibration().empty());  // one training GPU type
   old_rule.set_transfer_calibration_scores(step_scores);
   split.set_transfer_calibration_scores(step_scores);
   split.set_transfer_util_calibration_scores(util_scores);
-  // 4 scores: the 80% window is all of them.
-  auto [z_lo, z_hi] = ShortestWindow(split.transfer_util_calibration(), 0.8);
-  EXPECT_NEAR(z_lo, std::log(19.35 / 90.65) - std::log(25.0 / 85), 2e-3);  // the idle-bound row, busy e^-0.4
-  EXPECT_NEAR(z_hi, std::log(32.16 / 77.84) - std::log(25.0 / 85), 2e-3);
-  auto low_end = [&](const UtilModel& m, const std::string& model, int64_t batch, const std::vector<std::string>& attrs,
-                     RowRisk* risk = nullptr) {
+  // A row predicted at 99 % or more is calibrated by all 18, one at 20-98 % by the idle-bound rows'
+  // 9 (fewer than kMinGroupScores: the busy-held rule), one under 20 % by none.
+  EXPECT_EQ(split.TransferUtilScoresFor(99).size(), 18u);
+  EXPECT_TRUE(split.TransferUtilScoresFor(50).empty());
+  EXPECT_TRUE(split.TransferUtilScoresFor(10).empty());
+  auto low_end = [&](const UtilModel& m, const std::string& model, int64_t batch, RowRisk* risk = nullptr) {
     Predictor pr(Trained().info(), m);
     JobConfig job;
     job.batch = batch;
     job.gpu = "A100-40GB";
-    for (const std::string& a : attrs) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
+    for (const char* a : {"data_on_gpu=1", "loader_workers=0"}) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
     Result<PredictResult> r = pr.Predict(Job(model, batch), job);
     EXPECT_TRUE(r.ok()) << r.message();
     if (risk) *risk = r->risk;
     return std::expm1(std::log1p(r->prediction.util) - r->risk.low);  // the band's low end, before calibration
   };
-  const std::vector<std::string> bound_attrs = {"data_on_gpu=1", "loader_workers=0"};
   RowRisk rk;
-  const double bound_host = low_end(host_only, "resnet50.onnx", 256, bound_attrs);
-  const double bound_old = low_end(old_rule, "resnet50.onnx", 256, bound_attrs);
-  const double bound_split = low_end(split, "resnet50.onnx", 256, bound_attrs, &rk);
+  const double bound_host = low_end(host_only, "resnet50.onnx", 256);
+  const double bound_old = low_end(old_rule, "resnet50.onnx", 256);
+  const double bound_split = low_end(split, "resnet50.onnx", 256, &rk);
   ASSERT_GT(bound_host, 90) << "ResNet-50 at batch 256, data on the GPU: GPU-bound even on a host 2x slower";
-  EXPECT_NEAR(bound_old, bound_host * std::exp(-std::log((98 * std::exp(0.4) + 2) / 100)), 1e-6);
-  EXPECT_GT(bound_host - bound_old, 25);  // the old rule: a third lower
+  const double longer = ShortestWindow(old_rule.transfer_calibration(), 0.8).second;  // the step window's high end
+  // The shortest 16 of the 18 sorted scores: all but the GPU-bound rows busy e^0.3 and e^0.4.
+  EXPECT_NEAR(longer, std::log((98 * std::exp(0.2) + 2) / 100), 1e-12);
+  EXPECT_NEAR(bound_old, bound_host * std::exp(-longer), 1e-6);
+  EXPECT_GT(bound_host - bound_old, 15);  // the old rule: a quarter lower
   EXPECT_LT(bound_host - bound_split, 5);  // a busy-time error: a few points
-  EXPECT_NEAR(bound_split, LogitToUtil(UtilLogit(bound_host) + z_lo), 1e-9);
+  auto [z_lo, z_hi] = ShortestWindow(split.TransferUtilScoresFor(99.5), 0.8);
+  EXPECT_LT(z_lo, 0);
   EXPECT_DOUBLE_EQ(rk.transfer_util_fall, -z_lo);
   EXPECT_DOUBLE_EQ(rk.transfer_util_rise, z_hi);
-  // A job whose step is mostly idle on a host 2x slower (EfficientNet at batch 256: its many small
-  // kernels' launches) moves more.
-  const std::vector<std::string> idle_attrs = {"data_on_gpu=1", "loader_workers=0"};
-  const double idle_host = low_end(host_only, "efficientnet.onnx", 256, idle_attrs);
-  const double idle_split = low_end(split, "efficientnet.onnx", 256, idle_attrs);
+  EXPECT_NEAR(bound_split, LogitToUtil(UtilLogit(bound_host) + z_lo), 1e-9);
+  // EfficientNet at batch 256 (its many small kernels' launches): more idle than the GPU-bound rows,
+  // and too few idle-bound rows: the busy-held rule, as a model without utilization scores.
+  const double idle_host = low_end(host_only, "efficientnet.onnx", 256);
+  const double idle_old = low_end(old_rule, "efficientnet.onnx", 256);
+  const double idle_split = low_end(split, "efficientnet.onnx", 256, &rk);
   ASSERT_LT(idle_host, 50) << "EfficientNet at batch 256 on a host 2x slower: mostly idle";
-  EXPECT_GT(idle_host - idle_split, bound_host - bound_split);
+  EXPECT_DOUBLE_EQ(idle_split, idle_old);
+  EXPECT_EQ(rk.transfer_util_fall, 0);
+  // With ten idle-bound rows it is calibrated by them, and moves more than the GPU-bound job.
+  util_scores.push_back({20, TransferUtilScore(100 * 20 * std::exp(-0.4) / (20 * std::exp(-0.4) + 80), 20, 20, 20)});
+  split.set_transfer_util_calibration_scores(util_scores);
+  ASSERT_EQ(split.TransferUtilScoresFor(50).size(), 10u);
+  const double idle_split10 = low_end(split, "efficientnet.onnx", 256);
+  EXPECT_GT(idle_host - idle_split10, bound_host - bound_split);
+  EXPECT_NEAR(idle_split10, LogitToUtil(UtilLogit(idle_host) + ShortestWindow(split.TransferUtilScoresFor(50), 0.8).first),
+              1e-9);
+}
+
+// A training row at least as idle as the prediction calibrates it: GPU-bound
+// rows' errors do not narrow an idle-bound row's band (hand values).
+TEST(Unseen, UtilTransferScoresOfRowsAtLeastAsIdle) {
+  UtilModel m = Trained().model();
+  std::vector<std::pair<double, double>> s;
+  for (int k = 0; k < 12; ++k) s.push_back({97 + 0.1 * k, -0.01 * k});  // GPU-bound rows
+  for (int k = 0; k < 9; ++k) s.push_back({30 + k, -0.2 * k});          // idle-bound rows
+  m.set_transfer_util_calibration_scores(s);
+  EXPECT_EQ(m.TransferUtilScoresFor(100).size(), 21u);
+  EXPECT_EQ(m.TransferUtilScoresFor(97.05).size(), 10u);  // 9 idle-bound + the one at 97
+  EXPECT_EQ(m.TransferUtilScoresFor(97).size(), 10u);
+  EXPECT_TRUE(m.TransferUtilScoresFor(96).empty());  // 9 < kMinGroupScores
+  const std::vector<double> z = m.TransferUtilScoresFor(97);
+  EXPECT_TRUE(std::is_sorted(z.begin(), z.end()));
+  EXPECT_NEAR(z.front(), -1.6, 1e-12);
+  EXPECT_DOUBLE_EQ(z.back(), 0);
 }
 
 // One fold of leave-one-GPU-out on the shared rows: the RTX 3090's 52 Lucid
