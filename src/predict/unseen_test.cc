@@ -201,6 +201,7 @@ TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
   EXPECT_EQ(split.TransferUtilScoresFor(99).size(), 18u);
   EXPECT_TRUE(split.TransferUtilScoresFor(50).empty());
   EXPECT_TRUE(split.TransferUtilScoresFor(10).empty());
+  PredictResult last;
   auto low_end = [&](const UtilModel& m, const std::string& model, int64_t batch, RowRisk* risk = nullptr) {
     Predictor pr(Trained().info(), m);
     JobConfig job;
@@ -210,6 +211,7 @@ TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
     Result<PredictResult> r = pr.Predict(Job(model, batch), job);
     EXPECT_TRUE(r.ok()) << r.message();
     if (risk) *risk = r->risk;
+    last = *r;
     return std::expm1(std::log1p(r->prediction.util) - r->risk.low);  // the band's low end, before calibration
   };
   RowRisk rk;
@@ -228,6 +230,11 @@ TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
   EXPECT_DOUBLE_EQ(rk.transfer_util_fall, -z_lo);
   EXPECT_DOUBLE_EQ(rk.transfer_util_rise, z_hi);
   EXPECT_NEAR(bound_split, LogitToUtil(UtilLogit(bound_host) + z_lo), 1e-9);
+  // Said: the warning gives both windows, --json the utilization one.
+  EXPECT_TRUE(HasWarning(last, "x higher (the step-time and utilization errors of the training GPUs")) << last.warnings[0];
+  nlohmann::json j = PredictionFieldsJson(last, 0.8);
+  EXPECT_DOUBLE_EQ(j["uncertainty"]["gpu_transfer_util_fall_logit"].get<double>(), -z_lo);
+  EXPECT_DOUBLE_EQ(j["uncertainty"]["gpu_transfer_util_rise_logit"].get<double>(), z_hi);
   // EfficientNet at batch 256 (its many small kernels' launches): more idle than the GPU-bound rows,
   // and too few idle-bound rows: the busy-held rule, as a model without utilization scores.
   const double idle_host = low_end(host_only, "efficientnet.onnx", 256);
@@ -236,6 +243,7 @@ TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
   ASSERT_LT(idle_host, 50) << "EfficientNet at batch 256 on a host 2x slower: mostly idle";
   EXPECT_DOUBLE_EQ(idle_split, idle_old);
   EXPECT_EQ(rk.transfer_util_fall, 0);
+  EXPECT_TRUE(HasWarning(last, "utilization as if all of it were idle time")) << last.warnings[0];
   // With ten idle-bound rows it is calibrated by them, and moves more than the GPU-bound job.
   util_scores.push_back({20, TransferUtilScore(100 * 20 * std::exp(-0.4) / (20 * std::exp(-0.4) + 80), 20, 20, 20)});
   split.set_transfer_util_calibration_scores(util_scores);
