@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -1034,16 +1035,19 @@ std::string SummaryJson(const SimResult& r) {
 }
 
 namespace {
+// "%.6g" and "%.3f" as printf writes them: std::to_chars with a precision is
+// specified as printf's conversion in the C locale (the same characters), and
+// is several times faster than glibc's printf on the outputs' millions of numbers.
 std::string Num(double v) {
   if (std::isnan(v)) return "";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6);
+  return std::string(buf, r.ptr);
 }
 std::string Fixed(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
+  char buf[400];  // %.3f of the largest double: 309 digits and the decimals
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 3);
+  return std::string(buf, r.ptr);
 }
 }  // namespace
 
