@@ -604,9 +604,18 @@ class Engine : public ClusterView {
       // The newest job on an over-committed GPU runs out of memory once its
       // memory has grown (OutOfMemory checks again then).
       if (over) oom_.push({now_ + cfg_.oom_after_s, order_++, j, s.placement});
-      touched_.push_back(j);
+      Touch(j);
     }
     return Status::Ok();
+  }
+
+  // Job j's rate must be recomputed at the next Refresh (each job listed once).
+  void Touch(int j) {
+    if (static_cast<size_t>(j) >= touched_flag_.size()) touched_flag_.resize(static_cast<size_t>(j) + 1, 0);
+    if (!touched_flag_[j]) {
+      touched_flag_[j] = 1;
+      touched_.push_back(j);
+    }
   }
 
   void MarkDirty(int g) {
@@ -667,7 +676,7 @@ class Engine : public ClusterView {
     shared_gpus_ += static_cast<int>(k >= 2) - static_cast<int>(was_shared);
     busy_sum_ += util - gpu_util_[g];
     gpu_util_[g] = util;
-    for (int j : gs.jobs) touched_.push_back(j);
+    for (int j : gs.jobs) Touch(j);
     // A gang job new here, or whose free rate here changed, caps its other GPUs anew.
     std::vector<int>& seen = gpu_seen_[g];
     bool changed = false;
@@ -704,8 +713,7 @@ class Engine : public ClusterView {
               if (h != g) MarkDirty(h);
       }
     }
-    std::sort(touched_.begin(), touched_.end());
-    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    std::sort(touched_.begin(), touched_.end());  // distinct already (Touch)
     for (int j : touched_) {
       SimJob& s = jobs_[j];
       if (s.state != State::kRunning && s.state != State::kProfiling) continue;
@@ -724,6 +732,7 @@ class Engine : public ClusterView {
       if (s.run_alone_until >= 0) finish = std::min(finish, s.run_alone_until);
       heap_.push({finish, order_++, j, s.version});
     }
+    for (int j : touched_) touched_flag_[j] = 0;
     touched_.clear();
     // Busy sum drifts by float error; re-sum occasionally.
     if (++refreshes_ % 4096 == 0) {
@@ -818,6 +827,7 @@ class Engine : public ClusterView {
   std::vector<double> per_gpu_;
   std::vector<char> gpu_shared_, dirty_flag_;
   std::vector<int> dirty_, touched_;
+  std::vector<char> touched_flag_;  // per job: listed in touched_
   std::vector<SimJob> jobs_;
   std::vector<JobInfo> info_;
   std::set<int> queue_;  // job indices = submit order
