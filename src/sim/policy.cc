@@ -174,13 +174,12 @@ class CoLocate : public Policy {
                      : migrates_       ? est_sum[g]
                      : k_.use_profiled ? s.known_sum
                                        : s.pred_sum;
+        // Accept's test for the smallest job, before building the GPU's entry.
+        if (!k_.bound_slowdown && sum + u_min > cap_ + 1e-9) continue;
         Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, margins ? sd2_[g] : 0.0, {}};
         if (k_.bound_slowdown) {
           probe.max_u = CachedMaxNewcomer(v, g, s.jobs);
           if (probe.max_u < u_min) continue;
-        } else {
-          double score;
-          if (!Accept(probe, u_min, &score)) continue;
         }
         tents_.push_back(std::move(probe));
       } else {
