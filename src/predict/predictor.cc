@@ -162,7 +162,11 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
   UtilModel m(algo, columns, std::shared_ptr<Regressor>(std::move(r)));
   const bool have_gpus = options.row_gpu.size() == util.size();
   if (have_gpus) {
-    std::vector<std::string> g = options.row_gpu;
+    // A GPU type counts as measured by its utilization rows: step-only rows
+    // (Pollux, Zeus) never showed how busy that GPU's host kept it.
+    std::vector<std::string> g;
+    for (size_t i = 0; i < util.size(); ++i)
+      if (!std::isnan(util[i])) g.push_back(options.row_gpu[i]);
     std::sort(g.begin(), g.end());
     g.erase(std::unique(g.begin(), g.end()), g.end());
     g.erase(std::remove(g.begin(), g.end(), std::string()), g.end());
@@ -1105,11 +1109,11 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
                     " and a step %.2fx longer or %.2fx shorter than predicted (the step-time error of the training "
                     "GPUs predicted from each other; utilization as if all of it were idle time)",
                     std::exp(k.transfer_longer), std::exp(k.transfer_shorter));
-    out.warnings.push_back("GPU " + job.gpu + " has no measured training rows (measured: " + joined(out.measured_gpus) +
+    out.warnings.push_back("GPU " + job.gpu + " has no measured utilization rows (measured: " + joined(out.measured_gpus) +
                            "): its host is unknown, so the interval spans a host " +
                            std::to_string(static_cast<int>(kRiskHostFactor)) + "x slower or faster" + transfer +
                            " (docs/predictor.md)");
-    out.unsure_reasons.push_back("no measured rows of GPU " + job.gpu);
+    out.unsure_reasons.push_back("no measured utilization rows of GPU " + job.gpu);
   }
   if (out.risk.unknown_pipeline && out.risk.low > 0) {
     char b[64];

@@ -451,8 +451,8 @@ struct PredictResult {
   // Same graph and facts, measured on other GPU types only (`measured_on`):
   // the correction is not carried to this GPU (same_graph_workload names it).
   std::vector<std::string> measured_on;
-  // Whether the training rows hold a row of this GPU type (measured_gpus: those
-  // types). Without, the host is unknown: the interval spans kRiskHostFactor.
+  // Whether the training rows hold a utilization row of this GPU type
+  // (measured_gpus: those types; step-only rows do not count). Without, the host is unknown: the interval spans kRiskHostFactor.
   bool gpu_measured = true;
   std::vector<std::string> measured_gpus;
   RowRisk risk;  // of the single-GPU prediction (docs/predictor.md)

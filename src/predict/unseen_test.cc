@@ -52,11 +52,11 @@ TEST(Unseen, TheTrainingGpuIsMeasuredAnotherIsNot) {
   EXPECT_EQ(Trained().model().measured_gpus(), std::vector<std::string>{"RTX3090"});
   PredictResult here = Predict("resnet50.onnx", 32, "RTX3090", "", {"data_on_gpu=1"});
   EXPECT_TRUE(here.gpu_measured);
-  EXPECT_FALSE(HasWarning(here, "no measured training rows"));
+  EXPECT_FALSE(HasWarning(here, "no measured utilization rows"));
   PredictResult there = Predict("resnet50.onnx", 32, "A100-40GB", "", {"data_on_gpu=1"});
   EXPECT_FALSE(there.gpu_measured);
   EXPECT_TRUE(there.unsure);
-  EXPECT_TRUE(HasWarning(there, "GPU A100-40GB has no measured training rows (measured: RTX3090)")) << there.warnings[0];
+  EXPECT_TRUE(HasWarning(there, "GPU A100-40GB has no measured utilization rows (measured: RTX3090)")) << there.warnings[0];
   // The unknown host widens the interval: a host 2x slower can only lower
   // utilization, 2x faster raise it (a ResNet-50 step has host work too).
   EXPECT_GT(there.risk.low, 0);
@@ -310,6 +310,11 @@ TEST(Unseen, AnUnmeasuredGpuIsWidenedByTheStepTransferErrorOfTheOtherGpus) {
   auto m = UtilModel::Fit(xtr, ytr, data->feature_names, *cols, "physics", nullptr, 0, fo);
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_FALSE(m->GpuMeasured(held));
+  // The T4's rows are step times only: its utilization was never measured, so
+  // it is as unmeasured as the held-out GPU (its host band and transfer apply).
+  EXPECT_TRUE(m->GpuMeasured("A100-80GB"));
+  EXPECT_FALSE(m->GpuMeasured("T4"));
+  EXPECT_EQ(m->measured_gpus(), std::vector<std::string>{"A100-80GB"});
   // Two training GPU types with step times (A100-80GB, T4): each predicted from the other.
   ASSERT_FALSE(m->transfer_calibration().empty());
   UtilModel host_only = *m;
