@@ -4,8 +4,9 @@
 Reads a tools/sweep.sh output (philly/oracle and accuracy/noisy-15, load 2)
 and prints, per seed, each group of jobs' contribution to the mean JCT (hours;
 the contributions add up to the mean) under oracle and noisy:15 predictions,
-the jobs grouped by their noisy:15 error (predicted exactly 0 by the clamp;
-under-predicted by more than 5 points; within 5; over-predicted by more than
+the jobs grouped by their noisy:15 error (predicted exactly 0 by the clamp,
+which only the former additive control did: the group is empty and not printed
+with the log1p control of 6ddc8cd; under-predicted by more than 5 points; within 5; over-predicted by more than
 5), and the window means of jobs running and queued. At load 2 the queue
 holds thousands of jobs for weeks, so the mean JCT is mostly queueing, and a
 job packed by an under-stated utilization starts before the jobs ahead of it.

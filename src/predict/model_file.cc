@@ -6,6 +6,15 @@ namespace gpucast {
 
 using nlohmann::json;
 
+namespace {
+// UtilModel::transfer_util_calibration: [{"predicted_util": percent, "score": logit}, ...].
+json TransferUtilJson(const std::vector<std::pair<double, double>>& scores) {
+  json out = json::array();
+  for (const auto& [u, z] : scores) out.push_back({{"predicted_util", u}, {"score", z}});
+  return out;
+}
+}  // namespace
+
 Result<json> ModelFileJson(const Predictor& p) {
   const PredictorInfo& info = p.info();
   ASSIGN_OR_RETURN(json state, p.model().regressor().Save());
@@ -47,6 +56,7 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"scores", p.model().calibration()},
         {"step_scores", p.model().step_calibration()},
         {"transfer_scores", p.model().transfer_calibration()},
+        {"transfer_util_scores", TransferUtilJson(p.model().transfer_util_calibration())},
         {"plain_scores", p.model().plain_calibration()},
         {"band_scores", p.model().band_calibration()}}},
       {"measured_gpus", p.model().measured_gpus()},
@@ -111,6 +121,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::string method_name;
   std::vector<WorkloadOffset> offsets;
   std::vector<double> step_scores, sm_step_scores, plain_scores, band_scores, transfer_scores, sm_transfer_scores;
+  std::vector<std::pair<double, double>> transfer_util_scores;
   std::vector<std::string> measured_gpus;
   json memory;
   try {
@@ -138,6 +149,10 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     // Optional (files before the GPU-transfer widening: none, the host scenario alone).
     if (j.at("calibration").contains("transfer_scores"))
       transfer_scores = j.at("calibration").at("transfer_scores").get<std::vector<double>>();
+    // Optional (files before the utilization transfer scores: the busy-held rule).
+    if (j.at("calibration").contains("transfer_util_scores"))
+      for (const json& e : j.at("calibration").at("transfer_util_scores"))
+        transfer_util_scores.push_back({e.at("predicted_util").get<double>(), e.at("score").get<double>()});
     if (j.contains("step_model") && j.at("step_model").contains("transfer_scores"))
       sm_transfer_scores = j.at("step_model").at("transfer_scores").get<std::vector<double>>();
     if (j.at("calibration").contains("plain_scores"))
@@ -235,6 +250,8 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   if (!(a.coverage >= 0 && a.coverage <= 1) || !(a.level > 0 && a.level < 1))
     return Status::Error(path + ": accuracy: interval_coverage or interval_level outside [0, 1]");
   UtilModel m(algo, std::move(cols), std::shared_ptr<Regressor>(std::move(*r)));
+  for (const auto& [u, z] : transfer_util_scores)
+    if (!std::isfinite(u) || !std::isfinite(z)) return Status::Error(path + ": calibration: a score is not finite");
   for (const auto* v : {&step_scores, &plain_scores, &band_scores, &transfer_scores, &sm_transfer_scores})
     for (double x : *v)
       if (!std::isfinite(x)) return Status::Error(path + ": calibration: a score is not finite");
@@ -243,6 +260,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   m.set_calibration_scores(std::move(calibration), *method);
   m.set_step_calibration_scores(std::move(step_scores));
   m.set_transfer_calibration_scores(std::move(transfer_scores));
+  m.set_transfer_util_calibration_scores(std::move(transfer_util_scores));
   m.set_group_calibration_scores(std::move(plain_scores), std::move(band_scores));
   m.set_measured_gpus(measured_gpus);
   if (Status so = m.set_offsets(std::move(offsets), info.feature_names); !so.ok()) return so.Prefixed(path);

@@ -77,12 +77,33 @@ TEST(ModelFileTest, TransferScoresRoundTrip) {
   auto q = ParseModelFile(j->dump(), "m.json", SchemaOf(d));
   ASSERT_TRUE(q.ok()) << q.message();
   EXPECT_EQ(q->model().transfer_calibration(), (std::vector<double>{-0.25, 0.1, 0.4}));
+  EXPECT_TRUE(q->model().transfer_util_calibration().empty());
   // A file without them (written before) loads with none.
   nlohmann::json old = *j;
   old["calibration"].erase("transfer_scores");
   auto r = ParseModelFile(old.dump(), "m.json", SchemaOf(d));
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_TRUE(r->model().transfer_calibration().empty());
+  // The utilization transfer scores too; a file from before them (step scores only) loads with
+  // none, and its unmeasured GPUs keep the busy-held rule.
+  m.set_transfer_util_calibration_scores({{40, 0.3}, {97.5, -0.5}});
+  Predictor with_util(p->info(), m);
+  auto ju = ModelFileJson(with_util);
+  ASSERT_TRUE(ju.ok()) << ju.message();
+  EXPECT_EQ((*ju)["calibration"]["transfer_util_scores"],
+            nlohmann::json::parse(R"([{"predicted_util": 97.5, "score": -0.5}, {"predicted_util": 40, "score": 0.3}])"));
+  auto qu = ParseModelFile(ju->dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(qu.ok()) << qu.message();
+  EXPECT_EQ(qu->model().transfer_util_calibration(), (std::vector<std::pair<double, double>>{{97.5, -0.5}, {40, 0.3}}));
+  EXPECT_EQ(ModelFileJson(*qu)->dump(), ju->dump());
+  nlohmann::json before = *ju;
+  before["calibration"].erase("transfer_util_scores");
+  auto rb = ParseModelFile(before.dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(rb.ok()) << rb.message();
+  EXPECT_TRUE(rb->model().transfer_util_calibration().empty());
+  EXPECT_EQ(rb->model().transfer_calibration(), (std::vector<double>{-0.25, 0.1, 0.4}));
+  before["calibration"]["transfer_util_scores"] = nlohmann::json::parse(R"([{"predicted_util": 50}])");
+  EXPECT_FALSE(ParseModelFile(before.dump(), "m.json", SchemaOf(d)).ok());
 }
 
 TEST(ModelFileTest, RecordsProvenance) {

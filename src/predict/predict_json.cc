@@ -34,7 +34,11 @@ nlohmann::json PredictionFieldsJson(const PredictResult& r, double level) {
         {"loader_ms_per_sample_scenario", kRiskLoaderMsPerSample},
         {"host_factor_scenario", kRiskHostFactor},
         {"gpu_transfer_step_longer_log", k.transfer_longer},
-        {"gpu_transfer_step_shorter_log", k.transfer_shorter}}},
+        {"gpu_transfer_step_shorter_log", k.transfer_shorter},
+        // How far the unmeasured GPU's utilization band was moved (UtilLogit: log busy - log idle);
+        // both 0 with the step window applied through a held busy time.
+        {"gpu_transfer_util_fall_logit", k.transfer_util_fall},
+        {"gpu_transfer_util_rise_logit", k.transfer_util_rise}}},
   };
 }
 

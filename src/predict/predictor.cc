@@ -162,7 +162,11 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
   UtilModel m(algo, columns, std::shared_ptr<Regressor>(std::move(r)));
   const bool have_gpus = options.row_gpu.size() == util.size();
   if (have_gpus) {
-    std::vector<std::string> g = options.row_gpu;
+    // A GPU type counts as measured by its utilization rows: step-only rows
+    // (Pollux, Zeus) never showed how busy that GPU's host kept it.
+    std::vector<std::string> g;
+    for (size_t i = 0; i < util.size(); ++i)
+      if (!std::isnan(util[i])) g.push_back(options.row_gpu[i]);
     std::sort(g.begin(), g.end());
     g.erase(std::unique(g.begin(), g.end()), g.end());
     g.erase(std::remove(g.begin(), g.end(), std::string()), g.end());
@@ -222,31 +226,68 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
   return m;
 }
 
+namespace {
+// Each GPU type weighs the same: a type's scores are repeated so that every
+// type contributes as many as the type with the most. Sorted.
+template <typename T>
+std::vector<T> EqualWeightPerType(const std::vector<std::vector<T>>& by_type) {
+  size_t most = 0;
+  for (const auto& v : by_type) most = std::max(most, v.size());
+  std::vector<T> out;
+  for (const auto& v : by_type) {
+    if (v.empty()) continue;
+    const size_t reps = std::max<size_t>(1, static_cast<size_t>(std::lround(static_cast<double>(most) / v.size())));
+    for (size_t k = 0; k < reps; ++k) out.insert(out.end(), v.begin(), v.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+double TransferUtilScore(double measured, double predicted, double band_low, double band_high) {
+  const double z = UtilLogit(predicted);
+  return BeyondRisk(UtilLogit(measured) - z, std::max(0.0, z - UtilLogit(band_low)),
+                    std::max(0.0, UtilLogit(band_high) - z));
+}
+
 Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<double>& util,
                                            const std::vector<std::string>& names, const std::vector<size_t>& columns,
                                            const std::string& algo, const nlohmann::json& params, uint64_t seed,
-                                           const FitOptions& options, std::vector<std::string>* skipped) {
+                                           const FitOptions& options, std::vector<std::string>* skipped,
+                                           std::vector<std::pair<double, double>>* util_scores) {
   const size_t n = util.size();
+  if (util_scores) util_scores->clear();
   if (options.row_gpu.size() != n || options.step_s.size() != n) return std::vector<double>{};
-  std::vector<std::string> types;  // GPU types with a measured step time
+  auto has_step = [&](size_t i) { return options.step_s[i] > 0; };
+  auto has_util = [&](size_t i) { return util[i] >= 0 && util[i] <= 100; };
+  // GPU types with a measured step time or utilization; at least two types with either.
+  std::vector<std::string> types;
+  size_t step_types = 0;
   for (size_t i = 0; i < n; ++i)
-    if (!options.row_gpu[i].empty() && options.step_s[i] > 0 &&
+    if (!options.row_gpu[i].empty() && (has_step(i) || has_util(i)) &&
         std::find(types.begin(), types.end(), options.row_gpu[i]) == types.end())
       types.push_back(options.row_gpu[i]);
+  for (const std::string& t : types) {
+    bool s = false;
+    for (size_t i = 0; i < n; ++i) s = s || (options.row_gpu[i] == t && has_step(i));
+    step_types += s;
+  }
   if (types.size() < 2) return std::vector<double>{};
   std::sort(types.begin(), types.end());
   std::vector<std::vector<double>> by_type;
+  std::vector<std::vector<std::pair<double, double>>> util_by_type;
   for (size_t t = 0; t < types.size(); ++t) {
     Matrix xtr, xte;
-    std::vector<double> ytr, ste;
+    std::vector<double> ytr, ste, ute;
     std::vector<std::string> gte;
     FitOptions fo;
     fo.calibrate = false;
     for (size_t i = 0; i < n; ++i) {
       if (options.row_gpu[i] == types[t]) {
-        if (!(options.step_s[i] > 0)) continue;
+        if (!has_step(i) && !has_util(i)) continue;
         xte.push_back(x[i]);
-        ste.push_back(options.step_s[i]);
+        ste.push_back(has_step(i) ? options.step_s[i] : std::nan(""));
+        ute.push_back(has_util(i) ? util[i] : std::nan(""));
         gte.push_back(types[t]);
         continue;
       }
@@ -264,19 +305,30 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
     std::vector<RowRisk> rk;
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(xte, kDefaultIntervalLevel, &gte, &rk));
     std::vector<double> sc;
-    for (size_t j = 0; j < p.size(); ++j)
-      if (p[j].step_ms > 0) sc.push_back(BeyondRisk(std::log(ste[j] * 1e3 / p[j].step_ms), rk[j].step_low, rk[j].step_high));
-    if (!sc.empty()) by_type.push_back(std::move(sc));
+    std::vector<std::pair<double, double>> us;
+    for (size_t j = 0; j < p.size(); ++j) {
+      if (ste[j] > 0 && p[j].step_ms > 0)
+        sc.push_back(BeyondRisk(std::log(ste[j] * 1e3 / p[j].step_ms), rk[j].step_low, rk[j].step_high));
+      // util = busy / (busy + idle): the utilization error is log(busy error) - log(idle error), the
+      // logit's; beyond the row's band (its host and loader scenarios), whose ends are utilizations.
+      if (ute[j] >= 0) {
+        const double z = std::log1p(p[j].util);
+        us.push_back({p[j].util,
+                      TransferUtilScore(ute[j], p[j].util, FromTarget(z - rk[j].low), FromTarget(z + rk[j].high))});
+      }
+    }
+    by_type.push_back(std::move(sc));
+    util_by_type.push_back(std::move(us));
   }
-  size_t most = 0;
-  for (const auto& v : by_type) most = std::max(most, v.size());
-  std::vector<double> out;
-  for (const auto& v : by_type) {
-    const size_t reps = std::max<size_t>(1, static_cast<size_t>(std::lround(static_cast<double>(most) / v.size())));
-    for (size_t k = 0; k < reps; ++k) out.insert(out.end(), v.begin(), v.end());
+  // Step scores need two types with step times; utilization scores come from
+  // every type with utilization rows predicted by a model fitted on the others.
+  if (util_scores) {
+    *util_scores = EqualWeightPerType(util_by_type);
+    std::stable_sort(util_scores->begin(), util_scores->end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
   }
-  std::sort(out.begin(), out.end());
-  return out;
+  if (step_types < 2) return std::vector<double>{};
+  return EqualWeightPerType(by_type);
 }
 
 Status UtilModel::set_offsets(std::vector<WorkloadOffset> offsets, const std::vector<std::string>& names) {
@@ -340,9 +392,28 @@ Status UtilModel::CalibrateTransfer(const Matrix& x, const std::vector<double>& 
                                     const std::vector<std::string>& names, const nlohmann::json& params,
                                     uint64_t seed, const FitOptions& options) {
   if (!dynamic_cast<const PhysicsModel*>(regressor_.get())) return Status::Ok();
-  ASSIGN_OR_RETURN(std::vector<double> transfer, TransferScores(x, util, names, columns_, algo_, params, seed, options));
+  std::vector<std::pair<double, double>> util_scores;
+  ASSIGN_OR_RETURN(std::vector<double> transfer,
+                   TransferScores(x, util, names, columns_, algo_, params, seed, options, nullptr, &util_scores));
   set_transfer_calibration_scores(std::move(transfer));
+  set_transfer_util_calibration_scores(std::move(util_scores));
   return Status::Ok();
+}
+
+void UtilModel::set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores) {
+  scores.erase(std::remove_if(scores.begin(), scores.end(),
+                              [](const auto& v) { return !std::isfinite(v.first) || !std::isfinite(v.second); }),
+               scores.end());
+  std::stable_sort(scores.begin(), scores.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  transfer_util_calibration_ = std::move(scores);
+}
+
+std::vector<double> UtilModel::TransferUtilScoresFor(double util) const {
+  std::vector<double> out;
+  for (const auto& [predicted, score] : transfer_util_calibration_)
+    if (predicted <= util) out.push_back(score);  // sorted by score: out is sorted
+  if (out.size() < kMinGroupScores) out.clear();
+  return out;
 }
 
 void UtilModel::set_transfer_calibration_scores(std::vector<double> scores) {
@@ -386,11 +457,18 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   for (size_t i = 0; i < x.size(); ++i)
     if (use_own[i]) lk[i] = lko[i], hk[i] = hko[i], lu[i] = luo[i], hu[i] = huo[i];
   // An unmeasured GPU's step may be off beyond the host scenario by the
-  // transfer window: a step longer by e^b with the busy time held lowers util
-  // by e^-b (GPU-bound rows, whose busy time grows with the step, move less:
-  // the widening bounds them).
+  // transfer window [a, b] of the step scores: longer by e^b, shorter by e^-a.
   auto [t_lo, t_hi] = ShortestWindow(transfer_calibration_, level);  // {0, 0} when none
   const double longer = std::max(0.0, t_hi), shorter = std::max(0.0, -t_lo);
+  // Its utilization: util = busy / (busy + idle), so an error e_b in log busy
+  // and e_i in log idle moves logit(util) by e_b - e_i, by whichever of the two
+  // times is wrong; a GPU-bound row (idle small) moves little in points. The
+  // window [c, d] of the training GPUs' utilization scores (TransferUtilScore)
+  // of rows at least as idle as this one (TransferUtilScoresFor) moves the
+  // band's ends in UtilLogit. Without enough such scores (a model file from
+  // before them, no training GPU type with utilization predicted from the
+  // others, or none as idle as this row) the worst case: all the step error is
+  // idle time, the busy time held, so util moves by e^-b and e^-a.
   for (size_t i = 0; i < x.size(); ++i) {
     RowRisk& r = out[i];
     r.gpu_measured = !gpus || i >= gpus->size() || GpuMeasured((*gpus)[i]);
@@ -399,7 +477,15 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
     const PhysicsStep& hi = r.gpu_measured ? hk[i] : hu[i];
     double lo_util = lo.util, hi_util = hi.util;
     if (!r.gpu_measured) {
-      lo_util *= std::exp(-longer), hi_util = std::min(100.0, hi_util * std::exp(shorter));
+      const std::vector<double> z = TransferUtilScoresFor(base[i].util);
+      if (!z.empty()) {
+        auto [z_lo, z_hi] = ShortestWindow(z, level);
+        const double fall = std::max(0.0, -z_lo), rise = std::max(0.0, z_hi);
+        lo_util = LogitToUtil(UtilLogit(lo_util) - fall), hi_util = LogitToUtil(UtilLogit(hi_util) + rise);
+        r.transfer_util_fall = fall, r.transfer_util_rise = rise;
+      } else {
+        lo_util *= std::exp(-longer), hi_util = std::min(100.0, hi_util * std::exp(shorter));
+      }
       r.transfer_longer = longer, r.transfer_shorter = shorter;
     }
     const double u = std::log1p(base[i].util);
@@ -1009,17 +1095,25 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     }
   }
   if (!out.gpu_measured) {
-    char transfer[160] = "";
-    if (out.risk.transfer_longer > 0 || out.risk.transfer_shorter > 0)
+    char transfer[400] = "";
+    const RowRisk& k = out.risk;
+    if (k.transfer_util_fall > 0 || k.transfer_util_rise > 0)
+      std::snprintf(transfer, sizeof transfer,
+                    ", a step %.2fx longer or %.2fx shorter than predicted and a busy/idle time ratio %.2fx lower "
+                    "or %.2fx higher (the step-time and utilization errors of the training GPUs predicted from "
+                    "each other)",
+                    std::exp(k.transfer_longer), std::exp(k.transfer_shorter), std::exp(k.transfer_util_fall),
+                    std::exp(k.transfer_util_rise));
+    else if (k.transfer_longer > 0 || k.transfer_shorter > 0)
       std::snprintf(transfer, sizeof transfer,
                     " and a step %.2fx longer or %.2fx shorter than predicted (the step-time error of the training "
-                    "GPUs predicted from each other)",
-                    std::exp(out.risk.transfer_longer), std::exp(out.risk.transfer_shorter));
-    out.warnings.push_back("GPU " + job.gpu + " has no measured training rows (measured: " + joined(out.measured_gpus) +
+                    "GPUs predicted from each other; utilization as if all of it were idle time)",
+                    std::exp(k.transfer_longer), std::exp(k.transfer_shorter));
+    out.warnings.push_back("GPU " + job.gpu + " has no measured utilization rows (measured: " + joined(out.measured_gpus) +
                            "): its host is unknown, so the interval spans a host " +
                            std::to_string(static_cast<int>(kRiskHostFactor)) + "x slower or faster" + transfer +
                            " (docs/predictor.md)");
-    out.unsure_reasons.push_back("no measured rows of GPU " + job.gpu);
+    out.unsure_reasons.push_back("no measured utilization rows of GPU " + job.gpu);
   }
   if (out.risk.unknown_pipeline && out.risk.low > 0) {
     char b[64];

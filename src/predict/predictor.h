@@ -49,6 +49,11 @@ struct RowRisk {
   // On a GPU type without measured rows: the GPU-transfer window (log of the
   // step) the band was widened by beyond the host scenario (transfer_calibration).
   double transfer_longer = 0, transfer_shorter = 0;
+  // Its utilization band's widening in UtilLogit (how far logit(util) of the low end
+  // may fall and of the high end rise: transfer_util_calibration); both 0 when the
+  // model has no utilization transfer scores (the band then holds the busy time:
+  // util moves by e^-transfer_longer and e^transfer_shorter).
+  double transfer_util_fall = 0, transfer_util_rise = 0;
   bool unknown_pipeline = false;       // an input pipeline whose cost the job did not state
   bool gpu_measured = true;            // the training rows hold a row of this GPU type
   bool Any() const { return low > 0 || high > 0; }
@@ -213,10 +218,33 @@ class UtilModel {
   // band, of every training row with a measured step time predicted by a model
   // fitted without its GPU type (TransferScores: a leave-one-GPU-out pass over
   // the training rows; empty with fewer than 2 GPU types). A row on an
-  // unmeasured GPU gets this error's window on its step and, through util =
-  // busy / step with the busy time held, on its utilization (Risks).
+  // unmeasured GPU gets this error's window on its step (Risks); its
+  // utilization gets transfer_util_calibration's, or, without those scores,
+  // this window through util = busy / step with the busy time held.
   const std::vector<double>& transfer_calibration() const { return transfer_calibration_; }
   void set_transfer_calibration_scores(std::vector<double> scores);
+  // How wrong the utilization is on a GPU type the model has no rows of: for
+  // every training row with a measured utilization, predicted by a model fitted
+  // without its GPU type (the same pass), {that prediction (percent),
+  // TransferUtilScore}, sorted by score. With util = busy / (busy + idle),
+  // logit(util) = log busy - log idle, so a score is the log error of the busy
+  // time minus that of the idle time (the step cancels: rows without a step
+  // count; rows with a step but no utilization, Pollux', inform the step scores
+  // only). A row on an unmeasured GPU is calibrated by the scores of rows at
+  // least as idle as it (predicted utilization <= its own): the idle time of a
+  // GPU-bound step (the per-step gap) is other host work than that of a
+  // host-bound one (launches, loader), and the padded logit compresses a
+  // near-100 % row's error, so a GPU-bound row's error does not stand for an
+  // idle-bound row's. With fewer than kMinGroupScores such scores (or none at
+  // all, a model file from before them) the busy-held rule: the step window
+  // with the busy time held, the whole step error idle time.
+  const std::vector<std::pair<double, double>>& transfer_util_calibration() const {
+    return transfer_util_calibration_;
+  }
+  void set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores);
+  // The sorted scores of transfer_util_calibration a row predicted at `util` (percent) is calibrated by
+  // (empty: fewer than kMinGroupScores, the busy-held rule).
+  std::vector<double> TransferUtilScoresFor(double util) const;
   // Sets transfer_calibration from TransferScores on these training rows (x:
   // all schema columns, as in Fit). Only a physics model has a risk band to
   // widen: any other keeps none.
@@ -273,6 +301,7 @@ class UtilModel {
   std::vector<double> plain_calibration_, band_calibration_;
   std::vector<double> step_calibration_;
   std::vector<double> transfer_calibration_;
+  std::vector<std::pair<double, double>> transfer_util_calibration_;
   std::vector<std::string> measured_gpus_;
   IntervalMethod interval_method_ = kDefaultIntervalMethod;
   std::vector<WorkloadOffset> offsets_;
@@ -298,16 +327,28 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
 
 // The GPU-transfer scores (UtilModel::transfer_calibration) of `algo` on the
 // rows of x: for each GPU type of options.row_gpu whose rows have a measured
-// step time, a model fitted (uncalibrated) on the rows of the other GPU types
-// predicts them as on an unmeasured GPU; each score is log(measured step /
-// predicted step) beyond the row's step band (RowRisk::step_low/high). Each GPU
+// step time or utilization, a model fitted (uncalibrated) on the rows of the
+// other GPU types predicts them as on an unmeasured GPU; each step score is
+// log(measured step / predicted step) beyond the row's step band
+// (RowRisk::step_low/high). `util_scores`, when given, gets the utilization
+// scores (UtilModel::transfer_util_calibration) of the rows with a measured
+// utilization of the same pass: {predicted utilization, TransferUtilScore against
+// the row's band}. Each GPU
 // type weighs the same: a type's scores are repeated so that every type
-// contributes as many as the type with the most. Empty (no error) with fewer than
-// 2 GPU types with step times; a fold whose fit fails is skipped (`skipped` names it).
+// contributes as many as the type with the most. Step scores: empty (no error)
+// with fewer than 2 GPU types with step times; utilization scores: empty with
+// fewer than 2 GPU types or none with utilization. A fold whose fit fails is
+// skipped (`skipped` names it).
 Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<double>& util,
                                            const std::vector<std::string>& names, const std::vector<size_t>& columns,
                                            const std::string& algo, const nlohmann::json& params, uint64_t seed,
-                                           const FitOptions& options, std::vector<std::string>* skipped = nullptr);
+                                           const FitOptions& options, std::vector<std::string>* skipped = nullptr,
+                                           std::vector<std::pair<double, double>>* util_scores = nullptr);
+// One row's utilization transfer score: UtilLogit(measured) - UtilLogit(predicted)
+// beyond the band [UtilLogit(band_low), UtilLogit(band_high)] (utilizations, percent;
+// 0 inside it). logit(util) = log busy - log idle: the score is the log error of
+// the busy time minus that of the idle time, whichever was wrong.
+double TransferUtilScore(double measured, double predicted, double band_low, double band_high);
 
 // The conformal interval offsets (log1p space) of sorted residuals at `level`:
 // the floor((n+1)(1-level)/2)-th and ceil((n+1)(1+level)/2)-th order
@@ -410,8 +451,8 @@ struct PredictResult {
   // Same graph and facts, measured on other GPU types only (`measured_on`):
   // the correction is not carried to this GPU (same_graph_workload names it).
   std::vector<std::string> measured_on;
-  // Whether the training rows hold a row of this GPU type (measured_gpus: those
-  // types). Without, the host is unknown: the interval spans kRiskHostFactor.
+  // Whether the training rows hold a utilization row of this GPU type
+  // (measured_gpus: those types; step-only rows do not count). Without, the host is unknown: the interval spans kRiskHostFactor.
   bool gpu_measured = true;
   std::vector<std::string> measured_gpus;
   RowRisk risk;  // of the single-GPU prediction (docs/predictor.md)

@@ -52,11 +52,11 @@ TEST(Unseen, TheTrainingGpuIsMeasuredAnotherIsNot) {
   EXPECT_EQ(Trained().model().measured_gpus(), std::vector<std::string>{"RTX3090"});
   PredictResult here = Predict("resnet50.onnx", 32, "RTX3090", "", {"data_on_gpu=1"});
   EXPECT_TRUE(here.gpu_measured);
-  EXPECT_FALSE(HasWarning(here, "no measured training rows"));
+  EXPECT_FALSE(HasWarning(here, "no measured utilization rows"));
   PredictResult there = Predict("resnet50.onnx", 32, "A100-40GB", "", {"data_on_gpu=1"});
   EXPECT_FALSE(there.gpu_measured);
   EXPECT_TRUE(there.unsure);
-  EXPECT_TRUE(HasWarning(there, "GPU A100-40GB has no measured training rows (measured: RTX3090)")) << there.warnings[0];
+  EXPECT_TRUE(HasWarning(there, "GPU A100-40GB has no measured utilization rows (measured: RTX3090)")) << there.warnings[0];
   // The unknown host widens the interval: a host 2x slower can only lower
   // utilization, 2x faster raise it (a ResNet-50 step has host work too).
   EXPECT_GT(there.risk.low, 0);
@@ -161,6 +161,117 @@ TEST(Unseen, FasterGpusAndBiggerSlicesNeverRaiseUtilization) {
 namespace gpucast {
 namespace {
 
+// The utilization transfer score is the logit error beyond the row's band
+// (hand values: UtilLogit(u) = log((u + 5) / (105 - u))).
+TEST(Unseen, UtilTransferScoreIsTheLogitErrorBeyondTheBand) {
+  EXPECT_DOUBLE_EQ(TransferUtilScore(50, 50, 50, 50), 0);
+  EXPECT_NEAR(TransferUtilScore(20, 50, 50, 50), std::log(25.0 / 85) - 0, 1e-12);
+  // Inside the band: 0; beyond it, from its end.
+  EXPECT_DOUBLE_EQ(TransferUtilScore(35, 50, 30, 60), 0);
+  EXPECT_NEAR(TransferUtilScore(20, 50, 30, 60), std::log(25.0 / 85) - std::log(35.0 / 75), 1e-12);
+  EXPECT_NEAR(TransferUtilScore(90, 50, 30, 60), std::log(95.0 / 15) - std::log(65.0 / 45), 1e-12);
+  // Busy time e^-0.4 of its prediction, idle exact: util 98 (busy 98, idle 2) -> 65.69 / 67.69.
+  const double gpu_bound = 100 * 98 * std::exp(-0.4) / (98 * std::exp(-0.4) + 2);
+  EXPECT_NEAR(TransferUtilScore(gpu_bound, 98, 98, 98), std::log(102.05 / 7.95) - std::log(103.0 / 7), 2e-3);
+}
+
+// A transfer error that is all busy time (the training GPUs' kernels ran up
+// to e^0.4 slower or faster than predicted, their idle time as predicted)
+// moves a GPU-bound job's utilization little and an idle-bound job's more; the
+// rule without utilization scores (the busy time held, the whole step error
+// idle time) lowered the GPU-bound job's low end by a quarter.
+TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
+  // Two kinds of training rows, GPU-bound (busy 98, idle 2) and idle-bound (20, 80), their busy time
+  // e^e off for e in -0.4, -0.3, ..., 0.4 (18 scores; the GPU-bound rows' are not enough alone).
+  std::vector<double> step_scores;
+  std::vector<std::pair<double, double>> util_scores;
+  for (const auto& [busy, idle] : std::vector<std::pair<double, double>>{{98, 2}, {20, 80}})
+    for (int k = -4; k <= 4; ++k) {
+      const double b = busy * std::exp(0.1 * k);
+      step_scores.push_back(std::log((b + idle) / (busy + idle)));
+      util_scores.push_back({busy, TransferUtilScore(100 * b / (b + idle), busy, busy, busy)});
+    }
+  UtilModel host_only = Trained().model(), old_rule = host_only, split = host_only;
+  ASSERT_TRUE(host_only.transfer_calibration().empty());  // one training GPU type
+  old_rule.set_transfer_calibration_scores(step_scores);
+  split.set_transfer_calibration_scores(step_scores);
+  split.set_transfer_util_calibration_scores(util_scores);
+  // A row predicted at 99 % or more is calibrated by all 18, one at 20-98 % by the idle-bound rows'
+  // 9 (fewer than kMinGroupScores: the busy-held rule), one under 20 % by none.
+  EXPECT_EQ(split.TransferUtilScoresFor(99).size(), 18u);
+  EXPECT_TRUE(split.TransferUtilScoresFor(50).empty());
+  EXPECT_TRUE(split.TransferUtilScoresFor(10).empty());
+  PredictResult last;
+  auto low_end = [&](const UtilModel& m, const std::string& model, int64_t batch, RowRisk* risk = nullptr) {
+    Predictor pr(Trained().info(), m);
+    JobConfig job;
+    job.batch = batch;
+    job.gpu = "A100-40GB";
+    for (const char* a : {"data_on_gpu=1", "loader_workers=0"}) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
+    Result<PredictResult> r = pr.Predict(Job(model, batch), job);
+    EXPECT_TRUE(r.ok()) << r.message();
+    if (risk) *risk = r->risk;
+    last = *r;
+    return std::expm1(std::log1p(r->prediction.util) - r->risk.low);  // the band's low end, before calibration
+  };
+  RowRisk rk;
+  const double bound_host = low_end(host_only, "resnet50.onnx", 256);
+  const double bound_old = low_end(old_rule, "resnet50.onnx", 256);
+  const double bound_split = low_end(split, "resnet50.onnx", 256, &rk);
+  ASSERT_GT(bound_host, 90) << "ResNet-50 at batch 256, data on the GPU: GPU-bound even on a host 2x slower";
+  const double longer = ShortestWindow(old_rule.transfer_calibration(), 0.8).second;  // the step window's high end
+  // The shortest 16 of the 18 sorted scores: all but the GPU-bound rows busy e^0.3 and e^0.4.
+  EXPECT_NEAR(longer, std::log((98 * std::exp(0.2) + 2) / 100), 1e-12);
+  EXPECT_NEAR(bound_old, bound_host * std::exp(-longer), 1e-6);
+  EXPECT_GT(bound_host - bound_old, 15);  // the old rule: a quarter lower
+  EXPECT_LT(bound_host - bound_split, 5);  // a busy-time error: a few points
+  auto [z_lo, z_hi] = ShortestWindow(split.TransferUtilScoresFor(99.5), 0.8);
+  EXPECT_LT(z_lo, 0);
+  EXPECT_DOUBLE_EQ(rk.transfer_util_fall, -z_lo);
+  EXPECT_DOUBLE_EQ(rk.transfer_util_rise, z_hi);
+  EXPECT_NEAR(bound_split, LogitToUtil(UtilLogit(bound_host) + z_lo), 1e-9);
+  // Said: the warning gives both windows, --json the utilization one.
+  EXPECT_TRUE(HasWarning(last, "x higher (the step-time and utilization errors of the training GPUs")) << last.warnings[0];
+  nlohmann::json j = PredictionFieldsJson(last, 0.8);
+  EXPECT_DOUBLE_EQ(j["uncertainty"]["gpu_transfer_util_fall_logit"].get<double>(), -z_lo);
+  EXPECT_DOUBLE_EQ(j["uncertainty"]["gpu_transfer_util_rise_logit"].get<double>(), z_hi);
+  // EfficientNet at batch 256 (its many small kernels' launches): more idle than the GPU-bound rows,
+  // and too few idle-bound rows: the busy-held rule, as a model without utilization scores.
+  const double idle_host = low_end(host_only, "efficientnet.onnx", 256);
+  const double idle_old = low_end(old_rule, "efficientnet.onnx", 256);
+  const double idle_split = low_end(split, "efficientnet.onnx", 256, &rk);
+  ASSERT_LT(idle_host, 50) << "EfficientNet at batch 256 on a host 2x slower: mostly idle";
+  EXPECT_DOUBLE_EQ(idle_split, idle_old);
+  EXPECT_EQ(rk.transfer_util_fall, 0);
+  EXPECT_TRUE(HasWarning(last, "utilization as if all of it were idle time")) << last.warnings[0];
+  // With ten idle-bound rows it is calibrated by them, and moves more than the GPU-bound job.
+  util_scores.push_back({20, TransferUtilScore(100 * 20 * std::exp(-0.4) / (20 * std::exp(-0.4) + 80), 20, 20, 20)});
+  split.set_transfer_util_calibration_scores(util_scores);
+  ASSERT_EQ(split.TransferUtilScoresFor(50).size(), 10u);
+  const double idle_split10 = low_end(split, "efficientnet.onnx", 256);
+  EXPECT_GT(idle_host - idle_split10, bound_host - bound_split);
+  EXPECT_NEAR(idle_split10, LogitToUtil(UtilLogit(idle_host) + ShortestWindow(split.TransferUtilScoresFor(50), 0.8).first),
+              1e-9);
+}
+
+// A training row at least as idle as the prediction calibrates it: GPU-bound
+// rows' errors do not narrow an idle-bound row's band (hand values).
+TEST(Unseen, UtilTransferScoresOfRowsAtLeastAsIdle) {
+  UtilModel m = Trained().model();
+  std::vector<std::pair<double, double>> s;
+  for (int k = 0; k < 12; ++k) s.push_back({97 + 0.1 * k, -0.01 * k});  // GPU-bound rows
+  for (int k = 0; k < 9; ++k) s.push_back({30 + k, -0.2 * k});          // idle-bound rows
+  m.set_transfer_util_calibration_scores(s);
+  EXPECT_EQ(m.TransferUtilScoresFor(100).size(), 21u);
+  EXPECT_EQ(m.TransferUtilScoresFor(97.05).size(), 10u);  // 9 idle-bound + the one at 97
+  EXPECT_EQ(m.TransferUtilScoresFor(97).size(), 10u);
+  EXPECT_TRUE(m.TransferUtilScoresFor(96).empty());  // 9 < kMinGroupScores
+  const std::vector<double> z = m.TransferUtilScoresFor(97);
+  EXPECT_TRUE(std::is_sorted(z.begin(), z.end()));
+  EXPECT_NEAR(z.front(), -1.6, 1e-12);
+  EXPECT_DOUBLE_EQ(z.back(), 0);
+}
+
 // One fold of leave-one-GPU-out on the shared rows: the RTX 3090's 52 Lucid
 // rows held out; trained on the MIGProfiler A100 rows (utilization and step)
 // and Pollux' single-T4 runs (step only). With the host scenario alone the
@@ -199,6 +310,11 @@ TEST(Unseen, AnUnmeasuredGpuIsWidenedByTheStepTransferErrorOfTheOtherGpus) {
   auto m = UtilModel::Fit(xtr, ytr, data->feature_names, *cols, "physics", nullptr, 0, fo);
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_FALSE(m->GpuMeasured(held));
+  // The T4's rows are step times only: its utilization was never measured, so
+  // it is as unmeasured as the held-out GPU (its host band and transfer apply).
+  EXPECT_TRUE(m->GpuMeasured("A100-80GB"));
+  EXPECT_FALSE(m->GpuMeasured("T4"));
+  EXPECT_EQ(m->measured_gpus(), std::vector<std::string>{"A100-80GB"});
   // Two training GPU types with step times (A100-80GB, T4): each predicted from the other.
   ASSERT_FALSE(m->transfer_calibration().empty());
   UtilModel host_only = *m;

@@ -174,13 +174,12 @@ class CoLocate : public Policy {
                      : migrates_       ? est_sum[g]
                      : k_.use_profiled ? s.known_sum
                                        : s.pred_sum;
+        // Accept's test for the smallest job, before building the GPU's entry.
+        if (!k_.bound_slowdown && sum + u_min > cap_ + 1e-9) continue;
         Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, margins ? sd2_[g] : 0.0, {}};
         if (k_.bound_slowdown) {
           probe.max_u = CachedMaxNewcomer(v, g, s.jobs);
           if (probe.max_u < u_min) continue;
-        } else {
-          double score;
-          if (!Accept(probe, u_min, &score)) continue;
         }
         tents_.push_back(std::move(probe));
       } else {
@@ -238,7 +237,8 @@ class CoLocate : public Policy {
         ++failed;
         return true;
       }
-      std::vector<std::pair<double, int>> ok;  // (score, tent index); higher score first
+      std::vector<std::pair<double, int>>& ok = ok_;  // (score, tent index); higher score first
+      ok.clear();
       // A gang job's margin on each GPU (GangMarginZ): 0 for one GPU.
       const double gz = margins && !alone ? GangMarginZ(info.num_gpus) : 0.0;
       const double sd_new = gz > 0 ? EstSd(info) : 0.0;
@@ -247,6 +247,8 @@ class CoLocate : public Policy {
         if (x.taken_exclusive || x.mem_used + info.mem_mib > x.mem_mib) continue;
         if (alone) {
           if (x.njobs == 0) ok.push_back({0.0, static_cast<int>(t)});
+          // Every empty GPU scores 0, ties go to the lowest index: the first ones found.
+          if (static_cast<int>(ok.size()) == info.num_gpus) break;
           continue;
         }
         if (k_.spread && x.njobs == 0 && empty >= info.num_gpus) {
@@ -556,6 +558,7 @@ class CoLocate : public Policy {
   };
   std::vector<GpuCache> cache_;
   std::vector<double> scratch_;
+  std::vector<std::pair<double, int>> ok_;  // Schedule: a candidate's acceptable GPUs (kept: no allocation per job)
   const InterferenceModel* model_ = nullptr;  // the view's, during Schedule
 };
 

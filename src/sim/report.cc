@@ -820,8 +820,8 @@ std::string RenderReport(const std::vector<RunData>& runs, const std::string& in
       const std::string band = smax > 1 ? "band = min-max over " + SeedCount(smin, smax) : "one seed: no band";
       h << "<h2 id='accuracy-" << id << "'>Value of accuracy (" << Esc(head_trace) << ", " << pt.first
         << " GPUs, --load-factor " << F(pt.second, 2) << ")</h2>\n<p class='note'>Each prediction-driven policy "
-        << "under oracle predictions (prediction MAE 0) and <code>noisy:SD</code> (oracle + seeded N(0, SD) points, "
-        << "clamped), placed at the predictions' measured MAE (mean over seeds); lines: mean over seeds"
+        << "under oracle predictions (prediction MAE 0) and <code>noisy:SD</code> (the oracle with seeded noise in log1p "
+        << "of sd SD/51: SD points at 50% utilization), placed at the predictions' measured MAE (mean over seeds); lines: mean over seeds"
         << (smax > 1 ? "; shaded bands: the seeds' range (min to max), " + SeedCount(smin, smax)
                      : std::string("; one seed: no bands"))
         << ". Marked at their own MAE: the default predictions (square), <code>constant:U</code> (triangle) and "

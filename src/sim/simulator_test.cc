@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 
@@ -607,6 +608,54 @@ TEST(Simulator, BaselineIsTheSameAloneAndAfterOtherPolicies) {
     run("predictive-feedback", loaded);  // another policy of the list first
     EXPECT_EQ(alone, run(p, loaded)) << p;
   }
+}
+
+// jobs.csv's numbers are written as printf's %.3f (times) and %.6g (the rest)
+// write them, the reference here, on values whose rounding is delicate.
+TEST(Simulator, WritesNumbersAsPrintfDoes) {
+  Fixture f;
+  auto r = f.Run(Jobs({{0, 0, 100, 1, 1}}), Gpus(1), "predictive", {0});
+  ASSERT_TRUE(r.ok());
+  JobRecord& j = r->jobs[0];
+  j.submit_s = 0.1 + 0.2;
+  j.start_s = 1234567.8915;
+  j.end_s = 1e15 + 0.0005;
+  j.duration_s = 2.0005;
+  j.run_start_s = 1e-4;
+  j.work_window_s = 0.0005;
+  j.true_util = 12.3456789;
+  j.predicted_util = 1e-7;
+  j.measured_util = 123456789.0;
+  j.mem_mib = -0.0;
+  j.sched_mem_mib = 100000;
+  j.observed_reading = 1e6;
+  j.predicted_low = 0.000123456789;
+  j.predicted_high = 99.99995;
+  std::string dir = testing::TempDir("printf");
+  ASSERT_TRUE(WriteResult(*r, f.w, dir + "/out").ok());
+  std::ifstream jobs(dir + "/out/jobs.csv");
+  std::string header, row;
+  std::getline(jobs, header);
+  std::getline(jobs, row);
+  auto p = [](const char* fmt, double v) {
+    char b[512];
+    std::snprintf(b, sizeof b, fmt, v);
+    return std::string(b);
+  };
+  const std::string want = "0," + p("%.3f", j.submit_s) + "," + p("%.3f", j.start_s) + "," + p("%.3f", j.end_s) + "," +
+                           p("%.3f", j.duration_s) + ",1,A/D/b32/amp0," + p("%.6g", j.true_util) + "," +
+                           p("%.6g", j.predicted_util) + ",0,done," + p("%.3f", j.run_start_s) + "," +
+                           p("%.3f", j.work_window_s) + "," + p("%.6g", j.measured_util) + ",0," +
+                           p("%.6g", j.mem_mib) + "," + p("%.6g", j.sched_mem_mib) + ",0,," +
+                           p("%.6g", j.observed_reading) + ",0," + p("%.6g", j.predicted_low) + "," +
+                           p("%.6g", j.predicted_high);
+  EXPECT_EQ(row, want);
+  // A few by hand, so that the reference itself is checked.
+  EXPECT_NE(row.find(",12.3457,1e-07,"), std::string::npos) << row;
+  EXPECT_NE(row.find(",1.23457e+08,0,-0,100000,"), std::string::npos) << row;
+  const std::string tail = ",0,0.000123457,99.9999";  // 99.99995 is stored a little below it
+  EXPECT_EQ(row.substr(row.size() - tail.size()), tail) << row;
+  EXPECT_EQ(row.substr(0, 8), "0,0.300,") << row;
 }
 
 TEST(Simulator, WritesTheIssuesFiles) {

@@ -296,7 +296,11 @@ TEST(Predictions, SourcesOfTheControls) {
   EXPECT_EQ(parse("constant:x").message(), "--predictions 'constant:x': the constant must be a number in [0, 100] (points)");
   EXPECT_EQ(parse("nosiy:15").message(),
             "--predictions 'nosiy:15': want oracle, noisy:SD, constant:U, shuffled[:ALGO], a CSV path or an algorithm name");
-  // noisy:0 is the oracle; noisy:SD is seeded, clamped, its MAE near SD sqrt(2/pi) (before clamping).
+  // noisy:0 is the oracle; noisy:SD is seeded and lives in log1p: each row's
+  // log1p error is NoisyLog1pSd(SD) times its seeded normal (SD/51: 15 points
+  // at 50% for noisy:15), a prediction is never 0, and the interval is that
+  // sd's 80% interval around the prediction in log1p.
+  EXPECT_DOUBLE_EQ(NoisyLog1pSd(15), 15.0 / 51.0);
   auto x = *w;
   ASSERT_TRUE(ApplyPredictionSource(*parse("noisy:0"), 1, &x).ok());
   for (const auto& r : x) EXPECT_EQ(r.predicted_util, r.true_util);
@@ -310,6 +314,23 @@ TEST(Predictions, SourcesOfTheControls) {
   }
   EXPECT_GT(PredictionMae(x), 3);
   EXPECT_LT(PredictionMae(x), 13);
+  auto nz = *w;
+  ASSERT_TRUE(ApplyPredictionSource(*parse("noisy:30"), 3, &nz).ok());
+  int light = 0;
+  for (size_t i = 0; i < nz.size(); ++i) {
+    const auto& r = nz[i];
+    const double s = 30.0 / 51.0, n = SeededNormal(3, static_cast<int64_t>(i), 0x401553ULL);
+    EXPECT_GT(r.predicted_util, 0) << r.Name();
+    if (r.predicted_util < 100) {  // else clamped at 100
+      EXPECT_NEAR(std::log1p(r.predicted_util) - std::log1p(r.true_util), s * n, 1e-9) << r.Name();
+    }
+    if (r.pred_util_high < 100) {
+      EXPECT_NEAR(std::log1p(r.pred_util_high) - std::log1p(r.predicted_util), 1.2815515655446004 * s, 1e-9);
+    }
+    EXPECT_NEAR(std::log1p(r.predicted_util) - std::log1p(r.pred_util_low), 1.2815515655446004 * s, 1e-9);
+    if (r.true_util < 15 && n < 0) ++light;  // a light row predicted low: still not free
+  }
+  EXPECT_GT(light, 0);
   ASSERT_TRUE(ApplyPredictionSource(*parse("noisy:10"), 2, &y).ok());
   EXPECT_NE(PredictionMae(x), PredictionMae(y));
   ASSERT_TRUE(ApplyPredictionSource(*parse("constant:50"), 1, &x).ok());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <tuple>
@@ -156,6 +157,8 @@ uint64_t Mix(uint64_t z) {
 
 }  // namespace
 
+double NoisyLog1pSd(double sd_points) { return sd_points / (1.0 + 50.0); }
+
 double SeededNormal(uint64_t seed, int64_t index, uint64_t salt) {
   uint64_t a = Mix(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ULL + salt);
   uint64_t b = Mix(a + 0x632BE59BD9B4E019ULL);
@@ -234,16 +237,30 @@ Status ApplyPredictionSource(const PredictionSource& src, uint64_t seed, std::ve
       // The truth, and sure of it: a zero-width interval.
       for (WorkloadProfile& x : *w) x.predicted_util = x.pred_util_low = x.pred_util_high = x.true_util;
       break;
-    case PredictionSource::kNoisy:
-      // Its error's sd is known by construction: the 80% interval +-1.2816 SD.
+    case PredictionSource::kNoisy: {
+      // Noise where a predictor's errors live: in log1p of the utilization,
+      // the space of the predictor's loss, accuracy (RMSLE) and intervals;
+      // sd NoisyLog1pSd(SD), which is SD points at 50% utilization. A real
+      // predictor's error is relative: a job is never predicted free (the
+      // former additive noise, clamped at 0, predicted a row of u% at 0 with
+      // probability Phi(-u/SD), one in four at 10% under SD 15, and a policy
+      // capped at a sum of 100 stacked those anywhere). Its error's sd is known by construction: the
+      // 80% interval is +-1.2816 sd around the prediction in the same space.
+      const double s = NoisyLog1pSd(src.value);
       for (size_t i = 0; i < w->size(); ++i) {
         const double z = SeededNormal(seed, static_cast<int64_t>(i), 0x401553ULL);
         WorkloadProfile& x = (*w)[i];
-        x.predicted_util = std::clamp(x.true_util + src.value * z, 0.0, 100.0);
-        x.pred_util_low = std::max(0.0, x.predicted_util - 1.2815515655446004 * src.value);
-        x.pred_util_high = std::min(100.0, x.predicted_util + 1.2815515655446004 * src.value);
+        if (!(s > 0)) {
+          x.predicted_util = x.pred_util_low = x.pred_util_high = x.true_util;  // noisy:0 is the oracle
+          continue;
+        }
+        x.predicted_util = std::clamp(std::expm1(std::log1p(x.true_util) + s * z), 0.0, 100.0);
+        const double lp = std::log1p(x.predicted_util);
+        x.pred_util_low = std::clamp(std::expm1(lp - 1.2815515655446004 * s), 0.0, 100.0);
+        x.pred_util_high = std::clamp(std::expm1(lp + 1.2815515655446004 * s), 0.0, 100.0);
       }
       break;
+    }
     case PredictionSource::kConstant:
       // A predictor that knows nothing says so: no interval.
       for (WorkloadProfile& x : *w) {

@@ -60,8 +60,10 @@ int FindWorkload(const std::vector<WorkloadProfile>& w, const std::string& model
 
 // Where the utilization predictions a run decides by come from (--predictions):
 //   oracle        the measured utilization (the upper line of what prediction can give)
-//   noisy:SD      oracle + N(0, SD points), one draw per workload seeded by the run's
-//                 seed, clamped to [0, 100]
+//   noisy:SD      the oracle with noise where a predictor's errors live: log1p(true) +
+//                 N(0, NoisyLog1pSd(SD)), one draw per workload seeded by the run's
+//                 seed, back to points and clamped to [0, 100]; its interval is the
+//                 same sd's 80% interval around the prediction in log1p
 //   constant:U    U for every workload (a predictor that knows nothing)
 //   shuffled      the model's predictions permuted among workloads (seeded): their
 //                 distribution without their information
@@ -83,6 +85,10 @@ Result<PredictionSource> ParsePredictionSource(const std::string& text, const st
 // predictions already in predicted_util for kShuffled (permutes them) and
 // kAlgo/kCsv (keeps them); the others overwrite them.
 Status ApplyPredictionSource(const PredictionSource& src, uint64_t seed, std::vector<WorkloadProfile>* w);
+
+// The log1p-space sd of noisy:SD: SD points at 50% utilization (the slope of
+// log1p there is 1/51), less on lighter jobs, more on heavier ones.
+double NoisyLog1pSd(double sd_points);
 
 // A standard normal draw determined by (seed, index, salt) (SplitMix64 and
 // Box-Muller): the simulator's seeded noise.
