@@ -262,7 +262,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   m.set_transfer_calibration_scores(std::move(transfer_scores));
   m.set_transfer_util_calibration_scores(std::move(transfer_util_scores));
   m.set_group_calibration_scores(std::move(plain_scores), std::move(band_scores));
-  m.set_measured_gpus(measured_gpus);
+  if (!measured_gpus.empty()) m.set_measured_gpus(measured_gpus);  // [] or absent: not recorded
   if (Status so = m.set_offsets(std::move(offsets), info.feature_names); !so.ok()) return so.Prefixed(path);
   Predictor out(std::move(info), std::move(m));
   if (j.contains("step_model")) {
@@ -292,7 +292,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     UtilModel sm(salgo, std::move(scols), std::shared_ptr<Regressor>(std::move(*sr)));
     sm.set_step_calibration_scores(std::move(sm_step_scores));
     sm.set_transfer_calibration_scores(std::move(sm_transfer_scores));
-    sm.set_measured_gpus(measured_gpus);
+    if (!measured_gpus.empty()) sm.set_measured_gpus(measured_gpus);
     out.set_step_model(std::move(sm));
   }
   if (!memory.is_null()) {

@@ -379,7 +379,7 @@ SeenMatch UtilModel::Match(const std::vector<double>& row, const std::string& gp
 }
 
 bool UtilModel::GpuMeasured(const std::string& gpu) const {
-  return gpu.empty() || measured_gpus_.empty() ||
+  return gpu.empty() || !gpus_known_ ||
          std::find(measured_gpus_.begin(), measured_gpus_.end(), gpu) != measured_gpus_.end();
 }
 

@@ -205,9 +205,11 @@ class UtilModel {
   // scenario, by the transfer scores' window at `level` (transfer_calibration).
   Result<std::vector<RowRisk>> Risks(const Matrix& x, const std::vector<std::string>* gpus = nullptr,
                                      double level = kDefaultIntervalLevel) const;
-  // GPU types of the training rows (empty: not recorded; every GPU counts as measured).
+  // GPU types of the training rows that have a utilization (see set_measured_gpus).
   const std::vector<std::string>& measured_gpus() const { return measured_gpus_; }
-  void set_measured_gpus(std::vector<std::string> g) { measured_gpus_ = std::move(g); }
+  // Records which GPU types have utilization rows (possibly none); until it is
+  // called (a model file without the list) every GPU counts as measured.
+  void set_measured_gpus(std::vector<std::string> g) { measured_gpus_ = std::move(g), gpus_known_ = true; }
   bool GpuMeasured(const std::string& gpu) const;
   // Step-time calibration: sorted scores of log(measured step) - log(predicted)
   // beyond the row's RowRisk (the lowo pass's rows with a measured step time).
@@ -303,6 +305,7 @@ class UtilModel {
   std::vector<double> transfer_calibration_;
   std::vector<std::pair<double, double>> transfer_util_calibration_;
   std::vector<std::string> measured_gpus_;
+  bool gpus_known_ = false;  // set_measured_gpus was called
   IntervalMethod interval_method_ = kDefaultIntervalMethod;
   std::vector<WorkloadOffset> offsets_;
   size_t params_column_ = static_cast<size_t>(-1);  // -1: no params feature, no correction

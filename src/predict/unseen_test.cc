@@ -315,6 +315,26 @@ TEST(Unseen, AnUnmeasuredGpuIsWidenedByTheStepTransferErrorOfTheOtherGpus) {
   EXPECT_TRUE(m->GpuMeasured("A100-80GB"));
   EXPECT_FALSE(m->GpuMeasured("T4"));
   EXPECT_EQ(m->measured_gpus(), std::vector<std::string>{"A100-80GB"});
+  {
+    // Fitted on the T4's step-only rows alone (as the transfer pass fits when
+    // the A100 is held out): no GPU's utilization is known, so none is measured
+    // (an empty list here is not the 'not recorded' of an old model file).
+    Matrix xt;
+    std::vector<double> yt;
+    FitOptions ft;
+    ft.calibrate = false;
+    for (size_t i = 0; i < xtr.size(); ++i) {
+      if (fo.row_gpu[i] != "T4") continue;
+      xt.push_back(xtr[i]), yt.push_back(ytr[i]);
+      ft.step_s.push_back(fo.step_s[i]), ft.group.push_back(fo.group[i]), ft.row_gpu.push_back("T4");
+    }
+    ASSERT_GT(xt.size(), 10u);
+    auto mt = UtilModel::Fit(xt, yt, data->feature_names, *cols, "physics", nullptr, 0, ft);
+    ASSERT_TRUE(mt.ok()) << mt.message();
+    EXPECT_TRUE(mt->measured_gpus().empty());
+    EXPECT_FALSE(mt->GpuMeasured("T4"));
+    EXPECT_FALSE(mt->GpuMeasured("RTX3090"));
+  }
   // Two training GPU types with step times (A100-80GB, T4): each predicted from the other.
   ASSERT_FALSE(m->transfer_calibration().empty());
   UtilModel host_only = *m;
