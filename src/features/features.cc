@@ -31,12 +31,10 @@ double MemRate(const GpuSpec& gpu) {
 }
 
 // The peak FLOP/s of a node of category `c` (EstimateStep's rule, features.h).
-double PeakFlops(const GpuSpec& gpu, Category c, bool amp, Tf32Use tf32) {
+double PeakFlops(const GpuSpec& gpu, Category c, bool amp, bool tf32) {
   if (amp && IsHalfCategory(c)) return gpu.fp16_tensor_flops;
-  const bool on_tf32 = c == Category::kMatmul ? tf32.matmul
-                       : c == Category::kConvolution || c == Category::kRecurrent ? tf32.cudnn
-                                                                                 : false;
-  return on_tf32 && gpu.tf32_tensor_flops > 0 ? std::max(gpu.fp32_flops, gpu.tf32_tensor_flops) : gpu.fp32_flops;
+  const bool on_tf32 = tf32 && IsHalfCategory(c) && gpu.tf32_tensor_flops > 0;  // the same convolution/matmul/recurrent set
+  return on_tf32 ? std::max(gpu.fp32_flops, gpu.tf32_tensor_flops) : gpu.fp32_flops;
 }
 
 // Everything the features are computed from.
@@ -208,11 +206,6 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
                        MemoryFactKeys() + ")");
 }
 
-Tf32Use EffectiveTf32(const JobAttrs& a) {
-  const bool on = a.tf32.value_or(false);
-  return Tf32Use{on, on};
-}
-
 int64_t EffectiveLoaderWorkers(const JobAttrs& a) {
   const int64_t w = a.loader_workers.value_or(kDefaultLoaderWorkers);
   if (w <= 0 || !a.cpu_cores_per_gpu) return w;
@@ -229,11 +222,12 @@ const FeatureSchema& CurrentFeatureSchema() {
   return schema;
 }
 
-StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, Tf32Use tf32) {
+StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, bool tf32) {
   StepEstimate e;
+  const double mem_rate = MemRate(gpu);
   auto roofline = [&](double flops, double bytes, double peak) {
     e.bytes += bytes;
-    double c = flops / peak, m = bytes / MemRate(gpu);
+    double c = flops / peak, m = bytes / mem_rate;
     (c >= m ? e.compute_s : e.memory_s) += std::max(c, m);
     return std::max(c, m);
   };
@@ -329,7 +323,7 @@ Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& repor
     in.nodes += static_cast<double>(t.num_nodes);
     for (const Unsupported& u : r.unsupported) in.unsupported_nodes += static_cast<double>(u.count);
   }
-  in.step = EstimateStep(reports, *gpu, job.amp, EffectiveTf32(job.attrs));
+  in.step = EstimateStep(reports, *gpu, job.amp, job.attrs.tf32.value_or(false));
   std::vector<double> values;
   for (const FeatureDef& f : FeatureTable()) values.push_back(f.value(in));
   return values;

@@ -43,7 +43,7 @@ struct JobAttrs {
   // Whether FP32 convolutions and matmuls run on TF32 tensor cores (Ampere and
   // newer: GPUs whose spec has tf32_tensor_flops > 0). 1: both (PyTorch 1.7 to
   // 1.11's defaults, or torch.backends.cuda.matmul.allow_tf32 = True); 0 or
-  // unknown (nullopt): neither (Tf32Use below: PyTorch's own default for
+  // unknown (nullopt): neither (PyTorch's own default for
   // convolutions is TF32, but at the efficiency fitted on FP32 rows it
   // overstates them; docs/features.md). Not a feature column: it chooses the
   // peak rate of the roofline estimate (EstimateStep).
@@ -51,18 +51,6 @@ struct JobAttrs {
   // Facts that change GPU memory only (features/memory_facts.h).
   MemoryFacts memory;
 };
-// Which FP32 ops of a job run on TF32 tensor cores where the GPU has them.
-// PyTorch's switches (docs "TensorFloat-32 (TF32) on Ampere (and later) devices"):
-// torch.backends.cudnn.allow_tf32 covers cuDNN convolutions and RNNs and has
-// defaulted to True since 1.7; torch.backends.cuda.matmul.allow_tf32 covers
-// matmuls (cuBLAS) and defaulted to True in 1.7-1.11, False since 1.12.
-struct Tf32Use {
-  bool cudnn = false;   // convolutions, recurrent layers
-  bool matmul = false;  // matmuls, einsums, attention's products
-};
-// tf32 = 1: both; 0 or unknown: neither (the roofline as before the attribute; PyTorch's
-// cuDNN default is not applied unstated: docs/features.md says why).
-Tf32Use EffectiveTf32(const JobAttrs& a);
 
 // The loader_workers feature: loader_workers (default kDefaultLoaderWorkers),
 // capped by cpu_cores_per_gpu as above.
@@ -129,10 +117,10 @@ inline constexpr double kOptimizerBytesPerParam = 16;
 
 struct GpuSpec;
 // Peaks: AMP half ops (convolution, matmul, recurrent under autocast) at
-// fp16_tensor_flops; without AMP, convolutions / recurrent layers (tf32.cudnn)
-// and matmuls (tf32.matmul) at tf32_tensor_flops where the GPU has TF32 (> 0);
+// fp16_tensor_flops; without AMP and with `tf32` (JobAttrs::tf32 stated 1),
+// convolutions, recurrent layers and matmuls at tf32_tensor_flops where the GPU has TF32 (> 0);
 // every other FLOP at fp32_flops.
 StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp,
-                          Tf32Use tf32 = Tf32Use{});
+                          bool tf32 = false);
 
 }  // namespace gpucast

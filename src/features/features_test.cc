@@ -220,27 +220,23 @@ TEST(ComputeFeatures, Tf32PeaksFollowPyTorchsSwitches) {
   ASSERT_TRUE(ParseJobAttr("tf32=0", &off).ok());
   EXPECT_EQ(ParseJobAttr("tf32=yes", &off).message(), "job attribute 'tf32': value 'yes' is not 0 or 1");
   // Matmul: FP32 unless tf32=1.
-  EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(unknown)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
-  EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(off)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
-  EXPECT_NEAR(EstimateStep({*rm}, a100, false, EffectiveTf32(on)).busy_s, mm_flops / 156e12 + mm_update, 1e-12);
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, unknown.tf32.value_or(false)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, off.tf32.value_or(false)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, on.tf32.value_or(false)).busy_s, mm_flops / 156e12 + mm_update, 1e-12);
   // Conv: the same switch (EstimateStep applies cuDNN's own only when stated). Its forward FLOPs: 2 * 64*256*56*56 outputs * 256*9 MACs; backward 2x.
   const double conv_fwd = 2.0 * 64 * 256 * 56 * 56 * 256 * 9;
   ASSERT_EQ(static_cast<double>(rc->totals.forward_flops), conv_fwd);
-  const StepEstimate c_default = EstimateStep({*rc}, a100, false, EffectiveTf32(unknown));
-  const StepEstimate c_off = EstimateStep({*rc}, a100, false, EffectiveTf32(off));
-  const StepEstimate c_on = EstimateStep({*rc}, a100, false, EffectiveTf32(on));
-  // Stated cuDNN-only use (PyTorch >= 1.12's defaults) through Tf32Use directly.
-  const StepEstimate c_cudnn = EstimateStep({*rc}, a100, false, Tf32Use{true, false});
-  EXPECT_NEAR(EstimateStep({*rm}, a100, false, Tf32Use{true, false}).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
+  const StepEstimate c_default = EstimateStep({*rc}, a100, false, unknown.tf32.value_or(false));
+  const StepEstimate c_off = EstimateStep({*rc}, a100, false, off.tf32.value_or(false));
+  const StepEstimate c_on = EstimateStep({*rc}, a100, false, on.tf32.value_or(false));
   const double conv_all = conv_fwd + static_cast<double>(rc->totals.backward_flops);
   EXPECT_GE(conv_all, 2 * conv_fwd);  // at least the weight gradient
   EXPECT_NEAR(c_off.compute_s, conv_all / 19.5e12, 1e-9);
   EXPECT_NEAR(c_default.compute_s, conv_all / 19.5e12, 1e-9);
   EXPECT_NEAR(c_on.compute_s, conv_all / 156e12, 1e-9);
-  EXPECT_NEAR(c_cudnn.compute_s, conv_all / 156e12, 1e-9);
   // Volta has no TF32: the switch changes nothing there.
-  EXPECT_EQ(EstimateStep({*rc}, v100, false, EffectiveTf32(on)).busy_s,
-            EstimateStep({*rc}, v100, false, EffectiveTf32(off)).busy_s);
+  EXPECT_EQ(EstimateStep({*rc}, v100, false, on.tf32.value_or(false)).busy_s,
+            EstimateStep({*rc}, v100, false, off.tf32.value_or(false)).busy_s);
   // And ComputeFeatures reads the attribute.
   JobConfig job;
   job.gpu = "A100";

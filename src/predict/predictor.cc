@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "features/gpu_specs.h"
@@ -261,19 +262,15 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
   auto has_step = [&](size_t i) { return options.step_s[i] > 0; };
   auto has_util = [&](size_t i) { return util[i] >= 0 && util[i] <= 100; };
   // GPU types with a measured step time or utilization; at least two types with either.
-  std::vector<std::string> types;
-  size_t step_types = 0;
-  for (size_t i = 0; i < n; ++i)
-    if (!options.row_gpu[i].empty() && (has_step(i) || has_util(i)) &&
-        std::find(types.begin(), types.end(), options.row_gpu[i]) == types.end())
-      types.push_back(options.row_gpu[i]);
-  for (const std::string& t : types) {
-    bool s = false;
-    for (size_t i = 0; i < n; ++i) s = s || (options.row_gpu[i] == t && has_step(i));
-    step_types += s;
+  std::set<std::string> type_set, step_type_set;
+  for (size_t i = 0; i < n; ++i) {
+    if (options.row_gpu[i].empty()) continue;
+    if (has_step(i) || has_util(i)) type_set.insert(options.row_gpu[i]);
+    if (has_step(i)) step_type_set.insert(options.row_gpu[i]);
   }
+  const std::vector<std::string> types(type_set.begin(), type_set.end());  // sorted
+  const size_t step_types = step_type_set.size();
   if (types.size() < 2) return std::vector<double>{};
-  std::sort(types.begin(), types.end());
   std::vector<std::vector<double>> by_type;
   std::vector<std::vector<std::pair<double, double>>> util_by_type;
   for (size_t t = 0; t < types.size(); ++t) {

@@ -55,7 +55,7 @@ struct RowRisk {
   // util moves by e^-transfer_longer and e^transfer_shorter).
   double transfer_util_fall = 0, transfer_util_rise = 0;
   bool unknown_pipeline = false;       // an input pipeline whose cost the job did not state
-  bool gpu_measured = true;            // the training rows hold a row of this GPU type
+  bool gpu_measured = true;            // the training rows hold a utilization row of this GPU type
   bool Any() const { return low > 0 || high > 0; }
 };
 // Fewest scores of one group (rows with a band, rows without) that calibrate
@@ -247,8 +247,8 @@ class UtilModel {
   // The sorted scores of transfer_util_calibration a row predicted at `util` (percent) is calibrated by
   // (empty: fewer than kMinGroupScores, the busy-held rule).
   std::vector<double> TransferUtilScoresFor(double util) const;
-  // Sets transfer_calibration from TransferScores on these training rows (x:
-  // all schema columns, as in Fit). Only a physics model has a risk band to
+  // Sets transfer_calibration and transfer_util_calibration from TransferScores
+  // on these training rows (x: all schema columns, as in Fit). Only a physics model has a risk band to
   // widen: any other keeps none.
   Status CalibrateTransfer(const Matrix& x, const std::vector<double>& util, const std::vector<std::string>& names,
                            const nlohmann::json& params, uint64_t seed, const FitOptions& options);

@@ -175,7 +175,7 @@ class CoLocate : public Policy {
                      : k_.use_profiled ? s.known_sum
                                        : s.pred_sum;
         // Accept's test for the smallest job, before building the GPU's entry.
-        if (!k_.bound_slowdown && sum + u_min > cap_ + 1e-9) continue;
+        if (!k_.bound_slowdown && !UnderCap(sum, u_min)) continue;
         Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, margins ? sd2_[g] : 0.0, {}};
         if (k_.bound_slowdown) {
           probe.max_u = CachedMaxNewcomer(v, g, s.jobs);
@@ -518,9 +518,12 @@ class CoLocate : public Policy {
   const std::vector<double>& Utils(const Tent& x) const { return x.modified ? x.own : cache_[x.gpu].utils; }
 
   // Whether a job of utilization u may join x; *score ranks acceptable GPUs.
+  // A newcomer of utilization u fits under the cap on a GPU whose sum is `sum`.
+  bool UnderCap(double sum, double u) const { return sum + u <= cap_ + 1e-9; }
+
   bool Accept(const Tent& x, double u, double* score) const {
     if (!k_.bound_slowdown) {
-      if (x.util_sum + u > cap_ + 1e-9) return false;
+      if (!UnderCap(x.util_sum, u)) return false;
       *score = k_.spread ? (x.njobs == 0 ? 1e9 : -x.util_sum) : x.util_sum;  // pack: fullest first
       return true;
     }
