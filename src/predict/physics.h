@@ -40,6 +40,9 @@ struct StepVariation {
   // pipeline (carried to another GPU), instead of the training median (fitting, and a row the
   // workload's seen-workload correction applies to, use the median).
   bool own_loaders = false;
+  // Seconds of per-step host work in series (host_s_per_step) of a workload
+  // whose script is not measured; NaN = the fitted global value.
+  double host_s_per_step = std::nan("");
 };
 
 class PhysicsModel : public Regressor {
@@ -47,6 +50,10 @@ class PhysicsModel : public Regressor {
   // REQUIRES: fitted or loaded.
   virtual Result<std::vector<PhysicsStep>> PredictSteps(const Matrix& x) const = 0;
   virtual Result<std::vector<PhysicsStep>> PredictSteps(const Matrix& x, const StepVariation& v) const = 0;
+  // The spread of the training workloads' per-step host work (seconds): the
+  // central `level` range of each measured workload's implied per-step host
+  // time (physics_regressor.cc); {NaN, NaN} when unknown (older model files).
+  virtual std::pair<double, double> HostStepRange() const = 0;
   // The fitted global parameters, by name.
   virtual std::vector<std::pair<std::string, double>> Parameters() const = 0;
 };

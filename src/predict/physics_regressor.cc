@@ -28,6 +28,11 @@
 // bending the global parameters. Its batch-linear signature separates it from
 // the host terms, which do not grow with the batch.
 //
+// Each measured workload's implied per-step host work (its measured idle time
+// less the model's other idle terms, median over its rows) gives the central
+// `interval` range across workloads (HostStepRange): the host_s_per_step of a
+// script without measured rows lies there (the predictor's risk band).
+//
 // Utilization rises with the batch (the per-kernel and host terms do not
 // grow with it) until the GPU or the input pipeline binds; it never exceeds
 // 100 whatever the inputs. Seven global parameters, fitted by a robust
@@ -92,7 +97,8 @@ bool UnknownPipeline(const Row& r) { return r[kOnGpu] == 0 && r[kRl] == 0 && !(r
 // The step of a row; `per_sample`: the loader's seconds per sample per worker
 // when the row does not give its own.
 // `host`: the host's speed factor (StepVariation::host_factor; 1 in fitting).
-PhysicsStep Step(const Theta& t, const Row& r, double per_sample, double host = 1) {
+// `per_step`: the per-step host seconds in series (NaN: t's host_s_per_step).
+PhysicsStep Step(const Theta& t, const Row& r, double per_sample, double host = 1, double per_step = std::nan("")) {
   PhysicsStep s;
   s.gpu_s = r[kCompute] * 1e-3 / t[0] + r[kMemory] * 1e-3 / t[1] + r[kKernels] * t[2];
   double launch = host * r[kKernels] * t[3] * (1 + r[kAmp] * t[4]);
@@ -105,7 +111,7 @@ PhysicsStep Step(const Theta& t, const Row& r, double per_sample, double host = 
     s.unknown_pipeline = true;
   }
   double loader = (1 - r[kOnGpu]) * r[kBatch] * per_sample / std::max(1.0, r[kWorkers]);
-  double core = std::max(s.gpu_s, launch) + host * t[6];
+  double core = std::max(s.gpu_s, launch) + host * (std::isnan(per_step) ? t[6] : per_step);
   double step = r[kWorkers] > 0 ? std::max(core, loader) : core + loader;
   s.core_s = core;
   s.slack_s = r[kWorkers] > 0 ? std::max(0.0, loader - core) : 0.0;
@@ -258,6 +264,41 @@ class Physics : public PhysicsModel {
         if (identified[k]) pool.push_back(workload_loaders_[k]);
       loader_s_per_sample_ = pool.empty() ? 0.0 : Quantile(pool, 0.5);
     }
+    // Each measured workload's per-step host work: what its rows' measured
+    // idle time (step - busy, both measured) leaves after the model's other
+    // idle terms (launches beyond the busy time, an in-series loader, the RL
+    // environment), median over its rows, at least 0. host_s_per_step is one
+    // global value; these show how far a script's own per-step work
+    // (logging, metrics, a worker's batch hand-over) spreads around it.
+    {
+      std::map<int, size_t> latent_index;
+      {
+        size_t k = 0;
+        for (const auto& [g, idx] : latent) latent_index[g] = k++;
+      }
+      std::map<int, std::vector<double>> implied;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (std::isnan(y[i]) || !(i < step_s_.size() && std::isfinite(step_s_[i]) && step_s_[i] > 0)) continue;
+        const Row& r = rows[i];
+        const int g = group_.size() == rows.size() ? group_[i] : 0;
+        double per_sample = 0;
+        if (UnknownPipeline(r)) {
+          auto k = latent_index.find(g);
+          per_sample = k != latent_index.end() && k->second < workload_loaders_.size() ? workload_loaders_[k->second] : 0;
+        }
+        const PhysicsStep p = Step(theta_, r, per_sample, 1, 0.0);  // the model's step without per-step host work
+        const double busy = std::expm1(y[i]) / 100 * step_s_[i];
+        const double idle = step_s_[i] - busy, model_idle = std::max(0.0, p.step_s - p.gpu_s);
+        implied[g].push_back(std::max(0.0, idle - model_idle));
+      }
+      std::vector<double> per_workload;
+      for (auto& [g, v] : implied) per_workload.push_back(Quantile(v, 0.5));
+      host_step_low_ = host_step_high_ = std::nan("");
+      if (per_workload.size() >= 3) {
+        host_step_low_ = Quantile(per_workload, (1 - interval_) / 2);
+        host_step_high_ = Quantile(per_workload, (1 + interval_) / 2);
+      }
+    }
     std::vector<double> resid;
     for (size_t i = 0; i < rows.size(); ++i)
       if (!std::isnan(y[i])) resid.push_back(y[i] - std::log1p(Step(theta_, rows[i], loader_s_per_sample_).util));
@@ -296,7 +337,7 @@ class Physics : public PhysicsModel {
       // scenarios (it is measured, not unknown; only the host's speed scales it).
       auto own = v.own_loaders && index_[kParams] >= 0 ? loader_by_params_.find(r[kParams]) : loader_by_params_.end();
       if (own != loader_by_params_.end()) l = own->second;
-      PhysicsStep s = Step(theta_, r, l, v.host_factor);
+      PhysicsStep s = Step(theta_, r, l, v.host_factor, v.host_s_per_step);
       if (own != loader_by_params_.end() && s.unknown_pipeline) {
         s.own_loader_s_per_sample = own->second;
         s.unknown_pipeline = false;
@@ -314,6 +355,8 @@ class Physics : public PhysicsModel {
     json by = json::array();
     for (const auto& [p, l] : loader_by_params_) by.push_back({p, l});
     j["loader_by_params"] = by;
+    if (std::isfinite(host_step_low_) && std::isfinite(host_step_high_))
+      j["host_s_per_step_range"] = {host_step_low_, host_step_high_};
     return j;
   }
 
@@ -330,6 +373,13 @@ class Physics : public PhysicsModel {
           if (!(l >= 0 && l <= kMaxLoaderSPerSample)) return Status::Error("physics: loader_by_params outside [0, 0.1] s");
           loader_by_params_[e.at(0).get<double>()] = l;
         }
+      host_step_low_ = host_step_high_ = std::nan("");
+      if (j.contains("host_s_per_step_range")) {  // optional: files before it carry none
+        const auto range = j.at("host_s_per_step_range").get<std::vector<double>>();
+        if (range.size() != 2 || !(range[0] >= 0 && range[0] <= range[1] && range[1] <= 1))
+          return Status::Error("physics: host_s_per_step_range must be [low, high] in [0, 1] s");
+        host_step_low_ = range[0], host_step_high_ = range[1];
+      }
     } catch (const json::exception& e) {
       return Status::Error(std::string("physics: state: ") + e.what());
     }
@@ -338,6 +388,8 @@ class Physics : public PhysicsModel {
     fitted_ = true;
     return Status::Ok();
   }
+
+  std::pair<double, double> HostStepRange() const override { return {host_step_low_, host_step_high_}; }
 
   std::vector<std::pair<std::string, double>> Parameters() const override {
     std::vector<std::pair<std::string, double>> out;
@@ -373,6 +425,8 @@ class Physics : public PhysicsModel {
   std::vector<double> workload_loaders_;    // fitted per training workload (reported)
   std::map<double, double> loader_by_params_;  // the same, by graph (params feature): carried to any GPU
   double resid_low_ = 0, resid_high_ = 0;
+  // The central range of the measured workloads' implied per-step host work (NaN: unknown).
+  double host_step_low_ = std::nan(""), host_step_high_ = std::nan("");
 };
 
 }  // namespace

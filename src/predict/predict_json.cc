@@ -33,6 +33,9 @@ nlohmann::json PredictionFieldsJson(const PredictResult& r, double level) {
         {"step_longer_log", k.step_high},
         {"loader_ms_per_sample_scenario", kRiskLoaderMsPerSample},
         {"host_factor_scenario", kRiskHostFactor},
+        // An unmeasured workload's per-step host work (ms) in the low and high scenarios.
+        {"host_ms_per_step_scenario",
+         std::isfinite(k.host_step_long_ms) ? json{{"long", k.host_step_long_ms}, {"short", k.host_step_short_ms}} : json(nullptr)},
         {"gpu_transfer_step_longer_log", k.transfer_longer},
         {"gpu_transfer_step_shorter_log", k.transfer_shorter},
         // How far the unmeasured GPU's utilization band was moved (UtilLogit: log busy - log idle);

@@ -55,6 +55,9 @@ struct RowRisk {
   // util moves by e^-transfer_longer and e^transfer_shorter).
   double transfer_util_fall = 0, transfer_util_rise = 0;
   bool unknown_pipeline = false;       // an input pipeline whose cost the job did not state
+  // An unmeasured workload: the per-step host work (ms) the low and high scenarios assumed
+  // (the training workloads' range around the fitted value, HostStepRange); NaN when none.
+  double host_step_long_ms = std::nan(""), host_step_short_ms = std::nan("");
   bool gpu_measured = true;            // the training rows hold a utilization row of this GPU type
   bool Any() const { return low > 0 || high > 0; }
 };
