@@ -453,43 +453,31 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   ASSIGN_OR_RETURN(std::vector<PhysicsStep> huo, physics->PredictSteps(xs, high_unm));
   for (size_t i = 0; i < x.size(); ++i)
     if (use_own[i]) lk[i] = lko[i], hk[i] = hko[i], lu[i] = luo[i], hu[i] = huo[i];
-  // A workload without measured rows runs its own script, whose per-step host
-  // work in series (logging, metrics, fetching the batch) the training
-  // workloads show to spread around the one fitted value (HostStepRange): the
-  // low scenario takes the range's high end (when above the fitted value), the
-  // high scenario its low end (when below).
+  // A script's per-step host work in series (logging, metrics, fetching the
+  // batch) spreads across the training workloads around the one fitted value
+  // (HostStepRange): the low scenario takes the range's high end (when above
+  // the fitted value), the high scenario its low end (when below). Every row,
+  // as the loader band: a measured workload's correction is one offset, not
+  // a measured per-step host time, and the calibration residuals (held-out
+  // workloads) were all computed with the band.
   const auto [hs_lo, hs_hi] = physics->HostStepRange();
   double hs_fit = std::nan("");
   for (const auto& [name, value] : physics->Parameters())
     if (name == "host_s_per_step") hs_fit = value;
   if (std::isfinite(hs_lo) && std::isfinite(hs_hi) && std::isfinite(hs_fit)) {
-    std::vector<bool> unseen(x.size(), false);
-    bool any = false;
-    for (size_t i = 0; i < x.size(); ++i) {
-      const std::string gpu = gpus && i < gpus->size() ? (*gpus)[i] : std::string();
-      unseen[i] = !Match(x[i], gpu).seen;
-      any = any || unseen[i];
+    const double longer = std::max(hs_fit, hs_hi), shorter = std::min(hs_fit, hs_lo);
+    StepVariation* vs[4] = {&low_known, &high_known, &low_unm, &high_unm};
+    std::vector<PhysicsStep>* dst[4] = {&lk, &hk, &lu, &hu};
+    for (int k = 0; k < 4; ++k) {
+      StepVariation with = *vs[k];
+      with.host_s_per_step = k % 2 == 0 ? longer : shorter;
+      with.own_loaders = false;
+      ASSIGN_OR_RETURN(std::vector<PhysicsStep> a, physics->PredictSteps(xs, with));
+      with.own_loaders = true;
+      ASSIGN_OR_RETURN(std::vector<PhysicsStep> b, physics->PredictSteps(xs, with));
+      for (size_t i = 0; i < x.size(); ++i) (*dst[k])[i] = use_own[i] ? b[i] : a[i];
     }
-    if (any) {
-      auto with_host_step = [&](StepVariation v, double h) {
-        v.host_s_per_step = h;
-        return physics->PredictSteps(xs, v);
-      };
-      const double longer = std::max(hs_fit, hs_hi), shorter = std::min(hs_fit, hs_lo);
-      StepVariation vs[4] = {low_known, high_known, low_unm, high_unm};
-      std::vector<PhysicsStep>* dst[4] = {&lk, &hk, &lu, &hu};
-      for (int k = 0; k < 4; ++k) {
-        const double h = k % 2 == 0 ? longer : shorter;
-        StepVariation plain = vs[k];
-        plain.own_loaders = false;
-        ASSIGN_OR_RETURN(std::vector<PhysicsStep> a, with_host_step(plain, h));
-        ASSIGN_OR_RETURN(std::vector<PhysicsStep> b, with_host_step(vs[k], h));
-        for (size_t i = 0; i < x.size(); ++i)
-          if (unseen[i]) (*dst[k])[i] = use_own[i] ? b[i] : a[i];
-      }
-      for (size_t i = 0; i < x.size(); ++i)
-        if (unseen[i]) out[i].host_step_long_ms = longer * 1e3, out[i].host_step_short_ms = shorter * 1e3;
-    }
+    for (RowRisk& r : out) r.host_step_long_ms = longer * 1e3, r.host_step_short_ms = shorter * 1e3;
   }
   // An unmeasured GPU's step may be off beyond the host scenario by the
   // transfer window [a, b] of the step scores: longer by e^b, shorter by e^-a.
