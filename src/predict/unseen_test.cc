@@ -60,8 +60,13 @@ TEST(Unseen, TheTrainingGpuIsMeasuredAnotherIsNot) {
   // The unknown host widens the interval: a host 2x slower can only lower
   // utilization, 2x faster raise it (a ResNet-50 step has host work too).
   EXPECT_GT(there.risk.low, 0);
-  EXPECT_EQ(here.risk.low, 0);
-  EXPECT_EQ(here.risk.high, 0);
+  // On the measured GPU only the per-step host band is left (a script's own per-step work, the
+  // training workloads' range, docs/predictor.md): a 74 ms ResNet-50 step moved by a few ms of
+  // host work moves by under 5 % (log1p).
+  EXPECT_GT(here.risk.low, 0);
+  EXPECT_LT(here.risk.low, 0.05);
+  EXPECT_LT(here.risk.high, 0.05);
+  EXPECT_GT(there.risk.low, here.risk.low);
   EXPECT_GT(there.prediction.high - there.prediction.low, here.prediction.high - here.prediction.low);
 }
 
@@ -113,7 +118,10 @@ TEST(Unseen, AnUnstatedInputPipelineWidensTheLowSide) {
   // A stated loader time is no unknown.
   PredictResult stated = Predict("torchvision/resnet18.onnx", 64, "RTX3090", "", {"loader_workers=2", "loader_ms_per_sample=0.1"});
   EXPECT_FALSE(stated.risk.unknown_pipeline);
-  EXPECT_EQ(stated.risk.low, 0);
+  // No loader band: what is left is the per-step host band of the same job with its data on the
+  // GPU (0.1 ms x 64 / 2 workers = 3.2 ms of loading hides under the step).
+  EXPECT_NEAR(stated.risk.low, on_gpu.risk.low, 1e-9);
+  EXPECT_LT(stated.risk.low, 0.1);
 }
 
 TEST(Unseen, EveryPredictionHasAStepTimeInsideItsInterval) {
