@@ -196,9 +196,12 @@ struct PolicyOptions {
   double profile_pool_fraction = 0.05;
 };
 
-// The cap a capped policy packs by on a GPU of physics m: o.cap under the
-// paper's rule, 100 x m.WorkCapacity() under the capacity cap
-// (PolicyOptions::cap_by_capacity; 120 for the RTX 3090 fit, c = 1.2).
+// The cap a capped policy packs by with physics m: o.cap under the paper's
+// rule, 100 x m.WorkCapacity() under the capacity cap
+// (PolicyOptions::cap_by_capacity; 120 for the RTX 3090 fit, c = 1.2). The
+// policies call it with the view's model (ClusterView::model(), the physics
+// interference-aware admits by: the RTX 3090 fit on every GPU type), so on a
+// mixed cluster it is one cap for all GPUs, not each type's own fit.
 double EffectiveCap(const PolicyOptions& o, const InterferenceModel& m);
 
 // How many GPUs of a `num_gpus` cluster profiling-pool keeps for profiling:
