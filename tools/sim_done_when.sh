@@ -21,7 +21,7 @@ else
   P=(--trace philly --cluster "256x RTX3090" --load-factor 2 --seeds 1-3 --quiet)
   run() {  # run DIR ARGS...: one simulate command unless DIR already has its summaries
     local dir=$1; shift
-    if [ -z "$(find "$OUT/$dir" -name summary.json 2>/dev/null | head -1)" ]; then
+    if [ -z "$(find -L "$OUT/$dir" -name summary.json 2>/dev/null | head -1)" ]; then
       echo "+ gpucast simulate ${P[*]} $* --out $OUT/$dir" >&2
       "$B" simulate "${P[@]}" "$@" --out "$OUT/$dir" >/dev/null
     fi
