@@ -61,15 +61,17 @@ struct MemoryPrediction {
   // context was not fitted (up to the published maximum).
   double widened_mib = 0;
   bool context_fitted = false;  // training rows on a GPU of its architecture fitted the context
+  double context_mib = std::nan("");  // the context in the point (without cuDNN's part), MiB
+  // The job's CUDA_MODULE_LOADING as applied: "lazy" (the published lazy
+  // context, LazyContextMib; the high end adds LazyKernelsMib), "eager" (the
+  // fitted context) or "unknown" (the fitted context in the point and the
+  // high end; the low end reaches the lazy context's point).
+  std::string cuda_module_loading = "unknown";
   bool available() const { return !std::isnan(mib); }
   // Fit against capacity_mib: the point above it will not fit; the high end above it may not.
   bool fits() const { return available() && high <= capacity_mib; }
   bool will_not_fit() const { return available() && mib > capacity_mib; }
 };
-
-// 2,048 resident threads per SM x the 1 KiB default CUDA stack
-// (cudaLimitStackSize) = 2 MiB of local memory per SM, reserved with the context.
-inline constexpr double kDefaultMibPerSm = 2.0;
 
 // The high end of the memory interval is a one-sided conformal bound at this
 // level at least (at (1 + level) / 2 when that is higher): a limit is set
