@@ -115,8 +115,6 @@ double LazyContextMib(int sms) {
   return m;
 }
 
-double LazyKernelsMib() { return (666632192.0 - 287047680.0) / kMiB; }
-
 double PublishedContextMinMib() {
   double m = INFINITY;
   for (const ContextSource& s : ContextSources()) m = std::min(m, s.mib);

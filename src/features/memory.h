@@ -53,11 +53,6 @@ inline constexpr double kDefaultMibPerSm = 2.0;
 // not stated counts as published. The largest, so that a limit set from it
 // holds on every published stack.
 double LazyContextMib(int sms);
-// What a lazily loading process may load beyond its idle context as the job
-// runs its kernels, MiB: at most all of PyTorch's kernels, the eager minus the
-// lazy context of the same build and probe (pytorch/pytorch#86509: 666,632,192
-// - 287,047,680 B = 362 MiB). The high end of a lazy job adds it.
-double LazyKernelsMib();
 
 // A cuDNN 7 handle's memory on a GTX 1070 (pytorch/pytorch#12873): ~750 MB.
 inline constexpr double kCudnnHandleMib = 750e6 / (1 << 20);

@@ -462,9 +462,17 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
   p.context_mib = ContextOf(params_, e);
   p.cuda_module_loading = !e.lazy_module_loading ? "unknown" : *e.lazy_module_loading ? "lazy" : "eager";
   if (Lazy(e)) {
-    // A lazily loading stack: the published idle context in the point; the
-    // kernels the job loads as it runs, up to all of PyTorch's, in the high end.
-    p.widened_mib = MemoryAdditiveMib(e) + LazyKernelsMib();
+    // A lazily loading stack: the published idle context in the point and the
+    // low end. The high end stays the measured (eager) stack's: no measured
+    // row is on a lazy stack, and what a training job adds to the idle
+    // context as it loads its kernels and library handles is not published
+    // (PyTorch's own kernels alone are up to 362 MiB: pytorch/pytorch#86509,
+    // eager - lazy; cuBLAS's and cuDNN's come on top).
+    MemoryEstimate eager = e;
+    eager.lazy_module_loading = false;
+    const double eager_high = Predict(eager, level, workload).high;
+    p.widened_mib = MemoryAdditiveMib(e);
+    p.widened_mib += std::max(0.0, eager_high - (p.high + p.widened_mib));
   } else {
     // A GPU of an architecture without training rows: its context may be any
     // published one, up to the largest.

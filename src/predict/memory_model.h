@@ -57,15 +57,16 @@ struct MemoryPrediction {
   double high = std::nan("");  // pack by this end
   double capacity_mib = std::nan("");  // memory of the GPU or MIG slice (spec table), MiB
   // Of `high`: the MiB added for estimated parts (MemoryEstimate::uncertain_mib),
-  // cuDNN's run-to-run spread (kConvRerunMib) and a GPU architecture whose
-  // context was not fitted (up to the published maximum).
+  // cuDNN's run-to-run spread (kConvRerunMib), a GPU architecture whose
+  // context was not fitted (up to the published maximum) and, for a lazy
+  // stack, up to the eager stack's high end.
   double widened_mib = 0;
   bool context_fitted = false;  // training rows on a GPU of its architecture fitted the context
   double context_mib = std::nan("");  // the context in the point (without cuDNN's part), MiB
   // The job's CUDA_MODULE_LOADING as applied: "lazy" (the published lazy
-  // context, LazyContextMib; the high end adds LazyKernelsMib), "eager" (the
-  // fitted context) or "unknown" (the fitted context in the point and the
-  // high end; the low end reaches the lazy context's point).
+  // context, LazyContextMib, in the point and the low end; the high end
+  // eager's), "eager" (the fitted context) or "unknown" (the fitted context
+  // in the point and the high end; the low end the lazy point's).
   std::string cuda_module_loading = "unknown";
   bool available() const { return !std::isnan(mib); }
   // Fit against capacity_mib: the point above it will not fit; the high end above it may not.

@@ -117,8 +117,8 @@ json PredictionJson(const Predictor& predictor, const PredictResult& res, const 
       {"cuda_module_loading", mem.cuda_module_loading},
       {"lazy_mib", res.memory_estimate.lazy_context_mib},
       {"note", mem.cuda_module_loading == "lazy"
-                   ? "lazy module loading: the published idle context in the point; the high end adds the kernels "
-                     "the job may load (up to all of PyTorch's)"
+                   ? "lazy module loading: the published idle context in the point and the low end; the high end "
+                     "stays the measured (eager) stack's (no measured row on a lazy stack)"
                : mem.cuda_module_loading == "eager"
                    ? "eager module loading: the context fitted on the measured rows (their stacks load eagerly)"
                    : "cuda_module_loading not stated: the point and the high end assume eager loading (the "
