@@ -480,6 +480,13 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
     p.widened_mib = MemoryAdditiveMib(e) + (fitted ? 0 : std::max(0.0, PublishedContextMaxMib() - context));
   }
   p.high += p.widened_mib;
+  if (calibration_.empty() && e.capacity_mib > p.high) {
+    // Too few workloads to calibrate (fewer than 3 with a memory value): no
+    // held-out error says how far another graph may be from its point, so
+    // no limit below the GPU's or slice's memory is known to hold.
+    p.widened_mib += e.capacity_mib - p.high;
+    p.high = e.capacity_mib;
+  }
   if (!e.lazy_module_loading) {
     // Unknown stack: the point and the high end are the training rows'
     // (eager: a limit set from the high end holds on either); the low end

@@ -58,8 +58,9 @@ struct MemoryPrediction {
   double capacity_mib = std::nan("");  // memory of the GPU or MIG slice (spec table), MiB
   // Of `high`: the MiB added for estimated parts (MemoryEstimate::uncertain_mib),
   // cuDNN's run-to-run spread (kConvRerunMib), a GPU architecture whose
-  // context was not fitted (up to the published maximum) and, for a lazy
-  // stack, up to the eager stack's high end.
+  // context was not fitted (up to the published maximum), for a lazy
+  // stack up to the eager stack's high end, and for an uncalibrated model up
+  // to the GPU's or slice's memory.
   double widened_mib = 0;
   bool context_fitted = false;  // training rows on a GPU of its architecture fitted the context
   double context_mib = std::nan("");  // the context in the point (without cuDNN's part), MiB
@@ -134,7 +135,9 @@ class MemoryModel {
   // The point and its interval at `level` (central probability, (0, 1)):
   // low = point x exp(LowScoreQuantile((1 - level) / 2)), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
   // level) / 2)) x HighScaleMib + widened_mib; always containing the point;
-  // the uncalibrated model's interval is the point plus widened_mib. capacity_mib from `e`.
+  // the uncalibrated model's (fewer than 3 workloads: no held-out error) low
+  // end is the point, its high end the GPU's or slice's memory (e.capacity_mib),
+  // or point + widened_mib where that is higher. capacity_mib from `e`.
   MemoryPrediction Predict(const MemoryEstimate& e, double level, const std::string& workload = "") const;
 
   const MemoryParams& params() const { return params_; }

@@ -454,13 +454,16 @@ TEST(MemoryModel, Misuse) {
             "memory: 1 training rows with a memory value (gmem or gmem_mib), need at least 2");
   EXPECT_EQ(MemoryModel::Fit(est, {-1, 0}, {0, 1}).message(),
             "memory: 0 training rows with a memory value (gmem or gmem_mib), need at least 2");
-  // Two workloads: fitted, but too few to calibrate (the interval is the point).
+  // Two workloads: fitted, but too few to calibrate: the low end is the point, the high end
+  // the GPU's memory (no held-out error bounds another graph's).
   Result<MemoryModel> m = MemoryModel::Fit(est, {2000, 2100}, {0, 1});
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_TRUE(m->calibration().empty());
   MemoryPrediction p = m->Predict(est[0], 0.8);
   EXPECT_EQ(p.low, p.mib);
-  EXPECT_EQ(p.high, p.mib);
+  EXPECT_EQ(p.high, est[0].capacity_mib);
+  EXPECT_DOUBLE_EQ(p.widened_mib, est[0].capacity_mib - p.mib);
+  EXPECT_TRUE(p.fits());
   EXPECT_EQ(MemoryGroupedResiduals(est, {2000, 2100}, {0, 0}).message(),
             "memory: calibration needs at least 2 workloads with a memory value");
   EXPECT_EQ(MemoryGroupedResiduals(est, {2000, 2100}, {}).message(),
