@@ -165,6 +165,15 @@ expect_rc 1 "$BIN" simulate --trace philly --load-factor 0 --policy slot --out "
 expect_err "--load-factor '0': want a number in (0, 1000]"
 expect_rc 1 "$BIN" simulate --trace philly --predictions noisy:abc --policy predictive --out "$TMP/sim2"
 expect_err "--predictions 'noisy:abc': the noise sd must be a number in [0, 100] (points)"
+# --cap-rule: sum (the paper's, --cap) or capacity (100 x the fitted work capacity, 120 on the RTX 3090).
+expect_rc 1 "$BIN" simulate --trace philly --cap-rule bogus --policy predictive --out "$TMP/sim2"
+expect_err "--cap-rule 'bogus': want sum or capacity"
+expect_rc 1 "$BIN" simulate --trace philly --cap-rule capacity --cap 90 --policy predictive --out "$TMP/sim2"
+expect_err "--cap applies to --cap-rule sum; --cap-rule capacity takes the cap from the physics"
+expect_rc 0 "$BIN" simulate --trace philly --jobs 200 --cluster "8x RTX3090" --cap-rule capacity --policy predictive \
+  --predictions oracle --quiet --out "$TMP/simcap"
+grep -q '"cap_rule": "capacity"' "$TMP/simcap/summary.json" && grep -q '"cap": 120' "$TMP/simcap/summary.json" && ok ||
+  bad "simulate --cap-rule capacity: summary.json does not record cap_rule capacity, cap 120"
 
 # interference: the fitted physics, inspectable; bounded by construction.
 expect_rc 0 "$BIN" interference --util 100 --util 100 --util 100 --json

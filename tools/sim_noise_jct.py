@@ -10,7 +10,10 @@ with the log1p control of 6ddc8cd; under-predicted by more than 5 points; within
 5), and the window means of jobs running and queued. At load 2 the queue
 holds thousands of jobs for weeks, so the mean JCT is mostly queueing, and a
 job packed by an under-stated utilization starts before the jobs ahead of it.
-Usage: tools/sim_noise_jct.py SWEEP_DIR [NOISY_DIR]   (NOISY_DIR default accuracy/noisy-15)
+Usage: tools/sim_noise_jct.py SWEEP_DIR [NOISY_DIR [ORACLE_DIR]]
+       (NOISY_DIR default accuracy/noisy-15, ORACLE_DIR philly/oracle; under the capacity cap:
+        tools/sim_noise_jct.py SWEEP_DIR capacity-cap/noisy-15 capacity-cap/oracle)
+A run directory is DIR/seed-S/predictive, or DIR/seed-S itself when the run had one policy.
 """
 import csv
 import json
@@ -38,9 +41,14 @@ def main():
         sys.exit(__doc__)
     sweep = sys.argv[1]
     noisy = sys.argv[2] if len(sys.argv) > 2 else "accuracy/noisy-15"
+    oracle = sys.argv[3] if len(sys.argv) > 3 else "philly/oracle"
+
+    def run_dir(d, seed):
+        multi = os.path.join(sweep, d, "seed-%d/predictive" % seed)
+        return multi if os.path.exists(multi) else os.path.join(sweep, d, "seed-%d" % seed)
+
     for seed in (1, 2, 3):
-        od = os.path.join(sweep, "philly/oracle/seed-%d/predictive" % seed)
-        nd = os.path.join(sweep, noisy, "seed-%d/predictive" % seed)
+        od, nd = run_dir(oracle, seed), run_dir(noisy, seed)
         if not (os.path.exists(od) and os.path.exists(nd)):
             print(f"seed {seed}: no runs under {od} and {nd}")
             continue

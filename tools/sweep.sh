@@ -5,9 +5,10 @@
 #     predictions (what `train` ships, leave one workload out), and the
 #     prediction-driven policies again with oracle predictions;
 #  2. the value of accuracy at load 2: the prediction-driven policies under
-#     noisy:15 and noisy:30 (predictive, predictive-feedback, predictive-hybrid;
+#     noisy:15 and noisy:30 (predictive, interference-aware, predictive-feedback, predictive-hybrid;
 #     FULL=1: every one, and also noisy:0/5/10/20, constant:50,
 #     shuffled and `auto`, the training procedure's selection re-run nested);
+#     and predictive under the capacity cap (--cap-rule capacity) with oracle, noisy:15 and noisy:30;
 #  3. the restart cost (profiling-exclusive with --restart-s 60) and recurring
 #     jobs (interference-aware, predictive-feedback and predictive-hybrid with --recurring F, F in
 #     RECURRING, default 0.25,0.5,0.75) at load 2;
@@ -24,7 +25,7 @@ SEEDS=${3:-1-3}
 LOADS=${LOADS:-2}
 RECURRING=${RECURRING:-0.25,0.5,0.75}
 # The accuracy controls run these (FULL=1: every prediction-driven policy).
-ACC="predictive,predictive-feedback,predictive-hybrid"
+ACC="predictive,interference-aware,predictive-feedback,predictive-hybrid"
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 # The source the tables come from, named as the sweep starts (the binary should be built from it).
@@ -84,6 +85,13 @@ stream_b() {
     log "B: philly load 2: predictions auto (nested)"
     "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions auto --out "$OUT/accuracy-nested/auto" >/dev/null
   fi
+  # The noise ordering under the capacity cap (--cap-rule capacity: predictive packs to 100 x the
+  # fitted work capacity, 120 on the RTX 3090; tools/sim_done_when.sh checks it).
+  for src in oracle noisy:15 noisy:30; do
+    log "B: philly load 2: predictive --cap-rule capacity, predictions $src"
+    "$B" simulate "${P[@]}" --load-factor 2 --policy predictive --cap-rule capacity --predictions "$src" \
+      --out "$OUT/capacity-cap/${src/:/-}" >/dev/null
+  done
   recurring B 1
   log "B: done"
 }

@@ -254,6 +254,34 @@ if 2.0 in ls:
                  if cj == cj else "| — (no constant:50 runs) ") +
               f"| {pj:.1f} vs {ej:.1f}: {'yes' if pj <= ej else 'NO'} | {oo:.0f} |")
 
+# 4b. The noise ordering under each cap rule (OUT/capacity-cap/: predictive with --cap-rule capacity).
+cc = [r for r in runs if r["config"] == "capacity-cap"]
+if cc:
+    print("\n**Mean JCT (h) over the prediction noise, Philly, 256 GPUs, load ×2, per seed: oracle, noisy:15, "
+          "noisy:30 (ordered: oracle < noisy:15 < noisy:30)**\n")
+    seeds_ = sorted({r["seed"] for r in cc})
+    print("| policy (admission) | " + " | ".join(f"seed {s}" for s in seeds_) + " | useful work % (mean) |")
+    print("|---|" + "---|" * len(seeds_) + "---|")
+    lines = [("predictive (paper's cap: sum <= 100)", [("philly", "oracle"), ("accuracy", "noisy:15"),
+                                                       ("accuracy", "noisy:30")], "predictive"),
+             (f"predictive (capacity cap: sum <= {cc[0].get('cap', 0):g})",
+              [("capacity-cap", "oracle"), ("capacity-cap", "noisy:15"), ("capacity-cap", "noisy:30")], "predictive"),
+             ("interference-aware (every physics rate >= 0.75)", [("philly", "oracle"), ("accuracy", "noisy:15"),
+                                                                  ("accuracy", "noisy:30")], "interference-aware")]
+    for label, srcs, p in lines:
+        gs = [select(c, 2.0, p, src) for c, src in srcs]
+        if not all(gs):
+            continue
+        cells = []
+        for s in seeds_:
+            if not all(s in g for g in gs):
+                cells.append("—")
+                continue
+            a, b, c = (g[s]["jct_mean_s"] / 3600 for g in gs)
+            cells.append(f"{a:.1f}, {b:.1f}, {c:.1f}: {'yes' if a < b < c else 'NO'}")
+        uw = ", ".join(f"{ms(col(g, 'useful_work_utilization'))[0]:.1f}" for g in gs)
+        print(f"| {label} | " + " | ".join(cells) + f" | {uw} |")
+
 # 5. The restart cost: profiling-exclusive with --restart-s (OUT/restart/) against the default (0 s).
 rs = [r for r in runs if r["config"] == "restart"]
 if rs:

@@ -53,6 +53,8 @@ struct SimulateFlags {
   double measure_noise = 5, observe_after_s = 70, migrate_z = 2, checkpoint_s = 1800, oom_after_s = 10;
   double restart_s = 0, recurring = 0, confident_sd = -1, rate_noise = 0.05;
   std::string workload_mix = "size-aware";
+  std::string cap_rule = "sum";  // --cap-rule: sum (the paper's, --cap) or capacity
+  CLI::Option* cap_given = nullptr;  // --cap, to refuse it beside --cap-rule capacity
   int threads = 0;  // policy runs of one load point and seed at once; 0 = the machine's cores
 };
 
@@ -359,6 +361,10 @@ int RunSimulate(const SimulateFlags& f) {
   auto loads = ParseLoadFactors(f.load_factors);
   if (!loads.ok()) return Fail("simulate", loads.message());
   if (f.cap <= 0) return Fail("simulate", "--cap must be positive");
+  if (f.cap_rule != "sum" && f.cap_rule != "capacity")
+    return Fail("simulate", "--cap-rule '" + f.cap_rule + "': want sum or capacity");
+  if (f.cap_rule == "capacity" && f.cap_given && f.cap_given->count() > 0)
+    return Fail("simulate", "--cap applies to --cap-rule sum; --cap-rule capacity takes the cap from the physics");
   if (f.profile_s <= 0 || f.profile_warmup_s < 0) return Fail("simulate", "--profile-s must be positive, --profile-warmup-s >= 0");
   if (!(f.profile_pool > 0 && f.profile_pool <= 0.5)) return Fail("simulate", "--profile-pool must be in (0, 0.5]");
   if (f.measure_noise < 0) return Fail("simulate", "--measure-noise must be >= 0");
@@ -499,6 +505,7 @@ int RunSimulate(const SimulateFlags& f) {
         cfg.arrivals = f.arrivals == "bootstrap" ? "bootstrap:days,radius=3" : "trace";
         cfg.load_scale = load;
         cfg.options.cap = f.cap;
+        cfg.options.cap_by_capacity = f.cap_rule == "capacity";
         cfg.options.max_slowdown = f.max_slowdown;
         cfg.options.profile_s = f.profile_s;
         cfg.options.profile_warmup_s = f.profile_warmup_s;
@@ -639,6 +646,8 @@ int RunSimulate(const SimulateFlags& f) {
   meta["observe_after_s"] = f.observe_after_s;
   meta["checkpoint_s"] = f.checkpoint_s;
   meta["oom_after_s"] = f.oom_after_s;
+  meta["cap_rule"] = f.cap_rule;
+  meta["cap"] = f.cap_rule == "capacity" ? 100.0 * model->WorkCapacity() : f.cap;
   meta["restart_s"] = f.restart_s;
   meta["recurring"] = f.recurring;
   meta["workload_mix"] = f.workload_mix;
@@ -698,7 +707,14 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(0, 256));
   sub->add_flag("--skip-bad-lines", flags->skip_bad_lines, "Skip and count malformed trace lines");
-  sub->add_option("--cap", flags->cap, "Max sum of utilization per GPU, percent")->capture_default_str();
+  auto* cap_opt = sub->add_option("--cap", flags->cap, "Max sum of utilization per GPU, percent (--cap-rule sum)")
+                      ->capture_default_str();
+  sub->add_option("--cap-rule", flags->cap_rule,
+                  "The capped policies' rule: sum (the paper's: a GPU's summed utilization <= --cap) or capacity "
+                  "(<= 100 x the fitted physics' work capacity c, 120 on the RTX 3090: the corner of the GPU's "
+                  "work curve, as 100 is time-slicing's)")
+      ->capture_default_str();
+  flags->cap_given = cap_opt;
   sub->add_option("--max-slowdown", flags->max_slowdown, "interference-aware: max predicted slowdown per job")
       ->capture_default_str();
   sub->add_option("--profile-s", flags->profile_s, "profiling: measured window of the solo run, s")->capture_default_str();

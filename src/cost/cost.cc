@@ -330,7 +330,9 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       for (size_t i = 0; i < args.outputs.size() && i < 31 && fit == fused.end(); ++i)
         if (((saved->outputs >> i) & 1) && kept.insert(args.outputs[i]->name).second)
           kept_bytes += Numel(*args.outputs[i]) * elem_bytes(*args.outputs[i]);
-      if (fit == fused.end() && !args.outputs.empty() && (saved->extra_elems > 0 || saved->extra_bytes > 0))
+      // A view (a ratio-0 Dropout: the input itself) keeps no extra state.
+      if (fit == fused.end() && !cost->view && !args.outputs.empty() &&
+          (saved->extra_elems > 0 || saved->extra_bytes > 0))
         kept_bytes += Numel(*args.outputs[0]) *
                       (Count(saved->extra_elems) * elem_bytes(*args.outputs[0]) + saved->extra_bytes);
       if (!cost->view)

@@ -1,6 +1,8 @@
 // Activations, elementwise arithmetic, reductions and dropout. Constants are
 // FLOPs per element, counting every arithmetic operation, comparison or
 // transcendental function evaluation as 1 (docs/cost-rules.md derives each).
+#include <optional>
+
 #include "cost/rules.h"
 
 namespace gpucast {
@@ -31,10 +33,23 @@ RuleFn Reduction(int fwd, int fwd_out, int bwd) {
 
 // Training-mode dropout: forward draws a random number, compares it and
 // scales (3 per element); backward multiplies by the mask and scale (2).
+// A ratio of 0 (torchvision's ViT and many transformer configs default to it)
+// is an identity in PyTorch: ATen's dropout takes its fused CUDA kernel only
+// for 0 < p < 1 (is_fused_kernel_acceptable) and otherwise returns the input
+// itself when p == 0 (_dropout_impl, aten/src/ATen/native/Dropout.cpp): no
+// kernel, no bytes, no mask. The ratio is the attribute (opset < 12), else
+// input 1 when the loader folded it (absent: ONNX's default 0.5); a ratio that
+// is not a constant keeps the training cost.
 Result<OpCost> DropoutRule(const OpArgs& a) {
   if (!a.Out(0)) return Status::Error("has no output");
-  Count n = Numel(*a.Out(0));
+  std::optional<double> ratio = a.node.AttrFloat("ratio");
+  if (!ratio && a.In(1) && a.In(1)->real_value && a.In(1)->real_value->size() == 1) ratio = (*a.In(1)->real_value)[0];
   OpCost c;
+  if (ratio && *ratio == 0) {
+    c.view = true;
+    return c;
+  }
+  Count n = Numel(*a.Out(0));
   c.forward_flops = Count(3) * n;
   if (a.Grad(0)) c.backward_flops = Count(2) * n;
   return c;

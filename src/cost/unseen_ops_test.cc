@@ -35,6 +35,44 @@ Result<CostReport> LoadAndCost(const ModelBuilder& b, int64_t batch) {
   return AnalyzeCost(*g, {});
 }
 
+// Dropout as torch.onnx.export writes it in training mode (opset 13: ratio and
+// training_mode Constant inputs). PyTorch's dropout at p = 0 returns its input
+// (ATen Dropout.cpp: the fused CUDA kernel only for 0 < p < 1, _dropout_impl
+// returns the input when p == 0): no kernel, no bytes written, no mask kept.
+// At p = 0.1: 3 FLOPs per element forward, 2 backward, a 1-byte mask.
+Result<CostReport> LinearDropout(float p) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {Dim("batch"), Dim(int64_t{16})});
+  b.FloatInit("w", {16, 32});
+  b.Node("MatMul", {"x", "w"}, {"h"}, "mm");
+  onnx::TensorProto mode;
+  mode.set_data_type(onnx::TensorProto::BOOL);
+  mode.add_int32_data(1);
+  SetAttr(&b.Node("Constant", {}, {"ratio"}, "ratio"), "value", FloatTensor({}, {p}));
+  SetAttr(&b.Node("Constant", {}, {"mode"}, "mode"), "value", mode);
+  b.Node("Dropout", {"h", "ratio", "mode"}, {"y", "mask"}, "drop");
+  b.Output("y");
+  return LoadAndCost(b, 4);
+}
+
+TEST(UnseenOps, DropoutAtRatioZeroIsTheInputItself) {
+  Result<CostReport> zero = LinearDropout(0.0f), some = LinearDropout(0.1f);
+  ASSERT_TRUE(zero.ok()) << zero.message();
+  ASSERT_TRUE(some.ok()) << some.message();
+  const NodeCost& d0 = NodeNamed(*zero, "drop");
+  EXPECT_EQ(d0.forward_flops, 0);
+  EXPECT_EQ(d0.backward_flops, 0);
+  EXPECT_EQ(d0.activation_bytes, 0);
+  EXPECT_EQ(d0.saved_bytes, 0);
+  const NodeCost& d1 = NodeNamed(*some, "drop");  // 4 x 32 = 128 elements
+  EXPECT_EQ(d1.forward_flops, 3 * 128);
+  EXPECT_EQ(d1.backward_flops, 2 * 128);
+  EXPECT_EQ(d1.saved_bytes, 128);  // the bool mask
+  EXPECT_GT(d1.activation_bytes, 0);
+  // The MatMul before it is the same in both.
+  EXPECT_EQ(NodeNamed(*zero, "mm").forward_flops, NodeNamed(*some, "mm").forward_flops);
+}
+
 TEST(UnseenOps, EinsumResizeTopKAndFriendsLoadAndCostCompletely) {
   ModelBuilder b(13);
   b.Input("x", kFloat, {Dim("batch"), Dim(int64_t{3}), Dim(int64_t{4})});

@@ -18,17 +18,9 @@ bool IsHalfCategory(Category c) {
   return c == Category::kConvolution || c == Category::kMatmul || c == Category::kRecurrent;
 }
 
-// The DRAM bandwidth the roofline divides by. The fitted eff_memory is a fraction
-// of the peak that Volta and later memory controllers deliver; Pascal GP100's (the
-// P100s') delivers less: "1.5x delivered memory bandwidth versus Pascal GP100,
-// with up to 95% memory bandwidth utilization" (NVIDIA Tesla V100 GPU Architecture
-// whitepaper, "HBM2 memory"): GP100 delivers 0.95 * 900 / 1.5 = 570 GB/s of its
-// 732, so at a Volta-like efficiency its peak counts as 900 / (1.5 * 732) of itself.
-constexpr double kGp100DeliveredVsVolta = 900.0 / (1.5 * 732.0);
-double MemRate(const GpuSpec& gpu) {
-  const bool gp100 = gpu.architecture == "Pascal" && gpu.name.rfind("P100", 0) == 0;
-  return gp100 ? gpu.mem_bandwidth * kGp100DeliveredVsVolta : gpu.mem_bandwidth;
-}
+// The DRAM bandwidth the roofline divides by: the peak times the share a Volta-like
+// efficiency applies to (GpuSpec::mem_bw_delivered, the GPU table's column).
+double MemRate(const GpuSpec& gpu) { return gpu.mem_bandwidth * gpu.mem_bw_delivered; }
 
 // The peak FLOP/s of a node of category `c` (EstimateStep's rule, features.h).
 double PeakFlops(const GpuSpec& gpu, Category c, bool amp, bool tf32) {

@@ -65,6 +65,10 @@ struct GpuSpec {
   double nvlink_bandwidth = 0;  // bytes/s ONE direction, all links of one GPU (datasheets quote
                                 // both directions added: 600 GB/s for A100 SXM is 300 here)
   bool nvlink_bridge = false;   // true: a bridge joins 2 cards; false: SXM board fabric (all GPUs)
+  // The share of mem_bandwidth the roofline counts: 1 for Volta and later (the fitted eff_memory is
+  // a fraction of what their memory controllers deliver); less for a die whose controller delivers
+  // less of its peak at the same efficiency (GP100; the row says its source).
+  double mem_bw_delivered = 1;
 };
 
 // The whole-GPU rows, canonical names, in table order.

@@ -21,6 +21,11 @@ namespace {
 
 constexpr double T = 1e12;  // TFLOP/s -> FLOP/s
 constexpr double G = 1e9;   // GB/s -> bytes/s
+// GP100's memory controller delivers less of its peak than Volta's: "1.5x delivered memory
+// bandwidth versus Pascal GP100, with up to 95% memory bandwidth utilization" (NVIDIA Tesla V100
+// GPU Architecture whitepaper, "HBM2 memory"): GP100 delivers 0.95 * 900 / 1.5 = 570 GB/s of its
+// 732, so at a Volta-like efficiency its peak counts as 900 / (1.5 * 732) of itself.
+constexpr double kGp100Delivered = 900.0 / (1.5 * 732.0);
 
 // MIG User Guide, A100 table (A100-SXM4-40GB / A100-PCIE-40GB) and its `nvidia-smi mig -lgip` listing.
 const std::vector<MigProfile> kA100_40Mig = {{"1g.5gb", 1, 14, 4.75, 1.0 / 8},
@@ -48,19 +53,19 @@ std::vector<GpuTableRow> MakeTable() {
                   "NVLink 1.0 links: NVIDIA Tesla P100 whitepaper",
         .memory_gib = 16, .sms = 56, .gpu_class = "datacenter", .architecture = "Pascal", .form_factor = "SXM2",
         .boost_mhz = 1480, .power_w = 300, .pcie_gen = 3, .pcie_lanes = 16,
-        .nvlink_gen = 1, .nvlink_links = 4, .nvlink_bandwidth = 80 * G},
+        .nvlink_gen = 1, .nvlink_links = 4, .nvlink_bandwidth = 80 * G, .mem_bw_delivered = kGp100Delivered},
        {"Tesla P100", "P100-SXM2-16GB", "P100 SXM2 16GB"}, {}},
       {{.name = "P100-PCIE-16GB", .fp32_flops = 9.3 * T, .fp16_tensor_flops = 18.7 * T, .mem_bandwidth = 732 * G,
         .source = "NVIDIA Tesla P100 datasheet, PCIe 16GB column (FP32 9.3, FP16 18.7 TFLOPS; 16 GB HBM2 at 732 "
                   "GB/s; 250 W; PCIe Gen3 x16); 56 SMs, 1303 MHz boost: NVIDIA Tesla P100 whitepaper",
         .memory_gib = 16, .sms = 56, .gpu_class = "datacenter", .architecture = "Pascal", .form_factor = "PCIe",
-        .boost_mhz = 1303, .power_w = 250, .pcie_gen = 3, .pcie_lanes = 16},
+        .boost_mhz = 1303, .power_w = 250, .pcie_gen = 3, .pcie_lanes = 16, .mem_bw_delivered = kGp100Delivered},
        {"P100 PCIe 16GB"}, {}},
       {{.name = "P100-PCIE-12GB", .fp32_flops = 9.3 * T, .fp16_tensor_flops = 18.7 * T, .mem_bandwidth = 549 * G,
         .source = "NVIDIA Tesla P100 datasheet, PCIe 12GB column (FP32 9.3, FP16 18.7 TFLOPS; 12 GB HBM2 at 549 "
                   "GB/s; 250 W; PCIe Gen3 x16); 56 SMs, 1303 MHz boost: NVIDIA Tesla P100 whitepaper",
         .memory_gib = 12, .sms = 56, .gpu_class = "datacenter", .architecture = "Pascal", .form_factor = "PCIe",
-        .boost_mhz = 1303, .power_w = 250, .pcie_gen = 3, .pcie_lanes = 16},
+        .boost_mhz = 1303, .power_w = 250, .pcie_gen = 3, .pcie_lanes = 16, .mem_bw_delivered = kGp100Delivered},
        {"P100 PCIe 12GB"}, {}},
       {{.name = "P40", .fp32_flops = 11.76 * T, .fp16_tensor_flops = 11.76 * T, .mem_bandwidth = 346 * G,
         .source = "NVIDIA Tesla P40 datasheet (3,840 CUDA cores, FP32 12 TFLOPS = 3,840 x 2 x 1.531 GHz boost = "

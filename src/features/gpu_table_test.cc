@@ -46,6 +46,24 @@ double Fp16PerSmClock(const GpuSpec& s) {
   return HalfRateFp32Accumulate(s) ? full / 2 : full;
 }
 
+// The roofline's delivered-bandwidth share (GpuSpec::mem_bw_delivered): the V100 whitepaper
+// ("1.5x delivered memory bandwidth versus Pascal GP100, with up to 95% utilization") makes a
+// GP100 deliver 0.95 x 900 / 1.5 = 570 of its 732 GB/s, i.e. 900 / 1.5 = 600 GB/s counted at a
+// Volta-like efficiency. Every P100 row (GP100) carries it, every other row is 1.
+TEST(GpuTable, OnlyGp100RowsDeliverLessThanTheirPeakBandwidth) {
+  int gp100 = 0;
+  for (const GpuTableRow& r : GpuTable()) {
+    const GpuSpec& s = r.spec;
+    if (StartsWith(s.name, "P100")) {
+      ++gp100;
+      EXPECT_NEAR(s.mem_bw_delivered * 732, 600, 1e-9) << s.name;
+    } else {
+      EXPECT_EQ(s.mem_bw_delivered, 1) << s.name;
+    }
+  }
+  EXPECT_EQ(gp100, 3);
+}
+
 TEST(GpuTable, PeaksFollowFromSmsAndClock) {
   int checked = 0;
   for (const GpuTableRow& r : GpuTable()) {

@@ -34,6 +34,9 @@ struct TensorInfo {
   // Value of small integer tensors (shape constants, folded shape
   // sub-graphs); empty when unknown or not an integer tensor.
   std::optional<std::vector<int64_t>> int_value;
+  // Value of small real (FLOAT / DOUBLE) tensors the loader folded (constants:
+  // Dropout's ratio, scalar factors); empty when unknown or not real.
+  std::optional<std::vector<double>> real_value;
 
   // Number of elements; nullopt if the shape is unknown or overflows int64.
   std::optional<int64_t> NumElements() const;

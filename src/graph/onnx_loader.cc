@@ -842,9 +842,13 @@ class Loader {
           t.elem_type = it->second.tensor_type().elem_type();
         }
       }
-      if (auto it = values_.find(name); it != values_.end() && !it->second.IsReal()) {
-        t.int_value = it->second.values;
-        if (t.elem_type == 0) t.elem_type = it->second.elem_type;
+      if (auto it = values_.find(name); it != values_.end()) {
+        if (it->second.IsReal()) {
+          t.real_value = it->second.reals;
+        } else {
+          t.int_value = it->second.values;
+          if (t.elem_type == 0) t.elem_type = it->second.elem_type;
+        }
       }
       t.is_param = params_.count(name) > 0;
       t.is_data_input = data.count(name) > 0;

@@ -11,6 +11,10 @@ int ProfilePoolSize(int num_gpus, double fraction) {
   return std::clamp(p, 1, num_gpus - 1);
 }
 
+double EffectiveCap(const PolicyOptions& o, const InterferenceModel& m) {
+  return o.cap_by_capacity ? 100.0 * m.WorkCapacity() : o.cap;
+}
+
 double JobInfo::EstimateSd() const {
   if (observed) return observed_sd;
   return PredictionBelief(predicted_util, predicted_low, predicted_high).sd;
@@ -143,6 +147,8 @@ class CoLocate : public Policy {
     const auto& gpus = v.gpus();
     const InterferenceModel& m = v.model();
     model_ = &m;
+    // slot: 100 (a GPU's requests add to at most one GPU); else the cap's rule.
+    cap_ = k_.by_request ? 100.0 : EffectiveCap(o_, m);
     const JobInfo& small = v.smallest_job();
     const double u_min = k_.by_request     ? 100.0 * small.gpu_request
                          : k_.use_profiled ? small.profiled_util
@@ -405,7 +411,7 @@ class CoLocate : public Policy {
       // sd of that sum (the estimates' own uncertainty: observations and
       // predictions alike; 0 for exact ones).
       const double margin = o_.migrate_z * std::sqrt(sd2_[g]);
-      if (k_.feedback && gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > o_.cap + margin + 1e-9)
+      if (k_.feedback && gpus[g].jobs.size() >= 2 && !gpus[g].exclusive && (*est_sum)[g] > cap_ + margin + 1e-9)
         over.push_back(static_cast<int>(g));
     }
     // The GPUs a gang job holds (a scan; gang movers are rare).
@@ -429,7 +435,7 @@ class CoLocate : public Policy {
         if (occupied && static_cast<int>(gpus[h].jobs.size()) + moved_in_[h] - moved_out_[h] <= 0) continue;
         if (gpus[h].mem_used + (*mem_delta)[h] + info.mem_mib > gpus[h].mem_mib) continue;
         const double sum = (*est_sum)[h];
-        if (sum + u > o_.cap + 1e-9) continue;
+        if (sum + u > cap_ + 1e-9) continue;
         dests.push_back({sum, static_cast<int>(h)});
       }
       if (static_cast<int>(dests.size()) < info.num_gpus) return false;
@@ -455,8 +461,8 @@ class CoLocate : public Policy {
     };
     std::vector<int> moved;
     for (int g : over) {
-      while ((*est_sum)[g] > o_.cap + 1e-9 && static_cast<int>(gpus[g].jobs.size()) - moved_out_[g] >= 2) {
-        const double excess = (*est_sum)[g] - o_.cap;
+      while ((*est_sum)[g] > cap_ + 1e-9 && static_cast<int>(gpus[g].jobs.size()) - moved_out_[g] >= 2) {
+        const double excess = (*est_sum)[g] - cap_;
         int victim = -1;
         double vu = 0;
         bool fixes = false;
@@ -545,7 +551,7 @@ class CoLocate : public Policy {
 
   Knobs k_;
   PolicyOptions o_;
-  double cap_;  // slot: 100 (a GPU's requests add to at most one GPU); else --cap
+  double cap_;  // slot: 100 (a GPU's requests add to at most one GPU); else EffectiveCap (set each round)
   bool migrates_;  // predictive-feedback, profiling (in place): Migrate runs each round
   std::vector<Tent> tents_;
   std::vector<int> pool_free_;  // profiling-pool: idle pool GPUs this round

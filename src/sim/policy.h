@@ -163,6 +163,15 @@ class Policy {
 
 struct PolicyOptions {
   double cap = 100;            // predictive/profiling: max sum of utilization per GPU, percent
+  // The cap's rule. false (the paper's): the sum of utilization per GPU <= cap.
+  // true (the capacity cap): <= 100 x the physics' work capacity
+  // (InterferenceModel::WorkCapacity: c with the capacity term, 1 without),
+  // `cap` unused. The paper's 100 is the time-slicing device's capacity: past a
+  // sum of 100 it does no more work, only slows every job. With the capacity
+  // term, share(E) = (1 + (E/c)^p)^(-1/p) is a smooth min(1, c/E) and a GPU's
+  // work E share(E) a smooth min(E, c), whose corner is at E = c: the same
+  // point of the fitted curve that 100 is of time-slicing's (EffectiveCap).
+  bool cap_by_capacity = false;
   double max_slowdown = 0.25;  // interference-aware: every job's predicted rate >= 1 - this
   double profile_s = 60;       // profiling: the measured window of the solo profiling run
   double profile_warmup_s = 10;  // profiling: solo warm-up before the window (not measured)
@@ -186,6 +195,14 @@ struct PolicyOptions {
   // ids first; at least one) kept for profiling runs; the other GPUs run jobs.
   double profile_pool_fraction = 0.05;
 };
+
+// The cap a capped policy packs by with physics m: o.cap under the paper's
+// rule, 100 x m.WorkCapacity() under the capacity cap
+// (PolicyOptions::cap_by_capacity; 120 for the RTX 3090 fit, c = 1.2). The
+// policies call it with the view's model (ClusterView::model(), the physics
+// interference-aware admits by: the RTX 3090 fit on every GPU type), so on a
+// mixed cluster it is one cap for all GPUs, not each type's own fit.
+double EffectiveCap(const PolicyOptions& o, const InterferenceModel& m);
 
 // How many GPUs of a `num_gpus` cluster profiling-pool keeps for profiling:
 // round(fraction x num_gpus), at least 1, less than num_gpus (0 for a one-GPU

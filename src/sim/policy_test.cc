@@ -106,6 +106,78 @@ TEST(Predictive, CapAndMemoryAndBestFit) {
   EXPECT_EQ(q[0].gpus, std::vector<int>{2});
 }
 
+// The capacity term of the RTX 3090 fit (docs/simulator.md, Physics): c 1.2, p 5.66.
+InterferenceModel CapacityModel(double c = 1.2, double p = 5.66) {
+  InterferenceParams q;
+  q.capacity = c;
+  q.sharpness = p;
+  return InterferenceModel(q);
+}
+
+TEST(CapRule, TheCapacityCapIsOneHundredTimesTheFittedWorkCapacity) {
+  PolicyOptions paper, by_capacity;
+  paper.cap = 90;
+  by_capacity.cap = 90;  // unused under the capacity rule
+  by_capacity.cap_by_capacity = true;
+  EXPECT_DOUBLE_EQ(EffectiveCap(paper, CapacityModel()), 90);
+  EXPECT_DOUBLE_EQ(EffectiveCap(by_capacity, CapacityModel()), 120);
+  EXPECT_DOUBLE_EQ(EffectiveCap(by_capacity, CapacityModel(1.3, 1.83)), 130);
+  // Time-slicing (no capacity term): 100, the paper's own cap.
+  EXPECT_DOUBLE_EQ(EffectiveCap(by_capacity, InterferenceModel()), 100);
+  // The corner: two jobs summing to 100 c = 120 run at share(c) = 2^(-1/p)
+  // = 2^(-1/5.66) = 0.88474 each (python3), doing 1.0617 GPUs' work (< c).
+  const double u[] = {60, 60};
+  double r[2], busy = 0;
+  CapacityModel().Rates(u, 2, r, &busy);
+  EXPECT_NEAR(r[0], 0.884738, 1e-5);
+  EXPECT_NEAR(r[1], 0.884738, 1e-5);
+  EXPECT_NEAR((r[0] * u[0] + r[1] * u[1]) / 100, 1.061685, 1e-5);
+}
+
+TEST(CapRule, PredictiveAndFeedbackPackToTheCapacityCapUnderTheCapacityRule) {
+  FakeView v(CapacityModel());
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int r = v.AddJob(1, 1000, 70);
+  v.Put(r, 0);
+  int a = v.AddJob(1, 1000, 45), b = v.AddJob(1, 1000, 55);
+  v.cand_ = {a, b};
+  PolicyOptions cap_rule;
+  cap_rule.cap_by_capacity = true;
+  // Capacity rule: a joins GPU 0 (70 + 45 = 115 <= 120); b (70 + 45 + 55, or
+  // 55 on the empty GPU 1) takes GPU 1.
+  auto p = Decide("predictive", v, cap_rule);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].job, a);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  EXPECT_EQ(p[1].job, b);
+  EXPECT_EQ(p[1].gpus, std::vector<int>{1});
+  // The paper's rule: 115 > 100, so a takes the empty GPU 1; b (125, 100) joins
+  // GPU 1 at exactly 100.
+  auto q = Decide("predictive", v);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].gpus, std::vector<int>{1});
+  EXPECT_EQ(q[1].job, b);
+  EXPECT_EQ(q[1].gpus, std::vector<int>{1});
+  // predictive-feedback's correction uses the same cap: observed 70 + 45 = 115
+  // on GPU 0 is over the paper's cap (a migration) but within the capacity cap.
+  FakeView w(CapacityModel());
+  for (int i = 0; i < 2; ++i) w.AddGpu();
+  int x = w.AddJob(1, 1000, 70), y = w.AddJob(1, 1000, 45);
+  for (int j : {x, y}) {
+    w.Job(j).observed = true;
+    w.Job(j).observed_util = w.Job(j).predicted_util;
+    w.Put(j, 0);
+  }
+  PolicyOptions fb_paper, fb_capacity;
+  fb_paper.migrate_z = fb_capacity.migrate_z = 0;
+  fb_capacity.cap_by_capacity = true;
+  auto m = Decide("predictive-feedback", w, fb_paper);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_TRUE(m[0].migrate);
+  EXPECT_EQ(m[0].job, y);  // the lightest job that brings GPU 0 within 100
+  EXPECT_TRUE(Decide("predictive-feedback", w, fb_capacity).empty());
+}
+
 TEST(ProfilingExclusive, NewJobsRunAloneFirstThenPackByMeasuredUtil) {
   FakeView v;
   for (int i = 0; i < 2; ++i) v.AddGpu();

@@ -204,6 +204,8 @@ class Engine : public ClusterView {
     res_.workload_mix = cfg_.workload_mix;
     res_.restart_s = cfg_.restart_s;
     res_.recurring = cfg_.recurring;
+    res_.cap_rule = cfg_.options.cap_by_capacity ? "capacity" : "sum";
+    res_.cap = EffectiveCap(cfg_.options, model_);
     std::vector<int> assigned = cfg_.workload_of_job.empty()
                                     ? AssignWorkloads(trace_, w_, cfg_.seed, &unmapped, cfg_.workload_mix == "size-aware")
                                     : cfg_.workload_of_job;
@@ -1041,6 +1043,8 @@ std::string SummaryJson(const SimResult& r) {
   j["restart_gpu_h"] = r.restart_gpu_s / 3600.0;
   j["recurring"] = r.recurring;
   j["jobs_recurring"] = r.jobs_recurring;
+  j["cap_rule"] = r.cap_rule;
+  j["cap"] = r.cap;
   return j.dump(2) + "\n";
 }
 

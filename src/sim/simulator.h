@@ -146,6 +146,11 @@ struct SimResult {
   int64_t jobs_recurring = 0;       // jobs whose graph ran before (SimConfig::recurring)
   std::string workload_mix;         // SimConfig::workload_mix
   double restart_s = 0, recurring = 0;  // SimConfig's
+  // The cap the capped policies packed by (PolicyOptions): "sum" (the paper's
+  // rule, sum <= options.cap) or "capacity" (<= 100 x the physics' work
+  // capacity), and its value on the policies' physics (EffectiveCap).
+  std::string cap_rule = "sum";
+  double cap = 100;
   int64_t oom_events = 0;           // out-of-memory crashes
   double oom_lost_gpu_s = 0;        // solo-seconds x GPUs lost to them
   int pool_gpus = 0;                // profiling-pool: GPUs kept for profiling

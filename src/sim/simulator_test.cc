@@ -574,6 +574,37 @@ TEST(Simulator, DeterministicForASeed) {
   EXPECT_NE(a, run(8));
 }
 
+// --cap-rule capacity: the capped policies pack to 100 x the fitted work
+// capacity (the Lucid fit: c 1.200, docs/simulator.md), recorded in the
+// summary, and it changes what predictive does.
+TEST(Simulator, TheCapacityCapIsRecordedAndUsed) {
+  auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
+  ASSERT_TRUE(w.ok());
+  for (auto& x : *w) x.predicted_util = x.true_util;
+  auto m = InterferenceModel::Fit(*w, DataDir() + "/lucid/colocate_info.csv");
+  ASSERT_TRUE(m.ok());
+  EXPECT_NEAR(m->WorkCapacity(), 1.2, 1e-3);
+  auto t = LoadTrace("philly", DataDir(), {1500, false});
+  ASSERT_TRUE(t.ok());
+  auto c = ParseCluster("16x RTX3090", DataDir());
+  ASSERT_TRUE(c.ok());
+  auto run = [&](bool by_capacity) {
+    SimConfig cfg;
+    cfg.policy = "predictive";
+    cfg.seed = 2;
+    cfg.options.cap_by_capacity = by_capacity;
+    return Simulate(*t, *c, *w, *m, cfg);
+  };
+  auto paper = run(false), capacity = run(true);
+  ASSERT_TRUE(paper.ok() && capacity.ok());
+  EXPECT_EQ(paper->cap_rule, "sum");
+  EXPECT_DOUBLE_EQ(paper->cap, 100);
+  EXPECT_EQ(capacity->cap_rule, "capacity");
+  EXPECT_NEAR(capacity->cap, 120, 0.1);
+  EXPECT_NE(SummaryJson(*capacity).find("\"cap_rule\": \"capacity\""), std::string::npos);
+  EXPECT_NE(SummaryJson(*paper), SummaryJson(*capacity));
+}
+
 // A policy that decides without predictions gives the same summary whether
 // the command loaded predictions (for other policies of its list) or not, and
 // whether other runs came before it in the process.
