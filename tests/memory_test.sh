@@ -57,7 +57,8 @@ for _ in $(seq 200); do
 done
 [ -n "$URL" ] || die "serve did not start: $(cat "$T/serve.err")"
 for job in '8||' '16|1|' '8||"optimizer": "sgd", "activation_checkpointing": "1"' \
-           '4||"trainable_fraction": "0.25", "variable_shapes": "1"'; do
+           '4||"trainable_fraction": "0.25", "variable_shapes": "1"' '8||"cuda_module_loading": "lazy"' \
+           '8||"cuda_module_loading": "eager"'; do
   IFS='|' read -r batch amp attrs <<<"$job"
   cli=(--batch "$batch"); [ -n "$amp" ] && cli+=(--amp)
   attr_flags=$(py -c 'import json,sys; print(" ".join(f"--attr {k}={v}" for k, v in json.loads("{" + sys.argv[1] + "}").items()))' "$attrs")
@@ -76,6 +77,8 @@ print(f"  {sys.argv[3]}: CLI {c['gpu_mem_mib']:.1f} MiB (high {c['gpu_mem_interv
 assert abs(c["gpu_mem_mib"] - h["gpu_mem_mib"]) <= 1e-6 * c["gpu_mem_mib"]
 assert abs(c["gpu_mem_interval"]["high"] - h["gpu_mem_interval"]["high"]) <= 1e-6 * c["gpu_mem_mib"]
 assert abs(c["gpu_mem_interval"]["low"] - h["gpu_mem_interval"]["low"]) <= 1e-6 * c["gpu_mem_mib"]
+want = {"lazy": "lazy", "eager": "eager"}.get(json.loads("{" + sys.argv[3].split("|", 2)[2] + "}").get("cuda_module_loading"), "unknown")
+assert c["gpu_mem_context"]["cuda_module_loading"] == h["gpu_mem_context"]["cuda_module_loading"] == want
 PY
 done
 # 4. The eval-mode warning, in the CLI's JSON and in the service's reply.

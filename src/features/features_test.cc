@@ -315,7 +315,8 @@ TEST(ParseJobAttr, RejectsUnknownKeysAndBadValues) {
   EXPECT_EQ(ParseJobAttr("gpus=2", &a).message(),
             "job attribute 'gpus': unknown key (known: loader_workers, data_on_gpu, rl_env, "
             "loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, "
-            "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes)");
+            "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes, "
+            "cuda_module_loading)");
   EXPECT_EQ(ParseJobAttr("loader_workers=-1", &a).message(),
             "job attribute 'loader_workers': value '-1' is not a non-negative integer");
   EXPECT_EQ(ParseJobAttr("loader_workers=", &a).message(),

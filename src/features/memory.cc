@@ -1,6 +1,7 @@
 #include "features/memory.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <utility>
@@ -77,19 +78,22 @@ int ComputeMajor(const std::string& architecture) {
 }  // namespace
 
 const std::vector<ContextSource>& ContextSources() {
+  // SMs of the GPU measured (datasheets: CUDA cores / 128 per SM): GTX 1080
+  // 2,560 -> 20; RTX 3090 10,496 -> 82; RTX 6000 Ada 18,176 -> 142; 0 = not stated.
   static const std::vector<ContextSource> rows = {
-      {"GTX 1080", "Pascal", "PyTorch 1.8.2+cu101, eager module loading", false, 721,
+      {"GTX 1080", "Pascal", 20, "PyTorch 1.8.2+cu101, eager module loading", false, 721,
        "pytorch/pytorch#55277 (comment 2022-04-12: torch.Tensor(1).cuda(), nvidia-smi)"},
-      {"RTX 3090", "Ampere", "PyTorch 1.8.2+cu111, eager module loading", false, 1687,
+      {"RTX 3090", "Ampere", 82, "PyTorch 1.8.2+cu111, eager module loading", false, 1687,
        "pytorch/pytorch#55277 (same comment, same probe)"},
-      {"not stated", "", "PyTorch 1.13 nightly, CUDA_MODULE_LOADING=DEFAULT (eager)", false, 666632192.0 / kMiB,
+      {"not stated", "", 0, "PyTorch 1.13 nightly, CUDA_MODULE_LOADING=DEFAULT (eager)", false, 666632192.0 / kMiB,
        "pytorch/pytorch#86509 (cudaMemGetInfo after one 20x16x50x100 tensor: 666,632,192 B)"},
-      {"not stated", "", "PyTorch 1.13 nightly, CUDA_MODULE_LOADING=LAZY", true, 287047680.0 / kMiB,
+      {"not stated", "", 0, "PyTorch 1.13 nightly, CUDA_MODULE_LOADING=LAZY", true, 287047680.0 / kMiB,
        "pytorch/pytorch#86509 (the same probe: 287,047,680 B)"},
-      {"not stated", "", "CUDA >= 11.7, lazy loading (PyTorch default)", true, 400e6 / kMiB,
+      {"not stated", "", 0, "CUDA >= 11.7, lazy loading (PyTorch default)", true, 400e6 / kMiB,
        "pytorch/pytorch#109888 (maintainer: 'around 400MB')"},
-      {"RTX 3090", "Ampere", "PyTorch 2.7.1+cu128, lazy", true, 256, "invoke-ai/InvokeAI#9413 (nvidia-smi, idle process)"},
-      {"RTX 6000 Ada", "Ada", "PyTorch 2.10.0+cu130, lazy", true, 426,
+      {"RTX 3090", "Ampere", 82, "PyTorch 2.7.1+cu128, lazy", true, 256,
+       "invoke-ai/InvokeAI#9413 (nvidia-smi, idle process)"},
+      {"RTX 6000 Ada", "Ada", 142, "PyTorch 2.10.0+cu130, lazy", true, 426,
        "unslothai/unsloth-zoo#1053 (nvidia-smi after torch.cuda.mem_get_info)"},
   };
   return rows;
@@ -99,6 +103,16 @@ double PublishedContextMaxMib() {
   double m = 0;
   for (const ContextSource& s : ContextSources()) m = std::max(m, s.mib);
   return m + kCudnnHandleMib;
+}
+
+double LazyContextMib(int sms) {
+  double m = 0;
+  for (const ContextSource& s : ContextSources()) {
+    if (!s.lazy) continue;
+    const double local = s.sms > 0 ? kDefaultMibPerSm * (std::max(sms, 0) - s.sms) : 0;
+    m = std::max(m, s.mib + local);
+  }
+  return m;
 }
 
 double PublishedContextMinMib() {
@@ -173,6 +187,8 @@ Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& reports, co
   e.zero_stage = facts.zero_stage.value_or(kDefaultZeroStage);
   e.grad_accumulation = facts.grad_accumulation.value_or(kDefaultGradAccumulation);
   e.variable_shapes = facts.variable_shapes.value_or(kDefaultVariableShapes);
+  e.lazy_module_loading = facts.lazy_module_loading;
+  e.lazy_context_mib = LazyContextMib(gpu->sms);
   const double states = OptimizerStates(e.optimizer);
   const double shards = static_cast<double>(ranks);
   double largest = 0, rounding = 0, largest_layer_params = 0, largest_layer_weights = 0;
@@ -254,7 +270,8 @@ Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& reports, co
 }
 
 const char* MemoryFactKeys() {
-  return "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes";
+  return "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes, "
+         "cuda_module_loading";
 }
 
 bool ParseMemoryFact(const std::string& key, const std::string& value, MemoryFacts* facts, Status* status) {
@@ -274,7 +291,17 @@ bool ParseMemoryFact(const std::string& key, const std::string& value, MemoryFac
     *out = v;
     return Status::Ok();
   };
-  if (key == "activation_checkpointing") {
+  if (key == "cuda_module_loading") {
+    // CUDA_MODULE_LOADING's values, any case (DEFAULT is not one: what it means depends on the CUDA version).
+    std::string v = value;
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (v == "lazy" || v == "eager") {
+      facts->lazy_module_loading = v == "lazy";
+      *status = Status::Ok();
+    } else {
+      *status = error("value '" + value + "' is not lazy or eager (CUDA_MODULE_LOADING of the job's stack)");
+    }
+  } else if (key == "activation_checkpointing") {
     *status = parse_bool(&facts->activation_checkpointing);
   } else if (key == "variable_shapes") {
     *status = parse_bool(&facts->variable_shapes);

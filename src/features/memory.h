@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ const char* OptimizerName(Optimizer o);
 struct ContextSource {
   const char* gpu;           // the GPU measured
   const char* architecture;  // as GpuSpec::architecture
+  int sms;                   // SMs of the GPU measured (0: not stated)
   const char* software;      // PyTorch / CUDA / how kernels load
   bool lazy;                 // CUDA_MODULE_LOADING=LAZY (CUDA >= 11.7, PyTorch >= 1.13 default)
   double mib;                // the measured context, MiB
@@ -38,6 +40,20 @@ const std::vector<ContextSource>& ContextSources();
 // loaded counted in (a cuDNN handle, published separately: kCudnnHandleMib).
 double PublishedContextMaxMib();
 double PublishedContextMinMib();
+
+// 2,048 resident threads per SM x the 1 KiB default CUDA stack
+// (cudaLimitStackSize) = 2 MiB of local memory per SM, reserved with the context.
+inline constexpr double kDefaultMibPerSm = 2.0;
+
+// The CUDA context of an idle PyTorch process with lazy module loading
+// (CUDA_MODULE_LOADING=LAZY: the default from CUDA 11.7 and PyTorch 1.13) on
+// a GPU or MIG slice of `sms` SMs, MiB: the largest published lazy context
+// (ContextSources), the per-SM local memory (kDefaultMibPerSm) of a source
+// whose GPU is stated moved from its SM count to `sms`; a source whose GPU is
+// not stated counts as published. The largest, so that a limit set from it
+// holds on every published stack.
+double LazyContextMib(int sms);
+
 // A cuDNN 7 handle's memory on a GTX 1070 (pytorch/pytorch#12873): ~750 MB.
 inline constexpr double kCudnnHandleMib = 750e6 / (1 << 20);
 
@@ -90,6 +106,9 @@ struct MemoryEstimate {
   int64_t zero_stage = kDefaultZeroStage;
   int64_t grad_accumulation = kDefaultGradAccumulation;
   bool variable_shapes = kDefaultVariableShapes;
+  // CUDA_MODULE_LOADING of the job's stack: true lazy, false eager, unset unknown.
+  std::optional<bool> lazy_module_loading;
+  double lazy_context_mib = 0;  // LazyContextMib(sms)
 
   // Everything exact or documented that does not scale with a fitted factor:
   // weights + gradients + optimizer + autocast + data + ddp_buckets +

@@ -31,6 +31,12 @@ struct MemoryFacts {
   // Input shapes change between steps (dynamic padding, variable image sizes;
   // --dim gives the largest): the caching allocator fragments. Default false.
   std::optional<bool> variable_shapes;
+  // How the CUDA driver loads the kernels of PyTorch and its libraries
+  // (CUDA_MODULE_LOADING): true = lazy, on first use (the default from CUDA
+  // 11.7 with PyTorch 1.13: a context of a few hundred MiB), false = eager,
+  // all at start-up (older stacks: 0.7-1.7 GB). Unknown: the point assumes the
+  // training rows' stack (eager), the low end reaches the lazy context.
+  std::optional<bool> lazy_module_loading;
 };
 
 inline constexpr bool kDefaultActivationCheckpointing = false;
@@ -39,7 +45,8 @@ inline constexpr int64_t kDefaultZeroStage = 0;
 inline constexpr int64_t kDefaultGradAccumulation = 1;
 inline constexpr bool kDefaultVariableShapes = false;
 
-// "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes".
+// "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes,
+// cuda_module_loading" (the last: lazy_module_loading, values lazy | eager).
 const char* MemoryFactKeys();
 
 // Parses one memory fact: true when `key` is one (then *status says whether

@@ -142,7 +142,9 @@ nlohmann::json MemoryEstimateJson(const MemoryEstimate& e) {
           {"trainable_fraction", e.trainable_fraction},
           {"zero_stage", e.zero_stage},
           {"grad_accumulation", e.grad_accumulation},
-          {"variable_shapes", e.variable_shapes}};
+          {"variable_shapes", e.variable_shapes},
+          {"cuda_module_loading", !e.lazy_module_loading ? "unknown" : *e.lazy_module_loading ? "lazy" : "eager"},
+          {"lazy_context_mib", e.lazy_context_mib}};
 }
 
 nlohmann::json MemoryEvaluationJson(const MemoryEvaluation& e) {

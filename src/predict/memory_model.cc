@@ -87,8 +87,15 @@ std::pair<double, bool> Base(const MemoryParams& p, const MemoryEstimate& e) {
   return {s / static_cast<double>(p.context_base_mib.size()), false};
 }
 
+// The context of e: the published lazy one when its stack loads modules
+// lazily, else the fitted one (the training rows' stack; eager).
+bool Lazy(const MemoryEstimate& e) { return e.lazy_module_loading.value_or(false); }
+double ContextOf(const MemoryParams& p, const MemoryEstimate& e) {
+  return Lazy(e) ? e.lazy_context_mib : ContextAt(Base(p, e).first, p.mib_per_sm, e);
+}
+
 double Point(const MemoryParams& p, const MemoryEstimate& e, const std::string& workload = "") {
-  double mib = ContextAt(Base(p, e).first, p.mib_per_sm, e) + Rest(p, e);
+  double mib = ContextOf(p, e) + Rest(p, e);
   if (!workload.empty())
     if (auto it = p.workload_offsets.find(workload); it != p.workload_offsets.end()) mib *= std::exp(it->second);
   return mib;
@@ -142,15 +149,17 @@ MemoryParams FitParams(const Rows& rows) {
   // counts, the cuDNN part one architecture with jobs with and without cuDNN.
   std::map<std::string, std::set<int>> sms, cudnn;
   for (const MemoryEstimate* e : rows.est) {
-    sms[e->architecture].insert(e->sms);
+    if (!Lazy(*e)) sms[e->architecture].insert(e->sms);
     cudnn[e->architecture].insert(e->uses_cudnn ? 1 : 0);
   }
   bool per_sm = false, with_cudnn = false;
   for (const auto& [arch, s] : sms) per_sm = per_sm || s.size() >= 2;
   for (const auto& [arch, s] : cudnn) with_cudnn = with_cudnn || s.size() >= 2;
+  // Rows stated lazy have a published context: they fit the other parameters, not a base.
   std::map<std::string, Rows> by_arch;
+  Rows lazy;
   for (size_t i = 0; i < rows.est.size(); ++i) {
-    Rows& r = by_arch[rows.est[i]->architecture];
+    Rows& r = Lazy(*rows.est[i]) ? lazy : by_arch[rows.est[i]->architecture];
     r.est.push_back(rows.est[i]);
     r.measured.push_back(rows.measured[i]);
     r.weight.push_back(rows.weight[i]);
@@ -169,6 +178,8 @@ MemoryParams FitParams(const Rows& rows) {
     MemoryParams p = decode(z);
     double sse = 0;
     for (const auto& [arch, r] : by_arch) p.context_base_mib[arch] = BestBase(p, r, &sse);
+    for (size_t i = 0; i < lazy.est.size(); ++i)
+      sse += lazy.weight[i] * Huber(std::log(lazy.measured[i]) - std::log(Point(p, *lazy.est[i])));
     if (out) *out = p;
     return sse;
   };
@@ -282,7 +293,7 @@ Status GroupedPass(const std::vector<MemoryEstimate>& est, const std::vector<dou
   for (int g : ids) {
     MemoryParams p = FitParams(Without(rows, g));
     for (size_t i = 0; i < est.size(); ++i)
-      if (Usable(measured_mib[i]) && group[i] == g && Base(p, est[i]).second) {
+      if (Usable(measured_mib[i]) && group[i] == g && (Lazy(est[i]) || Base(p, est[i]).second)) {
         const double point = Point(p, est[i]);
         (*res)[i] = std::log(measured_mib[i]) - std::log(point);
         if (point_out) (*point_out)[i] = point;
@@ -386,14 +397,14 @@ double MemoryModel::PointMib(const MemoryEstimate& e, const std::string& workloa
 }
 
 double MemoryModel::ContextMib(const MemoryEstimate& e) const {
-  return ContextAt(Base(params_, e).first, params_.mib_per_sm, e) + (e.uses_cudnn ? params_.cudnn_mib : 0);
+  return ContextOf(params_, e) + (e.uses_cudnn ? params_.cudnn_mib : 0);
 }
 
 std::vector<std::pair<std::string, double>> MemoryModel::Components(const MemoryEstimate& e,
                                                                     const std::string& workload) const {
   const MemoryParams& p = params_;
   std::vector<std::pair<std::string, double>> parts = {
-      {"context", ContextAt(Base(p, e).first, p.mib_per_sm, e)},
+      {"context", ContextOf(p, e)},
       {"cudnn", e.uses_cudnn ? p.cudnn_mib : 0},
       {"cublas_workspace", e.cublas_workspace_mib},
       {"weights", e.weights_mib},
@@ -440,18 +451,50 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
   MemoryPrediction p;
   p.mib = PointMib(e, workload);
   p.low = p.high = p.mib;
+  const double low_factor = calibration_.empty() ? 1 : std::exp(LowScoreQuantile((1 - level) / 2));
   if (!calibration_.empty()) {
     const double high_level = std::max(kMemoryHighLevel, (1 + level) / 2);
-    p.low = std::min(p.mib, p.mib * std::exp(LowScoreQuantile((1 - level) / 2)));
+    p.low = std::min(p.mib, p.mib * low_factor);
     p.high = std::max(p.mib, p.mib + HighScoreQuantile(high_level) * HighScaleMib(e, workload));
   }
   auto [base, fitted] = Base(params_, e);
   p.context_fitted = fitted;
-  // A GPU of an architecture without training rows: its context may be any
-  // published one, up to the largest.
-  const double context = ContextAt(base, params_.mib_per_sm, e) + (e.uses_cudnn ? params_.cudnn_mib : 0);
-  p.widened_mib = MemoryAdditiveMib(e) + (fitted ? 0 : std::max(0.0, PublishedContextMaxMib() - context));
+  p.context_mib = ContextOf(params_, e);
+  p.cuda_module_loading = !e.lazy_module_loading ? "unknown" : *e.lazy_module_loading ? "lazy" : "eager";
+  if (Lazy(e)) {
+    // A lazily loading stack: the published idle context in the point and the
+    // low end. The high end stays the measured (eager) stack's: no measured
+    // row is on a lazy stack, and what a training job adds to the idle
+    // context as it loads its kernels and library handles is not published
+    // (PyTorch's own kernels alone are up to 362 MiB: pytorch/pytorch#86509,
+    // eager - lazy; cuBLAS's and cuDNN's come on top).
+    MemoryEstimate eager = e;
+    eager.lazy_module_loading = false;
+    const double eager_high = Predict(eager, level, workload).high;
+    p.widened_mib = MemoryAdditiveMib(e);
+    p.widened_mib += std::max(0.0, eager_high - (p.high + p.widened_mib));
+  } else {
+    // A GPU of an architecture without training rows: its context may be any
+    // published one, up to the largest.
+    const double context = p.context_mib + (e.uses_cudnn ? params_.cudnn_mib : 0);
+    p.widened_mib = MemoryAdditiveMib(e) + (fitted ? 0 : std::max(0.0, PublishedContextMaxMib() - context));
+  }
   p.high += p.widened_mib;
+  if (calibration_.empty() && e.capacity_mib > p.high) {
+    // Too few workloads to calibrate (fewer than 3 with a memory value): no
+    // held-out error says how far another graph may be from its point, so
+    // no limit below the GPU's or slice's memory is known to hold.
+    p.widened_mib += e.capacity_mib - p.high;
+    p.high = e.capacity_mib;
+  }
+  if (!e.lazy_module_loading) {
+    // Unknown stack: the point and the high end are the training rows'
+    // (eager: a limit set from the high end holds on either); the low end
+    // reaches what the same job needs on a lazily loading stack.
+    MemoryEstimate lazy = e;
+    lazy.lazy_module_loading = true;
+    p.low = std::min(p.low, PointMib(lazy, workload) * low_factor);
+  }
   p.capacity_mib = e.capacity_mib;
   return p;
 }

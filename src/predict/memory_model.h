@@ -57,19 +57,23 @@ struct MemoryPrediction {
   double high = std::nan("");  // pack by this end
   double capacity_mib = std::nan("");  // memory of the GPU or MIG slice (spec table), MiB
   // Of `high`: the MiB added for estimated parts (MemoryEstimate::uncertain_mib),
-  // cuDNN's run-to-run spread (kConvRerunMib) and a GPU architecture whose
-  // context was not fitted (up to the published maximum).
+  // cuDNN's run-to-run spread (kConvRerunMib), a GPU architecture whose
+  // context was not fitted (up to the published maximum), for a lazy
+  // stack up to the eager stack's high end, and for an uncalibrated model up
+  // to the GPU's or slice's memory.
   double widened_mib = 0;
   bool context_fitted = false;  // training rows on a GPU of its architecture fitted the context
+  double context_mib = std::nan("");  // the context in the point (without cuDNN's part), MiB
+  // The job's CUDA_MODULE_LOADING as applied: "lazy" (the published lazy
+  // context, LazyContextMib, in the point and the low end; the high end
+  // eager's), "eager" (the fitted context) or "unknown" (the fitted context
+  // in the point and the high end; the low end the lazy point's).
+  std::string cuda_module_loading = "unknown";
   bool available() const { return !std::isnan(mib); }
   // Fit against capacity_mib: the point above it will not fit; the high end above it may not.
   bool fits() const { return available() && high <= capacity_mib; }
   bool will_not_fit() const { return available() && mib > capacity_mib; }
 };
-
-// 2,048 resident threads per SM x the 1 KiB default CUDA stack
-// (cudaLimitStackSize) = 2 MiB of local memory per SM, reserved with the context.
-inline constexpr double kDefaultMibPerSm = 2.0;
 
 // The high end of the memory interval is a one-sided conformal bound at this
 // level at least (at (1 + level) / 2 when that is higher): a limit is set
@@ -131,7 +135,9 @@ class MemoryModel {
   // The point and its interval at `level` (central probability, (0, 1)):
   // low = point x exp(LowScoreQuantile((1 - level) / 2)), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
   // level) / 2)) x HighScaleMib + widened_mib; always containing the point;
-  // the uncalibrated model's interval is the point plus widened_mib. capacity_mib from `e`.
+  // the uncalibrated model's (fewer than 3 workloads: no held-out error) low
+  // end is the point, its high end the GPU's or slice's memory (e.capacity_mib),
+  // or point + widened_mib where that is higher. capacity_mib from `e`.
   MemoryPrediction Predict(const MemoryEstimate& e, double level, const std::string& workload = "") const;
 
   const MemoryParams& params() const { return params_; }

@@ -29,6 +29,9 @@ MemoryEstimate Est(const std::string& gpu, const std::string& arch, int sms, int
   e.weights_mib = static_mib;
   e.activations_mib = act;
   e.largest_tensor_mib = largest;
+  // A measured row's stack, as BuildDataset states it (eager); the lazy context as EstimateMemory gives it.
+  e.lazy_module_loading = false;
+  e.lazy_context_mib = LazyContextMib(sms);
   return e;
 }
 
@@ -85,6 +88,70 @@ TEST(MemoryModel, RecoversKnownParameters) {
   MemoryPrediction h = m->Predict(hopper, 0.8);
   EXPECT_FALSE(h.context_fitted);
   EXPECT_NEAR(h.widened_mib, std::max(0.0, PublishedContextMaxMib() - m->ContextMib(hopper)), 1e-9);
+}
+
+// cuda_module_loading: lazy puts the published lazy context (LazyContextMib) in the point and
+// the low end in place of the fitted one, its high end stays eager's; eager is the fitted
+// context; unknown is eager's point and high end with the low end reaching the lazy point's.
+// Rows stated lazy do not fit a context base.
+TEST(MemoryModel, CudaModuleLoadingChoosesTheContext) {
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  for (int w = 0; w < 5; ++w)
+    for (int b = 1; b <= 3; ++b) {
+      MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 100.0 * (w + 1), 150.0 * b * (w + 1), 5.0 * b);
+      e.lazy_module_loading = false;  // as BuildDataset states the measured rows
+      est.push_back(e);
+      // Measured with a spread of +-4% by workload, so that the interval is not empty.
+      y.push_back((2000 + e.StaticMib() + 1.5 * e.activations_mib + 2 * e.largest_tensor_mib) * (1 + 0.02 * (w - 2)));
+      group.push_back(w);
+    }
+  // Rows of another architecture, all on a lazy stack: no Volta base from them.
+  for (int b = 1; b <= 2; ++b) {
+    MemoryEstimate e = Est("V100", "Volta", 80, 80, 100, 200.0 * b, 5);
+    e.lazy_module_loading = true;
+    e.lazy_context_mib = LazyContextMib(80);
+    est.push_back(e);
+    y.push_back(e.lazy_context_mib + e.StaticMib() + 1.5 * e.activations_mib + 2 * e.largest_tensor_mib);
+    group.push_back(5);
+  }
+  Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->params().context_base_mib.count("Volta"), 0u);
+  ASSERT_EQ(m->params().context_base_mib.count("Ampere"), 1u);
+  ASSERT_FALSE(m->calibration().empty());
+
+  MemoryEstimate eager = Est("A100-40GB", "Ampere", 108, 108, 60, 40, 4);  // a small MLP's size
+  eager.lazy_context_mib = LazyContextMib(108);
+  eager.lazy_module_loading = false;
+  MemoryEstimate lazy = eager, unknown = eager;
+  lazy.lazy_module_loading = true;
+  unknown.lazy_module_loading.reset();
+  const MemoryPrediction pe = m->Predict(eager, 0.8), pl = m->Predict(lazy, 0.8), pu = m->Predict(unknown, 0.8);
+  EXPECT_EQ(pe.cuda_module_loading, "eager");
+  EXPECT_EQ(pl.cuda_module_loading, "lazy");
+  EXPECT_EQ(pu.cuda_module_loading, "unknown");
+  // Eager: the fitted context, base + per-SM part.
+  const double fitted = m->params().context_base_mib.at("Ampere") + m->params().mib_per_sm * 108;
+  EXPECT_NEAR(pe.context_mib, fitted, 1e-9);
+  EXPECT_NEAR(pl.context_mib, 400e6 / (1 << 20), 1e-9);  // the A100's lazy context: the maintainer's ~400 MB
+  EXPECT_GT(fitted, 1500);
+  // Lazy: the point moves by the two contexts' difference, nothing else.
+  EXPECT_NEAR(pl.mib, pe.mib - fitted + pl.context_mib, 1e-6);
+  // Its high end: eager's (no measured row on a lazy stack; what a job loads beyond the idle
+  // context is not published), all of the difference from its own calibrated high end widened.
+  EXPECT_DOUBLE_EQ(pl.high, pe.high);
+  const double own_high = pl.mib + std::max(0.0, m->HighScoreQuantile(0.95) * m->HighScaleMib(lazy));
+  EXPECT_NEAR(pl.widened_mib, pl.high - own_high, 1e-6);
+  EXPECT_GT(pl.widened_mib, 1000);
+  // Unknown: eager's point and high end (a limit holds on either stack)...
+  EXPECT_DOUBLE_EQ(pu.mib, pe.mib);
+  EXPECT_DOUBLE_EQ(pu.high, pe.high);
+  EXPECT_NEAR(pu.context_mib, fitted, 1e-9);
+  // ... and the low end the lazy point's low end, well below eager's.
+  EXPECT_NEAR(pu.low, pl.low, 1e-6);
+  EXPECT_LT(pu.low, pe.low - 1000);
 }
 
 TEST(MemoryModel, PerSmSlopeKeepsItsDefaultWhenTheRowsCannotTellIt) {
@@ -387,13 +454,16 @@ TEST(MemoryModel, Misuse) {
             "memory: 1 training rows with a memory value (gmem or gmem_mib), need at least 2");
   EXPECT_EQ(MemoryModel::Fit(est, {-1, 0}, {0, 1}).message(),
             "memory: 0 training rows with a memory value (gmem or gmem_mib), need at least 2");
-  // Two workloads: fitted, but too few to calibrate (the interval is the point).
+  // Two workloads: fitted, but too few to calibrate: the low end is the point, the high end
+  // the GPU's memory (no held-out error bounds another graph's).
   Result<MemoryModel> m = MemoryModel::Fit(est, {2000, 2100}, {0, 1});
   ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_TRUE(m->calibration().empty());
   MemoryPrediction p = m->Predict(est[0], 0.8);
   EXPECT_EQ(p.low, p.mib);
-  EXPECT_EQ(p.high, p.mib);
+  EXPECT_EQ(p.high, est[0].capacity_mib);
+  EXPECT_DOUBLE_EQ(p.widened_mib, est[0].capacity_mib - p.mib);
+  EXPECT_TRUE(p.fits());
   EXPECT_EQ(MemoryGroupedResiduals(est, {2000, 2100}, {0, 0}).message(),
             "memory: calibration needs at least 2 workloads with a memory value");
   EXPECT_EQ(MemoryGroupedResiduals(est, {2000, 2100}, {}).message(),

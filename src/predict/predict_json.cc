@@ -111,8 +111,21 @@ json PredictionJson(const Predictor& predictor, const PredictResult& res, const 
                            {"level", level_asked},
                            {"high_level", std::max(kMemoryHighLevel, (1 + level_asked) / 2)},
                            {"widened_mib", mem.widened_mib},
+                           {"cuda_module_loading", mem.cuda_module_loading},
                            {"calibrated", mm && !mm->calibration().empty()}};
   j["gpu_mem_capacity_mib"] = mem.capacity_mib;
+  // The context in the point and how it was chosen (the job's CUDA_MODULE_LOADING).
+  j["gpu_mem_context"] = {
+      {"mib", mem.context_mib},
+      {"cuda_module_loading", mem.cuda_module_loading},
+      {"lazy_mib", res.memory_estimate.lazy_context_mib},
+      {"note", mem.cuda_module_loading == "lazy"
+                   ? "lazy module loading: the published idle context in the point and the low end; the high end "
+                     "stays the measured (eager) stack's (no measured row on a lazy stack)"
+               : mem.cuda_module_loading == "eager"
+                   ? "eager module loading: the context fitted on the measured rows (their stacks load eagerly)"
+                   : "cuda_module_loading not stated: the point and the high end assume eager loading (the "
+                     "measured rows' stacks), the low end lazy loading; state --attr cuda_module_loading=lazy|eager"}};
   j["gpu_mem_fit"] = fit;
   j["optimizer"] = OptimizerName(res.memory_estimate.optimizer);
   json parts = json::object();

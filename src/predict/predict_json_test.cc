@@ -41,7 +41,7 @@ TEST(PredictionJson, EveryFieldIsThePredictionsOwn) {
   EXPECT_EQ(keys, (std::set<std::string>{"gpu_util", "interval", "gpu", "mig_profile", "target", "algo", "batch", "amp",
                                          "feature_schema", "features", "features_used", "workload",
                                          "expected_error_unseen", "gpus", "nodes", "data_parallel", "gpu_mem_mib",
-                                         "gpu_mem_interval", "gpu_mem_capacity_mib", "gpu_mem_fit", "optimizer",
+                                         "gpu_mem_interval", "gpu_mem_capacity_mib", "gpu_mem_context", "gpu_mem_fit", "optimizer",
                                          "gpu_mem_components_mib", "step_ms", "step_ms_interval", "gpu_measured",
                                          "measured_gpus", "unsure", "unsure_reasons", "carried_loader_ms_per_sample",
                                          "uncertainty"}));
@@ -69,6 +69,12 @@ TEST(PredictionJson, EveryFieldIsThePredictionsOwn) {
   EXPECT_EQ(j["step_ms_interval"]["high"], r->prediction.step_high_ms);
   EXPECT_EQ(j["uncertainty"]["unknown_host"], true);
   EXPECT_EQ(j["gpu_mem_interval"]["widened_mib"], r->memory.widened_mib);
+  // cuda_module_loading not stated: the fitted (eager) context in the point, said in both places.
+  EXPECT_EQ(j["gpu_mem_interval"]["cuda_module_loading"], "unknown");
+  EXPECT_EQ(j["gpu_mem_context"]["cuda_module_loading"], "unknown");
+  EXPECT_EQ(j["gpu_mem_context"]["mib"], r->memory.context_mib);
+  EXPECT_EQ(j["gpu_mem_context"]["lazy_mib"], r->memory_estimate.lazy_context_mib);
+  EXPECT_NE(j["gpu_mem_context"]["note"].get<std::string>().find("cuda_module_loading=lazy|eager"), std::string::npos);
   EXPECT_EQ(j["expected_error_unseen"]["workloads"], Trained().info().accuracy.workloads);
   EXPECT_EQ(j["features"].size(), Trained().info().feature_names.size());
   // One GPU: no data_parallel.

@@ -1150,6 +1150,10 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   if (memory_) {
     // A measured workload's graph (seen, or the same graph with other facts): its own fixed part.
     out.memory = memory_->Predict(mem, level, !out.seen_workload.empty() ? out.seen_workload : out.same_graph_workload);
+    if (memory_->calibration().empty())
+      out.warnings.push_back("the memory model is not calibrated (its training rows hold fewer than 3 workloads with a "
+                             "memory value): the memory high end is the GPU's whole memory (" +
+                             std::to_string(static_cast<int64_t>(mem.capacity_mib)) + " MiB)");
   } else {
     out.memory.capacity_mib = mem.capacity_mib;
   }
