@@ -170,6 +170,9 @@ expect_rc 1 "$BIN" simulate --trace philly --cap-rule bogus --policy predictive 
 expect_err "--cap-rule 'bogus': want sum or capacity"
 expect_rc 1 "$BIN" simulate --trace philly --cap-rule capacity --cap 90 --policy predictive --out "$TMP/sim2"
 expect_err "--cap applies to --cap-rule sum; --cap-rule capacity takes the cap from the physics"
+# serve takes the same rule, and refuses a bad one at start, before anything listens.
+expect_rc 1 "$BIN" serve --listen 127.0.0.1:0 --db "$TMP/caprule.db" --predictor "$TMP/p.json" --cap-rule bogus
+expect_err "gpucast serve: cap rule 'bogus': want sum or capacity"
 expect_rc 0 "$BIN" simulate --trace philly --jobs 200 --cluster "8x RTX3090" --cap-rule capacity --policy predictive \
   --predictions oracle --quiet --out "$TMP/simcap"
 grep -q '"cap_rule": "capacity"' "$TMP/simcap/summary.json" && grep -q '"cap": 120' "$TMP/simcap/summary.json" && ok ||

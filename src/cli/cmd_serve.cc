@@ -34,6 +34,7 @@ struct ServeFlags {
   std::string predictor;
   std::string cluster = "4x RTX3090";
   std::string policy = "predictive";
+  std::string cap_rule = "sum";  // --cap-rule, as simulate's
   std::string token_file;
   std::string deputy_token_file;
   std::string admin_token_file;
@@ -248,7 +249,7 @@ int RunServe(const ServeFlags& f) {
                              " (HTTP workers must stay free while graphs are analysed)");
   }
   // The cluster first: a typo in its GPU type stops serve before anything starts.
-  auto scheduler = service::NewPolicyScheduler(f.cluster, f.policy, DataDir());
+  auto scheduler = service::NewPolicyScheduler(f.cluster, f.policy, DataDir(), f.cap_rule);
   if (!scheduler.ok()) return Fail("serve", scheduler.message());
   auto analyzer = std::make_shared<service::GraphAnalyzer>(f.analysis);
   auto engine = service::NewReloadingPredictorEngine(f.predictor, analyzer);
@@ -324,6 +325,11 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "placement policy from the simulator's table: slot, predictive, predictive-spread, "
                   "interference-aware, predictive-feedback (packs by each running job's estimate once it "
                   "is observed: prediction and observation weighed by their uncertainties; never migrates)")
+      ->capture_default_str();
+  sub->add_option("--cap-rule", flags->cap_rule,
+                  "the capped policies' rule, as 'gpucast simulate --cap-rule': sum (the paper's: a GPU's "
+                  "summed predicted utilization <= 100) or capacity (<= 100 x the work capacity fitted on the "
+                  "measured co-located pairs, 120 on the RTX 3090; docs/simulator.md)")
       ->capture_default_str();
   sub->add_option("--token-file", flags->token_file,
                   "file holding a bearer token; every route but /healthz and /metrics then needs "

@@ -65,9 +65,10 @@ class RoundView : public sim::ClusterView {
 // The simulator's options, except that the live service cannot checkpoint
 // and move a running job: predictive-feedback packs by observations but
 // never migrates here.
-sim::PolicyOptions LiveOptions() {
+sim::PolicyOptions LiveOptions(bool cap_by_capacity) {
   sim::PolicyOptions o;
   o.max_migrations = 0;
+  o.cap_by_capacity = cap_by_capacity;
   return o;
 }
 
@@ -89,10 +90,11 @@ std::pair<double, double> IntervalOf(const Prediction& p) {
 
 class PolicyScheduler : public Scheduler {
  public:
-  PolicyScheduler(sim::Cluster cluster, const sim::PolicyRow* row, sim::InterferenceModel model)
+  PolicyScheduler(sim::Cluster cluster, const sim::PolicyRow* row, sim::InterferenceModel model,
+                  bool cap_by_capacity)
       : cluster_(std::move(cluster)),
         row_(row),
-        policy_(row->make(LiveOptions())),
+        policy_(row->make(LiveOptions(cap_by_capacity))),
         model_(std::move(model)),
         on_gpu_(cluster_.gpus.size()),
         types_(sim::GpuTypes(cluster_)) {}
@@ -362,7 +364,10 @@ class PolicyScheduler : public Scheduler {
 
 Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster_spec,
                                                       const std::string& policy,
-                                                      const std::string& data_dir) {
+                                                      const std::string& data_dir,
+                                                      const std::string& cap_rule) {
+  if (cap_rule != "sum" && cap_rule != "capacity")
+    return Status::Error("cap rule '" + cap_rule + "': want sum or capacity");
   const sim::PolicyRow* row = sim::FindPolicy(policy);
   if (!row) {
     std::string names;
@@ -383,14 +388,17 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
   for (sim::Gpu& g : cluster.gpus) {
     ASSIGN_OR_RETURN(g.type, CheckGpuName("--cluster '" + cluster_spec + "'", g.type));
   }
-  // The interference model (only interference-aware reads it) is fitted to the
-  // measured co-located pairs; other policies get a no-slowdown model.
+  // The interference model (interference-aware and the capacity cap read it)
+  // is fitted to the measured co-located pairs; other policies get a
+  // no-slowdown model (work capacity 1: the capacity cap would be 100).
   sim::InterferenceModel model(0, {1, 0, 0, 0, 0}, {});
-  if (policy == "interference-aware") {
+  const bool by_capacity = cap_rule == "capacity";
+  if (policy == "interference-aware" || by_capacity) {
     ASSIGN_OR_RETURN(std::vector<sim::WorkloadProfile> w, sim::LoadWorkloads(data_dir + "/lucid/single_data.csv"));
     ASSIGN_OR_RETURN(model, sim::InterferenceModel::Fit(w, data_dir + "/lucid/colocate_info.csv"));
   }
-  return std::unique_ptr<Scheduler>(std::make_unique<PolicyScheduler>(std::move(cluster), row, std::move(model)));
+  return std::unique_ptr<Scheduler>(
+      std::make_unique<PolicyScheduler>(std::move(cluster), row, std::move(model), by_capacity));
 }
 
 }  // namespace gpucast::service

@@ -63,9 +63,14 @@ class Scheduler {
 // cluster whose GPU type the spec table does not know (a typo names the
 // closest known). A mixed cluster (node groups of several GPU types) places
 // each job only on GPUs of its own type (JobSpec::gpu).
-// `interference_data_dir`: where lucid/ lives (for interference-aware).
+// `interference_data_dir`: where lucid/ lives (for interference-aware and the
+// capacity cap). `cap_rule`: the capped policies' rule, as `gpucast simulate
+// --cap-rule`: "sum" (the paper's: a GPU's summed utilization <= 100) or
+// "capacity" (<= 100 x the work capacity fitted on the measured pairs,
+// sim::EffectiveCap); anything else is an error naming the choices.
 Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster_spec,
                                                       const std::string& policy,
-                                                      const std::string& data_dir);
+                                                      const std::string& data_dir,
+                                                      const std::string& cap_rule = "sum");
 
 }  // namespace gpucast::service
