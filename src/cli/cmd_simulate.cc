@@ -577,7 +577,7 @@ int RunSimulate(const SimulateFlags& f) {
                         "jct_p50_s", "jct_p95_s", "jct_p99_s", "mean_slowdown", "queue_mean_s", "makespan_s",
                         "load_factor", "window_s", "useful_work_trace_window", "ideal_work_trace_window",
                         "profiling_gpu_s", "migrations", "lost_progress_s", "oom_events", "oom_lost_gpu_h",
-                        "prediction_mae", "jobs_total"};
+                        "prediction_mae", "jobs_total", "restart_work_utilization"};
   nlohmann::ordered_json per_load = nlohmann::ordered_json::array();
   nlohmann::ordered_json agg = nlohmann::ordered_json::object();
   if (!f.json && (multi_seed || multi_load)) std::printf("\nper load point (mean +- sd over seeds %s):\n", f.seeds.empty() ? std::to_string(f.seed).c_str() : f.seeds.c_str());

@@ -567,6 +567,9 @@ class Engine : public ClusterView {
         // Restarting from a checkpoint costs restart_s before it progresses again.
         s.remaining += cfg_.restart_s;
         res_.restart_gpu_s += cfg_.restart_s * info_[j].num_gpus;
+        // Within the window (the snapshot at its end was taken before this round).
+        if (now_ < t_window_end_)
+          res_.restart_work_gpu_s += cfg_.restart_s * res_.jobs[j].true_util / 100.0 * info_[j].num_gpus;
         ++res_.restarts;
         s.restart_pending = false;
       }
@@ -775,6 +778,7 @@ class Engine : public ClusterView {
     res_.trace_window_s = t_trace_end_ - t0_;
     if (res_.window_s > 0) {
       res_.useful_work_utilization = 100.0 * useful / (static_cast<double>(res_.num_gpus) * res_.window_s);
+      res_.restart_work_utilization = 100.0 * res_.restart_work_gpu_s / (static_cast<double>(res_.num_gpus) * res_.window_s);
       res_.ideal_work_utilization = IdealWorkUtilization(res_.jobs, res_.num_gpus, t0_, t_window_end_, work_capacity_);
     }
     if (res_.trace_window_s > 0) {
@@ -1041,6 +1045,7 @@ std::string SummaryJson(const SimResult& r) {
   j["restart_s"] = r.restart_s;
   j["restarts"] = r.restarts;
   j["restart_gpu_h"] = r.restart_gpu_s / 3600.0;
+  j["restart_work_utilization"] = r.restart_work_utilization;
   j["recurring"] = r.recurring;
   j["jobs_recurring"] = r.jobs_recurring;
   j["cap_rule"] = r.cap_rule;

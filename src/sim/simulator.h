@@ -143,6 +143,15 @@ struct SimResult {
   double lost_progress_s = 0;       // solo-seconds lost to migrations (restart from a checkpoint, x num_gpus)
   double restart_gpu_s = 0;         // restart cost paid (SimConfig::restart_s x num_gpus per restart)
   int64_t restarts = 0;             // restarts charged
+  // The useful work the restart cost took from the window: restart_s x
+  // true_util/100 x num_gpus of every restart charged before the window's end
+  // (a charge is added to the job's remaining work, so useful work, which
+  // credits duration - remaining, loses exactly this), solo GPU-seconds; and
+  // as points of useful_work_utilization (/ (GPUs * window) x 100). Measured
+  // in the run itself, on its own schedule: the cost of the charge without the
+  // run-to-run change a different schedule makes (docs/simulator.md, Restarts).
+  double restart_work_gpu_s = 0;
+  double restart_work_utilization = 0;
   int64_t jobs_recurring = 0;       // jobs whose graph ran before (SimConfig::recurring)
   std::string workload_mix;         // SimConfig::workload_mix
   double restart_s = 0, recurring = 0;  // SimConfig's

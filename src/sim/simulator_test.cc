@@ -216,6 +216,43 @@ TEST(Simulator, RestartCostIsChargedOnEveryRestart) {
   EXPECT_EQ(p->restarts, 0);
 }
 
+TEST(Simulator, RestartWorkIsTheUsefulWorkTheChargeTakesFromTheWindow) {
+  // profiling-exclusive on one GPU. A (40%, 1000 s) is measured alone 0-70 s,
+  // re-queued and placed again at once, restarting from the window's
+  // checkpoint: --restart-s 30 adds 30 s to its remaining work. B (50%)
+  // arrives at 500, the last submit: the window is [0, 500] (never a backlog).
+  // At 500 A has done 70 + 430 - 30 = 470 s of useful work (500 without the
+  // charge): useful work 37.6% against 40%, and the run itself reports the
+  // difference, 30 s x 0.4 / 500 s = 2.4 points. B waits for A (it needs an
+  // empty GPU to be measured), is measured 1030-1100 and restarts then: a
+  // charge after the window, in restarts and restart_gpu_s but not in the
+  // window's restart work.
+  Fixture f;
+  SimConfig cfg;
+  cfg.restart_s = 30;
+  const Trace t = Jobs({{0, 0, 1000, 1, 1}, {0, 500, 100, 1, 1}});
+  auto r = f.Run(t, Gpus(1), "profiling-exclusive", {0, 1}, cfg);
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_NEAR(r->window_s, 500, 1e-9);
+  EXPECT_NEAR(r->jobs[0].end_s, 1030, 1e-9);
+  EXPECT_NEAR(r->jobs[1].end_s, 1160, 1e-9);
+  EXPECT_EQ(r->restarts, 2);
+  EXPECT_NEAR(r->restart_gpu_s, 60, 1e-9);
+  EXPECT_NEAR(r->jobs[0].work_window_s, 470, 1e-9);
+  EXPECT_NEAR(r->useful_work_utilization, 37.6, 1e-9);
+  EXPECT_NEAR(r->restart_work_gpu_s, 30 * 0.4, 1e-9);
+  EXPECT_NEAR(r->restart_work_utilization, 2.4, 1e-9);
+  cfg.restart_s = 0;
+  auto z = f.Run(t, Gpus(1), "profiling-exclusive", {0, 1}, cfg);
+  ASSERT_TRUE(z.ok()) << z.message();
+  EXPECT_NEAR(z->useful_work_utilization, 40, 1e-9);
+  EXPECT_EQ(z->restart_work_utilization, 0);
+  // On a schedule the charge does not rearrange, the runs' difference is the charge.
+  EXPECT_NEAR(z->useful_work_utilization - r->useful_work_utilization, r->restart_work_utilization, 1e-9);
+  // The summary reports it beside useful work.
+  EXPECT_NE(SummaryJson(*r).find("\"restart_work_utilization\": 2.4"), std::string::npos) << SummaryJson(*r);
+}
+
 TEST(Simulator, EachJobsMeasurementIsItsOwnWhateverTheSchedule) {
   // Each job's measurement noise is drawn from (seed, job id, kind), never
   // from a stream shared with other jobs: a restart cost or another cluster
