@@ -11,8 +11,13 @@
 # per seed: the spread of the runs with a negligible cost (<= 7 s), the least
 # squares slope of useful work on --restart-s over the whole grid as the cost
 # of 60 s (with its standard error), the single-pair difference (0 vs 60 s)
-# that tools/sim_done_when.sh checks, and the cost by direct accounting (60 s x
-# utilization x GPUs of every restart begun in the window, from jobs.csv).
+# that tools/sim_done_when.sh checks, the cost as the run itself reports it
+# (summary.json's restart_work_utilization: restart_s x utilization x GPUs of
+# every restart charged before the window's end) and the same by direct
+# accounting from jobs.csv (60 s x utilization x GPUs of every restart begun in
+# the window), and the cost of 60 s left by the slope of useful work + that
+# cost over the grid (the runs with the charge given back): 0 within its se
+# when the charge is the whole of the cost and the rest the schedule's chaos.
 # Usage: tools/sim_restart_cost.sh PATH/TO/gpucast OUT_DIR [SEEDS]   (SEEDS default 1-3;
 #        JOBS=N keeps the first N jobs: a check of the script, not the figures)
 set -euo pipefail
@@ -51,7 +56,19 @@ for s in sorted({k[1] for k in runs}):
             loss += 60 * int(j["num_gpus"]) * float(j["true_util"]) / 100
     direct = 100 * loss / (d60["num_gpus"] * w)
     pair = runs[(0.0, s)][0]["useful_work_utilization"] - d60["useful_work_utilization"]
-    print(f"seed {s}: {len(pts)} runs; restart <= 7 s: useful work {st.mean(null):.3f} % (sd {st.stdev(null):.3f}, "
-          f"{min(null):.2f}-{max(null):.2f}, {len(null)} runs); cost of 60 s by the slope over 0-{max(xs):g} s: "
-          f"{-60 * b:.3f} +- {60 * se:.3f} (se) points; one pair (0 vs 60 s): {pair:+.3f}; direct accounting: {direct:.3f}")
+    inrun = d60.get("restart_work_utilization", float("nan"))
+    line = (f"seed {s}: {len(pts)} runs; restart <= 7 s: useful work {st.mean(null):.3f} % (sd {st.stdev(null):.3f}, "
+            f"{min(null):.2f}-{max(null):.2f}, {len(null)} runs); cost of 60 s by the slope over 0-{max(xs):g} s: "
+            f"{-60 * b:.3f} +- {60 * se:.3f} (se) points; one pair (0 vs 60 s): {pair:+.3f}; in the run: {inrun:.3f}; "
+            f"direct accounting: {direct:.3f}")
+    adj = [(r, d["useful_work_utilization"] + d["restart_work_utilization"])
+           for (r, ss), (d, _) in runs.items() if ss == s and "restart_work_utilization" in d]
+    if len(adj) == len(pts):
+        ya = [y for _, y in sorted(adj)]
+        mya = st.mean(ya)
+        ba = sum((x - mx) * (y - mya) for x, y in zip(xs, ya)) / sxx
+        ra = [y - (mya + ba * (x - mx)) for x, y in zip(xs, ya)]
+        sea = (sum(e * e for e in ra) / (len(pts) - 2) / sxx) ** 0.5
+        line += f"; with the charge given back: cost of 60 s left by the slope {-60 * ba:+.3f} +- {60 * sea:.3f} (se), sd {st.stdev(ya):.3f}"
+    print(line)
 PY

@@ -287,8 +287,8 @@ rs = [r for r in runs if r["config"] == "restart"]
 if rs:
     print("\n**Restart cost: Philly, 256 GPUs, load ×2, per seed (useful work %, mean JCT h)**\n")
     print("| policy | --restart-s | restarts | " + " | ".join(f"seed {s}" for s in sorted({r['seed'] for r in rs})) +
-          " | useful work change (points) |")
-    print("|---|---:|---:|" + "---|" * len({r['seed'] for r in rs}) + "---:|")
+          " | useful work change (points) | cost in the run (points) |")
+    print("|---|---:|---:|" + "---|" * len({r['seed'] for r in rs}) + "---:|---:|")
     for p in sorted({r["policy"] for r in rs}):
         g = {r["seed"]: r for r in rs if r["policy"] == p}
         base = select("philly", 2.0, p)
@@ -296,8 +296,10 @@ if rs:
                  f"{g[s]['jct_mean_s'] / 3600:.1f} vs {base[s]['jct_mean_s'] / 3600:.1f}" if s in base else "—"
                  for s in sorted(g)]
         d = [base[s]["useful_work_utilization"] - g[s]["useful_work_utilization"] for s in sorted(g) if s in base]
+        # The cost in the run itself (restart_work_utilization: the useful work its restarts took
+        # from the window); the change between the two runs adds the rearranged schedule's chaos.
         print(f"| {p} | {g[min(g)].get('restart_s', '?'):g} | {ms(col(g, 'restarts'))[0]:.0f} | " + " | ".join(cells) +
-              f" | {pm(d, 1, 2)} |")
+              f" | {pm(d, 1, 2)} | {pm(col(g, 'restart_work_utilization'), 1, 3)} |")
 
 # 6. Recurring jobs: --recurring F (OUT/recurring/F-*/) against the best profiling baselines.
 rec = [r for r in runs if r["config"] == "recurring"]
