@@ -136,6 +136,14 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   // autocast keeps an fp16 copy of.
   std::map<std::string, int64_t> amp_size;
   std::set<std::string> kept(graph.data_inputs.begin(), graph.data_inputs.end());
+  // A view's output is its input's storage (Reshape, Flatten, Squeeze, Unsqueeze, Identity and a
+  // ratio-0 Dropout, which returns the input itself): a tensor kept under two names is one
+  // allocation. Keyed by the storage's first name.
+  std::map<std::string, std::string> storage_of;
+  auto storage = [&storage_of](const std::string& name) -> const std::string& {
+    auto it = storage_of.find(name);
+    return it == storage_of.end() ? name : it->second;
+  };
   std::set<std::string> autocast_roots;
   const std::map<size_t, FusedMemory> fused = FindFusedExports(graph);
   Count saved_total;
@@ -303,7 +311,8 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       if (fit != fused.end()) {  // a fused op's export: what the fused op keeps, once
         for (const std::string& name : fit->second.keep) {
           const TensorInfo* t = graph.Tensor(name);
-          if (t && t->shape_known && !weight_roots(t) && kept.insert(name).second) kept_bytes += Numel(*t) * elem_bytes(*t);
+          if (t && t->shape_known && !weight_roots(t) && kept.insert(storage(name)).second)
+            kept_bytes += Numel(*t) * elem_bytes(*t);
         }
       }
       for (size_t i = 0; i < args.inputs.size() && i < 31; ++i) {
@@ -319,7 +328,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
           for (size_t k = 0; k < args.inputs.size(); ++k) other_needs_grad = other_needs_grad || (k != i && args.Grad(k));
           if (!other_needs_grad) continue;
         }
-        std::string key = t->name;
+        std::string key = storage(t->name);
         int64_t eb = elem_bytes(*t);
         if (cast_half && IsFloat(t->elem_type) && eb > 2) {
           key += "#fp16@" + node.name;  // autocast casts activations per op, without a cache
@@ -328,7 +337,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         if (kept.insert(key).second) kept_bytes += Numel(*t) * eb;
       }
       for (size_t i = 0; i < args.outputs.size() && i < 31 && fit == fused.end(); ++i)
-        if (((saved->outputs >> i) & 1) && kept.insert(args.outputs[i]->name).second)
+        if (((saved->outputs >> i) & 1) && kept.insert(storage(args.outputs[i]->name)).second)
           kept_bytes += Numel(*args.outputs[i]) * elem_bytes(*args.outputs[i]);
       // A view (a ratio-0 Dropout: the input itself) keeps no extra state.
       if (fit == fused.end() && !cost->view && !args.outputs.empty() &&
@@ -343,6 +352,17 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       if (!kept_bytes.ok()) return Status::Error(where + ": saved byte count overflows int64" + at_batch);
       nc.saved_bytes = kept_bytes.value();
       saved_total += nc.saved_bytes;
+    }
+
+    // A view of a same-sized input of the same element type shares its storage (Shape, Size and
+    // Constant make new tensors).
+    if (cost->view && !args.inputs.empty() && args.inputs[0] && !args.outputs.empty()) {
+      const TensorInfo* in = args.inputs[0];
+      const TensorInfo* out = args.outputs[0];
+      if (in->shape_known && out->shape_known && in->elem_type == out->elem_type) {
+        Count ni = Numel(*in), no = Numel(*out);
+        if (ni.ok() && no.ok() && ni.value() == no.value()) storage_of[out->name] = storage(in->name);
+      }
     }
 
     nc.forward_flops = cost->forward_flops.value();

@@ -16,6 +16,7 @@ namespace {
 
 using testing::GraphBuilder;
 using testing::IntAttr;
+using testing::IntsAttr;
 using testing::NodeNamed;
 
 CostReport Analyze(const GraphBuilder& b) {
@@ -110,6 +111,60 @@ TEST(FusedExports, GroupNormKeepsItsInput) {
   for (const char* inside : {"norm", "ungroup", "scale", "shift"}) EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
   EXPECT_EQ(NodeNamed(r, "conv2").saved_bytes, 1024);
   EXPECT_EQ(r.totals.saved_bytes, 2048);
+}
+
+// Attention probabilities through an eval-mode (ratio-0) Dropout, by hand: one head of 4 x 4
+// scores at batch 2 (32 floats, 128 bytes). PyTorch's dropout at p = 0 returns its input itself
+// (aten/src/ATen/native/Dropout.cpp), so softmax's saved result and the probabilities the
+// second matmul saves are one tensor: 128 bytes, plus v (2 x 4 x 8 floats, 256 bytes) for the
+// probabilities' gradient. Counted by name, the Dropout's output was a second 128 bytes. At a
+// ratio of 0.1 the dropout makes a new tensor (kept by the matmul) and a 1-byte mask: 128 + 32 +
+// 128 + 256.
+TEST(SavedTensors, AViewKeptUnderTwoNamesIsOneTensor) {
+  auto attention = [](double ratio) {
+    GraphBuilder b("attn.onnx", 2);
+    b.Data("x", {2, 4, 8}).Param("wq", {8, 8}).Param("wv", {8, 8});
+    b.Value("q", {2, 4, 8}).Value("k", {2, 8, 4}).Value("v", {2, 4, 8}).Value("s", {2, 4, 4});
+    b.Value("p", {2, 4, 4}).Value("d", {2, 4, 4}).Value("mask", {2, 4, 4}, 9).Value("c", {2, 4, 8});
+    b.Value("flat", {2, 32}).Output("c");
+    b.Op("MatMul", "q_proj", {"x", "wq"}, {"q"});
+    b.Op("Transpose", "k_t", {"q"}, {"k"}).attrs["perm"] = IntsAttr({0, 2, 1});
+    b.Op("MatMul", "v_proj", {"x", "wv"}, {"v"});
+    b.Op("MatMul", "scores", {"q", "k"}, {"s"});
+    b.Op("Softmax", "softmax", {"s"}, {"p"}).attrs["axis"] = IntAttr(-1);
+    Attribute r;
+    r.f = ratio;
+    b.Op("Dropout", "drop", {"p"}, {"d", "mask"}).attrs["ratio"] = r;
+    b.Op("MatMul", "context", {"d", "v"}, {"c"});
+    return Analyze(b);
+  };
+  // scores keeps q and its transpose (2 x 64 floats); then as above.
+  const int64_t qk = 2 * 256;
+  CostReport eval = attention(0.0);
+  EXPECT_EQ(NodeNamed(eval, "softmax").saved_bytes, 128);
+  EXPECT_EQ(NodeNamed(eval, "drop").saved_bytes, 0);
+  EXPECT_EQ(NodeNamed(eval, "context").saved_bytes, 256);  // v only: d is p
+  EXPECT_EQ(eval.totals.saved_bytes, qk + 128 + 256);
+  CostReport train = attention(0.1);
+  EXPECT_EQ(NodeNamed(train, "drop").saved_bytes, 32);
+  EXPECT_EQ(NodeNamed(train, "context").saved_bytes, 128 + 256);
+  EXPECT_EQ(train.totals.saved_bytes, qk + 128 + 32 + 128 + 256);
+}
+
+// A Flatten of a kept activation is the same storage: ReLU keeps r [2,16] (128 bytes) and fc2,
+// reading Flatten(r), keeps nothing more.
+TEST(SavedTensors, AFlattenedActivationIsKeptOnce) {
+  GraphBuilder b("flat.onnx", 2);
+  b.Data("x", {2, 8}).Param("w", {16, 8}).Value("h", {2, 16}).Value("r", {2, 16}).Value("f", {2, 16});
+  b.Param("w2", {4, 16}).Value("y", {2, 4}).Output("y");
+  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  b.Op("Relu", "relu", {"h"}, {"r"});
+  b.Op("Flatten", "flat", {"r"}, {"f"}).attrs["axis"] = IntAttr(1);
+  b.Op("Gemm", "fc2", {"f", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "relu").saved_bytes, 128);
+  EXPECT_EQ(NodeNamed(r, "fc2").saved_bytes, 0);
+  EXPECT_EQ(r.totals.saved_bytes, 128);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "cost/job_cost.h"
 #include "cost/test_graph.h"
 #include "features/gpu_specs.h"
+#include "util/paths.h"
 
 namespace gpucast {
 namespace {
@@ -175,6 +176,59 @@ TEST(EstimateMemory, DataParallelRanksAddGradientBuckets) {
 
 // CUBLAS_WORKSPACE_CONFIG's default (8.125 MiB) plus cuBLASLt's, by compute capability and memory
 // (pytorch/pytorch#120925): 1 MiB, 4 MiB on 8.x with >= 24 GB, 32 MiB from Hopper.
+// Lucid's BERT/SQuAD graph, by hand (bytes; T tokens, hidden 768, 12 heads, FFN 3072).
+// What each layer keeps under PyTorch >= 1.11 (derivatives.yaml: softmax keeps its result, the
+// fused dropout a 1-byte mask, bmm both operands, the matmul's reshape of a permuted q, k^T or v a
+// contiguous copy, layer norm its input and a mean and rstd per token, gelu its input, linear its
+// input): x, q, k^T, v, the attention context, layer norm 1's input and output, layer norm 2's
+// input (8 x T x 768 floats), gelu's input and output (2 x T x 3072), the softmax result and, in
+// train mode, the attention dropout's mask and output and two hidden dropout masks.
+TEST(EstimateMemory, BertSquadByHand) {
+  const double H = 768, F = 3072, kStats = 2 * 4;  // layer norm: a mean and an rstd per token
+  auto load = [](const char* file, int64_t batch, int64_t seq, bool amp = false) {
+    LoadOptions lo;
+    lo.batch = batch;
+    lo.dims["seq"] = seq;
+    Result<CostReport> r = CostFileForPrediction(HomeDir() + "/models/" + file, lo, CostOptions{amp});
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? r.value() : CostReport{};
+  };
+  JobConfig job = Job(32);
+  job.gpu = "A100-80GB";
+  job.attrs.optimizer = Optimizer::kAdamW;
+
+  // Lucid's BERT/SQuAD (bert.onnx: HF BertForQuestionAnswering, bert-base-uncased, train mode) at
+  // batch 32, seq 384: 13,676,937,216 bytes = 13,043.3 MiB.
+  {
+    const double T = 32 * 384, scores = 32 * 12 * 384.0 * 384;
+    const double layer = 8 * T * H * 4 + 2 * T * kStats + 2 * T * F * 4 + scores * (4 + 1 + 4) + 2 * T * H;
+    // embeddings: layer norm's input and statistics, the dropout mask; the QA head: its input.
+    const double kept = 12 * layer + (T * H * 4 + T * kStats) + T * H + T * H * 4;
+    Result<MemoryEstimate> e = EstimateMemory({load("bert.onnx", 32, 384)}, job);
+    ASSERT_TRUE(e.ok()) << e.message();
+    EXPECT_NEAR(e->activations_mib, kept / kMiB, 0.01);
+    EXPECT_NEAR(e->activations_mib, 13043.3, 0.1);
+    // Under autocast (matmuls fp16, each casting an fp32 input anew; softmax and layer norm fp32;
+    // the scores fp32 from the fp32 mask bias on): per layer three fp16 casts of x for q, k, v,
+    // the fp16 q, k^T, v and context, the fp32 softmax result, the mask, the dropped probabilities'
+    // fp16 cast, the fp32 layer norm inputs, layer norm 1's output cast, gelu's fp16 input and
+    // output; the QA head an fp16 cast of its input. 9,581,199,360 bytes = 9,137.4 MiB; 3,906 MiB
+    // less than fp32 (measured: 20,162 - 16,334 = 3,828, of which autocast's weight cache is 81).
+    const double amp_layer = (3 + 4) * T * H * 2 + scores * (4 + 1 + 2) + 2 * T * H + (T * H * 2 + T * F * 4) +
+                             2 * (T * H * 4 + T * kStats);
+    const double amp_kept = 12 * amp_layer + (T * H * 4 + T * kStats) + T * H + T * H * 2;
+    JobConfig amp_job = job;
+    amp_job.amp = true;
+    Result<MemoryEstimate> a = EstimateMemory({load("bert.onnx", 32, 384, true)}, amp_job);
+    ASSERT_TRUE(a.ok()) << a.message();
+    EXPECT_NEAR(a->activations_mib, amp_kept / kMiB, 0.01);
+    EXPECT_NEAR(e->activations_mib - a->activations_mib, 3906, 0.5);
+    // bert-base-uncased without its pooler (QA does not use it): embeddings and their layer norm
+    // (30,522 + 512 + 2 + 2) x 768, 12 layers of 7,087,872, the QA head 768 x 2 + 2: 108,893,186.
+    EXPECT_DOUBLE_EQ(e->weights_mib, ((30522 + 512 + 2 + 2) * H + 12 * 7087872.0 + 1538) * 4 / kMiB);
+  }
+}
+
 TEST(CublasWorkspaceMib, ByArchitectureAndMemory) {
   EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Pascal", 16), 9.125);
   EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Turing", 24), 9.125);
