@@ -93,6 +93,7 @@ test: build
 	bash tests/docs_models.sh $(BUILD)/gpucast
 	@# Generated blocks not stale, checked examples run and print what the docs show (tools/docs.py).
 	$(PY) -m unittest discover -s tools -p 'test_docs.py'
+	$(PY) -m unittest discover -s tools -p 'test_workloads.py'
 	$(PY) tools/docs.py check --build $(BUILD)
 	$(MAKE) deb
 	bash tests/deb_test.sh $(BUILD)

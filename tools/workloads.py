@@ -408,18 +408,18 @@ def _g(part, make, inputs, outputs, repeat=1, forward_only=0):
 F32, I64 = torch.float32, torch.int64
 IMG32 = [("image", ["batch", 3, 32, 32], F32, None)]
 LOGITS10 = [("logits", ["batch", 10])]
-CIFAR_ATTRS = dict(loader_workers=2, data_on_gpu=0, rl_env=0)
+CIFAR_ATTRS = dict(loader_workers=2, data_on_gpu=0, rl_env=0, optimizer="sgd_momentum")
 
 WORKLOADS = [
     dict(model="BERT", dataset="SQuAD", dims={"seq": 384}, tiny_dims={"seq": 16},
-         attrs=dict(loader_workers=0, data_on_gpu=0, rl_env=0),
+         attrs=dict(loader_workers=0, data_on_gpu=0, rl_env=0, optimizer="adamw"),
          notes="bert-base-uncased QA (12x768, 12 heads, FFN 3072), plain torch; seq 384; features "
                "precomputed, loader in-process",
          graphs=[_g("", BertForQA,
                     [("input_ids", ["batch", "seq"], I64, 30522), ("token_type_ids", ["batch", "seq"], I64, 2),
                      ("attention_mask", ["batch", "seq"], I64, 2)],
                     [("start_logits", ["batch", "seq"]), ("end_logits", ["batch", "seq"])])]),
-    dict(model="DCGAN", dataset="LSUN", dims={}, attrs=dict(loader_workers=2, data_on_gpu=0, rl_env=0),
+    dict(model="DCGAN", dataset="LSUN", dims={}, attrs=dict(loader_workers=2, data_on_gpu=0, rl_env=0, optimizer="adam"),
          notes="per step: D(real), G(noise), D(fake) for D loss, D(fake) for G loss: D 3 fwd+bwd, G 1; "
                "images made per sample on the CPU (random->PIL->tensor), 2 workers",
          graphs=[_g("generator", DCGANGenerator, [("noise", ["batch", 100, 1, 1], F32, None)],
@@ -431,7 +431,7 @@ WORKLOADS = [
                "crop+flip+normalise on the CPU, 2 workers",
          graphs=[_g("", EfficientNetB0Cifar, IMG32, LOGITS10)]),
     dict(model="LSTM", dataset="Wikitext2", dims={"seq": 35}, tiny_dims={"seq": 5},
-         attrs=dict(loader_workers=0, data_on_gpu=1, rl_env=0),
+         attrs=dict(loader_workers=0, data_on_gpu=1, rl_env=0, optimizer="sgd"),
          notes="2-layer LSTM LM 200/200, V=33278, bptt 35, time-major; corpus on the GPU, state carried",
          graphs=[_g("", LSTMLM,
                     [("tokens", ["seq", "batch"], I64, 33278), ("h0", [2, "batch", 200], F32, None),
@@ -441,26 +441,26 @@ WORKLOADS = [
     dict(model="MobileNetV2", dataset="CIFAR-10", dims={}, attrs=CIFAR_ATTRS,
          notes="MobileNetV2 for CIFAR (stride-1 stem and stage 2); data as EfficientNet",
          graphs=[_g("", MobileNetV2Cifar, IMG32, LOGITS10)]),
-    dict(model="NeuMF", dataset="MovieLens", dims={}, attrs=dict(loader_workers=2, data_on_gpu=0, rl_env=0),
+    dict(model="NeuMF", dataset="MovieLens", dims={}, attrs=dict(loader_workers=2, data_on_gpu=0, rl_env=0, optimizer="sgd_momentum"),
          notes="NeuMF (GMF 32 + MLP 256-128-64-32), 6040 users x 3706 items; Python dataset with 4 "
                "negatives per positive, 2 workers",
          graphs=[_g("", NeuMF, [("user", ["batch"], I64, 6040), ("item", ["batch"], I64, 3706)],
                     [("logit", ["batch"])])]),
-    dict(model="PPO", dataset="LunarLander", dims={}, attrs=dict(loader_workers=0, data_on_gpu=0, rl_env=1),
+    dict(model="PPO", dataset="LunarLander", dims={}, attrs=dict(loader_workers=0, data_on_gpu=0, rl_env=1, optimizer="adam"),
          notes="SB3 PPO MlpPolicy (pi and vf 8-64-64 tanh); batch = minibatch of one gradient step; "
                "per 10*2048/batch gradient steps the CPU env runs 2048 steps with batch-1 forwards",
          graphs=[_g("", PPOPolicy, [("obs", ["batch", 8], F32, None)],
                     [("action_logits", ["batch", 4]), ("value", ["batch", 1])])]),
-    dict(model="PointNet", dataset="ShapeNet", dims={}, attrs=dict(loader_workers=2, data_on_gpu=0, rl_env=0),
+    dict(model="PointNet", dataset="ShapeNet", dims={}, attrs=dict(loader_workers=2, data_on_gpu=0, rl_env=0, optimizer="adam"),
          notes="PointNet classification with input transform net, 2500 points, 16 classes; each "
                "sample parsed from text on the CPU, 2 workers",
          graphs=[_g("", PointNetCls, [("points", ["batch", 3, 2500], F32, None)],
                     [("log_probs", ["batch", 16])])]),
-    dict(model="ResNet50", dataset="ImageNet", dims={}, attrs=dict(loader_workers=0, data_on_gpu=1, rl_env=0),
+    dict(model="ResNet50", dataset="ImageNet", dims={}, attrs=dict(loader_workers=0, data_on_gpu=1, rl_env=0, optimizer="sgd"),
          notes="torchvision resnet50; one random batch made once on the GPU and reused",
          graphs=[_g("", lambda: torchvision.models.resnet50(), [("image", ["batch", 3, 224, 224], F32, None)],
                     [("logits", ["batch", 1000])])]),
-    dict(model="TD3", dataset="BipedalWalker", dims={}, attrs=dict(loader_workers=0, data_on_gpu=0, rl_env=1),
+    dict(model="TD3", dataset="BipedalWalker", dims={}, attrs=dict(loader_workers=0, data_on_gpu=0, rl_env=1, optimizer="adam"),
          notes="SB3 TD3 (actor 24-400-300-4, twin critics 28-400-300-1); per gradient step: 2 critics "
                "fwd+bwd, critic-1 and actor fwd+bwd every 2nd step, target actor+2 critics forward; "
                "plus one batch-1 actor forward per env step (1 env step per gradient step)",
@@ -474,7 +474,7 @@ WORKLOADS = [
     # MIGProfiler's BERT (../shared/data/migprofiler-a100/bert_train.csv): rows carry their own
     # seq_length (-> dim "seq") and loader_workers; the catalog's values are the defaults.
     dict(model="bert-base", dataset="amazon-review", dims={"seq": 64}, tiny_dims={"seq": 16},
-         attrs=dict(loader_workers=6, data_on_gpu=0, rl_env=0),
+         attrs=dict(loader_workers=6, data_on_gpu=0, rl_env=0, optimizer="adamw"),
          notes="HF bert-base sequence classification (pooler + Linear 768->2), fp32, AdamW; "
                "reviews tokenised by a DataLoader with 6 workers; seq from the row",
          graphs=[_g("", BertForSeqCls,
