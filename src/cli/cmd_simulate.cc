@@ -361,9 +361,9 @@ int RunSimulate(const SimulateFlags& f) {
   auto loads = ParseLoadFactors(f.load_factors);
   if (!loads.ok()) return Fail("simulate", loads.message());
   if (f.cap <= 0) return Fail("simulate", "--cap must be positive");
-  if (f.cap_rule != "sum" && f.cap_rule != "capacity")
-    return Fail("simulate", "--cap-rule '" + f.cap_rule + "': want sum or capacity");
-  if (f.cap_rule == "capacity" && f.cap_given && f.cap_given->count() > 0)
+  const std::optional<bool> by_capacity = sim::ParseCapRule(f.cap_rule);
+  if (!by_capacity) return Fail("simulate", "--cap-rule '" + f.cap_rule + "': want sum or capacity");
+  if (*by_capacity && f.cap_given && f.cap_given->count() > 0)
     return Fail("simulate", "--cap applies to --cap-rule sum; --cap-rule capacity takes the cap from the physics");
   if (f.profile_s <= 0 || f.profile_warmup_s < 0) return Fail("simulate", "--profile-s must be positive, --profile-warmup-s >= 0");
   if (!(f.profile_pool > 0 && f.profile_pool <= 0.5)) return Fail("simulate", "--profile-pool must be in (0, 0.5]");
@@ -505,7 +505,7 @@ int RunSimulate(const SimulateFlags& f) {
         cfg.arrivals = f.arrivals == "bootstrap" ? "bootstrap:days,radius=3" : "trace";
         cfg.load_scale = load;
         cfg.options.cap = f.cap;
-        cfg.options.cap_by_capacity = f.cap_rule == "capacity";
+        cfg.options.cap_by_capacity = *by_capacity;
         cfg.options.max_slowdown = f.max_slowdown;
         cfg.options.profile_s = f.profile_s;
         cfg.options.profile_warmup_s = f.profile_warmup_s;
@@ -646,8 +646,11 @@ int RunSimulate(const SimulateFlags& f) {
   meta["observe_after_s"] = f.observe_after_s;
   meta["checkpoint_s"] = f.checkpoint_s;
   meta["oom_after_s"] = f.oom_after_s;
-  meta["cap_rule"] = f.cap_rule;
-  meta["cap"] = f.cap_rule == "capacity" ? 100.0 * model->WorkCapacity() : f.cap;
+  meta["cap_rule"] = sim::CapRuleName(*by_capacity);
+  sim::PolicyOptions cap_options;
+  cap_options.cap = f.cap;
+  cap_options.cap_by_capacity = *by_capacity;
+  meta["cap"] = sim::EffectiveCap(cap_options, *model);
   meta["restart_s"] = f.restart_s;
   meta["recurring"] = f.recurring;
   meta["workload_mix"] = f.workload_mix;

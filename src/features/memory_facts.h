@@ -49,6 +49,11 @@ inline constexpr bool kDefaultVariableShapes = false;
 // cuda_module_loading" (the last: lazy_module_loading, values lazy | eager).
 const char* MemoryFactKeys();
 
+// cuda_module_loading's value as stated: "lazy" (true), "eager" (false), "unknown" (unset).
+inline const char* CudaModuleLoadingName(std::optional<bool> lazy) {
+  return !lazy ? "unknown" : *lazy ? "lazy" : "eager";
+}
+
 // Parses one memory fact: true when `key` is one (then *status says whether
 // `value` was valid; errors as ParseJobAttr's, naming the key), false when it
 // is not a memory fact (status untouched).

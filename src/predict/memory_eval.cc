@@ -143,7 +143,7 @@ nlohmann::json MemoryEstimateJson(const MemoryEstimate& e) {
           {"zero_stage", e.zero_stage},
           {"grad_accumulation", e.grad_accumulation},
           {"variable_shapes", e.variable_shapes},
-          {"cuda_module_loading", !e.lazy_module_loading ? "unknown" : *e.lazy_module_loading ? "lazy" : "eager"},
+          {"cuda_module_loading", CudaModuleLoadingName(e.lazy_module_loading)},
           {"lazy_context_mib", e.lazy_context_mib}};
 }
 

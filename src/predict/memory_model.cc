@@ -460,7 +460,7 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
   auto [base, fitted] = Base(params_, e);
   p.context_fitted = fitted;
   p.context_mib = ContextOf(params_, e);
-  p.cuda_module_loading = !e.lazy_module_loading ? "unknown" : *e.lazy_module_loading ? "lazy" : "eager";
+  p.cuda_module_loading = CudaModuleLoadingName(e.lazy_module_loading);
   if (Lazy(e)) {
     // A lazily loading stack: the published idle context in the point and the
     // low end. The high end stays the measured (eager) stack's: no measured

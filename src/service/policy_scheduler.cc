@@ -366,8 +366,8 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
                                                       const std::string& policy,
                                                       const std::string& data_dir,
                                                       const std::string& cap_rule) {
-  if (cap_rule != "sum" && cap_rule != "capacity")
-    return Status::Error("cap rule '" + cap_rule + "': want sum or capacity");
+  const std::optional<bool> by_capacity = sim::ParseCapRule(cap_rule);
+  if (!by_capacity) return Status::Error("cap rule '" + cap_rule + "': want sum or capacity");
   const sim::PolicyRow* row = sim::FindPolicy(policy);
   if (!row) {
     std::string names;
@@ -392,13 +392,12 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
   // is fitted to the measured co-located pairs; other policies get a
   // no-slowdown model (work capacity 1: the capacity cap would be 100).
   sim::InterferenceModel model(0, {1, 0, 0, 0, 0}, {});
-  const bool by_capacity = cap_rule == "capacity";
-  if (policy == "interference-aware" || by_capacity) {
+  if (policy == "interference-aware" || *by_capacity) {
     ASSIGN_OR_RETURN(std::vector<sim::WorkloadProfile> w, sim::LoadWorkloads(data_dir + "/lucid/single_data.csv"));
     ASSIGN_OR_RETURN(model, sim::InterferenceModel::Fit(w, data_dir + "/lucid/colocate_info.csv"));
   }
   return std::unique_ptr<Scheduler>(
-      std::make_unique<PolicyScheduler>(std::move(cluster), row, std::move(model), by_capacity));
+      std::make_unique<PolicyScheduler>(std::move(cluster), row, std::move(model), *by_capacity));
 }
 
 }  // namespace gpucast::service

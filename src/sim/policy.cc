@@ -15,6 +15,14 @@ double EffectiveCap(const PolicyOptions& o, const InterferenceModel& m) {
   return o.cap_by_capacity ? 100.0 * m.WorkCapacity() : o.cap;
 }
 
+std::optional<bool> ParseCapRule(const std::string& name) {
+  if (name == "sum") return false;
+  if (name == "capacity") return true;
+  return std::nullopt;
+}
+
+const char* CapRuleName(bool cap_by_capacity) { return cap_by_capacity ? "capacity" : "sum"; }
+
 double JobInfo::EstimateSd() const {
   if (observed) return observed_sd;
   return PredictionBelief(predicted_util, predicted_low, predicted_high).sd;

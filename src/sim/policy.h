@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -203,6 +204,12 @@ struct PolicyOptions {
 // interference-aware admits by: the RTX 3090 fit on every GPU type), so on a
 // mixed cluster it is one cap for all GPUs, not each type's own fit.
 double EffectiveCap(const PolicyOptions& o, const InterferenceModel& m);
+
+// The cap rule's names (`--cap-rule` of simulate and serve): "sum" is
+// PolicyOptions::cap_by_capacity false, "capacity" true. ParseCapRule: nullopt
+// for any other name.
+std::optional<bool> ParseCapRule(const std::string& name);
+const char* CapRuleName(bool cap_by_capacity);
 
 // How many GPUs of a `num_gpus` cluster profiling-pool keeps for profiling:
 // round(fraction x num_gpus), at least 1, less than num_gpus (0 for a one-GPU

@@ -114,6 +114,14 @@ InterferenceModel CapacityModel(double c = 1.2, double p = 5.66) {
   return InterferenceModel(q);
 }
 
+TEST(CapRule, NamesParseBothWaysAndNothingElse) {
+  EXPECT_EQ(ParseCapRule("sum"), std::optional<bool>(false));
+  EXPECT_EQ(ParseCapRule("capacity"), std::optional<bool>(true));
+  for (const char* bad : {"", "Sum", "cap", "capacity "}) EXPECT_FALSE(ParseCapRule(bad).has_value()) << bad;
+  EXPECT_STREQ(CapRuleName(false), "sum");
+  EXPECT_STREQ(CapRuleName(true), "capacity");
+}
+
 TEST(CapRule, TheCapacityCapIsOneHundredTimesTheFittedWorkCapacity) {
   PolicyOptions paper, by_capacity;
   paper.cap = 90;

@@ -204,7 +204,7 @@ class Engine : public ClusterView {
     res_.workload_mix = cfg_.workload_mix;
     res_.restart_s = cfg_.restart_s;
     res_.recurring = cfg_.recurring;
-    res_.cap_rule = cfg_.options.cap_by_capacity ? "capacity" : "sum";
+    res_.cap_rule = CapRuleName(cfg_.options.cap_by_capacity);
     res_.cap = EffectiveCap(cfg_.options, model_);
     std::vector<int> assigned = cfg_.workload_of_job.empty()
                                     ? AssignWorkloads(trace_, w_, cfg_.seed, &unmapped, cfg_.workload_mix == "size-aware")
