@@ -96,10 +96,14 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
 
 // For the cluster simulator: each measured row predicted by `algo` trained
 // on every other workload (leave one workload out), on the algorithm's default
-// feature set (DefaultFeatureSet, regressor.h). Utilization points only: its
-// intervals are the regressor's own (uncalibrated), which the simulator does
-// not read. Memory (mem_*): the memory model fit on the other workloads' rows,
-// with its calibrated 80% interval (pack by mem_high).
+// feature set (DefaultFeatureSet, regressor.h). The utilization interval is
+// the calibrated 80% one of `evaluate --split lowo` (each fold calibrated by a
+// leave-one-workload-out pass over its own training rows), which the
+// simulator's predictive-hybrid reads as each prediction's sd; before, it was
+// the regressor's own uncalibrated spread plus the risk band, whose width did
+// not rank the errors (docs/predictor.md, "Does the width rank the errors").
+// Memory (mem_*): the memory model fit on the other workloads' rows, with its
+// calibrated 80% interval (pack by mem_high).
 Result<std::vector<RowPrediction>> LeaveOneWorkloadOutPredictions(const Dataset& data,
                                                                   const std::string& algo,
                                                                   uint64_t seed);

@@ -1,7 +1,9 @@
 #include "predict/evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -99,6 +101,41 @@ TEST(EvaluateTest, RealDataLowoRowsInCsvOrder) {
     with_memory += std::isfinite(s[i].mem_high);
   }
   EXPECT_GT(with_memory, 40u);  // Lucid's rows have gmem
+}
+
+// The simulator's default intervals (predictive-hybrid reads each one as the prediction's sd) are the
+// calibrated ones of `evaluate --split lowo`: their width must rank the held-out errors. Before, they were
+// the physics regressor's in-sample spread plus the risk band: ResNet-50 (errors under 4 points) got
+// intervals as wide as PointNet's (errors 75-90 points), and in log1p the width ranked the rows wrong by
+// more than 10 points below the others (AUC 0.47; docs/predictor.md, "Does the width rank the errors").
+TEST(EvaluateTest, SimulatorLowoIntervalsAreCalibratedAndRankTheErrors) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
+  ASSERT_TRUE(data.ok()) << data.message();
+  auto p = LeaveOneWorkloadOutPredictions(*data, "physics", 0);
+  ASSERT_TRUE(p.ok()) << p.message();
+  ASSERT_EQ(p->size(), 52u);
+  double widest_resnet = 0, narrowest_pointnet = INFINITY;
+  size_t covered = 0;
+  std::vector<double> wrong_w, right_w;  // log1p widths of the rows wrong by more than 10 points, the others
+  for (const RowPrediction& r : *p) {
+    const double w = r.high - r.low;
+    if (r.model == "ResNet50") widest_resnet = std::max(widest_resnet, w);
+    if (r.model == "PointNet") narrowest_pointnet = std::min(narrowest_pointnet, w);
+    covered += r.low <= r.measured && r.measured <= r.high;
+    (std::fabs(r.predicted - r.measured) > 10 ? wrong_w : right_w).push_back(std::log1p(r.high) - std::log1p(r.low));
+  }
+  EXPECT_LT(widest_resnet, narrowest_pointnet);
+  const double coverage = static_cast<double>(covered) / p->size();
+  EXPECT_GE(coverage, 0.75);
+  EXPECT_LE(coverage, 0.9);
+  double auc = 0;  // P(a wrong row's log1p width > a right row's), ties half
+  for (double a : wrong_w)
+    for (double b : right_w) auc += a > b ? 1 : a == b ? 0.5 : 0;
+  ASSERT_FALSE(wrong_w.empty());
+  auc /= static_cast<double>(wrong_w.size() * right_w.size());
+  EXPECT_GT(auc, 0.5);
 }
 
 TEST(EvaluateTest, PlotIsSvgWithOnePointPerPrediction) {
