@@ -6,6 +6,8 @@ Usage:
   tools/interval_discrimination.py --csv PRED.csv LUCID.csv    the simulator's prediction cache / predictions CSV
                                                                (predicted_util, predicted_low, predicted_high),
                                                                measured gpu_util joined from the Lucid CSV
+  tools/interval_discrimination.py --jobs JOBS.csv             a simulation's jobs.csv: one row per distinct
+                                                               workload row (model/dataset/bN/ampA), true_util
 
 For each input: coverage and median width (points) of the interval, and how well its width ranks the
 rows' absolute errors: AUC of the width for the rows wrong by more than 10 points (the probability a
@@ -91,6 +93,17 @@ def report(name, rows):
 
 
 def main(argv):
+    if argv and argv[0] == "--jobs":
+        rows = {}
+        with open(argv[1]) as f:
+            for r in csv.DictReader(f):
+                if r["workload"] in rows or not r["predicted_low"]:
+                    continue
+                rows[r["workload"]] = {"workload": r["workload"].rsplit("/", 2)[0], "measured": float(r["true_util"]),
+                                       "predicted": float(r["predicted_util"]), "low": float(r["predicted_low"]),
+                                       "high": float(r["predicted_high"])}
+        report(argv[1], list(rows.values()))
+        return 0
     if argv and argv[0] == "--csv":
         pred_csv, lucid = argv[1], argv[2]
         measured = {}
