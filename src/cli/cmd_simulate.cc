@@ -293,7 +293,8 @@ Status ModelPredictions(const SimulateFlags& f, const Dataset& data, const std::
   }
   if (!f.quiet)
     std::cerr << "gpucast simulate: computing the leave-one-workload-out predictions of " << algo << " on "
-              << data.rows.size() << " rows (" << (algo == std::string(kAutoAlgo) ? "minutes: nested selection" : "seconds")
+              << data.rows.size() << " rows ("
+              << (algo == std::string(kAutoAlgo) ? "minutes: nested selection" : "about a minute: each fold calibrated")
               << ")" << (cache.empty() ? "" : "; cached in " + cache) << "\n";
   Result<std::vector<RowPrediction>> computed = [&] {
     Heartbeat beat("simulate", "computing lowo:" + algo + " predictions", f.quiet);
