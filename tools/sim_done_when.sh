@@ -10,6 +10,9 @@
 # --seeds 1-3 (one run per seed, the same as --seed S for S = 1..3); runs are found by their
 # summary.json (policy, predictions, load, seed), not by path. Prints one line per check (PASS /
 # FAIL with the numbers) and exits 1 when any check fails.
+# MAX_JOBS_PER_GPU=N: run (and check) under `--max-jobs-per-gpu N` (0: no co-location limit, the
+# behaviour before the limit); unset: gpucast's default (the measured degree, pairs), and the check
+# takes the runs' one limit (runs of several limits in OUT_DIR: set it).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = "--check" ]; then
@@ -18,7 +21,8 @@ else
   B=$(realpath "${1:?usage: sim_done_when.sh PATH/TO/gpucast OUT_DIR | --check SWEEP_DIR}")
   OUT=${2:?usage: sim_done_when.sh PATH/TO/gpucast OUT_DIR}
   mkdir -p "$OUT"
-  P=(--trace philly --cluster "256x RTX3090" --load-factor 2 --seeds 1-3 --quiet)
+  P=(--trace philly --cluster "256x RTX3090" --load-factor 2 --seeds 1-3 --quiet
+     ${MAX_JOBS_PER_GPU:+--max-jobs-per-gpu "$MAX_JOBS_PER_GPU"})
   run() {  # run DIR ARGS...: one simulate command unless DIR already has its summaries
     local dir=$1; shift
     if [ -z "$(find -L "$OUT/$dir" -name summary.json 2>/dev/null | head -1)" ]; then
@@ -36,7 +40,11 @@ else
   run capacity-cap/oracle --policy predictive --cap-rule capacity --predictions oracle
   run capacity-cap/noisy-15 --policy predictive --cap-rule capacity --predictions noisy:15
   run capacity-cap/noisy-30 --policy predictive --cap-rule capacity --predictions noisy:30
-  run constant-50 --policy predictive --predictions constant:50
+  # The dumb controls: one constant utilization for every job (memory predictions kept), for the
+  # prediction-driven policies (the frontier check below).
+  for U in 10 30 50; do
+    run constant-$U --policy predictive,interference-aware,predictive-feedback,predictive-hybrid --predictions constant:$U
+  done
   [ -s "$OUT/interference.json" ] || "$B" interference --validate --json > "$OUT/interference.json"
 fi
 exec /usr/bin/python3 - "$OUT" <<'PY'
@@ -49,6 +57,18 @@ runs = [dict(json.load(open(p)), _top=os.path.relpath(p, out).split(os.sep)[0])
 runs = [r for r in runs if r.get("trace") == "philly" and r.get("num_gpus") == 256 and abs(r.get("load_scale", 0) - 2) < 1e-9]
 SEEDS = [1, 2, 3]
 failed = 0
+# The co-location limit the runs were made under (summary.json max_jobs_per_gpu; a run made before
+# the limit existed had none: 0). One limit is checked at a time.
+limits = sorted({r.get("max_jobs_per_gpu", 0) for r in runs})
+if os.environ.get("MAX_JOBS_PER_GPU"):
+    LIMIT = int(os.environ["MAX_JOBS_PER_GPU"])
+elif len(limits) == 1:
+    LIMIT = limits[0]
+else:
+    print(f"FAIL  runs of several --max-jobs-per-gpu limits {limits} under {out}: set MAX_JOBS_PER_GPU")
+    sys.exit(1)
+runs = [r for r in runs if r.get("max_jobs_per_gpu", 0) == LIMIT]
+print(f"INFO  runs under --max-jobs-per-gpu {LIMIT}" + (" (no limit)" if LIMIT == 0 else ""))
 
 
 def get(policy, pred=None, cap_rule="sum"):
@@ -129,13 +149,6 @@ if oi is not None:
     ok = sum(all(a < b < c for a, b, c in [oi[s]]) for s in SEEDS)
     print(f"INFO  interference-aware (admits where every physics rate >= 0.75, no cap): ordering on {ok}/3 seeds: " +
           show(oi))
-d, c50 = get("predictive"), get("predictive", "constant:50")
-if need(d, "predictive default") and need(c50, "predictive constant:50"):
-    dj, cj = [sum(h(g[s]) for s in SEEDS) / 3 for g in (d, c50)]
-    du, cu = [sum(g[s]["useful_work_utilization"] for s in SEEDS) / 3 for g in (d, c50)]
-    src = d[SEEDS[0]]["predictions"]
-    check(f"default predictions ({src}) no worse than constant:50 (mean over seeds)", dj <= cj and du >= cu,
-          f"JCT {dj:.1f} vs {cj:.1f} h, useful work {du:.2f} vs {cu:.2f} %")
 pi, pe = get("profiling"), get("profiling-exclusive")
 if need(pi, "profiling") and need(pe, "profiling-exclusive"):
     per = {s: (h(pi[s]), h(pe[s])) for s in SEEDS}
@@ -166,6 +179,30 @@ if need(of, "predictive-feedback oracle") and need(op, "predictive oracle"):
 GC = ["predictive", "predictive-spread", "interference-aware", "predictive-feedback", "predictive-hybrid"]
 cands = {p: get(p) for p in GC}
 cands = {p: g for p, g in cands.items() if all(s in g for s in SEEDS)}
+# The dumb controls' frontier: the default predictions must not be dominated by a constant
+# utilization for every job (constant:U, memory predictions kept): dominated = useful work lower or
+# equal AND mean JCT higher or equal (means over seeds), for predictive and for the best gpucast
+# policy by useful work. If a constant does as well on both, the predictions bring nothing there.
+CONSTANTS = [10, 30, 50]
+frontier = ["predictive"]
+if cands:
+    b_ = max(cands, key=lambda p: sum(u(cands[p][s]) for s in SEEDS))
+    if b_ not in frontier:
+        frontier.append(b_)
+for pol in frontier:
+    d = get(pol)
+    if not need(d, f"{pol} default"):
+        continue
+    dj, du = sum(h(d[s]) for s in SEEDS) / 3, sum(u(d[s]) for s in SEEDS) / 3
+    src = d[SEEDS[0]]["predictions"]
+    for U in CONSTANTS:
+        c = get(pol, f"constant:{U}")
+        if not need(c, f"{pol} constant:{U}"):
+            continue
+        cj, cu = sum(h(c[s]) for s in SEEDS) / 3, sum(u(c[s]) for s in SEEDS) / 3
+        check(f"{pol}: default predictions ({src}) not dominated by constant:{U} (useful work and mean JCT, "
+              "mean over seeds)", not (du <= cu and dj >= cj),
+              f"useful work {du:.2f} vs {cu:.2f} %, JCT {dj:.1f} vs {cj:.1f} h")
 pe, pp = get("profiling-exclusive"), get("profiling-pool")
 if cands and need(pe, "profiling-exclusive") and need(pp, "profiling-pool"):
     best = max(cands, key=lambda p: sum(u(cands[p][s]) for s in SEEDS))

@@ -6,8 +6,8 @@
 #     prediction-driven policies again with oracle predictions;
 #  2. the value of accuracy at load 2: the prediction-driven policies under
 #     noisy:15 and noisy:30 (predictive, interference-aware, predictive-feedback, predictive-hybrid;
-#     and constant:50, the dumb control, for predictive;
-#     FULL=1: every one, and also noisy:0/5/10/20, constant:50,
+#     and the dumb controls constant:10, constant:30 and constant:50 for the same policies;
+#     FULL=1: every one, and also noisy:0/5/10/20,
 #     shuffled and `auto`, the training procedure's selection re-run nested);
 #     and predictive under the capacity cap (--cap-rule capacity) with oracle, noisy:15 and noisy:30;
 #  3. the restart cost (profiling-exclusive with --restart-s 60) and recurring
@@ -74,8 +74,10 @@ stream_a() {
 stream_b() {
   log "B: philly: oracle predictions, loads $LOADS"
   "$B" simulate "${P[@]}" --load-factor "$LOADS" --policy "$PRED" --predictions oracle --out "$OUT/philly/oracle" >/dev/null
-  SRCS="noisy:15 noisy:30"
-  [ -n "${FULL:-}" ] && SRCS="noisy:0 noisy:5 noisy:10 noisy:15 noisy:20 noisy:30 constant:50 shuffled" && ACC=$PRED
+  # The dumb controls (a constant utilization for every job, memory predictions kept;
+  # sim_done_when.sh: the default predictions must not be dominated by any of them).
+  SRCS="noisy:15 noisy:30 constant:10 constant:30 constant:50"
+  [ -n "${FULL:-}" ] && SRCS="noisy:0 noisy:5 noisy:10 noisy:15 noisy:20 noisy:30 constant:10 constant:30 constant:50 shuffled" && ACC=$PRED
   for src in $SRCS; do
     log "B: philly load 2: predictions $src"
     "$B" simulate "${P[@]}" --load-factor 2 --policy "$ACC" --predictions "$src" \
@@ -85,13 +87,6 @@ stream_b() {
     # Its own directory: `gpucast report OUT/accuracy` would take lowo:auto for a second default source (refused).
     log "B: philly load 2: predictions auto (nested)"
     "$B" simulate "${P[@]}" --load-factor 2 --policy "$PRED" --predictions auto --out "$OUT/accuracy-nested/auto" >/dev/null
-  fi
-  # The dumb control (a constant 50 for every job; sim_done_when.sh: the default predictions must do
-  # no worse): predictive only, unless FULL=1 ran it with every policy above.
-  if [ -z "${FULL:-}" ]; then
-    log "B: philly load 2: predictive, predictions constant:50"
-    "$B" simulate "${P[@]}" --load-factor 2 --policy predictive --predictions constant:50 \
-      --out "$OUT/accuracy/constant-50" >/dev/null
   fi
   # The noise ordering under the capacity cap (--cap-rule capacity: predictive packs to 100 x the
   # fitted work capacity, 120 on the RTX 3090; tools/sim_done_when.sh checks it).

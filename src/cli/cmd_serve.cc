@@ -35,6 +35,7 @@ struct ServeFlags {
   std::string cluster = "4x RTX3090";
   std::string policy = "predictive";
   std::string cap_rule = "sum";  // --cap-rule, as simulate's
+  int max_jobs_per_gpu = sim::kMeasuredJobsPerGpu;  // --max-jobs-per-gpu, as simulate's
   std::string token_file;
   std::string deputy_token_file;
   std::string admin_token_file;
@@ -249,7 +250,7 @@ int RunServe(const ServeFlags& f) {
                              " (HTTP workers must stay free while graphs are analysed)");
   }
   // The cluster first: a typo in its GPU type stops serve before anything starts.
-  auto scheduler = service::NewPolicyScheduler(f.cluster, f.policy, DataDir(), f.cap_rule);
+  auto scheduler = service::NewPolicyScheduler(f.cluster, f.policy, DataDir(), f.cap_rule, f.max_jobs_per_gpu);
   if (!scheduler.ok()) return Fail("serve", scheduler.message());
   auto analyzer = std::make_shared<service::GraphAnalyzer>(f.analysis);
   auto engine = service::NewReloadingPredictorEngine(f.predictor, analyzer);
@@ -331,6 +332,11 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "summed predicted utilization <= 100) or capacity (<= 100 x the work capacity fitted on the "
                   "measured co-located pairs, 120 on the RTX 3090; docs/simulator.md)")
       ->capture_default_str();
+  sub->add_option("--max-jobs-per-gpu", flags->max_jobs_per_gpu,
+                  "the most jobs placed on one GPU, as 'gpucast simulate --max-jobs-per-gpu'; 0: no limit. The "
+                  "default is the most jobs the interference physics was measured on (pairs)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   sub->add_option("--token-file", flags->token_file,
                   "file holding a bearer token; every route but /healthz and /metrics then needs "
                   "'Authorization: Bearer <token>'");

@@ -56,6 +56,7 @@ struct SimulateFlags {
   std::string cap_rule = "sum";  // --cap-rule: sum (the paper's, --cap) or capacity
   CLI::Option* cap_given = nullptr;  // --cap, to refuse it beside --cap-rule capacity
   int threads = 0;  // policy runs of one load point and seed at once; 0 = the machine's cores
+  int max_jobs_per_gpu = sim::kMeasuredJobsPerGpu;  // --max-jobs-per-gpu; 0: no limit
 };
 
 // "1-5" / "1,3,7" / "4" -> seeds.
@@ -507,6 +508,7 @@ int RunSimulate(const SimulateFlags& f) {
         cfg.load_scale = load;
         cfg.options.cap = f.cap;
         cfg.options.cap_by_capacity = *by_capacity;
+        cfg.options.max_jobs_per_gpu = f.max_jobs_per_gpu;
         cfg.options.max_slowdown = f.max_slowdown;
         cfg.options.profile_s = f.profile_s;
         cfg.options.profile_warmup_s = f.profile_warmup_s;
@@ -652,6 +654,7 @@ int RunSimulate(const SimulateFlags& f) {
   cap_options.cap = f.cap;
   cap_options.cap_by_capacity = *by_capacity;
   meta["cap"] = sim::EffectiveCap(cap_options, *model);
+  meta["max_jobs_per_gpu"] = f.max_jobs_per_gpu;
   meta["restart_s"] = f.restart_s;
   meta["recurring"] = f.recurring;
   meta["workload_mix"] = f.workload_mix;
@@ -719,6 +722,12 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   "work curve, as 100 is time-slicing's)")
       ->capture_default_str();
   flags->cap_given = cap_opt;
+  sub->add_option("--max-jobs-per-gpu", flags->max_jobs_per_gpu,
+                  "The most jobs any policy co-locates on one GPU; 0: no limit. The default is the most jobs "
+                  "the interference physics was measured on (pairs: Lucid's colocate_info.csv and Gavel's "
+                  "throughputs); beyond it the physics is extrapolated (docs/simulator.md, Co-location degree)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   sub->add_option("--max-slowdown", flags->max_slowdown, "interference-aware: max predicted slowdown per job")
       ->capture_default_str();
   sub->add_option("--profile-s", flags->profile_s, "profiling: measured window of the solo run, s")->capture_default_str();

@@ -65,10 +65,11 @@ class RoundView : public sim::ClusterView {
 // The simulator's options, except that the live service cannot checkpoint
 // and move a running job: predictive-feedback packs by observations but
 // never migrates here.
-sim::PolicyOptions LiveOptions(bool cap_by_capacity) {
+sim::PolicyOptions LiveOptions(bool cap_by_capacity, int max_jobs_per_gpu) {
   sim::PolicyOptions o;
   o.max_migrations = 0;
   o.cap_by_capacity = cap_by_capacity;
+  o.max_jobs_per_gpu = max_jobs_per_gpu;
   return o;
 }
 
@@ -91,10 +92,10 @@ std::pair<double, double> IntervalOf(const Prediction& p) {
 class PolicyScheduler : public Scheduler {
  public:
   PolicyScheduler(sim::Cluster cluster, const sim::PolicyRow* row, sim::InterferenceModel model,
-                  bool cap_by_capacity)
+                  bool cap_by_capacity, int max_jobs_per_gpu)
       : cluster_(std::move(cluster)),
         row_(row),
-        policy_(row->make(LiveOptions(cap_by_capacity))),
+        policy_(row->make(LiveOptions(cap_by_capacity, max_jobs_per_gpu))),
         model_(std::move(model)),
         on_gpu_(cluster_.gpus.size()),
         types_(sim::GpuTypes(cluster_)) {}
@@ -365,9 +366,10 @@ class PolicyScheduler : public Scheduler {
 Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster_spec,
                                                       const std::string& policy,
                                                       const std::string& data_dir,
-                                                      const std::string& cap_rule) {
+                                                      const std::string& cap_rule, int max_jobs_per_gpu) {
   const std::optional<bool> by_capacity = sim::ParseCapRule(cap_rule);
   if (!by_capacity) return Status::Error("cap rule '" + cap_rule + "': want sum or capacity");
+  if (max_jobs_per_gpu < 0) return Status::Error("max jobs per GPU " + std::to_string(max_jobs_per_gpu) + ": want >= 0 (0: no limit)");
   const sim::PolicyRow* row = sim::FindPolicy(policy);
   if (!row) {
     std::string names;
@@ -397,7 +399,7 @@ Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster
     ASSIGN_OR_RETURN(model, sim::InterferenceModel::Fit(w, data_dir + "/lucid/colocate_info.csv"));
   }
   return std::unique_ptr<Scheduler>(
-      std::make_unique<PolicyScheduler>(std::move(cluster), row, std::move(model), *by_capacity));
+      std::make_unique<PolicyScheduler>(std::move(cluster), row, std::move(model), *by_capacity, max_jobs_per_gpu));
 }
 
 }  // namespace gpucast::service

@@ -84,6 +84,30 @@ TEST(PolicySchedulerTest, CapacityCapPacksToTheFittedWorkCapacity) {
   EXPECT_EQ(bad.message(), "cap rule 'max': want sum or capacity");
 }
 
+// --max-jobs-per-gpu, as simulate's: by default (the measured degree, pairs)
+// three light jobs never share one GPU, even when their predictions sum to
+// 30; with 0 (no limit) they do, and a negative limit is an error.
+TEST(PolicySchedulerTest, ThreeLightJobsNeverShareOneGpuUnderTheMeasuredDegree) {
+  for (const char* policy : {"predictive", "interference-aware", "predictive-feedback", "predictive-spread"}) {
+    auto def = NewPolicyScheduler("1x RTX3090", policy, DataDir());
+    auto any = NewPolicyScheduler("1x RTX3090", policy, DataDir(), "sum", 0);
+    ASSERT_TRUE(def.ok()) << def.message();
+    ASSERT_TRUE(any.ok()) << any.message();
+    std::vector<Job> q = {Queued(1, 10), Queued(2, 10), Queued(3, 10)};
+    auto two = (*def)->Plan(q, 0);
+    auto three = (*any)->Plan(q, 0);
+    ASSERT_TRUE(two.ok() && three.ok());
+    EXPECT_EQ(two->size(), 2u) << policy;  // job 3 waits
+    EXPECT_EQ(three->size(), 3u) << policy;
+    StartAll(def->get(), q, *two);
+    auto again = (*def)->Plan({q[2]}, 1);
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->empty()) << policy;
+  }
+  auto bad = NewPolicyScheduler("1x RTX3090", "predictive", DataDir(), "sum", -1);
+  EXPECT_THAT(bad.message(), HasSubstr("want >= 0"));
+}
+
 TEST(PolicySchedulerTest, SlotGivesEachJobAWholeGpu) {
   auto s = Make("2x RTX3090", "slot");
   ASSERT_TRUE(s);

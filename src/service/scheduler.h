@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "service/job.h"
+#include "sim/interference.h"
 #include "util/status.h"
 
 namespace gpucast::service {
@@ -68,9 +69,13 @@ class Scheduler {
 // --cap-rule`: "sum" (the paper's: a GPU's summed utilization <= 100) or
 // "capacity" (<= 100 x the work capacity fitted on the measured pairs,
 // sim::EffectiveCap); anything else is an error naming the choices.
+// `max_jobs_per_gpu`: the most jobs placed on one GPU, as `gpucast simulate
+// --max-jobs-per-gpu` (default: the most the physics was measured on, pairs;
+// 0: no limit; negative is an error).
 Result<std::unique_ptr<Scheduler>> NewPolicyScheduler(const std::string& cluster_spec,
                                                       const std::string& policy,
                                                       const std::string& data_dir,
-                                                      const std::string& cap_rule = "sum");
+                                                      const std::string& cap_rule = "sum",
+                                                      int max_jobs_per_gpu = sim::kMeasuredJobsPerGpu);
 
 }  // namespace gpucast::service

@@ -46,6 +46,21 @@
 
 namespace gpucast::sim {
 
+// The most jobs one GPU was measured running at once in the data every fit of
+// this physics reads: two. Lucid's colocate_info.csv (RTX 3090, 830 rows) has
+// exactly two jobs a row (model1..speed1, model2..speed2), and Gavel's
+// simulation_throughputs.json (K80, P100, V100) maps each job either to its
+// isolated throughput ("null") or to one other job's key with a pair
+// [own, other] of throughputs. No source in ../shared/data measures three or
+// more jobs on one GPU, so the fitted terms (the capacity term above all: a
+// GPU does up to c GPUs' work) are extrapolations past two jobs, with no
+// per-job cost beyond the pair. The simulator and the service co-locate at
+// most this many jobs per GPU by default (PolicyOptions::max_jobs_per_gpu;
+// `--max-jobs-per-gpu 0` lifts the limit; docs/simulator.md, "Co-location
+// degree"). InterferenceTest.MeasuredJobsPerGpuIsWhatTheDataHolds reads the
+// files and checks this number.
+inline constexpr int kMeasuredJobsPerGpu = 2;
+
 // One measured co-located pair (a row of lucid/colocate_info.csv).
 struct PairMeasurement {
   int a = -1, b = -1;               // workload indices

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "sim/test_util.h"
 #include "util/paths.h"
@@ -407,6 +410,39 @@ class RealData : public ::testing::Test {
   std::string Gavel() const { return DataDir() + "/gavel/simulation_throughputs.json"; }
   std::vector<WorkloadProfile> w_;
 };
+
+// kMeasuredJobsPerGpu (the simulator's and the service's default co-location
+// limit) is what the files the physics is fitted on hold: every Lucid row is
+// two jobs (model1 ... speed1, model2 ... speed2), and every Gavel entry is
+// a job alone ("null": one throughput) or with one other job (two throughputs).
+TEST_F(RealData, MeasuredJobsPerGpuIsWhatTheDataHolds) {
+  std::ifstream lucid(Lucid());
+  std::string header;
+  ASSERT_TRUE(std::getline(lucid, header));
+  int models = 0, speeds = 0;
+  for (size_t at = 0, end; at <= header.size(); at = end + 1) {
+    end = header.find(',', at);
+    if (end == std::string::npos) end = header.size();
+    const std::string col = header.substr(at, end - at);
+    models += col.rfind("model", 0) == 0;
+    speeds += col.rfind("speed", 0) == 0;
+  }
+  EXPECT_EQ(models, kMeasuredJobsPerGpu);
+  EXPECT_EQ(speeds, kMeasuredJobsPerGpu);
+  std::ifstream in(Gavel());
+  const nlohmann::json g = nlohmann::json::parse(in);
+  int most = 0, entries = 0;
+  for (const auto& [gpu, jobs] : g.items())
+    for (const auto& [job, with] : jobs.items())
+      for (const auto& [other, v] : with.items()) {
+        ++entries;
+        most = std::max(most, other == "null" ? 1 : (v.is_array() ? static_cast<int>(v.size()) : 0));
+        if (other == "null") EXPECT_TRUE(v.is_number()) << gpu << " " << job;
+        else EXPECT_EQ(v.size(), 2u) << gpu << " " << job << " " << other;
+      }
+  EXPECT_GT(entries, 1000);
+  EXPECT_EQ(most, kMeasuredJobsPerGpu);
+}
 
 TEST_F(RealData, MapsGavelJobTypesToTheirFamily) {
   auto name = [&](const std::string& t) {

@@ -183,6 +183,7 @@ class CoLocate : public Policy {
       const double mem_used = s.mem_used + (migrates_ ? mem_delta[g] : 0.0);
       const int njobs = static_cast<int>(s.jobs.size()) + (migrates_ ? moved_in_[g] - moved_out_[g] : 0);
       if (s.mem_mib - mem_used < small.mem_mib) continue;
+      if (Full(njobs)) continue;  // at the co-location limit (max_jobs_per_gpu)
       if (njobs > 0) {
         double sum = k_.by_request     ? RequestSum(v, s)
                      : migrates_       ? est_sum[g]
@@ -271,6 +272,7 @@ class CoLocate : public Policy {
           continue;
         }
         if (k_.spread && empty >= info.num_gpus) continue;
+        if (Full(x.njobs)) continue;
         if (k_.bound_slowdown && u > x.max_u + 1e-6) continue;
         if (gz > 0 && x.njobs > 0 && x.util_sum + u + gz * std::sqrt(x.sd2 + sd_new * sd_new) > cap_ + 1e-9) continue;
         double score;
@@ -320,6 +322,9 @@ class CoLocate : public Policy {
   }
 
  private:
+  // Whether a GPU with njobs resident jobs takes no more (PolicyOptions::max_jobs_per_gpu).
+  bool Full(int njobs) const { return o_.max_jobs_per_gpu > 0 && njobs >= o_.max_jobs_per_gpu; }
+
   double UtilOf(const JobInfo& j) const {
     if (k_.by_request) return 100.0 * j.gpu_request;
     if (k_.feedback) return FeedbackEst(j);
@@ -440,7 +445,9 @@ class CoLocate : public Policy {
       dests.clear();
       for (size_t h = 0; h < n; ++h) {
         if (gpus[h].exclusive || std::find(from.begin(), from.end(), static_cast<int>(h)) != from.end()) continue;
-        if (occupied && static_cast<int>(gpus[h].jobs.size()) + moved_in_[h] - moved_out_[h] <= 0) continue;
+        const int resident = static_cast<int>(gpus[h].jobs.size()) + moved_in_[h] - moved_out_[h];
+        if (occupied && resident <= 0) continue;
+        if (Full(resident)) continue;
         if (gpus[h].mem_used + (*mem_delta)[h] + info.mem_mib > gpus[h].mem_mib) continue;
         const double sum = (*est_sum)[h];
         if (sum + u > cap_ + 1e-9) continue;

@@ -195,6 +195,12 @@ struct PolicyOptions {
   // profiling-pool: the share of the GPUs (those with the most memory, lowest
   // ids first; at least one) kept for profiling runs; the other GPUs run jobs.
   double profile_pool_fraction = 0.05;
+  // The most jobs a policy co-locates on one GPU (0: no limit): a placement
+  // or migration never brings a GPU above it (a job running alone counts
+  // one). The default is the most jobs the physics was measured on
+  // (kMeasuredJobsPerGpu, pairs in every source): the instrument does not
+  // credit co-location degrees no measurement supports.
+  int max_jobs_per_gpu = kMeasuredJobsPerGpu;
 };
 
 // The cap a capped policy packs by with physics m: o.cap under the paper's

@@ -326,8 +326,11 @@ TEST(PredictiveFeedback, MigratesOffOverCommittedGpuThenPacksByObservation) {
   EXPECT_FALSE(p[1].migrate);
   EXPECT_EQ(p[1].gpus, std::vector<int>{0});
   // Open loop, predictive sees 30 + 30 on GPU 0: big goes to the empty GPU 1,
-  // and small is stacked onto the over-committed GPU 0 (tie 60/60, lower id).
-  auto q = Decide("predictive", v);
+  // and small is stacked onto the over-committed GPU 0 (tie 60/60, lower id),
+  // a third job there when co-location is not limited to the measured pairs.
+  PolicyOptions unlimited;
+  unlimited.max_jobs_per_gpu = 0;
+  auto q = Decide("predictive", v, unlimited);
   ASSERT_EQ(q.size(), 2u);
   EXPECT_EQ(q[0].gpus, std::vector<int>{1});
   EXPECT_EQ(q[1].job, small);
@@ -732,6 +735,92 @@ TEST(PredictiveHybrid, PlacesAConfidentJobAtOnceAndMeasuresAnUnsureOneInPlace) {
   p = Decide("predictive-hybrid", v, strict);
   ASSERT_EQ(p.size(), 1u);
   EXPECT_TRUE(p[0].profile_in_place);
+}
+
+// --max-jobs-per-gpu: every policy (every row of the table) co-locates at
+// most max_jobs_per_gpu jobs on a GPU. A GPU running two light measured jobs
+// (10% each, little memory) takes a third light one only without the limit;
+// by default (the measured degree, pairs) it stays queued.
+TEST(MaxJobsPerGpu, NoPolicyPutsAThirdLightJobOnAGpuUnderTheMeasuredDegree) {
+  EXPECT_EQ(PolicyOptions{}.max_jobs_per_gpu, kMeasuredJobsPerGpu);
+  EXPECT_EQ(kMeasuredJobsPerGpu, 2);
+  for (const PolicyRow& row : Policies()) {
+    for (int limit : {0, 2, 3}) {
+      FakeView v;
+      v.AddGpu();
+      v.small_.gpu_request = 0.1;
+      auto light = [&] {
+        int j = v.AddJob(1, 1000, 10, true, 10);
+        v.Job(j).gpu_request = 0.1;  // slot: a tenth of a GPU requested
+        return j;
+      };
+      int a = light(), b = light(), c = light();
+      v.Put(a, 0);
+      v.Put(b, 0);
+      v.cand_ = {c};
+      PolicyOptions o;
+      o.max_jobs_per_gpu = limit;
+      auto p = Decide(row.name, v, o);
+      if (limit == 2) {
+        EXPECT_TRUE(p.empty()) << row.name << ": a third job joined under the limit 2";
+      } else {
+        ASSERT_EQ(p.size(), 1u) << row.name << " limit " << limit;
+        EXPECT_EQ(p[0].job, c) << row.name;
+        EXPECT_EQ(p[0].gpus, std::vector<int>{0}) << row.name;
+      }
+    }
+  }
+}
+
+// The limit counts this round's placements too: three light jobs queued at
+// once onto two empty GPUs make two on one GPU and one on the other under the
+// limit 2 (packing policies), all three on GPU 0 without it.
+TEST(MaxJobsPerGpu, ThreeLightJobsQueuedTogetherNeverShareOneGpu) {
+  for (int limit : {0, 2}) {
+    FakeView v;
+    v.AddGpu();
+    v.AddGpu();
+    int a = v.AddJob(1, 1000, 10), b = v.AddJob(1, 1000, 10), c = v.AddJob(1, 1000, 10);
+    v.cand_ = {a, b, c};
+    PolicyOptions o;
+    o.max_jobs_per_gpu = limit;
+    auto p = Decide("predictive", v, o);
+    ASSERT_EQ(p.size(), 3u) << limit;
+    std::vector<int> on(2, 0);
+    for (const Placement& x : p) ++on[x.gpus.at(0)];
+    EXPECT_EQ(on, limit == 2 ? std::vector<int>({2, 1}) : std::vector<int>({3, 0})) << limit;
+  }
+}
+
+// Migrations respect it too: predictive-feedback moves a job off an
+// over-committed GPU only to a GPU below the limit.
+TEST(MaxJobsPerGpu, FeedbackNeverMigratesOntoAFullGpu) {
+  for (int limit : {0, 2}) {
+    FakeView v;
+    for (int g = 0; g < 2; ++g) v.AddGpu();
+    auto observed = [&](double u) {
+      int j = v.AddJob(1, 1000, 40);
+      v.Job(j).observed = true;
+      v.Job(j).observed_util = u;
+      v.Job(j).observed_sd = 0;
+      return j;
+    };
+    int h1 = observed(80), h2 = observed(70), l1 = observed(10), l2 = observed(10);
+    v.Put(h1, 0);
+    v.Put(h2, 0);  // 150 > 100: over-committed
+    v.Put(l1, 1);
+    v.Put(l2, 1);  // 20: room by utilization, but two jobs already
+    PolicyOptions o;
+    o.max_jobs_per_gpu = limit;
+    auto p = Decide("predictive-feedback", v, o);
+    int moves = 0;
+    for (const Placement& x : p) moves += x.migrate;
+    EXPECT_EQ(moves, limit == 2 ? 0 : 1) << limit;
+    if (limit == 0) {
+      ASSERT_FALSE(p.empty());
+      EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+    }
+  }
 }
 
 TEST(Policies, NeverJoinExclusiveGpus) {

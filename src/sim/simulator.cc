@@ -206,6 +206,7 @@ class Engine : public ClusterView {
     res_.recurring = cfg_.recurring;
     res_.cap_rule = CapRuleName(cfg_.options.cap_by_capacity);
     res_.cap = EffectiveCap(cfg_.options, model_);
+    res_.max_jobs_per_gpu = cfg_.options.max_jobs_per_gpu;
     std::vector<int> assigned = cfg_.workload_of_job.empty()
                                     ? AssignWorkloads(trace_, w_, cfg_.seed, &unmapped, cfg_.workload_mix == "size-aware")
                                     : cfg_.workload_of_job;
@@ -555,6 +556,10 @@ class Engine : public ClusterView {
         const GpuState& gs = gpus_[g];
         if (gs.exclusive) return Status::Error(who + ": GPU " + std::to_string(g) + " is held exclusively");
         if (p.exclusive && !gs.jobs.empty()) return Status::Error(who + ": exclusive on busy GPU " + std::to_string(g));
+        const int limit = cfg_.options.max_jobs_per_gpu;
+        if (limit > 0 && static_cast<int>(gs.jobs.size()) >= limit)
+          return Status::Error(who + ": GPU " + std::to_string(g) + " already runs " + std::to_string(gs.jobs.size()) +
+                               " jobs, the most max_jobs_per_gpu allows");
         if (gs.mem_used + info_[p.job].mem_mib > gs.mem_mib + kEps)
           return Status::Error(who + ": memory does not fit on GPU " + std::to_string(g));
       }
@@ -1050,6 +1055,7 @@ std::string SummaryJson(const SimResult& r) {
   j["jobs_recurring"] = r.jobs_recurring;
   j["cap_rule"] = r.cap_rule;
   j["cap"] = r.cap;
+  j["max_jobs_per_gpu"] = r.max_jobs_per_gpu;
   return j.dump(2) + "\n";
 }
 

@@ -160,6 +160,8 @@ struct SimResult {
   // capacity), and its value on the policies' physics (EffectiveCap).
   std::string cap_rule = "sum";
   double cap = 100;
+  // The most jobs a policy co-located on one GPU (PolicyOptions::max_jobs_per_gpu; 0: no limit).
+  int max_jobs_per_gpu = 0;
   int64_t oom_events = 0;           // out-of-memory crashes
   double oom_lost_gpu_s = 0;        // solo-seconds x GPUs lost to them
   int pool_gpus = 0;                // profiling-pool: GPUs kept for profiling

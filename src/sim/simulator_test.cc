@@ -95,12 +95,42 @@ TEST(Simulator, ThreeSaturatingJobsTimeSlice) {
   Fixture f;
   SimConfig cfg;
   cfg.options.cap = 300;
+  cfg.options.max_jobs_per_gpu = 0;  // three jobs on one GPU: past the measured pairs
   // Three 100% jobs forced onto one GPU: a third each, all end at 300; the
   // device is exactly 100% busy.
   auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}, {0, 0, 100, 1, 1}}), Gpus(1), "predictive", {4, 4, 4}, cfg);
   ASSERT_TRUE(r.ok()) << r.message();
   for (const JobRecord& j : r->jobs) EXPECT_NEAR(j.end_s, 300, 1e-9);
   EXPECT_NEAR(r->cluster_utilization, 100, 1e-9);
+}
+
+// The co-location limit (--max-jobs-per-gpu): by default (the measured
+// degree, pairs) three light jobs submitted together on one GPU run two at a
+// time, the third starting when one ends; with 0 (no limit) all three share
+// at once. The summary records the limit.
+TEST(Simulator, ThreeLightJobsNeverShareOneGpuUnderTheMeasuredDegree) {
+  Fixture f;
+  auto run = [&](int limit) {
+    SimConfig cfg;
+    cfg.options.max_jobs_per_gpu = limit;
+    // Three 10% jobs (workload H's utilization, but little memory: a literal one).
+    f.w.push_back(W("L", 10, 10, 1000));
+    auto r = f.Run(Jobs({{0, 0, 100, 1, 1}, {0, 0, 200, 1, 1}, {0, 0, 300, 1, 1}}), Gpus(1), "predictive",
+                   {6, 6, 6}, cfg);
+    f.w.pop_back();
+    return r;
+  };
+  SimConfig defaults;
+  EXPECT_EQ(defaults.options.max_jobs_per_gpu, 2);
+  auto two = run(defaults.options.max_jobs_per_gpu), any = run(0);
+  ASSERT_TRUE(two.ok()) << two.message();
+  ASSERT_TRUE(any.ok()) << any.message();
+  EXPECT_NEAR(two->jobs[0].start_s, 0, 1e-9);
+  EXPECT_NEAR(two->jobs[1].start_s, 0, 1e-9);
+  EXPECT_GT(two->jobs[2].start_s, 99);  // waits for the first to end
+  for (const JobRecord& j : any->jobs) EXPECT_NEAR(j.start_s, 0, 1e-9);
+  EXPECT_NE(SummaryJson(*two).find("\"max_jobs_per_gpu\": 2"), std::string::npos);
+  EXPECT_NE(SummaryJson(*any).find("\"max_jobs_per_gpu\": 0"), std::string::npos);
 }
 
 TEST(Simulator, FeedbackMigratesAnOverCommittedJob) {
