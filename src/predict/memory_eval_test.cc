@@ -3,6 +3,9 @@
 // A100 80 GB rows (docs/predictor.md, "GPU memory").
 #include "predict/memory_eval.h"
 
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "predict/catalog.h"
@@ -45,6 +48,47 @@ TEST(EvaluateMemory, LeaveOneWorkloadOutOnTheMeasuredRows) {
   for (const MemoryRowPrediction& r : ev->rows) {
     EXPECT_LE(r.prediction.low, r.prediction.mib) << r.workload;
     EXPECT_GE(r.prediction.high, r.prediction.mib) << r.workload;
+  }
+}
+
+// The interval's width follows where the error is: held out, the tiny jobs
+// (NeuMF, PPO, TD3: 2,050-2,059 MiB measured, almost all CUDA context, which
+// the other workloads' RTX 3090 rows measure) get a narrower interval,
+// relative to their point, than bert-base (GBs of activations): each fold
+// scales its high end by the graph's part (all but the context) where its own
+// calibration rows say so. One quantile of the whole point gave them 0.34 and
+// 0.33. The high end still holds on 95% of the rows.
+TEST(EvaluateMemory, TinyJobsGetANarrowerIntervalThanLargeGraphs) {
+  Dataset d = MeasuredRows();
+  Result<MemoryEvaluation> ev = EvaluateMeasured(d, "lowo");
+  ASSERT_TRUE(ev.ok()) << ev.message();
+  EXPECT_GE(ev->overall.high_above, 0.95);
+  std::map<std::string, MemoryEvalScores> by;
+  for (const auto& [w, s] : ev->per_workload) by[w] = s;
+  ASSERT_TRUE(by.count("bert-base/amazon-review"));
+  const double bert = by["bert-base/amazon-review"].median_rel_width;
+  for (const char* tiny : {"NeuMF/MovieLens", "PPO/LunarLander", "TD3/BipedalWalker"}) {
+    ASSERT_TRUE(by.count(tiny)) << tiny;
+    EXPECT_EQ(by[tiny].high_above, 1.0) << tiny;
+    EXPECT_LT(by[tiny].median_rel_width, 0.8 * bert) << tiny;
+  }
+}
+
+// The calibration uses the training rows only: the held-out rows' measured
+// memory does not move their intervals (each fold fits and calibrates without them).
+TEST(EvaluateMemory, HeldOutMeasurementsDoNotMoveTheirIntervals) {
+  Dataset d = MeasuredRows();
+  Result<MemoryEvaluation> ev = EvaluateMeasured(d, "gpu:A100-80GB");
+  ASSERT_TRUE(ev.ok()) << ev.message();
+  Dataset changed = d;
+  for (size_t i = 0; i < changed.rows.size(); ++i)
+    if (changed.row_gpu[i] == "A100-80GB") changed.rows[i].gmem *= 3;
+  Result<MemoryEvaluation> ev2 = EvaluateMeasured(changed, "gpu:A100-80GB");
+  ASSERT_TRUE(ev2.ok()) << ev2.message();
+  ASSERT_EQ(ev->rows.size(), ev2->rows.size());
+  for (size_t k = 0; k < ev->rows.size(); ++k) {
+    EXPECT_DOUBLE_EQ(ev->rows[k].prediction.low, ev2->rows[k].prediction.low);
+    EXPECT_DOUBLE_EQ(ev->rows[k].prediction.high, ev2->rows[k].prediction.high);
   }
 }
 

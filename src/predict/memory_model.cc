@@ -94,6 +94,10 @@ double ContextOf(const MemoryParams& p, const MemoryEstimate& e) {
   return Lazy(e) ? e.lazy_context_mib : ContextAt(Base(p, e).first, p.mib_per_sm, e);
 }
 
+// What the job's graph adds to the context: the point (without a workload's
+// offset) less the context; cuDNN's fitted part stays in (only jobs that load it pay it).
+double GraphPart(const MemoryParams& p, const MemoryEstimate& e) { return Rest(p, e); }
+
 double Point(const MemoryParams& p, const MemoryEstimate& e, const std::string& workload = "") {
   double mib = ContextOf(p, e) + Rest(p, e);
   if (!workload.empty())
@@ -233,6 +237,8 @@ Rows Without(const Rows& rows, int g) {
 
 }  // namespace
 
+const char* HighScalePartName(HighScalePart p) { return p == HighScalePart::kGraph ? "graph" : "uncertain"; }
+
 double MemoryAdditiveMib(const MemoryEstimate& e) { return e.uncertain_mib + (e.uses_conv ? kConvRerunMib : 0); }
 
 double HighScale(double certain_weight, double point, double uncertain) {
@@ -282,7 +288,7 @@ double WeightedMedian(std::vector<std::pair<double, double>> v) {
 // the widening adds (cuDNN's run-to-run spread is not counted twice).
 Status GroupedPass(const std::vector<MemoryEstimate>& est, const std::vector<double>& measured_mib,
                    const std::vector<int>& group, std::vector<double>* res, std::vector<double>* point_out = nullptr,
-                   std::vector<double>* uncertain_out = nullptr) {
+                   std::vector<double>* uncertain_out = nullptr, std::vector<double>* graph_out = nullptr) {
   if (group.size() != est.size()) return Status::Error("memory: calibration needs a workload id per row");
   ASSIGN_OR_RETURN(Rows rows, UsableRows(est, measured_mib, group));
   std::set<int> ids(rows.group.begin(), rows.group.end());
@@ -290,6 +296,7 @@ Status GroupedPass(const std::vector<MemoryEstimate>& est, const std::vector<dou
   res->assign(est.size(), std::nan(""));
   if (point_out) point_out->assign(est.size(), std::nan(""));
   if (uncertain_out) uncertain_out->assign(est.size(), std::nan(""));
+  if (graph_out) graph_out->assign(est.size(), std::nan(""));
   for (int g : ids) {
     MemoryParams p = FitParams(Without(rows, g));
     for (size_t i = 0; i < est.size(); ++i)
@@ -298,6 +305,7 @@ Status GroupedPass(const std::vector<MemoryEstimate>& est, const std::vector<dou
         (*res)[i] = std::log(measured_mib[i]) - std::log(point);
         if (point_out) (*point_out)[i] = point;
         if (uncertain_out) (*uncertain_out)[i] = Uncertain(p, est[i]);
+        if (graph_out) (*graph_out)[i] = GraphPart(p, est[i]);
       }
   }
   return Status::Ok();
@@ -338,8 +346,8 @@ Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, con
   }
   std::set<int> ids(rows.group.begin(), rows.group.end());
   if (calibrate && !group.empty() && ids.size() >= 3) {
-    std::vector<double> res, point, uncertain;
-    RETURN_IF_ERROR(GroupedPass(est, measured_mib, group, &res, &point, &uncertain));
+    std::vector<double> res, point, uncertain, graph;
+    RETURN_IF_ERROR(GroupedPass(est, measured_mib, group, &res, &point, &uncertain, &graph));
     std::map<int, int> rows_of;  // calibration rows per workload
     for (size_t i = 0; i < res.size(); ++i)
       if (std::isfinite(res[i])) ++rows_of[group[i]];
@@ -351,43 +359,46 @@ Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, con
         m.low_scores_.push_back({res[i], 1.0 / rows_of[group[i]]});
       }
     std::sort(m.low_scores_.begin(), m.low_scores_.end());
-    // The high end's scale: certain_weight x point + (1 - certain_weight) x
-    // the uncertain part. Chosen among kCertainWeights on these calibration
-    // rows only (nested in whatever fold called Fit): the one whose high end
-    // at kMemoryHighLevel has the smallest workload-weighted median margin
-    // over the point; 1 (the whole point) on a tie.
-    auto scores_at = [&](double a) {
-      std::vector<std::pair<double, double>> sc;
-      for (size_t i : cal) {
-        const double scale = HighScale(a, point[i], uncertain[i]);
-        // At least 1 MiB above the widening: a row the widening alone covers scores very low.
-        sc.push_back({(std::max(measured_mib[i] - MemoryAdditiveMib(est[i]), 1.0) - point[i]) / scale,
-                      1.0 / rows_of[group[i]]});
-      }
-      return sc;
+    // The high end's scale: certain_weight x point + (1 - certain_weight) x a
+    // part of it, the uncertain part (the working set) or the graph's part
+    // (all but the context). Both chosen on these calibration rows only
+    // (nested in whatever fold called Fit): the pair whose high end at
+    // kMemoryHighLevel has the smallest workload-weighted median margin over
+    // the point; certain weight 1 (the whole point) on a tie, and the
+    // uncertain part before the graph's.
+    auto part_of = [&](HighScalePart part, size_t i) {
+      return part == HighScalePart::kUncertain ? uncertain[i] : graph[i];
     };
     double best_margin = INFINITY;
-    for (double a : CertainWeights()) {
-      std::vector<std::pair<double, double>> sc = scores_at(a);
-      std::vector<std::pair<double, double>> sorted = sc;
-      std::sort(sorted.begin(), sorted.end());
-      const double q = WeightedConformalQuantile(sorted, kMemoryHighLevel);
-      std::vector<std::pair<double, double>> margin;
-      for (size_t k = 0; k < cal.size(); ++k) {
-        const size_t i = cal[k];
-        margin.push_back({(std::max(0.0, q * HighScale(a, point[i], uncertain[i])) + MemoryAdditiveMib(est[i])) /
-                              point[i],
-                          sc[k].second});
+    for (HighScalePart part : {HighScalePart::kUncertain, HighScalePart::kGraph})
+      for (double a : CertainWeights()) {
+        if (a == 1.0 && part != HighScalePart::kUncertain) continue;  // the whole point: the same for both
+        std::vector<std::pair<double, double>> sc;
+        for (size_t i : cal) {
+          const double scale = HighScale(a, point[i], part_of(part, i));
+          // At least 1 MiB above the widening: a row the widening alone covers scores very low.
+          sc.push_back({(std::max(measured_mib[i] - MemoryAdditiveMib(est[i]), 1.0) - point[i]) / scale,
+                        1.0 / rows_of[group[i]]});
+        }
+        std::vector<std::pair<double, double>> sorted = sc;
+        std::sort(sorted.begin(), sorted.end());
+        const double q = WeightedConformalQuantile(sorted, kMemoryHighLevel);
+        std::vector<std::pair<double, double>> margin;
+        for (size_t k = 0; k < cal.size(); ++k) {
+          const size_t i = cal[k];
+          margin.push_back(
+              {(std::max(0.0, q * HighScale(a, point[i], part_of(part, i))) + MemoryAdditiveMib(est[i])) / point[i],
+               sc[k].second});
+        }
+        const double med = WeightedMedian(margin);
+        if (med < best_margin * (1 - 1e-9)) {
+          best_margin = med;
+          m.high_certain_weight_ = a;
+          m.high_scale_part_ = part;
+          m.high_scores_ = sorted;
+        }
       }
-      const double med = WeightedMedian(margin);
-      if (med < best_margin * (1 - 1e-9)) {
-        best_margin = med;
-        m.high_certain_weight_ = a;
-        m.high_scores_ = sorted;
-      }
-    }
     std::sort(m.calibration_.begin(), m.calibration_.end());
-    std::sort(m.high_scores_.begin(), m.high_scores_.end());
   }
   return m;
 }
@@ -444,7 +455,9 @@ double MemoryModel::LowScoreQuantile(double alpha) const {
 
 double MemoryModel::HighScaleMib(const MemoryEstimate& e, const std::string& workload) const {
   const double point = Point(params_, e), with_offset = Point(params_, e, workload);
-  return with_offset / point * HighScale(high_certain_weight_, point, Uncertain(params_, e));
+  return with_offset / point *
+         HighScale(high_certain_weight_, point,
+                   high_scale_part_ == HighScalePart::kUncertain ? Uncertain(params_, e) : GraphPart(params_, e));
 }
 
 MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, const std::string& workload) const {
@@ -517,12 +530,14 @@ json MemoryModel::Save() const {
                {{"method",
                  "split-conformal on leave-one-workload-out log residuals, each workload weighted alike (low end); high end one-sided on "
                  "(measured - widening - predicted) / scale, scale = high_certain_weight x predicted + (1 - "
-                 "high_certain_weight) x its uncertain part (chosen on these rows), each workload weighted alike, "
+                 "high_certain_weight) x its high_scale_part (uncertain: the working set; graph: all but the "
+                 "context; both chosen on these rows), each workload weighted alike, "
                  "+ the widening (cuDNN's run-to-run spread for convolutional jobs, estimated parts)"},
                 {"residuals", residuals},
                 {"residual_weights", residual_w},
                 {"high_scores", high}, {"high_weights", high_w},
-                {"high_certain_weight", high_certain_weight_}}}};
+                {"high_certain_weight", high_certain_weight_},
+                {"high_scale_part", HighScalePartName(high_scale_part_)}}}};
 }
 
 Result<MemoryModel> MemoryModel::Load(const json& j) {
@@ -578,6 +593,15 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
       if (!(m.high_certain_weight_ > 0 && m.high_certain_weight_ <= 1))
         return Status::Error("memory.calibration.high_certain_weight: " + cal.at("high_certain_weight").dump() +
                              " outside (0, 1]");
+    }
+    // A file of a gpucast before the graph's part: the uncertain part.
+    if (cal.contains("high_scale_part")) {
+      const std::string part = cal.at("high_scale_part").get<std::string>();
+      if (part == "graph")
+        m.high_scale_part_ = HighScalePart::kGraph;
+      else if (part != "uncertain")
+        return Status::Error("memory.calibration.high_scale_part: " + cal.at("high_scale_part").dump() +
+                             " (want uncertain or graph)");
     }
     auto from_file = [&](double s) { return log_scores ? std::expm1(s) : s; };
     if (cal.contains("high_scores")) {

@@ -89,6 +89,14 @@ inline constexpr double kMemoryHighLevel = 0.95;
 // to the high end of such jobs, so that the limit holds for the peak of any run.
 inline constexpr double kConvRerunMib = 903;
 
+
+// The part of the point the high end's scale weighs beside the whole point
+// (MemoryModel::high_scale_part): the uncertain part (the working set and the
+// optimizer step's excess) or the graph's part (all but the context: what the
+// job's graph adds to the GPU's fixed CUDA context, cuDNN's part included).
+enum class HighScalePart { kUncertain, kGraph };
+const char* HighScalePartName(HighScalePart p);
+
 struct MemoryParams {
   // The context's SM-independent part per GPU architecture (GpuSpec::architecture), MiB:
   // context = context_base_mib + mib_per_sm x SMs of the GPU or MIG slice.
@@ -145,13 +153,16 @@ class MemoryModel {
   // architecture had other workloads' rows to fit its context on); empty = uncalibrated.
   const std::vector<double>& calibration() const { return calibration_; }
   // The high end's calibration, sorted: ((measured - MemoryAdditiveMib -
-  // predicted) / HighScale(high_certain_weight, predicted, its uncertain
-  // part), weight = 1 / the calibration rows of the row's workload), one per
-  // calibration row, all of the held-out prediction. high_certain_weight is
-  // the one of CertainWeights whose high end at kMemoryHighLevel has the
-  // smallest workload-weighted median margin over the point on these rows (1,
-  // the whole point, on a tie): 1 when the rows' errors are a share of the
-  // whole point, lower when they are a share of the uncertain part only.
+  // predicted) / HighScale(high_certain_weight, predicted, its
+  // high_scale_part), weight = 1 / the calibration rows of the row's
+  // workload), one per calibration row, all of the held-out prediction.
+  // high_certain_weight (one of CertainWeights) and high_scale_part are the
+  // pair whose high end at kMemoryHighLevel has the smallest workload-weighted
+  // median margin over the point on these rows (1, the whole point, on a tie;
+  // the uncertain part before the graph's): 1 when the rows' errors are a
+  // share of the whole point, lower when they are a share of the uncertain
+  // part, or of all but the context (a context-only job then gets a narrow
+  // high end: its context was measured on the training rows' GPUs).
   const std::vector<std::pair<double, double>>& high_scores() const { return high_scores_; }
   // The weighted conformal quantile of high_scores at `level` (REQUIRES: calibrated).
   double HighScoreQuantile(double level) const;
@@ -160,10 +171,12 @@ class MemoryModel {
   // workload as the high end's (REQUIRES: calibrated).
   double LowScoreQuantile(double alpha) const;
   // The high end's scale for e, MiB: certain_weight x point + (1 -
-  // certain_weight) x its uncertain part (working set and optimizer-step
-  // excess), times the workload's offset factor.
+  // certain_weight) x its high_scale_part (the uncertain part: working set and
+  // optimizer-step excess; or the graph's part: the point less the context),
+  // times the workload's offset factor.
   double HighScaleMib(const MemoryEstimate& e, const std::string& workload = "") const;
   double high_certain_weight() const { return high_certain_weight_; }
+  HighScalePart high_scale_part() const { return high_scale_part_; }
   size_t rows() const { return rows_; }
 
   nlohmann::json Save() const;
@@ -175,6 +188,7 @@ class MemoryModel {
   std::vector<double> calibration_;
   std::vector<std::pair<double, double>> high_scores_;
   double high_certain_weight_ = 1;
+  HighScalePart high_scale_part_ = HighScalePart::kUncertain;
   std::vector<std::pair<double, double>> low_scores_;  // (log residual, weight), sorted
   size_t rows_ = 0;  // training rows with a memory value
 };

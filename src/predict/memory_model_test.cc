@@ -403,6 +403,54 @@ TEST(MemoryModel, HighEndScalesTheUncertainPartWhenTheRowsSaySo) {
   EXPECT_GT(ph.high, ph.mib * 1.05);  // the activation-heavy job keeps a margin for its activations
 }
 
+// Rows whose error is a share of everything the graph adds to the context
+// (weights and activations alike; the context exact, as the tiny jobs on the
+// RTX 3090 measure it): Fit scales the high end by the graph's part
+// (certain weight below 1), so a job that is almost all context (a tiny
+// network) gets a high end close to its point, and a job with a large graph a
+// wider one. The uncertain part alone (the working set) cannot: a
+// weight-heavy job's error would score many times its scale.
+TEST(MemoryModel, HighEndScalesTheGraphsPartWhenTheContextIsKnown) {
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  const double shares[] = {0.20, 0.15, -0.15, 0.20, 0.10, -0.05, -0.20, 0.10};
+  for (int w = 0; w < 8; ++w)
+    for (int b = 0; b < 3; ++b) {
+      // From a few MiB of weights and activations (workload 0) to GBs; weight-heavy and
+      // activation-heavy workloads alternate.
+      const double size = 0.5 * std::pow(4.0, w / 2.0) * (1 << b);
+      const double weights = w % 2 ? size * 50 : size, act = w % 2 ? size : size * 50;
+      MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, weights, act, 1);
+      est.push_back(e);
+      y.push_back(2000 + 2 * 82 + (weights + act + 1) * (1 + shares[w] * (0.5 + 0.25 * b)));
+      group.push_back(w);
+    }
+  Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->high_scale_part(), HighScalePart::kGraph) << m->high_certain_weight();
+  EXPECT_LT(m->high_certain_weight(), 1.0);
+  const MemoryEstimate tiny = Est("RTX3090", "Ampere", 82, 82, 2, 2, 1);
+  const MemoryEstimate big = Est("RTX3090", "Ampere", 82, 82, 2000, 6000, 1);
+  const MemoryPrediction pt = m->Predict(tiny, 0.8), pb = m->Predict(big, 0.8);
+  EXPECT_LT((pt.high - pt.mib) / pt.mib, 0.5 * (pb.high - pb.mib) / pb.mib);
+  EXPECT_GT(pb.high, pb.mib * 1.05);  // the big graph keeps its margin
+  // Saved and loaded: the same part, the same high end.
+  Result<MemoryModel> back = MemoryModel::Load(m->Save());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->high_scale_part(), HighScalePart::kGraph);
+  EXPECT_DOUBLE_EQ(back->Predict(tiny, 0.8).high, pt.high);
+  // A file of a gpucast before the graph's part (no high_scale_part): the uncertain part.
+  nlohmann::json j = m->Save();
+  j["calibration"].erase("high_scale_part");
+  Result<MemoryModel> old = MemoryModel::Load(j);
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_EQ(old->high_scale_part(), HighScalePart::kUncertain);
+  j["calibration"]["high_scale_part"] = "context";
+  EXPECT_EQ(MemoryModel::Load(j).message(),
+            "memory.calibration.high_scale_part: \"context\" (want uncertain or graph)");
+}
+
 // kConvRerunMib is what tools/memory_peak_vs_mean.py computes from the Lucid data: the 95th
 // percentile of (pair peak - the two single means) over pairs of a convolutional and a tiny job.
 TEST(MemoryModel, ConvRerunSpreadFromTheColocatedPairs) {
