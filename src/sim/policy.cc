@@ -215,7 +215,9 @@ class CoLocate : public Policy {
     for (const Tent& x : tents_) max_u = std::max(max_u, x.max_u);
     const double profile_run_s = o_.profile_warmup_s + o_.profile_s;
     v.VisitCandidates([&](int j) {
-      if (failed >= o_.max_failures) return false;
+      // The backfill depth: a round stops after max_failures failures, except
+      // for the jobs arriving now (ClusterView::arrived_now).
+      if (failed >= o_.max_failures && !v.arrived_now(j)) return false;
       const JobInfo& info = v.job(j);
       const bool unprofiled = NeedsProfile(info);
       if (unprofiled && k_.profile == Profile::kPool) {

@@ -117,10 +117,15 @@ class ClusterView {
     return kNone;
   }
   // Calls visit(job) for the candidates in order until visit returns false.
+  // A view may then visit the jobs that arrived at this instant and were not
+  // reached (arrived_now): a policy stops at its backfill depth
+  // (PolicyOptions::max_failures) for the others, never for those.
   virtual void VisitCandidates(const std::function<bool(int)>& visit) const {
     for (int j : candidates())
       if (!visit(j)) return;
   }
+  // Whether job j arrived at this instant (a newcomer this round).
+  virtual bool arrived_now(int /*j*/) const { return false; }
   // Lower bounds over every job of the run (the least memory, predicted and
   // profiled utilization): lets a policy skip GPUs that could not take even
   // the smallest job. The default (all zero) skips nothing that could fit.

@@ -101,10 +101,25 @@ class Engine : public ClusterView {
   double now() const override { return now_; }
   const std::vector<GpuState>& gpus() const override { return gpus_; }
   const JobInfo& job(int j) const override { return info_[j]; }
+  // A full round visits the queue in submit order until the policy stops it
+  // (its backfill depth); then this instant's arrivals that it did not reach,
+  // which a round of arrivals alone would have visited: a newcomer is
+  // considered on arrival whether or not a completion or an observation
+  // coincides with it (such a round used to stop before reaching it, and a
+  // policy that observes running jobs, with a full round at every
+  // observation, let newcomers wait that others backfilled at once).
+  bool arrived_now(int j) const override { return std::binary_search(new_jobs_.begin(), new_jobs_.end(), j); }
   void VisitCandidates(const std::function<bool(int)>& visit) const override {
     if (all_queued_) {
+      int stopped = -1;
       for (int j : queue_)
-        if (!visit(j)) return;
+        if (!visit(j)) {
+          stopped = j;
+          break;
+        }
+      if (stopped < 0) return;
+      for (int j : new_jobs_)
+        if (j > stopped && queue_.count(j) && !visit(j)) return;
     } else {
       for (int j : new_jobs_)
         if (!visit(j)) return;
@@ -404,11 +419,7 @@ class Engine : public ClusterView {
       GpuState& gs = gpus_[g];
       auto it = std::find(gs.jobs.begin(), gs.jobs.end(), j);
       if (it != gs.jobs.end()) gs.jobs.erase(it);
-      gs.mem_used -= info_[j].mem_mib;
-      gs.pred_sum -= info_[j].predicted_util;
-      gs.known_sum -= info_[j].profiled ? info_[j].profiled_util : 100.0;
-      true_mem_[g] -= res_.jobs[j].mem_mib;
-      if (gs.jobs.empty()) gs.mem_used = gs.pred_sum = gs.known_sum = true_mem_[g] = 0;  // no drift
+      Resum(g);
       gs.exclusive = false;
       MarkDirty(g);
     }
@@ -448,7 +459,6 @@ class Engine : public ClusterView {
     if (s.run_alone_until >= 0 && (s.remaining > kEps || s.discard)) {
       if (s.in_place) {
         // Stays on its GPUs, which others may join from now on.
-        const double mem_before = info_[j].mem_mib;
         Profiled(j);
         for (int k = 0; k < s.num_rows; ++k) res_.placements[static_cast<size_t>(s.first_row + k)].end_s = now_;
         s.first_row = static_cast<int>(res_.placements.size());
@@ -458,8 +468,7 @@ class Engine : public ClusterView {
         for (int g : res_.jobs[j].gpus) {
           GpuState& gs = gpus_[g];
           gs.exclusive = info_[j].alone;  // a job that crashed out of memory keeps running alone
-          gs.known_sum += info_[j].profiled_util - 100.0;
-          gs.mem_used += info_[j].mem_mib - mem_before;
+          Resum(g);
           res_.placements.push_back({j, g, now_, -1, false, false});
           MarkDirty(g);
         }
@@ -603,11 +612,8 @@ class Engine : public ClusterView {
       for (int g : p.gpus) {
         GpuState& gs = gpus_[g];
         gs.jobs.push_back(j);
-        gs.mem_used += info_[j].mem_mib;
-        gs.pred_sum += info_[j].predicted_util;
-        gs.known_sum += info_[j].profiled ? info_[j].profiled_util : 100.0;
+        Resum(g);
         gs.exclusive = p.exclusive;
-        true_mem_[g] += res_.jobs[j].mem_mib;
         over = over || true_mem_[g] > gs.mem_mib + kEps;
         MarkDirty(g);
       }
@@ -625,6 +631,23 @@ class Engine : public ClusterView {
     if (!touched_flag_[j]) {
       touched_flag_[j] = 1;
       touched_.push_back(j);
+    }
+  }
+
+  // A GPU's sums (memory, predicted and profiled utilization, true memory),
+  // summed afresh over its residents in their order whenever they change: a
+  // running total (+= on arrival, -= on departure) drifts by rounding, and a
+  // drifted sum breaks best fit's ties (equal loads, lowest id first) by
+  // rounding noise; summed afresh, two policies that see equal loads (the
+  // policy's own sum over the same residents) choose the same GPU.
+  void Resum(int g) {
+    GpuState& gs = gpus_[g];
+    gs.mem_used = gs.pred_sum = gs.known_sum = true_mem_[g] = 0;
+    for (int r : gs.jobs) {
+      gs.mem_used += info_[r].mem_mib;
+      gs.pred_sum += info_[r].predicted_util;
+      gs.known_sum += info_[r].profiled ? info_[r].profiled_util : 100.0;
+      true_mem_[g] += res_.jobs[r].mem_mib;
     }
   }
 

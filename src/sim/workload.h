@@ -61,9 +61,11 @@ int FindWorkload(const std::vector<WorkloadProfile>& w, const std::string& model
 // Where the utilization predictions a run decides by come from (--predictions):
 //   oracle        the measured utilization (the upper line of what prediction can give)
 //   noisy:SD      the oracle with noise where a predictor's errors live: log1p(true) +
-//                 N(0, NoisyLog1pSd(SD)), one draw per workload seeded by the run's
-//                 seed, back to points and clamped to [0, 100]; its interval is the
-//                 same sd's 80% interval around the prediction in log1p
+//                 NoisyShift(true, sd) + N(0, sd), sd = NoisyLog1pSd(SD), one draw per
+//                 workload seeded by the run's seed, back to points and clamped to
+//                 [0, 100]; the shift recentres it so that the prediction's expectation
+//                 is the truth (mean-preserving); its interval is the same sd's 80%
+//                 interval around the prediction in log1p
 //   constant:U    U for every workload (a predictor that knows nothing)
 //   shuffled      the model's predictions permuted among workloads (seeded): their
 //                 distribution without their information
@@ -89,6 +91,18 @@ Status ApplyPredictionSource(const PredictionSource& src, uint64_t seed, std::ve
 // The log1p-space sd of noisy:SD: SD points at 50% utilization (the slope of
 // log1p there is 1/51), less on lighter jobs, more on heavier ones.
 double NoisyLog1pSd(double sd_points);
+
+// The expectation of noisy:SD's prediction, clamp(expm1(log1p(u) + shift +
+// sd x Z), 0, 100) with Z standard normal (closed form: lognormal partial
+// expectations), points.
+double NoisyMean(double true_util, double shift, double log1p_sd);
+
+// The shift (log1p space) that makes noisy:SD mean-preserving for a workload
+// of true utilization u: NoisyMean(u, shift, sd) = u. Without it the clamp at
+// 100 biased heavy workloads low (98 -> 89.2 on average under SD 15) and the
+// lognormal biased light ones high; no bounded noise can be unbiased at 0 or
+// 100, so there (and with sd 0) the prediction is the truth (shift 0 there).
+double NoisyShift(double true_util, double log1p_sd);
 
 // A standard normal draw determined by (seed, index, salt) (SplitMix64 and
 // Box-Muller): the simulator's seeded noise.
