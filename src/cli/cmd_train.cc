@@ -63,6 +63,9 @@ int RunTrain(TrainFlags f) {
     const MemoryParams& mp = m->params();
     std::printf("GPU memory model on %zu rows with a memory column: context", m->rows());
     for (const auto& [arch, mib] : mp.context_base_mib) std::printf(" %s %.0f MiB + per SM", arch.c_str(), mib);
+    // Chips apart from their architecture's only when an architecture has rows of several.
+    if (mp.chip_context_base_mib.size() > mp.context_base_mib.size())
+      for (const auto& [chip, mib] : mp.chip_context_base_mib) std::printf(" (%s %.0f)", chip.c_str(), mib);
     std::printf("; cuDNN %.0f MiB%s; %.2f MiB per SM%s; activations x%.3f; largest tensor x%.3f; %s\n", mp.cudnn_mib,
                 mp.cudnn_mib_fitted ? "" : " (not fitted)", mp.mib_per_sm, mp.mib_per_sm_fitted ? "" : " (default)",
                 mp.activation_factor, mp.transient_factor,

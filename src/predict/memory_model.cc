@@ -76,10 +76,12 @@ double ContextAt(double base, double mib_per_sm, const MemoryEstimate& e) {
   return std::max(base + mib_per_sm * e.sms, 1.0);
 }
 
-// The SM-independent context of e's architecture and whether it was fitted
-// (training rows on a GPU of that architecture); otherwise the mean of the
-// fitted ones.
+// The SM-independent context of e's chip, else of its architecture, and
+// whether it was fitted (training rows on a GPU of that architecture);
+// otherwise the mean of the fitted architectures'.
 std::pair<double, bool> Base(const MemoryParams& p, const MemoryEstimate& e) {
+  if (auto it = p.chip_context_base_mib.find(ContextChip(e)); it != p.chip_context_base_mib.end())
+    return {it->second, true};
   if (auto it = p.context_base_mib.find(e.architecture); it != p.context_base_mib.end()) return {it->second, true};
   if (p.context_base_mib.empty()) return {0, false};
   double s = 0;
@@ -160,13 +162,20 @@ MemoryParams FitParams(const Rows& rows) {
   for (const auto& [arch, s] : sms) per_sm = per_sm || s.size() >= 2;
   for (const auto& [arch, s] : cudnn) with_cudnn = with_cudnn || s.size() >= 2;
   // Rows stated lazy have a published context: they fit the other parameters, not a base.
-  std::map<std::string, Rows> by_arch;
+  // Each chip's rows fit its own base (the residuals the other parameters
+  // are fitted on); the architecture's base, for its chips without rows, is
+  // fitted on all its rows with those parameters.
+  std::map<std::string, Rows> by_arch, by_chip;
   Rows lazy;
   for (size_t i = 0; i < rows.est.size(); ++i) {
-    Rows& r = Lazy(*rows.est[i]) ? lazy : by_arch[rows.est[i]->architecture];
-    r.est.push_back(rows.est[i]);
-    r.measured.push_back(rows.measured[i]);
-    r.weight.push_back(rows.weight[i]);
+    const bool is_lazy = Lazy(*rows.est[i]);
+    for (Rows* r : {is_lazy ? &lazy : &by_arch[rows.est[i]->architecture],
+                    is_lazy ? nullptr : &by_chip[ContextChip(*rows.est[i])]}) {
+      if (!r) continue;
+      r->est.push_back(rows.est[i]);
+      r->measured.push_back(rows.measured[i]);
+      r->weight.push_back(rows.weight[i]);
+    }
   }
   auto decode = [&](const Z& z) {
     MemoryParams p;
@@ -181,7 +190,11 @@ MemoryParams FitParams(const Rows& rows) {
   auto solve = [&](const Z& z, MemoryParams* out) {
     MemoryParams p = decode(z);
     double sse = 0;
-    for (const auto& [arch, r] : by_arch) p.context_base_mib[arch] = BestBase(p, r, &sse);
+    for (const auto& [chip, r] : by_chip) p.chip_context_base_mib[chip] = BestBase(p, r, &sse);
+    if (out) {
+      double unused = 0;
+      for (const auto& [arch, r] : by_arch) p.context_base_mib[arch] = BestBase(p, r, &unused);
+    }
     for (size_t i = 0; i < lazy.est.size(); ++i)
       sse += lazy.weight[i] * Huber(std::log(lazy.measured[i]) - std::log(Point(p, *lazy.est[i])));
     if (out) *out = p;
@@ -236,6 +249,10 @@ Rows Without(const Rows& rows, int g) {
 }
 
 }  // namespace
+
+std::string ContextChip(const MemoryEstimate& e) {
+  return e.architecture + " " + std::to_string(e.gpu_sms > 0 ? e.gpu_sms : e.sms) + " SMs";
+}
 
 const char* HighScalePartName(HighScalePart p) { return p == HighScalePart::kGraph ? "graph" : "uncertain"; }
 
@@ -518,6 +535,7 @@ json MemoryModel::Save() const {
   std::vector<double> residuals, residual_w;
   for (const auto& [r, w] : low_scores_) residuals.push_back(r), residual_w.push_back(w);
   return json{{"context_base_mib", params_.context_base_mib},
+              {"chip_context_base_mib", params_.chip_context_base_mib},
               {"mib_per_sm", params_.mib_per_sm},
               {"mib_per_sm_fitted", params_.mib_per_sm_fitted},
               {"activation_factor", params_.activation_factor},
@@ -553,6 +571,14 @@ Result<MemoryModel> MemoryModel::Load(const json& j) {
       m.params_.context_base_mib[arch] = c;
     }
     if (m.params_.context_base_mib.empty()) return Status::Error("memory.context_base_mib: no architecture");
+    // A file of a gpucast before the per-chip contexts: every chip its architecture's.
+    if (j.contains("chip_context_base_mib"))
+      for (const auto& [chip, v] : j.at("chip_context_base_mib").items()) {
+        double c = v.get<double>();
+        if (!(c >= kBaseLo && c <= kBaseHi))
+          return Status::Error("memory.chip_context_base_mib." + chip + ": " + v.dump() + " outside [1, 16384]");
+        m.params_.chip_context_base_mib[chip] = c;
+      }
     double* fields[] = {&m.params_.mib_per_sm, &m.params_.activation_factor, &m.params_.transient_factor,
                         &m.params_.cudnn_mib};
     m.params_.cudnn_mib_fitted = j.at("cudnn_mib_fitted").get<bool>();

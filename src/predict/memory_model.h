@@ -3,7 +3,8 @@
 // MIGProfiler `gmem_mib`), with a split-conformal interval whose high end is a
 // one-sided bound (docs/predictor.md, "GPU memory"). In MiB:
 //
-//   context   = context_base_mib[architecture] + mib_per_sm * SMs of the GPU or MIG slice
+//   context   = context base of the chip (architecture and whole-GPU SMs; else of the
+//               architecture) + mib_per_sm * SMs of the GPU or MIG slice
 //               + cudnn_mib if the job uses cuDNN (convolutions, batch norm, RNNs)
 //   working   = activation_factor * activations + transient_factor * largest tensor + loss head
 //   mib       = context + static (weights, gradients, optimizer state, autocast
@@ -100,7 +101,14 @@ const char* HighScalePartName(HighScalePart p);
 struct MemoryParams {
   // The context's SM-independent part per GPU architecture (GpuSpec::architecture), MiB:
   // context = context_base_mib + mib_per_sm x SMs of the GPU or MIG slice.
+  // Fitted on all the architecture's rows: what a chip of it without rows gets.
   std::map<std::string, double> context_base_mib;
+  // The same per chip (ContextChip: the architecture and the whole GPU's SM
+  // count, e.g. "Ampere 108 SMs" for the A100 40 and 80 GB and their MIG
+  // slices), fitted on that chip's rows alone: what its rows' stack loads (its
+  // compute capability's kernels, its driver and libraries). A chip with rows
+  // gets its own; the others their architecture's.
+  std::map<std::string, double> chip_context_base_mib;
   double mib_per_sm = kDefaultMibPerSm;
   bool mib_per_sm_fitted = false;
   double activation_factor = 1;
@@ -111,6 +119,9 @@ struct MemoryParams {
   // applied to a job of the same graph (Predictor: the seen or same-graph workload).
   std::map<std::string, double> workload_offsets;
 };
+
+// The key of chip_context_base_mib: "<architecture> <whole-GPU SMs> SMs".
+std::string ContextChip(const MemoryEstimate& e);
 
 class MemoryModel {
  public:

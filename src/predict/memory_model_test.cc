@@ -77,9 +77,11 @@ TEST(MemoryModel, RecoversKnownParameters) {
   EXPECT_GE(pr.high, pr.mib);
   EXPECT_DOUBLE_EQ(pr.capacity_mib, 24576);
   EXPECT_TRUE(pr.context_fitted);
-  // The A100 40 GB (Ampere, 108 SMs) shares the A100 80 GB's context: no row of its own needed.
+  // The A100 40 GB (Ampere, 108 SMs) shares the A100 80 GB's chip and so its context: no row of its own needed.
   MemoryEstimate forty = Est("A100-40GB", "Ampere", 108, 108, 0, 0, 0);
-  EXPECT_NEAR(m->ContextMib(forty), p.context_base_mib.at("Ampere") + p.mib_per_sm * 108, 1e-9);
+  EXPECT_NEAR(m->ContextMib(forty), p.chip_context_base_mib.at("Ampere 108 SMs") + p.mib_per_sm * 108, 1e-9);
+  EXPECT_NEAR(p.chip_context_base_mib.at("Ampere 108 SMs"), base_ampere, 0.01 * base_ampere);
+  EXPECT_NEAR(p.chip_context_base_mib.at("Ampere 82 SMs"), base_ampere, 0.01 * base_ampere);
   // An architecture with no training row gets the mean base, and its high end covers the
   // largest published context.
   MemoryEstimate hopper = Est("H100", "Hopper", 132, 132, 0, 0, 0);
@@ -88,6 +90,59 @@ TEST(MemoryModel, RecoversKnownParameters) {
   MemoryPrediction h = m->Predict(hopper, 0.8);
   EXPECT_FALSE(h.context_fitted);
   EXPECT_NEAR(h.widened_mib, std::max(0.0, PublishedContextMaxMib() - m->ContextMib(hopper)), 1e-9);
+}
+
+// Two chips of one architecture measured on different software stacks (the
+// RTX 3090 rows' and the A100 rows' fixed parts differ by ~0.8 GB on the
+// shared data): each chip's rows fit its own context, which the chip's other
+// GPUs and MIG slices get (the A100 40 GB the A100 80 GB's); an Ampere chip
+// without rows (the A10's 72 SMs) gets the architecture's, fitted on all
+// its rows. One context per architecture held neither: the small jobs of both
+// chips were off by half the difference.
+TEST(MemoryModel, EachChipKeepsItsOwnContext) {
+  const double base_3090 = 1700, base_a100 = 800, per_sm = 4, act = 1.2, trans = 1.5;
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  auto add = [&](const MemoryEstimate& e, double base, int g) {
+    est.push_back(e);
+    y.push_back(base + per_sm * e.sms + e.StaticMib() + act * e.activations_mib + trans * e.largest_tensor_mib);
+    group.push_back(g);
+  };
+  for (int w = 0; w < 5; ++w)
+    for (int b = 1; b <= 4; ++b)
+      add(Est("RTX3090", "Ampere", 82, 82, 40.0 * (w + 1), 120.0 * b * (w + 1), 10.0 * b), base_3090, w);
+  for (int sms : {14, 28, 42, 98})
+    for (int b = 1; b <= 4; ++b) add(Est("A100-80GB", "Ampere", sms, 108, 1600, 300.0 * b, 40.0 * b), base_a100, 5);
+  Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  const MemoryParams& p = m->params();
+  EXPECT_NEAR(p.chip_context_base_mib.at("Ampere 82 SMs"), base_3090, 0.01 * base_3090);
+  EXPECT_NEAR(p.chip_context_base_mib.at("Ampere 108 SMs"), base_a100, 0.02 * base_a100);
+  EXPECT_NEAR(p.mib_per_sm, per_sm, 0.05 * per_sm);  // from the A100's slices alone
+  for (size_t i = 0; i < est.size(); ++i) EXPECT_NEAR(m->PointMib(est[i]), y[i], 0.005 * y[i]);
+  // A small job on the A100 40 GB: the A100's context, not the RTX 3090's.
+  const MemoryEstimate mlp = Est("A100-40GB", "Ampere", 108, 108, 60, 40, 4);
+  const double mlp_true = base_a100 + per_sm * 108 + 60 + act * 40 + trans * 4;
+  EXPECT_NEAR(m->PointMib(mlp), mlp_true, 0.02 * mlp_true);
+  EXPECT_NEAR(m->ContextMib(Est("A100-80GB", "Ampere", 14, 108, 0, 0, 0)), base_a100 + per_sm * 14, 0.03 * base_a100);
+  // An Ampere chip without rows: the architecture's base, between the two, counted as fitted.
+  const MemoryEstimate a10 = Est("A10", "Ampere", 72, 72, 0, 0, 0);
+  EXPECT_NEAR(m->ContextMib(a10), p.context_base_mib.at("Ampere") + p.mib_per_sm * 72, 1e-9);
+  EXPECT_GT(p.context_base_mib.at("Ampere"), base_a100);
+  EXPECT_LT(p.context_base_mib.at("Ampere"), base_3090);
+  EXPECT_TRUE(m->Predict(a10, 0.8).context_fitted);
+  // Saved and loaded: the chips' contexts travel; a file without them gives every chip its architecture's.
+  nlohmann::json j = m->Save();
+  Result<MemoryModel> back = MemoryModel::Load(j);
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_DOUBLE_EQ(back->PointMib(mlp), m->PointMib(mlp));
+  j.erase("chip_context_base_mib");
+  Result<MemoryModel> old = MemoryModel::Load(j);
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_DOUBLE_EQ(old->ContextMib(mlp), p.context_base_mib.at("Ampere") + p.mib_per_sm * 108);
+  j["chip_context_base_mib"] = {{"Ampere 108 SMs", 0.5}};
+  EXPECT_EQ(MemoryModel::Load(j).message(), "memory.chip_context_base_mib.Ampere 108 SMs: 0.5 outside [1, 16384]");
 }
 
 // cuda_module_loading: lazy puts the published lazy context (LazyContextMib) in the point and
@@ -551,10 +606,11 @@ TEST(MemoryModel, CalibratedOnTheMeasuredRows) {
   ASSERT_TRUE(m.ok()) << m.message();
   const MemoryParams& p = m->params();
   // Tiny networks (PPO, TD3, NeuMF) measured 2,050-2,059 MiB: the RTX 3090 context is most of it.
-  const double rtx3090 = p.context_base_mib.at("Ampere") + p.mib_per_sm * 82;
+  const double rtx3090 = p.chip_context_base_mib.at("Ampere 82 SMs") + p.mib_per_sm * 82;
   EXPECT_GT(rtx3090, 1500);
   EXPECT_LT(rtx3090, 2100);
   EXPECT_EQ(p.context_base_mib.size(), 1u);  // the RTX 3090 and the A100 are both Ampere
+  EXPECT_EQ(p.chip_context_base_mib.size(), 2u);  // two chips of it: each its own context
   EXPECT_TRUE(p.mib_per_sm_fitted);  // the A100 rows span four MIG profiles
   EXPECT_TRUE(p.cudnn_mib_fitted);   // RTX 3090 rows with (CNNs, LSTM) and without (BERT, NeuMF, RL) cuDNN
   EXPECT_GT(p.activation_factor, 0.5);
