@@ -96,9 +96,13 @@ double ContextOf(const MemoryParams& p, const MemoryEstimate& e) {
   return Lazy(e) ? e.lazy_context_mib : ContextAt(Base(p, e).first, p.mib_per_sm, e);
 }
 
-// What the job's graph adds to the context: the point (without a workload's
-// offset) less the context; cuDNN's fitted part stays in (only jobs that load it pay it).
-double GraphPart(const MemoryParams& p, const MemoryEstimate& e) { return Rest(p, e); }
+// The part of the point the high end's scale may weigh (MiB): the uncertain
+// part (working set and step excess) or the graph's part (the point without a
+// workload's offset, less the context; cuDNN's fitted part stays in: only jobs
+// that load it pay it). One definition for Fit's choice and for prediction.
+double ScalePart(const MemoryParams& p, const MemoryEstimate& e, HighScalePart part) {
+  return part == HighScalePart::kUncertain ? Uncertain(p, e) : Rest(p, e);
+}
 
 double Point(const MemoryParams& p, const MemoryEstimate& e, const std::string& workload = "") {
   double mib = ContextOf(p, e) + Rest(p, e);
@@ -321,8 +325,8 @@ Status GroupedPass(const std::vector<MemoryEstimate>& est, const std::vector<dou
         const double point = Point(p, est[i]);
         (*res)[i] = std::log(measured_mib[i]) - std::log(point);
         if (point_out) (*point_out)[i] = point;
-        if (uncertain_out) (*uncertain_out)[i] = Uncertain(p, est[i]);
-        if (graph_out) (*graph_out)[i] = GraphPart(p, est[i]);
+        if (uncertain_out) (*uncertain_out)[i] = ScalePart(p, est[i], HighScalePart::kUncertain);
+        if (graph_out) (*graph_out)[i] = ScalePart(p, est[i], HighScalePart::kGraph);
       }
   }
   return Status::Ok();
@@ -473,8 +477,7 @@ double MemoryModel::LowScoreQuantile(double alpha) const {
 double MemoryModel::HighScaleMib(const MemoryEstimate& e, const std::string& workload) const {
   const double point = Point(params_, e), with_offset = Point(params_, e, workload);
   return with_offset / point *
-         HighScale(high_certain_weight_, point,
-                   high_scale_part_ == HighScalePart::kUncertain ? Uncertain(params_, e) : GraphPart(params_, e));
+         HighScale(high_certain_weight_, point, ScalePart(params_, e, high_scale_part_));
 }
 
 MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, const std::string& workload) const {
