@@ -58,6 +58,43 @@ Result<std::vector<std::string_view>> ReadLines(const std::string& path, std::st
   return lines;
 }
 
+// The columns `names` of a CSV header line, by index; an error naming the file
+// and every wanted column when one is missing.
+Result<std::vector<int>> RequireColumns(std::string_view header_line, const std::vector<std::string>& names,
+                                        const RowSink& sink) {
+  auto header = Split(header_line, ',');
+  std::vector<int> at;
+  std::string want;
+  for (const auto& n : names) {
+    at.push_back(ColumnIndex(header, n));
+    want += (want.empty() ? "" : ",") + n;
+  }
+  if (std::any_of(at.begin(), at.end(), [](int c) { return c < 0; }))
+    return Status::Error(sink.file() + ": line 1: want columns " + want);
+  return at;
+}
+
+// Calls row(line_no, fields) for every non-empty line after the header; a line
+// too short for the wanted columns `at` is a bad line. row returns sink.Bad's
+// Status for a line it rejects (an error unless bad lines are skipped).
+template <typename Row>
+Status ForEachCsvRow(const std::vector<std::string_view>& lines, const std::vector<int>& at, RowSink& sink,
+                     Row&& row) {
+  const size_t header_fields = Split(lines[0], ',').size();
+  const size_t need = static_cast<size_t>(*std::max_element(at.begin(), at.end()));
+  for (size_t ln = 1; ln < lines.size(); ++ln) {
+    if (lines[ln].empty()) continue;
+    auto f = Split(lines[ln], ',');
+    if (f.size() <= need) {
+      RETURN_IF_ERROR(sink.Bad(ln + 1, "has " + std::to_string(f.size()) + " fields, want " +
+                                           std::to_string(header_fields)));
+      continue;
+    }
+    RETURN_IF_ERROR(row(ln + 1, f));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::optional<int64_t> ParseTimestamp(std::string_view s) {
@@ -85,30 +122,20 @@ Result<Trace> LoadPhilly(const std::string& path, const TraceOptions& opt) {
   std::string storage;
   ASSIGN_OR_RETURN(auto lines, ReadLines(path, &storage));
   RowSink sink(BaseName(path), opt);
-  auto header = Split(lines[0], ',');
-  int c_ts = ColumnIndex(header, "timestamp"), c_d = ColumnIndex(header, "duration"),
-      c_g = ColumnIndex(header, "num_gpus");
-  if (c_ts < 0 || c_d < 0 || c_g < 0)
-    return Status::Error(sink.file() + ": line 1: want columns timestamp,duration,num_gpus");
-  int need = std::max({c_ts, c_d, c_g});
+  ASSIGN_OR_RETURN(auto at, RequireColumns(lines[0], {"timestamp", "duration", "num_gpus"}, sink));
+  const int c_ts = at[0], c_d = at[1], c_g = at[2];
   Trace t;
   t.name = "philly";
-  for (size_t ln = 1; ln < lines.size(); ++ln) {
-    if (lines[ln].empty()) continue;
-    auto f = Split(lines[ln], ',');
-    if (static_cast<int>(f.size()) <= need) {
-      RETURN_IF_ERROR(sink.Bad(ln + 1, "has " + std::to_string(f.size()) + " fields, want " +
-                                           std::to_string(header.size())));
-      continue;
-    }
+  RETURN_IF_ERROR(ForEachCsvRow(lines, at, sink, [&](size_t line_no, const auto& f) {
     auto ts = ParseTimestamp(f[c_ts]);
     auto d = ParseDouble(f[c_d]);
     auto g = ParseInt(f[c_g]);
-    if (!ts) { RETURN_IF_ERROR(sink.Bad(ln + 1, "timestamp " + Quote(f[c_ts]) + " is not YYYY-MM-DD HH:MM:SS")); continue; }
-    if (!d || *d <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "duration " + Quote(f[c_d]) + " is not a positive number")); continue; }
-    if (!g || *g < 1 || *g > 100000) { RETURN_IF_ERROR(sink.Bad(ln + 1, "num_gpus " + Quote(f[c_g]) + " is not a positive integer")); continue; }
-    t.jobs.push_back({static_cast<int64_t>(ln - 1), static_cast<double>(*ts), *d, static_cast<int>(*g), 1.0});
-  }
+    if (!ts) return sink.Bad(line_no, "timestamp " + Quote(f[c_ts]) + " is not YYYY-MM-DD HH:MM:SS");
+    if (!d || *d <= 0) return sink.Bad(line_no, "duration " + Quote(f[c_d]) + " is not a positive number");
+    if (!g || *g < 1 || *g > 100000) return sink.Bad(line_no, "num_gpus " + Quote(f[c_g]) + " is not a positive integer");
+    t.jobs.push_back({static_cast<int64_t>(line_no - 2), static_cast<double>(*ts), *d, static_cast<int>(*g), 1.0});
+    return Status::Ok();
+  }));
   t.bad_lines = sink.bad();
   // Philly ran a few thousand GPUs for many virtual clusters; the 82k jobs'
   // mean demand over the trace is ~374 GPUs, so 256 GPUs (load factor 1.46)
@@ -122,38 +149,28 @@ Result<Trace> LoadAlibaba(const std::string& path, const TraceOptions& opt) {
   std::string storage;
   ASSIGN_OR_RETURN(auto lines, ReadLines(path, &storage));
   RowSink sink(BaseName(path), opt);
-  auto header = Split(lines[0], ',');
-  int c_n = ColumnIndex(header, "num_gpu"), c_m = ColumnIndex(header, "gpu_milli"),
-      c_c = ColumnIndex(header, "creation_time"), c_del = ColumnIndex(header, "deletion_time"),
-      c_s = ColumnIndex(header, "scheduled_time");
-  if (c_n < 0 || c_m < 0 || c_c < 0 || c_del < 0 || c_s < 0)
-    return Status::Error(sink.file() + ": line 1: want columns num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time");
-  int need = std::max({c_n, c_m, c_c, c_del, c_s});
+  ASSIGN_OR_RETURN(auto at, RequireColumns(lines[0], {"num_gpu", "gpu_milli", "creation_time", "deletion_time",
+                                                      "scheduled_time"}, sink));
+  const int c_n = at[0], c_m = at[1], c_c = at[2], c_del = at[3], c_s = at[4];
   Trace t;
   t.name = "alibaba2023";
-  for (size_t ln = 1; ln < lines.size(); ++ln) {
-    if (lines[ln].empty()) continue;
-    auto f = Split(lines[ln], ',');
-    if (static_cast<int>(f.size()) <= need) {
-      RETURN_IF_ERROR(sink.Bad(ln + 1, "has " + std::to_string(f.size()) + " fields, want " +
-                                           std::to_string(header.size())));
-      continue;
-    }
+  RETURN_IF_ERROR(ForEachCsvRow(lines, at, sink, [&](size_t line_no, const auto& f) {
     auto n = ParseInt(f[c_n]);
     auto milli = ParseInt(f[c_m]);
     auto created = ParseInt(f[c_c]);
-    if (!n || *n < 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "num_gpu " + Quote(f[c_n]) + " is not a non-negative integer")); continue; }
-    if (!milli || *milli < 0 || *milli > 1000) { RETURN_IF_ERROR(sink.Bad(ln + 1, "gpu_milli " + Quote(f[c_m]) + " is not in [0, 1000]")); continue; }
-    if (!created) { RETURN_IF_ERROR(sink.Bad(ln + 1, "creation_time " + Quote(f[c_c]) + " is not an integer")); continue; }
+    if (!n || *n < 0) return sink.Bad(line_no, "num_gpu " + Quote(f[c_n]) + " is not a non-negative integer");
+    if (!milli || *milli < 0 || *milli > 1000) return sink.Bad(line_no, "gpu_milli " + Quote(f[c_m]) + " is not in [0, 1000]");
+    if (!created) return sink.Bad(line_no, "creation_time " + Quote(f[c_c]) + " is not an integer");
     // CPU-only pods and pods that never ran (Pending: no scheduled/deletion time) are not GPU jobs.
-    if (*n == 0 || *milli == 0 || f[c_del].empty() || f[c_s].empty()) { ++t.filtered; continue; }
+    if (*n == 0 || *milli == 0 || f[c_del].empty() || f[c_s].empty()) { ++t.filtered; return Status::Ok(); }
     auto deleted = ParseInt(f[c_del]);
     auto sched = ParseInt(f[c_s]);
-    if (!deleted || !sched) { RETURN_IF_ERROR(sink.Bad(ln + 1, "deletion_time/scheduled_time are not integers")); continue; }
-    if (*deleted <= *sched) { ++t.filtered; continue; }
-    t.jobs.push_back({static_cast<int64_t>(ln - 1), static_cast<double>(*created),
+    if (!deleted || !sched) return sink.Bad(line_no, "deletion_time/scheduled_time are not integers");
+    if (*deleted <= *sched) { ++t.filtered; return Status::Ok(); }
+    t.jobs.push_back({static_cast<int64_t>(line_no - 2), static_cast<double>(*created),
                       static_cast<double>(*deleted - *sched), static_cast<int>(*n), *milli / 1000.0});
-  }
+    return Status::Ok();
+  }));
   t.bad_lines = sink.bad();
   // The replayed pods demand ~71 GPUs at peak against 6,212 in the node list;
   // every 200th node (26 GPUs, load factor ~0.64) makes slot queue (see docs/simulator.md).

@@ -94,6 +94,27 @@ TEST(Alibaba, FiltersCpuAndPendingPods) {
   EXPECT_EQ(s->jobs[1].num_gpus, 2);
 }
 
+TEST(Alibaba, MissingColumnsAndShortLinesNameTheFile) {
+  auto dir = TempDir("ali_bad");
+  auto cols = WriteText(dir, "cols.csv", "name,num_gpu,gpu_milli,creation_time\np0,1,460,100\n");
+  auto c = LoadAlibaba(cols, {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.message(),
+            "cols.csv: line 1: want columns num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time");
+  auto p = WriteText(dir, "short.csv",
+                     "num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
+                     "1,460,100,1100,150\n"
+                     "\n"
+                     "1,460,100\n");
+  auto t = LoadAlibaba(p, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.message(), "short.csv: line 4: has 3 fields, want 5");
+  auto s = LoadAlibaba(p, {-1, true});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(s->jobs.size(), 1u);
+  EXPECT_EQ(s->bad_lines, 1);
+}
+
 TEST(Gavel, DurationIsStepsOverV100Throughput) {
   auto dir = TempDir("gavel");
   auto js = WriteText(dir, "t.json", R"J({"v100": {"('LM (batch size 80)', 1)": {"null": 20.0}}})J");
