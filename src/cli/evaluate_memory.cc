@@ -35,6 +35,12 @@ void PrintTables(const MemoryEvaluation& e) {
   std::printf("\nper GPU\n\n");
   std::printf(head, "GPU");
   for (const auto& [k, s] : e.per_gpu) ScoreRow(k, s);
+  // What set the high ends: the training workload whose held-out error is each fold's quantile.
+  std::map<std::string, int> set_by;
+  for (const MemoryRowPrediction& r : e.rows) ++set_by[r.high_set_by.empty() ? "(uncalibrated)" : r.high_set_by];
+  std::printf("\nthe high end's quantile set by (the training workload whose held-out error it is; held-out rows)\n\n"
+              "| workload | rows |\n|---|---|\n");
+  for (const auto& [k, c] : set_by) std::printf("| %s | %d |\n", k.c_str(), c);
   // Components: the mean of each over the held-out rows of a workload, MiB.
   std::map<std::string, std::map<std::string, double>> sum;
   std::map<std::string, int> n;

@@ -93,6 +93,8 @@ Result<MemoryEvaluation> EvaluateMemory(const Dataset& data, const Split& split,
       r.prediction = m->Predict(data.mem[i], level);
       r.components = m->Components(data.mem[i]);
       r.estimate = data.mem[i];
+      if (m->high_set_by() >= 0 && static_cast<size_t>(m->high_set_by()) < data.groups.size())
+        r.high_set_by = data.groups[m->high_set_by()];
       ev.rows.push_back(std::move(r));
     }
   }
@@ -162,6 +164,7 @@ nlohmann::json MemoryEvaluationJson(const MemoryEvaluation& e) {
                     {"predicted_mib", r.prediction.mib},
                     {"low_mib", r.prediction.low},
                     {"high_mib", r.prediction.high},
+                    {"high_set_by", r.high_set_by},
                     {"components_mib", parts},
                     {"estimate", MemoryEstimateJson(r.estimate)}});
   }

@@ -26,6 +26,9 @@ struct MemoryRowPrediction {
   MemoryPrediction prediction;
   std::vector<std::pair<std::string, double>> components;  // MemoryModel::Components, MiB
   MemoryEstimate estimate;
+  // The training workload whose held-out error set the fold's high end
+  // (MemoryModel::high_set_by); "" when the fold's model is uncalibrated.
+  std::string high_set_by;
 };
 
 // Scores of held-out memory predictions.

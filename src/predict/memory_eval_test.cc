@@ -48,6 +48,9 @@ TEST(EvaluateMemory, LeaveOneWorkloadOutOnTheMeasuredRows) {
   for (const MemoryRowPrediction& r : ev->rows) {
     EXPECT_LE(r.prediction.low, r.prediction.mib) << r.workload;
     EXPECT_GE(r.prediction.high, r.prediction.mib) << r.workload;
+    // Calibrated inside the fold: the error that set the high end is a training workload's.
+    EXPECT_FALSE(r.high_set_by.empty()) << r.workload;
+    EXPECT_NE(r.high_set_by, r.workload);
   }
 }
 

@@ -417,6 +417,12 @@ Result<MemoryModel> MemoryModel::Fit(const std::vector<MemoryEstimate>& est, con
           m.high_certain_weight_ = a;
           m.high_scale_part_ = part;
           m.high_scores_ = sorted;
+          // The workload whose held-out row scores the quantile: what sets every job's high end.
+          for (size_t k = 0; k < cal.size(); ++k)
+            if (sc[k].first == q) {
+              m.high_set_by_ = group[cal[k]];
+              break;
+            }
         }
       }
     std::sort(m.calibration_.begin(), m.calibration_.end());

@@ -186,6 +186,11 @@ class MemoryModel {
   // optimizer-step excess; or the graph's part: the point less the context),
   // times the workload's offset factor.
   double HighScaleMib(const MemoryEstimate& e, const std::string& workload = "") const;
+  // The workload (Fit's group id) of the calibration row whose score is the
+  // high end's quantile at kMemoryHighLevel: the held-out error that sets
+  // every job's high end (docs/predictor.md, "What sets the width"). -1 for an
+  // uncalibrated model or one loaded from a file (the file keeps no workloads).
+  int high_set_by() const { return high_set_by_; }
   double high_certain_weight() const { return high_certain_weight_; }
   HighScalePart high_scale_part() const { return high_scale_part_; }
   size_t rows() const { return rows_; }
@@ -200,6 +205,7 @@ class MemoryModel {
   std::vector<std::pair<double, double>> high_scores_;
   double high_certain_weight_ = 1;
   HighScalePart high_scale_part_ = HighScalePart::kUncertain;
+  int high_set_by_ = -1;
   std::vector<std::pair<double, double>> low_scores_;  // (log residual, weight), sorted
   size_t rows_ = 0;  // training rows with a memory value
 };
