@@ -264,7 +264,7 @@ if cc:
     print("|---|" + "---|" * len(seeds_) + "---|")
     lines = [("predictive (paper's cap: sum <= 100)", [("philly", "oracle"), ("accuracy", "noisy:15"),
                                                        ("accuracy", "noisy:30")], "predictive"),
-             (f"predictive (capacity cap: sum <= {cc[0].get('cap', 0):g})",
+             (f"predictive (capacity cap: sum <= {cc[0].get('cap', 0):g}), draw 0 of the noise",
               [("capacity-cap", "oracle"), ("capacity-cap", "noisy:15"), ("capacity-cap", "noisy:30")], "predictive"),
              ("interference-aware (every physics rate >= 0.75)", [("philly", "oracle"), ("accuracy", "noisy:15"),
                                                                   ("accuracy", "noisy:30")], "interference-aware")]
