@@ -91,7 +91,7 @@ def get(policy, pred=None, cap_rule="sum"):
             continue
         if r.get("restart_s", 0) or r.get("recurring", 0):  # the restart-cost and recurring-jobs runs
             continue
-        if r.get("interval_z", 0):  # predictive packing by its interval (--interval-z): not the default rule
+        if r.get("interval_z", 0) or r.get("admit_by_physics"):  # --interval-z, --admit-by-physics: not the default rule
             continue
         if pred is not None and p != pred:
             continue
@@ -152,7 +152,7 @@ def draws(policy, sd, cap_rule):
     got = {}
     for r in runs:
         p = r["predictions"]
-        if r["policy"] != policy or r.get("cap_rule", "sum") != cap_rule or r.get("interval_z", 0):
+        if r["policy"] != policy or r.get("cap_rule", "sum") != cap_rule or r.get("interval_z", 0) or r.get("admit_by_physics"):
             continue
         if r.get("restart_s", 0) or r.get("recurring", 0):
             continue

@@ -138,7 +138,12 @@ struct Failure {
 class CoLocate : public Policy {
  public:
   CoLocate(Knobs k, PolicyOptions o)
-      : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap), migrates_(k.feedback || k.profile == Profile::kInPlace) {}
+      : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap), migrates_(k.feedback || k.profile == Profile::kInPlace) {
+    // predictive under admit_by_physics: interference-aware's admission, best-fit packing.
+    if (o.admit_by_physics && !k.feedback && !k.by_request && !k.use_profiled && !k.bound_slowdown && !k.spread &&
+        k.profile == Profile::kNone)
+      k_.bound_slowdown = true;
+  }
 
   // predictive-hybrid: a job whose prediction is sure enough to place it at once.
   bool Confident(const JobInfo& j) const {

@@ -216,6 +216,12 @@ struct PolicyOptions {
   // source that states its noise (noisy:SD) is then packed the less densely
   // the noisier it is.
   double interval_z = 0;
+  // predictive: admit by the physics instead of a cap (true): a job joins an
+  // occupied GPU when the fitted interference model, fed the predictions, keeps
+  // every job there at rate >= 1 - max_slowdown (interference-aware's
+  // admission), the fullest such GPU first (best fit, as predictive packs),
+  // empty GPUs last. false (the default): the cap's rule.
+  bool admit_by_physics = false;
 };
 
 // The cap a capped policy packs by with physics m: o.cap under the paper's

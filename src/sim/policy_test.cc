@@ -759,6 +759,45 @@ TEST(Predictive, IntervalZPacksByABoundOnTheGpusSum) {
   EXPECT_EQ(Decide("predictive", w, o).size(), 1u);
 }
 
+// predictive --admit-by-physics: interference-aware's admission (every rate
+// on the GPU >= 1 - max_slowdown by the fitted physics, fed predictions), with
+// predictive's best fit (the fullest admitting GPU first, empty GPUs last).
+TEST(Predictive, AdmitByPhysicsAdmitsByTheRatesAndPacksBestFit) {
+  const InterferenceModel m = CapacityModel();
+  FakeView v(m);
+  for (int i = 0; i < 4; ++i) v.AddGpu();
+  int r0 = v.AddJob(1, 1000, 70), r1 = v.AddJob(1, 1000, 45), r2 = v.AddJob(1, 1000, 20);
+  v.Put(r0, 0);
+  v.Put(r1, 1);
+  v.Put(r2, 2);
+  int n = v.AddJob(1, 1000, 60);
+  v.cand_ = {n};
+  // The reference: the model's own rates for each occupied GPU.
+  const double floor = 0.75;
+  std::vector<double> u0{70}, u1{45}, u2{20};
+  const bool ok0 = m.MinRate(u0.data(), 1, 60) >= floor, ok1 = m.MinRate(u1.data(), 1, 60) >= floor,
+             ok2 = m.MinRate(u2.data(), 1, 60) >= floor;
+  ASSERT_TRUE(ok2);  // 80 in all: well within the capacity
+  const int want = ok0 ? 0 : ok1 ? 1 : 2;
+  PolicyOptions o;
+  o.admit_by_physics = true;
+  auto p = Decide("predictive", v, o);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{want});
+  // The cap (sum <= 100) admits only GPU 2 (80); 105 on GPU 1 is refused.
+  p = Decide("predictive", v);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{2});
+  // Under the physics GPU 1 (45 + 60 = 105) admits on this fit: it packs past the cap.
+  EXPECT_TRUE(ok1);
+  // The flag is predictive's only: interference-aware and predictive-spread decide as without it.
+  for (const char* other : {"interference-aware", "predictive-spread"}) {
+    auto a = Decide(other, v, o), b = Decide(other, v);
+    ASSERT_EQ(a.size(), b.size()) << other;
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].gpus, b[i].gpus) << other;
+  }
+}
+
 TEST(PredictiveHybrid, PlacesAConfidentJobAtOnceAndMeasuresAnUnsureOneInPlace) {
   FakeView v;
   for (int i = 0; i < 3; ++i) v.AddGpu();
