@@ -8,6 +8,10 @@ level's mean over its draws +- the standard error (and the draws' sd), useful wo
 correlation over draws between a run's mean JCT and its jobs' mean signed prediction error
 (predicted - true utilization, points): whether the draw-to-draw spread is the realised bias.
 Usage: tools/sim_noise_draws.py DIR [SUBDIR]   (SUBDIR default capacity-cap)
+       tools/sim_noise_draws.py --scaled-oracle F OUT.csv
+         writes a predictions CSV (simulate --predictions OUT.csv): every workload row of
+         $GPUCAST_DATA/lucid/single_data.csv predicted at F x its measured utilization (clamped
+         at 100), memory its measured memory (as oracle predictions know it): a uniform bias.
 """
 import csv
 import glob
@@ -20,6 +24,17 @@ import sys
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if sys.argv[1] == "--scaled-oracle":
+        if len(sys.argv) != 4:
+            sys.exit(__doc__)
+        f = float(sys.argv[2])
+        src = os.path.join(os.environ.get("GPUCAST_DATA", "data"), "lucid", "single_data.csv")
+        with open(sys.argv[3], "w") as o:
+            o.write("model,dataset,batchsize,amp,predicted_util,pred_mem_mib,pred_mem_high_mib\n")
+            for r in csv.DictReader(open(src)):
+                u = min(100.0, float(r["gpu_util"]) * f)
+                o.write(f"{r['model']},{r['dataset']},{r['batchsize']},{r['amp']},{u:.6g},{r['gmem']},{r['gmem']}\n")
+        return
     base = os.path.join(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "capacity-cap")
 
     def load(d, s):
