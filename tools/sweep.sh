@@ -9,7 +9,8 @@
 #     and the dumb controls constant:10, constant:30 and constant:50 for the same policies;
 #     FULL=1: every one, and also noisy:0/5/10/20,
 #     shuffled and `auto`, the training procedure's selection re-run nested);
-#     and predictive under the capacity cap (--cap-rule capacity) with oracle, noisy:15 and noisy:30;
+#     and predictive under the capacity cap (--cap-rule capacity) with oracle, noisy:15 and noisy:30
+#     (each noise level over NOISE_DRAWS draws, default 10: noisy:SD@K);
 #  3. the restart cost (profiling-exclusive with --restart-s 60) and recurring
 #     jobs (interference-aware, predictive-feedback and predictive-hybrid with --recurring F, F in
 #     RECURRING, default 0.25,0.5,0.75) at load 2;
@@ -90,7 +91,11 @@ stream_b() {
   fi
   # The noise ordering under the capacity cap (--cap-rule capacity: predictive packs to 100 x the
   # fitted work capacity, 120 on the RTX 3090; tools/sim_done_when.sh checks it).
-  for src in oracle noisy:15 noisy:30; do
+  # Each noise level over NOISE_DRAWS (10) draws of the noise, noisy:SD@K (K 0 is noisy:SD): the
+  # check compares the expectation over draws (tools/sim_done_when.sh).
+  DRAWS_=()
+  for K in $(seq 1 $((${NOISE_DRAWS:-10} - 1))); do DRAWS_+=("noisy:15@$K" "noisy:30@$K"); done
+  for src in oracle noisy:15 noisy:30 "${DRAWS_[@]}"; do
     log "B: philly load 2: predictive --cap-rule capacity, predictions $src"
     "$B" simulate "${P[@]}" --load-factor 2 --policy predictive --cap-rule capacity --predictions "$src" \
       --out "$OUT/capacity-cap/${src/:/-}" >/dev/null

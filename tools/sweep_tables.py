@@ -264,7 +264,7 @@ if cc:
     print("|---|" + "---|" * len(seeds_) + "---|")
     lines = [("predictive (paper's cap: sum <= 100)", [("philly", "oracle"), ("accuracy", "noisy:15"),
                                                        ("accuracy", "noisy:30")], "predictive"),
-             (f"predictive (capacity cap: sum <= {cc[0].get('cap', 0):g})",
+             (f"predictive (capacity cap: sum <= {cc[0].get('cap', 0):g}), draw 0 of the noise",
               [("capacity-cap", "oracle"), ("capacity-cap", "noisy:15"), ("capacity-cap", "noisy:30")], "predictive"),
              ("interference-aware (every physics rate >= 0.75)", [("philly", "oracle"), ("accuracy", "noisy:15"),
                                                                   ("accuracy", "noisy:30")], "interference-aware")]
@@ -281,6 +281,29 @@ if cc:
             cells.append(f"{a:.1f}, {b:.1f}, {c:.1f}: {'yes' if a < b < c else 'NO'}")
         uw = ", ".join(f"{ms(col(g, 'useful_work_utilization'))[0]:.1f}" for g in gs)
         print(f"| {label} | " + " | ".join(cells) + f" | {uw} |")
+    # The capacity cap's noise levels as the check measures them: the mean over the draws of the
+    # noise (noisy:SD and noisy:SD@K, tools/sim_done_when.sh), ± its standard error.
+    o_ = select("capacity-cap", 2.0, "predictive", "oracle")
+    dr = {sd: {} for sd in (15, 30)}
+    for r in cc:
+        for sd in dr:
+            if r["policy"] == "predictive" and (source(r) == f"noisy:{sd}" or source(r).startswith(f"noisy:{sd}@")):
+                dr[sd].setdefault(r["seed"], []).append(r)
+    n_ = min((len(v) for d in dr.values() for v in d.values()), default=0)
+    if o_ and n_ > 1:
+        cells = []
+        for s in seeds_:
+            if s not in o_ or not all(s in dr[sd] for sd in dr):
+                cells.append("—")
+                continue
+            a = o_[s]["jct_mean_s"] / 3600
+            (b, bs), (c, cs) = (ms([r["jct_mean_s"] / 3600 for r in dr[sd][s]]) for sd in (15, 30))
+            b_se, c_se = bs / len(dr[15][s]) ** 0.5, cs / len(dr[30][s]) ** 0.5
+            cells.append(f"{a:.1f}, {b:.1f} ± {b_se:.1f}, {c:.1f} ± {c_se:.1f}: {'yes' if a < b < c else 'NO'}")
+        uw = ", ".join(f"{x:.1f}" for x in [ms(col(o_, 'useful_work_utilization'))[0]] +
+                       [ms([r["useful_work_utilization"] for v in dr[sd].values() for r in v])[0] for sd in (15, 30)])
+        print(f"| predictive (capacity cap), each noise level the mean over its {n_} draws ± se | " +
+              " | ".join(cells) + f" | {uw} |")
 
 # 5. The restart cost: profiling-exclusive with --restart-s (OUT/restart/) against the default (0 s).
 rs = [r for r in runs if r["config"] == "restart"]

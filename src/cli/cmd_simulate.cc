@@ -51,7 +51,8 @@ struct SimulateFlags {
   bool skip_bad_lines = false, json = false, quiet = false;
   double cap = 100, max_slowdown = 0.25, profile_s = 60, profile_warmup_s = 10, profile_pool = 0.05;
   double measure_noise = 5, observe_after_s = 70, migrate_z = 2, checkpoint_s = 1800, oom_after_s = 10;
-  double restart_s = 0, recurring = 0, confident_sd = -1, rate_noise = 0.05;
+  double restart_s = 0, recurring = 0, confident_sd = -1, rate_noise = 0.05, interval_z = 0;
+  bool admit_by_physics = false;
   std::string workload_mix = "size-aware";
   std::string cap_rule = "sum";  // --cap-rule: sum (the paper's, --cap) or capacity
   CLI::Option* cap_given = nullptr;  // --cap, to refuse it beside --cap-rule capacity
@@ -376,6 +377,7 @@ int RunSimulate(const SimulateFlags& f) {
   if (!(f.restart_s >= 0)) return Fail("simulate", "--restart-s must be >= 0");
   if (!(f.recurring >= 0 && f.recurring <= 1)) return Fail("simulate", "--recurring must be in [0, 1]");
   if (!(f.confident_sd >= 0 || f.confident_sd == -1)) return Fail("simulate", "--confident-sd must be >= 0");
+  if (!(f.interval_z >= 0 && f.interval_z <= 10)) return Fail("simulate", "--interval-z must be in [0, 10]");
   if (!(f.rate_noise >= 0 && f.rate_noise < 1)) return Fail("simulate", "--rate-noise must be in [0, 1)");
   if (f.workload_mix != "size-aware" && f.workload_mix != "uniform")
     return Fail("simulate", "--workload-mix '" + f.workload_mix + "': want size-aware or uniform");
@@ -524,6 +526,8 @@ int RunSimulate(const SimulateFlags& f) {
         cfg.workload_mix = f.workload_mix;
         cfg.rate_noise = f.rate_noise;
         cfg.options.confident_sd = f.confident_sd >= 0 ? f.confident_sd : f.measure_noise;
+        cfg.options.interval_z = f.interval_z;
+        cfg.options.admit_by_physics = f.admit_by_physics;
         const std::string run = p + (multi_load ? " load " + Short(load) : "") + " seed " + std::to_string(seed);
         cfg.progress = [&progress, &progress_mu, run](double t, int64_t done, int64_t total) {
           char buf[160];
@@ -660,6 +664,8 @@ int RunSimulate(const SimulateFlags& f) {
   meta["workload_mix"] = f.workload_mix;
   meta["confident_sd"] = f.confident_sd >= 0 ? f.confident_sd : f.measure_noise;
   meta["rate_noise"] = f.rate_noise;
+  if (f.interval_z > 0) meta["interval_z"] = f.interval_z;
+  if (f.admit_by_physics) meta["admit_by_physics"] = true;
   meta["interference"] = InterferenceJson(*model);
   meta["runs"] = all;
   meta["per_load"] = per_load;
@@ -764,6 +770,14 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   "this many points, else measure it first in place (default: --measure-noise: a prediction at "
                   "least as precise as the measurement it replaces)")
       ->default_str("--measure-noise");
+  sub->add_flag("--admit-by-physics", flags->admit_by_physics,
+               "predictive: admit a job to an occupied GPU when the fitted physics keeps every job there at rate >= "
+               "1 - --max-slowdown (interference-aware's admission) instead of by the cap; packing stays best fit");
+  sub->add_option("--interval-z", flags->interval_z,
+                  "predictive, predictive-spread: a job joins an occupied GPU only when the sum of predictions "
+                  "plus Z x the root of their summed variances (each prediction's sd as its interval states it) "
+                  "stays within the cap; 0: the point predictions (the paper's)")
+      ->capture_default_str();
   sub->add_option("--rate-noise", flags->rate_noise,
                   "relative sd of a running job's progress rate as the observer sees it (step counts)")
       ->capture_default_str();
@@ -775,7 +789,7 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
                   "A job that over-commits a GPU's memory crashes this long after it starts there, s")
       ->capture_default_str();
   sub->add_option("--predictions", flags->predictions,
-                  std::string("oracle | noisy:SD | constant:U | shuffled[:ALGO] | ALGO | a CSV "
+                  std::string("oracle | noisy:SD[@DRAW] | constant:U | shuffled[:ALGO] | ALGO | a CSV "
                               "model,dataset,batchsize,amp,predicted_util[,pred_mem_mib,pred_mem_high_mib] "
                               "(default: the predictor `gpucast train` ships on the simulator's rows, evaluated leave one workload "
                               "out: its algorithm (") + kDefaultAlgo + "'s pick on all workloads) fitted without each "

@@ -138,7 +138,12 @@ struct Failure {
 class CoLocate : public Policy {
  public:
   CoLocate(Knobs k, PolicyOptions o)
-      : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap), migrates_(k.feedback || k.profile == Profile::kInPlace) {}
+      : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap), migrates_(k.feedback || k.profile == Profile::kInPlace) {
+    // predictive under admit_by_physics: interference-aware's admission, best-fit packing.
+    if (o.admit_by_physics && !k.feedback && !k.by_request && !k.use_profiled && !k.bound_slowdown && !k.spread &&
+        k.profile == Profile::kNone)
+      k_.bound_slowdown = true;
+  }
 
   // predictive-hybrid: a job whose prediction is sure enough to place it at once.
   bool Confident(const JobInfo& j) const {
@@ -170,6 +175,8 @@ class CoLocate : public Policy {
     std::vector<double> est_sum, mem_delta;
     if (migrates_) Migrate(v, &out, &est_sum, &mem_delta);
     const bool margins = k_.feedback && !k_.by_request;
+    // predictive (--interval-z): the residents' summed prediction variance.
+    const bool bounds = IntervalBound();
     double min_sum = 1e18, max_free = 0;
     int empty = 0;
     // Only GPUs that could take the smallest job (or are empty) are open this round.
@@ -191,7 +198,13 @@ class CoLocate : public Policy {
                                        : s.pred_sum;
         // Accept's test for the smallest job, before building the GPU's entry.
         if (!k_.bound_slowdown && !UnderCap(sum, u_min)) continue;
-        Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, margins ? sd2_[g] : 0.0, {}};
+        double sd2 = margins ? sd2_[g] : 0.0;
+        if (bounds)
+          for (int r : s.jobs) {
+            const double sd = EstSd(v.job(r));
+            sd2 += sd * sd;
+          }
+        Tent probe{static_cast<int>(g), sum, mem_used, s.mem_mib, njobs, false, sd2, {}};
         if (k_.bound_slowdown) {
           probe.max_u = CachedMaxNewcomer(v, g, s.jobs);
           if (probe.max_u < u_min) continue;
@@ -257,7 +270,8 @@ class CoLocate : public Policy {
       std::vector<std::pair<double, int>>& ok = ok_;  // (score, tent index); higher score first
       ok.clear();
       // A gang job's margin on each GPU (GangMarginZ): 0 for one GPU.
-      const double gz = margins && !alone ? GangMarginZ(info.num_gpus) : 0.0;
+      // predictive with --interval-z: the same margin at z = interval_z for every job.
+      const double gz = margins && !alone ? GangMarginZ(info.num_gpus) : bounds && !alone ? o_.interval_z : 0.0;
       const double sd_new = gz > 0 ? EstSd(info) : 0.0;
       for (size_t t = 0; t < tents_.size(); ++t) {
         const Tent& x = tents_[t];
@@ -300,7 +314,7 @@ class CoLocate : public Policy {
         x.njobs += 1;
         x.util_sum += u;
         x.mem_used += info.mem_mib;
-        if (margins && !alone) {
+        if ((margins || bounds) && !alone) {
           const double sd = EstSd(info);
           x.sd2 += sd * sd;
         }
@@ -325,6 +339,11 @@ class CoLocate : public Policy {
 
  private:
   // Whether a GPU with njobs resident jobs takes no more (PolicyOptions::max_jobs_per_gpu).
+  // predictive, predictive-spread under --interval-z > 0: pack by a bound on the GPU's sum.
+  bool IntervalBound() const {
+    return o_.interval_z > 0 && !k_.feedback && !k_.by_request && !k_.use_profiled && !k_.bound_slowdown &&
+           k_.profile == Profile::kNone;
+  }
   bool Full(int njobs) const { return o_.max_jobs_per_gpu > 0 && njobs >= o_.max_jobs_per_gpu; }
 
   double UtilOf(const JobInfo& j) const {

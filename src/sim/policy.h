@@ -206,6 +206,22 @@ struct PolicyOptions {
   // (kMeasuredJobsPerGpu, pairs in every source): the instrument does not
   // credit co-location degrees no measurement supports.
   int max_jobs_per_gpu = kMeasuredJobsPerGpu;
+  // predictive, predictive-spread: the margin on the prediction's interval.
+  // 0 (the default, the paper's): the point predictions' sum within the cap.
+  // z > 0: a job joins an occupied GPU only when Σ predicted + z sqrt(Σ sd²) of
+  // the GPU's residents and the newcomer stays within the cap, each sd the one
+  // its prediction's interval states (PredictionBelief: the 80% interval read
+  // as a normal's; a zero-width interval, oracle's, 0; no interval,
+  // kUninformedSd), i.e. a one-sided z bound on the GPU's true sum. A prediction
+  // source that states its noise (noisy:SD) is then packed the less densely
+  // the noisier it is.
+  double interval_z = 0;
+  // predictive: admit by the physics instead of a cap (true): a job joins an
+  // occupied GPU when the fitted interference model, fed the predictions, keeps
+  // every job there at rate >= 1 - max_slowdown (interference-aware's
+  // admission), the fullest such GPU first (best fit, as predictive packs),
+  // empty GPUs last. false (the default): the cap's rule.
+  bool admit_by_physics = false;
 };
 
 // The cap a capped policy packs by with physics m: o.cap under the paper's

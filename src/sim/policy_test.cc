@@ -700,6 +700,104 @@ TEST(PredictiveFeedback, AGangJobKeepsAMarginOnEachGpuAOneGpuJobDoesNot) {
   EXPECT_EQ(p[0].gpus, (std::vector<int>{0, 1}));
 }
 
+// predictive --interval-z: a job joins an occupied GPU only when the sum of
+// predictions plus z x the root of the summed variances (each sd the one its
+// interval states) stays within the cap; a zero-width interval (oracle) packs
+// as the point, no interval at all (a constant) as the uninformed sd 28.9.
+TEST(Predictive, IntervalZPacksByABoundOnTheGpusSum) {
+  FakeView v;
+  for (int i = 0; i < 2; ++i) v.AddGpu();
+  int r0 = v.AddJob(1, 1000, 40);
+  const double half = 10 * kPredictionIntervalZ;  // an interval of sd 10
+  v.Job(r0).predicted_low = 40 - half;
+  v.Job(r0).predicted_high = 40 + half;
+  v.Put(r0, 0);
+  int n = v.AddJob(1, 1000, 45);
+  v.Job(n).predicted_low = 45 - half;
+  v.Job(n).predicted_high = 45 + half;
+  v.cand_ = {n};
+  // The point: 85 <= 100, best fit joins GPU 0 (the default, z 0).
+  auto p = Decide("predictive", v);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  // z 1: 85 + sqrt(200) = 99.1 <= 100 joins; z 1.1: 100.6 > 100: the empty GPU 1.
+  PolicyOptions o;
+  o.interval_z = 1.0;
+  p = Decide("predictive", v, o);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  o.interval_z = 1.1;
+  p = Decide("predictive", v, o);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  // Sure predictions (zero-width intervals) pack by the point whatever z.
+  for (int j : {r0, n}) v.Job(j).predicted_low = v.Job(j).predicted_high = v.Job(j).predicted_util;
+  o.interval_z = 3;
+  p = Decide("predictive", v, o);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{0});
+  // No interval (NaN, a constant predictor): sd 28.87 each; 85 + 1.1 x 40.8 > 100.
+  for (int j : {r0, n}) v.Job(j).predicted_low = v.Job(j).predicted_high = NAN;
+  o.interval_z = 1.1;
+  p = Decide("predictive", v, o);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{1});
+  // Two newcomers of sd 10 in one round: the second joins the first's GPU only
+  // if the bound of both allows (20 + 20 + 1.1 x 14.1 = 55.6 <= 100: yes).
+  FakeView w;
+  w.AddGpu();
+  int a = w.AddJob(1, 1000, 20), b = w.AddJob(1, 1000, 20);
+  for (int j : {a, b}) {
+    w.Job(j).predicted_low = 20 - half;
+    w.Job(j).predicted_high = 20 + half;
+  }
+  w.cand_ = {a, b};
+  p = Decide("predictive", w, o);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[1].gpus, std::vector<int>{0});
+  o.interval_z = 5;  // 40 + 70.7 > 100: the second waits
+  EXPECT_EQ(Decide("predictive", w, o).size(), 1u);
+}
+
+// predictive --admit-by-physics: interference-aware's admission (every rate
+// on the GPU >= 1 - max_slowdown by the fitted physics, fed predictions), with
+// predictive's best fit (the fullest admitting GPU first, empty GPUs last).
+TEST(Predictive, AdmitByPhysicsAdmitsByTheRatesAndPacksBestFit) {
+  const InterferenceModel m = CapacityModel();
+  FakeView v(m);
+  for (int i = 0; i < 4; ++i) v.AddGpu();
+  int r0 = v.AddJob(1, 1000, 70), r1 = v.AddJob(1, 1000, 45), r2 = v.AddJob(1, 1000, 20);
+  v.Put(r0, 0);
+  v.Put(r1, 1);
+  v.Put(r2, 2);
+  int n = v.AddJob(1, 1000, 60);
+  v.cand_ = {n};
+  // The reference: the model's own rates for each occupied GPU.
+  const double floor = 0.75;
+  std::vector<double> u0{70}, u1{45}, u2{20};
+  const bool ok0 = m.MinRate(u0.data(), 1, 60) >= floor, ok1 = m.MinRate(u1.data(), 1, 60) >= floor,
+             ok2 = m.MinRate(u2.data(), 1, 60) >= floor;
+  ASSERT_TRUE(ok2);  // 80 in all: well within the capacity
+  const int want = ok0 ? 0 : ok1 ? 1 : 2;
+  PolicyOptions o;
+  o.admit_by_physics = true;
+  auto p = Decide("predictive", v, o);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{want});
+  // The cap (sum <= 100) admits only GPU 2 (80); 105 on GPU 1 is refused.
+  p = Decide("predictive", v);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].gpus, std::vector<int>{2});
+  // Under the physics GPU 1 (45 + 60 = 105) admits on this fit: it packs past the cap.
+  EXPECT_TRUE(ok1);
+  // The flag is predictive's only: interference-aware and predictive-spread decide as without it.
+  for (const char* other : {"interference-aware", "predictive-spread"}) {
+    auto a = Decide(other, v, o), b = Decide(other, v);
+    ASSERT_EQ(a.size(), b.size()) << other;
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].gpus, b[i].gpus) << other;
+  }
+}
+
 TEST(PredictiveHybrid, PlacesAConfidentJobAtOnceAndMeasuresAnUnsureOneInPlace) {
   FakeView v;
   for (int i = 0; i < 3; ++i) v.AddGpu();

@@ -221,6 +221,8 @@ class Engine : public ClusterView {
     res_.recurring = cfg_.recurring;
     res_.cap_rule = CapRuleName(cfg_.options.cap_by_capacity);
     res_.cap = EffectiveCap(cfg_.options, model_);
+    res_.interval_z = cfg_.options.interval_z;
+    res_.admit_by_physics = cfg_.options.admit_by_physics;
     res_.max_jobs_per_gpu = cfg_.options.max_jobs_per_gpu;
     std::vector<int> assigned = cfg_.workload_of_job.empty()
                                     ? AssignWorkloads(trace_, w_, cfg_.seed, &unmapped, cfg_.workload_mix == "size-aware")
@@ -1079,6 +1081,8 @@ std::string SummaryJson(const SimResult& r) {
   j["cap_rule"] = r.cap_rule;
   j["cap"] = r.cap;
   j["max_jobs_per_gpu"] = r.max_jobs_per_gpu;
+  if (r.interval_z > 0) j["interval_z"] = r.interval_z;
+  if (r.admit_by_physics) j["admit_by_physics"] = true;
   return j.dump(2) + "\n";
 }
 

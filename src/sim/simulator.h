@@ -160,6 +160,8 @@ struct SimResult {
   // capacity), and its value on the policies' physics (EffectiveCap).
   std::string cap_rule = "sum";
   double cap = 100;
+  double interval_z = 0;  // PolicyOptions::interval_z (summary.json has it only when > 0)
+  bool admit_by_physics = false;  // PolicyOptions::admit_by_physics (summary.json has it only when set)
   // The most jobs a policy co-located on one GPU (PolicyOptions::max_jobs_per_gpu; 0: no limit).
   int max_jobs_per_gpu = 0;
   int64_t oom_events = 0;           // out-of-memory crashes

@@ -348,6 +348,78 @@ TEST(Predictions, NoisyControlIsMeanPreserving) {
   }
 }
 
+// noisy:SD@K: draw K of the same control for the same run seed (noisy:SD is
+// draw 0, unchanged), so that the effect of noise can be measured as an
+// expectation over draws. Each draw is deterministic for (seed, K), draws
+// differ, and the control is mean-preserving over draws with the seed fixed
+// (the arrivals' seed does not pick the noise's mean).
+TEST(Predictions, NoisyDrawsAreDeterministicDistinctAndMeanPreservingOverDraws) {
+  auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
+  ASSERT_TRUE(w.ok());
+  auto parse = [](const std::string& s) { return ParsePredictionSource(s, "auto"); };
+  EXPECT_EQ(parse("noisy:15@3")->Label(), "noisy:15@3");
+  EXPECT_EQ(parse("noisy:15@3")->draw, 3);
+  EXPECT_EQ(parse("noisy:15@3")->value, 15);
+  EXPECT_EQ(parse("noisy:15@0")->Label(), "noisy:15");
+  EXPECT_EQ(parse("noisy:15")->draw, 0);
+  for (const char* bad : {"noisy:15@", "noisy:15@-1", "noisy:15@1.5", "noisy:15@x"})
+    EXPECT_EQ(parse(bad).message(), std::string("--predictions '") + bad +
+                                        "': the noise draw after '@' must be an integer in [0, 1000000]");
+  EXPECT_EQ(parse("noisy:x@2").message(), "--predictions 'noisy:x@2': the noise sd must be a number in [0, 100] (points)");
+  auto apply = [&](const std::string& s, uint64_t seed) {
+    auto x = *w;
+    EXPECT_TRUE(ApplyPredictionSource(*parse(s), seed, &x).ok());
+    return x;
+  };
+  // Draw 0 is the control as it was: its salt and its predictions.
+  EXPECT_EQ(NoisyDrawSalt(0), 0x401553ULL);
+  auto d0 = apply("noisy:15", 2), d0b = apply("noisy:15@0", 2), d1 = apply("noisy:15@1", 2), d1b = apply("noisy:15@1", 2),
+       d2 = apply("noisy:15@2", 2);
+  int differ01 = 0, differ12 = 0;
+  for (size_t i = 0; i < w->size(); ++i) {
+    EXPECT_EQ(d0[i].predicted_util, d0b[i].predicted_util);
+    EXPECT_EQ(d1[i].predicted_util, d1b[i].predicted_util);  // deterministic
+    EXPECT_EQ(d1[i].pred_util_high, d1b[i].pred_util_high);
+    // Continuous draws: rows off the clamp in both draws always differ.
+    const bool free0 = d0[i].true_util > 0 && d0[i].true_util < 100 && d0[i].predicted_util < 100;
+    const bool free1 = d1[i].true_util > 0 && d1[i].true_util < 100 && d1[i].predicted_util < 100;
+    const bool free2 = d2[i].true_util > 0 && d2[i].true_util < 100 && d2[i].predicted_util < 100;
+    if (free0 && free1) differ01 += d0[i].predicted_util != d1[i].predicted_util ? 1 : -1000;
+    if (free1 && free2) differ12 += d1[i].predicted_util != d2[i].predicted_util ? 1 : -1000;
+    const double s = NoisyLog1pSd(15), z = SeededNormal(2, static_cast<int64_t>(i), NoisyDrawSalt(1));
+    if (d1[i].true_util > 0 && d1[i].true_util < 100 && d1[i].predicted_util < 100) {
+      EXPECT_NEAR(std::log1p(d1[i].predicted_util) - std::log1p(d1[i].true_util),
+                  NoisyShift(d1[i].true_util, s) + s * z, 1e-9);
+    }
+  }
+  EXPECT_GE(differ01, 30);  // and most rows are off the clamp
+  EXPECT_GE(differ12, 30);
+  // Over 400 draws of one seed: each row's mean prediction is its truth
+  // within sampling error (sd of one draw <= 30 points: 4 se = 6), and the
+  // rows' mean signed error within 0.6; one draw's own mean error is not 0.
+  for (double sd : {15.0, 30.0}) {
+    std::vector<double> sum(w->size(), 0.0);
+    const int draws = 400;
+    double one = 0;
+    for (int k = 0; k < draws; ++k) {
+      auto x = apply("noisy:" + std::to_string(static_cast<int>(sd)) + "@" + std::to_string(k), 5);
+      double e = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        sum[i] += x[i].predicted_util;
+        e += x[i].predicted_util - x[i].true_util;
+      }
+      if (k == 0) one = e / static_cast<double>(x.size());
+    }
+    double all = 0;
+    for (size_t i = 0; i < w->size(); ++i) {
+      EXPECT_NEAR(sum[i] / draws, (*w)[i].true_util, 6.0) << (*w)[i].Name() << " noisy:" << sd;
+      all += sum[i] / draws - (*w)[i].true_util;
+    }
+    EXPECT_NEAR(all / static_cast<double>(w->size()), 0, 0.6) << "noisy:" << sd;
+    EXPECT_NE(one, 0);
+  }
+}
+
 TEST(Predictions, SourcesOfTheControls) {
   auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
   ASSERT_TRUE(w.ok());

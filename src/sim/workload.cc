@@ -184,6 +184,10 @@ double NoisyShift(double u, double s) {
   return 0.5 * (lo + hi);
 }
 
+uint64_t NoisyDrawSalt(int draw) {
+  return 0x401553ULL + static_cast<uint64_t>(draw) * 0xA0761D6478BD642FULL;
+}
+
 double SeededNormal(uint64_t seed, int64_t index, uint64_t salt) {
   uint64_t a = Mix(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ULL + salt);
   uint64_t b = Mix(a + 0x632BE59BD9B4E019ULL);
@@ -209,7 +213,7 @@ std::string PredictionsCsv(const std::vector<WorkloadProfile>& w) {
 std::string PredictionSource::Label() const {
   switch (kind) {
     case kOracle: return "oracle";
-    case kNoisy: return "noisy:" + Num(value);
+    case kNoisy: return "noisy:" + Num(value) + (draw > 0 ? "@" + std::to_string(draw) : "");
     case kConstant: return "constant:" + Num(value);
     case kShuffled: return "shuffled:lowo:" + name;
     case kCsv: return "csv:" + name;
@@ -220,8 +224,8 @@ std::string PredictionSource::Label() const {
 
 Result<PredictionSource> ParsePredictionSource(const std::string& text, const std::string& default_algo) {
   PredictionSource s;
-  auto number = [&](const std::string& what, size_t skip) -> Result<double> {
-    auto v = ParseDouble(std::string_view(text).substr(skip));
+  auto number = [&](const std::string& what, size_t skip, size_t len = std::string::npos) -> Result<double> {
+    auto v = ParseDouble(std::string_view(text).substr(skip, len));
     if (!v || *v < 0 || *v > 100)
       return Status::Error("--predictions '" + text + "': " + what + " must be a number in [0, 100] (points)");
     return *v;
@@ -233,7 +237,14 @@ Result<PredictionSource> ParsePredictionSource(const std::string& text, const st
     s.kind = PredictionSource::kOracle;
   } else if (text.rfind("noisy:", 0) == 0) {
     s.kind = PredictionSource::kNoisy;
-    ASSIGN_OR_RETURN(s.value, number("the noise sd", 6));
+    const size_t at = text.find('@');
+    if (at != std::string::npos) {
+      auto k = ParseDouble(std::string_view(text).substr(at + 1));
+      if (!k || *k < 0 || *k > 1e6 || *k != std::floor(*k))
+        return Status::Error("--predictions '" + text + "': the noise draw after '@' must be an integer in [0, 1000000]");
+      s.draw = static_cast<int>(*k);
+    }
+    ASSIGN_OR_RETURN(s.value, number("the noise sd", 6, at == std::string::npos ? at : at - 6));
   } else if (text.rfind("constant:", 0) == 0) {
     s.kind = PredictionSource::kConstant;
     ASSIGN_OR_RETURN(s.value, number("the constant", 9));
@@ -279,9 +290,12 @@ Status ApplyPredictionSource(const PredictionSource& src, uint64_t seed, std::ve
       // SD 30), and a capped policy packed the heavy jobs more densely the
       // noisier its predictions. At 0 and 100 the only unbiased bounded
       // prediction is the truth.
+      // Draw K (noisy:SD@K) salts the same stream differently; draw 0 is the
+      // control's one draw of before.
       const double s = NoisyLog1pSd(src.value);
+      const uint64_t salt = NoisyDrawSalt(src.draw);
       for (size_t i = 0; i < w->size(); ++i) {
-        const double z = SeededNormal(seed, static_cast<int64_t>(i), 0x401553ULL);
+        const double z = SeededNormal(seed, static_cast<int64_t>(i), salt);
         WorkloadProfile& x = (*w)[i];
         if (!(s > 0) || !(x.true_util > 0) || !(x.true_util < 100)) {
           x.predicted_util = x.pred_util_low = x.pred_util_high = x.true_util;  // noisy:0 is the oracle

@@ -66,6 +66,10 @@ int FindWorkload(const std::vector<WorkloadProfile>& w, const std::string& model
 //                 [0, 100]; the shift recentres it so that the prediction's expectation
 //                 is the truth (mean-preserving); its interval is the same sd's 80%
 //                 interval around the prediction in log1p
+//   noisy:SD@K    the same control's draw K (K >= 0; noisy:SD is draw 0): another
+//                 independent draw of the per-workload noise for the same run seed
+//                 (arrivals unchanged), so that the effect of noise can be measured
+//                 as an expectation over draws rather than from one draw of 52 rows
 //   constant:U    U for every workload (a predictor that knows nothing)
 //   shuffled      the model's predictions permuted among workloads (seeded): their
 //                 distribution without their information
@@ -75,6 +79,7 @@ int FindWorkload(const std::vector<WorkloadProfile>& w, const std::string& model
 struct PredictionSource {
   enum Kind { kOracle, kNoisy, kConstant, kShuffled, kCsv, kAlgo } kind = kAlgo;
   double value = 0;   // noisy: SD; constant: U
+  int draw = 0;       // noisy: the noise draw (noisy:SD@K); 0 the default
   std::string name;   // csv: the path; algo: the algorithm
   bool NeedsModel() const { return kind == kShuffled || kind == kAlgo; }
   // The label summary.json carries: "oracle", "noisy:15", "lowo:auto", ...
@@ -107,6 +112,10 @@ double NoisyShift(double true_util, double log1p_sd);
 // A standard normal draw determined by (seed, index, salt) (SplitMix64 and
 // Box-Muller): the simulator's seeded noise.
 double SeededNormal(uint64_t seed, int64_t index, uint64_t salt);
+
+// The salt of noisy:SD@K's draws (SeededNormal(seed, row, salt)); draw 0's is
+// the control's original salt.
+uint64_t NoisyDrawSalt(int draw);
 
 // Mean |predicted - measured| utilization over workload rows, points.
 double PredictionMae(const std::vector<WorkloadProfile>& w);
