@@ -173,6 +173,9 @@ def steps(paths):
             sm["job"], sm["class"], sm["runs"], f(100 * sm["median_ape"], "%.1f%%"), sm["coverage"],
             f(sm["comm_over_sync_median"], "%.2f"), f(sm["exposed_over_sync_median"], "%.2f"), sm["sync_runs"],
             f(sm["implied_network_gbps_median"], "%.1f") if sm["implied_network_runs"] else "-"))
+    for o in pol.get("overall", []):
+        print("| every job | %s | %d | %s | %.2f | | | | |" % (o["class"], o["runs"], f(100 * o["median_ape"], "%.1f%%"),
+                                                             o["coverage"]))
     nf = pol.get("network_fit")
     if nf:
         print("\nBetween nodes: NCCL's socket transport (`--interconnect tcp`) at the achieved rate per node fitted, "

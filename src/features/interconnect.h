@@ -55,9 +55,8 @@ inline constexpr double kDefaultNetworkGbps = 100;
 // TCP"): the rate that best explains each run's step time beyond the same
 // job and batch's one-GPU step, over all five rebuilt jobs, printed by
 // `gpucast evaluate --steps ../shared/data/pollux-t4` as `network_fit`
-// (its held-out check fits it without each job in turn). It is below AWS's
-// documented 5 Gb/s limit of one TCP flow between instances outside a
-// cluster placement group (EC2 "Amazon EC2 instance network bandwidth").
+// (its held-out check fits it without each job in turn): a tenth of those
+// nodes' 50 Gb/s line rate.
 inline constexpr double kNcclSocketGbps = 4.31;
 
 // The links of `gpus` GPUs of `gpu` spread evenly on `nodes` nodes. `spec` is

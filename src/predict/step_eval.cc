@@ -386,6 +386,22 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
     rows.push_back(row);
   }
   json summary = json::array();
+  // Every predicted pollux run together, and by GPU count class.
+  json overall = json::array();
+  {
+    std::map<std::string, std::pair<std::vector<double>, size_t>> all;  // class -> errors, covered
+    for (const auto& [k, a] : acc)
+      for (const std::string& cls : {std::string("all"), k.second == "1 GPU" ? std::string("1 GPU") : std::string("several GPUs")}) {
+        auto& [e, covered] = all[cls];
+        e.insert(e.end(), a.ape.begin(), a.ape.end());
+        covered += a.covered;
+      }
+    for (const auto& [cls, v] : all)
+      overall.push_back({{"class", cls},
+                         {"runs", v.first.size()},
+                         {"median_ape", Median(v.first)},
+                         {"coverage", v.first.empty() ? 0.0 : static_cast<double>(v.second) / v.first.size()}});
+  }
   for (const auto& [k, a] : acc) {
     summary.push_back({{"job", k.first},
                        {"class", k.second},
@@ -428,6 +444,7 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
               {"zeus_median_ratio_error", all_ratio.empty() ? json(nullptr) : json(Median(all_ratio))},
               {"skipped_uneven_placements", skipped_uneven},
               {"network_fit", network_fit},
+              {"overall", overall},
               {"level", opts.level}};
 }
 
