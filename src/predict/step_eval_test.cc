@@ -11,6 +11,9 @@
 #include "cost/job_cost.h"
 #include "features/features.h"
 #include "features/gpu_specs.h"
+#include "predict/dataset.h"
+#include "predict/regressor.h"
+#include "predict/catalog.h"
 #include "util/paths.h"
 
 namespace gpucast {
@@ -110,6 +113,31 @@ TEST(StepEval, NetworkFitRecoversTheRateOfTheOtherJobs) {
   EXPECT_NEAR(FitSocketGbps(runs, "B"), 4.5, 4.5 * 0.005);  // the grid's 0.5% step
   EXPECT_NEAR(FitSocketGbps(runs, "A"), 9.0, 9.0 * 0.005);
   EXPECT_TRUE(std::isnan(FitSocketGbps({runs[0]}, "A")));  // nothing left to fit on
+}
+
+// The shipped `tcp` rate is what `gpucast evaluate --data lucid --data migprofiler --steps
+// pollux-t4 --algo physics` fits on all five rebuilt jobs (its network_fit.all_jobs_gbps),
+// rounded to 0.01 Gb/s; and no one job decides it (each fold without a job within 10%).
+TEST(StepEval, TheShippedSocketRateIsTheFitOnEveryPolluxJob) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto data = BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv"}, *cat);
+  ASSERT_TRUE(data.ok()) << data.message();
+  auto p = Predictor::Train(*data, "physics", 0, DefaultFeatureSet("physics"));
+  ASSERT_TRUE(p.ok()) << p.message();
+  auto runs = ReadStepRuns(DataDir() + "/pollux-t4", nullptr);
+  ASSERT_TRUE(runs.ok()) << runs.message();
+  StepEvalOptions so;
+  so.models_dir = fs::path(cat->path).parent_path().string();
+  auto r = EvaluateSteps(*p, *runs, so);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const nlohmann::json& fit = r->at("network_fit");
+  ASSERT_TRUE(fit.is_object());
+  EXPECT_EQ(fit.at("runs").get<size_t>(), 2113u);  // every even multi-node run with a one-GPU run of its batch
+  const double all = fit.at("all_jobs_gbps").get<double>();
+  EXPECT_NEAR(kNcclSocketGbps, all, 0.005 + 1e-9);
+  EXPECT_EQ(fit.at("without_job_gbps").size(), 5u);
+  for (const auto& [job, g] : fit.at("without_job_gbps").items()) EXPECT_NEAR(g.get<double>(), all, 0.1 * all) << job;
 }
 
 TEST(StepEval, ReadsTheSharedPolluxRuns) {
