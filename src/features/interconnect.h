@@ -55,7 +55,7 @@ inline constexpr double kDefaultNetworkGbps = 100;
 // TCP"): the rate that best explains each run's step time beyond the same
 // job and batch's one-GPU step, over all five rebuilt jobs, printed by
 // `gpucast evaluate --steps ../shared/data/pollux-t4` as `network_fit`
-// (its held-out check fits it without each job in turn): a tenth of those
+// (its held-out check fits it without each job in turn): under a tenth of those
 // nodes' 50 Gb/s line rate.
 inline constexpr double kNcclSocketGbps = 4.31;
 
