@@ -173,6 +173,16 @@ def steps(paths):
             sm["job"], sm["class"], sm["runs"], f(100 * sm["median_ape"], "%.1f%%"), sm["coverage"],
             f(sm["comm_over_sync_median"], "%.2f"), f(sm["exposed_over_sync_median"], "%.2f"), sm["sync_runs"],
             f(sm["implied_network_gbps_median"], "%.1f") if sm["implied_network_runs"] else "-"))
+    for o in pol.get("overall", []):
+        print("| every job | %s | %d | %s | %.2f | | | | |" % (o["class"], o["runs"], f(100 * o["median_ape"], "%.1f%%"),
+                                                             o["coverage"]))
+    nf = pol.get("network_fit")
+    if nf:
+        print("\nBetween nodes: NCCL's socket transport (`--interconnect tcp`) at the achieved rate per node fitted, "
+              "for each job, on the other jobs' multi-node runs (%d runs in all; their step beyond the one-GPU "
+              "step): %s; on all five jobs %s Gb/s (the shipped `tcp` rate: %s Gb/s)." % (
+                  nf["runs"], ", ".join("without %s %.2f Gb/s" % kv for kv in sorted(nf["without_job_gbps"].items())),
+                  f(nf["all_jobs_gbps"], "%.2f"), f(nf["constant_gbps"], "%.2f")))
     print("\n%d runs on uneven placements (GPUs not divisible by nodes) are not predicted; skipped jobs (no graph): %s."
           % (pol["skipped_uneven_placements"],
              ", ".join("%s (%d runs)" % kv for kv in sorted(pol["skipped_jobs"].items())) or "none"))

@@ -196,7 +196,7 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
   sub->add_option("--interconnect", flags->interconnect,
                   "Links instead of the GPU table's, comma-separated: inside a node pcie | pcie<gen>x<lanes> | "
                   "nvlink | nvlink<gen>[x<links>]; between nodes ib<Gb/s>[x<nics>] | eth<Gb/s>[x<nics>] (default "
-                  "eth100), e.g. pcie4x16,ib200");
+                  "eth100) | tcp[<Gb/s>] (NCCL over sockets, without RDMA: its achieved rate), e.g. pcie4x16,ib200");
   FloatIn(sub->add_option("--level", flags->level, "Central probability of the interval (calibrated predictors)")
               ->capture_default_str(),
           0.01, 0.99);

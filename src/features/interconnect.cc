@@ -104,7 +104,29 @@ Result<Link> ParseIntra(const GpuSpec& gpu, const std::string& t) {
   return NvlinkLink(gen, links, links * NvlinkLinkBytesPerSecond(gen), "--interconnect");
 }
 
+// tcp[<Gb/s>]: the achieved rate of NCCL's socket transport, a decimal number.
+Result<Link> ParseTcp(const std::string& t) {
+  double gbps = kNcclSocketGbps;
+  if (t.size() > 3) {
+    const std::string num = t.substr(3);
+    size_t used = 0;
+    bool ok = num.find_first_not_of("0123456789.") == std::string::npos;
+    if (ok) {
+      try {
+        gbps = std::stod(num, &used);
+      } catch (...) {
+        ok = false;
+      }
+    }
+    if (!ok || used != num.size() || !(gbps >= 0.1 && gbps <= 100000))
+      return TokenError(t, "want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
+  }
+  Link l{"tcp" + Num(gbps), "tcp", gbps * 1e9 / 8, kNcclRingNetStepS, "--interconnect"};
+  return l;
+}
+
 Result<Link> ParseInter(const std::string& t) {
+  if (t.rfind("tcp", 0) == 0) return ParseTcp(t);
   bool ib = t.rfind("ib", 0) == 0;
   size_t pos = ib ? 2 : 3;
   int gbps = Number(t, &pos);
@@ -163,13 +185,13 @@ Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes
       if (have_intra) return TokenError(t, "a second link inside the node (one of pcie..., nvlink...)");
       ASSIGN_OR_RETURN(ic.intra, ParseIntra(gpu, t));
       have_intra = true;
-    } else if (t.rfind("ib", 0) == 0 || t.rfind("eth", 0) == 0) {
-      if (have_inter) return TokenError(t, "a second network (one of ib..., eth...)");
+    } else if (t.rfind("ib", 0) == 0 || t.rfind("eth", 0) == 0 || t.rfind("tcp", 0) == 0) {
+      if (have_inter) return TokenError(t, "a second network (one of ib..., eth..., tcp...)");
       ASSIGN_OR_RETURN(ic.inter, ParseInter(t));
       have_inter = true;
     } else {
       return TokenError(t, "unknown link (want pcie, pcie<gen>x<lanes>, nvlink, nvlink<gen>[x<links>], "
-                           "ib<Gb/s>[x<nics>], eth<Gb/s>[x<nics>])");
+                           "ib<Gb/s>[x<nics>], eth<Gb/s>[x<nics>], tcp[<Gb/s>])");
     }
   }
   if (!have_intra) {

@@ -28,7 +28,7 @@ double NvlinkLinkBytesPerSecond(int gen);
 
 struct Link {
   std::string name;        // canonical spec token: "pcie4x16", "nvlink3x12", "ib200", "eth100x2"
-  std::string kind;        // "pcie", "nvlink", "infiniband", "ethernet"
+  std::string kind;        // "pcie", "nvlink", "infiniband", "ethernet", "tcp" (NCCL sockets)
   double bandwidth = 0;    // bytes/s one direction: per GPU (intra-node), per node (network)
   double step_latency_s = 0;  // NCCL hwLat of one ring step on this hardware
   std::string from;        // where it came from: "GPU table", "--interconnect", "default"
@@ -47,11 +47,25 @@ struct Interconnect {
 // in every multi-node answer (`from` = "default").
 inline constexpr double kDefaultNetworkGbps = 100;
 
+// NCCL over Ethernet without RDMA (its socket transport, `--interconnect tcp`):
+// each ring connection between two nodes is TCP through the hosts, and the
+// rate it achieves, not the link's line rate, sets the all-reduce time. The
+// achieved rate per node, fitted on Pollux' multi-node T4 runs (AWS nodes,
+// PyTorch DDP over NCCL sockets; docs/predictor.md, "Several nodes over
+// TCP"): the rate that best explains each run's step time beyond the same
+// job and batch's one-GPU step, over all five rebuilt jobs, printed by
+// `gpucast evaluate --steps ../shared/data/pollux-t4` as `network_fit`
+// (its held-out check fits it without each job in turn): under a tenth of those
+// nodes' 50 Gb/s line rate.
+inline constexpr double kNcclSocketGbps = 4.31;
+
 // The links of `gpus` GPUs of `gpu` spread evenly on `nodes` nodes. `spec` is
 // --interconnect: "" or comma-separated tokens, at most one per leg:
 //   pcie | pcie<gen>x<lanes>         (gen 3-5; lanes 1, 2, 4, 8, 16)
 //   nvlink | nvlink<gen> | nvlink<gen>x<links>
 //   ib<Gbps>[x<nics>] | eth<Gbps>[x<nics>]   (per-node network; nics parallel links)
+//   tcp | tcp<Gbps>     (NCCL's socket transport over Ethernet: the achieved
+//                        rate per node, kNcclSocketGbps or the one given, 0.1-100000)
 // Defaults: SXM parts NVLink (their board fabric), other parts their PCIe host
 // link (an NVLink bridge joins only 2 cards and is an accessory: ask for it);
 // between nodes kDefaultNetworkGbps. Errors name the token or the count:

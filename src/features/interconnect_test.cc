@@ -73,6 +73,24 @@ TEST(Interconnect, Overrides) {
   EXPECT_EQ(e->gpus_per_node, 1);
 }
 
+TEST(Interconnect, TcpIsTheSocketTransportsAchievedRate) {
+  // tcp: NCCL over sockets at the fitted achieved rate per node; tcp<Gb/s>: a stated one (decimals allowed).
+  Result<Interconnect> t = ResolveInterconnect(Gpu("T4"), 8, 2, "tcp");
+  ASSERT_TRUE(t.ok()) << t.message();
+  EXPECT_EQ(t->inter.kind, "tcp");
+  EXPECT_DOUBLE_EQ(t->inter.bandwidth, kNcclSocketGbps * 1e9 / 8);
+  EXPECT_EQ(t->intra.name, "pcie3x16");  // inside a node still the GPU table's link
+  Result<Interconnect> s = ResolveInterconnect(Gpu("T4"), 8, 2, "pcie,tcp4.5");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(s->inter.name, "tcp4.5");
+  EXPECT_DOUBLE_EQ(s->inter.bandwidth, 4.5e9 / 8);  // 4.5 Gb/s = 562.5 MB/s
+  EXPECT_EQ(s->inter.step_latency_s, kNcclRingNetStepS);
+  auto msg = [](const char* spec) { return ResolveInterconnect(Gpu("T4"), 8, 2, spec).message(); };
+  EXPECT_EQ(msg("tcp0"), "--interconnect 'tcp0': want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
+  EXPECT_EQ(msg("tcp4.5x2"), "--interconnect 'tcp4.5x2': want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
+  EXPECT_EQ(msg("eth50,tcp"), "--interconnect 'tcp': a second network (one of ib..., eth..., tcp...)");
+}
+
 TEST(Interconnect, ErrorsNameTheTokenOrTheCount) {
   auto msg = [](const char* gpu, int gpus, int nodes, const char* spec) {
     return ResolveInterconnect(Gpu(gpu), gpus, nodes, spec).message();
@@ -97,7 +115,7 @@ TEST(Interconnect, ErrorsNameTheTokenOrTheCount) {
   EXPECT_EQ(msg("RTX3090", 4, 2, "ib200x99"), "--interconnect 'ib200x99': network links per node must be 1-64");
   EXPECT_EQ(msg("RTX3090", 4, 2, "infinity"),
             "--interconnect 'infinity': unknown link (want pcie, pcie<gen>x<lanes>, nvlink, nvlink<gen>[x<links>], "
-            "ib<Gb/s>[x<nics>], eth<Gb/s>[x<nics>])");
+            "ib<Gb/s>[x<nics>], eth<Gb/s>[x<nics>], tcp[<Gb/s>])");
   EXPECT_EQ(msg("RTX3090", 4, 2, "pcie4x16,,ib100"), "--interconnect 'pcie4x16,,ib100': empty token");
   EXPECT_EQ(msg("B200", 2, 1, "pcie"),
             "--interconnect 'pcie': the GPU table does not state the PCIe link of 'B200'; give one, e.g. "

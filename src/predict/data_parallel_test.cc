@@ -46,6 +46,16 @@ TEST(RingAllReduce, ByHand) {
   EXPECT_NEAR(m.intra_s, 49152000 / 300e9, 1e-12);
   EXPECT_NEAR(m.latency_s, 233.32e-6, 1e-9);
   EXPECT_NEAR(m.seconds, 3.93216e-3 + 233.32e-6, 1e-9);
+  // 8 T4 on 2 nodes, PCIe 3.0 x16 inside (15.754 GB/s), NCCL over TCP sockets at 4.5 Gb/s between
+  // (562.5 MB/s), 25 MiB: 2 x 7/8 x 26,214,400 = 45,875,200 bytes; network leg 81.556 ms, PCIe leg
+  // 2.912 ms; latency (8.4 + 12 x 5.7 + 2 x 9.6) us x 1.9 = 182.4 us.
+  Interconnect tcp = Links("T4", 8, 2, "tcp4.5");
+  RingTime s = RingAllReduce(25.0 * 1024 * 1024, tcp);
+  EXPECT_NEAR(s.inter_s, 45875200 / 562.5e6, 1e-12);
+  EXPECT_NEAR(s.inter_s, 81.5559e-3, 1e-7);
+  EXPECT_NEAR(s.intra_s, 45875200 / (16 * 8e9 * 128 / 130 / 8), 1e-12);
+  EXPECT_NEAR(s.latency_s, 182.4e-6, 1e-9);
+  EXPECT_NEAR(s.seconds, 81.5559e-3 + 182.4e-6, 1e-7);
   // One GPU: nothing to reduce.
   EXPECT_EQ(RingAllReduce(1e8, Links("RTX3090", 1, 1, "")).seconds, 0);
 }

@@ -1206,6 +1206,7 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   out.prediction.step_high_ms = std::max(out.prediction.step_ms, p[0].step_high_ms * grow);
   out.interconnect = ic;
   out.data_parallel = dp;
+  out.data_parallel_input = in;
   finish();
   return out;
 }

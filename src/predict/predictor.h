@@ -445,6 +445,7 @@ struct PredictResult {
   std::optional<UtilPrediction> single_gpu;
   std::optional<Interconnect> interconnect;
   std::optional<DataParallelResult> data_parallel;
+  std::optional<DataParallelInput> data_parallel_input;  // the single-GPU physics it started from
   MemoryEstimate memory_estimate;  // its physical parts (features/memory.h), MiB
   // The measured workload whose correction applied ("" = none: an unseen job,
   // whose expected error is PredictorInfo::accuracy), and, when the graph is

@@ -220,8 +220,98 @@ Result<std::vector<StepRun>> ReadStepRuns(const std::string& dir, std::map<std::
   return out;
 }
 
+double FitSocketGbps(const std::vector<NetworkFitRun>& runs, const std::string& exclude_job) {
+  // Per job: the sum of |log(predicted / measured)| at each grid rate, and the run count.
+  std::vector<double> grid;
+  for (double g = kFitGbpsLow; g <= kFitGbpsHigh * (1 + 1e-12); g *= 1.005) grid.push_back(g);
+  std::map<std::string, std::pair<std::vector<double>, size_t>> by_job;
+  for (const NetworkFitRun& r : runs) {
+    if (r.job == exclude_job || !(r.one_gpu_step_s > 0) || !(r.step_s > 0) || !(r.in.step_s > 0)) continue;
+    auto& [sum, n] = by_job[r.job];
+    if (sum.empty()) sum.assign(grid.size(), 0.0);
+    DataParallelInput in = r.in;
+    const double scale = r.one_gpu_step_s / r.in.step_s;
+    in.step_s *= scale;
+    in.core_s *= scale;
+    in.slack_s *= scale;
+    Interconnect ic = r.ic;
+    for (size_t i = 0; i < grid.size(); ++i) {
+      ic.inter.bandwidth = grid[i] * 1e9 / 8;
+      Result<DataParallelResult> dp = ApplyDataParallel(in, r.buckets, ic);
+      const double pred = dp.ok() ? dp->step_s : in.step_s;
+      sum[i] += std::fabs(std::log(pred / r.step_s));
+    }
+    n += 1;
+  }
+  if (by_job.empty()) return std::nan("");
+  size_t best = 0;
+  double best_loss = INFINITY;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    double loss = 0;
+    for (const auto& [job, v] : by_job) loss += v.first[i] / static_cast<double>(v.second);
+    if (loss < best_loss) best_loss = loss, best = i;
+  }
+  return grid[best];
+}
+
 Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs, const StepEvalOptions& opts) {
   GraphCostCache cache;
+  // The job's graphs at the run's batch, and its configuration.
+  auto prepare = [&](const StepRun& r, JobConfig* job) -> Result<std::vector<CostReport>> {
+    CatalogWorkload w;
+    w.model = r.job->name;
+    w.dataset = r.job->source;
+    for (const std::string& f : r.job->files) w.graphs.push_back({(fs::path(opts.models_dir) / f).string(), 1, 0});
+    w.dims = r.job->dims;
+    w.attrs = r.job->attrs;
+    auto reports = WorkloadReports(w, r.batch, r.job->amp, &cache);
+    if (!reports.ok()) return reports.status().Prefixed(r.file + ":" + std::to_string(r.line));
+    job->batch = r.batch;
+    job->amp = r.job->amp;
+    job->attrs = r.job->attrs;
+    job->gpu = r.gpu;
+    job->gpus = r.gpus;
+    job->nodes = r.nodes;
+    return *reports;
+  };
+  // Pollux over several nodes: NCCL's socket transport at the rate fitted on
+  // the other jobs' runs (FitSocketGbps), never on the run's own job.
+  std::map<std::pair<const StepJob*, int64_t>, double> one_gpu_step;
+  for (const StepRun& r : runs)
+    if (r.job->source == "pollux-t4" && r.gpus == 1) one_gpu_step[{r.job, r.batch}] = r.step_s;
+  std::map<std::string, double> fold_gbps;  // held-out job -> rate fitted without it
+  json network_fit = nullptr;
+  if (opts.interconnect.empty() && opts.fit_network) {
+    std::vector<NetworkFitRun> fit;
+    std::set<std::string> jobs;
+    for (const StepRun& r : runs) {
+      if (r.job->source != "pollux-t4" || r.nodes < 2 || r.gpus % r.nodes != 0) continue;
+      auto one = one_gpu_step.find({r.job, r.batch});
+      if (one == one_gpu_step.end()) continue;
+      JobConfig job;
+      ASSIGN_OR_RETURN(std::vector<CostReport> reports, prepare(r, &job));
+      job.interconnect = kPolluxNetwork;
+      auto res = p.Predict(reports, job, opts.level);
+      if (!res.ok()) return res.status().Prefixed(r.file + ":" + std::to_string(r.line));
+      if (!res->data_parallel_input || !res->interconnect) continue;
+      fit.push_back({r.job->name, *res->data_parallel_input, DdpBuckets(reports), *res->interconnect, one->second,
+                     r.step_s});
+      jobs.insert(r.job->name);
+    }
+    if (!fit.empty()) {
+      json folds = json::object();
+      for (const std::string& j : jobs) {
+        double g = FitSocketGbps(fit, j);
+        if (std::isfinite(g)) fold_gbps[j] = g, folds[j] = g;
+      }
+      const double all = FitSocketGbps(fit, "");
+      network_fit = {{"transport", "NCCL sockets (tcp)"},
+                     {"runs", fit.size()},
+                     {"all_jobs_gbps", std::isfinite(all) ? json(all) : json(nullptr)},
+                     {"without_job_gbps", folds},
+                     {"constant_gbps", kNcclSocketGbps}};
+    }
+  }
   json rows = json::array();
   // Per (job, class) absolute percentage errors and coverage.
   struct Acc {
@@ -239,29 +329,24 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
   std::map<std::pair<const StepJob*, int64_t>, std::map<std::string, std::pair<double, double>>> zeus;
   size_t skipped_uneven = 0;
   for (const StepRun& r : runs) {
-    CatalogWorkload w;
-    w.model = r.job->name;
-    w.dataset = r.job->source;
-    for (const std::string& f : r.job->files) w.graphs.push_back({(fs::path(opts.models_dir) / f).string(), 1, 0});
-    w.dims = r.job->dims;
-    w.attrs = r.job->attrs;
-    auto reports = WorkloadReports(w, r.batch, r.job->amp, &cache);
-    if (!reports.ok()) return reports.status().Prefixed(r.file + ":" + std::to_string(r.line));
-    JobConfig job;
-    job.batch = r.batch;
-    job.amp = r.job->amp;
-    job.attrs = r.job->attrs;
-    job.gpu = r.gpu;
-    job.gpus = r.gpus;
-    job.nodes = r.nodes;
-    if (r.job->source == "pollux-t4") {
-      if (r.gpus % r.nodes != 0) {  // uneven placements: ResolveInterconnect spreads GPUs evenly
-        ++skipped_uneven;
-        continue;
-      }
-      if (r.nodes > 1) job.interconnect = opts.interconnect.empty() ? kPolluxNetwork : opts.interconnect;
+    if (r.job->source == "pollux-t4" && r.gpus % r.nodes != 0) {  // uneven: ResolveInterconnect spreads GPUs evenly
+      ++skipped_uneven;
+      continue;
     }
-    auto res = p.Predict(*reports, job, opts.level);
+    JobConfig job;
+    ASSIGN_OR_RETURN(std::vector<CostReport> reports, prepare(r, &job));
+    double network_gbps = std::nan("");
+    if (r.job->source == "pollux-t4" && r.nodes > 1) {
+      job.interconnect = opts.interconnect.empty() ? kPolluxNetwork : opts.interconnect;
+      auto fold = fold_gbps.find(r.job->name);
+      if (opts.interconnect.empty() && fold != fold_gbps.end()) {
+        char t[48];
+        std::snprintf(t, sizeof t, "tcp%.4f", fold->second);
+        job.interconnect = t;
+        network_gbps = fold->second;
+      }
+    }
+    auto res = p.Predict(reports, job, opts.level);
     if (!res.ok()) return res.status().Prefixed(r.file + ":" + std::to_string(r.line));
     const UtilPrediction& q = res->prediction;
     json row = {{"source", r.job->source}, {"job", r.job->name}, {"gpu", r.gpu}, {"gpus", r.gpus},
@@ -269,6 +354,7 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
                 {"step_ms", r.step_s * 1e3}, {"predicted_step_ms", q.step_ms},
                 {"step_low_ms", q.step_low_ms}, {"step_high_ms", q.step_high_ms},
                 {"gpu_measured", res->gpu_measured}};
+    if (std::isfinite(network_gbps)) row["network_gbps_fitted_without_job"] = network_gbps;
     if (r.job->source == "zeus") {
       zeus[{r.job, r.batch}][r.gpu] = {r.step_s, q.step_ms};
       row["epoch_s"] = r.step_s;
@@ -300,6 +386,22 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
     rows.push_back(row);
   }
   json summary = json::array();
+  // Every predicted pollux run together, and by GPU count class.
+  json overall = json::array();
+  {
+    std::map<std::string, std::pair<std::vector<double>, size_t>> all;  // class -> errors, covered
+    for (const auto& [k, a] : acc)
+      for (const std::string& cls : {std::string("all"), k.second == "1 GPU" ? std::string("1 GPU") : std::string("several GPUs")}) {
+        auto& [e, covered] = all[cls];
+        e.insert(e.end(), a.ape.begin(), a.ape.end());
+        covered += a.covered;
+      }
+    for (const auto& [cls, v] : all)
+      overall.push_back({{"class", cls},
+                         {"runs", v.first.size()},
+                         {"median_ape", Median(v.first)},
+                         {"coverage", v.first.empty() ? 0.0 : static_cast<double>(v.second) / v.first.size()}});
+  }
   for (const auto& [k, a] : acc) {
     summary.push_back({{"job", k.first},
                        {"class", k.second},
@@ -341,6 +443,8 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
               {"zeus_ratio_pairs", zpairs},
               {"zeus_median_ratio_error", all_ratio.empty() ? json(nullptr) : json(Median(all_ratio))},
               {"skipped_uneven_placements", skipped_uneven},
+              {"network_fit", network_fit},
+              {"overall", overall},
               {"level", opts.level}};
 }
 

@@ -54,11 +54,37 @@ Result<std::vector<StepRun>> ReadStepRuns(const std::string& dir, std::map<std::
 
 struct StepEvalOptions {
   std::string models_dir;            // where the StepJob files are (the catalog's directory)
-  std::string interconnect;          // pollux: "" = the T4 table's PCIe and kPolluxNetwork between nodes
+  // pollux: "" = the T4 table's PCIe and, between nodes, NCCL's socket transport
+  // (tcp) at the rate fitted without the run's job (fit_network), else kPolluxNetwork.
+  std::string interconnect;
+  bool fit_network = true;
   double level = kDefaultIntervalLevel;
 };
-// g4dn.12xlarge, the AWS instance with 4 T4s a node, has a 50 Gb/s network.
-inline constexpr const char* kPolluxNetwork = "eth50";
+// Pollux' nodes (AWS, 4 T4s: g4dn.12xlarge, a 50 Gb/s network) ran NCCL over
+// TCP sockets: `tcp`, the socket transport's achieved rate (kNcclSocketGbps).
+inline constexpr const char* kPolluxNetwork = "tcp";
+
+// One multi-node run as the network fit sees it: the single-GPU physics the
+// data-parallel transform starts from, the job's DDP buckets, its links, and
+// the measured step of the same job and batch on one GPU and on these GPUs.
+struct NetworkFitRun {
+  std::string job;
+  DataParallelInput in;
+  std::vector<GradientBucket> buckets;
+  Interconnect ic;
+  double one_gpu_step_s = 0;  // measured
+  double step_s = 0;          // measured
+};
+// The achieved rate per node (Gb/s) of NCCL's socket transport that best
+// explains the runs of every job but `exclude_job` ("" = none): the network
+// alone, so each run's step is its measured one-GPU step plus the
+// transform's added time, with the single-GPU physics scaled to that measured
+// step (the predicted GPU's error stays out of the network's rate). Loss:
+// each job's mean |log(predicted / measured step)|, averaged over the jobs.
+// Searched on a grid of kFitGbpsLow..kFitGbpsHigh in 0.5% steps; NaN
+// when no run is left.
+inline constexpr double kFitGbpsLow = 0.5, kFitGbpsHigh = 50;
+double FitSocketGbps(const std::vector<NetworkFitRun>& runs, const std::string& exclude_job);
 
 // Predicts every run (pollux: each run's step time, for several GPUs one
 // rank's, and the all-reduce; zeus: each job and batch on each GPU) and

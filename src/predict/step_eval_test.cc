@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -10,6 +11,9 @@
 #include "cost/job_cost.h"
 #include "features/features.h"
 #include "features/gpu_specs.h"
+#include "predict/dataset.h"
+#include "predict/regressor.h"
+#include "predict/catalog.h"
 #include "util/paths.h"
 
 namespace gpucast {
@@ -82,6 +86,60 @@ TEST(StepEval, ZeusTakesTheUncappedRun) {
 
 // The shared data: 7,103 Pollux runs (data README), of which DeepSpeech2's 952 (753 placements + 198
 // scalability rows, by the files' line counts) have no graph.
+// The network fit recovers the rate that made the runs, job by job, with the
+// single-GPU physics scaled to the measured one-GPU step. By hand: 8 T4 on 2
+// nodes over tcp, two 40 MB buckets ready at 1/2 and at the end of the backward
+// window; measured one-GPU step 0.3 s (predicted 0.2 s), backward 2/3 of it:
+// window 0.2 s. Each all-reduce sends 2 x 7/8 x 4e7 = 7e7 bytes, latency
+// (8.4 + 12 x 5.7 + 2 x 9.6) us x 1.9 = 182.4 us. At 4.5 Gb/s (562.5 MB/s)
+// 124.444 ms each: the first ends at 0.1 + 0.124627, the second at
+// 0.224627 + 0.124627 = 0.349253, so 0.149253 s exposed: step 0.449253 s.
+// At 9 Gb/s 62.222 ms each: the first ends at 0.162404, the second starts at
+// 0.2 and ends at 0.262404: step 0.362404 s.
+TEST(StepEval, NetworkFitRecoversTheRateOfTheOtherJobs) {
+  Result<Interconnect> ic = ResolveInterconnect(*FindGpuSpec("T4"), 8, 2, "tcp");
+  ASSERT_TRUE(ic.ok()) << ic.message();
+  DataParallelInput in;
+  in.util = 90;
+  in.step_s = in.core_s = 0.2;  // predicted: the fit uses its shape, scaled to the measured 0.3 s
+  in.backward_fraction = 2.0 / 3;
+  const std::vector<GradientBucket> buckets = {{4e7, 0.5}, {4e7, 1.0}};
+  const double lat = (8.4e-6 + 12 * 5.7e-6 + 2 * 9.6e-6) * 1.9;
+  const double a_step = 0.3 + (0.1 + 2 * (7e7 / 562.5e6 + lat) - 0.2);
+  const double b_step = 0.3 + (0.2 + 7e7 / 1125e6 + lat - 0.2);
+  EXPECT_NEAR(a_step, 0.449253, 1e-6);
+  EXPECT_NEAR(b_step, 0.362404, 1e-6);
+  std::vector<NetworkFitRun> runs = {{"A", in, buckets, *ic, 0.3, a_step}, {"B", in, buckets, *ic, 0.3, b_step}};
+  EXPECT_NEAR(FitSocketGbps(runs, "B"), 4.5, 4.5 * 0.005);  // the grid's 0.5% step
+  EXPECT_NEAR(FitSocketGbps(runs, "A"), 9.0, 9.0 * 0.005);
+  EXPECT_TRUE(std::isnan(FitSocketGbps({runs[0]}, "A")));  // nothing left to fit on
+}
+
+// The shipped `tcp` rate is what `gpucast evaluate --data lucid --data migprofiler --steps
+// pollux-t4 --algo physics` fits on all five rebuilt jobs (its network_fit.all_jobs_gbps),
+// rounded to 0.01 Gb/s; and no one job decides it (each fold without a job within 10%).
+TEST(StepEval, TheShippedSocketRateIsTheFitOnEveryPolluxJob) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto data = BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv"}, *cat);
+  ASSERT_TRUE(data.ok()) << data.message();
+  auto p = Predictor::Train(*data, "physics", 0, DefaultFeatureSet("physics"));
+  ASSERT_TRUE(p.ok()) << p.message();
+  auto runs = ReadStepRuns(DataDir() + "/pollux-t4", nullptr);
+  ASSERT_TRUE(runs.ok()) << runs.message();
+  StepEvalOptions so;
+  so.models_dir = fs::path(cat->path).parent_path().string();
+  auto r = EvaluateSteps(*p, *runs, so);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const nlohmann::json& fit = r->at("network_fit");
+  ASSERT_TRUE(fit.is_object());
+  EXPECT_EQ(fit.at("runs").get<size_t>(), 2113u);  // every even multi-node run with a one-GPU run of its batch
+  const double all = fit.at("all_jobs_gbps").get<double>();
+  EXPECT_NEAR(kNcclSocketGbps, all, 0.005 + 1e-9);
+  EXPECT_EQ(fit.at("without_job_gbps").size(), 5u);
+  for (const auto& [job, g] : fit.at("without_job_gbps").items()) EXPECT_NEAR(g.get<double>(), all, 0.1 * all) << job;
+}
+
 TEST(StepEval, ReadsTheSharedPolluxRuns) {
   std::map<std::string, size_t> skipped;
   auto runs = ReadStepRuns(DataDir() + "/pollux-t4", &skipped);
