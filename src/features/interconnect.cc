@@ -1,6 +1,7 @@
 #include "features/interconnect.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -108,17 +109,9 @@ Result<Link> ParseIntra(const GpuSpec& gpu, const std::string& t) {
 Result<Link> ParseTcp(const std::string& t) {
   double gbps = kNcclSocketGbps;
   if (t.size() > 3) {
-    const std::string num = t.substr(3);
-    size_t used = 0;
-    bool ok = num.find_first_not_of("0123456789.") == std::string::npos;
-    if (ok) {
-      try {
-        gbps = std::stod(num, &used);
-      } catch (...) {
-        ok = false;
-      }
-    }
-    if (!ok || used != num.size() || !(gbps >= 0.1 && gbps <= 100000))
+    const char* end = t.data() + t.size();
+    auto [stop, ec] = std::from_chars(t.data() + 3, end, gbps, std::chars_format::fixed);
+    if (ec != std::errc() || stop != end || !(gbps >= 0.1 && gbps <= 100000))
       return TokenError(t, "want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
   }
   Link l{"tcp" + Num(gbps), "tcp", gbps * 1e9 / 8, kNcclRingNetStepS, "--interconnect"};

@@ -88,6 +88,8 @@ TEST(Interconnect, TcpIsTheSocketTransportsAchievedRate) {
   auto msg = [](const char* spec) { return ResolveInterconnect(Gpu("T4"), 8, 2, spec).message(); };
   EXPECT_EQ(msg("tcp0"), "--interconnect 'tcp0': want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
   EXPECT_EQ(msg("tcp4.5x2"), "--interconnect 'tcp4.5x2': want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
+  for (const char* bad : {"tcpinf", "tcpnan", "tcp-1", "tcp1e3", "tcp4.5.1"})
+    EXPECT_EQ(msg(bad), std::string("--interconnect '") + bad + "': want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
   EXPECT_EQ(msg("eth50,tcp"), "--interconnect 'tcp': a second network (one of ib..., eth..., tcp...)");
 }
 

@@ -115,13 +115,20 @@ struct Knobs {
                                // (sd <= confident_sd) is placed at once; others are measured in place
 };
 
+// Whether k packs by the predictions' sum under the cap and nothing else
+// (predictive, predictive-spread): the policies --interval-z and
+// --admit-by-physics change.
+bool PacksByPredictedSum(const Knobs& k) {
+  return !k.feedback && !k.by_request && !k.use_profiled && !k.bound_slowdown && k.profile == Profile::kNone;
+}
+
 // A GPU's load during one round: the view's state plus this round's placements.
 struct Tent {
   int gpu;
   double util_sum, mem_used, mem_mib;
   int njobs;
   bool taken_exclusive = false;
-  double sd2 = 0;             // feedback: the residents' summed estimate variance (gang margins)
+  double sd2 = 0;             // feedback (gang margins), --interval-z: the residents' summed estimate variance
   // bound_slowdown: resident + this round's utilizations, once this round
   // placed a job there (else the GPU's cache entry holds the residents').
   std::vector<double> own;
@@ -140,9 +147,7 @@ class CoLocate : public Policy {
   CoLocate(Knobs k, PolicyOptions o)
       : k_(k), o_(o), cap_(k.by_request ? 100.0 : o.cap), migrates_(k.feedback || k.profile == Profile::kInPlace) {
     // predictive under admit_by_physics: interference-aware's admission, best-fit packing.
-    if (o.admit_by_physics && !k.feedback && !k.by_request && !k.use_profiled && !k.bound_slowdown && !k.spread &&
-        k.profile == Profile::kNone)
-      k_.bound_slowdown = true;
+    if (o.admit_by_physics && PacksByPredictedSum(k) && !k.spread) k_.bound_slowdown = true;
   }
 
   // predictive-hybrid: a job whose prediction is sure enough to place it at once.
@@ -176,7 +181,7 @@ class CoLocate : public Policy {
     if (migrates_) Migrate(v, &out, &est_sum, &mem_delta);
     const bool margins = k_.feedback && !k_.by_request;
     // predictive (--interval-z): the residents' summed prediction variance.
-    const bool bounds = IntervalBound();
+    const bool bounds = o_.interval_z > 0 && PacksByPredictedSum(k_);
     double min_sum = 1e18, max_free = 0;
     int empty = 0;
     // Only GPUs that could take the smallest job (or are empty) are open this round.
@@ -271,7 +276,8 @@ class CoLocate : public Policy {
       ok.clear();
       // A gang job's margin on each GPU (GangMarginZ): 0 for one GPU.
       // predictive with --interval-z: the same margin at z = interval_z for every job.
-      const double gz = margins && !alone ? GangMarginZ(info.num_gpus) : bounds && !alone ? o_.interval_z : 0.0;
+      double gz = 0;
+      if (!alone) gz = margins ? GangMarginZ(info.num_gpus) : bounds ? o_.interval_z : 0.0;
       const double sd_new = gz > 0 ? EstSd(info) : 0.0;
       for (size_t t = 0; t < tents_.size(); ++t) {
         const Tent& x = tents_[t];
@@ -339,11 +345,6 @@ class CoLocate : public Policy {
 
  private:
   // Whether a GPU with njobs resident jobs takes no more (PolicyOptions::max_jobs_per_gpu).
-  // predictive, predictive-spread under --interval-z > 0: pack by a bound on the GPU's sum.
-  bool IntervalBound() const {
-    return o_.interval_z > 0 && !k_.feedback && !k_.by_request && !k_.use_profiled && !k_.bound_slowdown &&
-           k_.profile == Profile::kNone;
-  }
   bool Full(int njobs) const { return o_.max_jobs_per_gpu > 0 && njobs >= o_.max_jobs_per_gpu; }
 
   double UtilOf(const JobInfo& j) const {

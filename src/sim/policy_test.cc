@@ -35,6 +35,11 @@ class FakeView : public ClusterView {
     return static_cast<int>(jobs_.size()) - 1;
   }
   JobInfo& Job(int j) { return jobs_[j]; }
+  // Gives job j the 80% interval of a normal of sd `sd` points around its prediction (0: a sure one).
+  void GiveSd(int j, double sd) {
+    jobs_[j].predicted_low = jobs_[j].predicted_util - sd * kPredictionIntervalZ;
+    jobs_[j].predicted_high = jobs_[j].predicted_util + sd * kPredictionIntervalZ;
+  }
   void AddGpu(double mem = 24576) { gpus_.push_back(GpuState{mem, 0, 0, 0, false, {}}); }
   // Makes job j resident on GPU g (as the simulator would).
   void Put(int j, int g, bool exclusive = false) {
@@ -678,15 +683,11 @@ TEST(PredictiveFeedback, AGangJobKeepsAMarginOnEachGpuAOneGpuJobDoesNot) {
   FakeView v;
   for (int i = 0; i < 2; ++i) v.AddGpu();
   int r0 = v.AddJob(1, 1000, 50), r1 = v.AddJob(1, 1000, 50);
-  for (int r : {r0, r1}) v.Job(r).predicted_low = v.Job(r).predicted_high = 50;
+  for (int r : {r0, r1}) v.GiveSd(r, 0);
   v.Put(r0, 0);
   v.Put(r1, 1);
-  const double half = 10 * kPredictionIntervalZ;
   int one = v.AddJob(1, 1000, 45), gang = v.AddJob(2, 1000, 45);
-  for (int j : {one, gang}) {
-    v.Job(j).predicted_low = 45 - half;
-    v.Job(j).predicted_high = 45 + half;
-  }
+  for (int j : {one, gang}) v.GiveSd(j, 10);
   v.cand_ = {one};
   auto p = Decide("predictive-feedback", v);
   ASSERT_EQ(p.size(), 1u);
@@ -708,13 +709,10 @@ TEST(Predictive, IntervalZPacksByABoundOnTheGpusSum) {
   FakeView v;
   for (int i = 0; i < 2; ++i) v.AddGpu();
   int r0 = v.AddJob(1, 1000, 40);
-  const double half = 10 * kPredictionIntervalZ;  // an interval of sd 10
-  v.Job(r0).predicted_low = 40 - half;
-  v.Job(r0).predicted_high = 40 + half;
+  v.GiveSd(r0, 10);
   v.Put(r0, 0);
   int n = v.AddJob(1, 1000, 45);
-  v.Job(n).predicted_low = 45 - half;
-  v.Job(n).predicted_high = 45 + half;
+  v.GiveSd(n, 10);
   v.cand_ = {n};
   // The point: 85 <= 100, best fit joins GPU 0 (the default, z 0).
   auto p = Decide("predictive", v);
@@ -731,7 +729,7 @@ TEST(Predictive, IntervalZPacksByABoundOnTheGpusSum) {
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].gpus, std::vector<int>{1});
   // Sure predictions (zero-width intervals) pack by the point whatever z.
-  for (int j : {r0, n}) v.Job(j).predicted_low = v.Job(j).predicted_high = v.Job(j).predicted_util;
+  for (int j : {r0, n}) v.GiveSd(j, 0);
   o.interval_z = 3;
   p = Decide("predictive", v, o);
   ASSERT_EQ(p.size(), 1u);
@@ -747,10 +745,7 @@ TEST(Predictive, IntervalZPacksByABoundOnTheGpusSum) {
   FakeView w;
   w.AddGpu();
   int a = w.AddJob(1, 1000, 20), b = w.AddJob(1, 1000, 20);
-  for (int j : {a, b}) {
-    w.Job(j).predicted_low = 20 - half;
-    w.Job(j).predicted_high = 20 + half;
-  }
+  for (int j : {a, b}) w.GiveSd(j, 10);
   w.cand_ = {a, b};
   p = Decide("predictive", w, o);
   ASSERT_EQ(p.size(), 2u);
@@ -802,14 +797,12 @@ TEST(PredictiveHybrid, PlacesAConfidentJobAtOnceAndMeasuresAnUnsureOneInPlace) {
   FakeView v;
   for (int i = 0; i < 3; ++i) v.AddGpu();
   int r = v.AddJob(1, 1000, 40);
-  v.Job(r).predicted_low = v.Job(r).predicted_high = 40;
+  v.GiveSd(r, 0);
   v.Put(r, 0);
   // sure: sd 5 (<= 10); unsure: sd 20; none: no interval at all.
   int sure = v.AddJob(1, 1000, 30), unsure = v.AddJob(1, 1000, 30), none = v.AddJob(1, 1000, 30);
-  v.Job(sure).predicted_low = 30 - 5 * kPredictionIntervalZ;
-  v.Job(sure).predicted_high = 30 + 5 * kPredictionIntervalZ;
-  v.Job(unsure).predicted_low = 30 - 20 * kPredictionIntervalZ;
-  v.Job(unsure).predicted_high = 30 + 20 * kPredictionIntervalZ;
+  v.GiveSd(sure, 5);
+  v.GiveSd(unsure, 20);
   v.cand_ = {sure, unsure, none};
   auto p = Decide("predictive-hybrid", v);
   ASSERT_EQ(p.size(), 3u);
