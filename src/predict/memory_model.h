@@ -160,7 +160,7 @@ class MemoryModel {
   std::vector<std::pair<std::string, double>> Components(const MemoryEstimate& e,
                                                          const std::string& workload = "") const;
   // The point and its interval at `level` (central probability, (0, 1)):
-  // low = point x exp(LowScoreQuantile((1 - level) / 2)), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
+  // low = point x exp(LowScoreQuantile(MemoryLowAlpha(level))), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
   // level) / 2)) x HighScaleMib + widened_mib; always containing the point;
   // the uncalibrated model's (fewer than 3 workloads: no held-out error) low
   // end is the point, its high end the GPU's or slice's memory (e.capacity_mib),
