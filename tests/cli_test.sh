@@ -125,7 +125,7 @@ expect_out '"gpu_mem_capacity_mib": 24576.0'
 expect_out '"gpu_mem_fit": "fits"'
 expect_out '"optimizer": "adam"'
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr optimizer=sgd_momentum
-expect_out_line '^predicted GPU memory \(peak\): [0-9]+ MiB  \(interval [0-9]+-[0-9]+ MiB: low end at 80%, high end a one-sided 95.0% bound; optimizer sgd_momentum\); fits the 24576 MiB of RTX3090$'
+expect_out_line '^predicted GPU memory \(peak\): [0-9]+ MiB  \(interval [0-9]+-[0-9]+ MiB at 80%: low end a one-sided 85.0% bound, high end a one-sided 95.0% bound; optimizer sgd_momentum\); fits the 24576 MiB of RTX3090$'
 # BERT-base at batch 128, sequence 128 does not fit a 10 GB MIG slice (measured 8.7 GB at batch 128, sequence 64).
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert-base.onnx" --batch 128 --dim seq=128 \
   --gpu A100-80GB --mig 1g.10gb --attr optimizer=adamw

@@ -151,9 +151,10 @@ int RunPredict(const PredictFlags& f) {
     }
     const std::string where = job.mig_profile.empty() ? job.gpu : job.gpu + " MIG " + job.mig_profile;
     if (mem.available())
-      std::printf("predicted GPU memory (peak): %.0f MiB  (interval %.0f-%.0f MiB: low end at %.0f%%, high end a "
-                  "one-sided %.1f%% bound; optimizer %s); %s the %.0f MiB of %s\n",
-                  mem.mib, mem.low, mem.high, f.level * 100, 100 * std::max(kMemoryHighLevel, (1 + f.level) / 2),
+      std::printf("predicted GPU memory (peak): %.0f MiB  (interval %.0f-%.0f MiB at %.0f%%: low end a one-sided "
+                  "%.1f%% bound, high end a one-sided %.1f%% bound; optimizer %s); %s the %.0f MiB of %s\n",
+                  mem.mib, mem.low, mem.high, f.level * 100, 100 * (1 - MemoryLowAlpha(f.level)),
+                  100 * MemoryHighLevel(f.level),
                   OptimizerName(res->memory_estimate.optimizer), fit, mem.capacity_mib, where.c_str());
     else
       std::printf("predicted GPU memory: unknown (the predictor file has no memory model: its training rows had no "

@@ -260,6 +260,9 @@ std::string ContextChip(const MemoryEstimate& e) {
 
 const char* HighScalePartName(HighScalePart p) { return p == HighScalePart::kGraph ? "graph" : "uncertain"; }
 
+double MemoryHighLevel(double level) { return std::max(kMemoryHighLevel, (1 + level) / 2); }
+double MemoryLowAlpha(double level) { return MemoryHighLevel(level) - level; }
+
 double MemoryAdditiveMib(const MemoryEstimate& e) { return e.uncertain_mib + (e.uses_conv ? kConvRerunMib : 0); }
 
 double HighScale(double certain_weight, double point, double uncertain) {
@@ -490,9 +493,9 @@ MemoryPrediction MemoryModel::Predict(const MemoryEstimate& e, double level, con
   MemoryPrediction p;
   p.mib = PointMib(e, workload);
   p.low = p.high = p.mib;
-  const double low_factor = calibration_.empty() ? 1 : std::exp(LowScoreQuantile((1 - level) / 2));
+  const double low_factor = calibration_.empty() ? 1 : std::exp(LowScoreQuantile(MemoryLowAlpha(level)));
   if (!calibration_.empty()) {
-    const double high_level = std::max(kMemoryHighLevel, (1 + level) / 2);
+    const double high_level = MemoryHighLevel(level);
     p.low = std::min(p.mib, p.mib * low_factor);
     p.high = std::max(p.mib, p.mib + HighScoreQuantile(high_level) * HighScaleMib(e, workload));
   }

@@ -80,6 +80,14 @@ struct MemoryPrediction {
 // level at least (at (1 + level) / 2 when that is higher): a limit is set
 // from it (HAMi's nvidia.com/gpumem, the simulator's packing), so it must hold.
 inline constexpr double kMemoryHighLevel = 0.95;
+// The high end's one-sided level for an interval at central level `level`:
+// max(kMemoryHighLevel, (1 + level) / 2).
+double MemoryHighLevel(double level);
+// The low end's one-sided miss rate for an interval at `level`: what the
+// interval may miss (1 - level) less what the high end misses (1 -
+// MemoryHighLevel(level)). (1 - level) / 2 for level >= 0.9; above it for a
+// lower level, where the high end is held at kMemoryHighLevel: 0.15 at 0.8.
+double MemoryLowAlpha(double level);
 
 // What the peak of a job with convolutions may exceed the mean of one measured
 // run by, in another run: cuDNN's autotuner picks algorithms (and caches their
@@ -152,7 +160,7 @@ class MemoryModel {
   std::vector<std::pair<std::string, double>> Components(const MemoryEstimate& e,
                                                          const std::string& workload = "") const;
   // The point and its interval at `level` (central probability, (0, 1)):
-  // low = point x exp(LowScoreQuantile((1 - level) / 2)), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
+  // low = point x exp(LowScoreQuantile(MemoryLowAlpha(level))), high = point + HighScoreQuantile(max(kMemoryHighLevel, (1 +
   // level) / 2)) x HighScaleMib + widened_mib; always containing the point;
   // the uncalibrated model's (fewer than 3 workloads: no held-out error) low
   // end is the point, its high end the GPU's or slice's memory (e.capacity_mib),

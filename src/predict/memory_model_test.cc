@@ -265,7 +265,8 @@ TEST(MemoryModel, WorkloadOffsetsApplyToTheirGraphOnly) {
 }
 
 // The high end: the one-sided conformal bound at 95% (whatever the central level), plus the
-// estimated parts and cuDNN's run-to-run spread; the low end at the central level.
+// estimated parts and cuDNN's run-to-run spread; the low end misses what the central level
+// leaves once the high end's 5% is spent: 15% at 0.8 (MemoryLowAlpha).
 TEST(MemoryModel, HighEndIsOneSidedAndWidenedForEstimates) {
   std::vector<MemoryEstimate> est;
   std::vector<double> y;
@@ -284,13 +285,32 @@ TEST(MemoryModel, HighEndIsOneSidedAndWidenedForEstimates) {
   const double point = m->PointMib(e);
   MemoryPrediction a = m->Predict(e, 0.8);
   EXPECT_NEAR(a.high, point * std::exp(c[19]), 1e-9);  // ceil(21 x 0.95) = 20th of 20
-  EXPECT_NEAR(a.low, std::min(point, point * std::exp(c[1])), 1e-9);  // floor(21 x 0.1) = 2nd
+  EXPECT_NEAR(a.low, std::min(point, point * std::exp(c[2])), 1e-9);  // floor(21 x 0.15) = 3rd
+  // From 0.9 up the high end is at (1 + level) / 2 and the low end at (1 - level) / 2 again:
+  // at 0.9 floor(21 x 0.05) = 1st; at 0.95 (0.025) floor(0.525) = 0: the smallest, the 1st.
+  EXPECT_NEAR(m->Predict(e, 0.9).low, std::min(point, point * std::exp(c[0])), 1e-9);
+  EXPECT_NEAR(m->Predict(e, 0.9).high, point * std::exp(c[19]), 1e-9);
+  EXPECT_NEAR(m->Predict(e, 0.95).low, std::min(point, point * std::exp(c[0])), 1e-9);
   EXPECT_DOUBLE_EQ(a.widened_mib, 0);
   e.uncertain_mib = 100;
   e.uses_conv = true;
   MemoryPrediction b = m->Predict(e, 0.8);
   EXPECT_DOUBLE_EQ(b.widened_mib, 100 + kConvRerunMib);
   EXPECT_NEAR(b.high, a.high + 100 + kConvRerunMib, 1e-9);
+}
+
+// The interval's two one-sided miss rates add up to 1 - level: the high end's
+// 5% (1 - max(0.95, (1 + level) / 2)), the low end the rest.
+TEST(MemoryModel, LowEndTakesWhatTheHighEndLeaves) {
+  EXPECT_DOUBLE_EQ(MemoryHighLevel(0.8), 0.95);
+  EXPECT_NEAR(MemoryLowAlpha(0.8), 0.15, 1e-12);
+  EXPECT_NEAR(MemoryLowAlpha(0.5), 0.45, 1e-12);
+  EXPECT_DOUBLE_EQ(MemoryHighLevel(0.9), 0.95);
+  EXPECT_NEAR(MemoryLowAlpha(0.9), 0.05, 1e-12);
+  EXPECT_DOUBLE_EQ(MemoryHighLevel(0.98), 0.99);
+  EXPECT_NEAR(MemoryLowAlpha(0.98), 0.01, 1e-12);
+  for (double level : {0.5, 0.8, 0.9, 0.95, 0.99})
+    EXPECT_NEAR(MemoryLowAlpha(level) + (1 - MemoryHighLevel(level)), 1 - level, 1e-12) << level;
 }
 
 // The high end's quantile weighs every workload alike, as the fit does: three
@@ -424,7 +444,8 @@ TEST(MemoryModel, LowEndWeighsWorkloadsAlike) {
   // Total weight 3 + 0.3 (the new job's); from the top 1 + 1 + 4 x 1/8 = 2.5 >= 0.75 x 3.3.
   EXPECT_DOUBLE_EQ(m->LowScoreQuantile(0.25), -0.26);
   const MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 10, 10, 1);
-  EXPECT_NEAR(m->Predict(e, 0.5).low, m->PointMib(e) * std::exp(-0.26), 1e-9);
+  // At level 0.7 the high end misses 5%, the low end the other 25% (MemoryLowAlpha).
+  EXPECT_NEAR(m->Predict(e, 0.7).low, m->PointMib(e) * std::exp(-0.26), 1e-9);
   j["calibration"].erase("residual_weights");
   Result<MemoryModel> eq = MemoryModel::Load(j);
   ASSERT_TRUE(eq.ok()) << eq.message();

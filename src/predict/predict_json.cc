@@ -109,7 +109,7 @@ json PredictionJson(const Predictor& predictor, const PredictResult& res, const 
   j["gpu_mem_interval"] = {{"low", mem.low},
                            {"high", mem.high},
                            {"level", level_asked},
-                           {"high_level", std::max(kMemoryHighLevel, (1 + level_asked) / 2)},
+                           {"high_level", MemoryHighLevel(level_asked)},
                            {"widened_mib", mem.widened_mib},
                            {"cuda_module_loading", mem.cuda_module_loading},
                            {"calibrated", mm && !mm->calibration().empty()}};
