@@ -217,9 +217,12 @@ const FeatureSchema& CurrentFeatureSchema() {
 StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, bool tf32) {
   StepEstimate e;
   const double mem_rate = MemRate(gpu);
+  // The peaks are at the boost clock; within its board power a GPU sustains a fraction of it
+  // (SustainedComputeFraction, gpu_specs.h: 1 for every GPU with the power to hold it).
+  const double clock = SustainedComputeFraction(gpu);
   auto roofline = [&](double flops, double bytes, double peak) {
     e.bytes += bytes;
-    double c = flops / peak, m = bytes / mem_rate;
+    double c = flops / (peak * clock), m = bytes / mem_rate;
     (c >= m ? e.compute_s : e.memory_s) += std::max(c, m);
     return std::max(c, m);
   };

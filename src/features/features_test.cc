@@ -190,6 +190,12 @@ TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   const double update = 16.0 * 2 * n * n / gpu.mem_bandwidth;
   EXPECT_NEAR(e32.busy_s, 3 * flops / gpu.fp32_flops + update, 1e-12);
   EXPECT_NEAR(e16.busy_s, 3 * flops / gpu.fp16_tensor_flops + update, 1e-12);
+  // T4 (70 W, 40 SMs): its peaks are at the 1590 MHz boost clock, held at 0.70214 of it within
+  // 70 W (SustainedComputeFraction, by hand in gpu_specs_test.cc); bandwidth is not scaled.
+  const GpuSpec& t4 = *FindGpuSpec("T4");
+  const double t4_update = 16.0 * 2 * n * n / t4.mem_bandwidth;
+  EXPECT_NEAR(EstimateStep({*r32}, t4, false).busy_s, 3 * flops / (8.1e12 * 0.70214) + t4_update, 1e-5);
+  EXPECT_NEAR(EstimateStep({*r16}, t4, true).busy_s, 3 * flops / (65e12 * 0.70214) + t4_update, 1e-6);
 }
 
 // TF32 (job attribute tf32): FP32 matmuls and convolutions run at the TF32 tensor peak only with
