@@ -9,6 +9,7 @@
 #include <map>
 
 #include "features/gpu_specs.h"
+#include "features/power_clock.h"
 
 namespace gpucast {
 
@@ -217,9 +218,13 @@ const FeatureSchema& CurrentFeatureSchema() {
 StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, bool tf32) {
   StepEstimate e;
   const double mem_rate = MemRate(gpu);
+  // The peaks are at the boost clock; within its board power a GPU sustains a fraction of it
+  // (SustainedComputeFraction, gpu_specs.h: 1 for every GPU with the power to hold it). Counted
+  // only under evaluate --power-limited-clock (power_clock.h).
+  const double clock = PowerLimitedClock() ? SustainedComputeFraction(gpu) : 1.0;
   auto roofline = [&](double flops, double bytes, double peak) {
     e.bytes += bytes;
-    double c = flops / peak, m = bytes / mem_rate;
+    double c = flops / (peak * clock), m = bytes / mem_rate;
     (c >= m ? e.compute_s : e.memory_s) += std::max(c, m);
     return std::max(c, m);
   };

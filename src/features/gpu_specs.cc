@@ -3,11 +3,15 @@
 #include "features/gpu_specs.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <map>
 
 #include "features/gpu_table.h"
+#include "features/power_clock.h"
 
 namespace gpucast {
 
@@ -170,6 +174,23 @@ Result<std::string> CanonicalGpuName(const std::string& name) {
   std::string closest;
   for (const std::string& c : ClosestGpuNames(name, 5)) closest += (closest.empty() ? "" : ", ") + c;
   return Status::Error("unknown GPU '" + name + "'; closest: " + closest + " (gpucast gpus lists all)");
+}
+
+namespace {
+std::atomic<bool> power_limited_clock{false};
+}  // namespace
+
+void SetPowerLimitedClock(bool on) { power_limited_clock = on; }
+bool PowerLimitedClock() { return power_limited_clock; }
+
+double SustainedComputeFraction(const GpuSpec& gpu) {
+  static const char* const kFitted[] = {"Pascal", "Volta", "Turing", "Ampere"};
+  if (std::find(std::begin(kFitted), std::end(kFitted), gpu.architecture) == std::end(kFitted)) return 1;
+  if (!(gpu.power_w > 0) || gpu.sms <= 0 || !(gpu.compute_fraction > 0)) return 1;
+  const double w = gpu.power_w / (gpu.sms / gpu.compute_fraction);
+  if (w >= kPowerW1PerSm) return 1;
+  // Below w0 the fit says nothing (no compute at all); no table row is there (the lowest, the L4, is Ada).
+  return std::cbrt(std::max(w - kPowerW0PerSm, 0.0) / (kPowerW1PerSm - kPowerW0PerSm));
 }
 
 Result<GpuSpec> ResolveGpu(const std::string& gpu, const std::string& mig_profile) {

@@ -109,6 +109,19 @@ const std::vector<MigProfile>& MigProfiles(const std::string& gpu);
 //         "GPU 'RTX3090' has no MIG profiles (MIG-capable: A100-40GB, ...)".
 Result<GpuSpec> ResolveGpu(const std::string& gpu, const std::string& mig_profile);
 
+// The fraction of its compute peaks (which are at the boost clock) a GPU sustains on a
+// compute-bound training load within its board power: min(1, ((w - w0) / (w1 - w0))^(1/3)) at
+// w = power_w / the whole GPU's SMs (a MIG slice: sms / compute_fraction; the board's power is
+// the slice's budget). Dynamic power grows about as the clock cubed (P ~ f V^2, V rising with f)
+// above a part that does no compute; w0 = 1.12 and w1 = 2.94 W per SM are fitted on Zeus'
+// power-capped runs of BERT-base and ResNet-50 on the A40, V100, Quadro RTX 6000 and P100
+// (tools/zeus_power_fit.py; each GPU held out in turn, median |error| 0.029). 1 where the table
+// gives no power or SMs, and for architectures outside those the fit saw (Pascal, Volta, Turing,
+// Ampere: 16 to 7 nm; a later process does more per watt). The T4 (70 W, 40 SMs): 0.702.
+// EstimateStep counts it only when PowerLimitedClock() (features/power_clock.h; off by default).
+inline constexpr double kPowerW0PerSm = 1.12, kPowerW1PerSm = 2.94;
+double SustainedComputeFraction(const GpuSpec& gpu);
+
 // "RTX3090, V100-16GB, ..." (canonical names, table order), for messages.
 // The table is long (gpucast gpus): prefer CanonicalGpuName's message.
 std::string KnownGpuNames();

@@ -351,5 +351,35 @@ TEST(GpuNames, UnknownNamesListTheClosest) {
   EXPECT_EQ(GpuNameKey("Tesla V100-SXM2-32GB"), "v100sxm232g");
 }
 
+// The power-limited clock: min(1, ((w - 1.12) / (2.94 - 1.12))^(1/3)) at w = board watts per SM
+// (tools/zeus_power_fit.py). Hand values: T4 70 W / 40 SMs = 1.75 W/SM: (0.63 / 1.82)^(1/3) =
+// 0.34615^(1/3) = 0.70214 (0.70214^3 = 0.34615); A100 40GB PCIe 250 W / 108 = 2.3148 W/SM:
+// (1.1948 / 1.82)^(1/3) = 0.65648^(1/3) = 0.86911.
+TEST(SustainedComputeFraction, ByHandFromBoardPowerPerSm) {
+  EXPECT_NEAR(SustainedComputeFraction(*FindGpuSpec("T4")), 0.70214, 1e-5);
+  EXPECT_NEAR(SustainedComputeFraction(*FindGpuSpec("A100-PCIE-40GB")), 0.86911, 1e-5);
+  // Power to hold the boost clock: RTX 3090 350 W / 82 SMs, A100 SXM 400 W / 108, P100 PCIe 250 W / 56.
+  for (const char* g : {"RTX3090", "A100-80GB", "A100-40GB", "P100-PCIE-16GB", "V100-PCIE-32GB"})
+    EXPECT_EQ(SustainedComputeFraction(*FindGpuSpec(g)), 1) << g;
+  // A MIG slice has the whole board's power: the fraction of the whole GPU (1 on the SXM A100).
+  Result<GpuSpec> slice = ResolveGpu("A100-80GB", "1g.10gb");
+  ASSERT_TRUE(slice.ok()) << slice.message();
+  EXPECT_EQ(SustainedComputeFraction(*slice), 1);
+  Result<GpuSpec> pcie = ResolveGpu("A100-PCIE-40GB", "3g.20gb");
+  ASSERT_TRUE(pcie.ok()) << pcie.message();
+  EXPECT_NEAR(SustainedComputeFraction(*pcie), 0.86911, 1e-5);
+  // Outside the architectures the fit saw: 1 (the L4, Ada, is 72 W / 58 SMs).
+  EXPECT_EQ(SustainedComputeFraction(*FindGpuSpec("L4")), 1);
+  GpuSpec none;  // no power stated
+  none.architecture = "Turing";
+  none.sms = 40;
+  EXPECT_EQ(SustainedComputeFraction(none), 1);
+  // Never above 1, never 0, for every row of the table.
+  for (const GpuSpec& s : GpuSpecs()) {
+    EXPECT_LE(SustainedComputeFraction(s), 1) << s.name;
+    EXPECT_GT(SustainedComputeFraction(s), 0.3) << s.name;
+  }
+}
+
 }  // namespace
 }  // namespace gpucast
