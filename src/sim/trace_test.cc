@@ -259,6 +259,47 @@ TEST(Generic, ColumnsAndErrors) {
             "unknown trace 'nosuch': want philly, alibaba2023, gavel, or a path to a CSV");
 }
 
+// Times beyond kMaxTraceSeconds: a submit 1e300 s after the first made
+// --arrivals bootstrap allocate 1e295 day-blocks (std::length_error, abort),
+// and without it the simulator's events lost the 100 s run (slowdown 0.5);
+// an int64 deletion_time - scheduled_time overflowed. Each is an error
+// naming the file (and the line).
+TEST(Generic, TimesBeyondTheBoundAreErrorsNamingTheFile) {
+  auto dir = TempDir("generic_huge");
+  auto span = WriteText(dir, "span.csv", "submit_s,duration_s,num_gpus\n0,100,1\n1e300,100,1\n");
+  auto a = LoadTrace(span, DataDir(), {});
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.message().find("span.csv: submit times span "), std::string::npos) << a.message();
+  EXPECT_NE(a.message().find("more than 1000000000 s"), std::string::npos) << a.message();
+  auto dur = WriteText(dir, "dur.csv", "submit_s,duration_s,num_gpus\n0,1e300,1\n");
+  EXPECT_EQ(LoadTrace(dur, DataDir(), {}).message(), "dur.csv: line 2: duration_s '1e300' is more than 1000000000 s");
+  auto s = LoadTrace(dur, DataDir(), {-1, true});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(s->bad_lines, 1);
+  // The bound itself is accepted.
+  auto edge = WriteText(dir, "edge.csv", "submit_s,duration_s,num_gpus\n0,1e9,1\n1e9,1,1\n");
+  auto e = LoadTrace(edge, DataDir(), {});
+  ASSERT_TRUE(e.ok()) << e.message();
+  EXPECT_EQ(e->jobs.size(), 2u);
+  // Resampling what the loader accepts stays bounded.
+  EXPECT_LE(ResampleArrivals(*e, 1).jobs.size(), 2u * 7);
+}
+
+TEST(Alibaba, RunTimeOverflowIsAnErrorNamingTheLine) {
+  auto dir = TempDir("ali_huge");
+  auto p = WriteText(dir, "pods.csv",
+                     "num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
+                     "1,460,100,9223372036854775807,-9223372036854775807\n");
+  auto t = LoadAlibaba(p, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.message().rfind("pods.csv: line 2: deletion_time - scheduled_time ", 0), 0u) << t.message();
+  EXPECT_NE(t.message().find("is more than 1000000000 s"), std::string::npos) << t.message();
+  auto g = WriteText(dir, "gpus.csv",
+                     "num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
+                     "4000000000,460,100,200,150\n");
+  EXPECT_EQ(LoadAlibaba(g, {}).message(), "gpus.csv: line 2: num_gpu '4000000000' is more than 100000");
+}
+
 TEST(Cluster, Specs) {
   auto a = ParseCluster("64x RTX3090", DataDir());
   ASSERT_TRUE(a.ok());
