@@ -1,6 +1,7 @@
 #include "sim/trace.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 
@@ -34,6 +35,13 @@ class RowSink {
   int64_t bad_ = 0;
 };
 
+// A number of seconds as %g writes it (1e+300, not 300 digits).
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 // Sorts by submit time, rebases to the first submit, keeps the first N. An
 // error naming the file when the submit times span more than kMaxTraceSeconds
 // (each loader bounds every duration by it row by row).
@@ -44,7 +52,7 @@ Status Finish(Trace* t, const TraceOptions& opt, const std::string& file) {
   if (!t->jobs.empty()) {
     double t0 = t->jobs.front().submit_s;
     if (t->jobs.back().submit_s - t0 > kMaxTraceSeconds)
-      return Status::Error(file + ": submit times span " + std::to_string(t->jobs.back().submit_s - t0) +
+      return Status::Error(file + ": submit times span " + Seconds(t->jobs.back().submit_s - t0) +
                            " s (jobs " + std::to_string(t->jobs.front().id) + " and " +
                            std::to_string(t->jobs.back().id) + "), more than " +
                            std::to_string(static_cast<int64_t>(kMaxTraceSeconds)) + " s");
@@ -182,7 +190,7 @@ Result<Trace> LoadAlibaba(const std::string& path, const TraceOptions& opt) {
     // In doubles: the difference of two int64 can overflow.
     const double run_s = static_cast<double>(*deleted) - static_cast<double>(*sched);
     if (run_s > kMaxTraceSeconds)
-      return sink.Bad(line_no, "deletion_time - scheduled_time " + std::to_string(run_s) + kTooLong);
+      return sink.Bad(line_no, "deletion_time - scheduled_time " + Seconds(run_s) + kTooLong);
     if (*n > 100000) return sink.Bad(line_no, "num_gpu " + Quote(f[c_n]) + " is more than 100000");
     t.jobs.push_back({static_cast<int64_t>(line_no - 2), static_cast<double>(*created), run_s,
                       static_cast<int>(*n), *milli / 1000.0});
@@ -241,7 +249,7 @@ Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
     if (thr <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "job type " + Quote(key) + " has no V100 throughput")); continue; }
     // Run time alone = steps / isolated V100 throughput (steps/s) at that scale.
     if (!(*steps / thr <= kMaxTraceSeconds)) {
-      RETURN_IF_ERROR(sink.Bad(ln + 1, "run time (total steps / V100 throughput) " + std::to_string(*steps / thr) + kTooLong));
+      RETURN_IF_ERROR(sink.Bad(ln + 1, "run time (total steps / V100 throughput) " + Seconds(*steps / thr) + kTooLong));
       continue;
     }
     TraceJob j{static_cast<int64_t>(ln), *arrival, *steps / thr, static_cast<int>(*scale), 1.0};

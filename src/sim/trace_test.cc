@@ -269,8 +269,7 @@ TEST(Generic, TimesBeyondTheBoundAreErrorsNamingTheFile) {
   auto span = WriteText(dir, "span.csv", "submit_s,duration_s,num_gpus\n0,100,1\n1e300,100,1\n");
   auto a = LoadTrace(span, DataDir(), {});
   ASSERT_FALSE(a.ok());
-  EXPECT_NE(a.message().find("span.csv: submit times span "), std::string::npos) << a.message();
-  EXPECT_NE(a.message().find("more than 1000000000 s"), std::string::npos) << a.message();
+  EXPECT_EQ(a.message(), "span.csv: submit times span 1e+300 s (jobs 0 and 1), more than 1000000000 s");
   auto dur = WriteText(dir, "dur.csv", "submit_s,duration_s,num_gpus\n0,1e300,1\n");
   EXPECT_EQ(LoadTrace(dur, DataDir(), {}).message(), "dur.csv: line 2: duration_s '1e300' is more than 1000000000 s");
   auto s = LoadTrace(dur, DataDir(), {-1, true});
@@ -292,8 +291,7 @@ TEST(Alibaba, RunTimeOverflowIsAnErrorNamingTheLine) {
                      "1,460,100,9223372036854775807,-9223372036854775807\n");
   auto t = LoadAlibaba(p, {});
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.message().rfind("pods.csv: line 2: deletion_time - scheduled_time ", 0), 0u) << t.message();
-  EXPECT_NE(t.message().find("is more than 1000000000 s"), std::string::npos) << t.message();
+  EXPECT_EQ(t.message(), "pods.csv: line 2: deletion_time - scheduled_time 1.84467e+19 is more than 1000000000 s");
   auto g = WriteText(dir, "gpus.csv",
                      "num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
                      "4000000000,460,100,200,150\n");
