@@ -36,6 +36,7 @@
 #include "sim/trace.h"
 #include "sim/workload.h"
 #include "util/paths.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -674,9 +675,9 @@ int RunSimulate(const SimulateFlags& f) {
   std::filesystem::create_directories(f.out, ec);
   const bool several = policies.size() > 1 || multi_seed || multi_load;
   const std::string meta_path = f.out + (several ? "/runs.json" : "/run.json");
-  std::ofstream(meta_path) << meta.dump(2) << "\n";
+  std::ofstream(meta_path) << JsonText(meta, 2) << "\n";
   if (f.json) {
-    std::cout << meta.dump(2) << "\n";
+    std::cout << JsonText(meta, 2) << "\n";
   } else {
     std::printf("trace %s: %zu jobs (%lld bad lines skipped, %lld non-GPU rows), cluster '%s' (%zu GPUs), "
                 "predictions %s, memory %s, arrivals %s, seed %llu\nwrote %s (placements.csv has every job's GPU "
