@@ -70,7 +70,7 @@ std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 Result<std::vector<std::string_view>> ReadLines(const std::string& path, std::string* storage) {
   auto text = ReadFile(path);
-  if (!text) return Status::Error(path + ": cannot open");
+  if (!text.ok()) return text.status();
   *storage = std::move(*text);
   auto lines = Lines(*storage);
   if (lines.empty()) return Status::Error(BaseName(path) + ": empty file");
@@ -206,11 +206,11 @@ Result<Trace> LoadAlibaba(const std::string& path, const TraceOptions& opt) {
 
 Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
                         const TraceOptions& opt) {
-  std::ifstream in(json_path);
-  if (!in) return Status::Error(json_path + ": cannot open");
+  auto json_text = ReadFile(json_path);
+  if (!json_text.ok()) return json_text.status();
   nlohmann::json d;
   try {
-    d = nlohmann::json::parse(in);
+    d = nlohmann::json::parse(*json_text);
   } catch (const std::exception& e) {
     return Status::Error(BaseName(json_path) + ": " + e.what());
   }

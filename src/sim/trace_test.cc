@@ -1,6 +1,7 @@
 #include "sim/trace.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "sim/cluster.h"
 #include "sim/simulator.h"
 #include "sim/test_util.h"
+#include "sim/text.h"
 #include "sim/workload.h"
 #include "util/paths.h"
 
@@ -282,6 +284,21 @@ TEST(Generic, TimesBeyondTheBoundAreErrorsNamingTheFile) {
   EXPECT_EQ(e->jobs.size(), 2u);
   // Resampling what the loader accepts stays bounded.
   EXPECT_LE(ResampleArrivals(*e, 1).jobs.size(), 2u * 7);
+}
+
+// Traces (and the simulator's other inputs) were read without a bound:
+// --trace /dev/zero died of std::bad_alloc, a FIFO hung, a directory was
+// "empty file". Each is now an error naming the path and the reason, at once.
+TEST(Generic, TraceThatIsNotABoundedRegularFileIsAnError) {
+  auto dir = TempDir("generic_nonregular");
+  EXPECT_EQ(LoadTrace(dir, DataDir(), {}).message(), dir + ": not a regular file (a directory)");
+  EXPECT_EQ(LoadTrace("/dev/zero", DataDir(), {}).message(), "/dev/zero: not a regular file (a device)");
+  const std::string fifo = dir + "/fifo.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(LoadTrace(fifo, DataDir(), {}).message(), fifo + ": not a regular file (a FIFO)");
+  auto p = WriteText(dir, "jobs.csv", "submit_s,duration_s,num_gpus\n0,100,1\n");
+  EXPECT_EQ(ReadFile(p, 10).message(), p + ": larger than 10 bytes");
+  ASSERT_TRUE(LoadTrace(p, DataDir(), {}).ok());
 }
 
 TEST(Alibaba, RunTimeOverflowIsAnErrorNamingTheLine) {
