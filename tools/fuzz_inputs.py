@@ -7,7 +7,10 @@ and --dim extremes) plus seeded truncations and bit flips of models/.
 
 Each case runs `gpucast analyze -b B --json FILE` under `timeout`; a case
 fails when the process dies of a signal, outlasts the timeout, exits 0 with
-nan/inf in its JSON, or exits non-zero without naming the file.
+nan/inf in its JSON, or exits non-zero without naming the file. Then
+`gpucast simulate --json` runs on hostile generic trace CSVs (huge, NaN,
+negative and overflowing times and counts, a FIFO, /dev/zero, a directory, a
+file name that is not UTF-8) with the same verdicts.
 
     tools/fuzz_inputs.py [--gpucast build/gpucast] [--seconds 120] [--seed 1]
 
@@ -228,6 +231,50 @@ def run_case(gpucast, path, name, extra, timeout):
     return "error", msg[-200:]
 
 
+def trace_cases(d):
+    """(name, path) of hostile generic traces for `gpucast simulate`."""
+    head = "submit_s,duration_s,num_gpus\n"
+    rows = {
+        "span_1e300": "0,100,1\n1e300,100,1\n", "dur_1e300": "0,1e300,1\n", "dur_tiny": "0,1e-300,1\n",
+        "nan": "nan,100,1\n", "inf": "0,inf,1\n", "neg": "-5,100,1\n", "gpus_huge": "0,100,4000000000\n",
+        "gpus_zero": "0,100,0\n", "id_overflow": "0,100,1\n", "empty_rows": "\n\n", "short": "0,100\n",
+        "many_fields": "0,100,1," + ",".join(["9"] * 10000) + "\n",
+    }
+    out = []
+    for name, body in rows.items():
+        p = os.path.join(d, f"trace_{name}.csv")
+        extra = "job_id," if name == "id_overflow" else ""
+        with open(p, "w") as f:
+            f.write((extra + head) if extra else head)
+            f.write(("99999999999999999999999," + body) if extra else body)
+        out.append((f"trace_{name}", p))
+    fifo = os.path.join(d, "trace_fifo.csv")
+    os.mkfifo(fifo)
+    out += [("trace_fifo", fifo), ("trace_devzero", "/dev/zero"), ("trace_dir", d)]
+    odd = os.path.join(d.encode(), b"trace_\xff.csv")
+    with open(odd, "wb") as f:
+        f.write((head + "0,100,1\n").encode())
+    out.append(("trace_not_utf8_name", odd))
+    return out
+
+
+def run_simulate(gpucast, path, out_dir, timeout):
+    args = [os.fsencode(gpucast), b"simulate", b"--json", b"--quiet", b"--policy", b"slot", b"--trace",
+            os.fsencode(path), b"--out", os.fsencode(out_dir)]
+    try:
+        p = subprocess.run(args, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "HANG", f"over {timeout} s"
+    err = p.stderr.decode("utf-8", "replace").strip()
+    if p.returncode < 0 or p.returncode >= 128:
+        return "SIGNAL", f"rc {p.returncode}: {err[-300:]}"
+    if p.returncode == 0:
+        m = BAD_NUM.search(p.stdout.decode("utf-8", "replace"))
+        return ("GARBAGE", m.group(0)) if m else ("ok", "")
+    base = os.path.basename(os.fsdecode(path))
+    return ("error" if base in err or os.fsdecode(path) in err else "NONAME"), err[-200:]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpucast", default="build/gpucast")
@@ -245,6 +292,12 @@ def main():
     deadline = time.time() + a.seconds
     bad = 0
     with tempfile.TemporaryDirectory() as d:
+        if not a.only or re.search(a.only, "trace_"):
+            for name, path in trace_cases(d):
+                verdict, detail = run_simulate(a.gpucast, path, os.path.join(d, "sim_out"), a.timeout)
+                if verdict not in ("ok", "error"):
+                    bad += 1
+                print(f"{verdict:8} {name:40} {detail}".replace("\n", " | "))
         for name, m, extra in cases:
             if time.time() > deadline:
                 print(f"-- stopped at the {a.seconds:.0f} s budget")

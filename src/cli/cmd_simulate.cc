@@ -428,6 +428,7 @@ int RunSimulate(const SimulateFlags& f) {
     if (!src.ok()) return Fail("simulate", src.message());
   }
   const Predictor* file = file_model ? &*file_model : nullptr;
+  if (f.jobs == 0 || f.jobs < -1) return Fail("simulate", "--jobs must be a positive number of jobs");
   auto trace = sim::LoadTrace(f.trace, data, {f.jobs, f.skip_bad_lines});
   if (!trace.ok()) return Fail("simulate", trace.message());
   auto cluster = sim::ParseCluster(f.cluster.empty() ? trace->default_cluster : f.cluster, data);

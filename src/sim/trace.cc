@@ -46,6 +46,11 @@ std::string Seconds(double s) {
 // error naming the file when the submit times span more than kMaxTraceSeconds
 // (each loader bounds every duration by it row by row).
 Status Finish(Trace* t, const TraceOptions& opt, const std::string& file) {
+  // A trace without a job simulated nothing and reported slowdown 0 and JCT 0.
+  if (t->jobs.empty())
+    return Status::Error(file + ": no jobs" +
+                         (t->bad_lines > 0 ? " (" + std::to_string(t->bad_lines) + " malformed lines skipped)" : "") +
+                         (t->filtered > 0 ? " (" + std::to_string(t->filtered) + " rows are not GPU jobs)" : ""));
   std::stable_sort(t->jobs.begin(), t->jobs.end(), [](const TraceJob& a, const TraceJob& b) {
     return a.submit_s != b.submit_s ? a.submit_s < b.submit_s : a.id < b.id;
   });

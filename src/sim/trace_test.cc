@@ -272,7 +272,7 @@ TEST(Generic, TimesBeyondTheBoundAreErrorsNamingTheFile) {
   auto a = LoadTrace(span, DataDir(), {});
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.message(), "span.csv: submit times span 1e+300 s (jobs 0 and 1), more than 1000000000 s");
-  auto dur = WriteText(dir, "dur.csv", "submit_s,duration_s,num_gpus\n0,1e300,1\n");
+  auto dur = WriteText(dir, "dur.csv", "submit_s,duration_s,num_gpus\n0,1e300,1\n5,100,1\n");
   EXPECT_EQ(LoadTrace(dur, DataDir(), {}).message(), "dur.csv: line 2: duration_s '1e300' is more than 1000000000 s");
   auto s = LoadTrace(dur, DataDir(), {-1, true});
   ASSERT_TRUE(s.ok()) << s.message();
@@ -299,6 +299,16 @@ TEST(Generic, TraceThatIsNotABoundedRegularFileIsAnError) {
   auto p = WriteText(dir, "jobs.csv", "submit_s,duration_s,num_gpus\n0,100,1\n");
   EXPECT_EQ(ReadFile(p, 10).message(), p + ": larger than 10 bytes");
   ASSERT_TRUE(LoadTrace(p, DataDir(), {}).ok());
+}
+
+// A trace with no job (a header only, or every line skipped) simulated nothing
+// and reported slowdown 0.00 and JCT 0 with exit status 0.
+TEST(Generic, TraceWithoutJobsIsAnError) {
+  auto dir = TempDir("generic_nojobs");
+  auto empty = WriteText(dir, "empty.csv", "submit_s,duration_s,num_gpus\n\n");
+  EXPECT_EQ(LoadTrace(empty, DataDir(), {}).message(), "empty.csv: no jobs");
+  auto bad = WriteText(dir, "bad.csv", "submit_s,duration_s,num_gpus\n0,-1,1\n0,x,1\n");
+  EXPECT_EQ(LoadTrace(bad, DataDir(), {-1, true}).message(), "bad.csv: no jobs (2 malformed lines skipped)");
 }
 
 TEST(Alibaba, RunTimeOverflowIsAnErrorNamingTheLine) {
