@@ -290,11 +290,12 @@ def main():
     if a.only:
         cases = [c for c in cases if re.search(a.only, c[0])]
     deadline = time.time() + a.seconds
-    bad = 0
+    bad = ran = 0
     with tempfile.TemporaryDirectory() as d:
         if not a.only or re.search(a.only, "trace_"):
             for name, path in trace_cases(d):
                 verdict, detail = run_simulate(a.gpucast, path, os.path.join(d, "sim_out"), a.timeout)
+                ran += 1
                 if verdict not in ("ok", "error"):
                     bad += 1
                 print(f"{verdict:8} {name:40} {detail}".replace("\n", " | "))
@@ -306,11 +307,12 @@ def main():
             with open(path, "wb") as f:
                 f.write(m if isinstance(m, bytes) else m.SerializeToString())
             verdict, detail = run_case(a.gpucast, path, name, extra, a.timeout)
+            ran += 1
             if verdict not in ("ok", "error"):
                 bad += 1
             if verdict not in ("ok", "error") or not name.startswith("mut"):
                 print(f"{verdict:8} {name:40} {detail}".replace("\n", " | "))
-    print(f"{bad} failing case(s)")
+    print(f"{ran} case(s) run, {bad} failing")
     return 1 if bad else 0
 
 
