@@ -162,7 +162,17 @@ expect_err "unknown policy 'nosuch'"
 expect_rc 1 "$BIN" simulate --trace philly --cluster "128x RTX3900" --policy slot --out "$TMP/sim2"
 expect_err "--cluster '128x RTX3900': unknown GPU 'RTX3900'; closest: RTX3090"
 expect_rc 1 "$BIN" simulate --trace philly --load-factor 0 --policy slot --out "$TMP/sim2"
-expect_err "--load-factor '0': want a number in (0, 1000]"
+expect_err "--load-factor '0': want a number in [0.001, 1000]"
+# Number flags must be finite: NaN passed every 'x <= 0' check and ran (inf, nan in the output).
+expect_rc 1 "$BIN" simulate --trace philly --load-factor 1e-308 --policy slot --out "$TMP/sim2"
+expect_err "--load-factor '1e-308': want a number in [0.001, 1000]"
+expect_rc 1 "$BIN" simulate --trace philly --jobs 0 --policy slot --out "$TMP/sim2"
+expect_err "--jobs must be a positive number of jobs"
+for bad_flag in "--cap nan" "--profile-s nan" "--measure-noise inf" "--oom-after-s nan" "--restart-s inf" \
+                "--confident-sd nan" "--max-slowdown nan" "--checkpoint-s inf"; do
+  expect_rc 1 "$BIN" simulate --trace philly $bad_flag --policy slot --out "$TMP/sim2"
+  expect_err "${bad_flag%% *} must be"
+done
 expect_rc 1 "$BIN" simulate --trace philly --predictions noisy:abc --policy predictive --out "$TMP/sim2"
 expect_err "--predictions 'noisy:abc': the noise sd must be a number in [0, 100] (points)"
 # --cap-rule: sum (the paper's, --cap) or capacity (100 x the fitted work capacity, 120 on the RTX 3090).

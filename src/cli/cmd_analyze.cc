@@ -14,6 +14,7 @@
 #include "cost/cost_json.h"
 #include "features/features.h"
 #include "graph/onnx_loader.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -136,7 +137,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
     j["unknown_shapes"] = graph->unknown_shapes;
     j["warnings"] = graph->warnings;
     j["schema"] = SchemaField("gpucast.analyze");
-    std::cout << j.dump(2) << "\n";
+    std::cout << JsonText(j, 2) << "\n";
   } else {
     if (f.nodes) PrintNodes(*report);
     PrintSummary(*report);

@@ -23,6 +23,7 @@
 #include "predict/predictor.h"
 #include "predict/step_eval.h"
 #include "predict/regressor.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -193,7 +194,7 @@ int RunEvaluate(EvaluateFlags f) {
       if (!f.json) std::printf("%s (%s)\n%s\n", dir.c_str(), p->model().algo().c_str(), StepEvalMarkdown(*r).c_str());
       all.push_back(std::move(*r));
     }
-    if (f.json) std::printf("%s\n", nlohmann::json{{"steps", all}, {"schema", SchemaField("gpucast.evaluate.steps")}}.dump(2).c_str());
+    if (f.json) std::printf("%s\n", JsonText(nlohmann::json{{"steps", all}, {"schema", SchemaField("gpucast.evaluate.steps")}}, 2).c_str());
     return 0;
   }
   for (const std::string& s : sets)
@@ -292,7 +293,7 @@ int RunEvaluate(EvaluateFlags f) {
                         {"results", nlohmann::json::array()},
                         {"schema", SchemaField("gpucast.evaluate")}};
     for (const EvalResult& r : results) j["results"].push_back(ToJson(r));
-    std::cout << j.dump(2) << "\n";
+    std::cout << JsonText(j, 2) << "\n";
     return 0;
   }
   std::printf("%zu rows, %zu workloads, %s v%d, labels %s, data %s\n\n", data->rows.size(), data->groups.size(),

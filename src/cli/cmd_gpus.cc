@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "features/gpu_specs.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -76,7 +77,7 @@ int RunGpus(const GpusFlags& f) {
   if (f.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const GpuSpec* s : rows) j.push_back(Json(*s));
-    std::cout << j.dump(2) << "\n";
+    std::cout << JsonText(j, 2) << "\n";
     return 0;
   }
   std::printf("%-17s %-11s %-9s %-6s %7s %8s %7s %6s %5s %11s  %s\n", "name", "class", "arch", "form", "FP32",

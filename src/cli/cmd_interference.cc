@@ -15,6 +15,7 @@
 #include "sim/interference.h"
 #include "sim/workload.h"
 #include "util/paths.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -183,7 +184,7 @@ int RunInterference(const InterferenceFlags& f) {
       for (auto& [k, v] : val.items()) j[k] = v;
     }
     j["schema"] = SchemaField("gpucast.interference");
-    std::cout << j.dump(2) << "\n";
+    std::cout << JsonText(j, 2) << "\n";
     return 0;
   }
   if (f.validate) std::cout << Markdown(vs) << "\n";

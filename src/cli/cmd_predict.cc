@@ -20,6 +20,7 @@
 #include "graph/onnx_loader.h"
 #include "predict/predict_json.h"
 #include "predict/predictor.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -93,7 +94,7 @@ int RunPredict(const PredictFlags& f) {
     j["models"] = f.models;
     j["warnings"] = warnings;
     j["schema"] = SchemaField("gpucast.predict");
-    std::cout << j.dump(2) << "\n";
+    std::cout << JsonText(j, 2) << "\n";
   } else {
     std::printf("predicted GPU utilization on %s%s%s: %.1f%%  (%.0f%% interval %.1f-%.1f%%, %s; %s)\n",
                 job.gpu.c_str(), job.mig_profile.empty() ? "" : " MIG ", job.mig_profile.c_str(), p.util,

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "sim/report.h"
+#include "sim/text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -25,9 +26,9 @@ int RunReport(const ReportFlags& f) {
   std::vector<sim::RunData> runs;
   std::string interference;
   if (!f.interference.empty()) {
-    std::ifstream in(f.interference);
-    if (!in) return Fail("report", f.interference + ": cannot open");
-    interference.assign(std::istreambuf_iterator<char>(in), {});
+    Result<std::string> text = sim::ReadFile(f.interference);  // bounded: a FIFO or device is an error
+    if (!text.ok()) return Fail("report", text.message());
+    interference = std::move(text).value();
   }
   std::set<std::string> seen;  // a run reached twice (a directory and one above it) counts once
   for (const std::string& d : f.dirs) {
@@ -41,8 +42,9 @@ int RunReport(const ReportFlags& f) {
       std::sort(expanded.begin(), expanded.end());
       // The sweep writes the interference validation beside the runs.
       if (f.interference.empty() && interference.empty() && fs::exists(d + "/interference.json")) {
-        std::ifstream in(d + "/interference.json");
-        interference.assign(std::istreambuf_iterator<char>(in), {});
+        Result<std::string> text = sim::ReadFile(d + "/interference.json");
+        if (!text.ok()) return Fail("report", text.message());
+        interference = std::move(text).value();
       }
     }
     if (expanded.empty()) return Fail("report", d + ": no summary.json (not a simulate --out directory)");

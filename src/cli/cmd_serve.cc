@@ -23,6 +23,7 @@
 #include "service/server.h"
 #include "sim/interference.h"
 #include "sim/workload.h"
+#include "util/bounded_read.h"
 #include "util/paths.h"
 
 namespace gpucast::cli {
@@ -130,11 +131,10 @@ Result<service::K8sConfig> K8sFromFlags(const ServeFlags& f) {
 
 // The token is the file's content without surrounding whitespace.
 Result<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot read token file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string t = ss.str();
+  // Bounded (a FIFO or a device is an error at once; a token is short).
+  Result<std::string> text = ReadFileBounded(path, 64 << 10, 10);
+  if (!text.ok()) return text.status().Prefixed("token file");
+  std::string t = std::move(text).value();
   size_t b = t.find_first_not_of(" \t\r\n"), e = t.find_last_not_of(" \t\r\n");
   if (b == std::string::npos) return Status::Error(path + ": token file is empty");
   t = t.substr(b, e - b + 1);

@@ -36,6 +36,7 @@
 #include "sim/trace.h"
 #include "sim/workload.h"
 #include "util/paths.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -91,7 +92,7 @@ Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
   return out;
 }
 
-// --load-factor values: each flag "F" or a comma list; every F in (0, 1000].
+// --load-factor values: each flag "F" or a comma list; every F in [0.001, 1000].
 Result<std::vector<double>> ParseLoadFactors(const std::vector<std::string>& flags) {
   std::vector<double> out;
   for (const std::string& f : flags) {
@@ -101,8 +102,9 @@ Result<std::vector<double>> ParseLoadFactors(const std::vector<std::string>& fla
       std::string part = f.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
       char* end = nullptr;
       double v = std::strtod(part.c_str(), &end);
-      if (part.empty() || end != part.c_str() + part.size() || !(v > 0) || v > 1000)
-        return Status::Error("--load-factor '" + f + "': want a number in (0, 1000] or a comma list of them");
+      // Below 0.001 the divided submit times leave double's range (1e-308: inf, 'nan' in the output).
+      if (part.empty() || end != part.c_str() + part.size() || !(v >= 0.001) || v > 1000)
+        return Status::Error("--load-factor '" + f + "': want a number in [0.001, 1000] or a comma list of them");
       out.push_back(v);
       if (comma == std::string::npos) break;
       pos = comma + 1;
@@ -363,25 +365,28 @@ int RunSimulate(const SimulateFlags& f) {
   }
   auto loads = ParseLoadFactors(f.load_factors);
   if (!loads.ok()) return Fail("simulate", loads.message());
-  if (f.cap <= 0) return Fail("simulate", "--cap must be positive");
+  // Each number flag must be finite: NaN passed every `x <= 0` test below and ran.
+  if (!(f.cap > 0) || !std::isfinite(f.cap)) return Fail("simulate", "--cap must be a positive number");
   const std::optional<bool> by_capacity = sim::ParseCapRule(f.cap_rule);
   if (!by_capacity) return Fail("simulate", "--cap-rule '" + f.cap_rule + "': want sum or capacity");
   if (*by_capacity && f.cap_given && f.cap_given->count() > 0)
     return Fail("simulate", "--cap applies to --cap-rule sum; --cap-rule capacity takes the cap from the physics");
-  if (f.profile_s <= 0 || f.profile_warmup_s < 0) return Fail("simulate", "--profile-s must be positive, --profile-warmup-s >= 0");
+  if (!(f.profile_s > 0) || !(f.profile_warmup_s >= 0) || !std::isfinite(f.profile_s) || !std::isfinite(f.profile_warmup_s))
+    return Fail("simulate", "--profile-s must be positive, --profile-warmup-s >= 0");
   if (!(f.profile_pool > 0 && f.profile_pool <= 0.5)) return Fail("simulate", "--profile-pool must be in (0, 0.5]");
-  if (f.measure_noise < 0) return Fail("simulate", "--measure-noise must be >= 0");
-  if (f.observe_after_s <= 0) return Fail("simulate", "--observe-after-s must be positive");
-  if (!(f.checkpoint_s > 0)) return Fail("simulate", "--checkpoint-s must be positive");
-  if (f.oom_after_s < 0) return Fail("simulate", "--oom-after-s must be >= 0");
-  if (!(f.restart_s >= 0)) return Fail("simulate", "--restart-s must be >= 0");
+  if (!(f.measure_noise >= 0) || !std::isfinite(f.measure_noise)) return Fail("simulate", "--measure-noise must be >= 0");
+  if (!(f.observe_after_s > 0) || !std::isfinite(f.observe_after_s)) return Fail("simulate", "--observe-after-s must be positive");
+  if (!(f.checkpoint_s > 0) || !std::isfinite(f.checkpoint_s)) return Fail("simulate", "--checkpoint-s must be positive");
+  if (!(f.oom_after_s >= 0) || !std::isfinite(f.oom_after_s)) return Fail("simulate", "--oom-after-s must be >= 0");
+  if (!(f.restart_s >= 0) || !std::isfinite(f.restart_s)) return Fail("simulate", "--restart-s must be >= 0");
   if (!(f.recurring >= 0 && f.recurring <= 1)) return Fail("simulate", "--recurring must be in [0, 1]");
-  if (!(f.confident_sd >= 0 || f.confident_sd == -1)) return Fail("simulate", "--confident-sd must be >= 0");
+  if (!((f.confident_sd >= 0 && std::isfinite(f.confident_sd)) || f.confident_sd == -1))
+    return Fail("simulate", "--confident-sd must be >= 0");
   if (!(f.interval_z >= 0 && f.interval_z <= 10)) return Fail("simulate", "--interval-z must be in [0, 10]");
   if (!(f.rate_noise >= 0 && f.rate_noise < 1)) return Fail("simulate", "--rate-noise must be in [0, 1)");
   if (f.workload_mix != "size-aware" && f.workload_mix != "uniform")
     return Fail("simulate", "--workload-mix '" + f.workload_mix + "': want size-aware or uniform");
-  if (f.max_slowdown <= 0 || f.max_slowdown >= 1) return Fail("simulate", "--max-slowdown must be in (0, 1)");
+  if (!(f.max_slowdown > 0 && f.max_slowdown < 1)) return Fail("simulate", "--max-slowdown must be in (0, 1)");
   if (f.arrivals != "trace" && f.arrivals != "bootstrap")
     return Fail("simulate", "--arrivals '" + f.arrivals + "': want trace or bootstrap");
   bool need_pred = !f.predictions.empty();
@@ -423,6 +428,7 @@ int RunSimulate(const SimulateFlags& f) {
     if (!src.ok()) return Fail("simulate", src.message());
   }
   const Predictor* file = file_model ? &*file_model : nullptr;
+  if (f.jobs == 0 || f.jobs < -1) return Fail("simulate", "--jobs must be a positive number of jobs");
   auto trace = sim::LoadTrace(f.trace, data, {f.jobs, f.skip_bad_lines});
   if (!trace.ok()) return Fail("simulate", trace.message());
   auto cluster = sim::ParseCluster(f.cluster.empty() ? trace->default_cluster : f.cluster, data);
@@ -674,9 +680,9 @@ int RunSimulate(const SimulateFlags& f) {
   std::filesystem::create_directories(f.out, ec);
   const bool several = policies.size() > 1 || multi_seed || multi_load;
   const std::string meta_path = f.out + (several ? "/runs.json" : "/run.json");
-  std::ofstream(meta_path) << meta.dump(2) << "\n";
+  std::ofstream(meta_path) << JsonText(meta, 2) << "\n";
   if (f.json) {
-    std::cout << meta.dump(2) << "\n";
+    std::cout << JsonText(meta, 2) << "\n";
   } else {
     std::printf("trace %s: %zu jobs (%lld bad lines skipped, %lld non-GPU rows), cluster '%s' (%zu GPUs), "
                 "predictions %s, memory %s, arrivals %s, seed %llu\nwrote %s (placements.csv has every job's GPU "

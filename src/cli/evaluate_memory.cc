@@ -12,6 +12,7 @@
 #include "cli/json_layouts.h"
 #include "features/memory.h"
 #include "predict/memory_eval.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
@@ -95,7 +96,7 @@ int RunMemoryEvaluation(const Dataset& data, const std::vector<Split>& splits, d
       PrintTables(*e);
     }
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << JsonText(out, 2) << "\n";
   return 0;
 }
 

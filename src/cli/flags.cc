@@ -1,5 +1,7 @@
 #include "cli/flags.h"
 
+#include <cstdlib>
+
 #include <unistd.h>
 
 #include <charconv>
@@ -65,7 +67,17 @@ CLI::Option* BytesIn(CLI::Option* opt, uint64_t lo, uint64_t hi) {
 }
 
 CLI::Option* FloatIn(CLI::Option* opt, double lo, double hi) {
-  opt->check(CLI::Range(lo, hi).description(""));
+  // CLI::Range tests `v < lo || v > hi`, which NaN passes (--max-seconds nan
+  // ran and stopped "after nan s"); this test fails it.
+  opt->check(CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !(v >= lo && v <= hi))
+          return "Value " + text + " not in range " + Real(lo) + " to " + Real(hi);
+        return "";
+      },
+      ""));
   opt->type_name("FLOAT in [" + Real(lo) + ", " + Real(hi) + "]");
   return opt;
 }

@@ -59,6 +59,11 @@ TEST(RangeHelpTest, BytesAndFloats) {
   EXPECT_EQ(BytesIn(app.add_option("--max", bytes), 1, size_t{1} << 32)->get_type_name(), "BYTES in [1 B, 4 GiB]");
   EXPECT_EQ(FloatIn(app.add_option("--level", level), 0.01, 0.99)->get_type_name(), "FLOAT in [0.01, 0.99]");
   EXPECT_THROW(app.parse(std::vector<std::string>{"1.5", "--level"}), CLI::ValidationError);
+  // NaN passed CLI::Range (`v < lo || v > hi` is false for it): --max-seconds nan ran.
+  for (const char* bad : {"nan", "NaN", "-nan", "inf", "0.5x", ""})
+    EXPECT_THROW(app.parse(std::vector<std::string>{bad, "--level"}), CLI::ValidationError) << bad;
+  app.parse(std::vector<std::string>{"0.5", "--level"});
+  EXPECT_EQ(level, 0.5);
 }
 
 TEST(ByteSizeTest, ExactBinaryUnits) {

@@ -10,6 +10,7 @@
 #include "predict/observations.h"
 #include "predict/predictor.h"
 #include "predict/regressor.h"
+#include "util/json_text.h"
 
 namespace gpucast::cli {
 
@@ -64,7 +65,7 @@ int RunLearningCurve(const Dataset& shipped, const std::string& db, const Catalo
       std::printf("| %s | (no workload with 2 or more observed jobs) | | | | |\n", algo.c_str());
     }
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << JsonText(out, 2) << "\n";
   return 0;
 }
 

@@ -12,7 +12,10 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -53,6 +56,73 @@ std::string OpName(const onnx::NodeProto& n) {
 
 std::string NodeRef(const onnx::NodeProto& n) {
   return "node '" + n.name() + "' (" + OpName(n) + ")";
+}
+
+// Offset of the first byte of `s` that does not start a well-formed UTF-8
+// sequence (RFC 3629: no overlong forms, surrogates, code points past
+// U+10FFFF or truncated sequences); npos when all of `s` is well formed.
+size_t FirstInvalidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n = 0;                     // continuation bytes
+    unsigned char lo = 0x80, hi = 0xBF;  // range of the first continuation byte
+    if (c >= 0xC2 && c <= 0xDF) n = 1;
+    else if (c == 0xE0) n = 2, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) n = 2;
+    else if (c == 0xED) n = 2, hi = 0x9F;
+    else if (c == 0xF0) n = 3, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 3;
+    else if (c == 0xF4) n = 3, hi = 0x8F;
+    else return i;
+    if (i + n >= s.size()) return i;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if (d < (k == 1 ? lo : 0x80) || d > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The first string field of `m` or the messages in it (protobuf `string`,
+// not `bytes`: names, op types, domains, dim names, keys) that is not valid
+// UTF-8, as "graph.node[3].name: byte 0xaf at offset 0 is not valid UTF-8";
+// empty when there is none. Such a name reached the JSON writers, which
+// throw on it (gpucast analyze --json aborted). doc_string is never read or
+// written and is not checked. Recursion follows the message nesting, which the
+// wire filter bounds (max_graph_depth).
+std::string InvalidUtf8Field(const google::protobuf::Message& m, const std::string& path) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection* r = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  std::string scratch;
+  for (const FieldDescriptor* f : fields) {
+    const std::string name = path.empty() ? f->name() : path + "." + f->name();
+    const int count = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < count; ++i) {
+      const std::string at = f->is_repeated() ? name + "[" + std::to_string(i) + "]" : name;
+      if (f->type() == FieldDescriptor::TYPE_STRING && f->name() != "doc_string") {
+        const std::string& v =
+            f->is_repeated() ? r->GetRepeatedStringReference(m, f, i, &scratch) : r->GetStringReference(m, f, &scratch);
+        if (size_t bad = FirstInvalidUtf8(v); bad != std::string_view::npos) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, ": byte 0x%02x at offset %zu is not valid UTF-8",
+                        static_cast<unsigned>(static_cast<unsigned char>(v[bad])), bad);
+          return at + buf;
+        }
+      } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        const google::protobuf::Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+        if (std::string bad = InvalidUtf8Field(sub, at); !bad.empty()) return bad;
+      }
+    }
+  }
+  return "";
 }
 
 std::string ToLower(std::string s) {
@@ -135,6 +205,7 @@ class Loader {
     if (!model_.ParseFromString(filtered)) return Err("not an ONNX model (malformed protobuf)");
     if (!model_.has_graph()) return Err("not an ONNX model (no graph)");
     *why = LoadFailure::kInvalid;
+    if (std::string bad = InvalidUtf8Field(model_, ""); !bad.empty()) return Err(bad);
     Result<Graph> g = LoadParsed();
     if (!g.ok() && timed_out_) *why = LoadFailure::kTimeout;
     if (g.ok()) *why = LoadFailure::kNone;

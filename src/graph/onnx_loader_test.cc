@@ -321,6 +321,36 @@ TEST(LoadOnnx, StructuralErrors) {
   EXPECT_EQ(Message(noopset), "m.onnx: model declares no opset for the default ONNX domain");
 }
 
+// Names that are not UTF-8 (one flipped bit in a committed model's node name
+// does it) loaded, and `gpucast analyze --json` then aborted: nlohmann's dump
+// throws type_error 316 on them. They are an error naming the field.
+TEST(LoadOnnx, NamesThatAreNotUtf8AreErrorsNamingTheField) {
+  ModelBuilder node = ConvNet();
+  node.model().mutable_graph()->mutable_node(1)->set_name("re\xafu");
+  EXPECT_EQ(Message(node), "m.onnx: graph.node[1].name: byte 0xaf at offset 2 is not valid UTF-8");
+
+  ModelBuilder input = ConvNet();
+  input.model().mutable_graph()->mutable_node(0)->set_input(0, "x\xc3");  // truncated 2-byte sequence
+  EXPECT_EQ(Message(input), "m.onnx: graph.node[0].input[0]: byte 0xc3 at offset 1 is not valid UTF-8");
+
+  ModelBuilder dim = ConvNet();  // a surrogate (U+D800) in a dim name
+  dim.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+      ->mutable_dim(0)->set_dim_param("N\xed\xa0\x80");
+  EXPECT_EQ(Message(dim),
+            "m.onnx: graph.input[0].type.tensor_type.shape.dim[0].dim_param: byte 0xed at offset 1 is not valid UTF-8");
+
+  ModelBuilder overlong = ConvNet();  // '/' as an overlong 2-byte form
+  overlong.model().mutable_graph()->mutable_node(0)->set_name("\xc0\xaf");
+  EXPECT_EQ(Message(overlong), "m.onnx: graph.node[0].name: byte 0xc0 at offset 0 is not valid UTF-8");
+
+  // Well-formed multi-byte names (2, 3 and 4 bytes) load, and doc_string is not read.
+  ModelBuilder ok = ConvNet();
+  ok.model().mutable_graph()->mutable_node(0)->set_name("r\xc3\xa9sum\xc3\xa9 \xe5\xb1\x82 \xf0\x9f\x98\x80");
+  ok.model().mutable_graph()->mutable_node(0)->set_doc_string("\xff");
+  auto g = Load(ok, Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+}
+
 TEST(LoadOnnx, UnsortedNodesAreSorted) {
   ModelBuilder b;
   b.Input("x", kFloat, {std::string("N"), 2});

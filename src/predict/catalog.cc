@@ -1,5 +1,7 @@
 #include "predict/catalog.h"
 
+#include "predict/dataset.h"
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -131,11 +133,10 @@ Result<Catalog> ParseCatalog(const std::string& text, const std::string& path,
 }
 
 Result<Catalog> LoadCatalog(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot open catalog");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseCatalog(ss.str(), path, std::filesystem::path(path).parent_path().string());
+  // Bounded like every input (a FIFO or /dev/zero given to --catalog hung or grew until killed).
+  Result<std::string> text = ReadFileBytes(path);
+  if (!text.ok()) return text.status().Prefixed("catalog");
+  return ParseCatalog(*text, path, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace gpucast

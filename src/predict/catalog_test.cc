@@ -54,6 +54,14 @@ TEST(CatalogTest, ErrorsNameFileAndField) {
             "cat.json: workloads[1]: duplicate workload A/B");
 }
 
+// --catalog was read without a bound: /dev/zero grew until killed, a FIFO hung.
+TEST(CatalogTest, CatalogThatIsNotARegularFileIsAnError) {
+  EXPECT_EQ(LoadCatalog("/dev/zero").message(), "catalog: /dev/zero: not a regular file (a device)");
+  EXPECT_EQ(LoadCatalog("/").message(), "catalog: /: not a regular file (a directory)");
+  EXPECT_EQ(LoadCatalog("/nonexistent/catalog.json").message(),
+            "catalog: /nonexistent/catalog.json: cannot open: No such file or directory");
+}
+
 TEST(CatalogTest, ProjectCatalogCoversTheMeasuredWorkloads) {
   auto c = LoadCatalog(HomeDir() + "/models/catalog.json");
   ASSERT_TRUE(c.ok()) << c.message();

@@ -1,5 +1,7 @@
 #include "predict/dataset.h"
 
+#include "util/bounded_read.h"
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -69,13 +71,8 @@ std::string DigestString(std::string_view bytes) {
   return std::string("fnv1a64:") + buf;
 }
 
-Result<std::string> ReadFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::Error(path + ": read error");
-  return ss.str();
+Result<std::string> ReadFileBytes(const std::string& path, size_t max_bytes) {
+  return ReadFileBounded(path, max_bytes, kReadFileSeconds);
 }
 
 Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, const std::string& path) {

@@ -68,8 +68,18 @@ uint64_t Fnv1a64(std::string_view bytes);
 // "fnv1a64:" + 16 lowercase hex digits.
 std::string DigestString(std::string_view bytes);
 
-// Reads a whole file; error names the path.
-Result<std::string> ReadFileBytes(const std::string& path);
+// The most bytes ReadFileBytes reads by default (256 MiB: measurement CSVs,
+// predictor files and step logs are kilobytes to a few MB) and how long it
+// waits for them (a hung network mount).
+inline constexpr size_t kMaxReadFileBytes = size_t{256} << 20;
+inline constexpr double kReadFileSeconds = 60;
+
+// Reads a whole regular file of at most `max_bytes`; errors name the path and
+// the reason (cannot open: strerror; not a regular file (a FIFO, a device, a
+// directory), at once, without blocking; larger than max_bytes; not read
+// within kReadFileSeconds) -- util/bounded_read.h. It read without a bound:
+// `train --data /dev/zero` grew until killed, a FIFO hung.
+Result<std::string> ReadFileBytes(const std::string& path, size_t max_bytes = kMaxReadFileBytes);
 
 // Loads and costs graphs, each (file, batch, amp, dims) once.
 class GraphCostCache {

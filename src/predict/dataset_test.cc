@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "util/paths.h"
 
@@ -67,6 +68,25 @@ TEST(DatasetTest, RowGpuAndMigOfRowsWithoutThem) {
   EXPECT_EQ(d.RowMig(0), "1g.10gb");
   EXPECT_EQ(d.RowMig(1), "");
   EXPECT_EQ(d.RowMig(2), "");
+}
+
+// --data, --predictor and step logs were read without a bound: /dev/zero grew
+// until killed and a FIFO hung. Now each is an error naming the path, at once.
+TEST(DatasetTest, ReadFileBytesRefusesWhatIsNotABoundedRegularFile) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "gpucast_dataset_read").string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(ReadFileBytes(dir).message(), dir + ": not a regular file (a directory)");
+  EXPECT_EQ(ReadFileBytes("/dev/zero").message(), "/dev/zero: not a regular file (a device)");
+  const std::string fifo = dir + "/fifo.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ReadFileBytes(fifo).message(), fifo + ": not a regular file (a FIFO)");  // no writer: did hang
+  const std::string csv = dir + "/rows.csv";
+  std::ofstream(csv) << "model,dataset\n";
+  EXPECT_EQ(ReadFileBytes(csv, 5).message(), csv + ": larger than 5 bytes");
+  EXPECT_EQ(ReadFileBytes(csv).value(), "model,dataset\n");
+  EXPECT_EQ(ReadFileBytes(dir + "/none.csv").message(), dir + "/none.csv: cannot open: No such file or directory");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DatasetTest, Fnv1aReferenceVectors) {

@@ -102,8 +102,16 @@ Result<json> ModelFileJson(const Predictor& p) {
 
 Result<Predictor> ParseModelFile(const std::string& text, const std::string& path,
                                  const FeatureSchema& schema) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::Error(path + ": not a JSON object");
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // where and why: a truncated file, a number past double's range
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+      what = what.substr(what.find("] ") + 2);
+    return Status::Error(path + ": not a JSON object (malformed JSON: " + what + ")");
+  }
+  if (!j.is_object()) return Status::Error(path + ": not a JSON object");
   if (j.value("format", "") != kModelFormat)
     return Status::Error(path + ": not a gpucast predictor file (format is not '" + kModelFormat + "')");
   if (!j.contains("format_version") || !j["format_version"].is_number_integer())

@@ -144,6 +144,12 @@ TEST(ModelFileTest, SchemaMismatchIsAClearError) {
 TEST(ModelFileTest, OtherErrors) {
   FeatureSchema s{"x", 1, {"a"}};
   EXPECT_EQ(ParseModelFile("[1]", "m.json", s).message(), "m.json: not a JSON object");
+  // Malformed JSON says where and why (was the bare "not a JSON object").
+  EXPECT_EQ(ParseModelFile("{\"format\": \"gpucast-predictor\", \"format_version\": 1e400}", "m.json", s).message(),
+            "m.json: not a JSON object (malformed JSON: number overflow parsing '1e400')");
+  EXPECT_EQ(ParseModelFile("{\"format\": ", "m.json", s).message(),
+            "m.json: not a JSON object (malformed JSON: parse error at line 1, column 12: syntax error while parsing "
+            "value - unexpected end of input; expected '[', '{', or a literal)");
   EXPECT_EQ(ParseModelFile(R"({"format":"onnx"})", "m.json", s).message(),
             "m.json: not a gpucast predictor file (format is not 'gpucast-predictor')");
   EXPECT_EQ(ParseModelFile(R"({"format":"gpucast-predictor","format_version":9})", "m.json", s).message(),

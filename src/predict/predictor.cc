@@ -11,6 +11,7 @@
 #include "features/gpu_specs.h"
 #include "predict/model_file.h"
 #include "predict/physics.h"
+#include "util/json_text.h"
 
 namespace gpucast {
 namespace {
@@ -1225,7 +1226,7 @@ Status Predictor::Save(const std::string& path) const {
   ASSIGN_OR_RETURN(nlohmann::json j, ModelFileJson(*this));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status::Error(path + ": cannot write");
-  out << j.dump() << "\n";
+  out << JsonText(j) << "\n";
   out.close();
   if (!out) return Status::Error(path + ": write failed");
   return Status::Ok();

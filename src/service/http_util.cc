@@ -57,7 +57,8 @@ bool HasControlByte(std::string_view s) {
 Result<nlohmann::json> ParseJson(std::string_view body) {
   try {
     return nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range 406: a number
+                                                   // past double's range (1e400) was a 500
     std::string what = e.what();
     if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
       what = what.substr(what.find("] ") + 2);

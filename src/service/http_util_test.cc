@@ -37,6 +37,16 @@ TEST(HttpUtilTest, TextChecks) {
 }
 
 // Issue 17 finding 8: a newline in a client's text forged log lines.
+// {"batch": 1e400}: nlohmann throws out_of_range 406 (not a parse_error) on a
+// number past double's range; uncaught, POST /v1/predict answered 500.
+TEST(HttpUtilTest, NumberOverflowIsMalformedJson) {
+  auto r = ParseJson(R"({"model": "a.onnx", "batch": 1e400})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "malformed JSON: number overflow parsing '1e400'");
+  EXPECT_EQ(ParseJson("-1e999").message(), "malformed JSON: number overflow parsing '-1e999'");
+  EXPECT_TRUE(ParseJson(R"({"batch": 1e300})").ok());
+}
+
 TEST(HttpUtilTest, LogTextCannotForgeLines) {
   EXPECT_EQ(ForLog("job\nerror: forged"), "job\\x0Aerror: forged");
   EXPECT_EQ(ForLog("a\\b"), "a\\x5Cb");

@@ -223,6 +223,16 @@ void Service::Routes() {
       }
       case 400: msg = "malformed HTTP request"; break;
       case 414: msg = "request target longer than 8192 bytes"; break;
+      case 413: {
+        // HttpFront refuses bodies over --max-body-bytes itself; what reaches here is
+        // httplib's own cap of 8192 bytes on form bodies, which no route reads. It
+        // answered "HTTP 413", without the reason.
+        std::string type = Shown(req.get_header_value("Content-Type"), 100);
+        if (!IsValidUtf8(type) || HasControlByte(type)) type = "(not shown)";
+        msg = "request body larger than 8192 bytes for Content-Type '" + type +
+              "' (httplib's limit for forms); want application/json or application/octet-stream";
+        break;
+      }
       default: msg = "HTTP " + std::to_string(res.status); break;
     }
     res.set_content(Dump(json{{"error", msg}}), "application/json");

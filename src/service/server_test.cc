@@ -25,6 +25,25 @@ TEST_F(ServiceTest, BodyOverLimitGets413) {
   EXPECT_EQ(client_->Get("/healthz")->status, 200);
 }
 
+// Two refusals that had no reason: a JSON number past double's range
+// (nlohmann's out_of_range 406, not a parse_error) was 500 "internal error",
+// and a form body over httplib's 8192 bytes was 413 "HTTP 413".
+TEST_F(ServiceTest, NumberOverflowAndLargeFormBodiesSayWhy) {
+  opts_.max_body_bytes = 65536;  // above httplib's 8192 for forms (the fixture's 4096 is below it)
+  StartServer();
+  auto r = client_->Post("/v1/predict", "{\"model\": \"x.onnx\", \"batch\": 1e400}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Error(r), "malformed JSON: number overflow parsing '1e400'");
+  r = client_->Post("/v1/predict", std::string(9000, 'a'), "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(Error(r),
+            "request body larger than 8192 bytes for Content-Type 'application/x-www-form-urlencoded' (httplib's "
+            "limit for forms); want application/json or application/octet-stream");
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+}
+
 TEST_F(ServiceTest, UnknownRouteGets404Json) {
   StartServer();
   auto r = client_->Get("/v2/nothing");

@@ -26,7 +26,7 @@ Result<Cluster> AlibabaNodes(const std::string& spec, long long every, const std
                              const std::string& data_dir) {
   const std::string path = data_dir + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
   auto text = ReadFile(path);
-  if (!text) return Status::Error(path + ": cannot open");
+  if (!text.ok()) return text.status();
   auto lines = Lines(*text);
   const std::string file = BaseName(path);
   if (lines.empty()) return Status::Error(file + ": empty file");

@@ -29,7 +29,7 @@ Result<std::string> ReadBounded(const std::string& path) {
     return Status::Error(BaseName(path) + ": " + std::to_string(size) + " bytes is more than the limit of " +
                          std::to_string(kMaxInputBytes));
   auto text = ReadFile(path);
-  if (!text) return Status::Error(path + ": cannot open");
+  if (!text.ok()) return text.status();
   return *text;
 }
 

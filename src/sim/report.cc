@@ -437,7 +437,7 @@ Result<RunData> LoadRun(const std::string& dir) {
   RunData r;
   r.dir = dir;
   auto sj = ReadFile(dir + "/summary.json");
-  if (!sj) return Status::Error(dir + "/summary.json: cannot open");
+  if (!sj.ok()) return sj.status();
   r.summary_json = *sj;
   nlohmann::ordered_json j;
   try {
@@ -462,7 +462,7 @@ Result<RunData> LoadRun(const std::string& dir) {
   for (auto& [k, v] : j.items())
     if (v.is_number()) r.metrics.push_back({k, v.get<double>()});
   auto uc = ReadFile(dir + "/utilization.csv");
-  if (!uc) return Status::Error(dir + "/utilization.csv: cannot open");
+  if (!uc.ok()) return uc.status();
   auto ul = Lines(*uc);
   for (size_t i = 1; i < ul.size(); ++i) {
     if (ul[i].empty()) continue;
@@ -480,7 +480,7 @@ Result<RunData> LoadRun(const std::string& dir) {
     r.util.push_back(p);
   }
   auto jc = ReadFile(dir + "/jobs.csv");
-  if (!jc) return Status::Error(dir + "/jobs.csv: cannot open");
+  if (!jc.ok()) return jc.status();
   auto jl = Lines(*jc);
   if (jl.empty()) return Status::Error(dir + "/jobs.csv: empty file");
   auto h = Split(jl[0], ',');

@@ -14,6 +14,7 @@
 
 #include "sim/event_queue.h"
 #include "sim/report.h"
+#include "util/json_text.h"
 
 namespace gpucast::sim {
 
@@ -1083,7 +1084,7 @@ std::string SummaryJson(const SimResult& r) {
   j["max_jobs_per_gpu"] = r.max_jobs_per_gpu;
   if (r.interval_z > 0) j["interval_z"] = r.interval_z;
   if (r.admit_by_physics) j["admit_by_physics"] = true;
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 namespace {

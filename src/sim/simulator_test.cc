@@ -47,6 +47,18 @@ struct Fixture {
   }
 };
 
+// A trace file whose name is not UTF-8 (any bytes but '/' and NUL name a
+// Linux file): SummaryJson threw nlohmann's type_error 316 and `gpucast
+// simulate --json` aborted. The byte is written as U+FFFD.
+TEST(Simulator, SummaryJsonOfATraceNameThatIsNotUtf8) {
+  SimResult r;
+  r.policy = "slot";
+  r.trace = "t\xff.csv";
+  std::string j;
+  ASSERT_NO_THROW(j = SummaryJson(r));
+  EXPECT_NE(j.find("\"trace\": \"t\xef\xbf\xbd.csv\""), std::string::npos) << j;
+}
+
 TEST(Simulator, QueueingAndUtilizationIntegral) {
   Fixture f;
   // One GPU, slot: A runs 0-100; B waits 10-100 and runs 100-150.

@@ -1,5 +1,7 @@
 #include "sim/text.h"
 
+#include "util/bounded_read.h"
+
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -50,12 +52,8 @@ std::string BaseName(const std::string& path) {
   return p == std::string::npos ? path : path.substr(p + 1);
 }
 
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes) {
+  return ReadFileBounded(path, max_bytes, kTextReadSeconds);
 }
 
 std::vector<std::string_view> Lines(std::string_view text) {

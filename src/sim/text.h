@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/status.h"
+
 namespace gpucast::sim {
 
 // Splits one line on `sep` (no quoting: none of the supported inputs quote).
@@ -20,8 +22,18 @@ std::optional<long long> ParseInt(std::string_view s);
 // Base name of a path, for error messages ("/a/b/philly.csv" -> "philly.csv").
 std::string BaseName(const std::string& path);
 
-// Reads a whole file; nullopt when it cannot be opened.
-std::optional<std::string> ReadFile(const std::string& path);
+// The most bytes ReadFile reads by default (256 MiB; philly.csv, the largest
+// input, is 3.4 MB) and how long it waits for them (a hung network mount).
+inline constexpr size_t kMaxTextFileBytes = size_t{256} << 20;
+inline constexpr double kTextReadSeconds = 60;
+
+// Reads a whole regular file of at most `max_bytes`. Errors name the path and
+// the reason (cannot open: strerror; not a regular file (a FIFO, a device, a
+// directory): at once, without blocking; larger than max_bytes; not read
+// within kTextReadSeconds) -- util/bounded_read.h. It read without a bound:
+// --trace /dev/zero died of std::bad_alloc, a FIFO hung, and a directory was
+// "empty file".
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes = kMaxTextFileBytes);
 
 // Splits text into lines (drops '\r' before '\n'; a missing final newline is fine).
 std::vector<std::string_view> Lines(std::string_view text);

@@ -1,6 +1,7 @@
 #include "sim/trace.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 
@@ -34,24 +35,47 @@ class RowSink {
   int64_t bad_ = 0;
 };
 
-// Sorts by submit time, rebases to the first submit, keeps the first N.
-void Finish(Trace* t, const TraceOptions& opt) {
+// A number of seconds as %g writes it (1e+300, not 300 digits).
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+// Sorts by submit time, rebases to the first submit, keeps the first N. An
+// error naming the file when the submit times span more than kMaxTraceSeconds
+// (each loader bounds every duration by it row by row).
+Status Finish(Trace* t, const TraceOptions& opt, const std::string& file) {
+  // A trace without a job simulated nothing and reported slowdown 0 and JCT 0.
+  if (t->jobs.empty())
+    return Status::Error(file + ": no jobs" +
+                         (t->bad_lines > 0 ? " (" + std::to_string(t->bad_lines) + " malformed lines skipped)" : "") +
+                         (t->filtered > 0 ? " (" + std::to_string(t->filtered) + " rows are not GPU jobs)" : ""));
   std::stable_sort(t->jobs.begin(), t->jobs.end(), [](const TraceJob& a, const TraceJob& b) {
     return a.submit_s != b.submit_s ? a.submit_s < b.submit_s : a.id < b.id;
   });
   if (!t->jobs.empty()) {
     double t0 = t->jobs.front().submit_s;
+    if (t->jobs.back().submit_s - t0 > kMaxTraceSeconds)
+      return Status::Error(file + ": submit times span " + Seconds(t->jobs.back().submit_s - t0) +
+                           " s (jobs " + std::to_string(t->jobs.front().id) + " and " +
+                           std::to_string(t->jobs.back().id) + "), more than " +
+                           std::to_string(static_cast<int64_t>(kMaxTraceSeconds)) + " s");
     for (auto& j : t->jobs) j.submit_s -= t0;
   }
   if (opt.max_jobs >= 0 && static_cast<int64_t>(t->jobs.size()) > opt.max_jobs)
     t->jobs.resize(static_cast<size_t>(opt.max_jobs));
+  return Status::Ok();
 }
+
+// Why a run time longer than kMaxTraceSeconds is refused.
+const std::string kTooLong = " is more than " + std::to_string(static_cast<int64_t>(kMaxTraceSeconds)) + " s";
 
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 Result<std::vector<std::string_view>> ReadLines(const std::string& path, std::string* storage) {
   auto text = ReadFile(path);
-  if (!text) return Status::Error(path + ": cannot open");
+  if (!text.ok()) return text.status();
   *storage = std::move(*text);
   auto lines = Lines(*storage);
   if (lines.empty()) return Status::Error(BaseName(path) + ": empty file");
@@ -132,6 +156,7 @@ Result<Trace> LoadPhilly(const std::string& path, const TraceOptions& opt) {
     auto g = ParseInt(f[c_g]);
     if (!ts) return sink.Bad(line_no, "timestamp " + Quote(f[c_ts]) + " is not YYYY-MM-DD HH:MM:SS");
     if (!d || *d <= 0) return sink.Bad(line_no, "duration " + Quote(f[c_d]) + " is not a positive number");
+    if (*d > kMaxTraceSeconds) return sink.Bad(line_no, "duration " + Quote(f[c_d]) + kTooLong);
     if (!g || *g < 1 || *g > 100000) return sink.Bad(line_no, "num_gpus " + Quote(f[c_g]) + " is not a positive integer");
     t.jobs.push_back({static_cast<int64_t>(line_no - 2), static_cast<double>(*ts), *d, static_cast<int>(*g), 1.0});
     return Status::Ok();
@@ -141,7 +166,7 @@ Result<Trace> LoadPhilly(const std::string& path, const TraceOptions& opt) {
   // mean demand over the trace is ~374 GPUs, so 256 GPUs (load factor 1.46)
   // keep a queue (see docs/simulator.md).
   t.default_cluster = "256x RTX3090";
-  Finish(&t, opt);
+  RETURN_IF_ERROR(Finish(&t, opt, sink.file()));
   return t;
 }
 
@@ -167,25 +192,30 @@ Result<Trace> LoadAlibaba(const std::string& path, const TraceOptions& opt) {
     auto sched = ParseInt(f[c_s]);
     if (!deleted || !sched) return sink.Bad(line_no, "deletion_time/scheduled_time are not integers");
     if (*deleted <= *sched) { ++t.filtered; return Status::Ok(); }
-    t.jobs.push_back({static_cast<int64_t>(line_no - 2), static_cast<double>(*created),
-                      static_cast<double>(*deleted - *sched), static_cast<int>(*n), *milli / 1000.0});
+    // In doubles: the difference of two int64 can overflow.
+    const double run_s = static_cast<double>(*deleted) - static_cast<double>(*sched);
+    if (run_s > kMaxTraceSeconds)
+      return sink.Bad(line_no, "deletion_time - scheduled_time " + Seconds(run_s) + kTooLong);
+    if (*n > 100000) return sink.Bad(line_no, "num_gpu " + Quote(f[c_n]) + " is more than 100000");
+    t.jobs.push_back({static_cast<int64_t>(line_no - 2), static_cast<double>(*created), run_s,
+                      static_cast<int>(*n), *milli / 1000.0});
     return Status::Ok();
   }));
   t.bad_lines = sink.bad();
   // The replayed pods demand ~71 GPUs at peak against 6,212 in the node list;
   // every 200th node (26 GPUs, load factor ~0.64) makes slot queue (see docs/simulator.md).
   t.default_cluster = "alibaba-nodes:every=200";
-  Finish(&t, opt);
+  RETURN_IF_ERROR(Finish(&t, opt, sink.file()));
   return t;
 }
 
 Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
                         const TraceOptions& opt) {
-  std::ifstream in(json_path);
-  if (!in) return Status::Error(json_path + ": cannot open");
+  auto json_text = ReadFile(json_path);
+  if (!json_text.ok()) return json_text.status();
   nlohmann::json d;
   try {
-    d = nlohmann::json::parse(in);
+    d = nlohmann::json::parse(*json_text);
   } catch (const std::exception& e) {
     return Status::Error(BaseName(json_path) + ": " + e.what());
   }
@@ -223,13 +253,17 @@ Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
     }
     if (thr <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "job type " + Quote(key) + " has no V100 throughput")); continue; }
     // Run time alone = steps / isolated V100 throughput (steps/s) at that scale.
+    if (!(*steps / thr <= kMaxTraceSeconds)) {
+      RETURN_IF_ERROR(sink.Bad(ln + 1, "run time (total steps / V100 throughput) " + Seconds(*steps / thr) + kTooLong));
+      continue;
+    }
     TraceJob j{static_cast<int64_t>(ln), *arrival, *steps / thr, static_cast<int>(*scale), 1.0};
     j.job_type = std::string(f[0]);
     t.jobs.push_back(std::move(j));
   }
   t.bad_lines = sink.bad();
   t.default_cluster = "32x RTX3090";  // load factor ~4.7: Gavel's trace is a dense backlog
-  Finish(&t, opt);
+  RETURN_IF_ERROR(Finish(&t, opt, sink.file()));
   return t;
 }
 
@@ -306,6 +340,7 @@ Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt) {
     auto g = ParseInt(f[c_g]);
     if (!s || *s < 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "submit_s " + Quote(f[c_s]) + " is not a non-negative number")); continue; }
     if (!d || *d <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "duration_s " + Quote(f[c_d]) + " is not a positive number")); continue; }
+    if (*d > kMaxTraceSeconds) { RETURN_IF_ERROR(sink.Bad(ln + 1, "duration_s " + Quote(f[c_d]) + kTooLong)); continue; }
     if (!g || *g < 1 || *g > 100000) { RETURN_IF_ERROR(sink.Bad(ln + 1, "num_gpus " + Quote(f[c_g]) + " is not a positive integer")); continue; }
     TraceJob j{row++, *s, *d, static_cast<int>(*g), 1.0};
     if (c_id >= 0) {
@@ -322,7 +357,7 @@ Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt) {
   }
   t.bad_lines = sink.bad();
   t.default_cluster = "8x RTX3090";
-  Finish(&t, opt);
+  RETURN_IF_ERROR(Finish(&t, opt, sink.file()));
   return t;
 }
 

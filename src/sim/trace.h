@@ -16,6 +16,13 @@
 
 namespace gpucast::sim {
 
+// The longest run time of a job and the longest span of submit times a loader
+// accepts (about 31.7 years; the real traces span months): beyond it a
+// trace's times lose the precision the simulator's events need (1e300 + 100
+// == 1e300), and --arrivals bootstrap would cut it into more day-blocks than
+// memory holds. A longer one is an error naming the file (and the line).
+inline constexpr double kMaxTraceSeconds = 1e9;
+
 struct TraceJob {
   int64_t id = 0;          // trace line order (0-based) or the job_id column
   double submit_s = 0;     // relative to the first submit of the (whole) trace

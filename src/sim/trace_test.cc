@@ -1,6 +1,7 @@
 #include "sim/trace.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "sim/cluster.h"
 #include "sim/simulator.h"
 #include "sim/test_util.h"
+#include "sim/text.h"
 #include "sim/workload.h"
 #include "util/paths.h"
 
@@ -257,6 +259,70 @@ TEST(Generic, ColumnsAndErrors) {
   EXPECT_EQ(s->jobs[0].id, 7);
   EXPECT_EQ(LoadTrace("nosuch", DataDir(), {}).message(),
             "unknown trace 'nosuch': want philly, alibaba2023, gavel, or a path to a CSV");
+}
+
+// Times beyond kMaxTraceSeconds: a submit 1e300 s after the first made
+// --arrivals bootstrap allocate 1e295 day-blocks (std::length_error, abort),
+// and without it the simulator's events lost the 100 s run (slowdown 0.5);
+// an int64 deletion_time - scheduled_time overflowed. Each is an error
+// naming the file (and the line).
+TEST(Generic, TimesBeyondTheBoundAreErrorsNamingTheFile) {
+  auto dir = TempDir("generic_huge");
+  auto span = WriteText(dir, "span.csv", "submit_s,duration_s,num_gpus\n0,100,1\n1e300,100,1\n");
+  auto a = LoadTrace(span, DataDir(), {});
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.message(), "span.csv: submit times span 1e+300 s (jobs 0 and 1), more than 1000000000 s");
+  auto dur = WriteText(dir, "dur.csv", "submit_s,duration_s,num_gpus\n0,1e300,1\n5,100,1\n");
+  EXPECT_EQ(LoadTrace(dur, DataDir(), {}).message(), "dur.csv: line 2: duration_s '1e300' is more than 1000000000 s");
+  auto s = LoadTrace(dur, DataDir(), {-1, true});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(s->bad_lines, 1);
+  // The bound itself is accepted.
+  auto edge = WriteText(dir, "edge.csv", "submit_s,duration_s,num_gpus\n0,1e9,1\n1e9,1,1\n");
+  auto e = LoadTrace(edge, DataDir(), {});
+  ASSERT_TRUE(e.ok()) << e.message();
+  EXPECT_EQ(e->jobs.size(), 2u);
+  // Resampling what the loader accepts stays bounded.
+  EXPECT_LE(ResampleArrivals(*e, 1).jobs.size(), 2u * 7);
+}
+
+// Traces (and the simulator's other inputs) were read without a bound:
+// --trace /dev/zero died of std::bad_alloc, a FIFO hung, a directory was
+// "empty file". Each is now an error naming the path and the reason, at once.
+TEST(Generic, TraceThatIsNotABoundedRegularFileIsAnError) {
+  auto dir = TempDir("generic_nonregular");
+  EXPECT_EQ(LoadTrace(dir, DataDir(), {}).message(), dir + ": not a regular file (a directory)");
+  EXPECT_EQ(LoadTrace("/dev/zero", DataDir(), {}).message(), "/dev/zero: not a regular file (a device)");
+  const std::string fifo = dir + "/fifo.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(LoadTrace(fifo, DataDir(), {}).message(), fifo + ": not a regular file (a FIFO)");
+  auto p = WriteText(dir, "jobs.csv", "submit_s,duration_s,num_gpus\n0,100,1\n");
+  EXPECT_EQ(ReadFile(p, 10).message(), p + ": larger than 10 bytes");
+  ASSERT_TRUE(LoadTrace(p, DataDir(), {}).ok());
+}
+
+// A trace with no job (a header only, or every line skipped) simulated nothing
+// and reported slowdown 0.00 and JCT 0 with exit status 0.
+TEST(Generic, TraceWithoutJobsIsAnError) {
+  auto dir = TempDir("generic_nojobs");
+  auto empty = WriteText(dir, "empty.csv", "submit_s,duration_s,num_gpus\n\n");
+  EXPECT_EQ(LoadTrace(empty, DataDir(), {}).message(), "empty.csv: no jobs");
+  auto bad = WriteText(dir, "bad.csv", "submit_s,duration_s,num_gpus\n0,-1,1\n0,x,1\n");
+  EXPECT_EQ(LoadTrace(bad, DataDir(), {-1, true}).message(), "bad.csv: no jobs (2 malformed lines skipped)");
+}
+
+TEST(Alibaba, RunTimeOverflowIsAnErrorNamingTheLine) {
+  auto dir = TempDir("ali_huge");
+  auto p = WriteText(dir, "pods.csv",
+                     "num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
+                     "1,460,100,9223372036854775807,-9223372036854775807\n");
+  auto t = LoadAlibaba(p, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.message(), "pods.csv: line 2: deletion_time - scheduled_time 1.84467e+19 is more than 1000000000 s");
+  auto g = WriteText(dir, "gpus.csv",
+                     "num_gpu,gpu_milli,creation_time,deletion_time,scheduled_time\n"
+                     "4000000000,460,100,200,150\n");
+  EXPECT_EQ(LoadAlibaba(g, {}).message(), "gpus.csv: line 2: num_gpu '4000000000' is more than 100000");
 }
 
 TEST(Cluster, Specs) {

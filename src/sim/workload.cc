@@ -43,7 +43,7 @@ Result<std::vector<int>> RequireColumns(const std::string& file,
 Result<std::vector<WorkloadProfile>> LoadWorkloads(const std::string& path) {
   const std::string file = BaseName(path);
   auto text = ReadFile(path);
-  if (!text) return Status::Error(path + ": cannot open");
+  if (!text.ok()) return text.status();
   auto lines = Lines(*text);
   if (lines.empty()) return Status::Error(file + ": empty file");
   ASSIGN_OR_RETURN(auto col, RequireColumns(file, Split(lines[0], ','),
@@ -82,7 +82,7 @@ Result<std::vector<WorkloadProfile>> LoadWorkloads(const std::string& path) {
 Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>* workloads) {
   const std::string file = BaseName(path);
   auto text = ReadFile(path);
-  if (!text) return Status::Error(path + ": cannot open");
+  if (!text.ok()) return text.status();
   auto lines = Lines(*text);
   if (lines.empty()) return Status::Error(file + ": empty file");
   ASSIGN_OR_RETURN(auto col, RequireColumns(file, Split(lines[0], ','),

@@ -1,0 +1,22 @@
+// JSON text that cannot throw on the strings in it. nlohmann's dump() throws
+// type_error 316 on a string that is not UTF-8, and strings reach the JSON
+// the commands print and write from outside: file paths (a Linux file name is
+// any bytes but '/' and NUL), trace names, names in a graph. Uncaught, the
+// throw aborted `gpucast predict --json`, `simulate --json` and `train` (its
+// predictor file holds the --data paths). Here each invalid byte becomes
+// U+FFFD, as the service's replies do (service/http_util.h Dump).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpucast {
+
+// j.dump(indent) with invalid UTF-8 replaced by U+FFFD; never throws.
+template <typename Json>
+std::string JsonText(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace gpucast
