@@ -103,22 +103,26 @@ std::string InvalidUtf8Field(const google::protobuf::Message& m, const std::stri
   r->ListFields(m, &fields);
   std::string scratch;
   for (const FieldDescriptor* f : fields) {
+    // Only strings and messages: numbers (float_data, int64_data, dims) are
+    // skipped whole, and a path is built only for what is visited.
+    const bool text = f->type() == FieldDescriptor::TYPE_STRING && f->name() != "doc_string";
+    if (!text && f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
     const std::string name = path.empty() ? f->name() : path + "." + f->name();
     const int count = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    auto at = [&](int i) { return f->is_repeated() ? name + "[" + std::to_string(i) + "]" : name; };
     for (int i = 0; i < count; ++i) {
-      const std::string at = f->is_repeated() ? name + "[" + std::to_string(i) + "]" : name;
-      if (f->type() == FieldDescriptor::TYPE_STRING && f->name() != "doc_string") {
+      if (text) {
         const std::string& v =
             f->is_repeated() ? r->GetRepeatedStringReference(m, f, i, &scratch) : r->GetStringReference(m, f, &scratch);
         if (size_t bad = FirstInvalidUtf8(v); bad != std::string_view::npos) {
           char buf[64];
           std::snprintf(buf, sizeof buf, ": byte 0x%02x at offset %zu is not valid UTF-8",
                         static_cast<unsigned>(static_cast<unsigned char>(v[bad])), bad);
-          return at + buf;
+          return at(i) + buf;
         }
-      } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      } else {
         const google::protobuf::Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
-        if (std::string bad = InvalidUtf8Field(sub, at); !bad.empty()) return bad;
+        if (std::string bad = InvalidUtf8Field(sub, at(i)); !bad.empty()) return bad;
       }
     }
   }
