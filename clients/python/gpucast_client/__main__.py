@@ -142,9 +142,13 @@ def show_prediction(r):
                      f"{dp['exposed_comm_ms']:.2f} ms exposed; compute share {dp['compute_util']:.1f}%")
     mi = r.get("gpu_mem_interval") or {}
     if r.get("gpu_mem_mib") is not None:
+        # The low end misses what the interval may miss (1 - level) less what the high end misses
+        # (1 - high_level): MemoryLowAlpha in src/predict/memory_model.h.
+        level, high_level = mi.get('level', 0), mi.get('high_level', 0)
         lines.append(f"predicted GPU memory (peak): {r['gpu_mem_mib']:.0f} MiB  (interval {mi['low']:.0f}-"
-                     f"{mi['high']:.0f} MiB: low end at {mi.get('level', 0) * 100:.0f}%, high end a one-sided "
-                     f"{mi.get('high_level', 0) * 100:.1f}% bound; optimizer {r.get('optimizer')}); "
+                     f"{mi['high']:.0f} MiB at {level * 100:.0f}%: low end a one-sided "
+                     f"{(1 + level - high_level) * 100:.1f}% bound, high end a one-sided "
+                     f"{high_level * 100:.1f}% bound; optimizer {r.get('optimizer')}); "
                      f"{r['gpu_mem_fit']} the {r['gpu_mem_capacity_mib']:.0f} MiB of {where}")
     else:
         lines.append("predicted GPU memory: unknown (the predictor file has no memory model: its training rows had "
