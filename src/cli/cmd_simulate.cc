@@ -365,28 +365,31 @@ int RunSimulate(const SimulateFlags& f) {
   }
   auto loads = ParseLoadFactors(f.load_factors);
   if (!loads.ok()) return Fail("simulate", loads.message());
-  // Each number flag must be finite: NaN passed every `x <= 0` test below and ran.
-  if (!(f.cap > 0) || !std::isfinite(f.cap)) return Fail("simulate", "--cap must be a positive number");
+  // Each number flag must be finite: NaN and inf passed every `x <= 0` test below and ran.
+  auto positive = [](double x) { return x > 0 && std::isfinite(x); };
+  auto non_negative = [](double x) { return x >= 0 && std::isfinite(x); };
+  if (!positive(f.cap)) return Fail("simulate", "--cap must be a positive number");
   const std::optional<bool> by_capacity = sim::ParseCapRule(f.cap_rule);
   if (!by_capacity) return Fail("simulate", "--cap-rule '" + f.cap_rule + "': want sum or capacity");
   if (*by_capacity && f.cap_given && f.cap_given->count() > 0)
     return Fail("simulate", "--cap applies to --cap-rule sum; --cap-rule capacity takes the cap from the physics");
-  if (!(f.profile_s > 0) || !(f.profile_warmup_s >= 0) || !std::isfinite(f.profile_s) || !std::isfinite(f.profile_warmup_s))
+  if (!positive(f.profile_s) || !non_negative(f.profile_warmup_s))
     return Fail("simulate", "--profile-s must be positive, --profile-warmup-s >= 0");
   if (!(f.profile_pool > 0 && f.profile_pool <= 0.5)) return Fail("simulate", "--profile-pool must be in (0, 0.5]");
-  if (!(f.measure_noise >= 0) || !std::isfinite(f.measure_noise)) return Fail("simulate", "--measure-noise must be >= 0");
-  if (!(f.observe_after_s > 0) || !std::isfinite(f.observe_after_s)) return Fail("simulate", "--observe-after-s must be positive");
-  if (!(f.checkpoint_s > 0) || !std::isfinite(f.checkpoint_s)) return Fail("simulate", "--checkpoint-s must be positive");
-  if (!(f.oom_after_s >= 0) || !std::isfinite(f.oom_after_s)) return Fail("simulate", "--oom-after-s must be >= 0");
-  if (!(f.restart_s >= 0) || !std::isfinite(f.restart_s)) return Fail("simulate", "--restart-s must be >= 0");
+  if (!non_negative(f.measure_noise)) return Fail("simulate", "--measure-noise must be >= 0");
+  if (!positive(f.observe_after_s)) return Fail("simulate", "--observe-after-s must be positive");
+  if (!positive(f.checkpoint_s)) return Fail("simulate", "--checkpoint-s must be positive");
+  if (!non_negative(f.oom_after_s)) return Fail("simulate", "--oom-after-s must be >= 0");
+  if (!non_negative(f.restart_s)) return Fail("simulate", "--restart-s must be >= 0");
   if (!(f.recurring >= 0 && f.recurring <= 1)) return Fail("simulate", "--recurring must be in [0, 1]");
-  if (!((f.confident_sd >= 0 && std::isfinite(f.confident_sd)) || f.confident_sd == -1))
+  if (!(non_negative(f.confident_sd) || f.confident_sd == -1))
     return Fail("simulate", "--confident-sd must be >= 0");
   if (!(f.interval_z >= 0 && f.interval_z <= 10)) return Fail("simulate", "--interval-z must be in [0, 10]");
   if (!(f.rate_noise >= 0 && f.rate_noise < 1)) return Fail("simulate", "--rate-noise must be in [0, 1)");
   if (f.workload_mix != "size-aware" && f.workload_mix != "uniform")
     return Fail("simulate", "--workload-mix '" + f.workload_mix + "': want size-aware or uniform");
   if (!(f.max_slowdown > 0 && f.max_slowdown < 1)) return Fail("simulate", "--max-slowdown must be in (0, 1)");
+  if (f.jobs == 0 || f.jobs < -1) return Fail("simulate", "--jobs must be a positive number of jobs");
   if (f.arrivals != "trace" && f.arrivals != "bootstrap")
     return Fail("simulate", "--arrivals '" + f.arrivals + "': want trace or bootstrap");
   bool need_pred = !f.predictions.empty();
@@ -428,7 +431,6 @@ int RunSimulate(const SimulateFlags& f) {
     if (!src.ok()) return Fail("simulate", src.message());
   }
   const Predictor* file = file_model ? &*file_model : nullptr;
-  if (f.jobs == 0 || f.jobs < -1) return Fail("simulate", "--jobs must be a positive number of jobs");
   auto trace = sim::LoadTrace(f.trace, data, {f.jobs, f.skip_bad_lines});
   if (!trace.ok()) return Fail("simulate", trace.message());
   auto cluster = sim::ParseCluster(f.cluster.empty() ? trace->default_cluster : f.cluster, data);

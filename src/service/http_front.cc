@@ -20,6 +20,7 @@
 
 #include "service/http_util.h"
 #include "service/tls.h"
+#include "util/json_text.h"
 
 namespace gpucast::service {
 
@@ -111,8 +112,7 @@ bool IsValidUtf8(std::string_view s) {
 }
 
 std::string ErrorResponse(int status, const std::string& message, bool close, const std::string& extra_headers) {
-  std::string body = nlohmann::json{{"error", message}}.dump(-1, ' ', false,
-                                                             nlohmann::json::error_handler_t::replace);
+  std::string body = JsonText(nlohmann::json{{"error", message}});
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) +
                     "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
                     "\r\n";

@@ -6,12 +6,13 @@
 #include <httplib.h>
 
 #include "service/http_front.h"
+#include "util/json_text.h"
 
 namespace gpucast::service {
 
 using nlohmann::json;
 
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string Dump(const json& j) { return JsonText(j); }
 
 void SendJson(httplib::Response& res, int status, const json& body) {
   res.status = status;

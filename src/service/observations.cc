@@ -11,6 +11,7 @@
 #include "features/gpu_specs.h"
 #include "predict/observations.h"
 #include "service/job.h"
+#include "util/json_text.h"
 
 namespace gpucast::service {
 
@@ -62,7 +63,7 @@ Result<Observation> ParseObservationJson(const std::string& body) {
   for (const auto& [key, v] : j.items()) {
     if (key == "gpu_util") {
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 100) {
-        std::string got = v.dump(-1, ' ', false, json::error_handler_t::replace);
+        std::string got = JsonText(v);
         if (got.size() > 64) got = got.substr(0, 64) + "...";
         return FieldError("gpu_util", "a number in [0, 100] (percent), got " + got);
       }
