@@ -23,8 +23,8 @@ Where the work is (adaptdl/adaptdl/torch at de25dcc; the benchmark scripts under
 - What is timed: AdaptiveDataLoader.__iter__ wraps each yielded batch in `profile()` (data.py 321-341):
   time.time() from before the batch is handed to the training loop until the loop asks for the next one
   (_metrics.py 58-75), so the loop body (forward, backward, optimizer, logging) is inside, the next
-  batch's loading is not. Under TRACE_THROUGHPUT each batch size runs 20 steps, the first 5 not recorded
-  (data.py 533-566); adascale.py 339-341 sets the learning rate to 0 but optimizer.step() still runs.
+  batch's loading is not. Under TRACE_THROUGHPUT each batch size runs 21 steps (idx 0-20), the first 5
+  not recorded (data.py 533-566); adascale.py 339-341 sets the learning rate to 0 but optimizer.step() still runs.
 - One replica, no accumulation: AdaScale's count = replicas x accumulation steps = 1, so every step takes
   the difference-estimator branch (adascale.py 292-304): the squared norms of the previous and current
   gradients and of their average, then a copy of this step's gradients for the next.
@@ -38,7 +38,7 @@ Where the work is (adaptdl/adaptdl/torch at de25dcc; the benchmark scripts under
   the Python sum of the per-tensor results, .item()), _average_groups (31-42: add, divide), a clone.
 - step() then _reset_accumulation(): optimizer.zero_grad() every step (adascale.py 135-141, 349).
 - Adam's step count restarts at every new batch size (_reset_adam_state, adascale.py 143-153 from
-  328-331), so of the 15 recorded steps 14 use the preconditioner (step > 5).
+  328-331), so of the 16 recorded steps 15 use the preconditioner (step > 5).
 - BERT (run_squad.py 149-150) clips the gradient norm every step: a norm per tensor, then a multiply.
 Not counted (not per parameter, or not AdaptDL's): the optimizers' own steps (in the model already, as
 kOptimizerBytesPerParam), apex AMP's unscale (fused multi-tensor kernels), TensorBoard scalars and prints.
