@@ -40,6 +40,7 @@ Where the work is (adaptdl/adaptdl/torch at de25dcc; the benchmark scripts under
 - Adam's step count restarts at every new batch size (_reset_adam_state, adascale.py 143-153 from
   328-331), so of the 16 recorded steps 15 use the preconditioner (step > 5).
 - BERT (run_squad.py 149-150) clips the gradient norm every step: a norm per tensor, then a multiply.
+tools/adascale_op_count.py runs AdaScale's code on the CPU and counts the same operators and passes.
 Not counted (not per parameter, or not AdaptDL's): the optimizers' own steps (in the model already, as
 kOptimizerBytesPerParam), apex AMP's unscale (fused multi-tensor kernels), TensorBoard scalars and prints.
 """
