@@ -114,8 +114,7 @@ Result<Link> ParseTcp(const std::string& t) {
     if (ec != std::errc() || stop != end || !(gbps >= 0.1 && gbps <= 100000))
       return TokenError(t, "want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
   }
-  Link l{"tcp" + Num(gbps), "tcp", gbps * 1e9 / 8, kNcclRingNetStepS, "--interconnect"};
-  return l;
+  return TcpLink(gbps, "--interconnect");
 }
 
 Result<Link> ParseInter(const std::string& t) {
@@ -136,6 +135,10 @@ Result<Link> ParseInter(const std::string& t) {
 }
 
 }  // namespace
+
+Link TcpLink(double gbps, const std::string& from) {
+  return {"tcp" + Num(gbps), "tcp", gbps * 1e9 / 8, kNcclRingNetStepS, from};
+}
 
 double PcieLaneBytesPerSecond(int gen) {
   double gts = gen == 3 ? 8 : gen == 4 ? 16 : gen == 5 ? 32 : 0;

@@ -59,6 +59,11 @@ inline constexpr double kDefaultNetworkGbps = 100;
 // nodes' 50 Gb/s line rate.
 inline constexpr double kNcclSocketGbps = 4.31;
 
+// NCCL's socket transport between nodes at `gbps` achieved per node (what the
+// token tcp<gbps> gives, `from` aside): a typed rate for callers that hold a
+// number (evaluate --steps' fitted rate), not a spec string. REQUIRES: gbps > 0.
+Link TcpLink(double gbps, const std::string& from);
+
 // The links of `gpus` GPUs of `gpu` spread evenly on `nodes` nodes. `spec` is
 // --interconnect: "" or comma-separated tokens, at most one per leg:
 //   pcie | pcie<gen>x<lanes>         (gen 3-5; lanes 1, 2, 4, 8, 16)
