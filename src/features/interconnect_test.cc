@@ -1,5 +1,7 @@
 #include "features/interconnect.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace gpucast {
@@ -91,6 +93,21 @@ TEST(Interconnect, TcpIsTheSocketTransportsAchievedRate) {
   for (const char* bad : {"tcpinf", "tcpnan", "tcp-1", "tcp1e3", "tcp4.5.1"})
     EXPECT_EQ(msg(bad), std::string("--interconnect '") + bad + "': want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
   EXPECT_EQ(msg("eth50,tcp"), "--interconnect 'tcp': a second network (one of ib..., eth..., tcp...)");
+}
+
+TEST(Interconnect, TcpLinkIsWhatTheTokenGives) {
+  // A rate as a number (evaluate --steps' fitted one) gives the link the token tcp<rate> gives.
+  for (const char* spec : {"tcp2.5", "tcp4.3117", "tcp0.1", "tcp100000"}) {
+    Result<Interconnect> t = ResolveInterconnect(Gpu("T4"), 8, 2, spec);
+    ASSERT_TRUE(t.ok()) << t.message();
+    const Link l = TcpLink(std::stod(spec + 3), "fitted");
+    EXPECT_EQ(l.name, t->inter.name) << spec;
+    EXPECT_EQ(l.kind, t->inter.kind) << spec;
+    EXPECT_EQ(l.bandwidth, t->inter.bandwidth) << spec;
+    EXPECT_EQ(l.step_latency_s, t->inter.step_latency_s) << spec;
+    EXPECT_EQ(l.from, "fitted");
+  }
+  EXPECT_EQ(TcpLink(2.5, "x").bandwidth, 312.5e6);  // 2.5 Gb/s = 312.5 MB/s
 }
 
 TEST(Interconnect, ErrorsNameTheTokenOrTheCount) {
