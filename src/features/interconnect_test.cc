@@ -144,5 +144,36 @@ TEST(Interconnect, ErrorsNameTheTokenOrTheCount) {
             "--interconnect 'pcie4x1600000000': PCIe lanes must be 1, 2, 4, 8 or 16");
 }
 
+TEST(Interconnect, ApiWordingNamesTheFieldsNotTheFlags) {
+  // The service's errors name its JSON fields and query parameters ("interconnect", "gpus",
+  // "nodes"): the command line's message without its "--", for every kind of error.
+  struct Bad {
+    const char* gpu;
+    int gpus, nodes;
+    const char* spec;
+  };
+  const Bad bad[] = {{"A100-80GB", 8, 1, "nvlink2"}, {"RTX4090", 2, 1, "nvlink"},  {"RTX4090", 2, 1, "nvlink4"},
+                     {"RTX3090", 4, 1, "nvlink"},    {"RTX3090", 6, 4, ""},        {"RTX3090", 2, 0, ""},
+                     {"RTX3090", 0, 1, ""},          {"RTX3090", 2, 1, "pcie4x3"}, {"RTX3090", 2, 1, "pcie4x16,nvlink"},
+                     {"RTX3090", 2, 1, "ib200"},     {"RTX3090", 4, 2, "ib0"},     {"RTX3090", 4, 2, "infinity"},
+                     {"RTX3090", 4, 2, "pcie4x16,,ib100"}, {"B200", 2, 1, "pcie"}, {"T4", 8, 2, "tcp0"},
+                     {"RTX3090", 4, 2, "eth50,tcp"}};
+  for (const Bad& b : bad) {
+    const std::string cli = ResolveInterconnect(Gpu(b.gpu), b.gpus, b.nodes, b.spec).message();
+    const std::string api = ResolveInterconnect(Gpu(b.gpu), b.gpus, b.nodes, b.spec, InputWording::kApi).message();
+    ASSERT_NE(cli.find("--"), std::string::npos) << cli;
+    std::string want = cli;
+    for (size_t p; (p = want.find("--")) != std::string::npos;) want.erase(p, 2);
+    EXPECT_EQ(api, want) << b.gpu << " " << b.spec;
+  }
+  EXPECT_EQ(ResolveInterconnect(Gpu("RTX3090"), 2, 1, "ib200", InputWording::kApi).message(),
+            "interconnect 'ib200': a network link needs nodes > 1");
+  EXPECT_EQ(ResolveInterconnect(Gpu("B200"), 2, 1, "pcie", InputWording::kApi).message(),
+            "interconnect 'pcie': the GPU table does not state the PCIe link of 'B200'; give one, e.g. "
+            "interconnect pcie5x16");
+  EXPECT_EQ(InputName(InputWording::kCli, "gpus"), "--gpus");
+  EXPECT_EQ(InputName(InputWording::kApi, "gpus"), "gpus");
+}
+
 }  // namespace
 }  // namespace gpucast

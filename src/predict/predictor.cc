@@ -1201,13 +1201,14 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   // Data-parallel: one rank's answer (predict/data_parallel.h).
   ASSIGN_OR_RETURN(GpuSpec spec, ResolveGpu(job.gpu, job.mig_profile));
   if (!job.mig_profile.empty() && job.gpus > 1)
-    return Status::Error("predict: data-parallel jobs on MIG slices are not modelled (--mig " + job.mig_profile +
-                         " with --gpus " + std::to_string(job.gpus) + ")");
-  ASSIGN_OR_RETURN(Interconnect ic, ResolveInterconnect(spec, job.gpus, job.nodes, job.interconnect));
+    return Status::Error("predict: data-parallel jobs on MIG slices are not modelled (" +
+                         InputName(job.wording, "mig") + " " + job.mig_profile + " with " +
+                         InputName(job.wording, "gpus") + " " + std::to_string(job.gpus) + ")");
+  ASSIGN_OR_RETURN(Interconnect ic, ResolveInterconnect(spec, job.gpus, job.nodes, job.interconnect, job.wording));
   const UtilModel* sm = StepModel();
   const PhysicsModel* physics = sm ? dynamic_cast<const PhysicsModel*>(&sm->regressor()) : nullptr;
   if (!physics)
-    return Status::Error("predict: --gpus " + std::to_string(job.gpus) +
+    return Status::Error("predict: " + InputName(job.wording, "gpus") + " " + std::to_string(job.gpus) +
                          " needs the physics step-time model, which this predictor file lacks (written before "
                          "data-parallel support): retrain with 'gpucast train'");
   ASSIGN_OR_RETURN(std::vector<PhysicsStep> steps, physics->PredictSteps(SelectColumns({f}, sm->columns())));
