@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost/cost.h"
+#include "features/interconnect.h"
 #include "features/memory_facts.h"
 #include "util/status.h"
 
@@ -82,6 +83,8 @@ struct JobConfig {
   int gpus = 1;                 // GPUs (ranks) in all, >= 1
   int nodes = 1;                // nodes they are spread on evenly, >= 1
   std::string interconnect;     // --interconnect tokens ("" = the GPU table's links); ResolveInterconnect
+  // Whose names the errors give these inputs (the service: kApi, its JSON fields).
+  InputWording wording = InputWording::kCli;
 };
 
 // REQUIRES: reports non-empty (several graphs per job: GAN G+D, actor+critic),

@@ -53,89 +53,98 @@ Link NetworkLink(const std::string& kind, double gbps, int nics, const std::stri
           kNcclRingNetStepS, from};
 }
 
-Status TokenError(const std::string& token, const std::string& why) {
-  return Status::Error("--interconnect '" + token + "': " + why);
+// The names errors use (InputWording).
+struct Words {
+  InputWording wording;
+  std::string operator()(const std::string& name) const { return InputName(wording, name); }
+};
+
+Status TokenError(const Words& w, const std::string& token, const std::string& why) {
+  return Status::Error(w("interconnect") + " '" + token + "': " + why);
 }
 
 // The GPU's PCIe host link, or an error when the table does not state it.
-Result<Link> HostLink(const GpuSpec& gpu, const std::string& token) {
+Result<Link> HostLink(const Words& w, const GpuSpec& gpu, const std::string& token) {
   if (gpu.pcie_gen == 0 || gpu.pcie_lanes == 0)
-    return Status::Error((token.empty() ? std::string("interconnect") : "--interconnect '" + token + "'") +
-                         ": the GPU table does not state the PCIe link of '" + gpu.name +
-                         "'; give one, e.g. --interconnect pcie5x16");
+    return Status::Error((token.empty() ? std::string("interconnect") : w("interconnect") + " '" + token + "'") +
+                         ": the GPU table does not state the PCIe link of '" + gpu.name + "'; give one, e.g. " +
+                         w("interconnect") + " pcie5x16");
   return PcieLink(gpu.pcie_gen, gpu.pcie_lanes, "GPU table");
 }
 
-Result<Link> ParseIntra(const GpuSpec& gpu, const std::string& t) {
+Result<Link> ParseIntra(const Words& w, const GpuSpec& gpu, const std::string& t) {
   size_t pos;
   if (t.rfind("pcie", 0) == 0) {
-    if (t == "pcie") return HostLink(gpu, t);
+    if (t == "pcie") return HostLink(w, gpu, t);
     pos = 4;
     int gen = Number(t, &pos);
     if (gen < 3 || gen > 5 || pos >= t.size() || t[pos] != 'x')
-      return TokenError(t, "want pcie<gen>x<lanes> with gen 3, 4 or 5 (e.g. pcie4x16)");
+      return TokenError(w, t, "want pcie<gen>x<lanes> with gen 3, 4 or 5 (e.g. pcie4x16)");
     ++pos;
     int lanes = Number(t, &pos);
     if (pos != t.size() || !(lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16))
-      return TokenError(t, "PCIe lanes must be 1, 2, 4, 8 or 16");
+      return TokenError(w, t, "PCIe lanes must be 1, 2, 4, 8 or 16");
     return PcieLink(gen, lanes, "--interconnect");
   }
   // nvlink[<gen>[x<links>]]
   if (t == "nvlink") {
-    if (gpu.nvlink_gen == 0) return TokenError(t, "GPU '" + gpu.name + "' has no NVLink");
+    if (gpu.nvlink_gen == 0) return TokenError(w, t, "GPU '" + gpu.name + "' has no NVLink");
     return NvlinkLink(gpu.nvlink_gen, gpu.nvlink_links, gpu.nvlink_bandwidth, "GPU table");
   }
   pos = 6;
   int gen = Number(t, &pos);
-  if (gen < 1 || gen > 5) return TokenError(t, "want nvlink, nvlink<gen> or nvlink<gen>x<links> (gen 1-5)");
+  if (gen < 1 || gen > 5) return TokenError(w, t, "want nvlink, nvlink<gen> or nvlink<gen>x<links> (gen 1-5)");
   if (pos == t.size()) {
     if (gpu.nvlink_gen == 0)
-      return TokenError(t, "GPU '" + gpu.name + "' has no NVLink; say how many links: nvlink" +
+      return TokenError(w, t, "GPU '" + gpu.name + "' has no NVLink; say how many links: nvlink" +
                                std::to_string(gen) + "x<links>");
     if (gpu.nvlink_gen != gen)
-      return TokenError(t, "GPU '" + gpu.name + "' has NVLink " + std::to_string(gpu.nvlink_gen) + ", not " +
+      return TokenError(w, t, "GPU '" + gpu.name + "' has NVLink " + std::to_string(gpu.nvlink_gen) + ", not " +
                                std::to_string(gen));
     return NvlinkLink(gen, gpu.nvlink_links, gpu.nvlink_bandwidth, "GPU table");
   }
-  if (t[pos] != 'x') return TokenError(t, "want nvlink<gen>x<links>, e.g. nvlink3x12");
+  if (t[pos] != 'x') return TokenError(w, t, "want nvlink<gen>x<links>, e.g. nvlink3x12");
   ++pos;
   int links = Number(t, &pos);
   if (pos != t.size() || links < 1 || links > kMaxNvlinkLinks)
-    return TokenError(t, "NVLink links must be 1-" + std::to_string(kMaxNvlinkLinks));
+    return TokenError(w, t, "NVLink links must be 1-" + std::to_string(kMaxNvlinkLinks));
   return NvlinkLink(gen, links, links * NvlinkLinkBytesPerSecond(gen), "--interconnect");
 }
 
 // tcp[<Gb/s>]: the achieved rate of NCCL's socket transport, a decimal number.
-Result<Link> ParseTcp(const std::string& t) {
+Result<Link> ParseTcp(const Words& w, const std::string& t) {
   double gbps = kNcclSocketGbps;
   if (t.size() > 3) {
     const char* end = t.data() + t.size();
     auto [stop, ec] = std::from_chars(t.data() + 3, end, gbps, std::chars_format::fixed);
     if (ec != std::errc() || stop != end || !(gbps >= 0.1 && gbps <= 100000))
-      return TokenError(t, "want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
+      return TokenError(w, t, "want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5");
   }
-  Link l{"tcp" + Num(gbps), "tcp", gbps * 1e9 / 8, kNcclRingNetStepS, "--interconnect"};
-  return l;
+  return TcpLink(gbps, "--interconnect");
 }
 
-Result<Link> ParseInter(const std::string& t) {
-  if (t.rfind("tcp", 0) == 0) return ParseTcp(t);
+Result<Link> ParseInter(const Words& w, const std::string& t) {
+  if (t.rfind("tcp", 0) == 0) return ParseTcp(w, t);
   bool ib = t.rfind("ib", 0) == 0;
   size_t pos = ib ? 2 : 3;
   int gbps = Number(t, &pos);
-  if (gbps < 1 || gbps > 100000) return TokenError(t, "want ib<Gb/s> or eth<Gb/s> (1-100000), e.g. ib200");
+  if (gbps < 1 || gbps > 100000) return TokenError(w, t, "want ib<Gb/s> or eth<Gb/s> (1-100000), e.g. ib200");
   int nics = 1;
   if (pos < t.size()) {
-    if (t[pos] != 'x') return TokenError(t, "want ib<Gb/s>x<nics>, e.g. ib200x8");
+    if (t[pos] != 'x') return TokenError(w, t, "want ib<Gb/s>x<nics>, e.g. ib200x8");
     ++pos;
     nics = Number(t, &pos);
     if (pos != t.size() || nics < 1 || nics > kMaxNics)
-      return TokenError(t, "network links per node must be 1-" + std::to_string(kMaxNics));
+      return TokenError(w, t, "network links per node must be 1-" + std::to_string(kMaxNics));
   }
   return NetworkLink(ib ? "infiniband" : "ethernet", gbps, nics, "--interconnect");
 }
 
 }  // namespace
+
+Link TcpLink(double gbps, const std::string& from) {
+  return {"tcp" + Num(gbps), "tcp", gbps * 1e9 / 8, kNcclRingNetStepS, from};
+}
 
 double PcieLaneBytesPerSecond(int gen) {
   double gts = gen == 3 ? 8 : gen == 4 ? 16 : gen == 5 ? 32 : 0;
@@ -149,14 +158,20 @@ double NvlinkLinkBytesPerSecond(int gen) {
   return 0;
 }
 
-Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes, const std::string& spec) {
+std::string InputName(InputWording wording, const std::string& name) {
+  return wording == InputWording::kApi ? name : "--" + name;
+}
+
+Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes, const std::string& spec,
+                                         InputWording wording) {
+  const Words w{wording};
   if (gpus < 1 || gpus > kMaxGpus)
-    return Status::Error("--gpus " + std::to_string(gpus) + ": want 1-" + std::to_string(kMaxGpus));
+    return Status::Error(w("gpus") + " " + std::to_string(gpus) + ": want 1-" + std::to_string(kMaxGpus));
   if (nodes < 1 || nodes > gpus)
-    return Status::Error("--nodes " + std::to_string(nodes) + ": want 1-" + std::to_string(gpus) + " (--gpus " +
-                         std::to_string(gpus) + ")");
+    return Status::Error(w("nodes") + " " + std::to_string(nodes) + ": want 1-" + std::to_string(gpus) + " (" +
+                         w("gpus") + " " + std::to_string(gpus) + ")");
   if (gpus % nodes != 0)
-    return Status::Error("--gpus " + std::to_string(gpus) + " --nodes " + std::to_string(nodes) +
+    return Status::Error(w("gpus") + " " + std::to_string(gpus) + " " + w("nodes") + " " + std::to_string(nodes) +
                          ": GPUs must divide evenly over nodes");
   Interconnect ic;
   ic.gpus = gpus;
@@ -170,20 +185,20 @@ Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes
     if (comma == std::string::npos) comma = s.size();
     std::string t = s.substr(start, comma - start);
     if (!t.empty()) tokens.push_back(t);
-    else if (!s.empty()) return Status::Error("--interconnect '" + spec + "': empty token");
+    else if (!s.empty()) return Status::Error(w("interconnect") + " '" + spec + "': empty token");
     start = comma + 1;
   }
   for (const std::string& t : tokens) {
     if (t.rfind("pcie", 0) == 0 || t.rfind("nvlink", 0) == 0) {
-      if (have_intra) return TokenError(t, "a second link inside the node (one of pcie..., nvlink...)");
-      ASSIGN_OR_RETURN(ic.intra, ParseIntra(gpu, t));
+      if (have_intra) return TokenError(w, t, "a second link inside the node (one of pcie..., nvlink...)");
+      ASSIGN_OR_RETURN(ic.intra, ParseIntra(w, gpu, t));
       have_intra = true;
     } else if (t.rfind("ib", 0) == 0 || t.rfind("eth", 0) == 0 || t.rfind("tcp", 0) == 0) {
-      if (have_inter) return TokenError(t, "a second network (one of ib..., eth..., tcp...)");
-      ASSIGN_OR_RETURN(ic.inter, ParseInter(t));
+      if (have_inter) return TokenError(w, t, "a second network (one of ib..., eth..., tcp...)");
+      ASSIGN_OR_RETURN(ic.inter, ParseInter(w, t));
       have_inter = true;
     } else {
-      return TokenError(t, "unknown link (want pcie, pcie<gen>x<lanes>, nvlink, nvlink<gen>[x<links>], "
+      return TokenError(w, t, "unknown link (want pcie, pcie<gen>x<lanes>, nvlink, nvlink<gen>[x<links>], "
                            "ib<Gb/s>[x<nics>], eth<Gb/s>[x<nics>], tcp[<Gb/s>])");
     }
   }
@@ -191,17 +206,18 @@ Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes
     if (gpu.nvlink_gen > 0 && !gpu.nvlink_bridge) {
       ic.intra = NvlinkLink(gpu.nvlink_gen, gpu.nvlink_links, gpu.nvlink_bandwidth, "GPU table");
     } else {
-      ASSIGN_OR_RETURN(ic.intra, HostLink(gpu, ""));
+      ASSIGN_OR_RETURN(ic.intra, HostLink(w, gpu, ""));
     }
   }
   // A bridge joins two cards: a ring of more GPUs in a node crosses PCIe.
   if (ic.intra.kind == "nvlink" && gpu.nvlink_bridge && ic.intra.from == "GPU table" && ic.gpus_per_node > 2)
-    return Status::Error("--interconnect '" + ic.intra.name + "': an NVLink bridge joins 2 '" + gpu.name +
+    return Status::Error(w("interconnect") + " '" + ic.intra.name + "': an NVLink bridge joins 2 '" + gpu.name +
                          "' cards, not " + std::to_string(ic.gpus_per_node) + " (use pcie, or nvlink<gen>x<links> "
                          "for a switch)");
   if (nodes > 1 && !have_inter) ic.inter = NetworkLink("ethernet", kDefaultNetworkGbps, 1, "default");
   if (nodes == 1 && have_inter)
-    return Status::Error("--interconnect '" + ic.inter.name + "': a network link needs --nodes > 1");
+    return Status::Error(w("interconnect") + " '" + ic.inter.name + "': a network link needs " + w("nodes") +
+                         " > 1");
   return ic;
 }
 

@@ -59,6 +59,19 @@ inline constexpr double kDefaultNetworkGbps = 100;
 // nodes' 50 Gb/s line rate.
 inline constexpr double kNcclSocketGbps = 4.31;
 
+// NCCL's socket transport between nodes at `gbps` achieved per node (what the
+// token tcp<gbps> gives, `from` aside): a typed rate for callers that hold a
+// number (evaluate --steps' fitted rate), not a spec string. REQUIRES: gbps > 0.
+Link TcpLink(double gbps, const std::string& from);
+
+// Whose names errors give the job's inputs: the command line's flags
+// ("--interconnect 'nvlink2'", "--gpus 6") or the HTTP API's JSON fields and
+// query parameters ("interconnect 'nvlink2'", "gpus 6"), so that a reply of
+// the service never tells a client to set a flag it does not have.
+enum class InputWording { kCli, kApi };
+// "--<name>" (kCli) or "<name>" (kApi).
+std::string InputName(InputWording wording, const std::string& name);
+
 // The links of `gpus` GPUs of `gpu` spread evenly on `nodes` nodes. `spec` is
 // --interconnect: "" or comma-separated tokens, at most one per leg:
 //   pcie | pcie<gen>x<lanes>         (gen 3-5; lanes 1, 2, 4, 8, 16)
@@ -68,9 +81,12 @@ inline constexpr double kNcclSocketGbps = 4.31;
 //                        rate per node, kNcclSocketGbps or the one given, 0.1-100000)
 // Defaults: SXM parts NVLink (their board fabric), other parts their PCIe host
 // link (an NVLink bridge joins only 2 cards and is an accessory: ask for it);
-// between nodes kDefaultNetworkGbps. Errors name the token or the count:
+// between nodes kDefaultNetworkGbps. Errors name the token or the count, in
+// `wording`'s names:
 //   "--interconnect 'nvlink2': GPU 'A100-80GB' has NVLink 3, not 2"
 //   "--gpus 6 --nodes 4: GPUs must divide evenly over nodes"
-Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes, const std::string& spec);
+//   kApi: "interconnect 'nvlink2': ...", "gpus 6 nodes 4: ..."
+Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes, const std::string& spec,
+                                         InputWording wording = InputWording::kCli);
 
 }  // namespace gpucast

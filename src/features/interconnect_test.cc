@@ -1,5 +1,7 @@
 #include "features/interconnect.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace gpucast {
@@ -93,6 +95,21 @@ TEST(Interconnect, TcpIsTheSocketTransportsAchievedRate) {
   EXPECT_EQ(msg("eth50,tcp"), "--interconnect 'tcp': a second network (one of ib..., eth..., tcp...)");
 }
 
+TEST(Interconnect, TcpLinkIsWhatTheTokenGives) {
+  // A rate as a number (evaluate --steps' fitted one) gives the link the token tcp<rate> gives.
+  for (const char* spec : {"tcp2.5", "tcp4.3117", "tcp0.1", "tcp100000"}) {
+    Result<Interconnect> t = ResolveInterconnect(Gpu("T4"), 8, 2, spec);
+    ASSERT_TRUE(t.ok()) << t.message();
+    const Link l = TcpLink(std::stod(spec + 3), "fitted");
+    EXPECT_EQ(l.name, t->inter.name) << spec;
+    EXPECT_EQ(l.kind, t->inter.kind) << spec;
+    EXPECT_EQ(l.bandwidth, t->inter.bandwidth) << spec;
+    EXPECT_EQ(l.step_latency_s, t->inter.step_latency_s) << spec;
+    EXPECT_EQ(l.from, "fitted");
+  }
+  EXPECT_EQ(TcpLink(2.5, "x").bandwidth, 312.5e6);  // 2.5 Gb/s = 312.5 MB/s
+}
+
 TEST(Interconnect, ErrorsNameTheTokenOrTheCount) {
   auto msg = [](const char* gpu, int gpus, int nodes, const char* spec) {
     return ResolveInterconnect(Gpu(gpu), gpus, nodes, spec).message();
@@ -125,6 +142,37 @@ TEST(Interconnect, ErrorsNameTheTokenOrTheCount) {
   EXPECT_EQ(msg("RTX3090", 2, 1, "nvlink3x99"), "--interconnect 'nvlink3x99': NVLink links must be 1-18");
   EXPECT_EQ(msg("RTX3090", 2, 1, "pcie4x1600000000"),
             "--interconnect 'pcie4x1600000000': PCIe lanes must be 1, 2, 4, 8 or 16");
+}
+
+TEST(Interconnect, ApiWordingNamesTheFieldsNotTheFlags) {
+  // The service's errors name its JSON fields and query parameters ("interconnect", "gpus",
+  // "nodes"): the command line's message without its "--", for every kind of error.
+  struct Bad {
+    const char* gpu;
+    int gpus, nodes;
+    const char* spec;
+  };
+  const Bad bad[] = {{"A100-80GB", 8, 1, "nvlink2"}, {"RTX4090", 2, 1, "nvlink"},  {"RTX4090", 2, 1, "nvlink4"},
+                     {"RTX3090", 4, 1, "nvlink"},    {"RTX3090", 6, 4, ""},        {"RTX3090", 2, 0, ""},
+                     {"RTX3090", 0, 1, ""},          {"RTX3090", 2, 1, "pcie4x3"}, {"RTX3090", 2, 1, "pcie4x16,nvlink"},
+                     {"RTX3090", 2, 1, "ib200"},     {"RTX3090", 4, 2, "ib0"},     {"RTX3090", 4, 2, "infinity"},
+                     {"RTX3090", 4, 2, "pcie4x16,,ib100"}, {"B200", 2, 1, "pcie"}, {"T4", 8, 2, "tcp0"},
+                     {"RTX3090", 4, 2, "eth50,tcp"}};
+  for (const Bad& b : bad) {
+    const std::string cli = ResolveInterconnect(Gpu(b.gpu), b.gpus, b.nodes, b.spec).message();
+    const std::string api = ResolveInterconnect(Gpu(b.gpu), b.gpus, b.nodes, b.spec, InputWording::kApi).message();
+    ASSERT_NE(cli.find("--"), std::string::npos) << cli;
+    std::string want = cli;
+    for (size_t p; (p = want.find("--")) != std::string::npos;) want.erase(p, 2);
+    EXPECT_EQ(api, want) << b.gpu << " " << b.spec;
+  }
+  EXPECT_EQ(ResolveInterconnect(Gpu("RTX3090"), 2, 1, "ib200", InputWording::kApi).message(),
+            "interconnect 'ib200': a network link needs nodes > 1");
+  EXPECT_EQ(ResolveInterconnect(Gpu("B200"), 2, 1, "pcie", InputWording::kApi).message(),
+            "interconnect 'pcie': the GPU table does not state the PCIe link of 'B200'; give one, e.g. "
+            "interconnect pcie5x16");
+  EXPECT_EQ(InputName(InputWording::kCli, "gpus"), "--gpus");
+  EXPECT_EQ(InputName(InputWording::kApi, "gpus"), "gpus");
 }
 
 }  // namespace

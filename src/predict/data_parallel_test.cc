@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "cost/job_cost.h"
 #include "features/gpu_specs.h"
@@ -198,6 +199,51 @@ TEST(DataParallelPredict, OneGpuEqualsTheSingleGpuAnswerExactly) {
   PredictResult links = Predict(reports, 64, "RTX3090", 1, 1, "pcie3x16");
   ASSERT_TRUE(links.data_parallel.has_value());
   EXPECT_EQ(links.prediction.util, plain->prediction.util);
+}
+
+TEST(DataParallelPredict, OnOtherLinksEqualsPredictWithTheirSpec) {
+  // Predictor::PredictOnLinks puts a data-parallel answer on other links without predicting the
+  // single GPU again: the same answer, field by field, as Predict with a spec of those links.
+  for (const char* model : {"vgg.onnx", "resnet50.onnx"}) {
+    auto reports = Job(model, 32, false);
+    for (const auto& [gpus, nodes] : {std::pair{8, 2}, std::pair{2, 2}, std::pair{16, 4}}) {
+      PredictResult base = Predict(reports, 32, "T4", gpus, nodes, "tcp");
+      for (double gbps : {0.5, 2.5, 4.3117, 40.0}) {
+        Interconnect ic = *base.interconnect;
+        ic.inter = TcpLink(gbps, "fitted");
+        Result<PredictResult> on = Trained().PredictOnLinks(base, reports, ic);
+        ASSERT_TRUE(on.ok()) << on.message();
+        char spec[32];
+        std::snprintf(spec, sizeof spec, "tcp%g", gbps);
+        PredictResult direct = Predict(reports, 32, "T4", gpus, nodes, spec);
+        const std::string at = std::string(model) + " " + spec + " x" + std::to_string(gpus);
+        EXPECT_EQ(on->prediction.util, direct.prediction.util) << at;
+        EXPECT_EQ(on->prediction.low, direct.prediction.low) << at;
+        EXPECT_EQ(on->prediction.high, direct.prediction.high) << at;
+        EXPECT_EQ(on->prediction.step_ms, direct.prediction.step_ms) << at;
+        EXPECT_EQ(on->prediction.step_low_ms, direct.prediction.step_low_ms) << at;
+        EXPECT_EQ(on->prediction.step_high_ms, direct.prediction.step_high_ms) << at;
+        EXPECT_EQ(on->data_parallel->step_s, direct.data_parallel->step_s) << at;
+        EXPECT_EQ(on->data_parallel->comm_s, direct.data_parallel->comm_s) << at;
+        EXPECT_EQ(on->data_parallel->exposed_s, direct.data_parallel->exposed_s) << at;
+        EXPECT_EQ(on->interconnect->inter.bandwidth, direct.interconnect->inter.bandwidth) << at;
+        EXPECT_EQ(on->single_gpu->util, direct.single_gpu->util) << at;
+        EXPECT_EQ(on->unsure, direct.unsure) << at;
+        EXPECT_EQ(on->unsure_reasons, direct.unsure_reasons) << at;
+        EXPECT_EQ(on->warnings, direct.warnings) << at;
+      }
+    }
+  }
+  // Not a data-parallel answer, or links of other counts: errors.
+  auto reports = Job("vgg.onnx", 32, false);
+  PredictResult one = Predict(reports, 32, "T4", 1);
+  PredictResult base = Predict(reports, 32, "T4", 8, 2, "tcp");
+  EXPECT_EQ(Trained().PredictOnLinks(one, reports, *base.interconnect).message(),
+            "predict: not a data-parallel answer to put on other links");
+  Interconnect four = *base.interconnect;
+  four.nodes = 4;
+  EXPECT_EQ(Trained().PredictOnLinks(base, reports, four).message(),
+            "predict: other links must join the same GPUs and nodes");
 }
 
 TEST(DataParallelPredict, OverPcieMoreGpusNeverHelpAGpu) {

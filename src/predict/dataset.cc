@@ -146,7 +146,15 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
     if (m.gpu_util < 0 || m.gpu_util > 100)
       return Status::Error(where + ": column 'gpu_util': " + cells[idx[kGpuUtil]] + " is outside 0-100");
     RETURN_IF_ERROR(number(kSpeed, &m.speed));
-    if (m.speed < 0) return Status::Error(where + ": column 'speed': " + cells[idx[kSpeed]] + " is negative");
+    // A measured speed is positive, and the step it implies (batchsize / speed)
+    // finite: train --data took a speed of 0 (no step) and a subnormal one (an
+    // infinite step). No upper bound: the codebase holds no measured least step
+    // time (kHostSecondsPerKernel is an assumed scale, docs/features.md).
+    if (idx[kSpeed] >= 0 && !(m.speed > 0))
+      return Status::Error(where + ": column 'speed': " + cells[idx[kSpeed]] + " is not > 0 (samples/s)");
+    if (idx[kSpeed] >= 0 && !std::isfinite(static_cast<double>(m.batch) / m.speed))
+      return Status::Error(where + ": column 'speed': " + cells[idx[kSpeed]] +
+                           " is too small: batchsize / speed (the step time) overflows");
     RETURN_IF_ERROR(number(kStepMs, &m.step_ms));
     if (idx[kStepMs] >= 0 && !(m.step_ms > 0))
       return Status::Error(where + ": column 'step_ms': " + cells[idx[kStepMs]] + " is not > 0");

@@ -50,6 +50,35 @@ TEST(DatasetTest, BadRowsNameTheLine) {
   EXPECT_EQ(ParseMeasurementsCsv(kHeader, "m.csv").message(), "m.csv: no data rows");
 }
 
+TEST(DatasetTest, SpeedIsAFinitePositiveRateWithAFiniteStep) {
+  // Lucid's speed is samples/s; its step time is batchsize / speed. Non-finite, zero and
+  // negative speeds, and speeds so small that the step overflows, name the file, line and column.
+  const std::string row2 = "BERT,SQuAD,32,0,84.8,99,62.4,20162.0,2\n";
+  auto bad = [&](const std::string& speed) {
+    return Err(row2 + "BERT,SQuAD,32,0," + speed + ",99,62.4,20162.0,2\n");
+  };
+  for (const char* v : {"nan", "NaN", "inf", "-inf", "1e400"})
+    EXPECT_EQ(bad(v), std::string("m.csv:3: column 'speed': '") + v + "' is not a number") << v;
+  for (const char* v : {"0", "-0", "0.0", "-5", "-1e-300"})
+    EXPECT_EQ(bad(v), std::string("m.csv:3: column 'speed': ") + v + " is not > 0 (samples/s)") << v;
+  for (const char* v : {"4e-320", "1e-307"})  // 32 / speed > DBL_MAX
+    EXPECT_EQ(bad(v), std::string("m.csv:3: column 'speed': ") + v +
+                          " is too small: batchsize / speed (the step time) overflows") << v;
+  // Positive finite speeds are read as given (the smallest and largest of Lucid's rows, a subnormal
+  // one whose step is still finite at batch 1, and 1e308: no upper bound).
+  for (const char* v : {"5.156", "29773.989", "1e308"}) {
+    auto rows = ParseMeasurementsCsv(std::string(kHeader) + "BERT,SQuAD,32,0," + v + ",99,62.4,20162.0,2\n", "m.csv");
+    ASSERT_TRUE(rows.ok()) << v << ": " << rows.message();
+    EXPECT_EQ((*rows)[0].speed, std::stod(v));
+  }
+  auto one = ParseMeasurementsCsv(std::string(kHeader) + "BERT,SQuAD,1,0,1e-308,99,62.4,20162.0,2\n", "m.csv");
+  EXPECT_TRUE(one.ok()) << one.message();
+  // Without a speed column there is nothing to check.
+  auto none = ParseMeasurementsCsv("model,dataset,batchsize,amp,gpu_util\nA,B,32,0,5\n", "m.csv");
+  ASSERT_TRUE(none.ok()) << none.message();
+  EXPECT_EQ((*none)[0].speed, 0);
+}
+
 TEST(DatasetTest, LabelColumnIsNeverRead) {
   // A non-numeric label is accepted: the column is ignored.
   auto rows = ParseMeasurementsCsv(std::string(kHeader) + "A,B,32,0,1,50,1,1,whatever\n", "m.csv");

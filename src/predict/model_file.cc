@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "util/json_text.h"
+
 namespace gpucast {
 
 using nlohmann::json;
@@ -106,10 +108,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {  // where and why: a truncated file, a number past double's range
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
-      what = what.substr(what.find("] ") + 2);
-    return Status::Error(path + ": not a JSON object (malformed JSON: " + what + ")");
+    return Status::Error(path + ": not a JSON object (malformed JSON: " + JsonErrorReason(e) + ")");
   }
   if (!j.is_object()) return Status::Error(path + ": not a JSON object");
   if (j.value("format", "") != kModelFormat)

@@ -1047,6 +1047,41 @@ std::string Predictor::TargetFor(const std::string& mig_profile) {
   return mig_profile.empty() ? kTargetNvidiaSmi : kTargetDcgmGrActive;
 }
 
+namespace {
+
+// The last step of every answer: the interval's width as a reason to be unsure, and the flag.
+void FinishUnsure(PredictResult* out, double level) {
+  const UtilPrediction& q = out->prediction;
+  if (q.high - q.low > kUnsureWidthPoints) {
+    char b[96];
+    std::snprintf(b, sizeof b, "the %.0f%% interval is %.0f points wide (over %.0f)", level * 100, q.high - q.low,
+                  kUnsureWidthPoints);
+    out->unsure_reasons.push_back(b);
+  }
+  out->unsure = !out->unsure_reasons.empty();
+}
+
+// One rank's answer of a data-parallel job on the links `ic`: the all-reduce
+// model (predict/data_parallel.h) applied to out->single_gpu and out->data_parallel_input.
+Status ApplyLinks(PredictResult* out, const std::vector<CostReport>& reports, const Interconnect& ic) {
+  const UtilPrediction& one = *out->single_gpu;
+  const DataParallelInput& in = *out->data_parallel_input;
+  ASSIGN_OR_RETURN(DataParallelResult dp, ApplyDataParallel(in, DdpBuckets(reports), ic));
+  out->prediction = {dp.util, DataParallelUtil(one.low, in, dp), DataParallelUtil(one.high, in, dp)};
+  out->prediction.low = std::min(out->prediction.low, out->prediction.util);
+  out->prediction.high = std::max(out->prediction.high, out->prediction.util);
+  // One rank's step: the data-parallel step, its interval the single-GPU one scaled by T_N / T_1.
+  out->prediction.step_ms = dp.step_s * 1e3;
+  const double grow = dp.single_step_s > 0 ? dp.step_s / dp.single_step_s : 1.0;
+  out->prediction.step_low_ms = std::min(out->prediction.step_ms, one.step_low_ms * grow);
+  out->prediction.step_high_ms = std::max(out->prediction.step_ms, one.step_high_ms * grow);
+  out->interconnect = ic;
+  out->data_parallel = dp;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports, const JobConfig& job,
                                          double level) const {
   if (reports.empty()) return Status::Error("predict: no graph");
@@ -1159,30 +1194,21 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     out.memory.capacity_mib = mem.capacity_mib;
   }
   out.memory_estimate = std::move(mem);
-  auto finish = [&]() {
-    const UtilPrediction& q = out.prediction;
-    if (q.high - q.low > kUnsureWidthPoints) {
-      char b[96];
-      std::snprintf(b, sizeof b, "the %.0f%% interval is %.0f points wide (over %.0f)", level * 100, q.high - q.low,
-                    kUnsureWidthPoints);
-      out.unsure_reasons.push_back(b);
-    }
-    out.unsure = !out.unsure_reasons.empty();
-  };
   if (job.gpus == 1 && job.nodes == 1 && job.interconnect.empty()) {
-    finish();
+    FinishUnsure(&out, level);
     return out;
   }
   // Data-parallel: one rank's answer (predict/data_parallel.h).
   ASSIGN_OR_RETURN(GpuSpec spec, ResolveGpu(job.gpu, job.mig_profile));
   if (!job.mig_profile.empty() && job.gpus > 1)
-    return Status::Error("predict: data-parallel jobs on MIG slices are not modelled (--mig " + job.mig_profile +
-                         " with --gpus " + std::to_string(job.gpus) + ")");
-  ASSIGN_OR_RETURN(Interconnect ic, ResolveInterconnect(spec, job.gpus, job.nodes, job.interconnect));
+    return Status::Error("predict: data-parallel jobs on MIG slices are not modelled (" +
+                         InputName(job.wording, "mig") + " " + job.mig_profile + " with " +
+                         InputName(job.wording, "gpus") + " " + std::to_string(job.gpus) + ")");
+  ASSIGN_OR_RETURN(Interconnect ic, ResolveInterconnect(spec, job.gpus, job.nodes, job.interconnect, job.wording));
   const UtilModel* sm = StepModel();
   const PhysicsModel* physics = sm ? dynamic_cast<const PhysicsModel*>(&sm->regressor()) : nullptr;
   if (!physics)
-    return Status::Error("predict: --gpus " + std::to_string(job.gpus) +
+    return Status::Error("predict: " + InputName(job.wording, "gpus") + " " + std::to_string(job.gpus) +
                          " needs the physics step-time model, which this predictor file lacks (written before "
                          "data-parallel support): retrain with 'gpucast train'");
   ASSIGN_OR_RETURN(std::vector<PhysicsStep> steps, physics->PredictSteps(SelectColumns({f}, sm->columns())));
@@ -1195,20 +1221,24 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   in.core_s = std::min(steps[0].core_s, steps[0].step_s);
   in.slack_s = steps[0].slack_s;
   if (fwd + bwd > 0 && bwd > 0) in.backward_fraction = bwd / (fwd + bwd);
-  ASSIGN_OR_RETURN(DataParallelResult dp, ApplyDataParallel(in, DdpBuckets(reports), ic));
   out.single_gpu = p[0];
-  out.prediction = {dp.util, DataParallelUtil(p[0].low, in, dp), DataParallelUtil(p[0].high, in, dp)};
-  out.prediction.low = std::min(out.prediction.low, out.prediction.util);
-  out.prediction.high = std::max(out.prediction.high, out.prediction.util);
-  // One rank's step: the data-parallel step, its interval the single-GPU one scaled by T_N / T_1.
-  out.prediction.step_ms = dp.step_s * 1e3;
-  const double grow = dp.single_step_s > 0 ? dp.step_s / dp.single_step_s : 1.0;
-  out.prediction.step_low_ms = std::min(out.prediction.step_ms, p[0].step_low_ms * grow);
-  out.prediction.step_high_ms = std::max(out.prediction.step_ms, p[0].step_high_ms * grow);
-  out.interconnect = ic;
-  out.data_parallel = dp;
   out.data_parallel_input = in;
-  finish();
+  RETURN_IF_ERROR(ApplyLinks(&out, reports, ic));
+  FinishUnsure(&out, level);
+  return out;
+}
+
+Result<PredictResult> Predictor::PredictOnLinks(const PredictResult& base, const std::vector<CostReport>& reports,
+                                                const Interconnect& ic, double level) const {
+  if (!base.single_gpu || !base.data_parallel_input || !base.interconnect)
+    return Status::Error("predict: not a data-parallel answer to put on other links");
+  if (ic.gpus != base.interconnect->gpus || ic.nodes != base.interconnect->nodes)
+    return Status::Error("predict: other links must join the same GPUs and nodes");
+  PredictResult out = base;
+  // FinishUnsure's width reason, the last one, is of the links `base` had.
+  if (base.prediction.high - base.prediction.low > kUnsureWidthPoints) out.unsure_reasons.pop_back();
+  RETURN_IF_ERROR(ApplyLinks(&out, reports, ic));
+  FinishUnsure(&out, level);
   return out;
 }
 

@@ -500,6 +500,14 @@ class Predictor {
   // time of the physics step model (StepModel); the whole job in one call.
   Result<PredictResult> Predict(const std::vector<CostReport>& reports, const JobConfig& job,
                                 double level = kDefaultIntervalLevel) const;
+  // `base`, a data-parallel answer of Predict for `reports` (single_gpu,
+  // data_parallel_input and interconnect set), on the links `ic` instead (the
+  // same GPUs and nodes): what Predict answers for that job with links whose
+  // spec gives `ic`, without computing the single-GPU answer again. For
+  // callers that hold links as values (evaluate --steps' fitted network rate).
+  // Errors: `base` not data-parallel, `ic` of other GPU or node counts.
+  Result<PredictResult> PredictOnLinks(const PredictResult& base, const std::vector<CostReport>& reports,
+                                       const Interconnect& ic, double level = kDefaultIntervalLevel) const;
   // The fitted physics that gives step and busy time (data-parallel jobs): the
   // model itself when it is `physics`, else a physics model fitted beside it on
   // the same rows by Train (stored as `step_model`); nullptr when neither (a file

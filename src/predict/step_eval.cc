@@ -280,21 +280,25 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
   for (const StepRun& r : runs)
     if (r.job->source == "pollux-t4" && r.gpus == 1) one_gpu_step[{r.job, r.batch}] = r.step_s;
   std::map<std::string, double> fold_gbps;  // held-out job -> rate fitted without it
+  // Each multi-node run predicted once on kPolluxNetwork (by run index): the
+  // fit's input, and the answer that is put on the fold's rate below.
+  std::map<size_t, PredictResult> on_pollux_network;
   json network_fit = nullptr;
   if (opts.interconnect.empty() && opts.fit_network) {
     std::vector<NetworkFitRun> fit;
     std::set<std::string> jobs;
-    for (const StepRun& r : runs) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const StepRun& r = runs[i];
       if (r.job->source != "pollux-t4" || r.nodes < 2 || r.gpus % r.nodes != 0) continue;
-      auto one = one_gpu_step.find({r.job, r.batch});
-      if (one == one_gpu_step.end()) continue;
       JobConfig job;
       ASSIGN_OR_RETURN(std::vector<CostReport> reports, prepare(r, &job));
       job.interconnect = kPolluxNetwork;
       auto res = p.Predict(reports, job, opts.level);
       if (!res.ok()) return res.status().Prefixed(r.file + ":" + std::to_string(r.line));
-      if (!res->data_parallel_input || !res->interconnect) continue;
-      fit.push_back({r.job->name, *res->data_parallel_input, DdpBuckets(reports), *res->interconnect, one->second,
+      const PredictResult& q = on_pollux_network.emplace(i, *std::move(res)).first->second;
+      auto one = one_gpu_step.find({r.job, r.batch});
+      if (one == one_gpu_step.end() || !q.data_parallel_input || !q.interconnect) continue;
+      fit.push_back({r.job->name, *q.data_parallel_input, DdpBuckets(reports), *q.interconnect, one->second,
                      r.step_s});
       jobs.insert(r.job->name);
     }
@@ -328,7 +332,8 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
   // zeus: predicted and measured per (job, optimizer-free batch, gpu) for the ratios.
   std::map<std::pair<const StepJob*, int64_t>, std::map<std::string, std::pair<double, double>>> zeus;
   size_t skipped_uneven = 0;
-  for (const StepRun& r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const StepRun& r = runs[i];
     if (r.job->source == "pollux-t4" && r.gpus % r.nodes != 0) {  // uneven: ResolveInterconnect spreads GPUs evenly
       ++skipped_uneven;
       continue;
@@ -336,17 +341,22 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
     JobConfig job;
     ASSIGN_OR_RETURN(std::vector<CostReport> reports, prepare(r, &job));
     double network_gbps = std::nan("");
-    if (r.job->source == "pollux-t4" && r.nodes > 1) {
+    if (r.job->source == "pollux-t4" && r.nodes > 1)
       job.interconnect = opts.interconnect.empty() ? kPolluxNetwork : opts.interconnect;
+    Result<PredictResult> res = Status::Error("not predicted");
+    if (auto known = on_pollux_network.find(i); known != on_pollux_network.end()) {
+      res = known->second;  // kPolluxNetwork, predicted for the fit
       auto fold = fold_gbps.find(r.job->name);
-      if (opts.interconnect.empty() && fold != fold_gbps.end()) {
-        char t[48];
-        std::snprintf(t, sizeof t, "tcp%.4f", fold->second);
-        job.interconnect = t;
+      if (fold != fold_gbps.end() && known->second.interconnect) {
+        // The fold's rate to 4 decimals (0.1 Mb/s), the precision it has always been applied at.
         network_gbps = fold->second;
+        Interconnect ic = *known->second.interconnect;
+        ic.inter = TcpLink(std::round(network_gbps * 1e4) / 1e4, "fitted without the job");
+        res = p.PredictOnLinks(known->second, reports, ic, opts.level);
       }
+    } else {
+      res = p.Predict(reports, job, opts.level);
     }
-    auto res = p.Predict(reports, job, opts.level);
     if (!res.ok()) return res.status().Prefixed(r.file + ":" + std::to_string(r.line));
     const UtilPrediction& q = res->prediction;
     json row = {{"source", r.job->source}, {"job", r.job->name}, {"gpu", r.gpu}, {"gpus", r.gpus},

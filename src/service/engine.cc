@@ -59,6 +59,7 @@ class PredictorEngine : public PredictionEngine {
     job.nodes = static_cast<int>(spec.nodes);
     job.mig_profile = spec.mig;
     job.interconnect = spec.interconnect;
+    job.wording = InputWording::kApi;  // errors name the request's fields, not the CLI's flags
     const double level = spec.level > 0 ? spec.level : kDefaultIntervalLevel;
     Result<PredictResult> r = predictor_.Predict(single ? *single : reports, job, level);
     if (!r.ok()) return r.status().Prefixed(parts.front().name);

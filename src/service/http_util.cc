@@ -60,11 +60,7 @@ Result<nlohmann::json> ParseJson(std::string_view body) {
     return nlohmann::json::parse(body);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range 406: a number
                                                    // past double's range (1e400) was a 500
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
-      what = what.substr(what.find("] ") + 2);
-    }
-    return Status::Error("malformed JSON: " + what);
+    return Status::Error("malformed JSON: " + JsonErrorReason(e));
   }
 }
 

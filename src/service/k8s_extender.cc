@@ -11,6 +11,7 @@
 #include "features/gpu_specs.h"
 #include "service/http_util.h"
 #include "service/k8s_admission.h"
+#include "util/json_text.h"
 
 namespace gpucast::service::k8s {
 
@@ -211,11 +212,7 @@ class ArgsSax {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
-      what = what.substr(what.find("] ") + 2);
-    }
-    error = "ExtenderArgs: malformed JSON: " + what;
+    error = "ExtenderArgs: malformed JSON: " + JsonErrorReason(e);
     return false;
   }
 

@@ -1,6 +1,12 @@
 // POST /v1/predict through a real HTTP server (service_fixture.h).
 #include "service/service_fixture.h"
 
+#include "predict/catalog.h"
+#include "predict/dataset.h"
+#include "predict/predictor.h"
+#include "service/engine.h"
+#include "util/paths.h"
+
 namespace gpucast::service {
 namespace {
 
@@ -49,6 +55,65 @@ TEST_F(ServiceTest, PredictNeedsABatchLikeTheCli) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_EQ(Error(r), "field 'batch': missing (the batch size, an integer >= 1)");
+}
+
+// The real engine's errors name the request's fields, not gpucast predict's
+// flags (they named --interconnect, --gpus, --nodes): a bad interconnect, GPU
+// count or node count of a JSON request (and of an upload's query parameters)
+// is answered with the field's name and no "--". The status is the 422 of every
+// error found while predicting (as a missing "dims" entry, docs/api.md); the
+// request itself parsed.
+TEST_F(ServiceTest, ABadInterconnectNamesTheJsonFieldNotAFlag) {
+  auto catalog = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(catalog.ok()) << catalog.message();
+  auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *catalog);
+  ASSERT_TRUE(data.ok()) << data.message();
+  auto p = Predictor::Train(*data, "physics", 1);
+  ASSERT_TRUE(p.ok()) << p.message();
+  ASSERT_TRUE(p->Save(dir_ + "/predictor.json").ok());
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  std::filesystem::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
+  opts_.max_body_bytes = 1 << 20;  // the upload below
+  StartServer(8, std::move(engine).value());  // 8 GPUs: /v1/jobs takes gpus 6 to the predictor
+  const std::string vgg = dir_ + "/vgg.onnx";
+  auto good = PostJson("/v1/predict", {{"model", vgg}, {"batch", 32}, {"gpu", "T4"}, {"gpus", 8}, {"nodes", 2},
+                                       {"interconnect", "pcie,tcp4.5"}});
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->status, 200) << good->body;
+  struct Case {
+    json fields;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{{"gpus", 2}, {"interconnect", "nvlink9"}},
+       "interconnect 'nvlink9': want nvlink, nvlink<gen> or nvlink<gen>x<links> (gen 1-5)"},
+      {{{"gpus", 2}, {"interconnect", "tcp0"}},
+       "interconnect 'tcp0': want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5"},
+      {{{"gpus", 2}, {"interconnect", "ib200"}}, "interconnect 'ib200': a network link needs nodes > 1"},
+      {{{"gpus", 6}, {"nodes", 4}}, "gpus 6 nodes 4: GPUs must divide evenly over nodes"},
+      {{{"gpus", 2}, {"nodes", 4}}, "nodes 4: want 1-2 (gpus 2)"},
+  };
+  for (const Case& c : cases) {
+    json body = {{"model", vgg}, {"batch", 32}, {"gpu", "T4"}};
+    body.update(c.fields);
+    for (const char* route : {"/v1/predict", "/v1/jobs"}) {
+      auto r = PostJson(route, body);
+      ASSERT_TRUE(r) << route;
+      EXPECT_EQ(r->status, 422) << route << " " << body.dump() << ": " << r->body;
+      EXPECT_THAT(Error(r), HasSubstr(c.error)) << route;
+      EXPECT_THAT(Error(r), ::testing::Not(HasSubstr("--"))) << route;
+    }
+  }
+  // An upload's query parameters have the same names.
+  std::ifstream in(vgg, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto up = client_->Post("/v1/predict?batch=32&gpu=T4&gpus=2&interconnect=nvlink9", bytes,
+                          "application/octet-stream");
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->status, 422) << up->body;
+  EXPECT_THAT(Error(up), HasSubstr("interconnect 'nvlink9': "));
+  EXPECT_THAT(Error(up), ::testing::Not(HasSubstr("--")));
 }
 
 TEST_F(ServiceTest, AnUploadForAPredictionIsNotKept) {

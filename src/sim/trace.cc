@@ -54,15 +54,12 @@ Status Finish(Trace* t, const TraceOptions& opt, const std::string& file) {
   std::stable_sort(t->jobs.begin(), t->jobs.end(), [](const TraceJob& a, const TraceJob& b) {
     return a.submit_s != b.submit_s ? a.submit_s < b.submit_s : a.id < b.id;
   });
-  if (!t->jobs.empty()) {
-    double t0 = t->jobs.front().submit_s;
-    if (t->jobs.back().submit_s - t0 > kMaxTraceSeconds)
-      return Status::Error(file + ": submit times span " + Seconds(t->jobs.back().submit_s - t0) +
-                           " s (jobs " + std::to_string(t->jobs.front().id) + " and " +
-                           std::to_string(t->jobs.back().id) + "), more than " +
-                           std::to_string(static_cast<int64_t>(kMaxTraceSeconds)) + " s");
-    for (auto& j : t->jobs) j.submit_s -= t0;
-  }
+  const double t0 = t->jobs.front().submit_s;  // non-empty: checked above
+  if (t->jobs.back().submit_s - t0 > kMaxTraceSeconds)
+    return Status::Error(file + ": submit times span " + Seconds(t->jobs.back().submit_s - t0) + " s (jobs " +
+                         std::to_string(t->jobs.front().id) + " and " + std::to_string(t->jobs.back().id) +
+                         "), more than " + std::to_string(static_cast<int64_t>(kMaxTraceSeconds)) + " s");
+  for (auto& j : t->jobs) j.submit_s -= t0;
   if (opt.max_jobs >= 0 && static_cast<int64_t>(t->jobs.size()) > opt.max_jobs)
     t->jobs.resize(static_cast<size_t>(opt.max_jobs));
   return Status::Ok();

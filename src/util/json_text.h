@@ -7,6 +7,7 @@
 // U+FFFD, as the service's replies do (service/http_util.h Dump).
 #pragma once
 
+#include <exception>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,17 @@ namespace gpucast {
 template <typename Json>
 std::string JsonText(const Json& j, int indent = -1) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+// The reason a nlohmann exception gives, without its "[json.exception.<kind>.<id>] "
+// prefix ("[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+// -> "parse error at line 1, column 2: ..."); any other text unchanged. The
+// messages of malformed JSON (a predictor file, a request body) show it.
+inline std::string JsonErrorReason(const std::exception& e) {
+  std::string what = e.what();
+  if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+    what = what.substr(what.find("] ") + 2);
+  return what;
 }
 
 }  // namespace gpucast

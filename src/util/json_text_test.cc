@@ -1,5 +1,7 @@
 #include "util/json_text.h"
 
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 namespace gpucast {
@@ -13,6 +15,27 @@ TEST(JsonText, InvalidUtf8BecomesReplacementCharacterInsteadOfThrowing) {
   EXPECT_EQ(JsonText(o, 2), "{\n  \"b\": 1,\n  \"a\": \"\xef\xbf\xbd\"\n}");
   // Valid UTF-8 is written unchanged (not escaped).
   EXPECT_EQ(JsonText(nlohmann::json("r\xc3\xa9sum\xc3\xa9")), "\"r\xc3\xa9sum\xc3\xa9\"");
+}
+
+TEST(JsonErrorReason, DropsTheExceptionPrefixOnly) {
+  try {
+    nlohmann::json j = nlohmann::json::parse("{\"a\": ");
+    FAIL() << j.dump();
+  } catch (const nlohmann::json::exception& e) {
+    const std::string what = e.what();
+    ASSERT_EQ(what.rfind("[json.exception.parse_error.101] ", 0), 0u) << what;
+    EXPECT_EQ(JsonErrorReason(e), what.substr(std::string("[json.exception.parse_error.101] ").size()));
+  }
+  try {
+    nlohmann::json j = nlohmann::json::parse("1e400");
+    FAIL() << j.dump();  // out_of_range 406
+  } catch (const nlohmann::json::exception& e) {
+    EXPECT_EQ(JsonErrorReason(e), "number overflow parsing '1e400'");
+  }
+  // Text without the prefix is kept whole.
+  EXPECT_EQ(JsonErrorReason(std::runtime_error("[json.exception without a close")),
+            "[json.exception without a close");
+  EXPECT_EQ(JsonErrorReason(std::runtime_error("plain")), "plain");
 }
 
 }  // namespace
