@@ -14,7 +14,9 @@ job trains at are in the code (docs/predictor.md "Step time: Pollux and Zeus"):
 - ncf: NeuMF-end (config.py), factor_num 32, num_layers 3, dropout 0 (main.py defaults) on ml-1m
   (config.py), whose 6,040 users and 3,706 items are the MovieLens-1M counts.
 - yolov3: 20 VOC classes, 3 anchors per scale (config/yolov3_config_voc.py); images 448 px
-  (TRAIN_IMG_SIZE; multi-scale training then picks 320-608 px every 10 batches: "img" is a dim).
+  (TRAIN_IMG_SIZE; multi-scale training draws 320-608 px per step in the main process, but the loader
+  workers keep the size of when each batch size's iterator started, so each batch size ran at one size,
+  the first at 448 px (docs/predictor.md, "What is left on the T4"): "img" is a dim).
 Not exported: imagenet (torchvision resnet50: models/resnet50.onnx) and bert (bert-base-uncased QA at
 max_seq_length 384: models/bert.onnx) are the catalog's graphs; deepspeech2 (its input is a spectrogram
 as long as each VoxForge utterance, a property of the data the code does not fix).

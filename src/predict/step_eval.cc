@@ -107,7 +107,8 @@ const std::vector<StepJob>& StepJobs() {
       {"pollux-t4", "ncf", "NeuMF/MovieLens-1M", {"pollux_ncf.onnx"}, {}, false, Attrs(4, false),
        "ncf/main.py NeuMF-end factor_num 32, num_layers 3 on ml-1m, num_workers=4, fp32"},
       {"pollux-t4", "yolov3", "YOLOv3/VOC", {"pollux_yolov3.onnx"}, {{"img", 448}}, true, Attrs(8, false),
-       "yolov3/train.py, TRAIN_IMG_SIZE 448 (multi-scale picks 320-608 px every 10 batches), NUMBER_WORKERS 8, "
+       "yolov3/train.py, TRAIN_IMG_SIZE 448 (multi-scale draws 320-608 px per step, but the 8 workers keep the "
+       "size of when each batch size's iterator started: the first batch size runs at 448), NUMBER_WORKERS 8, "
        "apex amp O1"},
       {"pollux-t4", "deepspeech2", "DeepSpeech2/VoxForge", {}, {}, false, Attrs(0, false),
        "not rebuilt: its input is a spectrogram as long as each utterance, a property of the data the code "
