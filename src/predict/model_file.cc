@@ -43,6 +43,9 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"rows", info.training_rows},
         {"gpu", info.gpu},
         {"seed", info.seed}}},
+      // Features: each GPU's compute peaks at the clock its board power sustains (features.h
+      // JobConfig::power_limited_clock); predictions compute features with it. Absent: false.
+      {"power_limited_clock", info.power_limited_clock},
       {"target", "log1p_gpu_util_percent"},
       {"targets", info.targets},
       {"selection", selection},
@@ -145,6 +148,8 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     info.training_rows = t.at("rows").get<size_t>();
     info.gpu = t.at("gpu").get<std::string>();
     info.seed = t.at("seed").get<uint64_t>();
+    // Optional (files before the power-limited clock was a model setting: off, as they were trained).
+    if (j.contains("power_limited_clock")) info.power_limited_clock = j.at("power_limited_clock").get<bool>();
     target = j.at("target").get<std::string>();
     info.targets = j.at("targets").get<std::vector<std::string>>();
     for (const json& e : j.at("selection"))

@@ -913,6 +913,10 @@ Status Predictor::StoredLowoApplies(const Dataset& data) const {
     return Status::Error("its feature schema is not this build's");
   if (i.training_digest != data.digest)
     return Status::Error("it was trained on data " + i.training_digest + ", the simulator's rows are " + data.digest);
+  if (i.power_limited_clock != data.power_limited_clock)
+    return Status::Error(std::string("it was trained with") + (i.power_limited_clock ? "" : "out") +
+                         " the power-limited clock; the simulator's rows are " +
+                         (data.power_limited_clock ? "with" : "without") + " it");
   if (i.lowo_predictions.size() != data.rows.size())
     return Status::Error("it was trained on " + std::to_string(i.lowo_predictions.size()) +
                          " rows, the simulator's data has " + std::to_string(data.rows.size()) +
@@ -1022,6 +1026,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   info.training_rows = data.rows.size();
   info.gpu = data.gpu;
   info.seed = seed;
+  info.power_limited_clock = data.power_limited_clock;
   for (const Measurement& r : data.rows)
     if (!r.target.empty() && !std::isnan(r.gpu_util) && std::find(info.targets.begin(), info.targets.end(), r.target) == info.targets.end())
       info.targets.push_back(r.target);
@@ -1047,9 +1052,12 @@ std::string Predictor::TargetFor(const std::string& mig_profile) {
   return mig_profile.empty() ? kTargetNvidiaSmi : kTargetDcgmGrActive;
 }
 
-Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports, const JobConfig& job,
+Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports, const JobConfig& job_in,
                                          double level) const {
   if (reports.empty()) return Status::Error("predict: no graph");
+  // The features the model was fitted on: its own power-limited-clock setting, whatever the caller's.
+  JobConfig job = job_in;
+  job.power_limited_clock = info_.power_limited_clock;
   ASSIGN_OR_RETURN(std::vector<double> f, ComputeFeatures(reports, job));
   if (f.size() != info_.feature_names.size())
     return Status::Error("predict: features have " + std::to_string(f.size()) + " values, model wants " +

@@ -428,6 +428,9 @@ struct PredictorInfo {
   std::string gpu;                         // default GPU of predictions (the labels' default GPU)
   uint64_t seed = 0;
   std::vector<std::string> targets;        // utilization counters of the training rows (kTarget*)
+  // The training rows' JobConfig::power_limited_clock (Dataset::power_limited_clock): Predict
+  // computes every job's features with it. Model files without it: false.
+  bool power_limited_clock = false;
   // auto: each candidate's leave-one-workload-out RMSLE on the training rows (empty otherwise).
   std::vector<std::pair<std::string, double>> selection;
   LowoAccuracy accuracy;                   // the model's own lowo pass (unseen workloads)
@@ -498,6 +501,7 @@ class Predictor {
   // the answer is one rank's of a data-parallel job: the single-GPU prediction
   // transformed by the all-reduce model (predict/data_parallel.h) on the step
   // time of the physics step model (StepModel); the whole job in one call.
+  // job.power_limited_clock is ignored: the model's (info().power_limited_clock) applies.
   Result<PredictResult> Predict(const std::vector<CostReport>& reports, const JobConfig& job,
                                 double level = kDefaultIntervalLevel) const;
   // The fitted physics that gives step and busy time (data-parallel jobs): the
