@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "cost/job_cost.h"
 #include "graph/onnx_loader.h"
@@ -373,7 +374,19 @@ TEST(Unseen, AnUnmeasuredGpuIsWidenedByTheStepTransferErrorOfTheOtherGpus) {
   ASSERT_TRUE(m->Risks(xte, &gte, 0.8).ok());
   rk_new = *m->Risks(xte, &gte, 0.8);
   rk_old = *host_only.Risks(xte, &gte, 0.8);
-  auto [a, b] = ShortestWindow(m->transfer_calibration(), 0.8);
+  // Each score with its GPU type; the window is each type's own, the wider of the two on each side
+  // (GroupedWindow: 2 types at 0.8), not one pooled over their rows.
+  std::map<std::string, std::vector<double>> by_gpu;
+  ASSERT_EQ(m->transfer_gpus().size(), m->transfer_calibration().size());
+  for (size_t k = 0; k < m->transfer_gpus().size(); ++k) by_gpu[m->transfer_gpus()[k]].push_back(m->transfer_calibration()[k]);
+  ASSERT_EQ(by_gpu.size(), 2u);
+  EXPECT_EQ(by_gpu.count("A100-80GB") + by_gpu.count("T4"), 2u);
+  auto [a, b] = m->TransferStepWindow(0.8);
+  EXPECT_EQ(std::make_pair(a, b), GroupedWindow({by_gpu["A100-80GB"], by_gpu["T4"]}, 0.8));
+  for (const auto& [gpu, v] : by_gpu) {
+    EXPECT_LE(a, ShortestWindow(v, 0.8).first) << gpu;
+    EXPECT_GE(b, ShortestWindow(v, 0.8).second) << gpu;
+  }
   EXPECT_GT(b, 0);  // some training GPU's steps were longer than predicted from the other
   EXPECT_LT(a, 0);  // and some shorter
   for (size_t j = 0; j < rk_new.size(); ++j) {
