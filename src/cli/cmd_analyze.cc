@@ -108,6 +108,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   JobConfig job;
   job.batch = f.batch;
   job.amp = f.amp;
+  job.power_limited_clock = kDefaultPowerLimitedClock;  // as train computes a model's features by default
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("analyze", s.message());
 

@@ -16,7 +16,6 @@
 #include "cli/json_layouts.h"
 #include "cli/observations_cli.h"
 #include "cli/progress.h"
-#include "features/power_clock.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
@@ -47,6 +46,7 @@ struct EvaluateFlags {
   bool quiet = false;
   bool per_workload = false;
   bool each_set = false;  // set by RunEvaluate when --features each
+  bool power_limited_clock = kDefaultPowerLimitedClock;
   std::string plot;
   std::string observations;  // service database: print the learning curve of its observed jobs
   std::vector<std::string> steps;  // pollux-t4 / zeus folders: step-time evaluation (predict/step_eval.h)
@@ -161,7 +161,7 @@ int RunEvaluate(EvaluateFlags f) {
   }
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("evaluate", catalog.message());
-  auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig});
+  auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig, f.power_limited_clock});
   if (!data.ok()) return Fail("evaluate", data.message());
   if (f.memory_only) return RunMemoryEvaluation(*data, splits, f.level, f.json);
   if (!f.observations.empty()) {
@@ -422,11 +422,12 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
                 "fraction of rows whose high end holds, interval widths, per workload, per GPU and per component "
                 "(--json: schema gpucast.memory-evaluation)");
   sub->add_option("--plot", flags->plot, "Write a predicted-vs-measured SVG of the first result");
-  sub->add_flag_callback("--power-limited-clock", [] { SetPowerLimitedClock(true); },
-                         "Count each GPU's compute peaks at the clock its board power sustains (a fraction of the "
-                         "boost clock fitted on Zeus' power-capped runs; the T4 0.70, the RTX 3090 and SXM A100s 1) "
-                         "instead of the datasheet's boost-clock peaks: off by default (docs/predictor.md, the "
-                         "power-limited clock)");
+  sub->add_flag("--power-limited-clock,!--no-power-limited-clock", flags->power_limited_clock,
+                std::string("Count each GPU's compute peaks at the clock its board power sustains (a fraction of "
+                            "the boost clock fitted on Zeus' power-capped runs; the T4 0.70, the RTX 3090 and SXM "
+                            "A100s 1) instead of the datasheet's boost-clock peaks, in every model evaluate trains, "
+                            "as train's option of the same name does (default: ") +
+                    (kDefaultPowerLimitedClock ? "on" : "off") + "; docs/predictor.md, the power-limited clock)");
   sub->footer(std::string("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent. GPU memory "
                           "(rows with a gmem or gmem_mib column): MAPE, MAE in MiB, the fraction of rows whose "
                           "interval high end is at or above the measured value. ") +

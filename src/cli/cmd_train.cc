@@ -27,6 +27,7 @@ struct TrainFlags {
   uint64_t seed = 0;
   std::string features;  // empty: the algorithm's default (DefaultFeatureSet)
   std::string observations;  // service database whose observed jobs are added as rows
+  bool power_limited_clock = kDefaultPowerLimitedClock;
   bool quiet = false;
 };
 
@@ -35,7 +36,7 @@ int RunTrain(TrainFlags f) {
   if (f.catalog.empty()) f.catalog = DefaultCatalog();
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("train", catalog.message());
-  auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig});
+  auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig, f.power_limited_clock});
   if (!data.ok()) return Fail("train", data.message());
   if (!f.observations.empty()) {
     auto added = AddObservedJobs("train", f.observations, *catalog, &*data);
@@ -108,6 +109,12 @@ CLI::App* AddTrain(CLI::App& root, int* exit_code) {
   sub->add_option("--observations", flags->observations,
                   "Service database (gpucast serve --db): also train on its observed jobs, one row per job "
                   "and GPU, labelled with the sample-weighted mean of its observations (docs/predictor.md)");
+  sub->add_flag("--power-limited-clock,!--no-power-limited-clock", flags->power_limited_clock,
+                std::string("Count each GPU's compute peaks at the clock its board power sustains (a fraction of "
+                            "the boost clock fitted on Zeus' power-capped runs; the T4 0.70, the RTX 3090 and SXM "
+                            "A100s 1) instead of the datasheet's boost-clock peaks. Recorded in the predictor file: "
+                            "every front end that loads it computes features the same way (default: ") +
+                    (kDefaultPowerLimitedClock ? "on" : "off") + "; docs/predictor.md, the power-limited clock)");
   sub->add_flag("--quiet,-q", flags->quiet, "No progress on stderr (each selection candidate's score as it is done)");
   sub->footer(std::string("See docs/predictor.md for the features, the algorithms and their evaluation. ") +
               kPathsFooter);

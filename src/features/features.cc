@@ -9,7 +9,6 @@
 #include <map>
 
 #include "features/gpu_specs.h"
-#include "features/power_clock.h"
 
 namespace gpucast {
 
@@ -215,13 +214,14 @@ const FeatureSchema& CurrentFeatureSchema() {
   return schema;
 }
 
-StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, bool tf32) {
+StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, bool tf32,
+                          bool power_limited_clock) {
   StepEstimate e;
   const double mem_rate = MemRate(gpu);
   // The peaks are at the boost clock; within its board power a GPU sustains a fraction of it
   // (SustainedComputeFraction, gpu_specs.h: 1 for every GPU with the power to hold it). Counted
-  // only under evaluate --power-limited-clock (power_clock.h).
-  const double clock = PowerLimitedClock() ? SustainedComputeFraction(gpu) : 1.0;
+  // only when asked (JobConfig::power_limited_clock: the model's setting).
+  const double clock = power_limited_clock ? SustainedComputeFraction(gpu) : 1.0;
   auto roofline = [&](double flops, double bytes, double peak) {
     e.bytes += bytes;
     double c = flops / (peak * clock), m = bytes / mem_rate;
@@ -320,7 +320,7 @@ Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& repor
     in.nodes += static_cast<double>(t.num_nodes);
     for (const Unsupported& u : r.unsupported) in.unsupported_nodes += static_cast<double>(u.count);
   }
-  in.step = EstimateStep(reports, *gpu, job.amp, job.attrs.tf32.value_or(false));
+  in.step = EstimateStep(reports, *gpu, job.amp, job.attrs.tf32.value_or(false), job.power_limited_clock);
   std::vector<double> values;
   for (const FeatureDef& f : FeatureTable()) values.push_back(f.value(in));
   return values;

@@ -85,6 +85,12 @@ struct JobConfig {
   std::string interconnect;     // --interconnect tokens ("" = the GPU table's links); ResolveInterconnect
   // Whose names the errors give these inputs (the service: kApi, its JSON fields).
   InputWording wording = InputWording::kCli;
+  // Whether the roofline counts each GPU's compute peaks at the clock its board power sustains
+  // (SustainedComputeFraction, gpu_specs.h) rather than at the boost clock. A property of the
+  // model, not of the job: a model file records the setting it was trained with
+  // (PredictorInfo::power_limited_clock) and Predictor::Predict sets it from there, so that
+  // every front end computes the features the model was fitted on.
+  bool power_limited_clock = false;
 };
 
 // REQUIRES: reports non-empty (several graphs per job: GAN G+D, actor+critic),
@@ -93,6 +99,10 @@ struct JobConfig {
 // Errors: no reports, batch < 1, a GPU not in the spec table.
 Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& reports,
                                             const JobConfig& job);
+
+// Whether `gpucast train` and `evaluate` count the power-limited clock unless told
+// (--power-limited-clock / --no-power-limited-clock; JobConfig::power_limited_clock).
+inline constexpr bool kDefaultPowerLimitedClock = false;
 
 // Documented defaults of the job attributes when unknown.
 inline constexpr int64_t kDefaultLoaderWorkers = 0;  // PyTorch DataLoader's default
@@ -122,8 +132,9 @@ struct GpuSpec;
 // Peaks: AMP half ops (convolution, matmul, recurrent under autocast) at
 // fp16_tensor_flops; without AMP and with `tf32` (JobAttrs::tf32 stated 1),
 // convolutions, recurrent layers and matmuls at tf32_tensor_flops where the GPU has TF32 (> 0);
-// every other FLOP at fp32_flops.
+// every other FLOP at fp32_flops. power_limited_clock: every compute peak times
+// SustainedComputeFraction(gpu) (JobConfig::power_limited_clock); bandwidth is not scaled.
 StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp,
-                          bool tf32 = false);
+                          bool tf32 = false, bool power_limited_clock = false);
 
 }  // namespace gpucast

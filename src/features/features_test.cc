@@ -9,7 +9,6 @@
 #include "cost/job_cost.h"
 #include "cost/test_graph.h"
 #include "features/gpu_specs.h"
-#include "features/power_clock.h"
 
 namespace gpucast {
 namespace {
@@ -191,18 +190,26 @@ TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   const double update = 16.0 * 2 * n * n / gpu.mem_bandwidth;
   EXPECT_NEAR(e32.busy_s, 3 * flops / gpu.fp32_flops + update, 1e-12);
   EXPECT_NEAR(e16.busy_s, 3 * flops / gpu.fp16_tensor_flops + update, 1e-12);
-  // T4 (70 W, 40 SMs): its peaks are at the 1590 MHz boost clock; under --power-limited-clock
-  // (power_clock.h) held at 0.70214 of it within 70 W (SustainedComputeFraction, by hand in
+  // T4 (70 W, 40 SMs): its peaks are at the 1590 MHz boost clock; with power_limited_clock
+  // (JobConfig::power_limited_clock, a model's setting) held at 0.70214 of it within 70 W (SustainedComputeFraction, by hand in
   // gpu_specs_test.cc); bandwidth is not scaled. Off (the default): the datasheet peaks.
   const GpuSpec& t4 = *FindGpuSpec("T4");
   const double t4_update = 16.0 * 2 * n * n / t4.mem_bandwidth;
-  ASSERT_FALSE(PowerLimitedClock());
   EXPECT_NEAR(EstimateStep({*r32}, t4, false).busy_s, 3 * flops / 8.1e12 + t4_update, 1e-6);
-  SetPowerLimitedClock(true);
-  EXPECT_NEAR(EstimateStep({*r32}, t4, false).busy_s, 3 * flops / (8.1e12 * 0.70214) + t4_update, 1e-5);
-  EXPECT_NEAR(EstimateStep({*r16}, t4, true).busy_s, 3 * flops / (65e12 * 0.70214) + t4_update, 1e-6);
-  EXPECT_NEAR(EstimateStep({*r32}, gpu, false).busy_s, 3 * flops / gpu.fp32_flops + update, 1e-12);  // A100 SXM: 1
-  SetPowerLimitedClock(false);
+  EXPECT_NEAR(EstimateStep({*r32}, t4, false, false, true).busy_s, 3 * flops / (8.1e12 * 0.70214) + t4_update, 1e-5);
+  EXPECT_NEAR(EstimateStep({*r16}, t4, true, false, true).busy_s, 3 * flops / (65e12 * 0.70214) + t4_update, 1e-6);
+  EXPECT_NEAR(EstimateStep({*r32}, gpu, false, false, true).busy_s, 3 * flops / gpu.fp32_flops + update, 1e-12);  // A100 SXM: 1
+  // ComputeFeatures takes it from the job (the model's setting): est_compute_ms by the same factor.
+  JobConfig job;
+  job.gpu = "T4";
+  Result<std::vector<double>> off = ComputeFeatures({*r32}, job);
+  job.power_limited_clock = true;
+  Result<std::vector<double>> on = ComputeFeatures({*r32}, job);
+  ASSERT_TRUE(off.ok() && on.ok());
+  const std::vector<std::string>& names = CurrentFeatureSchema().names;
+  const size_t c = std::find(names.begin(), names.end(), "est_compute_ms") - names.begin();
+  ASSERT_LT(c, names.size());
+  EXPECT_NEAR((*on)[c] / (*off)[c], 1 / 0.70214, 1e-4);
 }
 
 // TF32 (job attribute tf32): FP32 matmuls and convolutions run at the TF32 tensor peak only with

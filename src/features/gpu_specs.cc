@@ -3,7 +3,6 @@
 #include "features/gpu_specs.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -11,7 +10,6 @@
 #include <map>
 
 #include "features/gpu_table.h"
-#include "features/power_clock.h"
 
 namespace gpucast {
 
@@ -175,13 +173,6 @@ Result<std::string> CanonicalGpuName(const std::string& name) {
   for (const std::string& c : ClosestGpuNames(name, 5)) closest += (closest.empty() ? "" : ", ") + c;
   return Status::Error("unknown GPU '" + name + "'; closest: " + closest + " (gpucast gpus lists all)");
 }
-
-namespace {
-std::atomic<bool> power_limited_clock{false};
-}  // namespace
-
-void SetPowerLimitedClock(bool on) { power_limited_clock = on; }
-bool PowerLimitedClock() { return power_limited_clock; }
 
 double SustainedComputeFraction(const GpuSpec& gpu) {
   static const char* const kFitted[] = {"Pascal", "Volta", "Turing", "Ampere"};

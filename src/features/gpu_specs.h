@@ -118,7 +118,8 @@ Result<GpuSpec> ResolveGpu(const std::string& gpu, const std::string& mig_profil
 // (tools/zeus_power_fit.py; each GPU held out in turn, median |error| 0.029). 1 where the table
 // gives no power or SMs, and for architectures outside those the fit saw (Pascal, Volta, Turing,
 // Ampere: 16 to 7 nm; a later process does more per watt). The T4 (70 W, 40 SMs): 0.702.
-// EstimateStep counts it only when PowerLimitedClock() (features/power_clock.h; off by default).
+// EstimateStep counts it only when asked (JobConfig::power_limited_clock, which a model file records:
+// PredictorInfo::power_limited_clock).
 inline constexpr double kPowerW0PerSm = 1.12, kPowerW1PerSm = 2.94;
 double SustainedComputeFraction(const GpuSpec& gpu);
 

@@ -327,6 +327,7 @@ Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Ca
   }
   ds.digest = DigestString(all_bytes);
   ds.gpu = opts.gpu.empty() ? catalog.gpu : opts.gpu;
+  ds.power_limited_clock = opts.power_limited_clock;
   const FeatureSchema& schema = CurrentFeatureSchema();
   ds.schema_name = schema.name;
   ds.schema_version = schema.version;
@@ -357,6 +358,7 @@ Result<Dataset> BuildDataset(const std::vector<std::string>& csv_paths, const Ca
     job.attrs = w.attrs;
     job.gpu = m.gpu.empty() ? ds.gpu : m.gpu;
     job.mig_profile = m.mig_profile.empty() ? opts.mig_profile : m.mig_profile;
+    job.power_limited_clock = ds.power_limited_clock;
     // A measured row's CUDA module loading, unless its workload states it:
     // eager, the stacks of the measured data sets (Lucid's tiny jobs use
     // 2,050-2,059 MiB on the RTX 3090, the published eager context of 1,687

@@ -126,6 +126,9 @@ struct Dataset {
   // Per row: the physical memory estimate (features/memory.h) the memory
   // model learns from; rows[i].gmem is its label (NaN: no memory column).
   std::vector<MemoryEstimate> mem;
+  // Whether `x` counts the power-limited clock (JobConfig::power_limited_clock); a model
+  // trained on it records it (PredictorInfo::power_limited_clock).
+  bool power_limited_clock = false;
 
   // The GPU / MIG profile row i's features were computed for; "" where the
   // dataset carries none for that row (hand-built datasets, older callers).
@@ -139,6 +142,7 @@ struct Dataset {
 struct DatasetOptions {
   std::string gpu;          // GPU of rows without a gpu column ("" = the catalog's gpu)
   std::string mig_profile;  // MIG profile of rows without a mig_profile column ("" = whole GPU)
+  bool power_limited_clock = kDefaultPowerLimitedClock;  // JobConfig::power_limited_clock of every row
 };
 
 // Parses the CSV(s) and computes features for each row (rows of all files, in

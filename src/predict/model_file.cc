@@ -1,5 +1,6 @@
 #include "predict/model_file.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/json_text.h"
@@ -9,11 +10,22 @@ namespace gpucast {
 using nlohmann::json;
 
 namespace {
-// UtilModel::transfer_util_calibration: [{"predicted_util": percent, "score": logit}, ...].
-json TransferUtilJson(const std::vector<std::pair<double, double>>& scores) {
+// UtilModel::transfer_util_calibration: [{"predicted_util": percent, "score": logit, "gpu": type}, ...]
+// ("gpu" where known: UtilModel::transfer_util_gpus).
+json TransferUtilJson(const std::vector<std::pair<double, double>>& scores, const std::vector<std::string>& gpus) {
   json out = json::array();
-  for (const auto& [u, z] : scores) out.push_back({{"predicted_util", u}, {"score", z}});
+  for (size_t i = 0; i < scores.size(); ++i) {
+    json e = {{"predicted_util", scores[i].first}, {"score", scores[i].second}};
+    if (i < gpus.size() && !gpus[i].empty()) e["gpu"] = gpus[i];
+    out.push_back(std::move(e));
+  }
   return out;
+}
+
+// Each transfer score's GPU type (UtilModel::transfer_gpus), null where none is known (one group).
+json TransferGpusJson(const std::vector<std::string>& gpus) {
+  if (std::all_of(gpus.begin(), gpus.end(), [](const std::string& g) { return g.empty(); })) return json(nullptr);
+  return json(gpus);
 }
 }  // namespace
 
@@ -45,6 +57,9 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"rows", info.training_rows},
         {"gpu", info.gpu},
         {"seed", info.seed}}},
+      // Features: each GPU's compute peaks at the clock its board power sustains (features.h
+      // JobConfig::power_limited_clock); predictions compute features with it. Absent: false.
+      {"power_limited_clock", info.power_limited_clock},
       {"target", "log1p_gpu_util_percent"},
       {"targets", info.targets},
       {"selection", selection},
@@ -58,7 +73,9 @@ Result<json> ModelFileJson(const Predictor& p) {
         {"scores", p.model().calibration()},
         {"step_scores", p.model().step_calibration()},
         {"transfer_scores", p.model().transfer_calibration()},
-        {"transfer_util_scores", TransferUtilJson(p.model().transfer_util_calibration())},
+        {"transfer_score_gpus", TransferGpusJson(p.model().transfer_gpus())},
+        {"transfer_util_scores",
+         TransferUtilJson(p.model().transfer_util_calibration(), p.model().transfer_util_gpus())},
         {"plain_scores", p.model().plain_calibration()},
         {"band_scores", p.model().band_calibration()}}},
       {"measured_gpus", p.model().measured_gpus()},
@@ -97,7 +114,8 @@ Result<json> ModelFileJson(const Predictor& p) {
     for (size_t c : sm->columns()) sused.push_back(info.feature_names.at(c));
     j["step_model"] = {{"algo", sm->algo()}, {"features_used", sused}, {"params", sm->regressor().Params()},
                        {"regressor", sstate}, {"step_scores", sm->step_calibration()},
-                       {"transfer_scores", sm->transfer_calibration()}};
+                       {"transfer_scores", sm->transfer_calibration()},
+                       {"transfer_score_gpus", TransferGpusJson(sm->transfer_gpus())}};
   }
   return j;
 }
@@ -129,6 +147,13 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
   std::vector<WorkloadOffset> offsets;
   std::vector<double> step_scores, sm_step_scores, plain_scores, band_scores, transfer_scores, sm_transfer_scores;
   std::vector<std::pair<double, double>> transfer_util_scores;
+  // Each transfer score's GPU type (optional: files before them, one group).
+  std::vector<std::string> transfer_gpus, transfer_util_gpus, sm_transfer_gpus;
+  auto gpus_of = [](const json& obj) {
+    return obj.contains("transfer_score_gpus") && !obj.at("transfer_score_gpus").is_null()
+               ? obj.at("transfer_score_gpus").get<std::vector<std::string>>()
+               : std::vector<std::string>{};
+  };
   std::vector<std::string> measured_gpus;
   json memory;
   try {
@@ -144,6 +169,8 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     info.training_rows = t.at("rows").get<size_t>();
     info.gpu = t.at("gpu").get<std::string>();
     info.seed = t.at("seed").get<uint64_t>();
+    // Optional (files before the power-limited clock was a model setting: off, as they were trained).
+    if (j.contains("power_limited_clock")) info.power_limited_clock = j.at("power_limited_clock").get<bool>();
     target = j.at("target").get<std::string>();
     info.targets = j.at("targets").get<std::vector<std::string>>();
     for (const json& e : j.at("selection"))
@@ -156,12 +183,17 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     // Optional (files before the GPU-transfer widening: none, the host scenario alone).
     if (j.at("calibration").contains("transfer_scores"))
       transfer_scores = j.at("calibration").at("transfer_scores").get<std::vector<double>>();
+    transfer_gpus = gpus_of(j.at("calibration"));
     // Optional (files before the utilization transfer scores: the busy-held rule).
     if (j.at("calibration").contains("transfer_util_scores"))
       for (const json& e : j.at("calibration").at("transfer_util_scores"))
+      {
         transfer_util_scores.push_back({e.at("predicted_util").get<double>(), e.at("score").get<double>()});
+        transfer_util_gpus.push_back(e.value("gpu", std::string()));
+      }
     if (j.contains("step_model") && j.at("step_model").contains("transfer_scores"))
       sm_transfer_scores = j.at("step_model").at("transfer_scores").get<std::vector<double>>();
+    if (j.contains("step_model")) sm_transfer_gpus = gpus_of(j.at("step_model"));
     if (j.at("calibration").contains("plain_scores"))
       plain_scores = j.at("calibration").at("plain_scores").get<std::vector<double>>();
     if (j.at("calibration").contains("band_scores"))
@@ -266,8 +298,12 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     if (!std::isfinite(v)) return Status::Error(path + ": step_model.step_scores: not finite");
   m.set_calibration_scores(std::move(calibration), *method);
   m.set_step_calibration_scores(std::move(step_scores));
-  m.set_transfer_calibration_scores(std::move(transfer_scores));
-  m.set_transfer_util_calibration_scores(std::move(transfer_util_scores));
+  if (!transfer_gpus.empty() && transfer_gpus.size() != transfer_scores.size())
+    return Status::Error(path + ": calibration.transfer_score_gpus: not one per transfer score");
+  if (!sm_transfer_gpus.empty() && sm_transfer_gpus.size() != sm_transfer_scores.size())
+    return Status::Error(path + ": step_model.transfer_score_gpus: not one per transfer score");
+  m.set_transfer_calibration_scores(std::move(transfer_scores), std::move(transfer_gpus));
+  m.set_transfer_util_calibration_scores(std::move(transfer_util_scores), std::move(transfer_util_gpus));
   m.set_group_calibration_scores(std::move(plain_scores), std::move(band_scores));
   if (!measured_gpus.empty()) m.set_measured_gpus(measured_gpus);  // [] or absent: not recorded
   if (Status so = m.set_offsets(std::move(offsets), info.feature_names); !so.ok()) return so.Prefixed(path);
@@ -298,7 +334,7 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
     if (!sst.ok()) return sst.Prefixed(path + ": step_model");
     UtilModel sm(salgo, std::move(scols), std::shared_ptr<Regressor>(std::move(*sr)));
     sm.set_step_calibration_scores(std::move(sm_step_scores));
-    sm.set_transfer_calibration_scores(std::move(sm_transfer_scores));
+    sm.set_transfer_calibration_scores(std::move(sm_transfer_scores), std::move(sm_transfer_gpus));
     if (!measured_gpus.empty()) sm.set_measured_gpus(measured_gpus);
     out.set_step_model(std::move(sm));
   }

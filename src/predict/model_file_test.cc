@@ -104,6 +104,27 @@ TEST(ModelFileTest, TransferScoresRoundTrip) {
   EXPECT_EQ(rb->model().transfer_calibration(), (std::vector<double>{-0.25, 0.1, 0.4}));
   before["calibration"]["transfer_util_scores"] = nlohmann::json::parse(R"([{"predicted_util": 50}])");
   EXPECT_FALSE(ParseModelFile(before.dump(), "m.json", SchemaOf(d)).ok());
+  // Each score's GPU type (the window is over types) is stored beside it and read back in the
+  // sorted order; a file without them reads as one group (the pooled window, as written).
+  m.set_transfer_calibration_scores({0.4, -0.25, 0.1}, {"T4", "A100-80GB", "T4"});
+  m.set_transfer_util_calibration_scores({{40, 0.3}, {97.5, -0.5}}, {"RTX3090", "A100-80GB"});
+  Predictor typed(p->info(), m);
+  auto jt = ModelFileJson(typed);
+  ASSERT_TRUE(jt.ok()) << jt.message();
+  EXPECT_EQ((*jt)["calibration"]["transfer_score_gpus"], nlohmann::json({"A100-80GB", "T4", "T4"}));
+  auto qt = ParseModelFile(jt->dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(qt.ok()) << qt.message();
+  EXPECT_EQ(qt->model().transfer_gpus(), (std::vector<std::string>{"A100-80GB", "T4", "T4"}));
+  EXPECT_EQ(qt->model().transfer_util_gpus(), (std::vector<std::string>{"A100-80GB", "RTX3090"}));
+  EXPECT_EQ(qt->model().TransferStepWindow(0.8), typed.model().TransferStepWindow(0.8));
+  EXPECT_EQ(ModelFileJson(*qt)->dump(), jt->dump());
+  nlohmann::json untyped = *jt;
+  untyped["calibration"].erase("transfer_score_gpus");
+  auto qn = ParseModelFile(untyped.dump(), "m.json", SchemaOf(d));
+  ASSERT_TRUE(qn.ok()) << qn.message();
+  EXPECT_EQ(qn->model().TransferStepWindow(0.8), ShortestWindow({-0.25, 0.1, 0.4}, 0.8));
+  untyped["calibration"]["transfer_score_gpus"] = nlohmann::json({"T4"});
+  EXPECT_FALSE(ParseModelFile(untyped.dump(), "m.json", SchemaOf(d)).ok());
 }
 
 TEST(ModelFileTest, RecordsProvenance) {

@@ -178,6 +178,7 @@ Status AppendObservedRows(const std::vector<ObservedJob>& jobs, const std::strin
     cfg.amp = j.amp;
     cfg.attrs = j.attrs;
     cfg.gpu = !j.gpu.empty() ? j.gpu : data->gpu;
+    cfg.power_limited_clock = data->power_limited_clock;  // the shipped rows' features
     // One report per network, as the service's engine made the prediction.
     std::vector<CostReport> reports;
     Status costed = Status::Ok();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -228,24 +229,6 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
   return m;
 }
 
-namespace {
-// Each GPU type weighs the same: a type's scores are repeated so that every
-// type contributes as many as the type with the most. Sorted.
-template <typename T>
-std::vector<T> EqualWeightPerType(const std::vector<std::vector<T>>& by_type) {
-  size_t most = 0;
-  for (const auto& v : by_type) most = std::max(most, v.size());
-  std::vector<T> out;
-  for (const auto& v : by_type) {
-    if (v.empty()) continue;
-    const size_t reps = std::max<size_t>(1, static_cast<size_t>(std::lround(static_cast<double>(most) / v.size())));
-    for (size_t k = 0; k < reps; ++k) out.insert(out.end(), v.begin(), v.end());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-}  // namespace
-
 double TransferUtilScore(double measured, double predicted, double band_low, double band_high) {
   const double z = UtilLogit(predicted);
   return BeyondRisk(UtilLogit(measured) - z, std::max(0.0, z - UtilLogit(band_low)),
@@ -256,9 +239,12 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
                                            const std::vector<std::string>& names, const std::vector<size_t>& columns,
                                            const std::string& algo, const nlohmann::json& params, uint64_t seed,
                                            const FitOptions& options, std::vector<std::string>* skipped,
-                                           std::vector<std::pair<double, double>>* util_scores) {
+                                           std::vector<std::pair<double, double>>* util_scores,
+                                           std::vector<std::string>* step_gpus, std::vector<std::string>* util_gpus) {
   const size_t n = util.size();
   if (util_scores) util_scores->clear();
+  if (step_gpus) step_gpus->clear();
+  if (util_gpus) util_gpus->clear();
   if (options.row_gpu.size() != n || options.step_s.size() != n) return std::vector<double>{};
   auto has_step = [&](size_t i) { return options.step_s[i] > 0; };
   auto has_util = [&](size_t i) { return util[i] >= 0 && util[i] <= 100; };
@@ -272,8 +258,10 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
   const std::vector<std::string> types(type_set.begin(), type_set.end());  // sorted
   const size_t step_types = step_type_set.size();
   if (types.size() < 2) return std::vector<double>{};
-  std::vector<std::vector<double>> by_type;
-  std::vector<std::vector<std::pair<double, double>>> util_by_type;
+  std::vector<double> step_out;
+  std::vector<std::string> step_out_gpus;
+  std::vector<std::pair<double, double>> util_out;
+  std::vector<std::string> util_out_gpus;
   for (size_t t = 0; t < types.size(); ++t) {
     Matrix xtr, xte;
     std::vector<double> ytr, ste, ute;
@@ -315,18 +303,19 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
                       TransferUtilScore(ute[j], p[j].util, FromTarget(z - rk[j].low), FromTarget(z + rk[j].high))});
       }
     }
-    by_type.push_back(std::move(sc));
-    util_by_type.push_back(std::move(us));
+    step_out.insert(step_out.end(), sc.begin(), sc.end());
+    step_out_gpus.insert(step_out_gpus.end(), sc.size(), types[t]);
+    util_out.insert(util_out.end(), us.begin(), us.end());
+    util_out_gpus.insert(util_out_gpus.end(), us.size(), types[t]);
   }
   // Step scores need two types with step times; utilization scores come from
   // every type with utilization rows predicted by a model fitted on the others.
-  if (util_scores) {
-    *util_scores = EqualWeightPerType(util_by_type);
-    std::stable_sort(util_scores->begin(), util_scores->end(),
-                     [](const auto& a, const auto& b) { return a.second < b.second; });
-  }
+  // Each score once, with its GPU type: the window is over types (GroupedWindow).
+  if (util_scores) *util_scores = std::move(util_out);
+  if (util_gpus) *util_gpus = std::move(util_out_gpus);
   if (step_types < 2) return std::vector<double>{};
-  return EqualWeightPerType(by_type);
+  if (step_gpus) *step_gpus = std::move(step_out_gpus);
+  return step_out;
 }
 
 Status UtilModel::set_offsets(std::vector<WorkloadOffset> offsets, const std::vector<std::string>& names) {
@@ -391,33 +380,63 @@ Status UtilModel::CalibrateTransfer(const Matrix& x, const std::vector<double>& 
                                     uint64_t seed, const FitOptions& options) {
   if (!dynamic_cast<const PhysicsModel*>(regressor_.get())) return Status::Ok();
   std::vector<std::pair<double, double>> util_scores;
-  ASSIGN_OR_RETURN(std::vector<double> transfer,
-                   TransferScores(x, util, names, columns_, algo_, params, seed, options, nullptr, &util_scores));
-  set_transfer_calibration_scores(std::move(transfer));
-  set_transfer_util_calibration_scores(std::move(util_scores));
+  std::vector<std::string> step_gpus, util_gpus;
+  ASSIGN_OR_RETURN(std::vector<double> transfer, TransferScores(x, util, names, columns_, algo_, params, seed, options,
+                                                                nullptr, &util_scores, &step_gpus, &util_gpus));
+  set_transfer_calibration_scores(std::move(transfer), std::move(step_gpus));
+  set_transfer_util_calibration_scores(std::move(util_scores), std::move(util_gpus));
   return Status::Ok();
 }
 
-void UtilModel::set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores) {
-  scores.erase(std::remove_if(scores.begin(), scores.end(),
-                              [](const auto& v) { return !std::isfinite(v.first) || !std::isfinite(v.second); }),
-               scores.end());
-  std::stable_sort(scores.begin(), scores.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  transfer_util_calibration_ = std::move(scores);
+void UtilModel::set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores,
+                                                     std::vector<std::string> gpus) {
+  if (gpus.size() != scores.size()) gpus.assign(scores.size(), "");
+  std::vector<size_t> order;
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (std::isfinite(scores[i].first) && std::isfinite(scores[i].second)) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a].second < scores[b].second; });
+  transfer_util_calibration_.clear();
+  transfer_util_gpus_.clear();
+  for (size_t i : order) transfer_util_calibration_.push_back(scores[i]), transfer_util_gpus_.push_back(gpus[i]);
+}
+
+std::vector<std::vector<double>> UtilModel::TransferUtilGroupsFor(double util) const {
+  std::map<std::string, std::vector<double>> by_gpu;
+  for (size_t i = 0; i < transfer_util_calibration_.size(); ++i) {
+    const auto& [predicted, score] = transfer_util_calibration_[i];
+    if (predicted <= util) by_gpu[transfer_util_gpus_[i]].push_back(score);  // sorted by score
+  }
+  std::vector<std::vector<double>> out;
+  for (auto& [gpu, v] : by_gpu)
+    if (v.size() >= kMinGroupScores) out.push_back(std::move(v));
+  return out;
 }
 
 std::vector<double> UtilModel::TransferUtilScoresFor(double util) const {
   std::vector<double> out;
-  for (const auto& [predicted, score] : transfer_util_calibration_)
-    if (predicted <= util) out.push_back(score);  // sorted by score: out is sorted
-  if (out.size() < kMinGroupScores) out.clear();
+  for (const std::vector<double>& g : TransferUtilGroupsFor(util)) out.insert(out.end(), g.begin(), g.end());
+  std::sort(out.begin(), out.end());
   return out;
 }
 
-void UtilModel::set_transfer_calibration_scores(std::vector<double> scores) {
-  scores.erase(std::remove_if(scores.begin(), scores.end(), [](double v) { return !std::isfinite(v); }), scores.end());
-  std::sort(scores.begin(), scores.end());
-  transfer_calibration_ = std::move(scores);
+void UtilModel::set_transfer_calibration_scores(std::vector<double> scores, std::vector<std::string> gpus) {
+  if (gpus.size() != scores.size()) gpus.assign(scores.size(), "");
+  std::vector<size_t> order;
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (std::isfinite(scores[i])) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
+  transfer_calibration_.clear();
+  transfer_gpus_.clear();
+  for (size_t i : order) transfer_calibration_.push_back(scores[i]), transfer_gpus_.push_back(gpus[i]);
+}
+
+std::pair<double, double> UtilModel::TransferStepWindow(double level) const {
+  std::map<std::string, std::vector<double>> by_gpu;
+  for (size_t i = 0; i < transfer_calibration_.size(); ++i)
+    by_gpu[transfer_gpus_[i]].push_back(transfer_calibration_[i]);  // sorted
+  std::vector<std::vector<double>> groups;
+  for (auto& [gpu, v] : by_gpu) groups.push_back(std::move(v));
+  return GroupedWindow(groups, level);
 }
 
 Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector<std::string>* gpus,
@@ -482,7 +501,9 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   }
   // An unmeasured GPU's step may be off beyond the host scenario by the
   // transfer window [a, b] of the step scores: longer by e^b, shorter by e^-a.
-  auto [t_lo, t_hi] = ShortestWindow(transfer_calibration_, level);  // {0, 0} when none
+  // The window is over the training GPU types, each type's own (GroupedWindow: with fewer than 4
+  // types at 0.8, the widest type's ends), not pooled over their rows.
+  auto [t_lo, t_hi] = TransferStepWindow(level);  // {0, 0} when none
   const double longer = std::max(0.0, t_hi), shorter = std::max(0.0, -t_lo);
   // Its utilization: util = busy / (busy + idle), so an error e_b in log busy
   // and e_i in log idle moves logit(util) by e_b - e_i, by whichever of the two
@@ -501,9 +522,9 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
     const PhysicsStep& hi = r.gpu_measured ? hk[i] : hu[i];
     double lo_util = lo.util, hi_util = hi.util;
     if (!r.gpu_measured) {
-      const std::vector<double> z = TransferUtilScoresFor(base[i].util);
+      const std::vector<std::vector<double>> z = TransferUtilGroupsFor(base[i].util);
       if (!z.empty()) {
-        auto [z_lo, z_hi] = ShortestWindow(z, level);
+        auto [z_lo, z_hi] = GroupedWindow(z, level);
         const double fall = std::max(0.0, -z_lo), rise = std::max(0.0, z_hi);
         lo_util = LogitToUtil(UtilLogit(lo_util) - fall), hi_util = LogitToUtil(UtilLogit(hi_util) + rise);
         r.transfer_util_fall = fall, r.transfer_util_rise = rise;
@@ -625,6 +646,21 @@ std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, doub
   for (size_t i = 1; i + k <= n; ++i)
     if (sorted[i + k - 1] - sorted[i] < sorted[best + k - 1] - sorted[best]) best = i;
   return {sorted[best], sorted[best + k - 1]};
+}
+
+std::pair<double, double> GroupedWindow(const std::vector<std::vector<double>>& sorted_groups, double level) {
+  std::vector<double> lows, highs;
+  for (const std::vector<double>& g : sorted_groups) {
+    if (g.empty()) continue;
+    auto [lo, hi] = ShortestWindow(g, level);
+    lows.push_back(lo), highs.push_back(hi);
+  }
+  if (lows.empty()) return {0, 0};
+  const size_t n = lows.size();
+  const size_t k = static_cast<size_t>(std::clamp(std::ceil((n + 1) * level), 1.0, static_cast<double>(n)));
+  std::sort(lows.begin(), lows.end(), std::greater<double>());
+  std::sort(highs.begin(), highs.end());
+  return {lows[k - 1], highs[k - 1]};
 }
 
 std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, double level) {
@@ -913,6 +949,10 @@ Status Predictor::StoredLowoApplies(const Dataset& data) const {
     return Status::Error("its feature schema is not this build's");
   if (i.training_digest != data.digest)
     return Status::Error("it was trained on data " + i.training_digest + ", the simulator's rows are " + data.digest);
+  if (i.power_limited_clock != data.power_limited_clock)
+    return Status::Error(std::string("it was trained with") + (i.power_limited_clock ? "" : "out") +
+                         " the power-limited clock; the simulator's rows are " +
+                         (data.power_limited_clock ? "with" : "without") + " it");
   if (i.lowo_predictions.size() != data.rows.size())
     return Status::Error("it was trained on " + std::to_string(i.lowo_predictions.size()) +
                          " rows, the simulator's data has " + std::to_string(data.rows.size()) +
@@ -1022,6 +1062,7 @@ Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo,
   info.training_rows = data.rows.size();
   info.gpu = data.gpu;
   info.seed = seed;
+  info.power_limited_clock = data.power_limited_clock;
   for (const Measurement& r : data.rows)
     if (!r.target.empty() && !std::isnan(r.gpu_util) && std::find(info.targets.begin(), info.targets.end(), r.target) == info.targets.end())
       info.targets.push_back(r.target);
@@ -1082,9 +1123,12 @@ Status ApplyLinks(PredictResult* out, const std::vector<CostReport>& reports, co
 
 }  // namespace
 
-Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports, const JobConfig& job,
+Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports, const JobConfig& job_in,
                                          double level) const {
   if (reports.empty()) return Status::Error("predict: no graph");
+  // The features the model was fitted on: its own power-limited-clock setting, whatever the caller's.
+  JobConfig job = job_in;
+  job.power_limited_clock = info_.power_limited_clock;
   ASSIGN_OR_RETURN(std::vector<double> f, ComputeFeatures(reports, job));
   if (f.size() != info_.feature_names.size())
     return Status::Error("predict: features have " + std::to_string(f.size()) + " values, model wants " +

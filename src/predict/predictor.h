@@ -226,8 +226,15 @@ class UtilModel {
   // unmeasured GPU gets this error's window on its step (Risks); its
   // utilization gets transfer_util_calibration's, or, without those scores,
   // this window through util = busy / step with the busy time held.
+  // Each score's GPU type is kept (transfer_gpus, in the same order; "" for every score of a model
+  // file from before them: one group): the window is GroupedWindow over the GPU types, each type's
+  // own, not one pooled over rows (TransferStepWindow).
   const std::vector<double>& transfer_calibration() const { return transfer_calibration_; }
-  void set_transfer_calibration_scores(std::vector<double> scores);
+  const std::vector<std::string>& transfer_gpus() const { return transfer_gpus_; }
+  // `gpus`: each score's GPU type (empty: one group).
+  void set_transfer_calibration_scores(std::vector<double> scores, std::vector<std::string> gpus = {});
+  // GroupedWindow of the step transfer scores by GPU type at `level` ({0, 0}: none).
+  std::pair<double, double> TransferStepWindow(double level) const;
   // How wrong the utilization is on a GPU type the model has no rows of: for
   // every training row with a measured utilization, predicted by a model fitted
   // without its GPU type (the same pass), {that prediction (percent),
@@ -246,9 +253,15 @@ class UtilModel {
   const std::vector<std::pair<double, double>>& transfer_util_calibration() const {
     return transfer_util_calibration_;
   }
-  void set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores);
-  // The sorted scores of transfer_util_calibration a row predicted at `util` (percent) is calibrated by
-  // (empty: fewer than kMinGroupScores, the busy-held rule).
+  // `gpus`: each score's GPU type (empty: one group); transfer_util_gpus in the sorted order.
+  void set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores,
+                                            std::vector<std::string> gpus = {});
+  const std::vector<std::string>& transfer_util_gpus() const { return transfer_util_gpus_; }
+  // Each GPU type's sorted scores of transfer_util_calibration that a row predicted at `util`
+  // (percent) is calibrated by: those of rows predicted at most `util`, of the types with at least
+  // kMinGroupScores of them (none: the busy-held rule). The row's window is their GroupedWindow.
+  std::vector<std::vector<double>> TransferUtilGroupsFor(double util) const;
+  // Those groups' scores pooled, sorted (one GPU type: its scores).
   std::vector<double> TransferUtilScoresFor(double util) const;
   // Sets transfer_calibration and transfer_util_calibration from TransferScores
   // on these training rows (x: all schema columns, as in Fit). Only a physics model has a risk band to
@@ -306,7 +319,9 @@ class UtilModel {
   std::vector<double> plain_calibration_, band_calibration_;
   std::vector<double> step_calibration_;
   std::vector<double> transfer_calibration_;
+  std::vector<std::string> transfer_gpus_;  // each transfer_calibration_ score's GPU type
   std::vector<std::pair<double, double>> transfer_util_calibration_;
+  std::vector<std::string> transfer_util_gpus_;  // each transfer_util_calibration_ score's GPU type
   std::vector<std::string> measured_gpus_;
   bool gpus_known_ = false;  // set_measured_gpus was called
   IntervalMethod interval_method_ = kDefaultIntervalMethod;
@@ -339,9 +354,8 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
 // (RowRisk::step_low/high). `util_scores`, when given, gets the utilization
 // scores (UtilModel::transfer_util_calibration) of the rows with a measured
 // utilization of the same pass: {predicted utilization, TransferUtilScore against
-// the row's band}. Each GPU
-// type weighs the same: a type's scores are repeated so that every type
-// contributes as many as the type with the most. Step scores: empty (no error)
+// the row's band}. Each score once, its GPU type in `step_gpus` / `util_gpus`
+// when given (the window is over GPU types: GroupedWindow). Step scores: empty (no error)
 // with fewer than 2 GPU types with step times; utilization scores: empty with
 // fewer than 2 GPU types or none with utilization. A fold whose fit fails is
 // skipped (`skipped` names it).
@@ -349,7 +363,9 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
                                            const std::vector<std::string>& names, const std::vector<size_t>& columns,
                                            const std::string& algo, const nlohmann::json& params, uint64_t seed,
                                            const FitOptions& options, std::vector<std::string>* skipped = nullptr,
-                                           std::vector<std::pair<double, double>>* util_scores = nullptr);
+                                           std::vector<std::pair<double, double>>* util_scores = nullptr,
+                                           std::vector<std::string>* step_gpus = nullptr,
+                                           std::vector<std::string>* util_gpus = nullptr);
 // One row's utilization transfer score: UtilLogit(measured) - UtilLogit(predicted)
 // beyond the band [UtilLogit(band_low), UtilLogit(band_high)] (utilizations, percent;
 // 0 inside it). logit(util) = log busy - log idle: the score is the log error of
@@ -363,6 +379,12 @@ std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, do
 // The shortest window [sorted[i], sorted[i+k-1]] with k = ceil((n+1) level)
 // (clamped to n); ties: the lowest i.
 std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level);
+// The window of scores whose exchangeable units are groups (GPU types), not rows: each group's
+// ShortestWindow at `level` [lo_g, hi_g]; with K groups, k = min(K, ceil((K + 1) level)); the
+// high end is the k-th smallest hi_g, the low end the k-th largest lo_g. A split-conformal window
+// over K groups needs the ceil((K + 1) level)-th of them, more than K when K < level / (1 - level)
+// (K < 4 at 0.8): then the widest group's ends. Empty groups are skipped; none: {0, 0}.
+std::pair<double, double> GroupedWindow(const std::vector<std::vector<double>>& sorted_groups, double level);
 // Calibration scores of a pass's residuals (row order) under `method`.
 // With `risks` (normalized and central): each residual beyond the row's
 // risk, r + low where r < -low, r - high where r > high, 0 between.
@@ -428,6 +450,9 @@ struct PredictorInfo {
   std::string gpu;                         // default GPU of predictions (the labels' default GPU)
   uint64_t seed = 0;
   std::vector<std::string> targets;        // utilization counters of the training rows (kTarget*)
+  // The training rows' JobConfig::power_limited_clock (Dataset::power_limited_clock): Predict
+  // computes every job's features with it. Model files without it: false.
+  bool power_limited_clock = false;
   // auto: each candidate's leave-one-workload-out RMSLE on the training rows (empty otherwise).
   std::vector<std::pair<std::string, double>> selection;
   LowoAccuracy accuracy;                   // the model's own lowo pass (unseen workloads)
@@ -498,6 +523,7 @@ class Predictor {
   // the answer is one rank's of a data-parallel job: the single-GPU prediction
   // transformed by the all-reduce model (predict/data_parallel.h) on the step
   // time of the physics step model (StepModel); the whole job in one call.
+  // job.power_limited_clock is ignored: the model's (info().power_limited_clock) applies.
   Result<PredictResult> Predict(const std::vector<CostReport>& reports, const JobConfig& job,
                                 double level = kDefaultIntervalLevel) const;
   // `base`, a data-parallel answer of Predict for `reports` (single_gpu,

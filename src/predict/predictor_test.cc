@@ -1,6 +1,7 @@
 #include "predict/predictor.h"
 #include "predict/regressor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -21,6 +22,48 @@ TEST(IntervalTest, ShortestWindowHandValues) {
   // A long tail on the left (n = 6, k = ceil(3.5) = 4): spans 9.1, 8.2, 0.3: the window sits where the mass is.
   EXPECT_EQ(ShortestWindow({-9, -8, 0, 0.1, 0.2, 0.3}, 0.5), (std::pair<double, double>{0, 0.3}));
   EXPECT_EQ(ShortestWindow({}, 0.8), (std::pair<double, double>{0, 0}));
+}
+
+// The GPU-transfer window is over GPU types (groups), each group's own ShortestWindow; with K
+// groups the ceil((K + 1) level)-th of their ends (clamped to K). Hand values at 0.8.
+TEST(IntervalTest, GroupedWindowHandValues) {
+  // A: n = 5, k = 5: [-0.1, 0.3]; B: n = 4, k = 4: [-0.5, 0.05]. K = 2: ceil(2.4) = 3 > 2, so the
+  // 2nd: the widest group's ends on each side, [-0.5, 0.3].
+  const std::vector<double> a = {-0.1, 0, 0.1, 0.2, 0.3}, b = {-0.5, -0.4, 0, 0.05};
+  EXPECT_EQ(GroupedWindow({a, b}, 0.8), (std::pair<double, double>{-0.5, 0.3}));
+  EXPECT_EQ(GroupedWindow({a}, 0.8), ShortestWindow(a, 0.8));  // one group: its own window
+  EXPECT_EQ(GroupedWindow({a, {}}, 0.8), ShortestWindow(a, 0.8));  // an empty group does not count
+  EXPECT_EQ(GroupedWindow({}, 0.8), (std::pair<double, double>{0, 0}));
+  // Nine one-score groups 1..9: k = ceil(10 * 0.8) = 8: the 8th smallest high end, the 8th largest low end.
+  std::vector<std::vector<double>> nine;
+  for (int g = 1; g <= 9; ++g) nine.push_back({static_cast<double>(g)});
+  EXPECT_EQ(GroupedWindow(nine, 0.8), (std::pair<double, double>{2, 8}));
+  // The model's step window groups its transfer scores by their GPU type; without types
+  // (a model file from before them) they are one group, the pooled window.
+  UtilModel m("physics", {}, nullptr);
+  std::vector<double> scores = a;
+  scores.insert(scores.end(), b.begin(), b.end());
+  std::vector<std::string> gpus(a.size(), "A100-80GB");
+  gpus.insert(gpus.end(), b.size(), "T4");
+  m.set_transfer_calibration_scores(scores, gpus);
+  EXPECT_EQ(m.transfer_calibration().size(), 9u);
+  EXPECT_EQ(m.TransferStepWindow(0.8), (std::pair<double, double>{-0.5, 0.3}));
+  m.set_transfer_calibration_scores(scores);
+  std::vector<double> pooled = scores;
+  std::sort(pooled.begin(), pooled.end());
+  EXPECT_EQ(m.TransferStepWindow(0.8), ShortestWindow(pooled, 0.8));
+  // Utilization scores: each type's own, of the rows predicted at most the row's utilization,
+  // the types with kMinGroupScores of them.
+  std::vector<std::pair<double, double>> us;
+  std::vector<std::string> ug;
+  for (int k = 0; k < 10; ++k) us.push_back({90, -0.01 * k}), ug.push_back("A100-80GB");
+  for (int k = 0; k < 12; ++k) us.push_back({40, -0.1 * k}), ug.push_back("RTX3090");
+  m.set_transfer_util_calibration_scores(us, ug);
+  EXPECT_EQ(m.TransferUtilGroupsFor(95).size(), 2u);
+  ASSERT_EQ(m.TransferUtilGroupsFor(50).size(), 1u);
+  EXPECT_EQ(m.TransferUtilGroupsFor(50)[0].size(), 12u);
+  EXPECT_TRUE(m.TransferUtilGroupsFor(30).empty());
+  EXPECT_EQ(m.transfer_util_gpus().size(), 22u);
 }
 
 // The scale of a prediction: idle fraction plus the floor.

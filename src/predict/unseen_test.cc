@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "cost/job_cost.h"
 #include "graph/onnx_loader.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
+#include "predict/model_file.h"
+#include "predict/physics.h"
 #include "predict/physics_fixture.h"
 #include "predict/predict_json.h"
 #include "predict/predictor.h"
@@ -371,7 +374,19 @@ TEST(Unseen, AnUnmeasuredGpuIsWidenedByTheStepTransferErrorOfTheOtherGpus) {
   ASSERT_TRUE(m->Risks(xte, &gte, 0.8).ok());
   rk_new = *m->Risks(xte, &gte, 0.8);
   rk_old = *host_only.Risks(xte, &gte, 0.8);
-  auto [a, b] = ShortestWindow(m->transfer_calibration(), 0.8);
+  // Each score with its GPU type; the window is each type's own, the wider of the two on each side
+  // (GroupedWindow: 2 types at 0.8), not one pooled over their rows.
+  std::map<std::string, std::vector<double>> by_gpu;
+  ASSERT_EQ(m->transfer_gpus().size(), m->transfer_calibration().size());
+  for (size_t k = 0; k < m->transfer_gpus().size(); ++k) by_gpu[m->transfer_gpus()[k]].push_back(m->transfer_calibration()[k]);
+  ASSERT_EQ(by_gpu.size(), 2u);
+  EXPECT_EQ(by_gpu.count("A100-80GB") + by_gpu.count("T4"), 2u);
+  auto [a, b] = m->TransferStepWindow(0.8);
+  EXPECT_EQ(std::make_pair(a, b), GroupedWindow({by_gpu["A100-80GB"], by_gpu["T4"]}, 0.8));
+  for (const auto& [gpu, v] : by_gpu) {
+    EXPECT_LE(a, ShortestWindow(v, 0.8).first) << gpu;
+    EXPECT_GE(b, ShortestWindow(v, 0.8).second) << gpu;
+  }
   EXPECT_GT(b, 0);  // some training GPU's steps were longer than predicted from the other
   EXPECT_LT(a, 0);  // and some shorter
   for (size_t j = 0; j < rk_new.size(); ++j) {
@@ -413,6 +428,89 @@ TEST(Unseen, AnUnmeasuredGpuIsWidenedByTheStepTransferErrorOfTheOtherGpus) {
     EXPECT_DOUBLE_EQ((*pa)[j].low, (*pb)[j].low);
     EXPECT_DOUBLE_EQ((*pa)[j].high, (*pb)[j].high);
   }
+}
+
+// The power-limited clock is the model's setting (PredictorInfo::power_limited_clock, a key of
+// the model file): Predict computes every job's features with it, whatever the caller's JobConfig
+// says, so every front end that loads the file answers alike. The Lucid rows are all RTX 3090s,
+// which hold their boost clock (SustainedComputeFraction 1): trained with the clock on, the rows'
+// features and the fit are the same as without, and on a T4 (0.70214 of its boost-clock peaks,
+// by hand in gpu_specs_test.cc) the compute-bound part of the roofline is 1 / 0.70214 as long,
+// so the step grows by that extra compute over the fitted eff_compute (physics_regressor.cc:
+// gpu = est_compute / eff_compute + ...; a VGG step with data on the GPU is GPU-bound, no loader).
+TEST(PowerLimitedClock, TheModelFileRecordsItAndEveryPredictionUsesIt) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  DatasetOptions on_opts, off_opts;
+  on_opts.power_limited_clock = true;
+  off_opts.power_limited_clock = false;
+  auto on_data = BuildDataset({DataDir() + "/lucid/single_data.csv"}, *cat, on_opts);
+  auto off_data = BuildDataset({DataDir() + "/lucid/single_data.csv"}, *cat, off_opts);
+  ASSERT_TRUE(on_data.ok()) << on_data.message();
+  ASSERT_TRUE(off_data.ok()) << off_data.message();
+  EXPECT_EQ(on_data->x, off_data->x);  // RTX 3090 rows: fraction 1
+  auto trained_off = Predictor::Train(*off_data, "physics", 1);
+  ASSERT_TRUE(trained_off.ok()) << trained_off.message();
+  const Predictor& off = *trained_off;
+  EXPECT_FALSE(off.info().power_limited_clock);
+  auto trained_on = Predictor::Train(*on_data, "physics", 1);
+  ASSERT_TRUE(trained_on.ok()) << trained_on.message();
+  EXPECT_TRUE(trained_on->info().power_limited_clock);
+  // Through the model file, as predict, serve and the plugins load it.
+  auto file = ModelFileJson(*trained_on);
+  ASSERT_TRUE(file.ok()) << file.message();
+  EXPECT_EQ((*file)["power_limited_clock"], true);
+  auto on = ParseModelFile(file->dump(), "on.json", CurrentFeatureSchema());
+  ASSERT_TRUE(on.ok()) << on.message();
+  EXPECT_TRUE(on->info().power_limited_clock);
+  const auto* ph_on = dynamic_cast<const PhysicsModel*>(&on->model().regressor());
+  const auto* ph_off = dynamic_cast<const PhysicsModel*>(&off.model().regressor());
+  ASSERT_TRUE(ph_on && ph_off);
+  EXPECT_EQ(ph_on->Parameters(), ph_off->Parameters());  // RTX 3090 rows: the same fit
+  double eff_compute = 0;
+  for (const auto& [name, value] : ph_on->Parameters())
+    if (name == "eff_compute") eff_compute = value;
+  ASSERT_GT(eff_compute, 0);
+
+  JobConfig job;
+  job.batch = 64;
+  job.gpu = "T4";
+  ASSERT_TRUE(ParseJobAttr("data_on_gpu=1", &job.attrs).ok());
+  const std::vector<CostReport> vgg = Job("vgg.onnx", 64);
+  auto a = off.Predict(vgg, job);
+  auto b = on->Predict(vgg, job);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.message() << b.message();
+  const std::vector<std::string>& names = CurrentFeatureSchema().names;
+  const size_t c = std::find(names.begin(), names.end(), "est_compute_ms") - names.begin();
+  ASSERT_LT(c, names.size());
+  const double compute_off = a->features[c], compute_on = b->features[c];
+  ASSERT_GT(compute_off, 0);
+  EXPECT_NEAR(compute_on / compute_off, 1 / 0.70214, 1e-4);
+  EXPECT_GT(b->prediction.step_ms, a->prediction.step_ms);
+  EXPECT_NEAR(b->prediction.step_ms - a->prediction.step_ms, (compute_on - compute_off) / eff_compute,
+              1e-9 * b->prediction.step_ms);
+  // The caller's JobConfig does not switch it: the model's setting applies.
+  JobConfig asked = job;
+  asked.power_limited_clock = true;
+  auto c_off = off.Predict(vgg, asked);
+  ASSERT_TRUE(c_off.ok()) << c_off.message();
+  EXPECT_EQ(c_off->prediction.step_ms, a->prediction.step_ms);
+  // On the RTX 3090 (fraction 1) the two models answer alike.
+  job.gpu = "RTX3090";
+  auto ra = off.Predict(vgg, job), rb = on->Predict(vgg, job);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  EXPECT_EQ(ra->prediction.step_ms, rb->prediction.step_ms);
+  EXPECT_EQ(ra->prediction.util, rb->prediction.util);
+  // A model file from before the setting (no key) reads as off: the T4 answer of the off model.
+  nlohmann::json old = *file;
+  old.erase("power_limited_clock");
+  auto read_old = ParseModelFile(old.dump(), "old.json", CurrentFeatureSchema());
+  ASSERT_TRUE(read_old.ok()) << read_old.message();
+  EXPECT_FALSE(read_old->info().power_limited_clock);
+  job.gpu = "T4";
+  auto o = read_old->Predict(vgg, job);
+  ASSERT_TRUE(o.ok()) << o.message();
+  EXPECT_EQ(o->prediction.step_ms, a->prediction.step_ms);
 }
 
 }  // namespace
