@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # docs/predictor.md's "power-limited clock" tables: the `steps` section of tools/predictor_tables.sh
 # (lowo and logo with the Pollux one-GPU runs as step-only rows; evaluate --steps on Pollux and Zeus)
-# run with `evaluate --power-limited-clock`, so the option's figures come from a script as the
-# default's do. Usage: tools/power_clock_tables.sh PATH/TO/gpucast (markdown on stdout, progress on
+# run with `evaluate --no-power-limited-clock` (every peak at the boost clock, the default before
+# the clock was), so the comparison's figures come from a script as the default's do. Usage: tools/power_clock_tables.sh PATH/TO/gpucast (markdown on stdout, progress on
 # stderr; about 10 minutes on 2 shared cores).
 set -euo pipefail
 B=$(realpath "${1:?usage: power_clock_tables.sh PATH/TO/gpucast}")
@@ -14,8 +14,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 ev() {  # name, then evaluate arguments: JSON in $T/name.json
   local name=$1; shift
-  echo "## $name: gpucast evaluate --power-limited-clock $*" >&2
-  nice -n 10 "$B" evaluate --power-limited-clock "$@" --json --quiet > "$T/$name.json"
+  echo "## $name: gpucast evaluate --no-power-limited-clock $*" >&2
+  nice -n 10 "$B" evaluate --no-power-limited-clock "$@" --json --quiet > "$T/$name.json"
 }
 ev steps_lowo --data "$LUCID" --data "$MIG" --data "$POLLUX" --split lowo --algo physics --repeats 1 & p1=$!
 ev steps_logo --data "$LUCID" --data "$MIG" --data "$POLLUX" --split logo --algo physics --repeats 1

@@ -289,12 +289,17 @@ TEST(Unseen, UtilTransferScoresOfRowsAtLeastAsIdle) {
 // 80% intervals of the held-out GPU held about half its rows (evaluate
 // --split logo); the GPU-transfer scores (how wrong the step time was on
 // each training GPU predicted from the other) widen an unmeasured GPU's band.
+// Fitted without the power-limited clock: the widening is what this test is about. With the
+// clock (the default since pred14) the T4's step is predicted better, its transfer scores are
+// narrower and this fold holds 0.69 (docs/predictor.md, "The power-limited clock", generated).
 TEST(Unseen, AnUnmeasuredGpuIsWidenedByTheStepTransferErrorOfTheOtherGpus) {
   auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
   ASSERT_TRUE(cat.ok()) << cat.message();
+  DatasetOptions boost_clock;
+  boost_clock.power_limited_clock = false;
   auto data = BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv",
                             DataDir() + "/pollux-t4"},
-                           *cat);
+                           *cat, boost_clock);
   ASSERT_TRUE(data.ok()) << data.message();
   const std::string held = "RTX3090";
   Matrix xtr, xte;
