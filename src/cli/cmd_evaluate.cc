@@ -422,12 +422,8 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
                 "fraction of rows whose high end holds, interval widths, per workload, per GPU and per component "
                 "(--json: schema gpucast.memory-evaluation)");
   sub->add_option("--plot", flags->plot, "Write a predicted-vs-measured SVG of the first result");
-  sub->add_flag("--power-limited-clock,!--no-power-limited-clock", flags->power_limited_clock,
-                std::string("Count each GPU's compute peaks at the clock its board power sustains (a fraction of "
-                            "the boost clock fitted on Zeus' power-capped runs; the T4 0.70, the RTX 3090 and SXM "
-                            "A100s 1) instead of the datasheet's boost-clock peaks, in every model evaluate trains, "
-                            "as train's option of the same name does (default: ") +
-                    (kDefaultPowerLimitedClock ? "on" : "off") + "; docs/predictor.md, the power-limited clock)");
+  AddPowerLimitedClock(sub, &flags->power_limited_clock,
+                      "in every model evaluate trains, as train's option of the same name does");
   sub->footer(std::string("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent. GPU memory "
                           "(rows with a gmem or gmem_mib column): MAPE, MAE in MiB, the fraction of rows whose "
                           "interval high end is at or above the measured value. ") +

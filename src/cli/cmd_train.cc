@@ -109,12 +109,8 @@ CLI::App* AddTrain(CLI::App& root, int* exit_code) {
   sub->add_option("--observations", flags->observations,
                   "Service database (gpucast serve --db): also train on its observed jobs, one row per job "
                   "and GPU, labelled with the sample-weighted mean of its observations (docs/predictor.md)");
-  sub->add_flag("--power-limited-clock,!--no-power-limited-clock", flags->power_limited_clock,
-                std::string("Count each GPU's compute peaks at the clock its board power sustains (a fraction of "
-                            "the boost clock fitted on Zeus' power-capped runs; the T4 0.70, the RTX 3090 and SXM "
-                            "A100s 1) instead of the datasheet's boost-clock peaks. Recorded in the predictor file: "
-                            "every front end that loads it computes features the same way (default: ") +
-                    (kDefaultPowerLimitedClock ? "on" : "off") + "; docs/predictor.md, the power-limited clock)");
+  AddPowerLimitedClock(sub, &flags->power_limited_clock,
+                      "recorded in the predictor file: every front end that loads it computes features the same way");
   sub->add_flag("--quiet,-q", flags->quiet, "No progress on stderr (each selection candidate's score as it is done)");
   sub->footer(std::string("See docs/predictor.md for the features, the algorithms and their evaluation. ") +
               kPathsFooter);

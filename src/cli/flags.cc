@@ -90,6 +90,15 @@ CLI::Option* AddMaxSeconds(CLI::App* sub, double* seconds) {
                  0, 86400);
 }
 
+CLI::Option* AddPowerLimitedClock(CLI::App* sub, bool* on, const std::string& applies) {
+  return sub->add_flag("--power-limited-clock,!--no-power-limited-clock", *on,
+                       "Count each GPU's compute peaks at the clock its board power sustains (a fraction of the "
+                       "boost clock fitted on Zeus' power-capped runs; the T4 0.70, the RTX 3090 and SXM A100s 1) "
+                       "instead of the datasheet's boost-clock peaks, " + applies + " (default: " +
+                           (*on ? "on" : "off") +
+                           "; docs/predictor.md, the power-limited clock)");
+}
+
 void ArmDeadline(const std::string& command, double seconds) {
   if (seconds <= 0) return;
   char secs[32];

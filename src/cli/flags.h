@@ -36,6 +36,12 @@ inline constexpr double kDefaultMaxSeconds = 60;
 CLI::Option* AddMaxSeconds(CLI::App* sub, double* seconds);
 void ArmDeadline(const std::string& command, double seconds);
 
+// --power-limited-clock / --no-power-limited-clock of the commands that train a model (train,
+// evaluate): whether features count each GPU's compute peaks at the clock its board power
+// sustains (JobConfig::power_limited_clock). `*on` holds the default (kDefaultPowerLimitedClock)
+// when called; `applies` ends the help text's first sentence: what the setting is applied to.
+CLI::Option* AddPowerLimitedClock(CLI::App* sub, bool* on, const std::string& applies);
+
 // "4 GiB", "1 MiB", "1000 B": exact binary units only (for --help).
 std::string ByteSize(uint64_t bytes);
 

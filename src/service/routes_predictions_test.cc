@@ -1,8 +1,7 @@
 // POST /v1/predict through a real HTTP server (service_fixture.h).
 #include "service/service_fixture.h"
 
-#include "predict/catalog.h"
-#include "predict/dataset.h"
+#include "predict/physics_fixture.h"
 #include "predict/predictor.h"
 #include "service/engine.h"
 #include "util/paths.h"
@@ -64,13 +63,7 @@ TEST_F(ServiceTest, PredictNeedsABatchLikeTheCli) {
 // error found while predicting (as a missing "dims" entry, docs/api.md); the
 // request itself parsed.
 TEST_F(ServiceTest, ABadInterconnectNamesTheJsonFieldNotAFlag) {
-  auto catalog = LoadCatalog(HomeDir() + "/models/catalog.json");
-  ASSERT_TRUE(catalog.ok()) << catalog.message();
-  auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *catalog);
-  ASSERT_TRUE(data.ok()) << data.message();
-  auto p = Predictor::Train(*data, "physics", 1);
-  ASSERT_TRUE(p.ok()) << p.message();
-  ASSERT_TRUE(p->Save(dir_ + "/predictor.json").ok());
+  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
   auto engine = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
   ASSERT_TRUE(engine.ok()) << engine.message();
   std::filesystem::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
