@@ -66,23 +66,8 @@ Result<nlohmann::json> ParseJson(std::string_view body) {
 
 Status CheckJsonBody(std::string_view body, int max_depth) {
   if (!IsValidUtf8(body)) return Status::Error("request body: not valid UTF-8");
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : body) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) {
-        return Status::Error("request body: JSON nested deeper than " + std::to_string(max_depth) + " levels");
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
+  if (JsonNestedDeeperThan(body, max_depth))
+    return Status::Error("request body: JSON nested deeper than " + std::to_string(max_depth) + " levels");
   return Status::Ok();
 }
 

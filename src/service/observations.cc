@@ -38,21 +38,8 @@ Status FieldError(const std::string& field, const std::string& want) {
 
 Result<Observation> ParseObservationJson(const std::string& body) {
   // A flat object: anything nested is refused before parsing (no deep recursion).
-  bool in_string = false, escaped = false;
-  int depth = 0;
-  for (char c : body) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if ((c == '{' || c == '[') && ++depth > 1) {
-      return Status::Error("request body: want a flat JSON object (no nested objects or arrays)");
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
+  if (JsonNestedDeeperThan(body, 1))
+    return Status::Error("request body: want a flat JSON object (no nested objects or arrays)");
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded()) return Status::Error("malformed JSON: want {\"gpu_util\": 0-100, \"source\": ...}");
   if (!j.is_object()) return Status::Error("request body: want a JSON object");

@@ -9,6 +9,7 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,29 @@ inline std::string JsonErrorReason(const std::exception& e) {
   if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
     what = what.substr(what.find("] ") + 2);
   return what;
+}
+
+// Whether JSON text nests arrays and objects deeper than max_depth (0: any
+// '[' or '{' outside a string is too deep), by a scan of its bytes that skips
+// strings and their escapes: a bound checked before the recursive parser runs.
+// Text that is not JSON is scanned the same way (the parser rejects it after).
+inline bool JsonNestedDeeperThan(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
 }
 
 }  // namespace gpucast

@@ -38,5 +38,20 @@ TEST(JsonErrorReason, DropsTheExceptionPrefixOnly) {
   EXPECT_EQ(JsonErrorReason(std::runtime_error("plain")), "plain");
 }
 
+TEST(JsonNestedDeeperThan, CountsBracketsOutsideStringsOnly) {
+  EXPECT_FALSE(JsonNestedDeeperThan(R"({"a": 1})", 1));
+  EXPECT_TRUE(JsonNestedDeeperThan(R"({"a": [1]})", 1));
+  EXPECT_FALSE(JsonNestedDeeperThan(R"({"a": [1]})", 2));
+  EXPECT_TRUE(JsonNestedDeeperThan("[", 0));
+  // Brackets inside strings, and an escaped quote that does not end the string, are not nesting.
+  EXPECT_FALSE(JsonNestedDeeperThan(R"({"a": "[[[{{"})", 1));
+  EXPECT_FALSE(JsonNestedDeeperThan(R"({"a": "\"[[["})", 1));
+  EXPECT_TRUE(JsonNestedDeeperThan(R"({"a": "\\", "b": [1]})", 1));  // an escaped backslash, then the quote that ends the string
+  // Closing brackets give back depth: siblings are not deeper than one of them.
+  EXPECT_FALSE(JsonNestedDeeperThan("[[1],[2],[3]]", 2));
+  // A long run of openers is refused as soon as it passes the bound (no recursion).
+  EXPECT_TRUE(JsonNestedDeeperThan(std::string(1 << 20, '['), 64));
+}
+
 }  // namespace
 }  // namespace gpucast
