@@ -449,6 +449,7 @@ def main():
         if os.path.isdir(a.data):
             sim_rng = random.Random(a.seed * 7919 + 1)
             data_deadline = time.time() + a.data_seconds
+            data_ran = 0
             cases_data = sim_data_cases(a.data, sim_rng, a.data_mutations)
             # Crafted cases first, then the files' mutations interleaved, so a budget cut spares every file some.
             crafted_data = [c for c in cases_data if "_mut" not in c[0]]
@@ -468,8 +469,10 @@ def main():
                 ran += 1
                 if verdict not in ("ok", "error"):
                     bad += 1
+                data_ran += 1
                 if verdict not in ("ok", "error") or "_mut" not in name:
                     print(f"{verdict:8} {name:40} {detail}".replace("\n", " | "))
+            print(f"-- {data_ran} simulator data-file case(s) run")
         else:
             print(f"-- no data dir {a.data}: the simulator's data-file cases skipped")
         deadline = time.time() + a.seconds
