@@ -10,9 +10,20 @@ fails when the process dies of a signal, outlasts the timeout, exits 0 with
 nan/inf in its JSON, or exits non-zero without naming the file. Then
 `gpucast simulate --json` runs on hostile generic trace CSVs (huge, NaN,
 negative and overflowing times and counts, a FIFO, /dev/zero, a directory, a
-file name that is not UTF-8) with the same verdicts.
+file name that is not UTF-8) with the same verdicts; then on the simulator's
+data files under a scratch GPUCAST_DATA (a copy of links to --data with one
+file replaced): the workload table (lucid/single_data.csv: crafted speeds,
+utilizations, memories and batch sizes, repeated rows), the named traces'
+files (philly, alibaba2023, gavel: their first rows) and the pair table
+(lucid/colocate_info.csv), each crafted and mutated (--data-mutations seeded
+truncations, bit flips, hostile fields, repeated, dropped and shuffled lines),
+`simulate --predictions oracle` (no training), the error expected to name the
+replaced file; a crafted value that must be refused (a speed whose step time
+overflows, a batch size beyond int, a repeated workload) fails as ACCEPTED
+when simulate exits 0.
 
     tools/fuzz_inputs.py [--gpucast build/gpucast] [--seconds 120] [--seed 1]
+                         [--data $GPUCAST_DATA] [--data-mutations 200] [--data-seconds 120]
 
 Needs python3-onnx. Writes cases to a temporary directory only.
 """
@@ -275,6 +286,137 @@ def run_simulate(gpucast, path, out_dir, timeout):
     return ("error" if base in err or os.fsdecode(path) in err else "NONAME"), err[-200:]
 
 
+# The simulator's data files the driver replaces: (case prefix, path under the
+# data dir, trace to simulate, lines of the real file kept (header included; 0 = all)).
+SIM_FILES = [
+    ("workloads", "lucid/single_data.csv", "philly", 0),
+    ("pairs", "lucid/colocate_info.csv", "philly", 0),
+    ("philly", "philly/philly.csv", "philly", 300),
+    ("alibaba", "alibaba-gpu-v2023/openb_pod_list_default.csv", "alibaba2023", 300),
+    ("gavel", "gavel/msr_seed0_6214e9.trace", "gavel", 300),
+]
+HOSTILE_FIELDS = ["nan", "-nan", "inf", "-inf", "1e999", "-1e999", "4e-320", "0x1p3", "0", "-0", "-1",
+                  "4294967328", "99999999999999999999", "1e300", "", " ", "\xff", "2017-13-45 99:99:99",
+                  "9223372036854775807", "-9223372036854775808", "1.5", "abc"]
+
+
+# Crafted simulator data cases that must be refused (exit 0 is the verdict ACCEPTED): a value
+# train --data refuses too (a speed whose step overflows, a memory over 1e7 MiB), a batch size
+# beyond int, a repeated workload. Filled by workload_cases.
+MUST_FAIL = set()
+# The values of workload_cases that are valid in their column (the rest must be refused).
+VALID_WORKLOAD_FIELDS = {"amp": {"0"}, "speed": {"4294967328", "1e300"}, "gpu_util": {"4e-320", "1e-307", "0"},
+                         "gmem": {"4e-320", "1e-307"}}
+
+
+def workload_cases(header, rows):
+    """(name, text) of crafted workload tables: Lucid's rows with one field made hostile."""
+    cols = header.split(",")
+    out = []
+    for col in ["batchsize", "amp", "speed", "gpu_util", "gmem"]:
+        i = cols.index(col)
+        for v in ["nan", "inf", "-inf", "1e999", "4e-320", "1e-307", "0x1p3", "0", "-5", "4294967328", "1e300", ""]:
+            f = rows[0].split(",")
+            f[i] = v
+            tag = re.sub(r"\W", "_", v) or "empty"
+            out.append((f"workloads_{col}_{tag}", "\n".join([header, ",".join(f)] + rows[1:]) + "\n"))
+            if v not in VALID_WORKLOAD_FIELDS.get(col, set()):
+                MUST_FAIL.add(out[-1][0])
+    out.append(("workloads_repeated_row", "\n".join([header] + rows + rows[:1]) + "\n"))
+    MUST_FAIL.update({"workloads_repeated_row", "workloads_header_only", "workloads_many_rows"})
+    out.append(("workloads_header_only", header + "\n"))
+    out.append(("workloads_many_rows", header + "\n" + "".join(f"M{i},D,32,0,10,50,1,100,0\n" for i in range(20000))))
+    return out
+
+
+def text_mutations(prefix, text, rng, n):
+    """(name, text) of n seeded mutations of a CSV/TSV text."""
+    lines = text.split("\n")
+    sep = "\t" if "\t" in lines[0] else ","
+    out = []
+    for i in range(n):
+        kind = rng.choice(["truncate", "flip", "field", "field", "dup", "drop", "shuffle"])
+        ls = list(lines)
+        if kind == "truncate":
+            t = text[: rng.randrange(len(text))]
+        elif kind == "flip":
+            b = bytearray(text.encode())
+            for _ in range(rng.randint(1, 8)):
+                p = rng.randrange(len(b))
+                b[p] ^= 1 << rng.randrange(8)
+            t = b.decode("latin-1")
+        elif kind == "field":
+            for _ in range(rng.randint(1, 3)):
+                li = rng.randrange(1, max(2, len(ls) - 1))
+                f = ls[li].split(sep)
+                f[rng.randrange(len(f))] = rng.choice(HOSTILE_FIELDS)
+                ls[li] = sep.join(f)
+            t = "\n".join(ls)
+        elif kind == "dup":
+            li = rng.randrange(1, max(2, len(ls) - 1))
+            ls[li:li] = [ls[li]] * rng.randint(1, 3)
+            t = "\n".join(ls)
+        elif kind == "drop":
+            del ls[rng.randrange(len(ls))]
+            t = "\n".join(ls)
+        else:
+            body = ls[1:]
+            rng.shuffle(body)
+            t = "\n".join(ls[:1] + body)
+        out.append((f"{prefix}_mut{i}_{kind}", t))
+    return out
+
+
+def sim_data_cases(data, rng, n):
+    """(name, relative path, trace, text) of replaced simulator data files."""
+    out = []
+    for prefix, rel, trace, keep in SIM_FILES:
+        with open(os.path.join(data, rel), encoding="latin-1") as f:
+            text = f.read()
+        if keep:
+            text = "\n".join(text.split("\n")[:keep]) + "\n"
+        crafted = workload_cases(text.split("\n")[0], [r for r in text.split("\n")[1:] if r]) if prefix == "workloads" else []
+        crafted.append((f"{prefix}_empty", ""))
+        crafted.append((f"{prefix}_long_line", text.split("\n")[0] + "\n" + "9," * 200000 + "\n"))
+        for name, t in crafted + text_mutations(prefix, text, rng, n):
+            out.append((name, rel, trace, t))
+    return out
+
+
+def scratch_data(root, data, rel, text):
+    """A data dir at root: links to every entry of data, rel's directory a real one holding text as rel."""
+    if os.path.exists(root):
+        subprocess.run(["rm", "-rf", root], check=True)
+    os.makedirs(root)
+    sub = rel.split("/")[0]
+    for e in os.listdir(data):
+        if e != sub:
+            os.symlink(os.path.join(data, e), os.path.join(root, e))
+    os.makedirs(os.path.join(root, sub))
+    for e in os.listdir(os.path.join(data, sub)):
+        if os.path.join(sub, e) != rel:
+            os.symlink(os.path.join(data, sub, e), os.path.join(root, sub, e))
+    with open(os.path.join(root, rel), "w", encoding="latin-1") as f:
+        f.write(text)
+
+
+def run_sim_data(gpucast, data_root, rel, trace, out_dir, timeout):
+    args = [gpucast, "simulate", "--json", "--quiet", "--policy", "slot,predictive", "--predictions", "oracle",
+            "--trace", trace, "--jobs", "200", "--seeds", "1", "--out", out_dir]
+    env = dict(os.environ, GPUCAST_DATA=data_root)
+    try:
+        p = subprocess.run(args, capture_output=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return "HANG", f"over {timeout} s"
+    err = p.stderr.decode("utf-8", "replace").strip()
+    if p.returncode < 0 or p.returncode >= 128:
+        return "SIGNAL", f"rc {p.returncode}: {err[-300:]}"
+    if p.returncode == 0:
+        m = BAD_NUM.search(p.stdout.decode("utf-8", "replace"))
+        return ("GARBAGE", m.group(0)) if m else ("ok", "")
+    return ("error" if os.path.basename(rel) in err else "NONAME"), err[-200:]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpucast", default="build/gpucast")
@@ -284,12 +426,17 @@ def main():
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--only", default="", help="regex of case names")
     ap.add_argument("--mutations", type=int, default=200)
+    ap.add_argument("--data", default=os.environ.get("GPUCAST_DATA", "../shared/data"),
+                    help="the real data dir the simulator's data-file cases start from")
+    ap.add_argument("--data-mutations", type=int, default=200,
+                    help="seeded mutations of each simulator data file (0: crafted cases only)")
+    ap.add_argument("--data-seconds", type=float, default=120,
+                    help="time budget of the simulator data-file cases (--seconds is the ONNX cases')")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     cases = crafted() + mutations(a.models, rng, a.mutations)
     if a.only:
         cases = [c for c in cases if re.search(a.only, c[0])]
-    deadline = time.time() + a.seconds
     bad = ran = 0
     with tempfile.TemporaryDirectory() as d:
         if not a.only or re.search(a.only, "trace_"):
@@ -299,6 +446,36 @@ def main():
                 if verdict not in ("ok", "error"):
                     bad += 1
                 print(f"{verdict:8} {name:40} {detail}".replace("\n", " | "))
+        if os.path.isdir(a.data):
+            sim_rng = random.Random(a.seed * 7919 + 1)
+            data_deadline = time.time() + a.data_seconds
+            data_ran = 0
+            cases_data = sim_data_cases(a.data, sim_rng, a.data_mutations)
+            # Crafted cases first, then the files' mutations interleaved, so a budget cut spares every file some.
+            crafted_data = [c for c in cases_data if "_mut" not in c[0]]
+            muts = [c for c in cases_data if "_mut" in c[0]]
+            muts.sort(key=lambda c: int(re.search(r"_mut(\d+)_", c[0]).group(1)))
+            for name, rel, trace, text in crafted_data + muts:
+                if a.only and not re.search(a.only, name):
+                    continue
+                if time.time() > data_deadline:
+                    print(f"-- simulator data cases stopped at the {a.data_seconds:.0f} s budget")
+                    break
+                root = os.path.join(d, "data")
+                scratch_data(root, a.data, rel, text)
+                verdict, detail = run_sim_data(a.gpucast, root, rel, trace, os.path.join(d, "sim_out"), a.timeout)
+                if verdict == "ok" and name in MUST_FAIL:
+                    verdict, detail = "ACCEPTED", "exit 0 on a value that must be refused"
+                ran += 1
+                if verdict not in ("ok", "error"):
+                    bad += 1
+                data_ran += 1
+                if verdict not in ("ok", "error") or "_mut" not in name:
+                    print(f"{verdict:8} {name:40} {detail}".replace("\n", " | "))
+            print(f"-- {data_ran} simulator data-file case(s) run")
+        else:
+            print(f"-- no data dir {a.data}: the simulator's data-file cases skipped")
+        deadline = time.time() + a.seconds
         for name, m, extra in cases:
             if time.time() > deadline:
                 print(f"-- stopped at the {a.seconds:.0f} s budget")

@@ -72,10 +72,12 @@ Result<Link> HostLink(const Words& w, const GpuSpec& gpu, const std::string& tok
   return PcieLink(gpu.pcie_gen, gpu.pcie_lanes, "GPU table");
 }
 
-Result<Link> ParseIntra(const Words& w, const GpuSpec& gpu, const std::string& t) {
+// gpu null: the token's syntax and ranges only (what needs the GPU passes, with a
+// placeholder link).
+Result<Link> ParseIntra(const Words& w, const GpuSpec* gpu, const std::string& t) {
   size_t pos;
   if (t.rfind("pcie", 0) == 0) {
-    if (t == "pcie") return HostLink(w, gpu, t);
+    if (t == "pcie") return gpu ? HostLink(w, *gpu, t) : Link{};
     pos = 4;
     int gen = Number(t, &pos);
     if (gen < 3 || gen > 5 || pos >= t.size() || t[pos] != 'x')
@@ -88,20 +90,22 @@ Result<Link> ParseIntra(const Words& w, const GpuSpec& gpu, const std::string& t
   }
   // nvlink[<gen>[x<links>]]
   if (t == "nvlink") {
-    if (gpu.nvlink_gen == 0) return TokenError(w, t, "GPU '" + gpu.name + "' has no NVLink");
-    return NvlinkLink(gpu.nvlink_gen, gpu.nvlink_links, gpu.nvlink_bandwidth, "GPU table");
+    if (!gpu) return Link{};
+    if (gpu->nvlink_gen == 0) return TokenError(w, t, "GPU '" + gpu->name + "' has no NVLink");
+    return NvlinkLink(gpu->nvlink_gen, gpu->nvlink_links, gpu->nvlink_bandwidth, "GPU table");
   }
   pos = 6;
   int gen = Number(t, &pos);
   if (gen < 1 || gen > 5) return TokenError(w, t, "want nvlink, nvlink<gen> or nvlink<gen>x<links> (gen 1-5)");
   if (pos == t.size()) {
-    if (gpu.nvlink_gen == 0)
-      return TokenError(w, t, "GPU '" + gpu.name + "' has no NVLink; say how many links: nvlink" +
+    if (!gpu) return Link{};
+    if (gpu->nvlink_gen == 0)
+      return TokenError(w, t, "GPU '" + gpu->name + "' has no NVLink; say how many links: nvlink" +
                                std::to_string(gen) + "x<links>");
-    if (gpu.nvlink_gen != gen)
-      return TokenError(w, t, "GPU '" + gpu.name + "' has NVLink " + std::to_string(gpu.nvlink_gen) + ", not " +
+    if (gpu->nvlink_gen != gen)
+      return TokenError(w, t, "GPU '" + gpu->name + "' has NVLink " + std::to_string(gpu->nvlink_gen) + ", not " +
                                std::to_string(gen));
-    return NvlinkLink(gen, gpu.nvlink_links, gpu.nvlink_bandwidth, "GPU table");
+    return NvlinkLink(gen, gpu->nvlink_links, gpu->nvlink_bandwidth, "GPU table");
   }
   if (t[pos] != 'x') return TokenError(w, t, "want nvlink<gen>x<links>, e.g. nvlink3x12");
   ++pos;
@@ -162,8 +166,12 @@ std::string InputName(InputWording wording, const std::string& name) {
   return wording == InputWording::kApi ? name : "--" + name;
 }
 
-Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes, const std::string& spec,
-                                         InputWording wording) {
+namespace {
+
+// ResolveInterconnect; gpu null: only what needs no GPU is checked (CheckInterconnectSpec), and
+// the links returned are placeholders.
+Result<Interconnect> Resolve(const GpuSpec* gpu, int gpus, int nodes, const std::string& spec,
+                             InputWording wording) {
   const Words w{wording};
   if (gpus < 1 || gpus > kMaxGpus)
     return Status::Error(w("gpus") + " " + std::to_string(gpus) + ": want 1-" + std::to_string(kMaxGpus));
@@ -202,16 +210,17 @@ Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes
                            "ib<Gb/s>[x<nics>], eth<Gb/s>[x<nics>], tcp[<Gb/s>])");
     }
   }
-  if (!have_intra) {
-    if (gpu.nvlink_gen > 0 && !gpu.nvlink_bridge) {
-      ic.intra = NvlinkLink(gpu.nvlink_gen, gpu.nvlink_links, gpu.nvlink_bandwidth, "GPU table");
+  if (!have_intra && gpu) {
+    if (gpu->nvlink_gen > 0 && !gpu->nvlink_bridge) {
+      ic.intra = NvlinkLink(gpu->nvlink_gen, gpu->nvlink_links, gpu->nvlink_bandwidth, "GPU table");
     } else {
-      ASSIGN_OR_RETURN(ic.intra, HostLink(w, gpu, ""));
+      ASSIGN_OR_RETURN(ic.intra, HostLink(w, *gpu, ""));
     }
   }
   // A bridge joins two cards: a ring of more GPUs in a node crosses PCIe.
-  if (ic.intra.kind == "nvlink" && gpu.nvlink_bridge && ic.intra.from == "GPU table" && ic.gpus_per_node > 2)
-    return Status::Error(w("interconnect") + " '" + ic.intra.name + "': an NVLink bridge joins 2 '" + gpu.name +
+  if (gpu && ic.intra.kind == "nvlink" && gpu->nvlink_bridge && ic.intra.from == "GPU table" &&
+      ic.gpus_per_node > 2)
+    return Status::Error(w("interconnect") + " '" + ic.intra.name + "': an NVLink bridge joins 2 '" + gpu->name +
                          "' cards, not " + std::to_string(ic.gpus_per_node) + " (use pcie, or nvlink<gen>x<links> "
                          "for a switch)");
   if (nodes > 1 && !have_inter) ic.inter = NetworkLink("ethernet", kDefaultNetworkGbps, 1, "default");
@@ -219,6 +228,17 @@ Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes
     return Status::Error(w("interconnect") + " '" + ic.inter.name + "': a network link needs " + w("nodes") +
                          " > 1");
   return ic;
+}
+
+}  // namespace
+
+Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes, const std::string& spec,
+                                         InputWording wording) {
+  return Resolve(&gpu, gpus, nodes, spec, wording);
+}
+
+Status CheckInterconnectSpec(int gpus, int nodes, const std::string& spec, InputWording wording) {
+  return Resolve(nullptr, gpus, nodes, spec, wording).status();
 }
 
 }  // namespace gpucast

@@ -89,4 +89,13 @@ std::string InputName(InputWording wording, const std::string& name);
 Result<Interconnect> ResolveInterconnect(const GpuSpec& gpu, int gpus, int nodes, const std::string& spec,
                                          InputWording wording = InputWording::kCli);
 
+// The checks of ResolveInterconnect that need no GPU, with its messages: the
+// GPU and node counts, each token's syntax and ranges, one link per leg, a
+// network only across nodes. What it passes, ResolveInterconnect refuses only
+// for the GPU (no NVLink or another generation, a bridge of more than 2 cards,
+// a PCIe link the table does not state). The service answers these 400, as
+// any malformed field, and the GPU's 422 (docs/api.md).
+Status CheckInterconnectSpec(int gpus, int nodes, const std::string& spec,
+                             InputWording wording = InputWording::kCli);
+
 }  // namespace gpucast

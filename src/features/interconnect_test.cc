@@ -144,6 +144,43 @@ TEST(Interconnect, ErrorsNameTheTokenOrTheCount) {
             "--interconnect 'pcie4x1600000000': PCIe lanes must be 1, 2, 4, 8 or 16");
 }
 
+// CheckInterconnectSpec is ResolveInterconnect without a GPU: the same message
+// for every error that needs no GPU, and no error where only the GPU decides.
+TEST(Interconnect, CheckWithoutAGpuRefusesWhatNoGpuAccepts) {
+  struct Case {
+    const char* gpu;
+    int gpus, nodes;
+    const char* spec;
+    bool needs_gpu;  // refused only because of this GPU
+  };
+  const Case cases[] = {{"A100-80GB", 8, 1, "nvlink2", true},     {"RTX4090", 2, 1, "nvlink", true},
+                        {"RTX4090", 2, 1, "nvlink4", true},       {"RTX3090", 4, 1, "nvlink", true},
+                        {"B200", 2, 1, "pcie", true},             {"RTX3090", 6, 4, "", false},
+                        {"RTX3090", 2, 0, "", false},             {"RTX3090", 0, 1, "", false},
+                        {"RTX3090", 2, 1, "pcie4x3", false},      {"RTX3090", 2, 1, "pcie9x16", false},
+                        {"RTX3090", 2, 1, "pcie4x16,nvlink", false}, {"RTX3090", 2, 1, "ib200", false},
+                        {"RTX3090", 4, 2, "ib0", false},          {"RTX3090", 4, 2, "ib200x99", false},
+                        {"RTX3090", 4, 2, "infinity", false},     {"RTX3090", 4, 2, "pcie4x16,,ib100", false},
+                        {"RTX3090", 2, 1, "nvlink3x99", false},   {"RTX3090", 2, 1, "nvlink9", false},
+                        {"T4", 8, 2, "tcp0", false},              {"RTX3090", 4, 2, "eth50,tcp", false}};
+  for (const Case& c : cases) {
+    const auto full = ResolveInterconnect(Gpu(c.gpu), c.gpus, c.nodes, c.spec, InputWording::kApi);
+    ASSERT_FALSE(full.ok()) << c.gpu << " " << c.spec;
+    const Status check = CheckInterconnectSpec(c.gpus, c.nodes, c.spec, InputWording::kApi);
+    if (c.needs_gpu) {
+      EXPECT_TRUE(check.ok()) << c.gpu << " " << c.spec << ": " << check.message();
+    } else {
+      EXPECT_EQ(check.message(), full.message()) << c.gpu << " " << c.spec;
+    }
+  }
+  // What every GPU resolves passes.
+  for (const char* ok : {"", "pcie", "nvlink", "nvlink3", "pcie4x16,ib200", "nvlink4x18,eth100x2", "tcp", "tcp4.5"})
+    EXPECT_TRUE(CheckInterconnectSpec(8, 2, ok).ok()) << ok;
+  EXPECT_EQ(CheckInterconnectSpec(2, 1, "warp9").message(),
+            "--interconnect 'warp9': unknown link (want pcie, pcie<gen>x<lanes>, nvlink, nvlink<gen>[x<links>], "
+            "ib<Gb/s>[x<nics>], eth<Gb/s>[x<nics>], tcp[<Gb/s>])");
+}
+
 TEST(Interconnect, ApiWordingNamesTheFieldsNotTheFlags) {
   // The service's errors name its JSON fields and query parameters ("interconnect", "gpus",
   // "nodes"): the command line's message without its "--", for every kind of error.

@@ -1,6 +1,7 @@
 #include "predict/dataset.h"
 
 #include "util/bounded_read.h"
+#include "util/measured.h"
 
 #include <cerrno>
 #include <charconv>
@@ -16,9 +17,6 @@
 
 namespace gpucast {
 namespace {
-
-// Largest accepted memory column (MiB): 10 TiB; beyond it a value is a unit mistake.
-constexpr double kMaxGmemMib = 1e7;
 
 std::vector<std::string> SplitComma(std::string_view line) {
   std::vector<std::string> out;
@@ -150,11 +148,10 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
     // finite: train --data took a speed of 0 (no step) and a subnormal one (an
     // infinite step). No upper bound: the codebase holds no measured least step
     // time (kHostSecondsPerKernel is an assumed scale, docs/features.md).
-    if (idx[kSpeed] >= 0 && !(m.speed > 0))
-      return Status::Error(where + ": column 'speed': " + cells[idx[kSpeed]] + " is not > 0 (samples/s)");
-    if (idx[kSpeed] >= 0 && !std::isfinite(static_cast<double>(m.batch) / m.speed))
-      return Status::Error(where + ": column 'speed': " + cells[idx[kSpeed]] +
-                           " is too small: batchsize / speed (the step time) overflows");
+    // The rule is util/measured.h's, which simulate's workload table obeys too.
+    if (idx[kSpeed] >= 0)
+      if (std::string why = SpeedProblem(m.speed, m.batch); !why.empty())
+        return Status::Error(where + ": column 'speed': " + cells[idx[kSpeed]] + " " + why);
     RETURN_IF_ERROR(number(kStepMs, &m.step_ms));
     if (idx[kStepMs] >= 0 && !(m.step_ms > 0))
       return Status::Error(where + ": column 'step_ms': " + cells[idx[kStepMs]] + " is not > 0");
@@ -162,9 +159,9 @@ Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, con
     RETURN_IF_ERROR(number(kGmem, &m.gmem));
     RETURN_IF_ERROR(number(kGmemMib, &m.gmem));
     for (int c : {kGmem, kGmemMib})
-      if (idx[c] >= 0 && !(m.gmem > 0 && m.gmem <= kMaxGmemMib))
-        return Status::Error(where + ": column '" + kNames[c] + "': " + cells[idx[c]] +
-                             " is not a memory in MiB (want > 0 and <= 1e7)");
+      if (idx[c] >= 0)
+        if (std::string why = MemMibProblem(m.gmem); !why.empty())
+          return Status::Error(where + ": column '" + kNames[c] + "': " + cells[idx[c]] + " " + why);
     if (idx[kOptimizer] >= 0) {
       JobAttrs a;
       if (Status st = ParseJobAttr("optimizer=" + cells[idx[kOptimizer]], &a); !st.ok())

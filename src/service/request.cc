@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "features/gpu_specs.h"
+#include "features/interconnect.h"
 #include "service/http_front.h"
 #include "service/http_util.h"
 
@@ -68,6 +69,15 @@ Result<double> NumberField(const json& v, const std::string& field, double lo, d
 
 // One attribute from JSON (number, boolean or string) or a query string,
 // to its canonical text, validated by the features layer.
+// What ResolveInterconnect checks without a GPU (features/interconnect.h): the
+// GPU and node counts, the interconnect's tokens, one link per leg, a network
+// only across nodes. A malformed field like any other (400); what depends on
+// the GPU (NVLink on a card without it) stays the prediction's 422.
+Status CheckLinks(const JobSpec& spec) {
+  return CheckInterconnectSpec(static_cast<int>(spec.gpus), static_cast<int>(spec.nodes), spec.interconnect,
+                               InputWording::kApi);
+}
+
 Status AddAttr(const std::string& key, const std::string& value, JobSpec* spec) {
   JobAttrs scratch;
   Status st = ParseJobAttr(key + "=" + value, &scratch);
@@ -180,6 +190,7 @@ Status ParseUploadParams(const std::multimap<std::string, std::string>& params, 
     }
   }
   if (!have_batch) return Status::Error("parameter 'batch': missing (the batch size, an integer >= 1)");
+  RETURN_IF_ERROR(CheckLinks(*spec));
   if (spec->gpu.empty()) {
     ASSIGN_OR_RETURN(spec->gpu, DefaultGpu(d, "parameter 'gpu'"));
   }
@@ -267,6 +278,7 @@ Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& d)
     // One network run once per step is a plain job: one stored form.
     if (spec.models.size() == 1 && spec.models[0].repeat == 1) spec.models.clear();
   }
+  RETURN_IF_ERROR(CheckLinks(spec));
   if (spec.gpu.empty()) {
     ASSIGN_OR_RETURN(spec.gpu, DefaultGpu(d, "field 'gpu'"));
   }

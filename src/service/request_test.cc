@@ -75,7 +75,8 @@ TEST(RequestTest, PredictOnlyInputsOfGpucastPredict) {
   EXPECT_THAT(Json(R"({"model": "x.onnx", "batch": 8, "nodes": 0})").message(), HasSubstr("field 'nodes'"));
   RequestParts up;
   up.content_type = "application/octet-stream";
-  up.params = {{"batch", "1"}, {"nodes", "2"}, {"mig", "1g.10gb"}, {"level", "0.5"}, {"interconnect", "nvlink"}};
+  up.params = {{"batch", "1"}, {"gpus", "2"}, {"nodes", "2"}, {"mig", "1g.10gb"}, {"level", "0.5"},
+               {"interconnect", "nvlink"}};
   up.body = "x";
   int status = 0;
   Result<JobRequest> r = ParseJobRequest(up, RequestDefaults(), &status);
@@ -83,6 +84,31 @@ TEST(RequestTest, PredictOnlyInputsOfGpucastPredict) {
   EXPECT_EQ(r->spec.nodes, 2);
   EXPECT_EQ(r->spec.mig, "1g.10gb");
   EXPECT_DOUBLE_EQ(r->spec.level, 0.5);
+}
+
+// An interconnect no GPU accepts, and GPU and node counts that cannot be laid
+// out, are malformed fields (400, like an unknown GPU name), found as the
+// request is read with the predictor's own messages in the API's names
+// (features/interconnect.h CheckInterconnectSpec). What depends on the GPU
+// ("nvlink" on a card without NVLink) parses: the prediction answers it (422).
+TEST(RequestTest, InterconnectThatNoGpuAcceptsIsAMalformedField) {
+  EXPECT_EQ(Json(R"({"model": "x.onnx", "batch": 8, "gpus": 2, "interconnect": "nvlink9"})").message(),
+            "interconnect 'nvlink9': want nvlink, nvlink<gen> or nvlink<gen>x<links> (gen 1-5)");
+  EXPECT_EQ(Json(R"({"model": "x.onnx", "batch": 8, "gpus": 2, "interconnect": "pcie4x16,nvlink"})").message(),
+            "interconnect 'nvlink': a second link inside the node (one of pcie..., nvlink...)");
+  EXPECT_EQ(Json(R"({"model": "x.onnx", "batch": 8, "gpus": 6, "nodes": 4})").message(),
+            "gpus 6 nodes 4: GPUs must divide evenly over nodes");
+  EXPECT_EQ(Json(R"({"model": "x.onnx", "batch": 8, "interconnect": "ib200"})").message(),
+            "interconnect 'ib200': a network link needs nodes > 1");
+  EXPECT_TRUE(Json(R"({"model": "x.onnx", "batch": 8, "gpus": 2, "gpu": "T4", "interconnect": "nvlink3"})").ok());
+  RequestParts up;
+  up.content_type = "application/octet-stream";
+  up.params = {{"batch", "1"}, {"gpus", "2"}, {"interconnect", "warp9"}};
+  up.body = "x";
+  int status = 0;
+  EXPECT_THAT(ParseJobRequest(up, RequestDefaults(), &status).message(),
+              HasSubstr("interconnect 'warp9': unknown link (want pcie, "));
+  EXPECT_EQ(status, 400);
 }
 
 // Finding 8 of issue 20: the API mirrors the CLI.

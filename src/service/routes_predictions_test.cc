@@ -59,9 +59,10 @@ TEST_F(ServiceTest, PredictNeedsABatchLikeTheCli) {
 // The real engine's errors name the request's fields, not gpucast predict's
 // flags (they named --interconnect, --gpus, --nodes): a bad interconnect, GPU
 // count or node count of a JSON request (and of an upload's query parameters)
-// is answered with the field's name and no "--". The status is the 422 of every
-// error found while predicting (as a missing "dims" entry, docs/api.md); the
-// request itself parsed.
+// is answered with the field's name and no "--". What is wrong whatever the GPU
+// (a link no GPU has, counts that do not divide, a network on one node) is a
+// malformed field, 400, as an unknown GPU name is (docs/api.md); what the
+// job's GPU does not have (NVLink on a T4) is found while predicting, 422.
 TEST_F(ServiceTest, ABadInterconnectNamesTheJsonFieldNotAFlag) {
   ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
   auto engine = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
@@ -76,16 +77,21 @@ TEST_F(ServiceTest, ABadInterconnectNamesTheJsonFieldNotAFlag) {
   EXPECT_EQ(good->status, 200) << good->body;
   struct Case {
     json fields;
+    int status;
     std::string error;
   };
   const Case cases[] = {
-      {{{"gpus", 2}, {"interconnect", "nvlink9"}},
+      {{{"gpus", 2}, {"interconnect", "nvlink9"}}, 400,
        "interconnect 'nvlink9': want nvlink, nvlink<gen> or nvlink<gen>x<links> (gen 1-5)"},
-      {{{"gpus", 2}, {"interconnect", "tcp0"}},
+      {{{"gpus", 2}, {"interconnect", "tcp0"}}, 400,
        "interconnect 'tcp0': want tcp or tcp<achieved Gb/s> (0.1-100000), e.g. tcp4.5"},
-      {{{"gpus", 2}, {"interconnect", "ib200"}}, "interconnect 'ib200': a network link needs nodes > 1"},
-      {{{"gpus", 6}, {"nodes", 4}}, "gpus 6 nodes 4: GPUs must divide evenly over nodes"},
-      {{{"gpus", 2}, {"nodes", 4}}, "nodes 4: want 1-2 (gpus 2)"},
+      {{{"gpus", 2}, {"interconnect", "warp9"}}, 400, "interconnect 'warp9': unknown link (want pcie, "},
+      {{{"gpus", 2}, {"interconnect", "ib200"}}, 400, "interconnect 'ib200': a network link needs nodes > 1"},
+      {{{"gpus", 6}, {"nodes", 4}}, 400, "gpus 6 nodes 4: GPUs must divide evenly over nodes"},
+      {{{"gpus", 2}, {"nodes", 4}}, 400, "nodes 4: want 1-2 (gpus 2)"},
+      {{{"gpus", 2}, {"interconnect", "nvlink"}}, 422, "interconnect 'nvlink': GPU 'T4' has no NVLink"},
+      {{{"gpus", 2}, {"interconnect", "nvlink3"}}, 422,
+       "interconnect 'nvlink3': GPU 'T4' has no NVLink; say how many links: nvlink3x<links>"},
   };
   for (const Case& c : cases) {
     json body = {{"model", vgg}, {"batch", 32}, {"gpu", "T4"}};
@@ -93,20 +99,22 @@ TEST_F(ServiceTest, ABadInterconnectNamesTheJsonFieldNotAFlag) {
     for (const char* route : {"/v1/predict", "/v1/jobs"}) {
       auto r = PostJson(route, body);
       ASSERT_TRUE(r) << route;
-      EXPECT_EQ(r->status, 422) << route << " " << body.dump() << ": " << r->body;
+      EXPECT_EQ(r->status, c.status) << route << " " << body.dump() << ": " << r->body;
       EXPECT_THAT(Error(r), HasSubstr(c.error)) << route;
       EXPECT_THAT(Error(r), ::testing::Not(HasSubstr("--"))) << route;
     }
   }
-  // An upload's query parameters have the same names.
+  // An upload's query parameters have the same names and the same statuses.
   std::ifstream in(vgg, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto up = client_->Post("/v1/predict?batch=32&gpu=T4&gpus=2&interconnect=nvlink9", bytes,
-                          "application/octet-stream");
-  ASSERT_TRUE(up);
-  EXPECT_EQ(up->status, 422) << up->body;
-  EXPECT_THAT(Error(up), HasSubstr("interconnect 'nvlink9': "));
-  EXPECT_THAT(Error(up), ::testing::Not(HasSubstr("--")));
+  for (const auto& [query, status] : {std::pair<std::string, int>{"interconnect=nvlink9", 400},
+                                      std::pair<std::string, int>{"interconnect=nvlink", 422}}) {
+    auto up = client_->Post("/v1/predict?batch=32&gpu=T4&gpus=2&" + query, bytes, "application/octet-stream");
+    ASSERT_TRUE(up);
+    EXPECT_EQ(up->status, status) << query << ": " << up->body;
+    EXPECT_THAT(Error(up), HasSubstr("interconnect '" + query.substr(13) + "': "));
+    EXPECT_THAT(Error(up), ::testing::Not(HasSubstr("--")));
+  }
 }
 
 TEST_F(ServiceTest, AnUploadForAPredictionIsNotKept) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -74,6 +75,12 @@ Result<std::vector<std::string_view>> ReadLines(const std::string& path, std::st
   auto text = ReadFile(path);
   if (!text.ok()) return text.status();
   *storage = std::move(*text);
+  // Counted before the line views are made (16 bytes each).
+  const size_t n = static_cast<size_t>(std::count(storage->begin(), storage->end(), '\n')) +
+                   (!storage->empty() && storage->back() != '\n' ? 1 : 0);  // as Lines counts them
+  if (n > kMaxTraceLines)
+    return Status::Error(BaseName(path) + ": " + std::to_string(n) + " lines, more than " +
+                         std::to_string(kMaxTraceLines));
   auto lines = Lines(*storage);
   if (lines.empty()) return Status::Error(BaseName(path) + ": empty file");
   return lines;
@@ -250,6 +257,11 @@ Result<Trace> LoadGavel(const std::string& path, const std::string& json_path,
     }
     if (thr <= 0) { RETURN_IF_ERROR(sink.Bad(ln + 1, "job type " + Quote(key) + " has no V100 throughput")); continue; }
     // Run time alone = steps / isolated V100 throughput (steps/s) at that scale.
+    if (!(*steps / thr > 0)) {  // a throughput so large that the run time underflows to 0
+      RETURN_IF_ERROR(sink.Bad(ln + 1, "run time (total steps / V100 throughput) " + Seconds(*steps / thr) +
+                                           " is not positive"));
+      continue;
+    }
     if (!(*steps / thr <= kMaxTraceSeconds)) {
       RETURN_IF_ERROR(sink.Bad(ln + 1, "run time (total steps / V100 throughput) " + Seconds(*steps / thr) + kTooLong));
       continue;
@@ -324,6 +336,7 @@ Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt) {
   Trace t;
   t.name = BaseName(path);
   int64_t row = 0;
+  std::unordered_map<int64_t, size_t> id_line;  // job_id -> the line that gave it
   for (size_t ln = first + 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty() || lines[ln][0] == '#') continue;
     auto f = Split(lines[ln], ',');
@@ -343,6 +356,11 @@ Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt) {
     if (c_id >= 0) {
       auto id = ParseInt(f[c_id]);
       if (!id) { RETURN_IF_ERROR(sink.Bad(ln + 1, "job_id " + Quote(f[c_id]) + " is not an integer")); continue; }
+      // Ids name jobs in jobs.csv and seed their draws: two jobs with one id were one job twice.
+      if (auto it = id_line.find(*id); it != id_line.end()) {
+        RETURN_IF_ERROR(sink.Bad(ln + 1, "job_id " + Quote(f[c_id]) + " repeats line " + std::to_string(it->second)));
+        continue;
+      }
       j.id = *id;
     }
     if (c_r >= 0) {
@@ -350,6 +368,7 @@ Result<Trace> LoadGenericCsv(const std::string& path, const TraceOptions& opt) {
       if (!r || *r <= 0 || *r > 1) { RETURN_IF_ERROR(sink.Bad(ln + 1, "gpu_request " + Quote(f[c_r]) + " is not in (0, 1]")); continue; }
       j.gpu_request = *r;
     }
+    if (c_id >= 0) id_line.emplace(j.id, ln + 1);
     t.jobs.push_back(j);
   }
   t.bad_lines = sink.bad();

@@ -2,10 +2,12 @@
 //
 // Generic CSV format (any file path given to --trace): a header row with at
 // least the columns submit_s,duration_s,num_gpus (seconds, seconds, GPUs);
-// optional job_id (integer) and gpu_request (fraction of one GPU, 0-1].
+// optional job_id (integer, each job's own: a repeated id is a bad line) and
+// gpu_request (fraction of one GPU, 0-1].
 // '#' lines are comments.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -22,6 +24,12 @@ namespace gpucast::sim {
 // == 1e300), and --arrivals bootstrap would cut it into more day-blocks than
 // memory holds. A longer one is an error naming the file (and the line).
 inline constexpr double kMaxTraceSeconds = 1e9;
+
+// The most lines a trace file may have (60x Philly's 82k jobs): a loader
+// keeps a view of every line and a job for each, so this bounds the memory a
+// trace takes before a job is simulated (a 256 MiB file of "0,1,1" lines held
+// 40 million jobs). More is an error naming the file, before any row is read.
+inline constexpr size_t kMaxTraceLines = 5'000'000;
 
 struct TraceJob {
   int64_t id = 0;          // trace line order (0-based) or the job_id column

@@ -325,6 +325,52 @@ TEST(Alibaba, RunTimeOverflowIsAnErrorNamingTheLine) {
   EXPECT_EQ(LoadAlibaba(g, {}).message(), "gpus.csv: line 2: num_gpu '4000000000' is more than 100000");
 }
 
+// Ids name jobs in jobs.csv and seed each job's workload and noise draws: two
+// rows with one job_id were simulated as twins and written as one job twice.
+TEST(Generic, RepeatedJobIdIsABadLine) {
+  auto dir = TempDir("generic_dup");
+  auto p = WriteText(dir, "dup.csv", "job_id,submit_s,duration_s,num_gpus\n7,5,100,2\n8,0,50,1\n\n7,9,10,1\n");
+  EXPECT_EQ(LoadTrace(p, DataDir(), {}).message(), "dup.csv: line 5: job_id '7' repeats line 2");
+  auto s = LoadTrace(p, DataDir(), {-1, true});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(s->bad_lines, 1);
+  ASSERT_EQ(s->jobs.size(), 2u);
+  EXPECT_EQ(s->jobs[0].id, 8);  // sorted by submit time: unsorted rows are fine
+  EXPECT_EQ(s->jobs[1].id, 7);
+  // A rejected row's id is not taken: the next row may use it.
+  auto q = WriteText(dir, "q.csv", "job_id,submit_s,duration_s,num_gpus\n7,5,-1,2\n7,0,50,1\n");
+  auto t = LoadTrace(q, DataDir(), {-1, true});
+  ASSERT_TRUE(t.ok()) << t.message();
+  EXPECT_EQ(t->bad_lines, 1);
+  EXPECT_EQ(t->jobs.at(0).id, 7);
+}
+
+// Every trace reader keeps a view of each line and a job for each: a 256 MiB
+// file of short lines held tens of millions of them before anything was
+// checked. More than kMaxTraceLines lines is an error naming the file.
+TEST(Generic, TooManyLinesIsAnErrorNamingTheFile) {
+  auto dir = TempDir("generic_lines");
+  std::string text = "submit_s,duration_s,num_gpus\n0,1,1\n";
+  text.append(kMaxTraceLines - 2, '\n');  // exactly kMaxTraceLines lines: fine
+  auto p = WriteText(dir, "edge.csv", text);
+  auto ok = LoadTrace(p, DataDir(), {});
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ(ok->jobs.size(), 1u);
+  auto q = WriteText(dir, "lines.csv", text + "0,1,1");  // one more (without a final newline)
+  EXPECT_EQ(LoadTrace(q, DataDir(), {}).message(),
+            "lines.csv: " + std::to_string(kMaxTraceLines + 1) + " lines, more than " + std::to_string(kMaxTraceLines));
+  EXPECT_EQ(LoadPhilly(q, {}).message(), LoadTrace(q, DataDir(), {}).message());
+}
+
+// A throughput so large that steps / throughput underflows made a job of run time 0.
+TEST(Gavel, RunTimeThatUnderflowsIsABadLine) {
+  auto dir = TempDir("gavel_tiny");
+  auto js = WriteText(dir, "t.json", R"J({"v100": {"('LM (batch size 80)', 1)": {"null": 1e308}}})J");
+  auto tr = WriteText(dir, "g.trace", "LM (batch size 80)\tcmd\t-step\t1\t1e-300\t5.0\t1\n");
+  EXPECT_EQ(LoadGavel(tr, js, {}).message(),
+            "g.trace: line 1: run time (total steps / V100 throughput) 0 is not positive");
+}
+
 TEST(Cluster, Specs) {
   auto a = ParseCluster("64x RTX3090", DataDir());
   ASSERT_TRUE(a.ok());
@@ -560,45 +606,6 @@ TEST(Predictions, SourcesOfTheControls) {
   auto z = *w;
   EXPECT_EQ(ApplyPredictionSource(*parse("forest"), 1, &z).message(),
             "lowo:forest: workload BERT/SQuAD/b32/amp0 has no prediction");
-}
-
-TEST(Workloads, RealTableAndPredictionsCsv) {
-  auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
-  ASSERT_TRUE(w.ok()) << w.message();
-  EXPECT_EQ(w->size(), 52u);
-  EXPECT_FALSE((*w)[0].HasPrediction());
-  auto dir = TempDir("preds");
-  auto p = WriteText(dir, "p.csv", "model,dataset,batchsize,amp,predicted_util\nBERT,SQuAD,32,0,90\n");
-  EXPECT_EQ(LoadPredictionsCsv(p, &*w).message(), "p.csv: no prediction for workload BERT/SQuAD/b32/amp1");
-  auto q = WriteText(dir, "q.csv", "model,dataset,batchsize,amp,predicted_util\nBERT,SQuAD,16,0,90\n");
-  EXPECT_EQ(LoadPredictionsCsv(q, &*w).message(), "q.csv: line 2: workload BERT/SQuAD/b16/amp0 is not in single_data.csv");
-  // Round trip with memory, and the memory columns' checks.
-  auto x = *w;
-  for (size_t i = 0; i < x.size(); ++i) {
-    x[i].predicted_util = 10 + static_cast<double>(i);
-    x[i].pred_mem_mib = 1000 + static_cast<double>(i);
-    x[i].pred_mem_high_mib = 2000 + static_cast<double>(i);
-  }
-  auto rt = WriteText(dir, "rt.csv", PredictionsCsv(x));
-  auto y = *w;
-  ASSERT_TRUE(LoadPredictionsCsv(rt, &y).ok());
-  for (size_t i = 0; i < x.size(); ++i) {
-    EXPECT_EQ(y[i].predicted_util, x[i].predicted_util);
-    EXPECT_EQ(y[i].pred_mem_high_mib, x[i].pred_mem_high_mib);
-  }
-  // A value with more digits than the CSV keeps comes back as CsvRounded.
-  x[0].predicted_util = 12.345678901;
-  x[0].pred_mem_high_mib = 21461.5678;
-  EXPECT_EQ(CsvRounded(x[0].predicted_util), 12.3457);
-  EXPECT_EQ(CsvRounded(x[0].pred_mem_high_mib), 21461.6);
-  EXPECT_TRUE(std::isnan(CsvRounded(NAN)));
-  auto rt2 = WriteText(dir, "rt2.csv", PredictionsCsv(x));
-  ASSERT_TRUE(LoadPredictionsCsv(rt2, &y).ok());
-  EXPECT_EQ(y[0].predicted_util, CsvRounded(x[0].predicted_util));
-  EXPECT_EQ(y[0].pred_mem_high_mib, CsvRounded(x[0].pred_mem_high_mib));
-  auto bad = WriteText(dir, "m.csv", "model,dataset,batchsize,amp,predicted_util,pred_mem_high_mib\nBERT,SQuAD,32,0,90,-5\n");
-  EXPECT_EQ(LoadPredictionsCsv(bad, &y).message(),
-            "m.csv: line 2: pred_mem_high_mib '-5' is not a memory size in (0, 16 TiB] (MiB)");
 }
 
 }  // namespace

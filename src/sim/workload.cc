@@ -5,9 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <map>
 #include <tuple>
 
 #include "sim/text.h"
+#include "util/measured.h"
 
 namespace gpucast::sim {
 
@@ -50,29 +53,48 @@ Result<std::vector<WorkloadProfile>> LoadWorkloads(const std::string& path) {
                                             {"model", "dataset", "batchsize", "amp", "speed",
                                              "gpu_util", "gmem"}));
   std::vector<WorkloadProfile> out;
+  std::map<std::string, size_t> line_of;  // Name() -> its line, for repeats
   for (size_t ln = 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty()) continue;
     auto f = Split(lines[ln], ',');
     const std::string where = file + ": line " + std::to_string(ln + 1) + ": ";
+    if (out.size() >= kMaxWorkloads)
+      return Status::Error(where + "more than " + std::to_string(kMaxWorkloads) + " workload rows");
     for (int c : col)
       if (c >= static_cast<int>(f.size()))
         return Status::Error(where + "has " + std::to_string(f.size()) + " fields, want at least " +
                              std::to_string(c + 1));
+    auto cell = [&](int i) { return std::string(f[col[i]]); };
     WorkloadProfile w;
-    w.model = std::string(f[col[0]]);
-    w.dataset = std::string(f[col[1]]);
+    w.model = cell(0);
+    w.dataset = cell(1);
+    if (w.model.empty()) return Status::Error(where + "model is empty");
+    if (w.dataset.empty()) return Status::Error(where + "dataset is empty");
     auto b = ParseInt(f[col[2]]), a = ParseInt(f[col[3]]);
     auto sp = ParseDouble(f[col[4]]), u = ParseDouble(f[col[5]]), m = ParseDouble(f[col[6]]);
-    if (!b || *b <= 0) return Status::Error(where + "batchsize '" + std::string(f[col[2]]) + "' is not a positive integer");
-    if (!a || (*a != 0 && *a != 1)) return Status::Error(where + "amp '" + std::string(f[col[3]]) + "' is not 0 or 1");
-    if (!sp || *sp <= 0) return Status::Error(where + "speed '" + std::string(f[col[4]]) + "' is not a positive number");
-    if (!u || *u < 0 || *u > 100) return Status::Error(where + "gpu_util '" + std::string(f[col[5]]) + "' is not in [0, 100]");
-    if (!m || *m <= 0) return Status::Error(where + "gmem '" + std::string(f[col[6]]) + "' is not a positive number");
+    // ParseDouble refuses nan, inf, out-of-range text (1e999) and hex floats.
+    if (!b || *b <= 0 || *b > std::numeric_limits<int>::max())
+      return Status::Error(where + "batchsize '" + cell(2) + "' is not an integer in [1, " +
+                           std::to_string(std::numeric_limits<int>::max()) + "]");
+    if (!a || (*a != 0 && *a != 1)) return Status::Error(where + "amp '" + cell(3) + "' is not 0 or 1");
+    // Speed and memory obey train --data's rules (util/measured.h).
+    if (!sp) return Status::Error(where + "speed '" + cell(4) + "' is not a number");
+    if (std::string why = SpeedProblem(*sp, *b); !why.empty())
+      return Status::Error(where + "speed '" + cell(4) + "' " + why);
+    if (!u || *u < 0 || *u > 100) return Status::Error(where + "gpu_util '" + cell(5) + "' is not in [0, 100]");
+    if (!m) return Status::Error(where + "gmem '" + cell(6) + "' is not a number");
+    if (std::string why = MemMibProblem(*m); !why.empty())
+      return Status::Error(where + "gmem '" + cell(6) + "' " + why);
     w.batch = static_cast<int>(*b);
     w.amp = static_cast<int>(*a);
     w.speed = *sp;
     w.true_util = *u;
     w.gmem_mib = *m;
+    // A repeated configuration would take the first row's predictions and
+    // leave the second without any.
+    auto [it, fresh] = line_of.emplace(w.Name(), ln + 1);
+    if (!fresh)
+      return Status::Error(where + "workload " + w.Name() + " repeats line " + std::to_string(it->second));
     out.push_back(std::move(w));
   }
   if (out.empty()) return Status::Error(file + ": no workload rows");
@@ -90,7 +112,7 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
   const auto header = Split(lines[0], ',');
   const int c_mem = ColumnIndex(header, "pred_mem_mib"), c_high = ColumnIndex(header, "pred_mem_high_mib");
   const int c_lo = ColumnIndex(header, "predicted_low"), c_hi = ColumnIndex(header, "predicted_high");
-  std::vector<bool> seen(workloads->size(), false);
+  std::vector<size_t> seen_line(workloads->size(), 0);  // the line of each workload's prediction; 0 = none
   for (size_t ln = 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty()) continue;
     auto f = Split(lines[ln], ',');
@@ -103,13 +125,21 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
     auto p = ParseDouble(f[col[4]]);
     if (!b || !a) return Status::Error(where + "batchsize/amp are not integers");
     if (!p || *p < 0) return Status::Error(where + "predicted_util '" + std::string(f[col[4]]) + "' is not a non-negative number");
-    int i = FindWorkload(*workloads, std::string(f[col[0]]), std::string(f[col[1]]),
-                         static_cast<int>(*b), static_cast<int>(*a));
+    // A batch size or amp outside int matches no workload (a cast would wrap 4294967328 onto 32).
+    const bool fits = *b >= std::numeric_limits<int>::min() && *b <= std::numeric_limits<int>::max() &&
+                      *a >= std::numeric_limits<int>::min() && *a <= std::numeric_limits<int>::max();
+    int i = fits ? FindWorkload(*workloads, std::string(f[col[0]]), std::string(f[col[1]]),
+                                static_cast<int>(*b), static_cast<int>(*a))
+                 : -1;
     if (i < 0)
       return Status::Error(where + "workload " + std::string(f[col[0]]) + "/" + std::string(f[col[1]]) +
                            "/b" + std::to_string(*b) + "/amp" + std::to_string(*a) +
                            " is not in single_data.csv");
     if (*p > 100) return Status::Error(where + "predicted_util '" + std::string(f[col[4]]) + "' is above 100");
+    if (seen_line[i] > 0)
+      return Status::Error(where + "a second prediction for workload " + (*workloads)[i].Name() + " (line " +
+                           std::to_string(seen_line[i]) + ")");
+    seen_line[i] = ln + 1;
     (*workloads)[i].predicted_util = *p;
     using Col = std::tuple<int, double*, const char*>;
     for (auto [c, dst, what] : {Col{c_mem, &(*workloads)[i].pred_mem_mib, "pred_mem_mib"},
@@ -132,10 +162,9 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
       wi.pred_util_low = *lo;
       wi.pred_util_high = *hi;
     }
-    seen[i] = true;
   }
-  for (size_t i = 0; i < seen.size(); ++i)
-    if (!seen[i])
+  for (size_t i = 0; i < seen_line.size(); ++i)
+    if (seen_line[i] == 0)
       return Status::Error(file + ": no prediction for workload " + (*workloads)[i].Name());
   return Status::Ok();
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,14 +36,25 @@ struct WorkloadProfile {
   bool HasInterval() const { return !std::isnan(pred_util_low) && !std::isnan(pred_util_high); }
 };
 
+// The most rows a workload table may hold (Lucid's single_data.csv has 52):
+// a prediction CSV is matched to it row by row, so its size bounds that time.
+inline constexpr size_t kMaxWorkloads = 10000;
+
 // Loads single_data.csv (header model,dataset,batchsize,amp,speed,gpu_util,
-// gmem_util,gmem,...). Errors name the file and line.
+// gmem_util,gmem,...). Errors name the file, line and column: a batch size
+// outside [1, INT_MAX], a speed or memory that `train --data` refuses too
+// (util/measured.h: speed > 0 with a finite batchsize / speed, memory in
+// (0, 1e7] MiB), gpu_util outside [0, 100], an empty model or dataset, a
+// configuration (model, dataset, batch, amp) that repeats an earlier row, and
+// more than kMaxWorkloads rows. Numbers are ParseDouble's (no nan, inf,
+// overflowing or hex text).
 Result<std::vector<WorkloadProfile>> LoadWorkloads(const std::string& path);
 
 // Reads a predictions CSV (header with columns model,dataset,batchsize,amp,
 // predicted_util; optional pred_mem_mib,pred_mem_high_mib; other columns
-// ignored) into `workloads`. Every workload must get a prediction; a
-// prediction for an unknown workload is an error too.
+// ignored) into `workloads`. Every workload must get exactly one prediction;
+// a prediction for an unknown workload or a second one for a workload is an
+// error too.
 Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>* workloads);
 
 // Writes what LoadPredictionsCsv reads (every workload; empty memory cells when none).
