@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "util/job_limits.h"
 #include "util/paths.h"
 
 namespace gpucast::cli {
@@ -23,6 +24,9 @@ Status ParseDimFlags(const std::vector<std::string>& flags, std::map<std::string
     if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != end || value < 1)
       return Status::Error("--dim '" + kv +
                            "': expected NAME=VALUE with VALUE a positive integer");
+    if (value > kMaxJobDim)
+      return Status::Error("--dim '" + kv + "': VALUE must be at most " + std::to_string(kMaxJobDim) +
+                           " (the service's limit on dims)");
     if (!dims->emplace(kv.substr(0, eq), value).second)
       return Status::Error("--dim '" + kv + "': dimension given twice");
   }

@@ -22,6 +22,18 @@ TEST(ParseDimFlagsTest, RejectsMalformed) {
   }
 }
 
+// The service refuses dims above 2^24 (util/job_limits.h); the CLI took any int64 and
+// predicted from it, so the same job had an answer on one front end and a 400 on the other.
+TEST(ParseDimFlagsTest, BoundedAsTheServiceBoundsDims) {
+  std::map<std::string, int64_t> dims;
+  ASSERT_TRUE(ParseDimFlags({"seq=16777216"}, &dims).ok());
+  EXPECT_EQ(dims.at("seq"), 16777216);
+  dims.clear();
+  Status s = ParseDimFlags({"seq=16777217"}, &dims);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "--dim 'seq=16777217': VALUE must be at most 16777216 (the service's limit on dims)");
+}
+
 TEST(ParseDimFlagsTest, RejectsRepeatedName) {
   std::map<std::string, int64_t> dims;
   Status s = ParseDimFlags({"seq=3", "seq=4"}, &dims);

@@ -9,6 +9,7 @@
 #include "features/gpu_specs.h"
 #include "service/http_front.h"
 #include "service/http_util.h"
+#include "util/job_limits.h"
 
 namespace gpucast::service {
 
@@ -26,9 +27,10 @@ Result<std::string> DefaultGpu(const RequestDefaults& d, const std::string& what
                        "): name the one the job runs on");
 }
 
-constexpr int64_t kMaxBatch = int64_t{1} << 24;
-constexpr int64_t kMaxGpus = 1024;
-constexpr int64_t kMaxDim = int64_t{1} << 24;
+// Shared with the CLI (util/job_limits.h): the same job is accepted by every front end.
+constexpr int64_t kMaxBatch = kMaxJobBatch;
+constexpr int64_t kMaxGpus = kMaxJobGpus;
+constexpr int64_t kMaxDim = kMaxJobDim;
 constexpr double kMaxMemMib = 1e9;
 constexpr size_t kMaxName = 256;
 
