@@ -346,6 +346,15 @@ end
 -- The job's model declaration ------------------------------------------------
 
 -- Parses "k=v" items separated by `sep` (a Lua pattern class). Raises a user error.
+-- The service's bounds on a job's batch and dims (src/util/job_limits.h): a declaration every
+-- mode accepts alike (cli mode ran gpucast predict on any number; service mode got a 400), and no
+-- number Lua 5.1 cannot format with %d (batch=99999999999999999999).
+local MAX_BATCH = 16777216
+local MAX_DIM = 16777216
+local function in_limit(v, max)
+  return v:match("^%d+$") ~= nil and #v <= 9 and tonumber(v) >= 1 and tonumber(v) <= max
+end
+
 local function parse_items(text, sep, where, conf)
   local d = { dims = {}, attrs = {} }
   for item in text:gmatch("[^" .. sep .. "]+") do
@@ -368,16 +377,18 @@ local function parse_items(text, sep, where, conf)
       end
       d.model = d.models[1].path
     elseif k == "batch" then
-      if not v:match("^%d+$") or tonumber(v) < 1 then user_error(where .. ": batch=" .. v .. ": want an integer >= 1") end
+      if not in_limit(v, MAX_BATCH) then user_error(where .. ": batch=" .. v .. ": want an integer in [1, " .. MAX_BATCH .. "]") end
       d.batch = tonumber(v)
     elseif k == "amp" then
       if v ~= "0" and v ~= "1" then user_error(where .. ": amp=" .. v .. ": want 0 or 1") end
       d.amp = (v == "1")
     elseif k:match("^dim%.[%w_]+$") then
-      if not v:match("^%d+$") then user_error(where .. ": " .. k .. "=" .. v .. ": want an integer") end
+      if not in_limit(v, MAX_DIM) then user_error(where .. ": " .. k .. "=" .. v .. ": want an integer in [1, " .. MAX_DIM .. "]") end
       d.dims[k:sub(5)] = tonumber(v)
     elseif k:match("^attr%.[%w_]+$") then
-      if not v:match("^[%w_]+$") then user_error(where .. ": " .. k .. "=" .. v .. ": bad value") end
+      -- Letters, digits, '_' and '.': the values gpucast predict --attr takes (optimizer=adamw,
+      -- loader_ms_per_sample=2.5, trainable_fraction=0.25); gpucast checks them (docs/features.md).
+      if not v:match("^[%w_%.]+$") then user_error(where .. ": " .. k .. "=" .. v .. ": bad value") end
       d.attrs[k:sub(6)] = v
     else
       user_error(where .. ": unknown key '" .. k .. "' (known: model, batch, amp, dim.NAME, attr.KEY)")
