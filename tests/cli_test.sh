@@ -367,6 +367,9 @@ expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert.
 expect_err "gpucast predict: --dim 'seq=16777217': VALUE must be at most 16777216 (the service's limit on dims)"
 expect_rc 2 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpu ""
 expect_err "--gpu: unknown GPU ''"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr loader_workers=1 \
+  --attr loader_workers=8
+expect_err "gpucast predict: --attr 'loader_workers=8': key given twice"
 # --attr's help names every key the parser knows (the list in its unknown-key error).
 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr colour=3 2>"$TMP/err" >/dev/null
 keys=$(sed -n 's/.*unknown key (known: \(.*\))$/\1/p' "$TMP/err" | tr -d ' ' | tr ',' ' ')

@@ -110,6 +110,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   job.batch = f.batch;
   job.amp = f.amp;
   job.power_limited_clock = kDefaultPowerLimitedClock;  // as train computes a model's features by default
+  if (Status s = CheckAttrKeysOnce(f.attrs); !s.ok()) return Fail("analyze", s.message());
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("analyze", s.message());
 

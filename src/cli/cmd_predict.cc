@@ -65,6 +65,7 @@ int RunPredict(const PredictFlags& f) {
   job.gpus = f.gpus;
   job.nodes = f.nodes;
   job.interconnect = f.interconnect;
+  if (Status s = CheckAttrKeysOnce(f.attrs); !s.ok()) return Fail("predict", s.message());
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("predict", s.message());
   // One network per distinct file (a repeated file: more passes, one update);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <set>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -30,6 +31,14 @@ Status ParseDimFlags(const std::vector<std::string>& flags, std::map<std::string
     if (!dims->emplace(kv.substr(0, eq), value).second)
       return Status::Error("--dim '" + kv + "': dimension given twice");
   }
+  return Status::Ok();
+}
+
+Status CheckAttrKeysOnce(const std::vector<std::string>& flags) {
+  std::set<std::string> seen;
+  for (const std::string& kv : flags)
+    if (!seen.insert(kv.substr(0, kv.find('='))).second)
+      return Status::Error("--attr '" + kv + "': key given twice");
   return Status::Ok();
 }
 

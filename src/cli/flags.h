@@ -18,6 +18,11 @@ namespace gpucast::cli {
 // Errors: "--dim 'seq': expected NAME=VALUE with VALUE a positive integer".
 Status ParseDimFlags(const std::vector<std::string>& flags, std::map<std::string, int64_t>* dims);
 
+// --attr KEY=VALUE flags (analyze, predict): an error when a KEY is given twice
+// ("--attr 'loader_workers=8': key given twice"), as --dim is; the values are checked
+// by ParseJobAttr (features/features.h).
+Status CheckAttrKeysOnce(const std::vector<std::string>& flags);
+
 // Checks an integer option against [lo, hi] and names the range in --help as
 // "INT in [1, 10000]", or "INT >= 1" when hi is the type's maximum (no bound
 // worth printing). Returns `opt`.

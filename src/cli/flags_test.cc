@@ -34,6 +34,14 @@ TEST(ParseDimFlagsTest, BoundedAsTheServiceBoundsDims) {
   EXPECT_EQ(s.message(), "--dim 'seq=16777217': VALUE must be at most 16777216 (the service's limit on dims)");
 }
 
+// --attr loader_workers=1 --attr loader_workers=8 predicted with 8, silently (--dim refuses a repeat).
+TEST(CheckAttrKeysOnceTest, RefusesAKeyGivenTwice) {
+  EXPECT_TRUE(CheckAttrKeysOnce({"loader_workers=1", "optimizer=adam", "tf32=1"}).ok());
+  Status s = CheckAttrKeysOnce({"loader_workers=1", "optimizer=adam", "loader_workers=8"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "--attr 'loader_workers=8': key given twice");
+}
+
 TEST(ParseDimFlagsTest, RejectsRepeatedName) {
   std::map<std::string, int64_t> dims;
   Status s = ParseDimFlags({"seq=3", "seq=4"}, &dims);

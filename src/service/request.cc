@@ -138,6 +138,10 @@ Status ParseUploadParams(const std::multimap<std::string, std::string>& params, 
                          JobSpec* spec) {
   bool have_batch = false;
   for (const auto& [key, value] : params) {
+    // batch=8&batch=64 took the last one silently: a job whose two halves disagree is refused.
+    if (params.count(key) > 1) {
+      return Status::Error("parameter '" + Shown(key) + "': given more than once");
+    }
     if (key == "batch") {
       ASSIGN_OR_RETURN(spec->batch, ParseIntParam(key, value, 1, kMaxBatch));
       have_batch = true;
