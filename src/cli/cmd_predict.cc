@@ -62,6 +62,10 @@ int RunPredict(const PredictFlags& f) {
     return Fail("predict", "--gpu: " + canonical.message());
   }
   job.mig_profile = f.mig;
+  // A slice the GPU does not have is the flag's error, found before any graph is read (it came
+  // from the features layer after the analysis, as "features: GPU ... has no MIG profile ...").
+  if (!f.mig.empty())
+    if (auto slice = ResolveGpu(job.gpu, f.mig); !slice.ok()) return Fail("predict", "--mig: " + slice.message());
   job.gpus = f.gpus;
   job.nodes = f.nodes;
   job.interconnect = f.interconnect;
