@@ -354,6 +354,34 @@ expect_err "gpucast predict: --gpus 6 --nodes 4: GPUs must divide evenly over no
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 4 --interconnect warp9
 expect_err "--interconnect 'warp9': unknown link"
 expect_rc 2 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 0
+# The CLI takes the jobs the service takes (util/job_limits.h): a batch, GPU count or dimension the
+# service refuses (400) was predicted here (batch 16777217: a 10-hour step); an empty --gpu was the
+# predictor's GPU here and a 400 there.
+expect_rc 2 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 16777217
+expect_err "--batch: Value 16777217 not in range 1 to 16777216"
+expect_rc 2 "$BIN" analyze "$ROOT/models/vgg.onnx" --batch 16777217
+expect_err "--batch: Value 16777217 not in range 1 to 16777216"
+expect_rc 2 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpus 1025
+expect_err "--gpus: Value 1025 not in range 1 to 1024"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/bert.onnx" --batch 1 --dim seq=16777217
+expect_err "gpucast predict: --dim 'seq=16777217': VALUE must be at most 16777216 (the service's limit on dims)"
+expect_rc 2 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpu ""
+expect_err "--gpu: unknown GPU ''"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr loader_workers=1 \
+  --attr loader_workers=8
+expect_err "gpucast predict: --attr 'loader_workers=8': key given twice"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu A100-80GB --mig 7g.99gb
+expect_err "gpucast predict: --mig: GPU 'A100-80GB' has no MIG profile '7g.99gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --mig 1g.10gb
+expect_err "gpucast predict: --mig: GPU 'RTX3090' has no MIG profiles (MIG-capable: "
+# --attr's help names every key the parser knows (the list in its unknown-key error).
+"$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr colour=3 2>"$TMP/err" >/dev/null
+keys=$(sed -n 's/.*unknown key (known: \(.*\))$/\1/p' "$TMP/err" | tr -d ' ' | tr ',' ' ')
+[ -n "$keys" ] && ok || bad "no key list in: $(cat "$TMP/err")"
+for cmd in analyze predict; do
+  "$BIN" "$cmd" --help >"$TMP/help" 2>&1
+  for k in $keys; do grep -q -- "$k" "$TMP/help" && ok || bad "$cmd --help: --attr does not name '$k'"; done
+done
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

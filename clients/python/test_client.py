@@ -232,6 +232,27 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("give --model (repeatable) or --upload FILE", err)
 
+    def test_attrs_and_dims_as_gpucast_predict_takes_them(self):
+        """--attr went cast to a number (loader_workers=1e3 as 1000.0, taken; gpucast predict refuses
+        it) and a key given twice was the last one's; now the service parses the text as the CLI
+        does, and a repeat is an error as it is in gpucast predict."""
+        rc, out, err = run_cli("predict", "--model", "resnet50.onnx", "--batch", "8", "--attr", "loader_workers=1e3")
+        self.assertEqual((rc, out), (1, ""))
+        self.assertIn("job attribute 'loader_workers': value '1e3' is not a non-negative integer", err)
+        for flag, a, b in (("--attr", "loader_workers=1", "loader_workers=8"), ("--dim", "seq=64", "seq=128")):
+            with self.subTest(flag=flag):
+                rc, out, err = run_cli("predict", "--model", "bert.onnx", "--batch", "8", flag, a, flag, b)
+                self.assertEqual((rc, out), (2, ""))
+                self.assertIn(f"{flag} '{b}': key given twice", err)
+        rc, out, err = run_cli("--json", "predict", "--model", "pointnet.onnx", "--batch", "8", "--attr",
+                               "loader_ms_per_sample=2.5", "--attr", "optimizer=adamw", "--attr", "loader_workers=2")
+        self.assertEqual(rc, 0, err)
+        want = cli_predict("--model", os.path.join(ROOT, "models", "pointnet.onnx"), "--batch", "8", "--attr",
+                           "loader_ms_per_sample=2.5", "--attr", "optimizer=adamw", "--attr", "loader_workers=2")
+        got = json.loads(out)
+        for k in ("gpu_util", "interval", "gpu_mem_mib", "gpu_mem_interval", "step_ms", "optimizer"):
+            self.assertEqual(got[k], want[k], k)
+
     def test_as_a_process(self):
         env = dict(os.environ, PYTHONPATH=HERE, GPUCAST_URL=SERVER["url"])
         r = subprocess.run([sys.executable, "-m", "gpucast_client", "predict", "-m", "dcgan_generator.onnx",

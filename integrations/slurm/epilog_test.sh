@@ -67,6 +67,11 @@ check "a model path cannot hold another token (its = is encoded, a raw one voids
 check "comment, data-parallel on 2 nodes x 4 GPUs" \
   "$(bash "$EPI" --parse-comment 'gpucast: model=/m/p.onnx batch=8 gpu=H100 nodes=2 util=50.0 share=gpu:4/4')" \
   'JOB {"model": "/m/p.onnx", "batch": 8, "amp": false, "dims": {}, "attrs": {}, "gpus": 8, "gpu": "H100", "duration_s": 0}'
+# Attributes as job_submit.lua writes them (sorted): an integer as a number, a fractional or named
+# value as a string (the epilog dropped them: the observed job lost its optimizer and loader cost).
+check "comment, attributes of every kind" \
+  "$(bash "$EPI" --parse-comment 'gpucast: model=/m/p.onnx batch=8 attr.loader_ms_per_sample=2.5 attr.loader_workers=4 attr.optimizer=adamw util=50.0 share=shard:4/8')" \
+  'JOB {"model": "/m/p.onnx", "batch": 8, "amp": false, "dims": {}, "attrs": {"loader_ms_per_sample": "2.5", "loader_workers": 4, "optimizer": "adamw"}, "duration_s": 0}'
 check "no comment" "$(bash "$EPI" --parse-comment "")" ""
 # A model path with blanks, '%', '=' and ',' as job_submit.lua writes it (%XX; plugin_test.sh checks the writer).
 c='gpucast: model=/shared/my%20models/a%3Db%2Cc%2550%25%09x.onnx batch=8 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8'

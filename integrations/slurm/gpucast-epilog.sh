@@ -121,7 +121,10 @@ parse_comment() {
     k == "nodes" && v ~ /^[0-9]+$/ { nodes = v + 0 }
     k == "share" && v ~ /^gpu:[0-9]+\/[0-9]+$/ { split(substr(v, 5), g, "/"); per_node = g[1] + 0 }
     k ~ /^dim\.[A-Za-z0-9_]+$/ && v ~ /^[0-9]+$/ { dims = dims (dims ? ", " : "") q(dec(substr(k, 5))) ": " v }
-    k ~ /^attr\.[A-Za-z0-9_]+$/ && v ~ /^[0-9]+$/ { attrs = attrs (attrs ? ", " : "") q(dec(substr(k, 6))) ": " v }
+    # an integer as a number, any other value job_submit.lua lets through (optimizer=adamw,
+    # loader_ms_per_sample=2.5) as a string: the service parses both as gpucast predict --attr does
+    k ~ /^attr\.[A-Za-z0-9_]+$/ && v ~ /^[0-9]+$/ { attrs = attrs (attrs ? ", " : "") q(dec(substr(k, 6))) ": " v; next }
+    k ~ /^attr\.[A-Za-z0-9_]+$/ && v ~ /^[A-Za-z0-9_.]+$/ { attrs = attrs (attrs ? ", " : "") q(dec(substr(k, 6))) ": " q(v) }
     END {
       if (nm == 0) exit
       if (nm == 1 && cnt[order[1]] == 1) {

@@ -113,6 +113,15 @@ local MISCONFIGURED = "gpucast is misconfigured, contact your administrator (job
 local function user_error(msg) error({ kind = "user", msg = msg }, 0) end
 local function config_error(msg) error({ kind = "config", msg = msg }, 0) end
 
+-- The service's bounds on a job's batch and dims (src/util/job_limits.h): a declaration every
+-- mode accepts alike (cli mode ran gpucast predict on any number; service mode got a 400), and no
+-- number Lua 5.1 cannot format with %d (batch=99999999999999999999).
+local MAX_BATCH = 16777216
+local MAX_DIM = 16777216
+local function in_limit(v, max)
+  return v:match("^%d+$") ~= nil and #v <= 9 and tonumber(v) >= 1 and tonumber(v) <= max
+end
+
 local function script_dir()
   local src = debug.getinfo(1, "S").source
   return (src:match("^@(.*/)") or "./")
@@ -157,8 +166,8 @@ local function read_conf()
   if conf.shards_per_gpu < 1 or conf.mps_per_gpu < 1 or conf.timeout_s < 1 then
     config_error(path .. ": shards_per_gpu, mps_per_gpu and timeout_s must be >= 1")
   end
-  if conf.default_batch ~= "" and not (conf.default_batch:match("^%d+$") and tonumber(conf.default_batch) >= 1) then
-    config_error(path .. ": 'default_batch' wants an integer >= 1 or nothing")
+  if conf.default_batch ~= "" and not in_limit(conf.default_batch, MAX_BATCH) then
+    config_error(path .. ": 'default_batch' wants an integer in [1, " .. MAX_BATCH .. "] or nothing")
   end
   if not conf.default_gpu:match("^[%w_%.%-]*$") then
     config_error(path .. ": 'default_gpu' wants a GPU name (letters, digits, '_', '.', '-'), got '" .. conf.default_gpu .. "'")
@@ -368,16 +377,18 @@ local function parse_items(text, sep, where, conf)
       end
       d.model = d.models[1].path
     elseif k == "batch" then
-      if not v:match("^%d+$") or tonumber(v) < 1 then user_error(where .. ": batch=" .. v .. ": want an integer >= 1") end
+      if not in_limit(v, MAX_BATCH) then user_error(where .. ": batch=" .. v .. ": want an integer in [1, " .. MAX_BATCH .. "]") end
       d.batch = tonumber(v)
     elseif k == "amp" then
       if v ~= "0" and v ~= "1" then user_error(where .. ": amp=" .. v .. ": want 0 or 1") end
       d.amp = (v == "1")
     elseif k:match("^dim%.[%w_]+$") then
-      if not v:match("^%d+$") then user_error(where .. ": " .. k .. "=" .. v .. ": want an integer") end
+      if not in_limit(v, MAX_DIM) then user_error(where .. ": " .. k .. "=" .. v .. ": want an integer in [1, " .. MAX_DIM .. "]") end
       d.dims[k:sub(5)] = tonumber(v)
     elseif k:match("^attr%.[%w_]+$") then
-      if not v:match("^[%w_]+$") then user_error(where .. ": " .. k .. "=" .. v .. ": bad value") end
+      -- Letters, digits, '_' and '.': the values gpucast predict --attr takes (optimizer=adamw,
+      -- loader_ms_per_sample=2.5, trainable_fraction=0.25); gpucast checks them (docs/features.md).
+      if not v:match("^[%w_%.]+$") then user_error(where .. ": " .. k .. "=" .. v .. ": bad value") end
       d.attrs[k:sub(6)] = v
     else
       user_error(where .. ": unknown key '" .. k .. "' (known: model, batch, amp, dim.NAME, attr.KEY)")

@@ -520,6 +520,24 @@ check("no model, no GPU: unchanged", rc == 0 and d.tres_per_node == "gres:nic:1"
 local a = refused("missing model", { comment = "model=" .. T .. "/missing.onnx,batch=8" }, "the model file cannot be read")
 refused("bad model", { comment = "model=" .. T .. "/bad.onnx,batch=8" }, "not an ONNX model")
 refused("no batch", { comment = "model=" .. T .. "/m.onnx" }, "no batch=N")
+-- The service's bounds (src/util/job_limits.h), in every mode: cli mode passed batch=16777217 to
+-- gpucast predict (answered), service mode got a 400; 1e20 is not formatted as an integer by Lua 5.1.
+refused("batch above the service's bound", { comment = "model=" .. T .. "/m.onnx,batch=16777217" },
+        "batch=16777217: want an integer in [1, 16777216]")
+refused("batch of 20 digits", { comment = "model=" .. T .. "/m.onnx,batch=99999999999999999999" },
+        "batch=99999999999999999999: want an integer in [1, 16777216]")
+refused("batch=0", { comment = "model=" .. T .. "/m.onnx,batch=0" }, "batch=0: want an integer in [1, 16777216]")
+refused("dim.seq=0", { comment = M .. ",dim.seq=0" }, "dim.seq=0: want an integer in [1, 16777216]")
+refused("dim above the service's bound", { comment = M .. ",dim.seq=16777217" },
+        "dim.seq=16777217: want an integer in [1, 16777216]")
+-- Attribute values with a '.' (gpucast predict --attr loader_ms_per_sample=2.5, trainable_fraction=0.25)
+-- were refused as "bad value"; the AdminComment keeps them for the epilog.
+d = sized("attr.loader_ms_per_sample=2.5, attr.optimizer=adamw", { comment = M .. ",attr.loader_ms_per_sample=2.5,attr.optimizer=adamw" },
+          "gres:shard:5")
+check("the AdminComment keeps the fractional and the named attribute",
+      d.admin_comment:find(" attr.loader_ms_per_sample=2.5 attr.optimizer=adamw ", 1, true) ~= nil, d.admin_comment)
+refused("an attribute value with a quote", { comment = M .. ",attr.optimizer=ad'am" }, "attr.optimizer=ad'am: bad value")
+sized("batch and dim at the bound", { comment = "model=" .. T .. "/m.onnx,batch=16777216,dim.seq=16777216" }, "gres:shard:5")
 refused("relative model path", { comment = "model=m.onnx,batch=8" }, "model=m.onnx: want an absolute path")
 -- Nothing may block: a FIFO is refused before anything opens it; the whole prediction has
 -- a hard deadline (timeout_s), also against a process that leaves the process group, and
@@ -590,6 +608,9 @@ rc = slurm_job_modify({ priority = 4294967295 }, arec, {}, 1001)
 check("release accepted once the record is removed", rc == 0, rc)
 d = sized("alice not held once the record is removed", { comment = M, user_name = "alice" }, "gres:shard:5")
 check("not held", d.priority == nil, tostring(d.priority))
+conf("default_batch = 16777217\n")
+refused("default_batch above the service's bound", { comment = "model=" .. T .. "/m.onnx" },
+        "'default_batch' wants an integer in [1, 16777216] or nothing")
 conf("default_batch = 32\n")
 sized("default_batch", { comment = "model=" .. T .. "/m.onnx" }, "gres:shard:5")
 conf("headroom = interval\nshards_per_gpu = 16\n")

@@ -783,7 +783,7 @@ echo "  missing: $M_MISSING"
 pass "root-only model, mode-600 model, missing model: the same refusal"
 echo "this is not an ONNX model" > "$T/bad.onnx"; chmod 644 "$T/bad.onnx"
 expect_reject "gpucast: rejected: " --comment="model=$T/bad.onnx,batch=1" "$T/sleep.sh"
-expect_reject "batch=zero: want an integer >= 1" --comment="model=$MODELS/pointnet.onnx,batch=zero" "$T/sleep.sh"
+expect_reject "batch=zero: want an integer in [1, 16777216]" --comment="model=$MODELS/pointnet.onnx,batch=zero" "$T/sleep.sh"
 
 # --- 5. operator-facing behaviour -------------------------------------------------------
 expect_reject "no batch=N: the prediction depends on the batch size" --comment="model=$MODELS/pointnet.onnx" "$T/sleep.sh"

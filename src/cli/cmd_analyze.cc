@@ -14,6 +14,7 @@
 #include "cost/cost_json.h"
 #include "features/features.h"
 #include "graph/onnx_loader.h"
+#include "util/job_limits.h"
 #include "util/json_text.h"
 
 namespace gpucast::cli {
@@ -109,6 +110,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   job.batch = f.batch;
   job.amp = f.amp;
   job.power_limited_clock = kDefaultPowerLimitedClock;  // as train computes a model's features by default
+  if (Status s = CheckAttrKeysOnce(f.attrs); !s.ok()) return Fail("analyze", s.message());
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("analyze", s.message());
 
@@ -164,10 +166,10 @@ CLI::App* AddAnalyze(CLI::App& root, int* exit_code) {
       "analyze", "Per-operation training cost (FLOPs, params, bytes) and features of an ONNX graph");
   sub->add_option("model", flags->model, "ONNX model file (weights embedded, external or absent)")
       ->required();
-  IntIn(sub->add_option("--batch,-b", flags->batch, "Batch size substituted into the data inputs")->required(), 1);
+  IntIn(sub->add_option("--batch,-b", flags->batch, "Batch size substituted into the data inputs")->required(), 1,
+        kMaxJobBatch);
   sub->add_option("--dim", flags->dims, "Other symbolic dimension, NAME=VALUE (repeatable)");
-  sub->add_option("--attr", flags->attrs,
-                  "Job attribute KEY=VALUE for the features: loader_workers, data_on_gpu, rl_env");
+  sub->add_option("--attr", flags->attrs, kJobAttrHelp);
   sub->add_flag("--amp", flags->amp, "Mixed precision (fp16 activations and tensor-core peak)");
   sub->add_flag("--nodes", flags->nodes, "Also print the per-node table (FLOPs and params of every costed node)");
   sub->add_flag("--features", flags->features, "Also print the feature vector the predictor reads");

@@ -20,6 +20,7 @@
 #include "graph/onnx_loader.h"
 #include "predict/predict_json.h"
 #include "predict/predictor.h"
+#include "util/job_limits.h"
 #include "util/json_text.h"
 
 namespace gpucast::cli {
@@ -61,9 +62,14 @@ int RunPredict(const PredictFlags& f) {
     return Fail("predict", "--gpu: " + canonical.message());
   }
   job.mig_profile = f.mig;
+  // A slice the GPU does not have is the flag's error, found before any graph is read (it came
+  // from the features layer after the analysis, as "features: GPU ... has no MIG profile ...").
+  if (!f.mig.empty())
+    if (auto slice = ResolveGpu(job.gpu, f.mig); !slice.ok()) return Fail("predict", "--mig: " + slice.message());
   job.gpus = f.gpus;
   job.nodes = f.nodes;
   job.interconnect = f.interconnect;
+  if (Status s = CheckAttrKeysOnce(f.attrs); !s.ok()) return Fail("predict", s.message());
   for (const std::string& kv : f.attrs)
     if (Status s = ParseJobAttr(kv, &job.attrs); !s.ok()) return Fail("predict", s.message());
   // One network per distinct file (a repeated file: more passes, one update);
@@ -175,26 +181,29 @@ CLI::App* AddPredict(CLI::App& root, int* exit_code) {
                   "a file given k times is one network run k times per training step (its parameters "
                   "and optimizer step count once)")
       ->required();
-  IntIn(sub->add_option("--batch,-b", flags->batch, "Batch size")->required(), 1);
+  IntIn(sub->add_option("--batch,-b", flags->batch, "Batch size")->required(), 1, kMaxJobBatch);
   sub->add_flag("--amp", flags->amp, "Mixed precision training");
   sub->add_option("--dim", flags->dims, "Other symbolic dimension of the graph, NAME=VALUE (repeatable)");
-  sub->add_option("--attr", flags->attrs,
-                  "Job attribute KEY=VALUE (repeatable): loader_workers=N (0 = data loaded in the training "
-                  "process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop), "
-                  "loader_ms_per_sample=MS, env_steps_per_update=N, optimizer=sgd|sgd_momentum|adam|adamw "
-                  "(GPU memory; default adam), tf32=0|1 (FP32 convolutions and matmuls on TF32 tensor cores; default 0); "
-                  "all optional");
-  sub->add_option("--gpu", flags->gpu,
-                  "GPU the job will run on: a name of 'gpucast gpus' or what nvidia-smi --query-gpu=name prints "
-                  "(default: the predictor's training GPU)");
+  sub->add_option("--attr", flags->attrs, kJobAttrHelp);
+  CLI::Option* gpu = sub->add_option("--gpu", flags->gpu,
+                                     "GPU the job will run on: a name of 'gpucast gpus' or what nvidia-smi "
+                                     "--query-gpu=name prints (default: the predictor's training GPU)");
+  // `--gpu ""` (an unset variable in a script) is an error, as "gpu": "" is in the service's
+  // request, not the predictor's default GPU.
+  gpu->check(CLI::Validator(
+      [](std::string& name) -> std::string {
+        return name.empty() ? "unknown GPU '': want a name of 'gpucast gpus' (omit --gpu for the predictor's GPU)"
+                            : "";
+      },
+      ""));
   sub->add_option("--mig", flags->mig, "MIG profile of --gpu the job will run in, e.g. 3g.40gb (default: whole GPU)");
   IntIn(sub->add_option("--gpus", flags->gpus,
                         "Data-parallel training (PyTorch DDP) on this many GPUs; --batch is per GPU; the answer is "
                         "one rank's utilization (docs/predictor.md)")
             ->capture_default_str(),
-        1, 65536);
+        1, kMaxJobGpus);
   IntIn(sub->add_option("--nodes", flags->nodes, "Nodes the --gpus are spread on evenly")->capture_default_str(), 1,
-        65536);
+        kMaxJobGpus);
   sub->add_option("--interconnect", flags->interconnect,
                   "Links instead of the GPU table's, comma-separated: inside a node pcie | pcie<gen>x<lanes> | "
                   "nvlink | nvlink<gen>[x<links>]; between nodes ib<Gb/s>[x<nics>] | eth<Gb/s>[x<nics>] (default "

@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <set>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
+#include "util/job_limits.h"
 #include "util/paths.h"
 
 namespace gpucast::cli {
@@ -23,9 +25,20 @@ Status ParseDimFlags(const std::vector<std::string>& flags, std::map<std::string
     if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != end || value < 1)
       return Status::Error("--dim '" + kv +
                            "': expected NAME=VALUE with VALUE a positive integer");
+    if (value > kMaxJobDim)
+      return Status::Error("--dim '" + kv + "': VALUE must be at most " + std::to_string(kMaxJobDim) +
+                           " (the service's limit on dims)");
     if (!dims->emplace(kv.substr(0, eq), value).second)
       return Status::Error("--dim '" + kv + "': dimension given twice");
   }
+  return Status::Ok();
+}
+
+Status CheckAttrKeysOnce(const std::vector<std::string>& flags) {
+  std::set<std::string> seen;
+  for (const std::string& kv : flags)
+    if (!seen.insert(kv.substr(0, kv.find('='))).second)
+      return Status::Error("--attr '" + kv + "': key given twice");
   return Status::Ok();
 }
 

@@ -13,9 +13,15 @@
 
 namespace gpucast::cli {
 
-// Parses repeated "NAME=VALUE" flags (VALUE a positive integer) into dims.
+// Parses repeated "NAME=VALUE" flags (VALUE an integer in [1, kMaxJobDim], the
+// service's bound on dims: util/job_limits.h) into dims.
 // Errors: "--dim 'seq': expected NAME=VALUE with VALUE a positive integer".
 Status ParseDimFlags(const std::vector<std::string>& flags, std::map<std::string, int64_t>* dims);
+
+// --attr KEY=VALUE flags (analyze, predict): an error when a KEY is given twice
+// ("--attr 'loader_workers=8': key given twice"), as --dim is; the values are checked
+// by ParseJobAttr (features/features.h).
+Status CheckAttrKeysOnce(const std::vector<std::string>& flags);
 
 // Checks an integer option against [lo, hi] and names the range in --help as
 // "INT in [1, 10000]", or "INT >= 1" when hi is the type's maximum (no bound
@@ -41,6 +47,16 @@ void ArmDeadline(const std::string& command, double seconds);
 // sustains (JobConfig::power_limited_clock). `*on` holds the default (kDefaultPowerLimitedClock)
 // when called; `applies` ends the help text's first sentence: what the setting is applied to.
 CLI::Option* AddPowerLimitedClock(CLI::App* sub, bool* on, const std::string& applies);
+
+// --help of --attr (analyze, predict): every key ParseJobAttr knows (features/features.h;
+// tests/cli_test.sh checks the list against its "unknown key (known: ...)" error).
+inline constexpr char kJobAttrHelp[] =
+    "Job attribute KEY=VALUE (repeatable; all optional; docs/features.md): loader_workers=N (0 = data loaded in "
+    "the training process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop), "
+    "loader_ms_per_sample=MS, env_steps_per_update=N, cpu_cores_per_gpu=N, tf32=0|1 (FP32 convolutions and "
+    "matmuls on TF32 tensor cores; default 0); GPU memory: optimizer=sgd|sgd_momentum|adam|adamw (default adam), "
+    "activation_checkpointing=0|1, trainable_fraction=F, zero_stage=0-3, grad_accumulation=N, "
+    "variable_shapes=0|1, cuda_module_loading=lazy|eager";
 
 // "4 GiB", "1 MiB", "1000 B": exact binary units only (for --help).
 std::string ByteSize(uint64_t bytes);

@@ -22,6 +22,26 @@ TEST(ParseDimFlagsTest, RejectsMalformed) {
   }
 }
 
+// The service refuses dims above 2^24 (util/job_limits.h); the CLI took any int64 and
+// predicted from it, so the same job had an answer on one front end and a 400 on the other.
+TEST(ParseDimFlagsTest, BoundedAsTheServiceBoundsDims) {
+  std::map<std::string, int64_t> dims;
+  ASSERT_TRUE(ParseDimFlags({"seq=16777216"}, &dims).ok());
+  EXPECT_EQ(dims.at("seq"), 16777216);
+  dims.clear();
+  Status s = ParseDimFlags({"seq=16777217"}, &dims);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "--dim 'seq=16777217': VALUE must be at most 16777216 (the service's limit on dims)");
+}
+
+// --attr loader_workers=1 --attr loader_workers=8 predicted with 8, silently (--dim refuses a repeat).
+TEST(CheckAttrKeysOnceTest, RefusesAKeyGivenTwice) {
+  EXPECT_TRUE(CheckAttrKeysOnce({"loader_workers=1", "optimizer=adam", "tf32=1"}).ok());
+  Status s = CheckAttrKeysOnce({"loader_workers=1", "optimizer=adam", "loader_workers=8"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "--attr 'loader_workers=8': key given twice");
+}
+
 TEST(ParseDimFlagsTest, RejectsRepeatedName) {
   std::map<std::string, int64_t> dims;
   Status s = ParseDimFlags({"seq=3", "seq=4"}, &dims);

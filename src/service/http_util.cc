@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <httplib.h>
 
@@ -56,8 +59,22 @@ bool HasControlByte(std::string_view s) {
 }
 
 Result<nlohmann::json> ParseJson(std::string_view body) {
+  // A key twice in one object ({"batch": 8, "batch": 64}) was the last one's value, silently
+  // (nlohmann keeps the last): the keys of each open object, innermost last.
+  std::vector<std::set<std::string>> open_objects;
+  std::string repeated;
+  auto check_keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
+    else if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    else if (event == json::parse_event_t::key && !open_objects.empty() && repeated.empty() &&
+             !open_objects.back().insert(parsed.get<std::string>()).second)
+      repeated = parsed.get<std::string>();
+    return true;
+  };
   try {
-    return nlohmann::json::parse(body);
+    json j = nlohmann::json::parse(body, check_keys);
+    if (!repeated.empty()) return Status::Error("malformed JSON: key '" + Shown(repeated) + "' given twice in one object");
+    return j;
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range 406: a number
                                                    // past double's range (1e400) was a 500
     return Status::Error("malformed JSON: " + JsonErrorReason(e));

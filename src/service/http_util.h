@@ -45,8 +45,8 @@ bool HasControlByte(std::string_view s);
 Status CheckJsonBody(std::string_view body, int max_depth);
 
 // Parses a JSON body. Error: "malformed JSON: <the parser's reason>" (without
-// nlohmann's "[json.exception.parse_error.101] " prefix); callers prefix it
-// with what the body was.
+// nlohmann's "[json.exception.parse_error.101] " prefix), or "malformed JSON: key
+// 'batch' given twice in one object"; callers prefix it with what the body was.
 Result<nlohmann::json> ParseJson(std::string_view body);
 
 // Client text made safe for one log line: control bytes and backslashes as

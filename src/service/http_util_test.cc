@@ -47,6 +47,21 @@ TEST(HttpUtilTest, NumberOverflowIsMalformedJson) {
   EXPECT_TRUE(ParseJson(R"({"batch": 1e300})").ok());
 }
 
+// {"batch": 8, "batch": 64} predicted batch 64 (nlohmann keeps the last key): which one the
+// client meant is unknown, so it is refused, in nested objects too; the same key in two
+// objects is not a repeat.
+TEST(HttpUtilTest, AKeyTwiceInOneObjectIsMalformed) {
+  EXPECT_EQ(ParseJson(R"({"model": "a.onnx", "batch": 8, "batch": 64})").message(),
+            "malformed JSON: key 'batch' given twice in one object");
+  EXPECT_EQ(ParseJson(R"({"batch": 8, "attrs": {"loader_workers": 1, "loader_workers": 8}})").message(),
+            "malformed JSON: key 'loader_workers' given twice in one object");
+  EXPECT_EQ(ParseJson(R"({"models": [{"path": "g.onnx"}, {"path": "d.onnx", "repeat": 3, "path": "e.onnx"}]})").message(),
+            "malformed JSON: key 'path' given twice in one object");
+  auto ok = ParseJson(R"({"models": [{"path": "g.onnx"}, {"path": "d.onnx"}], "dims": {"path": 1}, "path": 2})");
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ((*ok)["path"], 2);
+}
+
 TEST(HttpUtilTest, LogTextCannotForgeLines) {
   EXPECT_EQ(ForLog("job\nerror: forged"), "job\\x0Aerror: forged");
   EXPECT_EQ(ForLog("a\\b"), "a\\x5Cb");

@@ -57,6 +57,14 @@ json CommonJson(const JobSpec& spec) {
   if (a.env_steps_per_update) j["attrs"]["env_steps_per_update"] = *a.env_steps_per_update;
   if (a.cpu_cores_per_gpu) j["attrs"]["cpu_cores_per_gpu"] = *a.cpu_cores_per_gpu;
   if (a.tf32) j["attrs"]["tf32"] = *a.tf32 ? 1 : 0;
+  // Every other attribute the job stated (optimizer, the GPU-memory facts): a number as a number,
+  // a word as the client wrote it. They were left out, so the store (and `train --observations`,
+  // a restart's re-read) lost them: a job stated with optimizer=sgd came back as adam's memory.
+  for (const auto& [k, v] : spec.attrs) {
+    if (j["attrs"].contains(k)) continue;
+    json number = json::parse(v, nullptr, false);
+    j["attrs"][k] = number.is_number() ? number : json(v);
+  }
   for (const auto& [k, v] : spec.dims) j["dims"][k] = v;
   if (spec.duration_s) j["duration_s"] = *spec.duration_s;
   if (spec.mem_mib > 0) j["mem_mib"] = spec.mem_mib;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "features/memory.h"
+
 namespace gpucast::service {
 namespace {
 
@@ -57,6 +59,28 @@ TEST(JobTest, TheStoredFormKeepsPathsAndNamesAndReadsBack) {
   EXPECT_EQ(gan_back->Parts()[1].path, "/srv/d.onnx");
   EXPECT_EQ(gan_back->Parts()[1].name, "d.onnx");
   EXPECT_EQ(gan_back->Parts()[1].repeat, 3);
+}
+
+// optimizer and the GPU-memory facts were dropped from replies and from the stored spec (what a
+// restart and `gpucast train --observations` read back): every stated attribute is kept.
+TEST(JobTest, EveryStatedAttributeIsShownAndStored) {
+  JobSpec s = Spec();
+  s.attrs = {{"loader_workers", "2"},         {"optimizer", "sgd"},       {"cuda_module_loading", "lazy"},
+             {"trainable_fraction", "0.25"}, {"zero_stage", "2"},        {"grad_accumulation", "4"},
+             {"activation_checkpointing", "1"}, {"variable_shapes", "0"}};
+  const json shown = SpecToJson(s)["attrs"];
+  EXPECT_EQ(shown, json::parse(R"({"loader_workers": 2, "optimizer": "sgd", "cuda_module_loading": "lazy",
+                                    "trainable_fraction": 0.25, "zero_stage": 2, "grad_accumulation": 4,
+                                    "activation_checkpointing": 1, "variable_shapes": 0})"));
+  auto back = SpecFromStoredJson(SpecToStoredJson(s).dump());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->attrs, s.attrs);
+  const JobAttrs typed = back->TypedAttrs();
+  ASSERT_TRUE(typed.optimizer.has_value());
+  EXPECT_EQ(std::string(OptimizerName(*typed.optimizer)), "sgd");
+  EXPECT_EQ(typed.memory.zero_stage, 2);
+  EXPECT_EQ(typed.memory.trainable_fraction, 0.25);
+  EXPECT_EQ(typed.memory.lazy_module_loading, true);
 }
 
 TEST(JobTest, RowsStoredBeforeNamesAndGpuStillRead) {

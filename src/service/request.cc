@@ -10,6 +10,7 @@
 #include "features/interconnect.h"
 #include "service/http_front.h"
 #include "service/http_util.h"
+#include "util/job_limits.h"
 
 namespace gpucast::service {
 
@@ -27,9 +28,10 @@ Result<std::string> DefaultGpu(const RequestDefaults& d, const std::string& what
                        "): name the one the job runs on");
 }
 
-constexpr int64_t kMaxBatch = int64_t{1} << 24;
-constexpr int64_t kMaxGpus = 1024;
-constexpr int64_t kMaxDim = int64_t{1} << 24;
+// Shared with the CLI (util/job_limits.h): the same job is accepted by every front end.
+constexpr int64_t kMaxBatch = kMaxJobBatch;
+constexpr int64_t kMaxGpus = kMaxJobGpus;
+constexpr int64_t kMaxDim = kMaxJobDim;
 constexpr double kMaxMemMib = 1e9;
 constexpr size_t kMaxName = 256;
 
@@ -146,6 +148,10 @@ Status ParseUploadParams(const std::multimap<std::string, std::string>& params, 
                          JobSpec* spec) {
   bool have_batch = false;
   for (const auto& [key, value] : params) {
+    // batch=8&batch=64 took the last one silently: a job whose two halves disagree is refused.
+    if (params.count(key) > 1) {
+      return Status::Error("parameter '" + Shown(key) + "': given more than once");
+    }
     if (key == "batch") {
       ASSIGN_OR_RETURN(spec->batch, ParseIntParam(key, value, 1, kMaxBatch));
       have_batch = true;

@@ -220,6 +220,24 @@ TEST(RequestTest, UploadsTakeTheirFieldsFromTheQueryString) {
   EXPECT_EQ(ParseJobRequest(in, {}, &status).message(), "empty upload: want the ONNX file as the request body");
 }
 
+// A query key given twice (attr.loader_workers=1&attr.loader_workers=8) was the last one's value,
+// silently; as gpucast predict refuses --attr or --dim given twice, it is a 400 naming the key.
+TEST(RequestTest, AQueryParameterGivenTwiceIsRefused) {
+  RequestParts in;
+  in.content_type = "application/octet-stream";
+  in.body = "onnx bytes";
+  int status = 0;
+  for (const char* key : {"batch", "attr.loader_workers", "dim.seq", "gpu"}) {
+    const std::string v = std::string(key) == "gpu" ? "T4" : "8";
+    in.params = {{"batch", "8"}, {key, v}};
+    in.params.emplace(key, std::string(key) == "gpu" ? "H100" : "1");  // the same key again, another value
+    auto r = ParseJobRequest(in, {}, &status);
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_EQ(r.message(), "parameter '" + std::string(key) + "': given more than once");
+    EXPECT_EQ(status, 400);
+  }
+}
+
 TEST(RequestTest, ContentTypesQueryParametersAndReadAs) {
   RequestParts in;
   in.body = R"({"model": "x.onnx", "batch": 2})";

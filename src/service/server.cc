@@ -123,7 +123,7 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
   std::string abs_dir = std::filesystem::absolute(opts.upload_dir, ec).string();
   if (!ec) opts.upload_dir = abs_dir;
   if (mkdir(opts.upload_dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Status::Error(opts.upload_dir + ": cannot create upload directory");
+    return Status::Error(opts.upload_dir + ": cannot create upload directory: " + std::strerror(errno));
   }
   ASSIGN_OR_RETURN(ModelRoots roots, ModelRoots::Create(opts.model_roots));
   ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, JobStore::Open(opts.db_path));

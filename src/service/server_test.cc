@@ -15,6 +15,16 @@ using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 using testing::ServiceTest;
 
+// `gpucast serve --db /no/such/dir/jobs.db` said only "cannot create upload directory": the reason
+// (a missing parent directory, no permission) is named.
+TEST_F(ServiceTest, AnUploadDirectoryThatCannotBeMadeSaysWhy) {
+  opts_.db_path = dir_ + "/no-such-dir/jobs.db";
+  opts_.upload_dir = "";
+  EXPECT_EQ(Service::Create(opts_, std::make_unique<testing::FakeEngine>(), std::make_unique<testing::OneJobPerGpu>(1))
+                .message(),
+            dir_ + "/no-such-dir/jobs.db.models: cannot create upload directory: No such file or directory");
+}
+
 TEST_F(ServiceTest, BodyOverLimitGets413) {
   StartServer();
   std::string big(opts_.max_body_bytes + 1, ' ');

@@ -29,15 +29,21 @@ def kv(flag, cast):
 
 
 def attr_value(text):
-    """--attr VALUE as gpucast predict reads it: an integer, a number, or a word (optimizer=adam)."""
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
+    """--attr VALUE as typed: the service parses it as gpucast predict --attr does (a value sent as
+    a number was cast here first: loader_workers=1e3 went as 1000.0 and was taken, nan made the
+    body invalid JSON, where gpucast predict refuses both)."""
     if not text:
         raise ValueError
     return text
+
+
+def once(ap, flag, pairs):
+    """--dim and --attr name each key once, as gpucast predict requires (a dict kept the last)."""
+    seen = set()
+    for k, v in pairs:
+        if k in seen:
+            ap.error(f"{flag} '{k}={v}': key given twice")
+        seen.add(k)
 
 
 def job_flags(p, submit):
@@ -48,8 +54,10 @@ def job_flags(p, submit):
     p.add_argument("--amp", action="store_true", help="mixed precision")
     p.add_argument("--dim", action="append", type=kv("--dim", int), default=[], metavar="NAME=VALUE")
     p.add_argument("--attr", action="append", type=kv("--attr", attr_value), default=[], metavar="KEY=VALUE",
-                   help="loader_workers=N, data_on_gpu=0|1, rl_env=0|1, loader_ms_per_sample=MS, "
-                   "env_steps_per_update=N, optimizer=sgd|sgd_momentum|adam|adamw")
+                   help="any key of gpucast predict --attr (docs/features.md): loader_workers=N, data_on_gpu=0|1, "
+                   "rl_env=0|1, loader_ms_per_sample=MS, env_steps_per_update=N, cpu_cores_per_gpu=N, tf32=0|1, "
+                   "optimizer=sgd|sgd_momentum|adam|adamw, activation_checkpointing=0|1, trainable_fraction=F, "
+                   "zero_stage=0-3, grad_accumulation=N, variable_shapes=0|1, cuda_module_loading=lazy|eager")
     p.add_argument("--gpu", help="GPU the job runs on (default: the service's cluster's)")
     p.add_argument("--gpus", type=int, help="data-parallel GPUs; --batch is per GPU (one rank's answer)")
     if not submit:
@@ -200,6 +208,8 @@ def main(argv=None):
             submit = a.command == "submit"
             if bool(a.model) == bool(a.upload):
                 ap.error(f"{a.command}: give --model (repeatable) or --upload FILE")
+            once(ap, "--dim", a.dim)
+            once(ap, "--attr", a.attr)
             if a.upload:
                 with open(a.upload, "rb") as f:
                     body = f.read()
