@@ -412,13 +412,6 @@ std::vector<std::vector<double>> UtilModel::TransferUtilGroupsFor(double util) c
   return out;
 }
 
-std::vector<double> UtilModel::TransferUtilScoresFor(double util) const {
-  std::vector<double> out;
-  for (const std::vector<double>& g : TransferUtilGroupsFor(util)) out.insert(out.end(), g.begin(), g.end());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 void UtilModel::set_transfer_calibration_scores(std::vector<double> scores, std::vector<std::string> gpus) {
   if (gpus.size() != scores.size()) gpus.assign(scores.size(), "");
   std::vector<size_t> order;
@@ -509,11 +502,12 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   // and e_i in log idle moves logit(util) by e_b - e_i, by whichever of the two
   // times is wrong; a GPU-bound row (idle small) moves little in points. The
   // window [c, d] of the training GPUs' utilization scores (TransferUtilScore)
-  // of rows at least as idle as this one (TransferUtilScoresFor) moves the
-  // band's ends in UtilLogit. Without enough such scores (a model file from
-  // before them, no training GPU type with utilization predicted from the
-  // others, or none as idle as this row) the worst case: all the step error is
-  // idle time, the busy time held, so util moves by e^-b and e^-a.
+  // of rows at least as idle as this one, over GPU types (TransferUtilGroupsFor,
+  // GroupedWindow), moves the band's ends in UtilLogit. Without enough such
+  // scores (a model file from before them, no training GPU type with
+  // utilization predicted from the others, or none as idle as this row) the
+  // worst case: all the step error is idle time, the busy time held, so util
+  // moves by e^-b and e^-a.
   for (size_t i = 0; i < x.size(); ++i) {
     RowRisk& r = out[i];
     r.gpu_measured = !gpus || i >= gpus->size() || GpuMeasured((*gpus)[i]);

@@ -261,8 +261,6 @@ class UtilModel {
   // (percent) is calibrated by: those of rows predicted at most `util`, of the types with at least
   // kMinGroupScores of them (none: the busy-held rule). The row's window is their GroupedWindow.
   std::vector<std::vector<double>> TransferUtilGroupsFor(double util) const;
-  // Those groups' scores pooled, sorted (one GPU type: its scores).
-  std::vector<double> TransferUtilScoresFor(double util) const;
   // Sets transfer_calibration and transfer_util_calibration from TransferScores
   // on these training rows (x: all schema columns, as in Fit). Only a physics model has a risk band to
   // widen: any other keeps none.
