@@ -320,6 +320,10 @@ class UtilModel {
   std::vector<std::string> transfer_gpus_;  // each transfer_calibration_ score's GPU type
   std::vector<std::pair<double, double>> transfer_util_calibration_;
   std::vector<std::string> transfer_util_gpus_;  // each transfer_util_calibration_ score's GPU type
+  // The same scores grouped by GPU type (the types in name order), each group sorted by score:
+  // grouped once by the setters, read by TransferStepWindow and TransferUtilGroupsFor.
+  std::vector<std::vector<double>> transfer_step_groups_;
+  std::vector<std::vector<std::pair<double, double>>> transfer_util_groups_;
   std::vector<std::string> measured_gpus_;
   bool gpus_known_ = false;  // set_measured_gpus was called
   IntervalMethod interval_method_ = kDefaultIntervalMethod;
