@@ -1098,15 +1098,18 @@ std::string Predictor::TargetFor(const std::string& mig_profile) {
 
 namespace {
 
+// The interval's width as a reason to be unsure ("" when not wider than kUnsureWidthPoints).
+std::string WidthReason(const UtilPrediction& q, double level) {
+  if (!(q.high - q.low > kUnsureWidthPoints)) return "";
+  char b[96];
+  std::snprintf(b, sizeof b, "the %.0f%% interval is %.0f points wide (over %.0f)", level * 100, q.high - q.low,
+                kUnsureWidthPoints);
+  return b;
+}
+
 // The last step of every answer: the interval's width as a reason to be unsure, and the flag.
 void FinishUnsure(PredictResult* out, double level) {
-  const UtilPrediction& q = out->prediction;
-  if (q.high - q.low > kUnsureWidthPoints) {
-    char b[96];
-    std::snprintf(b, sizeof b, "the %.0f%% interval is %.0f points wide (over %.0f)", level * 100, q.high - q.low,
-                  kUnsureWidthPoints);
-    out->unsure_reasons.push_back(b);
-  }
+  if (std::string w = WidthReason(out->prediction, level); !w.empty()) out->unsure_reasons.push_back(std::move(w));
   out->unsure = !out->unsure_reasons.empty();
 }
 
@@ -1287,8 +1290,18 @@ Result<PredictResult> Predictor::PredictOnLinks(const PredictResult& base, const
   if (ic.gpus != base.interconnect->gpus || ic.nodes != base.interconnect->nodes)
     return Status::Error("predict: other links must join the same GPUs and nodes");
   PredictResult out = base;
-  // FinishUnsure's width reason, the last one, is of the links `base` had.
-  if (base.prediction.high - base.prediction.low > kUnsureWidthPoints) out.unsure_reasons.pop_back();
+  // `base`'s width reason is of the links it had: removed by its text, wherever it stands among the
+  // reasons; FinishUnsure adds the new links' own.
+  if (const std::string stale = WidthReason(base.prediction, level); !stale.empty()) {
+    auto it = std::find(out.unsure_reasons.begin(), out.unsure_reasons.end(), stale);
+    if (it == out.unsure_reasons.end()) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%g", level);
+      return Status::Error(std::string("predict: the data-parallel answer has no width reason at level ") + b +
+                           " (was it predicted at another level?)");
+    }
+    out.unsure_reasons.erase(it);
+  }
   RETURN_IF_ERROR(ApplyLinks(&out, reports, ic));
   FinishUnsure(&out, level);
   return out;

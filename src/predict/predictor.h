@@ -533,7 +533,9 @@ class Predictor {
   // same GPUs and nodes): what Predict answers for that job with links whose
   // spec gives `ic`, without computing the single-GPU answer again. For
   // callers that hold links as values (evaluate --steps' fitted network rate).
-  // Errors: `base` not data-parallel, `ic` of other GPU or node counts.
+  // `level`: the one `base` was predicted at (its interval is kept; `base`'s width reason, found by
+  // its text, is replaced by the new links'). Errors: `base` not data-parallel, `ic` of other GPU or
+  // node counts, `base` unsure for a width that `level` does not give.
   Result<PredictResult> PredictOnLinks(const PredictResult& base, const std::vector<CostReport>& reports,
                                        const Interconnect& ic, double level = kDefaultIntervalLevel) const;
   // The fitted physics that gives step and busy time (data-parallel jobs): the
