@@ -524,6 +524,10 @@ TEST(PowerLimitedClock, TheModelFileRecordsItAndEveryPredictionUsesIt) {
   auto o = read_old->Predict(vgg, job);
   ASSERT_TRUE(o.ok()) << o.message();
   EXPECT_EQ(o->prediction.step_ms, a->prediction.step_ms);
+  // predict --json and POST /v1/predict say which (PredictionJson): the model's setting.
+  EXPECT_EQ(PredictionJson(off, *a, job, 0.8)["power_limited_clock"], false);
+  EXPECT_EQ(PredictionJson(*on, *b, job, 0.8)["power_limited_clock"], true);
+  EXPECT_EQ(PredictionJson(*read_old, *o, job, 0.8)["power_limited_clock"], false);
 }
 
 }  // namespace
