@@ -124,6 +124,16 @@ expect_out '"gpu_mem_interval"'
 expect_out '"gpu_mem_capacity_mib": 24576.0'
 expect_out '"gpu_mem_fit": "fits"'
 expect_out '"optimizer": "adam"'
+# Whether the model counts the power-limited clock (its setting, on by default): in --json always,
+# in text a line only when off (a model trained with --no-power-limited-clock).
+expect_out '"power_limited_clock": true'
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8
+if grep -qF "  boost clock:" "$TMP/out"; then bad "predict with the power-limited clock printed the boost-clock line"; else ok; fi
+expect_rc 0 "$BIN" train --algo physics --no-power-limited-clock --out "$TMP/p_boost.json" --quiet
+expect_rc 0 "$BIN" predict --predictor "$TMP/p_boost.json" --model "$ROOT/models/vgg.onnx" --batch 8 --json
+expect_out '"power_limited_clock": false'
+expect_rc 0 "$BIN" predict --predictor "$TMP/p_boost.json" --model "$ROOT/models/vgg.onnx" --batch 8
+expect_out_line "^  boost clock: the model counts every GPU's compute peaks at its boost clock, not the power-limited clock \(docs/predictor.md\)$"
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr optimizer=sgd_momentum
 expect_out_line '^predicted GPU memory \(peak\): [0-9]+ MiB  \(interval [0-9]+-[0-9]+ MiB at 80%: low end a one-sided 85.0% bound, high end a one-sided 95.0% bound; optimizer sgd_momentum\); fits the 24576 MiB of RTX3090$'
 # BERT-base at batch 128, sequence 128 does not fit a 10 GB MIG slice (measured 8.7 GB at batch 128, sequence 64).

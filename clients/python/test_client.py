@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 from gpucast_client import Client, GpucastError, models_field  # noqa: E402
-from gpucast_client.__main__ import main as cli_main  # noqa: E402
+from gpucast_client.__main__ import main as cli_main, show_prediction  # noqa: E402
 
 DASHBOARD = os.path.join(ROOT, "integrations", "grafana", "gpucast-dashboard.json")
 SERVER = {}
@@ -260,6 +260,28 @@ class CommandLineTest(unittest.TestCase):
                            capture_output=True, text=True, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(r.stdout.startswith("predicted GPU utilization "), r.stdout)
+
+
+class BoostClockModelTest(unittest.TestCase):
+    def test_the_client_prints_the_clis_boost_clock_line(self):
+        """A model trained with --no-power-limited-clock: `gpucast predict --json` says
+        power_limited_clock false, and the client prints, from those fields, the lines gpucast predict
+        prints, its boost-clock line among them."""
+        binary = SERVER["binary"]
+        boost = os.path.join(SERVER["tmp"].name, "boost.json")
+        subprocess.run([binary, "train", "--algo", "physics", "--no-power-limited-clock", "--out", boost, "--quiet"],
+                       check=True, stdout=subprocess.DEVNULL)
+        args = ["predict", "--predictor", boost, "--model", os.path.join(ROOT, "models", "vgg.onnx"), "--batch", "8",
+                "--quiet"]
+        got = json.loads(subprocess.run([binary, *args, "--json"], check=True, capture_output=True, text=True).stdout)
+        self.assertIs(got["power_limited_clock"], False)
+        text = subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout.splitlines()
+        self.assertIn("  boost clock: the model counts every GPU's compute peaks at its boost clock, not the "
+                      "power-limited clock (docs/predictor.md)", text)
+        self.assertEqual(show_prediction(got).splitlines(), text)
+        # The server's model (trained with the default, the power-limited clock): true.
+        self.assertIs(cli_predict("--model", os.path.join(ROOT, "models", "vgg.onnx"), "--batch", "8")
+                      ["power_limited_clock"], True)
 
 
 class GrafanaDashboardTest(unittest.TestCase):

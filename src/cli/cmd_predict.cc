@@ -108,6 +108,10 @@ int RunPredict(const PredictFlags& f) {
     if (std::isfinite(p.step_ms))
       std::printf("  step time: %.1f ms (%.0f%% interval %.1f-%.1f ms)%s\n", p.step_ms, level * 100, p.step_low_ms,
                   p.step_high_ms, job.gpus > 1 ? ", one rank's" : "");
+    // Only when the model departs from the default (--json's power_limited_clock says it always).
+    if (!info.power_limited_clock)
+      std::printf("  boost clock: the model counts every GPU's compute peaks at its boost clock, not the "
+                  "power-limited clock (docs/predictor.md)\n");
     if (!res->gpu_measured) {
       std::string m;
       for (const std::string& g : res->measured_gpus) m += (m.empty() ? "" : ", ") + g;

@@ -246,6 +246,50 @@ TEST(DataParallelPredict, OnOtherLinksEqualsPredictWithTheirSpec) {
             "predict: other links must join the same GPUs and nodes");
 }
 
+// The reason an interval `width` points wide at 80% gives (kUnsureWidthPoints 50, docs/json.md).
+std::string WidthReasonAt80(double width) {
+  char b[96];
+  std::snprintf(b, sizeof b, "the 80%% interval is %.0f points wide (over 50)", width);
+  return b;
+}
+
+TEST(DataParallelPredict, OnOtherLinksReplacesTheWidthReasonWhereverItStands) {
+  // PredictOnLinks drops the width reason of `base`'s links by its text, not by its place: with
+  // another reason after it, or the width's first, the other reasons all stay and the new links'
+  // width reason is added.
+  auto reports = Job("mobilenetv2.onnx", 64, false);
+  PredictResult base = Predict(reports, 64, "T4", 2, 2, "tcp");
+  ASSERT_GT(base.prediction.high - base.prediction.low, 50) << "MobileNetV2 on two unmeasured T4s: a wide interval";
+  const std::string unmeasured = "no measured utilization rows of GPU T4";
+  ASSERT_EQ(base.unsure_reasons,
+            (std::vector<std::string>{unmeasured, WidthReasonAt80(base.prediction.high - base.prediction.low)}));
+  Interconnect ic = *base.interconnect;
+  ic.inter = TcpLink(40, "fitted");
+  Result<PredictResult> plain = Trained().PredictOnLinks(base, reports, ic);
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  std::vector<std::string> want = {unmeasured};
+  const double width = plain->prediction.high - plain->prediction.low;
+  if (width > 50) want.push_back(WidthReasonAt80(width));
+  EXPECT_EQ(plain->unsure_reasons, want);
+  // A reason appended after the width's (a later step of Predict adding one) stays.
+  PredictResult later = base;
+  later.unsure_reasons.push_back("a reason added after the width's");
+  Result<PredictResult> on_later = Trained().PredictOnLinks(later, reports, ic);
+  ASSERT_TRUE(on_later.ok()) << on_later.message();
+  std::vector<std::string> want_later = {unmeasured, "a reason added after the width's"};
+  if (width > 50) want_later.push_back(WidthReasonAt80(width));
+  EXPECT_EQ(on_later->unsure_reasons, want_later);
+  // The width's first: the unmeasured GPU's still stays.
+  PredictResult first = base;
+  std::swap(first.unsure_reasons[0], first.unsure_reasons[1]);
+  Result<PredictResult> on_first = Trained().PredictOnLinks(first, reports, ic);
+  ASSERT_TRUE(on_first.ok()) << on_first.message();
+  EXPECT_EQ(on_first->unsure_reasons, want);
+  // At a level other than `base`'s, its width reason is not found: an error, not a stale reason kept.
+  EXPECT_EQ(Trained().PredictOnLinks(base, reports, ic, 0.9).message(),
+            "predict: the data-parallel answer has no width reason at level 0.9 (was it predicted at another level?)");
+}
+
 TEST(DataParallelPredict, OverPcieMoreGpusNeverHelpAGpu) {
   // At a fixed per-GPU batch, every rank does the same work and waits for more communication:
   // per-GPU throughput and the compute share of the step never rise with N; the counter (NCCL

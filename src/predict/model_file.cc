@@ -185,12 +185,12 @@ Result<Predictor> ParseModelFile(const std::string& text, const std::string& pat
       transfer_scores = j.at("calibration").at("transfer_scores").get<std::vector<double>>();
     transfer_gpus = gpus_of(j.at("calibration"));
     // Optional (files before the utilization transfer scores: the busy-held rule).
-    if (j.at("calibration").contains("transfer_util_scores"))
-      for (const json& e : j.at("calibration").at("transfer_util_scores"))
-      {
+    if (j.at("calibration").contains("transfer_util_scores")) {
+      for (const json& e : j.at("calibration").at("transfer_util_scores")) {
         transfer_util_scores.push_back({e.at("predicted_util").get<double>(), e.at("score").get<double>()});
         transfer_util_gpus.push_back(e.value("gpu", std::string()));
       }
+    }
     if (j.contains("step_model") && j.at("step_model").contains("transfer_scores"))
       sm_transfer_scores = j.at("step_model").at("transfer_scores").get<std::vector<double>>();
     if (j.contains("step_model")) sm_transfer_gpus = gpus_of(j.at("step_model"));

@@ -64,6 +64,9 @@ json PredictionJson(const Predictor& predictor, const PredictResult& res, const 
             {"mig_profile", job.mig_profile},
             {"target", Predictor::TargetFor(job.mig_profile)},
             {"algo", predictor.model().algo()},
+            // Whether the model counts each GPU's compute peaks at the clock its board power sustains
+            // (a setting of the model: PredictorInfo::power_limited_clock; false: the boost clock's).
+            {"power_limited_clock", info.power_limited_clock},
             {"batch", job.batch},
             {"amp", job.amp},
             {"feature_schema", {{"name", info.schema_name}, {"version", info.schema_version}}},

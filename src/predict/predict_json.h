@@ -13,7 +13,8 @@ namespace gpucast {
 
 // `job` as predicted (its gpu canonical), `level` the interval level asked
 // for (used when the predictor is calibrated). Fields: gpu_util, interval
-// {low, high, level, calibrated}, gpu, mig_profile, target, algo, batch, amp,
+// {low, high, level, calibrated}, gpu, mig_profile, target, algo,
+// power_limited_clock (the model's setting), batch, amp,
 // feature_schema, features, features_used, gpus, nodes, data_parallel (jobs
 // on several GPUs), gpu_mem_mib, gpu_mem_interval {low, high, level,
 // calibrated}, gpu_mem_capacity_mib, gpu_mem_fit, optimizer,

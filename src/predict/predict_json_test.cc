@@ -38,7 +38,8 @@ TEST(PredictionJson, EveryFieldIsThePredictionsOwn) {
   // The fields of docs/json.md's gpucast.predict but schema, models and warnings (the CLI's own).
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"gpu_util", "interval", "gpu", "mig_profile", "target", "algo", "batch", "amp",
+  EXPECT_EQ(keys, (std::set<std::string>{"gpu_util", "interval", "gpu", "mig_profile", "target", "algo",
+                                         "power_limited_clock", "batch", "amp",
                                          "feature_schema", "features", "features_used", "workload",
                                          "expected_error_unseen", "gpus", "nodes", "data_parallel", "gpu_mem_mib",
                                          "gpu_mem_interval", "gpu_mem_capacity_mib", "gpu_mem_context", "gpu_mem_fit", "optimizer",
@@ -52,6 +53,9 @@ TEST(PredictionJson, EveryFieldIsThePredictionsOwn) {
   EXPECT_EQ(j["gpus"], 4);
   EXPECT_EQ(j["nodes"], 2);
   EXPECT_EQ(j["batch"], 64);
+  // The model's setting (the fixture trained with kDefaultPowerLimitedClock, on).
+  EXPECT_EQ(j["power_limited_clock"], true);
+  EXPECT_EQ(j["power_limited_clock"], Trained().info().power_limited_clock);
   EXPECT_EQ(j["data_parallel"]["step_ms"], r->data_parallel->step_s * 1e3);
   EXPECT_EQ(j["data_parallel"]["single_gpu_util"], r->single_gpu->util);
   EXPECT_EQ(j["data_parallel"]["inter_node"]["name"], r->interconnect->inter.name);

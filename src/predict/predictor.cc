@@ -388,55 +388,62 @@ Status UtilModel::CalibrateTransfer(const Matrix& x, const std::vector<double>& 
   return Status::Ok();
 }
 
-void UtilModel::set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores,
-                                                     std::vector<std::string> gpus) {
+namespace {
+
+// The finite scores (`finite`), stably sorted by `key`, into *sorted with each one's GPU type
+// (`gpus`: one per score, else every one "") into *sorted_gpus; the same scores grouped by GPU type
+// (the types in name order), each group in that order, into *groups.
+template <typename Score, typename Finite, typename Key>
+void SortScoresByGpu(const std::vector<Score>& scores, std::vector<std::string> gpus, Finite finite, Key key,
+                     std::vector<Score>* sorted, std::vector<std::string>* sorted_gpus,
+                     std::vector<std::vector<Score>>* groups) {
   if (gpus.size() != scores.size()) gpus.assign(scores.size(), "");
   std::vector<size_t> order;
   for (size_t i = 0; i < scores.size(); ++i)
-    if (std::isfinite(scores[i].first) && std::isfinite(scores[i].second)) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a].second < scores[b].second; });
-  transfer_util_calibration_.clear();
-  transfer_util_gpus_.clear();
-  for (size_t i : order) transfer_util_calibration_.push_back(scores[i]), transfer_util_gpus_.push_back(gpus[i]);
+    if (finite(scores[i])) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(scores[a]) < key(scores[b]); });
+  sorted->clear();
+  sorted_gpus->clear();
+  std::map<std::string, std::vector<Score>> by_gpu;
+  for (size_t i : order) {
+    sorted->push_back(scores[i]);
+    sorted_gpus->push_back(gpus[i]);
+    by_gpu[gpus[i]].push_back(scores[i]);
+  }
+  groups->clear();
+  for (auto& [gpu, v] : by_gpu) groups->push_back(std::move(v));
+}
+
+}  // namespace
+
+void UtilModel::set_transfer_util_calibration_scores(std::vector<std::pair<double, double>> scores,
+                                                     std::vector<std::string> gpus) {
+  SortScoresByGpu(
+      scores, std::move(gpus),
+      [](const std::pair<double, double>& s) { return std::isfinite(s.first) && std::isfinite(s.second); },
+      [](const std::pair<double, double>& s) { return s.second; }, &transfer_util_calibration_,
+      &transfer_util_gpus_, &transfer_util_groups_);
 }
 
 std::vector<std::vector<double>> UtilModel::TransferUtilGroupsFor(double util) const {
-  std::map<std::string, std::vector<double>> by_gpu;
-  for (size_t i = 0; i < transfer_util_calibration_.size(); ++i) {
-    const auto& [predicted, score] = transfer_util_calibration_[i];
-    if (predicted <= util) by_gpu[transfer_util_gpus_[i]].push_back(score);  // sorted by score
-  }
   std::vector<std::vector<double>> out;
-  for (auto& [gpu, v] : by_gpu)
+  for (const std::vector<std::pair<double, double>>& group : transfer_util_groups_) {
+    std::vector<double> v;
+    for (const auto& [predicted, score] : group)
+      if (predicted <= util) v.push_back(score);  // sorted by score
     if (v.size() >= kMinGroupScores) out.push_back(std::move(v));
-  return out;
-}
-
-std::vector<double> UtilModel::TransferUtilScoresFor(double util) const {
-  std::vector<double> out;
-  for (const std::vector<double>& g : TransferUtilGroupsFor(util)) out.insert(out.end(), g.begin(), g.end());
-  std::sort(out.begin(), out.end());
+  }
   return out;
 }
 
 void UtilModel::set_transfer_calibration_scores(std::vector<double> scores, std::vector<std::string> gpus) {
-  if (gpus.size() != scores.size()) gpus.assign(scores.size(), "");
-  std::vector<size_t> order;
-  for (size_t i = 0; i < scores.size(); ++i)
-    if (std::isfinite(scores[i])) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });
-  transfer_calibration_.clear();
-  transfer_gpus_.clear();
-  for (size_t i : order) transfer_calibration_.push_back(scores[i]), transfer_gpus_.push_back(gpus[i]);
+  SortScoresByGpu(
+      scores, std::move(gpus), [](double s) { return std::isfinite(s); }, [](double s) { return s; },
+      &transfer_calibration_, &transfer_gpus_, &transfer_step_groups_);
 }
 
 std::pair<double, double> UtilModel::TransferStepWindow(double level) const {
-  std::map<std::string, std::vector<double>> by_gpu;
-  for (size_t i = 0; i < transfer_calibration_.size(); ++i)
-    by_gpu[transfer_gpus_[i]].push_back(transfer_calibration_[i]);  // sorted
-  std::vector<std::vector<double>> groups;
-  for (auto& [gpu, v] : by_gpu) groups.push_back(std::move(v));
-  return GroupedWindow(groups, level);
+  return GroupedWindow(transfer_step_groups_, level);
 }
 
 Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector<std::string>* gpus,
@@ -509,11 +516,12 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
   // and e_i in log idle moves logit(util) by e_b - e_i, by whichever of the two
   // times is wrong; a GPU-bound row (idle small) moves little in points. The
   // window [c, d] of the training GPUs' utilization scores (TransferUtilScore)
-  // of rows at least as idle as this one (TransferUtilScoresFor) moves the
-  // band's ends in UtilLogit. Without enough such scores (a model file from
-  // before them, no training GPU type with utilization predicted from the
-  // others, or none as idle as this row) the worst case: all the step error is
-  // idle time, the busy time held, so util moves by e^-b and e^-a.
+  // of rows at least as idle as this one, over GPU types (TransferUtilGroupsFor,
+  // GroupedWindow), moves the band's ends in UtilLogit. Without enough such
+  // scores (a model file from before them, no training GPU type with
+  // utilization predicted from the others, or none as idle as this row) the
+  // worst case: all the step error is idle time, the busy time held, so util
+  // moves by e^-b and e^-a.
   for (size_t i = 0; i < x.size(); ++i) {
     RowRisk& r = out[i];
     r.gpu_measured = !gpus || i >= gpus->size() || GpuMeasured((*gpus)[i]);
@@ -1090,15 +1098,18 @@ std::string Predictor::TargetFor(const std::string& mig_profile) {
 
 namespace {
 
+// The interval's width as a reason to be unsure ("" when not wider than kUnsureWidthPoints).
+std::string WidthReason(const UtilPrediction& q, double level) {
+  if (!(q.high - q.low > kUnsureWidthPoints)) return "";
+  char b[96];
+  std::snprintf(b, sizeof b, "the %.0f%% interval is %.0f points wide (over %.0f)", level * 100, q.high - q.low,
+                kUnsureWidthPoints);
+  return b;
+}
+
 // The last step of every answer: the interval's width as a reason to be unsure, and the flag.
 void FinishUnsure(PredictResult* out, double level) {
-  const UtilPrediction& q = out->prediction;
-  if (q.high - q.low > kUnsureWidthPoints) {
-    char b[96];
-    std::snprintf(b, sizeof b, "the %.0f%% interval is %.0f points wide (over %.0f)", level * 100, q.high - q.low,
-                  kUnsureWidthPoints);
-    out->unsure_reasons.push_back(b);
-  }
+  if (std::string w = WidthReason(out->prediction, level); !w.empty()) out->unsure_reasons.push_back(std::move(w));
   out->unsure = !out->unsure_reasons.empty();
 }
 
@@ -1279,8 +1290,18 @@ Result<PredictResult> Predictor::PredictOnLinks(const PredictResult& base, const
   if (ic.gpus != base.interconnect->gpus || ic.nodes != base.interconnect->nodes)
     return Status::Error("predict: other links must join the same GPUs and nodes");
   PredictResult out = base;
-  // FinishUnsure's width reason, the last one, is of the links `base` had.
-  if (base.prediction.high - base.prediction.low > kUnsureWidthPoints) out.unsure_reasons.pop_back();
+  // `base`'s width reason is of the links it had: removed by its text, wherever it stands among the
+  // reasons; FinishUnsure adds the new links' own.
+  if (const std::string stale = WidthReason(base.prediction, level); !stale.empty()) {
+    auto it = std::find(out.unsure_reasons.begin(), out.unsure_reasons.end(), stale);
+    if (it == out.unsure_reasons.end()) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%g", level);
+      return Status::Error(std::string("predict: the data-parallel answer has no width reason at level ") + b +
+                           " (was it predicted at another level?)");
+    }
+    out.unsure_reasons.erase(it);
+  }
   RETURN_IF_ERROR(ApplyLinks(&out, reports, ic));
   FinishUnsure(&out, level);
   return out;

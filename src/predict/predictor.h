@@ -261,8 +261,6 @@ class UtilModel {
   // (percent) is calibrated by: those of rows predicted at most `util`, of the types with at least
   // kMinGroupScores of them (none: the busy-held rule). The row's window is their GroupedWindow.
   std::vector<std::vector<double>> TransferUtilGroupsFor(double util) const;
-  // Those groups' scores pooled, sorted (one GPU type: its scores).
-  std::vector<double> TransferUtilScoresFor(double util) const;
   // Sets transfer_calibration and transfer_util_calibration from TransferScores
   // on these training rows (x: all schema columns, as in Fit). Only a physics model has a risk band to
   // widen: any other keeps none.
@@ -322,6 +320,10 @@ class UtilModel {
   std::vector<std::string> transfer_gpus_;  // each transfer_calibration_ score's GPU type
   std::vector<std::pair<double, double>> transfer_util_calibration_;
   std::vector<std::string> transfer_util_gpus_;  // each transfer_util_calibration_ score's GPU type
+  // The same scores grouped by GPU type (the types in name order), each group sorted by score:
+  // grouped once by the setters, read by TransferStepWindow and TransferUtilGroupsFor.
+  std::vector<std::vector<double>> transfer_step_groups_;
+  std::vector<std::vector<std::pair<double, double>>> transfer_util_groups_;
   std::vector<std::string> measured_gpus_;
   bool gpus_known_ = false;  // set_measured_gpus was called
   IntervalMethod interval_method_ = kDefaultIntervalMethod;
@@ -531,7 +533,9 @@ class Predictor {
   // same GPUs and nodes): what Predict answers for that job with links whose
   // spec gives `ic`, without computing the single-GPU answer again. For
   // callers that hold links as values (evaluate --steps' fitted network rate).
-  // Errors: `base` not data-parallel, `ic` of other GPU or node counts.
+  // `level`: the one `base` was predicted at (its interval is kept; `base`'s width reason, found by
+  // its text, is replaced by the new links'). Errors: `base` not data-parallel, `ic` of other GPU or
+  // node counts, `base` unsure for a width that `level` does not give.
   Result<PredictResult> PredictOnLinks(const PredictResult& base, const std::vector<CostReport>& reports,
                                        const Interconnect& ic, double level = kDefaultIntervalLevel) const;
   // The fitted physics that gives step and busy time (data-parallel jobs): the

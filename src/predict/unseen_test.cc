@@ -172,6 +172,14 @@ TEST(Unseen, FasterGpusAndBiggerSlicesNeverRaiseUtilization) {
 namespace gpucast {
 namespace {
 
+// The sorted scores a row predicted at `util` is calibrated by, for a model whose utilization
+// transfer scores have no GPU type (one group): TransferUtilGroupsFor's one group, or none.
+std::vector<double> OneGroupFor(const UtilModel& m, double util) {
+  const std::vector<std::vector<double>> g = m.TransferUtilGroupsFor(util);
+  EXPECT_LE(g.size(), 1u);
+  return g.empty() ? std::vector<double>{} : g[0];
+}
+
 // The utilization transfer score is the logit error beyond the row's band
 // (hand values: UtilLogit(u) = log((u + 5) / (105 - u))).
 TEST(Unseen, UtilTransferScoreIsTheLogitErrorBeyondTheBand) {
@@ -209,9 +217,9 @@ TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
   split.set_transfer_util_calibration_scores(util_scores);
   // A row predicted at 99 % or more is calibrated by all 18, one at 20-98 % by the idle-bound rows'
   // 9 (fewer than kMinGroupScores: the busy-held rule), one under 20 % by none.
-  EXPECT_EQ(split.TransferUtilScoresFor(99).size(), 18u);
-  EXPECT_TRUE(split.TransferUtilScoresFor(50).empty());
-  EXPECT_TRUE(split.TransferUtilScoresFor(10).empty());
+  EXPECT_EQ(OneGroupFor(split, 99).size(), 18u);
+  EXPECT_TRUE(OneGroupFor(split, 50).empty());
+  EXPECT_TRUE(OneGroupFor(split, 10).empty());
   PredictResult last;
   auto low_end = [&](const UtilModel& m, const std::string& model, int64_t batch, RowRisk* risk = nullptr) {
     Predictor pr(Trained().info(), m);
@@ -236,7 +244,7 @@ TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
   EXPECT_NEAR(bound_old, bound_host * std::exp(-longer), 1e-6);
   EXPECT_GT(bound_host - bound_old, 15);  // the old rule: a quarter lower
   EXPECT_LT(bound_host - bound_split, 5);  // a busy-time error: a few points
-  auto [z_lo, z_hi] = ShortestWindow(split.TransferUtilScoresFor(99.5), 0.8);
+  auto [z_lo, z_hi] = ShortestWindow(OneGroupFor(split, 99.5), 0.8);
   EXPECT_LT(z_lo, 0);
   EXPECT_DOUBLE_EQ(rk.transfer_util_fall, -z_lo);
   EXPECT_DOUBLE_EQ(rk.transfer_util_rise, z_hi);
@@ -258,10 +266,10 @@ TEST(Unseen, APureBusyTimeTransferErrorBarelyWidensAGpuBoundJob) {
   // With ten idle-bound rows it is calibrated by them, and moves more than the GPU-bound job.
   util_scores.push_back({20, TransferUtilScore(100 * 20 * std::exp(-0.4) / (20 * std::exp(-0.4) + 80), 20, 20, 20)});
   split.set_transfer_util_calibration_scores(util_scores);
-  ASSERT_EQ(split.TransferUtilScoresFor(50).size(), 10u);
+  ASSERT_EQ(OneGroupFor(split, 50).size(), 10u);
   const double idle_split10 = low_end(split, "efficientnet.onnx", 256);
   EXPECT_GT(idle_host - idle_split10, bound_host - bound_split);
-  EXPECT_NEAR(idle_split10, LogitToUtil(UtilLogit(idle_host) + ShortestWindow(split.TransferUtilScoresFor(50), 0.8).first),
+  EXPECT_NEAR(idle_split10, LogitToUtil(UtilLogit(idle_host) + ShortestWindow(OneGroupFor(split, 50), 0.8).first),
               1e-9);
 }
 
@@ -273,11 +281,11 @@ TEST(Unseen, UtilTransferScoresOfRowsAtLeastAsIdle) {
   for (int k = 0; k < 12; ++k) s.push_back({97 + 0.1 * k, -0.01 * k});  // GPU-bound rows
   for (int k = 0; k < 9; ++k) s.push_back({30 + k, -0.2 * k});          // idle-bound rows
   m.set_transfer_util_calibration_scores(s);
-  EXPECT_EQ(m.TransferUtilScoresFor(100).size(), 21u);
-  EXPECT_EQ(m.TransferUtilScoresFor(97.05).size(), 10u);  // 9 idle-bound + the one at 97
-  EXPECT_EQ(m.TransferUtilScoresFor(97).size(), 10u);
-  EXPECT_TRUE(m.TransferUtilScoresFor(96).empty());  // 9 < kMinGroupScores
-  const std::vector<double> z = m.TransferUtilScoresFor(97);
+  EXPECT_EQ(OneGroupFor(m, 100).size(), 21u);
+  EXPECT_EQ(OneGroupFor(m, 97.05).size(), 10u);  // 9 idle-bound + the one at 97
+  EXPECT_EQ(OneGroupFor(m, 97).size(), 10u);
+  EXPECT_TRUE(OneGroupFor(m, 96).empty());  // 9 < kMinGroupScores
+  const std::vector<double> z = OneGroupFor(m, 97);
   EXPECT_TRUE(std::is_sorted(z.begin(), z.end()));
   EXPECT_NEAR(z.front(), -1.6, 1e-12);
   EXPECT_DOUBLE_EQ(z.back(), 0);
@@ -516,6 +524,10 @@ TEST(PowerLimitedClock, TheModelFileRecordsItAndEveryPredictionUsesIt) {
   auto o = read_old->Predict(vgg, job);
   ASSERT_TRUE(o.ok()) << o.message();
   EXPECT_EQ(o->prediction.step_ms, a->prediction.step_ms);
+  // predict --json and POST /v1/predict say which (PredictionJson): the model's setting.
+  EXPECT_EQ(PredictionJson(off, *a, job, 0.8)["power_limited_clock"], false);
+  EXPECT_EQ(PredictionJson(*on, *b, job, 0.8)["power_limited_clock"], true);
+  EXPECT_EQ(PredictionJson(*read_old, *o, job, 0.8)["power_limited_clock"], false);
 }
 
 }  // namespace

@@ -75,6 +75,9 @@ TEST_F(ServiceTest, ABadInterconnectNamesTheJsonFieldNotAFlag) {
                                        {"interconnect", "pcie,tcp4.5"}});
   ASSERT_TRUE(good);
   EXPECT_EQ(good->status, 200) << good->body;
+  // The model's power-limited-clock setting, as `predict --json` gives it (the same function).
+  EXPECT_EQ(Body(good)["power_limited_clock"], test::PhysicsOnLucid().info().power_limited_clock);
+  EXPECT_EQ(Body(good)["power_limited_clock"], true);
   struct Case {
     json fields;
     int status;

@@ -111,6 +111,9 @@ def show_prediction(r):
         rank = ", one rank's" if r["gpus"] > 1 else ""
         lines.append(f"  step time: {r['step_ms']:.1f} ms ({si['level'] * 100:.0f}% interval {si['low']:.1f}-"
                      f"{si['high']:.1f} ms){rank}")
+    if r.get("power_limited_clock") is False:
+        lines.append("  boost clock: the model counts every GPU's compute peaks at its boost clock, not the "
+                     "power-limited clock (docs/predictor.md)")
     if r.get("gpu_measured") is False:
         lines.append(f"  GPU not measured: no training row ran on {r['gpu']} (measured: "
                      f"{', '.join(r.get('measured_gpus') or [])}); the interval spans its unknown host")
