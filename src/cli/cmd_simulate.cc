@@ -228,8 +228,9 @@ template <class Row>
 Status ApplyRowPredictions(const std::vector<Row>& rows, const std::string& what, std::vector<sim::WorkloadProfile>* w) {
   std::vector<sim::WorkloadProfile> copy = *w;
   std::vector<bool> seen(copy.size(), false);
+  const sim::WorkloadIndex index(copy);
   for (const Row& p : rows) {
-    int i = sim::FindWorkload(copy, p.model, p.dataset, static_cast<int>(p.batch), p.amp ? 1 : 0);
+    int i = index.Find(p.model, p.dataset, p.batch, p.amp ? 1 : 0);
     if (i < 0) return Status::Error(what + ": unknown workload " + p.model + "/" + p.dataset);
     SetPrediction(&copy[i], p);
     seen[i] = true;

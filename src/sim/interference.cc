@@ -54,6 +54,7 @@ Result<std::vector<Row>> ReadColocate(const std::vector<WorkloadProfile>& w, con
     if (c[i] < 0) return Status::Error(file + ": line 1: missing column '" + names[i] + "'");
   }
   int need = *std::max_element(c, c + 11);
+  const WorkloadIndex index(w);
   std::vector<Row> rows;
   for (size_t ln = 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty()) continue;
@@ -65,8 +66,8 @@ Result<std::vector<Row>> ReadColocate(const std::vector<WorkloadProfile>& w, con
     if (!b1 || !a1 || !b2 || !a2 || !s1 || !s2 || !u || *s1 <= 0 || *s2 <= 0 || *u < 0 || *u > 100 ||
         *b1 <= 0 || *b2 <= 0 || *b1 > (1 << 30) || *b2 > (1 << 30) || *a1 < 0 || *a1 > 1 || *a2 < 0 || *a2 > 1)
       return Status::Error(where + "malformed batch size, amp, speed or gpu_util");
-    int i1 = FindWorkload(w, std::string(f[c[0]]), std::string(f[c[1]]), int(*b1), int(*a1));
-    int i2 = FindWorkload(w, std::string(f[c[5]]), std::string(f[c[6]]), int(*b2), int(*a2));
+    int i1 = index.Find(f[c[0]], f[c[1]], *b1, *a1);
+    int i2 = index.Find(f[c[5]], f[c[6]], *b2, *a2);
     if (i1 < 0 || i2 < 0) return Status::Error(where + "workload not in single_data.csv");
     rows.push_back({i1, i2, *s1, *s2, *u, ln + 1});
   }

@@ -18,12 +18,21 @@ std::string WorkloadProfile::Name() const {
   return model + "/" + dataset + "/b" + std::to_string(batch) + "/amp" + std::to_string(amp);
 }
 
-int FindWorkload(const std::vector<WorkloadProfile>& w, const std::string& model,
-                 const std::string& dataset, int batch, int amp) {
-  for (size_t i = 0; i < w.size(); ++i)
-    if (w[i].model == model && w[i].dataset == dataset && w[i].batch == batch && w[i].amp == amp)
-      return static_cast<int>(i);
-  return -1;
+WorkloadIndex::WorkloadIndex(const std::vector<WorkloadProfile>& workloads) {
+  for (size_t i = 0; i < workloads.size(); ++i) Insert(workloads[i], static_cast<int>(i));
+}
+
+int WorkloadIndex::Find(std::string_view model, std::string_view dataset, int64_t batch, int64_t amp) const {
+  if (batch < std::numeric_limits<int>::min() || batch > std::numeric_limits<int>::max() ||
+      amp < std::numeric_limits<int>::min() || amp > std::numeric_limits<int>::max())
+    return -1;
+  auto it = index_.find(Key{std::string(model), std::string(dataset), static_cast<int>(batch), static_cast<int>(amp)});
+  return it == index_.end() ? -1 : it->second;
+}
+
+int WorkloadIndex::Insert(const WorkloadProfile& w, int i) {
+  auto [it, fresh] = index_.emplace(Key{w.model, w.dataset, w.batch, w.amp}, i);
+  return fresh ? -1 : it->second;
 }
 
 namespace {
@@ -53,7 +62,8 @@ Result<std::vector<WorkloadProfile>> LoadWorkloads(const std::string& path) {
                                             {"model", "dataset", "batchsize", "amp", "speed",
                                              "gpu_util", "gmem"}));
   std::vector<WorkloadProfile> out;
-  std::map<std::string, size_t> line_of;  // Name() -> its line, for repeats
+  WorkloadIndex index;
+  std::vector<size_t> line_of;  // each workload's line, for repeats
   for (size_t ln = 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty()) continue;
     auto f = Split(lines[ln], ',');
@@ -92,9 +102,9 @@ Result<std::vector<WorkloadProfile>> LoadWorkloads(const std::string& path) {
     w.gmem_mib = *m;
     // A repeated configuration would take the first row's predictions and
     // leave the second without any.
-    auto [it, fresh] = line_of.emplace(w.Name(), ln + 1);
-    if (!fresh)
-      return Status::Error(where + "workload " + w.Name() + " repeats line " + std::to_string(it->second));
+    if (int first = index.Insert(w, static_cast<int>(out.size())); first >= 0)
+      return Status::Error(where + "workload " + w.Name() + " repeats line " + std::to_string(line_of[first]));
+    line_of.push_back(ln + 1);
     out.push_back(std::move(w));
   }
   if (out.empty()) return Status::Error(file + ": no workload rows");
@@ -112,6 +122,7 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
   const auto header = Split(lines[0], ',');
   const int c_mem = ColumnIndex(header, "pred_mem_mib"), c_high = ColumnIndex(header, "pred_mem_high_mib");
   const int c_lo = ColumnIndex(header, "predicted_low"), c_hi = ColumnIndex(header, "predicted_high");
+  const WorkloadIndex index(*workloads);
   std::vector<size_t> seen_line(workloads->size(), 0);  // the line of each workload's prediction; 0 = none
   for (size_t ln = 1; ln < lines.size(); ++ln) {
     if (lines[ln].empty()) continue;
@@ -125,12 +136,7 @@ Status LoadPredictionsCsv(const std::string& path, std::vector<WorkloadProfile>*
     auto p = ParseDouble(f[col[4]]);
     if (!b || !a) return Status::Error(where + "batchsize/amp are not integers");
     if (!p || *p < 0) return Status::Error(where + "predicted_util '" + std::string(f[col[4]]) + "' is not a non-negative number");
-    // A batch size or amp outside int matches no workload (a cast would wrap 4294967328 onto 32).
-    const bool fits = *b >= std::numeric_limits<int>::min() && *b <= std::numeric_limits<int>::max() &&
-                      *a >= std::numeric_limits<int>::min() && *a <= std::numeric_limits<int>::max();
-    int i = fits ? FindWorkload(*workloads, std::string(f[col[0]]), std::string(f[col[1]]),
-                                static_cast<int>(*b), static_cast<int>(*a))
-                 : -1;
+    int i = index.Find(f[col[0]], f[col[1]], *b, *a);
     if (i < 0)
       return Status::Error(where + "workload " + std::string(f[col[0]]) + "/" + std::string(f[col[1]]) +
                            "/b" + std::to_string(*b) + "/amp" + std::to_string(*a) +

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "util/status.h"
@@ -66,9 +69,27 @@ std::string PredictionsCsv(const std::vector<WorkloadProfile>& workloads);
 // from a cache of PredictionsCsv decide by the same numbers.
 double CsvRounded(double v);
 
-// Index of the workload with this key, or -1.
-int FindWorkload(const std::vector<WorkloadProfile>& w, const std::string& model,
-                 const std::string& dataset, int batch, int amp);
+// The workloads of a table by their configuration (model, dataset, batch,
+// amp): a lookup is O(log n), so matching the rows of a pair table or a
+// prediction CSV (up to millions of lines) to kMaxWorkloads workloads stays
+// bounded. Built once from a table; the table must outlive no one (indices only).
+class WorkloadIndex {
+ public:
+  WorkloadIndex() = default;
+  explicit WorkloadIndex(const std::vector<WorkloadProfile>& workloads);
+
+  // Index of the workload with this configuration, or -1. A batch or amp
+  // outside int matches none (a cast would wrap 4294967328 onto 32).
+  int Find(std::string_view model, std::string_view dataset, int64_t batch, int64_t amp) const;
+
+  // Adds w as index i; returns the index already holding its configuration
+  // (and adds nothing), or -1 when it is new.
+  int Insert(const WorkloadProfile& w, int i);
+
+ private:
+  using Key = std::tuple<std::string, std::string, int, int>;
+  std::map<Key, int> index_;
+};
 
 // Where the utilization predictions a run decides by come from (--predictions):
 //   oracle        the measured utilization (the upper line of what prediction can give)

@@ -14,6 +14,27 @@ namespace {
 using testing::TempDir;
 using testing::WriteText;
 
+TEST(WorkloadIndex, FindsEachConfigurationWholeNotByItsPrintedName) {
+  std::vector<WorkloadProfile> w(3);
+  w[0].model = "a/b", w[0].dataset = "c", w[0].batch = 32, w[0].amp = 0;
+  w[1].model = "a", w[1].dataset = "b/c", w[1].batch = 32, w[1].amp = 0;  // the same Name(): a/b/c/b32/amp0
+  w[2].model = "a", w[2].dataset = "b/c", w[2].batch = 32, w[2].amp = 1;
+  ASSERT_EQ(w[0].Name(), w[1].Name());
+  const WorkloadIndex index(w);
+  EXPECT_EQ(index.Find("a/b", "c", 32, 0), 0);
+  EXPECT_EQ(index.Find("a", "b/c", 32, 0), 1);
+  EXPECT_EQ(index.Find("a", "b/c", 32, 1), 2);
+  EXPECT_EQ(index.Find("a", "b/c", 16, 0), -1);
+  // 4294967328 is 32 after a cast to int: it matches nothing.
+  EXPECT_EQ(index.Find("a", "b/c", 4294967328LL, 0), -1);
+  EXPECT_EQ(index.Find("a", "b/c", 32, 4294967296LL), -1);
+  WorkloadIndex grow;
+  EXPECT_EQ(grow.Insert(w[0], 0), -1);
+  EXPECT_EQ(grow.Insert(w[1], 1), -1);  // another configuration, though its name prints the same
+  EXPECT_EQ(grow.Insert(w[0], 2), 0);   // a repeat names the first
+  EXPECT_EQ(grow.Find("a/b", "c", 32, 0), 0);
+}
+
 TEST(Workloads, RealTableAndPredictionsCsv) {
   auto w = LoadWorkloads(DataDir() + "/lucid/single_data.csv");
   ASSERT_TRUE(w.ok()) << w.message();
