@@ -641,11 +641,24 @@ void UtilModel::set_calibration_scores(std::vector<double> scores, IntervalMetho
 std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level) {
   if (sorted.empty()) return {0, 0};
   const size_t n = sorted.size();
-  size_t k = static_cast<size_t>(std::clamp(std::ceil((n + 1) * level), 1.0, static_cast<double>(n)));
-  size_t best = 0;
-  for (size_t i = 1; i + k <= n; ++i)
-    if (sorted[i + k - 1] - sorted[i] < sorted[best + k - 1] - sorted[best]) best = i;
-  return {sorted[best], sorted[best + k - 1]};
+  const size_t k = static_cast<size_t>(std::clamp(std::ceil((n + 1) * level), 1.0, static_cast<double>(n)));
+  auto shortest = [&](size_t m) {  // the shortest window of m scores; ties: the lowest start
+    size_t best = 0;
+    for (size_t i = 1; i + m <= n; ++i)
+      if (sorted[i + m - 1] - sorted[i] < sorted[best + m - 1] - sorted[best]) best = i;
+    return std::pair<double, double>{sorted[best], sorted[best + m - 1]};
+  };
+  // The hull of the shortest windows of 1..k scores, so that a higher level's window contains a
+  // lower one's (the shortest windows alone do not nest: one of k + 1 scores may leave a low
+  // end that one of k scores took). Each score is its own shortest 1-window: the one taken is
+  // the low end of the shortest 2-window.
+  const double first = shortest(std::min<size_t>(2, n)).first;
+  std::pair<double, double> out{first, first};
+  for (size_t m = 2; m <= k; ++m) {
+    auto [a, b] = shortest(m);
+    out.first = std::min(out.first, a), out.second = std::max(out.second, b);
+  }
+  return out;
 }
 
 std::pair<double, double> GroupedWindow(const std::vector<std::vector<double>>& sorted_groups, double level) {
