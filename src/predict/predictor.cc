@@ -1234,9 +1234,15 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   if (out.risk.unknown_pipeline && out.risk.low > 0) {
     char b[64];
     std::snprintf(b, sizeof b, "%g", kRiskLoaderMsPerSample);
+    // Only loader_ms_per_sample (or data on the GPU) states the cost; loader_workers says how many
+    // workers share it. The service's users are told the request's JSON field, not the CLI flag.
+    const bool api = job.wording == InputWording::kApi;
     out.warnings.push_back(std::string("the input pipeline's cost is not stated: the interval spans a loader of 0 to ") +
-                           b + " CPU ms per sample per worker (state it: --attr loader_ms_per_sample=MS, "
-                           "loader_workers=N, or data_on_gpu=1)");
+                           b + " CPU ms per sample per worker (state it: " +
+                           (api ? "attrs.loader_ms_per_sample" : "--attr loader_ms_per_sample=MS") +
+                           ", one worker's CPU time per sample, or " +
+                           (api ? "attrs.data_on_gpu: true" : "--attr data_on_gpu=1") +
+                           "; loader_workers is how many workers share that cost, not the cost)");
   }
   // GPU memory of one rank (data-parallel ranks add DDP's gradient buckets, features/memory.h).
   ASSIGN_OR_RETURN(MemoryEstimate mem, EstimateMemory(reports, job, /*ranks=*/job.gpus));

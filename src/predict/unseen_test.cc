@@ -147,6 +147,32 @@ TEST(Unseen, EveryPredictionHasAStepTimeInsideItsInterval) {
   }
 }
 
+// The unstated-pipeline warning asks for what states the cost (loader_ms_per_sample or data on
+// the GPU), not for loader_workers, which the user may have given; the service's wording names
+// the request's JSON fields.
+TEST(Unseen, TheUnstatedPipelineWarningAsksForTheCost) {
+  for (const std::string workers : {"loader_workers=0", "loader_workers=4"}) {
+    PredictResult r = Predict("resnet50.onnx", 32, "RTX3090", "", {workers});
+    ASSERT_TRUE(HasWarning(r, "the input pipeline's cost is not stated")) << workers;
+    EXPECT_TRUE(HasWarning(r, "--attr loader_ms_per_sample=MS")) << workers;
+    EXPECT_FALSE(HasWarning(r, "loader_workers=N")) << workers;
+    EXPECT_FALSE(HasWarning(r, "attrs.")) << workers;
+  }
+  EXPECT_FALSE(HasWarning(Predict("resnet50.onnx", 32, "RTX3090", "", {"loader_workers=4", "loader_ms_per_sample=2"}),
+                          "the input pipeline's cost is not stated"));
+  EXPECT_FALSE(HasWarning(Predict("resnet50.onnx", 32, "RTX3090", "", {"data_on_gpu=1"}),
+                          "the input pipeline's cost is not stated"));
+  JobConfig job;
+  job.batch = 32;
+  job.wording = InputWording::kApi;
+  EXPECT_TRUE(ParseJobAttr("loader_workers=4", &job.attrs).ok());
+  Result<PredictResult> api = Trained().Predict(Job("resnet50.onnx", 32), job);
+  ASSERT_TRUE(api.ok()) << api.message();
+  EXPECT_TRUE(HasWarning(*api, "state it: attrs.loader_ms_per_sample, "));
+  EXPECT_TRUE(HasWarning(*api, "attrs.data_on_gpu: true"));
+  EXPECT_FALSE(HasWarning(*api, "--attr"));
+}
+
 // An interval at a higher level contains the one at a lower level (nested), for the step time
 // and utilization, on the training GPU, GPUs without rows (T4, H100) and a MIG slice. ResNet-50
 // at batch 32 on the RTX 3090 was not: its step interval was [51.1, 297.0] ms at 0.8 and
