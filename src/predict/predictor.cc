@@ -649,11 +649,24 @@ void UtilModel::set_calibration_scores(std::vector<double> scores, IntervalMetho
 std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level) {
   if (sorted.empty()) return {0, 0};
   const size_t n = sorted.size();
-  size_t k = static_cast<size_t>(std::clamp(std::ceil((n + 1) * level), 1.0, static_cast<double>(n)));
-  size_t best = 0;
-  for (size_t i = 1; i + k <= n; ++i)
-    if (sorted[i + k - 1] - sorted[i] < sorted[best + k - 1] - sorted[best]) best = i;
-  return {sorted[best], sorted[best + k - 1]};
+  const size_t k = static_cast<size_t>(std::clamp(std::ceil((n + 1) * level), 1.0, static_cast<double>(n)));
+  auto shortest = [&](size_t m) {  // the shortest window of m scores; ties: the lowest start
+    size_t best = 0;
+    for (size_t i = 1; i + m <= n; ++i)
+      if (sorted[i + m - 1] - sorted[i] < sorted[best + m - 1] - sorted[best]) best = i;
+    return std::pair<double, double>{sorted[best], sorted[best + m - 1]};
+  };
+  // The hull of the shortest windows of 1..k scores, so that a higher level's window contains a
+  // lower one's (the shortest windows alone do not nest: one of k + 1 scores may leave a low
+  // end that one of k scores took). Each score is its own shortest 1-window: the one taken is
+  // the low end of the shortest 2-window.
+  const double first = shortest(std::min<size_t>(2, n)).first;
+  std::pair<double, double> out{first, first};
+  for (size_t m = 2; m <= k; ++m) {
+    auto [a, b] = shortest(m);
+    out.first = std::min(out.first, a), out.second = std::max(out.second, b);
+  }
+  return out;
 }
 
 std::pair<double, double> GroupedWindow(const std::vector<std::vector<double>>& sorted_groups, double level) {
@@ -1232,9 +1245,15 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   if (out.risk.unknown_pipeline && out.risk.low > 0) {
     char b[64];
     std::snprintf(b, sizeof b, "%g", kRiskLoaderMsPerSample);
+    // Only loader_ms_per_sample (or data on the GPU) states the cost; loader_workers says how many
+    // workers share it. The service's users are told the request's JSON field, not the CLI flag.
+    const bool api = job.wording == InputWording::kApi;
     out.warnings.push_back(std::string("the input pipeline's cost is not stated: the interval spans a loader of 0 to ") +
-                           b + " CPU ms per sample per worker (state it: --attr loader_ms_per_sample=MS, "
-                           "loader_workers=N, or data_on_gpu=1)");
+                           b + " CPU ms per sample per worker (state it: " +
+                           (api ? "attrs.loader_ms_per_sample" : "--attr loader_ms_per_sample=MS") +
+                           ", one worker's CPU time per sample, or " +
+                           (api ? "attrs.data_on_gpu: true" : "--attr data_on_gpu=1") +
+                           "; loader_workers is how many workers share that cost, not the cost)");
   }
   // GPU memory of one rank (data-parallel ranks add DDP's gradient buckets, features/memory.h).
   ASSIGN_OR_RETURN(MemoryEstimate mem, EstimateMemory(reports, job, /*ranks=*/job.gpus));

@@ -378,8 +378,10 @@ double TransferUtilScore(double measured, double predicted, double band_low, dou
 // the floor((n+1)(1-level)/2)-th and ceil((n+1)(1+level)/2)-th order
 // statistics, clamped to the sample.
 std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, double level);
-// The shortest window [sorted[i], sorted[i+k-1]] with k = ceil((n+1) level)
-// (clamped to n); ties: the lowest i.
+// The nested shortest window at `level`: the hull of the shortest windows
+// [sorted[i], sorted[i+m-1]] (ties: the lowest i) for m = 1..k, k = ceil((n+1) level)
+// clamped to [1, n]; the 1-window is the low end of the shortest 2-window. It holds at
+// least k scores and contains the window of every lower level (nested by construction).
 std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level);
 // The window of scores whose exchangeable units are groups (GPU types), not rows: each group's
 // ShortestWindow at `level` [lo_g, hi_g]; with K groups, k = min(K, ceil((K + 1) level)); the

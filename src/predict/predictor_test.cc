@@ -24,6 +24,44 @@ TEST(IntervalTest, ShortestWindowHandValues) {
   EXPECT_EQ(ShortestWindow({}, 0.8), (std::pair<double, double>{0, 0}));
 }
 
+// The shortest windows alone do not nest across levels: of {0, 1, 2, 6, 7, 8, 9} the shortest
+// 3-window is [0, 2] (level 0.3), the shortest 4-window [6, 9] (level 0.5). The window is their
+// hull, so the higher level's contains the lower one's: [0, 9] at 0.5.
+TEST(IntervalTest, ShortestWindowNestsAcrossLevels) {
+  const std::vector<double> s = {0, 1, 2, 6, 7, 8, 9};
+  EXPECT_EQ(ShortestWindow(s, 0.3), (std::pair<double, double>{0, 2}));
+  EXPECT_EQ(ShortestWindow(s, 0.5), (std::pair<double, double>{0, 9}));
+  // Random samples (with ties, as the scores beyond the risk band have: many zeros), every level
+  // of a grid, and the grouped window over them.
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal(0, 1);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<std::vector<double>> groups(1 + trial % 5);
+    for (auto& g : groups) {
+      for (int i = 0; i < 5 + (trial * 7) % 40; ++i) g.push_back(i % 3 == 0 ? 0.0 : normal(rng) * (1 + trial % 3));
+      std::sort(g.begin(), g.end());
+    }
+    std::pair<double, double> prev{0, 0}, prev_grouped{0, 0};
+    for (int k = 1; k <= 99; ++k) {
+      const double level = 0.01 * k;
+      auto w = ShortestWindow(groups[0], level), gw = GroupedWindow(groups, level);
+      if (k > 1) {
+        EXPECT_LE(w.first, prev.first) << trial << " " << level;
+        EXPECT_GE(w.second, prev.second) << trial << " " << level;
+        EXPECT_LE(gw.first, prev_grouped.first) << trial << " " << level;
+        EXPECT_GE(gw.second, prev_grouped.second) << trial << " " << level;
+      }
+      // It holds at least ceil((n + 1) level) scores (clamped to n).
+      const size_t n = groups[0].size();
+      const size_t need = std::min(n, static_cast<size_t>(std::max(1.0, std::ceil((n + 1) * level))));
+      EXPECT_GE(static_cast<size_t>(std::count_if(groups[0].begin(), groups[0].end(),
+                                                  [&](double v) { return w.first <= v && v <= w.second; })),
+                need);
+      prev = w, prev_grouped = gw;
+    }
+  }
+}
+
 // The GPU-transfer window is over GPU types (groups), each group's own ShortestWindow; with K
 // groups the ceil((K + 1) level)-th of their ends (clamped to K). Hand values at 0.8.
 TEST(IntervalTest, GroupedWindowHandValues) {
