@@ -171,6 +171,7 @@ TEST_F(EngineTest, StepTimeAndUnsureAsThePredictor) {
     JobConfig job;
     job.batch = 64;
     job.gpu = gpu;
+    job.wording = InputWording::kApi;  // the engine's: its warnings name the request's fields
     auto direct = predictor_->Predict({*c}, job);
     ASSERT_TRUE(direct.ok()) << direct.message();
     ASSERT_TRUE(r->step_ms && r->step_lo && r->step_hi) << gpu;
