@@ -90,8 +90,12 @@ py - "$T/cli.json" "$T/http.json" <<'PY' && ok || bad "eval-mode warning missing
 import json, sys
 c, h = (json.load(open(p)) for p in sys.argv[1:3])
 assert any("eval-mode export" in w for w in c["warnings"]), c["warnings"]
-text = lambda ws: [w.split(": ", 1)[-1] for w in ws]  # each warning is "FILE: ...", the file as each was given it
+assert any("eval-mode export" in w for w in h["warnings"]), h["warnings"]
+# Each warning is "FILE: ...", the file as each front end was given it; a hint "(state it: ...)" names the
+# CLI's flags or the request's fields (InputWording): the same warnings otherwise.
+text = lambda ws: [w.split(": ", 1)[-1].split(" (state it: ")[0] for w in ws]
 assert text(h["warnings"]) == text(c["warnings"]), (h.get("warnings"), c["warnings"])
+assert any("(state it: --attr " in w for w in c["warnings"]) == any("(state it: attrs." in w for w in h["warnings"])
 assert abs(c["gpu_mem_mib"] - h["gpu_mem_mib"]) <= 1e-6 * c["gpu_mem_mib"]
 print("  eval-mode export: warned by the CLI and the service alike")
 PY
