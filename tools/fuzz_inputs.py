@@ -272,8 +272,14 @@ def trace_cases(d):
 def run_simulate(gpucast, path, out_dir, timeout):
     args = [os.fsencode(gpucast), b"simulate", b"--json", b"--quiet", b"--policy", b"slot", b"--trace",
             os.fsencode(path), b"--out", os.fsencode(out_dir)]
+    return run_and_classify(args, timeout, (os.path.basename(os.fsdecode(path)), os.fsdecode(path)))
+
+
+def run_and_classify(args, timeout, names, env=None):
+    """Runs a simulate command; HANG, SIGNAL, GARBAGE (a bad number printed on success), ok, or
+    error / NONAME (a refusal that names, or does not name, any of `names`)."""
     try:
-        p = subprocess.run(args, capture_output=True, timeout=timeout)
+        p = subprocess.run(args, capture_output=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return "HANG", f"over {timeout} s"
     err = p.stderr.decode("utf-8", "replace").strip()
@@ -282,8 +288,7 @@ def run_simulate(gpucast, path, out_dir, timeout):
     if p.returncode == 0:
         m = BAD_NUM.search(p.stdout.decode("utf-8", "replace"))
         return ("GARBAGE", m.group(0)) if m else ("ok", "")
-    base = os.path.basename(os.fsdecode(path))
-    return ("error" if base in err or os.fsdecode(path) in err else "NONAME"), err[-200:]
+    return ("error" if any(n in err for n in names) else "NONAME"), err[-200:]
 
 
 # The simulator's data files the driver replaces: (case prefix, path under the
@@ -403,18 +408,7 @@ def scratch_data(root, data, rel, text):
 def run_sim_data(gpucast, data_root, rel, trace, out_dir, timeout):
     args = [gpucast, "simulate", "--json", "--quiet", "--policy", "slot,predictive", "--predictions", "oracle",
             "--trace", trace, "--jobs", "200", "--seeds", "1", "--out", out_dir]
-    env = dict(os.environ, GPUCAST_DATA=data_root)
-    try:
-        p = subprocess.run(args, capture_output=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return "HANG", f"over {timeout} s"
-    err = p.stderr.decode("utf-8", "replace").strip()
-    if p.returncode < 0 or p.returncode >= 128:
-        return "SIGNAL", f"rc {p.returncode}: {err[-300:]}"
-    if p.returncode == 0:
-        m = BAD_NUM.search(p.stdout.decode("utf-8", "replace"))
-        return ("GARBAGE", m.group(0)) if m else ("ok", "")
-    return ("error" if os.path.basename(rel) in err else "NONAME"), err[-200:]
+    return run_and_classify(args, timeout, (os.path.basename(rel),), env=dict(os.environ, GPUCAST_DATA=data_root))
 
 
 def main():
