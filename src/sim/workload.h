@@ -72,7 +72,7 @@ double CsvRounded(double v);
 // The workloads of a table by their configuration (model, dataset, batch,
 // amp): a lookup is O(log n), so matching the rows of a pair table or a
 // prediction CSV (up to millions of lines) to kMaxWorkloads workloads stays
-// bounded. Built once from a table; it keeps indices into it, not references.
+// bounded. Built once from a table; the table must outlive no one (indices only).
 class WorkloadIndex {
  public:
   WorkloadIndex() = default;
