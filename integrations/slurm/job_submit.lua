@@ -1084,7 +1084,13 @@ local function predict(conf, d, uid, gid)
              data_parallel = dp ~= "", mem_high = mem_high, mem_cap = mem_cap }
   end
   local line = first_line(out)
-  local msg = out:match("gpucast predict: ([^\n]*)")
+  -- gpucast predict's error is its last "gpucast predict: " line; warnings (printed first, as
+  -- for --mig after the analysis) are not it.
+  local msg = nil
+  for l in out:gmatch("[^\n]+") do
+    local m = l:match("^gpucast predict: (.*)$")
+    if m and not m:match("^warning:") then msg = m end
+  end
   if rc == 1 and msg then
     if msg:find(conf.predictor, 1, true) then config_error("predictor: " .. msg) end
     -- The GPU names come from gpucast.conf (partition_gpus, gpu_types, default_gpu).

@@ -5,7 +5,7 @@
 # readable model. Expected shares are hand computed: ceil(52.5 x 8 / 100) = ceil(4.2) = 5
 # shards (memory: ceil(9000 x 8 / 24576) = ceil(2.93) = 3); ceil(61.0 x 8 / 100) = ceil(4.88) = 5;
 # ceil(52.5 x 100 / 100) = 53 mps (memory 37). The live test (test.sh) checks the same rules in Slurm.
-# Usage: integrations/slurm/plugin_test.sh
+# Usage: integrations/slurm/plugin_test.sh [BUILD/gpucast]  (with a binary: also the MIG check against it)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
@@ -973,3 +973,48 @@ print("plugin test: PASSED")
 EOF
 env SLURM_CONF=/etc/slurm/slurm.conf SLURM_JOB_ID=7 GPUCAST_TEST_CONTROLLER_SECRET=s3cret \
   lua5.1 "$T/test.lua" "$T" "$HERE"
+
+# With a gpucast binary (make test passes BUILD/gpucast): the plugin's prediction of a job on a
+# MIG slice, in cli mode with the real binary, is `gpucast predict --gpu G --mig P` of the same job
+# (the same numbers in the AdminComment), not the whole GPU's; a profile the GPU lacks names the gres.
+if [ -n "${1:-}" ]; then
+  BIN=$(realpath "$1"); MODEL=$(realpath "$HERE/../../models/pointnet.onnx")
+  PRED=${GPUCAST_TEST_PREDICTOR:-}
+  if [ -z "$PRED" ] || [ ! -s "$PRED" ]; then PRED=$T/predictor.json; "$BIN" train --out "$PRED" --quiet >/dev/null; fi
+  mkdir -p "$T/real"; cp "$HERE/job_submit.lua" "$T/real/"
+  printf 'gpucast = %s\npredictor = %s\ntimeout_s = 60\nuser_budget_s = 0\ngpu_types = a100:A100-80GB\n' "$BIN" "$PRED" \
+    > "$T/real/gpucast.conf"
+  cat > "$T/real/run.lua" <<'EOF'
+local log = {}
+slurm = { SUCCESS = 0, ERROR = -1, log_info = function() end,
+          log_error = function(f, ...) io.stderr:write(string.format(f, ...) .. "\n") end,
+          log_user = function(f, ...) log[#log + 1] = string.format(f, ...) end }
+dofile(arg[1] .. "/job_submit.lua")
+local NV = 4294967294
+local d = { comment = "model=" .. arg[2] .. ",batch=32", tres_per_node = arg[3], min_nodes = NV, max_nodes = NV,
+            num_tasks = NV, ntasks_per_tres = 65534, shared = 65534, user_id = 0, group_id = 0, name = "j" }
+local rc = slurm_job_submit(d, {}, 0)
+print(rc .. "\31" .. (d.admin_comment or "") .. "\31" .. (d.tres_per_node or "") .. "\31" .. table.concat(log, " | "))
+EOF
+  real_fail=0
+  real_check() { if [ "$2" = "$3" ]; then echo "  ok: real gpucast: $1"; else echo "  FAIL: real gpucast: $1: got '$2', want '$3'"; real_fail=1; fi; }
+  # The reference: gpucast predict itself, its numbers as the AdminComment formats them.
+  ref() {
+    "$BIN" predict --json --predictor "$PRED" --model "$MODEL" --batch 32 --gpu A100-80GB "$@" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys; j = json.load(sys.stdin)
+print("util=%.1f interval=%.1f-%.1f basis=point mem=%.0f/%.0f" % (j["gpu_util"], j["interval"]["low"], j["interval"]["high"],
+      j["gpu_mem_interval"]["high"], j["gpu_mem_capacity_mib"]))'
+  }
+  want=$(ref --mig 1g.10gb); whole=$(ref)
+  IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_1g.10gb:1")
+  real_check "gpu:a100_1g.10gb:1 accepted, kept" "$rc $tpn" "0 gres:gpu:a100_1g.10gb:1"
+  real_check "AdminComment = gpucast predict --gpu A100-80GB --mig 1g.10gb" "$comment" \
+    "gpucast: model=$MODEL batch=32 gpu=A100-80GB mig=1g.10gb $want share=mig:1/1"
+  [ "$want" != "$whole" ] && echo "  ok: real gpucast: the slice's prediction is not the whole GPU's ($whole)" ||
+    { echo "  FAIL: real gpucast: the slice predicted as the whole GPU ($whole)"; real_fail=1; }
+  IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_2g.10gb:1")
+  real_check "a profile A100-80GB lacks: refused, naming the gres and gpucast's reason" "$rc $msg" \
+    "-1 gpucast: rejected: MIG slice 'gpu:a100_2g.10gb:1' on A100-80GB (--gres type a100): --mig: GPU 'A100-80GB' has no MIG profile '2g.10gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb) (predicted as gpucast predict --gpu A100-80GB --mig 2g.10gb)"
+  [ "$real_fail" = 0 ] || { echo "plugin test: FAILED (real gpucast)"; exit 1; }
+  echo "plugin test (real gpucast, MIG): PASSED"
+fi
