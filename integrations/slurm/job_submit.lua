@@ -34,6 +34,10 @@ GPUs), predicted per GPU (gpucast predict --gpus N where gpucast has it); multi_
 refuses it. Jobs across nodes are refused; node ranges are pinned to one node. The GPU a job is
 predicted for comes from its typed request, --constraint, partition (gpucast.conf: gpu_types,
 partition_gpus) or default_gpu. --exclusive jobs (every GPU of the node) are GPU jobs.
+A MIG slice, a typed gpu gres whose type is a MIG profile as Slurm's AutoDetect=nvml names them
+(--gres=gpu:1g.10gb:1, gpu:a100_1g.10gb:1), is kept as asked (an isolated GPU of its own: no
+share) and predicted for that slice (gpucast predict --gpu G --mig PROFILE); the AdminComment
+records it (mig=PROFILE share=mig:1/1).
 slurm_job_modify keeps the decision: lowering a sized job's share or turning it into a
 whole-GPU request is refused; more shards are allowed; a new model declaration is refused
 (re-predicted when root makes the update).
