@@ -10,8 +10,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
 T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
-SLOW_PID=""; CAPTURE_PID=""
+SLOW_PID=""; CAPTURE_PID=""; SERVE_PID=""
 cleanup() {
+  [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null
   [ -n "$SLOW_PID" ] && kill "$SLOW_PID" 2>/dev/null
   [ -n "$CAPTURE_PID" ] && kill "$CAPTURE_PID" 2>/dev/null
   [ -s "$T/escaped.pid" ] && kill "$(cat "$T/escaped.pid")" 2>/dev/null
@@ -991,8 +992,9 @@ slurm = { SUCCESS = 0, ERROR = -1, log_info = function() end,
           log_user = function(f, ...) log[#log + 1] = string.format(f, ...) end }
 dofile(arg[1] .. "/job_submit.lua")
 local NV = 4294967294
+local owner = tonumber(arg[4] or "0")
 local d = { comment = "model=" .. arg[2] .. ",batch=32", tres_per_node = arg[3], min_nodes = NV, max_nodes = NV,
-            num_tasks = NV, ntasks_per_tres = 65534, shared = 65534, user_id = 0, group_id = 0, name = "j" }
+            num_tasks = NV, ntasks_per_tres = 65534, shared = 65534, user_id = owner, group_id = owner, name = "j" }
 local rc = slurm_job_submit(d, {}, 0)
 print(rc .. "\31" .. (d.admin_comment or "") .. "\31" .. (d.tres_per_node or "") .. "\31" .. table.concat(log, " | "))
 EOF
@@ -1015,6 +1017,33 @@ print("util=%.1f interval=%.1f-%.1f basis=point mem=%.0f/%.0f" % (j["gpu_util"],
   IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_2g.10gb:1")
   real_check "a profile A100-80GB lacks: refused, naming the gres and gpucast's reason" "$rc $msg" \
     "-1 gpucast: rejected: MIG slice 'gpu:a100_2g.10gb:1' on A100-80GB (--gres type a100): --mig: GPU 'A100-80GB' has no MIG profile '2g.10gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb) (predicted as gpucast predict --gpu A100-80GB --mig 2g.10gb)"
+  # The service front end (POST /v1/predict: the upload and, as uid 1 (daemon), the deputy): the same numbers.
+  # (The deputy reads files as other users: gpucast serve refuses --deputy-token-file without root.)
+  modes=upload; dep=()
+  if [ "$(id -u)" = 0 ]; then modes="upload deputy"; dep=(--deputy-token-file "$T/deputy.token" --deputy-min-uid 1)
+  else echo "  (real gpucast: deputy mode not checked: it needs root)"; fi
+  "$BIN" serve --listen 127.0.0.1:0 --db "$T/real/serve.db" --predictor "$PRED" --cluster "1x A100-80GB" \
+    "${dep[@]}" >"$T/real/serve.out" 2>"$T/real/serve.err" &
+  SERVE_PID=$!
+  for _ in $(seq 100); do grep -q '^listening on ' "$T/real/serve.out" && break; sleep 0.1; done
+  grep -q '^listening on ' "$T/real/serve.out" || { echo "plugin test: FAILED: gpucast serve did not start: $(cat "$T/real/serve.err")"; exit 1; }
+  SURL=http://$(sed -n 's/^listening on //p' "$T/real/serve.out")
+  cp "$T/real/gpucast.conf" "$T/real/gpucast.conf.cli"
+  for mode in $modes; do
+    owner=0; extra=""
+    if [ "$mode" = deputy ]; then owner=1; extra="deputy_token_file = $T/deputy.token"; fi
+    { cat "$T/real/gpucast.conf.cli"; printf 'mode = service\nurl = %s\n%s\n' "$SURL" "$extra"; } > "$T/real/gpucast.conf"
+    IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_1g.10gb:1" "$owner")
+    real_check "$mode mode (gpucast serve): AdminComment = gpucast predict --gpu A100-80GB --mig 1g.10gb" "$rc $comment" \
+      "0 gpucast: model=$MODEL batch=32 gpu=A100-80GB mig=1g.10gb $want share=mig:1/1"
+    IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_2g.10gb:1" "$owner")
+    case "$msg" in
+      "gpucast: rejected: MIG slice 'gpu:a100_2g.10gb:1' on A100-80GB (--gres type a100): "*"GPU 'A100-80GB' has no MIG profile '2g.10gb'"*)
+        echo "  ok: real gpucast: $mode mode: a profile A100-80GB lacks: refused, naming the gres" ;;
+      *) echo "  FAIL: real gpucast: $mode mode: a profile A100-80GB lacks: got '$rc $msg'"; real_fail=1 ;;
+    esac
+  done
+  kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true; SERVE_PID=""
   [ "$real_fail" = 0 ] || { echo "plugin test: FAILED (real gpucast)"; exit 1; }
   echo "plugin test (real gpucast, MIG): PASSED"
 fi
