@@ -74,7 +74,7 @@ test: build
 	$(BUILD)/gpucast train --out $(GPUCAST_TEST_PREDICTOR) --quiet >/dev/null
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'
-	bash integrations/slurm/plugin_test.sh
+	bash integrations/slurm/plugin_test.sh $(BUILD)/gpucast
 	bash integrations/slurm/test.sh $(BUILD)/gpucast
 	bash tests/serve_durability.sh $(BUILD)/gpucast
 	bash tests/cli_test.sh $(BUILD)/gpucast

@@ -3,7 +3,8 @@
 # as an operator runs it): every job that got a 201 is still there, with its
 # state, after kill -9 and a restart, also when the kill lands while 200
 # submissions are in flight; retrying every submission with its
-# Idempotency-Key afterwards creates no duplicates. Loopback only, bounded.
+# Idempotency-Key afterwards creates no duplicates; a start that fails leaves
+# nothing it created behind. Loopback only, bounded.
 # Usage: tests/serve_durability.sh BUILD/gpucast
 set -u
 BIN=$(realpath "${1:?usage: serve_durability.sh PATH/TO/gpucast}")
@@ -130,4 +131,51 @@ start
 check=$(inflight check "$URL" 2>&1) || fail "$check"
 echo "serve durability: every acknowledged job survived; $N idempotent retries, no duplicates"
 passed=$((passed + 2))
+
+# 3. A start that fails (a port in use, a bad --tls-cert, a bad --cluster) removes what it created
+# for this run (the database, its WAL files, the upload, model-store and observed folders) and never
+# what was there before: an existing database keeps its jobs.
+jobs_before=$(list | wc -w)
+kill -TERM "$PID"; wait "$PID" 2>/dev/null; PID=""
+/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(120)' "$T/busy.port" &
+HOLD=$!
+for _ in $(seq 50); do [ -s "$T/busy.port" ] && break; sleep 0.1; done
+BUSY=127.0.0.1:$(cat "$T/busy.port")
+echo "not a certificate" >"$T/bad.pem"
+mkdir "$T/fresh"
+failed_start() {  # failed_start WHAT WANT-IN-STDERR ARGS...: serve must fail, saying WANT
+  local what=$1 want=$2; shift 2
+  if timeout 60 "$BIN" serve --predictor "$T/p.json" "$@" >"$T/fs.out" 2>"$T/fs.err"; then
+    kill -9 "$HOLD"; fail "$what: serve started"
+  fi
+  grep -qF "$want" "$T/fs.err" || { kill -9 "$HOLD"; fail "$what: stderr lacks '$want': $(cat "$T/fs.err")"; }
+}
+nothing_left() {  # nothing_left WHAT: $T/fresh is empty again
+  local left; left=$(ls -A "$T/fresh")
+  [ -z "$left" ] || { kill -9 "$HOLD"; fail "a failed start ($1) left behind: $left"; }
+  echo "serve durability: a failed start ($1) leaves nothing behind"
+}
+failed_start "port in use" "Address already in use" --db "$T/fresh/jobs.db" --listen "$BUSY"
+nothing_left "port in use"
+failed_start "bad --tls-cert" "cannot use as the TLS certificate" --db "$T/fresh/jobs.db" --listen 127.0.0.1:0 \
+  --tls-cert "$T/bad.pem" --tls-key "$T/bad.pem"
+nothing_left "bad --tls-cert"
+failed_start "bad --cluster" "unknown GPU 'NOPE'" --db "$T/fresh/jobs.db" --listen 127.0.0.1:0 --cluster "4x NOPE"
+nothing_left "bad --cluster"
+names() { ls -A "$T" | grep -vx 'fs.out\|fs.err' | sort; }
+names_before=$(names)
+failed_start "port in use, existing database" "Address already in use" --db "$T/jobs.db" --listen "$BUSY" \
+  --cluster "2x RTX3090" --model-root "$ROOT/models" --token-file "$T/token"
+kill -9 "$HOLD"; wait "$HOLD" 2>/dev/null
+names_after=$(names)
+[ "$names_before" = "$names_after" ] ||
+  fail "a failed start on an existing database changed the files: $(diff <(echo "$names_before") <(echo "$names_after"))"
+start
+jobs_after=$(list | wc -w)
+[ "$jobs_after" = "$jobs_before" ] || fail "the existing database has $jobs_after jobs after a failed start, $jobs_before before"
+echo "serve durability: a failed start on an existing database removes nothing ($jobs_after jobs kept)"
+passed=$((passed + 4))
 echo "durability: $passed passed, 0 failed"

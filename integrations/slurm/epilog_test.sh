@@ -51,6 +51,11 @@ check "nvidia-smi noheader" "$(bash "$EPI" --parse-nvsmi "$T/nounits.csv")" "30.
 c='gpucast: model=/shared/models/pointnet.onnx batch=32 amp=1 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8'
 check "comment" "$(bash "$EPI" --parse-comment "$c")" \
   'JOB {"model": "/shared/models/pointnet.onnx", "batch": 32, "amp": true, "dims": {}, "attrs": {}, "duration_s": 0}'
+check "a job on a MIG slice (mig=): not registered as a whole GPU's job" \
+  "$(bash "$EPI" --parse-comment 'gpucast: model=/m/p.onnx batch=8 gpu=A100-80GB mig=1g.10gb util=52.5 interval=40.0-61.0 basis=point mem=9000/9728 share=mig:1/1')" \
+  'MIG 1g.10gb'
+check "a MIG job's share is the whole slice (100%)" \
+  "$(bash "$EPI" --parse-share 'gpucast: model=/m/p.onnx batch=8 mig=1g.10gb util=52.5 share=mig:1/1')" "100.000"
 check "id set by an operator (the whole AdminComment)" "$(bash "$EPI" --parse-comment "gpucast_job=17")" "ID 17"
 # Issue 32 item 3: a gpucast_job anywhere else redirected the observation to another user's record.
 check "gpucast_job before the plugin's comment: not an id" "$(bash "$EPI" --parse-comment "gpucast_job=17 $c")" ""

@@ -118,6 +118,7 @@ parse_comment() {
     k == "batch" && v ~ /^[0-9]+$/ { batch = v }
     k == "amp" { amp = (v == "1") ? "true" : "false" }
     k == "gpu" && v ~ /^[A-Za-z0-9_.-]+$/ { gpu = v }
+    k == "mig" && v ~ /^[A-Za-z0-9_.+-]+$/ { mig = v }
     k == "nodes" && v ~ /^[0-9]+$/ { nodes = v + 0 }
     k == "share" && v ~ /^gpu:[0-9]+\/[0-9]+$/ { split(substr(v, 5), g, "/"); per_node = g[1] + 0 }
     k ~ /^dim\.[A-Za-z0-9_]+$/ && v ~ /^[0-9]+$/ { dims = dims (dims ? ", " : "") q(dec(substr(k, 5))) ": " v }
@@ -127,6 +128,9 @@ parse_comment() {
     k ~ /^attr\.[A-Za-z0-9_]+$/ && v ~ /^[A-Za-z0-9_.]+$/ { attrs = attrs (attrs ? ", " : "") q(dec(substr(k, 6))) ": " q(v) }
     END {
       if (nm == 0) exit
+      # A job on a MIG slice (job_submit.lua: mig=PROFILE): POST /v1/jobs places whole GPUs and
+      # refuses "mig", and a record without it would file the utilization of the slice as that of a whole GPU.
+      if (mig != "") { print "MIG " mig; exit }
       if (nm == 1 && cnt[order[1]] == 1) {
         nets = "\"model\": " q(order[1])
       } else {
@@ -351,6 +355,7 @@ case "$p" in
     id=$(echo "$resp" | head -1 | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
     [ "$code" = 201 ] && [ -n "$id" ] || { log "registering with gpucast failed: HTTP $code $(echo "$resp" | head -1)"; exit 0; }
     ;;
+  "MIG "*) log "a job on MIG slice ${p#MIG }: not registered (gpucast's job records are whole GPUs; POST /v1/jobs has no mig)"; exit 0 ;;
   *) log "no gpucast AdminComment: not a gpucast job"; exit 0 ;;
 esac
 # Idempotency-Key: a rerun of this epilog for the same job (Slurm retries it,

@@ -34,6 +34,10 @@ GPUs), predicted per GPU (gpucast predict --gpus N where gpucast has it); multi_
 refuses it. Jobs across nodes are refused; node ranges are pinned to one node. The GPU a job is
 predicted for comes from its typed request, --constraint, partition (gpucast.conf: gpu_types,
 partition_gpus) or default_gpu. --exclusive jobs (every GPU of the node) are GPU jobs.
+A MIG slice, a typed gpu gres whose type is a MIG profile as Slurm's AutoDetect=nvml names them
+(--gres=gpu:1g.10gb:1, gpu:a100_1g.10gb:1), is kept as asked (an isolated GPU of its own: no
+share) and predicted for that slice (gpucast predict --gpu G --mig PROFILE); the AdminComment
+records it (mig=PROFILE share=mig:1/1).
 slurm_job_modify keeps the decision: lowering a sized job's share or turning it into a
 whole-GPU request is refused; more shards are allowed; a new model declaration is refused
 (re-predicted when root makes the update).
@@ -247,13 +251,33 @@ local function check_select_params(conf)
   end
 end
 
+-- A Slurm GPU type that names a MIG slice. With gres.conf AutoDetect=nvml Slurm makes each MIG
+-- device a typed gpu gres named after its profile (docs/slurm.md "MIG slices"): gpu:1g.10gb:1, or
+-- with the GPU's type in front, gpu:a100_1g.10gb:1. Returns the profile (lower case, without a
+-- "+me" media-engine suffix: same compute and memory, docs/features.md) and the type before it
+-- ("" if none); nil for a type that is no MIG profile.
+local function mig_type(t)
+  if not t then return nil end
+  local lt = t:lower():gsub("%+me$", "")
+  local prof = lt:match("^(%d+g%.%d+gb)$")
+  if prof then return prof, "" end
+  local gpu
+  gpu, prof = lt:match("^(.+)_(%d+g%.%d+gb)$")
+  if prof then return prof, gpu end
+  return nil
+end
+
 -- Nodes with different GPU types (gres.conf Type=, slurm.conf Gres=gpu:TYPE:N) and a gpucast.conf
 -- that maps none of them (gpu_types, partition_gpus) nor chose default_gpu: every job would be
 -- predicted for the predictor's GPU, silently. A configuration error that says what to set.
 local function check_gpu_types(conf)
   if next(conf.gpu_types) or next(conf.partition_gpus) or conf.default_gpu ~= "" then return end
   local types, order = {}, {}
-  local function add(t) if t and not types[t] then types[t] = true; order[#order + 1] = t end end
+  local function add(t)
+    -- A MIG slice's type is a profile of a GPU: only the GPU's type before it counts.
+    if mig_type(t) then t = select(2, mig_type(t)); if t == "" then t = nil end end
+    if t and not types[t] then types[t] = true; order[#order + 1] = t end
+  end
   for _, l in ipairs(slurm_conf_lines(beside(conf, "gres_conf", "gres.conf")) or {}) do
     if (l.words.name or ""):lower() == "gpu" then add(l.words.type) end
   end
@@ -519,6 +543,54 @@ end
 local OPTION = { tres_per_node = "--gres/--gpus-per-node", tres_per_job = "--gpus", tres_per_task = "--gpus-per-task",
                  tres_per_socket = "--gpus-per-socket" }
 
+-- A request for a MIG slice (a typed gpu gres whose type is a MIG profile, mig_type): Slurm
+-- hands the job that slice, an isolated GPU of its own, so the request is kept as it is and
+-- predicted for the slice (gpucast predict --gpu G --mig PROFILE). One slice, on one node, and
+-- nothing else of a GPU beside it. Returns { profile, type, gres, types } (types: the gpu_types
+-- key that names the slice's GPU: the whole type, else the GPU's type before the profile), or nil
+-- when the request names no MIG slice. Raises a user error naming the gres otherwise.
+local function plan_mig(req, conf, nodes, tasks)
+  local mig, other = nil, nil
+  for _, f in ipairs(GRES_FIELDS) do
+    for _, e in ipairs(parse_tres(req[f])) do
+      local g = e.text:gsub("^gres[:/]", "")
+      local prof, gtype = mig_type(e.type)
+      if prof and (is_gpu(e) or is_share(e)) then
+        if not is_gpu(e) then
+          user_error("'" .. g .. "': a MIG slice is not shared with shards or MPS here; gpucast predicts the job " ..
+                     "on the whole slice: ask for it as a GPU (--gres=gpu:" .. e.type .. ":1)")
+        end
+        if mig then
+          user_error("this job asks for two MIG slice requests ('" .. mig.gres .. "', '" .. g .. "'); gpucast predicts " ..
+                     "a job on one MIG slice: ask for one (--gres=gpu:" .. mig.type .. ":1)")
+        end
+        if nodes > 1 then
+          user_error("this job asks for " .. nodes .. " nodes and a MIG slice ('" .. g .. "'); a MIG slice is on one " ..
+                     "node: drop -N/--nodes")
+        end
+        local n = e.count
+        if f == "tres_per_node" then n = n * nodes elseif f == "tres_per_task" then n = n * tasks end
+        if f == "tres_per_socket" or n ~= 1 then
+          user_error("'" .. g .. "' via " .. OPTION[f] .. " asks for " .. (f == "tres_per_socket" and "MIG slices per socket" or
+                     (n .. " MIG slices")) .. "; gpucast predicts a job on one MIG slice: write --gres=gpu:" .. e.type .. ":1")
+        end
+        mig = { profile = prof, type = e.type, gres = g, gpu_type = gtype }
+      elseif (is_gpu(e) or is_share(e)) and e.count > 0 then
+        other = other or g
+      end
+    end
+  end
+  if not mig then return nil end
+  if other then
+    user_error("this job asks for a MIG slice ('" .. mig.gres .. "') and '" .. other .. "': gpucast predicts a job on one " ..
+               "MIG slice: drop '" .. other .. "'")
+  end
+  mig.types = {}
+  if conf.gpu_types[mig.type] then mig.types[1] = mig.type
+  elseif mig.gpu_type ~= "" and conf.gpu_types[mig.gpu_type] then mig.types[1] = mig.gpu_type end
+  return mig
+end
+
 -- Checks that the request of a model-declaring job is for (at most) one GPU and rewrites
 -- it. Returns the new tres_per_node/job/task strings (other gres kept) and a note on
 -- what was replaced. Raises a user error saying what to write instead.
@@ -529,6 +601,10 @@ local function plan_request(req, share_gres, conf)
   end
   local nodes = isset(req.min_nodes) and req.min_nodes or 1
   local tasks = isset(req.num_tasks) and req.num_tasks or 1
+  local mig = plan_mig(req, conf, nodes, tasks)
+  if mig then
+    return nil, {}, isset(req.max_nodes) and req.max_nodes > 1 and req.max_nodes or nil, mig.types, nil, nil, mig
+  end
   local gpus, what, replaced = 0, {}, {}
   local keep = { tres_per_node = {}, tres_per_job = {}, tres_per_task = {} }
   local types = {}
@@ -891,6 +967,7 @@ local function predict_as_deputy(conf, d, uid, gid)
   end
   -- "gpu" only when the site's configuration names one (an older service refuses the key).
   if d.gpu then nets = nets .. ',"gpu":' .. json_str(d.gpu) end
+  if d.mig then nets = nets .. ',"mig":' .. json_str(d.mig) end
   local gpus = service_gpus(d)
   if gpus then nets = nets .. ',"gpus":' .. string.format("%d", gpus) end
   local body = "{" .. nets .. ',"batch":' .. string.format("%d", d.batch) ..
@@ -927,6 +1004,7 @@ local function predict(conf, d, uid, gid)
     -- The model is read as the user and uploaded to POST /v1/predict (docs/api.md).
     local q = { "batch=" .. d.batch, "amp=" .. (d.amp and 1 or 0) }
     if d.gpu then q[#q + 1] = "gpu=" .. urlenc(d.gpu) end  -- only when configured, as in the deputy's body
+    if d.mig then q[#q + 1] = "mig=" .. urlenc(d.mig) end
     if service_gpus(d) then q[#q + 1] = "gpus=" .. string.format("%d", service_gpus(d)) end
     for k, v in pairs(d.dims) do q[#q + 1] = "dim." .. urlenc(k) .. "=" .. v end
     for k, v in pairs(d.attrs) do q[#q + 1] = "attr." .. urlenc(k) .. "=" .. urlenc(v) end
@@ -969,6 +1047,7 @@ local function predict(conf, d, uid, gid)
   for k, v in pairs(d.dims) do cmd = cmd .. " --dim " .. shq(k .. "=" .. v) end
   for k, v in pairs(d.attrs) do cmd = cmd .. " --attr " .. shq(k .. "=" .. v) end
   if d.gpu then cmd = cmd .. " --gpu " .. shq(d.gpu) end
+  if d.mig then cmd = cmd .. " --mig " .. shq(d.mig) end
   local paths = {}
   for _, m in ipairs(d.models) do paths[#paths + 1] = m.path end
   local dp = d.gpus and (" --gpus " .. string.format("%d", d.gpus) ..
@@ -1009,7 +1088,13 @@ local function predict(conf, d, uid, gid)
              data_parallel = dp ~= "", mem_high = mem_high, mem_cap = mem_cap }
   end
   local line = first_line(out)
-  local msg = out:match("gpucast predict: ([^\n]*)")
+  -- gpucast predict's error is its last "gpucast predict: " line; warnings (printed first, as
+  -- for --mig after the analysis) are not it.
+  local msg = nil
+  for l in out:gmatch("[^\n]+") do
+    local m = l:match("^gpucast predict: (.*)$")
+    if m and not m:match("^warning:") then msg = m end
+  end
   if rc == 1 and msg then
     if msg:find(conf.predictor, 1, true) then config_error("predictor: " .. msg) end
     -- The GPU names come from gpucast.conf (partition_gpus, gpu_types, default_gpu).
@@ -1079,21 +1164,87 @@ local function who(uid, name, jobid)
   return s
 end
 
+-- The AdminComment's declaration tokens: model=, batch=, amp=1, dim.NAME=, attr.KEY=, each value
+-- percent-encoded (read back by gpucast-epilog.sh).
+local function declared_tokens(d)
+  local extra = {}
+  for k, v in pairs(d.dims) do extra[#extra + 1] = "dim." .. pct_encode(k) .. "=" .. v end
+  for k, v in pairs(d.attrs) do extra[#extra + 1] = "attr." .. pct_encode(k) .. "=" .. pct_encode(v) end
+  table.sort(extra)
+  local declared = {}
+  for _, m in ipairs(d.models) do
+    for _ = 1, m.n do declared[#declared + 1] = "model=" .. pct_encode(m.path) end
+  end
+  return string.format("%s batch=%d%s%s", table.concat(declared, " "), d.batch, d.amp and " amp=1" or "",
+                       #extra > 0 and (" " .. table.concat(extra, " ")) or "")
+end
+
+-- A job on a MIG slice (plan_mig): its request is kept (the slice is its own isolated GPU, which
+-- Slurm hands to one job: no shards or MPS on it); the prediction, for that slice, is kept in the
+-- AdminComment (share=mig:1/1, the whole slice) and told to the user. With memory = high a job whose
+-- predicted memory's high end exceeds the slice's memory is refused.
+local function size_mig(conf, d, p, req, out, mig, on, pinned)
+  on = on .. " MIG " .. mig.profile
+  local mem_note, by_mem = "", ""
+  if conf.memory == "high" and not (p.mem_high and p.mem_cap and p.mem_cap > 0) then
+    config_error("memory = high, but " .. (p.service and "the gpucast service's answer" or "gpucast predict --json") ..
+                 " has no GPU memory prediction for MIG slice " .. mig.profile .. " (gpu_mem_interval.high " ..
+                 tostring(p.mem_high) .. ", gpu_mem_capacity_mib " .. tostring(p.mem_cap) .. "); set memory = none")
+  end
+  if conf.memory == "high" then
+    if p.mem_high > p.mem_cap then
+      user_error(string.format("predicted GPU memory up to %.0f MiB (the high end of its interval, a one-sided 95%% bound) " ..
+                               "does not fit in the %.0f MiB of the MIG slice '%s'%s: use a smaller batch or a larger " ..
+                               "MIG profile", p.mem_high, p.mem_cap, mig.gres, on))
+    end
+    mem_note = string.format(" mem=%.0f/%.0f", p.mem_high, p.mem_cap)
+    by_mem = string.format("; memory up to %.0f of the slice's %.0f MiB", p.mem_high, p.mem_cap)
+  end
+  out.max_nodes = 1  -- a MIG slice is on one node
+  if isset(req.num_tasks) and req.num_tasks > 1 then
+    if isset(req.ntasks_per_node) and req.ntasks_per_node < req.num_tasks then
+      user_error("this job asks for " .. req.num_tasks .. " tasks, " .. req.ntasks_per_node .. " per node: that is " ..
+                 "more than one node, and a MIG slice is on one node: write --ntasks-per-node=" .. req.num_tasks)
+    end
+    out.ntasks_per_node = req.num_tasks
+  end
+  out.admin_comment = string.format("gpucast: %s%s mig=%s util=%.1f interval=%.1f-%.1f basis=%s%s share=mig:1/1",
+                                    declared_tokens(d), d.gpu and (" gpu=" .. pct_encode(d.gpu)) or "",
+                                    pct_encode(mig.profile), p.util, p.low, p.high,
+                                    conf.headroom == "interval" and "high" or "point", mem_note)
+  local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%% of the slice (interval " ..
+                            "%.1f-%.1f%%%s) -> %s kept (a MIG slice is a GPU of its own: not shared)",
+                            models_label(d), d.batch, d.batch_defaulted and " (site default)" or "", d.amp and " amp" or "",
+                            on, p.util, p.low, p.high, by_mem, mig.gres)
+  if pinned then msg = msg .. "; on one node (-N1, was up to " .. pinned .. " nodes)" end
+  return msg
+end
+
 -- Predicts the declared job and writes the share into `out` (a job_desc).
 -- `req` holds the request fields to examine. Returns the message for the user.
 local function size_job(conf, d, req, out, uid, gid, parts)
   local kind = share_name(conf)
-  local keep, replaced, pinned, types, whole, dp_nodes = plan_request(req, kind, conf)
+  local keep, replaced, pinned, types, whole, dp_nodes, mig = plan_request(req, kind, conf)
   d.gpu, d.gpu_why = job_gpu(conf, types, req.features, parts)
   d.gpus = whole and whole * (dp_nodes or 1) or nil  -- every GPU of the job, on dp_nodes nodes
   d.nodes = dp_nodes
-  if #types > 0 then  -- the share is untyped: the node feature keeps the job on that GPU type
+  d.mig = mig and mig.profile or nil
+  if #types > 0 and not mig then  -- the share is untyped: the node feature keeps the job on that GPU type
     local f = req.features and req.features ~= "" and ("(" .. req.features .. ")&") or ""
     out.features = f .. table.concat(types, "&")
   end
-  local p = predict(conf, d, uid, gid)
-  local gpu = d.gpu or p.gpu
+  local predicted, p = pcall(predict, conf, d, uid, gid)
+  local gpu = d.gpu or (predicted and p.gpu) or nil
   local on = gpu and (" on " .. gpu .. " (" .. (d.gpu_why or "the predictor's GPU") .. ")") or " on the predictor's GPU"
+  if not predicted then
+    -- A profile the GPU does not have (gpucast predict --mig, the service's 422): the user's gres is named.
+    if mig and type(p) == "table" and p.kind == "user" and p.msg:match("MIG profile") then
+      user_error("MIG slice '" .. mig.gres .. "'" .. on .. ": " .. p.msg .. " (predicted as gpucast predict" ..
+                 (gpu and (" --gpu " .. gpu) or "") .. " --mig " .. mig.profile .. ")")
+    end
+    error(p, 0)
+  end
+  if mig then return size_mig(conf, d, p, req, out, mig, on, pinned) end
   local basis = conf.headroom == "interval" and p.high or p.util
   local n = units_for(conf, basis)
   -- Memory: the share must also hold the predicted memory's high end, as a fraction of the GPU's
@@ -1461,6 +1612,34 @@ local function modify(job_desc, job_rec, part_list, uid)
   -- A job gpucast sized: only more of the same share on one node may be asked for.
   local kind, n, k = sized:match("share=(%a+):(%d+)/(%d+)")
   n, k = tonumber(n), tonumber(k)
+  if kind == "mig" then  -- a job on a MIG slice (size_mig): the same slice, one, on one node
+    local was = pct_decode(sized:match(" mig=([^ ]+)") or "")
+    local function refuse_mig(why)
+      user_error("job " .. tostring(jobid) .. " was predicted for MIG slice " .. was .. "; " .. why .. ". Keep its " ..
+                 "MIG gres (gpu:TYPE:1 of profile " .. was .. "), or declare another model to have it predicted again " ..
+                 "(scontrol update JobId=" .. tostring(jobid) .. " Comment=model=PATH,batch=N)")
+    end
+    if (isset(job_desc.min_nodes) and job_desc.min_nodes ~= 1) or (isset(job_desc.max_nodes) and job_desc.max_nodes ~= 1) then
+      refuse_mig("a MIG slice is on one node")
+    end
+    if isset(job_desc.shared) and SHARED_WHOLE[job_desc.shared] then
+      refuse_mig(SHARED_WHOLE[job_desc.shared] .. " would give it every GPU of its node")
+    end
+    local slices = 0
+    for _, f in ipairs(GRES_FIELDS) do
+      for _, e in ipairs(parse_tres(req[f])) do
+        if (is_gpu(e) or is_share(e)) and e.count > 0 then
+          local g = e.text:gsub("^gres[:/]", "")
+          if not is_gpu(e) or mig_type(e.type) ~= was or f == "tres_per_socket" then
+            refuse_mig("'" .. g .. "' is not accepted")
+          end
+          slices = slices + e.count
+        end
+      end
+    end
+    if slices ~= 1 then refuse_mig(slices == 0 and "removing its MIG slice is not accepted" or (slices .. " slices are not accepted")) end
+    return slurm.SUCCESS
+  end
   local util = sized:match("util=([%d%.]+)") or "?"
   local whole = kind == "gpu"  -- N whole GPUs (multi_gpu = whole): the count stays
   local dp_nodes = tonumber(sized:match(" nodes=(%d+) ")) or 1

@@ -5,13 +5,14 @@
 # readable model. Expected shares are hand computed: ceil(52.5 x 8 / 100) = ceil(4.2) = 5
 # shards (memory: ceil(9000 x 8 / 24576) = ceil(2.93) = 3); ceil(61.0 x 8 / 100) = ceil(4.88) = 5;
 # ceil(52.5 x 100 / 100) = 53 mps (memory 37). The live test (test.sh) checks the same rules in Slurm.
-# Usage: integrations/slurm/plugin_test.sh
+# Usage: integrations/slurm/plugin_test.sh [BUILD/gpucast]  (with a binary: also the MIG check against it)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
 T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
-SLOW_PID=""; CAPTURE_PID=""
+SLOW_PID=""; CAPTURE_PID=""; SERVE_PID=""
 cleanup() {
+  [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null
   [ -n "$SLOW_PID" ] && kill "$SLOW_PID" 2>/dev/null
   [ -n "$CAPTURE_PID" ] && kill "$CAPTURE_PID" 2>/dev/null
   [ -s "$T/escaped.pid" ] && kill "$(cat "$T/escaped.pid")" 2>/dev/null
@@ -33,9 +34,10 @@ if [ "$1" = gpus ]; then
 fi
 sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn.fds"
 env > "$(dirname "$0")/spawn.env"
-m=""; ms=""; gpu=RTX3090; gpus=""; nodes=""; dl=""
+m=""; ms=""; gpu=RTX3090; gpus=""; nodes=""; dl=""; mig=""
 while [ $# -gt 0 ]; do
   case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; --gpu) gpu=$2; shift ;; --gpus) gpus=$2; shift ;;
+    --mig) mig=$2; shift ;;
     --nodes) nodes=$2; shift ;; --max-seconds) dl=$2; shift ;; esac; shift
 done
 # --max-seconds (gpucast predict's deadline) unless $T/no-deadline exists (an older gpucast).
@@ -49,6 +51,14 @@ echo "$gpus" > "$(dirname "$0")/gpus.arg"
   { echo "The following arguments were not expected: $gpus --gpus" >&2; echo "Run with --help for more information." >&2; exit 2; }
 echo "$ms" > "$(dirname "$0")/models.args"
 echo "$gpu" > "$(dirname "$0")/gpu.arg"
+echo "$mig" > "$(dirname "$0")/mig.arg"
+# --mig: the slice's memory is the capacity (1g.10gb: 9728 MiB, 3g.40gb: 40192, the A100-80GB's in
+# docs/features.md); any other profile is refused as gpucast predict refuses it (src/cli/cmd_predict.cc).
+cap=24576.0
+case "$mig" in
+  "") ;; 1g.10gb) cap=9728.0 ;; 3g.40gb) cap=40192.0 ;;
+  *) echo "gpucast predict: --mig: GPU '$gpu' has no MIG profile '$mig' (profiles: 1g.10gb, 3g.40gb)" >&2; exit 1 ;;
+esac
 [ "$gpu" != bogus ] || { echo "gpucast predict: features: unknown GPU 'bogus'; closest: B200, P100" >&2; exit 1; }
 [ -r "$m" ] || { echo "gpucast predict: $m: cannot open: No such file or directory" >&2; exit 1; }
 case "$m" in *bad*) echo "gpucast predict: $m: not an ONNX model (malformed protobuf)" >&2; exit 1 ;; esac
@@ -64,7 +74,7 @@ case "$m" in *escape*) setsid sleep 30 & echo $! > "$(dirname "$0")/escaped.pid"
 # *nomem*: null, as gpucast prints it for a predictor without a memory model.
 mh=9000.0; ml=7000.0; mp=8000.0
 case "$m" in *bigmem*) mh=20000.0 ;; *hugemem*) mh=30000.0 ;; *nomem*) mh=null; ml=null; mp=null ;; esac
-echo '{ "gpu": "'"$gpu"'", "gpu_mem_capacity_mib": 24576.0, "gpu_mem_interval": { "high": '"$mh"', "low": '"$ml"' }, "gpu_mem_mib": '"$mp"', "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
+echo '{ "gpu": "'"$gpu"'", "gpu_mem_capacity_mib": '"$cap"', "gpu_mem_interval": { "high": '"$mh"', "low": '"$ml"' }, "gpu_mem_mib": '"$mp"', "gpu_util": 52.5, "interval": { "high": 61.0, "level": 0.8, "low": 40.0 } }'
 EOF
 chmod +x "$T/gpucast"
 # A run_as prefix that records the same and runs the rest (the process run as the user).
@@ -129,6 +139,13 @@ while True:
     mem = b', "gpu_mem_mib": 8000.0, "gpu_mem_interval": {"high": %s, "low": 7000.0}, "gpu_mem_capacity_mib": 24576.0' % mh
     if b"nomem" in data + body: mem = b', "gpu_mem_mib": null, "gpu_mem_interval": {"high": null, "low": null}, "gpu_mem_capacity_mib": 24576.0'
     if os.path.exists(sys.argv[2] + ".no-mem"): mem = b""
+    # "mig" (body or query): the slice's memory as the stub gpucast's; another profile: 422 as the service.
+    mg = re.search(rb'"mig":"([^"]*)"', body) or re.search(rb'[?&]mig=([^& ]*)', head.split(b"\r\n")[0])
+    if mg and mg.group(1) not in (b"1g.10gb", b"3g.40gb"):
+        err = b'{"error": "GPU \'A100-80GB\' has no MIG profile \'%s\' (profiles: 1g.10gb, 3g.40gb)"}' % mg.group(1)
+        c.sendall(b"HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(err) + err)
+        c.close(); continue
+    if mg: mem = mem.replace(b"24576.0", b"9728.0" if mg.group(1) == b"1g.10gb" else b"40192.0")
     answer = b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0]%s%s}' % (echo, mem)
     c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(answer) + answer)
     c.close()
@@ -868,8 +885,165 @@ check("AdminComment: each item one KEY=VALUE token", d.admin_comment ==
       "gpucast: model=" .. T .. "/m.onnx batch=8 attr.loader_workers=2 dim.gpucast_job=5 util=52.5 interval=40.0-61.0 " ..
       "basis=point mem=9000/24576 share=shard:5/8", d.admin_comment)
 
+-- MIG slices (docs/slurm.md "MIG slices"): Slurm (gres.conf AutoDetect=nvml) types each MIG device
+-- by its profile, gpu:1g.10gb:1 or gpu:a100_1g.10gb:1. The request is kept; gpucast predicts the
+-- slice (--gpu G --mig PROFILE); the stub's slice 1g.10gb has 9728 MiB, its memory high end 9000.
+local function mig_arg() return io.open(T .. "/mig.arg"):read("*l") end
+conf("gpu_types = a100:A100-80GB\npartition_gpus = test:A100-80GB\n")
+d, l = sized("MIG --gres=gpu:a100_1g.10gb:1: kept", { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb:1,gres:nic:1" },
+             "gres:gpu:a100_1g.10gb:1,gres:nic:1")
+check("MIG: gpucast predict --gpu A100-80GB --mig 1g.10gb", gpu_arg() == "A100-80GB" and mig_arg() == "1g.10gb",
+      gpu_arg() .. " " .. mig_arg())
+check("MIG: no feature added (the typed gres keeps the job on the slice), one node", d.features == nil and d.max_nodes == 1,
+      tostring(d.features) .. " " .. tostring(d.max_nodes))
+check("MIG: AdminComment keeps the prediction of the slice (share=mig:1/1)", d.admin_comment ==
+      "gpucast: model=" .. T .. "/m.onnx batch=8 gpu=A100-80GB mig=1g.10gb util=52.5 interval=40.0-61.0 basis=point " ..
+      "mem=9000/9728 share=mig:1/1", d.admin_comment)
+check("MIG: the user is told", l:find("on A100-80GB (--gres type a100) MIG 1g.10gb: predicted GPU utilization 52.5% of the " ..
+      "slice (interval 40.0-61.0%; memory up to 9000 of the slice's 9728 MiB) -> gpu:a100_1g.10gb:1 kept", 1, true), l)
+d = sized("MIG --gres=gpu:1g.10gb:1 (no GPU type in front): the partition's GPU", { comment = M, tres_per_node = "gres/gpu:1g.10gb:1" },
+          "gres/gpu:1g.10gb:1")
+check("MIG: --gpu from partition test", gpu_arg() == "A100-80GB" and mig_arg() == "1g.10gb", gpu_arg())
+rc, d, l = submit({ comment = M, tres_per_job = "gres:gpu:a100_3g.40gb:1" })
+check("MIG: --gpus=a100_3g.40gb:1 kept as asked, --mig 3g.40gb", rc == 0 and d.tres_per_job == "gres:gpu:a100_3g.40gb:1" and
+      d.tres_per_node == nil and mig_arg() == "3g.40gb", tostring(d.tres_per_job) .. " " .. mig_arg() .. " " .. l)
+sized("MIG +me variant: predicted as its base profile", { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb+me:1" },
+      "gres:gpu:a100_1g.10gb+me:1")
+check("MIG +me: --mig 1g.10gb", mig_arg() == "1g.10gb", mig_arg())
+sized("a non-MIG job after a MIG job: no --mig", { comment = M }, "gres:shard:5")
+check("no --mig passed", mig_arg() == "", mig_arg())
+refused("MIG profile the GPU lacks", { comment = M, tres_per_node = "gres:gpu:a100_2g.20gb:1" },
+        "gpucast: rejected: MIG slice 'gpu:a100_2g.20gb:1' on A100-80GB (--gres type a100): --mig: GPU " ..
+        "'A100-80GB' has no MIG profile '2g.20gb' (profiles: 1g.10gb, 3g.40gb) (predicted as gpucast predict --gpu A100-80GB " ..
+        "--mig 2g.20gb)")
+refused("MIG: memory high end 20000 > the slice's 9728 MiB", { comment = "model=" .. T .. "/bigmem.onnx,batch=8",
+        tres_per_node = "gres:gpu:a100_1g.10gb:1" }, "predicted GPU memory up to 20000 MiB (the high end of its interval, " ..
+        "a one-sided 95% bound) does not fit in the 9728 MiB of the MIG slice 'gpu:a100_1g.10gb:1' on A100-80GB " ..
+        "(--gres type a100) MIG 1g.10gb: use a smaller batch or a larger MIG profile")
+refused("MIG: two slices", { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb:2" },
+        "'gpu:a100_1g.10gb:2' via --gres/--gpus-per-node asks for 2 MIG slices; gpucast predicts a job on one MIG slice")
+refused("MIG: shards of a slice", { comment = M, tres_per_node = "gres:shard:a100_1g.10gb:2" },
+        "a MIG slice is not shared with shards or MPS here")
+refused("MIG and a whole GPU", { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb:1", tres_per_job = "gres:gpu:1" },
+        "this job asks for a MIG slice ('gpu:a100_1g.10gb:1') and 'gpu:1'")
+refused("MIG on two nodes", { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb:1", min_nodes = 2 },
+        "a MIG slice is on one node")
+conf("gpu_types = a100:A100-80GB, h100:H100\n")
+refused("MIG typed a100 in a partition of H100", { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb:1", features = "h100" },
+        "this job could run on different GPUs: A100-80GB (--gres type a100), H100 (--constraint h100)")
+for _, mode in ipairs(MODES) do
+  conf(mode[2] .. "gpu_types = a100:A100-80GB\n")
+  os.remove(T .. "/captured")
+  d = sized(mode[1] .. " mode: MIG slice kept", { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb:1" }, "gres:gpu:a100_1g.10gb:1")
+  check(mode[1] .. " mode: MIG AdminComment with the slice's memory", d.admin_comment:find(" gpu=A100-80GB mig=1g.10gb util=52.5 " ..
+        "interval=40.0-61.0 basis=point mem=9000/9728 share=mig:1/1", 1, true), d.admin_comment)
+  if mode[1] == "deputy" then
+    local c = io.open(T .. "/captured"):read("*a")
+    check("deputy mode: the body has \"mig\":\"1g.10gb\"", c:find('"gpu":"A100-80GB","mig":"1g.10gb"', 1, true), c)
+  elseif mode[1] == "upload" then
+    local c = io.open(T .. "/captured"):read("*a")
+    check("upload mode: the query has mig=1g.10gb", c:find("&gpu=A100-80GB&mig=1g.10gb", 1, true), c)
+  end
+  refused(mode[1] .. " mode: MIG profile the GPU lacks", { comment = M, tres_per_node = "gres:gpu:a100_2g.20gb:1" },
+          "MIG slice 'gpu:a100_2g.20gb:1' on A100-80GB (--gres type a100): ")
+end
+-- slurmctld's check of GPU types: MIG types are profiles of a GPU, not GPUs of their own.
+local gres_mig = T .. "/gres-mig.conf"
+local gf = io.open(gres_mig, "w"); gf:write("AutoDetect=nvml\n"); gf:close()
+local sc_mig = T .. "/slurm-mig.conf"
+gf = io.open(sc_mig, "w"); gf:write("NodeName=n1 Gres=gpu:a100_1g.10gb:4,gpu:a100_3g.40gb:1\n"); gf:close()
+conf("gres_conf = " .. gres_mig .. "\nslurm_conf = " .. sc_mig .. "\n")
+d = sized("MIG types of one GPU (a100_1g.10gb, a100_3g.40gb) are one GPU type: no configuration error",
+          { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb:1" }, "gres:gpu:a100_1g.10gb:1")
+gf = io.open(sc_mig, "w"); gf:write("NodeName=n1 Gres=gpu:a100_1g.10gb:4\nNodeName=n2 Gres=gpu:h100_1g.10gb:4\n"); gf:close()
+refused("MIG slices of two GPU types, nothing mapped", { comment = M, tres_per_node = "gres:gpu:a100_1g.10gb:1" },
+        "gpucast is misconfigured")
+conf()
+-- job_modify of a job on a MIG slice: the same slice only.
+rec.tres_per_node = "gres:gpu:a100_1g.10gb:1"
+rec.admin_comment = "gpucast: model=x batch=8 gpu=A100-80GB mig=1g.10gb util=52.5 interval=40.0-61.0 basis=point share=mig:1/1"
+rc = modify({ tres_per_node = "gres:gpu:a100_1g.10gb:1,gres:nic:1" })
+check("MIG modify: same slice, another gres added: accepted", rc == 0, rc)
+for _, tpn in ipairs({ "gres:gpu:a100_3g.40gb:1", "gres:gpu:1", "gres:shard:2", "gres:gpu:a100_1g.10gb:2", "gres:nic:1" }) do
+  rc, _, l = modify({ tres_per_node = tpn })
+  check("MIG modify to " .. tpn .. " refused", rc == 2072 and l:find("was predicted for MIG slice 1g.10gb", 1, true), l)
+end
+
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")
 EOF
 env SLURM_CONF=/etc/slurm/slurm.conf SLURM_JOB_ID=7 GPUCAST_TEST_CONTROLLER_SECRET=s3cret \
   lua5.1 "$T/test.lua" "$T" "$HERE"
+
+# With a gpucast binary (make test passes BUILD/gpucast): the plugin's prediction of a job on a
+# MIG slice, in cli mode with the real binary, is `gpucast predict --gpu G --mig P` of the same job
+# (the same numbers in the AdminComment), not the whole GPU's; a profile the GPU lacks names the gres.
+if [ -n "${1:-}" ]; then
+  BIN=$(realpath "$1"); MODEL=$(realpath "$HERE/../../models/pointnet.onnx")
+  PRED=${GPUCAST_TEST_PREDICTOR:-}
+  if [ -z "$PRED" ] || [ ! -s "$PRED" ]; then PRED=$T/predictor.json; "$BIN" train --out "$PRED" --quiet >/dev/null; fi
+  mkdir -p "$T/real"; cp "$HERE/job_submit.lua" "$T/real/"
+  printf 'gpucast = %s\npredictor = %s\ntimeout_s = 60\nuser_budget_s = 0\ngpu_types = a100:A100-80GB\n' "$BIN" "$PRED" \
+    > "$T/real/gpucast.conf"
+  cat > "$T/real/run.lua" <<'EOF'
+local log = {}
+slurm = { SUCCESS = 0, ERROR = -1, log_info = function() end,
+          log_error = function(f, ...) io.stderr:write(string.format(f, ...) .. "\n") end,
+          log_user = function(f, ...) log[#log + 1] = string.format(f, ...) end }
+dofile(arg[1] .. "/job_submit.lua")
+local NV = 4294967294
+local owner = tonumber(arg[4] or "0")
+local d = { comment = "model=" .. arg[2] .. ",batch=32", tres_per_node = arg[3], min_nodes = NV, max_nodes = NV,
+            num_tasks = NV, ntasks_per_tres = 65534, shared = 65534, user_id = owner, group_id = owner, name = "j" }
+local rc = slurm_job_submit(d, {}, 0)
+print(rc .. "\31" .. (d.admin_comment or "") .. "\31" .. (d.tres_per_node or "") .. "\31" .. table.concat(log, " | "))
+EOF
+  real_fail=0
+  real_check() { if [ "$2" = "$3" ]; then echo "  ok: real gpucast: $1"; else echo "  FAIL: real gpucast: $1: got '$2', want '$3'"; real_fail=1; fi; }
+  # The reference: gpucast predict itself, its numbers as the AdminComment formats them.
+  ref() {
+    "$BIN" predict --json --predictor "$PRED" --model "$MODEL" --batch 32 --gpu A100-80GB "$@" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys; j = json.load(sys.stdin)
+print("util=%.1f interval=%.1f-%.1f basis=point mem=%.0f/%.0f" % (j["gpu_util"], j["interval"]["low"], j["interval"]["high"],
+      j["gpu_mem_interval"]["high"], j["gpu_mem_capacity_mib"]))'
+  }
+  want=$(ref --mig 1g.10gb); whole=$(ref)
+  IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_1g.10gb:1")
+  real_check "gpu:a100_1g.10gb:1 accepted, kept" "$rc $tpn" "0 gres:gpu:a100_1g.10gb:1"
+  real_check "AdminComment = gpucast predict --gpu A100-80GB --mig 1g.10gb" "$comment" \
+    "gpucast: model=$MODEL batch=32 gpu=A100-80GB mig=1g.10gb $want share=mig:1/1"
+  [ "$want" != "$whole" ] && echo "  ok: real gpucast: the slice's prediction is not the whole GPU's ($whole)" ||
+    { echo "  FAIL: real gpucast: the slice predicted as the whole GPU ($whole)"; real_fail=1; }
+  IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_2g.10gb:1")
+  real_check "a profile A100-80GB lacks: refused, naming the gres and gpucast's reason" "$rc $msg" \
+    "-1 gpucast: rejected: MIG slice 'gpu:a100_2g.10gb:1' on A100-80GB (--gres type a100): --mig: GPU 'A100-80GB' has no MIG profile '2g.10gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb) (predicted as gpucast predict --gpu A100-80GB --mig 2g.10gb)"
+  # The service front end (POST /v1/predict: the upload and, as uid 1 (daemon), the deputy): the same numbers.
+  # (The deputy reads files as other users: gpucast serve refuses --deputy-token-file without root.)
+  modes=upload; dep=()
+  if [ "$(id -u)" = 0 ]; then modes="upload deputy"; dep=(--deputy-token-file "$T/deputy.token" --deputy-min-uid 1)
+  else echo "  (real gpucast: deputy mode not checked: it needs root)"; fi
+  "$BIN" serve --listen 127.0.0.1:0 --db "$T/real/serve.db" --predictor "$PRED" --cluster "1x A100-80GB" \
+    "${dep[@]}" >"$T/real/serve.out" 2>"$T/real/serve.err" &
+  SERVE_PID=$!
+  for _ in $(seq 100); do grep -q '^listening on ' "$T/real/serve.out" && break; sleep 0.1; done
+  grep -q '^listening on ' "$T/real/serve.out" || { echo "plugin test: FAILED: gpucast serve did not start: $(cat "$T/real/serve.err")"; exit 1; }
+  SURL=http://$(sed -n 's/^listening on //p' "$T/real/serve.out")
+  cp "$T/real/gpucast.conf" "$T/real/gpucast.conf.cli"
+  for mode in $modes; do
+    owner=0; extra=""
+    if [ "$mode" = deputy ]; then owner=1; extra="deputy_token_file = $T/deputy.token"; fi
+    { cat "$T/real/gpucast.conf.cli"; printf 'mode = service\nurl = %s\n%s\n' "$SURL" "$extra"; } > "$T/real/gpucast.conf"
+    IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_1g.10gb:1" "$owner")
+    real_check "$mode mode (gpucast serve): AdminComment = gpucast predict --gpu A100-80GB --mig 1g.10gb" "$rc $comment" \
+      "0 gpucast: model=$MODEL batch=32 gpu=A100-80GB mig=1g.10gb $want share=mig:1/1"
+    IFS=$'\x1f' read -r rc comment tpn msg < <(lua5.1 "$T/real/run.lua" "$T/real" "$MODEL" "gres:gpu:a100_2g.10gb:1" "$owner")
+    case "$msg" in
+      "gpucast: rejected: MIG slice 'gpu:a100_2g.10gb:1' on A100-80GB (--gres type a100): "*"GPU 'A100-80GB' has no MIG profile '2g.10gb'"*)
+        echo "  ok: real gpucast: $mode mode: a profile A100-80GB lacks: refused, naming the gres" ;;
+      *) echo "  FAIL: real gpucast: $mode mode: a profile A100-80GB lacks: got '$rc $msg'"; real_fail=1 ;;
+    esac
+  done
+  kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true; SERVE_PID=""
+  [ "$real_fail" = 0 ] || { echo "plugin test: FAILED (real gpucast)"; exit 1; }
+  echo "plugin test (real gpucast, MIG): PASSED"
+fi

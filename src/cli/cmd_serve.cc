@@ -23,7 +23,9 @@
 #include "service/server.h"
 #include "sim/interference.h"
 #include "sim/workload.h"
+#include "predict/observations.h"
 #include "util/bounded_read.h"
+#include "util/fresh_paths.h"
 #include "util/paths.h"
 
 namespace gpucast::cli {
@@ -191,6 +193,13 @@ int RunServe(const ServeFlags& f) {
   }
   opts.jobs = f.jobs;
   opts.loop = f.loop;
+  // What this start creates (the database, its WAL files, the upload, model-store and observed
+  // folders, the Kubernetes share key) is removed again if the start fails before it listens (a
+  // bad --cluster or --tls-cert, a port in use); what existed before is never touched. Declared
+  // before the service, so removed after the service has closed them.
+  FreshPaths created({f.db, f.db + "-wal", f.db + "-shm", f.db + "-journal", f.db + ".models",
+                      f.model_store.empty() ? f.db + ".model-store" : f.model_store, ObservedGraphDir(f.db),
+                      f.k8s_share_key_file.empty() ? f.db + ".k8s-share-key" : f.k8s_share_key_file});
   {
     Result<service::K8sConfig> k = K8sFromFlags(f);
     if (!k.ok()) return Fail("serve", k.message());
@@ -296,7 +305,7 @@ int RunServe(const ServeFlags& f) {
     (void)(*svc)->ReloadPredictor("SIGHUP");
     (void)(*svc)->ReloadTls("SIGHUP");
   });
-  Status st = service::ServeUntilSignal(svc->get(), f.listen);
+  Status st = service::ServeUntilSignal(svc->get(), f.listen, [&created] { created.Keep(); });
   if (!st.ok()) return Fail("serve", st.message());
   return 0;
 }

@@ -104,12 +104,22 @@ CLI::Option* AddMaxSeconds(CLI::App* sub, double* seconds) {
 }
 
 CLI::Option* AddPowerLimitedClock(CLI::App* sub, bool* on, const std::string& applies) {
-  return sub->add_flag("--power-limited-clock,!--no-power-limited-clock", *on,
-                       "Count each GPU's compute peaks at the clock its board power sustains (a fraction of the "
-                       "boost clock fitted on Zeus' power-capped runs; the T4 0.70, the RTX 3090 and SXM A100s 1) "
-                       "instead of the datasheet's boost-clock peaks, " + applies + " (default: " +
-                           (*on ? "on" : "off") +
-                           "; docs/predictor.md, the power-limited clock)");
+  // Two flags, not one "--power-limited-clock,!--no-power-limited-clock": CLI11 prints a negated
+  // name with its value, "--power-limited-clock,--no-power-limited-clock{false}", in --help. Each
+  // sets *on as it is parsed (trigger_on_parse), so the last one given wins, as with one flag.
+  const std::string dflt = *on ? "on" : "off";
+  CLI::Option* yes = sub->add_flag_callback(
+      "--power-limited-clock", [on] { *on = true; },
+      "Count each GPU's compute peaks at the clock its board power sustains (a fraction of the "
+      "boost clock fitted on Zeus' power-capped runs; the T4 0.70, the RTX 3090 and SXM A100s 1) "
+      "instead of the datasheet's boost-clock peaks, " + applies + " (default: " + dflt +
+          "; docs/predictor.md, the power-limited clock)");
+  sub->add_flag_callback("--no-power-limited-clock", [on] { *on = false; },
+                         "Count each GPU's compute peaks at the datasheet's boost clock: the opposite of "
+                         "--power-limited-clock (" + dflt + " by default)")
+      ->trigger_on_parse();
+  yes->trigger_on_parse();
+  return yes;
 }
 
 void ArmDeadline(const std::string& command, double seconds) {

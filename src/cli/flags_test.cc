@@ -95,5 +95,58 @@ TEST(ByteSizeTest, ExactBinaryUnits) {
   EXPECT_EQ(ByteSize(128u << 20), "128 MiB");
 }
 
+// --help of train/evaluate: each flag on its own line, without CLI11's "{false}" of a negated name.
+TEST(PowerLimitedClockTest, HelpReadsCleanlyAndBothFlagsWork) {
+  for (bool dflt : {true, false}) {
+    CLI::App app;
+    bool on = dflt;
+    AddPowerLimitedClock(&app, &on, "recorded in the predictor file");
+    const std::string help = app.help();
+    EXPECT_EQ(help.find('{'), std::string::npos) << help;
+    EXPECT_EQ(help.find("false"), std::string::npos) << help;
+    EXPECT_NE(help.find("  --power-limited-clock "), std::string::npos) << help;
+    EXPECT_NE(help.find("  --no-power-limited-clock "), std::string::npos) << help;
+    EXPECT_NE(help.find(std::string("(default: ") + (dflt ? "on" : "off")), std::string::npos) << help;
+    EXPECT_NE(help.find(std::string("the opposite of --power-limited-clock (") + (dflt ? "on" : "off") + " by default)"),
+              std::string::npos) << help;
+    EXPECT_EQ(help.find("Excludes"), std::string::npos) << help;
+    EXPECT_NE(help.find("instead of the datasheet's boost-clock peaks, recorded in the predictor file"), std::string::npos)
+        << help;
+  }
+  for (bool dflt : {true, false}) {
+    bool on = dflt;
+    CLI::App app;
+    AddPowerLimitedClock(&app, &on, "x");
+    app.parse(std::vector<std::string>{});
+    EXPECT_EQ(on, dflt);  // neither flag: the default stays
+  }
+  {
+    bool on = true;
+    CLI::App app;
+    AddPowerLimitedClock(&app, &on, "x");
+    app.parse(std::vector<std::string>{"--no-power-limited-clock"});
+    EXPECT_FALSE(on);
+  }
+  {
+    bool on = false;
+    CLI::App app;
+    AddPowerLimitedClock(&app, &on, "x");
+    app.parse(std::vector<std::string>{"--power-limited-clock"});
+    EXPECT_TRUE(on);
+  }
+  {
+    bool on = true;
+    CLI::App app;
+    AddPowerLimitedClock(&app, &on, "x");
+    // Both: the last one given wins (CLI11 takes the vector reversed: the last element is the first argument).
+    app.parse(std::vector<std::string>{"--power-limited-clock", "--no-power-limited-clock"});
+    EXPECT_TRUE(on);
+    CLI::App app2;
+    AddPowerLimitedClock(&app2, &on, "x");
+    app2.parse(std::vector<std::string>{"--no-power-limited-clock", "--power-limited-clock"});
+    EXPECT_FALSE(on);
+  }
+}
+
 }  // namespace
 }  // namespace gpucast::cli

@@ -122,11 +122,9 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
   std::error_code ec;
   std::string abs_dir = std::filesystem::absolute(opts.upload_dir, ec).string();
   if (!ec) opts.upload_dir = abs_dir;
-  if (mkdir(opts.upload_dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Status::Error(opts.upload_dir + ": cannot create upload directory: " + std::strerror(errno));
-  }
+  // What can fail without touching the disk first (model roots, TLS certificate), then what
+  // creates files (the upload folder, the database): a bad --tls-cert leaves nothing behind.
   ASSIGN_OR_RETURN(ModelRoots roots, ModelRoots::Create(opts.model_roots));
-  ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, JobStore::Open(opts.db_path));
   std::unique_ptr<TlsServer> tls;
   if (!opts.tls.cert.empty()) {
     if (opts.tls.key.empty()) return Status::Error("--tls-cert needs --tls-key (the certificate's private key)");
@@ -135,6 +133,10 @@ Result<std::unique_ptr<Service>> Service::Create(const ServiceOptions& in, std::
     return Status::Error(std::string(opts.tls.key.empty() ? "--tls-client-ca" : "--tls-key") +
                          " needs --tls-cert (the service's certificate)");
   }
+  if (mkdir(opts.upload_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::Error(opts.upload_dir + ": cannot create upload directory: " + std::strerror(errno));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, JobStore::Open(opts.db_path));
   std::unique_ptr<Service> s(new Service(opts, std::move(engine), std::move(store), std::move(roots)));
   if (tls) {
     s->tls_ = std::move(tls);
@@ -374,10 +376,11 @@ void BlockStopSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-Status ServeUntilSignal(Service* service, const std::string& listen) {
+Status ServeUntilSignal(Service* service, const std::string& listen, const std::function<void()>& on_listening) {
   ASSIGN_OR_RETURN(auto hp, ParseListen(listen));
   sigset_t set = StopSignals();
   ASSIGN_OR_RETURN(int port, service->Bind(hp.first, hp.second));
+  if (on_listening) on_listening();
   std::printf("listening on %s:%d\n", hp.first.c_str(), port);
   std::fflush(stdout);
   std::atomic<bool> done{false};

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <string>
@@ -166,8 +167,10 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& listen);
 void BlockStopSignals();
 
 // Binds `listen`, prints "listening on HOST:PORT" (the bound port) to stdout,
-// serves until SIGINT or SIGTERM, then stops cleanly.
+// serves until SIGINT or SIGTERM, then stops cleanly. `on_listening` (if any) runs once
+// the port is bound, before serving: the start has succeeded (a bind error returns first).
 // REQUIRES: BlockStopSignals() ran before any other thread was started.
-Status ServeUntilSignal(Service* service, const std::string& listen);
+Status ServeUntilSignal(Service* service, const std::string& listen,
+                        const std::function<void()>& on_listening = nullptr);
 
 }  // namespace gpucast::service
