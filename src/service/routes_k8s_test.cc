@@ -381,18 +381,18 @@ TEST_F(K8sRoutesTest, AMigPodIsPredictedOnItsSliceAsTheApiPredictsIt) {
   EXPECT_EQ(want["mig_profile"], "1g.10gb");
   EXPECT_EQ(a["gpucast.io/predicted-gpu"], "A100-80GB");
   EXPECT_EQ(a["gpucast.io/predicted-mig"], "1g.10gb");
-  EXPECT_EQ(a["gpucast.io/predicted-util"], Fixed("%.2f", want["predicted_util"]));
-  EXPECT_EQ(a["gpucast.io/predicted-util-interval"], Fixed("%.2f", want["predicted_util_interval"][0]) + "-" +
-                                                         Fixed("%.2f", want["predicted_util_interval"][1]));
+  EXPECT_EQ(a["gpucast.io/predicted-util"], Fixed("%.2f", want["predicted_util"].get<double>()));
+  EXPECT_EQ(a["gpucast.io/predicted-util-interval"], Fixed("%.2f", want["predicted_util_interval"][0].get<double>()) + "-" +
+                                                         Fixed("%.2f", want["predicted_util_interval"][1].get<double>()));
   ASSERT_TRUE(want["gpu_mem_mib"].is_number()) << want.dump();
   EXPECT_EQ(a["gpucast.io/predicted-mem-mib"], Fixed("%.0f", std::ceil(want["gpu_mem_mib"].get<double>() - 1e-9)));
   EXPECT_EQ(a["gpucast.io/predicted-mem-interval-mib"],
             Fixed("%.0f", std::floor(want["gpu_mem_interval"]["low"].get<double>())) + "-" +
                 Fixed("%.0f", std::ceil(want["gpu_mem_interval"]["high"].get<double>() - 1e-9)));
   ASSERT_TRUE(want["step_ms"].is_number()) << want.dump();
-  EXPECT_EQ(a["gpucast.io/predicted-step-ms"], Fixed("%.1f", want["step_ms"]));
-  EXPECT_EQ(a["gpucast.io/predicted-step-ms-interval"], Fixed("%.1f", want["step_ms_interval"]["low"]) + "-" +
-                                                            Fixed("%.1f", want["step_ms_interval"]["high"]));
+  EXPECT_EQ(a["gpucast.io/predicted-step-ms"], Fixed("%.1f", want["step_ms"].get<double>()));
+  EXPECT_EQ(a["gpucast.io/predicted-step-ms-interval"], Fixed("%.1f", want["step_ms_interval"]["low"].get<double>()) + "-" +
+                                                            Fixed("%.1f", want["step_ms_interval"]["high"].get<double>()));
   EXPECT_THAT(a["gpucast.io/share"].get<std::string>(), ::testing::EndsWith(",mig=1g.10gb"));
   EXPECT_TRUE(k8s::ShareVerifies(opts_.k8s.share_key, "ml", pod));
   // The slice, not the whole GPU: the API's whole-A100 step differs from the slice's.
