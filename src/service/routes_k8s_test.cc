@@ -416,13 +416,18 @@ TEST_F(K8sRoutesTest, AMigPodIsPredictedOnItsSliceAsTheApiPredictsIt) {
   }
   review_["request"]["object"]["spec"].erase("nodeSelector");
 
-  // Memory the slice does not have: denied with the API's capacity of the slice.
-  Annotations()["gpucast.io/batch"] = "128";
+  // Memory the slice does not have: denied with the API's capacity of the slice. The first
+  // batch (doubling from 128) whose memory high end the API puts above the slice's.
+  int64_t batch = 128;
+  for (; batch <= 8192; batch *= 2) {
+    auto big = PostJson("/v1/predict", {{"model", vgg}, {"batch", batch}, {"mig", "1g.10gb"}});
+    ASSERT_EQ(big->status, 200) << big->body;
+    EXPECT_EQ(Body(big)["gpu_mem_capacity_mib"], 9728);
+    if (Body(big)["gpu_mem_interval"]["high"].get<double>() > 9728) break;
+  }
+  ASSERT_LE(batch, 8192) << "no batch up to 8192 exceeds the slice";
+  Annotations()["gpucast.io/batch"] = std::to_string(batch);
   c["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}};
-  auto big = PostJson("/v1/predict", {{"model", vgg}, {"batch", 128}, {"mig", "1g.10gb"}});
-  ASSERT_EQ(big->status, 200) << big->body;
-  EXPECT_EQ(Body(big)["gpu_mem_capacity_mib"], 9728);
-  ASSERT_GT(Body(big)["gpu_mem_interval"]["high"].get<double>(), 9728) << "batch 128 must not fit the slice";
   resp = Mutate();
   EXPECT_EQ(resp["allowed"], false);
   EXPECT_THAT(resp["status"]["message"].get<std::string>(),
