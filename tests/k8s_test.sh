@@ -298,7 +298,7 @@ if [ -n "$SM" ]; then
   [ "$(ann gpucast.io/predicted-step-ms)" = "$(printf '%.1f' "$SM")" ] || fail "MIG predicted-step $(ann gpucast.io/predicted-step-ms) vs $SM"
 fi
 case "$(ann gpucast.io/share)" in *,mig=1g.10gb) ;; *) fail "MIG share $(ann gpucast.io/share)" ;; esac
-ok "a MIG pod (nvidia.com/mig-1g.10gb: 1) is predicted on its slice: $(ann gpucast.io/predicted-util)%, $(ann gpucast.io/predicted-mem-mib) MiB, step $(ann gpucast.io/predicted-step-ms) ms, as /v1/predict and predict --mig (whole A100: $U%); its request kept, no gpucores"
+ok "a MIG pod (nvidia.com/mig-1g.10gb: 1) is predicted on its slice: $(ann gpucast.io/predicted-util)%, $(ann gpucast.io/predicted-mem-mib) MiB, step $(ann gpucast.io/predicted-step-ms) ms, as /v1/predict and predict --mig (whole A100: $(printf "%.2f" "$U")%); its request kept, no gpucores"
 jq '.request.object.spec.containers[0].resources = {"limits": {"nvidia.com/mig-7g.99gb": "1"}}' sized.json >mig-bad.json
 [ "$(mutate mig-bad.json)" = 200 ] && [ "$(jq -r .response.allowed response.json)" = false ] || fail "unknown MIG profile allowed: $(cat response.json)"
 MSG=$(jq -r .response.status.message response.json)
