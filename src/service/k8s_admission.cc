@@ -486,6 +486,10 @@ Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing&
     // memory caps; neither applies on top of a slice, so the pod's request is
     // left as it is and the prediction is only annotated.
     m.summary = "MIG " + s.mig + " slice (" + job.mig_resource + " 1 kept; no share on top of a slice)";
+    if (!has_mem) {
+      m.warnings.push_back("gpucast: the predictor has no memory model: whether the job fits the MIG " + s.mig +
+                           " slice's memory is not checked");
+    }
     share = "mig=" + s.mig;
   } else if (job.gpus > 1) {
     // Data parallel: whole GPUs (the prediction is one rank's utilization).

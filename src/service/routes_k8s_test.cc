@@ -463,6 +463,26 @@ TEST_F(K8sRoutesTest, AMigPodIsPredictedOnItsSliceAsTheApiPredictsIt) {
   EXPECT_EQ(r->status, 400);
 }
 
+// A mixed cluster's MIG pod that names no GPU is predicted for the types that have its profile
+// (the fake engine: util 10 x batch); a profile none of them has is refused naming the types.
+TEST_F(K8sRoutesTest, AMixedClustersMigPodIsPredictedForTheTypesWithTheProfile) {
+  Start("nodes=1,gpus_per_node=1,type=RTX3090;nodes=1,gpus_per_node=1,type=A100-80GB");
+  json& c = review_["request"]["object"]["spec"]["containers"][0];
+  c["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}};
+  json resp = Mutate();
+  ASSERT_EQ(resp["allowed"], true) << resp.dump();
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "A100-80GB");
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/share"], "gpu=A100-80GB,gpus=1,util=40.00,mem_mib=0,mig=1g.10gb");
+  // The fake engine predicts no memory: the slice's memory is not checked, and kubectl says so.
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(),
+              HasSubstr("no memory model: whether the job fits the MIG 1g.10gb slice's memory is not checked"));
+  c["resources"] = {{"limits", {{"nvidia.com/mig-1g.5gb", "1"}}}};
+  EXPECT_EQ(Mutate()["status"]["message"],
+            "gpucast: pod ml/resnet50-train: container train: nvidia.com/mig-1g.5gb: no GPU type of the cluster "
+            "(RTX3090, A100-80GB) has MIG profile '1g.5gb'");
+}
+
 // --k8s-fail-open: a pod with an unknown MIG profile is let through unchanged, with the reason as a warning.
 TEST_F(K8sRoutesTest, FailOpenAllowsAnUnknownMigProfileWithAWarning) {
   opts_.k8s.fail_open = true;
