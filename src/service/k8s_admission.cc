@@ -362,7 +362,12 @@ Result<PodJob> ReadPodJob(const json& pod) {
     const size_t at = label.find("-MIG-");
     if (at != std::string::npos) {
       const std::string where = "node selector " + std::string(kLabelGpuProduct) + "=" + Printable(label);
-      const std::string gpu = label.substr(0, at), profile = label.substr(at + 5);
+      const std::string gpu = label.substr(0, at);
+      std::string profile = label.substr(at + 5);
+      // Time-slicing of the slices appends -SHARED (GPU Operator, "Time-Slicing GPUs", renameByDefault
+      // false): the pod still runs on a slice of that profile, predicted as if alone on it, as a
+      // time-sliced whole GPU is.
+      if (profile.size() > 7 && profile.compare(profile.size() - 7, 7, "-SHARED") == 0) profile.resize(profile.size() - 7);
       if (Result<std::string> known = CanonicalMigProfile(profile); !known.ok()) {
         return Status::Error(where + ": " + known.message());
       }

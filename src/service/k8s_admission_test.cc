@@ -254,6 +254,11 @@ TEST(ReadPodJob, ASingleStrategyNodeSelectorNamesTheGpuAndTheSlice) {
   pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "A100-SXM4-40GB-MIG-9g.9gb";
   EXPECT_THAT(ReadPodJob(pod).message(),
               HasSubstr("node selector nvidia.com/gpu.product=A100-SXM4-40GB-MIG-9g.9gb: unknown MIG profile '9g.9gb'"));
+  // Time-sliced slices (-SHARED appended): the same slice.
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "A100-SXM4-40GB-MIG-1g.5gb-SHARED";
+  job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->mig, "1g.5gb");
   // A product without -MIG- is a whole GPU, as before.
   pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "A100-SXM4-40GB";
   job = ReadPodJob(pod);
