@@ -380,8 +380,12 @@ expect_err "--gpu: unknown GPU ''"
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr loader_workers=1 \
   --attr loader_workers=8
 expect_err "gpucast predict: --attr 'loader_workers=8': key given twice"
+# A profile no GPU has is unknown (POST /v1/predict: 400, the same words after "field 'mig': ");
+# a known profile this GPU lacks names the GPU's profiles (POST /v1/predict: 422).
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu A100-80GB --mig 7g.99gb
-expect_err "gpucast predict: --mig: GPU 'A100-80GB' has no MIG profile '7g.99gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)"
+expect_err "gpucast predict: --mig: unknown MIG profile '7g.99gb' (MIG profiles of gpucast's GPUs: 1g.5gb, "
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu A100-80GB --mig 1g.5gb
+expect_err "gpucast predict: --mig: GPU 'A100-80GB' has no MIG profile '1g.5gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)"
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --mig 1g.10gb
 expect_err "gpucast predict: --mig: GPU 'RTX3090' has no MIG profiles (MIG-capable: "
 # --attr's help names every key the parser knows (the list in its unknown-key error).

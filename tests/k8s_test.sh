@@ -271,6 +271,43 @@ python3 -c "import sys; sys.exit(0 if abs($CLI_U2 - $U2) < 1e-9 and $U2 != $U el
 [ "$(ann gpucast.io/predicted-util)" = "$(printf '%.2f' "$U2")" ] || fail "2-GPU predicted-util $(ann gpucast.io/predicted-util) vs $U2"
 ok "a 2-GPU pod gets whole GPUs (nvidia.com/gpu 2, gpucores 100), predicted $(ann gpucast.io/predicted-util)% per rank (data parallel, as /v1/predict and predict --gpus 2; one GPU: $U%)"
 
+# A MIG slice as the device plugin's mixed strategy exposes it: predicted on the slice as
+# POST /v1/predict {"mig": "1g.10gb"} and predict --mig 1g.10gb; the request left as the pod asked.
+jq '.request.object.spec.containers[0].resources = {"limits": {"nvidia.com/mig-1g.10gb": "1"}, "requests": {"nvidia.com/mig-1g.10gb": "1"}}' \
+  sized.json >mig.json
+jq '.request.object' mig.json >mig-pod.json
+[ "$(mutate mig.json)" = 200 ] && [ "$(jq -r .response.allowed response.json)" = true ] || fail "MIG pod: $(cat response.json)"
+apply_patch mig-pod.json
+jq -e '.spec == input.spec' patched.json mig-pod.json >/dev/null || fail "MIG pod's spec changed: $(jq -c .spec.containers[0] patched.json)"
+PM=$("${C[@]}" -H "Authorization: Bearer $(cat token)" -X POST "$URL/v1/predict" -H 'Content-Type: application/json' \
+  -d '{"model": "mobilenetv2.onnx", "batch": 64, "mig": "1g.10gb"}')
+CM=$("$BIN" predict --predictor "$T/predictor.json" --gpu A100-80GB --mig 1g.10gb --model "$ROOT/models/mobilenetv2.onnx" \
+  --batch 64 --json)
+UM=$(echo "$PM" | jq -r .predicted_util)
+python3 -c "import sys; sys.exit(0 if abs($(echo "$CM" | jq -r .gpu_util) - $UM) < 1e-9 else 1)" ||
+  fail "MIG: CLI $(echo "$CM" | jq -r .gpu_util)%, service $UM%"
+[ "$(ann gpucast.io/predicted-util)" = "$(printf '%.2f' "$UM")" ] || fail "MIG predicted-util $(ann gpucast.io/predicted-util) vs $UM"
+[ "$(ann gpucast.io/predicted-mig)" = 1g.10gb ] || fail "predicted-mig $(ann gpucast.io/predicted-mig)"
+MM=$(echo "$PM" | jq -r '.gpu_mem_mib // empty')
+if [ -n "$MM" ]; then
+  [ "$(ann gpucast.io/predicted-mem-mib)" = "$(python3 -c "import math; print(math.ceil($MM - 1e-9))")" ] ||
+    fail "MIG predicted-mem $(ann gpucast.io/predicted-mem-mib) vs $MM"
+fi
+SM=$(echo "$PM" | jq -r '.step_ms // empty')
+if [ -n "$SM" ]; then
+  [ "$(ann gpucast.io/predicted-step-ms)" = "$(printf '%.1f' "$SM")" ] || fail "MIG predicted-step $(ann gpucast.io/predicted-step-ms) vs $SM"
+fi
+case "$(ann gpucast.io/share)" in *,mig=1g.10gb) ;; *) fail "MIG share $(ann gpucast.io/share)" ;; esac
+ok "a MIG pod (nvidia.com/mig-1g.10gb: 1) is predicted on its slice: $(ann gpucast.io/predicted-util)%, $(ann gpucast.io/predicted-mem-mib) MiB, step $(ann gpucast.io/predicted-step-ms) ms, as /v1/predict and predict --mig (whole A100: $(printf "%.2f" "$U")%); its request kept, no gpucores"
+jq '.request.object.spec.containers[0].resources = {"limits": {"nvidia.com/mig-7g.99gb": "1"}}' sized.json >mig-bad.json
+[ "$(mutate mig-bad.json)" = 200 ] && [ "$(jq -r .response.allowed response.json)" = false ] || fail "unknown MIG profile allowed: $(cat response.json)"
+MSG=$(jq -r .response.status.message response.json)
+case "$MSG" in "gpucast: pod ml/resnet50-train: container train: resources.limits.nvidia.com/mig-7g.99gb: unknown MIG profile '7g.99gb' ("*) ;;
+  *) fail "unknown MIG profile's message: $MSG" ;; esac
+[ "$(code -H "Authorization: Bearer $(cat token)" -X POST "$URL/v1/predict" -H 'Content-Type: application/json' \
+  -d '{"model": "mobilenetv2.onnx", "batch": 64, "mig": "7g.99gb"}')" = 400 ] || fail "/v1/predict mig 7g.99gb: $(cat body)"
+ok "an unknown MIG profile is denied naming the container and the resource, and is a 400 for /v1/predict: ${MSG:0:120}..."
+
 # --k8s-share fraction: KAI's gpu-fraction, nvidia.com/gpu removed; and the webhook as a
 # self-managed control plane calls it (--k8s-webhook-auth cert: apiserver/admission-config.yaml).
 FARGS=()

@@ -64,8 +64,12 @@ int RunPredict(const PredictFlags& f) {
   job.mig_profile = f.mig;
   // A slice the GPU does not have is the flag's error, found before any graph is read (it came
   // from the features layer after the analysis, as "features: GPU ... has no MIG profile ...").
-  if (!f.mig.empty())
+  // A name no GPU has is told as such first (POST /v1/predict's 400 "field 'mig': unknown MIG
+  // profile ..."), then a profile this GPU lacks (its 422).
+  if (!f.mig.empty()) {
+    if (auto known = CanonicalMigProfile(f.mig); !known.ok()) return Fail("predict", "--mig: " + known.message());
     if (auto slice = ResolveGpu(job.gpu, f.mig); !slice.ok()) return Fail("predict", "--mig: " + slice.message());
+  }
   job.gpus = f.gpus;
   job.nodes = f.nodes;
   job.interconnect = f.interconnect;

@@ -120,6 +120,25 @@ const std::vector<MigProfile>& MigProfiles(const std::string& gpu) {
   return row ? row->mig : none;
 }
 
+Result<std::string> CanonicalMigProfile(const std::string& profile) {
+  std::vector<std::string> names;  // every profile of the table, once, in table order
+  const std::string key = MigKey(profile);
+  for (const GpuTableRow& r : GpuTable()) {
+    for (const MigProfile& p : r.mig) {
+      if (!key.empty() && MigKey(p.name) == key) return p.name;
+      if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+    }
+  }
+  std::string shown = profile.substr(0, 64);
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  if (profile.size() > 64) shown += "...";
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return Status::Error("unknown MIG profile '" + shown + "' (MIG profiles of gpucast's GPUs: " + list +
+                       "; gpucast gpus --json lists each GPU's)");
+}
+
 const std::vector<std::string>& GpuAliases(const std::string& gpu) {
   static const std::vector<std::string> none;
   const GpuTableRow* row = FindRow(gpu);

@@ -100,6 +100,15 @@ const GpuSpec* FindGpuSpec(const std::string& name);
 // The MIG profiles of a GPU (canonical name or alias); empty if it has none.
 const std::vector<MigProfile>& MigProfiles(const std::string& gpu);
 
+// THE validation every front end calls for a MIG profile name (CLI --mig,
+// HTTP "mig", the Kubernetes webhook's nvidia.com/mig-<profile> resource):
+// the canonical profile name ("3g.40gb") when some GPU of the table has a
+// profile of that name (spelled as ResolveGpu accepts it: "MIG 3g.40gb",
+// "3G.40GB"), else an error listing the profiles gpucast knows:
+//   "unknown MIG profile '7g.99gb' (MIG profiles of gpucast's GPUs: 1g.5gb, ...)".
+// Whether the job's GPU has the profile is ResolveGpu's question.
+Result<std::string> CanonicalMigProfile(const std::string& profile);
+
 // The EFFECTIVE spec of `gpu` or of one MIG slice of it (mig_profile "" = the
 // whole GPU, no MIG): peaks scaled by the slice's SMs / the GPU's SMs,
 // bandwidth by its memory fraction, memory and SMs the slice's. `name` stays

@@ -165,6 +165,27 @@ TEST(ResolveGpu, ErrorsNameTheGpuAndListTheChoices) {
   EXPECT_TRUE(MigProfiles("nope").empty());
 }
 
+// The front ends' check of a MIG profile name before any GPU is looked at:
+// a name some GPU of the table has (any spelling ResolveGpu takes) is known,
+// whichever GPU the job asks for; anything else lists the table's profiles.
+TEST(CanonicalMigProfile, KnownProfilesOfAnyGpuAndTheRestListed) {
+  EXPECT_EQ(*CanonicalMigProfile("1g.10gb"), "1g.10gb");
+  EXPECT_EQ(*CanonicalMigProfile("MIG 3G.40GB"), "3g.40gb");
+  EXPECT_EQ(*CanonicalMigProfile("1g.5gb"), "1g.5gb");     // the A100 40GB's
+  EXPECT_EQ(*CanonicalMigProfile("7g.141gb"), "7g.141gb");  // the H200's
+  // Every profile of every GPU is known under its own name.
+  for (const GpuSpec& g : GpuSpecs())
+    for (const MigProfile& p : MigProfiles(g.name)) EXPECT_EQ(*CanonicalMigProfile(p.name), p.name) << g.name;
+  const std::string list = "(MIG profiles of gpucast's GPUs: 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb, 1g.10gb, "
+                           "2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb, 1g.20gb, 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, "
+                           "4g.71gb, 7g.141gb; gpucast gpus --json lists each GPU's)";
+  EXPECT_EQ(CanonicalMigProfile("7g.99gb").message(), "unknown MIG profile '7g.99gb' " + list);
+  EXPECT_EQ(CanonicalMigProfile("").message(), "unknown MIG profile '' " + list);
+  EXPECT_EQ(CanonicalMigProfile("3g").message(), "unknown MIG profile '3g' " + list);
+  EXPECT_EQ(CanonicalMigProfile(std::string(70, 'x') + "\n").message().substr(0, 94),
+            "unknown MIG profile '" + std::string(64, 'x') + "...' (MIG");
+}
+
 std::string Canon(const std::string& name) {
   Result<std::string> r = CanonicalGpuName(name);
   return r.ok() ? *r : "error: " + r.message();

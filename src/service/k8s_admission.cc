@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "features/gpu_specs.h"
 #include "service/http_util.h"
 
 namespace gpucast::service::k8s {
@@ -169,6 +170,7 @@ Result<PodJob> ReadPodJob(const json& pod) {
   static const std::set<std::string> kInputs = {kAnnModel, kAnnBatch, kAnnDims, kAnnAttrs, kAnnAmp, kAnnGpu};
   static const std::set<std::string> kOutputs = {kAnnPredictedUtil,         kAnnPredictedUtilInterval, kAnnPredictedMem,
                                                  kAnnPredictedMemInterval,  kAnnPredictedGpu,          kAnnShare,
+                                                 kAnnPredictedMig,
                                                  kAnnPredictedStep,         kAnnPredictedStepInterval, kAnnPredictionUnsure,
                                                  kAnnPredictedGpuMeasured};
   if (ann && ann->is_object()) {
@@ -269,7 +271,8 @@ Result<PodJob> ReadPodJob(const json& pod) {
     if (job.gpu.empty()) return Status::Error(std::string("annotation ") + kAnnGpu + ": empty (a GPU name, e.g. A100-80GB)");
   }
 
-  // The one container asking for GPUs (limits; requests where limits say nothing).
+  // The one container asking for GPUs (limits; requests where limits say
+  // nothing): nvidia.com/gpu, or a MIG slice nvidia.com/mig-<profile>.
   const json* spec = Member(pod, "spec");
   const json* containers = spec ? Member(*spec, "containers") : nullptr;
   if (!containers || !containers->is_array()) return Status::Error("the pod: spec.containers: want an array");
@@ -278,32 +281,116 @@ Result<PodJob> ReadPodJob(const json& pod) {
     const json& c = (*containers)[i];
     const json* name = Member(c, "name");
     std::string cname = name && name->is_string() ? name->get<std::string>() : "#" + std::to_string(i);
+    const std::string where = "container " + Printable(cname) + ": resources.";
     const json* res = Member(c, "resources");
     int64_t n = 0;
     for (const char* which : {"limits", "requests"}) {
       const json* list = res ? Member(*res, which) : nullptr;
       const json* q = list ? Member(*list, kResGpu) : nullptr;
       if (!q) continue;
-      ASSIGN_OR_RETURN(n, DeviceCount(*q, "container " + Printable(cname) + ": resources." + which + "." + kResGpu));
+      ASSIGN_OR_RETURN(n, DeviceCount(*q, where + which + "." + kResGpu));
       break;
     }
-    if (n == 0) continue;
+    // MIG slices (the device plugin's mixed strategy): limits, else requests.
+    std::string mig, mig_resource;
+    int64_t slices = 0;
+    for (const char* which : {"limits", "requests"}) {
+      const json* list = res ? Member(*res, which) : nullptr;
+      if (!list || !list->is_object()) continue;
+      bool seen = false;
+      for (const auto& [key, q] : list->items()) {
+        if (key.rfind(kResMigPrefix, 0) != 0) continue;
+        seen = true;
+        const std::string field = where + which + "." + Printable(key);
+        ASSIGN_OR_RETURN(int64_t k, DeviceCount(q, field));
+        if (k == 0) continue;
+        const std::string profile = key.substr(std::string_view(kResMigPrefix).size());
+        if (profile.empty()) {
+          return Status::Error(field + ": no MIG profile after '" + kResMigPrefix + "' (the NVIDIA device plugin's " +
+                               "mixed strategy names a slice " + kResMigPrefix + "<profile>, e.g. " + kResMigPrefix +
+                               "1g.10gb)");
+        }
+        if (Result<std::string> known = CanonicalMigProfile(profile); !known.ok()) {
+          return Status::Error(field + ": " + known.message());
+        }
+        if (!mig.empty()) {
+          return Status::Error(where + which + ": asks for two MIG slices (" + Printable(mig_resource) + ", " +
+                               Printable(key) + "): gpucast predicts one training job on one slice");
+        }
+        if (k != 1) {
+          return Status::Error(field + ": want 1, got " + std::to_string(k) + ": gpucast predicts one training job " +
+                               "on one MIG slice (a job across several slices is not modelled)");
+        }
+        mig = profile;
+        mig_resource = key;
+        slices = k;
+      }
+      if (seen) break;
+    }
+    if (slices > 0 && n > 0) {
+      return Status::Error("container " + Printable(cname) + ": asks for " + std::string(kResGpu) + " and " + Printable(mig_resource) +
+                           ": give the training container either whole GPUs or one MIG slice");
+    }
+    if (n == 0 && slices == 0) continue;
     gpu_containers.push_back(cname);
     job.container = static_cast<int>(i);
     job.container_name = cname;
-    job.gpus = n;
+    job.gpus = slices > 0 ? 1 : n;
+    job.mig = mig;
+    job.mig_resource = mig_resource;
   }
   if (gpu_containers.empty()) {
-    return Status::Error(std::string("no container asks for ") + kResGpu +
-                         ": gpucast sizes the GPU share of a pod's GPU container (give it resources.limits " + kResGpu +
-                         ": 1, or remove the gpucast.io annotations)");
+    return Status::Error(std::string("no container asks for ") + kResGpu + " or " + kResMigPrefix +
+                         "<profile>: gpucast sizes the GPU share of a pod's GPU container (give it resources.limits " +
+                         kResGpu + ": 1, or remove the gpucast.io annotations)");
   }
   if (gpu_containers.size() > 1) {
     std::string names;
     for (const std::string& n : gpu_containers) names += (names.empty() ? "" : ", ") + Printable(n);
-    return Status::Error(std::to_string(gpu_containers.size()) + " containers ask for " + kResGpu + " (" + names +
+    return Status::Error(std::to_string(gpu_containers.size()) + " containers ask for GPUs (" + names +
                          "): gpucast sizes one training job per pod; give GPUs to one container");
   }
+  // The single MIG strategy: every nvidia.com/gpu of the node is one slice of
+  // one profile, and GPU Feature Discovery labels the node
+  // nvidia.com/gpu.product=<GPU>-MIG-<profile>. A pod that selects such nodes
+  // by that label is predicted on the slice (without the selector gpucast
+  // cannot know where it lands: the whole GPU, docs/kubernetes.md).
+  const json* selector = spec ? Member(*spec, "nodeSelector") : nullptr;
+  const json* product = selector ? Member(*selector, kLabelGpuProduct) : nullptr;
+  if (job.mig.empty() && product && product->is_string()) {
+    const std::string label = product->get<std::string>();
+    const size_t at = label.find("-MIG-");
+    if (at != std::string::npos) {
+      const std::string where = "node selector " + std::string(kLabelGpuProduct) + "=" + Printable(label);
+      const std::string gpu = label.substr(0, at);
+      std::string profile = label.substr(at + 5);
+      // Time-slicing of the slices appends -SHARED (GPU Operator, "Time-Slicing GPUs", renameByDefault
+      // false): the pod still runs on a slice of that profile, predicted as if alone on it, as a
+      // time-sliced whole GPU is.
+      if (profile.size() > 7 && profile.compare(profile.size() - 7, 7, "-SHARED") == 0) profile.resize(profile.size() - 7);
+      if (Result<std::string> known = CanonicalMigProfile(profile); !known.ok()) {
+        return Status::Error(where + ": " + known.message());
+      }
+      Result<std::string> canonical = CanonicalGpuName(gpu);
+      if (!canonical.ok()) return Status::Error(where + ": " + canonical.message());
+      if (!job.gpu.empty()) {
+        Result<std::string> named = CanonicalGpuName(job.gpu);
+        if (named.ok() && *named != *canonical) {
+          return Status::Error(std::string("annotation ") + kAnnGpu + " '" + Printable(job.gpu) + "' and " + where +
+                               " name different GPUs (" + *named + ", " + *canonical + "); give one");
+        }
+      }
+      if (job.gpus != 1) {
+        return Status::Error("container " + Printable(job.container_name) + ": resources." + kResGpu + " " +
+                             std::to_string(job.gpus) + " on " + where + ": want 1 (each is one MIG slice; gpucast " +
+                             "predicts one training job on one slice)");
+      }
+      if (job.gpu.empty()) job.gpu = gpu;
+      job.mig = profile;
+      job.mig_resource = kResGpu;
+    }
+  }
+  if (!job.mig.empty()) request["mig"] = job.mig;
   request["gpus"] = job.gpus;
   job.request = std::move(request);
   return job;
@@ -366,6 +453,15 @@ Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing&
   // it may not fit, and a share cannot promise it).
   if (has_mem && s.mem_hi > s.capacity_mib) {
     const bool point_over = s.mem_mib > s.capacity_mib;
+    if (!job.mig.empty()) {
+      // A slice's memory is its own (MIG partitions it): no share can lend it more.
+      return Status::Error("predicted to need " + Fmt("%.0f", s.mem_mib) + " MiB of GPU memory (interval " +
+                           Fmt("%.0f", s.mem_lo) + "-" + Fmt("%.0f", s.mem_hi) + "), " +
+                           (point_over ? "more than" : "its high end more than") + " the " + s.gpu + " MIG " +
+                           s.mig + " slice's " + Fmt("%.0f", s.capacity_mib) + " MiB (" + job.mig_resource + "): it " +
+                           (point_over ? "will not fit" : "may not fit") +
+                           "; use a smaller gpucast.io/batch or a larger MIG profile");
+    }
     return Status::Error("predicted to need " + Fmt("%.0f", s.mem_mib) + " MiB of GPU memory" + per_gpu + " (interval " +
                          Fmt("%.0f", s.mem_lo) + "-" + Fmt("%.0f", s.mem_hi) + "), " +
                          (point_over ? "more than" : "its high end more than") + " the " + s.gpu + "'s " +
@@ -388,7 +484,19 @@ Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing&
   std::map<std::string, std::string> ann;              // annotations to set
   std::string share;                                    // gpucast.io/share's share item
 
-  if (job.gpus > 1) {
+  if (!job.mig.empty()) {
+    // A MIG slice is already an isolated partition of the GPU: its own SMs,
+    // memory and L2, given whole to the pod by the device plugin. HAMi's
+    // gpucores/gpumem and KAI's gpu-fraction share a whole GPU by time and
+    // memory caps; neither applies on top of a slice, so the pod's request is
+    // left as it is and the prediction is only annotated.
+    m.summary = "MIG " + s.mig + " slice (" + job.mig_resource + " 1 kept; no share on top of a slice)";
+    if (!has_mem) {
+      m.warnings.push_back("gpucast: the predictor has no memory model: whether the job fits the MIG " + s.mig +
+                           " slice's memory is not checked");
+    }
+    share = "mig=" + s.mig;
+  } else if (job.gpus > 1) {
     // Data parallel: whole GPUs (the prediction is one rank's utilization).
     if (o.mode == ShareMode::kHami) {
       set.emplace_back(kResGpuCores, "100");
@@ -457,6 +565,7 @@ Result<Mutation> BuildMutation(const json& pod, const PodJob& job, const Sizing&
   ann[kAnnPredictedUtil] = each([](const Sizing& t) { return Fmt("%.2f", t.util); });
   ann[kAnnPredictedUtilInterval] =
       each([](const Sizing& t) { return Fmt("%.2f", t.util_lo) + "-" + Fmt("%.2f", t.util_hi); });
+  if (!job.mig.empty()) ann[kAnnPredictedMig] = s.mig;
   ann[kAnnPredictedGpu] = "";
   for (const Sizing& t : types) ann[kAnnPredictedGpu] += (ann[kAnnPredictedGpu].empty() ? "" : ",") + t.gpu;
   // Step time and the unsure / measured flags: each type's step, unsure if any

@@ -37,6 +37,9 @@ inline constexpr const char* kAnnPredictedUtilInterval = "gpucast.io/predicted-u
 inline constexpr const char* kAnnPredictedMem = "gpucast.io/predicted-mem-mib";
 inline constexpr const char* kAnnPredictedMemInterval = "gpucast.io/predicted-mem-interval-mib";
 inline constexpr const char* kAnnPredictedGpu = "gpucast.io/predicted-gpu";
+// The MIG profile predicted for (canonical, "1g.10gb"), set only for a pod
+// that asks for a MIG slice (kResMigPrefix).
+inline constexpr const char* kAnnPredictedMig = "gpucast.io/predicted-mig";
 // Step time of one training step (one rank's), ms, and its interval "LOW-HIGH";
 // set when the predictor has a step model (predict/predict_json.h).
 inline constexpr const char* kAnnPredictedStep = "gpucast.io/predicted-step-ms";
@@ -58,6 +61,20 @@ inline constexpr const char* kAnnKaiFractionContainer = "gpu-fraction-container-
 inline constexpr const char* kResGpu = "nvidia.com/gpu";
 inline constexpr const char* kResGpuCores = "nvidia.com/gpucores";
 inline constexpr const char* kResGpuMem = "nvidia.com/gpumem";
+// A MIG slice as the NVIDIA device plugin's "mixed" MIG strategy exposes it:
+// one extended resource per profile, nvidia.com/mig-<profile> (e.g.
+// nvidia.com/mig-1g.10gb: 1). NVIDIA/k8s-device-plugin README, "Configuration
+// option details", MIG_STRATEGY / --mig-strategy {none, single, mixed}, and
+// the GPU Operator's "GPU Operator with MIG" page. A slice is an isolated
+// partition (its own SMs, memory and L2): gpucast predicts the job on it and
+// writes no HAMi or KAI share on top (docs/kubernetes.md, "MIG slices").
+inline constexpr const char* kResMigPrefix = "nvidia.com/mig-";
+// The single MIG strategy exposes each slice as one nvidia.com/gpu and GPU
+// Feature Discovery labels the node nvidia.com/gpu.product=<GPU>-MIG-<profile>
+// (e.g. A100-SXM4-40GB-MIG-1g.5gb; NVIDIA GPU Operator docs, "GPU Operator
+// with MIG" and "Time-Slicing GPUs"): a pod's nodeSelector on that label
+// names its slice.
+inline constexpr const char* kLabelGpuProduct = "nvidia.com/gpu.product";
 
 // How a pod's share is written into it (gpucast serve --k8s-share).
 enum class ShareMode { kHami, kFraction };
@@ -88,23 +105,35 @@ struct PodJob {
   std::string gpu;          // gpucast.io/gpu as written, "" = not given
   int container = -1;       // index in spec.containers of the one container asking for nvidia.com/gpu
   std::string container_name;
-  int64_t gpus = 0;         // its nvidia.com/gpu, >= 1
+  int64_t gpus = 0;         // its nvidia.com/gpu, >= 1 (a MIG slice: 1)
+  // A MIG slice (nvidia.com/mig-<profile>: 1): the profile as the resource
+  // names it, also in `request` as "mig"; "" = whole GPUs.
+  std::string mig;
+  std::string mig_resource;  // "nvidia.com/mig-1g.10gb"
 };
 
 // Reads the gpucast.io/* annotations and the GPU container of `pod` (a v1
 // Pod object). A pod without input annotations gives annotated = false and
 // no error. Errors are the user's to fix and name the annotation or the
-// container: "annotation gpucast.io/batch: want an integer, got 'big'".
+// container: "annotation gpucast.io/batch: want an integer, got 'big'". A
+// container asking for nvidia.com/mig-<profile> is the GPU container of a MIG
+// slice: a profile no GPU of the table has ("nvidia.com/mig-7g.99gb",
+// "nvidia.com/mig-"), a count other than 1, or a MIG resource beside
+// nvidia.com/gpu or another MIG resource is an error naming the container and
+// the resource. A container asking for nvidia.com/gpu of a pod whose
+// nodeSelector has nvidia.com/gpu.product=<GPU>-MIG-<profile> (the single
+// strategy) is one slice of that GPU and profile likewise.
 Result<PodJob> ReadPodJob(const nlohmann::json& pod);
 
 // The prediction a share is made from (per GPU of the job).
 struct Sizing {
   std::string gpu;               // canonical GPU name predicted for
+  std::string mig;               // canonical MIG profile predicted on ("" = the whole GPU)
   double util = 0;               // predicted utilization, percent
   double util_lo = 0, util_hi = 0;
   double mem_mib = 0;            // predicted GPU memory, MiB; NaN = the predictor has no memory model
   double mem_lo = 0, mem_hi = 0;
-  double capacity_mib = 0;       // the GPU's memory, MiB (> 0)
+  double capacity_mib = 0;       // the GPU's memory, MiB (> 0); a MIG slice: the slice's
   double step_ms = std::nan(""), step_lo = std::nan(""), step_hi = std::nan("");  // NaN: no step model
   std::optional<bool> unsure, gpu_measured;  // unset: the engine did not say
 };
@@ -168,6 +197,13 @@ struct Mutation {
 // gpucast.io/predicted-* and gpucast.io/share annotations. Map members are
 // created where absent; keys are JSON-Pointer escaped (~0, ~1).
 // Error (the pod is denied): the predicted memory itself is above the GPU's.
+//
+// A MIG slice (job.mig set; `sizing` predicted on it, capacity_mib the
+// slice's memory): no container resource is changed (the slice is already an
+// isolated partition, so neither HAMi's gpucores/gpumem nor KAI's
+// gpu-fraction applies); the gpucast.io/predicted-* annotations, plus
+// gpucast.io/predicted-mig, and gpucast.io/share with "mig=<profile>". Denied,
+// as a whole GPU, when the memory interval's high end is above the slice's.
 //
 // `per_gpu` (a mixed cluster's pod that names no GPU: one Sizing per GPU type
 // of the cluster whose memory it fits): `sizing` is then CombinedSizing of

@@ -149,10 +149,10 @@ TEST(ReadPodJob, BadAnnotationsAndContainersAreTheUsersToFix) {
   EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/amp: want true, false, 1 or 0, got 'yes'"));
   pod = FixturePod();
   pod["spec"]["containers"][0]["resources"] = json::object();
-  EXPECT_THAT(msg(pod), HasSubstr("no container asks for nvidia.com/gpu: gpucast sizes"));
+  EXPECT_THAT(msg(pod), HasSubstr("no container asks for nvidia.com/gpu or nvidia.com/mig-<profile>: gpucast sizes"));
   pod = FixturePod();
   pod["spec"]["containers"][1]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}}};
-  EXPECT_THAT(msg(pod), HasSubstr("2 containers ask for nvidia.com/gpu (train, log-shipper)"));
+  EXPECT_THAT(msg(pod), HasSubstr("2 containers ask for GPUs (train, log-shipper)"));
   pod = FixturePod();
   pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "500m";
   EXPECT_THAT(msg(pod), HasSubstr("container train: resources.limits.nvidia.com/gpu: want a whole number of GPUs"));
@@ -165,6 +165,106 @@ TEST(ReadPodJob, GpusComeFromLimitsOrRequests) {
   ASSERT_TRUE(job.ok()) << job.message();
   EXPECT_EQ(job->gpus, 2);
   EXPECT_EQ(job->request["gpus"], 2);
+}
+
+// A MIG slice as the NVIDIA device plugin's mixed strategy exposes it:
+// nvidia.com/mig-<profile>: 1 in the container's limits (or requests). The
+// job is the request of POST /v1/predict with "mig": the profile.
+json MigPod(const std::string& resource = "nvidia.com/mig-1g.10gb", const json& count = "1") {
+  json pod = FixturePod();
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{resource, count}}}, {"requests", {{resource, count}}}};
+  return pod;
+}
+
+TEST(ReadPodJob, AMixedStrategyMigResourceIsTheSliceOfThePredictRequest) {
+  Result<PodJob> job = ReadPodJob(MigPod());
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->request, json::parse(R"({"model": "resnet50.onnx", "batch": 64, "gpus": 1, "mig": "1g.10gb",
+                                          "attrs": {"loader_workers": "4"}})"));
+  EXPECT_EQ(job->mig, "1g.10gb");
+  EXPECT_EQ(job->mig_resource, "nvidia.com/mig-1g.10gb");
+  EXPECT_EQ(job->container_name, "train");
+  EXPECT_EQ(job->gpus, 1);
+  // Requests alone (limits say nothing of GPUs) and a count written as a number.
+  json pod = FixturePod();
+  pod["spec"]["containers"][0]["resources"] = {{"requests", {{"nvidia.com/mig-3g.40gb", 1}}}};
+  job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->request["mig"], "3g.40gb");
+  // A zero count is no slice (as nvidia.com/gpu: 0 is no GPU).
+  EXPECT_THAT(ReadPodJob(MigPod("nvidia.com/mig-1g.10gb", "0")).message(), HasSubstr("no container asks for"));
+}
+
+TEST(ReadPodJob, UnknownOrMalformedMigResourcesNameTheContainerAndTheResource) {
+  EXPECT_EQ(ReadPodJob(MigPod("nvidia.com/mig-7g.99gb")).message(),
+            "container train: resources.limits.nvidia.com/mig-7g.99gb: unknown MIG profile '7g.99gb' (MIG profiles "
+            "of gpucast's GPUs: 1g.5gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb, 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, "
+            "7g.80gb, 1g.20gb, 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 4g.71gb, 7g.141gb; gpucast gpus --json lists each "
+            "GPU's)");
+  EXPECT_EQ(ReadPodJob(MigPod("nvidia.com/mig-")).message(),
+            "container train: resources.limits.nvidia.com/mig-: no MIG profile after 'nvidia.com/mig-' (the NVIDIA "
+            "device plugin's mixed strategy names a slice nvidia.com/mig-<profile>, e.g. nvidia.com/mig-1g.10gb)");
+  EXPECT_EQ(ReadPodJob(MigPod("nvidia.com/mig-1g.10gb", "2")).message(),
+            "container train: resources.limits.nvidia.com/mig-1g.10gb: want 1, got 2: gpucast predicts one training "
+            "job on one MIG slice (a job across several slices is not modelled)");
+  EXPECT_THAT(ReadPodJob(MigPod("nvidia.com/mig-1g.10gb", "half")).message(),
+              HasSubstr("container train: resources.limits.nvidia.com/mig-1g.10gb: want a whole number of GPUs"));
+  json pod = MigPod();
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1";
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "container train: asks for nvidia.com/gpu and nvidia.com/mig-1g.10gb: give the training container "
+            "either whole GPUs or one MIG slice");
+  pod = MigPod();
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/mig-2g.20gb"] = "1";
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "container train: resources.limits: asks for two MIG slices (nvidia.com/mig-1g.10gb, "
+            "nvidia.com/mig-2g.20gb): gpucast predicts one training job on one slice");
+  // A slice in another container too: one training job per pod.
+  pod = MigPod();
+  pod["spec"]["containers"][1]["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}};
+  EXPECT_THAT(ReadPodJob(pod).message(), HasSubstr("2 containers ask for GPUs (train, log-shipper)"));
+}
+
+// The single strategy: nvidia.com/gpu on nodes labelled nvidia.com/gpu.product=<GPU>-MIG-<profile>,
+// which the pod selects.
+TEST(ReadPodJob, ASingleStrategyNodeSelectorNamesTheGpuAndTheSlice) {
+  json pod = FixturePod();
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "A100-SXM4-40GB-MIG-1g.5gb"},
+                                 {"nvidia.com/mig.strategy", "single"}};
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->gpu, "A100-SXM4-40GB");
+  EXPECT_EQ(job->mig, "1g.5gb");
+  EXPECT_EQ(job->mig_resource, "nvidia.com/gpu");
+  EXPECT_EQ(job->request["mig"], "1g.5gb");
+  // The same GPU named by the annotation (another spelling) agrees; another does not.
+  pod["metadata"]["annotations"]["gpucast.io/gpu"] = "A100-40GB";
+  EXPECT_TRUE(ReadPodJob(pod).ok()) << ReadPodJob(pod).message();
+  pod["metadata"]["annotations"]["gpucast.io/gpu"] = "H100";
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "annotation gpucast.io/gpu 'H100' and node selector nvidia.com/gpu.product=A100-SXM4-40GB-MIG-1g.5gb "
+            "name different GPUs (H100, A100-40GB); give one");
+  pod["metadata"]["annotations"].erase("gpucast.io/gpu");
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "2";
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "container train: resources.nvidia.com/gpu 2 on node selector "
+            "nvidia.com/gpu.product=A100-SXM4-40GB-MIG-1g.5gb: want 1 (each is one MIG slice; gpucast predicts one "
+            "training job on one slice)");
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1";
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "A100-SXM4-40GB-MIG-9g.9gb";
+  EXPECT_THAT(ReadPodJob(pod).message(),
+              HasSubstr("node selector nvidia.com/gpu.product=A100-SXM4-40GB-MIG-9g.9gb: unknown MIG profile '9g.9gb'"));
+  // Time-sliced slices (-SHARED appended): the same slice.
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "A100-SXM4-40GB-MIG-1g.5gb-SHARED";
+  job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->mig, "1g.5gb");
+  // A product without -MIG- is a whole GPU, as before.
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "A100-SXM4-40GB";
+  job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->mig, "");
+  EXPECT_FALSE(job->request.contains("mig"));
 }
 
 // Sized by the point prediction (plus headroom points): the arithmetic of the
@@ -386,6 +486,66 @@ TEST(BuildMutation, MemoryAboveTheGpuIsDenied) {
   EXPECT_EQ(m.message(), "predicted to need 80000 MiB of GPU memory (interval 75000-95000), its high end more than the "
                          "A100-80GB's 81920 MiB: it may not fit; use a smaller gpucast.io/batch, more GPUs, or a GPU with "
                          "more memory");
+}
+
+// The A100-80GB's 1g.10gb slice (9.50 GiB = 9728 MiB, the MIG User Guide's
+// -lgip listing in gpu_table.cc), with the A100() prediction's numbers.
+Sizing Slice() {
+  Sizing s = A100();
+  s.mig = "1g.10gb";
+  s.capacity_mib = 9.5 * 1024;
+  s.mem_mib = 6000.2;
+  s.mem_lo = 5000.9;
+  s.mem_hi = 7000.1;
+  return s;
+}
+
+// A MIG slice is an isolated partition: HAMi's gpucores/gpumem and KAI's
+// gpu-fraction share a whole GPU, so neither is written on top of a slice;
+// the pod keeps its request and gets the prediction's annotations.
+TEST(BuildMutation, AMigSliceKeepsItsRequestAndIsAnnotated) {
+  json pod = MigPod();
+  PodJob job = *ReadPodJob(pod);
+  for (ShareMode mode : {ShareMode::kHami, ShareMode::kFraction}) {
+    ShareOptions o = Point();
+    o.mode = mode;
+    Result<Mutation> m = BuildMutation(pod, job, Slice(), o);
+    ASSERT_TRUE(m.ok()) << m.message();
+    json out = pod.patch(m->patch);
+    EXPECT_EQ(out["spec"], pod["spec"]);  // no container resource changed
+    const json& a = out["metadata"]["annotations"];
+    EXPECT_FALSE(a.contains("gpu-fraction"));
+    EXPECT_EQ(a["gpucast.io/predicted-util"], "43.21");
+    EXPECT_EQ(a["gpucast.io/predicted-mem-mib"], "6001");
+    EXPECT_EQ(a["gpucast.io/predicted-mem-interval-mib"], "5000-7001");
+    EXPECT_EQ(a["gpucast.io/predicted-gpu"], "A100-80GB");
+    EXPECT_EQ(a["gpucast.io/predicted-mig"], "1g.10gb");
+    EXPECT_EQ(a["gpucast.io/share"], "gpu=A100-80GB,gpus=1,util=43.21,mem_mib=7001,mig=1g.10gb");
+    EXPECT_EQ(m->summary, "MIG 1g.10gb slice (nvidia.com/mig-1g.10gb 1 kept; no share on top of a slice)");
+    EXPECT_TRUE(m->warnings.empty());
+  }
+  // The annotations gpucast wrote are read back as outputs (a pod re-admitted as is).
+  json again = pod.patch(BuildMutation(pod, job, Slice(), Point())->patch);
+  EXPECT_TRUE(ReadPodJob(again).ok()) << ReadPodJob(again).message();
+}
+
+TEST(BuildMutation, MemoryAboveTheSliceIsDenied) {
+  json pod = MigPod();
+  PodJob job = *ReadPodJob(pod);
+  Sizing s = Slice();
+  s.mem_mib = 10000.3;
+  s.mem_lo = 9000.7;
+  s.mem_hi = 12000.4;
+  Result<Mutation> m = BuildMutation(pod, job, s, Point());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "predicted to need 10000 MiB of GPU memory (interval 9001-12000), more than the A100-80GB "
+                         "MIG 1g.10gb slice's 9728 MiB (nvidia.com/mig-1g.10gb): it will not fit; use a smaller "
+                         "gpucast.io/batch or a larger MIG profile");
+  s.mem_mib = 9000;
+  m = BuildMutation(pod, job, s, Point());
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.message(), HasSubstr("its high end more than the A100-80GB MIG 1g.10gb slice's 9728 MiB"));
+  EXPECT_THAT(m.message(), HasSubstr("it may not fit"));
 }
 
 TEST(BuildMutation, WithoutAMemoryModelNoGpumem) {

@@ -491,6 +491,9 @@ Status ParseOneShare(const std::string& text, const std::function<Status(const s
       have_util = true;
     } else if (key == "mem_mib") {
       RETURN_IF_ERROR(number(0, 1e9, &s.mem_mib));
+    } else if (key == "mig") {
+      if (val.empty() || val.size() > 64) return bad("mig: want a MIG profile such as 1g.10gb");
+      s.mig = val;
     }  // cores=, fraction=, whole=: how the share is enforced; not needed here
   }
   if (!have_gpu || !have_util) return bad("gpu and util are required");
@@ -577,6 +580,18 @@ NodeVerdict Evaluate(const PodShare& sized, const std::vector<GpuLoad>* node, co
     std::string predicted = pod.gpu;
     for (const PodShare& alt : sized.alternatives) predicted += ", " + alt.gpu;
     v.reason = "gpucast: the pod was predicted for " + predicted + "; this node has " + (types.empty() ? "no GPUs" : types);
+    return v;
+  }
+  if (!pod.mig.empty()) {
+    // A MIG slice: an isolated partition that kube-scheduler places by the
+    // node's nvidia.com/mig-<profile> capacity. gpucast's view is of whole
+    // GPUs, and a slice does not share SMs, memory or L2 with its neighbours,
+    // so no co-location slows it (rate 1): every node of its GPU type passes
+    // with the top score, and the type check above is gpucast's only say.
+    v.fits = true;
+    v.score = kMaxExtenderPriority;
+    v.reason = "MIG " + pod.mig + " slice of a " + pod.gpu + " (isolated; placed by its nvidia.com/mig-" + pod.mig +
+               " resource)";
     return v;
   }
   if (pod.gpus > 1) {

@@ -61,6 +61,10 @@ struct PodShare {
   int64_t gpus = 1;       // GPUs, whole when > 1
   double util = 0;        // predicted utilization per GPU, percent
   double mem_mib = 0;     // memory reserved per GPU, MiB (0: not known)
+  // A MIG slice ("1g.10gb"; "" = whole GPUs or a share of one): the pod asks
+  // for nvidia.com/mig-<profile>; the extender passes the nodes of its GPU
+  // type and the running pods' view leaves it out (a slice is isolated).
+  std::string mig;
   // The pod's share on other GPU types (a mixed cluster's pod that named no
   // GPU was sized for each; the annotation's ';'-separated entries after the first).
   std::vector<PodShare> alternatives;
@@ -101,7 +105,8 @@ struct NodeVerdict {
 // among those the one where the slowest job (the pod included) keeps the
 // highest rate under `physics` (InterferenceModel::MinRate), and the score is
 // that rate x 10, rounded down. Several GPUs: that many idle GPUs of the type,
-// score 10. An unknown node (not in the service's cluster) does not fit.
+// score 10. A MIG slice: any node with a GPU of its type, score 10 (an
+// isolated slice runs at rate 1; kube-scheduler counts the slices). An unknown node (not in the service's cluster) does not fit.
 NodeVerdict Evaluate(const PodShare& pod, const std::vector<GpuLoad>* node, const sim::InterferenceModel& physics);
 
 // The verdict on every node offered, without a verdict object per name: the

@@ -219,6 +219,29 @@ TEST(Evaluate, TypeUnknownNodesAndWholeGpus) {
   EXPECT_TRUE(Evaluate(none, nullptr, Physics()).fits);
 }
 
+// A pod on a MIG slice: kube-scheduler places it by the node's
+// nvidia.com/mig-<profile> capacity; an isolated slice is slowed by no
+// neighbour (rate 1, score 10), and the type check is gpucast's say.
+TEST(Evaluate, AMigSlicePassesTheNodesOfItsTypeAtFullScore) {
+  auto nodes = *NodesFromCluster(Cluster(), {"gpu-a", "gpu-b"});
+  Result<PodShare> pod = ReadPodShare(SizedPod("gpu=A100-80GB,gpus=1,util=95,mem_mib=7001,mig=1g.10gb"));
+  ASSERT_TRUE(pod.ok()) << pod.message();
+  EXPECT_EQ(pod->mig, "1g.10gb");
+  // gpu-a has no GPU with room for 95% of a whole GPU: the slice is not a share of one.
+  for (const char* n : {"gpu-a", "gpu-b"}) {
+    NodeVerdict v = Evaluate(*pod, &nodes.at(n), Physics());
+    EXPECT_TRUE(v.fits) << n << ": " << v.reason;
+    EXPECT_EQ(v.score, 10);
+    EXPECT_TRUE(v.gpus.empty());
+    EXPECT_EQ(v.reason, "MIG 1g.10gb slice of a A100-80GB (isolated; placed by its nvidia.com/mig-1g.10gb resource)");
+  }
+  PodShare h100 = *ReadPodShare(SizedPod("gpu=H100,gpus=1,util=50,mig=1g.10gb"));
+  EXPECT_EQ(Evaluate(h100, &nodes.at("gpu-b"), Physics()).reason,
+            "gpucast: the pod was predicted for H100; this node has A100-80GB");
+  EXPECT_FALSE(Evaluate(*pod, nullptr, Physics()).fits);  // not one of gpucast's nodes, as any sized pod
+  EXPECT_THAT(ReadPodShare(SizedPod("gpu=H100,gpus=1,util=50,mig=")).message(), HasSubstr("mig: want a MIG profile"));
+}
+
 TEST(Results, FilterAnswersASubsetInTheirOrderAndPrioritizeEveryNode) {
   json args_json = {{"Pod", SizedPod("gpu=A100-80GB,gpus=1,util=40,mem_mib=12000")},
                     {"NodeNames", {"gpu-a", "cpu-1", "gpu-b"}}};

@@ -363,6 +363,8 @@ void AddPods(std::map<std::string, std::vector<GpuLoad>>* nodes, const std::vect
     return a->share.util > b->share.util;
   });
   for (const RunningPod* p : order) {
+    // A MIG slice is an isolated partition, not a load on gpucast's whole-GPU view.
+    if (p->verified && !p->share.mig.empty()) continue;
     auto it = nodes->find(p->node);
     if (it == nodes->end()) continue;
     std::vector<GpuLoad>& gpus = it->second;

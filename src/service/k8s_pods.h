@@ -9,6 +9,8 @@
 // A pod counts by what gpucast decided for it, never by an annotation alone:
 // its gpucast.io/share when the share's signature verifies (k8s_share.h),
 // else, if it asks for nvidia.com/gpu, that many whole GPUs.
+// A pod on a MIG slice (its verified share says mig=) is left out: the slice
+// is an isolated partition, and gpucast's view is of whole GPUs.
 // gpucast does not know which GPU of a node the device plugin gave a pod: a
 // shared pod is assumed on the least-loaded GPU of its type that has its
 // memory, a whole-GPU pod on idle GPUs first (docs/kubernetes.md says so).

@@ -87,6 +87,28 @@ TEST(AddPods, SharesOnTheLeastLoadedGpuAndUnsizedPodsOnWholeGpus) {
   EXPECT_EQ(nodes["gpu-a"][1].utils, std::vector<double>{30});
 }
 
+// A running pod on a MIG slice (its signed share says mig=) is no load on
+// gpucast's whole-GPU view: the slice is an isolated partition.
+TEST(AddPods, AMigSliceIsNotALoadOnAWholeGpu) {
+  json mig = {{"metadata", {{"name", "m"}, {"namespace", "ml"}, {"annotations", json::object()}}},
+              {"spec", {{"nodeName", "gpu-a"},
+                        {"containers", {{{"name", "train"},
+                                         {"resources", {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}}}}}}}},
+              {"status", {{"phase", "Running"}}}};
+  mig["metadata"]["annotations"]["gpucast.io/share"] = "gpu=A100-80GB,gpus=1,util=60.00,mem_mib=7001,mig=1g.10gb";
+  mig["metadata"]["annotations"][kAnnShareSignature] = ShareSignature(kKey, ShareSignedText("ml", mig));
+  std::optional<RunningPod> p = PodFromJson(mig, kKey);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->verified);
+  EXPECT_EQ(p->share.mig, "1g.10gb");
+  EXPECT_EQ(p->gpus, 0);  // no nvidia.com/gpu
+  auto nodes = TwoGpus();
+  AddPods(&nodes, {*p, *PodFromJson(Pod("a", "gpu-a", 30), kKey)});
+  EXPECT_EQ(nodes["gpu-a"][0].utils, std::vector<double>{30});
+  EXPECT_TRUE(nodes["gpu-a"][1].utils.empty());
+  EXPECT_DOUBLE_EQ(nodes["gpu-a"][1].mem_used_mib, 0);
+}
+
 // The stub: GET /api/v1/pods (a list of two pods, then a watch that streams
 // ADDED c, MODIFIED a (finished), DELETED b and ends).
 class StubApiServer {

@@ -60,5 +60,9 @@ Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& de
 // 'gpu': unknown GPU 'RTX3900'; closest: RTX3090, ... (gpucast gpus lists
 // all)", `what` standing for "field 'gpu'".
 Result<std::string> CheckGpuName(const std::string& what, const std::string& name);
+// A request's MIG profile ("" = the whole GPU): error "<what>: unknown MIG
+// profile 'X' (...)" (400) when no GPU of the table has it (CanonicalMigProfile);
+// whether the job's GPU has it is the prediction's question (422).
+Status CheckMigName(const std::string& what, const std::string& profile);
 
 }  // namespace gpucast::service

@@ -111,6 +111,30 @@ TEST(RequestTest, InterconnectThatNoGpuAcceptsIsAMalformedField) {
   EXPECT_EQ(status, 400);
 }
 
+// A MIG profile no GPU of the table has is a malformed field (400, like an
+// unknown GPU name), with the words of `gpucast predict --mig` and the
+// Kubernetes webhook (features CanonicalMigProfile); a known profile parses
+// whatever the GPU (the prediction answers one the GPU lacks: 422); "" is the whole GPU.
+TEST(RequestTest, AMigProfileNoGpuHasIsAMalformedField) {
+  EXPECT_THAT(Json(R"({"model": "x.onnx", "batch": 8, "gpu": "A100-80GB", "mig": "7g.99gb"})").message(),
+              ::testing::StartsWith("field 'mig': unknown MIG profile '7g.99gb' (MIG profiles of gpucast's GPUs: "
+                                    "1g.5gb, "));
+  EXPECT_THAT(Json(R"({"model": "x.onnx", "batch": 8, "mig": "mig-"})").message(),
+              ::testing::StartsWith("field 'mig': unknown MIG profile 'mig-' ("));
+  EXPECT_TRUE(Json(R"({"model": "x.onnx", "batch": 8, "gpu": "A100-80GB", "mig": "1g.5gb"})").ok());
+  EXPECT_TRUE(Json(R"({"model": "x.onnx", "batch": 8, "gpu": "RTX3090", "mig": "MIG 3G.40GB"})").ok());
+  EXPECT_EQ(Json(R"({"model": "x.onnx", "batch": 8, "mig": ""})")->mig, "");
+  EXPECT_TRUE(CheckMigName("x", "").ok());
+  RequestParts up;
+  up.content_type = "application/octet-stream";
+  up.params = {{"batch", "1"}, {"mig", "7g.99gb"}};
+  up.body = "x";
+  int status = 0;
+  EXPECT_THAT(ParseJobRequest(up, RequestDefaults(), &status).message(),
+              ::testing::StartsWith("parameter 'mig': unknown MIG profile '7g.99gb' ("));
+  EXPECT_EQ(status, 400);
+}
+
 // Finding 8 of issue 20: the API mirrors the CLI.
 TEST(RequestTest, BatchIsRequiredAndNumbersAreNumbers) {
   EXPECT_EQ(Json(R"({"model": "x"})").message(), "field 'batch': missing (the batch size, an integer >= 1)");

@@ -14,6 +14,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "features/gpu_specs.h"
 #include "service/analysis.h"
 #include "service/http_util.h"
 #include "service/job.h"
@@ -112,6 +113,13 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
     k8s::MemoryFromPrediction(pred->prediction, &s);
     k8s::StepFromPrediction(pred->prediction, &s);
     s.capacity_mib = GpuCapacityMib(s.gpu);
+    if (!pred->spec.mig.empty()) {
+      // The slice predicted on (the engine resolved it the same way): its canonical name and its memory.
+      Result<GpuSpec> slice = ResolveGpu(s.gpu, pred->spec.mig);
+      if (!slice.ok()) return slice.status();
+      s.mig = slice->mig_profile;
+      s.capacity_mib = slice->memory_gib * 1024;
+    }
     if (s.capacity_mib <= 0) return Status::Error("GPU " + s.gpu + " has no memory size in gpucast's GPU table");
     return s;
   };
@@ -122,7 +130,17 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   k8s::Sizing s;
   if (job->gpu.empty() && !ctx.defaults->cluster_gpus.empty()) {
     std::string first_error;
-    for (const std::string& gpu : ctx.defaults->cluster_gpus) {
+    // A MIG slice is predicted for the cluster's types that have its profile.
+    std::vector<std::string> types;
+    for (const std::string& gpu : ctx.defaults->cluster_gpus)
+      if (job->mig.empty() || ResolveGpu(gpu, job->mig).ok()) types.push_back(gpu);
+    if (types.empty()) {
+      std::string all;
+      for (const std::string& t : ctx.defaults->cluster_gpus) all += (all.empty() ? "" : ", ") + t;
+      return refuse("container " + Shown(job->container_name) + ": " + job->mig_resource + ": no GPU type of the " +
+                    "cluster (" + all + ") has MIG profile '" + job->mig + "'");
+    }
+    for (const std::string& gpu : types) {
       Result<k8s::Sizing> one = predict_for(gpu);
       if (!one.ok()) return refuse(one.message());
       Result<k8s::Mutation> fits = k8s::BuildMutation(r.object, *job, *one, ctx.k8s->share);
@@ -135,6 +153,13 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
     if (per_gpu.empty()) return refuse(first_error);
     s = k8s::CombinedSizing(per_gpu);
   } else {
+    // A slice the job's GPU does not have: the pod's resource is named (the API answers 422 with the same words).
+    const std::string gpu = job->gpu.empty() ? ctx.defaults->gpu : job->gpu;
+    if (!job->mig.empty() && !gpu.empty() && CanonicalGpuName(gpu).ok()) {
+      if (Result<GpuSpec> slice = ResolveGpu(gpu, job->mig); !slice.ok()) {
+        return refuse("container " + Shown(job->container_name) + ": " + job->mig_resource + ": " + slice.message());
+      }
+    }
     Result<k8s::Sizing> one = predict_for(job->gpu);
     if (!one.ok()) return refuse(one.message());
     s = *one;
@@ -146,11 +171,12 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   m->patch.push_back({{"op", "add"},
                       {"path", "/metadata/annotations/" + k8s::JsonPointerEscape(k8s::kAnnShareSignature)},
                       {"value", k8s::ShareSignature(ctx.k8s->share_key, k8s::ShareSignedText(r.ns, patched))}});
-  std::fprintf(stderr, "gpucast serve: k8s: %s: %s batch %lld on %s x%lld: predicted %.2f%% -> %s\n",
+  std::fprintf(stderr, "gpucast serve: k8s: %s: %s batch %lld on %s%s%s x%lld: predicted %.2f%% -> %s\n",
                ForLog(who).c_str(), ForLog(job->request.contains("model") ? job->request["model"].get<std::string>()
                                                                           : job->request["models"].dump())
                                         .c_str(),
                static_cast<long long>(batch), per_gpu.size() > 1 ? "each GPU type" : s.gpu.c_str(),
+               s.mig.empty() ? "" : " MIG ", s.mig.c_str(),
                static_cast<long long>(job->gpus), s.util, m->summary.c_str());
   answer(k8s::AllowReview(r.uid, &*m, warnings));
 }

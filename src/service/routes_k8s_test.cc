@@ -4,8 +4,14 @@
 // tests/k8s/review-create-pod.json.
 #include <openssl/evp.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
+
+#include "predict/physics_fixture.h"
+#include "predict/predictor.h"
+#include "service/engine.h"
+#include "util/paths.h"
 
 #include "service/k8s_admission.h"
 #include "service/k8s_pods.h"
@@ -47,11 +53,11 @@ class K8sRoutesTest : public testing::ServiceTest {
   }
   json& Annotations() { return review_["request"]["object"]["metadata"]["annotations"]; }
   // Two nodes of one RTX 3090 each, the predictive policy.
-  void Start(const std::string& cluster = "nodes=2,gpus_per_node=1,type=RTX3090") {
+  void Start(const std::string& cluster = "nodes=2,gpus_per_node=1,type=RTX3090",
+             std::unique_ptr<PredictionEngine> engine = std::make_unique<testing::FakeEngine>()) {
     Result<std::unique_ptr<Scheduler>> sched = NewPolicyScheduler(cluster, "predictive", GPUCAST_DEFAULT_DATA_DIR);
     ASSERT_TRUE(sched.ok()) << sched.message();
-    Result<std::unique_ptr<Service>> s =
-        Service::Create(opts_, std::make_unique<testing::FakeEngine>(), std::move(sched).value());
+    Result<std::unique_ptr<Service>> s = Service::Create(opts_, std::move(engine), std::move(sched).value());
     ASSERT_TRUE(s.ok()) << s.message();
     service_ = std::move(s).value();
     port_ = *service_->Bind("127.0.0.1", 0);
@@ -331,6 +337,163 @@ TEST_F(K8sRoutesTest, MixedClusterPodsNameTheirGpu) {
   json c = Body(client_->Get("/v1/cluster"));
   ASSERT_EQ(c["node_groups"].size(), 2u);
   EXPECT_EQ(c["node_groups"][1]["type"], "A100-80GB");
+}
+
+}  // namespace
+}  // namespace gpucast::service
+
+namespace gpucast::service {
+namespace {
+
+std::string Fixed(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// A pod on a MIG slice (the device plugin's mixed strategy,
+// nvidia.com/mig-<profile>: 1) is predicted on that slice through the path
+// of POST /v1/predict: the real engine (the physics predictor trained on the
+// shared Lucid data, the VGG graph of models/), and the webhook's annotations
+// are the API's reply for {"mig": <profile>} on the same GPU, as it rounds
+// them. The share is left as the pod asked (a slice is isolated).
+TEST_F(K8sRoutesTest, AMigPodIsPredictedOnItsSliceAsTheApiPredictsIt) {
+  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  std::filesystem::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
+  const std::string vgg = dir_ + "/vgg.onnx";
+  Start("nodes=2,gpus_per_node=1,type=A100-80GB", std::move(engine).value());
+  json& c = review_["request"]["object"]["spec"]["containers"][0];
+  c["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}, {"requests", {{"nvidia.com/mig-1g.10gb", "1"}}}};
+  Annotations()["gpucast.io/model"] = vgg;
+  Annotations()["gpucast.io/batch"] = "8";
+  json resp = Mutate();
+  ASSERT_EQ(resp["allowed"], true) << resp.dump();
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(pod["spec"], review_["request"]["object"]["spec"]);  // the MIG request is left as it is
+  const json& a = pod["metadata"]["annotations"];
+  auto api = PostJson("/v1/predict", {{"model", vgg}, {"batch", 8}, {"mig", "1g.10gb"}});
+  ASSERT_TRUE(api);
+  ASSERT_EQ(api->status, 200) << api->body;
+  const json want = Body(api);
+  EXPECT_EQ(want["gpu"], "A100-80GB");
+  EXPECT_EQ(want["mig_profile"], "1g.10gb");
+  EXPECT_EQ(a["gpucast.io/predicted-gpu"], "A100-80GB");
+  EXPECT_EQ(a["gpucast.io/predicted-mig"], "1g.10gb");
+  EXPECT_EQ(a["gpucast.io/predicted-util"], Fixed("%.2f", want["predicted_util"].get<double>()));
+  EXPECT_EQ(a["gpucast.io/predicted-util-interval"], Fixed("%.2f", want["predicted_util_interval"][0].get<double>()) + "-" +
+                                                         Fixed("%.2f", want["predicted_util_interval"][1].get<double>()));
+  ASSERT_TRUE(want["gpu_mem_mib"].is_number()) << want.dump();
+  EXPECT_EQ(a["gpucast.io/predicted-mem-mib"], Fixed("%.0f", std::ceil(want["gpu_mem_mib"].get<double>() - 1e-9)));
+  EXPECT_EQ(a["gpucast.io/predicted-mem-interval-mib"],
+            Fixed("%.0f", std::floor(want["gpu_mem_interval"]["low"].get<double>())) + "-" +
+                Fixed("%.0f", std::ceil(want["gpu_mem_interval"]["high"].get<double>() - 1e-9)));
+  ASSERT_TRUE(want["step_ms"].is_number()) << want.dump();
+  EXPECT_EQ(a["gpucast.io/predicted-step-ms"], Fixed("%.1f", want["step_ms"].get<double>()));
+  EXPECT_EQ(a["gpucast.io/predicted-step-ms-interval"], Fixed("%.1f", want["step_ms_interval"]["low"].get<double>()) + "-" +
+                                                            Fixed("%.1f", want["step_ms_interval"]["high"].get<double>()));
+  EXPECT_THAT(a["gpucast.io/share"].get<std::string>(), ::testing::EndsWith(",mig=1g.10gb"));
+  EXPECT_TRUE(k8s::ShareVerifies(opts_.k8s.share_key, "ml", pod));
+  // The slice, not the whole GPU: the API's whole-A100 step differs from the slice's.
+  auto whole = PostJson("/v1/predict", {{"model", vgg}, {"batch", 8}});
+  ASSERT_EQ(whole->status, 200) << whole->body;
+  EXPECT_NE(Body(whole)["step_ms"], want["step_ms"]);
+  // The extender passes the nodes of its type at the top score; the slice is not a share of a whole GPU.
+  auto f = PostJson("/k8s/v1/prioritize", {{"Pod", pod}, {"NodeNames", {"gpu-a", "gpu-b"}}});
+  EXPECT_EQ(Body(f), json::parse(R"([{"Host": "gpu-a", "Score": 10}, {"Host": "gpu-b", "Score": 10}])"));
+
+  // The single strategy: nvidia.com/gpu 1 on nodes selected by their MIG product label.
+  c["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+  review_["request"]["object"]["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "A100-SXM4-80GB-MIG-1g.10gb"}};
+  resp = Mutate();
+  ASSERT_EQ(resp["allowed"], true) << resp.dump();
+  json single = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(single["spec"], review_["request"]["object"]["spec"]);
+  for (const char* k : {"gpucast.io/predicted-util", "gpucast.io/predicted-mem-mib", "gpucast.io/predicted-step-ms",
+                        "gpucast.io/predicted-mig", "gpucast.io/predicted-gpu"}) {
+    EXPECT_EQ(single["metadata"]["annotations"][k], a[k]) << k;
+  }
+  review_["request"]["object"]["spec"].erase("nodeSelector");
+
+  // Memory the slice does not have: denied with the API's capacity of the slice. The first
+  // batch (doubling from 128) whose memory high end the API puts above the slice's.
+  int64_t batch = 128;
+  for (; batch <= 8192; batch *= 2) {
+    auto big = PostJson("/v1/predict", {{"model", vgg}, {"batch", batch}, {"mig", "1g.10gb"}});
+    ASSERT_EQ(big->status, 200) << big->body;
+    EXPECT_EQ(Body(big)["gpu_mem_capacity_mib"], 9728);
+    if (Body(big)["gpu_mem_interval"]["high"].get<double>() > 9728) break;
+  }
+  ASSERT_LE(batch, 8192) << "no batch up to 8192 exceeds the slice";
+  Annotations()["gpucast.io/batch"] = std::to_string(batch);
+  c["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}};
+  resp = Mutate();
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_THAT(resp["status"]["message"].get<std::string>(),
+              HasSubstr("the A100-80GB MIG 1g.10gb slice's 9728 MiB (nvidia.com/mig-1g.10gb)"));
+  Annotations()["gpucast.io/batch"] = "8";
+
+  // Unknown and malformed profiles name the container and the resource; a profile the GPU lacks too.
+  const std::pair<std::string, std::string> bad[] = {
+      {"nvidia.com/mig-7g.99gb",
+       "gpucast: pod ml/resnet50-train: container train: resources.limits.nvidia.com/mig-7g.99gb: unknown MIG "
+       "profile '7g.99gb' (MIG profiles of gpucast's GPUs: "},
+      {"nvidia.com/mig-",
+       "gpucast: pod ml/resnet50-train: container train: resources.limits.nvidia.com/mig-: no MIG profile after "
+       "'nvidia.com/mig-'"},
+      {"nvidia.com/mig-1g.5gb",
+       "gpucast: pod ml/resnet50-train: container train: nvidia.com/mig-1g.5gb: GPU 'A100-80GB' has no MIG profile "
+       "'1g.5gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)"},
+  };
+  for (const auto& [resource, message] : bad) {
+    c["resources"] = {{"limits", {{resource, "1"}}}};
+    resp = Mutate();
+    EXPECT_EQ(resp["allowed"], false) << resource;
+    EXPECT_THAT(resp["status"]["message"].get<std::string>(), ::testing::StartsWith(message)) << resource;
+  }
+  // The API: a profile no GPU has is a bad request (400, as an unknown GPU); one the GPU lacks, 422.
+  auto r = PostJson("/v1/predict", {{"model", vgg}, {"batch", 8}, {"mig", "7g.99gb"}});
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(Error(r), ::testing::StartsWith("field 'mig': unknown MIG profile '7g.99gb' (MIG profiles of "));
+  r = PostJson("/v1/predict", {{"model", vgg}, {"batch", 8}, {"mig", "1g.5gb"}});
+  EXPECT_EQ(r->status, 422);
+  EXPECT_THAT(Error(r), HasSubstr("GPU 'A100-80GB' has no MIG profile '1g.5gb' (profiles: 1g.10gb, "));
+  r = PostJson("/v1/predict", {{"model", vgg}, {"batch", 8}, {"gpu", "RTX3900"}});
+  EXPECT_EQ(r->status, 400);
+}
+
+// A mixed cluster's MIG pod that names no GPU is predicted for the types that have its profile
+// (the fake engine: util 10 x batch); a profile none of them has is refused naming the types.
+TEST_F(K8sRoutesTest, AMixedClustersMigPodIsPredictedForTheTypesWithTheProfile) {
+  Start("nodes=1,gpus_per_node=1,type=RTX3090;nodes=1,gpus_per_node=1,type=A100-80GB");
+  json& c = review_["request"]["object"]["spec"]["containers"][0];
+  c["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}};
+  json resp = Mutate();
+  ASSERT_EQ(resp["allowed"], true) << resp.dump();
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "A100-80GB");
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/share"], "gpu=A100-80GB,gpus=1,util=40.00,mem_mib=0,mig=1g.10gb");
+  // The fake engine predicts no memory: the slice's memory is not checked, and kubectl says so.
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(),
+              HasSubstr("no memory model: whether the job fits the MIG 1g.10gb slice's memory is not checked"));
+  c["resources"] = {{"limits", {{"nvidia.com/mig-1g.5gb", "1"}}}};
+  EXPECT_EQ(Mutate()["status"]["message"],
+            "gpucast: pod ml/resnet50-train: container train: nvidia.com/mig-1g.5gb: no GPU type of the cluster "
+            "(RTX3090, A100-80GB) has MIG profile '1g.5gb'");
+}
+
+// --k8s-fail-open: a pod with an unknown MIG profile is let through unchanged, with the reason as a warning.
+TEST_F(K8sRoutesTest, FailOpenAllowsAnUnknownMigProfileWithAWarning) {
+  opts_.k8s.fail_open = true;
+  Start();
+  review_["request"]["object"]["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/mig-7g.99gb", "1"}}}};
+  json resp = Mutate();
+  EXPECT_EQ(resp["allowed"], true);
+  EXPECT_FALSE(resp.contains("patch"));
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(),
+              HasSubstr("container train: resources.limits.nvidia.com/mig-7g.99gb: unknown MIG profile '7g.99gb'"));
+  EXPECT_THAT(resp["warnings"][0].get<std::string>(), HasSubstr("(allowed unchanged, without a gpucast share)"));
 }
 
 }  // namespace
