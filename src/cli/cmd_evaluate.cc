@@ -19,6 +19,7 @@
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
+#include "predict/physics.h"
 #include "predict/predictor.h"
 #include "predict/step_eval.h"
 #include "predict/regressor.h"
@@ -47,6 +48,7 @@ struct EvaluateFlags {
   bool per_workload = false;
   bool each_set = false;  // set by RunEvaluate when --features each
   bool power_limited_clock = kDefaultPowerLimitedClock;
+  bool tensor_core_split = false;  // physics' tensor_core_split in every model fitted (predict/physics.h)
   std::string plot;
   std::string observations;  // service database: print the learning curve of its observed jobs
   std::vector<std::string> steps;  // pollux-t4 / zeus folders: step-time evaluation (predict/step_eval.h)
@@ -161,6 +163,7 @@ int RunEvaluate(EvaluateFlags f) {
   }
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("evaluate", catalog.message());
+  SetPhysicsTensorCoreSplitDefault(f.tensor_core_split);
   auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig, f.power_limited_clock});
   if (!data.ok()) return Fail("evaluate", data.message());
   if (f.memory_only) return RunMemoryEvaluation(*data, splits, f.level, f.json);
@@ -424,6 +427,7 @@ CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
   sub->add_option("--plot", flags->plot, "Write a predicted-vs-measured SVG of the first result");
   AddPowerLimitedClock(sub, &flags->power_limited_clock,
                       "in every model evaluate trains, as train's option of the same name does");
+  AddTensorCoreSplit(sub, &flags->tensor_core_split, "in every model evaluate trains");
   sub->footer(std::string("RMSLE = sqrt(mean((ln(1+pred) - ln(1+measured))^2)), utilization in percent. GPU memory "
                           "(rows with a gmem or gmem_mib column): MAPE, MAE in MiB, the fraction of rows whose "
                           "interval high end is at or above the measured value. ") +

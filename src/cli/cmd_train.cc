@@ -11,6 +11,7 @@
 #include "cli/observations_cli.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
+#include "predict/physics.h"
 #include "predict/predictor.h"
 #include "predict/regressor.h"
 
@@ -28,6 +29,7 @@ struct TrainFlags {
   std::string features;  // empty: the algorithm's default (DefaultFeatureSet)
   std::string observations;  // service database whose observed jobs are added as rows
   bool power_limited_clock = kDefaultPowerLimitedClock;
+  bool tensor_core_split = false;  // physics' tensor_core_split in every model fitted (predict/physics.h)
   bool quiet = false;
 };
 
@@ -36,6 +38,7 @@ int RunTrain(TrainFlags f) {
   if (f.catalog.empty()) f.catalog = DefaultCatalog();
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("train", catalog.message());
+  SetPhysicsTensorCoreSplitDefault(f.tensor_core_split);
   auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig, f.power_limited_clock});
   if (!data.ok()) return Fail("train", data.message());
   if (!f.observations.empty()) {
@@ -111,6 +114,7 @@ CLI::App* AddTrain(CLI::App& root, int* exit_code) {
                   "and GPU, labelled with the sample-weighted mean of its observations (docs/predictor.md)");
   AddPowerLimitedClock(sub, &flags->power_limited_clock,
                       "recorded in the predictor file: every front end that loads it computes features the same way");
+  AddTensorCoreSplit(sub, &flags->tensor_core_split, "recorded in the predictor file (the physics model's tensor_core_split)");
   sub->add_flag("--quiet,-q", flags->quiet, "No progress on stderr (each selection candidate's score as it is done)");
   sub->footer(std::string("See docs/predictor.md for the features, the algorithms and their evaluation. ") +
               kPathsFooter);

@@ -122,6 +122,13 @@ CLI::Option* AddPowerLimitedClock(CLI::App* sub, bool* on, const std::string& ap
   return yes;
 }
 
+CLI::Option* AddTensorCoreSplit(CLI::App* sub, bool* on, const std::string& applies) {
+  return sub->add_flag("--tensor-core-split", *on,
+                       "physics: divide a mixed-precision (amp) row's compute time by its own fitted efficiency "
+                       "(tensor cores) instead of the one of FP32 work, " + applies +
+                           " (an experiment, off by default; docs/predictor.md, where the step error comes from)");
+}
+
 void ArmDeadline(const std::string& command, double seconds) {
   if (seconds <= 0) return;
   char secs[32];

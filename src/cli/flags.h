@@ -47,6 +47,8 @@ void ArmDeadline(const std::string& command, double seconds);
 // sustains (JobConfig::power_limited_clock). `*on` holds the default (kDefaultPowerLimitedClock)
 // when called; `applies` ends the help text's first sentence: what the setting is applied to.
 CLI::Option* AddPowerLimitedClock(CLI::App* sub, bool* on, const std::string& applies);
+// --tensor-core-split: the physics model's tensor_core_split (predict/physics.h), an experiment.
+CLI::Option* AddTensorCoreSplit(CLI::App* sub, bool* on, const std::string& applies);
 
 // --help of --attr (analyze, predict): every key ParseJobAttr knows (features/features.h;
 // tests/cli_test.sh checks the list against its "unknown key (known: ...)" error).

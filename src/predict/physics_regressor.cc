@@ -5,6 +5,8 @@
 //
 //   gpu    = est_compute_ms/1e3 / eff_compute + est_memory_ms/1e3 / eff_memory
 //            + kernel_count * gpu_s_per_kernel                      (busy time)
+//            (tensor_core_split = 1, an experiment: a row with amp = 1 divides its
+//            compute term by an eighth parameter eff_tensor_core instead)
 //   launch = kernel_count * host_s_per_kernel * (1 + amp * amp_host_factor)
 //   core   = max(gpu, launch) + host_s_per_step
 //            kernel launches are asynchronous: the host issues them while the
@@ -45,6 +47,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <type_traits>
 
 #include "predict/physics.h"
 #include "predict/bounded_theta.h"
@@ -77,6 +80,12 @@ double LoaderGrid(int k) { return k == 0 ? 0.0 : std::pow(10.0, -6.0 + 5.0 * (k 
 constexpr double kMaxLoaderSPerSample = 0.1;
 constexpr int kNumTheta = sizeof kTheta / sizeof *kTheta;
 using Theta = std::array<double, kNumTheta>;
+// With tensor_core_split: the seven and the efficiency of a mixed-precision (amp) row's compute.
+constexpr ThetaDef kThetaSplit[] = {kTheta[0], kTheta[1], kTheta[2], kTheta[3], kTheta[4], kTheta[5], kTheta[6],
+                                    {"eff_tensor_core", 0.02, 1.0, 0.4}};
+constexpr int kNumThetaSplit = kNumTheta + 1;
+
+bool g_tensor_core_split_default = false;
 
 // Columns the model reads; the optional ones may be absent from the schema.
 enum Col {
@@ -98,9 +107,12 @@ bool UnknownPipeline(const Row& r) { return r[kOnGpu] == 0 && r[kRl] == 0 && !(r
 // when the row does not give its own.
 // `host`: the host's speed factor (StepVariation::host_factor; 1 in fitting).
 // `per_step`: the per-step host seconds in series (NaN: t's host_s_per_step).
-PhysicsStep Step(const Theta& t, const Row& r, double per_sample, double host = 1, double per_step = std::nan("")) {
+// `eff_tc`: the compute efficiency of an amp row (tensor_core_split); NaN: eff_compute's.
+PhysicsStep Step(const Theta& t, const Row& r, double per_sample, double host = 1, double per_step = std::nan(""),
+                 double eff_tc = std::nan("")) {
   PhysicsStep s;
-  s.gpu_s = r[kCompute] * 1e-3 / t[0] + r[kMemory] * 1e-3 / t[1] + r[kKernels] * t[2];
+  const double eff_compute = r[kAmp] > 0 && !std::isnan(eff_tc) ? eff_tc : t[0];
+  s.gpu_s = r[kCompute] * 1e-3 / eff_compute + r[kMemory] * 1e-3 / t[1] + r[kKernels] * t[2];
   double launch = host * r[kKernels] * t[3] * (1 + r[kAmp] * t[4]);
   if (r[kLoaderMsKnown] > 0) {
     per_sample = r[kLoaderMs] * 1e-3;  // stated: measured on the job's own host
@@ -125,7 +137,11 @@ class Physics : public PhysicsModel {
  public:
   std::string Algo() const override { return "physics"; }
   Status Configure(const json& p) override { return ApplyParams(Algo(), p, Specs()); }
-  json Params() const override { return ParamsJson(const_cast<Physics*>(this)->Specs()); }
+  json Params() const override {
+    json j = ParamsJson(const_cast<Physics*>(this)->Specs());
+    if (!(split_ > 0)) j.erase("tensor_core_split");  // off: the files as before the setting
+    return j;
+  }
   std::vector<std::string> RequiredFeatures() const override {
     return std::vector<std::string>(kColumns, kColumns + kNumRequired);
   }
@@ -175,23 +191,23 @@ class Physics : public PhysicsModel {
     std::map<int, std::vector<size_t>> latent;
     for (size_t i = 0; i < rows.size(); ++i)
       if (UnknownPipeline(rows[i])) latent[group_.size() == rows.size() ? group_[i] : 0].push_back(i);
-    auto row_loss = [&](const Theta& t, size_t i, double per_sample) {
-      PhysicsStep p = Step(t, rows[i], per_sample);
+    auto row_loss = [&](const Theta& t, double eff_tc, size_t i, double per_sample) {
+      PhysicsStep p = Step(t, rows[i], per_sample, 1, std::nan(""), eff_tc);
       double s = std::isnan(y[i]) ? 0.0 : rho(std::log1p(p.util) - y[i]);
       if (std::isfinite(log_step[i]) && p.step_s > 0) s += rho(std::log(p.step_s) - log_step[i]);
       if (std::isfinite(log_busy[i]) && p.gpu_s > 0) s += rho(std::log(p.gpu_s) - log_busy[i]);
       return s;
     };
     // Loss and, per latent workload, its loader seconds per sample.
-    auto profile = [&](const Theta& t, std::vector<double>* loaders) {
+    auto profile = [&](const Theta& t, double eff_tc, std::vector<double>* loaders) {
       double s = 0;
       for (size_t i = 0; i < rows.size(); ++i)
-        if (!UnknownPipeline(rows[i])) s += row_loss(t, i, 0);
+        if (!UnknownPipeline(rows[i])) s += row_loss(t, eff_tc, i, 0);
       for (const auto& [g, idx] : latent) {
         double best = INFINITY, best_l = 0;
         for (int k = 0; k < kLoaderGridSize; ++k) {
           double l = 0;
-          for (size_t i : idx) l += row_loss(t, i, LoaderGrid(k));
+          for (size_t i : idx) l += row_loss(t, eff_tc, i, LoaderGrid(k));
           if (l < best) best = l, best_l = LoaderGrid(k);
         }
         s += best;
@@ -199,35 +215,52 @@ class Physics : public PhysicsModel {
       }
       return s / rows.size();
     };
-    auto loss = [&](const Theta& z) { return profile(ThetaFromZ(kTheta, z), nullptr); };
-    // Fixed starts: the guesses, and each parameter moved to either end of a
-    // central band in turn (2 * kNumTheta + 1 starts); short runs, best 3 refined.
-    std::vector<Theta> starts;
-    Theta z0;
-    for (int i = 0; i < kNumTheta; ++i) z0[i] = ThetaToZ(kTheta[i], kTheta[i].start);
-    starts.push_back(z0);
-    for (int i = 0; i < kNumTheta; ++i)
-      for (double d : {-2.0, 2.0}) {
-        Theta z = z0;
-        z[i] += d;
-        starts.push_back(z);
+    // The parameters from a point of the search (N = 7, or 8 with the tensor-core split).
+    auto unpack = [](const auto& full, Theta* t, double* eff_tc) {
+      for (int i = 0; i < kNumTheta; ++i) (*t)[i] = full[i];
+      *eff_tc = full.size() > static_cast<size_t>(kNumTheta) ? full[kNumTheta] : std::nan("");
+    };
+    auto search = [&](const auto& defs) {
+      using Z = std::array<double, std::extent_v<std::remove_reference_t<decltype(defs)>>>;
+      auto loss = [&](const Z& z) {
+        Theta t;
+        double eff_tc;
+        unpack(ThetaFromZ(defs, z), &t, &eff_tc);
+        return profile(t, eff_tc, nullptr);
+      };
+      // Fixed starts: the guesses, and each parameter moved to either end of a
+      // central band in turn (2 * N + 1 starts); short runs, best 3 refined.
+      std::vector<Z> starts;
+      Z z0;
+      for (size_t i = 0; i < z0.size(); ++i) z0[i] = ThetaToZ(defs[i], defs[i].start);
+      starts.push_back(z0);
+      for (size_t i = 0; i < z0.size(); ++i)
+        for (double d : {-2.0, 2.0}) {
+          Z z = z0;
+          z[i] += d;
+          starts.push_back(z);
+        }
+      std::vector<std::pair<double, Z>> runs;
+      for (const Z& z : starts) {
+        Z zf = NelderMead(loss, z, 1.0, static_cast<int>(evals_ / 4), 1e-10);
+        runs.push_back({loss(zf), zf});
       }
-    std::vector<std::pair<double, Theta>> runs;
-    for (const Theta& z : starts) {
-      Theta zf = NelderMead(loss, z, 1.0, static_cast<int>(evals_ / 4), 1e-10);
-      runs.push_back({loss(zf), zf});
-    }
-    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    Theta best = runs[0].second;
-    double best_loss = runs[0].first;
-    for (size_t k = 0; k < 3 && k < runs.size(); ++k) {
-      Theta z = runs[k].second;
-      for (int round = 0; round < 3; ++round) z = NelderMead(loss, z, 0.3, static_cast<int>(evals_), 1e-10);
-      if (double l = loss(z); l < best_loss) best_loss = l, best = z;
-    }
-    theta_ = ThetaFromZ(kTheta, best);
+      std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      Z best = runs[0].second;
+      double best_loss = runs[0].first;
+      for (size_t k = 0; k < 3 && k < runs.size(); ++k) {
+        Z z = runs[k].second;
+        for (int round = 0; round < 3; ++round) z = NelderMead(loss, z, 0.3, static_cast<int>(evals_), 1e-10);
+        if (double l = loss(z); l < best_loss) best_loss = l, best = z;
+      }
+      unpack(ThetaFromZ(defs, best), &theta_, &eff_tc_);
+    };
+    if (split_ > 0)
+      search(kThetaSplit);
+    else
+      search(kTheta);
     workload_loaders_.clear();
-    profile(theta_, &workload_loaders_);
+    profile(theta_, eff_tc_, &workload_loaders_);
     // Which latent workloads are identified: a workload of step-only rows
     // (Pollux) cannot tell its loader from a GPU slower than the model says
     // (both lengthen its step linearly in the batch; utilization is what
@@ -286,7 +319,7 @@ class Physics : public PhysicsModel {
           auto k = latent_index.find(g);
           per_sample = k != latent_index.end() && k->second < workload_loaders_.size() ? workload_loaders_[k->second] : 0;
         }
-        const PhysicsStep p = Step(theta_, r, per_sample, 1, 0.0);  // the model's step without per-step host work
+        const PhysicsStep p = Step(theta_, r, per_sample, 1, 0.0, eff_tc_);  // the model's step without per-step host work
         const double busy = std::expm1(y[i]) / 100 * step_s_[i];
         const double idle = step_s_[i] - busy, model_idle = std::max(0.0, p.step_s - p.gpu_s);
         implied[g].push_back(std::max(0.0, idle - model_idle));
@@ -301,7 +334,8 @@ class Physics : public PhysicsModel {
     }
     std::vector<double> resid;
     for (size_t i = 0; i < rows.size(); ++i)
-      if (!std::isnan(y[i])) resid.push_back(y[i] - std::log1p(Step(theta_, rows[i], loader_s_per_sample_).util));
+      if (!std::isnan(y[i]))
+        resid.push_back(y[i] - std::log1p(Step(theta_, rows[i], loader_s_per_sample_, 1, std::nan(""), eff_tc_).util));
     resid_low_ = Quantile(resid, (1 - interval_) / 2);
     resid_high_ = Quantile(resid, (1 + interval_) / 2);
     fitted_ = true;
@@ -337,7 +371,7 @@ class Physics : public PhysicsModel {
       // scenarios (it is measured, not unknown; only the host's speed scales it).
       auto own = v.own_loaders && index_[kParams] >= 0 ? loader_by_params_.find(r[kParams]) : loader_by_params_.end();
       if (own != loader_by_params_.end()) l = own->second;
-      PhysicsStep s = Step(theta_, r, l, v.host_factor, v.host_s_per_step);
+      PhysicsStep s = Step(theta_, r, l, v.host_factor, v.host_s_per_step, eff_tc_);
       if (own != loader_by_params_.end() && s.unknown_pipeline) {
         s.own_loader_s_per_sample = own->second;
         s.unknown_pipeline = false;
@@ -350,6 +384,7 @@ class Physics : public PhysicsModel {
   Result<json> Save() const override {
     if (!fitted_) return Status::Error("physics: not fitted");
     json j = SaveTheta(kTheta, theta_, resid_low_, resid_high_);
+    if (split_ > 0) j["theta"]["eff_tensor_core"] = eff_tc_;
     j["loader_s_per_sample"] = loader_s_per_sample_;
     j["workload_loader_s_per_sample"] = workload_loaders_;
     json by = json::array();
@@ -364,6 +399,15 @@ class Physics : public PhysicsModel {
     if (!named_) return Status::Error("physics: feature names not set");
     RETURN_IF_ERROR(LoadTheta(Algo(), j, kTheta, &theta_, &resid_low_, &resid_high_));
     try {
+      // The split is on where the file has its efficiency (files before the setting, or fitted
+      // without it, have none: eff_compute for every row, whatever the process default).
+      eff_tc_ = std::nan("");
+      split_ = j.at("theta").contains("eff_tensor_core") ? 1 : 0;
+      if (split_ > 0) {
+        eff_tc_ = j.at("theta").at("eff_tensor_core").get<double>();
+        if (!(eff_tc_ >= kThetaSplit[kNumTheta].lo && eff_tc_ <= kThetaSplit[kNumTheta].hi))
+          return Status::Error("physics: theta 'eff_tensor_core' outside its bounds");
+      }
       loader_s_per_sample_ = j.at("loader_s_per_sample").get<double>();
       workload_loaders_ = j.at("workload_loader_s_per_sample").get<std::vector<double>>();
       loader_by_params_.clear();
@@ -394,6 +438,7 @@ class Physics : public PhysicsModel {
   std::vector<std::pair<std::string, double>> Parameters() const override {
     std::vector<std::pair<std::string, double>> out;
     for (int i = 0; i < kNumTheta; ++i) out.push_back({kTheta[i].name, theta_[i]});
+    if (split_ > 0) out.push_back({"eff_tensor_core", eff_tc_});
     out.push_back({"loader_s_per_sample", loader_s_per_sample_});
     return out;
   }
@@ -402,7 +447,8 @@ class Physics : public PhysicsModel {
   std::vector<ParamSpec> Specs() {
     return {{"max_evals", &evals_, 100, 1e6, true},
             {"robust_scale", &delta_, 0.01, 10, false},
-            {"interval", &interval_, 0.01, 1, false}};
+            {"interval", &interval_, 0.01, 1, false},
+            {"tensor_core_split", &split_, 0, 1, true}};
   }
   std::vector<Row> Rows(const Matrix& x) const {
     std::vector<Row> rows;
@@ -415,6 +461,8 @@ class Physics : public PhysicsModel {
   }
 
   double evals_ = 1500, delta_ = 0.3, interval_ = 0.8;
+  double split_ = g_tensor_core_split_default ? 1 : 0;  // tensor_core_split (0 or 1)
+  double eff_tc_ = std::nan("");                        // eff_tensor_core; NaN: off (eff_compute's)
   std::array<int, kNumCols> index_{};
   size_t cols_ = 0;
   bool named_ = false, fitted_ = false;
@@ -432,6 +480,7 @@ class Physics : public PhysicsModel {
 }  // namespace
 
 std::unique_ptr<PhysicsModel> MakePhysicsModel() { return std::make_unique<Physics>(); }
+void SetPhysicsTensorCoreSplitDefault(bool on) { g_tensor_core_split_default = on; }
 std::unique_ptr<Regressor> MakePhysics() { return MakePhysicsModel(); }
 
 }  // namespace gpucast

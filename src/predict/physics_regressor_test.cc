@@ -132,6 +132,81 @@ TEST(PhysicsTest, FitRecoversAModelItGeneratedItself) {
   }
 }
 
+// The tensor-core split (tensor_core_split, an experiment off by default): a mixed-precision row's
+// compute term is divided by eff_tensor_core, an FP32 row's by eff_compute. Hand-counted: a weight-free
+// 4096³ matmul on the A100, forward + backward 3 * 2 * 4096³ FLOPs, compute-bound at either peak
+// (features_test.cc, AmpUsesTheTensorPeakForComputeBoundMatmul): est_compute 3 * 2 * 4096³ / 19.5e12 s
+// in FP32, / 312e12 s under AMP. With eff_compute 0.5 and eff_tensor_core 0.2 the GPU-busy times are
+// those over 0.5 and over 0.2 (no memory term, one kernel of 2 us here).
+TEST(PhysicsTest, TensorCoreSplitDividesAnAmpRowsComputeByItsOwnEfficiency) {
+  const double flops = 3 * 2.0 * 4096 * 4096 * 4096;
+  const double fp32_ms = flops / 19.5e12 * 1e3, amp_ms = flops / 312e12 * 1e3;
+  const Matrix x = {{fp32_ms, 0, 1, 0, 32, 0, 1, 0}, {amp_ms, 0, 1, 1, 32, 0, 1, 0}};
+  json split = Theta();
+  split["theta"]["eff_tensor_core"] = 0.2;
+  auto on = MakePhysicsModel();
+  ASSERT_TRUE(on->Configure(json{{"tensor_core_split", 1}}).ok());
+  ASSERT_TRUE(on->SetFeatureNames(kNames).ok());
+  ASSERT_TRUE(on->Load(split).ok());
+  auto p = on->PredictSteps(x);
+  ASSERT_TRUE(p.ok()) << p.message();
+  EXPECT_NEAR((*p)[0].gpu_s, flops / 19.5e12 / 0.5 + 2e-6, 1e-12);
+  EXPECT_NEAR((*p)[1].gpu_s, flops / 312e12 / 0.2 + 2e-6, 1e-12);
+  EXPECT_EQ(on->Params().value("tensor_core_split", -1), 1);
+  // A file without eff_tensor_core (every file before the setting) reads as one efficiency for both.
+  auto off = Loaded();
+  EXPECT_FALSE(off->Params().contains("tensor_core_split"));
+  p = off->PredictSteps(x);
+  EXPECT_NEAR((*p)[0].gpu_s, flops / 19.5e12 / 0.5 + 2e-6, 1e-12);
+  EXPECT_NEAR((*p)[1].gpu_s, flops / 312e12 / 0.5 + 2e-6, 1e-12);
+  // Saved and loaded again: the same efficiencies.
+  auto saved = on->Save();
+  ASSERT_TRUE(saved.ok());
+  EXPECT_DOUBLE_EQ((*saved)["theta"]["eff_tensor_core"].get<double>(), 0.2);
+  auto again = MakePhysicsModel();
+  ASSERT_TRUE(again->Configure(on->Params()).ok());
+  ASSERT_TRUE(again->SetFeatureNames(kNames).ok());
+  ASSERT_TRUE(again->Load(*saved).ok());
+  EXPECT_NEAR((*again->PredictSteps(x))[1].gpu_s, flops / 312e12 / 0.2 + 2e-6, 1e-12);
+}
+
+// Fitted with the split, on rows a split model made: the steps come back, and the two efficiencies
+// apart (0.5 and 0.15). The rows have no memory term (a memory time proportional to the compute time
+// would trade eff_memory against both).
+TEST(PhysicsTest, TensorCoreSplitFitRecoversBothEfficiencies) {
+  json split = Theta();
+  split["theta"]["eff_tensor_core"] = 0.15;
+  auto truth = MakePhysicsModel();
+  ASSERT_TRUE(truth->Configure(json{{"tensor_core_split", 1}}).ok());
+  ASSERT_TRUE(truth->SetFeatureNames(kNames).ok());
+  ASSERT_TRUE(truth->Load(split).ok());
+  Matrix x;
+  std::vector<double> y, step;
+  for (double batch : {16.0, 64.0, 256.0})
+    for (double amp : {0.0, 1.0})
+      for (double kernels : {50.0, 800.0}) {
+        x.push_back({0.2 * batch, 0, kernels, amp, batch, 0, 1, 0});
+        auto p = truth->PredictSteps({x.back()});
+        y.push_back(std::log1p((*p)[0].util));
+        step.push_back((*p)[0].step_s);
+      }
+  auto m = MakePhysicsModel();
+  ASSERT_TRUE(m->Configure(json{{"tensor_core_split", 1}}).ok());
+  ASSERT_TRUE(m->SetFeatureNames(kNames).ok());
+  m->SetStepTimes(step);
+  ASSERT_TRUE(m->Fit(x, y, 0).ok());
+  double eff_compute = 0, eff_tc = 0;
+  for (const auto& [name, value] : m->Parameters()) {
+    if (name == "eff_compute") eff_compute = value;
+    if (name == "eff_tensor_core") eff_tc = value;
+  }
+  EXPECT_NEAR(eff_compute, 0.5, 0.05);
+  EXPECT_NEAR(eff_tc, 0.15, 0.015);
+  auto p = m->PredictSteps(x);
+  ASSERT_TRUE(p.ok());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(std::log((*p)[i].step_s), std::log(step[i]), 0.05) << "row " << i;
+}
+
 // A workload of step-only rows (no utilization: Pollux) has a fitted loader, but with a
 // step alone its loader and a GPU slower than the model are the same signature: it neither
 // sets the loader an unseen job gets nor is carried to its graph. Rows made by the truth
