@@ -647,26 +647,42 @@ void UtilModel::set_calibration_scores(std::vector<double> scores, IntervalMetho
 }
 
 std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level) {
+  // The chain's anchor levels (predictor.h): the default level and the trade-off table's lowest.
+  constexpr double kWindowAnchorHigh = 0.8, kWindowAnchorLow = 0.5;
   if (sorted.empty()) return {0, 0};
   const size_t n = sorted.size();
-  const size_t k = static_cast<size_t>(std::clamp(std::ceil((n + 1) * level), 1.0, static_cast<double>(n)));
-  auto shortest = [&](size_t m) {  // the shortest window of m scores; ties: the lowest start
-    size_t best = 0;
-    for (size_t i = 1; i + m <= n; ++i)
-      if (sorted[i + m - 1] - sorted[i] < sorted[best + m - 1] - sorted[best]) best = i;
-    return std::pair<double, double>{sorted[best], sorted[best + m - 1]};
+  auto scores_at = [&](double l) {
+    return static_cast<size_t>(std::clamp(std::ceil((n + 1) * l), 1.0, static_cast<double>(n)));
   };
-  // The hull of the shortest windows of 1..k scores, so that a higher level's window contains a
-  // lower one's (the shortest windows alone do not nest: one of k + 1 scores may leave a low
-  // end that one of k scores took). Each score is its own shortest 1-window: the one taken is
-  // the low end of the shortest 2-window.
-  const double first = shortest(std::min<size_t>(2, n)).first;
-  std::pair<double, double> out{first, first};
-  for (size_t m = 2; m <= k; ++m) {
-    auto [a, b] = shortest(m);
-    out.first = std::min(out.first, a), out.second = std::max(out.second, b);
+  const size_t k = scores_at(level), m_high = scores_at(kWindowAnchorHigh), m_low = scores_at(kWindowAnchorLow);
+  // The start of the shortest window of m scores among sorted[from..to] (ties: the lowest).
+  auto shortest = [&](size_t m, size_t from, size_t to) {
+    size_t best = from;
+    for (size_t i = from + 1; i + m - 1 <= to; ++i)
+      if (sorted[i + m - 1] - sorted[i] < sorted[best + m - 1] - sorted[best]) best = i;
+    return best;
+  };
+  // One chain of windows [sorted[lo], sorted[hi]], one of each size 1..n, each inside the next
+  // (so a higher level's window contains a lower one's, for every input): through the shortest
+  // window of m_high scores [top_lo, top_hi] and the shortest of m_low scores inside it. Below
+  // m_low it is peeled one score at a time, dropping the end whose removal shortens it more (ties:
+  // the high end); above it grows by the nearer neighbouring score (ties: the low one), inside
+  // [top_lo, top_hi] up to m_high scores (it reaches exactly that window), then over all n.
+  const size_t top_lo = shortest(m_high, 0, n - 1), top_hi = top_lo + m_high - 1;
+  size_t lo = top_lo, hi = top_hi, first = 0, last = n - 1;
+  if (k < m_high) {
+    lo = shortest(m_low, top_lo, top_hi), hi = lo + m_low - 1;
+    first = top_lo, last = top_hi;
   }
-  return out;
+  while (hi - lo + 1 > k) {
+    if (sorted[lo + 1] - sorted[lo] > sorted[hi] - sorted[hi - 1]) ++lo;
+    else --hi;
+  }
+  while (hi - lo + 1 < k) {
+    if (hi == last || (lo > first && sorted[lo] - sorted[lo - 1] <= sorted[hi + 1] - sorted[hi])) --lo;
+    else ++hi;
+  }
+  return {sorted[lo], sorted[hi]};
 }
 
 std::pair<double, double> GroupedWindow(const std::vector<std::vector<double>>& sorted_groups, double level) {

@@ -378,10 +378,16 @@ double TransferUtilScore(double measured, double predicted, double band_low, dou
 // the floor((n+1)(1-level)/2)-th and ceil((n+1)(1+level)/2)-th order
 // statistics, clamped to the sample.
 std::pair<double, double> ConformalOffsets(const std::vector<double>& sorted, double level);
-// The nested shortest window at `level`: the hull of the shortest windows
-// [sorted[i], sorted[i+m-1]] (ties: the lowest i) for m = 1..k, k = ceil((n+1) level)
-// clamped to [1, n]; the 1-window is the low end of the shortest 2-window. It holds at
-// least k scores and contains the window of every lower level (nested by construction).
+// The nested shortest window at `level`, holding k = ceil((n+1) level) scores (clamped to
+// [1, n]): the size-k member of one chain of windows [sorted[i], sorted[j]] of 1..n scores,
+// each inside the next, so it contains the window of every lower level, for every input. The
+// chain passes through the shortest window of m_high = ceil((n+1) 0.8) scores
+// (ties: the lowest start) and the shortest of m_low = ceil((n+1) 0.5) scores
+// inside that one (both clamped to [1, n]); below m_low it peels, dropping the end whose removal
+// shortens it more (ties: the high end); above, it grows by the nearer neighbouring score (ties:
+// the low one), inside the m_high window up to m_high scores. The anchor levels are fixed a
+// priori: 0.8, the default level (there it is the unconstrained shortest window), and 0.5, the
+// lowest level of the width/coverage trade-off table. O(n).
 std::pair<double, double> ShortestWindow(const std::vector<double>& sorted, double level);
 // The window of scores whose exchangeable units are groups (GPU types), not rows: each group's
 // ShortestWindow at `level` [lo_g, hi_g]; with K groups, k = min(K, ceil((K + 1) level)); the

@@ -24,39 +24,92 @@ TEST(IntervalTest, ShortestWindowHandValues) {
   EXPECT_EQ(ShortestWindow({}, 0.8), (std::pair<double, double>{0, 0}));
 }
 
-// The shortest windows alone do not nest across levels: of {0, 1, 2, 6, 7, 8, 9} the shortest
-// 3-window is [0, 2] (level 0.3), the shortest 4-window [6, 9] (level 0.5). The window is their
-// hull, so the higher level's contains the lower one's: [0, 9] at 0.5.
+// The shortest windows alone do not nest across levels: of {0, 1, 2, 6, 7, 8, 9} (n = 7) the
+// shortest 3-window is [0, 2] (level 0.3: k = ceil(2.4) = 3), the shortest 4-window [6, 9] (level
+// 0.5: k = 4). The window is one chain of nested windows, through the shortest window of
+// ceil(8 * 0.8) = 7 scores (all, [0, 9]) and the shortest of ceil(8 * 0.5) = 4 inside it ([6, 9],
+// spans 6, 6, 6, 3): at 0.3 that one peeled by one score, dropping the end whose removal
+// shortens it more: 7 - 6 = 1 against 9 - 8 = 1, a tie: the high end, [6, 8]. The former
+// construction, the hull of the shortest windows of 1..k scores, was [0, 9] at 0.5 (9 wide, not 3).
 TEST(IntervalTest, ShortestWindowNestsAcrossLevels) {
   const std::vector<double> s = {0, 1, 2, 6, 7, 8, 9};
-  EXPECT_EQ(ShortestWindow(s, 0.3), (std::pair<double, double>{0, 2}));
-  EXPECT_EQ(ShortestWindow(s, 0.5), (std::pair<double, double>{0, 9}));
-  // Random samples (with ties, as the scores beyond the risk band have: many zeros), every level
-  // of a grid, and the grouped window over them.
+  EXPECT_EQ(ShortestWindow(s, 0.3), (std::pair<double, double>{6, 8}));
+  EXPECT_EQ(ShortestWindow(s, 0.5), (std::pair<double, double>{6, 9}));
+  EXPECT_EQ(ShortestWindow(s, 0.8), (std::pair<double, double>{0, 9}));
+  // At 0.8 the window is the unconstrained shortest one; the hull was wider. Of t (n = 9, k =
+  // ceil(10 * 0.8) = 8) the 8-windows are [0, 4.6] (4.6) and [0.5, 5] (4.5): [0.5, 5]. The hull also
+  // took the shortest 3-window [0, 0.6] (spans 0.6, 1, 1.9, 1.8, 1.5, 1.3, 1): [0, 5], 5 wide.
+  const std::vector<double> t = {0, 0.5, 0.6, 1.5, 2.5, 3.3, 4, 4.6, 5};
+  EXPECT_EQ(ShortestWindow(t, 0.8), (std::pair<double, double>{0.5, 5}));
+  // At 0.5 (k = 5): the shortest 5-window inside [0.5, 5] (spans 2.8, 3.4, 3.1, 2.5): [2.5, 5];
+  // at 0.9 (k = 9) it grows by the one score left, 0.
+  EXPECT_EQ(ShortestWindow(t, 0.5), (std::pair<double, double>{2.5, 5}));
+  EXPECT_EQ(ShortestWindow(t, 0.9), (std::pair<double, double>{0, 5}));
+}
+
+// Random samples (normal, skewed, heavy-tailed, and with ties, as the scores beyond the risk
+// band have: many zeros), every level 0.05..0.99: the window holds at least ceil((n + 1) level)
+// scores (clamped to n), contains the one of every lower level, and the grouped window over such
+// samples nests too. Against independent references: never narrower than the shortest window
+// of k scores (brute force), equal to it at 0.8, and at 0.8 never wider than the hull of the
+// shortest windows of 1..k scores (the former construction).
+TEST(IntervalTest, ShortestWindowPropertiesOnRandomSamples) {
   std::mt19937 rng(7);
   std::normal_distribution<double> normal(0, 1);
-  for (int trial = 0; trial < 50; ++trial) {
+  std::lognormal_distribution<double> lognormal(0, 1);
+  std::cauchy_distribution<double> cauchy(0, 1);
+  auto shortest_span = [](const std::vector<double>& v, size_t m) {
+    double best = v[m - 1] - v[0];
+    for (size_t i = 1; i + m <= v.size(); ++i) best = std::min(best, v[i + m - 1] - v[i]);
+    return best;
+  };
+  auto hull_span = [&](const std::vector<double>& v, size_t k) {
+    double lo = v.back(), hi = v.front();
+    for (size_t m = 1; m <= k; ++m)
+      for (size_t i = 0; i + m <= v.size(); ++i)
+        if (v[i + m - 1] - v[i] == shortest_span(v, m)) {
+          lo = std::min(lo, v[i]), hi = std::max(hi, v[i + m - 1]);
+          break;
+        }
+    return hi - lo;
+  };
+  for (int trial = 0; trial < 80; ++trial) {
     std::vector<std::vector<double>> groups(1 + trial % 5);
     for (auto& g : groups) {
-      for (int i = 0; i < 5 + (trial * 7) % 40; ++i) g.push_back(i % 3 == 0 ? 0.0 : normal(rng) * (1 + trial % 3));
+      const int n = 1 + (trial * 7) % 60;
+      for (int i = 0; i < n; ++i) {
+        switch (trial % 4) {
+          case 0: g.push_back(normal(rng)); break;
+          case 1: g.push_back(lognormal(rng)); break;
+          case 2: g.push_back(cauchy(rng)); break;
+          default: g.push_back(i % 3 == 0 ? 0.0 : normal(rng) * (1 + trial % 3));
+        }
+      }
       std::sort(g.begin(), g.end());
     }
-    std::pair<double, double> prev{0, 0}, prev_grouped{0, 0};
-    for (int k = 1; k <= 99; ++k) {
-      const double level = 0.01 * k;
-      auto w = ShortestWindow(groups[0], level), gw = GroupedWindow(groups, level);
-      if (k > 1) {
-        EXPECT_LE(w.first, prev.first) << trial << " " << level;
-        EXPECT_GE(w.second, prev.second) << trial << " " << level;
-        EXPECT_LE(gw.first, prev_grouped.first) << trial << " " << level;
-        EXPECT_GE(gw.second, prev_grouped.second) << trial << " " << level;
+    const std::vector<double>& v = groups[0];
+    const size_t n = v.size();
+    std::pair<double, double> prev, prev_grouped;
+    for (int percent = 5; percent <= 99; ++percent) {
+      const double level = 0.01 * percent;
+      const std::string where = std::to_string(trial) + " " + std::to_string(level);
+      auto w = ShortestWindow(v, level), gw = GroupedWindow(groups, level);
+      if (percent > 5) {
+        EXPECT_LE(w.first, prev.first) << where;
+        EXPECT_GE(w.second, prev.second) << where;
+        EXPECT_LE(gw.first, prev_grouped.first) << where;
+        EXPECT_GE(gw.second, prev_grouped.second) << where;
       }
-      // It holds at least ceil((n + 1) level) scores (clamped to n).
-      const size_t n = groups[0].size();
-      const size_t need = std::min(n, static_cast<size_t>(std::max(1.0, std::ceil((n + 1) * level))));
-      EXPECT_GE(static_cast<size_t>(std::count_if(groups[0].begin(), groups[0].end(),
-                                                  [&](double v) { return w.first <= v && v <= w.second; })),
-                need);
+      const size_t k = std::min(n, static_cast<size_t>(std::max(1.0, std::ceil((n + 1) * level))));
+      EXPECT_GE(static_cast<size_t>(std::count_if(v.begin(), v.end(),
+                                                  [&](double x) { return w.first <= x && x <= w.second; })),
+                k)
+          << where;
+      EXPECT_GE(w.second - w.first, shortest_span(v, k)) << where;
+      if (percent == 80) {
+        EXPECT_EQ(w.second - w.first, shortest_span(v, k)) << where;
+        EXPECT_LE(w.second - w.first, hull_span(v, k)) << where;
+      }
       prev = w, prev_grouped = gw;
     }
   }
