@@ -1303,23 +1303,13 @@ local function size_job(conf, d, req, out, uid, gid, parts)
   if req.tres_per_job and req.tres_per_job ~= "" then out.tres_per_job = join_tres(nil, keep.tres_per_job) end
   if req.tres_per_task and req.tres_per_task ~= "" then out.tres_per_task = join_tres(nil, keep.tres_per_task) end
   local from = conf.headroom == "interval" and string.format("interval high %.1f%%", p.high) or "point"
-  local extra = {}
-  for k, v in pairs(d.dims) do extra[#extra + 1] = "dim." .. pct_encode(k) .. "=" .. v end
-  for k, v in pairs(d.attrs) do extra[#extra + 1] = "attr." .. pct_encode(k) .. "=" .. pct_encode(v) end
-  table.sort(extra)
   -- Read back by slurm_job_modify (share=) and by gpucast-epilog.sh (model, batch, amp, dim., attr.).
   -- One model= per pass, as declared (the epilog rebuilds the networks from them).
-  local declared = {}
-  for _, m in ipairs(d.models) do
-    for _ = 1, m.n do declared[#declared + 1] = "model=" .. pct_encode(m.path) end
-  end
   -- Tokens KEY=VALUE separated by one blank, each value percent-encoded (no blank, '=' or ','
   -- in it): gpucast-epilog.sh reads them token by token, so no part of a declaration can pose
   -- as another token.
-  out.admin_comment = string.format("gpucast: %s batch=%d%s%s%s%s util=%.1f interval=%.1f-%.1f basis=%s%s share=%s:%d/%d",
-                                    table.concat(declared, " "), d.batch, d.amp and " amp=1" or "",
-                                    #extra > 0 and (" " .. table.concat(extra, " ")) or "",
-                                    d.gpu and (" gpu=" .. pct_encode(d.gpu)) or "",
+  out.admin_comment = string.format("gpucast: %s%s%s util=%.1f interval=%.1f-%.1f basis=%s%s share=%s:%d/%d",
+                                    declared_tokens(d), d.gpu and (" gpu=" .. pct_encode(d.gpu)) or "",
                                     dp_nodes and (" nodes=" .. dp_nodes) or "", p.util, p.low, p.high,
                                     conf.headroom == "interval" and "high" or "point", mem_note, kind, n, of)
   local msg = string.format("gpucast: %s batch %d%s%s%s: predicted GPU utilization %.1f%%%s (interval %.1f-%.1f%%, sized by %s) -> %s",
