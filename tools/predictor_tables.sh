@@ -7,8 +7,11 @@
 #   a100   trained on the RTX 3090 rows, every A100 80GB row predicted (physics and nested auto)
 #   dp     data-parallel predictions of a physics predictor trained on the Lucid rows
 #   gpus   the GPU table's sources
-#   steps  step time: lowo and leave-one-GPU-type-out with the Pollux single-GPU runs as step-only rows, and
-#          evaluate --steps on Pollux (data-parallel, all-reduce vs sync_time) and Zeus (ratios between GPUs)
+#   steps [EVALUATE FLAGS...]
+#          step time: lowo and leave-one-GPU-type-out with the Pollux single-GPU runs as step-only rows, and
+#          evaluate --steps on Pollux (data-parallel, all-reduce vs sync_time) and Zeus (ratios between GPUs);
+#          flags after `steps` go to every evaluate run, for the variants' tables (`steps
+#          --no-power-limited-clock`, `steps --tensor-core-split`; about 10 minutes each on 2 shared cores)
 #   OUT_DIR  (any other argument) the former full set of runs, JSON and OUT_DIR/tables.md (about an hour)
 # Markdown on stdout, progress on stderr; the sections are generated blocks of docs/predictor.md
 # (tools/docs.py, `make docs DOCS_ALL=1`).
@@ -49,12 +52,13 @@ section() {  # the sections printed as generated blocks
     done
     /usr/bin/python3 "$ROOT/tools/predictor_md.py" dp "$T"/dp_resnet50_*.json "$T"/dp_vgg_*.json ;;
   steps)
+    shift
     local POLLUX=$DATA/pollux-t4 ZEUS=$DATA/zeus p1
-    ev steps_lowo --data "$LUCID" --data "$MIG" --data "$POLLUX" --split lowo --algo physics & p1=$!
-    ev steps_logo --data "$LUCID" --data "$MIG" --data "$POLLUX" --split logo --algo physics
+    ev steps_lowo "$@" --data "$LUCID" --data "$MIG" --data "$POLLUX" --split lowo --algo physics & p1=$!
+    ev steps_logo "$@" --data "$LUCID" --data "$MIG" --data "$POLLUX" --split logo --algo physics
     wait $p1
-    echo "## steps: gpucast evaluate --steps" >&2
-    nice -n 10 "$B" evaluate --data "$LUCID" --data "$MIG" --steps "$POLLUX" --steps "$ZEUS" --algo physics --json \
+    echo "## steps: gpucast evaluate $* --steps" >&2
+    nice -n 10 "$B" evaluate "$@" --data "$LUCID" --data "$MIG" --steps "$POLLUX" --steps "$ZEUS" --algo physics --json \
       --quiet > "$T/steps.json"
     /usr/bin/python3 "$ROOT/tools/predictor_md.py" steps "$T/steps_lowo.json" "$T/steps_logo.json" "$T/steps.json" ;;
   gpus)
@@ -63,7 +67,9 @@ section() {  # the sections printed as generated blocks
   esac
 }
 case $OUT in
-  lowo|a100|dp|gpus|steps) section "$OUT"; exit ;;
+  steps) shift 2; section steps "$@"; exit ;;
+  lowo|a100|dp|gpus) [ $# -eq 2 ] || { echo "predictor_tables.sh: only 'steps' takes evaluate flags" >&2; exit 2; }
+    section "$OUT"; exit ;;
 esac
 mkdir -p "$OUT"
 run() {  # name, then evaluate arguments
