@@ -255,10 +255,20 @@ class Physics : public PhysicsModel {
       }
       unpack(ThetaFromZ(defs, best), &theta_, &eff_tc_);
     };
-    if (split_ > 0)
+    // eff_tensor_core is fitted only where the training rows can tell it: an amp row with a measured
+    // utilization (its busy time apart from its host time). An amp step alone cannot tell tensor
+    // cores slower than the model from more host work per kernel under autocast (amp_host_factor):
+    // both lengthen it (as a step-only workload's loader and a slower GPU, below). Without such a row
+    // (no amp rows, or only step-only ones: Pollux) the fit is the one-efficiency fit and
+    // eff_tensor_core is eff_compute (tc_identified_ false; docs/predictor.md).
+    tc_identified_ = false;
+    for (size_t i = 0; i < rows.size(); ++i) tc_identified_ = tc_identified_ || (rows[i][kAmp] > 0 && !std::isnan(y[i]));
+    if (split_ > 0 && tc_identified_) {
       search(kThetaSplit);
-    else
+    } else {
       search(kTheta);
+      if (split_ > 0) eff_tc_ = theta_[0];
+    }
     workload_loaders_.clear();
     profile(theta_, eff_tc_, &workload_loaders_);
     // Which latent workloads are identified: a workload of step-only rows
@@ -384,7 +394,10 @@ class Physics : public PhysicsModel {
   Result<json> Save() const override {
     if (!fitted_) return Status::Error("physics: not fitted");
     json j = SaveTheta(kTheta, theta_, resid_low_, resid_high_);
-    if (split_ > 0) j["theta"]["eff_tensor_core"] = eff_tc_;
+    if (split_ > 0) {
+      j["theta"]["eff_tensor_core"] = eff_tc_;
+      j["eff_tensor_core_identified"] = tc_identified_;  // reported; false: eff_compute's (Fit)
+    }
     j["loader_s_per_sample"] = loader_s_per_sample_;
     j["workload_loader_s_per_sample"] = workload_loaders_;
     json by = json::array();
@@ -405,6 +418,7 @@ class Physics : public PhysicsModel {
       split_ = j.at("theta").contains("eff_tensor_core") ? 1 : 0;
       if (split_ > 0) {
         eff_tc_ = j.at("theta").at("eff_tensor_core").get<double>();
+        tc_identified_ = j.value("eff_tensor_core_identified", true);  // files before it: fitted
         if (!(eff_tc_ >= kThetaSplit[kNumTheta].lo && eff_tc_ <= kThetaSplit[kNumTheta].hi))
           return Status::Error("physics: theta 'eff_tensor_core' outside its bounds");
       }
@@ -463,6 +477,7 @@ class Physics : public PhysicsModel {
   double evals_ = 1500, delta_ = 0.3, interval_ = 0.8;
   double split_ = g_tensor_core_split_default ? 1 : 0;  // tensor_core_split (0 or 1)
   double eff_tc_ = std::nan("");                        // eff_tensor_core; NaN: off (eff_compute's)
+  bool tc_identified_ = false;                          // an amp row with a utilization was fitted
   std::array<int, kNumCols> index_{};
   size_t cols_ = 0;
   bool named_ = false, fitted_ = false;

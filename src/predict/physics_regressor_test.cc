@@ -207,6 +207,59 @@ TEST(PhysicsTest, TensorCoreSplitFitRecoversBothEfficiencies) {
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(std::log((*p)[i].step_s), std::log(step[i]), 0.05) << "row " << i;
 }
 
+// The same rows with the amp rows' utilization unmeasured (step-only, as Pollux'): an amp step alone
+// cannot tell slower tensor cores from more host work under autocast, so the split is not fitted:
+// eff_tensor_core is eff_compute and every prediction is the one-efficiency fit's, bit for bit; the
+// model file says so (eff_tensor_core_identified false) and reads back the same.
+TEST(PhysicsTest, TensorCoreSplitIsNotFittedWithoutAnAmpRowsUtilization) {
+  json split = Theta();
+  split["theta"]["eff_tensor_core"] = 0.15;
+  auto truth = MakePhysicsModel();
+  ASSERT_TRUE(truth->Configure(json{{"tensor_core_split", 1}}).ok());
+  ASSERT_TRUE(truth->SetFeatureNames(kNames).ok());
+  ASSERT_TRUE(truth->Load(split).ok());
+  Matrix x;
+  std::vector<double> y, step;
+  for (double batch : {16.0, 64.0, 256.0})
+    for (double amp : {0.0, 1.0})
+      for (double kernels : {50.0, 800.0}) {
+        x.push_back({0.2 * batch, 0, kernels, amp, batch, 0, 1, 0});
+        auto p = truth->PredictSteps({x.back()});
+        y.push_back(amp > 0 ? std::nan("") : std::log1p((*p)[0].util));
+        step.push_back((*p)[0].step_s);
+      }
+  auto fit = [&](int on) {
+    auto m = MakePhysicsModel();
+    EXPECT_TRUE(m->Configure(json{{"tensor_core_split", on}}).ok());
+    EXPECT_TRUE(m->SetFeatureNames(kNames).ok());
+    m->SetStepTimes(step);
+    EXPECT_TRUE(m->Fit(x, y, 0).ok());
+    return m;
+  };
+  auto one = fit(0), m = fit(1);
+  double eff_compute = -1, eff_tc = -2;
+  for (const auto& [name, value] : m->Parameters()) {
+    if (name == "eff_compute") eff_compute = value;
+    if (name == "eff_tensor_core") eff_tc = value;
+  }
+  EXPECT_EQ(eff_tc, eff_compute);
+  auto a = one->PredictSteps(x), b = m->PredictSteps(x);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ((*a)[i].step_s, (*b)[i].step_s) << "row " << i;
+    EXPECT_EQ((*a)[i].util, (*b)[i].util) << "row " << i;
+  }
+  auto saved = m->Save();
+  ASSERT_TRUE(saved.ok());
+  EXPECT_FALSE(saved->at("eff_tensor_core_identified").get<bool>());
+  auto back = MakePhysicsModel();
+  ASSERT_TRUE(back->SetFeatureNames(kNames).ok());
+  ASSERT_TRUE(back->Load(*saved).ok());
+  auto c = back->PredictSteps(x);
+  ASSERT_TRUE(c.ok());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ((*c)[i].step_s, (*b)[i].step_s) << "row " << i;
+}
+
 // A workload of step-only rows (no utilization: Pollux) has a fitted loader, but with a
 // step alone its loader and a GPU slower than the model are the same signature: it neither
 // sets the loader an unseen job gets nor is carried to its graph. Rows made by the truth
