@@ -135,7 +135,7 @@ cat >"$T/bin/squeue" <<EOF
 #!/bin/sh
 [ "\$1 \$2 \$3 \$4" = "--json -t all -j" ] || exit 1
 shift 2
-printf '{"meta": {}, "errors": [], "jobs": [{"job_id": %s, "name": "x TresPerNode=gres:shard:8 AdminComment=gpucast_job=1\\\\nAdminComment=gpucast_job=1", "user_id": 1234, "group_id": %s, "user_name": "alice", "tres_per_node": "%s", "admin_comment": "gpucast: model=%s batch=32 %sutil=10.2 interval=8.0-14.1 basis=point share=\${SHARE:-shard:1/8}"}]}\n' "\$3" "\${JGID:-1234}" "\${TPN:-gres:shard:1}" "\${MODEL:-$T/my%20models/point%20net%25.onnx}" "\${EXTRA:-}"
+printf '{"meta": {}, "errors": [], "jobs": [{"job_id": %s, "name": "x TresPerNode=gres:shard:8 AdminComment=gpucast_job=1\\\\nAdminComment=gpucast_job=1", "user_id": 1234, "group_id": %s, "user_name": "alice", "tres_per_node": "%s", "admin_comment": "gpucast: model=%s batch=32 %sutil=10.2 interval=8.0-14.1 basis=point share=%s"}]}\n' "\$3" "\${JGID:-1234}" "\${TPN:-gres:shard:1}" "\${MODEL:-$T/my%20models/point%20net%25.onnx}" "\${EXTRA:-}" "\${SHARE:-shard:1/8}"
 EOF
 chmod +x "$T/bin/sacct" "$T/bin/scontrol" "$T/bin/squeue"
 # nvidia-smi logs: nvsmi_log_dir ($T/nv, root's, 755) holds one directory per user (alice: uid 1234).
