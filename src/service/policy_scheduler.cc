@@ -403,6 +403,9 @@ class PolicyScheduler : public Scheduler {
         slices.push_back({{"id", r.id}, {"mig", r.profile}, {"predicted_util", r.util}});
       }
       const MigSlices all = GpuSlices(gpu.type), used = SlicesUsed(g);
+      // Held against whole-GPU jobs while it holds slices (a reader of this view, such as the
+      // Kubernetes extender, then puts no whole-GPU pod there).
+      exclusive = exclusive || !slices.empty();
       gpus.push_back({{"id", gpu.id},
                       {"node", gpu.node},
                       {"type", gpu.type},

@@ -380,6 +380,8 @@ TEST(PolicySchedulerTest, MigJobsTakeSlicesOfGpusThatRunNoWholeGpuJob) {
   EXPECT_EQ(c["gpus"][1]["mig_jobs"][0]["mig"], "3g.40gb");
   EXPECT_EQ(c["gpus"][1]["mig_slices_free"], json({{"compute", 0}, {"memory", 0}}));
   EXPECT_EQ(c["gpus"][0]["mig_slices_free"], nullptr);
+  EXPECT_EQ(c["gpus"][1]["exclusive"], true);  // held against whole-GPU jobs while it holds slices
+  EXPECT_EQ(c["gpus"][0]["exclusive"], false);
   // A whole-GPU job of 50: GPU 0 would reach 110, and GPU 1, in MIG use, is not offered to it.
   auto wait = s->Plan({Queued(5, 50)}, 0);
   ASSERT_TRUE(wait.ok()) << wait.message();
