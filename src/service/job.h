@@ -91,7 +91,8 @@ struct Prediction {
   // PredictResult::unsure (an unmeasured GPU or an interval wider than
   // kUnsureWidthPoints), with its reasons; warnings: the graphs' (an eval-mode
   // export, ops without a schema) and the prediction's, as predict --json's.
-  // Not stored: a job read back from the store has them unset.
+  // Stored with the job (store.cc: columns added with them; a row written
+  // before them reads back with them unset).
   std::optional<double> step_ms, step_lo, step_hi;
   std::optional<bool> gpu_measured, unsure;
   std::vector<std::string> unsure_reasons, warnings;

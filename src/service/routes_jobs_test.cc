@@ -562,19 +562,21 @@ TEST_F(ServiceTest, AMigJobIsPredictedStoredAndRefusedAsPostV1PredictDoesIt) {
   EXPECT_EQ(p["mig_profile"], "1g.10gb");  // predict --json's field: the prediction was the slice's
   // The slice's capacity (9.5 GiB), not the whole A100 80GB's.
   EXPECT_EQ(p["gpu_mem_capacity_mib"], 9728.0);
-  // What the store keeps of a prediction (utilization and memory, each with its
-  // interval) is /v1/predict's. Step time and unsure are not stored for any job
-  // (job.h Prediction): the job's reply reads them back as null.
+  // The job's prediction, as stored and read back, is /v1/predict's field for field.
   for (const json& j : {job, shown}) {
     EXPECT_EQ(j["mig"], "1g.10gb");
     for (const char* k : {"predicted_util", "predicted_util_interval", "gpu_mem_mib", "gpu_mem_capacity_mib",
-                          "gpu_mem_fit", "gpu"}) {
+                          "gpu_mem_fit", "step_ms", "gpu_measured", "unsure", "unsure_reasons",
+                          "prediction_warnings", "gpu", "batch", "model"}) {
       EXPECT_EQ(j[k], p[k]) << k;
     }
-    EXPECT_EQ(j["gpu_mem_interval"]["low"], p["gpu_mem_interval"]["low"]);
-    EXPECT_EQ(j["gpu_mem_interval"]["high"], p["gpu_mem_interval"]["high"]);
-    EXPECT_TRUE(p["gpu_mem_mib"].is_number());
+    for (const char* k : {"gpu_mem_interval", "step_ms_interval"}) {
+      EXPECT_EQ(j[k]["low"], p[k]["low"]) << k;
+      EXPECT_EQ(j[k]["high"], p[k]["high"]) << k;
+    }
   }
+  EXPECT_TRUE(p["gpu_mem_mib"].is_number());
+  EXPECT_TRUE(p["step_ms"].is_number());
   // A different prediction from the whole GPU's: the slice was predicted for.
   json whole_body = body;
   whole_body.erase("mig");

@@ -137,10 +137,21 @@ TEST_F(StoreTest, MemoryPredictionAndMigration) {
   EXPECT_EQ((*old)->spec.model, "/m/old.onnx");
   EXPECT_EQ((*old)->spec.model_name, "/m/old.onnx");
   EXPECT_FALSE((*old)->prediction.mem_mib.has_value());
+  EXPECT_FALSE((*old)->prediction.step_ms.has_value());
+  EXPECT_FALSE((*old)->prediction.unsure.has_value());
+  EXPECT_TRUE((*old)->prediction.warnings.empty());
+  EXPECT_EQ((*old)->spec.mig, "");  // no "mig" in its spec: the whole GPU
   Job j = MakeJob("mem");
   j.prediction.mem_mib = 9000;
   j.prediction.mem_lo = 8000;
   j.prediction.mem_hi = 11000;
+  j.prediction.step_ms = 40.5;
+  j.prediction.step_lo = 21;
+  j.prediction.step_hi = 72;
+  j.prediction.gpu_measured = false;
+  j.prediction.unsure = true;
+  j.prediction.unsure_reasons = {"no measured utilization rows of GPU A100-80GB"};
+  j.prediction.warnings = {"w1", "w2"};
   bool replayed = false;
   ASSERT_TRUE((*s)->Insert(j, &replayed).ok());
   auto back = (*s)->Get(2);
@@ -148,6 +159,13 @@ TEST_F(StoreTest, MemoryPredictionAndMigration) {
   EXPECT_EQ(*(*back)->prediction.mem_hi, 11000);
   EXPECT_EQ(*(*back)->prediction.mem_lo, 8000);
   EXPECT_EQ(PackingMemMib((*back)->spec, (*back)->prediction), 11000);
+  EXPECT_EQ(*(*back)->prediction.step_ms, 40.5);
+  EXPECT_EQ(*(*back)->prediction.step_lo, 21);
+  EXPECT_EQ(*(*back)->prediction.step_hi, 72);
+  EXPECT_EQ(*(*back)->prediction.gpu_measured, false);
+  EXPECT_EQ(*(*back)->prediction.unsure, true);
+  EXPECT_EQ((*back)->prediction.unsure_reasons, j.prediction.unsure_reasons);
+  EXPECT_EQ((*back)->prediction.warnings, j.prediction.warnings);
 }
 
 // A MIG job's profile is kept in its spec JSON (no column, no migration): a
