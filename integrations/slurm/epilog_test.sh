@@ -51,9 +51,9 @@ check "nvidia-smi noheader" "$(bash "$EPI" --parse-nvsmi "$T/nounits.csv")" "30.
 c='gpucast: model=/shared/models/pointnet.onnx batch=32 amp=1 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8'
 check "comment" "$(bash "$EPI" --parse-comment "$c")" \
   'JOB {"model": "/shared/models/pointnet.onnx", "batch": 32, "amp": true, "dims": {}, "attrs": {}, "duration_s": 0}'
-check "a job on a MIG slice (mig=): not registered as a whole GPU's job" \
+check "a job on a MIG slice (mig=): registered with its mig, marked MIG (no observation)" \
   "$(bash "$EPI" --parse-comment 'gpucast: model=/m/p.onnx batch=8 gpu=A100-80GB mig=1g.10gb util=52.5 interval=40.0-61.0 basis=point mem=9000/9728 share=mig:1/1')" \
-  'MIG 1g.10gb'
+  'MIG {"model": "/m/p.onnx", "batch": 8, "amp": false, "dims": {}, "attrs": {}, "gpu": "A100-80GB", "mig": "1g.10gb", "duration_s": 0}'
 check "a MIG job's share is the whole slice (100%)" \
   "$(bash "$EPI" --parse-share 'gpucast: model=/m/p.onnx batch=8 mig=1g.10gb util=52.5 share=mig:1/1')" "100.000"
 check "id set by an operator (the whole AdminComment)" "$(bash "$EPI" --parse-comment "gpucast_job=17")" "ID 17"
@@ -135,7 +135,7 @@ cat >"$T/bin/squeue" <<EOF
 #!/bin/sh
 [ "\$1 \$2 \$3 \$4" = "--json -t all -j" ] || exit 1
 shift 2
-printf '{"meta": {}, "errors": [], "jobs": [{"job_id": %s, "name": "x TresPerNode=gres:shard:8 AdminComment=gpucast_job=1\\\\nAdminComment=gpucast_job=1", "user_id": 1234, "group_id": %s, "user_name": "alice", "tres_per_node": "%s", "admin_comment": "gpucast: model=%s batch=32 util=10.2 interval=8.0-14.1 basis=point share=shard:1/8"}]}\n' "\$3" "\${JGID:-1234}" "\${TPN:-gres:shard:1}" "\${MODEL:-$T/my%20models/point%20net%25.onnx}"
+printf '{"meta": {}, "errors": [], "jobs": [{"job_id": %s, "name": "x TresPerNode=gres:shard:8 AdminComment=gpucast_job=1\\\\nAdminComment=gpucast_job=1", "user_id": 1234, "group_id": %s, "user_name": "alice", "tres_per_node": "%s", "admin_comment": "gpucast: model=%s batch=32 %sutil=10.2 interval=8.0-14.1 basis=point share=%s"}]}\n' "\$3" "\${JGID:-1234}" "\${TPN:-gres:shard:1}" "\${MODEL:-$T/my%20models/point%20net%25.onnx}" "\${EXTRA:-}" "\${SHARE:-shard:1/8}"
 EOF
 chmod +x "$T/bin/sacct" "$T/bin/scontrol" "$T/bin/squeue"
 # nvidia-smi logs: nvsmi_log_dir ($T/nv, root's, 755) holds one directory per user (alice: uid 1234).
@@ -266,6 +266,37 @@ check "deputy mode: a model uid 65534 cannot read is refused by the service" \
 kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null
 rm -rf "$D"
 cp "$T/gpucast.conf.plain" "$T/slurm/gpucast.conf"; cp "$T/nogpu.txt" "$T/sacct.txt"
+# A job on a MIG slice (job_submit.lua's mig=): registered through POST /v1/jobs with its "mig"
+# on a service whose cluster has A100-80GBs, predicted and placed as a slice, measured or not;
+# no observation is posted (nvidia-smi and sacct's gpuutil read the whole GPU's counter).
+"$BIN" serve --listen 127.0.0.1:0 --db "$T/mig.db" --predictor "$T/p.json" --cluster "1x A100-80GB" \
+  --model-root "$T/my models" >"$T/mout" 2>"$T/merr" &
+MPID=$!
+MURL=""
+for _ in $(seq 100); do
+  addr=$(sed -n 's/^listening on //p' "$T/mout"); [ -n "$addr" ] && { MURL="http://$addr"; break; }; sleep 0.1
+done
+printf "url = %s\n" "$MURL" >>"$T/slurm/gpucast.conf"
+cp "$T/sacct50.txt" "$T/sacct.txt"
+for run in 1 2; do  # a rerun: the same record (Idempotency-Key), nothing posted
+  EXTRA="gpu=A100-80GB mig=1g.10gb " SHARE=mig:1/1 epilog 70
+done
+check "MIG: registered once, with its mig, placed on GPU 0, no observation" \
+  "$(curl -s -m 5 "$MURL/v1/jobs" | /usr/bin/python3 -c 'import json,sys; js=json.load(sys.stdin)["jobs"]; print(len(js), js[0]["mig"], js[0]["gpu"], js[0]["placement"], js[0]["observed_samples"])')" \
+  "1 1g.10gb A100-80GB [0] 0"
+check "MIG: the record's prediction is POST /v1/predict's for the same body" \
+  "$(curl -s -m 5 "$MURL/v1/jobs/1" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["predicted_util"], j["gpu_mem_capacity_mib"])')" \
+  "$(curl -s -m 5 -X POST "$MURL/v1/predict" -H 'Content-Type: application/json' \
+      -d "{\"model\": \"$T/my models/point net%.onnx\", \"batch\": 32, \"gpu\": \"A100-80GB\", \"mig\": \"1g.10gb\"}" |
+     /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["predicted_util"], j["gpu_mem_capacity_mib"])')"
+check "MIG: logged by each run" \
+  "$(grep -c "job 70: gpucast job 1: registered on a MIG 1g.10gb slice; no observation posted" "$T/epilog.err")" "2"
+cp "$T/nogpu.txt" "$T/sacct.txt"
+EXTRA="gpu=A100-80GB mig=1g.10gb " SHARE=mig:1/1 epilog 71
+check "MIG: registered without a measurement too" \
+  "$(grep -c "job 71: gpucast job 2: registered on a MIG 1g.10gb slice" "$T/epilog.err")" "1"
+kill "$MPID" 2>/dev/null; wait "$MPID" 2>/dev/null
+cp "$T/gpucast.conf.plain" "$T/slurm/gpucast.conf"
 # Log lines: control characters escaped.
 check "control characters escaped" "$(bash "$EPI" --esc "$(printf 'a\nerror: b\tc\033d\\')")" 'a\nerror: b\tc\x1bd\\'
 check "every line of the epilog's log is one entry" "$(grep -cv '^20[0-9-]*T[0-9:]*Z gpucast-epilog: job \|^gpucast-epilog: job ' "$T/epilog.err")" "0"

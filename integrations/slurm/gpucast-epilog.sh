@@ -128,9 +128,6 @@ parse_comment() {
     k ~ /^attr\.[A-Za-z0-9_]+$/ && v ~ /^[A-Za-z0-9_.]+$/ { attrs = attrs (attrs ? ", " : "") q(dec(substr(k, 6))) ": " q(v) }
     END {
       if (nm == 0) exit
-      # A job on a MIG slice (job_submit.lua: mig=PROFILE): POST /v1/jobs places whole GPUs and
-      # refuses "mig", and a record without it would file the utilization of the slice as that of a whole GPU.
-      if (mig != "") { print "MIG " mig; exit }
       if (nm == 1 && cnt[order[1]] == 1) {
         nets = "\"model\": " q(order[1])
       } else {
@@ -142,8 +139,12 @@ parse_comment() {
       extra = ""
       if (per_node > 1 || nodes > 1) extra = extra ", \"gpus\": " per_node * (nodes > 1 ? nodes : 1)
       if (gpu != "") extra = extra ", \"gpu\": " q(gpu)
-      printf "JOB {%s, \"batch\": %d, \"amp\": %s, \"dims\": {%s}, \"attrs\": {%s}%s, \"duration_s\": 0}\n",
-             nets, batch ? batch : 1, amp ? amp : "false", dims, attrs, extra
+      # A job on a MIG slice (job_submit.lua: mig=PROFILE): registered with its "mig", so that
+      # the record is of the slice (POST /v1/jobs predicts and places it as one); "MIG" in front:
+      # no observation is posted for it (every source reads the counter of the whole GPU).
+      if (mig != "") extra = extra ", \"mig\": " q(mig)
+      printf "%s {%s, \"batch\": %d, \"amp\": %s, \"dims\": {%s}, \"attrs\": {%s}%s, \"duration_s\": 0}\n",
+             mig != "" ? "MIG" : "JOB", nets, batch ? batch : 1, amp ? amp : "false", dims, attrs, extra
     }'
 }
 
@@ -236,6 +237,9 @@ IFS=$'\x1f' read -r comment tres juser juid jgid < <(timeout 20 squeue --json -t
 [ -n "$comment" ] || comment=$(timeout 20 sacct -j "$JOB" -X -P -n --format=AdminComment 2>/dev/null | head -1)
 p=$(parse_comment "$comment")
 share=$(parse_share "$comment")
+# A MIG slice is isolated: its share is the whole slice, and the whole GPU's counters can show
+# no overuse of it; it is registered whatever was measured, and no observation is posted.
+[[ "$p" == "MIG "* ]] && share=""
 user=${SLURM_JOB_USER:-$juser}
 juid=${SLURM_JOB_UID:-$juid}
 jgid=${SLURM_JOB_GID:-$jgid}
@@ -298,7 +302,7 @@ elif [ -n "$LOGDIR" ]; then
     fi
   fi
 fi
-[ -n "$source" ] || { log "no GPU utilization measured (no sacct gres/gpuutil, no nvidia-smi log)"; exit 0; }
+[ -n "$source" ] || [[ "$p" == "MIG "* ]] || { log "no GPU utilization measured (no sacct gres/gpuutil, no nvidia-smi log)"; exit 0; }
 
 # Overuse: measured above the share by more than the margin. Only per-job evidence counts
 # (source slurm: sacct's gres/gpuutil, gathered by slurmd for the job's own GPUs): a
@@ -343,19 +347,23 @@ fi
 cluster=${SLURM_CLUSTER_NAME:-$(timeout 20 scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')}
 case "$p" in
   "ID "*) id=${p#ID } ;;
-  "JOB "*)
+  "JOB "*|"MIG "*)
     READ_AS=()
     if [ "$DEPUTY" = 1 ]; then
       [[ "$juid" =~ ^[0-9]+$ && "$jgid" =~ ^[0-9]+$ ]] || { log "deputy mode: the job's uid:gid are unknown: not registered"; exit 0; }
       READ_AS=(-H "X-Gpucast-Read-As: $juid:$jgid")
     fi
     resp=$(curl -s -m 10 -w '\n%{http_code}' -X POST "$URL/v1/jobs" "${AUTH[@]}" "${READ_AS[@]}" \
-      -H 'Content-Type: application/json' -H "Idempotency-Key: slurm-${cluster:-cluster}-$JOB" -d "${p#JOB }")
+      -H 'Content-Type: application/json' -H "Idempotency-Key: slurm-${cluster:-cluster}-$JOB" -d "${p#* }")
     code=$(echo "$resp" | tail -1)
     id=$(echo "$resp" | head -1 | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
     [ "$code" = 201 ] && [ -n "$id" ] || { log "registering with gpucast failed: HTTP $code $(echo "$resp" | head -1)"; exit 0; }
+    if [[ "$p" == "MIG "* ]]; then
+      mig=$(echo "$resp" | head -1 | sed -n 's/.*"mig":"\([A-Za-z0-9_.+-]*\)".*/\1/p')
+      log "gpucast job $id: registered on a MIG ${mig:-?} slice; no observation posted (nvidia-smi and Slurm's gpuutil read the whole GPU's counter, not the slice's)"
+      exit 0
+    fi
     ;;
-  "MIG "*) log "a job on MIG slice ${p#MIG }: not registered (gpucast's job records are whole GPUs; POST /v1/jobs has no mig)"; exit 0 ;;
   *) log "no gpucast AdminComment: not a gpucast job"; exit 0 ;;
 esac
 # Idempotency-Key: a rerun of this epilog for the same job (Slurm retries it,

@@ -123,6 +123,16 @@ Result<ClosedLoop::Added> ClosedLoop::Add(int64_t job_id, Observation o, int* ht
     return Status::Error("job " + std::to_string(job_id) + " is cancelled: it takes no observations (a measurement "
                          "of a job that did not run as submitted would mislead training)");
   }
+  if (!job->spec.mig.empty()) {
+    // Every source (nvidia-smi, dcgm, slurm) is the device's utilization.gpu
+    // counter, which NVML reports for the whole GPU or not at all under MIG; a
+    // slice's prediction is of DCGM's per-instance GR_ENGINE_ACTIVE
+    // (Predictor::TargetFor). Stored, it would train a whole-GPU row.
+    *http_status = 422;
+    return Status::Error("job " + std::to_string(job_id) + " runs on a MIG " + job->spec.mig +
+                         " slice: it takes no observations (the sources " +
+                         "nvidia-smi, dcgm and slurm read the whole GPU's utilization counter, not the slice's)");
+  }
   RETURN_IF_ERROR(Store(*job, o, http_status));
   Added out;
   out.replayed = *http_status == 200;

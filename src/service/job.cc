@@ -77,6 +77,7 @@ Status StoredError(const std::string& field) { return Status::Error("stored job 
 
 json SpecToJson(const JobSpec& spec) {
   json j = CommonJson(spec);
+  if (!spec.mig.empty()) j["mig"] = spec.mig;  // as duration_s: only when set (a whole GPU has none)
   if (spec.models.empty()) {
     j["model"] = spec.model_name.empty() ? spec.model : spec.model_name;
   } else {
@@ -90,6 +91,9 @@ json SpecToJson(const JobSpec& spec) {
 
 json SpecToStoredJson(const JobSpec& spec) {
   json j = CommonJson(spec);
+  // Only when set: a whole-GPU job's stored text, and so its request digest
+  // (Idempotency-Key replays across an upgrade), is what it was before "mig".
+  if (!spec.mig.empty()) j["mig"] = spec.mig;
   if (spec.models.empty()) {
     j["model"] = spec.model;
     j["model_name"] = spec.model_name.empty() ? spec.model : spec.model_name;
@@ -145,6 +149,7 @@ Result<JobSpec> SpecFromStoredJson(const std::string& text) {
   }
   RETURN_IF_ERROR(str("gpu", &s.gpu));
   RETURN_IF_ERROR(str("name", &s.name));
+  RETURN_IF_ERROR(str("mig", &s.mig));  // rows written before "mig": the whole GPU
   if (j.contains("attrs")) {
     if (!j["attrs"].is_object()) return StoredError("attrs");
     for (const auto& [k, v] : j["attrs"].items()) {
@@ -181,19 +186,23 @@ double PackingMemMib(const JobSpec& spec, const Prediction& p) {
   return p.mem_hi && std::isfinite(*p.mem_hi) && *p.mem_hi > 0 ? *p.mem_hi : 0;
 }
 
-double GpuCapacityMib(const std::string& gpu) {
+double GpuCapacityMib(const std::string& gpu, const std::string& mig) {
+  if (!mig.empty()) {
+    Result<GpuSpec> slice = ResolveGpu(gpu, mig);
+    return slice.ok() ? slice->memory_gib * 1024 : 0;
+  }
   const GpuSpec* s = FindGpuSpec(gpu);
   return s ? s->memory_gib * 1024 : 0;
 }
 
-void AddPredictionJson(const Prediction& p, const std::string& gpu, json* j) {
+void AddPredictionJson(const Prediction& p, const std::string& gpu, json* j, const std::string& mig) {
   (*j)["predicted_util"] = p.util;
   (*j)["predicted_util_interval"] = {p.util_lo, p.util_hi};
   // As `predict --json` names them; null without a memory model.
   const auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   (*j)["gpu_mem_mib"] = num(p.mem_mib);
   (*j)["gpu_mem_interval"] = {{"low", num(p.mem_lo)}, {"high", num(p.mem_hi)}};
-  const double capacity = GpuCapacityMib(gpu);
+  const double capacity = GpuCapacityMib(gpu, mig);
   (*j)["gpu_mem_capacity_mib"] = capacity > 0 ? json(capacity) : json(nullptr);
   // The words of `predict --json`'s gpu_mem_fit (predict/memory_model.h fits, will_not_fit).
   const char* fit = "unknown";
@@ -213,7 +222,7 @@ json JobToJson(const Job& job) {
   json j = SpecToJson(job.spec);
   j["id"] = job.id;
   j["state"] = JobStateName(job.state);
-  AddPredictionJson(job.prediction, job.spec.gpu, &j);
+  AddPredictionJson(job.prediction, job.spec.gpu, &j, job.spec.mig);
   j["placement"] = job.placement;
   j["exclusive"] = job.exclusive;
   j["submitted_at"] = job.submitted_at;

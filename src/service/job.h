@@ -59,12 +59,15 @@ struct JobSpec {
   std::map<std::string, int64_t> dims;       // symbolic dims (seq_len -> 384)
   std::optional<double> duration_s;      // seconds the job runs once placed; unset: until cancelled
   double mem_mib = 0;                    // GPU memory per GPU the job needs, MiB; 0 = not stated
+  // MIG profile of `gpu` the job runs on ("" = the whole GPU), canonical
+  // ("1g.10gb"; request.cc MigName). Taken by POST /v1/predict and POST
+  // /v1/jobs alike; stored with the job (in its spec JSON, only when set) and
+  // placed on a slice (policy_scheduler.cc, docs/api.md "MIG jobs").
+  std::string mig;
   // Prediction inputs beside `gpucast predict`'s other flags (POST /v1/predict only:
   // the scheduler places whole GPUs of one node, so POST /v1/jobs refuses
-  // them; not stored): MIG profile of `gpu` ("" = whole GPU), nodes the gpus
-  // are spread on, links instead of the GPU table's, and the interval's
-  // level (0 = the predictor's default).
-  std::string mig;
+  // them; not stored): nodes the gpus are spread on, links instead of the
+  // GPU table's, and the interval's level (0 = the predictor's default).
   int64_t nodes = 1;
   std::string interconnect;
   double level = 0;
@@ -88,7 +91,8 @@ struct Prediction {
   // PredictResult::unsure (an unmeasured GPU or an interval wider than
   // kUnsureWidthPoints), with its reasons; warnings: the graphs' (an eval-mode
   // export, ops without a schema) and the prediction's, as predict --json's.
-  // Not stored: a job read back from the store has them unset.
+  // Stored with the job (store.cc: columns added with them; a row written
+  // before them reads back with them unset).
   std::optional<double> step_ms, step_lo, step_hi;
   std::optional<bool> gpu_measured, unsure;
   std::vector<std::string> unsure_reasons, warnings;
@@ -126,7 +130,8 @@ struct Job {
   std::string request_digest;           // digest of the request, to detect key reuse
 };
 
-// What a client sees: the models by the names it gave, attrs typed as the
+// What a client sees: the models by the names it gave, "mig" (the profile;
+// absent for a whole GPU), attrs typed as the
 // API takes them (loader_workers an integer, the flags 0/1, loader_ms_per_sample
 // a number). JobToJson and AddPredictionJson add "predicted_util",
 // "predicted_util_interval" [low, high] (percent), and, named as `predict
@@ -140,11 +145,13 @@ struct Job {
 // "prediction_warnings" (null / empty when not known).
 nlohmann::json SpecToJson(const JobSpec& spec);
 nlohmann::json JobToJson(const Job& job);
-void AddPredictionJson(const Prediction& p, const std::string& gpu, nlohmann::json* j);
+// `mig`: the job's MIG profile ("" = whole GPU): the capacity is the slice's.
+void AddPredictionJson(const Prediction& p, const std::string& gpu, nlohmann::json* j, const std::string& mig = "");
 
-// The memory of one GPU of type `gpu` (a GPU-table name), MiB; 0 if the table
-// does not know it. `predict --json`'s gpu_mem_capacity_mib for a whole GPU.
-double GpuCapacityMib(const std::string& gpu);
+// The memory of one GPU of type `gpu` (a GPU-table name), or of its MIG slice
+// `mig` (features/gpu_specs.h ResolveGpu: the instance's memory), MiB; 0 if
+// the table does not know it. `predict --json`'s gpu_mem_capacity_mib.
+double GpuCapacityMib(const std::string& gpu, const std::string& mig = "");
 
 // What the store keeps (and `gpucast train --observations` reads,
 // predict/observations.cc): SpecToJson with the files the service read

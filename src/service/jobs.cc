@@ -149,10 +149,11 @@ Result<Jobs::Submitted> Jobs::Submit(const JobRequest& req, std::string_view bod
   }
   if (replayed) return replay(*stored);
   if (opened.upload) opened.upload->Keep();  // the queued job holds the upload now
-  std::fprintf(stderr, "gpucast serve: job %lld submitted: %s, batch %lld, %lld GPU(s) %s, predicted %.1f%%%s\n",
+  std::fprintf(stderr, "gpucast serve: job %lld submitted: %s, batch %lld, %lld GPU(s) %s%s, predicted %.1f%%%s\n",
                static_cast<long long>(stored->id), ModelsForLog(stored->spec).c_str(),
                static_cast<long long>(stored->spec.batch), static_cast<long long>(stored->spec.gpus),
-               stored->spec.gpu.c_str(), stored->prediction.util,
+               stored->spec.gpu.c_str(), stored->spec.mig.empty() ? "" : (" MIG " + stored->spec.mig).c_str(),
+               stored->prediction.util,
                stored->spec.name.empty() ? "" : (", name '" + ForLog(stored->spec.name, 64) + "'").c_str());
   // A pass now, so that the answer carries the placement (or why it waits).
   Status tick = Tick(NowUnix());
@@ -271,9 +272,10 @@ Status Jobs::Tick(double now) {
       for (const Job& j : placed) {
         running_[j.id] = j;
         RETURN_IF_ERROR(scheduler_->Start(j));
-        std::fprintf(stderr, "gpucast serve: job %lld placed on GPU(s) %s%s (policy %s)\n",
-                     static_cast<long long>(j.id), GpuList(j.placement).c_str(), j.exclusive ? " exclusively" : "",
-                     scheduler_->PolicyName().c_str());
+        std::fprintf(stderr, "gpucast serve: job %lld placed on GPU(s) %s%s (%s)\n", static_cast<long long>(j.id),
+                     GpuList(j.placement).c_str(), j.exclusive ? " exclusively" : "",
+                     j.spec.mig.empty() ? ("policy " + scheduler_->PolicyName()).c_str()
+                                        : ("a MIG " + j.spec.mig + " slice").c_str());
       }
       metrics_->AddDecisions("place", static_cast<int64_t>(placed.size()));
     }

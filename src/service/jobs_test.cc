@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "service/service_fixture.h"
+#include "util/paths.h"
 
 namespace gpucast::service {
 namespace {
@@ -125,6 +126,58 @@ TEST_F(JobsTest, QueuedAndStoredJobsAreCapped) {
   MakeJobs(1, JobLimits{4, 2});
   r = jobs_->Submit(Request(5), "", "", &status);
   EXPECT_EQ(status, 507);
+}
+
+// A MIG job through the queue on the live scheduler (docs/api.md "MIG jobs"):
+// stored with its profile, placed on a slice of a GPU that runs no whole-GPU
+// job, and held there again after a restart; a whole-GPU job then waits.
+TEST_F(JobsTest, AMigJobIsStoredPlacedOnASliceAndRestored) {
+  auto make = [&] {
+    auto sched = NewPolicyScheduler("1x A100-80GB", "predictive", DataDir());
+    ASSERT_TRUE(sched.ok()) << sched.message();
+    jobs_ = std::make_unique<Jobs>(store_.get(), std::move(sched).value(), predictions_.get(), uploads_.get(),
+                                   &metrics_);
+    ASSERT_TRUE(jobs_->Restore().ok());
+  };
+  make();
+  JobRequest mig = Request(2);
+  mig.spec.gpu = "A100-80GB";
+  mig.spec.mig = "1g.10gb";
+  int status = 0;
+  ::testing::internal::CaptureStderr();
+  auto a = jobs_->Submit(mig, "", "", &status);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(a->job.state, JobState::kRunning);
+  EXPECT_EQ(a->job.placement, std::vector<int>({0}));
+  EXPECT_EQ(a->job.spec.mig, "1g.10gb");
+  EXPECT_THAT(log, HasSubstr("1 GPU(s) A100-80GB MIG 1g.10gb, predicted"));
+  EXPECT_THAT(log, HasSubstr("placed on GPU(s) [0] (a MIG 1g.10gb slice)"));
+  EXPECT_EQ(JobToJson(a->job)["mig"], "1g.10gb");
+  // The store keeps the profile (a second reader sees it).
+  auto stored = store_->Get(a->job.id);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->spec.mig, "1g.10gb");
+  // A whole-GPU job waits: the only GPU is in MIG use.
+  JobRequest whole = Request(2);
+  whole.spec.gpu = "A100-80GB";
+  auto b = jobs_->Submit(whole, "", "", &status);
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->job.state, JobState::kQueued);
+  // Restarted: the running slice holds GPU 0 again, so the whole-GPU job still waits.
+  make();
+  ASSERT_TRUE(jobs_->Tick(a->job.submitted_at + 1).ok());
+  auto again = jobs_->Get(b->job.id);
+  ASSERT_TRUE(again.ok() && again->has_value());
+  EXPECT_EQ((*again)->first.state, JobState::kQueued);
+  nlohmann::json cluster = jobs_->ClusterJson();
+  EXPECT_EQ(cluster["gpus"][0]["mig_jobs"][0]["id"], a->job.id);
+  // Cancelled, the slice frees the GPU for the whole-GPU job.
+  ASSERT_TRUE(jobs_->Cancel(a->job.id, &status).ok());
+  ASSERT_TRUE(jobs_->Tick(a->job.submitted_at + 2).ok());
+  again = jobs_->Get(b->job.id);
+  ASSERT_TRUE(again.ok() && again->has_value());
+  EXPECT_EQ((*again)->first.state, JobState::kRunning);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "features/gpu_specs.h"
 #include "service/request.h"
 #include "service/scheduler.h"
 #include "sim/cluster.h"
@@ -89,6 +90,53 @@ std::pair<double, double> IntervalOf(const Prediction& p) {
   return {std::min(p.util_lo, p.util), std::max(p.util_hi, p.util)};
 }
 
+// MIG jobs (JobSpec::mig): a slice is an isolated GPU instance with its own
+// SMs, memory and L2 (MIG User Guide), so it neither slows nor is slowed by
+// its neighbours. The policies' view is of whole GPUs, so slices are placed
+// here, beside them: a GPU runs either whole-GPU jobs (shared as the policy
+// decides) or MIG slices, never both (the MIG mode of a GPU is all or
+// nothing), and its slices are not load in the policy's sums. A GPU holds
+// slices while their compute slices (the profile's "Ng") and memory slices
+// (the guide's "Fraction of Memory" in eighths) fit the GPU's (7 and 8 on an
+// A100); the hardware's finer placement rules (which start slots a profile
+// may use) are not modelled.
+struct MigSlices {
+  int compute = 0;
+  int memory = 0;
+};
+
+// The profile `mig` of GPU type `gpu`; nullptr if that GPU has none of that name.
+const MigProfile* FindMigProfile(const std::string& gpu, const std::string& mig) {
+  Result<std::string> canonical = CanonicalMigProfile(mig);
+  if (!canonical.ok()) return nullptr;
+  for (const MigProfile& p : MigProfiles(gpu)) {
+    if (p.name == *canonical) return &p;
+  }
+  return nullptr;
+}
+
+MigSlices SlicesOf(const MigProfile& p) {
+  return {p.compute_slices, static_cast<int>(std::lround(p.mem_bw_fraction * 8))};
+}
+
+// Every slice of a GPU type: its largest profile's (7g.80gb: 7 compute, 8 memory).
+MigSlices GpuSlices(const std::string& gpu) {
+  MigSlices all;
+  for (const MigProfile& p : MigProfiles(gpu)) {
+    all.compute = std::max(all.compute, SlicesOf(p).compute);
+    all.memory = std::max(all.memory, SlicesOf(p).memory);
+  }
+  return all;
+}
+
+// A running MIG job on its GPU.
+struct SliceResident {
+  int64_t id = 0;
+  std::string profile;
+  MigSlices slices;
+  double util = 0;  // predicted, percent of the slice
+};
+
 class PolicyScheduler : public Scheduler {
  public:
   PolicyScheduler(sim::Cluster cluster, const sim::PolicyRow* row, sim::InterferenceModel model,
@@ -98,6 +146,7 @@ class PolicyScheduler : public Scheduler {
         policy_(row->make(LiveOptions(cap_by_capacity, max_jobs_per_gpu))),
         model_(std::move(model)),
         on_gpu_(cluster_.gpus.size()),
+        slices_on_gpu_(cluster_.gpus.size()),
         types_(sim::GpuTypes(cluster_)) {}
 
   std::string PolicyName() const override { return row_->name; }
@@ -108,6 +157,7 @@ class PolicyScheduler : public Scheduler {
   std::vector<std::string> GpuTypes() const override { return types_; }
 
   std::string WhyWaiting(const Job& job, int64_t ahead) const override {
+    if (!job.spec.mig.empty()) return WhySliceWaits(job, ahead);
     // The facts the policy decided on: each GPU's predicted load and memory.
     std::string loads;
     int free_gpus = 0;
@@ -119,7 +169,7 @@ class PolicyScheduler : public Scheduler {
       loads += buf;
     }
     if (cluster_.gpus.size() > 16) loads += ", ...";
-    for (const auto& residents : on_gpu_) free_gpus += residents.empty();
+    for (size_t g = 0; g < on_gpu_.size(); ++g) free_gpus += on_gpu_[g].empty() && slices_on_gpu_[g].empty();
     char util[32];
     std::snprintf(util, sizeof util, "%.1f", job.prediction.util);
     return "pending: policy '" + PolicyName() + "' found no place for " + std::to_string(job.spec.gpus) +
@@ -130,9 +180,6 @@ class PolicyScheduler : public Scheduler {
 
   Status CanEverFit(const JobSpec& spec) const override {
     // Prediction inputs the scheduler cannot honour (POST /v1/predict takes them).
-    if (!spec.mig.empty()) {
-      return Status::Error("field 'mig': the service schedules whole GPUs; POST /v1/predict predicts a MIG slice");
-    }
     if (spec.nodes > 1 || !spec.interconnect.empty()) {
       return Status::Error(std::string(spec.nodes > 1 ? "field 'nodes'" : "field 'interconnect'") +
                            ": the service places a job on the GPUs of one node with the GPU table's links; POST "
@@ -151,6 +198,7 @@ class PolicyScheduler : public Scheduler {
       return Status::Error("field 'gpu': the cluster has no " + spec.gpu + " GPUs (it has " + have +
                            "); POST /v1/predict predicts for any GPU type");
     }
+    if (!spec.mig.empty()) return SliceCanEverFit(spec);
     if (spec.gpus > of_type) {
       return Status::Error("field 'gpus': " + std::to_string(spec.gpus) + " requested, the cluster has " +
                            (types_.size() == 1 ? std::to_string(TotalGpus()) : std::to_string(of_type) + " " + spec.gpu));
@@ -173,18 +221,26 @@ class PolicyScheduler : public Scheduler {
   }
 
   Result<std::vector<Placement>> Plan(const std::vector<Job>& queued, double now) override {
-    if (types_.size() == 1) return PlanOn("", queued, now);
-    // A mixed cluster: one pass per GPU type, each job only on GPUs of the
-    // type it was predicted for.
+    // Whole-GPU jobs go to the policy; MIG jobs then take slices of the GPUs
+    // that neither the running jobs nor this pass's decisions hold whole.
+    std::vector<Job> whole, sliced;
+    for (const Job& j : queued) (j.spec.mig.empty() ? whole : sliced).push_back(j);
     std::vector<Placement> out;
-    for (const std::string& t : types_) {
-      std::vector<Job> of_type;
-      for (const Job& j : queued)
-        if (j.spec.gpu == t) of_type.push_back(j);
-      if (of_type.empty()) continue;
-      ASSIGN_OR_RETURN(std::vector<Placement> p, PlanOn(t, of_type, now));
-      out.insert(out.end(), p.begin(), p.end());
+    if (!whole.empty() && types_.size() == 1) {
+      ASSIGN_OR_RETURN(out, PlanOn("", whole, now));
+    } else if (!whole.empty()) {
+      // A mixed cluster: one pass per GPU type, each job only on GPUs of the
+      // type it was predicted for.
+      for (const std::string& t : types_) {
+        std::vector<Job> of_type;
+        for (const Job& j : whole)
+          if (j.spec.gpu == t) of_type.push_back(j);
+        if (of_type.empty()) continue;
+        ASSIGN_OR_RETURN(std::vector<Placement> p, PlanOn(t, of_type, now));
+        out.insert(out.end(), p.begin(), p.end());
+      }
     }
+    PlaceSlices(sliced, &out);
     return out;
   }
 
@@ -217,7 +273,8 @@ class PolicyScheduler : public Scheduler {
         s.exclusive = s.exclusive || r.exclusive;
         s.jobs.push_back(it->second);
       }
-      if (!only_type.empty() && cluster_.gpus[g].type != only_type) {
+      // Another type's GPU, or one in MIG use: shown held, so the policy places nothing there.
+      if ((!only_type.empty() && cluster_.gpus[g].type != only_type) || !slices_on_gpu_[g].empty()) {
         s.exclusive = true;
         s.mem_used = s.mem_mib;
       }
@@ -280,6 +337,18 @@ class PolicyScheduler : public Scheduler {
                              cluster_.spec + "' (" + std::to_string(TotalGpus()) + " GPUs)");
       }
     }
+    if (!job.spec.mig.empty()) {
+      for (int g : job.placement) {
+        const std::string& type = cluster_.gpus[static_cast<size_t>(g)].type;
+        const MigProfile* p = FindMigProfile(type, job.spec.mig);
+        if (!p) {
+          return Status::Error("job " + std::to_string(job.id) + ": GPU " + std::to_string(g) + " (" + type +
+                               ") has no MIG profile '" + job.spec.mig + "'");
+        }
+        slices_on_gpu_[static_cast<size_t>(g)].push_back({job.id, p->name, SlicesOf(*p), job.prediction.util});
+      }
+      return Status::Ok();
+    }
     const auto [lo, hi] = IntervalOf(job.prediction);
     for (int g : job.placement) {
       Resident r{job.id, job.prediction.util, PackingMemMib(job.spec, job.prediction), job.exclusive};
@@ -306,6 +375,9 @@ class PolicyScheduler : public Scheduler {
                                      [id](const Resident& r) { return r.id == id; }),
                       residents.end());
     }
+    for (auto& slices : slices_on_gpu_) {
+      std::erase_if(slices, [id](const SliceResident& r) { return r.id == id; });
+    }
   }
 
   json ClusterJson() const override {
@@ -324,6 +396,16 @@ class PolicyScheduler : public Scheduler {
         mem += r.mem_mib;
         exclusive = exclusive || r.exclusive;
       }
+      // MIG jobs: isolated slices, not in "jobs" nor in the loads below (the
+      // closed loop maps a GPU's counters to its "jobs" only).
+      json slices = json::array();
+      for (const SliceResident& r : slices_on_gpu_[g]) {
+        slices.push_back({{"id", r.id}, {"mig", r.profile}, {"predicted_util", r.util}});
+      }
+      const MigSlices all = GpuSlices(gpu.type), used = SlicesUsed(g);
+      // Held against whole-GPU jobs while it holds slices (a reader of this view, such as the
+      // Kubernetes extender, then puts no whole-GPU pod there).
+      exclusive = exclusive || !slices.empty();
       gpus.push_back({{"id", gpu.id},
                       {"node", gpu.node},
                       {"type", gpu.type},
@@ -331,6 +413,10 @@ class PolicyScheduler : public Scheduler {
                       {"mem_used_mib", mem},
                       {"exclusive", exclusive},
                       {"jobs", jobs},
+                      {"mig_jobs", slices},
+                      {"mig_slices_free", slices.empty() ? json(nullptr)
+                                                         : json{{"compute", all.compute - used.compute},
+                                                                {"memory", all.memory - used.memory}}},
                       // Sum of predicted utilizations: what predictive policies pack by.
                       {"predicted_load", pred},
                       // What a policy without predictions assumes: 100 per job.
@@ -353,11 +439,100 @@ class PolicyScheduler : public Scheduler {
   }
 
  private:
+  MigSlices SlicesUsed(size_t g) const {
+    MigSlices used;
+    for (const SliceResident& r : slices_on_gpu_[g]) {
+      used.compute += r.slices.compute;
+      used.memory += r.slices.memory;
+    }
+    return used;
+  }
+
+  // The GPU type a job runs on: its own, or the cluster's one type.
+  std::string TypeOf(const JobSpec& spec) const { return spec.gpu.empty() ? GpuType() : spec.gpu; }
+
+  // CanEverFit for a MIG job (its GPU type is in the cluster). A profile its
+  // GPU lacks, or gpus > 1, is left to the prediction, which refuses both
+  // (422) in the words POST /v1/predict answers with.
+  Status SliceCanEverFit(const JobSpec& spec) const {
+    const MigProfile* p = FindMigProfile(TypeOf(spec), spec.mig);
+    if (!p) return Status::Ok();
+    const double slice_mib = p->memory_gib * 1024;
+    if (spec.mem_mib > slice_mib + 1e-6) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.0f", slice_mib);
+      return Status::Error("field 'mem_mib': " + std::to_string(static_cast<int64_t>(spec.mem_mib)) +
+                           " MiB requested, a MIG " + p->name + " slice of " + TypeOf(spec) + " has " + buf +
+                           " MiB");
+    }
+    return Status::Ok();
+  }
+
+  // Slices for the queued MIG jobs, in submission order: each on a GPU of
+  // its type that runs no whole-GPU job (nor got one in `out`) and has its
+  // compute and memory slices free; among those, the GPU in MIG use with the
+  // fewest compute slices left (packing, so that idle GPUs stay whole), else
+  // the lowest-numbered idle one.
+  void PlaceSlices(const std::vector<Job>& sliced, std::vector<Placement>* out) const {
+    if (sliced.empty()) return;
+    std::vector<bool> whole(cluster_.gpus.size(), false);
+    for (size_t g = 0; g < cluster_.gpus.size(); ++g) whole[g] = !on_gpu_[g].empty();
+    for (const Placement& p : *out)
+      for (int g : p.gpus) whole[static_cast<size_t>(g)] = true;
+    std::vector<MigSlices> used(cluster_.gpus.size());
+    for (size_t g = 0; g < cluster_.gpus.size(); ++g) used[g] = SlicesUsed(g);
+    for (const Job& j : sliced) {
+      const std::string type = TypeOf(j.spec);
+      const MigProfile* p = FindMigProfile(type, j.spec.mig);
+      if (!p || j.spec.gpus != 1) continue;  // refused by the prediction; never placed
+      const MigSlices need = SlicesOf(*p), all = GpuSlices(type);
+      int best = -1;
+      for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
+        if (cluster_.gpus[g].type != type || whole[g]) continue;
+        if (used[g].compute + need.compute > all.compute || used[g].memory + need.memory > all.memory) continue;
+        if (best < 0) {
+          best = static_cast<int>(g);
+          continue;
+        }
+        const MigSlices& b = used[static_cast<size_t>(best)];
+        const bool in_use = used[g].compute > 0, best_in_use = b.compute > 0;
+        if ((in_use && !best_in_use) || (in_use && best_in_use && used[g].compute > b.compute)) {
+          best = static_cast<int>(g);
+        }
+      }
+      if (best < 0) continue;
+      used[static_cast<size_t>(best)].compute += need.compute;
+      used[static_cast<size_t>(best)].memory += need.memory;
+      out->push_back({j.id, {best}, false});
+    }
+  }
+
+  std::string WhySliceWaits(const Job& job, int64_t ahead) const {
+    const std::string type = TypeOf(job.spec);
+    const MigProfile* p = FindMigProfile(type, job.spec.mig);
+    if (!p) return "pending: a " + type + " GPU has no MIG profile '" + job.spec.mig + "'";
+    const MigSlices need = SlicesOf(*p), all = GpuSlices(type);
+    int of_type = 0, whole = 0, mig = 0;
+    for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
+      if (cluster_.gpus[g].type != type) continue;
+      ++of_type;
+      whole += !on_gpu_[g].empty();
+      mig += !slices_on_gpu_[g].empty();
+    }
+    return "pending: no " + type + " GPU has a MIG " + p->name + " slice free this pass (it needs " +
+           std::to_string(need.compute) + " of " + std::to_string(all.compute) + " compute and " +
+           std::to_string(need.memory) + " of " + std::to_string(all.memory) +
+           " memory slices of a GPU that runs no whole-GPU job); " + std::to_string(ahead) +
+           " job(s) queued before it; of " + std::to_string(of_type) + " " + type + " GPUs, " +
+           std::to_string(whole) + " run whole-GPU jobs and " + std::to_string(mig) + " MIG slices";
+  }
+
   sim::Cluster cluster_;
   const sim::PolicyRow* row_;
   std::unique_ptr<sim::Policy> policy_;
   sim::InterferenceModel model_;
   std::vector<std::vector<Resident>> on_gpu_;  // per GPU
+  std::vector<std::vector<SliceResident>> slices_on_gpu_;  // per GPU: its MIG jobs
   const std::vector<std::string> types_;       // GPU types, in the spec's order
 };
 

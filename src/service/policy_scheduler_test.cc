@@ -12,6 +12,7 @@ namespace gpucast::service {
 namespace {
 
 using ::testing::HasSubstr;
+using nlohmann::json;
 
 Job Queued(int64_t id, double util, int64_t gpus = 1, double mem_mib = 0) {
   Job j;
@@ -231,9 +232,10 @@ TEST(PolicySchedulerTest, MixedClusterPlacesEachJobOnItsOwnGpuType) {
 TEST(PolicySchedulerTest, JobsThatCanNeverFit) {
   auto s = Make("2x RTX3090", "predictive");
   ASSERT_TRUE(s);
+  // A MIG profile the GPU lacks is the prediction's 422 (in POST /v1/predict's words), not the scheduler's.
   Job mig = Queued(1, 50);
   mig.spec.mig = "3g.40gb";
-  EXPECT_THAT(s->CanEverFit(mig.spec).message(), HasSubstr("field 'mig': the service schedules whole GPUs"));
+  EXPECT_TRUE(s->CanEverFit(mig.spec).ok());
   Job nodes = Queued(1, 50, 2);
   nodes.spec.nodes = 2;
   EXPECT_THAT(s->CanEverFit(nodes.spec).message(), HasSubstr("field 'nodes': the service places a job on the GPUs of one node"));
@@ -336,6 +338,94 @@ TEST(PolicySchedulerTest, Errors) {
   j.placement = {4};
   Status st = s->Start(j);
   EXPECT_EQ(st.message(), "job 3: no GPU 4 in cluster '1x RTX3090' (1 GPUs)");
+}
+
+// MIG jobs (docs/api.md "MIG jobs"): a slice is isolated, so a GPU runs either
+// whole-GPU jobs or slices, and slices are not load in the policy's sums. A100
+// 80GB (MIG User Guide): 7 compute and 8 memory slices; 3g.40gb takes 3 and 4,
+// 4g.40gb 4 and 4, 1g.10gb 1 and 1.
+Job Slice(int64_t id, double util, const std::string& profile) {
+  Job j = Queued(id, util);
+  j.spec.mig = profile;
+  return j;
+}
+
+TEST(PolicySchedulerTest, MigJobsTakeSlicesOfGpusThatRunNoWholeGpuJob) {
+  auto s = Make("2x A100-80GB", "predictive");
+  ASSERT_TRUE(s);
+  // Whole job 1 -> GPU 0 (both idle, lower id). The slices avoid GPU 0: 3g + 4g fill
+  // GPU 1 (7 of 7 compute, 8 of 8 memory slices); 1g finds no slice free.
+  std::vector<Job> q = {Queued(1, 60), Slice(2, 90, "3g.40gb"), Slice(3, 80, "4g.40gb"), Slice(4, 10, "1g.10gb")};
+  auto ps = s->Plan(q, 0);
+  ASSERT_TRUE(ps.ok()) << ps.message();
+  ASSERT_EQ(ps->size(), 3u);
+  std::map<int64_t, Placement> at;
+  for (const Placement& p : *ps) at[p.job_id] = p;
+  EXPECT_EQ(at[1].gpus, std::vector<int>({0}));
+  EXPECT_EQ(at[2].gpus, std::vector<int>({1}));
+  EXPECT_EQ(at[3].gpus, std::vector<int>({1}));
+  EXPECT_FALSE(at[2].exclusive);
+  EXPECT_EQ(at.count(4), 0u);
+  StartAll(s.get(), q, *ps);
+  EXPECT_THAT(s->WhyWaiting(q[3], 0),
+              HasSubstr("no A100-80GB GPU has a MIG 1g.10gb slice free this pass (it needs 1 of 7 compute and 1 of 8 "
+                        "memory slices of a GPU that runs no whole-GPU job)"));
+  // The slices are not load: GPU 1 shows no jobs and no predicted load, its slices beside them.
+  json c = s->ClusterJson();
+  EXPECT_EQ(c["gpus"][0]["predicted_load"], 60.0);
+  EXPECT_EQ(c["gpus"][1]["predicted_load"], 0.0);
+  EXPECT_EQ(c["gpus"][1]["jobs"], json::array());
+  ASSERT_EQ(c["gpus"][1]["mig_jobs"].size(), 2u);
+  EXPECT_EQ(c["gpus"][1]["mig_jobs"][0]["id"], 2);
+  EXPECT_EQ(c["gpus"][1]["mig_jobs"][0]["mig"], "3g.40gb");
+  EXPECT_EQ(c["gpus"][1]["mig_slices_free"], json({{"compute", 0}, {"memory", 0}}));
+  EXPECT_EQ(c["gpus"][0]["mig_slices_free"], nullptr);
+  EXPECT_EQ(c["gpus"][1]["exclusive"], true);  // held against whole-GPU jobs while it holds slices
+  EXPECT_EQ(c["gpus"][0]["exclusive"], false);
+  // A whole-GPU job of 50: GPU 0 would reach 110, and GPU 1, in MIG use, is not offered to it.
+  auto wait = s->Plan({Queued(5, 50)}, 0);
+  ASSERT_TRUE(wait.ok()) << wait.message();
+  EXPECT_TRUE(wait->empty());
+  // A slice freed: the 1g job takes it; with both gone GPU 1 is whole again.
+  s->Finish(3);
+  auto one = s->Plan({q[3]}, 0);
+  ASSERT_TRUE(one.ok() && one->size() == 1u);
+  EXPECT_EQ((*one)[0].gpus, std::vector<int>({1}));
+  s->Finish(2);
+  auto whole = s->Plan({Queued(5, 50)}, 0);
+  ASSERT_TRUE(whole.ok() && whole->size() == 1u) << whole.message();
+  EXPECT_EQ((*whole)[0].gpus, std::vector<int>({1}));
+}
+
+// Slices pack onto a GPU already in MIG use before an idle one is opened, and
+// a job's stated memory must fit its slice (1g.10gb: 9.5 GiB = 9728 MiB).
+TEST(PolicySchedulerTest, MigSlicesPackAndTheirMemoryIsTheSlices) {
+  auto s = Make("3x A100-80GB", "predictive");
+  ASSERT_TRUE(s);
+  std::vector<Job> q = {Slice(1, 50, "1g.10gb"), Slice(2, 50, "2g.20gb"), Slice(3, 50, "4g.40gb"),
+                        Slice(4, 50, "1g.10gb")};
+  auto ps = s->Plan(q, 0);
+  ASSERT_TRUE(ps.ok()) << ps.message();
+  ASSERT_EQ(ps->size(), 4u);
+  // 1g + 2g + 4g = 7 compute on GPU 0; the second 1g opens GPU 1.
+  EXPECT_EQ((*ps)[0].gpus, std::vector<int>({0}));
+  EXPECT_EQ((*ps)[1].gpus, std::vector<int>({0}));
+  EXPECT_EQ((*ps)[2].gpus, std::vector<int>({0}));
+  EXPECT_EQ((*ps)[3].gpus, std::vector<int>({1}));
+  Job big = Slice(5, 50, "1g.10gb");
+  big.spec.mem_mib = 9728;
+  EXPECT_TRUE(s->CanEverFit(big.spec).ok());
+  big.spec.mem_mib = 9729;
+  EXPECT_EQ(s->CanEverFit(big.spec).message(),
+            "field 'mem_mib': 9729 MiB requested, a MIG 1g.10gb slice of A100-80GB has 9728 MiB");
+  // Restored after a restart (Start), a running slice holds its GPU against whole-GPU jobs.
+  Job running = q[0];
+  running.state = JobState::kRunning;
+  running.placement = {2};
+  ASSERT_TRUE(s->Start(running).ok());
+  EXPECT_EQ(s->ClusterJson()["gpus"][2]["mig_jobs"][0]["id"], 1);
+  running.spec.mig = "3g.20gb";  // an A100-40GB profile
+  EXPECT_EQ(s->Start(running).message(), "job 1: GPU 2 (A100-80GB) has no MIG profile '3g.20gb'");
 }
 
 }  // namespace

@@ -175,8 +175,11 @@ Status ParseUploadParams(const std::multimap<std::string, std::string>& params, 
       else spec->duration_s = v.get<double>();
     } else if (key == "mig" || key == "interconnect") {
       if (value.size() > 256) return Status::Error("parameter '" + key + "': at most 256 bytes");
-      if (key == "mig") RETURN_IF_ERROR(CheckMigName("parameter 'mig'", value));
-      (key == "mig" ? spec->mig : spec->interconnect) = value;
+      if (key == "mig") {
+        ASSIGN_OR_RETURN(spec->mig, MigName("parameter 'mig'", value));
+      } else {
+        spec->interconnect = value;
+      }
     } else if (key == "nodes") {
       ASSIGN_OR_RETURN(spec->nodes, ParseIntParam(key, value, 1, kMaxGpus));
     } else if (key == "level") {
@@ -214,12 +217,17 @@ Result<std::string> CheckGpuName(const std::string& what, const std::string& nam
   return canonical;
 }
 
-Status CheckMigName(const std::string& what, const std::string& profile) {
+Result<std::string> MigName(const std::string& what, const std::string& profile) {
   // "" is the whole GPU. A name no GPU has is malformed (400, as an unknown GPU
   // name); a profile the job's GPU lacks is found while predicting (422).
-  if (profile.empty()) return Status::Ok();
+  if (profile.empty()) return std::string();
   Result<std::string> canonical = CanonicalMigProfile(profile);
-  return canonical.ok() ? Status::Ok() : canonical.status().Prefixed(what);
+  if (!canonical.ok()) return canonical.status().Prefixed(what);
+  return canonical;
+}
+
+Status CheckMigName(const std::string& what, const std::string& profile) {
+  return MigName(what, profile).status();
 }
 
 Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& d) {
@@ -270,8 +278,11 @@ Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& d)
       spec.duration_s = s;
     } else if (key == "mig" || key == "interconnect") {
       if (!v.is_string() || v.get<std::string>().size() > 256) return FieldError(key, "a string of at most 256 bytes, got " + Got(v));
-      if (key == "mig") RETURN_IF_ERROR(CheckMigName("field 'mig'", v.get<std::string>()));
-      (key == "mig" ? spec.mig : spec.interconnect) = v.get<std::string>();
+      if (key == "mig") {
+        ASSIGN_OR_RETURN(spec.mig, MigName("field 'mig'", v.get<std::string>()));
+      } else {
+        spec.interconnect = v.get<std::string>();
+      }
     } else if (key == "nodes") {
       ASSIGN_OR_RETURN(spec.nodes, IntField(v, "nodes", 1, kMaxGpus));
     } else if (key == "level") {

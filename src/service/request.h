@@ -64,5 +64,9 @@ Result<std::string> CheckGpuName(const std::string& what, const std::string& nam
 // profile 'X' (...)" (400) when no GPU of the table has it (CanonicalMigProfile);
 // whether the job's GPU has it is the prediction's question (422).
 Status CheckMigName(const std::string& what, const std::string& profile);
+// The same check, giving the canonical profile name ("mig 3G.40GB" ->
+// "3g.40gb"; "" for ""): what a request's JobSpec::mig holds, so that
+// POST /v1/predict and POST /v1/jobs store, show and predict one spelling.
+Result<std::string> MigName(const std::string& what, const std::string& profile);
 
 }  // namespace gpucast::service

@@ -123,6 +123,9 @@ TEST(RequestTest, AMigProfileNoGpuHasIsAMalformedField) {
               ::testing::StartsWith("field 'mig': unknown MIG profile 'mig-' ("));
   EXPECT_TRUE(Json(R"({"model": "x.onnx", "batch": 8, "gpu": "A100-80GB", "mig": "1g.5gb"})").ok());
   EXPECT_TRUE(Json(R"({"model": "x.onnx", "batch": 8, "gpu": "RTX3090", "mig": "MIG 3G.40GB"})").ok());
+  // One spelling whatever the client wrote (the table's): what /v1/jobs stores and shows.
+  EXPECT_EQ(Json(R"({"model": "x.onnx", "batch": 8, "gpu": "A100-80GB", "mig": "MIG 3G.40GB"})")->mig, "3g.40gb");
+  EXPECT_EQ(*MigName("x", "mig 1g.10gb"), "1g.10gb");
   EXPECT_EQ(Json(R"({"model": "x.onnx", "batch": 8, "mig": ""})")->mig, "");
   EXPECT_TRUE(CheckMigName("x", "").ok());
   RequestParts up;

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "predict/physics_fixture.h"
+#include "service/engine.h"
 #include "service/read_as.h"
 #include "service/service_fixture.h"
 #include "service/sha256.h"
+#include "util/paths.h"
 
 namespace gpucast::service {
 namespace {
@@ -528,6 +531,93 @@ TEST_F(ServiceTest, DeputyReadsModelsAsTheSubmittingUser) {
   EXPECT_EQ(up->status, 400);
   EXPECT_EQ(Error(up), "X-Gpucast-Read-As: applies to a JSON job naming model paths, not to an upload");
   fs::remove_all(outside);
+}
+
+// POST /v1/jobs takes "mig" as POST /v1/predict does (one parser, one
+// prediction): the job's prediction is /v1/predict's for the same body, the
+// profile is stored and shown, and each refusal has /v1/predict's status and
+// words (400 a profile no GPU has, 422 one the job's GPU lacks or a
+// data-parallel job on a slice). The real predictor engine on a real graph.
+TEST_F(ServiceTest, AMigJobIsPredictedStoredAndRefusedAsPostV1PredictDoesIt) {
+  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
+  auto engine = [&] {
+    auto e = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
+    EXPECT_TRUE(e.ok()) << e.message();
+    return std::move(e).value();
+  };
+  fs::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
+  StartServer(2, engine());
+  const json body = {{"model", dir_ + "/vgg.onnx"}, {"batch", 32}, {"gpu", "A100-80GB"}, {"mig", "MIG 1G.10GB"}};
+  auto predicted = PostJson("/v1/predict", body);
+  ASSERT_TRUE(predicted);
+  ASSERT_EQ(predicted->status, 200) << predicted->body;
+  auto submitted = PostJson("/v1/jobs", body);
+  ASSERT_TRUE(submitted);
+  ASSERT_EQ(submitted->status, 201) << submitted->body;
+  const json p = Body(predicted), job = Body(submitted);
+  auto got = client_->Get("/v1/jobs/" + std::to_string(job["id"].get<int64_t>()));
+  ASSERT_TRUE(got && got->status == 200);
+  const json shown = Body(got);
+  EXPECT_EQ(p["mig"], "1g.10gb");
+  EXPECT_EQ(p["mig_profile"], "1g.10gb");  // predict --json's field: the prediction was the slice's
+  // The slice's capacity (9.5 GiB), not the whole A100 80GB's.
+  EXPECT_EQ(p["gpu_mem_capacity_mib"], 9728.0);
+  // The job's prediction, as stored and read back, is /v1/predict's field for field.
+  for (const json& j : {job, shown}) {
+    EXPECT_EQ(j["mig"], "1g.10gb");
+    for (const char* k : {"predicted_util", "predicted_util_interval", "gpu_mem_mib", "gpu_mem_capacity_mib",
+                          "gpu_mem_fit", "step_ms", "gpu_measured", "unsure", "unsure_reasons",
+                          "prediction_warnings", "gpu", "batch", "model"}) {
+      EXPECT_EQ(j[k], p[k]) << k;
+    }
+    for (const char* k : {"gpu_mem_interval", "step_ms_interval"}) {
+      EXPECT_EQ(j[k]["low"], p[k]["low"]) << k;
+      EXPECT_EQ(j[k]["high"], p[k]["high"]) << k;
+    }
+  }
+  EXPECT_TRUE(p["gpu_mem_mib"].is_number());
+  EXPECT_TRUE(p["step_ms"].is_number());
+  // A different prediction from the whole GPU's: the slice was predicted for.
+  json whole_body = body;
+  whole_body.erase("mig");
+  auto whole = PostJson("/v1/predict", whole_body);
+  ASSERT_TRUE(whole && whole->status == 200);
+  EXPECT_NE(Body(whole)["step_ms"], p["step_ms"]);
+  EXPECT_FALSE(Body(whole).contains("mig"));
+  // Refusals: the same status and text on both routes.
+  struct Case {
+    json fields;
+    int status;
+  };
+  const Case cases[] = {{{{"mig", "7g.99gb"}}, 400}, {{{"mig", 7}}, 400},
+                        {{{"gpu", "RTX3090"}, {"mig", "1g.10gb"}}, 422},
+                        {{{"gpu", "A100-40GB"}, {"mig", "1g.10gb"}}, 422},
+                        {{{"gpus", 2}, {"mig", "1g.10gb"}}, 422}};
+  for (const Case& c : cases) {
+    json b = body;
+    b.update(c.fields);
+    auto a = PostJson("/v1/predict", b), j = PostJson("/v1/jobs", b);
+    ASSERT_TRUE(a && j);
+    EXPECT_EQ(a->status, c.status) << b.dump() << ": " << a->body;
+    EXPECT_EQ(j->status, c.status) << b.dump() << ": " << j->body;
+    EXPECT_EQ(Error(j), Error(a)) << b.dump();
+  }
+  json unknown = body;
+  unknown["mig"] = "7g.99gb";
+  EXPECT_THAT(Error(PostJson("/v1/jobs", unknown)),
+              ::testing::StartsWith("field 'mig': unknown MIG profile '7g.99gb' (MIG profiles of gpucast's GPUs: "));
+  // An Idempotency-Key names one request: the same body on another slice is not a replay.
+  auto first = PostJson("/v1/jobs", body, {{"Idempotency-Key", "mig-k"}});
+  ASSERT_TRUE(first && first->status == 201) << first->body;
+  json other = body;
+  other["mig"] = "2g.20gb";
+  auto second = PostJson("/v1/jobs", other, {{"Idempotency-Key", "mig-k"}});
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 422) << second->body;
+  // A restart reads the profile back from the store.
+  StopServer();
+  StartServer(2, engine());
+  EXPECT_EQ(Body(client_->Get("/v1/jobs/" + std::to_string(job["id"].get<int64_t>())))["mig"], "1g.10gb");
 }
 
 }  // namespace

@@ -267,5 +267,21 @@ TEST_F(ServiceTest, GraphsKeptForTrainingHaveAQuotaAndAreCleanedAtStart) {
   EXPECT_TRUE(fs::exists(kept_dir + "/" + shas[0] + ".onnx"));
 }
 
+// A MIG job takes no observation: every source is the whole GPU's counter
+// (closed_loop.cc), and a stored one would train as a whole-GPU row.
+TEST_F(ServiceTest, AMigJobTakesNoObservation) {
+  StartServer();
+  auto r = PostJson("/v1/jobs", {{"model", model_}, {"batch", 2}, {"gpu", "A100-80GB"}, {"mig", "1g.10gb"}});
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "");
+  const int64_t id = Body(r)["id"];
+  auto o = PostJson("/v1/jobs/" + std::to_string(id) + "/observations", {{"gpu_util", 50}, {"source", "dcgm"}});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->status, 422);
+  EXPECT_EQ(Error(o), "job " + std::to_string(id) +
+                          " runs on a MIG 1g.10gb slice: it takes no observations (the sources nvidia-smi, dcgm and "
+                          "slurm read the whole GPU's utilization counter, not the slice's)");
+  EXPECT_EQ(Body(client_->Get("/v1/jobs/" + std::to_string(id)))["observed_samples"], 0);
+}
+
 }  // namespace
 }  // namespace gpucast::service

@@ -31,11 +31,17 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 
 constexpr const char* kColumns =
     "id, idem_key, digest, spec, util, util_lo, util_hi, state, placement, submitted_at, "
-    "started_at, finished_at, exclusive, mem_mib, mem_lo, mem_hi";
+    "started_at, finished_at, exclusive, mem_mib, mem_lo, mem_hi, step_ms, step_lo, step_hi, gpu_measured, "
+    "unsure, unsure_reasons, warnings";
 
 // Columns added after the first release: a database without them gets them
-// (NULL in old rows: no memory prediction).
-constexpr const char* kAddedColumns[] = {"mem_mib REAL", "mem_lo REAL", "mem_hi REAL"};
+// (NULL in old rows: no memory prediction; no step time, gpu_measured, unsure
+// or warnings, which rows written before them did not keep).
+constexpr const char* kAddedColumns[] = {"mem_mib REAL",         "mem_lo REAL",  "mem_hi REAL",
+                                         "step_ms REAL",         "step_lo REAL", "step_hi REAL",
+                                         "gpu_measured INTEGER", "unsure INTEGER",
+                                         "unsure_reasons TEXT",  // JSON array of strings
+                                         "warnings TEXT"};       // JSON array of strings
 
 // Owns a prepared statement.
 struct Stmt {
@@ -55,6 +61,26 @@ std::string ColumnText(sqlite3_stmt* s, int i) {
 
 void BindOptDouble(sqlite3_stmt* s, int i, const std::optional<double>& v) {
   if (v) sqlite3_bind_double(s, i, *v); else sqlite3_bind_null(s, i);
+}
+
+std::optional<bool> ColumnOptBool(sqlite3_stmt* s, int i) {
+  if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_int(s, i) != 0;
+}
+
+void BindOptBool(sqlite3_stmt* s, int i, const std::optional<bool>& v) {
+  if (v) sqlite3_bind_int(s, i, *v ? 1 : 0); else sqlite3_bind_null(s, i);
+}
+
+// A JSON array of strings (NULL or anything else: none).
+std::vector<std::string> ColumnStrings(sqlite3_stmt* s, int i) {
+  std::vector<std::string> out;
+  if (sqlite3_column_type(s, i) == SQLITE_NULL) return out;
+  json a = json::parse(ColumnText(s, i), nullptr, false);
+  if (!a.is_array()) return out;
+  for (const json& e : a)
+    if (e.is_string()) out.push_back(e.get<std::string>());
+  return out;
 }
 
 }  // namespace
@@ -153,6 +179,13 @@ Result<std::vector<Job>> JobStore::Query(const std::string& tail, const std::vec
     j.prediction.mem_mib = ColumnOptDouble(st.s, 13);
     j.prediction.mem_lo = ColumnOptDouble(st.s, 14);
     j.prediction.mem_hi = ColumnOptDouble(st.s, 15);
+    j.prediction.step_ms = ColumnOptDouble(st.s, 16);
+    j.prediction.step_lo = ColumnOptDouble(st.s, 17);
+    j.prediction.step_hi = ColumnOptDouble(st.s, 18);
+    j.prediction.gpu_measured = ColumnOptBool(st.s, 19);
+    j.prediction.unsure = ColumnOptBool(st.s, 20);
+    j.prediction.unsure_reasons = ColumnStrings(st.s, 21);
+    j.prediction.warnings = ColumnStrings(st.s, 22);
     jobs.push_back(std::move(j));
     ++rows_read_;
   }
@@ -183,8 +216,9 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   Stmt st;
   const char* sql =
       "INSERT INTO jobs (idem_key, digest, spec, util, util_lo, util_hi, state, placement, "
-      "submitted_at, started_at, finished_at, exclusive, mem_mib, mem_lo, mem_hi) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      "submitted_at, started_at, finished_at, exclusive, mem_mib, mem_lo, mem_hi, step_ms, step_lo, step_hi, "
+      "gpu_measured, unsure, unsure_reasons, warnings) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("insert");
   if (job.idempotency_key.empty()) {
     sqlite3_bind_null(st.s, 1);
@@ -207,6 +241,15 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   BindOptDouble(st.s, 13, job.prediction.mem_mib);
   BindOptDouble(st.s, 14, job.prediction.mem_lo);
   BindOptDouble(st.s, 15, job.prediction.mem_hi);
+  BindOptDouble(st.s, 16, job.prediction.step_ms);
+  BindOptDouble(st.s, 17, job.prediction.step_lo);
+  BindOptDouble(st.s, 18, job.prediction.step_hi);
+  BindOptBool(st.s, 19, job.prediction.gpu_measured);
+  BindOptBool(st.s, 20, job.prediction.unsure);
+  const std::string reasons = json(job.prediction.unsure_reasons).dump();
+  const std::string warnings = json(job.prediction.warnings).dump();
+  sqlite3_bind_text(st.s, 21, reasons.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 22, warnings.c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(st.s) != SQLITE_DONE) return SqlError("insert");
   Job out = job;
   out.id = sqlite3_last_insert_rowid(db_);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace gpucast::service {
 namespace {
@@ -136,10 +137,21 @@ TEST_F(StoreTest, MemoryPredictionAndMigration) {
   EXPECT_EQ((*old)->spec.model, "/m/old.onnx");
   EXPECT_EQ((*old)->spec.model_name, "/m/old.onnx");
   EXPECT_FALSE((*old)->prediction.mem_mib.has_value());
+  EXPECT_FALSE((*old)->prediction.step_ms.has_value());
+  EXPECT_FALSE((*old)->prediction.unsure.has_value());
+  EXPECT_TRUE((*old)->prediction.warnings.empty());
+  EXPECT_EQ((*old)->spec.mig, "");  // no "mig" in its spec: the whole GPU
   Job j = MakeJob("mem");
   j.prediction.mem_mib = 9000;
   j.prediction.mem_lo = 8000;
   j.prediction.mem_hi = 11000;
+  j.prediction.step_ms = 40.5;
+  j.prediction.step_lo = 21;
+  j.prediction.step_hi = 72;
+  j.prediction.gpu_measured = false;
+  j.prediction.unsure = true;
+  j.prediction.unsure_reasons = {"no measured utilization rows of GPU A100-80GB"};
+  j.prediction.warnings = {"w1", "w2"};
   bool replayed = false;
   ASSERT_TRUE((*s)->Insert(j, &replayed).ok());
   auto back = (*s)->Get(2);
@@ -147,6 +159,44 @@ TEST_F(StoreTest, MemoryPredictionAndMigration) {
   EXPECT_EQ(*(*back)->prediction.mem_hi, 11000);
   EXPECT_EQ(*(*back)->prediction.mem_lo, 8000);
   EXPECT_EQ(PackingMemMib((*back)->spec, (*back)->prediction), 11000);
+  EXPECT_EQ(*(*back)->prediction.step_ms, 40.5);
+  EXPECT_EQ(*(*back)->prediction.step_lo, 21);
+  EXPECT_EQ(*(*back)->prediction.step_hi, 72);
+  EXPECT_EQ(*(*back)->prediction.gpu_measured, false);
+  EXPECT_EQ(*(*back)->prediction.unsure, true);
+  EXPECT_EQ((*back)->prediction.unsure_reasons, j.prediction.unsure_reasons);
+  EXPECT_EQ((*back)->prediction.warnings, j.prediction.warnings);
+}
+
+// A MIG job's profile is kept in its spec JSON (no column, no migration): a
+// whole-GPU job's stored text has no "mig" (its request digest, and so an
+// Idempotency-Key replay across an upgrade, is unchanged), and rows written
+// before "mig" existed read back as whole-GPU jobs (the test above writes one).
+TEST_F(StoreTest, AMigProfileIsStoredWithTheJob) {
+  auto s = JobStore::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  Job whole = MakeJob("whole");
+  Job slice = MakeJob("slice");
+  slice.spec.gpu = "A100-80GB";
+  slice.spec.mig = "1g.10gb";
+  bool replayed = false;
+  ASSERT_TRUE((*s)->Insert(whole, &replayed).ok());
+  ASSERT_TRUE((*s)->Insert(slice, &replayed).ok());
+  s->reset();
+  auto again = JobStore::Open(path_);
+  ASSERT_TRUE(again.ok()) << again.message();
+  auto w = (*again)->Get(1), m = (*again)->Get(2);
+  ASSERT_TRUE(w.ok() && w->has_value() && m.ok() && m->has_value());
+  EXPECT_EQ((*w)->spec.mig, "");
+  EXPECT_EQ((*m)->spec.mig, "1g.10gb");
+  EXPECT_FALSE(SpecToStoredJson((*w)->spec).contains("mig"));
+  EXPECT_EQ(SpecToStoredJson((*m)->spec)["mig"], "1g.10gb");
+  // What an old release stored (no "mig" key) reads as the whole GPU.
+  auto old = SpecFromStoredJson(R"({"model": "/m/a.onnx", "batch": 2, "gpu": "A100-80GB"})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->mig, "");
+  EXPECT_EQ(SpecFromStoredJson(R"({"model": "/m/a.onnx", "mig": 7})").message(),
+            "stored job spec: bad field 'mig'");
 }
 
 }  // namespace
