@@ -93,7 +93,6 @@ Result<int64_t> DeviceCount(const json& v, const std::string& where) {
   return n;
 }
 
-
 // Required node affinity (spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution,
 // k8s.io/api/core/v1 types.go NodeSelector): its nodeSelectorTerms are ORed and the
 // matchExpressions of one term ANDed ("Assigning Pods to Nodes", "Node affinity").
@@ -132,6 +131,7 @@ Result<Products> AffinityProducts(const json* spec, const char* key) {
                          " terms, more than gpucast reads (" + std::to_string(kMaxAffinityTerms) + ")");
   }
   std::vector<std::string> products;  // the union over the terms that pin the label
+  std::set<std::string> product_set;
   bool unpinned = false, named = false;
   for (size_t t = 0; t < terms->size(); ++t) {
     const std::string tw = base + ".nodeSelectorTerms[" + std::to_string(t) + "]";
@@ -172,7 +172,8 @@ Result<Products> AffinityProducts(const json* spec, const char* key) {
         return Status::Error("the pod: " + ew + ".values: " + std::to_string(vs->size()) + " values, more than gpucast " +
                              "reads (" + std::to_string(kMaxAffinityValues) + ")");
       }
-      std::vector<std::string> values;
+      std::vector<std::string> values;  // first-appearance order, once each
+      std::set<std::string> value_set;
       for (const json& v : *vs) {
         if (!v.is_string()) return Status::Error("the pod: " + ew + ".values: want strings, got " + Printable(v.dump()));
         const std::string& s = v.get_ref<const std::string&>();
@@ -180,14 +181,14 @@ Result<Products> AffinityProducts(const json* spec, const char* key) {
           return Status::Error("the pod: " + ew + ".values: '" + Printable(s) + "' is longer than a label value (" +
                                std::to_string(kMaxLabelValue) + " characters): no node has it");
         }
-        if (std::find(values.begin(), values.end(), s) == values.end()) values.push_back(s);
+        if (value_set.insert(s).second) values.push_back(s);
       }
       if (o == "NotIn") {
-        not_in.insert(values.begin(), values.end());
+        not_in.merge(value_set);
       } else if (!in) {
         in = std::move(values);
       } else {
-        std::erase_if(*in, [&](const std::string& s) { return std::find(values.begin(), values.end(), s) == values.end(); });
+        std::erase_if(*in, [&](const std::string& s) { return !value_set.count(s); });
       }
     }
     if (!in) {
@@ -197,7 +198,7 @@ Result<Products> AffinityProducts(const json* spec, const char* key) {
     named = true;
     if (absent) continue;  // In and DoesNotExist: no node
     for (const std::string& s : *in) {
-      if (!not_in.count(s) && std::find(products.begin(), products.end(), s) == products.end()) products.push_back(s);
+      if (!not_in.count(s) && product_set.insert(s).second) products.push_back(s);
     }
   }
   if (unpinned || !named) return Products();
