@@ -60,6 +60,9 @@ Result<std::vector<Row>> ReadColocate(const std::vector<WorkloadProfile>& w, con
     if (lines[ln].empty()) continue;
     auto f = Split(lines[ln], ',');
     const std::string where = file + ": line " + std::to_string(ln + 1) + ": ";
+    // The fit's time grows with the rows (each is a sample): as many as a workload table may hold.
+    if (rows.size() >= kMaxWorkloads)
+      return Status::Error(where + "more than " + std::to_string(kMaxWorkloads) + " pair rows");
     if (static_cast<int>(f.size()) <= need) return Status::Error(where + "too few fields");
     auto b1 = ParseInt(f[c[2]]), a1 = ParseInt(f[c[3]]), b2 = ParseInt(f[c[7]]), a2 = ParseInt(f[c[8]]);
     auto s1 = ParseDouble(f[c[4]]), s2 = ParseDouble(f[c[9]]), u = ParseDouble(f[c[10]]);
