@@ -435,7 +435,10 @@ Result<std::vector<GavelType>> ReadGavel(const std::vector<WorkloadProfile>& w, 
         // Each unordered pair is stored under both jobs (mirrored); count it once.
         auto key_ab = ta <= tb ? std::make_pair(ta, tb) : std::make_pair(tb, ta);
         if (!seen.insert(key_ab).second) continue;
-        ++t.total;
+        // The fit's time grows with the pairs (each is a sample): as many as colocate_info.csv's rows.
+        if (++t.total > static_cast<int>(kMaxWorkloads))
+          return Status::Error(file + ": " + key + ": more than " + std::to_string(kMaxWorkloads) +
+                               " pairs of job types");
         double own = v[0].get<double>(), other = v[1].get<double>();
         if (own <= 0 || other <= 0 || alone[ta] <= 0 || alone[tb] <= 0) {
           ++t.zero;  // not measured, or the pair did not fit on the GPU
