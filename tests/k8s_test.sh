@@ -299,6 +299,29 @@ if [ -n "$SM" ]; then
 fi
 case "$(ann gpucast.io/share)" in *,mig=1g.10gb) ;; *) fail "MIG share $(ann gpucast.io/share)" ;; esac
 ok "a MIG pod (nvidia.com/mig-1g.10gb: 1) is predicted on its slice: $(ann gpucast.io/predicted-util)%, $(ann gpucast.io/predicted-mem-mib) MiB, step $(ann gpucast.io/predicted-step-ms) ms, as /v1/predict and predict --mig (whole A100: $(printf "%.2f" "$U")%); its request kept, no gpucores"
+# The single strategy with the slice's product pinned by required node affinity (nvidia.com/gpu: 1 on
+# nodes labelled nvidia.com/gpu.product=<GPU>-MIG-<profile>): the mixed-strategy pod's prediction.
+cp patched.json mig-patched.json
+affinity() {  # VALUES-JSON -> affinity.json, affinity-pod.json
+  jq --argjson v "$1" '.request.object.spec.affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+    {"nodeSelectorTerms": [{"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": $v}]}]}}}' \
+    sized.json >affinity.json
+  jq '.request.object' affinity.json >affinity-pod.json
+}
+affinity '["A100-SXM4-80GB-MIG-1g.10gb"]'
+[ "$(mutate affinity.json)" = 200 ] && [ "$(jq -r .response.allowed response.json)" = true ] || fail "affinity pod: $(cat response.json)"
+apply_patch affinity-pod.json
+jq -e '.spec == input.spec' patched.json affinity-pod.json >/dev/null || fail "affinity pod's spec changed"
+for k in predicted-util predicted-util-interval predicted-mem-mib predicted-step-ms predicted-mig predicted-gpu share; do
+  [ "$(ann "gpucast.io/$k")" = "$(jq -r ".metadata.annotations[\"gpucast.io/$k\"] // \"absent\"" mig-patched.json)" ] ||
+    fail "affinity pod's gpucast.io/$k $(ann "gpucast.io/$k") differs from the MIG pod's"
+done
+affinity '["A100-SXM4-80GB-MIG-1g.10gb", "A100-SXM4-80GB-MIG-2g.20gb"]'
+[ "$(mutate affinity.json)" = 200 ] && [ "$(jq -r .response.allowed response.json)" = false ] || fail "two-slice affinity allowed: $(cat response.json)"
+MSG=$(jq -r .response.status.message response.json)
+case "$MSG" in "gpucast: pod ml/resnet50-train: required node affinity nvidia.com/gpu.product in (A100-SXM4-80GB-MIG-1g.10gb, A100-SXM4-80GB-MIG-2g.20gb): the pod may land on different MIG slices"*) ;;
+  *) fail "two-slice affinity's message: $MSG" ;; esac
+ok "a pod pinning nvidia.com/gpu.product=A100-SXM4-80GB-MIG-1g.10gb by required node affinity gets the MIG pod's prediction; two slices allowed are denied: ${MSG:0:110}..."
 jq '.request.object.spec.containers[0].resources = {"limits": {"nvidia.com/mig-7g.99gb": "1"}}' sized.json >mig-bad.json
 [ "$(mutate mig-bad.json)" = 200 ] && [ "$(jq -r .response.allowed response.json)" = false ] || fail "unknown MIG profile allowed: $(cat response.json)"
 MSG=$(jq -r .response.status.message response.json)

@@ -93,6 +93,130 @@ Result<int64_t> DeviceCount(const json& v, const std::string& where) {
   return n;
 }
 
+// Required node affinity (spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution,
+// k8s.io/api/core/v1 types.go NodeSelector): its nodeSelectorTerms are ORed and the
+// matchExpressions of one term ANDed ("Assigning Pods to Nodes", "Node affinity").
+constexpr size_t kMaxAffinityTerms = 64;        // nodeSelectorTerms read
+constexpr size_t kMaxAffinityExpressions = 64;  // matchExpressions of one term
+constexpr size_t kMaxAffinityValues = 256;      // values of one nvidia.com/gpu.product expression
+constexpr size_t kMaxLabelValue = 63;           // a label value ("Labels and Selectors": 63 characters or less)
+
+// The nvidia.com/gpu.product values the pod's required node affinity lets its
+// node have, in first-appearance order; nullopt when it does not pin the label
+// (no required affinity, or a term that can match without naming a product:
+// Exists, NotIn alone, DoesNotExist, another key). A term pins the label to the
+// intersection of its In lists less its NotIn values; an empty term, or one whose
+// In lists leave no value, matches no node and is left out (error when every
+// term naming the label is such and no other term can match: no node can take
+// the pod). preferredDuringSchedulingIgnoredDuringExecution is not read: a
+// preference does not decide the node.
+using Products = std::optional<std::vector<std::string>>;
+
+Result<Products> AffinityProducts(const json* spec, const char* key) {
+  const std::string base = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+  const json* affinity = spec ? Member(*spec, "affinity") : nullptr;
+  if (!affinity || affinity->is_null()) return Products();
+  if (!affinity->is_object()) return Status::Error("the pod: spec.affinity: want an object");
+  const json* node = Member(*affinity, "nodeAffinity");
+  if (!node || node->is_null()) return Products();
+  if (!node->is_object()) return Status::Error("the pod: spec.affinity.nodeAffinity: want an object");
+  const json* required = Member(*node, "requiredDuringSchedulingIgnoredDuringExecution");
+  if (!required || required->is_null()) return Products();
+  if (!required->is_object()) return Status::Error("the pod: " + base + ": want an object");
+  const json* terms = Member(*required, "nodeSelectorTerms");
+  if (!terms || terms->is_null()) return Products();
+  if (!terms->is_array()) return Status::Error("the pod: " + base + ".nodeSelectorTerms: want an array");
+  if (terms->size() > kMaxAffinityTerms) {
+    return Status::Error("the pod: " + base + ".nodeSelectorTerms: " + std::to_string(terms->size()) +
+                         " terms, more than gpucast reads (" + std::to_string(kMaxAffinityTerms) + ")");
+  }
+  std::vector<std::string> products;  // the union over the terms that pin the label
+  std::set<std::string> product_set;
+  bool unpinned = false, named = false;
+  for (size_t t = 0; t < terms->size(); ++t) {
+    const std::string tw = base + ".nodeSelectorTerms[" + std::to_string(t) + "]";
+    const json& term = (*terms)[t];
+    if (!term.is_object()) return Status::Error("the pod: " + tw + ": want an object");
+    const json* exprs = Member(term, "matchExpressions");
+    const json* fields = Member(term, "matchFields");
+    const bool has_fields = fields && fields->is_array() && !fields->empty();
+    if (exprs && !exprs->is_null() && !exprs->is_array()) {
+      return Status::Error("the pod: " + tw + ".matchExpressions: want an array");
+    }
+    const size_t n = exprs && exprs->is_array() ? exprs->size() : 0;
+    if (n > kMaxAffinityExpressions) {
+      return Status::Error("the pod: " + tw + ".matchExpressions: " + std::to_string(n) +
+                           " expressions, more than gpucast reads (" + std::to_string(kMaxAffinityExpressions) + ")");
+    }
+    if (n == 0 && !has_fields) continue;  // an empty term matches no node
+    std::optional<std::vector<std::string>> in;  // this term's In values (intersected)
+    std::set<std::string> not_in;
+    bool absent = false;  // DoesNotExist on the label
+    for (size_t e = 0; e < n; ++e) {
+      const std::string ew = tw + ".matchExpressions[" + std::to_string(e) + "]";
+      const json& expr = (*exprs)[e];
+      if (!expr.is_object()) return Status::Error("the pod: " + ew + ": want an object");
+      const json* k = Member(expr, "key");
+      if (!k || !k->is_string()) return Status::Error("the pod: " + ew + ".key: want a string");
+      if (*k != key) continue;
+      const json* op = Member(expr, "operator");
+      if (!op || !op->is_string()) return Status::Error("the pod: " + ew + ".operator: want a string");
+      const std::string o = op->get<std::string>();
+      if (o != "In" && o != "NotIn") {
+        if (o == "DoesNotExist") absent = true;
+        continue;  // Exists, DoesNotExist, Gt, Lt name no product
+      }
+      const json* vs = Member(expr, "values");
+      if (!vs || !vs->is_array()) return Status::Error("the pod: " + ew + ".values: want an array (operator " + o + ")");
+      if (vs->size() > kMaxAffinityValues) {
+        return Status::Error("the pod: " + ew + ".values: " + std::to_string(vs->size()) + " values, more than gpucast " +
+                             "reads (" + std::to_string(kMaxAffinityValues) + ")");
+      }
+      std::vector<std::string> values;  // first-appearance order, once each
+      std::set<std::string> value_set;
+      for (const json& v : *vs) {
+        if (!v.is_string()) return Status::Error("the pod: " + ew + ".values: want strings, got " + Printable(v.dump()));
+        const std::string& s = v.get_ref<const std::string&>();
+        if (s.size() > kMaxLabelValue) {
+          return Status::Error("the pod: " + ew + ".values: '" + Printable(s) + "' is longer than a label value (" +
+                               std::to_string(kMaxLabelValue) + " characters): no node has it");
+        }
+        if (value_set.insert(s).second) values.push_back(s);
+      }
+      if (o == "NotIn") {
+        not_in.merge(value_set);
+      } else if (!in) {
+        in = std::move(values);
+      } else {
+        std::erase_if(*in, [&](const std::string& s) { return !value_set.count(s); });
+      }
+    }
+    if (!in) {
+      unpinned = true;  // some node of any product (or none) can match this term
+      continue;
+    }
+    named = true;
+    if (absent) continue;  // In and DoesNotExist: no node
+    for (const std::string& s : *in) {
+      if (!not_in.count(s) && product_set.insert(s).second) products.push_back(s);
+    }
+  }
+  if (unpinned || !named) return Products();
+  if (products.empty()) {
+    return Status::Error("the pod: " + base + ": no node can match it (every term that names " + key +
+                         " leaves no value, after its other In, NotIn and DoesNotExist expressions on it)");
+  }
+  return Products(std::move(products));
+}
+
+// "A, B, C" (at most 8, then "... (N in all)").
+std::string ValueList(const std::vector<std::string>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size() && i < 8; ++i) out += (i ? ", " : "") + Printable(values[i]);
+  if (values.size() > 8) out += ", ... (" + std::to_string(values.size()) + " in all)";
+  return out;
+}
+
 }  // namespace
 
 std::string JsonPointerEscape(std::string_view key) {
@@ -353,42 +477,83 @@ Result<PodJob> ReadPodJob(const json& pod) {
   // The single MIG strategy: every nvidia.com/gpu of the node is one slice of
   // one profile, and GPU Feature Discovery labels the node
   // nvidia.com/gpu.product=<GPU>-MIG-<profile>. A pod that selects such nodes
-  // by that label is predicted on the slice (without the selector gpucast
-  // cannot know where it lands: the whole GPU, docs/kubernetes.md).
+  // by that label, in spec.nodeSelector or in its required node affinity, is
+  // predicted on the slice (without either gpucast cannot know where it lands:
+  // the whole GPU, docs/kubernetes.md). Both must hold for a node (kube-scheduler
+  // ANDs them), so a product the affinity does not allow beside the selector's
+  // is an error; products of different slices, or of a slice and a whole GPU,
+  // are too (the pod's slice is not known at admission).
   const json* selector = spec ? Member(*spec, "nodeSelector") : nullptr;
   const json* product = selector ? Member(*selector, kLabelGpuProduct) : nullptr;
-  if (job.mig.empty() && product && product->is_string()) {
+  ASSIGN_OR_RETURN(Products allowed, AffinityProducts(spec, kLabelGpuProduct));
+  const std::string affinity_where = std::string("required node affinity ") + kLabelGpuProduct;
+  std::vector<std::string> labels;  // the products the pod's node may have ({} = any)
+  std::string where;                // what named them
+  if (product && product->is_string()) {
     const std::string label = product->get<std::string>();
-    const size_t at = label.find("-MIG-");
-    if (at != std::string::npos) {
-      const std::string where = "node selector " + std::string(kLabelGpuProduct) + "=" + Printable(label);
-      const std::string gpu = label.substr(0, at);
-      std::string profile = label.substr(at + 5);
-      // Time-slicing of the slices appends -SHARED (GPU Operator, "Time-Slicing GPUs", renameByDefault
-      // false): the pod still runs on a slice of that profile, predicted as if alone on it, as a
-      // time-sliced whole GPU is.
-      if (profile.size() > 7 && profile.compare(profile.size() - 7, 7, "-SHARED") == 0) profile.resize(profile.size() - 7);
-      if (Result<std::string> known = CanonicalMigProfile(profile); !known.ok()) {
-        return Status::Error(where + ": " + known.message());
-      }
-      Result<std::string> canonical = CanonicalGpuName(gpu);
-      if (!canonical.ok()) return Status::Error(where + ": " + canonical.message());
-      if (!job.gpu.empty()) {
-        Result<std::string> named = CanonicalGpuName(job.gpu);
-        if (named.ok() && *named != *canonical) {
-          return Status::Error(std::string("annotation ") + kAnnGpu + " '" + Printable(job.gpu) + "' and " + where +
-                               " name different GPUs (" + *named + ", " + *canonical + "); give one");
-        }
-      }
-      if (job.gpus != 1) {
-        return Status::Error("container " + Printable(job.container_name) + ": resources." + kResGpu + " " +
-                             std::to_string(job.gpus) + " on " + where + ": want 1 (each is one MIG slice; gpucast " +
-                             "predicts one training job on one slice)");
-      }
-      if (job.gpu.empty()) job.gpu = gpu;
-      job.mig = profile;
-      job.mig_resource = kResGpu;
+    where = "node selector " + std::string(kLabelGpuProduct) + "=" + Printable(label);
+    if (allowed && std::find(allowed->begin(), allowed->end(), label) == allowed->end()) {
+      return Status::Error(where + " and " + affinity_where + " in (" + ValueList(*allowed) + ") allow no node " +
+                           "together (kube-scheduler needs both): no node can take the pod; name the product in one");
     }
+    labels = {label};
+  } else if (allowed) {
+    labels = *allowed;
+    where = affinity_where + (labels.size() == 1 ? "=" + Printable(labels[0]) : " in (" + ValueList(labels) + ")");
+  }
+  // Each product's slice: {GPU as labelled, profile} ({"", ""} = a whole GPU) and its canonical key.
+  struct Slice {
+    std::string gpu, profile, key;
+  };
+  std::vector<Slice> slices;
+  for (const std::string& label : job.mig.empty() ? labels : std::vector<std::string>{}) {
+    const std::string at_where = labels.size() == 1 ? where : affinity_where + "=" + Printable(label);
+    const size_t at = label.find("-MIG-");
+    if (at == std::string::npos) {
+      slices.push_back({});
+      continue;
+    }
+    Slice sl{label.substr(0, at), label.substr(at + 5), ""};
+    // Time-slicing of the slices appends -SHARED (GPU Operator, "Time-Slicing GPUs", renameByDefault
+    // false): the pod still runs on a slice of that profile, predicted as if alone on it, as a
+    // time-sliced whole GPU is.
+    if (sl.profile.size() > 7 && sl.profile.compare(sl.profile.size() - 7, 7, "-SHARED") == 0) {
+      sl.profile.resize(sl.profile.size() - 7);
+    }
+    Result<std::string> known = CanonicalMigProfile(sl.profile);
+    if (!known.ok()) return Status::Error(at_where + ": " + known.message());
+    Result<std::string> canonical = CanonicalGpuName(sl.gpu);
+    if (!canonical.ok()) return Status::Error(at_where + ": " + canonical.message());
+    sl.key = *canonical + " MIG " + *known;
+    slices.push_back(std::move(sl));
+  }
+  for (const Slice& sl : slices) {
+    if (sl.key == slices[0].key) continue;
+    return Status::Error(where + ": the pod may land on " +
+                         (sl.key.empty() || slices[0].key.empty()
+                              ? "a whole GPU or a MIG slice (" + (sl.key.empty() ? slices[0].key : sl.key) + ")"
+                              : "different MIG slices (" + slices[0].key + ", " + sl.key + ")") +
+                         ", and gpucast predicts one slice at admission; require the products of one slice " +
+                         "(or ask for " + kResMigPrefix + "<profile>: 1)");
+  }
+  if (!slices.empty() && !slices[0].key.empty()) {
+    const Slice& sl = slices[0];
+    Result<std::string> canonical = CanonicalGpuName(sl.gpu);
+    if (!job.gpu.empty()) {
+      Result<std::string> named = CanonicalGpuName(job.gpu);
+      if (named.ok() && *named != *canonical) {
+        return Status::Error(std::string("annotation ") + kAnnGpu + " '" + Printable(job.gpu) + "' and " + where +
+                             " name different GPUs (" + *named + ", " + *canonical + "); give one");
+      }
+    }
+    if (job.gpus != 1) {
+      return Status::Error("container " + Printable(job.container_name) + ": resources." + kResGpu + " " +
+                           std::to_string(job.gpus) + " on " + where + ": want 1 (each is one MIG slice; gpucast " +
+                           "predicts one training job on one slice)");
+    }
+    if (job.gpu.empty()) job.gpu = sl.gpu;
+    job.mig = sl.profile;
+    job.mig_resource = kResGpu;
   }
   if (!job.mig.empty()) request["mig"] = job.mig;
   request["gpus"] = job.gpus;

@@ -122,7 +122,12 @@ struct PodJob {
 // nvidia.com/gpu or another MIG resource is an error naming the container and
 // the resource. A container asking for nvidia.com/gpu of a pod whose
 // nodeSelector has nvidia.com/gpu.product=<GPU>-MIG-<profile> (the single
-// strategy) is one slice of that GPU and profile likewise.
+// strategy) is one slice of that GPU and profile likewise, and so is one whose
+// required node affinity (terms ORed, expressions ANDed) allows only products
+// of that slice; products of several slices, or of a slice and a whole GPU, a
+// selector the affinity does not allow, or an affinity past its bounds (64
+// terms, 64 expressions a term, 256 values, 63-character values) are errors
+// naming the field or the products (docs/kubernetes.md, "Node affinity").
 Result<PodJob> ReadPodJob(const nlohmann::json& pod);
 
 // The prediction a share is made from (per GPU of the job).

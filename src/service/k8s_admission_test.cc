@@ -267,6 +267,156 @@ TEST(ReadPodJob, ASingleStrategyNodeSelectorNamesTheGpuAndTheSlice) {
   EXPECT_FALSE(job->request.contains("mig"));
 }
 
+// spec.affinity with a required nodeSelectorTerms list (terms ORed, expressions ANDed).
+json RequiredAffinity(json terms) {
+  return {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}};
+}
+json ProductIn(json values, const char* op = "In") {
+  return {{"key", "nvidia.com/gpu.product"}, {"operator", op}, {"values", values}};
+}
+
+// The same products required by node affinity instead of nodeSelector: the same job.
+TEST(ReadPodJob, RequiredNodeAffinityOnTheProductNamesTheSliceAsTheNodeSelectorDoes) {
+  json by_selector = FixturePod();
+  by_selector["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "A100-SXM4-40GB-MIG-1g.5gb"}};
+  Result<PodJob> want = ReadPodJob(by_selector);
+  ASSERT_TRUE(want.ok()) << want.message();
+  ASSERT_EQ(want->mig, "1g.5gb");
+  auto same = [&](const json& affinity) {
+    json pod = FixturePod();
+    pod["spec"]["affinity"] = affinity;
+    Result<PodJob> job = ReadPodJob(pod);
+    ASSERT_TRUE(job.ok()) << job.message() << " " << affinity.dump();
+    EXPECT_EQ(job->gpu, want->gpu) << affinity.dump();
+    EXPECT_EQ(job->mig, want->mig) << affinity.dump();
+    EXPECT_EQ(job->mig_resource, want->mig_resource) << affinity.dump();
+    EXPECT_EQ(job->gpus, want->gpus) << affinity.dump();
+    EXPECT_EQ(job->request, want->request) << affinity.dump();
+  };
+  same(RequiredAffinity({{{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb"})}}}}));
+  // Terms ORed: each term's products, all one slice (-SHARED: time-sliced, the same slice).
+  same(RequiredAffinity({{{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb"})}}},
+                         {{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb-SHARED"})}}}}));
+  // Expressions ANDed: In lists intersect, NotIn takes values out; other keys leave the product as it is.
+  same(RequiredAffinity({{{"matchExpressions",
+                           {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb", "A100-SXM4-40GB-MIG-2g.10gb"}),
+                            ProductIn({"A100-SXM4-40GB-MIG-1g.5gb", "A100-SXM4-40GB-MIG-3g.20gb"}),
+                            {{"key", "topology.kubernetes.io/zone"}, {"operator", "In"}, {"values", {"a"}}}}}}}));
+  same(RequiredAffinity({{{"matchExpressions",
+                           {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb", "A100-SXM4-40GB-MIG-2g.10gb"}),
+                            ProductIn({"A100-SXM4-40GB-MIG-2g.10gb"}, "NotIn")}}}}));
+  // An empty term matches no node: it adds no product.
+  same(RequiredAffinity({json::object(), {{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb"})}}}}));
+  // The selector and the affinity both name it.
+  json both = by_selector;
+  both["spec"]["affinity"] = RequiredAffinity(
+      {{{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb", "A100-SXM4-40GB-MIG-2g.10gb"})}}}});
+  Result<PodJob> job = ReadPodJob(both);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->request, want->request);
+}
+
+TEST(ReadPodJob, RequiredNodeAffinityThatPinsNoOneSliceIsAWholeGpuOrAnError) {
+  json pod = FixturePod();
+  auto with = [&](const json& affinity) {
+    pod["spec"]["affinity"] = affinity;
+    return ReadPodJob(pod);
+  };
+  auto whole = [&](const json& affinity) {
+    Result<PodJob> job = with(affinity);
+    ASSERT_TRUE(job.ok()) << job.message() << " " << affinity.dump();
+    EXPECT_EQ(job->mig, "") << affinity.dump();
+    EXPECT_EQ(job->gpu, "") << affinity.dump();
+    EXPECT_FALSE(job->request.contains("mig")) << affinity.dump();
+  };
+  // A term that can match without naming the product (Exists, NotIn alone, another key): any product.
+  const json slice = {{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb"})}}};
+  whole(RequiredAffinity({slice, {{"matchExpressions", {{{"key", "nvidia.com/gpu.product"}, {"operator", "Exists"}}}}}}));
+  whole(RequiredAffinity({slice, {{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-2g.10gb"}, "NotIn")}}}}));
+  whole(RequiredAffinity({slice, {{"matchExpressions", {{{"key", "gpu"}, {"operator", "In"}, {"values", {"a"}}}}}}}));
+  // Whole-GPU products (no -MIG-): a whole GPU, as in nodeSelector.
+  whole(RequiredAffinity({{{"matchExpressions", {ProductIn({"NVIDIA-A100-SXM4-40GB", "NVIDIA-H100-80GB-HBM3"})}}}}));
+  // A preference does not decide the node: not read.
+  whole({{"nodeAffinity",
+          {{"preferredDuringSchedulingIgnoredDuringExecution", {{{"weight", 1}, {"preference", slice}}}}}}});
+
+  // Products of different slices, or of a slice and a whole GPU: the slice is not known at admission.
+  EXPECT_EQ(with(RequiredAffinity({{{"matchExpressions",
+                                     {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb", "A100-SXM4-40GB-MIG-2g.10gb"})}}}}))
+                .message(),
+            "required node affinity nvidia.com/gpu.product in (A100-SXM4-40GB-MIG-1g.5gb, A100-SXM4-40GB-MIG-2g.10gb): "
+            "the pod may land on different MIG slices (A100-40GB MIG 1g.5gb, A100-40GB MIG 2g.10gb), and gpucast "
+            "predicts one slice at admission; require the products of one slice (or ask for nvidia.com/mig-<profile>: 1)");
+  EXPECT_EQ(with(RequiredAffinity({slice, {{"matchExpressions", {ProductIn({"A100-SXM4-40GB"})}}}})).message(),
+            "required node affinity nvidia.com/gpu.product in (A100-SXM4-40GB-MIG-1g.5gb, A100-SXM4-40GB): the pod may "
+            "land on a whole GPU or a MIG slice (A100-40GB MIG 1g.5gb), and gpucast predicts one slice at admission; "
+            "require the products of one slice (or ask for nvidia.com/mig-<profile>: 1)");
+  // Each value is checked as the selector's is.
+  EXPECT_THAT(with(RequiredAffinity({{{"matchExpressions",
+                                       {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb", "A100-SXM4-40GB-MIG-9g.9gb"})}}}}))
+                  .message(),
+              HasSubstr("required node affinity nvidia.com/gpu.product=A100-SXM4-40GB-MIG-9g.9gb: unknown MIG profile "
+                        "'9g.9gb'"));
+  // No node has a product both the selector and the affinity allow.
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "A100-SXM4-40GB-MIG-1g.5gb"}};
+  EXPECT_EQ(with(RequiredAffinity({{{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-2g.10gb"})}}}})).message(),
+            "node selector nvidia.com/gpu.product=A100-SXM4-40GB-MIG-1g.5gb and required node affinity "
+            "nvidia.com/gpu.product in (A100-SXM4-40GB-MIG-2g.10gb) allow no node together (kube-scheduler needs "
+            "both): no node can take the pod; name the product in one");
+  pod["spec"].erase("nodeSelector");
+  // Nor one term (In lists without a common value).
+  EXPECT_EQ(with(RequiredAffinity({{{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb"}),
+                                                          ProductIn({"A100-SXM4-40GB-MIG-2g.10gb"})}}}}))
+                .message(),
+            "the pod: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: no node can match it "
+            "(every term that names nvidia.com/gpu.product leaves no value, after its other In, NotIn and "
+            "DoesNotExist expressions on it)");
+  // The annotation's GPU and the affinity's, and the slice count, as with the selector.
+  pod["metadata"]["annotations"]["gpucast.io/gpu"] = "H100";
+  EXPECT_EQ(with(RequiredAffinity({slice})).message(),
+            "annotation gpucast.io/gpu 'H100' and required node affinity "
+            "nvidia.com/gpu.product=A100-SXM4-40GB-MIG-1g.5gb name different GPUs (H100, A100-40GB); give one");
+  pod["metadata"]["annotations"].erase("gpucast.io/gpu");
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "2";
+  EXPECT_THAT(with(RequiredAffinity({slice})).message(),
+              HasSubstr("resources.nvidia.com/gpu 2 on required node affinity nvidia.com/gpu.product="
+                        "A100-SXM4-40GB-MIG-1g.5gb: want 1"));
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1";
+}
+
+// The affinity is bounded as the annotations are: terms, expressions, values and a value's length.
+TEST(ReadPodJob, RequiredNodeAffinityIsBounded) {
+  json pod = FixturePod();
+  const json slice = {{"matchExpressions", {ProductIn({"A100-SXM4-40GB-MIG-1g.5gb"})}}};
+  pod["spec"]["affinity"] = RequiredAffinity(json(std::vector<json>(64, slice)));
+  ASSERT_TRUE(ReadPodJob(pod).ok()) << ReadPodJob(pod).message();
+  EXPECT_EQ(ReadPodJob(pod)->mig, "1g.5gb");
+  pod["spec"]["affinity"] = RequiredAffinity(json(std::vector<json>(65, slice)));
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "the pod: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: 65 "
+            "terms, more than gpucast reads (64)");
+  pod["spec"]["affinity"] =
+      RequiredAffinity({{{"matchExpressions", json(std::vector<json>(65, ProductIn({"A100-SXM4-40GB-MIG-1g.5gb"})))}}});
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "the pod: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+            "matchExpressions: 65 expressions, more than gpucast reads (64)");
+  pod["spec"]["affinity"] =
+      RequiredAffinity({{{"matchExpressions", {ProductIn(json(std::vector<std::string>(257, "A100-SXM4-40GB")))}}}});
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "the pod: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+            "matchExpressions[0].values: 257 values, more than gpucast reads (256)");
+  pod["spec"]["affinity"] = RequiredAffinity({{{"matchExpressions", {ProductIn({std::string(64, 'A')})}}}});
+  EXPECT_THAT(ReadPodJob(pod).message(),
+              HasSubstr("matchExpressions[0].values: 'AAAA"));
+  EXPECT_THAT(ReadPodJob(pod).message(), HasSubstr("' is longer than a label value (63 characters): no node has it"));
+  pod["spec"]["affinity"] = RequiredAffinity({{{"matchExpressions", {ProductIn({1})}}}});
+  EXPECT_THAT(ReadPodJob(pod).message(), HasSubstr("matchExpressions[0].values: want strings, got 1"));
+  pod["spec"]["affinity"] = RequiredAffinity("all");
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "the pod: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: "
+            "want an array");
+}
+
 // Sized by the point prediction (plus headroom points): the arithmetic of the
 // tests below. The default is the interval's upper end (DefaultHeadroomIsTheInterval).
 ShareOptions Point() {

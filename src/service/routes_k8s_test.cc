@@ -415,6 +415,33 @@ TEST_F(K8sRoutesTest, AMigPodIsPredictedOnItsSliceAsTheApiPredictsIt) {
     EXPECT_EQ(single["metadata"]["annotations"][k], a[k]) << k;
   }
   review_["request"]["object"]["spec"].erase("nodeSelector");
+  // The same product required by node affinity (terms ORed, a -SHARED one the same slice): the same.
+  auto product_in = [](const char* v) {
+    return json{{"matchExpressions", {{{"key", "nvidia.com/gpu.product"}, {"operator", "In"}, {"values", {v}}}}}};
+  };
+  review_["request"]["object"]["spec"]["affinity"] = {
+      {"nodeAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{"nodeSelectorTerms",
+           {product_in("A100-SXM4-80GB-MIG-1g.10gb"), product_in("A100-SXM4-80GB-MIG-1g.10gb-SHARED")}}}}}}};
+  resp = Mutate();
+  ASSERT_EQ(resp["allowed"], true) << resp.dump();
+  json by_affinity = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(by_affinity["spec"], review_["request"]["object"]["spec"]);
+  for (const char* k : {"gpucast.io/predicted-util", "gpucast.io/predicted-mem-mib", "gpucast.io/predicted-step-ms",
+                        "gpucast.io/predicted-mig", "gpucast.io/predicted-gpu", "gpucast.io/share"}) {
+    EXPECT_EQ(by_affinity["metadata"]["annotations"][k], single["metadata"]["annotations"][k]) << k;
+  }
+  // Two slices allowed: denied, naming the pod and the products.
+  review_["request"]["object"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+         ["nodeSelectorTerms"][1] = product_in("A100-SXM4-80GB-MIG-2g.20gb");
+  resp = Mutate();
+  ASSERT_EQ(resp["allowed"], false) << resp.dump();
+  EXPECT_THAT(resp["status"]["message"].get<std::string>(),
+              HasSubstr("gpucast: pod ml/resnet50-train: required node affinity nvidia.com/gpu.product in ("
+                        "A100-SXM4-80GB-MIG-1g.10gb, "
+                        "A100-SXM4-80GB-MIG-2g.20gb): the pod may land on different MIG slices"));
+  review_["request"]["object"]["spec"].erase("affinity");
 
   // Memory the slice does not have: denied with the API's capacity of the slice. The first
   // batch (doubling from 128) whose memory high end the API puts above the slice's.

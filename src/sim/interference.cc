@@ -60,6 +60,9 @@ Result<std::vector<Row>> ReadColocate(const std::vector<WorkloadProfile>& w, con
     if (lines[ln].empty()) continue;
     auto f = Split(lines[ln], ',');
     const std::string where = file + ": line " + std::to_string(ln + 1) + ": ";
+    // The fit's time grows with the rows (each is a sample): as many as a workload table may hold.
+    if (rows.size() >= kMaxWorkloads)
+      return Status::Error(where + "more than " + std::to_string(kMaxWorkloads) + " pair rows");
     if (static_cast<int>(f.size()) <= need) return Status::Error(where + "too few fields");
     auto b1 = ParseInt(f[c[2]]), a1 = ParseInt(f[c[3]]), b2 = ParseInt(f[c[7]]), a2 = ParseInt(f[c[8]]);
     auto s1 = ParseDouble(f[c[4]]), s2 = ParseDouble(f[c[9]]), u = ParseDouble(f[c[10]]);
@@ -432,7 +435,10 @@ Result<std::vector<GavelType>> ReadGavel(const std::vector<WorkloadProfile>& w, 
         // Each unordered pair is stored under both jobs (mirrored); count it once.
         auto key_ab = ta <= tb ? std::make_pair(ta, tb) : std::make_pair(tb, ta);
         if (!seen.insert(key_ab).second) continue;
-        ++t.total;
+        // The fit's time grows with the pairs (each is a sample): as many as colocate_info.csv's rows.
+        if (++t.total > static_cast<int>(kMaxWorkloads))
+          return Status::Error(file + ": " + key + ": more than " + std::to_string(kMaxWorkloads) +
+                               " pairs of job types");
         double own = v[0].get<double>(), other = v[1].get<double>();
         if (own <= 0 || other <= 0 || alone[ta] <= 0 || alone[tb] <= 0) {
           ++t.zero;  // not measured, or the pair did not fit on the GPU

@@ -104,8 +104,8 @@ class InterferenceModel {
   // compile. Builds the no-interference model above; use InterferenceModel().
   InterferenceModel(int, const std::array<double, 5>&, const std::vector<PairMeasurement>&) {}
 
-  // Reads colocate_info.csv (rows whose workloads are not in `w` are an error)
-  // and selects and fits the RTX 3090 physics on every measured pair. With
+  // Reads colocate_info.csv (rows whose workloads are not in `w`, and more than
+  // kMaxWorkloads rows, are errors naming the file and line) and selects and fits the RTX 3090 physics on every measured pair. With
   // gavel_json (gavel/simulation_throughputs.json) it also fits the K80, P100
   // and V100 physics on Gavel's pairs (ForGpu).
   static Result<InterferenceModel> Fit(const std::vector<WorkloadProfile>& w, const std::string& colocate_csv,

@@ -564,6 +564,21 @@ TEST_F(RealData, BadColocateNamesFileAndLine) {
   m = InterferenceModel::Fit(w_, dir + "/none.csv");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.message(), dir + "/none.csv: cannot open");
+  // The real pairs repeated past the row bound (well under the byte bound): refused at the first row
+  // past it, before any fit (the fit's time grows with the rows).
+  std::ifstream in(Lucid());
+  std::string header, line, rows;
+  std::getline(in, header);
+  size_t n = 0;
+  std::vector<std::string> real;
+  while (std::getline(in, line)) if (!line.empty()) real.push_back(line);
+  ASSERT_FALSE(real.empty());
+  for (; n <= kMaxWorkloads; ++n) rows += real[n % real.size()] + "\n";
+  p = testing::WriteText(dir, "many.csv", header + "\n" + rows);
+  m = InterferenceModel::Fit(w_, p);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "many.csv: line " + std::to_string(kMaxWorkloads + 2) + ": more than " +
+                             std::to_string(kMaxWorkloads) + " pair rows");
 }
 
 TEST_F(RealData, BadGavelNamesFileKeyAndReason) {
@@ -583,6 +598,17 @@ TEST_F(RealData, BadGavelNamesFileKeyAndReason) {
   EXPECT_EQ(err("[]"), "t.json: want an object of GPU types");
   EXPECT_EQ(err(with_v100("")), "t.json: no 'v100' throughputs (want an object of job types)");
   EXPECT_EQ(err(with_v100(R"j({"A3C": {}})j")), "t.json: v100: job key 'A3C' is not ('type', scale)");
+  // More unordered pairs of job types than the bound (142 types: 142 * 143 / 2 = 10153 with themselves).
+  {
+    nlohmann::json v100 = nlohmann::json::object();
+    for (int i = 1; i <= 142; ++i) {
+      nlohmann::json& e = v100["('A3C (batch size " + std::to_string(i) + ")', 1)"];
+      e["null"] = 2;
+      for (int j = 1; j <= 142; ++j) e["('A3C (batch size " + std::to_string(j) + ")', 1)"] = {1, 1};
+    }
+    EXPECT_EQ(err(with_v100(v100.dump())),
+              "t.json: v100: more than " + std::to_string(kMaxWorkloads) + " pairs of job types");
+  }
   EXPECT_EQ(err(with_v100(R"j({"('A3C', 1)": {"null": -1}})j")),
             "t.json: v100: ('A3C', 1): want an object with the isolated throughput \"null\" (a non-negative number)");
   EXPECT_EQ(err(with_v100(R"j({"('A3C', 1)": {"null": 1, "('A3C', 1)": [1]}})j")),
