@@ -555,6 +555,46 @@ Result<PodJob> ReadPodJob(const json& pod) {
     job.mig = sl.profile;
     job.mig_resource = kResGpu;
   }
+  // Whole-GPU products (GPU feature discovery writes the nvidia-smi name with its
+  // spaces as '-': NVIDIA-A100-SXM4-80GB, Tesla-T4, NVIDIA-H100-80GB-HBM3): the GPU
+  // types the pod's node may have. Resolved as every GPU name is (CanonicalGpuName:
+  // case, spaces and punctuation ignored, so '-' and ' ' are one); -SHARED (time-
+  // slicing, renameByDefault false) is the same GPU. One type is the pod's GPU, as
+  // gpucast.io/gpu would name it; several are each predicted (routes_k8s.cc). A
+  // product the table does not have is an error, as an unknown gpucast.io/gpu is:
+  // gpucast cannot predict the GPU the pod is pinned to.
+  const bool whole_products =
+      !labels.empty() && std::none_of(labels.begin(), labels.end(), [](const std::string& l) {
+        return l.find("-MIG-") != std::string::npos;
+      });
+  if (whole_products) {
+    std::vector<std::string> types;
+    for (const std::string& label : labels) {
+      const std::string at_where = labels.size() == 1 ? where : affinity_where + "=" + Printable(label);
+      std::string name = label;
+      if (name.size() > 7 && name.compare(name.size() - 7, 7, "-SHARED") == 0) name.resize(name.size() - 7);
+      Result<std::string> canonical = CanonicalGpuName(name);
+      if (!canonical.ok()) {
+        return Status::Error(at_where + ": " + canonical.message() + ": gpucast cannot predict the GPU the pod " +
+                             "requires");
+      }
+      if (std::find(types.begin(), types.end(), *canonical) == types.end()) types.push_back(*canonical);
+    }
+    if (!job.gpu.empty()) {
+      Result<std::string> named = CanonicalGpuName(job.gpu);
+      if (named.ok() && std::find(types.begin(), types.end(), *named) == types.end()) {
+        if (types.size() == 1) {
+          return Status::Error(std::string("annotation ") + kAnnGpu + " '" + Printable(job.gpu) + "' and " + where +
+                               " name different GPUs (" + *named + ", " + types[0] + "); give one");
+        }
+        return Status::Error(std::string("annotation ") + kAnnGpu + " '" + Printable(job.gpu) + "' (" + *named +
+                             ") is none of the GPUs " + where + " allows (" + ValueList(types) + "); give one of them");
+      }
+    }
+    if (job.gpu.empty() && types.size() == 1) job.gpu = types[0];
+    job.gpu_types = std::move(types);
+    job.gpu_types_where = where;
+  }
   if (!job.mig.empty()) request["mig"] = job.mig;
   request["gpus"] = job.gpus;
   job.request = std::move(request);

@@ -102,7 +102,16 @@ struct PodJob {
   // "amp", "dims", "attrs", "gpus"} (no "gpu": the caller adds the GPU it
   // predicts for, `gpu` below or the cluster's).
   nlohmann::json request;
-  std::string gpu;          // gpucast.io/gpu as written, "" = not given
+  // gpucast.io/gpu as written, else the one GPU type (canonical) that the pod's
+  // whole-GPU nvidia.com/gpu.product requires; "" = neither.
+  std::string gpu;
+  // The GPU types (canonical, first-appearance order) that the whole-GPU
+  // products of the pod's nodeSelector / required node affinity allow
+  // (NVIDIA-A100-SXM4-80GB, Tesla-T4: GPU feature discovery's nvidia-smi name,
+  // spaces as '-'); empty = the pod does not pin the product. One type is also
+  // `gpu`; several: the pod is predicted for those of the cluster's types.
+  std::vector<std::string> gpu_types;
+  std::string gpu_types_where;  // what named them, for messages ("node selector nvidia.com/gpu.product=...")
   int container = -1;       // index in spec.containers of the one container asking for nvidia.com/gpu
   std::string container_name;
   int64_t gpus = 0;         // its nvidia.com/gpu, >= 1 (a MIG slice: 1)
@@ -128,6 +137,12 @@ struct PodJob {
 // selector the affinity does not allow, or an affinity past its bounds (64
 // terms, 64 expressions a term, 256 values, 63-character values) are errors
 // naming the field or the products (docs/kubernetes.md, "Node affinity").
+// Whole-GPU products (no -MIG-) are the GPU types the pod's node may have
+// (`gpu_types`, resolved as CanonicalGpuName resolves nvidia-smi names; a
+// -SHARED suffix of time-slicing is the same GPU): one type is the pod's `gpu`;
+// a product gpucast's GPU table does not have, or a gpucast.io/gpu that is none
+// of the types, is an error naming the label value (docs/kubernetes.md,
+// "Mixed clusters").
 Result<PodJob> ReadPodJob(const nlohmann::json& pod);
 
 // The prediction a share is made from (per GPU of the job).

@@ -275,6 +275,99 @@ json ProductIn(json values, const char* op = "In") {
   return {{"key", "nvidia.com/gpu.product"}, {"operator", op}, {"values", values}};
 }
 
+// A whole-GPU product as GPU feature discovery labels it (the nvidia-smi name, spaces as '-')
+// is the pod's GPU type, in nodeSelector or required node affinity: the job of gpucast.io/gpu.
+TEST(ReadPodJob, AWholeGpuProductLabelIsThePodsGpuType) {
+  json named = FixturePod();
+  named["metadata"]["annotations"]["gpucast.io/gpu"] = "A100-80GB";
+  Result<PodJob> want = ReadPodJob(named);
+  ASSERT_TRUE(want.ok()) << want.message();
+  auto pinned = [&](const json& pod, const std::string& gpu) {
+    Result<PodJob> job = ReadPodJob(pod);
+    ASSERT_TRUE(job.ok()) << job.message();
+    EXPECT_EQ(job->gpu, gpu);
+    EXPECT_THAT(job->gpu_types, ElementsAre(gpu));
+    EXPECT_EQ(job->mig, "");
+    EXPECT_EQ(job->request, want->request);
+  };
+  json pod = FixturePod();
+  pod["metadata"]["annotations"].erase("gpucast.io/gpu");
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}};
+  pinned(pod, "A100-80GB");
+  // The nvidia-smi name itself, time-slicing's -SHARED, other GPUs' labels.
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "NVIDIA A100-SXM4-80GB";
+  pinned(pod, "A100-80GB");
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB-SHARED";
+  pinned(pod, "A100-80GB");
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "Tesla-T4";
+  pinned(pod, "T4");
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "NVIDIA-H100-80GB-HBM3";
+  pinned(pod, "H100");
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "Tesla-V100-SXM2-16GB";
+  pinned(pod, "V100-16GB");
+  // By required node affinity: the same; two spellings of one GPU are one type.
+  pod["spec"].erase("nodeSelector");
+  pod["spec"]["affinity"] = RequiredAffinity(
+      {{{"matchExpressions", {ProductIn({"NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB-SHARED"})}}}});
+  pinned(pod, "A100-80GB");
+  // gpucast.io/gpu naming the same GPU agrees.
+  pod["metadata"]["annotations"]["gpucast.io/gpu"] = "A100 80GB";
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->gpu, "A100 80GB");
+  pod["metadata"]["annotations"].erase("gpucast.io/gpu");
+  // Several types: none is the pod's GPU; each is allowed.
+  pod["spec"]["affinity"] = RequiredAffinity(
+      {{{"matchExpressions", {ProductIn({"NVIDIA-A100-SXM4-80GB", "Tesla-T4"})}}},
+       {{"matchExpressions", {ProductIn({"NVIDIA-A100-SXM4-80GB-SHARED"})}}}});
+  job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->gpu, "");
+  EXPECT_THAT(job->gpu_types, ElementsAre("A100-80GB", "T4"));
+  EXPECT_EQ(job->gpu_types_where, "required node affinity nvidia.com/gpu.product in (NVIDIA-A100-SXM4-80GB, Tesla-T4, "
+                                  "NVIDIA-A100-SXM4-80GB-SHARED)");
+  // A pod that does not pin the product: no types.
+  pod["spec"].erase("affinity");
+  job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->gpu, "");
+  EXPECT_TRUE(job->gpu_types.empty());
+  // A MIG slice of the mixed strategy on a pinned product: the product's GPU.
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}};
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}};
+  job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->gpu, "A100-80GB");
+  EXPECT_EQ(job->mig, "1g.10gb");
+}
+
+TEST(ReadPodJob, AProductThatIsNotTheAnnotatedGpuOrNotInTheTableIsAnError) {
+  json pod = FixturePod();
+  pod["metadata"]["annotations"]["gpucast.io/gpu"] = "H100";
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}};
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "annotation gpucast.io/gpu 'H100' and node selector nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB name "
+            "different GPUs (H100, A100-80GB); give one");
+  pod["spec"].erase("nodeSelector");
+  pod["spec"]["affinity"] = RequiredAffinity({{{"matchExpressions", {ProductIn({"NVIDIA-A100-SXM4-80GB", "Tesla-T4"})}}}});
+  EXPECT_EQ(ReadPodJob(pod).message(),
+            "annotation gpucast.io/gpu 'H100' (H100) is none of the GPUs required node affinity nvidia.com/gpu.product "
+            "in (NVIDIA-A100-SXM4-80GB, Tesla-T4) allows (A100-80GB, T4); give one of them");
+  // A product gpucast's GPU table does not have: named, with the closest known GPUs, gpucast.io/gpu or not.
+  pod["spec"].erase("affinity");
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-Z900-SXM9-80GB"}};
+  EXPECT_THAT(ReadPodJob(pod).message(),
+              ::testing::StartsWith("node selector nvidia.com/gpu.product=NVIDIA-Z900-SXM9-80GB: unknown GPU "
+                                    "'NVIDIA-Z900-SXM9-80GB'; closest: "));
+  EXPECT_THAT(ReadPodJob(pod).message(),
+              ::testing::EndsWith("(gpucast gpus lists all): gpucast cannot predict the GPU the pod requires"));
+  pod["metadata"]["annotations"].erase("gpucast.io/gpu");
+  pod["spec"].erase("nodeSelector");
+  pod["spec"]["affinity"] = RequiredAffinity({{{"matchExpressions", {ProductIn({"Tesla-T4", "NVIDIA-Z900"})}}}});
+  EXPECT_THAT(ReadPodJob(pod).message(),
+              HasSubstr("required node affinity nvidia.com/gpu.product=NVIDIA-Z900: unknown GPU 'NVIDIA-Z900'; closest: "));
+}
+
 // The same products required by node affinity instead of nodeSelector: the same job.
 TEST(ReadPodJob, RequiredNodeAffinityOnTheProductNamesTheSliceAsTheNodeSelectorDoes) {
   json by_selector = FixturePod();

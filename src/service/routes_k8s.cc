@@ -8,6 +8,7 @@
 // pod gets the answer the API and the CLI give. The pure parts are
 // k8s_admission.h and k8s_extender.h. Admission (a client certificate or the
 // job token) happened before (admission.h, Access::kKubernetes).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -126,6 +127,21 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   // On a mixed cluster a pod that names no GPU is sized for each type (the
   // extender then uses the share of the type of the node it weighs), leaving
   // out the types whose memory the job does not fit.
+  // A pod whose nvidia.com/gpu.product allows several GPU types (k8s_admission.h
+  // PodJob::gpu_types; one type is its gpucast.io/gpu) is predicted for those of
+  // the cluster's types, and denied when the cluster has none of them.
+  auto allowed = [&](const std::string& gpu) {
+    if (job->gpu_types.empty()) return true;
+    Result<std::string> c = CanonicalGpuName(gpu);
+    return c.ok() && std::find(job->gpu_types.begin(), job->gpu_types.end(), *c) != job->gpu_types.end();
+  };
+  auto none_allowed = [&](const std::vector<std::string>& cluster) {
+    std::string want, all;
+    for (const std::string& t : job->gpu_types) want += (want.empty() ? "" : ", ") + t;
+    for (const std::string& t : cluster) all += (all.empty() ? "" : ", ") + t;
+    return refuse(job->gpu_types_where + ": allows the GPU types " + want + ", none of which the cluster has (" +
+                  all + "): no node can take the pod");
+  };
   std::vector<k8s::Sizing> per_gpu;
   k8s::Sizing s;
   if (job->gpu.empty() && !ctx.defaults->cluster_gpus.empty()) {
@@ -133,7 +149,10 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
     // A MIG slice is predicted for the cluster's types that have its profile.
     std::vector<std::string> types;
     for (const std::string& gpu : ctx.defaults->cluster_gpus)
-      if (job->mig.empty() || ResolveGpu(gpu, job->mig).ok()) types.push_back(gpu);
+      if (allowed(gpu) && (job->mig.empty() || ResolveGpu(gpu, job->mig).ok())) types.push_back(gpu);
+    if (!std::any_of(ctx.defaults->cluster_gpus.begin(), ctx.defaults->cluster_gpus.end(), allowed)) {
+      return none_allowed(ctx.defaults->cluster_gpus);
+    }
     if (types.empty()) {
       std::string all;
       for (const std::string& t : ctx.defaults->cluster_gpus) all += (all.empty() ? "" : ", ") + t;
@@ -155,6 +174,7 @@ void Mutate(const RouteContext& ctx, const httplib::Request& req, httplib::Respo
   } else {
     // A slice the job's GPU does not have: the pod's resource is named (the API answers 422 with the same words).
     const std::string gpu = job->gpu.empty() ? ctx.defaults->gpu : job->gpu;
+    if (job->gpu.empty() && !gpu.empty() && !allowed(gpu)) return none_allowed({gpu});
     if (!job->mig.empty() && !gpu.empty() && CanonicalGpuName(gpu).ok()) {
       if (Result<GpuSpec> slice = ResolveGpu(gpu, job->mig); !slice.ok()) {
         return refuse("container " + Shown(job->container_name) + ": " + job->mig_resource + ": " + slice.message());

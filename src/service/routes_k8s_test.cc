@@ -339,6 +339,98 @@ TEST_F(K8sRoutesTest, MixedClusterPodsNameTheirGpu) {
   EXPECT_EQ(c["node_groups"][1]["type"], "A100-80GB");
 }
 
+// A whole-GPU nvidia.com/gpu.product (GPU feature discovery's label: NVIDIA-A100-SXM4-80GB) in
+// nodeSelector or required node affinity pins the pod's GPU type on a mixed cluster as
+// gpucast.io/gpu does: the same annotations, and the extender keeps the nodes of that type.
+// Several products: each of the cluster's types among them; none of them: denied.
+TEST_F(K8sRoutesTest, AMixedClusterPodPinnedByTheProductLabelIsPredictedForThatGpu) {
+  opts_.k8s.nodes = {"gpu-a", "gpu-b", "gpu-c"};
+  Start("nodes=1,gpus_per_node=1,type=RTX3090;nodes=1,gpus_per_node=1,type=A100-80GB;"
+        "nodes=1,gpus_per_node=1,type=T4");
+  json& spec = review_["request"]["object"]["spec"];
+  // The annotations gpucast writes, less the signature (which is over the whole pod).
+  auto written = [&](const json& resp) {
+    EXPECT_EQ(resp["allowed"], true) << resp.dump();
+    json pod = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+    json a = pod["metadata"]["annotations"];
+    a.erase("gpucast.io/share-signature");
+    a.erase("gpucast.io/gpu");
+    return std::make_pair(a, pod);
+  };
+  auto filter = [&](const json& pod) {
+    return Body(PostJson("/k8s/v1/filter", {{"Pod", pod}, {"NodeNames", {"gpu-a", "gpu-b", "gpu-c"}}}))["NodeNames"];
+  };
+  Annotations()["gpucast.io/gpu"] = "A100-80GB";
+  auto [want, named] = written(Mutate());
+  EXPECT_EQ(want["gpucast.io/predicted-gpu"], "A100-80GB");
+  EXPECT_EQ(filter(named), json::array({"gpu-b"}));
+  Annotations().erase("gpucast.io/gpu");
+
+  spec["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}};
+  auto [by_selector, pod1] = written(Mutate());
+  EXPECT_EQ(by_selector, want);
+  EXPECT_EQ(filter(pod1), json::array({"gpu-b"}));
+  spec.erase("nodeSelector");
+  spec["affinity"] = {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution",
+                                         {{"nodeSelectorTerms", {{{"matchExpressions", {{{"key", "nvidia.com/gpu.product"},
+                                                                                         {"operator", "In"},
+                                                                                         {"values", {"NVIDIA-A100-SXM4-80GB"}}}}}}}}}}}}};
+  auto [by_affinity, pod2] = written(Mutate());
+  EXPECT_EQ(by_affinity, want);
+  EXPECT_EQ(filter(pod2), json::array({"gpu-b"}));
+
+  // Several products: the cluster's types among them (cluster order), one share entry each.
+  json& values = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+                     [0]["matchExpressions"][0]["values"];
+  values = {"Tesla-T4", "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3"};
+  auto [several, pod3] = written(Mutate());
+  EXPECT_EQ(several["gpucast.io/predicted-gpu"], "A100-80GB,T4");
+  EXPECT_EQ(several["gpucast.io/predicted-util"], "A100-80GB=40.00,T4=40.00");
+  EXPECT_EQ(several["gpucast.io/share"],
+            "gpu=A100-80GB,gpus=1,util=40.00,mem_mib=0,cores=45;gpu=T4,gpus=1,util=40.00,mem_mib=0,cores=45");
+  EXPECT_EQ(filter(pod3), json::array({"gpu-b", "gpu-c"}));
+  // None of the cluster's types: denied, naming the products and the types.
+  values = {"NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-40GB"};
+  json resp = Mutate();
+  EXPECT_EQ(resp["allowed"], false);
+  EXPECT_EQ(resp["status"]["message"],
+            "gpucast: pod ml/resnet50-train: required node affinity nvidia.com/gpu.product in (NVIDIA-H100-80GB-HBM3, "
+            "NVIDIA-A100-SXM4-40GB): allows the GPU types H100, A100-40GB, none of which the cluster has (RTX3090, "
+            "A100-80GB, T4): no node can take the pod");
+  // gpucast.io/gpu naming another GPU than the product, and a product gpucast does not know: denied.
+  spec.erase("affinity");
+  spec["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}};
+  Annotations()["gpucast.io/gpu"] = "RTX3090";
+  EXPECT_EQ(Mutate()["status"]["message"],
+            "gpucast: pod ml/resnet50-train: annotation gpucast.io/gpu 'RTX3090' and node selector "
+            "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB name different GPUs (RTX3090, A100-80GB); give one");
+  spec["nodeSelector"]["nvidia.com/gpu.product"] = "NVIDIA-Z900";
+  EXPECT_THAT(Mutate()["status"]["message"].get<std::string>(),
+              HasSubstr("gpucast: pod ml/resnet50-train: node selector nvidia.com/gpu.product=NVIDIA-Z900: unknown GPU "
+                        "'NVIDIA-Z900'; closest: "));
+}
+
+// One GPU type (RTX3090): a pod whose products allow several types is predicted for the cluster's
+// if they include it, and denied if not.
+TEST_F(K8sRoutesTest, AOneTypeClustersPodWhoseProductsLeaveOutItsTypeIsDenied) {
+  Start();
+  json& spec = review_["request"]["object"]["spec"];
+  spec["affinity"] = {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution",
+                                         {{"nodeSelectorTerms", {{{"matchExpressions", {{{"key", "nvidia.com/gpu.product"},
+                                                                                         {"operator", "In"},
+                                                                                         {"values", {"NVIDIA-GeForce-RTX-3090", "Tesla-T4"}}}}}}}}}}}}};
+  json resp = Mutate();
+  ASSERT_EQ(resp["allowed"], true) << resp.dump();
+  json pod = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpucast.io/predicted-gpu"], "RTX3090");
+  spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+      ["matchExpressions"][0]["values"] = {"NVIDIA-A100-SXM4-80GB", "Tesla-T4"};
+  EXPECT_EQ(Mutate()["status"]["message"],
+            "gpucast: pod ml/resnet50-train: required node affinity nvidia.com/gpu.product in (NVIDIA-A100-SXM4-80GB, "
+            "Tesla-T4): allows the GPU types A100-80GB, T4, none of which the cluster has (RTX3090): no node can take "
+            "the pod");
+}
+
 }  // namespace
 }  // namespace gpucast::service
 
