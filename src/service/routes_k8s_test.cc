@@ -582,6 +582,55 @@ TEST_F(K8sRoutesTest, AMigPodIsPredictedOnItsSliceAsTheApiPredictsIt) {
   EXPECT_EQ(r->status, 400);
 }
 
+// The real engine (the physics predictor on the shared Lucid data, the VGG graph): on a mixed cluster
+// (T4, A100-80GB) a pod that pins NVIDIA-A100-SXM4-80GB by nodeSelector or by required node affinity
+// gets the annotations of the pod that says gpucast.io/gpu: A100-80GB, which are the API's
+// prediction for the A100-80GB (not the T4's, which differs), and the extender keeps the A100 node.
+TEST_F(K8sRoutesTest, AProductPinnedPodIsPredictedForItsGpuAsTheApiPredictsIt) {
+  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
+  auto engine = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
+  ASSERT_TRUE(engine.ok()) << engine.message();
+  std::filesystem::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
+  const std::string vgg = dir_ + "/vgg.onnx";
+  Start("nodes=1,gpus_per_node=1,type=T4;nodes=1,gpus_per_node=1,type=A100-80GB", std::move(engine).value());
+  Annotations()["gpucast.io/model"] = vgg;
+  Annotations()["gpucast.io/batch"] = "8";
+  json& spec = review_["request"]["object"]["spec"];
+  auto written = [&]() {
+    json resp = Mutate();
+    EXPECT_EQ(resp["allowed"], true) << resp.dump();
+    json pod = review_["request"]["object"].patch(json::parse(FromBase64(resp["patch"])));
+    EXPECT_EQ(Body(PostJson("/k8s/v1/filter", {{"Pod", pod}, {"NodeNames", {"gpu-a", "gpu-b"}}}))["NodeNames"],
+              json::array({"gpu-b"}));
+    json a = pod["metadata"]["annotations"];
+    a.erase("gpucast.io/share-signature");
+    a.erase("gpucast.io/gpu");
+    return a;
+  };
+  Annotations()["gpucast.io/gpu"] = "A100-80GB";
+  const json want = written();
+  Annotations().erase("gpucast.io/gpu");
+  auto api = [&](const char* gpu) {
+    auto r = PostJson("/v1/predict", {{"model", vgg}, {"batch", 8}, {"gpu", gpu}});
+    EXPECT_EQ(r->status, 200) << r->body;
+    return Body(r);
+  };
+  const json a100 = api("A100-80GB"), t4 = api("T4");
+  EXPECT_EQ(want["gpucast.io/predicted-gpu"], "A100-80GB");
+  EXPECT_EQ(want["gpucast.io/predicted-util"], Fixed("%.2f", a100["predicted_util"].get<double>()));
+  EXPECT_EQ(want["gpucast.io/predicted-step-ms"], Fixed("%.1f", a100["step_ms"].get<double>()));
+  EXPECT_NE(Fixed("%.1f", t4["step_ms"].get<double>()), Fixed("%.1f", a100["step_ms"].get<double>()));
+
+  spec["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}};
+  EXPECT_EQ(written(), want);
+  spec.erase("nodeSelector");
+  spec["affinity"] = {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution",
+                                         {{"nodeSelectorTerms", {{{"matchExpressions", {{{"key", "nvidia.com/gpu.product"},
+                                                                                         {"operator", "In"},
+                                                                                         {"values", {"NVIDIA-A100-SXM4-80GB"}}}}}}}}}}}}};
+  EXPECT_EQ(written(), want);
+}
+
 // A mixed cluster's MIG pod that names no GPU is predicted for the types that have its profile
 // (the fake engine: util 10 x batch); a profile none of them has is refused naming the types.
 TEST_F(K8sRoutesTest, AMixedClustersMigPodIsPredictedForTheTypesWithTheProfile) {
