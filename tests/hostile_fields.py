@@ -23,6 +23,7 @@ a case fails it. Exit 1 if any case failed.
                             [--only REGEX]
 """
 import argparse
+import base64
 import copy
 import json
 import re
@@ -80,16 +81,19 @@ MIG_JSON = [
     ("mig_object", {"mig": {"profile": "1g.10gb"}}, 400, "field 'mig'"),
     ("mig_nested_array", {"mig": nested(30, "1g.10gb")}, 400, "field 'mig'"),
     ("mig_257_bytes", {"mig": "a" * 257}, 400, "at most 256 bytes"),
-    ("mig_1mib", {"mig": "1g." + "9" * (1 << 20) + "gb"}, 400, "at most 256 bytes"),
+    ("mig_900kib", {"mig": "1g." + "9" * 900000 + "gb"}, 400, "at most 256 bytes"),
+    # Past the 1 MiB bound of a JSON body: refused before it is parsed.
+    ("mig_2mib", {"mig": "1g." + "9" * (2 << 20) + "gb"}, 413, "request body larger than"),
     ("mig_huge_number_text", {"mig": "9" * 200 + "g.10gb"}, 400, "field 'mig'"),
     ("mig_unknown", {"mig": "7g.99gb"}, 400, "unknown MIG profile '7g.99gb'"),
     ("mig_fullwidth", {"mig": "\uff11g.10gb"}, 400, "field 'mig'"),
-    ("mig_rtl_override", {"mig": "1g.10gb\u202e"}, 400, "field 'mig'"),
+    ("mig_rtl_override", {"mig": "1g.10gb\u202e"}, 400, "printable ASCII"),
     ("mig_emoji", {"mig": "\U0001f4a5g.10gb"}, 400, "field 'mig'"),
-    ("mig_nul", {"mig": "1g.10gb\u0000"}, 400, "field 'mig'"),
+    ("mig_nul", {"mig": "1g.10gb\u0000"}, 400, "printable ASCII"),
+    ("mig_del", {"mig": "1g.10gb\u007f"}, 400, "printable ASCII"),
     ("mig_newline", {"mig": "1g.10gb\nforged log line"}, 400, "field 'mig'"),
     ("mig_escape_seq", {"mig": "\u001b[31m1g.10gb"}, 400, "field 'mig'"),
-    ("mig_negative", {"mig": "-1g.10gb"}, 400, "field 'mig'"),
+
     ("mig_zero_slice", {"mig": "0g.0gb"}, 400, "field 'mig'"),
     # A profile of an A100-40GB only: the job's H100 has no such slice (found while predicting).
     ("mig_other_gpu", {"mig": "1g.5gb"}, 422, "1g.5gb"),
@@ -102,14 +106,17 @@ MIG_JSON = [
     # Legitimate: "" is the whole GPU; a profile of the H100 in another spelling is its slice.
     ("mig_empty_whole_gpu", {"mig": ""}, 201, ""),
     ("mig_h100_slice_spelled", {"mig": "MIG 1G.10GB"}, 201, ""),
+    # ASCII punctuation is the table's spelling rule's to ignore, as gpucast predict --mig does.
+    ("mig_punctuation_spelled", {"mig": "-1g.10gb"}, 201, ""),
 ]
 # The upload form: POST /v1/jobs?batch=8&mig=... with the ONNX file as the body.
 MIG_QUERY = [
     ("mig_query_unknown", "7g.99gb", 400, "parameter 'mig'"),
     ("mig_query_300_bytes", "a" * 300, 400, "parameter 'mig': at most 256 bytes"),
-    ("mig_query_nul", "1g.10gb%00", 400, "parameter 'mig'"),
-    ("mig_query_utf8", "%E2%80%AE1g.10gb", 400, "parameter 'mig'"),
-    ("mig_query_bad_utf8", "%FF%FE", 400, "parameter 'mig'"),
+    # Control bytes and bad UTF-8 in a query string are refused for any parameter.
+    ("mig_query_nul", "1g.10gb%00", 400, "query string: not valid UTF-8, or control bytes"),
+    ("mig_query_bad_utf8", "%FF%FE", 400, "query string: not valid UTF-8, or control bytes"),
+    ("mig_query_utf8", "%E2%80%AE1g.10gb", 400, "parameter 'mig': a MIG profile name is printable ASCII"),
     ("mig_query_other_gpu", "1g.5gb", 422, "1g.5gb"),
     ("mig_query_twice", "1g.10gb&mig=2g.20gb", 400, "given more than once"),
 ]
@@ -117,6 +124,10 @@ MIG_QUERY = [
 # ---- spec.affinity.nodeAffinity of a pod sent to the webhook.
 P = "nvidia.com/gpu.product"
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+class Raw(str):
+    """JSON text spliced in as it is (nesting too deep for json.dumps)."""
 
 
 def node_affinity(terms):
@@ -145,8 +156,7 @@ AFFINITY = [
     ("aff_exprs_object", node_affinity([{"matchExpressions": {"key": P}}]), "deny", "matchExpressions"),
     ("aff_exprs_65", node_affinity([{"matchExpressions": [{"key": P, "operator": "Exists"}] * 65}]), "deny",
      "more than gpucast reads (64)"),
-    ("aff_exprs_200k", node_affinity([{"matchExpressions": [{"key": "zone", "operator": "Exists"}] * 200000}]), "deny",
-     "more than gpucast reads (64)"),
+    ("aff_exprs_100k", node_affinity([{"matchExpressions": [{}] * 100000}]), "deny", "more than gpucast reads (64)"),
     ("aff_expr_string", node_affinity([{"matchExpressions": ["key=" + P]}]), "deny", "matchExpressions[0]"),
     ("aff_key_number", node_affinity([{"matchExpressions": [{"key": 7, "operator": "In", "values": ["x"]}]}]), "deny",
      ".key"),
@@ -157,34 +167,43 @@ AFFINITY = [
     ("aff_values_string", node_affinity([expr("NVIDIA-A100-SXM4-80GB")]), "deny", ".values"),
     ("aff_values_object", node_affinity([expr({"0": "NVIDIA-A100-SXM4-80GB"})]), "deny", ".values"),
     ("aff_values_257", node_affinity([expr([f"gpu-{i}" for i in range(257)])]), "deny", "more than gpucast reads (256)"),
-    ("aff_values_500k", node_affinity([expr(["NVIDIA-A100-SXM4-80GB"] * 500000)]), "deny",
+    ("aff_values_150k", node_affinity([expr(["a"] * 150000)]), "deny", "more than gpucast reads (256)"),
+    ("aff_values_notin_100k", node_affinity([expr([str(i) for i in range(100000)], op="NotIn")]), "deny",
      "more than gpucast reads (256)"),
-    ("aff_values_notin_500k", node_affinity([expr([str(i) for i in range(500000)], op="NotIn")]), "deny",
-     "more than gpucast reads (256)"),
+    # Past the 1 MiB bound of a JSON body: refused before it is parsed.
+    ("aff_values_2mib", node_affinity([expr(["NVIDIA-A100-SXM4-80GB"] * 100000)]), "413", "request body larger than"),
     ("aff_value_number", node_affinity([expr([7])]), "deny", "want strings"),
     ("aff_value_null", node_affinity([expr([None])]), "deny", "want strings"),
     ("aff_value_bool", node_affinity([expr([True])]), "deny", "want strings"),
     ("aff_value_huge_number", node_affinity([expr([1e308, -1e308, 2 ** 63])]), "deny", "want strings"),
     ("aff_value_object", node_affinity([expr([{"name": "A100"}])]), "deny", "want strings"),
-    ("aff_value_nested_25", node_affinity([expr([nested(25, "A100")])]), "deny", "want strings"),
-    ("aff_value_1mib", node_affinity([expr(["A" * (1 << 20)])]), "deny", "longer than a label value"),
+    ("aff_value_nested_5", node_affinity([expr([nested(5, "A100")])]), "deny", "want strings"),
+    ("aff_value_900kib", node_affinity([expr(["A" * 900000])]), "deny", "longer than a label value"),
     ("aff_value_64", node_affinity([expr(["A" * 64])]), "deny", "longer than a label value"),
-    ("aff_value_control", node_affinity([expr(["NVIDIA-A100\n\x1b[31mforged"])]), "deny", "nvidia.com/gpu.product"),
-    ("aff_value_rtl", node_affinity([expr(["NVIDIA-A100-SXM4-80GB\u202e"])]), "deny", "nvidia.com/gpu.product"),
-    ("aff_value_emoji", node_affinity([expr(["\U0001f4a5" * 15])]), "deny", "nvidia.com/gpu.product"),
-    ("aff_value_unknown_product", node_affinity([expr(["NVIDIA-Warp9000"])]), "deny", "nvidia.com/gpu.product"),
+    # A MIG product (GPU Feature Discovery's <GPU>-MIG-<profile>) gpucast cannot read: refused.
+    ("aff_value_mig_unknown_gpu", node_affinity([expr(["NVIDIA-Warp9000-MIG-1g.10gb"])]), "deny", "-MIG-"),
+    ("aff_value_mig_control", node_affinity([expr(["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb\x1b[31m"])]), "deny", "-MIG-"),
+    ("aff_value_mig_rtl", node_affinity([expr(["NVIDIA-A100-SXM4-80GB-MIG-\u202e1g.10gb"])]), "deny", "printable ASCII"),
+    ("aff_value_mig_two", node_affinity([expr(["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb",
+                                               "NVIDIA-A100-SXM4-80GB-MIG-2g.20gb"])]), "deny", "-MIG-"),
     ("aff_in_notin_cancel", node_affinity([{"matchExpressions": [
         {"key": P, "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]},
         {"key": P, "operator": "NotIn", "values": ["NVIDIA-A100-SXM4-80GB"]}]}]), "deny", "nvidia.com/gpu.product"),
     # Nested past the service's JSON depth bound (32): the body is refused before it is read (400).
     ("aff_deep_40", node_affinity([expr([nested(40, "A100")])]), "400", "nested deeper than 32"),
-    ("aff_deep_100k", {"nodeAffinity": nested(100000, {})}, "400", "nested deeper than 32"),
+    ("aff_deep_100k", Raw('{"nodeAffinity": ' + "[" * 100000 + "]" * 100000 + "}"), "400", "nested deeper than 32"),
     # Legitimate: what names no product is not gpucast's to judge (the API server validates the
     # pod after the mutating webhooks): another key's values, Exists, an empty affinity.
     ("aff_other_key_junk", node_affinity([expr([7, None], key="topology.kubernetes.io/zone")]), "allow", ""),
     ("aff_exists", node_affinity([{"matchExpressions": [{"key": P, "operator": "Exists"}]}]), "allow", ""),
     ("aff_empty", {}, "allow", ""),
     ("aff_null_node", {"nodeAffinity": None}, "allow", ""),
+    # A whole GPU's product (no -MIG-) does not change what gpucast predicts (the pod's gpucast.io/gpu
+    # or the cluster's type): not read, whatever its bytes; they must not reach the patch.
+    ("aff_value_control", node_affinity([expr(["NVIDIA-A100\n\x1b[31mforged"])]), "allow", ""),
+    ("aff_value_rtl", node_affinity([expr(["NVIDIA-A100-SXM4-80GB\u202e"])]), "allow", ""),
+    ("aff_value_emoji", node_affinity([expr(["\U0001f4a5" * 15])]), "allow", ""),
+    ("aff_value_unknown_product", node_affinity([expr(["NVIDIA-Warp9000"])]), "allow", ""),
 ]
 
 
@@ -216,6 +235,8 @@ class Runner:
                 return self.verdict(name, False, f"HTTP {status}: message lacks '{must}': {msg[:300]}")
             if CONTROL.search(msg):
                 return self.verdict(name, False, f"HTTP {status}: raw control byte in the message: {msg[:300]!r}")
+            if len(msg) > 2048:
+                return self.verdict(name, False, f"HTTP {status}: a {len(msg)}-byte message: {msg[:300]}")
         self.verdict(name, True, f"HTTP {status} {msg[:160]}")
 
 
@@ -246,12 +267,15 @@ def run_webhook(r, base, review_file, only, timeout):
         if only and not re.search(only, name):
             continue
         rv = copy.deepcopy(review)
-        rv["request"]["object"]["spec"]["affinity"] = affinity
-        status, parsed, text, secs = send(base + "/k8s/v1/mutate", json.dumps(rv), {}, timeout)
+        rv["request"]["object"]["spec"]["affinity"] = "__RAW__" if isinstance(affinity, Raw) else affinity
+        body = json.dumps(rv)
+        if isinstance(affinity, Raw):
+            body = body.replace('"__RAW__"', affinity)
+        status, parsed, text, secs = send(base + "/k8s/v1/mutate", body, {}, timeout)
         if status == 0 or status >= 500:
             r.verdict(name, False, f"HTTP {status}: {text[:300]}")
-        elif expect == "400":
-            r.check_refusal(name, status, parsed, text, 400, must)
+        elif expect in ("400", "413"):
+            r.check_refusal(name, status, parsed, text, int(expect), must)
         elif status != 200 or not isinstance(parsed, dict) or not isinstance(parsed.get("response"), dict):
             r.verdict(name, False, f"HTTP {status}, want an AdmissionReview: {text[:300]}")
         else:
@@ -262,7 +286,10 @@ def run_webhook(r, base, review_file, only, timeout):
             if resp.get("uid") != uid:
                 r.verdict(name, False, f"uid not echoed: {text[:300]}")
             elif expect == "allow":
-                r.verdict(name, resp.get("allowed") is True, f"allowed={resp.get('allowed')} {msg[:200]}")
+                patch = base64.b64decode(resp.get("patch", "")).decode("utf-8", "replace")
+                leaked = CONTROL.search(patch) or "forged" in patch or "\u202e" in patch or "Warp9000" in patch
+                r.verdict(name, resp.get("allowed") is True and not leaked,
+                          f"allowed={resp.get('allowed')}{' LEAKED into the patch' if leaked else ''} {msg[:200]}")
             elif resp.get("allowed") is not False:
                 r.verdict(name, False, f"allowed, want a denial: {text[:300]}")
             elif not (isinstance(code, int) and 400 <= code < 500) or not msg:
@@ -271,6 +298,8 @@ def run_webhook(r, base, review_file, only, timeout):
                 r.verdict(name, False, f"denial lacks '{must}': {msg[:300]}")
             elif CONTROL.search(msg):
                 r.verdict(name, False, f"raw control byte in the denial: {msg[:300]!r}")
+            elif len(msg) > 2048:
+                r.verdict(name, False, f"a {len(msg)}-byte denial: {msg[:300]}")
             else:
                 r.verdict(name, True, f"denied {code} in {secs:.2f}s: {msg[:200]}")
         if not healthy(base):
