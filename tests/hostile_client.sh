@@ -358,6 +358,30 @@ resp=$(post_json /v1/predict '{"model": "vgg.onnx", "batch": 128}')
 [ "$(echo "$resp" | head -1 | field '["cache"]')" = hit ] || fail "the graph cache was emptied by a reload: $resp"
 ok "reload: job and deputy tokens 403, admin 200; 200 reloads logged $lines line(s); the graph cache kept"
 
+# ---- Item 9: hostile values of the fields added on 5 Dec 2026 (tests/hostile_fields.py states each
+# case's answer): "mig" in POST /v1/jobs (JSON and the upload's query string) on this service, and the
+# admission webhook's pods with a hostile spec.affinity.nodeAffinity on a second one (--k8s-share hami,
+# --k8s-webhook-auth none, as managed control planes call it), each answered 4xx with a message naming
+# the field (or, for the few legitimate inputs, accepted), never a 5xx, a hang or a crash.
+"$BIN" serve --listen 127.0.0.1:0 --db "$T/k8s.db" --predictor "$T/p.json" --cluster "2x A100-80GB" \
+  --model-root "$ROOT/models" --token-file "$T/jobs.token" --k8s-share hami --k8s-webhook-auth none \
+  >"$T/k8s.out" 2>"$T/k8s.err" &
+KPID=$!
+BG+=("$KPID")
+KURL=""
+for _ in $(seq 100); do
+  addr=$(sed -n 's/^listening on //p' "$T/k8s.out")
+  [ -n "$addr" ] && { KURL="http://$addr"; break; }
+  sleep 0.1
+done
+[ -n "$KURL" ] || fail "the webhook's service did not start: $(cat "$T/k8s.err")"
+$PY "$ROOT/tests/hostile_fields.py" --jobs "$URL" --token-file "$T/jobs.token" --upload-model "$ROOT/models/vgg.onnx" \
+  --webhook "$KURL" --review "$ROOT/tests/k8s/review-create-pod.json" >"$T/fields" 2>&1 ||
+  { cat "$T/fields"; fail "hostile field values (tests/hostile_fields.py)"; }
+kill -0 "$KPID" 2>/dev/null || fail "the webhook's service died"
+alive "the hostile field values"
+ok "hostile mig and nodeAffinity values: $(tail -1 "$T/fields")"
+
 # ---- Item 3 (and issue 17 item 7): the deputy.
 if [ "$DEPUTY" = 1 ]; then
   mkdir -p "$T/home/u" "$T/rootonly"

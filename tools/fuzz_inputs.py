@@ -26,6 +26,10 @@ when simulate exits 0.
                          [--data $GPUCAST_DATA] [--data-mutations 200] [--data-seconds 120]
 
 Needs python3-onnx. Writes cases to a temporary directory only.
+
+This driver runs the CLI only. Hostile HTTP requests to a running `gpucast serve` (the job routes'
+fields such as `mig`, the Kubernetes webhook's pods) are tests/hostile_fields.py's, which
+tests/hostile_client.sh runs against the services it starts (`--only REGEX` there too).
 """
 import argparse
 import os

@@ -176,6 +176,20 @@ class ClientTest(unittest.TestCase):
             self.c.job(999999)
         self.assertEqual((e.exception.status, e.exception.message), (404, "no job 999999"))
 
+    def test_submit_takes_the_level_as_predict_does(self):
+        # The job's intervals are /v1/predict's at that level, and say it; the level is stored with the job.
+        rc, out, err = run_cli("--json", "predict", "--model", "pointnet.onnx", "--batch", "8", "--level", "0.5")
+        self.assertEqual(rc, 0, err)
+        want = json.loads(out)
+        rc, out, err = run_cli("--json", "submit", "--model", "pointnet.onnx", "--batch", "8", "--level", "0.5",
+                               "--duration-s", "1")
+        self.assertEqual(rc, 0, err)
+        job = json.loads(out)
+        self.assertEqual(job["level"], 0.5)
+        self.assertEqual(job["interval"], want["interval"])
+        self.assertEqual(job["predicted_util_interval"], want["predicted_util_interval"])
+        self.assertEqual(self.c.job(job["id"])["gpu_mem_interval"]["level"], 0.5)
+
     def test_paging_reads_every_job(self):
         ids = [self.c.submit(["pointnet.onnx"], batch=8, duration_s=1)["id"] for _ in range(5)]
         seen = [j["id"] for j in self.c.jobs(limit=2)]

@@ -83,6 +83,10 @@ class PredictorEngine : public PredictionEngine {
     out.warnings.insert(out.warnings.end(), r->warnings.begin(), r->warnings.end());
     // The fields of `gpucast predict --json`, from the one function that makes them.
     out.report = std::make_shared<const nlohmann::json>(PredictionJson(predictor_, *r, job, level));
+    // The utilization interval's level and whether it is calibrated, as the report says (stored with a job).
+    const nlohmann::json& interval = (*out.report)["interval"];
+    if (interval["level"].is_number()) out.interval_level = interval["level"].get<double>();
+    if (interval["calibrated"].is_boolean()) out.interval_calibrated = interval["calibrated"].get<bool>();
     return out;
   }
 

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "features/gpu_specs.h"
+#include "predict/memory_model.h"
+#include "predict/predictor.h"
 
 namespace gpucast::service {
 
@@ -38,6 +40,8 @@ JobAttrs JobSpec::TypedAttrs() const {
   return a;
 }
 
+double JobSpec::EffectiveLevel() const { return level > 0 ? level : kDefaultIntervalLevel; }
+
 std::vector<ModelPart> JobSpec::Parts() const {
   if (!models.empty()) return models;
   return {ModelPart{model, model_name.empty() ? model : model_name, 1}};
@@ -68,6 +72,9 @@ json CommonJson(const JobSpec& spec) {
   for (const auto& [k, v] : spec.dims) j["dims"][k] = v;
   if (spec.duration_s) j["duration_s"] = *spec.duration_s;
   if (spec.mem_mib > 0) j["mem_mib"] = spec.mem_mib;
+  // As mig: only when not the default, so that a job without it (or with the
+  // default stated) keeps its stored text and request digest.
+  if (spec.EffectiveLevel() != kDefaultIntervalLevel) j["level"] = spec.level;
   return j;
 }
 
@@ -178,6 +185,12 @@ Result<JobSpec> SpecFromStoredJson(const std::string& text) {
     if (!j["mem_mib"].is_number()) return StoredError("mem_mib");
     s.mem_mib = j["mem_mib"].get<double>();
   }
+  if (j.contains("level")) {  // rows written before "level" (or at the default): 0
+    if (!j["level"].is_number() || !(j["level"].get<double>() >= 0.01 && j["level"].get<double>() <= 0.99)) {
+      return StoredError("level");
+    }
+    s.level = j["level"].get<double>();
+  }
   return s;
 }
 
@@ -195,13 +208,22 @@ double GpuCapacityMib(const std::string& gpu, const std::string& mig) {
   return s ? s->memory_gib * 1024 : 0;
 }
 
-void AddPredictionJson(const Prediction& p, const std::string& gpu, json* j, const std::string& mig) {
+void AddPredictionJson(const Prediction& p, const std::string& gpu, json* j, const std::string& mig, double level) {
   (*j)["predicted_util"] = p.util;
   (*j)["predicted_util_interval"] = {p.util_lo, p.util_hi};
   // As `predict --json` names them; null without a memory model.
   const auto num = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  // Each interval's level, as predict --json (predict/predict_json.cc) gives it.
+  const double asked = level > 0 ? level : kDefaultIntervalLevel;
+  (*j)["interval"] = {{"low", p.util_lo},
+                      {"high", p.util_hi},
+                      {"level", num(p.interval_level)},
+                      {"calibrated", p.interval_calibrated ? json(*p.interval_calibrated) : json(nullptr)}};
   (*j)["gpu_mem_mib"] = num(p.mem_mib);
-  (*j)["gpu_mem_interval"] = {{"low", num(p.mem_lo)}, {"high", num(p.mem_hi)}};
+  (*j)["gpu_mem_interval"] = {{"low", num(p.mem_lo)},
+                              {"high", num(p.mem_hi)},
+                              {"level", asked},
+                              {"high_level", MemoryHighLevel(asked)}};
   const double capacity = GpuCapacityMib(gpu, mig);
   (*j)["gpu_mem_capacity_mib"] = capacity > 0 ? json(capacity) : json(nullptr);
   // The words of `predict --json`'s gpu_mem_fit (predict/memory_model.h fits, will_not_fit).
@@ -211,7 +233,7 @@ void AddPredictionJson(const Prediction& p, const std::string& gpu, json* j, con
   }
   (*j)["gpu_mem_fit"] = fit;
   (*j)["step_ms"] = num(p.step_ms);
-  (*j)["step_ms_interval"] = {{"low", num(p.step_lo)}, {"high", num(p.step_hi)}};
+  (*j)["step_ms_interval"] = {{"low", num(p.step_lo)}, {"high", num(p.step_hi)}, {"level", num(p.interval_level)}};
   (*j)["gpu_measured"] = p.gpu_measured ? json(*p.gpu_measured) : json(nullptr);
   (*j)["unsure"] = p.unsure ? json(*p.unsure) : json(nullptr);
   (*j)["unsure_reasons"] = p.unsure_reasons;
@@ -222,7 +244,7 @@ json JobToJson(const Job& job) {
   json j = SpecToJson(job.spec);
   j["id"] = job.id;
   j["state"] = JobStateName(job.state);
-  AddPredictionJson(job.prediction, job.spec.gpu, &j, job.spec.mig);
+  AddPredictionJson(job.prediction, job.spec.gpu, &j, job.spec.mig, job.spec.level);
   j["placement"] = job.placement;
   j["exclusive"] = job.exclusive;
   j["submitted_at"] = job.submitted_at;

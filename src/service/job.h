@@ -67,10 +67,18 @@ struct JobSpec {
   // Prediction inputs beside `gpucast predict`'s other flags (POST /v1/predict only:
   // the scheduler places whole GPUs of one node, so POST /v1/jobs refuses
   // them; not stored): nodes the gpus are spread on, links instead of the
-  // GPU table's, and the interval's level (0 = the predictor's default).
+  // GPU table's.
   int64_t nodes = 1;
   std::string interconnect;
+  // The intervals' nominal level, `predict --level` (0 = the predictor's
+  // default, predict/predictor.h kDefaultIntervalLevel). Taken by POST
+  // /v1/predict and POST /v1/jobs alike; stored with the job (in its spec
+  // JSON, only when it is not the default: a job without it, or with 0.8,
+  // keeps the stored text, and so the Idempotency-Key digest, it had before
+  // "level" was stored).
   double level = 0;
+  // The level the predictor used: `level`, or the default for 0.
+  double EffectiveLevel() const;
 
   // Typed attributes; REQUIRES: attrs were validated (request.cc does).
   JobAttrs TypedAttrs() const;
@@ -96,6 +104,13 @@ struct Prediction {
   std::optional<double> step_ms, step_lo, step_hi;
   std::optional<bool> gpu_measured, unsure;
   std::vector<std::string> unsure_reasons, warnings;
+  // The utilization (and step) interval's level as `predict --json`'s
+  // interval.level gives it (the level asked when the predictor is
+  // calibrated, else the one its file was fitted at) and whether it is
+  // calibrated. Stored (columns added with them); unset for a row written
+  // before them or a test's engine.
+  std::optional<double> interval_level;
+  std::optional<bool> interval_calibrated;
   // Every field `gpucast predict --json` gives for the job (predict/predict_json.h),
   // made by the predictor engine; null for predictions read back from the
   // store or made by a test's engine. POST /v1/predict replies with them.
@@ -141,12 +156,19 @@ struct Job {
 // the table does not know) and "gpu_mem_fit" ("fits": the high end fits;
 // "may not fit": only the point does; "does not fit"; "unknown"); and, as
 // `predict --json` (predict/predict_json.h), "step_ms", "step_ms_interval"
-// {"low", "high"}, "gpu_measured", "unsure", "unsure_reasons" and
-// "prediction_warnings" (null / empty when not known).
+// {"low", "high", "level"}, "gpu_measured", "unsure", "unsure_reasons" and
+// "prediction_warnings" (null / empty when not known); each interval says its
+// level as `predict --json` does: "interval" {"low", "high", "level",
+// "calibrated"} (the utilization's), step_ms_interval.level (the same level),
+// gpu_mem_interval.level (the level asked) and .high_level (its high end's,
+// predict/memory_model.h MemoryHighLevel). "level" (the spec's) only when
+// the job stated one other than the default.
 nlohmann::json SpecToJson(const JobSpec& spec);
 nlohmann::json JobToJson(const Job& job);
 // `mig`: the job's MIG profile ("" = whole GPU): the capacity is the slice's.
-void AddPredictionJson(const Prediction& p, const std::string& gpu, nlohmann::json* j, const std::string& mig = "");
+// `level`: the level asked (JobSpec::level; 0 = the default).
+void AddPredictionJson(const Prediction& p, const std::string& gpu, nlohmann::json* j, const std::string& mig = "",
+                       double level = 0);
 
 // The memory of one GPU of type `gpu` (a GPU-table name), or of its MIG slice
 // `mig` (features/gpu_specs.h ResolveGpu: the instance's memory), MiB; 0 if

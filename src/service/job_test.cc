@@ -113,7 +113,8 @@ TEST(JobTest, MemoryPredictionInReplies) {
   job.prediction.mem_hi = 11000;
   j = JobToJson(job);
   EXPECT_EQ(j["gpu_mem_mib"], 9000.0);
-  EXPECT_EQ(j["gpu_mem_interval"], json({{"low", 8000.0}, {"high", 11000.0}}));
+  // The level asked (the default 0.8 here) and the high end's (max(0.95, (1 + 0.8) / 2)), as predict --json.
+  EXPECT_EQ(j["gpu_mem_interval"], json({{"low", 8000.0}, {"high", 11000.0}, {"level", 0.8}, {"high_level", 0.95}}));
   EXPECT_EQ(PackingMemMib(job.spec, job.prediction), 11000);
 }
 

@@ -221,6 +221,19 @@ Result<std::string> MigName(const std::string& what, const std::string& profile)
   // "" is the whole GPU. A name no GPU has is malformed (400, as an unknown GPU
   // name); a profile the job's GPU lacks is found while predicting (422).
   if (profile.empty()) return std::string();
+  // The table's spelling rule ignores every byte but letters and digits, so
+  // "1g.10gb\0", "1g.10gb" + U+202E (a right-to-left override) or an escape
+  // sequence read as 1g.10gb: a profile's name is printable ASCII, anything
+  // else is refused (400) rather than taken for a slice.
+  for (unsigned char c : profile) {
+    if (c < 0x20 || c >= 0x7F) {
+      std::string shown = profile.substr(0, 64);
+      for (char& b : shown)
+        if (static_cast<unsigned char>(b) < 0x20 || static_cast<unsigned char>(b) >= 0x7F) b = '?';
+      return Status::Error(what + ": a MIG profile name is printable ASCII (such as 1g.10gb), got '" + shown +
+                           (profile.size() > 64 ? "..." : "") + "' (a control or non-ASCII byte shown as ?)");
+    }
+  }
   Result<std::string> canonical = CanonicalMigProfile(profile);
   if (!canonical.ok()) return canonical.status().Prefixed(what);
   return canonical;

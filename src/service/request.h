@@ -62,7 +62,9 @@ Result<JobSpec> ParseSpecJson(const std::string& body, const RequestDefaults& de
 Result<std::string> CheckGpuName(const std::string& what, const std::string& name);
 // A request's MIG profile ("" = the whole GPU): error "<what>: unknown MIG
 // profile 'X' (...)" (400) when no GPU of the table has it (CanonicalMigProfile);
-// whether the job's GPU has it is the prediction's question (422).
+// whether the job's GPU has it is the prediction's question (422). A control
+// or non-ASCII byte is refused too (400): the table's spelling rule would
+// drop it and read "1g.10gb\0" as 1g.10gb.
 Status CheckMigName(const std::string& what, const std::string& profile);
 // The same check, giving the canonical profile name ("mig 3G.40GB" ->
 // "3g.40gb"; "" for ""): what a request's JobSpec::mig holds, so that

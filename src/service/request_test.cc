@@ -128,6 +128,21 @@ TEST(RequestTest, AMigProfileNoGpuHasIsAMalformedField) {
   EXPECT_EQ(*MigName("x", "mig 1g.10gb"), "1g.10gb");
   EXPECT_EQ(Json(R"({"model": "x.onnx", "batch": 8, "mig": ""})")->mig, "");
   EXPECT_TRUE(CheckMigName("x", "").ok());
+  // Found by tests/hostile_fields.py: the table's spelling rule drops every byte
+  // but letters and digits, so a NUL, a right-to-left override or an escape
+  // sequence around a real profile was taken for the slice (201). Refused now.
+  for (const std::string& bad : {std::string("1g.10gb\0", 8), std::string("1g.10gb\xe2\x80\xae"),
+                                 std::string("\x1b[31m1g.10gb"), std::string("\xef\xbc\x91g.10gb")}) {
+    Result<std::string> r = MigName("field 'mig'", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.message(), ::testing::StartsWith("field 'mig': a MIG profile name is printable ASCII (such as "
+                                                   "1g.10gb), got '"));
+    EXPECT_EQ(r.message().find_first_of(std::string("\0\x1b", 2)), std::string::npos);
+  }
+  EXPECT_EQ(MigName("field 'mig'", "1g.10gb\x7f").message(),
+            "field 'mig': a MIG profile name is printable ASCII (such as 1g.10gb), got '1g.10gb?' (a control or "
+            "non-ASCII byte shown as ?)");
+  EXPECT_EQ(*MigName("x", "-1g.10gb"), "1g.10gb");  // ASCII punctuation is the spelling rule's to ignore
   RequestParts up;
   up.content_type = "application/octet-stream";
   up.params = {{"batch", "1"}, {"mig", "7g.99gb"}};

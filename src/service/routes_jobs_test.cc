@@ -620,5 +620,88 @@ TEST_F(ServiceTest, AMigJobIsPredictedStoredAndRefusedAsPostV1PredictDoesIt) {
   EXPECT_EQ(Body(client_->Get("/v1/jobs/" + std::to_string(job["id"].get<int64_t>())))["mig"], "1g.10gb");
 }
 
+// POST /v1/jobs takes "level" as POST /v1/predict does: the job's intervals are
+// /v1/predict's for the same body and say their level as its reply does; the
+// level is stored (and so read back after a restart) and is part of the
+// request an Idempotency-Key names. The real predictor engine on a real graph.
+TEST_F(ServiceTest, ALevelJobIsPredictedStoredAndShownAsPostV1PredictDoesIt) {
+  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
+  auto engine = [&] {
+    auto e = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
+    EXPECT_TRUE(e.ok()) << e.message();
+    return std::move(e).value();
+  };
+  fs::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
+  StartServer(2, engine());
+  const json body = {{"model", dir_ + "/vgg.onnx"}, {"batch", 32}, {"gpu", "A100-80GB"}, {"level", 0.5}};
+  auto predicted = PostJson("/v1/predict", body);
+  ASSERT_TRUE(predicted);
+  ASSERT_EQ(predicted->status, 200) << predicted->body;
+  auto submitted = PostJson("/v1/jobs", body, {{"Idempotency-Key", "level-k"}});
+  ASSERT_TRUE(submitted);
+  ASSERT_EQ(submitted->status, 201) << submitted->body;
+  const json p = Body(predicted), job = Body(submitted);
+  const std::string where = "/v1/jobs/" + std::to_string(job["id"].get<int64_t>());
+  auto got = client_->Get(where);
+  ASSERT_TRUE(got && got->status == 200);
+  const json shown = Body(got);
+  EXPECT_EQ(p["interval"]["level"], 0.5);  // this predictor is calibrated: the level asked
+  EXPECT_EQ(p["gpu_mem_interval"]["level"], 0.5);
+  const auto same_prediction = [&](const json& j, const std::string& what) {
+    EXPECT_EQ(j["level"], 0.5) << what;
+    for (const char* k : {"predicted_util", "predicted_util_interval", "gpu_mem_mib", "step_ms", "interval"}) {
+      EXPECT_EQ(j[k], p[k]) << what << ": " << k;
+    }
+    for (const char* k : {"low", "high", "level"}) {
+      EXPECT_EQ(j["step_ms_interval"][k], p["step_ms_interval"][k]) << what << ": step_ms_interval." << k;
+    }
+    for (const char* k : {"low", "high", "level", "high_level"}) {
+      EXPECT_EQ(j["gpu_mem_interval"][k], p["gpu_mem_interval"][k]) << what << ": gpu_mem_interval." << k;
+    }
+  };
+  same_prediction(job, "POST");
+  same_prediction(shown, "GET");
+  // The level made the prediction: the default's utilization interval is another.
+  json plain = body;
+  plain.erase("level");
+  auto whole = PostJson("/v1/predict", plain);
+  ASSERT_TRUE(whole && whole->status == 200);
+  EXPECT_EQ(Body(whole)["interval"]["level"], 0.8);
+  EXPECT_NE(Body(whole)["predicted_util_interval"], p["predicted_util_interval"]);
+  EXPECT_FALSE(Body(whole).contains("level"));
+  // An Idempotency-Key names one request: the same body is a replay, another level is not.
+  auto replay = PostJson("/v1/jobs", body, {{"Idempotency-Key", "level-k"}});
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->status, 201);
+  EXPECT_EQ(replay->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(Body(replay)["id"], job["id"]);
+  for (const json& other_level : {json(0.9), json(0.8)}) {
+    json other = body;
+    other["level"] = other_level;
+    auto second = PostJson("/v1/jobs", other, {{"Idempotency-Key", "level-k"}});
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->status, 422) << second->body;
+    EXPECT_EQ(Error(second), "Idempotency-Key 'level-k' was already used for job " +
+                                 std::to_string(job["id"].get<int64_t>()) + " with a different request");
+  }
+  // Without a level and with the default stated: one request (the stored text of a job from before "level").
+  auto unstated = PostJson("/v1/jobs", plain, {{"Idempotency-Key", "plain-k"}});
+  ASSERT_TRUE(unstated && unstated->status == 201) << unstated->body;
+  EXPECT_FALSE(Body(unstated).contains("level"));
+  EXPECT_EQ(Body(unstated)["gpu_mem_interval"]["level"], 0.8);
+  json stated = plain;
+  stated["level"] = 0.8;
+  auto same = PostJson("/v1/jobs", stated, {{"Idempotency-Key", "plain-k"}});
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 201) << same->body;
+  EXPECT_EQ(same->get_header_value("Idempotent-Replayed"), "true");
+  // A restart reads the level, and each interval's, back from the store.
+  StopServer();
+  StartServer(2, engine());
+  auto after = client_->Get(where);
+  ASSERT_TRUE(after && after->status == 200);
+  same_prediction(Body(after), "after a restart");
+}
+
 }  // namespace
 }  // namespace gpucast::service

@@ -32,7 +32,7 @@ void Predict(const RouteContext& ctx, const httplib::Request& req, httplib::Resp
   Result<Predicted> pred = ctx.predictions->Run(*parsed, req.body, &status, *deadline);
   if (!pred.ok()) return SendError(res, status, pred.message());
   nlohmann::json out = SpecToJson(pred->spec);
-  AddPredictionJson(pred->prediction, pred->spec.gpu, &out, pred->spec.mig);
+  AddPredictionJson(pred->prediction, pred->spec.gpu, &out, pred->spec.mig, pred->spec.level);
   // Every field `gpucast predict --json` gives (the same function made them),
   // the models as the client named them.
   if (pred->prediction.report) {

@@ -32,16 +32,17 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
 constexpr const char* kColumns =
     "id, idem_key, digest, spec, util, util_lo, util_hi, state, placement, submitted_at, "
     "started_at, finished_at, exclusive, mem_mib, mem_lo, mem_hi, step_ms, step_lo, step_hi, gpu_measured, "
-    "unsure, unsure_reasons, warnings";
+    "unsure, unsure_reasons, warnings, interval_level, interval_calibrated";
 
 // Columns added after the first release: a database without them gets them
 // (NULL in old rows: no memory prediction; no step time, gpu_measured, unsure
-// or warnings, which rows written before them did not keep).
+// or warnings, which rows written before them did not keep; no interval level).
 constexpr const char* kAddedColumns[] = {"mem_mib REAL",         "mem_lo REAL",  "mem_hi REAL",
                                          "step_ms REAL",         "step_lo REAL", "step_hi REAL",
                                          "gpu_measured INTEGER", "unsure INTEGER",
                                          "unsure_reasons TEXT",  // JSON array of strings
-                                         "warnings TEXT"};       // JSON array of strings
+                                         "warnings TEXT",        // JSON array of strings
+                                         "interval_level REAL",  "interval_calibrated INTEGER"};
 
 // Owns a prepared statement.
 struct Stmt {
@@ -186,6 +187,8 @@ Result<std::vector<Job>> JobStore::Query(const std::string& tail, const std::vec
     j.prediction.unsure = ColumnOptBool(st.s, 20);
     j.prediction.unsure_reasons = ColumnStrings(st.s, 21);
     j.prediction.warnings = ColumnStrings(st.s, 22);
+    j.prediction.interval_level = ColumnOptDouble(st.s, 23);
+    j.prediction.interval_calibrated = ColumnOptBool(st.s, 24);
     jobs.push_back(std::move(j));
     ++rows_read_;
   }
@@ -217,8 +220,8 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   const char* sql =
       "INSERT INTO jobs (idem_key, digest, spec, util, util_lo, util_hi, state, placement, "
       "submitted_at, started_at, finished_at, exclusive, mem_mib, mem_lo, mem_hi, step_ms, step_lo, step_hi, "
-      "gpu_measured, unsure, unsure_reasons, warnings) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      "gpu_measured, unsure, unsure_reasons, warnings, interval_level, interval_calibrated) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK) return SqlError("insert");
   if (job.idempotency_key.empty()) {
     sqlite3_bind_null(st.s, 1);
@@ -250,6 +253,8 @@ Result<Job> JobStore::Insert(const Job& job, bool* replayed) {
   const std::string warnings = json(job.prediction.warnings).dump();
   sqlite3_bind_text(st.s, 21, reasons.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st.s, 22, warnings.c_str(), -1, SQLITE_TRANSIENT);
+  BindOptDouble(st.s, 23, job.prediction.interval_level);
+  BindOptBool(st.s, 24, job.prediction.interval_calibrated);
   if (sqlite3_step(st.s) != SQLITE_DONE) return SqlError("insert");
   Job out = job;
   out.id = sqlite3_last_insert_rowid(db_);

@@ -199,5 +199,60 @@ TEST_F(StoreTest, AMigProfileIsStoredWithTheJob) {
             "stored job spec: bad field 'mig'");
 }
 
+// The level a job stated is kept in its spec JSON as mig is: a job without one,
+// or with the default (0.8) stated, stores the text (and so the request
+// digest) it did before "level" was stored; the interval's level and whether
+// it is calibrated are columns added on open (an old row reads them unset,
+// the test above opens one).
+TEST_F(StoreTest, ALevelIsStoredWithTheJob) {
+  auto s = JobStore::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  Job plain = MakeJob("plain");
+  Job stated_default = plain;
+  stated_default.spec.level = 0.8;
+  Job narrow = MakeJob("narrow");
+  narrow.spec.level = 0.5;
+  narrow.prediction.interval_level = 0.5;
+  narrow.prediction.interval_calibrated = true;
+  EXPECT_FALSE(SpecToStoredJson(plain.spec).contains("level"));
+  EXPECT_FALSE(SpecToStoredJson(stated_default.spec).contains("level"));
+  EXPECT_EQ(SpecToStoredJson(narrow.spec)["level"], 0.5);
+  // The default stated or not: one stored text, one digest.
+  EXPECT_EQ(SpecToStoredJson(stated_default.spec).dump(), SpecToStoredJson(plain.spec).dump());
+  bool replayed = false;
+  ASSERT_TRUE((*s)->Insert(plain, &replayed).ok());
+  ASSERT_TRUE((*s)->Insert(narrow, &replayed).ok());
+  s->reset();
+  auto again = JobStore::Open(path_);
+  ASSERT_TRUE(again.ok()) << again.message();
+  auto p = (*again)->Get(1), n = (*again)->Get(2);
+  ASSERT_TRUE(p.ok() && p->has_value() && n.ok() && n->has_value());
+  EXPECT_EQ((*p)->spec.level, 0);
+  EXPECT_FALSE((*p)->prediction.interval_level.has_value());
+  EXPECT_FALSE((*p)->prediction.interval_calibrated.has_value());
+  EXPECT_EQ((*n)->spec.level, 0.5);
+  EXPECT_EQ(*(*n)->prediction.interval_level, 0.5);
+  EXPECT_EQ(*(*n)->prediction.interval_calibrated, true);
+  // The reply says each interval's level; the job without one has the default's.
+  const nlohmann::json shown = JobToJson(**n), plain_shown = JobToJson(**p);
+  EXPECT_EQ(shown["level"], 0.5);
+  EXPECT_FALSE(plain_shown.contains("level"));
+  EXPECT_EQ(shown["interval"]["level"], 0.5);
+  EXPECT_EQ(shown["interval"]["calibrated"], true);
+  EXPECT_EQ(shown["step_ms_interval"]["level"], 0.5);
+  EXPECT_EQ(shown["gpu_mem_interval"]["level"], 0.5);
+  EXPECT_EQ(shown["gpu_mem_interval"]["high_level"], 0.95);  // max(0.95, (1 + 0.5) / 2)
+  EXPECT_EQ(plain_shown["gpu_mem_interval"]["level"], 0.8);
+  EXPECT_TRUE(plain_shown["interval"]["level"].is_null());  // not kept for this row
+  // What an old release stored (no "level") is the default; a bad one names the field.
+  auto old = SpecFromStoredJson(R"({"model": "/m/a.onnx", "batch": 2})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->level, 0);
+  for (const char* bad : {R"({"model": "/m/a.onnx", "level": "0.5"})", R"({"model": "/m/a.onnx", "level": 1.5})",
+                          R"({"model": "/m/a.onnx", "level": 0})"}) {
+    EXPECT_EQ(SpecFromStoredJson(bad).message(), "stored job spec: bad field 'level'") << bad;
+  }
+}
+
 }  // namespace
 }  // namespace gpucast::service

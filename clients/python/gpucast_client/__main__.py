@@ -4,7 +4,8 @@ The flags of `predict` are those of `gpucast predict` (--model repeated for the 
 network, --batch, --dim, --attr, --amp, --gpu, --mig, --gpus, --nodes, --interconnect, --level), and
 it shows what `gpucast predict` shows (utilization, memory, step time, the expected error): the
 service replies with the fields of `gpucast predict --json`, made by the same library function, so
-both front ends take the same inputs and give the same answer. The service is --url (default $GPUCAST_URL, else http://127.0.0.1:8080);
+both front ends take the same inputs and give the same answer. `submit` takes the same flags but
+--nodes and --interconnect (POST /v1/jobs refuses them), --mig and --level included. The service is --url (default $GPUCAST_URL, else http://127.0.0.1:8080);
 --token-file (default $GPUCAST_TOKEN_FILE) when it was started with one. --json prints the
 service's reply as is; errors go to stderr with exit status 1 (2 for bad arguments).
 """
@@ -60,11 +61,13 @@ def job_flags(p, submit):
                    "zero_stage=0-3, grad_accumulation=N, variable_shapes=0|1, cuda_module_loading=lazy|eager")
     p.add_argument("--gpu", help="GPU the job runs on (default: the service's cluster's)")
     p.add_argument("--gpus", type=int, help="data-parallel GPUs; --batch is per GPU (one rank's answer)")
+    # POST /v1/jobs takes mig and level as POST /v1/predict does (docs/api.md); nodes and interconnect
+    # only /v1/predict (the service places a job on the GPUs of one node).
+    p.add_argument("--mig", help="MIG profile of --gpu, e.g. 3g.40gb")
+    p.add_argument("--level", type=float, help="central probability of the interval (calibrated predictors)")
     if not submit:
-        p.add_argument("--mig", help="MIG profile of --gpu, e.g. 3g.40gb")
         p.add_argument("--nodes", type=int, help="nodes the --gpus are spread on")
         p.add_argument("--interconnect", help="links instead of the GPU table's, e.g. pcie4x16,ib200")
-        p.add_argument("--level", type=float, help="central probability of the interval (calibrated predictors)")
     if submit:
         p.add_argument("--name")
         p.add_argument("--mem-mib", type=float)
@@ -74,10 +77,11 @@ def job_flags(p, submit):
 
 def job_kwargs(a, submit):
     kw = {"amp": a.amp, "dims": dict(a.dim), "attrs": dict(a.attr), "gpu": a.gpu, "gpus": a.gpus}
+    kw.update(mig=a.mig, level=a.level)
     if submit:
         kw.update(name=a.name, mem_mib=a.mem_mib, duration_s=a.duration_s)
     else:
-        kw.update(mig=a.mig, nodes=a.nodes, interconnect=a.interconnect, level=a.level)
+        kw.update(nodes=a.nodes, interconnect=a.interconnect)
     return kw
 
 
@@ -89,7 +93,8 @@ def upload_query(a, submit):
         q[f"dim.{k}"] = v
     for k, v in a.attr:
         q[f"attr.{k}"] = v
-    keys = ("gpu", "gpus", "name", "duration_s") if submit else ("gpu", "gpus", "mig", "nodes", "interconnect", "level")
+    keys = ("gpu", "gpus", "mig", "level", "name", "duration_s") if submit else ("gpu", "gpus", "mig", "nodes",
+                                                                                "interconnect", "level")
     for k in keys:
         v = getattr(a, k)
         if v is not None:
