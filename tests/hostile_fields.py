@@ -183,7 +183,7 @@ AFFINITY = [
     # A MIG product (GPU Feature Discovery's <GPU>-MIG-<profile>) gpucast cannot read: refused.
     ("aff_value_mig_unknown_gpu", node_affinity([expr(["NVIDIA-Warp9000-MIG-1g.10gb"])]), "deny", "-MIG-"),
     ("aff_value_mig_control", node_affinity([expr(["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb\x1b[31m"])]), "deny", "-MIG-"),
-    ("aff_value_mig_rtl", node_affinity([expr(["NVIDIA-A100-SXM4-80GB-MIG-\u202e1g.10gb"])]), "deny", "printable ASCII"),
+    ("aff_value_mig_rtl", node_affinity([expr(["NVIDIA-A100-SXM4-80GB-MIG-\u202e1g.10gb"])]), "deny", "not a label value"),
     ("aff_value_mig_two", node_affinity([expr(["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb",
                                                "NVIDIA-A100-SXM4-80GB-MIG-2g.20gb"])]), "deny", "-MIG-"),
     ("aff_in_notin_cancel", node_affinity([{"matchExpressions": [
@@ -198,12 +198,12 @@ AFFINITY = [
     ("aff_exists", node_affinity([{"matchExpressions": [{"key": P, "operator": "Exists"}]}]), "allow", ""),
     ("aff_empty", {}, "allow", ""),
     ("aff_null_node", {"nodeAffinity": None}, "allow", ""),
-    # A whole GPU's product (no -MIG-) does not change what gpucast predicts (the pod's gpucast.io/gpu
-    # or the cluster's type): not read, whatever its bytes; they must not reach the patch.
-    ("aff_value_control", node_affinity([expr(["NVIDIA-A100\n\x1b[31mforged"])]), "allow", ""),
-    ("aff_value_rtl", node_affinity([expr(["NVIDIA-A100-SXM4-80GB\u202e"])]), "allow", ""),
-    ("aff_value_emoji", node_affinity([expr(["\U0001f4a5" * 15])]), "allow", ""),
-    ("aff_value_unknown_product", node_affinity([expr(["NVIDIA-Warp9000"])]), "allow", ""),
+    # A whole GPU's product (no -MIG-) is the pod's GPU type (docs/kubernetes.md, "Mixed clusters"):
+    # a value no node can carry (no label value) or a GPU the table lacks is refused, naming it.
+    ("aff_value_control", node_affinity([expr(["NVIDIA-A100\n\x1b[31mforged"])]), "deny", "not a label value"),
+    ("aff_value_rtl", node_affinity([expr(["NVIDIA-A100-SXM4-80GB\u202e"])]), "deny", "not a label value"),
+    ("aff_value_emoji", node_affinity([expr(["\U0001f4a5" * 15])]), "deny", "not a label value"),
+    ("aff_value_unknown_product", node_affinity([expr(["NVIDIA-Warp9000"])]), "deny", "unknown GPU 'NVIDIA-Warp9000'"),
 ]
 
 

@@ -101,6 +101,19 @@ constexpr size_t kMaxAffinityExpressions = 64;  // matchExpressions of one term
 constexpr size_t kMaxAffinityValues = 256;      // values of one nvidia.com/gpu.product expression
 constexpr size_t kMaxLabelValue = 63;           // a label value ("Labels and Selectors": 63 characters or less)
 
+// A valid label value (Kubernetes "Labels and Selectors"): empty, or at most 63
+// of [A-Za-z0-9-_.] beginning and ending with a letter or digit. No node can
+// carry any other, so a pod pinned to one is refused rather than read through
+// the GPU table's spelling rule (which drops the bytes it does not know).
+bool IsLabelValue(const std::string& v) {
+  if (v.size() > kMaxLabelValue) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  for (char c : v) {
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return v.empty() || (alnum(v.front()) && alnum(v.back()));
+}
+
 // The nvidia.com/gpu.product values the pod's required node affinity lets its
 // node have, in first-appearance order; nullopt when it does not pin the label
 // (no required affinity, or a term that can match without naming a product:
@@ -500,6 +513,13 @@ Result<PodJob> ReadPodJob(const json& pod) {
   } else if (allowed) {
     labels = *allowed;
     where = affinity_where + (labels.size() == 1 ? "=" + Printable(labels[0]) : " in (" + ValueList(labels) + ")");
+  }
+  for (const std::string& label : labels) {
+    if (!IsLabelValue(label)) {
+      return Status::Error((labels.size() == 1 ? where : affinity_where + "=" + Printable(label)) +
+                           ": not a label value (letters, digits, '-', '_', '.'; a letter or digit at each end): no " +
+                           "node has it");
+    }
   }
   // Each product's slice: {GPU as labelled, profile} ({"", ""} = a whole GPU) and its canonical key.
   struct Slice {

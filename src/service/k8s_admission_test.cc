@@ -294,9 +294,8 @@ TEST(ReadPodJob, AWholeGpuProductLabelIsThePodsGpuType) {
   pod["metadata"]["annotations"].erase("gpucast.io/gpu");
   pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}};
   pinned(pod, "A100-80GB");
-  // The nvidia-smi name itself, time-slicing's -SHARED, other GPUs' labels.
-  pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "NVIDIA A100-SXM4-80GB";
-  pinned(pod, "A100-80GB");
+  // Time-slicing's -SHARED, other GPUs' labels (the nvidia-smi name itself, with its space, is no
+  // label value: AProductThatIsNoLabelValueIsAnError).
   pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB-SHARED";
   pinned(pod, "A100-80GB");
   pod["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "Tesla-T4";
@@ -366,6 +365,31 @@ TEST(ReadPodJob, AProductThatIsNotTheAnnotatedGpuOrNotInTheTableIsAnError) {
   pod["spec"]["affinity"] = RequiredAffinity({{{"matchExpressions", {ProductIn({"Tesla-T4", "NVIDIA-Z900"})}}}});
   EXPECT_THAT(ReadPodJob(pod).message(),
               HasSubstr("required node affinity nvidia.com/gpu.product=NVIDIA-Z900: unknown GPU 'NVIDIA-Z900'; closest: "));
+}
+
+// A product that is no label value (a control byte, a bidi override, non-ASCII) can be on no
+// node: refused, not read through the GPU table's spelling rule, which would drop the bytes and
+// take "NVIDIA-A100-SXM4-80GB\u202e" for the A100 (Kubernetes "Labels and Selectors").
+TEST(ReadPodJob, AProductThatIsNoLabelValueIsAnError) {
+  json pod = FixturePod();
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB\u202e"}};
+  EXPECT_THAT(ReadPodJob(pod).message(),
+              ::testing::EndsWith(": not a label value (letters, digits, '-', '_', '.'; a letter or digit at each "
+                                  "end): no node has it"));
+  EXPECT_THAT(ReadPodJob(pod).message(), ::testing::StartsWith("node selector nvidia.com/gpu.product="));
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "A100-SXM4-40GB-MIG-1g.5gb\n"}};
+  EXPECT_THAT(ReadPodJob(pod).message(), HasSubstr("not a label value"));
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "-Tesla-T4"}};
+  EXPECT_THAT(ReadPodJob(pod).message(), HasSubstr("not a label value"));
+  pod["spec"].erase("nodeSelector");
+  pod["spec"]["affinity"] = RequiredAffinity({{{"matchExpressions", {ProductIn({"Tesla-T4", "NVIDIA A100"})}}}});
+  EXPECT_THAT(ReadPodJob(pod).message(),
+              ::testing::StartsWith("required node affinity nvidia.com/gpu.product=NVIDIA A100: not a label value"));
+  // Valid values still resolve: dots, underscores and the -SHARED suffix.
+  pod["spec"]["affinity"] = RequiredAffinity({{{"matchExpressions", {ProductIn({"Tesla-T4-SHARED"})}}}});
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->gpu, "T4");
 }
 
 // The same products required by node affinity instead of nodeSelector: the same job.
