@@ -19,7 +19,9 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
+using testing::LucidEngine;
 using testing::ServiceTest;
+using testing::WriteLucidPredictorAndVgg;
 
 TEST_F(ServiceTest, SubmitStoresJobPlacesItAndReturns201) {
   StartServer();
@@ -539,13 +541,8 @@ TEST_F(ServiceTest, DeputyReadsModelsAsTheSubmittingUser) {
 // words (400 a profile no GPU has, 422 one the job's GPU lacks or a
 // data-parallel job on a slice). The real predictor engine on a real graph.
 TEST_F(ServiceTest, AMigJobIsPredictedStoredAndRefusedAsPostV1PredictDoesIt) {
-  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
-  auto engine = [&] {
-    auto e = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
-    EXPECT_TRUE(e.ok()) << e.message();
-    return std::move(e).value();
-  };
-  fs::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
+  WriteLucidPredictorAndVgg(dir_);
+  auto engine = [&] { return LucidEngine(dir_); };
   StartServer(2, engine());
   const json body = {{"model", dir_ + "/vgg.onnx"}, {"batch", 32}, {"gpu", "A100-80GB"}, {"mig", "MIG 1G.10GB"}};
   auto predicted = PostJson("/v1/predict", body);
@@ -625,13 +622,8 @@ TEST_F(ServiceTest, AMigJobIsPredictedStoredAndRefusedAsPostV1PredictDoesIt) {
 // level is stored (and so read back after a restart) and is part of the
 // request an Idempotency-Key names. The real predictor engine on a real graph.
 TEST_F(ServiceTest, ALevelJobIsPredictedStoredAndShownAsPostV1PredictDoesIt) {
-  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
-  auto engine = [&] {
-    auto e = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
-    EXPECT_TRUE(e.ok()) << e.message();
-    return std::move(e).value();
-  };
-  fs::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
+  WriteLucidPredictorAndVgg(dir_);
+  auto engine = [&] { return LucidEngine(dir_); };
   StartServer(2, engine());
   const json body = {{"model", dir_ + "/vgg.onnx"}, {"batch", 32}, {"gpu", "A100-80GB"}, {"level", 0.5}};
   auto predicted = PostJson("/v1/predict", body);

@@ -24,6 +24,8 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using testing::LucidEngine;
+using testing::WriteLucidPredictorAndVgg;
 
 std::string FromBase64(const std::string& b64) {
   std::string out(b64.size() / 4 * 3 + 3, '\0');
@@ -450,12 +452,10 @@ std::string Fixed(const char* f, double v) {
 // are the API's reply for {"mig": <profile>} on the same GPU, as it rounds
 // them. The share is left as the pod asked (a slice is isolated).
 TEST_F(K8sRoutesTest, AMigPodIsPredictedOnItsSliceAsTheApiPredictsIt) {
-  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
-  auto engine = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
-  ASSERT_TRUE(engine.ok()) << engine.message();
-  std::filesystem::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
-  const std::string vgg = dir_ + "/vgg.onnx";
-  Start("nodes=2,gpus_per_node=1,type=A100-80GB", std::move(engine).value());
+  const std::string vgg = WriteLucidPredictorAndVgg(dir_);
+  auto engine = LucidEngine(dir_);
+  ASSERT_TRUE(engine);
+  Start("nodes=2,gpus_per_node=1,type=A100-80GB", std::move(engine));
   json& c = review_["request"]["object"]["spec"]["containers"][0];
   c["resources"] = {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}, {"requests", {{"nvidia.com/mig-1g.10gb", "1"}}}};
   Annotations()["gpucast.io/model"] = vgg;
@@ -587,12 +587,10 @@ TEST_F(K8sRoutesTest, AMigPodIsPredictedOnItsSliceAsTheApiPredictsIt) {
 // gets the annotations of the pod that says gpucast.io/gpu: A100-80GB, which are the API's
 // prediction for the A100-80GB (not the T4's, which differs), and the extender keeps the A100 node.
 TEST_F(K8sRoutesTest, AProductPinnedPodIsPredictedForItsGpuAsTheApiPredictsIt) {
-  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
-  auto engine = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
-  ASSERT_TRUE(engine.ok()) << engine.message();
-  std::filesystem::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
-  const std::string vgg = dir_ + "/vgg.onnx";
-  Start("nodes=1,gpus_per_node=1,type=T4;nodes=1,gpus_per_node=1,type=A100-80GB", std::move(engine).value());
+  const std::string vgg = WriteLucidPredictorAndVgg(dir_);
+  auto engine = LucidEngine(dir_);
+  ASSERT_TRUE(engine);
+  Start("nodes=1,gpus_per_node=1,type=T4;nodes=1,gpus_per_node=1,type=A100-80GB", std::move(engine));
   Annotations()["gpucast.io/model"] = vgg;
   Annotations()["gpucast.io/batch"] = "8";
   json& spec = review_["request"]["object"]["spec"];

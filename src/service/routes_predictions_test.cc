@@ -11,7 +11,9 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using testing::LucidEngine;
 using testing::ServiceTest;
+using testing::WriteLucidPredictorAndVgg;
 
 TEST_F(ServiceTest, PredictCreatesNoJobAndCachesTheGraph) {
   StartServer();
@@ -64,13 +66,11 @@ TEST_F(ServiceTest, PredictNeedsABatchLikeTheCli) {
 // malformed field, 400, as an unknown GPU name is (docs/api.md); what the
 // job's GPU does not have (NVLink on a T4) is found while predicting, 422.
 TEST_F(ServiceTest, ABadInterconnectNamesTheJsonFieldNotAFlag) {
-  ASSERT_TRUE(test::PhysicsOnLucid().Save(dir_ + "/predictor.json").ok());
-  auto engine = NewPredictorEngine(dir_ + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
-  ASSERT_TRUE(engine.ok()) << engine.message();
-  std::filesystem::copy_file(HomeDir() + "/models/vgg.onnx", dir_ + "/vgg.onnx");
+  const std::string vgg = WriteLucidPredictorAndVgg(dir_);
+  auto engine = LucidEngine(dir_);
+  ASSERT_TRUE(engine);
   opts_.max_body_bytes = 1 << 20;  // the upload below
-  StartServer(8, std::move(engine).value());  // 8 GPUs: /v1/jobs takes gpus 6 to the predictor
-  const std::string vgg = dir_ + "/vgg.onnx";
+  StartServer(8, std::move(engine));  // 8 GPUs: /v1/jobs takes gpus 6 to the predictor
   auto good = PostJson("/v1/predict", {{"model", vgg}, {"batch", 32}, {"gpu", "T4"}, {"gpus", 8}, {"nodes", 2},
                                        {"interconnect", "pcie,tcp4.5"}});
   ASSERT_TRUE(good);

@@ -24,6 +24,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "predict/physics_fixture.h"
+#include "service/engine.h"
 #include "service/jobs.h"
 #include "service/model_roots.h"
 #include "service/predictions.h"
@@ -31,6 +33,7 @@
 #include "service/store.h"
 #include "service/testing.h"
 #include "service/uploads.h"
+#include "util/paths.h"
 
 namespace gpucast::service::testing {
 
@@ -39,6 +42,23 @@ inline std::string MakeTempDir() {
   char* d = mkdtemp(tmpl.data());
   EXPECT_NE(d, nullptr);
   return tmpl;
+}
+
+// The real engine's inputs in `dir`: the physics predictor trained on Lucid's rows
+// (test::PhysicsOnLucid) as predictor.json and models/vgg.onnx as vgg.onnx.
+// Returns the graph's path.
+inline std::string WriteLucidPredictorAndVgg(const std::string& dir) {
+  EXPECT_TRUE(test::PhysicsOnLucid().Save(dir + "/predictor.json").ok());
+  std::filesystem::copy_file(HomeDir() + "/models/vgg.onnx", dir + "/vgg.onnx");
+  return dir + "/vgg.onnx";
+}
+
+// The real engine over dir/predictor.json (WriteLucidPredictorAndVgg); null,
+// with a test failure, if it does not load.
+inline std::unique_ptr<PredictionEngine> LucidEngine(const std::string& dir) {
+  auto e = NewPredictorEngine(dir + "/predictor.json", std::make_shared<GraphAnalyzer>(AnalysisOptions{}));
+  EXPECT_TRUE(e.ok()) << e.message();
+  return e.ok() ? std::move(e).value() : nullptr;
 }
 
 class ServiceTest : public ::testing::Test {
