@@ -76,12 +76,16 @@ deputy_flag=()
   --model-root "$ROOT/models" --token-file "$T/jobs.token" "${deputy_flag[@]}" --admin-token-file "$T/admin.token" \
   --max-body-bytes 134217728 >"$T/out" 2>"$T/err" &
 PID=$!
-URL=""
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^listening on //p' "$T/out")
-  [ -n "$addr" ] && { URL="http://$addr"; break; }
-  sleep 0.1
-done
+# The URL a `serve` prints to OUT ("listening on ADDR"), waiting up to 10 s; empty if it did not.
+served_url() {
+  local addr
+  for _ in $(seq 100); do
+    addr=$(sed -n 's/^listening on //p' "$1")
+    [ -n "$addr" ] && { echo "http://$addr"; return; }
+    sleep 0.1
+  done
+}
+URL=$(served_url "$T/out")
 [ -n "$URL" ] || fail "service did not start: $(cat "$T/err")"
 
 # The service answers others within 2 s: checked after every case, and
@@ -368,12 +372,7 @@ ok "reload: job and deputy tokens 403, admin 200; 200 reloads logged $lines line
   >"$T/k8s.out" 2>"$T/k8s.err" &
 KPID=$!
 BG+=("$KPID")
-KURL=""
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^listening on //p' "$T/k8s.out")
-  [ -n "$addr" ] && { KURL="http://$addr"; break; }
-  sleep 0.1
-done
+KURL=$(served_url "$T/k8s.out")
 [ -n "$KURL" ] || fail "the webhook's service did not start: $(cat "$T/k8s.err")"
 $PY "$ROOT/tests/hostile_fields.py" --jobs "$URL" --token-file "$T/jobs.token" --upload-model "$ROOT/models/vgg.onnx" \
   --webhook "$KURL" --review "$ROOT/tests/k8s/review-create-pod.json" >"$T/fields" 2>&1 ||
