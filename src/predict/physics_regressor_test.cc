@@ -170,26 +170,38 @@ TEST(PhysicsTest, TensorCoreSplitDividesAnAmpRowsComputeByItsOwnEfficiency) {
   EXPECT_NEAR((*again->PredictSteps(x))[1].gpu_s, flops / 312e12 / 0.2 + 2e-6, 1e-12);
 }
 
+// Rows a split model (eff_compute 0.5, eff_tensor_core 0.15) made: batch 16-256, FP32 and AMP,
+// few and many kernels; y is log1p(utilization), NaN for the AMP rows unless `amp_util_measured`.
+struct SplitRows {
+  Matrix x;
+  std::vector<double> y, step;
+};
+SplitRows MakeSplitRows(bool amp_util_measured) {
+  json split = Theta();
+  split["theta"]["eff_tensor_core"] = 0.15;
+  auto truth = MakePhysicsModel();
+  EXPECT_TRUE(truth->Configure(json{{"tensor_core_split", 1}}).ok());
+  EXPECT_TRUE(truth->SetFeatureNames(kNames).ok());
+  EXPECT_TRUE(truth->Load(split).ok());
+  SplitRows r;
+  for (double batch : {16.0, 64.0, 256.0})
+    for (double amp : {0.0, 1.0})
+      for (double kernels : {50.0, 800.0}) {
+        r.x.push_back({0.2 * batch, 0, kernels, amp, batch, 0, 1, 0});
+        auto p = truth->PredictSteps({r.x.back()});
+        EXPECT_TRUE(p.ok());
+        if (!p.ok()) return r;
+        r.y.push_back(amp > 0 && !amp_util_measured ? std::nan("") : std::log1p((*p)[0].util));
+        r.step.push_back((*p)[0].step_s);
+      }
+  return r;
+}
+
 // Fitted with the split, on rows a split model made: the steps come back, and the two efficiencies
 // apart (0.5 and 0.15). The rows have no memory term (a memory time proportional to the compute time
 // would trade eff_memory against both).
 TEST(PhysicsTest, TensorCoreSplitFitRecoversBothEfficiencies) {
-  json split = Theta();
-  split["theta"]["eff_tensor_core"] = 0.15;
-  auto truth = MakePhysicsModel();
-  ASSERT_TRUE(truth->Configure(json{{"tensor_core_split", 1}}).ok());
-  ASSERT_TRUE(truth->SetFeatureNames(kNames).ok());
-  ASSERT_TRUE(truth->Load(split).ok());
-  Matrix x;
-  std::vector<double> y, step;
-  for (double batch : {16.0, 64.0, 256.0})
-    for (double amp : {0.0, 1.0})
-      for (double kernels : {50.0, 800.0}) {
-        x.push_back({0.2 * batch, 0, kernels, amp, batch, 0, 1, 0});
-        auto p = truth->PredictSteps({x.back()});
-        y.push_back(std::log1p((*p)[0].util));
-        step.push_back((*p)[0].step_s);
-      }
+  const auto [x, y, step] = MakeSplitRows(/*amp_util_measured=*/true);
   auto m = MakePhysicsModel();
   ASSERT_TRUE(m->Configure(json{{"tensor_core_split", 1}}).ok());
   ASSERT_TRUE(m->SetFeatureNames(kNames).ok());
@@ -212,22 +224,7 @@ TEST(PhysicsTest, TensorCoreSplitFitRecoversBothEfficiencies) {
 // eff_tensor_core is eff_compute and every prediction is the one-efficiency fit's, bit for bit; the
 // model file says so (eff_tensor_core_identified false) and reads back the same.
 TEST(PhysicsTest, TensorCoreSplitIsNotFittedWithoutAnAmpRowsUtilization) {
-  json split = Theta();
-  split["theta"]["eff_tensor_core"] = 0.15;
-  auto truth = MakePhysicsModel();
-  ASSERT_TRUE(truth->Configure(json{{"tensor_core_split", 1}}).ok());
-  ASSERT_TRUE(truth->SetFeatureNames(kNames).ok());
-  ASSERT_TRUE(truth->Load(split).ok());
-  Matrix x;
-  std::vector<double> y, step;
-  for (double batch : {16.0, 64.0, 256.0})
-    for (double amp : {0.0, 1.0})
-      for (double kernels : {50.0, 800.0}) {
-        x.push_back({0.2 * batch, 0, kernels, amp, batch, 0, 1, 0});
-        auto p = truth->PredictSteps({x.back()});
-        y.push_back(amp > 0 ? std::nan("") : std::log1p((*p)[0].util));
-        step.push_back((*p)[0].step_s);
-      }
+  const auto [x, y, step] = MakeSplitRows(/*amp_util_measured=*/false);
   auto fit = [&](int on) {
     auto m = MakePhysicsModel();
     EXPECT_TRUE(m->Configure(json{{"tensor_core_split", on}}).ok());
