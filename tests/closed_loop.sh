@@ -8,6 +8,7 @@
 set -u
 BIN=$(realpath "${1:?usage: closed_loop.sh PATH/TO/gpucast}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 T=$(mktemp -d /tmp/gpucast-closed-loop.XXXXXX)
 PID=""
 CLIENTS=()
@@ -37,13 +38,7 @@ cd "$T" || fail "cd $T"
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --cluster "4x RTX3090" \
   --model-root "$ROOT/models" --pid-file serve.pid >"$T/out" 2>"$T/err" &
 PID=$!
-URL=""
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^listening on //p' "$T/out")
-  [ -n "$addr" ] && { URL="http://$addr"; break; }
-  sleep 0.1
-done
-[ -n "$URL" ] || fail "service did not start: $(cat "$T/err")"
+URL=http://$(serve_addr "$T/out" "$PID" 10 "$T/err") || fail "service did not start"
 [ "$(cat serve.pid)" = "$PID" ] || fail "serve.pid holds '$(cat serve.pid 2>/dev/null)', not the service's pid $PID"
 post() { curl -s -m 10 -w '\n%{http_code}' -X POST "$URL$1" -H 'Content-Type: application/json' -d "$2"; }
 

@@ -11,6 +11,7 @@
 set -u
 BIN=$(realpath "${1:?usage: hostile_client.sh PATH/TO/gpucast}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 PY=/usr/bin/python3
 T=$(mktemp -d /tmp/gpucast-hostile.XXXXXX)
 PID=""
@@ -76,17 +77,7 @@ deputy_flag=()
   --model-root "$ROOT/models" --token-file "$T/jobs.token" "${deputy_flag[@]}" --admin-token-file "$T/admin.token" \
   --max-body-bytes 134217728 >"$T/out" 2>"$T/err" &
 PID=$!
-# The URL a `serve` prints to OUT ("listening on ADDR"), waiting up to 10 s; empty if it did not.
-served_url() {
-  local addr
-  for _ in $(seq 100); do
-    addr=$(sed -n 's/^listening on //p' "$1")
-    [ -n "$addr" ] && { echo "http://$addr"; return; }
-    sleep 0.1
-  done
-}
-URL=$(served_url "$T/out")
-[ -n "$URL" ] || fail "service did not start: $(cat "$T/err")"
+URL=http://$(serve_addr "$T/out" "$PID" 10 "$T/err") || fail "service did not start"
 
 # The service answers others within 2 s: checked after every case, and
 # continuously by a prober while the bombs and floods run.
@@ -372,8 +363,7 @@ ok "reload: job and deputy tokens 403, admin 200; 200 reloads logged $lines line
   >"$T/k8s.out" 2>"$T/k8s.err" &
 KPID=$!
 BG+=("$KPID")
-KURL=$(served_url "$T/k8s.out")
-[ -n "$KURL" ] || fail "the webhook's service did not start: $(cat "$T/k8s.err")"
+KURL=http://$(serve_addr "$T/k8s.out" "$KPID" 10 "$T/k8s.err") || fail "the webhook's service did not start"
 $PY "$ROOT/tests/hostile_fields.py" --jobs "$URL" --token-file "$T/jobs.token" --upload-model "$ROOT/models/vgg.onnx" \
   --webhook "$KURL" --review "$ROOT/tests/k8s/review-create-pod.json" >"$T/fields" 2>&1 ||
   { cat "$T/fields"; fail "hostile field values (tests/hostile_fields.py)"; }

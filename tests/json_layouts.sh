@@ -7,6 +7,7 @@
 set -u
 BIN=$(realpath "${1:?usage: json_layouts.sh PATH/TO/gpucast}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 T=$(mktemp -d /tmp/gpucast-json.XXXXXX)
 PID=""
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
@@ -35,11 +36,7 @@ run gpucast.interference "$BIN" interference --util 60 --util 30 --json
 # A service database with two observed jobs of one workload, for the learning curve.
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --model-root "$M" >"$T/out" 2>"$T/err" &
 PID=$!
-URL=""
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^listening on //p' "$T/out"); [ -n "$addr" ] && { URL="http://$addr"; break; }; sleep 0.1
-done
-[ -n "$URL" ] || die "serve did not start: $(cat "$T/err")"
+URL=http://$(serve_addr "$T/out" "$PID" 10 "$T/err") || die "serve did not start"
 for b in 96 80; do
   id=$(curl -s -m 10 -X POST "$URL/v1/jobs" -H 'Content-Type: application/json' -d "{\"model\": \"vgg.onnx\", \"batch\": $b}" |
        /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') || die "submit"

@@ -31,6 +31,7 @@
 set -u
 BIN=$(realpath "${1:?usage: k8s_test.sh PATH/TO/gpucast}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 K8S="$ROOT/integrations/kubernetes"
 T=$(mktemp -d /tmp/gpucast-k8s.XXXXXX)
 PIDS=()
@@ -94,9 +95,7 @@ echo '[]' >pods-list.json
 : >pods-events
 python3 "$ROOT/tests/k8s/stub_apiserver.py" server.crt server.key "sa-token-$$" pods-list.json pods-events >"$T/out.stub" 2>"$T/err.stub" &
 PIDS+=($!)
-for _ in $(seq 50); do grep -q listening "$T/out.stub" && break; sleep 0.1; done
-STUB=$(sed -n 's/^listening on //p' "$T/out.stub")
-[ -n "$STUB" ] || fail "stub API server did not start: $(cat "$T/err.stub")"
+STUB=$(serve_addr "$T/out.stub" "$!" 5 "$T/err.stub") || fail "stub API server did not start"
 python3 - "$K8S/gpucast.yaml" "$T" "$ROOT/models" "$STUB" >"$T/args" <<'PY' || fail "reading the Deployment's arguments"
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
@@ -134,15 +133,7 @@ start() {  # OUT-SUFFIX ARGS...: starts gpucast, sets URL and SPID
   "$BIN" "$@" >"$T/out$n" 2>"$T/err$n" &
   SPID=$!
   PIDS+=("$SPID")
-  URL=""
-  for _ in $(seq 150); do
-    local addr
-    addr=$(sed -n 's/^listening on //p' "$T/out$n" 2>/dev/null)
-    [ -n "$addr" ] && { URL="https://$addr"; return; }
-    kill -0 "$SPID" 2>/dev/null || break
-    sleep 0.1
-  done
-  fail "gpucast serve did not start: $(cat "$T/err$n")"
+  URL=https://$(serve_addr "$T/out$n" "$SPID" 15 "$T/err$n") || fail "gpucast serve did not start"
 }
 start 1 "${ARGS[@]}" --read-timeout 2
 PORT=${URL##*:}

@@ -13,6 +13,7 @@
 set -u
 BIN=$(realpath "${1:?usage: memory_test.sh PATH/TO/gpucast}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 T=$(mktemp -d /tmp/gpucast-memory.XXXXXX)
 PID=""
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
@@ -51,11 +52,7 @@ done
 mkdir -p "$T/root" && cp "$T/block17.onnx" "$T/cnn_eval.onnx" "$T/root/"
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --model-root "$T/root" >"$T/out" 2>"$T/serve.err" &
 PID=$!
-URL=""
-for _ in $(seq 200); do
-  addr=$(sed -n 's/^listening on //p' "$T/out"); [ -n "$addr" ] && { URL="http://$addr"; break; }; sleep 0.1
-done
-[ -n "$URL" ] || die "serve did not start: $(cat "$T/serve.err")"
+URL=http://$(serve_addr "$T/out" "$PID" 20 "$T/serve.err") || die "serve did not start"
 for job in '8||' '16|1|' '8||"optimizer": "sgd", "activation_checkpointing": "1"' \
            '4||"trainable_fraction": "0.25", "variable_shapes": "1"' '8||"cuda_module_loading": "lazy"' \
            '8||"cuda_module_loading": "eager"'; do

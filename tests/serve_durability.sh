@@ -9,6 +9,7 @@
 set -u
 BIN=$(realpath "${1:?usage: serve_durability.sh PATH/TO/gpucast}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 T=$(mktemp -d /tmp/gpucast-durability.XXXXXX)
 PID=""
 cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
@@ -30,12 +31,7 @@ start() {  # starts the service on a free port; sets PID and URL
   "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --cluster "2x RTX3090" \
     --model-root "$ROOT/models" --token-file "$T/token" >"$T/out" 2>"$T/err" &
   PID=$!
-  for _ in $(seq 100); do
-    addr=$(sed -n 's/^listening on //p' "$T/out")
-    [ -n "$addr" ] && { URL="http://$addr"; return 0; }
-    sleep 0.1
-  done
-  fail "service did not start: $(cat "$T/err")"
+  URL=http://$(serve_addr "$T/out" "$PID" 10 "$T/err") || fail "service did not start"
 }
 list() {  # id:name:state of every job, in id order
   curl -s -m 10 -H "$AUTH" "$URL/v1/jobs?limit=1000" | /usr/bin/python3 -c '

@@ -15,6 +15,7 @@
 set -u
 BIN=$(realpath "${1:?usage: serve_round4.sh PATH/TO/gpucast}")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 PY=/usr/bin/python3
 T=$(mktemp -d /tmp/gpucast-round4.XXXXXX)
 PID=""
@@ -48,14 +49,8 @@ start() {
   : >"$T/out"
   "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" "$@" >"$T/out" 2>"$T/err" &
   PID=$!
-  PORT=""
-  for _ in $(seq 150); do
-    PORT=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$T/out" 2>/dev/null)
-    [ -n "$PORT" ] && return 0
-    kill -0 "$PID" 2>/dev/null || fail "serve exited at start: $(tail -3 "$T/err")"
-    sleep 0.1
-  done
-  fail "serve did not start"
+  PORT=$(serve_addr "$T/out" "$PID" 15 "$T/err") || fail "serve did not start"
+  PORT=${PORT##*:}
 }
 # SIGTERM, then: serve gone within $1 seconds? (kill -9 otherwise, and fail)
 term_within() {

@@ -12,6 +12,7 @@ set -u
 BIN=$(realpath "${1:?usage: deputy_hang_test.sh PATH/TO/gpucast}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 if [ "$(id -u)" != 0 ]; then
   if [ "${GPUCAST_SKIP_ROOT:-0}" = 1 ]; then
     echo "deputy hang test: SKIPPED because GPUCAST_SKIP_ROOT=1: hung deputy reads were NOT tested"; exit 0
@@ -53,11 +54,8 @@ echo deputy-secret > "$T/deputy.token"; chmod 600 "$T/deputy.token"
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --cluster "2x RTX3090" \
   --model-root "$T/models" --deputy-token-file "$T/deputy.token" >"$T/out" 2>"$T/err" &
 SRV_PID=$!
-URL=""
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^listening on //p' "$T/out" 2>/dev/null); [ -n "$addr" ] && { URL="http://$addr"; break; }; sleep 0.1
-done
-[ -n "$URL" ] || { echo "deputy hang test: FAILED: gpucast serve did not start: $(cat "$T/err")" >&2; exit 1; }
+URL=http://$(serve_addr "$T/out" "$SRV_PID" 10 "$T/err") ||
+  { echo "deputy hang test: FAILED: gpucast serve did not start" >&2; exit 1; }
 deputy() {  # deputy PATH OUT: one deputy prediction as uid 65534; "CODE SECONDS" in OUT
   curl -s -m 30 -o "$2.body" -w '%{http_code} %{time_total}\n' -X POST "$URL/v1/predict" \
     -H 'Authorization: Bearer deputy-secret' -H 'X-Gpucast-Read-As: 65534:65534' -H 'X-Gpucast-Deadline-Ms: 1500' \

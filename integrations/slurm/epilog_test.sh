@@ -8,6 +8,7 @@ set -u
 BIN=$(realpath "${1:?usage: epilog_test.sh PATH/TO/gpucast}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+. "$ROOT/tests/lib/serve.sh"
 EPI="$HERE/gpucast-epilog.sh"
 T=$(mktemp -d /tmp/gpucast-epilog.XXXXXX)
 PID=""
@@ -106,13 +107,7 @@ cp "$ROOT/models/pointnet.onnx" "$T/my models/point net%.onnx"
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/jobs.db" --predictor "$T/p.json" --cluster "2x RTX3090" \
   --model-root "$T/my models" >"$T/out" 2>"$T/err" &
 PID=$!
-URL=""
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^listening on //p' "$T/out")
-  [ -n "$addr" ] && { URL="http://$addr"; break; }
-  sleep 0.1
-done
-[ -n "$URL" ] || { echo "epilog: FAIL: service did not start: $(cat "$T/err")"; exit 1; }
+URL=http://$(serve_addr "$T/out" "$PID" 10 "$T/err") || { echo "epilog: FAIL: service did not start"; exit 1; }
 mkdir -p "$T/bin" "$T/slurm"
 cp "$EPI" "$T/slurm/gpucast-epilog.sh"
 printf "url = %s\nacct_freq_s = 30\nnvsmi_log_dir = %s\nepilog_log = %s\n" "$URL" "$T" "$T/epilog.err" >"$T/slurm/gpucast.conf"
@@ -244,10 +239,8 @@ echo deputy-secret > "$T/deputy.token"; chmod 600 "$T/deputy.token"
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/deputy.db" --predictor "$T/p.json" --cluster "2x RTX3090" \
   --deputy-token-file "$T/deputy.token" >"$T/dout" 2>"$T/derr" &
 DPID=$!
-DURL=""
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^listening on //p' "$T/dout"); [ -n "$addr" ] && { DURL="http://$addr"; break; }; sleep 0.1
-done
+DURL=http://$(serve_addr "$T/dout" "$DPID" 10 "$T/derr") ||
+  { echo "epilog: FAIL: the deputy-mode service did not start"; kill "$DPID" 2>/dev/null; rm -rf "$D"; exit 1; }
 cp "$T/slurm/gpucast.conf" "$T/gpucast.conf.plain"
 printf "url = %s\nmode = service\ndeputy_token_file = %s\n" "$DURL" "$T/deputy.token" >>"$T/slurm/gpucast.conf"
 cp "$T/sacct50.txt" "$T/sacct.txt"
@@ -272,10 +265,8 @@ cp "$T/gpucast.conf.plain" "$T/slurm/gpucast.conf"; cp "$T/nogpu.txt" "$T/sacct.
 "$BIN" serve --listen 127.0.0.1:0 --db "$T/mig.db" --predictor "$T/p.json" --cluster "1x A100-80GB" \
   --model-root "$T/my models" >"$T/mout" 2>"$T/merr" &
 MPID=$!
-MURL=""
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^listening on //p' "$T/mout"); [ -n "$addr" ] && { MURL="http://$addr"; break; }; sleep 0.1
-done
+MURL=http://$(serve_addr "$T/mout" "$MPID" 10 "$T/merr") ||
+  { echo "epilog: FAIL: the MIG service did not start"; kill "$MPID" 2>/dev/null; exit 1; }
 printf "url = %s\n" "$MURL" >>"$T/slurm/gpucast.conf"
 cp "$T/sacct50.txt" "$T/sacct.txt"
 for run in 1 2; do  # a rerun: the same record (Idempotency-Key), nothing posted

@@ -8,6 +8,7 @@
 # Usage: integrations/slurm/plugin_test.sh [BUILD/gpucast]  (with a binary: also the MIG check against it)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../../tests/lib/serve.sh"
 command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
 T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
 SLOW_PID=""; CAPTURE_PID=""; SERVE_PID=""
@@ -1025,9 +1026,8 @@ print("util=%.1f interval=%.1f-%.1f basis=point mem=%.0f/%.0f" % (j["gpu_util"],
   "$BIN" serve --listen 127.0.0.1:0 --db "$T/real/serve.db" --predictor "$PRED" --cluster "1x A100-80GB" \
     "${dep[@]}" >"$T/real/serve.out" 2>"$T/real/serve.err" &
   SERVE_PID=$!
-  for _ in $(seq 100); do grep -q '^listening on ' "$T/real/serve.out" && break; sleep 0.1; done
-  grep -q '^listening on ' "$T/real/serve.out" || { echo "plugin test: FAILED: gpucast serve did not start: $(cat "$T/real/serve.err")"; exit 1; }
-  SURL=http://$(sed -n 's/^listening on //p' "$T/real/serve.out")
+  SURL=http://$(serve_addr "$T/real/serve.out" "$SERVE_PID" 10 "$T/real/serve.err") ||
+    { echo "plugin test: FAILED: gpucast serve did not start"; exit 1; }
   cp "$T/real/gpucast.conf" "$T/real/gpucast.conf.cli"
   for mode in $modes; do
     owner=0; extra=""
