@@ -123,6 +123,12 @@ class Inliner {
     path->push_back(f);
     Info mine;
     mine.depth = 1;
+    // Outputs that pass an input through become Identity nodes (Expand).
+    std::unordered_set<std::string> produced;
+    for (const auto& n : f->node()) produced.insert(n.output().begin(), n.output().end());
+    for (const auto& o : f->output()) {
+      if (!produced.count(o)) mine.nodes = Add(mine.nodes, 1);
+    }
     for (const auto& n : f->node()) {
       auto it = functions_.find(KeyOf(n));
       if (it == functions_.end()) {
@@ -210,12 +216,27 @@ class Inliner {
   }
 
   // `candidate`, or with a suffix when the graph already uses it.
+  // Suffixes are tried from where the last search for the same candidate
+  // stopped: a body whose nodes share one name costs one probe per node.
   std::string Fresh(const std::string& candidate) {
     if (used_.insert(candidate).second) return candidate;
-    for (int k = 2;; ++k) {
+    for (int64_t& k = next_suffix_.try_emplace(candidate, 2).first->second;; ++k) {
       std::string c = candidate + "_" + std::to_string(k);
       if (used_.insert(c).second) return c;
     }
+  }
+
+  // Counts `bytes` built for the inlined graph against max_graph_bytes: every
+  // name made and every node copied, so the work is bounded whatever the
+  // functions' shapes (long call names, many formal inputs, empty bodies).
+  Status Spend(int64_t bytes) {
+    built_ += bytes;
+    if (limits_.max_graph_bytes > 0 && built_ > limits_.max_graph_bytes) {
+      *why_ = LoadFailure::kTooLarge;
+      return Status::Error("graph too large: more than " + std::to_string(limits_.max_graph_bytes) +
+                           " bytes once its model-local functions are inlined");
+    }
+    return Status::Ok();
   }
 
   // Renames references to the enclosing body's values inside a subgraph.
@@ -273,8 +294,11 @@ class Inliner {
       }
       if (bound) outputs[formal] = call.output(i);
     }
+    RETURN_IF_ERROR(Spend(f.input_size() + f.output_size() +
+                          static_cast<int64_t>(produced.size() * (call.name().size() + 1))));
     for (const auto& o : produced) {
       auto it = outputs.find(o);
+      RETURN_IF_ERROR(Spend(static_cast<int64_t>(o.size())));
       names[o] = it != outputs.end() ? it->second : Fresh(call.name() + "/" + o);
     }
     // A formal output that is a formal input: the call passes its input through.
@@ -285,6 +309,7 @@ class Inliner {
       id->set_name(Fresh(call.name() + "/Identity_" + formal));
       id->add_input(names[formal]);
       id->add_output(actual);
+      RETURN_IF_ERROR(Spend(static_cast<int64_t>(id->ByteSizeLong())));
     }
     const auto& defaults = defaults_[&f];
     for (int k = 0; k < f.node_size(); ++k) {
@@ -327,6 +352,7 @@ class Inliner {
         c->set_name(a.name());
         c->clear_ref_attr_name();
       }
+      RETURN_IF_ERROR(Spend(static_cast<int64_t>(n.ByteSizeLong())));
       auto callee = functions_.find(KeyOf(n));
       if (callee == functions_.end()) {
         *out->Add() = std::move(n);
@@ -344,6 +370,8 @@ class Inliner {
   std::map<const onnx::FunctionProto*, Info> info_;  // the functions the graph calls, directly or not
   std::map<const onnx::FunctionProto*, std::map<std::string, onnx::AttributeProto>> defaults_;
   std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int64_t> next_suffix_;  // Fresh
+  int64_t built_ = 0;  // bytes of names and nodes made (Spend)
   int calls_ = 0;
 };
 

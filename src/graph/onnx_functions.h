@@ -20,7 +20,9 @@
 // or through others, is refused naming the cycle; functions nest at most
 // LoadLimits::max_function_depth levels; the graph's node count once inlined
 // (computed per function without expanding) must stay within
-// LoadLimits::max_nodes.
+// LoadLimits::max_nodes; while expanding, the bytes of the names and nodes
+// made must stay within LoadLimits::max_graph_bytes (a long call name or a
+// function of many inputs called many times).
 #pragma once
 
 #include <string>
@@ -48,7 +50,8 @@ struct InlineResult {
 // model->functions(). Domains a function imports that the model does not are
 // added to model->opset_import(). Errors carry no file name ("function
 // '__main__::A' calls itself: __main__::A -> __main__::B -> __main__::A");
-// *why (if given) says kTooManyNodes or kTooDeep for a bound, else kInvalid.
+// *why (if given) says kTooManyNodes, kTooDeep or kTooLarge for a bound,
+// else kInvalid.
 Result<InlineResult> InlineFunctions(onnx::ModelProto* model, const LoadLimits& limits,
                                      LoadFailure* why = nullptr);
 

@@ -332,6 +332,23 @@ TEST(OnnxFunctions, NestingAndTheInlinedNodeCountAreBoundedBeforeExpanding) {
   EXPECT_EQ(why, LoadFailure::kTooManyNodes);
 }
 
+TEST(OnnxFunctions, TheBytesMadeWhileInliningAreBounded) {
+  // A 1 MiB call name prefixes each of the 20 names the body makes: 20 MiB.
+  ModelBuilder b(17);
+  b.Input("x", kFloat, {"batch", 4}).Output("y");
+  auto& f = AddFunction(b.model(), "F", {"i"}, {"o"});
+  for (int k = 0; k < 20; ++k) {
+    BodyNode(f, "Relu", {k == 0 ? "i" : "t" + std::to_string(k - 1)}, {k == 19 ? "o" : "t" + std::to_string(k)});
+  }
+  Call(b, "F", {"x"}, {"y"}, std::string(1 << 20, 'n'));
+  LoadFailure why = LoadFailure::kNone;
+  Result<Graph> g = Load(b, &why);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.message(), "m.onnx: graph too large: more than 16777216 bytes once its model-local functions are "
+                         "inlined (gpucast's limit for one graph)");
+  EXPECT_EQ(why, LoadFailure::kTooLarge);
+}
+
 TEST(OnnxFunctions, AnotherVersionOfTheDefaultDomainIsRefusedUnlessEveryOpIsTheSame) {
   // Relu changed at opset 14: a function importing 13 in a model of 17 binds Relu-13.
   ModelBuilder b(17);

@@ -300,7 +300,7 @@ class Loader {
     if (IsLimit(why)) limit_why_ = why;
     // The node limit is a setting of the service; function nesting is not (the
     // depth setting is --max-subgraph-depth's, for If/Loop/Scan bodies).
-    if (why == LoadFailure::kTooManyNodes) return Err(r.message() + " (" + words_.Limit(why) + ")");
+    if (why == LoadFailure::kTooManyNodes || why == LoadFailure::kTooLarge) return Err(r.message() + " (" + words_.Limit(why) + ")");
     return Err(r.message());
   }
 
