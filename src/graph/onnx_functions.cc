@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -26,9 +27,25 @@ std::string FunctionName(const std::string& domain, const std::string& name) {
 }
 std::string FunctionName(const onnx::FunctionProto& f) { return FunctionName(Domain(f.domain()), f.name()); }
 
-using Key = std::pair<std::string, std::string>;  // (domain, name)
-Key KeyOf(const onnx::NodeProto& n) { return {Domain(n.domain()), n.op_type()}; }
-Key KeyOf(const onnx::FunctionProto& f) { return {Domain(f.domain()), f.name()}; }
+// NodeProto.overload and FunctionProto.overload (IR 10), unknown fields to
+// libonnx 1.12's classes: the last string of field `number`, or "".
+std::string UnknownString(const google::protobuf::Message& m, int number) {
+  const google::protobuf::UnknownFieldSet& u = m.GetReflection()->GetUnknownFields(m);
+  std::string out;
+  for (int i = 0; i < u.field_count(); ++i) {
+    if (u.field(i).number() == number && u.field(i).type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) {
+      out = u.field(i).length_delimited();
+    }
+  }
+  return out;
+}
+constexpr int kNodeOverloadField = 8, kFunctionOverloadField = 13;
+
+using Key = std::tuple<std::string, std::string, std::string>;  // (domain, name, overload)
+Key KeyOf(const onnx::NodeProto& n) { return {Domain(n.domain()), n.op_type(), UnknownString(n, kNodeOverloadField)}; }
+Key KeyOf(const onnx::FunctionProto& f) {
+  return {Domain(f.domain()), f.name(), UnknownString(f, kFunctionOverloadField)};
+}
 
 std::string NodeRef(const onnx::NodeProto& n) {
   return "node '" + n.name() + "' (" + FunctionName(Domain(n.domain()), n.op_type()) + ")";
@@ -44,7 +61,9 @@ class Inliner {
     if (model_.functions_size() == 0) return InlineResult{};
     for (const auto& f : model_.functions()) {
       if (!functions_.emplace(KeyOf(f), &f).second) {
-        return Status::Error("function '" + FunctionName(f) + "' is defined twice");
+        const std::string overload = std::get<2>(KeyOf(f));
+        return Status::Error("function '" + FunctionName(f) + "'" +
+                             (overload.empty() ? "" : " (overload '" + overload + "')") + " is defined twice");
       }
     }
     onnx::GraphProto& g = *model_.mutable_graph();
@@ -353,7 +372,7 @@ class Inliner {
         c->clear_ref_attr_name();
       }
       RETURN_IF_ERROR(Spend(static_cast<int64_t>(n.ByteSizeLong())));
-      auto callee = functions_.find(KeyOf(n));
+      auto callee = functions_.find(KeyOf(b));  // b: n does not carry b's overload
       if (callee == functions_.end()) {
         *out->Add() = std::move(n);
       } else {

@@ -424,6 +424,32 @@ TEST(OnnxFunctions, MalformedCallsAndBodiesAreErrorsNamingTheNode) {
   EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{1, 4}));
 }
 
+TEST(OnnxFunctions, OverloadsOfOneNameAreTold) {
+  // NodeProto.overload (8) and FunctionProto.overload (13), IR 10: unknown fields to libonnx 1.12.
+  auto overload = [](google::protobuf::Message& m, int field, const std::string& v) {
+    m.GetReflection()->MutableUnknownFields(&m)->AddLengthDelimited(field, v);
+  };
+  ModelBuilder b(17);
+  b.Input("x", kFloat, {"batch", 4}).Output("y");
+  auto& relu = AddFunction(b.model(), "F", {"i"}, {"o"});
+  BodyNode(relu, "Relu", {"i"}, {"o"});
+  overload(relu, 13, "relu");
+  auto& neg = AddFunction(b.model(), "F", {"i"}, {"o"});
+  BodyNode(neg, "Neg", {"i"}, {"o"});
+  overload(neg, 13, "neg");
+  overload(Call(b, "F", {"x"}, {"t"}, "a"), 8, "neg");
+  overload(Call(b, "F", {"t"}, {"y"}, "b"), 8, "relu");
+  Result<Graph> g = Load(b);
+  ASSERT_TRUE(g.ok()) << g.message();
+  ASSERT_EQ(g->nodes.size(), 2u);
+  EXPECT_EQ(g->nodes[0].op_type, "Neg");
+  EXPECT_EQ(g->nodes[1].op_type, "Relu");
+  *b.model().add_functions() = neg;  // a second overload "neg"
+  g = Load(b);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.message(), "m.onnx: function 'local::F' (overload 'neg') is defined twice");
+}
+
 TEST(OnnxFunctions, ANodeOfACustomDomainWithoutAFunctionIsStillUnsupported) {
   ModelBuilder b(17);
   b.Input("x", kFloat, {"batch", 4}).Output("y");
