@@ -204,6 +204,20 @@ TEST(OnnxFunctions, AttributeReferenceTakesTheCallersValueElseTheDefaultElseIsDr
   EXPECT_EQ(g->Tensor("z")->dims, (std::vector<int64_t>{1, 4}));
 }
 
+TEST(OnnxFunctions, ErrorsInsideABodyNameTheInlinedPath) {
+  ModelBuilder b(17);
+  b.Input("x", kFloat, {"batch", 4}).Output("y");
+  b.FloatInit("w", {});  // a rank-0 Gemm input: libonnx would read past it (inference_guard.h)
+  auto& inner = AddFunction(b.model(), "Inner", {"a", "w"}, {"c"});
+  BodyNode(inner, "Gemm", {"a", "w"}, {"c"}).set_name("gemm");
+  auto& outer = AddFunction(b.model(), "Outer", {"a", "w"}, {"c"});
+  BodyNode(outer, "Inner", {"a", "w"}, {"c"}, "local").set_name("inner");
+  Call(b, "Outer", {"x", "w"}, {"y"}, "/enc/Outer");
+  Result<Graph> g = Load(b);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.message(), "m.onnx: node '/enc/Outer/inner/gemm' (Gemm): input 1 (B) has rank 0, want 2");
+}
+
 TEST(OnnxFunctions, OptionalInputsAndOutputs) {
   ModelBuilder b(17);
   b.Input("x", kFloat, {"batch", 4}).Output("y1").Output("y2").Output("z3");
