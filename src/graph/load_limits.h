@@ -18,6 +18,7 @@ struct LoadLimits {
   int64_t max_entries = 200000;        // nodes + initializers + inputs + outputs + value_info + attributes,
                                        // in every graph and subgraph (models/: at most 2,627)
   int max_subgraph_depth = 8;          // graphs nested inside node attributes (the main graph is 0)
+  int max_function_depth = 32;         // model-local functions calling functions (onnx_functions.h)
   int64_t max_graph_bytes = 16 << 20;  // bytes of the model without weight payloads (onnx_wire.h)
   double max_seconds = 0;              // wall-clock time of one load; 0 = no limit
 };

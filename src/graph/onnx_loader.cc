@@ -22,6 +22,7 @@
 
 #include "graph/export_mode.h"
 #include "graph/inference_guard.h"
+#include "graph/onnx_functions.h"
 #include "graph/onnx_schemas.h"
 #include "graph/opset_gaps.h"
 #include "graph/onnx_wire.h"
@@ -210,7 +211,16 @@ class Loader {
     if (!model_.has_graph()) return Err("not an ONNX model (no graph)");
     *why = LoadFailure::kInvalid;
     if (std::string bad = InvalidUtf8Field(model_, ""); !bad.empty()) return Err(bad);
+    // Functions' attribute defaults are an unknown field to libonnx 1.12 (onnx_functions.h).
+    for (int i = 0; i < model_.functions_size(); ++i) {
+      auto defaults = FunctionAttributeDefaults(model_.functions(i));
+      for (size_t j = 0; defaults.ok() && j < defaults->size(); ++j) {
+        const std::string path = "functions[" + std::to_string(i) + "].attribute_proto[" + std::to_string(j) + "]";
+        if (std::string bad = InvalidUtf8Field((*defaults)[j], path); !bad.empty()) return Err(bad);
+      }
+    }
     Result<Graph> g = LoadParsed();
+    if (!g.ok() && limit_why_ != LoadFailure::kNone) *why = limit_why_;
     if (!g.ok() && timed_out_) *why = LoadFailure::kTimeout;
     if (g.ok()) *why = LoadFailure::kNone;
     return g;
@@ -225,6 +235,7 @@ class Loader {
       auto* n = g.mutable_node(i);
       if (n->name().empty()) n->set_name(n->op_type() + "_" + std::to_string(i));
     }
+    RETURN_IF_ERROR(InlineModelFunctions());
     DropUnread();
     RETURN_IF_ERROR(CheckNamesAndSort());
     RETURN_IF_ERROR(CheckDeadline());
@@ -277,6 +288,20 @@ class Loader {
            std::to_string(max_known) + " rules and may be incomplete");
     }
     return Status::Ok();
+  }
+
+  // Calls of model-local functions become their bodies (onnx_functions.h),
+  // before anything reads the nodes. A bound passed is said with its setting.
+  Status InlineModelFunctions() {
+    if (model_.functions_size() == 0) return Status::Ok();
+    LoadFailure why = LoadFailure::kInvalid;
+    Result<InlineResult> r = InlineFunctions(&model_, opts_.limits, &why);
+    if (r.ok()) return Status::Ok();
+    if (IsLimit(why)) limit_why_ = why;
+    // The node limit is a setting of the service; function nesting is not (the
+    // depth setting is --max-subgraph-depth's, for If/Loop/Scan bodies).
+    if (why == LoadFailure::kTooManyNodes || why == LoadFailure::kTooLarge) return Err(r.message() + " (" + words_.Limit(why) + ")");
+    return Err(r.message());
   }
 
   // Initializers and graph inputs that no node reads and that name no graph
@@ -963,6 +988,7 @@ class Loader {
   Words words_;
   Clock::time_point deadline_;
   bool timed_out_ = false;
+  LoadFailure limit_why_ = LoadFailure::kNone;  // a bound passed while inlining functions
   onnx::ModelProto model_;
   int64_t opset_ = 0;
   int64_t infer_opset_ = 0;

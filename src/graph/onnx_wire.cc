@@ -26,7 +26,9 @@ constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5
 constexpr int kMaxGraphDepth = 32;
 
 // ONNX field numbers (onnx.proto).
-namespace model { constexpr uint32_t kGraph = 7, kTrainingInfo = 20; }
+namespace model { constexpr uint32_t kGraph = 7, kTrainingInfo = 20, kFunctions = 25; }
+// FunctionProto: node, and attribute_proto (ONNX 1.13, IR 9: attribute defaults).
+namespace function { constexpr uint32_t kNode = 7, kAttributeProto = 11; }
 namespace graph {
 constexpr uint32_t kNode = 1, kInitializer = 5, kInput = 11, kOutput = 12, kValueInfo = 13, kSparseInitializer = 15;
 }
@@ -62,6 +64,8 @@ class Filter {
         if (!Nested(tag, out, [&](std::string* o) { return Graph(o, 0); })) return false;
       } else if (field == model::kTrainingInfo && WireType(tag) == kLengthDelimited) {
         if (!SkipField(tag)) return false;
+      } else if (field == model::kFunctions && WireType(tag) == kLengthDelimited) {
+        if (!Nested(tag, out, [&](std::string* o) { return Function(o); })) return false;
       } else if (!CopyField(tag, out)) {
         return false;
       }
@@ -214,6 +218,26 @@ class Filter {
         ok = Nested(tag, out, [&](std::string* o) { return Sparse(o); });
       } else if (ld && field == graph::kNode) {
         ok = Nested(tag, out, [&](std::string* o) { return Node(o, depth); });
+      } else {
+        ok = CopyField(tag, out);
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // A model-local function: its nodes as a graph's (counted, tensors of
+  // Constant attributes without large payloads), its attribute defaults as
+  // attributes.
+  bool Function(std::string* out) {
+    while (uint32_t tag = in_->ReadTag()) {
+      uint32_t field = tag >> 3;
+      bool ld = WireType(tag) == kLengthDelimited;
+      bool ok;
+      if (ld && field == function::kNode) {
+        ok = Entry() && Nested(tag, out, [&](std::string* o) { return Node(o, 0); });
+      } else if (ld && field == function::kAttributeProto) {
+        ok = Entry() && Nested(tag, out, [&](std::string* o) { return Attribute(o, 0); });
       } else {
         ok = CopyField(tag, out);
       }

@@ -5,7 +5,9 @@
 // (initializers, Constant/attribute tensors, sparse tensors) bigger than
 // kMaxKeptTensorDataBytes are skipped with CodedInputStream::Skip, which for a
 // file lseeks past them, so the bytes are never read. dims, data_type, name
-// and small (shape-constant) payloads are kept. ModelProto.training_info is
+// and small (shape-constant) payloads are kept; the same holds inside
+// model-local functions (ModelProto.functions), whose nodes count as a
+// graph's. ModelProto.training_info is
 // dropped, and so is GraphProto.value_info (shape annotations the loader
 // infers itself; its entries still count towards max_entries). External data
 // files are never opened.

@@ -61,6 +61,54 @@ TEST(OnnxWire, DropsLargePayloadsKeepsEverythingElse) {
   EXPECT_EQ(g.input(0).type().tensor_type().shape().dim(0).dim_param(), "N");
 }
 
+TEST(OnnxWire, FunctionBodiesLoseLargePayloadsAndCountTheirNodes) {
+  ModelBuilder b(17);
+  b.Input("x", testing::kFloat, {std::string("N"), 4});
+  b.Node("F", {"x"}, {"y"}, "call").set_domain("local");
+  b.Output("y");
+  auto* f = b.model().add_functions();
+  f->set_name("F");
+  f->set_domain("local");
+  f->add_input("i");
+  f->add_output("o");
+  auto* c = f->add_node();
+  c->set_op_type("Constant");
+  c->add_output("k");
+  onnx::TensorProto big;
+  big.set_data_type(testing::kFloat);
+  big.add_dims(2048);
+  big.set_raw_data(std::string(8192, '\0'));  // dropped
+  SetAttr(c, "value", big);
+  auto* add = f->add_node();
+  add->set_op_type("Add");
+  add->add_input("i");
+  add->add_input("k");
+  add->add_output("o");
+  onnx::AttributeProto def;  // attribute_proto (IR 9), an unknown field to libonnx 1.12: kept
+  def.set_name("alpha");
+  def.set_type(onnx::AttributeProto::FLOAT);
+  def.set_f(0.5f);
+  f->GetReflection()->MutableUnknownFields(f)->AddLengthDelimited(11, def.SerializeAsString());
+
+  onnx::ModelProto m = Filtered(b);
+  ASSERT_EQ(m.functions_size(), 1);
+  const auto& fn = m.functions(0);
+  EXPECT_EQ(fn.name(), "F");
+  ASSERT_EQ(fn.node_size(), 2);
+  EXPECT_EQ(fn.node(0).attribute(0).t().dims(0), 2048);
+  EXPECT_FALSE(fn.node(0).attribute(0).t().has_raw_data());
+  EXPECT_EQ(fn.node(1).input(1), "k");
+  ASSERT_EQ(fn.GetReflection()->GetUnknownFields(fn).field_count(), 1);
+  EXPECT_EQ(fn.GetReflection()->GetUnknownFields(fn).field(0).length_delimited(), def.SerializeAsString());
+
+  WireLimits limits;
+  limits.max_nodes = 2;  // the call and the function's two nodes
+  LoadFailure why = LoadFailure::kNone;
+  auto over = FilterModelBytesWithoutWeights(b.Bytes(), limits, &why);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(why, LoadFailure::kTooManyNodes);
+}
+
 TEST(OnnxWire, UnpackedElementsCountTowardsTheLimit) {
   // Hand-written unpacked int64_data (field 7, varint) elements: 3000 x 3 bytes.
   std::string tensor;
