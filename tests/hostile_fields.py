@@ -2,7 +2,9 @@
 """Hostile values of the request fields added on 5 Dec 2026, sent to a running
 `gpucast serve` (tests/hostile_client.sh starts it and calls this):
 
-  --jobs URL      `mig` in POST /v1/jobs (JSON and the upload's query string):
+  --jobs URL      `mig` in POST /v1/jobs (JSON and the upload's query string),
+                  fields whose refusal quotes them (attrs, dims, model, gpu: an ESC or
+                  NUL must not come back raw), observations of a job (gpu, a key twice):
                   wrong types, huge and over-long strings, unicode and control
                   bytes, a profile no GPU has, a profile of another GPU than the
                   job's, with gpus > 1, with a GPU the cluster lacks;
@@ -109,6 +111,31 @@ MIG_JSON = [
     # ASCII punctuation is the table's spelling rule's to ignore, as gpucast predict --mig does.
     ("mig_punctuation_spelled", {"mig": "-1g.10gb"}, 201, ""),
 ]
+# Fields whose refusal quotes what was sent (6 Dec 2026, fuzz round 18): an ESC or NUL came back raw
+# in the message (attrs, dims, an unknown key, model, interconnect), and a GPU name with a NUL or a
+# right-to-left override was read as the H100. The refusal must name the field and hold no control byte.
+ESC = "\u001b[2J"
+QUOTED_JSON = [
+    ("quoted_attrs_value", {"attrs": {"tf32": "1" + ESC}}, 400, "job attribute 'tf32'"),
+    ("quoted_attrs_key", {"attrs": {"tf" + ESC: 1}}, 400, "job attribute 'tf?[2J'"),
+    ("quoted_attrs_optimizer", {"attrs": {"optimizer": "adam" + ESC}}, 400, "job attribute 'optimizer'"),
+    ("quoted_dims_key", {"dims": {"se" + ESC: 4}}, 422, "dims.se?[2J"),
+    ("quoted_unknown_key", {"x" + ESC: 1}, 400, "unknown field 'x?[2J'"),
+    ("quoted_model", {"model": "vgg" + ESC + ".onnx"}, 422, "model 'vgg?[2J.onnx'"),
+    ("quoted_interconnect", {"interconnect": "nv" + ESC}, 400, "interconnect"),
+    ("quoted_gpu_unknown", {"gpu": "H1" + ESC}, 400, "field 'gpu': a GPU name is printable ASCII"),
+    ("gpu_nul", {"gpu": "H100\u0000"}, 400, "field 'gpu': a GPU name is printable ASCII"),
+    ("gpu_rtl_override", {"gpu": "\u202eH100"}, 400, "field 'gpu': a GPU name is printable ASCII"),
+    ("gpu_spelled_nvidia_smi", {"gpu": "NVIDIA H100 80GB HBM3"}, 201, ""),
+]
+# POST /v1/jobs/{id}/observations of a job the run submits: (name, raw body, expected, text).
+OBSERVATIONS = [
+    ("obs_gpu_nul", '{"gpu_util": 50, "source": "dcgm", "gpu": "H100\\u0000-80GB"}', 400, "field 'gpu': a GPU name is printable ASCII"),
+    ("obs_gpu_rtl", '{"gpu_util": 50, "source": "dcgm", "gpu": "\\u202eH100"}', 400, "field 'gpu': a GPU name is printable ASCII"),
+    ("obs_key_twice", '{"gpu_util": 50, "gpu_util": 60, "source": "dcgm"}', 400, "key 'gpu_util' given twice"),
+    ("obs_unknown_key_esc", '{"gpu_util": 50, "source": "dcgm", "x\\u001b[2J": 1}', 400, "unknown field 'x?[2J'"),
+    ("obs_gpu_spelled", '{"gpu_util": 50, "source": "dcgm", "gpu": "h100"}', 201, ""),
+]
 # The upload form: POST /v1/jobs?batch=8&mig=... with the ONNX file as the body.
 MIG_QUERY = [
     ("mig_query_unknown", "7g.99gb", 400, "parameter 'mig'"),
@@ -207,6 +234,19 @@ AFFINITY = [
 ]
 
 
+# gpucast.io annotations of the pod whose denial quotes them (kubectl prints it to a terminal):
+# (name, annotation, value, expected, text the denial must contain).
+ANNOTATIONS = [
+    ("ann_attrs_value_esc", "gpucast.io/attrs", "tf32=1" + ESC, "deny", "job attribute 'tf32': value '1?[2J'"),
+    ("ann_attrs_key_esc", "gpucast.io/attrs", "t" + ESC + "=1", "deny", "job attribute 't?[2J'"),
+    ("ann_dims_key_esc", "gpucast.io/dims", "s" + ESC + "=4", "deny", "dims.s?[2J"),
+    ("ann_model_esc", "gpucast.io/model", "vgg" + ESC + ".onnx", "deny", "model 'vgg?[2J.onnx'"),
+    ("ann_gpu_esc", "gpucast.io/gpu", "H1" + ESC, "deny", "a GPU name is printable ASCII"),
+    ("ann_gpu_nul", "gpucast.io/gpu", "A100-80GB\u0000", "deny", "a GPU name is printable ASCII"),
+    ("ann_gpu_rtl", "gpucast.io/gpu", "\u202eA100-80GB", "deny", "a GPU name is printable ASCII"),
+]
+
+
 class Runner:
     def __init__(self, timeout):
         self.timeout = timeout
@@ -241,7 +281,7 @@ class Runner:
 
 
 def run_jobs(r, base, headers, only, timeout):
-    for name, fields, expect, must in MIG_JSON:
+    for name, fields, expect, must in MIG_JSON + QUOTED_JSON:
         if only and not re.search(only, name):
             continue
         body = dict(BASE_JOB, **fields)
@@ -258,19 +298,37 @@ def run_jobs(r, base, headers, only, timeout):
         r.check_refusal(name, status, parsed, text, expect, must)
         if not healthy(base):
             r.verdict(name + "/healthz", False, "the service did not answer /healthz within 2 s")
+    todo = [c for c in OBSERVATIONS if not only or re.search(only, c[0])]
+    if todo:
+        status, parsed, text, _ = send(base + "/v1/jobs", json.dumps(BASE_JOB), headers, timeout)
+        if status != 201 or not isinstance(parsed, dict):
+            return r.verdict("observations/job", False, f"HTTP {status}: {text[:300]}")
+        job = parsed["id"]
+        for name, body, expect, must in todo:
+            status, parsed, text, _ = send(f"{base}/v1/jobs/{job}/observations", body, headers, timeout)
+            r.check_refusal(name, status, parsed, text, expect, must)
+            if not healthy(base):
+                r.verdict(name + "/healthz", False, "the service did not answer /healthz within 2 s")
 
 
 def run_webhook(r, base, review_file, only, timeout):
     review = json.load(open(review_file))
     uid = review["request"]["uid"]
+    cases = []
     for name, affinity, expect, must in AFFINITY:
-        if only and not re.search(only, name):
-            continue
         rv = copy.deepcopy(review)
         rv["request"]["object"]["spec"]["affinity"] = "__RAW__" if isinstance(affinity, Raw) else affinity
         body = json.dumps(rv)
         if isinstance(affinity, Raw):
             body = body.replace('"__RAW__"', affinity)
+        cases.append((name, body, expect, must))
+    for name, key, value, expect, must in ANNOTATIONS:
+        rv = copy.deepcopy(review)
+        rv["request"]["object"]["metadata"]["annotations"][key] = value
+        cases.append((name, json.dumps(rv), expect, must))
+    for name, body, expect, must in cases:
+        if only and not re.search(only, name):
+            continue
         status, parsed, text, secs = send(base + "/k8s/v1/mutate", body, {}, timeout)
         if status == 0 or status >= 500:
             r.verdict(name, False, f"HTTP {status}: {text[:300]}")

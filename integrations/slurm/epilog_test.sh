@@ -288,6 +288,14 @@ check "MIG: registered without a measurement too" \
   "$(grep -c "job 71: gpucast job 2: registered on a MIG 1g.10gb slice" "$T/epilog.err")" "1"
 kill "$MPID" 2>/dev/null; wait "$MPID" 2>/dev/null
 cp "$T/gpucast.conf.plain" "$T/slurm/gpucast.conf"
+# A long job (40,000,000 s at 30 s a sample: 1,333,333 samples) or a long nvidia-smi log has more
+# samples than one observation may carry (the service's 1,000,000, 400 past it): the observation
+# was refused and lost. The epilog posts at most 1,000,000 (the mean is the same).
+printf '80|40000000|\n80.batch|40000000|gres/gpuutil=60\n' >"$T/sacct.txt"
+epilog 80
+check "samples capped at one observation's 1000000" \
+  "$(grep -c 'job 80: gpucast job [0-9]*: observed 60.000% over 1000000 samples (slurm)' "$T/epilog.err")" "1"
+cp "$T/sacct50.txt" "$T/sacct.txt"
 # Log lines: control characters escaped.
 check "control characters escaped" "$(bash "$EPI" --esc "$(printf 'a\nerror: b\tc\033d\\')")" 'a\nerror: b\tc\x1bd\\'
 check "every line of the epilog's log is one entry" "$(grep -cv '^20[0-9-]*T[0-9:]*Z gpucast-epilog: job \|^gpucast-epilog: job ' "$T/epilog.err")" "0"

@@ -302,6 +302,10 @@ elif [ -n "$LOGDIR" ]; then
     fi
   fi
 fi
+# One observation carries at most 1,000,000 samples (the service refuses more, 400): a job of
+# 347 days at 30 s a sample, or an nvidia-smi log of 1.5M lines, would lose its observation.
+# The mean is the same; the weight is capped.
+[ -n "$samples" ] && [ "$samples" -gt 1000000 ] && samples=1000000
 [ -n "$source" ] || [[ "$p" == "MIG "* ]] || { log "no GPU utilization measured (no sacct gres/gpuutil, no nvidia-smi log)"; exit 0; }
 
 # Overuse: measured above the share by more than the margin. Only per-job evidence counts

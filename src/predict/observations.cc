@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -115,7 +116,10 @@ Result<std::vector<ObservedJob>> ReadObservedJobs(const std::string& db_path) {
   // One entry per (job, gpu): the sample-weighted mean of its observations.
   const std::string sql =
       std::string("SELECT o.job_id, o.gpu, SUM(o.gpu_util * o.samples) / SUM(o.samples), SUM(o.samples), COUNT(*), "
-                  "j.spec FROM observations o JOIN jobs j ON j.id = o.job_id ") +
+                  "j.spec, MIN(o.gpu_util), MAX(o.gpu_util), MIN(o.samples), "
+                  "MAX(CASE WHEN typeof(o.gpu_util) IN ('integer', 'real') THEN NULL ELSE typeof(o.gpu_util) END), "
+                  "MAX(CASE WHEN typeof(o.samples) = 'integer' THEN NULL ELSE typeof(o.samples) END) "
+                  "FROM observations o JOIN jobs j ON j.id = o.job_id ") +
       (has_state ? "WHERE j.state != 'cancelled' " : "") + "GROUP BY o.job_id, o.gpu ORDER BY o.job_id, o.gpu";
   Stmt st;
   if (sqlite3_prepare_v2(db.db, sql.c_str(), -1, &st.s, nullptr) != SQLITE_OK) {
@@ -131,6 +135,29 @@ Result<std::vector<ObservedJob>> ReadObservedJobs(const std::string& db_path) {
     j.util = sqlite3_column_double(st.s, 2);
     j.samples = sqlite3_column_int64(st.s, 3);
     j.observations = sqlite3_column_int64(st.s, 4);
+    // The file is read as it is: values the service never stores (it takes gpu_util in
+    // [0, 100], samples >= 1) are an error naming the job and field, not a training label.
+    const std::string where = db_path + ": job " + std::to_string(j.job_id) + ": field '";
+    auto num = [](double v) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%g", v);
+      return std::string(b);
+    };
+    if (sqlite3_column_type(st.s, 9) != SQLITE_NULL) {
+      return Status::Error(where + "gpu_util' of its observations: want a number in [0, 100], got " + Text(st.s, 9));
+    }
+    for (int c : {6, 7}) {
+      const double v = sqlite3_column_double(st.s, c);
+      if (!(v >= 0 && v <= 100))
+        return Status::Error(where + "gpu_util' of its observations: want a number in [0, 100], got " + num(v));
+    }
+    if (sqlite3_column_type(st.s, 10) != SQLITE_NULL) {
+      return Status::Error(where + "samples' of its observations: want an integer >= 1, got " + Text(st.s, 10));
+    }
+    if (sqlite3_column_int64(st.s, 8) < 1) {
+      return Status::Error(where + "samples' of its observations: want an integer >= 1, got " +
+                           std::to_string(sqlite3_column_int64(st.s, 8)));
+    }
     Status parsed = ParseStoredSpec(Text(st.s, 5), &j);
     if (!parsed.ok()) return Status::Error(db_path + ": job " + std::to_string(j.job_id) + ": " + parsed.message());
     const std::string prefix = kUploadModelPrefix;

@@ -165,6 +165,36 @@ TEST_F(ObservationsTest, NotAServiceDatabaseIsAnErrorNamingTheFile) {
   EXPECT_THAT(r.message(), HasSubstr("not a gpucast service database with observations"));
 }
 
+// The service stores only gpu_util in [0, 100] and samples >= 1, but the file is
+// read as it is: a database whose rows say otherwise (1e308, -50, text, samples
+// -3) became training labels, and train failed deep inside with "auto:
+// forest/paper: calibration: forest: label outside 0-100", naming nothing.
+TEST_F(ObservationsTest, ObservationsOutsideWhatTheServiceStoresAreAnErrorNamingTheFileJobAndField) {
+  const std::string vgg = HomeDir() + "/models/vgg.onnx";
+  struct Case {
+    const char* set;
+    const char* message;
+  } cases[] = {
+      {"gpu_util = 1e308", ": job 1: field 'gpu_util' of its observations: want a number in [0, 100], got 1e+308"},
+      {"gpu_util = -50", ": job 1: field 'gpu_util' of its observations: want a number in [0, 100], got -50"},
+      {"gpu_util = 'abc'", ": job 1: field 'gpu_util' of its observations: want a number in [0, 100], got text"},
+      {"samples = -3", ": job 1: field 'samples' of its observations: want an integer >= 1, got -3"},
+  };
+  for (const Case& c : cases) {
+    const std::string db = dir_ + "/case.db";
+    fs::remove(db);
+    {
+      ObservedDb d(db);
+      int64_t a = d.AddJob({{"model", vgg}, {"batch", 8}});
+      d.Observe(a, 40, 2);
+      d.Exec(std::string("UPDATE observations SET ") + c.set);
+    }
+    Result<std::vector<ObservedJob>> r = ReadObservedJobs(db);
+    ASSERT_FALSE(r.ok()) << c.set;
+    EXPECT_EQ(r.message(), db + c.message) << c.set;
+  }
+}
+
 // The closed loop's purpose, on the real measurements: a VGG job on CIFAR-10
 // at a batch size the dataset lacks is observed far from its prediction;
 // retraining with it moves the prediction for that job toward the observation.

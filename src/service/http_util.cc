@@ -23,7 +23,14 @@ void SendJson(httplib::Response& res, int status, const json& body) {
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
-  SendJson(res, status, json{{"error", message}});
+  SendJson(res, status, json{{"error", NoControlBytes(message)}});
+}
+
+std::string NoControlBytes(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  return out;
 }
 
 std::string Shown(const std::string& s, size_t max) { return s.size() > max ? s.substr(0, max) + "..." : s; }

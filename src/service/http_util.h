@@ -23,8 +23,14 @@ std::string Dump(const nlohmann::json& j);
 
 // Sets status and a JSON body.
 void SendJson(httplib::Response& res, int status, const nlohmann::json& body);
-// Sets status and {"error": message}.
+// Sets status and {"error": message}, the message's control bytes shown as '?'
+// (NoControlBytes): messages quote what clients sent.
 void SendError(httplib::Response& res, int status, const std::string& message);
+
+// `s` with each byte < 0x20 and 0x7F replaced by '?' (other bytes kept): client
+// text quoted in a reply (an error, an admission denial or warning) that a
+// terminal may print.
+std::string NoControlBytes(std::string_view s);
 
 // A query-string or path parameter: a decimal integer in [lo, hi].
 // Error: "parameter 'limit': want an integer in [1, 1000], got 'x'".

@@ -26,6 +26,17 @@ TEST(HttpUtilTest, RepliesNeverThrowOnBytes) {
   EXPECT_EQ(res.body, "{\"error\":\"bad \xef\xbf\xbd byte\"}");
 }
 
+// Error messages quote what the client sent (a field's key, an attribute's value,
+// a model path), and many quoted it whole: an ESC in `attrs` came back raw in the
+// 400 (and in the webhook's denial, which kubectl prints to a terminal). Every
+// reply's message has its control bytes shown as '?', whichever check made it.
+TEST(HttpUtilTest, ErrorMessagesCarryNoControlByte) {
+  httplib::Response res;
+  SendError(res, 400, std::string("attrs: job attribute 'tf\x1b[2J': unknown key\r\n\x7f\t"));
+  EXPECT_EQ(nlohmann::json::parse(res.body)["error"], "attrs: job attribute 'tf?[2J': unknown key????");
+  EXPECT_EQ(NoControlBytes(std::string("a\0b\x1f\x7f c\xc3\xa9", 9)), "a?b?? c\xc3\xa9");
+}
+
 TEST(HttpUtilTest, TextChecks) {
   EXPECT_TRUE(ConstantTimeEqual("abc", "abc"));
   EXPECT_FALSE(ConstantTimeEqual("abc", "abd"));

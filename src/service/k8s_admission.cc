@@ -848,6 +848,8 @@ json AllowReview(const std::string& uid, const Mutation* mutation, const std::ve
     }
     all.insert(all.end(), mutation->warnings.begin(), mutation->warnings.end());
   }
+  // Warnings and denials quote the pod's annotations, and kubectl prints them: no control byte.
+  for (std::string& w : all) w = NoControlBytes(w);
   if (!all.empty()) response["warnings"] = all;
   return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
 }
@@ -855,7 +857,7 @@ json AllowReview(const std::string& uid, const Mutation* mutation, const std::ve
 json DenyReview(const std::string& uid, const std::string& message, int code) {
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
-          {"response", {{"uid", uid}, {"allowed", false}, {"status", {{"code", code}, {"message", message}}}}}};
+          {"response", {{"uid", uid}, {"allowed", false}, {"status", {{"code", code}, {"message", NoControlBytes(message)}}}}}};
 }
 
 }  // namespace gpucast::service::k8s

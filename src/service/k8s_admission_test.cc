@@ -911,6 +911,12 @@ TEST(Reviews, AllowCarriesTheBase64PatchAndDenyTheMessage) {
   json plain = AllowReview("u-2", nullptr);
   EXPECT_EQ(plain, json::parse(R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                                   "response": {"uid": "u-2", "allowed": true}})"));
+  // A denial or warning quotes the pod's annotations: kubectl prints them to a terminal,
+  // so no control byte passes (an ESC in gpucast.io/attrs came back raw).
+  json esc = DenyReview("u-4", "attrs: job attribute 'tf32': value '1\x1b[2J' is not 0 or 1");
+  EXPECT_EQ(esc["response"]["status"]["message"], "attrs: job attribute 'tf32': value '1?[2J' is not 0 or 1");
+  json warned = AllowReview("u-5", nullptr, {"gpucast: pod ml/p\x1b]0;x\x07: allowed unchanged"});
+  EXPECT_EQ(warned["response"]["warnings"], json::array({"gpucast: pod ml/p?]0;x?: allowed unchanged"}));
   json d = DenyReview("u-3", "no such model");
   EXPECT_EQ(d["response"], json::parse(R"({"uid": "u-3", "allowed": false,
                                            "status": {"code": 403, "message": "no such model"}})"));

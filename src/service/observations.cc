@@ -10,6 +10,7 @@
 
 #include "features/gpu_specs.h"
 #include "predict/observations.h"
+#include "service/http_util.h"
 #include "service/job.h"
 #include "util/json_text.h"
 
@@ -40,8 +41,10 @@ Result<Observation> ParseObservationJson(const std::string& body) {
   // A flat object: anything nested is refused before parsing (no deep recursion).
   if (JsonNestedDeeperThan(body, 1))
     return Status::Error("request body: want a flat JSON object (no nested objects or arrays)");
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return Status::Error("malformed JSON: want {\"gpu_util\": 0-100, \"source\": ...}");
+  // ParseJson, as every other body: a key given twice is an error, not the last one silently.
+  Result<json> parsed = ParseJson(body);
+  if (!parsed.ok()) return Status::Error(parsed.message() + " (want {\"gpu_util\": 0-100, \"source\": ...})");
+  const json& j = *parsed;
   if (!j.is_object()) return Status::Error("request body: want a JSON object");
   Observation o;
   bool have_util = false, have_source = false, have_margin = false;
@@ -72,10 +75,20 @@ Result<Observation> ParseObservationJson(const std::string& body) {
       }
       o.samples = v.get<int64_t>();
     } else if (key == "gpu") {
-      if (!v.is_string() || !FindGpuSpec(v.get<std::string>())) {
-        return FieldError("gpu", "a GPU of the spec table (" + KnownGpuNames() + ")");
+      if (!v.is_string()) return FieldError("gpu", "a GPU of the spec table (" + KnownGpuNames() + ")");
+      // The table's spelling rule ignores every byte but letters and digits, so
+      // "A100\u0000-80GB" read as the A100-80GB, and was stored up to its NUL
+      // ("A100", another GPU): a name is printable ASCII, kept by its canonical name.
+      const std::string& name = v.get<std::string>();
+      if (HasControlByte(name) || std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+        std::string shown = name.substr(0, 64);
+        for (char& b : shown)
+          if (static_cast<unsigned char>(b) < 0x20 || static_cast<unsigned char>(b) >= 0x7F) b = '?';
+        return Status::Error("field 'gpu': a GPU name is printable ASCII (such as A100-80GB), got '" + shown +
+                             (name.size() > 64 ? "..." : "") + "' (a control or non-ASCII byte shown as ?)");
       }
-      o.gpu = v.get<std::string>();
+      if (!FindGpuSpec(name)) return FieldError("gpu", "a GPU of the spec table (" + KnownGpuNames() + ")");
+      o.gpu = FindGpuSpec(name)->name;
     } else if (key == "share_pct" || key == "overuse_margin") {
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 100) {
         return FieldError(key, "a number in [0, 100] (percent of one GPU)");

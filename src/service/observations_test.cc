@@ -57,6 +57,29 @@ TEST(ParseObservationJson, ErrorsNameTheField) {
   }
 }
 
+TEST(ParseObservationJson, AGpuNameIsPrintableAsciiAndStoredByItsCanonicalName) {
+  // The spec table's spelling rule ignores every byte but letters and digits, so
+  // "A100\u0000-80GB" was taken for the A100-80GB and stored raw: SQLite kept the
+  // text up to the NUL, "A100", another GPU than the one the observation named.
+  for (const char* body : {R"({"gpu_util": 50, "source": "dcgm", "gpu": "A100\u0000-80GB"})",
+                           R"({"gpu_util": 50, "source": "dcgm", "gpu": "\u202eA100-80GB"})",
+                           R"({"gpu_util": 50, "source": "dcgm", "gpu": "A100-80GB\u001b[2J"})"}) {
+    Result<Observation> o = ParseObservationJson(body);
+    ASSERT_FALSE(o.ok()) << body;
+    EXPECT_THAT(o.message(), HasSubstr("field 'gpu': a GPU name is printable ASCII")) << body;
+  }
+  Result<Observation> o = ParseObservationJson(R"({"gpu_util": 50, "source": "dcgm", "gpu": "a100 80gb"})");
+  ASSERT_TRUE(o.ok()) << o.message();
+  EXPECT_EQ(o->gpu, "A100-80GB");
+}
+
+TEST(ParseObservationJson, AKeyGivenTwiceIsRefusedAsInEveryOtherBody) {
+  // The job routes refuse a repeated key; this body took the last one silently.
+  Result<Observation> o = ParseObservationJson(R"({"gpu_util": 50, "gpu_util": 60, "source": "dcgm"})");
+  ASSERT_FALSE(o.ok());
+  EXPECT_THAT(o.message(), HasSubstr("malformed JSON: key 'gpu_util' given twice in one object"));
+}
+
 Observation Obs(double util, const std::string& source, int64_t samples, const std::string& gpu = "",
                 const std::string& key = "") {
   Observation o;

@@ -223,8 +223,11 @@ class PolicyScheduler : public Scheduler {
   Result<std::vector<Placement>> Plan(const std::vector<Job>& queued, double now) override {
     // Whole-GPU jobs go to the policy; MIG jobs then take slices of the GPUs
     // that neither the running jobs nor this pass's decisions hold whole.
-    std::vector<Job> whole, sliced;
-    for (const Job& j : queued) (j.spec.mig.empty() ? whole : sliced).push_back(j);
+    // Pointers, not copies: a pass runs on every submission, and copying each
+    // queued job (spec, prediction, strings) per pass left a pass's garbage in
+    // every worker's malloc arena (5,000 queued: 164 MiB RSS where 55 MiB hold them).
+    std::vector<const Job*> whole, sliced;
+    for (const Job& j : queued) (j.spec.mig.empty() ? whole : sliced).push_back(&j);
     std::vector<Placement> out;
     if (!whole.empty() && types_.size() == 1) {
       ASSIGN_OR_RETURN(out, PlanOn("", whole, now));
@@ -232,9 +235,9 @@ class PolicyScheduler : public Scheduler {
       // A mixed cluster: one pass per GPU type, each job only on GPUs of the
       // type it was predicted for.
       for (const std::string& t : types_) {
-        std::vector<Job> of_type;
-        for (const Job& j : whole)
-          if (j.spec.gpu == t) of_type.push_back(j);
+        std::vector<const Job*> of_type;
+        for (const Job* j : whole)
+          if (j->spec.gpu == t) of_type.push_back(j);
         if (of_type.empty()) continue;
         ASSIGN_OR_RETURN(std::vector<Placement> p, PlanOn(t, of_type, now));
         out.insert(out.end(), p.begin(), p.end());
@@ -246,7 +249,7 @@ class PolicyScheduler : public Scheduler {
 
   // One pass of the policy; with `only_type`, the other types' GPUs are
   // shown to it as held (exclusive, memory full), so it places nothing there.
-  Result<std::vector<Placement>> PlanOn(const std::string& only_type, const std::vector<Job>& queued, double now) {
+  Result<std::vector<Placement>> PlanOn(const std::string& only_type, const std::vector<const Job*>& queued, double now) {
     RoundView v;
     v.now_ = now;
     v.model_ = &model_;
@@ -281,10 +284,10 @@ class PolicyScheduler : public Scheduler {
       v.gpus_.push_back(std::move(s));
     }
     const int first_queued = static_cast<int>(v.jobs_.size());
-    for (const Job& j : queued) {
+    for (const Job* j : queued) {
       v.candidates_.push_back(static_cast<int>(v.jobs_.size()));
-      const auto [lo, hi] = IntervalOf(j.prediction);
-      v.jobs_.push_back(InfoOf(j.spec.gpus, j.prediction.util, PackingMemMib(j.spec, j.prediction), lo, hi));
+      const auto [lo, hi] = IntervalOf(j->prediction);
+      v.jobs_.push_back(InfoOf(j->spec.gpus, j->prediction.util, PackingMemMib(j->spec, j->prediction), lo, hi));
     }
     std::vector<sim::Placement> decisions = policy_->Schedule(v);
 
@@ -295,7 +298,7 @@ class PolicyScheduler : public Scheduler {
     for (const sim::Placement& p : decisions) {
       const int q = p.job - first_queued;
       const std::string who = "policy '" + PolicyName() + "': job " +
-                              (q >= 0 && q < static_cast<int>(queued.size()) ? std::to_string(queued[q].id)
+                              (q >= 0 && q < static_cast<int>(queued.size()) ? std::to_string(queued[q]->id)
                                                                             : "#" + std::to_string(p.job));
       if (q < 0 || q >= static_cast<int>(queued.size()) || taken[q]) return Status::Error(who + ": not queued");
       taken[q] = true;
@@ -325,7 +328,7 @@ class PolicyScheduler : public Scheduler {
         gs.exclusive = p.exclusive;
         gs.jobs.push_back(p.job);
       }
-      out.push_back({queued[static_cast<size_t>(q)].id, p.gpus, p.exclusive});
+      out.push_back({queued[static_cast<size_t>(q)]->id, p.gpus, p.exclusive});
     }
     return out;
   }
@@ -473,7 +476,7 @@ class PolicyScheduler : public Scheduler {
   // compute and memory slices free; among those, the GPU in MIG use with the
   // fewest compute slices left (packing, so that idle GPUs stay whole), else
   // the lowest-numbered idle one.
-  void PlaceSlices(const std::vector<Job>& sliced, std::vector<Placement>* out) const {
+  void PlaceSlices(const std::vector<const Job*>& sliced, std::vector<Placement>* out) const {
     if (sliced.empty()) return;
     std::vector<bool> whole(cluster_.gpus.size(), false);
     for (size_t g = 0; g < cluster_.gpus.size(); ++g) whole[g] = !on_gpu_[g].empty();
@@ -481,7 +484,8 @@ class PolicyScheduler : public Scheduler {
       for (int g : p.gpus) whole[static_cast<size_t>(g)] = true;
     std::vector<MigSlices> used(cluster_.gpus.size());
     for (size_t g = 0; g < cluster_.gpus.size(); ++g) used[g] = SlicesUsed(g);
-    for (const Job& j : sliced) {
+    for (const Job* jp : sliced) {
+      const Job& j = *jp;
       const std::string type = TypeOf(j.spec);
       const MigProfile* p = FindMigProfile(type, j.spec.mig);
       if (!p || j.spec.gpus != 1) continue;  // refused by the prediction; never placed

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 
 #include "service/scheduler.h"
@@ -227,6 +228,41 @@ TEST(PolicySchedulerTest, MixedClusterPlacesEachJobOnItsOwnGpuType) {
   EXPECT_EQ(c["node_groups"][1]["first_gpu"], 2);
   EXPECT_EQ(c["gpus"][3]["type"], "H100");
   EXPECT_EQ(c["gpus"][3]["node"], 1);
+}
+
+// A pass runs on every submission. It copied every queued job (spec and
+// prediction, every string) once, and again per GPU type of a mixed cluster:
+// 5,000 queued jobs made each submission 10-17 ms and left 164 MiB RSS in the
+// workers' malloc arenas (55 MiB after a restart read the same jobs). Now it
+// reads the jobs in place: a pass costs the same whatever a job's spec holds.
+TEST(PolicySchedulerTest, APassDoesNotCopyTheQueuedJobs) {
+  auto s = Make("nodes=1,gpus_per_node=2,type=A100-80GB;nodes=1,gpus_per_node=2,type=H100", "predictive");
+  ASSERT_TRUE(s);
+  auto queue = [](size_t name_bytes) {
+    std::vector<Job> q;
+    for (int64_t i = 1; i <= 1000; ++i) {
+      Job j = Queued(i, 100);
+      j.spec.gpu = i % 2 ? "A100-80GB" : "H100";
+      j.spec.name = std::string(name_bytes, 'n');
+      q.push_back(std::move(j));
+    }
+    return q;
+  };
+  auto fastest_pass_ms = [&](const std::vector<Job>& q) {
+    double best = 1e9;
+    for (int run = 0; run < 3; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto ps = s->Plan(q, 0);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_TRUE(ps.ok()) << ps.message();
+      EXPECT_EQ(ps->size(), 4u);  // one 100% job on each GPU
+      best = std::min(best, ms);
+    }
+    return best;
+  };
+  const double light = fastest_pass_ms(queue(0));
+  const double heavy = fastest_pass_ms(queue(100000));  // 100 MB of names: copied twice, 200 MB a pass
+  EXPECT_LT(heavy, 4 * light + 15) << "a pass over jobs with 100 KB names took " << heavy << " ms, with none " << light;
 }
 
 TEST(PolicySchedulerTest, JobsThatCanNeverFit) {

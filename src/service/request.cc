@@ -212,6 +212,17 @@ Status ParseUploadParams(const std::multimap<std::string, std::string>& params, 
 Result<std::string> CheckGpuName(const std::string& what, const std::string& name) {
   // The features layer's one validation (closest known names in its message).
   if (name.size() > 64) return Status::Error(what + ": unknown GPU '" + Shown(name) + "' (gpucast gpus lists all)");
+  // The table's spelling rule ignores every byte but letters and digits: "H100\0" or a
+  // right-to-left override before "H100" read as the H100. A name is printable ASCII.
+  for (unsigned char c : name) {
+    if (c < 0x20 || c >= 0x7F) {
+      std::string shown = name;
+      for (char& b : shown)
+        if (static_cast<unsigned char>(b) < 0x20 || static_cast<unsigned char>(b) >= 0x7F) b = '?';
+      return Status::Error(what + ": a GPU name is printable ASCII (such as H100 or \"NVIDIA H100 80GB HBM3\"), got '" +
+                           shown + "' (a control or non-ASCII byte shown as ?)");
+    }
+  }
   Result<std::string> canonical = CanonicalGpuName(name);
   if (!canonical.ok()) return canonical.status().Prefixed(what);
   return canonical;

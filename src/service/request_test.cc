@@ -200,6 +200,21 @@ TEST(RequestTest, GpuNamesAreCheckedWithTheClosestKnown) {
   EXPECT_THAT(CheckGpuName("x", "H10").message(), HasSubstr("x: unknown GPU 'H10'; closest: "));
 }
 
+// The table's spelling rule keeps only letters and digits, so "H100\u0000" or a
+// right-to-left override before "H100" was the H100 (in a job, a prediction and a
+// pod's gpucast.io/gpu alike), as "1g.10gb\u0000" was a MIG slice before: refused.
+TEST(RequestTest, AGpuNameWithAControlOrNonAsciiByteIsRefused) {
+  for (const std::string& name : {std::string("H100\0", 5), std::string("\xe2\x80\xaeH100"), std::string("H100\x1b[2J")}) {
+    Result<std::string> r = CheckGpuName("field 'gpu'", name);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_THAT(r.message(), HasSubstr("field 'gpu': a GPU name is printable ASCII (such as H100 or "
+                                       "\"NVIDIA H100 80GB HBM3\"), got '"));
+  }
+  EXPECT_THAT(ParseSpecJson(R"({"model": "m.onnx", "batch": 8, "gpu": "H100\u0000"})").message(),
+              HasSubstr("field 'gpu': a GPU name is printable ASCII"));
+  EXPECT_EQ(*CheckGpuName("x", "NVIDIA H100 80GB HBM3"), "H100");
+}
+
 TEST(RequestTest, SeveralNetworksAsModels) {
   auto spec = Json(R"({"models": [{"path": "g.onnx"}, {"path": "d.onnx", "repeat": 3}], "batch": 64})");
   ASSERT_TRUE(spec.ok()) << spec.message();

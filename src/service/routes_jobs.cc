@@ -57,6 +57,10 @@ void List(const RouteContext& ctx, const httplib::Request& req, httplib::Respons
   std::optional<JobState> state;
   int64_t after = 0, limit = 100;
   for (const auto& [key, value] : req.params) {
+    // The last of two values won silently; refused as the upload's query string refuses it.
+    if (req.params.count(key) > 1) {
+      return SendError(res, 400, "parameter '" + gpucast::service::Shown(key) + "': given more than once");
+    }
     if (key == "state") {
       state = ParseJobState(value);
       if (!state) {

@@ -248,6 +248,13 @@ TEST_F(ServiceTest, ListFiltersAndPages) {
   EXPECT_EQ(r->status, 400);
   r = client_->Get("/v1/jobs?colour=red");
   EXPECT_EQ(Error(r), "unknown query parameter 'colour' (known: state, after, limit)");
+  // A parameter twice: the last one won silently (state=running&state=done listed the done
+  // jobs, the other order the running ones); refused as the upload's query string refuses it.
+  for (const char* q : {"state=cancelled&state=queued", "limit=1&limit=1000", "after=0&after=4"}) {
+    r = client_->Get(std::string("/v1/jobs?") + q);
+    EXPECT_EQ(r->status, 400) << q;
+    EXPECT_THAT(Error(r), ::testing::EndsWith("': given more than once")) << q;
+  }
 }
 
 TEST_F(ServiceTest, DeleteCancelsOnceAnd404sUnknown) {

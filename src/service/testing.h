@@ -63,9 +63,12 @@ class FakeEngine : public PredictionEngine {
     double u = std::min(100.0, 10.0 * static_cast<double>(spec.batch) * passes);
     Prediction p = Prediction::Of(u, std::max(0.0, u - 5), std::min(100.0, u + 5));
     p.warnings = warnings;
+    p.report = report;
     return p;
   }
   std::string Describe() const override { return "fake engine"; }
+  // The `predict --json` report each prediction carries, as the real engine's does (null: none).
+  std::shared_ptr<const nlohmann::json> report;
 
  private:
   std::mutex mu_;
