@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -345,6 +346,10 @@ class Inliner {
       RETURN_IF_ERROR(Spend(static_cast<int64_t>(id->ByteSizeLong())));
     }
     const auto& defaults = defaults_[&f];
+    // The call's attributes by name (the last of a name wins), looked up once
+    // per reference: scanning them per reference was quadratic in the file.
+    std::unordered_map<std::string_view, const onnx::AttributeProto*> given_by_name;
+    for (const auto& ca : call.attribute()) given_by_name[ca.name()] = &ca;
     for (int k = 0; k < f.node_size(); ++k) {
       const onnx::NodeProto& b = f.node(k);
       onnx::NodeProto n;
@@ -373,9 +378,7 @@ class Inliner {
           continue;
         }
         const onnx::AttributeProto* given = nullptr;
-        for (const auto& ca : call.attribute()) {
-          if (ca.name() == a.ref_attr_name()) given = &ca;
-        }
+        if (auto g = given_by_name.find(a.ref_attr_name()); g != given_by_name.end()) given = g->second;
         if (!given) {
           if (auto d = defaults.find(a.ref_attr_name()); d != defaults.end()) given = &d->second;
         }
