@@ -492,6 +492,19 @@ TEST(OnnxFunctions, MalformedCallsAndBodiesAreErrorsNamingTheNode) {
   EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{1, 4}));
 }
 
+TEST(OnnxFunctions, AGraphLeftWithoutNodesByEmptyBodiesIsRefused) {
+  // Found by tools/fuzz_functions.py: the only call's function has an empty
+  // body, so nothing is left to cost; it was analysed as a complete graph of
+  // zero cost, while a graph without nodes is refused.
+  ModelBuilder b(17);
+  b.Input("x", kFloat, {"batch", 4}).Output("x");
+  AddFunction(b.model(), "Empty", {}, {});
+  Call(b, "Empty", {}, {}, "call");
+  Result<Graph> g = Load(b);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.message(), "m.onnx: graph has no nodes once its model-local functions are inlined");
+}
+
 TEST(OnnxFunctions, OverloadsOfOneNameAreTold) {
   // NodeProto.overload (8) and FunctionProto.overload (13), IR 10: unknown fields to libonnx 1.12.
   auto overload = [](google::protobuf::Message& m, int field, const std::string& v) {
