@@ -320,8 +320,12 @@ class Inliner {
       }
     }
     std::unordered_map<std::string, std::string> outputs;  // formal output -> actual
+    std::unordered_set<std::string> formal_outputs;
     for (int i = 0; i < f.output_size(); ++i) {
       const std::string& formal = f.output(i);
+      if (!formal_outputs.insert(formal).second) {
+        return Status::Error(where + ": the function lists output '" + formal + "' twice");
+      }
       const bool bound = i < call.output_size() && !call.output(i).empty();
       if (!produced.count(formal) && !names.count(formal)) {
         return Status::Error(where + ": function output '" + formal + "' is not produced by its body");

@@ -505,6 +505,20 @@ TEST(OnnxFunctions, AGraphLeftWithoutNodesByEmptyBodiesIsRefused) {
   EXPECT_EQ(g.message(), "m.onnx: graph has no nodes once its model-local functions are inlined");
 }
 
+TEST(OnnxFunctions, AFunctionListingAnOutputTwiceIsAnErrorNamingIt) {
+  // Found by tools/fuzz_functions.py: the second listing took the first's
+  // binding, so the call's first output was never produced and the error
+  // named the graph output instead of the function.
+  ModelBuilder b(17);
+  b.Input("x", kFloat, {"batch", 4}).Output("y").Output("z");
+  BodyNode(AddFunction(b.model(), "F", {"i"}, {"o", "o"}), "Relu", {"i"}, {"o"});
+  Call(b, "F", {"x"}, {"y", "z"}, "call");
+  Result<Graph> g = Load(b);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.message(), "m.onnx: node 'call' (local::F), calling function 'local::F': the function lists output "
+                         "'o' twice");
+}
+
 TEST(OnnxFunctions, OverloadsOfOneNameAreTold) {
   // NodeProto.overload (8) and FunctionProto.overload (13), IR 10: unknown fields to libonnx 1.12.
   auto overload = [](google::protobuf::Message& m, int field, const std::string& v) {
