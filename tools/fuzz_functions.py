@@ -387,6 +387,36 @@ def gen_wide(r):
     return model(calls, [f, empty]).SerializeToString()
 
 
+def gen_quadratic(r):
+    """Shapes that are cheap to write and were costly to inline: many copies of one opset import
+    against many body nodes; many ref_attr_name references against a call of many attributes;
+    many outputs of one body node; a long call name through a deep chain."""
+    kind = r.randrange(4)
+    if kind == 0:
+        n, k = r.choice([(3000, 3000), (6000, 6000)])
+        body = [helper.make_node("Relu", ["x" if i == 0 else "t%d" % (i - 1)], ["y" if i == n - 1 else "t%d" % i])
+                for i in range(n)]
+        f = function("F", ["x"], ["y"], body, opsets=[opset("", 16)] * k)
+        return model([call("F", ["X"], ["Y"], name="c")], [f]).SerializeToString()
+    if kind == 1:
+        n = r.choice([10000, 30000])
+        body = helper.make_node("LeakyRelu", ["x"], ["y"])
+        body.attribute.extend(ref_attr("b%06d" % i, "r%06d" % i) for i in range(n))
+        c = call("F", ["X"], ["Y"], name="c")
+        c.attribute.extend(helper.make_attribute("a%06d" % i, 1) for i in range(n))
+        return model([c], [function("F", ["x"], ["y"], [body])]).SerializeToString()
+    if kind == 2:
+        n = r.choice([1000, 20000])
+        body = [helper.make_node("Split", ["x"], ["y"] + ["s%d" % i for i in range(n)])]
+        return model([call("F", ["X"], ["Y"], name="c")],
+                     [function("F", ["x"], ["y"], body)]).SerializeToString()
+    d = 32
+    funcs = [function("F%d" % i, ["x"], ["y"],
+                      [call("F%d" % (i + 1), ["x"], ["y"], name="n" * 1000)] if i < d - 1 else
+                      [helper.make_node("Relu", ["x"], ["y"], name="r" * 1000)]) for i in range(d)]
+    return model([call("F0", ["X"], ["Y"], name="c" * r.choice([1000, 100000]))], funcs).SerializeToString()
+
+
 def load_exports():
     out = []
     d = os.path.join(REPO, "models", "functions")
@@ -431,7 +461,7 @@ def gen_mutate_export(r):
 
 
 GENERATORS = [gen_call_graph, gen_deep_chain, gen_overload, gen_ref_attr, gen_io_shapes, gen_names,
-              gen_opsets, gen_subgraphs, gen_wide, gen_mutate_export]
+              gen_opsets, gen_subgraphs, gen_wide, gen_mutate_export, gen_quadratic]
 
 
 # ---------------------------------------------------------------- runner
