@@ -396,7 +396,7 @@ TEST(OnnxFunctions, AnotherVersionOfTheDefaultDomainIsRefusedUnlessEveryOpIsTheS
 }
 
 TEST(OnnxFunctions, OpsetImportsAreCheckedOncePerNode) {
-  // Found by tools/fuzz_functions.py: each of a function's imports was
+  // Found while writing tools/fuzz_functions.py (a hand-made probe): each of a function's imports was
   // checked against every node of its body, so 10,000 copies of one import
   // and 10,000 nodes (a 278 KB file) took 29 s. Now each node is checked once.
   ModelBuilder b(17);
@@ -423,7 +423,7 @@ TEST(OnnxFunctions, OpsetImportsAreCheckedOncePerNode) {
 }
 
 TEST(OnnxFunctions, AttributeReferencesAreLookedUpOncePerReference) {
-  // Found by tools/fuzz_functions.py: each ref_attr_name scanned all the
+  // Found while writing tools/fuzz_functions.py (a hand-made probe): each ref_attr_name scanned all the
   // call's attributes, so 20,000 references against 20,000 attributes (an
   // 800 KB file) took 6 s, and max_entries' 200,000 attributes about 2 min.
   ModelBuilder b(17);
@@ -493,7 +493,7 @@ TEST(OnnxFunctions, MalformedCallsAndBodiesAreErrorsNamingTheNode) {
 }
 
 TEST(OnnxFunctions, AGraphLeftWithoutNodesByEmptyBodiesIsRefused) {
-  // Found by tools/fuzz_functions.py: the only call's function has an empty
+  // Found while writing tools/fuzz_functions.py (a hand-made probe): the only call's function has an empty
   // body, so nothing is left to cost; it was analysed as a complete graph of
   // zero cost, while a graph without nodes is refused.
   ModelBuilder b(17);
@@ -506,7 +506,7 @@ TEST(OnnxFunctions, AGraphLeftWithoutNodesByEmptyBodiesIsRefused) {
 }
 
 TEST(OnnxFunctions, AFunctionListingAnOutputTwiceIsAnErrorNamingIt) {
-  // Found by tools/fuzz_functions.py: the second listing took the first's
+  // Found while writing tools/fuzz_functions.py (a hand-made probe): the second listing took the first's
   // binding, so the call's first output was never produced and the error
   // named the graph output instead of the function.
   ModelBuilder b(17);
