@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -188,38 +189,52 @@ class Inliner {
     const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     auto known = ranges.find(onnx::ONNX_DOMAIN);
     const int64_t max_known = known == ranges.end() ? 0 : known->second.second;
+    auto which = [](const std::string& d) { return d.empty() ? "the default ONNX domain" : "domain '" + d + "'"; };
     for (const auto& [f, info] : info_) {
+      // One version per domain; then each body node is checked once against
+      // its domain's (imports x nodes was quadratic in the file's size).
+      std::map<std::string, int64_t> imports;
       for (const auto& o : f->opset_import()) {
         const std::string d = Domain(o.domain());
-        auto [it, fresh] = model_versions.emplace(d, o.version());
+        auto [it, fresh] = imports.emplace(d, o.version());
+        if (!fresh && it->second != o.version()) {
+          return Status::Error("function '" + FunctionName(*f) + "' imports " + which(d) + " twice, as opset " +
+                               std::to_string(it->second) + " and " + std::to_string(o.version()));
+        }
+      }
+      std::map<std::string, int64_t> differing;  // domain -> the model's version, where the function's differs
+      for (const auto& [d, fv] : imports) {
+        auto [it, fresh] = model_versions.emplace(d, fv);
         if (fresh) {
           auto* add = model_.add_opset_import();
           add->set_domain(d);
-          add->set_version(o.version());
-          continue;
+          add->set_version(fv);
+        } else if (it->second != fv) {
+          differing.emplace(d, it->second);
         }
-        const int64_t mv = it->second, fv = o.version();
-        if (mv == fv) continue;
-        const std::string which = d.empty() ? "the default ONNX domain" : "domain '" + d + "'";
-        const std::string head = "function '" + FunctionName(*f) + "' imports opset " + std::to_string(fv) +
-                                 " of " + which + " but the model imports " + std::to_string(mv);
-        for (const auto& n : f->node()) {
-          if (Domain(n.domain()) != d || functions_.count(KeyOf(n))) continue;
-          if (d.empty() && std::max(mv, fv) > max_known) {
-            return Status::Error(head + ", and this build knows the default domain's schemas only up to opset " +
-                                 std::to_string(max_known) + ", so op '" + n.op_type() +
-                                 "' cannot be shown to be the same at both; re-export with one opset");
-          }
-          auto clamp = [](int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, 0, INT_MAX)); };
-          const onnx::OpSchema* a = FindOpSchema(n.op_type(), clamp(mv), d);
-          const onnx::OpSchema* b = FindOpSchema(n.op_type(), clamp(fv), d);
-          if ((a == nullptr) != (b == nullptr) || (a && a->SinceVersion() != b->SinceVersion())) {
-            auto ver = [&](const onnx::OpSchema* s) {
-              return s ? n.op_type() + "-" + std::to_string(s->SinceVersion()) : std::string("none");
-            };
-            return Status::Error(head + ", and op '" + n.op_type() + "' differs between them (" + ver(b) +
-                                 " in the function, " + ver(a) + " in the model); re-export with one opset");
-          }
+      }
+      if (differing.empty()) continue;
+      for (const auto& n : f->node()) {
+        const std::string d = Domain(n.domain());
+        auto dv = differing.find(d);
+        if (dv == differing.end() || functions_.count(KeyOf(n))) continue;
+        const int64_t mv = dv->second, fv = imports.at(d);
+        const std::string head = "function '" + FunctionName(*f) + "' imports opset " + std::to_string(fv) + " of " +
+                                 which(d) + " but the model imports " + std::to_string(mv);
+        if (d.empty() && std::max(mv, fv) > max_known) {
+          return Status::Error(head + ", and this build knows the default domain's schemas only up to opset " +
+                               std::to_string(max_known) + ", so op '" + n.op_type() +
+                               "' cannot be shown to be the same at both; re-export with one opset");
+        }
+        auto clamp = [](int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, 0, INT_MAX)); };
+        const onnx::OpSchema* a = FindOpSchema(n.op_type(), clamp(mv), d);
+        const onnx::OpSchema* b = FindOpSchema(n.op_type(), clamp(fv), d);
+        if ((a == nullptr) != (b == nullptr) || (a && a->SinceVersion() != b->SinceVersion())) {
+          auto ver = [&](const onnx::OpSchema* s) {
+            return s ? n.op_type() + "-" + std::to_string(s->SinceVersion()) : std::string("none");
+          };
+          return Status::Error(head + ", and op '" + n.op_type() + "' differs between them (" + ver(b) +
+                               " in the function, " + ver(a) + " in the model); re-export with one opset");
         }
       }
     }
@@ -305,8 +320,12 @@ class Inliner {
       }
     }
     std::unordered_map<std::string, std::string> outputs;  // formal output -> actual
+    std::unordered_set<std::string> formal_outputs;
     for (int i = 0; i < f.output_size(); ++i) {
       const std::string& formal = f.output(i);
+      if (!formal_outputs.insert(formal).second) {
+        return Status::Error(where + ": the function lists output '" + formal + "' twice");
+      }
       const bool bound = i < call.output_size() && !call.output(i).empty();
       if (!produced.count(formal) && !names.count(formal)) {
         return Status::Error(where + ": function output '" + formal + "' is not produced by its body");
@@ -331,6 +350,10 @@ class Inliner {
       RETURN_IF_ERROR(Spend(static_cast<int64_t>(id->ByteSizeLong())));
     }
     const auto& defaults = defaults_[&f];
+    // The call's attributes by name (the last of a name wins), looked up once
+    // per reference: scanning them per reference was quadratic in the file.
+    std::unordered_map<std::string_view, const onnx::AttributeProto*> given_by_name;
+    for (const auto& ca : call.attribute()) given_by_name[ca.name()] = &ca;
     for (int k = 0; k < f.node_size(); ++k) {
       const onnx::NodeProto& b = f.node(k);
       onnx::NodeProto n;
@@ -359,9 +382,7 @@ class Inliner {
           continue;
         }
         const onnx::AttributeProto* given = nullptr;
-        for (const auto& ca : call.attribute()) {
-          if (ca.name() == a.ref_attr_name()) given = &ca;
-        }
+        if (auto g = given_by_name.find(a.ref_attr_name()); g != given_by_name.end()) given = g->second;
         if (!given) {
           if (auto d = defaults.find(a.ref_attr_name()); d != defaults.end()) given = &d->second;
         }

@@ -236,6 +236,8 @@ class Loader {
       if (n->name().empty()) n->set_name(n->op_type() + "_" + std::to_string(i));
     }
     RETURN_IF_ERROR(InlineModelFunctions());
+    // Calls of functions with empty bodies leave nothing to cost: refused as a graph without nodes is.
+    if (g.node_size() == 0) return Err("graph has no nodes once its model-local functions are inlined");
     DropUnread();
     RETURN_IF_ERROR(CheckNamesAndSort());
     RETURN_IF_ERROR(CheckDeadline());
