@@ -108,6 +108,16 @@ TEST(ConvCost, MalformedWeightIsAnErrorNamingTheNode) {
   r = AnalyzeCost(c.graph(), {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.message(), "m.onnx: node 'Conv_4' (Conv): weight has rank 3, want 4 (Cout, Cin/group, kernel...)");
+
+  // A group whose product with the weight's channels overflows int64 (2^62 x 3;
+  // tools/fuzz_inputs.py's conv_group_huge) is the same error, not a wrapped product.
+  GraphBuilder d;
+  d.Data("x", {1, 8, 4, 4}).Param("w", {6, 3, 1, 1}).Value("y", {1, 6, 4, 4});
+  d.Op("Conv", "Conv_5", {"x", "w"}, {"y"}).attrs["group"] = IntAttr(int64_t{1} << 62);
+  r = AnalyzeCost(d.graph(), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "m.onnx: node 'Conv_5' (Conv): weight has 3 input channels per group × group "
+                         "4611686018427387904, input has 8");
 }
 
 TEST(ConvCost, ConvTransposeLikeDcganGenerator) {

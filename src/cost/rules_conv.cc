@@ -6,6 +6,7 @@
 // backward = 2·MACs for the weight grad + 2·MACs for the input grad (only if
 // the input requires a gradient) + one add per output element for the bias.
 #include "cost/rules.h"
+#include "util/checked.h"
 
 namespace gpucast {
 namespace {
@@ -32,7 +33,7 @@ Result<OpCost> ConvRule(const OpArgs& a) {
   const auto& w = a.In(1)->dims;
   int64_t group = a.node.AttrInt("group").value_or(1);
   if (group < 1) return Status::Error("group " + std::to_string(group) + " < 1");
-  if (w[1] * group != x[1])
+  if (std::optional<int64_t> in = CheckedMul(w[1], group); !in || *in != x[1])
     return Status::Error("weight has " + std::to_string(w[1]) + " input channels per group × group " +
                          std::to_string(group) + ", input has " + std::to_string(x[1]));
   Count macs = Numel(*a.Out(0)) * Product(w, 1, w.size());
@@ -71,7 +72,7 @@ Result<OpCost> DeformConvRule(const OpArgs& a) {
   if (x->dims.size() < 3 || w->dims.size() != x->dims.size() || y->dims.size() != x->dims.size())
     return RankError("X, W and Y", w->dims.size(), "the same rank >= 3");
   const int64_t group = a.node.AttrInt("group").value_or(1);
-  if (group < 1 || w->dims[1] * group != x->dims[1])
+  if (std::optional<int64_t> in = CheckedMul(w->dims[1], group); group < 1 || !in || *in != x->dims[1])
     return Status::Error("weight has " + std::to_string(w->dims[1]) + " input channels per group × group " +
                          std::to_string(group) + ", input has " + std::to_string(x->dims[1]));
   const Count kernel = Product(w->dims, 2, w->dims.size());
