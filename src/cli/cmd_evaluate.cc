@@ -163,7 +163,8 @@ int RunEvaluate(EvaluateFlags f) {
   }
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("evaluate", catalog.message());
-  SetPhysicsTensorCoreSplitDefault(f.tensor_core_split);
+  RegressorOptions regressor;  // every model fitted is made with it
+  regressor.tensor_core_split = f.tensor_core_split;
   auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig, f.power_limited_clock});
   if (!data.ok()) return Fail("evaluate", data.message());
   if (f.memory_only) return RunMemoryEvaluation(*data, splits, f.level, f.json);
@@ -172,13 +173,13 @@ int RunEvaluate(EvaluateFlags f) {
     // Without --algo: the default algorithm only (a curve costs one fit per observed job).
     const bool all = f.algos.size() == 1 && f.algos[0] == "all";
     return RunLearningCurve(*data, f.observations, *catalog, all ? std::vector<std::string>{kDefaultAlgo} : algos,
-                            set, f.seed, f.json);
+                            set, f.seed, f.json, regressor);
   }
   if (!f.steps.empty()) {
     // One predictor trained on the --data rows (none of the step-only rows): every job and GPU of them held out.
     const std::string algo = f.algos.size() == 1 && f.algos[0] != "all" ? f.algos[0] : std::string(kDefaultAlgo);
     progress.Result("training " + algo + " on " + std::to_string(data->rows.size()) + " rows");
-    auto p = Predictor::Train(*data, algo, f.seed, DefaultFeatureSet(algo));
+    auto p = Predictor::Train(*data, algo, f.seed, DefaultFeatureSet(algo), {}, regressor);
     if (!p.ok()) return Fail("evaluate", p.message());
     StepEvalOptions so;
     so.models_dir = std::filesystem::path(catalog->path).parent_path().string();
@@ -229,6 +230,7 @@ int RunEvaluate(EvaluateFlags f) {
     o.interval_method = *ParseIntervalMethod(f.interval);  // checked by the flag
     o.bootstrap = f.bootstrap;
     o.select_by_pooled_rmsle = f.select_pooled;
+    o.regressor = regressor;
     return o;
   };
   if (f.nested) {

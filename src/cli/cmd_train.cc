@@ -38,7 +38,6 @@ int RunTrain(TrainFlags f) {
   if (f.catalog.empty()) f.catalog = DefaultCatalog();
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("train", catalog.message());
-  SetPhysicsTensorCoreSplitDefault(f.tensor_core_split);
   auto data = BuildDataset(f.data, *catalog, DatasetOptions{f.gpu, f.mig, f.power_limited_clock});
   if (!data.ok()) return Fail("train", data.message());
   if (!f.observations.empty()) {
@@ -50,11 +49,13 @@ int RunTrain(TrainFlags f) {
   Progress progress("train", f.quiet);
   progress.Result(std::to_string(data->rows.size()) + " rows of " + std::to_string(data->groups.size()) +
                   " workloads loaded and costed; fitting " + f.algo);
+  RegressorOptions regressor;
+  regressor.tensor_core_split = f.tensor_core_split;
   auto p = Predictor::Train(*data, f.algo, f.seed, features, [&progress](const std::string& c, double rmsle) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.3f", rmsle);
     progress.Result("auto: " + c + " scored " + buf + " (median per-workload RMSLE, leave-one-workload-out)");
-  });
+  }, regressor);
   if (!p.ok()) return Fail("train", p.message());
   if (Status s = p->Save(f.out); !s.ok()) return Fail("train", s.message());
   for (const auto& [c, r] : p->info().selection)

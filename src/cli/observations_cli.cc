@@ -26,7 +26,7 @@ Result<size_t> AddObservedJobs(const std::string& command, const std::string& db
 
 int RunLearningCurve(const Dataset& shipped, const std::string& db, const Catalog& catalog,
                      const std::vector<std::string>& algos, const std::string& feature_set, uint64_t seed,
-                     bool json) {
+                     bool json, const RegressorOptions& regressor) {
   Dataset data = shipped;
   auto added = AddObservedJobs("evaluate", db, catalog, &data);
   if (!added.ok()) return Fail("evaluate", added.message());
@@ -44,12 +44,12 @@ int RunLearningCurve(const Dataset& shipped, const std::string& db, const Catalo
     std::string set = feature_set == "default" ? DefaultFeatureSet(algo) : feature_set;
     if (!MakeRegressor(algo).ok()) {
       // A selection ("auto"): the algorithm and feature set it picks on the shipped rows.
-      auto picked = Predictor::Train(shipped, algo, seed, set);
+      auto picked = Predictor::Train(shipped, algo, seed, set, {}, regressor);
       if (!picked.ok()) return Fail("evaluate", picked.message());
       algo = picked->model().algo();
       if (feature_set == "default") set = picked->info().feature_set;
     }
-    auto curve = ObservationLearningCurve(data, observed, algo, set, seed);
+    auto curve = ObservationLearningCurve(data, observed, algo, set, seed, regressor);
     if (!curve.ok()) return Fail("evaluate", curve.message());
     for (const CurvePoint& c : *curve) {
       if (json) {

@@ -9,6 +9,7 @@
 
 #include "predict/catalog.h"
 #include "predict/dataset.h"
+#include "predict/regressor.h"
 #include "util/status.h"
 
 namespace gpucast::cli {
@@ -20,9 +21,9 @@ Result<size_t> AddObservedJobs(const std::string& command, const std::string& db
 
 // `gpucast evaluate --observations DB`: prints the learning curve (error on
 // each observed workload against the number of its observed jobs trained
-// on) as a table, or JSON. Returns the exit code.
+// on) as a table, or JSON. Every model is made with `regressor`. Returns the exit code.
 int RunLearningCurve(const Dataset& shipped, const std::string& db, const Catalog& catalog,
                      const std::vector<std::string>& algos, const std::string& feature_set, uint64_t seed,
-                     bool json);
+                     bool json, const RegressorOptions& regressor = {});
 
 }  // namespace gpucast::cli

@@ -120,6 +120,28 @@ const std::vector<MigProfile>& MigProfiles(const std::string& gpu) {
   return row ? row->mig : none;
 }
 
+const MigProfile* FindMigProfile(const std::string& gpu, const std::string& profile) {
+  const std::string key = MigKey(profile);
+  if (key.empty()) return nullptr;
+  for (const MigProfile& p : MigProfiles(gpu))
+    if (MigKey(p.name) == key) return &p;
+  return nullptr;
+}
+
+MigSlices MigSlicesOf(const MigProfile& p) {
+  return {p.compute_slices, static_cast<int>(std::lround(p.mem_bw_fraction * 8))};
+}
+
+MigSlices GpuMigSlices(const std::string& gpu) {
+  MigSlices all;
+  for (const MigProfile& p : MigProfiles(gpu)) {
+    const MigSlices s = MigSlicesOf(p);
+    all.compute = std::max(all.compute, s.compute);
+    all.memory = std::max(all.memory, s.memory);
+  }
+  return all;
+}
+
 Result<std::string> CanonicalMigProfile(const std::string& profile) {
   std::vector<std::string> names;  // every profile of the table, once, in table order
   const std::string key = MigKey(profile);
@@ -214,9 +236,8 @@ Result<GpuSpec> ResolveGpu(const std::string& gpu, const std::string& mig_profil
       if (!r.mig.empty()) capable += (capable.empty() ? "" : ", ") + r.spec.name;
     return Status::Error("GPU '" + s.name + "' has no MIG profiles (MIG-capable: " + capable + ")");
   }
-  const std::string key = MigKey(mig_profile);
-  for (const MigProfile& p : row->mig) {
-    if (MigKey(p.name) != key) continue;
+  if (const MigProfile* found = FindMigProfile(canonical, mig_profile)) {
+    const MigProfile& p = *found;
     const double f = static_cast<double>(p.sms) / s.sms;
     s.fp32_flops *= f;
     s.fp16_tensor_flops *= f;

@@ -100,6 +100,33 @@ const GpuSpec* FindGpuSpec(const std::string& name);
 // The MIG profiles of a GPU (canonical name or alias); empty if it has none.
 const std::vector<MigProfile>& MigProfiles(const std::string& gpu);
 
+// The MIG profile `profile` of GPU `gpu`, both in any spelling the table
+// accepts (GPU: canonical name or alias, see top; profile: as ResolveGpu takes
+// it, "3g.40gb", "MIG 3G.40GB", "3g.40g"); nullptr if the GPU is unknown or
+// has no profile of that name (A100-80GB has no "3g.20gb": that is the 40GB's).
+const MigProfile* FindMigProfile(const std::string& gpu, const std::string& profile);
+
+// Slices of a GPU's MIG geometry (MIG User Guide, "Supported MIG Profiles"):
+// compute in sevenths (the profile name's "Ng"), memory in eighths (the
+// guide's "Fraction of Memory").
+struct MigSlices {
+  int compute = 0;
+  int memory = 0;
+};
+
+// The slices one instance of `p` takes: {compute_slices, mem_bw_fraction * 8}.
+// The table has one memory fraction per profile, mem_bw_fraction, and it IS
+// the guide's "Fraction of Memory" (bandwidth and L2 go with the memory
+// slices), so the memory-slice count is read from it for every MIG GPU of the
+// table (A100 40/80GB SXM and PCIe, H100, H200); the instance memory of the
+// -lgip listing agrees (GpuSpecsTest checks round(8 * memory_gib / the full
+// profile's) against it). A100-80GB 3g.40gb: {3, 4}.
+MigSlices MigSlicesOf(const MigProfile& p);
+
+// Every slice of GPU type `gpu` (any accepted name): its full profile's
+// (A100-80GB 7g.80gb: {7, 8}); {0, 0} for a GPU without MIG or an unknown name.
+MigSlices GpuMigSlices(const std::string& gpu);
+
 // THE validation every front end calls for a MIG profile name (CLI --mig,
 // HTTP "mig", the Kubernetes webhook's nvidia.com/mig-<profile> resource):
 // the canonical profile name ("3g.40gb") when some GPU of the table has a

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -148,6 +149,68 @@ TEST(ResolveGpu, A100_80gb_3g40gbByHand) {
   ASSERT_TRUE(full.ok());
   EXPECT_NEAR(full->fp16_tensor_flops, 312e12 * 98 / 108, 1e6);
   EXPECT_EQ(full->mem_bandwidth, 2039e9);
+}
+
+// MIG User Guide, "Supported MIG Profiles": an A100 / H100 / H200 has 7 compute slices and 8
+// memory slices; A100 80GB 3g.40gb takes 3 compute slices and 4 memory slices ("Fraction of Memory"
+// 4/8), 1g.10gb 1 and 1, 4g.40gb 4 and 4; the H100's 1g.20gb 1 compute and 2 memory slices.
+TEST(MigSlices, GuideFiguresOfTheA100AndH100) {
+  const MigProfile* p = FindMigProfile("A100-80GB", "3g.40gb");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->name, "3g.40gb");
+  EXPECT_EQ(MigSlicesOf(*p).compute, 3);
+  EXPECT_EQ(MigSlicesOf(*p).memory, 4);
+  EXPECT_EQ(MigSlicesOf(*FindMigProfile("A100-80GB", "1g.10gb")).memory, 1);
+  EXPECT_EQ(MigSlicesOf(*FindMigProfile("A100-80GB", "4g.40gb")).compute, 4);
+  EXPECT_EQ(MigSlicesOf(*FindMigProfile("A100-80GB", "4g.40gb")).memory, 4);
+  EXPECT_EQ(MigSlicesOf(*FindMigProfile("H100", "1g.20gb")).compute, 1);
+  EXPECT_EQ(MigSlicesOf(*FindMigProfile("H100", "1g.20gb")).memory, 2);
+  for (const char* gpu : {"A100-40GB", "A100-80GB", "A100-PCIE-40GB", "A100-PCIE-80GB", "H100", "H200"}) {
+    EXPECT_EQ(GpuMigSlices(gpu).compute, 7) << gpu;
+    EXPECT_EQ(GpuMigSlices(gpu).memory, 8) << gpu;
+  }
+  EXPECT_EQ(GpuMigSlices("T4").compute, 0);
+  EXPECT_EQ(GpuMigSlices("nope").memory, 0);
+}
+
+// Any accepted spelling of the GPU (alias, nvidia-smi name) and of the profile; a profile of
+// another GPU, an unknown GPU or an empty name is none.
+TEST(MigSlices, FindMigProfileTakesEverySpellingAndOnlyTheGpusOwn) {
+  for (const char* gpu : {"A100-80GB", "NVIDIA A100-SXM4-80GB", "a100_80g"})
+    for (const char* mig : {"3g.40gb", "MIG 3G.40GB", "3g.40g"}) {
+      const MigProfile* p = FindMigProfile(gpu, mig);
+      ASSERT_NE(p, nullptr) << gpu << " " << mig;
+      EXPECT_EQ(p, &MigProfiles("A100-80GB")[2]) << gpu << " " << mig;
+    }
+  EXPECT_EQ(FindMigProfile("A100-80GB", "3g.20gb"), nullptr);  // the 40GB's
+  EXPECT_EQ(FindMigProfile("RTX3090", "1g.10gb"), nullptr);
+  EXPECT_EQ(FindMigProfile("nope", "1g.10gb"), nullptr);
+  EXPECT_EQ(FindMigProfile("A100-80GB", ""), nullptr);
+  EXPECT_EQ(FindMigProfile("A100-80GB", "MIG"), nullptr);
+}
+
+// The table's one memory fraction per profile (mem_bw_fraction) is the memory-slice count / 8 for
+// every MIG GPU: a whole number of eighths, and the same count as the -lgip listing's instance
+// memory gives (round(8 * memory_gib / the full profile's memory_gib)). The H200's 3g.71gb /
+// 4g.71gb memory is itself 4/8 of 140 GiB (gpu_table.cc), so for them this check is no news.
+TEST(MigSlices, MemorySlicesAreTheMemoryFractionInEighthsForEveryMigGpu) {
+  int gpus = 0;
+  for (const GpuSpec& g : GpuSpecs()) {
+    const std::vector<MigProfile>& profiles = MigProfiles(g.name);
+    if (profiles.empty()) continue;
+    ++gpus;
+    const double full_gib = profiles.back().memory_gib;
+    for (const MigProfile& p : profiles) {
+      const MigSlices s = MigSlicesOf(p);
+      EXPECT_EQ(s.compute, p.compute_slices);
+      EXPECT_DOUBLE_EQ(p.mem_bw_fraction * 8, s.memory) << g.name << " " << p.name;
+      EXPECT_GE(s.memory, 1);
+      EXPECT_LE(s.memory, 8);
+      EXPECT_EQ(s.memory, std::lround(8 * p.memory_gib / full_gib)) << g.name << " " << p.name;
+      EXPECT_EQ(FindMigProfile(g.name, p.name), &p);
+    }
+  }
+  EXPECT_EQ(gpus, 6);  // A100-40GB, A100-80GB (SXM and PCIe), H100, H200
 }
 
 TEST(ResolveGpu, ErrorsNameTheGpuAndListTheChoices) {

@@ -202,9 +202,10 @@ struct FoldData {
   FitOptions fo;
   std::vector<std::string> gte;  // the test rows' GPU types
 };
-FoldData Slice(const Dataset& data, const Fold& f, bool calibrate,
+FoldData Slice(const Dataset& data, const Fold& f, bool calibrate, const RegressorOptions& regressor,
                IntervalMethod interval_method = kDefaultIntervalMethod) {
   FoldData d;
+  d.fo.regressor = regressor;
   for (size_t i : f.train) {
     d.xtr.push_back(data.x[i]);
     d.ytr.push_back(data.rows[i].gpu_util);
@@ -275,12 +276,13 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
                                                              const std::vector<Fold>& folds,
                                                              const std::string& algo, uint64_t seed,
                                                              const std::string& feature_set, bool calibrate,
-                                                             double level, IntervalMethod interval_method) {
+                                                             double level, IntervalMethod interval_method,
+                                                             const RegressorOptions& regressor) {
   ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, feature_set));
   std::vector<RowPrediction> out;
   for (size_t fi = 0; fi < folds.size(); ++fi) {
     const Fold& f = folds[fi];
-    FoldData d = Slice(data, f, calibrate, interval_method);
+    FoldData d = Slice(data, f, calibrate, regressor, interval_method);
     auto m = UtilModel::Fit(d.xtr, d.ytr, data.feature_names, cols, algo, nullptr, seed * 7919 + fi, d.fo);
     if (!m.ok()) return m.status().Prefixed("fold " + std::to_string(fi));
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> p, m->Predict(d.xte, level, &d.gte));
@@ -295,7 +297,8 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
 Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const std::vector<Fold>& folds,
                                                      const std::vector<Candidate>& candidates, uint64_t seed,
                                                      double level, std::vector<std::string>* selected,
-                                                     bool select_by_pooled_rmsle, IntervalMethod interval_method) {
+                                                     bool select_by_pooled_rmsle, IntervalMethod interval_method,
+                                                     const RegressorOptions& regressor) {
   if (candidates.empty()) return Status::Error("nested: no candidates");
   std::vector<std::vector<size_t>> cols;
   for (const Candidate& c : candidates) {
@@ -305,7 +308,7 @@ Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const 
   std::vector<RowPrediction> out;
   for (size_t fi = 0; fi < folds.size(); ++fi) {
     const Fold& f = folds[fi];
-    FoldData d = Slice(data, f, false);
+    FoldData d = Slice(data, f, false, regressor);
     uint64_t fold_seed = seed * 7919 + fi;
     size_t best = 0;
     double best_rmsle = INFINITY;
@@ -448,10 +451,11 @@ Result<EvalResult> Evaluate(const Dataset& data, const EvalOptions& opts) {
     if (!opts.nested.empty() || opts.algo == kAutoAlgo) {
       ASSIGN_OR_RETURN(p, NestedPredictions(data, folds, opts.nested.empty() ? AutoCandidates() : opts.nested,
                                             seed, opts.level, &res.selected, opts.select_by_pooled_rmsle,
-                                            opts.interval_method));
+                                            opts.interval_method, opts.regressor));
     } else {
       ASSIGN_OR_RETURN(p, CrossValidatedPredictions(data, folds, opts.algo, seed, opts.feature_set,
-                                                    opts.calibrate, opts.level, opts.interval_method));
+                                                    opts.calibrate, opts.level, opts.interval_method,
+                                                    opts.regressor));
     }
     // Step-only rows (utilization NaN) count for the step time only.
     std::vector<RowPrediction> step_only;

@@ -81,18 +81,20 @@ Result<std::vector<RowPrediction>> CrossValidatedPredictions(const Dataset& data
                                                              const std::string& algo, uint64_t seed,
                                                              const std::string& feature_set = "all",
                                                              bool calibrate = true, double level = 0.8,
-                                                             IntervalMethod interval_method = kDefaultIntervalMethod);
+                                                             IntervalMethod interval_method = kDefaultIntervalMethod,
+                                                             const RegressorOptions& regressor = {});
 
 // Nested cross-validation: in each outer fold, every candidate is scored by
 // leave-one-workload-out over the fold's TRAINING rows only; the one with the
 // lowest SelectionScore (predictor.h) is fit on the training rows (its inner residuals
 // calibrate the interval) and predicts the test rows. `selected` gets the
-// winner of each outer fold.
+// winner of each outer fold. Both make every model with `regressor`.
 Result<std::vector<RowPrediction>> NestedPredictions(const Dataset& data, const std::vector<Fold>& folds,
                                                      const std::vector<Candidate>& candidates, uint64_t seed,
                                                      double level, std::vector<std::string>* selected,
                                                      bool select_by_pooled_rmsle = false,
-                                                     IntervalMethod interval_method = kDefaultIntervalMethod);
+                                                     IntervalMethod interval_method = kDefaultIntervalMethod,
+                                                     const RegressorOptions& regressor = {});
 
 // For the cluster simulator: each measured row predicted by `algo` trained
 // on every other workload (leave one workload out), on the algorithm's default
@@ -147,6 +149,7 @@ struct EvalOptions {
   // Nested selection criterion: false = SelectionScore (median per-workload
   // RMSLE, what `auto` uses), true = the pooled inner RMSLE.
   bool select_by_pooled_rmsle = false;
+  RegressorOptions regressor;  // what every model fitted is made with (evaluate --tensor-core-split)
   int bootstrap = 2000;   // workload-bootstrap resamples for the RMSLE intervals
   // Called after each repeat with (repeats done, repeats) when set (progress).
   std::function<void(int, int)> on_repeat;

@@ -26,7 +26,7 @@ constexpr const char* kTreeInputs[] = {"amp", "loader_workers", "data_on_gpu", "
 
 class Hybrid : public Regressor {
  public:
-  Hybrid() : physics_(MakePhysicsModel()) {}
+  explicit Hybrid(const RegressorOptions& options) : physics_(MakePhysicsModel(options)) {}
   std::string Algo() const override { return "hybrid"; }
   Status Configure(const json& p) override { return ApplyParams(Algo(), p, Specs()); }
   json Params() const override { return ParamsJson(const_cast<Hybrid*>(this)->Specs()); }
@@ -115,6 +115,6 @@ class Hybrid : public Regressor {
 
 }  // namespace
 
-std::unique_ptr<Regressor> MakeHybrid() { return std::make_unique<Hybrid>(); }
+std::unique_ptr<Regressor> MakeHybrid(const RegressorOptions& options) { return std::make_unique<Hybrid>(options); }
 
 }  // namespace gpucast

@@ -281,7 +281,7 @@ Status AppendObservedRows(const std::vector<ObservedJob>& jobs, const std::strin
 
 Result<std::vector<CurvePoint>> ObservationLearningCurve(const Dataset& data, const std::vector<bool>& observed,
                                                          const std::string& algo, const std::string& feature_set,
-                                                         uint64_t seed) {
+                                                         uint64_t seed, const RegressorOptions& regressor) {
   if (observed.size() != data.rows.size()) return Status::Error("learning curve: row flags do not match the rows");
   ASSIGN_OR_RETURN(std::vector<size_t> cols, SelectFeatures(data.feature_names, feature_set));
   const std::vector<double> labels = data.Labels();
@@ -297,6 +297,7 @@ Result<std::vector<CurvePoint>> ObservationLearningCurve(const Dataset& data, co
       std::vector<double> y, step;
       FitOptions fo;
       fo.calibrate = false;
+      fo.regressor = regressor;
       for (size_t i = 0; i < data.rows.size(); ++i) {
         if (observed[i] || data.group[i] == static_cast<int>(g)) continue;
         x.push_back(data.x[i]);

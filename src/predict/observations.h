@@ -20,6 +20,7 @@
 #include "features/features.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
+#include "predict/regressor.h"
 #include "util/status.h"
 
 namespace gpucast {
@@ -115,9 +116,9 @@ struct CurvePoint {
   double mae = 0;                // mean |predicted - observed|, percentage points
   double mean_signed = 0;        // mean (predicted - observed), percentage points
 };
-// `observed[i]` tells whether row i of `data` is an observed job.
+// `observed[i]` tells whether row i of `data` is an observed job. Every model is made with `regressor`.
 Result<std::vector<CurvePoint>> ObservationLearningCurve(const Dataset& data, const std::vector<bool>& observed,
                                                          const std::string& algo, const std::string& feature_set,
-                                                         uint64_t seed);
+                                                         uint64_t seed, const RegressorOptions& regressor = {});
 
 }  // namespace gpucast

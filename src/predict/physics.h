@@ -58,15 +58,15 @@ class PhysicsModel : public Regressor {
   virtual std::vector<std::pair<std::string, double>> Parameters() const = 0;
 };
 
-std::unique_ptr<PhysicsModel> MakePhysicsModel();
+std::unique_ptr<PhysicsModel> MakePhysicsModel(const RegressorOptions& options = {});
 
 // The tensor-core split (an experiment, off by default; docs/predictor.md, "Where the step error comes
 // from"): with it, a row with amp = 1 divides its compute term by its own fitted efficiency
 // `eff_tensor_core` instead of eff_compute (FP16 tensor-core work reaching another fraction of its peak
 // than FP32 work on CUDA cores), fitted only where the training rows have an amp row with a measured
 // utilization (else eff_compute's: an amp step alone cannot tell it from amp_host_factor). A physics model's parameter `tensor_core_split` (0 or 1, recorded in
-// the model file; a file without it reads as 0); this sets the value new models start with
-// (`evaluate --tensor-core-split`).
-void SetPhysicsTensorCoreSplitDefault(bool on);
+// the model file; a file without it reads as 0); a new model starts with it on when made with
+// RegressorOptions::tensor_core_split (MakePhysicsModel, MakeRegressor; FitOptions::regressor carries
+// it through the fits of `train` / `evaluate --tensor-core-split`), or sets it by Configure.
 
 }  // namespace gpucast

@@ -85,8 +85,6 @@ constexpr ThetaDef kThetaSplit[] = {kTheta[0], kTheta[1], kTheta[2], kTheta[3], 
                                     {"eff_tensor_core", 0.02, 1.0, 0.4}};
 constexpr int kNumThetaSplit = kNumTheta + 1;
 
-bool g_tensor_core_split_default = false;
-
 // Columns the model reads; the optional ones may be absent from the schema.
 enum Col {
   kCompute, kMemory, kKernels, kAmp, kBatch, kWorkers, kOnGpu, kRl,
@@ -135,6 +133,7 @@ PhysicsStep Step(const Theta& t, const Row& r, double per_sample, double host = 
 
 class Physics : public PhysicsModel {
  public:
+  explicit Physics(const RegressorOptions& options) : split_(options.tensor_core_split ? 1 : 0) {}
   std::string Algo() const override { return "physics"; }
   Status Configure(const json& p) override { return ApplyParams(Algo(), p, Specs()); }
   json Params() const override {
@@ -475,7 +474,7 @@ class Physics : public PhysicsModel {
   }
 
   double evals_ = 1500, delta_ = 0.3, interval_ = 0.8;
-  double split_ = g_tensor_core_split_default ? 1 : 0;  // tensor_core_split (0 or 1)
+  double split_ = 0;                                    // tensor_core_split (0 or 1; RegressorOptions)
   double eff_tc_ = std::nan("");                        // eff_tensor_core; NaN: off (eff_compute's)
   bool tc_identified_ = false;                          // an amp row with a utilization was fitted
   std::array<int, kNumCols> index_{};
@@ -494,8 +493,9 @@ class Physics : public PhysicsModel {
 
 }  // namespace
 
-std::unique_ptr<PhysicsModel> MakePhysicsModel() { return std::make_unique<Physics>(); }
-void SetPhysicsTensorCoreSplitDefault(bool on) { g_tensor_core_split_default = on; }
-std::unique_ptr<Regressor> MakePhysics() { return MakePhysicsModel(); }
+std::unique_ptr<PhysicsModel> MakePhysicsModel(const RegressorOptions& options) {
+  return std::make_unique<Physics>(options);
+}
+std::unique_ptr<Regressor> MakePhysics(const RegressorOptions& options) { return MakePhysicsModel(options); }
 
 }  // namespace gpucast

@@ -219,6 +219,64 @@ TEST(PhysicsTest, TensorCoreSplitFitRecoversBothEfficiencies) {
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(std::log((*p)[i].step_s), std::log(step[i]), 0.05) << "row " << i;
 }
 
+// The tensor-core split reaches a model where it is made (RegressorOptions, no process-wide default):
+// MakeRegressor / MakePhysicsModel with it on start with tensor_core_split 1 (physics, and hybrid's
+// physics), and UtilModel::Fit makes its model with FitOptions::regressor. A model made without it in
+// the same process, before or after, is the one-efficiency model: the two never meet.
+TEST(PhysicsTest, TensorCoreSplitReachesTheModelWhereItIsMade) {
+  RegressorOptions on;
+  on.tensor_core_split = true;
+  auto before = MakeRegressor("physics");
+  ASSERT_TRUE(before.ok());
+  auto physics = MakeRegressor("physics", on);
+  ASSERT_TRUE(physics.ok());
+  auto after = MakeRegressor("physics");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*physics)->Params().value("tensor_core_split", -1), 1);
+  EXPECT_FALSE((*before)->Params().contains("tensor_core_split"));
+  EXPECT_FALSE((*after)->Params().contains("tensor_core_split"));
+  EXPECT_EQ(MakePhysicsModel(on)->Params().value("tensor_core_split", -1), 1);
+  EXPECT_FALSE(MakePhysicsModel()->Params().contains("tensor_core_split"));
+  // Other algorithms ignore it: their params are the default ones.
+  auto ridge = MakeRegressor("ridge", on);
+  ASSERT_TRUE(ridge.ok());
+  EXPECT_EQ((*ridge)->Params(), (*MakeRegressor("ridge"))->Params());
+
+  // Through UtilModel::Fit (what train and evaluate call): the rows a split model made, with the
+  // amp rows' utilization measured, fitted with and without the setting in one process.
+  const auto [x, y, step] = MakeSplitRows(/*amp_util_measured=*/true);
+  std::vector<double> util;
+  for (double v : y) util.push_back(std::expm1(v));
+  const std::vector<size_t> cols = {0, 1, 2, 3, 4, 5, 6, 7};
+  auto fit = [&](const std::string& algo, bool split) {
+    FitOptions fo;
+    fo.step_s = step;
+    fo.calibrate = false;
+    fo.regressor.tensor_core_split = split;
+    return UtilModel::Fit(x, util, kNames, cols, algo, nullptr, 0, fo);
+  };
+  auto eff_tc = [](const Regressor& r) {
+    for (const auto& [name, value] : dynamic_cast<const PhysicsModel&>(r).Parameters())
+      if (name == "eff_tensor_core") return value;
+    return -1.0;
+  };
+  auto with = fit("physics", true), without = fit("physics", false);
+  ASSERT_TRUE(with.ok()) << with.status().message();
+  ASSERT_TRUE(without.ok()) << without.status().message();
+  EXPECT_EQ(with->regressor().Params().value("tensor_core_split", -1), 1);
+  EXPECT_NEAR(eff_tc(with->regressor()), 0.15, 0.015);  // MakeSplitRows' truth
+  EXPECT_FALSE(without->regressor().Params().contains("tensor_core_split"));
+  EXPECT_EQ(eff_tc(without->regressor()), -1.0);
+  // hybrid: its physics is made with the setting, and its saved state carries eff_tensor_core.
+  auto hybrid = fit("hybrid", true), plain = fit("hybrid", false);
+  ASSERT_TRUE(hybrid.ok()) << hybrid.status().message();
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  auto hs = hybrid->regressor().Save(), ps = plain->regressor().Save();
+  ASSERT_TRUE(hs.ok() && ps.ok());
+  EXPECT_TRUE((*hs)["physics"]["theta"].contains("eff_tensor_core"));
+  EXPECT_FALSE((*ps)["physics"]["theta"].contains("eff_tensor_core"));
+}
+
 // The same rows with the amp rows' utilization unmeasured (step-only, as Pollux'): an amp step alone
 // cannot tell slower tensor cores from more host work under autocast, so the split is not fitted:
 // eff_tensor_core is eff_compute and every prediction is the one-efficiency fit's, bit for bit; the

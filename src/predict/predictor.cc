@@ -139,7 +139,7 @@ Result<UtilModel> UtilModel::Fit(const Matrix& x, const std::vector<double>& uti
     if (fo.row_gpu.size() != us.size()) fo.row_gpu.clear();
     return Fit(xs, us, names, columns, algo, params, seed, fo);
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Regressor> r, MakeRegressor(algo));
+  ASSIGN_OR_RETURN(std::unique_ptr<Regressor> r, MakeRegressor(algo, options.regressor));
   RETURN_IF_ERROR(r->Configure(params));
   std::vector<std::string> used;
   for (size_t c : columns) {
@@ -268,6 +268,7 @@ Result<std::vector<double>> TransferScores(const Matrix& x, const std::vector<do
     std::vector<std::string> gte;
     FitOptions fo;
     fo.calibrate = false;
+    fo.regressor = options.regressor;
     for (size_t i = 0; i < n; ++i) {
       if (options.row_gpu[i] == types[t]) {
         if (!has_step(i) && !has_util(i)) continue;
@@ -812,6 +813,7 @@ Result<std::vector<double>> GroupedResiduals(const Matrix& x, const std::vector<
     std::vector<double> ytr;
     FitOptions fo;
     fo.calibrate = false;
+    fo.regressor = options.regressor;
     std::vector<size_t> test;
     for (size_t i = 0; i < util.size(); ++i) {
       if (options.group[i] == g) {
@@ -1014,8 +1016,10 @@ Status Predictor::StoredLowoApplies(const Dataset& data) const {
 
 Result<Predictor> Predictor::Train(const Dataset& data, const std::string& algo, uint64_t seed,
                                    const std::string& feature_set,
-                                   const std::function<void(const std::string&, double)>& on_candidate) {
+                                   const std::function<void(const std::string&, double)>& on_candidate,
+                                   const RegressorOptions& regressor) {
   FitOptions fo;
+  fo.regressor = regressor;
   fo.step_s = data.step_s;
   fo.group = data.group;
   fo.group_names = data.groups;

@@ -185,6 +185,8 @@ struct FitOptions {
   // The model records them: a prediction for another GPU type is widened for
   // its unknown host, and a workload's correction applies only on its GPUs.
   std::vector<std::string> row_gpu;
+  // The settings every model of the fit (and of its calibration passes) is made with.
+  RegressorOptions regressor;
 };
 
 // A regressor plus the columns of the schema it reads, and its calibration.
@@ -519,9 +521,11 @@ class Predictor {
  public:
   // Fits `algo` (default parameters; kAutoAlgo: the selection above) on the whole dataset.
   // `on_candidate`, when set, is called with each scored selection candidate and its score.
+  // Every model fitted (candidates, calibration passes, the step model) is made with `regressor`.
   static Result<Predictor> Train(const Dataset& data, const std::string& algo, uint64_t seed,
                                  const std::string& feature_set = "all",
-                                 const std::function<void(const std::string&, double)>& on_candidate = {});
+                                 const std::function<void(const std::string&, double)>& on_candidate = {},
+                                 const RegressorOptions& regressor = {});
   // Reads a model file; a feature schema other than CurrentFeatureSchema() is an error.
   static Result<Predictor> Load(const std::string& path);
   Status Save(const std::string& path) const;

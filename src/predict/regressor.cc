@@ -10,23 +10,29 @@ std::unique_ptr<Regressor> MakeGbm();     // xgb_regressor.cc
 std::unique_ptr<Regressor> MakeRidge();   // ridge_regressor.cc
 std::unique_ptr<Regressor> MakeKnn();     // knn_regressor.cc
 std::unique_ptr<Regressor> MakeRoofline();  // roofline_regressor.cc
-std::unique_ptr<Regressor> MakePhysics();   // physics_regressor.cc
-std::unique_ptr<Regressor> MakeHybrid();    // hybrid_regressor.cc
+std::unique_ptr<Regressor> MakePhysics(const RegressorOptions& options);  // physics_regressor.cc
+std::unique_ptr<Regressor> MakeHybrid(const RegressorOptions& options);   // hybrid_regressor.cc
 std::unique_ptr<Regressor> MakeMono();      // xgb_regressor.cc
 
 namespace {
+// The algorithms that no RegressorOptions field concerns.
+template <std::unique_ptr<Regressor> (*Make)()>
+std::unique_ptr<Regressor> IgnoringOptions(const RegressorOptions& /*options*/) {
+  return Make();
+}
+
 constexpr AlgoRow kAlgos[] = {
     {"forest", "XGBoost random forest (one round, num_parallel_tree trees); interval from per-tree outputs",
-     "paper", MakeForest},
-    {"gbm", "XGBoost gradient boosting; interval from seeded subsampled sub-models", "paper", MakeGbm},
+     "paper", IgnoringOptions<MakeForest>},
+    {"gbm", "XGBoost gradient boosting; interval from seeded subsampled sub-models", "paper", IgnoringOptions<MakeGbm>},
     {"ridge", "ridge regression on sign(x)*ln(1+|x|) standardised features; interval from bootstrap refits",
-     "all", MakeRidge},
+     "all", IgnoringOptions<MakeRidge>},
     {"knn", "k nearest neighbours on standardised features; interval from the neighbours' targets", "all",
-     MakeKnn},
+     IgnoringOptions<MakeKnn>},
     {"roofline",
      "physical step model (roofline GPU time vs host, loader and environment time), 6 fitted parameters; "
      "interval from training residuals",
-     "all", MakeRoofline},
+     "all", IgnoringOptions<MakeRoofline>},
     {"physics",
      "physical step-time model (GPU kernel time on the GPU's spec + per-kernel floor; asynchronous kernel "
      "launches with AMP overhead; per-step host work in series; input pipeline, its cost fitted per training "
@@ -35,16 +41,16 @@ constexpr AlgoRow kAlgos[] = {
     {"hybrid", "physics plus a forest correction of its log residual, clipped to +-bound, on ratio/flag inputs only",
      "all", MakeHybrid},
     {"mono", "gbm with XGBoost monotone_constraints where physics fixes the sign (batch, FLOPs, GPU time up; "
-     "kernels, RL environment down)", "all", MakeMono},
+     "kernels, RL environment down)", "all", IgnoringOptions<MakeMono>},
 };
 }  // namespace
 
 std::span<const AlgoRow> Algorithms() { return kAlgos; }
 
-Result<std::unique_ptr<Regressor>> MakeRegressor(const std::string& name) {
+Result<std::unique_ptr<Regressor>> MakeRegressor(const std::string& name, const RegressorOptions& options) {
   std::string known;
   for (const AlgoRow& row : kAlgos) {
-    if (name == row.name) return row.make();
+    if (name == row.name) return row.make(options);
     known += known.empty() ? row.name : std::string(", ") + row.name;
   }
   return Status::Error("unknown algorithm '" + name + "' (known: " + known + ")");

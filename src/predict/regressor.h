@@ -60,17 +60,26 @@ class Regressor {
   virtual Status Load(const nlohmann::json& state) = 0;
 };
 
+// Settings a model is made with (MakeRegressor, AlgoRow::make), passed to each model where it is
+// made: two models of one process never share one. A model file records what they change (its
+// params), so a loaded model needs none: the defaults, then the file's params and state.
+struct RegressorOptions {
+  // physics, and hybrid's physics: its tensor_core_split parameter starts at 1 (an experiment,
+  // predict/physics.h; `train` / `evaluate --tensor-core-split`). Other algorithms ignore it.
+  bool tensor_core_split = false;
+};
+
 struct AlgoRow {
   const char* name;
   const char* description;
   const char* feature_set;  // default feature set (chosen by the lowo evaluation, docs/predictor.md)
-  std::unique_ptr<Regressor> (*make)();
+  std::unique_ptr<Regressor> (*make)(const RegressorOptions& options);
 };
 
 // The table of algorithms, in the order the docs list them.
 std::span<const AlgoRow> Algorithms();
-// Error lists the known names.
-Result<std::unique_ptr<Regressor>> MakeRegressor(const std::string& name);
+// A new (unfitted) model of algorithm `name`, made with `options`. Error lists the known names.
+Result<std::unique_ptr<Regressor>> MakeRegressor(const std::string& name, const RegressorOptions& options = {});
 // The algorithm's default feature set ("all" for an unknown name).
 std::string DefaultFeatureSet(const std::string& algo);
 

@@ -99,35 +99,8 @@ std::pair<double, double> IntervalOf(const Prediction& p) {
 // slices while their compute slices (the profile's "Ng") and memory slices
 // (the guide's "Fraction of Memory" in eighths) fit the GPU's (7 and 8 on an
 // A100); the hardware's finer placement rules (which start slots a profile
-// may use) are not modelled.
-struct MigSlices {
-  int compute = 0;
-  int memory = 0;
-};
-
-// The profile `mig` of GPU type `gpu`; nullptr if that GPU has none of that name.
-const MigProfile* FindMigProfile(const std::string& gpu, const std::string& mig) {
-  Result<std::string> canonical = CanonicalMigProfile(mig);
-  if (!canonical.ok()) return nullptr;
-  for (const MigProfile& p : MigProfiles(gpu)) {
-    if (p.name == *canonical) return &p;
-  }
-  return nullptr;
-}
-
-MigSlices SlicesOf(const MigProfile& p) {
-  return {p.compute_slices, static_cast<int>(std::lround(p.mem_bw_fraction * 8))};
-}
-
-// Every slice of a GPU type: its largest profile's (7g.80gb: 7 compute, 8 memory).
-MigSlices GpuSlices(const std::string& gpu) {
-  MigSlices all;
-  for (const MigProfile& p : MigProfiles(gpu)) {
-    all.compute = std::max(all.compute, SlicesOf(p).compute);
-    all.memory = std::max(all.memory, SlicesOf(p).memory);
-  }
-  return all;
-}
+// may use) are not modelled. The profile and slice lookups (FindMigProfile,
+// MigSlicesOf, GpuMigSlices) are the GPU table's: features/gpu_specs.h.
 
 // A running MIG job on its GPU.
 struct SliceResident {
@@ -348,7 +321,7 @@ class PolicyScheduler : public Scheduler {
           return Status::Error("job " + std::to_string(job.id) + ": GPU " + std::to_string(g) + " (" + type +
                                ") has no MIG profile '" + job.spec.mig + "'");
         }
-        slices_on_gpu_[static_cast<size_t>(g)].push_back({job.id, p->name, SlicesOf(*p), job.prediction.util});
+        slices_on_gpu_[static_cast<size_t>(g)].push_back({job.id, p->name, MigSlicesOf(*p), job.prediction.util});
       }
       return Status::Ok();
     }
@@ -405,7 +378,7 @@ class PolicyScheduler : public Scheduler {
       for (const SliceResident& r : slices_on_gpu_[g]) {
         slices.push_back({{"id", r.id}, {"mig", r.profile}, {"predicted_util", r.util}});
       }
-      const MigSlices all = GpuSlices(gpu.type), used = SlicesUsed(g);
+      const MigSlices all = GpuMigSlices(gpu.type), used = SlicesUsed(g);
       // Held against whole-GPU jobs while it holds slices (a reader of this view, such as the
       // Kubernetes extender, then puts no whole-GPU pod there).
       exclusive = exclusive || !slices.empty();
@@ -489,7 +462,7 @@ class PolicyScheduler : public Scheduler {
       const std::string type = TypeOf(j.spec);
       const MigProfile* p = FindMigProfile(type, j.spec.mig);
       if (!p || j.spec.gpus != 1) continue;  // refused by the prediction; never placed
-      const MigSlices need = SlicesOf(*p), all = GpuSlices(type);
+      const MigSlices need = MigSlicesOf(*p), all = GpuMigSlices(type);
       int best = -1;
       for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
         if (cluster_.gpus[g].type != type || whole[g]) continue;
@@ -515,7 +488,7 @@ class PolicyScheduler : public Scheduler {
     const std::string type = TypeOf(job.spec);
     const MigProfile* p = FindMigProfile(type, job.spec.mig);
     if (!p) return "pending: a " + type + " GPU has no MIG profile '" + job.spec.mig + "'";
-    const MigSlices need = SlicesOf(*p), all = GpuSlices(type);
+    const MigSlices need = MigSlicesOf(*p), all = GpuMigSlices(type);
     int of_type = 0, whole = 0, mig = 0;
     for (size_t g = 0; g < cluster_.gpus.size(); ++g) {
       if (cluster_.gpus[g].type != type) continue;
