@@ -390,6 +390,8 @@ local function parse_items(text, sep, where, conf)
       local path = pct_decode(v)
       -- Relative to what? slurmctld's directory means nothing to the user: refuse.
       if path:sub(1, 1) ~= "/" then user_error(where .. ": model=" .. v .. ": want an absolute path") end
+      -- A NUL byte (declared %00) ends the C string popen gets: the command would be cut there.
+      if path:find("%z") then user_error(where .. ": model=" .. v .. ": a path cannot contain a NUL byte (%00)") end
       d.models = d.models or {}
       local found = false
       for _, m in ipairs(d.models) do

@@ -970,6 +970,15 @@ for _, tpn in ipairs({ "gres:gpu:a100_3g.40gb:1", "gres:gpu:1", "gres:shard:2", 
   check("MIG modify to " .. tpn .. " refused", rc == 2072 and l:find("was predicted for MIG slice 1g.10gb", 1, true), l)
 end
 
+-- Hostile declarations and requests (docs/security.md "Slurm plugin inputs"): each is refused at once
+-- with a message that names it, never a shell error shown as a timeout, a stall, or a count Slurm cannot read.
+conf()
+for _, nul in ipairs({ "%00", "\0" }) do
+  local t0 = socket.gettime()
+  refused("a NUL byte in the model path (" .. (nul == "\0" and "raw" or "%00") .. ")",
+          { comment = "model=" .. T .. "/m.onnx" .. nul .. "x,batch=8" }, "a path cannot contain a NUL byte (%00)")
+  check(string.format("... refused at once (%.3f s)", socket.gettime() - t0), socket.gettime() - t0 < 0.5, socket.gettime() - t0)
+end
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")
 EOF
