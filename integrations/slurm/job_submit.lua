@@ -122,6 +122,7 @@ local function config_error(msg) error({ kind = "config", msg = msg }, 0) end
 -- number Lua 5.1 cannot format with %d (batch=99999999999999999999).
 local MAX_BATCH = 16777216
 local MAX_DIM = 16777216
+local MAX_REPEAT = 1000  -- passes of one network per step (src/service/job.h kMaxModelRepeat)
 local function in_limit(v, max)
   return v:match("^%d+$") ~= nil and #v <= 9 and tonumber(v) >= 1 and tonumber(v) <= max
 end
@@ -395,7 +396,12 @@ local function parse_items(text, sep, where, conf)
       d.models = d.models or {}
       local found = false
       for _, m in ipairs(d.models) do
-        if m.path == path then m.n = m.n + 1; found = true end
+        if m.path == path then
+          -- gpucast serve's bound (src/service/job.h kMaxModelRepeat); cli mode passes one
+          -- --model per pass, so an unbounded count would build an unbounded command line.
+          if m.n >= MAX_REPEAT then user_error(where .. ": model=" .. v .. " given more than " .. MAX_REPEAT .. " times") end
+          m.n = m.n + 1; found = true
+        end
       end
       if not found then
         if #d.models >= 16 then user_error(where .. ": more than 16 different model= networks") end

@@ -979,6 +979,16 @@ for _, nul in ipairs({ "%00", "\0" }) do
           { comment = "model=" .. T .. "/m.onnx" .. nul .. "x,batch=8" }, "a path cannot contain a NUL byte (%00)")
   check(string.format("... refused at once (%.3f s)", socket.gettime() - t0), socket.gettime() - t0 < 0.5, socket.gettime() - t0)
 end
+do
+  local t0 = socket.gettime()
+  refused("one model= given 1001 times (the service's bound is 1000 passes)",
+          { comment = M .. string.rep(",model=" .. T .. "/m.onnx", 1000) }, "/m.onnx given more than 1000 times")
+  check(string.format("... refused at once (%.3f s)", socket.gettime() - t0), socket.gettime() - t0 < 0.5, socket.gettime() - t0)
+  t0 = socket.gettime()
+  refused("one model= given 100001 times (a 4 MB comment)",
+          { comment = M .. string.rep(",model=" .. T .. "/m.onnx", 100000) }, "given more than 1000 times")
+  check(string.format("... refused within 1 s (%.3f s)", socket.gettime() - t0), socket.gettime() - t0 < 1, socket.gettime() - t0)
+end
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")
 EOF
