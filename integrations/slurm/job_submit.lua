@@ -478,6 +478,12 @@ local function parse_tres(s)
     local e = { name = parts[1] or "", text = item }
     local last = parts[#parts]
     if #parts >= 2 and last:match("^%d+$") then
+      -- A count of 10 digits or more (gpu:99999999999999999999) is no count of GPUs or shares:
+      -- as a Lua number it would be written back as gres:gpu:1e+20.
+      if #last > 9 and (e.name == "gpu" or e.name == "shard" or e.name == "mps") then
+        user_error("'" .. item:gsub("^gres[:/]", "") .. "': " .. #last .. " digits is no count of " .. e.name ..
+                   " (at most 9 digits)")
+      end
       e.count = tonumber(last)
       if #parts >= 3 then e.type = parts[2] end
     else

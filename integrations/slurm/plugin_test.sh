@@ -989,6 +989,15 @@ do
           { comment = M .. string.rep(",model=" .. T .. "/m.onnx", 100000) }, "given more than 1000 times")
   check(string.format("... refused within 1 s (%.3f s)", socket.gettime() - t0), socket.gettime() - t0 < 1, socket.gettime() - t0)
 end
+refused("--gres=gpu:99999999999999999999", { comment = M, tres_per_node = "gres:gpu:99999999999999999999" },
+        "'gpu:99999999999999999999': 20 digits is no count of gpu (at most 9 digits)")
+refused("--gpus-per-task=4294967295", { comment = M, tres_per_task = "gres:gpu:4294967295" },
+        "'gpu:4294967295': 10 digits is no count of gpu")
+refused("--gres=shard:99999999999 without a model", { tres_per_node = "gres:shard:99999999999" }, "11 digits is no count of shard")
+do
+  local rc, dd, l = submit({ tres_per_node = "gres:nic:99999999999" })
+  check("another gres with a long count is not gpucast's: accepted unchanged", rc == 0 and dd.tres_per_node == "gres:nic:99999999999", l)
+end
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")
 EOF
