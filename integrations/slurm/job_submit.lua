@@ -945,6 +945,22 @@ local function service_gpus(d)
   return d.nodes and math.floor(d.gpus / d.nodes) or d.gpus
 end
 
+-- An ltn12 sink into table t that stops the request after `limit` bytes: the deputy's answer is
+-- held in slurmctld's memory (curl's, in upload mode, goes through head -c OUT_LIMIT). Before,
+-- a service sending an endless body filled slurmctld's memory until timeout_s.
+local TOO_LARGE = "gpucast: answer too large"
+local function bounded_sink(t, limit)
+  local n = 0
+  return function(chunk, err)
+    if chunk then
+      n = n + #chunk
+      if n > limit then return nil, TOO_LARGE end
+      t[#t + 1] = chunk
+    end
+    return 1
+  end
+end
+
 -- Mode service with deputy_token_file: one HTTP request from inside slurmctld, no process.
 -- The service opens the model as uid:gid (src/service/read_as.h), so nothing is read on
 -- the user's behalf that the user could not read.
@@ -995,7 +1011,8 @@ local function predict_as_deputy(conf, d, uid, gid)
                 -- The service stops reading and analysing when the plugin stops waiting.
                 ["X-Gpucast-Deadline-Ms"] = string.format("%d", math.floor(predict_seconds(conf) * 1000)),
                 ["X-Gpucast-Read-As"] = string.format("%d:%d", uid, gid) },
-    source = socket_ltn12.source.string(body), sink = socket_ltn12.sink.table(chunks) }
+    source = socket_ltn12.source.string(body), sink = bounded_sink(chunks, OUT_LIMIT) }
+  if not ok and code == TOO_LARGE then config_error("gpucast service: its answer is larger than " .. OUT_LIMIT .. " bytes") end
   if not ok and code == "timeout" then config_error("gpucast service: no answer within " .. conf.timeout_s .. " s") end
   if not ok then config_error("gpucast service unreachable: " .. tostring(code)) end
   return service_answer(tonumber(code) or 0, table.concat(chunks), uid, gpus)

@@ -11,11 +11,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../../tests/lib/serve.sh"
 command -v lua5.1 >/dev/null || { echo "plugin test: FAILED: lua5.1 missing (make deps)" >&2; exit 1; }
 T=$(mktemp -d /tmp/gpucast-plugin.XXXXXX)
-SLOW_PID=""; CAPTURE_PID=""; SERVE_PID=""
+SLOW_PID=""; CAPTURE_PID=""; SERVE_PID=""; EVIL_PID=""
 cleanup() {
   [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null
   [ -n "$SLOW_PID" ] && kill "$SLOW_PID" 2>/dev/null
   [ -n "$CAPTURE_PID" ] && kill "$CAPTURE_PID" 2>/dev/null
+  [ -n "$EVIL_PID" ] && kill "$EVIL_PID" 2>/dev/null
   [ -s "$T/escaped.pid" ] && kill "$(cat "$T/escaped.pid")" 2>/dev/null
   rm -rf "$T"
 }
@@ -152,7 +153,52 @@ while True:
     c.close()
 EOF
 /usr/bin/python3 "$T/capture.py" "$T/capture.port" "$T/captured" & CAPTURE_PID=$!
-for _ in $(seq 50); do [ -s "$T/slow.port" ] && [ -s "$T/capture.port" ] && break; sleep 0.1; done
+# A broken service (mode in $T/evil.port.mode): closes at once, answers garbage, an endless body
+# (4000 MiB), or a 200 whose numbers are no prediction (util:V, mem:V, cap:V).
+cat > "$T/evil.py" <<'EOF'
+import socket, sys, os
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+mode_file = sys.argv[1] + ".mode"  # what to answer: written by the test
+while True:
+    c, _ = s.accept()
+    try:
+        c.settimeout(2)
+        data = b""  # the whole request (unread bytes at close would reset the connection)
+        while b"\r\n\r\n" not in data:
+            data += c.recv(65536)
+        head, body = data.split(b"\r\n\r\n", 1)
+        n = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                n = int(line.split(b":")[1])
+        while len(body) < n:
+            body += c.recv(65536)
+        mode = open(mode_file).read().strip()
+        def ans(body, code=b"200 OK"):
+            c.sendall(b"HTTP/1.1 " + code + b"\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        if mode == "close": pass
+        elif mode == "garbage": c.sendall(b"\x00\xff garbage\r\n\r\n")
+        elif mode == "huge":
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+            chunk = b"x" * 1048576
+            for i in range(4000): c.sendall(chunk)
+        elif mode.startswith("util:"):
+            u = mode[5:].encode()
+            ans(b'{"predicted_util": ' + u + b', "predicted_util_interval": [' + u + b', ' + u + b'], "gpu_mem_interval": {"high": 100.0, "low": 50.0}, "gpu_mem_capacity_mib": 24576.0}')
+        elif mode.startswith("mem:"):
+            u = mode[4:].encode()
+            ans(b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0], "gpu_mem_interval": {"high": ' + u + b', "low": 50.0}, "gpu_mem_capacity_mib": 24576.0}')
+        elif mode.startswith("cap:"):
+            u = mode[4:].encode()
+            ans(b'{"predicted_util": 52.5, "predicted_util_interval": [40.0, 61.0], "gpu_mem_interval": {"high": 100.0, "low": 50.0}, "gpu_mem_capacity_mib": ' + u + b'}')
+    except OSError:
+        pass
+    c.close()
+EOF
+/usr/bin/python3 "$T/evil.py" "$T/evil.port" & EVIL_PID=$!
+for _ in $(seq 50); do [ -s "$T/evil.port" ] && [ -s "$T/slow.port" ] && [ -s "$T/capture.port" ] && break; sleep 0.1; done
 echo "0123456789abcdef" > "$T/deputy.token"
 mkdir -p "$T/my models" "$T/overuse"
 touch "$T/my models/m%1.onnx" "$T/my models/a=b,c.onnx"
@@ -997,6 +1043,27 @@ refused("--gres=shard:99999999999 without a model", { tres_per_node = "gres:shar
 do
   local rc, dd, l = submit({ tres_per_node = "gres:nic:99999999999" })
   check("another gres with a long count is not gpucast's: accepted unchanged", rc == 0 and dd.tres_per_node == "gres:nic:99999999999", l)
+end
+-- A broken service, in deputy and upload mode: refused as the operator's problem (fail closed),
+-- within timeout_s, never sized by numbers that are no prediction.
+do
+  local EVP = io.open(T .. "/evil.port"):read("*a")
+  local function broken(mode, want)
+    local f = io.open(T .. "/evil.port.mode", "w"); f:write(mode); f:close()
+    for _, m in ipairs({ "deputy", "upload" }) do
+      conf("mode = service\nurl = http://127.0.0.1:" .. EVP .. "\n" ..
+           (m == "deputy" and ("deputy_token_file = " .. T .. "/deputy.token\n") or ""))
+      local t0 = socket.gettime()
+      local rc, _, l = submit({ comment = M })
+      local dt = socket.gettime() - t0
+      check(string.format("%s mode, service answers %s: refused as misconfigured, naming why (%.3f s)", m, mode, dt),
+            rc == -1 and l:find("log_user gpucast: " .. "gpucast is misconfigured", 1, true) ~= nil and
+            (m == "upload" or l:find(want, 1, true) ~= nil) and dt < 2, l)
+    end
+  end
+  broken("close", "unreachable")
+  broken("huge", "its answer is larger than 1048576 bytes")
+  conf()
 end
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")
