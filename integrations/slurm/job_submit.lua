@@ -1024,7 +1024,7 @@ local no_deadline_flag = {}  -- gpucast binaries that lack it (per slurmctld)
 
 -- Returns { util, low, high } (percent) and mem_high, mem_cap (MiB, nil if not predicted);
 -- raises user/config errors.
-local function predict(conf, d, uid, gid)
+local function predict_unchecked(conf, d, uid, gid)
   if conf.mode == "service" and conf.deputy_token_file ~= "" then return predict_as_deputy(conf, d, uid, gid) end
   if conf.mode == "service" and not single_network(d) then
     user_error("this site's gpucast uploads one graph per job (mode service without deputy_token_file): a job " ..
@@ -1140,6 +1140,27 @@ local function predict(conf, d, uid, gid)
     user_error(msg)
   end
   config_error("gpucast predict failed (exit " .. tostring(rc) .. "): " .. line)
+end
+
+-- gpucast's predictions are percentages in [0, 100] (src/predict clamps them) and MiB: an answer
+-- outside them (a broken or foreign service, a number that does not parse) is no prediction to size
+-- a job by. Before, util -5 or 1e999 was sized as 1 or 8 shards, silently.
+local function predict(conf, d, uid, gid)
+  local p = predict_unchecked(conf, d, uid, gid)
+  local from = p.service and "the gpucast service's answer" or "gpucast predict --json"
+  local function finite(v) return type(v) == "number" and v == v and v > -math.huge and v < math.huge end
+  for _, k in ipairs({ "util", "low", "high" }) do
+    if not finite(p[k]) or p[k] < 0 or p[k] > 100 then
+      config_error(from .. " has utilization " .. k .. " = " .. tostring(p[k]) .. ", not a percentage in [0, 100]")
+    end
+  end
+  if p.mem_high ~= nil and (not finite(p.mem_high) or p.mem_high < 0) then
+    config_error(from .. " has gpu_mem_interval.high = " .. tostring(p.mem_high) .. ", not a finite MiB >= 0")
+  end
+  if p.mem_cap ~= nil and not finite(p.mem_cap) then
+    config_error(from .. " has gpu_mem_capacity_mib = " .. tostring(p.mem_cap) .. ", not a finite MiB")
+  end
+  return p
 end
 
 -- Decisions -----------------------------------------------------------------------

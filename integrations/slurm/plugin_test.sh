@@ -1063,6 +1063,13 @@ do
   end
   broken("close", "unreachable")
   broken("huge", "its answer is larger than 1048576 bytes")
+  for _, v in ipairs({ "-5", "150", "1e999", "-1e999", "1e-" }) do broken("util:" .. v, "not a percentage in [0, 100]") end
+  broken("mem:-5", "gpu_mem_interval.high = -5, not a finite MiB >= 0")
+  broken("mem:1e999", "gpu_mem_interval.high = inf")
+  broken("cap:1e999", "gpu_mem_capacity_mib = inf, not a finite MiB")
+  local f = io.open(T .. "/evil.port.mode", "w"); f:write("util:0"); f:close()
+  conf("mode = service\nurl = http://127.0.0.1:" .. EVP .. "\ndeputy_token_file = " .. T .. "/deputy.token\n")
+  sized("a service predicting 0% (a real percentage): one shard", { comment = M }, "gres:shard:1")
   conf()
 end
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
