@@ -497,6 +497,18 @@ Result<PodJob> ReadPodJob(const json& pod) {
   // is an error; products of different slices, or of a slice and a whole GPU,
   // are too (the pod's slice is not known at admission).
   const json* selector = spec ? Member(*spec, "nodeSelector") : nullptr;
+  // PodSpec.NodeSelector is map[string]string (k8s.io/api/core/v1 types.go): the API server
+  // decodes no other pod, so an object of strings or nothing. Anything else is no pod to read
+  // (before, a non-string product was ignored and the pod predicted on the whole GPU).
+  if (selector && !selector->is_null()) {
+    if (!selector->is_object()) return Status::Error("the pod: spec.nodeSelector: want an object of strings");
+    for (const auto& [key, v] : selector->items()) {
+      if (!v.is_string()) {
+        return Status::Error("the pod: spec.nodeSelector." + Printable(key) + ": want a string (a label value), got " +
+                             Printable(v.dump()));
+      }
+    }
+  }
   const json* product = selector ? Member(*selector, kLabelGpuProduct) : nullptr;
   ASSIGN_OR_RETURN(Products allowed, AffinityProducts(spec, kLabelGpuProduct));
   const std::string affinity_where = std::string("required node affinity ") + kLabelGpuProduct;

@@ -225,6 +225,23 @@ TEST(ReadPodJob, UnknownOrMalformedMigResourcesNameTheContainerAndTheResource) {
   EXPECT_THAT(ReadPodJob(pod).message(), HasSubstr("2 containers ask for GPUs (train, log-shipper)"));
 }
 
+// PodSpec.nodeSelector is map[string]string (k8s.io/api/core/v1): a value of another type, or a
+// selector that is no object, is refused naming it; before, a non-string product was ignored and
+// the pod predicted on the whole GPU of the --cluster. null (omitted) is no selector.
+TEST(ReadPodJob, ANodeSelectorThatIsNoMapOfStringsIsRefused) {
+  json pod = FixturePod();
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", 7}};
+  EXPECT_EQ(ReadPodJob(pod).message(), "the pod: spec.nodeSelector.nvidia.com/gpu.product: want a string (a label value), got 7");
+  pod["spec"]["nodeSelector"] = {{"zone", {{"a", 1}}}, {"nvidia.com/gpu.product", "A100-SXM4-40GB-MIG-1g.5gb"}};
+  EXPECT_EQ(ReadPodJob(pod).message(), "the pod: spec.nodeSelector.zone: want a string (a label value), got {\"a\":1}");
+  pod["spec"]["nodeSelector"] = json::array({"nvidia.com/gpu.product"});
+  EXPECT_EQ(ReadPodJob(pod).message(), "the pod: spec.nodeSelector: want an object of strings");
+  pod["spec"]["nodeSelector"] = nullptr;
+  Result<PodJob> job = ReadPodJob(pod);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(job->mig, "");
+}
+
 // The single strategy: nvidia.com/gpu on nodes labelled nvidia.com/gpu.product=<GPU>-MIG-<profile>,
 // which the pod selects.
 TEST(ReadPodJob, ASingleStrategyNodeSelectorNamesTheGpuAndTheSlice) {
