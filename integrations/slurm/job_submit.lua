@@ -377,6 +377,14 @@ local function urlenc(s)
   return (tostring(s):gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
+-- A user's value as messages and slurmctld.log show it: at most 256 bytes, then how long it was
+-- (a 1 MB job name or declaration item was echoed whole, per submission, into both).
+local function shown(v)
+  v = tostring(v)
+  if #v <= 256 then return v end
+  return v:sub(1, 256) .. "... (" .. #v .. " bytes)"
+end
+
 -- The job's model declaration ------------------------------------------------
 
 -- Parses "k=v" items separated by `sep` (a Lua pattern class). Raises a user error.
@@ -384,22 +392,22 @@ local function parse_items(text, sep, where, conf)
   local d = { dims = {}, attrs = {} }
   for item in text:gmatch("[^" .. sep .. "]+") do
     local k, v = item:match("^([%w_%.]+)=(.+)$")
-    if not k then user_error(where .. ": malformed item '" .. item .. "' (want KEY=VALUE)") end
+    if not k then user_error(where .. ": malformed item '" .. shown(item) .. "' (want KEY=VALUE)") end
     if k == "model" then
       -- Each model= is one forward+backward pass of that network per training step, as
       -- `gpucast predict --model` counts them: model=G,model=D,model=D is a GAN step.
       local path = pct_decode(v)
       -- Relative to what? slurmctld's directory means nothing to the user: refuse.
-      if path:sub(1, 1) ~= "/" then user_error(where .. ": model=" .. v .. ": want an absolute path") end
+      if path:sub(1, 1) ~= "/" then user_error(where .. ": model=" .. shown(v) .. ": want an absolute path") end
       -- A NUL byte (declared %00) ends the C string popen gets: the command would be cut there.
-      if path:find("%z") then user_error(where .. ": model=" .. v .. ": a path cannot contain a NUL byte (%00)") end
+      if path:find("%z") then user_error(where .. ": model=" .. shown(v) .. ": a path cannot contain a NUL byte (%00)") end
       d.models = d.models or {}
       local found = false
       for _, m in ipairs(d.models) do
         if m.path == path then
           -- gpucast serve's bound (src/service/job.h kMaxModelRepeat); cli mode passes one
           -- --model per pass, so an unbounded count would build an unbounded command line.
-          if m.n >= MAX_REPEAT then user_error(where .. ": model=" .. v .. " given more than " .. MAX_REPEAT .. " times") end
+          if m.n >= MAX_REPEAT then user_error(where .. ": model=" .. shown(v) .. " given more than " .. MAX_REPEAT .. " times") end
           m.n = m.n + 1; found = true
         end
       end
@@ -409,21 +417,21 @@ local function parse_items(text, sep, where, conf)
       end
       d.model = d.models[1].path
     elseif k == "batch" then
-      if not in_limit(v, MAX_BATCH) then user_error(where .. ": batch=" .. v .. ": want an integer in [1, " .. MAX_BATCH .. "]") end
+      if not in_limit(v, MAX_BATCH) then user_error(where .. ": batch=" .. shown(v) .. ": want an integer in [1, " .. MAX_BATCH .. "]") end
       d.batch = tonumber(v)
     elseif k == "amp" then
-      if v ~= "0" and v ~= "1" then user_error(where .. ": amp=" .. v .. ": want 0 or 1") end
+      if v ~= "0" and v ~= "1" then user_error(where .. ": amp=" .. shown(v) .. ": want 0 or 1") end
       d.amp = (v == "1")
     elseif k:match("^dim%.[%w_]+$") then
-      if not in_limit(v, MAX_DIM) then user_error(where .. ": " .. k .. "=" .. v .. ": want an integer in [1, " .. MAX_DIM .. "]") end
+      if not in_limit(v, MAX_DIM) then user_error(where .. ": " .. shown(k) .. "=" .. shown(v) .. ": want an integer in [1, " .. MAX_DIM .. "]") end
       d.dims[k:sub(5)] = tonumber(v)
     elseif k:match("^attr%.[%w_]+$") then
       -- Letters, digits, '_' and '.': the values gpucast predict --attr takes (optimizer=adamw,
       -- loader_ms_per_sample=2.5, trainable_fraction=0.25); gpucast checks them (docs/features.md).
-      if not v:match("^[%w_%.]+$") then user_error(where .. ": " .. k .. "=" .. v .. ": bad value") end
+      if not v:match("^[%w_%.]+$") then user_error(where .. ": " .. shown(k) .. "=" .. shown(v) .. ": bad value") end
       d.attrs[k:sub(6)] = v
     else
-      user_error(where .. ": unknown key '" .. k .. "' (known: model, batch, amp, dim.NAME, attr.KEY)")
+      user_error(where .. ": unknown key '" .. shown(k) .. "' (known: model, batch, amp, dim.NAME, attr.KEY)")
     end
   end
   if not d.model then user_error(where .. ": no model=PATH") end
@@ -481,7 +489,7 @@ local function parse_tres(s)
       -- A count of 10 digits or more (gpu:99999999999999999999) is no count of GPUs or shares:
       -- as a Lua number it would be written back as gres:gpu:1e+20.
       if #last > 9 and (e.name == "gpu" or e.name == "shard" or e.name == "mps") then
-        user_error("'" .. item:gsub("^gres[:/]", "") .. "': " .. #last .. " digits is no count of " .. e.name ..
+        user_error("'" .. shown((item:gsub("^gres[:/]", ""))) .. "': " .. #last .. " digits is no count of " .. e.name ..
                    " (at most 9 digits)")
       end
       e.count = tonumber(last)
@@ -1212,7 +1220,7 @@ end
 local function who(uid, name, jobid)
   local s = "uid=" .. tostring(uid)
   if jobid then s = s .. " job=" .. tostring(jobid) end
-  if name and name ~= "" then s = s .. " name=" .. name end
+  if name and name ~= "" then s = s .. " name=" .. shown(name) end
   return s
 end
 

@@ -1073,6 +1073,19 @@ do
   sized("a service predicting 0% (a real percentage): one shard", { comment = M }, "gres:shard:1")
   conf()
 end
+-- A 1 MB job name and a 1 MB declaration item reach the user and slurmctld.log as 256 bytes and
+-- their length (they were echoed whole, per submission).
+do
+  local big = string.rep("x", 1048576)
+  local rc, _, l = submit({ comment = "model=" .. big, name = big })
+  check(string.format("a 1 MB name and a 1 MB item: refused, %d bytes of log in all", #l),
+        rc == -1 and #l < 4096 and l:find("name=" .. string.rep("x", 256) .. "... (1048576 bytes)", 1, true) ~= nil and
+        l:find("log_user gpucast: rejected: --comment: model=" .. string.rep("x", 256) .. "... (1048576 bytes): want an " ..
+               "absolute path", 1, true) ~= nil,
+        l:sub(1, 2000))
+  rc, _, l = submit({ comment = M .. ",dim." .. big .. "=0" })
+  check(string.format("a 1 MB dim name: refused, %d bytes of log", #l), rc == -1 and #l < 4096, #l)
+end
 if failed > 0 then print("plugin test: FAILED (" .. failed .. ")"); os.exit(1) end
 print("plugin test: PASSED")
 EOF
