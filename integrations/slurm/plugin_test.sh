@@ -111,14 +111,10 @@ while True:
     c.close()
 EOF
 /usr/bin/python3 "$T/slow.py" "$T/slow.port" & SLOW_PID=$!
-# A service that records each request (line and body) and answers 52.5% (interval 40-61).
-cat > "$T/capture.py" <<'EOF'
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0)); s.listen(8)
-open(sys.argv[1], "w").write(str(s.getsockname()[1]))
-while True:
-    c, _ = s.accept()
+# One HTTP request read whole (the stub services below import it from $T).
+cat > "$T/httpreq.py" <<'EOF'
+def read_request(c):
+    """(everything read, head, body): up to the blank line, then Content-Length bytes of body."""
     data = b""
     while b"\r\n\r\n" not in data:
         data += c.recv(65536)
@@ -129,6 +125,18 @@ while True:
             n = int(line.split(b":")[1])
     while len(body) < n:
         body += c.recv(65536)
+    return data, head, body
+EOF
+# A service that records each request (line and body) and answers 52.5% (interval 40-61).
+cat > "$T/capture.py" <<'EOF'
+import socket, sys
+from httpreq import read_request
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    data, head, body = read_request(c)
     open(sys.argv[2], "wb").write(head + b"\n" + body)
     # As the service does: a request with "gpus": N (body or query) is answered for one
     # data-parallel rank, and the answer echoes "gpus"; the file "no-gpus-echo" stops the echo.
@@ -157,6 +165,7 @@ EOF
 # (4000 MiB), or a 200 whose numbers are no prediction (util:V, mem:V, cap:V).
 cat > "$T/evil.py" <<'EOF'
 import socket, sys, os
+from httpreq import read_request
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", 0)); s.listen(8)
 open(sys.argv[1], "w").write(str(s.getsockname()[1]))
@@ -165,16 +174,7 @@ while True:
     c, _ = s.accept()
     try:
         c.settimeout(2)
-        data = b""  # the whole request (unread bytes at close would reset the connection)
-        while b"\r\n\r\n" not in data:
-            data += c.recv(65536)
-        head, body = data.split(b"\r\n\r\n", 1)
-        n = 0
-        for line in head.split(b"\r\n"):
-            if line.lower().startswith(b"content-length:"):
-                n = int(line.split(b":")[1])
-        while len(body) < n:
-            body += c.recv(65536)
+        data, head, body = read_request(c)  # the whole request (unread bytes at close would reset the connection)
         mode = open(mode_file).read().strip()
         def ans(body, code=b"200 OK"):
             c.sendall(b"HTTP/1.1 " + code + b"\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
