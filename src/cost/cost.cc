@@ -6,6 +6,9 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "cost/rules.h"
 #include "cost/saved_rules.h"
@@ -111,24 +114,51 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   // Weights: parameters, and values computed from parameters only by free ops
   // (Transpose of a Linear weight, Slice/Concat gate reordering of recurrent
   // weights, Identity/Cast of a tied weight, Unsqueeze of a position table...).
-  // Each maps to the parameter tensors ("roots") it is made of; totals count
-  // every root once, at the first node that computes with it or mixes it with
-  // activations.
-  std::map<std::string, std::set<std::string>> roots;
+  // Each weight is a node of a DAG: a parameter is a root (`root_of`: itself,
+  // or the original of a tied copy), a made weight lists the weights it was
+  // made from (`parts`). Totals count every root once, at the first node that
+  // computes with it or mixes it with activations; a walk resolves a weight's
+  // roots and never enters a weight twice for one purpose (`Walk`), so a chain
+  // of n free ops over weights costs O(n), not the O(n^2) of copying each
+  // weight's set of roots into the next.
+  std::unordered_map<std::string, std::string> root_of;
+  std::unordered_map<std::string, std::vector<std::string>> parts;
   {
-    std::set<std::string> produced;
+    std::unordered_set<std::string> produced;
     for (const Node& node : graph.nodes)
       for (const std::string& o : node.outputs) produced.insert(o);
-    for (const auto& [name, t] : graph.tensors)
-      if (t.is_param && !produced.count(name)) roots[name] = {name};
+    // A copy the exporter wrote of a tied matrix is its original; an Identity
+    // output that is a parameter of its own (merged by value) is its own root
+    // (TensorInfo::tied_to, own_param; graph/param_ties.h).
+    for (const auto& [name, t] : graph.tensors) {
+      if (!t.is_param) continue;
+      if (t.own_param) root_of[name] = name;
+      else if (!produced.count(name)) root_of[name] = !t.tied_to.empty() && graph.tensors.count(t.tied_to) ? t.tied_to : name;
+    }
   }
-  auto weight_roots = [&roots](const TensorInfo* t) -> const std::set<std::string>* {
-    if (!t) return nullptr;
-    auto it = roots.find(t->name);
-    if (it != roots.end()) return &it->second;
-    if (t->is_param) return &(roots[t->name] = {t->name});  // a param of unknown origin
-    return nullptr;
+  auto is_weight = [&root_of, &parts](const TensorInfo* t) -> bool {
+    if (!t) return false;
+    if (root_of.count(t->name) || parts.count(t->name)) return true;
+    if (t->is_param) root_of[t->name] = t->name;  // a param of unknown origin
+    return t->is_param;
   };
+  // Calls fn(root) for each root of weight `w` not reached before through `seen`.
+  auto walk = [&root_of, &parts](const std::string& w, std::unordered_set<std::string>* seen, auto&& fn) -> Status {
+    std::vector<const std::string*> stack = {&w};
+    while (!stack.empty()) {
+      const std::string* n = stack.back();
+      stack.pop_back();
+      if (!seen->insert(*n).second) continue;
+      if (auto r = root_of.find(*n); r != root_of.end()) {
+        RETURN_IF_ERROR(fn(r->second));
+        continue;
+      }
+      if (auto p = parts.find(*n); p != parts.end())
+        for (const std::string& q : p->second) stack.push_back(&q);
+    }
+    return Status::Ok();
+  };
+  std::unordered_set<std::string> seen_weight, seen_param, seen_autocast;  // one per purpose
 
   // Memory kept for backward (saved_rules.h): the autocast element size of the
   // float tensors made so far (AMP), the tensors already kept (data inputs are
@@ -173,7 +203,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       }
       args.inputs.push_back(t);
       args.input_requires_grad.push_back(t && grad.count(name) > 0);
-      args.input_is_weight.push_back(weight_roots(t) != nullptr);
+      args.input_is_weight.push_back(is_weight(t));
     }
     for (const std::string& name : node.outputs) {
       auto it = graph.tensors.find(name);
@@ -238,21 +268,21 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     // (Concat of a learned token with the data) consumes them.
     bool consumes = cost->consumes_params;
     if (!consumes) {
-      std::set<std::string> made_of;
+      std::vector<std::string> made_of;  // the weights it is made of (not their roots)
       bool all_weights = true, any_weight = false;
       for (size_t i = 0; i < args.inputs.size(); ++i) {
         const TensorInfo* t = args.inputs[i];
         if (!t || !IsFloat(t->elem_type)) continue;
-        if (const std::set<std::string>* r = weight_roots(t)) {
+        if (is_weight(t)) {
           any_weight = true;
-          made_of.insert(r->begin(), r->end());
+          if (std::find(made_of.begin(), made_of.end(), t->name) == made_of.end()) made_of.push_back(t->name);
         } else {
           all_weights = false;
         }
       }
       if (any_weight && all_weights) {
         for (const TensorInfo* t : args.outputs)
-          if (IsFloat(t->elem_type)) roots[t->name] = made_of;
+          if (IsFloat(t->elem_type) && !t->own_param && !root_of.count(t->name)) parts[t->name] = made_of;
       } else if (any_weight) {
         consumes = true;
       }
@@ -265,8 +295,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     for (size_t i = 0; i < args.inputs.size(); ++i) {
       const TensorInfo* t = args.inputs[i];
       if (!t) continue;
-      const std::set<std::string>* r = weight_roots(t);
-      if (!r) {
+      if (!is_weight(t)) {
         in_bytes += Bytes(*t, half);
         continue;
       }
@@ -277,13 +306,21 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         for (int k : *cost->trainable_inputs) trainable = trainable || static_cast<size_t>(k) == i;
       }
       wbytes += Bytes(*t, false);
-      for (const std::string& root : *r) {
-        const TensorInfo& rt = graph.tensors.at(root);
-        Count rb = Bytes(rt, false), rn = Numel(rt);
-        if (!rb.ok() || !rn.ok()) return Status::Error(where + ": parameter count overflows int64");
+      const Status overflow = Status::Error(where + ": parameter count overflows int64");
+      RETURN_IF_ERROR(walk(t->name, &seen_weight, [&](const std::string& root) -> Status {
+        Count rb = Bytes(graph.tensors.at(root), false);
+        if (!rb.ok()) return overflow;
         weight_tensors[root] = rb.value();
-        if (trainable && IsFloat(rt.elem_type)) param_tensors[root] = rn.value();
-      }
+        return Status::Ok();
+      }));
+      if (trainable)
+        RETURN_IF_ERROR(walk(t->name, &seen_param, [&](const std::string& root) -> Status {
+          const TensorInfo& rt = graph.tensors.at(root);
+          Count rn = Numel(rt);
+          if (!rn.ok()) return overflow;
+          if (IsFloat(rt.elem_type)) param_tensors[root] = rn.value();
+          return Status::Ok();
+        }));
       if (trainable) params += Numel(*t);
     }
     if (!params.ok()) return Status::Error(where + ": parameter count overflows int64");
@@ -296,7 +333,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     if (opts.amp) {
       int64_t widest = 0;  // of the non-weight float inputs
       for (const TensorInfo* t : args.inputs)
-        if (t && IsFloat(t->elem_type) && !weight_roots(t)) widest = std::max(widest, elem_bytes(*t));
+        if (t && IsFloat(t->elem_type) && !is_weight(t)) widest = std::max(widest, elem_bytes(*t));
       for (const TensorInfo* t : args.outputs) {
         if (!IsFloat(t->elem_type) || ElemTypeBytes(t->elem_type) != 4) continue;
         amp_size[t->name] = saved->amp == AmpType::kHalf    ? 2
@@ -311,15 +348,19 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       if (fit != fused.end()) {  // a fused op's export: what the fused op keeps, once
         for (const std::string& name : fit->second.keep) {
           const TensorInfo* t = graph.Tensor(name);
-          if (t && t->shape_known && !weight_roots(t) && kept.insert(storage(name)).second)
+          if (t && t->shape_known && !is_weight(t) && kept.insert(storage(name)).second)
             kept_bytes += Numel(*t) * elem_bytes(*t);
         }
       }
       for (size_t i = 0; i < args.inputs.size() && i < 31; ++i) {
         const TensorInfo* t = args.inputs[i];
         if (!t) continue;
-        if (const std::set<std::string>* r = weight_roots(t)) {
-          if (cast_half && IsFloat(t->elem_type)) autocast_roots.insert(r->begin(), r->end());
+        if (is_weight(t)) {
+          if (cast_half && IsFloat(t->elem_type))
+            RETURN_IF_ERROR(walk(t->name, &seen_autocast, [&](const std::string& root) -> Status {
+              autocast_roots.insert(root);
+              return Status::Ok();
+            }));
           continue;  // weights are resident anyway
         }
         if (fit != fused.end() || !((saved->inputs >> i) & 1)) continue;

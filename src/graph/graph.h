@@ -29,6 +29,14 @@ struct TensorInfo {
   // A trained parameter: a float initializer, a float graph input that is not
   // a data input (weight-free exports), or an Identity/Cast of one.
   bool is_param = false;
+  // For a parameter the exporter wrote twice (param_ties.h: the transpose of
+  // a tied matrix, constant-folded): the parameter it is a copy of, counted
+  // in its place. "" otherwise.
+  std::string tied_to;
+  // An Identity output that is a parameter of its own (param_ties.h: PyTorch's
+  // eval-mode export merged parameters of equal value into one): counted as
+  // its own parameter, not as the one it was merged into.
+  bool own_param = false;
   // A graph input that carries the sample data (batch dimension substituted).
   bool is_data_input = false;
   // Value of small integer tensors (shape constants, folded shape

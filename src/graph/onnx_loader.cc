@@ -25,6 +25,7 @@
 #include "graph/onnx_functions.h"
 #include "graph/onnx_schemas.h"
 #include "graph/opset_gaps.h"
+#include "graph/param_ties.h"
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
 #include "util/checked.h"
@@ -235,6 +236,7 @@ class Loader {
       auto* n = g.mutable_node(i);
       if (n->name().empty()) n->set_name(n->op_type() + "_" + std::to_string(i));
     }
+    identity_of_param_ = IdentityOfParameterOutputs(g);  // before the inliner adds its own Identity nodes
     RETURN_IF_ERROR(InlineModelFunctions());
     // Calls of functions with empty bodies leave nothing to cost: refused as a graph without nodes is.
     if (g.node_size() == 0) return Err("graph has no nodes once its model-local functions are inlined");
@@ -646,7 +648,21 @@ class Loader {
       if (IsDefaultDomain(n.domain()) && (n.op_type() == "Identity" || cast_to_float) &&
           n.input_size() >= 1 && params_.count(n.input(0)) && n.output_size() >= 1) {
         params_.insert(n.output(0));
+        if (n.op_type() == "Identity" && identity_of_param_.count(n.output(0))) own_params_.insert(n.output(0));
       }
+    }
+    tied_to_ = FindTransposedCopies(g, params_);
+    if (!tied_to_.empty()) {
+      // In file order, so the message names the same pair every run.
+      const onnx::TensorProto* first = nullptr;
+      for (const auto& t : g.initializer())
+        if (tied_to_.count(t.name())) {
+          first = &t;
+          break;
+        }
+      Warn(std::to_string(tied_to_.size()) + " parameter(s) hold the transpose of another (a tied weight whose "
+           "Transpose the exporter folded into a copy; first '" + first->name() + "' of '" + tied_to_.at(first->name()) +
+           "'): each is counted as the parameter it copies");
     }
   }
 
@@ -953,6 +969,8 @@ class Loader {
         }
       }
       t.is_param = params_.count(name) > 0;
+      if (auto it = tied_to_.find(name); it != tied_to_.end()) t.tied_to = it->second;
+      t.own_param = own_params_.count(name) > 0;
       t.is_data_input = data.count(name) > 0;
       out.tensors.emplace(name, std::move(t));
     };
@@ -998,6 +1016,10 @@ class Loader {
   std::vector<std::string> data_inputs_;
   std::unordered_set<std::string> weight_inputs_;
   std::unordered_set<std::string> params_;
+  // Parameters written other than as the model holds them (param_ties.h).
+  std::unordered_set<std::string> identity_of_param_;  // found before inlining
+  std::unordered_set<std::string> own_params_;
+  std::unordered_map<std::string, std::string> tied_to_;
   // Who reads each name (IndexConsumers); views into model_'s strings.
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;
   // Node-based map: pointers to values stay valid while it grows.

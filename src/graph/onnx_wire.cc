@@ -9,10 +9,15 @@
 #include <cstring>
 #include <algorithm>
 #include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "graph/param_ties.h"
 
 namespace gpucast {
 namespace {
@@ -39,6 +44,7 @@ constexpr uint32_t kT = 5, kG = 6, kTensors = 10, kGraphs = 11, kSparseTensor = 
 }
 namespace sparse { constexpr uint32_t kValues = 1, kIndices = 2; }
 namespace tensor {
+constexpr uint32_t kDims = 1, kDataType = 2, kRawData = 9;
 // float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data.
 bool IsData(uint32_t f) { return f == 4 || f == 5 || f == 6 || f == 7 || f == 9 || f == 10 || f == 11; }
 }  // namespace tensor
@@ -51,10 +57,29 @@ void AppendVarint(std::string* out, uint64_t v) {
   out->push_back(static_cast<char>(v));
 }
 
+// Reads `n` bytes at offset `pos` of the input (from where the walk began)
+// into dst; false if it cannot. Lets the filter sample a payload it skips.
+using Peek = std::function<bool(int64_t pos, size_t n, char* dst)>;
+
+// Large rank-2 initializer payloads sampled per model (param_ties.h): 32 reads
+// of one element each, so a file of many large matrices stays bounded.
+constexpr int kMaxSampledMatrices = 4096;
+
+// Reads one varint at s[*pos], advancing *pos; false at the end or if malformed.
+bool VarintAt(std::string_view s, size_t* pos, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *pos < s.size(); shift += 7) {
+    unsigned char b = static_cast<unsigned char>(s[(*pos)++]);
+    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
 class Filter {
  public:
-  Filter(CodedInputStream* in, int64_t total_size, const WireLimits& limits)
-      : in_(in), total_(total_size), limits_(limits) {}
+  Filter(CodedInputStream* in, int64_t total_size, const WireLimits& limits, Peek peek)
+      : in_(in), total_(total_size), limits_(limits), peek_(std::move(peek)) {}
 
   // Reads a whole ModelProto up to the end of the input.
   bool Model(std::string* out) {
@@ -213,7 +238,7 @@ class Filter {
       if (ld && field == graph::kValueInfo) {
         ok = SkipField(tag);
       } else if (ld && field == graph::kInitializer) {
-        ok = Nested(tag, out, [&](std::string* o) { return Tensor(o); });
+        ok = Nested(tag, out, [&](std::string* o) { return Tensor(o, /*sample=*/depth == 0); });
       } else if (ld && field == graph::kSparseInitializer) {
         ok = Nested(tag, out, [&](std::string* o) { return Sparse(o); });
       } else if (ld && field == graph::kNode) {
@@ -299,17 +324,38 @@ class Filter {
   // A TensorProto: payload fields over the threshold are skipped. Packed
   // payloads are judged by their length prefix; unpacked elements (and
   // string_data) are collected and dropped together if they add up to more.
-  bool Tensor(std::string* out) {
+  // `sample`: a graph's initializer, whose skipped raw_data of a rank-2 float
+  // matrix is sampled (MatrixSample, written as field kMatrixSampleField after
+  // the tensor's other fields) when its dims and data_type came before it, as
+  // every exporter writes them.
+  bool Tensor(std::string* out, bool sample = false) {
     std::string unpacked;
+    std::vector<int64_t> dims;
+    int32_t type = 0;
+    std::optional<MatrixSample> matrix;
     while (uint32_t tag = in_->ReadTag()) {
       uint32_t field = tag >> 3;
       bool ok;
       if (!tensor::IsData(field)) {
+        const size_t before = out->size();
         ok = CopyField(tag, out);
+        if (ok && sample && (field == tensor::kDims || field == tensor::kDataType)) {
+          std::string_view v(out->data() + before, out->size() - before);
+          size_t pos = 0;
+          uint64_t x = 0, len = 0;
+          VarintAt(v, &pos, &x);  // the tag
+          if (WireType(tag) == kVarint && VarintAt(v, &pos, &x)) {
+            if (field == tensor::kDims) dims.push_back(static_cast<int64_t>(x));
+            else type = static_cast<int32_t>(x);
+          } else if (WireType(tag) == kLengthDelimited && field == tensor::kDims && VarintAt(v, &pos, &len)) {
+            while (pos < v.size() && VarintAt(v, &pos, &x)) dims.push_back(static_cast<int64_t>(x));
+          }
+        }
       } else if (WireType(tag) == kLengthDelimited && field != 6) {
         uint32_t len;
         if (!ReadLength(&len)) return false;
         if (len > kMaxKeptTensorDataBytes) {
+          if (sample && field == tensor::kRawData) matrix = SampleSkipped(dims, type, len);
           ok = in_->Skip(static_cast<int>(len)) || Fail("truncated file");
         } else {
           AppendVarint(out, tag);
@@ -326,7 +372,28 @@ class Filter {
       if (!ok) return false;
     }
     if (static_cast<int64_t>(unpacked.size()) <= kMaxKeptTensorDataBytes) out->append(unpacked);
+    if (matrix) {
+      const std::string enc = EncodeMatrixSample(*matrix);
+      AppendVarint(out, (kMatrixSampleField << 3) | kLengthDelimited);
+      AppendVarint(out, enc.size());
+      out->append(enc);
+      if (!Keep(enc.size() + 4)) return false;
+    }
     return true;
+  }
+
+  // The sample of the raw_data payload of `len` bytes about to be skipped.
+  std::optional<MatrixSample> SampleSkipped(const std::vector<int64_t>& dims, int32_t type, uint32_t len) {
+    const size_t elem = MatrixElemBytes(type);
+    if (!peek_ || dims.size() != 2 || elem == 0 || sampled_ >= kMaxSampledMatrices) return std::nullopt;
+    if (dims[0] < 2 || dims[1] < 2 || dims[0] > INT_MAX || dims[1] > INT_MAX ||
+        static_cast<uint64_t>(dims[0]) * static_cast<uint64_t>(dims[1]) * elem != len)
+      return std::nullopt;
+    ++sampled_;
+    const int64_t start = in_->CurrentPosition();
+    return SampleMatrix(dims[0], dims[1], elem, [this, start, elem](int64_t k, char* dst) {
+      return peek_(start + k * static_cast<int64_t>(elem), elem, dst);
+    });
   }
 
   CodedInputStream* in_;
@@ -337,6 +404,8 @@ class Filter {
   int64_t kept_ = 0;   // bytes copied to the output (tags and values)
   std::string error_;
   LoadFailure failure_ = LoadFailure::kNone;
+  Peek peek_;        // null: payloads are not sampled
+  int sampled_ = 0;  // matrices sampled (kMaxSampledMatrices)
 };
 
 // What a file that starts with `head` is, when it is a PyTorch file rather
@@ -353,7 +422,7 @@ std::string PyTorchFileKind(std::string_view head) {
 }
 
 Result<std::string> Run(google::protobuf::io::ZeroCopyInputStream* stream, int64_t size, const WireLimits& limits,
-                        LoadFailure* why) {
+                        LoadFailure* why, Peek peek) {
   LoadFailure ignored;
   if (!why) why = &ignored;
   *why = LoadFailure::kNotAModel;
@@ -375,7 +444,7 @@ Result<std::string> Run(google::protobuf::io::ZeroCopyInputStream* stream, int64
   if (size >= INT_MAX) return Status::Error("file larger than the 2 GiB protobuf limit");
   CodedInputStream in(stream);
   in.SetTotalBytesLimit(INT_MAX);
-  Filter f(&in, size, limits);
+  Filter f(&in, size, limits, std::move(peek));
   std::string out;
   if (!f.Model(&out)) {
     *why = f.failure();
@@ -407,8 +476,14 @@ Result<std::string> ReadModelBytesWithoutWeightsFromFd(int fd, const WireLimits&
   if (why) *why = LoadFailure::kNotAModel;
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Status::Error("not a regular file");
+  const off_t base = ::lseek(fd, 0, SEEK_CUR);
   google::protobuf::io::FileInputStream stream(fd);
-  Result<std::string> r = Run(&stream, st.st_size, limits, why);
+  Peek peek;
+  if (base >= 0)
+    peek = [fd, base](int64_t pos, size_t n, char* dst) {
+      return ::pread(fd, dst, n, base + static_cast<off_t>(pos)) == static_cast<ssize_t>(n);
+    };
+  Result<std::string> r = Run(&stream, st.st_size - (base > 0 ? base : 0), limits, why, std::move(peek));
   if (stream.GetErrno() != 0) {
     if (why) *why = LoadFailure::kNotAModel;
     r = Status::Error(std::string("read error: ") + std::strerror(stream.GetErrno()));
@@ -423,7 +498,12 @@ Result<std::string> FilterModelBytesWithoutWeights(std::string_view bytes, const
     return Status::Error("file larger than the 2 GiB protobuf limit");
   }
   google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
-  return Run(&stream, static_cast<int64_t>(bytes.size()), limits, why);
+  Peek peek = [bytes](int64_t pos, size_t n, char* dst) {
+    if (pos < 0 || static_cast<uint64_t>(pos) + n > bytes.size()) return false;
+    std::memcpy(dst, bytes.data() + pos, n);
+    return true;
+  };
+  return Run(&stream, static_cast<int64_t>(bytes.size()), limits, why, std::move(peek));
 }
 
 }  // namespace gpucast

@@ -10,7 +10,12 @@
 // graph's. ModelProto.training_info is
 // dropped, and so is GraphProto.value_info (shape annotations the loader
 // infers itself; its entries still count towards max_entries). External data
-// files are never opened.
+// files are never opened. A skipped raw_data payload of a graph initializer of
+// rank 2 and a float type is sampled first (16 elements and 16 of its
+// transpose, read with pread or from memory: graph/param_ties.h), and the
+// sample written into the filtered TensorProto as field kMatrixSampleField,
+// for at most 4,096 matrices per file: how a tied weight the exporter copied
+// is told from a distinct one without reading the weights.
 #pragma once
 
 #include <chrono>
