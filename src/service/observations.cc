@@ -80,13 +80,7 @@ Result<Observation> ParseObservationJson(const std::string& body) {
       // "A100\u0000-80GB" read as the A100-80GB, and was stored up to its NUL
       // ("A100", another GPU): a name is printable ASCII, kept by its canonical name.
       const std::string& name = v.get<std::string>();
-      if (HasControlByte(name) || std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
-        std::string shown = name.substr(0, 64);
-        for (char& b : shown)
-          if (static_cast<unsigned char>(b) < 0x20 || static_cast<unsigned char>(b) >= 0x7F) b = '?';
-        return Status::Error("field 'gpu': a GPU name is printable ASCII (such as A100-80GB), got '" + shown +
-                             (name.size() > 64 ? "..." : "") + "' (a control or non-ASCII byte shown as ?)");
-      }
+      RETURN_IF_ERROR(CheckPrintableName("field 'gpu'", "a GPU name", "A100-80GB", name));
       if (!FindGpuSpec(name)) return FieldError("gpu", "a GPU of the spec table (" + KnownGpuNames() + ")");
       o.gpu = FindGpuSpec(name)->name;
     } else if (key == "share_pct" || key == "overuse_margin") {
