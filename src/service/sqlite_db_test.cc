@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "service/observations.h"
+#include "service/service_fixture.h"
 #include "service/store.h"
 
 namespace gpucast::service {
@@ -19,11 +20,7 @@ namespace fs = std::filesystem;
 
 class SqliteDbTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "gpucast-sqlite-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
+  void SetUp() override { dir_ = testing::MakeTempDir(); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string dir_;
 };
