@@ -1,5 +1,6 @@
 #include "service/http_util.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <set>
@@ -63,6 +64,17 @@ bool HasControlByte(std::string_view s) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) return true;
   }
   return false;
+}
+
+Status CheckPrintableName(const std::string& what, const std::string& noun, const std::string& example,
+                          std::string_view name) {
+  auto printable = [](char c) { return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7F; };
+  if (std::all_of(name.begin(), name.end(), printable)) return Status::Ok();
+  std::string shown(name.substr(0, 64));
+  for (char& c : shown)
+    if (!printable(c)) c = '?';
+  return Status::Error(what + ": " + noun + " is printable ASCII (such as " + example + "), got '" + shown +
+                       (name.size() > 64 ? "..." : "") + "' (a control or non-ASCII byte shown as ?)");
 }
 
 namespace {

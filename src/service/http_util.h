@@ -44,6 +44,17 @@ bool ConstantTimeEqual(const std::string& a, const std::string& b);
 // Whether `s` holds a byte < 0x20 or 0x7F.
 bool HasControlByte(std::string_view s);
 
+// A name looked up in a spec table (a GPU, a MIG profile) is printable ASCII
+// (bytes 0x20 to 0x7E): the tables' spelling rule ignores every byte but letters
+// and digits, so "H100\0" or a right-to-left override before "H100" would read as
+// the H100. Error, naming `what` and quoting the name's first 64 bytes (each byte
+// outside that range shown as '?', "..." after a cut):
+// "field 'gpu': a GPU name is printable ASCII (such as A100-80GB), got 'A100?-80GB'
+// (a control or non-ASCII byte shown as ?)", with `noun` "a GPU name" and
+// `example` "A100-80GB".
+Status CheckPrintableName(const std::string& what, const std::string& noun, const std::string& example,
+                          std::string_view name);
+
 // A JSON body is checked before it is parsed: valid UTF-8, and nesting no
 // deeper than `max_depth` (one linear pass; brackets inside strings do not
 // count). Errors: "request body: not valid UTF-8", "request body: JSON nested

@@ -49,6 +49,25 @@ TEST(HttpUtilTest, TextChecks) {
   EXPECT_EQ(CheckJsonBody("\xff", 2).message(), "request body: not valid UTF-8");
 }
 
+// One check for the names looked up in a spec table (request.cc's GPU and MIG
+// names, an observation's `gpu`): bytes below 0x20, 0x7F and every byte of
+// 0x80 and above are refused, shown as '?', and a name past 64 bytes is cut.
+TEST(HttpUtilTest, PrintableNames) {
+  EXPECT_TRUE(CheckPrintableName("field 'gpu'", "a GPU name", "A100-80GB", "NVIDIA H100 80GB HBM3 ~!").ok());
+  EXPECT_TRUE(CheckPrintableName("field 'mig'", "a MIG profile name", "1g.10gb", "").ok());
+  EXPECT_EQ(CheckPrintableName("field 'gpu'", "a GPU name", "A100-80GB", std::string("A100\0-80GB", 10)).message(),
+            "field 'gpu': a GPU name is printable ASCII (such as A100-80GB), got 'A100?-80GB' (a control or "
+            "non-ASCII byte shown as ?)");
+  EXPECT_EQ(CheckPrintableName("parameter 'gpu'", "a GPU name", "H100 or \"NVIDIA H100 80GB HBM3\"",
+                               "\xe2\x80\xaeH100\x7f")
+                .message(),
+            "parameter 'gpu': a GPU name is printable ASCII (such as H100 or \"NVIDIA H100 80GB HBM3\"), got "
+            "'???H100?' (a control or non-ASCII byte shown as ?)");
+  EXPECT_EQ(CheckPrintableName("field 'mig'", "a MIG profile name", "1g.10gb", std::string(70, 'a') + "\x1b").message(),
+            "field 'mig': a MIG profile name is printable ASCII (such as 1g.10gb), got '" + std::string(64, 'a') +
+                "...' (a control or non-ASCII byte shown as ?)");
+}
+
 // Issue 17 finding 8: a newline in a client's text forged log lines.
 // {"batch": 1e400}: nlohmann throws out_of_range 406 (not a parse_error) on a
 // number past double's range; uncaught, POST /v1/predict answered 500.

@@ -23,13 +23,8 @@ constexpr size_t kMaxUid = 256;
 constexpr size_t kMaxAnnotationValue = 4096;  // of one gpucast.io input annotation
 constexpr int64_t kMaxGpusPerPod = 1024;
 
-std::string Printable(std::string_view s) {
-  std::string out(s.substr(0, 64));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
-  }
-  return s.size() > 64 ? out + "..." : out;
-}
+// Client text quoted in a message: its first 64 bytes (Shown) with control bytes as '?' (NoControlBytes).
+std::string Printable(std::string_view s) { return NoControlBytes(Shown(std::string(s))); }
 
 std::string Fmt(const char* f, double v) {
   char b[64];

@@ -129,6 +129,10 @@ TEST(ReadPodJob, BadAnnotationsAndContainersAreTheUsersToFix) {
   pod = FixturePod();
   pod["metadata"]["annotations"]["gpucast.io/batch"] = "big";
   EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/batch: want an integer, got 'big'"));
+  // The value quoted: control bytes as '?' (UTF-8 kept), cut at 64 bytes with "...".
+  pod["metadata"]["annotations"]["gpucast.io/batch"] = "8\x1b[2J\xc3\xa9" + std::string(70, 'x');
+  EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/batch: want an integer, got '8?[2J\xc3\xa9" +
+                                  std::string(57, 'x') + "...'"));
   pod = FixturePod();
   pod["metadata"]["annotations"].erase("gpucast.io/model");
   EXPECT_THAT(msg(pod), HasSubstr("annotation gpucast.io/model: missing"));

@@ -12,6 +12,7 @@
 #include "predict/observations.h"
 #include "service/http_util.h"
 #include "service/job.h"
+#include "service/sqlite_db.h"
 #include "util/json_text.h"
 
 namespace gpucast::service {
@@ -19,11 +20,6 @@ namespace gpucast::service {
 using nlohmann::json;
 
 namespace {
-
-struct Stmt {
-  sqlite3_stmt* s = nullptr;
-  ~Stmt() { sqlite3_finalize(s); }
-};
 
 std::string Num(double v) {
   char buf[64];
@@ -80,13 +76,7 @@ Result<Observation> ParseObservationJson(const std::string& body) {
       // "A100\u0000-80GB" read as the A100-80GB, and was stored up to its NUL
       // ("A100", another GPU): a name is printable ASCII, kept by its canonical name.
       const std::string& name = v.get<std::string>();
-      if (HasControlByte(name) || std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
-        std::string shown = name.substr(0, 64);
-        for (char& b : shown)
-          if (static_cast<unsigned char>(b) < 0x20 || static_cast<unsigned char>(b) >= 0x7F) b = '?';
-        return Status::Error("field 'gpu': a GPU name is printable ASCII (such as A100-80GB), got '" + shown +
-                             (name.size() > 64 ? "..." : "") + "' (a control or non-ASCII byte shown as ?)");
-      }
+      RETURN_IF_ERROR(CheckPrintableName("field 'gpu'", "a GPU name", "A100-80GB", name));
       if (!FindGpuSpec(name)) return FieldError("gpu", "a GPU of the spec table (" + KnownGpuNames() + ")");
       o.gpu = FindGpuSpec(name)->name;
     } else if (key == "share_pct" || key == "overuse_margin") {
@@ -114,22 +104,10 @@ Result<Observation> ParseObservationJson(const std::string& body) {
 // ---------------------------------------------------------------- store
 
 Result<std::unique_ptr<ObservationStore>> ObservationStore::Open(const std::string& db_path) {
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    return Status::Error(db_path + ": cannot open database: " + msg);
-  }
-  sqlite3_busy_timeout(db, 5000);
+  ASSIGN_OR_RETURN(sqlite3* db, OpenDatabase(db_path));
   std::unique_ptr<ObservationStore> s(new ObservationStore(db, db_path));
   for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", kObservationsSchemaSql}) {
-    char* err = nullptr;
-    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : "unknown error";
-      sqlite3_free(err);
-      return Status::Error(db_path + ": observations table: " + msg);
-    }
+    RETURN_IF_ERROR(ExecSql(db, sql).Prefixed(db_path + ": observations table"));
   }
   // A database created before the idempotency and overuse columns gets them
   // (NULL in old rows: no key, no share), then the unique index on the key.
@@ -147,21 +125,9 @@ Result<std::unique_ptr<ObservationStore>> ObservationStore::Open(const std::stri
     const std::string name = std::string(col).substr(0, std::string(col).find(' '));
     if (std::find(have.begin(), have.end(), name) != have.end()) continue;
     const std::string sql = std::string("ALTER TABLE observations ADD COLUMN ") + col;
-    char* err = nullptr;
-    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : "unknown error";
-      sqlite3_free(err);
-      return Status::Error(db_path + ": observations table: adding column " + name + ": " + msg);
-    }
+    RETURN_IF_ERROR(ExecSql(db, sql.c_str()).Prefixed(db_path + ": observations table: adding column " + name));
   }
-  {
-    char* err = nullptr;
-    if (sqlite3_exec(db, kObservationsIdemIndexSql, nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : "unknown error";
-      sqlite3_free(err);
-      return Status::Error(db_path + ": observations table: idempotency index: " + msg);
-    }
-  }
+  RETURN_IF_ERROR(ExecSql(db, kObservationsIdemIndexSql).Prefixed(db_path + ": observations table: idempotency index"));
   // The per-job summary: created and filled from the rows once (a database
   // from before it), then kept by Add.
   {
@@ -184,12 +150,9 @@ Result<std::unique_ptr<ObservationStore>> ObservationStore::Open(const std::stri
           "  MAX(o.share_pct IS NOT NULL AND o.gpu_util > o.share_pct + o.overuse_margin) "
           "FROM observations o GROUP BY o.job_id;"
           "COMMIT;";
-      char* err = nullptr;
-      if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-        std::string msg = err ? err : "unknown error";
-        sqlite3_free(err);
+      if (Status e = ExecSql(db, sql); !e.ok()) {
         sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-        return Status::Error(db_path + ": observation_summary table: " + msg);
+        return e.Prefixed(db_path + ": observation_summary table");
       }
     }
   }

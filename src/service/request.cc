@@ -213,16 +213,9 @@ Result<std::string> CheckGpuName(const std::string& what, const std::string& nam
   // The features layer's one validation (closest known names in its message).
   if (name.size() > 64) return Status::Error(what + ": unknown GPU '" + Shown(name) + "' (gpucast gpus lists all)");
   // The table's spelling rule ignores every byte but letters and digits: "H100\0" or a
-  // right-to-left override before "H100" read as the H100. A name is printable ASCII.
-  for (unsigned char c : name) {
-    if (c < 0x20 || c >= 0x7F) {
-      std::string shown = name;
-      for (char& b : shown)
-        if (static_cast<unsigned char>(b) < 0x20 || static_cast<unsigned char>(b) >= 0x7F) b = '?';
-      return Status::Error(what + ": a GPU name is printable ASCII (such as H100 or \"NVIDIA H100 80GB HBM3\"), got '" +
-                           shown + "' (a control or non-ASCII byte shown as ?)");
-    }
-  }
+  // right-to-left override before "H100" read as the H100. A name is printable ASCII
+  // (the helper's 64-byte cut never applies: a longer name was refused above).
+  RETURN_IF_ERROR(CheckPrintableName(what, "a GPU name", "H100 or \"NVIDIA H100 80GB HBM3\"", name));
   Result<std::string> canonical = CanonicalGpuName(name);
   if (!canonical.ok()) return canonical.status().Prefixed(what);
   return canonical;
@@ -236,15 +229,7 @@ Result<std::string> MigName(const std::string& what, const std::string& profile)
   // "1g.10gb\0", "1g.10gb" + U+202E (a right-to-left override) or an escape
   // sequence read as 1g.10gb: a profile's name is printable ASCII, anything
   // else is refused (400) rather than taken for a slice.
-  for (unsigned char c : profile) {
-    if (c < 0x20 || c >= 0x7F) {
-      std::string shown = profile.substr(0, 64);
-      for (char& b : shown)
-        if (static_cast<unsigned char>(b) < 0x20 || static_cast<unsigned char>(b) >= 0x7F) b = '?';
-      return Status::Error(what + ": a MIG profile name is printable ASCII (such as 1g.10gb), got '" + shown +
-                           (profile.size() > 64 ? "..." : "") + "' (a control or non-ASCII byte shown as ?)");
-    }
-  }
+  RETURN_IF_ERROR(CheckPrintableName(what, "a MIG profile name", "1g.10gb", profile));
   Result<std::string> canonical = CanonicalMigProfile(profile);
   if (!canonical.ok()) return canonical.status().Prefixed(what);
   return canonical;

@@ -236,31 +236,23 @@ Result<Decided> Decide(const RouteContext& ctx, const std::string& body, int* ht
 // An answer is at most the request's size plus this (FilterResult).
 constexpr size_t kReplySlack = 64 << 10;
 
-void Send(httplib::Response& res, std::string body, size_t omitted, const char* verb) {
+// The extender's two verbs: decide every node for the pod, then answer as `verb`
+// (k8s::FilterResult or k8s::PrioritizeResult), failing nodes left out past the size cap.
+using ExtenderAnswer = std::string (*)(const k8s::ExtenderArgs&, const k8s::Verdicts&, size_t, size_t*);
+
+void Extend(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res, ExtenderAnswer answer,
+            const char* verb) {
+  int status = 400;
+  Result<Decided> d = Decide(ctx, req.body, &status);
+  if (!d.ok()) return SendError(res, status, d.message());
+  size_t omitted = 0;
+  std::string body = answer(d->args, d->v, req.body.size() + kReplySlack, &omitted);
   if (omitted > 0) {
     std::fprintf(stderr, "gpucast serve: k8s: %s: %zu failing node(s) left out of the answer to keep it within the "
                          "request's size + 64 KiB\n", verb, omitted);
   }
   res.status = 200;
   res.set_content(std::move(body), "application/json");
-}
-
-void Filter(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
-  int status = 400;
-  Result<Decided> d = Decide(ctx, req.body, &status);
-  if (!d.ok()) return SendError(res, status, d.message());
-  size_t omitted = 0;
-  std::string body = k8s::FilterResult(d->args, d->v, req.body.size() + kReplySlack, &omitted);
-  Send(res, std::move(body), omitted, "filter");
-}
-
-void Prioritize(const RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
-  int status = 400;
-  Result<Decided> d = Decide(ctx, req.body, &status);
-  if (!d.ok()) return SendError(res, status, d.message());
-  size_t omitted = 0;
-  std::string body = k8s::PrioritizeResult(d->args, d->v, req.body.size() + kReplySlack, &omitted);
-  Send(res, std::move(body), omitted, "prioritize");
 }
 
 }  // namespace
@@ -272,9 +264,9 @@ std::vector<Route> K8sRoutes(const RouteContext& ctx) {
   return {{"POST", "/k8s/v1/mutate", "POST /k8s/v1/mutate", webhook, true,
            [ctx](const httplib::Request& q, httplib::Response& w) { Mutate(ctx, q, w); }},
           {"POST", "/k8s/v1/filter", "POST /k8s/v1/filter", Access::kKubernetes, true,
-           [ctx](const httplib::Request& q, httplib::Response& w) { Filter(ctx, q, w); }},
+           [ctx](const httplib::Request& q, httplib::Response& w) { Extend(ctx, q, w, k8s::FilterResult, "filter"); }},
           {"POST", "/k8s/v1/prioritize", "POST /k8s/v1/prioritize", Access::kKubernetes, true,
-           [ctx](const httplib::Request& q, httplib::Response& w) { Prioritize(ctx, q, w); }}};
+           [ctx](const httplib::Request& q, httplib::Response& w) { Extend(ctx, q, w, k8s::PrioritizeResult, "prioritize"); }}};
 }
 
 }  // namespace gpucast::service

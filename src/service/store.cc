@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/sqlite_db.h"
+
 namespace gpucast::service {
 
 using nlohmann::json;
@@ -43,12 +45,6 @@ constexpr const char* kAddedColumns[] = {"mem_mib REAL",         "mem_lo REAL", 
                                          "unsure_reasons TEXT",  // JSON array of strings
                                          "warnings TEXT",        // JSON array of strings
                                          "interval_level REAL",  "interval_calibrated INTEGER"};
-
-// Owns a prepared statement.
-struct Stmt {
-  sqlite3_stmt* s = nullptr;
-  ~Stmt() { sqlite3_finalize(s); }
-};
 
 std::optional<double> ColumnOptDouble(sqlite3_stmt* s, int i) {
   if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
@@ -87,14 +83,7 @@ std::vector<std::string> ColumnStrings(sqlite3_stmt* s, int i) {
 }  // namespace
 
 Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    return Status::Error(path + ": cannot open database: " + msg);
-  }
-  sqlite3_busy_timeout(db, 5000);
+  ASSIGN_OR_RETURN(sqlite3* db, OpenDatabase(path));
   std::unique_ptr<JobStore> store(new JobStore(db, path));
   // WAL + FULL: every commit is fsynced before it returns.
   RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
@@ -140,15 +129,7 @@ Result<std::string> JobStore::PragmaValue(const std::string& name) {
   return ColumnText(st.s, 0);
 }
 
-Status JobStore::Exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return Status::Error(path_ + ": " + msg);
-  }
-  return Status::Ok();
-}
+Status JobStore::Exec(const char* sql) { return ExecSql(db_, sql).Prefixed(path_); }
 
 Result<std::vector<Job>> JobStore::Query(const std::string& tail, const std::vector<int64_t>& args) {
   std::string sql = std::string("SELECT ") + kColumns + " FROM jobs " + tail;

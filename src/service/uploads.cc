@@ -9,6 +9,9 @@
 #include <cstring>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <string>
+#include <vector>
 #include <thread>
 
 namespace gpucast::service {
@@ -35,6 +38,34 @@ Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
     return Status::Error("cannot store the uploaded model");
   }
   return Status::Ok();
+}
+
+// At start, for UploadStore and ObservedGraphs: the regular files "<sha256>.onnx"
+// in `dir` whose sha `keep` accepts, with their sizes; every other entry (a file
+// no one names, an interrupted write, a link) is removed. Error `unreadable`
+// when `dir` cannot be listed (nothing removed).
+Result<std::map<std::string, size_t>> SweepGraphDir(const std::string& dir, const std::string& unreadable,
+                                                    const std::function<bool(const std::string&)>& keep) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return Status::Error(unreadable);
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  closedir(d);
+  std::map<std::string, size_t> kept;
+  for (const std::string& n : names) {
+    std::string sha = n.size() == 64 + 5 && n.compare(64, 5, ".onnx") == 0 ? n.substr(0, 64) : "";
+    struct stat sb;
+    const std::string path = dir + "/" + n;
+    if (!sha.empty() && keep(sha) && lstat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) {
+      kept[sha] = static_cast<size_t>(sb.st_size);
+    } else {
+      std::remove(path.c_str());
+    }
+  }
+  return kept;
 }
 
 }  // namespace
@@ -89,24 +120,11 @@ Status UploadStore::Restore(const std::vector<Job>& live) {
     if (j.spec.model.rfind(prefix, 0) == 0) ++refs_[j.spec.model.substr(prefix.size())];
   }
   // Files no live job refers to (and interrupted writes) go.
-  DIR* d = opendir(dir_.c_str());
-  if (!d) return Status::Error(dir_ + ": cannot read upload directory");
-  std::vector<std::string> names;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  closedir(d);
-  for (const std::string& n : names) {
-    std::string sha = n.size() == 64 + 5 && n.compare(64, 5, ".onnx") == 0 ? n.substr(0, 64) : "";
-    struct stat sb;
-    std::string path = dir_ + "/" + n;
-    if (!sha.empty() && refs_.count(sha) && lstat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) {
-      sizes_[sha] = static_cast<size_t>(sb.st_size);
-      bytes_ += static_cast<size_t>(sb.st_size);
-    } else {
-      std::remove(path.c_str());
-    }
+  ASSIGN_OR_RETURN(auto kept, SweepGraphDir(dir_, dir_ + ": cannot read upload directory",
+                                            [this](const std::string& sha) { return refs_.count(sha) > 0; }));
+  for (const auto& [sha, size] : kept) {
+    sizes_[sha] = size;
+    bytes_ += size;
   }
   // A job whose upload is gone keeps its record; nothing to hold for it.
   for (auto it = refs_.begin(); it != refs_.end();) {
@@ -146,26 +164,13 @@ Status ObservedGraphs::Keep(const std::string& sha, const std::string& upload_pa
 
 Status ObservedGraphs::Restore(const std::set<std::string>& observed) {
   std::lock_guard<std::mutex> lock(mu_);
-  DIR* d = opendir(dir_.c_str());
-  if (!d) return Status::Error(dir_ + ": cannot read the observed graphs' directory");
-  std::vector<std::string> names;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  closedir(d);
+  ASSIGN_OR_RETURN(auto kept, SweepGraphDir(dir_, dir_ + ": cannot read the observed graphs' directory",
+                                            [&observed](const std::string& sha) { return observed.count(sha) > 0; }));
   sizes_.clear();
   bytes_ = 0;
-  for (const std::string& n : names) {
-    std::string sha = n.size() == 64 + 5 && n.compare(64, 5, ".onnx") == 0 ? n.substr(0, 64) : "";
-    struct stat sb;
-    const std::string path = dir_ + "/" + n;
-    if (!sha.empty() && observed.count(sha) && lstat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) {
-      sizes_[sha] = static_cast<size_t>(sb.st_size);
-      bytes_ += static_cast<size_t>(sb.st_size);
-    } else {
-      std::remove(path.c_str());
-    }
+  for (const auto& [sha, size] : kept) {
+    sizes_[sha] = size;
+    bytes_ += size;
   }
   return Status::Ok();
 }

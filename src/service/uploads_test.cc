@@ -70,5 +70,27 @@ TEST_F(UploadsTest, RestoreKeepsWhatLiveJobsNameAndSweepsTheRest) {
   EXPECT_FALSE(fs::exists(s.Path(sha)));
 }
 
+// ObservedGraphs sweeps its directory at start by the same rule as the uploads:
+// only a regular "<sha>.onnx" that an observed job names stays and is counted.
+TEST_F(UploadsTest, ObservedGraphsRestoreKeepsWhatObservedJobsNameAndSweepsTheRest) {
+  const std::string a = "observed bytes", sha = Sha256Hex(a);
+  const std::string kept_dir = dir_ + "/observed";
+  auto g = ObservedGraphs::Open(kept_dir, 1000);
+  ASSERT_TRUE(g.ok()) << g.message();
+  std::ofstream(kept_dir + "/" + sha + ".onnx") << a;
+  std::ofstream(kept_dir + "/" + std::string(64, 'f') + ".onnx") << "not observed";
+  std::ofstream(kept_dir + "/" + sha + ".onnx.tmp.1.2") << "interrupted";
+  fs::create_symlink(kept_dir + "/" + sha + ".onnx", kept_dir + "/" + std::string(64, 'e') + ".onnx");
+  ASSERT_TRUE((*g)->Restore({sha, std::string(64, 'e')}).ok());
+  EXPECT_EQ((*g)->bytes(), a.size());
+  EXPECT_TRUE(fs::exists(kept_dir + "/" + sha + ".onnx"));
+  EXPECT_FALSE(fs::exists(kept_dir + "/" + std::string(64, 'f') + ".onnx"));
+  EXPECT_FALSE(fs::exists(kept_dir + "/" + sha + ".onnx.tmp.1.2"));
+  EXPECT_FALSE(fs::is_symlink(kept_dir + "/" + std::string(64, 'e') + ".onnx"));
+  fs::remove_all(kept_dir);
+  EXPECT_EQ((*g)->Restore({sha}).message(), kept_dir + ": cannot read the observed graphs' directory");
+  EXPECT_EQ((*g)->bytes(), a.size());  // a directory that cannot be listed leaves the count as it was
+}
+
 }  // namespace
 }  // namespace gpucast::service
