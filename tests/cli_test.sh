@@ -193,6 +193,18 @@ expect_err "--cap applies to --cap-rule sum; --cap-rule capacity takes the cap f
 # serve takes the same rule, and refuses a bad one at start, before anything listens.
 expect_rc 1 "$BIN" serve --listen 127.0.0.1:0 --db "$TMP/caprule.db" --predictor "$TMP/p.json" --cap-rule bogus
 expect_err "gpucast serve: cap rule 'bogus': want sum or capacity"
+# A database path that is not a regular file says what it is (train said "no such database file",
+# serve SQLite's "disk I/O error"); a FIFO is refused without an open that would wait for a writer.
+mkfifo "$TMP/obs.fifo"; mkdir "$TMP/obs.dir"
+for db in "$TMP/obs.fifo:a FIFO" "$TMP/obs.dir:a directory" "/dev/zero:a character device"; do
+  expect_rc 1 timeout 60 "$BIN" train --observations "${db%%:*}" --out "$TMP/pobs.json"
+  expect_err "gpucast train: ${db%%:*}: is ${db#*:}, not a regular file"
+  expect_rc 1 timeout 60 "$BIN" serve --listen 127.0.0.1:0 --db "${db%%:*}" --predictor "$TMP/p.json"
+  expect_err "gpucast serve: --db ${db%%:*}: is ${db#*:}, not a regular file"
+done
+expect_rc 1 "$BIN" train --observations "$TMP/absent.db" --out "$TMP/pobs.json"
+expect_err "gpucast train: $TMP/absent.db: no such database file"
+[ ! -e "$TMP/obs.dir.models" ] && [ ! -e "$TMP/pobs.json" ] && ok || bad "a refused --db or --observations left files"
 expect_rc 0 "$BIN" simulate --trace philly --jobs 200 --cluster "8x RTX3090" --cap-rule capacity --policy predictive \
   --predictions oracle --quiet --out "$TMP/simcap"
 grep -q '"cap_rule": "capacity"' "$TMP/simcap/summary.json" && grep -q '"cap": 120' "$TMP/simcap/summary.json" && ok ||

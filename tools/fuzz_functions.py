@@ -23,11 +23,24 @@ A case fails when the process dies of a signal, outlasts --timeout, prints a san
 (AddressSanitizer, LeakSanitizer, "runtime error:"), exits non-zero without naming the file,
 exits 0 with output that is not JSON, takes more than --slow seconds, or its peak RSS exceeds
 --rss-mb (both per MB of file plus one: a plain 40,000-node graph of 1.3 MB already takes 2 s and
-190 MB without sanitizers, in the stages after inlining). Each failure is printed with its file (kept under --keep) and reason; the exit status is
-1 when any case failed.
+190 MB without sanitizers, in the stages after inlining). Each failure is printed with its file
+(kept under --keep) and reason; the exit status is 1 when any case failed.
+
+--slow and --timeout are seconds of a release build. A binary other than --baseline (a sanitized
+or Debug build) is slower at everything, not only at inlining: the Debug ASan build took 12.5-18.8 s
+for gen_wide's 40,000-call cases, and as long for the same graph written without functions, where
+the release build takes 2.3 s either way. So before the cases both binaries analyse one reference
+model, a plain chain of 40,000 Relu nodes (gen_wide's largest case once inlined, without
+functions), back to back, and both bounds are multiplied by the ratio of their times (at least 1;
+printed as "slowdown"): a case fails as slow when it is slower than the release bound by more than
+the build is slower on a plain graph. --slowdown F gives the factor instead of measuring it.
+Whether the binary is sanitized (an __asan_init or __ubsan_handle symbol in it) is printed; a
+sanitized binary without a --baseline to compare is refused unless --slowdown is given. Peak RSS
+is not scaled (--rss-mb).
 
 usage: /usr/bin/python3 tools/fuzz_functions.py [--gpucast build-asan/gpucast] [--seed 1]
            [--cases 400] [--seconds 600] [--timeout 20] [--slow 5] [--rss-mb 400] [--keep DIR]
+           [--baseline build/gpucast] [--slowdown F]
 """
 import argparse
 import json
@@ -469,12 +482,67 @@ GENERATORS = [gen_call_graph, gen_deep_chain, gen_overload, gen_ref_attr, gen_io
 SAN_RE = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer")
 
 
-def run_case(args, path):
+def sanitized(binary):
+    """Whether `binary` was built with ASan or UBSan: their runtime's entry symbols are in it."""
+    import mmap
+    with open(binary, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        return m.find(b"__asan_init") >= 0 or m.find(b"__ubsan_handle") >= 0
+
+
+def reference_model():
+    """A plain chain of 40,000 Relu nodes: gen_wide's largest case once inlined, without functions."""
+    n = 40000
+    nodes = [helper.make_node("Relu", ["X" if i == 0 else "h%d" % (i - 1)], ["Y" if i == n - 1 else "h%d" % i],
+                              name="c%d" % i) for i in range(n)]
+    return model(nodes, []).SerializeToString()
+
+
+def time_reference(binary, path, env):
+    t0 = time.monotonic()
+    p = subprocess.run([binary, "analyze", path, "--batch", "4", "--json"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, env=env)
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        sys.exit("%s analyze %s: exit %d: %s" % (binary, path, p.returncode, p.stderr.decode("utf-8", "replace")))
+    return wall
+
+
+def case_env():
     env = dict(os.environ)
     env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
-    cmd = ["/usr/bin/time", "-v", "timeout", "-s", "KILL", str(args.timeout), args.gpucast, "analyze", path,
-           "--batch", "4", "--json"]
+    return env
+
+
+def slowdown(args, out_dir):
+    """The factor --slow and --timeout are scaled by (see the module's doc), and a line saying why."""
+    san = sanitized(args.gpucast)
+    what = "sanitized" if san else "not sanitized"
+    if args.slowdown is not None:
+        return args.slowdown, "%s (%s): slowdown %.2f (--slowdown)" % (args.gpucast, what, args.slowdown)
+    base = args.baseline
+    if not base or not os.path.exists(base) or os.path.samefile(base, args.gpucast):
+        if san:
+            sys.exit("%s is sanitized: give --baseline RELEASE_BINARY (default build/gpucast, not found) to measure "
+                     "how much slower it is, or --slowdown F" % args.gpucast)
+        return 1.0, "%s (%s): slowdown 1 (no other --baseline)" % (args.gpucast, what)
+    if sanitized(base):
+        sys.exit("--baseline %s is sanitized: want a release build" % base)
+    path = os.path.join(out_dir, "reference_plain_40000.onnx")
+    with open(path, "wb") as fh:
+        fh.write(reference_model())
+    env = case_env()
+    t_base = time_reference(base, path, env)
+    t_bin = time_reference(args.gpucast, path, env)
+    f = max(1.0, t_bin / t_base)
+    return f, "%s (%s): slowdown %.2f (a plain 40,000-node graph: %.1f s, %s: %.1f s)" % (
+        args.gpucast, what, f, t_bin, base, t_base)
+
+
+def run_case(args, path):
+    env = case_env()
+    cmd = ["/usr/bin/time", "-v", "timeout", "-s", "KILL", "%.1f" % (args.timeout * args.factor), args.gpucast,
+           "analyze", path, "--batch", "4", "--json"]
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     wall = time.monotonic() - t0
@@ -498,8 +566,9 @@ def run_case(args, path):
         except (ValueError, UnicodeDecodeError) as e:
             reasons.append("exit 0 but output is not JSON: %s" % e)
     size_mb = os.path.getsize(path) / 2 ** 20
-    if wall > args.slow * (1 + size_mb):
-        reasons.append("slow: %.1f s for %.2f MB" % (wall, size_mb))
+    if wall > args.slow * args.factor * (1 + size_mb):
+        reasons.append("slow: %.1f s for %.2f MB (bound %.1f s)" %
+                       (wall, size_mb, args.slow * args.factor * (1 + size_mb)))
     if rss > args.rss_mb * (1 + size_mb):
         reasons.append("peak RSS %d MB for %.2f MB" % (rss, size_mb))
     return rc, wall, rss, reasons, err
@@ -511,8 +580,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cases", type=int, default=400)
     ap.add_argument("--seconds", type=float, default=600, help="stop generating after this long")
-    ap.add_argument("--timeout", type=float, default=20)
-    ap.add_argument("--slow", type=float, default=5, help="seconds over which a case fails as slow")
+    ap.add_argument("--timeout", type=float, default=20, help="seconds of a release build, times the slowdown")
+    ap.add_argument("--slow", type=float, default=5,
+                    help="seconds per MB of file (plus one) of a release build, times the slowdown, over which a "
+                         "case fails as slow")
+    ap.add_argument("--baseline", default=os.path.join(REPO, "build", "gpucast"),
+                    help="the release binary the slowdown of --gpucast is measured against (default: build/gpucast)")
+    ap.add_argument("--slowdown", type=float, default=None,
+                    help="the factor --slow and --timeout are multiplied by, instead of measuring it")
     ap.add_argument("--rss-mb", type=float, default=400, help="peak RSS over which a case fails")
     ap.add_argument("--only", default="", help="regex of generator names")
     ap.add_argument("--keep", default="", help="directory for the case files (default: a temporary one)")
@@ -520,6 +595,8 @@ def main():
     EXPORTS.extend(load_exports())
     out_dir = args.keep or tempfile.mkdtemp(prefix="fuzz_functions.")
     os.makedirs(out_dir, exist_ok=True)
+    args.factor, line = slowdown(args, out_dir)
+    print(line, flush=True)
     gens = [g for g in GENERATORS if re.search(args.only, g.__name__)]
     start = time.monotonic()
     failures, stats, ran = [], {}, 0

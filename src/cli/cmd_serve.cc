@@ -193,6 +193,11 @@ int RunServe(const ServeFlags& f) {
   }
   opts.jobs = f.jobs;
   opts.loop = f.loop;
+  // The database (jobs and observations) is absent or a regular file: SQLite said only "disk I/O
+  // error" for a FIFO or /dev/zero and "unable to open database file" for a directory.
+  if (Status s = DatabaseFileStatus(f.db, /*may_be_absent=*/true); !s.ok()) {
+    return Fail("serve", "--db " + s.message());
+  }
   // What this start creates (the database, its WAL files, the upload, model-store and observed
   // folders, the Kubernetes share key) is removed again if the start fails before it listens (a
   // bad --cluster or --tls-cert, a port in use); what existed before is never touched. Declared

@@ -22,9 +22,58 @@ constexpr int kAttributeProtoField = 11;
 
 std::string Domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
-// "__main__::Block", or "Block" in the default domain.
+// A name or overload from the model as a message shows it: each control byte
+// (C0, DEL, C1), each byte that does not start well-formed UTF-8 (RFC 3629)
+// and the backslash as \xNN, as the service's log lines show client text
+// (service/http_util.h ForLog); other UTF-8 is kept. Overloads are unknown
+// fields to libonnx 1.12, never checked as UTF-8, and names are any UTF-8:
+// an ESC in one was echoed raw to the terminal by the CLI's error message.
+std::string Shown(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  auto escape = [&out](unsigned char c) {
+    static const char kHex[] = "0123456789ABCDEF";
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7F || c == '\\') escape(c);
+      else out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    size_t n = 0;                        // continuation bytes
+    unsigned char lo = 0x80, hi = 0xBF;  // range of the first continuation byte
+    if (c == 0xC2) n = 1, lo = 0xA0;     // U+0080-U+009F (C1 controls) are escaped byte by byte
+    else if (c >= 0xC3 && c <= 0xDF) n = 1;
+    else if (c == 0xE0) n = 2, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) n = 2;
+    else if (c == 0xED) n = 2, hi = 0x9F;
+    else if (c == 0xF0) n = 3, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 3;
+    else if (c == 0xF4) n = 3, hi = 0x8F;
+    bool ok = n > 0 && i + n < s.size();
+    for (size_t k = 1; ok && k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      ok = d >= (k == 1 ? lo : 0x80) && d <= (k == 1 ? hi : 0xBF);
+    }
+    if (!ok) {
+      escape(c);
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, n + 1));
+    i += n + 1;
+  }
+  return out;
+}
+
+// "__main__::Block", or "Block" in the default domain, as messages show it (Shown).
 std::string FunctionName(const std::string& domain, const std::string& name) {
-  return domain.empty() ? name : domain + "::" + name;
+  return Shown(domain.empty() ? name : domain + "::" + name);
 }
 std::string FunctionName(const onnx::FunctionProto& f) { return FunctionName(Domain(f.domain()), f.name()); }
 
@@ -49,7 +98,7 @@ Key KeyOf(const onnx::FunctionProto& f) {
 }
 
 std::string NodeRef(const onnx::NodeProto& n) {
-  return "node '" + n.name() + "' (" + FunctionName(Domain(n.domain()), n.op_type()) + ")";
+  return "node '" + Shown(n.name()) + "' (" + FunctionName(Domain(n.domain()), n.op_type()) + ")";
 }
 
 class Inliner {
@@ -64,7 +113,7 @@ class Inliner {
       if (!functions_.emplace(KeyOf(f), &f).second) {
         const std::string overload = std::get<2>(KeyOf(f));
         return Status::Error("function '" + FunctionName(f) + "'" +
-                             (overload.empty() ? "" : " (overload '" + overload + "')") + " is defined twice");
+                             (overload.empty() ? "" : " (overload '" + Shown(overload) + "')") + " is defined twice");
       }
     }
     onnx::GraphProto& g = *model_.mutable_graph();
@@ -189,7 +238,9 @@ class Inliner {
     const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     auto known = ranges.find(onnx::ONNX_DOMAIN);
     const int64_t max_known = known == ranges.end() ? 0 : known->second.second;
-    auto which = [](const std::string& d) { return d.empty() ? "the default ONNX domain" : "domain '" + d + "'"; };
+    auto which = [](const std::string& d) {
+      return d.empty() ? "the default ONNX domain" : "domain '" + Shown(d) + "'";
+    };
     for (const auto& [f, info] : info_) {
       // One version per domain; then each body node is checked once against
       // its domain's (imports x nodes was quadratic in the file's size).
@@ -223,7 +274,7 @@ class Inliner {
                                  which(d) + " but the model imports " + std::to_string(mv);
         if (d.empty() && std::max(mv, fv) > max_known) {
           return Status::Error(head + ", and this build knows the default domain's schemas only up to opset " +
-                               std::to_string(max_known) + ", so op '" + n.op_type() +
+                               std::to_string(max_known) + ", so op '" + Shown(n.op_type()) +
                                "' cannot be shown to be the same at both; re-export with one opset");
         }
         auto clamp = [](int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, 0, INT_MAX)); };
@@ -231,9 +282,9 @@ class Inliner {
         const onnx::OpSchema* b = FindOpSchema(n.op_type(), clamp(fv), d);
         if ((a == nullptr) != (b == nullptr) || (a && a->SinceVersion() != b->SinceVersion())) {
           auto ver = [&](const onnx::OpSchema* s) {
-            return s ? n.op_type() + "-" + std::to_string(s->SinceVersion()) : std::string("none");
+            return s ? Shown(n.op_type()) + "-" + std::to_string(s->SinceVersion()) : std::string("none");
           };
-          return Status::Error(head + ", and op '" + n.op_type() + "' differs between them (" + ver(b) +
+          return Status::Error(head + ", and op '" + Shown(n.op_type()) + "' differs between them (" + ver(b) +
                                " in the function, " + ver(a) + " in the model); re-export with one opset");
         }
       }
@@ -303,7 +354,7 @@ class Inliner {
     for (int i = 0; i < f.input_size(); ++i) {
       if (f.input(i).empty()) continue;
       if (!names.emplace(f.input(i), i < call.input_size() ? call.input(i) : "").second) {
-        return Status::Error(where + ": the function lists input '" + f.input(i) + "' twice");
+        return Status::Error(where + ": the function lists input '" + Shown(f.input(i)) + "' twice");
       }
     }
     std::unordered_set<std::string> produced;
@@ -311,11 +362,11 @@ class Inliner {
       for (const auto& o : n.output()) {
         if (o.empty()) continue;
         if (names.count(o) && !produced.count(o)) {
-          return Status::Error(where + ": body node '" + n.name() + "' writes '" + o +
+          return Status::Error(where + ": body node '" + Shown(n.name()) + "' writes '" + Shown(o) +
                                "', which is an input of the function");
         }
         if (!produced.insert(o).second) {
-          return Status::Error(where + ": value '" + o + "' is produced twice in the function's body");
+          return Status::Error(where + ": value '" + Shown(o) + "' is produced twice in the function's body");
         }
       }
     }
@@ -324,11 +375,11 @@ class Inliner {
     for (int i = 0; i < f.output_size(); ++i) {
       const std::string& formal = f.output(i);
       if (!formal_outputs.insert(formal).second) {
-        return Status::Error(where + ": the function lists output '" + formal + "' twice");
+        return Status::Error(where + ": the function lists output '" + Shown(formal) + "' twice");
       }
       const bool bound = i < call.output_size() && !call.output(i).empty();
       if (!produced.count(formal) && !names.count(formal)) {
-        return Status::Error(where + ": function output '" + formal + "' is not produced by its body");
+        return Status::Error(where + ": function output '" + Shown(formal) + "' is not produced by its body");
       }
       if (bound) outputs[formal] = call.output(i);
     }
@@ -367,8 +418,8 @@ class Inliner {
         }
         auto it = names.find(in);
         if (it == names.end()) {
-          return Status::Error(where + ": body node '" + b.name() + "' (" + b.op_type() + ") reads '" + in +
-                               "', which is neither an input of the function nor produced in its body");
+          return Status::Error(where + ": body node '" + Shown(b.name()) + "' (" + Shown(b.op_type()) + ") reads '" +
+                               Shown(in) + "', which is neither an input of the function nor produced in its body");
         }
         n.add_input(it->second);
       }

@@ -545,6 +545,74 @@ TEST(OnnxFunctions, OverloadsOfOneNameAreTold) {
   EXPECT_EQ(g.message(), "m.onnx: function 'local::F' (overload 'neg') is defined twice");
 }
 
+// Overloads are bytes libonnx 1.12 never checks (unknown fields), and names are
+// any UTF-8, control bytes included: an overload with 0xff and ESC, or a name
+// with ESC, was echoed raw into the CLI's error message (a terminal runs the
+// escape sequence). Each such byte is shown as \xNN, as the service's log lines
+// show client text (service/http_util.h ForLog); valid UTF-8 stays as it is.
+TEST(OnnxFunctions, NamesAndOverloadsInMessagesCarryNoRawControlOrInvalidByte) {
+  auto clean = [](const std::string& m) {
+    for (unsigned char c : m) {
+      if (c < 0x20 || c >= 0x7F) return false;
+    }
+    return true;
+  };
+  auto overload = [](google::protobuf::Message& m, int field, const std::string& v) {
+    m.GetReflection()->MutableUnknownFields(&m)->AddLengthDelimited(field, v);
+  };
+  const std::string esc = "\x1b[31m", bad = "\xff\x1b";
+  {  // the same overload twice
+    ModelBuilder b(17);
+    b.Input("x", kFloat, {"batch", 4}).Output("y");
+    auto& f = AddFunction(b.model(), "F" + esc, {"i"}, {"o"});
+    BodyNode(f, "Relu", {"i"}, {"o"});
+    overload(f, 13, "o" + bad);
+    *b.model().add_functions() = f;
+    overload(Call(b, "F" + esc, {"x"}, {"y"}, "c"), 8, "o" + bad);
+    Result<Graph> g = Load(b);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.message(), "m.onnx: function 'local::F\\x1B[31m' (overload 'o\\xFF\\x1B') is defined twice");
+    EXPECT_TRUE(clean(g.message())) << g.message();
+  }
+  {  // a body node reading a value nobody produces: the call's, the body node's and the value's names
+    ModelBuilder b(17);
+    b.Input("x", kFloat, {"batch", 4}).Output("y");
+    auto& f = AddFunction(b.model(), "F", {"i"}, {"o"});
+    BodyNode(f, "Add", {"i", "g" + esc}, {"o"}).set_name("add" + esc);
+    overload(f, 13, bad);
+    overload(Call(b, "F", {"x"}, {"y"}, "call" + esc), 8, bad);
+    Result<Graph> g = Load(b);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.message(), "m.onnx: node 'call\\x1B[31m' (local::F), calling function 'local::F': body node "
+                           "'add\\x1B[31m' (Add) reads 'g\\x1B[31m', which is neither an input of the function nor "
+                           "produced in its body");
+    EXPECT_TRUE(clean(g.message())) << g.message();
+  }
+  {  // a function calling itself through an overload; a backslash is escaped too (not taken for an escape)
+    ModelBuilder b(17);
+    b.Input("x", kFloat, {"batch", 4}).Output("y");
+    auto& f = AddFunction(b.model(), "F\\" + esc, {"i"}, {"o"});
+    overload(f, 13, bad);
+    overload(BodyNode(f, "F\\" + esc, {"i"}, {"o"}, "local"), 8, bad);
+    overload(Call(b, "F\\" + esc, {"x"}, {"y"}, "c"), 8, bad);
+    Result<Graph> g = Load(b);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.message(), "m.onnx: function 'local::F\\x5C\\x1B[31m' calls itself: local::F\\x5C\\x1B[31m -> "
+                           "local::F\\x5C\\x1B[31m");
+    EXPECT_TRUE(clean(g.message())) << g.message();
+  }
+  {  // valid UTF-8 beyond ASCII is kept
+    ModelBuilder b(17);
+    b.Input("x", kFloat, {"batch", 4}).Output("y");
+    BodyNode(AddFunction(b.model(), "F\xc3\xa9", {"i"}, {"o"}), "Relu", {"i"}, {"t"});
+    Call(b, "F\xc3\xa9", {"x"}, {"y"}, "c");
+    Result<Graph> g = Load(b);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.message(), "m.onnx: node 'c' (local::F\xc3\xa9), calling function 'local::F\xc3\xa9': function "
+                           "output 'o' is not produced by its body");
+  }
+}
+
 TEST(OnnxFunctions, ANodeOfACustomDomainWithoutAFunctionIsStillUnsupported) {
   ModelBuilder b(17);
   b.Input("x", kFloat, {"batch", 4}).Output("y");

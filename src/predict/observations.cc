@@ -96,8 +96,28 @@ std::string Canonical(const std::string& p) {
 
 }  // namespace
 
+Status DatabaseFileStatus(const std::string& path, bool may_be_absent) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);  // stat(2), follows symlinks, opens nothing
+  const char* what = nullptr;
+  switch (st.type()) {
+    case fs::file_type::regular: return Status::Ok();
+    case fs::file_type::not_found:
+      return may_be_absent ? Status::Ok() : Status::Error(path + ": no such database file");
+    case fs::file_type::directory: what = "a directory"; break;
+    case fs::file_type::fifo: what = "a FIFO"; break;
+    case fs::file_type::character: what = "a character device"; break;
+    case fs::file_type::block: what = "a block device"; break;
+    case fs::file_type::socket: what = "a socket"; break;
+    case fs::file_type::none: return Status::Error(path + ": cannot stat: " + ec.message());
+    default: what = "of another type"; break;
+  }
+  return Status::Error(path + ": is " + what + ", not a regular file (want a gpucast service database)");
+}
+
 Result<std::vector<ObservedJob>> ReadObservedJobs(const std::string& db_path) {
-  if (!IsRegularFile(db_path)) return Status::Error(db_path + ": no such database file");
+  RETURN_IF_ERROR(DatabaseFileStatus(db_path, /*may_be_absent=*/false));
   Db db;
   if (sqlite3_open_v2(db_path.c_str(), &db.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
     return Status::Error(db_path + ": cannot open database: " + (db.db ? sqlite3_errmsg(db.db) : "out of memory"));

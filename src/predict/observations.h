@@ -83,9 +83,18 @@ struct ObservedJob {
   int64_t observations = 0;  // observation records merged
 };
 
+// Whether `path` can be a service database, told from its type alone (stat,
+// never an open: a FIFO would make the open wait for a writer): ok for a
+// regular file, and for an absent one when `may_be_absent` (the service
+// creates it). Otherwise an error naming the path and what it is instead:
+// "PATH: is a FIFO, not a regular file" (a directory, a character device, a
+// block device, a socket), "PATH: no such database file", "PATH: cannot stat: ...".
+Status DatabaseFileStatus(const std::string& path, bool may_be_absent);
+
 // Reads every observed job of the service database at `db_path` (read-only),
 // one entry per (job, gpu) in job-id order. Errors name the file: a missing
-// file, no observations table, a job spec that does not parse.
+// file or one that is not a regular file (DatabaseFileStatus), no
+// observations table, a job spec that does not parse.
 Result<std::vector<ObservedJob>> ReadObservedJobs(const std::string& db_path);
 
 // How observed jobs become training rows (docs/predictor.md "Observed jobs"):

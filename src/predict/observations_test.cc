@@ -6,6 +6,7 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -163,6 +164,30 @@ TEST_F(ObservationsTest, NotAServiceDatabaseIsAnErrorNamingTheFile) {
   r = ReadObservedJobs(dir_ + "/other.db");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.message(), HasSubstr("not a gpucast service database with observations"));
+}
+
+// A FIFO, a directory or a device given as the database said "no such database
+// file", as if the path were absent: the message says what the path is instead,
+// and a FIFO is refused without being opened (an open would wait for a writer).
+TEST_F(ObservationsTest, ADatabasePathThatIsNotARegularFileSaysWhatItIs) {
+  const std::string fifo = dir_ + "/obs.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directory(dir_ + "/obs.dir");
+  const std::pair<std::string, std::string> cases[] = {
+      {fifo, fifo + ": is a FIFO, not a regular file"},
+      {dir_ + "/obs.dir", dir_ + "/obs.dir: is a directory, not a regular file"},
+      {"/dev/zero", "/dev/zero: is a character device, not a regular file"},
+      {dir_ + "/none.db", dir_ + "/none.db: no such database file"},
+  };
+  for (const auto& [path, want] : cases) {
+    Result<std::vector<ObservedJob>> r = ReadObservedJobs(path);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_THAT(r.message(), HasSubstr(want));
+    EXPECT_EQ(DatabaseFileStatus(path, /*may_be_absent=*/false).message(), r.message());
+  }
+  // The service creates an absent database; anything else that is not a regular file is refused alike.
+  EXPECT_TRUE(DatabaseFileStatus(dir_ + "/none.db", /*may_be_absent=*/true).ok());
+  EXPECT_THAT(DatabaseFileStatus(fifo, /*may_be_absent=*/true).message(), HasSubstr("is a FIFO"));
 }
 
 // The service stores only gpu_util in [0, 100] and samples >= 1, but the file is
