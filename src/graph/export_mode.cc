@@ -1,6 +1,8 @@
 #include "graph/export_mode.h"
 
 #include <cstdint>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace gpucast {
@@ -41,27 +43,46 @@ bool ExporterComputedConvParam(const Graph& g, const Node& n) {
   return false;
 }
 
-bool MergedParameter(const Graph& g, const Node& n) {
+// Every name some node produces, built once per graph (on the first Identity
+// that reads a parameter): scanning every node's outputs for each Identity was
+// quadratic, 25 s for 50,000 Identity nodes (tools/scale_probe.py, identity_fanout).
+class ProducedNames {
+ public:
+  explicit ProducedNames(const Graph& g) : g_(g) {}
+  bool Contains(const std::string& name) {
+    if (!built_) {
+      for (const Node& m : g_.nodes)
+        for (const std::string& o : m.outputs) names_.insert(o);
+      built_ = true;
+    }
+    return names_.count(name) != 0;
+  }
+
+ private:
+  const Graph& g_;
+  bool built_ = false;
+  std::unordered_set<std::string_view> names_;
+};
+
+bool MergedParameter(const Graph& g, const Node& n, ProducedNames& produced) {
   if (n.inputs.size() != 1) return false;
   const TensorInfo* t = g.Tensor(n.inputs[0]);
   if (!t || !t->is_param) return false;
   // A graph input or initializer: no node produces it.
-  for (const Node& m : g.nodes)
-    for (const std::string& o : m.outputs)
-      if (o == t->name) return false;
-  return true;
+  return !produced.Contains(t->name);
 }
 
 }  // namespace
 
 std::string EvalModeExportWarning(const Graph& graph) {
   Signal bn, dropout, folded, merged;
+  ProducedNames produced(graph);
   for (const Node& n : graph.nodes) {
     if (!n.domain.empty()) continue;
     if (n.op_type == "BatchNormalization" && BatchNormInInferenceForm(graph, n)) bn.Add(n);
     if (n.op_type == "Dropout" && DropoutInInferenceForm(graph, n)) dropout.Add(n);
     if (n.op_type == "Conv" && ExporterComputedConvParam(graph, n)) folded.Add(n);
-    if (n.op_type == "Identity" && MergedParameter(graph, n)) merged.Add(n);
+    if (n.op_type == "Identity" && MergedParameter(graph, n, produced)) merged.Add(n);
   }
   std::vector<std::string> parts;
   if (folded.count)

@@ -144,5 +144,30 @@ TEST(EvalModeExport, ParametersMergedByValue) {
   EXPECT_EQ(WarningOf(c), "");
 }
 
+TEST(EvalModeExport, MergedParametersAreFoundInLinearTime) {
+  // Found by tools/scale_probe.py (identity_fanout): each Identity of a parameter scanned every node's
+  // outputs, so 49,990 Identity nodes of one initializer took 25 s in `gpucast analyze`. This graph is
+  // built in memory, past the loader's node limit, so the old scan (400,000^2 name comparisons, about
+  // half an hour) runs into the ctest timeout, and the set of produced names takes well under a second.
+  Graph g;
+  g.opset = 17;
+  TensorInfo w;
+  w.name = "w";
+  w.is_param = true;
+  g.tensors["w"] = w;
+  TensorInfo produced = w;  // a parameter some node produces: not a merge
+  produced.name = "p";
+  g.tensors["p"] = produced;
+  g.nodes.push_back(Node{"make_p", "Identity", "", {"x"}, {"p"}, {}});
+  const int n = 400000;
+  g.nodes.reserve(n + 2);
+  for (int k = 0; k < n; ++k) g.nodes.push_back(Node{"i" + std::to_string(k), "Identity", "", {"w"}, {"o" + std::to_string(k)}, {}});
+  g.nodes.push_back(Node{"of_p", "Identity", "", {"p"}, {"q"}, {}});
+  const std::string warning = EvalModeExportWarning(g);
+  EXPECT_NE(warning.find("400000 parameter(s) merged into an equal one by Identity nodes (first 'i0')"),
+            std::string::npos)
+      << warning;
+}
+
 }  // namespace
 }  // namespace gpucast

@@ -19,6 +19,9 @@ struct LoadLimits {
                                        // in every graph and subgraph (models/: at most 2,627)
   int max_subgraph_depth = 8;          // graphs nested inside node attributes (the main graph is 0)
   int max_function_depth = 32;         // model-local functions calling functions (onnx_functions.h)
+  int max_rank = 64;                   // dimensions of one tensor (graph inputs, initializers, inferred
+                                       // outputs): every tensor's shape is kept, so a rank-10,000 input
+                                       // through 50,000 Relu nodes was 500 million dims (models/: at most 6)
   int64_t max_graph_bytes = 16 << 20;  // bytes of the model without weight payloads (onnx_wire.h)
   double max_seconds = 0;              // wall-clock time of one load; 0 = no limit
 };

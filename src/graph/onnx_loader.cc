@@ -743,11 +743,21 @@ class Loader {
       opsets[IsDefaultDomain(o.domain()) ? "" : o.domain()] = static_cast<int>(o.version());
     }
     opsets[""] = static_cast<int>(infer_opset_);
+    const int max_rank = opts_.limits.max_rank;
     for (const auto& in : g.input()) {
       if (!initializers_.count(in.name())) types_[in.name()] = in.type();
+      if (int r = RankOf(in.name()); r > max_rank) {
+        inference_error_ = Err("graph input '" + in.name() + "' has rank " + std::to_string(r) + RankLimit());
+        return;
+      }
     }
     std::unordered_map<std::string, const TensorProto*> data;
     for (const auto& t : g.initializer()) {
+      if (t.dims_size() > max_rank) {
+        inference_error_ =
+            Err("initializer '" + t.name() + "' has rank " + std::to_string(t.dims_size()) + RankLimit());
+        return;
+      }
       types_[t.name()] = TensorType(t.data_type(), Dims(t.dims().begin(), t.dims().end()));
       if (auto v = FoldValueFromTensor(t); v && KeepFolded(*v)) values_[t.name()] = std::move(*v);
       if (HasCompleteData(t)) data[t.name()] = &t;
@@ -826,8 +836,26 @@ class Loader {
           }
         }
       }
+      // Every inferred shape is kept: a bound on the rank bounds their memory (load_limits.h).
+      for (const std::string& o : node.output()) {
+        if (int r = RankOf(o); r > max_rank) {
+          inference_error_ = Err(Ref(node) + ": output '" + o + "' has rank " + std::to_string(r) + RankLimit());
+          return;
+        }
+      }
     }
     if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
+  }
+
+  // Dimensions of a typed tensor's shape; 0 when unknown or not a tensor.
+  int RankOf(const std::string& name) const {
+    auto it = types_.find(name);
+    if (it == types_.end() || !it->second.has_tensor_type() || !it->second.tensor_type().has_shape()) return 0;
+    return it->second.tensor_type().shape().dim_size();
+  }
+  std::string RankLimit() const {
+    return ", more than " + std::to_string(opts_.limits.max_rank) + " dimensions (" +
+           words_.Limit(LoadFailure::kInvalid) + ")";
   }
 
   // graph/inference_guard.h: what libonnx 1.12's inference function for this

@@ -698,6 +698,51 @@ TEST(LoadOnnxLimits, NodesCountingSubgraphsAreBounded) {
   EXPECT_GE(LoadLimits{}.max_nodes, 20 * 1625);
 }
 
+// Found by tools/scale_probe.py (high_rank): every tensor's inferred shape is kept, so a Relu chain
+// of a rank-R input costs nodes x R in time and memory (4,000 nodes of rank 800: 2.4 s and 423 MB;
+// 50,000 of rank 10,000, a 1.6 MB file, some 65 GB at that rate). The rank is bounded instead.
+TEST(LoadOnnxLimits, RankIsBounded) {
+  auto net = [](int rank, bool init, int reshape_to) {
+    ModelBuilder b(17);
+    std::vector<testing::Dim> dims(rank, int64_t{1});
+    dims[0] = "N";
+    b.Input("x", kFloat, dims);
+    std::string y = "x";
+    if (init) {
+      b.FloatInit("w", std::vector<int64_t>(rank, 1));
+      b.Node("Add", {"x", "w"}, {"a"}, "add");
+      y = "a";
+    }
+    if (reshape_to > 0) {
+      std::vector<int64_t> shape(reshape_to, 1);
+      shape[0] = -1;
+      b.Int64Init("s", {reshape_to}, shape);
+      b.Node("Reshape", {y, "s"}, {"r"}, "reshape");
+      y = "r";
+    }
+    b.Node("Relu", {y}, {"y"}, "relu");
+    b.Output("y");
+    return b;
+  };
+  const int max = LoadLimits{}.max_rank;
+  EXPECT_EQ(max, 64);
+  auto g = Load(net(max, true, max), Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("y")->dims.size(), static_cast<size_t>(max));
+  EXPECT_EQ(Message(net(max + 1, false, 0)),
+            "m.onnx: graph input 'x' has rank 65, more than 64 dimensions (gpucast's limit for one graph)");
+  EXPECT_EQ(Message(net(10000, false, 0)),
+            "m.onnx: graph input 'x' has rank 10000, more than 64 dimensions (gpucast's limit for one graph)");
+  EXPECT_EQ(Message(net(2, true, max + 1)),
+            "m.onnx: node 'reshape' (Reshape): output 'r' has rank 65, more than 64 dimensions (gpucast's limit for "
+            "one graph)");
+  ModelBuilder wide = net(2, false, 0);
+  wide.FloatInit("w", std::vector<int64_t>(max + 1, 1));
+  wide.Node("Add", {"x", "w"}, {"z"}, "add");
+  wide.Output("z");
+  EXPECT_EQ(Message(wide), "m.onnx: initializer 'w' has rank 65, more than 64 dimensions (gpucast's limit for one graph)");
+}
+
 // Every repeated entry the loader keeps a record of counts, not only nodes:
 // one Relu with header-only initializers (a few bytes each on the wire; the
 // issue's 14.9 MB file held 600,000 and cost seconds and gigabytes), graph
