@@ -22,6 +22,10 @@ struct LoadLimits {
   int max_rank = 64;                   // dimensions of one tensor (graph inputs, initializers, inferred
                                        // outputs): every tensor's shape is kept, so a rank-10,000 input
                                        // through 50,000 Relu nodes was 500 million dims (models/: at most 6)
+  int64_t max_slot_dims = 4000000;     // dimensions of the shapes at every node input and output slot, summed
+                                       // (a slot counts 1 + its tensor's rank): a shape is kept per slot,
+                                       // so one Concat of 499,900 copies of a rank-64 input (a 1.5 MB file)
+                                       // held 835 MB (models/: at most 3,789 slots)
   int64_t max_graph_bytes = 16 << 20;  // bytes of the model without weight payloads (onnx_wire.h)
   double max_seconds = 0;              // wall-clock time of one load; 0 = no limit
 };

@@ -240,6 +240,7 @@ class Loader {
     RETURN_IF_ERROR(InlineModelFunctions());
     // Calls of functions with empty bodies leave nothing to cost: refused as a graph without nodes is.
     if (g.node_size() == 0) return Err("graph has no nodes once its model-local functions are inlined");
+    RETURN_IF_ERROR(CheckSlots());
     DropUnread();
     RETURN_IF_ERROR(CheckNamesAndSort());
     RETURN_IF_ERROR(CheckDeadline());
@@ -776,9 +777,15 @@ class Loader {
     fold.shape = [&](const std::string& name) { return ShapeOf(name); };
 
     int failures = 0;
+    int64_t slot_dims = 0;  // max_slot_dims: inputs before the node's inference, outputs after
     for (const auto& node : g.node()) {
       if (Status st = CheckDeadline(); !st.ok()) {
         inference_error_ = st;
+        return;
+      }
+      for (const std::string& in : node.input()) slot_dims += 1 + RankOf(in);
+      if (slot_dims > opts_.limits.max_slot_dims) {
+        inference_error_ = Err(Ref(node) + ": " + SlotLimit(slot_dims));
         return;
       }
       std::string domain = IsDefaultDomain(node.domain()) ? "" : node.domain();
@@ -842,9 +849,30 @@ class Loader {
           inference_error_ = Err(Ref(node) + ": output '" + o + "' has rank " + std::to_string(r) + RankLimit());
           return;
         }
+        slot_dims += 1 + RankOf(o);
+      }
+      if (slot_dims > opts_.limits.max_slot_dims) {
+        inference_error_ = Err(Ref(node) + ": " + SlotLimit(slot_dims));
+        return;
       }
     }
     if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
+  }
+
+  // Node input and output slots, before anything keeps a record per slot:
+  // each counts at least 1 towards max_slot_dims (InferAndFold adds the ranks).
+  Status CheckSlots() {
+    int64_t slots = 0;
+    for (const auto& n : model_.graph().node()) slots += n.input_size() + n.output_size();
+    if (slots > opts_.limits.max_slot_dims) return Err(SlotLimit(slots, /*at_least=*/true));
+    return Status::Ok();
+  }
+  std::string SlotLimit(int64_t got, bool at_least = false) const {
+    return "graph too large: its nodes' inputs and outputs hold " + std::string(at_least ? "at least " : "") +
+           std::to_string(got) +
+           " shape dimensions (each slot counts 1 plus its tensor's rank, a tensor at every slot that reads or "
+           "writes it), more than " + std::to_string(opts_.limits.max_slot_dims) + " (" +
+           words_.Limit(LoadFailure::kInvalid) + ")";
   }
 
   // Dimensions of a typed tensor's shape; 0 when unknown or not a tensor.

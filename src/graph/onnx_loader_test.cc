@@ -743,6 +743,46 @@ TEST(LoadOnnxLimits, RankIsBounded) {
   EXPECT_EQ(Message(wide), "m.onnx: initializer 'w' has rank 65, more than 64 dimensions (gpucast's limit for one graph)");
 }
 
+// A shape is kept per node input and output slot: one Concat of 499,900 copies of a
+// rank-64 input (a 1.5 MB file) held 835 MB. The slots' dims are bounded, counted
+// before the node's inference (inputs) and after (outputs); a slot count over the
+// bound is refused before anything keeps a record per slot.
+TEST(LoadOnnxLimits, SlotDimensionsAreBounded) {
+  auto concat = [](int copies, int rank) {
+    ModelBuilder b(17);
+    std::vector<testing::Dim> dims(rank, int64_t{1});
+    dims[0] = "N";
+    b.Input("x", kFloat, dims);
+    SetAttr(&b.Node("Concat", std::vector<std::string>(copies, "x"), {"y"}, "cat"), "axis", int64_t{0});
+    b.Output("y");
+    return b;
+  };
+  EXPECT_EQ(LoadLimits{}.max_slot_dims, 4000000);
+  LoadOptions small = Opts(2);
+  small.limits.max_slot_dims = 100;
+  // 24 inputs and one output of rank 3: 25 x 4 = 100 dims, at the bound.
+  ASSERT_TRUE(LoadOnnxGraphFromBytes(concat(24, 3).Bytes(), "m.onnx", small).ok());
+  Result<Graph> over = LoadOnnxGraphFromBytes(concat(25, 3).Bytes(), "m.onnx", small);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.message(),
+            "m.onnx: node 'cat' (Concat): graph too large: its nodes' inputs and outputs hold 104 shape dimensions "
+            "(each slot counts 1 plus its tensor's rank, a tensor at every slot that reads or writes it), more than "
+            "100 (gpucast's limit for one graph)");
+  // 101 slots of rank 0 or more: refused before inference, naming no node.
+  Result<Graph> slots = LoadOnnxGraphFromBytes(concat(100, 1).Bytes(), "m.onnx", small);
+  ASSERT_FALSE(slots.ok());
+  EXPECT_EQ(slots.message(),
+            "m.onnx: graph too large: its nodes' inputs and outputs hold at least 101 shape dimensions (each slot counts 1 plus "
+            "its tensor's rank, a tensor at every slot that reads or writes it), more than 100 (gpucast's limit for one "
+            "graph)");
+  // The default bound, at the size of the file above (rank 64): refused in the Concat's inputs.
+  Result<Graph> wide = LoadOnnxGraphFromBytes(concat(70000, 64).Bytes(), "m.onnx", Opts(2));
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.message().find("node 'cat' (Concat): graph too large: its nodes' inputs and outputs hold 4550000 "),
+            std::string::npos)
+      << wide.message();
+}
+
 // Every repeated entry the loader keeps a record of counts, not only nodes:
 // one Relu with header-only initializers (a few bytes each on the wire; the
 // issue's 14.9 MB file held 600,000 and cost seconds and gigabytes), graph
