@@ -157,7 +157,7 @@ fuzz: build
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_onnx_loader fuzz_http
 	mkdir -p build-fuzz/corpus build-fuzz/http-corpus
-	cp -n models/*.onnx models/torchvision/*.onnx models/functions/*.onnx build-fuzz/corpus/
+	cp -n models/*.onnx models/torchvision/*.onnx models/functions/*.onnx models/ties/*.onnx build-fuzz/corpus/
 	cp -n fuzz/http_corpus/* build-fuzz/http-corpus/
 	build-fuzz/fuzz/fuzz_onnx_loader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
 	  build-fuzz/corpus

@@ -382,6 +382,15 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
                   "deepest nesting of If/Loop/Scan subgraphs analysed; deeper get 422")
       ->capture_default_str(),
       0, 32);
+  IntIn(sub->add_option("--max-graph-rank", flags->analysis.limits.max_rank,
+                  "most dimensions of one tensor of a graph analysed; more get 422")
+      ->capture_default_str(),
+      1, 1024);
+  IntIn(sub->add_option("--max-slot-dims", flags->analysis.limits.max_slot_dims,
+                  "most shape dimensions at all node inputs and outputs of a graph analysed (a slot counts 1 plus "
+                  "its tensor's rank); more get 422")
+      ->capture_default_str(),
+      int64_t{1}, int64_t{1} << 31);
   BytesIn(sub->add_option("--max-graph-bytes", flags->analysis.limits.max_graph_bytes,
                   "largest graph analysed, in bytes of the ONNX file without its weights; larger get 413")
       ->capture_default_str(),

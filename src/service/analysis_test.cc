@@ -134,6 +134,16 @@ TEST_F(AnalysisTest, LimitsAreAnsweredWithTheirKind) {
   r = Analyze(small, Chain(60, "big.onnx"), 1, &hit, &why);
   EXPECT_THAT(r.message(), HasSubstr("bytes without weights (the service's limit, gpucast serve --max-graph-bytes)"));
   EXPECT_EQ(why, AnalysisFailure::kTooLarge);
+  // The slots' dimensions (gpucast serve --max-slot-dims): 60 Relu nodes have 120 slots
+  // (of rank-2 tensors: 360 dims), refused by their count before any record per slot.
+  o.limits.max_graph_bytes = 16 << 20;
+  o.limits.max_slot_dims = 100;
+  GraphAnalyzer few(o);
+  r = Analyze(few, Chain(60, "big.onnx"), 1, &hit, &why);
+  EXPECT_EQ(r.message(), "big.onnx: graph too large: its nodes' inputs and outputs hold at least 120 shape "
+                         "dimensions (each slot counts 1 plus its tensor's rank, a tensor at every slot that reads or "
+                         "writes it), more than 100 (the service's limit)");
+  EXPECT_EQ(why, AnalysisFailure::kInvalid);
   gpucast::testing::WriteFile(dir_ + "/junk.onnx", "junk");
   r = Analyze(a, dir_ + "/junk.onnx", 1, &hit, &why);
   EXPECT_EQ(why, AnalysisFailure::kNotAModel);
