@@ -18,6 +18,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "graph/param_ties.h"
+#include "util/checked.h"
 
 namespace gpucast {
 namespace {
@@ -386,9 +387,10 @@ class Filter {
   std::optional<MatrixSample> SampleSkipped(const std::vector<int64_t>& dims, int32_t type, uint32_t len) {
     const size_t elem = MatrixElemBytes(type);
     if (!peek_ || dims.size() != 2 || elem == 0 || sampled_ >= kMaxSampledMatrices) return std::nullopt;
-    if (dims[0] < 2 || dims[1] < 2 || dims[0] > INT_MAX || dims[1] > INT_MAX ||
-        static_cast<uint64_t>(dims[0]) * static_cast<uint64_t>(dims[1]) * elem != len)
-      return std::nullopt;
+    if (dims[0] < 2 || dims[1] < 2) return std::nullopt;
+    std::optional<int64_t> numel = CheckedMul(dims[0], dims[1]);
+    std::optional<int64_t> bytes = numel ? CheckedMul(*numel, static_cast<int64_t>(elem)) : std::nullopt;
+    if (!bytes || *bytes != static_cast<int64_t>(len)) return std::nullopt;  // so every sampled offset is inside it
     ++sampled_;
     const int64_t start = in_->CurrentPosition();
     return SampleMatrix(dims[0], dims[1], elem, [this, start, elem](int64_t k, char* dst) {
