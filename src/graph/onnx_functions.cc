@@ -13,6 +13,7 @@
 #include <onnx/defs/schema.h>
 
 #include "graph/onnx_schemas.h"
+#include "util/utf8.h"
 
 namespace gpucast {
 namespace {
@@ -45,21 +46,10 @@ std::string Shown(std::string_view s) {
       ++i;
       continue;
     }
-    size_t n = 0;                        // continuation bytes
-    unsigned char lo = 0x80, hi = 0xBF;  // range of the first continuation byte
-    if (c == 0xC2) n = 1, lo = 0xA0;     // U+0080-U+009F (C1 controls) are escaped byte by byte
-    else if (c >= 0xC3 && c <= 0xDF) n = 1;
-    else if (c == 0xE0) n = 2, lo = 0xA0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) n = 2;
-    else if (c == 0xED) n = 2, hi = 0x9F;
-    else if (c == 0xF0) n = 3, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) n = 3;
-    else if (c == 0xF4) n = 3, hi = 0x8F;
-    bool ok = n > 0 && i + n < s.size();
-    for (size_t k = 1; ok && k <= n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      ok = d >= (k == 1 ? lo : 0x80) && d <= (k == 1 ? hi : 0xBF);
-    }
+    // Well-formed UTF-8 is kept, but not U+0080-U+009F (C1 controls), escaped byte by byte.
+    const size_t len = Utf8SequenceLength(s, i);
+    const size_t n = len == 0 ? 0 : len - 1;
+    const bool ok = len > 0 && !(c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0);
     if (!ok) {
       escape(c);
       ++i;

@@ -29,6 +29,7 @@
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
 #include "util/checked.h"
+#include "util/utf8.h"
 
 namespace gpucast {
 namespace {
@@ -58,37 +59,6 @@ std::string OpName(const onnx::NodeProto& n) {
 
 std::string NodeRef(const onnx::NodeProto& n) {
   return "node '" + n.name() + "' (" + OpName(n) + ")";
-}
-
-// Offset of the first byte of `s` that does not start a well-formed UTF-8
-// sequence (RFC 3629: no overlong forms, surrogates, code points past
-// U+10FFFF or truncated sequences); npos when all of `s` is well formed.
-size_t FirstInvalidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n = 0;                     // continuation bytes
-    unsigned char lo = 0x80, hi = 0xBF;  // range of the first continuation byte
-    if (c >= 0xC2 && c <= 0xDF) n = 1;
-    else if (c == 0xE0) n = 2, lo = 0xA0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) n = 2;
-    else if (c == 0xED) n = 2, hi = 0x9F;
-    else if (c == 0xF0) n = 3, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) n = 3;
-    else if (c == 0xF4) n = 3, hi = 0x8F;
-    else return i;
-    if (i + n >= s.size()) return i;
-    for (size_t k = 1; k <= n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if (d < (k == 1 ? lo : 0x80) || d > (k == 1 ? hi : 0xBF)) return i;
-    }
-    i += n + 1;
-  }
-  return std::string_view::npos;
 }
 
 // The first string field of `m` or the messages in it (protobuf `string`,
