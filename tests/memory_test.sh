@@ -7,7 +7,9 @@
 #     the Kubernetes webhook the second);
 #  3. the memory facts move the prediction the documented way;
 #  4. an eval-mode export (BatchNorm folded: half the activation memory) is warned about by the CLI
-#     and in POST /v1/predict's reply.
+#     and in POST /v1/predict's reply;
+#  5. a tied embedding the exporter wrote twice, and parameters an eval-mode export merged, are counted
+#     as torch counts them by the CLI and the service alike (models/ties).
 # Needs /usr/bin/python3 with torch (python3-torch) for the exports.
 # Usage: tests/memory_test.sh BUILD/gpucast
 set -u
@@ -96,6 +98,28 @@ assert any("(state it: --attr " in w for w in c["warnings"]) == any("(state it: 
 assert abs(c["gpu_mem_mib"] - h["gpu_mem_mib"]) <= 1e-6 * c["gpu_mem_mib"]
 print("  eval-mode export: warned by the CLI and the service alike")
 PY
+# 5. A tied embedding the exporter wrote twice, and parameters an eval-mode export merged
+# (models/ties, tools/tie_export.py): the CLI (which reads the file) and the service (which loads
+# the bytes it filtered once) count torch's parameters alike: weights of 4 bytes x torch's count.
+cp "$ROOT/models/ties/lm-train.onnx" "$ROOT/models/ties/lm-eval.onnx" "$T/root/"
+for f in lm-train lm-eval; do
+  "$BIN" predict -p "$T/p.json" -m "$T/root/$f.onnx" --batch 2 --json --quiet >"$T/cli.json" 2>"$T/err" ||
+    bad "predict $f: $(head -c 300 "$T/err")"
+  curl -s -m 60 -X POST "$URL/v1/predict" -H 'Content-Type: application/json' \
+    -d "{\"model\": \"$f.onnx\", \"batch\": 2}" >"$T/http.json" || bad "POST /v1/predict $f"
+  py - "$T/cli.json" "$T/http.json" "$ROOT/models/ties/reference.json" "$f" <<'PY' && ok || bad "$f: CLI and HTTP weights differ or are not torch's: $(head -c 300 "$T/http.json")"
+import json, sys
+c, h, ref = (json.load(open(p)) for p in sys.argv[1:4])
+want = 4 * ref["params"] / 2**20
+for d in (c, h):
+    assert abs(d["gpu_mem_components_mib"]["weights"] - want) < 1e-9, (d["gpu_mem_components_mib"], want)
+assert abs(c["gpu_mem_mib"] - h["gpu_mem_mib"]) <= 1e-6 * c["gpu_mem_mib"]
+if sys.argv[4] == "lm-train":
+    for d in (c, h):
+        assert any("hold the transpose of another" in w for w in d["warnings"]), d["warnings"]
+print(f"  {sys.argv[4]}: weights {want:.4f} MiB (torch's {ref['params']} parameters) from the CLI and the service")
+PY
+done
 kill "$PID"; wait "$PID" 2>/dev/null; PID=""
 
 # 3. Facts: checkpointing keeps less, ZeRO-3 on 8 GPUs shards weights and optimizer state, a
