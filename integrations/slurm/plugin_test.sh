@@ -92,27 +92,18 @@ touch "$T/m.onnx" "$T/bad.onnx" "$T/d.onnx" "$T/hang.onnx" "$T/escape.onnx" "$T/
 # Their names in their bytes too: the upload (curl) sends the bytes, not the path.
 for n in bigmem hugemem nomem; do echo "$n" > "$T/$n.onnx"; done
 mkfifo "$T/fifo.onnx"
-# A service that answers a header line every 0.25 s (the deputy's deadline must end it).
-cat > "$T/slow.py" <<'EOF'
-import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0)); s.listen(8)
-open(sys.argv[1], "w").write(str(s.getsockname()[1]))
-while True:
-    c, _ = s.accept()
-    c.recv(65536)
-    try:
-        c.sendall(b"HTTP/1.1 200 OK\r\n")
-        for i in range(40):  # a header line every 0.25 s: each read alone is quick
-            c.sendall(b"X-Pad-%d: x\r\n" % i); time.sleep(0.25)
-        c.sendall(b"Content-Length: 2\r\n\r\n{}")
-    except OSError:
-        pass
-    c.close()
-EOF
-/usr/bin/python3 "$T/slow.py" "$T/slow.port" & SLOW_PID=$!
-# One HTTP request read whole (the stub services below import it from $T).
+# What the stub services below share (they import it from $T): a listening socket whose port is
+# written to a file, and one HTTP request read whole.
 cat > "$T/httpreq.py" <<'EOF'
+import socket
+
+def listen(port_file):
+    """A socket listening on a free port of 127.0.0.1; the port is written to port_file."""
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0)); s.listen(8)
+    open(port_file, "w").write(str(s.getsockname()[1]))
+    return s
+
 def read_request(c):
     """(everything read, head, body): up to the blank line, then Content-Length bytes of body."""
     data = b""
@@ -127,13 +118,29 @@ def read_request(c):
         body += c.recv(65536)
     return data, head, body
 EOF
+# A service that answers a header line every 0.25 s (the deputy's deadline must end it).
+cat > "$T/slow.py" <<'EOF'
+import sys, time
+from httpreq import listen
+s = listen(sys.argv[1])
+while True:
+    c, _ = s.accept()
+    c.recv(65536)
+    try:
+        c.sendall(b"HTTP/1.1 200 OK\r\n")
+        for i in range(40):  # a header line every 0.25 s: each read alone is quick
+            c.sendall(b"X-Pad-%d: x\r\n" % i); time.sleep(0.25)
+        c.sendall(b"Content-Length: 2\r\n\r\n{}")
+    except OSError:
+        pass
+    c.close()
+EOF
+/usr/bin/python3 "$T/slow.py" "$T/slow.port" & SLOW_PID=$!
 # A service that records each request (line and body) and answers 52.5% (interval 40-61).
 cat > "$T/capture.py" <<'EOF'
-import socket, sys
-from httpreq import read_request
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0)); s.listen(8)
-open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+import sys
+from httpreq import listen, read_request
+s = listen(sys.argv[1])
 while True:
     c, _ = s.accept()
     data, head, body = read_request(c)
@@ -164,11 +171,9 @@ EOF
 # A broken service (mode in $T/evil.port.mode): closes at once, answers garbage, an endless body
 # (4000 MiB), or a 200 whose numbers are no prediction (util:V, mem:V, cap:V).
 cat > "$T/evil.py" <<'EOF'
-import socket, sys, os
-from httpreq import read_request
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0)); s.listen(8)
-open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+import sys, os
+from httpreq import listen, read_request
+s = listen(sys.argv[1])
 mode_file = sys.argv[1] + ".mode"  # what to answer: written by the test
 while True:
     c, _ = s.accept()
