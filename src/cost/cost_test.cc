@@ -733,8 +733,8 @@ TEST(WeightRoots, AChainOfFreeOpsOverWeightsCountsEachParameterOnceInLinearTime)
   // t_k = Concat(t_{k-1}, w_k) over 100,000 one-element parameters, then Mul(x, t): the
   // weight t is made of every w_k. Copying each weight's set of roots into the next
   // (before) made this quadratic: 1,000 / 2,000 / 4,000 links took 0.3 / 1.0 / 4.1 s
-  // (tools/scale_probe.py's weight_concat_chain), so 100,000 would take ~40 minutes and
-  // tens of GB (the 300 s ctest timeout catches a return to it); the walk over the
+  // (tools/scale_probe.py's weight_concat_chain), so 100,000 would take some 40 minutes
+  // by that growth (not run; the 300 s ctest timeout catches a return to it); the walk over the
   // weights' DAG visits each once (about 2 s here, most of it building the graph).
   constexpr int64_t kN = 100000;
   GraphBuilder b("chain.onnx", 2);
