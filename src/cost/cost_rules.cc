@@ -153,6 +153,9 @@ std::vector<CostRule> MakeTable() {
       {"RoiAlign", kPool, RoiAlignRule},
       // Embedding lookup or copy, decided by the data input (rules_free.cc)
       {"Gather", kMove, GatherRule},
+      // Not an ONNX op: torch's nn.EmbeddingBag, whose Loop export the loader reads as one
+      // node (graph/embedding_bag.h); embedding or sum of copies, as Gather.
+      {"EmbeddingBag", kMove, EmbeddingBagRule},
       // Free views and metadata: no FLOPs, no bytes written
       {"Reshape", kMove, view},
       {"Flatten", kMove, view},

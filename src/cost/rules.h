@@ -143,5 +143,6 @@ Result<OpCost> AffineGridRule(const OpArgs& a);
 // rules_free.cc
 RuleFn Free(bool view);
 Result<OpCost> GatherRule(const OpArgs& a);
+Result<OpCost> EmbeddingBagRule(const OpArgs& a);  // torch's EmbeddingBag Loop, read by the loader
 
 }  // namespace gpucast

@@ -29,4 +29,31 @@ Result<OpCost> GatherRule(const OpArgs& a) {
   return c;
 }
 
+// EmbeddingBag (torch's nn.EmbeddingBag as the loader reads its Loop export,
+// graph/embedding_bag.h): table [rows, dim], flat indices [lookups], trip count;
+// output [bags, dim]. Forward: each looked-up row is added into its bag,
+// lookups x dim adds, plus one divide per output element for mode "mean".
+// Backward: each looked-up row of the table gets its bag's gradient added
+// (lookups x dim, as Gather's scatter-add per gathered element).
+Result<OpCost> EmbeddingBagRule(const OpArgs& a) {
+  const TensorInfo* table = a.In(0);
+  const TensorInfo* indices = a.In(1);
+  const TensorInfo* out = a.Out(0);
+  if (!table || !indices || !out) return Status::Error("needs a table, indices and an output");
+  if (table->dims.size() != 2) return RankError("input table", table->dims.size(), "2 (rows, dim)");
+  if (indices->dims.size() != 1) return RankError("input indices", indices->dims.size(), "1 (lookups)");
+  if (out->dims.size() != 2 || out->dims[1] != table->dims[1])
+    return Status::Error("output has shape " + DimsString(out->dims) + ", want [bags, " +
+                         std::to_string(table->dims[1]) + "] (the table's dim)");
+  const std::string mode = a.node.AttrString("mode").value_or("");
+  if (mode != "sum" && mode != "mean") return Status::Error("attribute 'mode' is '" + mode + "', want sum or mean");
+  const Count gathered = Count(indices->dims[0]) * table->dims[1];
+  OpCost c;
+  if (a.Weight(0)) c.category = Category::kEmbedding;
+  else c.consumes_params = false;
+  c.forward_flops = gathered + (mode == "mean" ? Numel(*out) : Count(0));
+  if (a.Grad(0)) c.backward_flops = gathered;
+  return c;
+}
+
 }  // namespace gpucast

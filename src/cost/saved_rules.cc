@@ -160,6 +160,9 @@ std::vector<SavedRule> MakeTable() {
       {"RoiAlign", kI1, 0, 0, 0, kPromote},  // the rois
       // Gather (embedding or activation): the indices.
       {"Gather", kI1, 0, 0, 0, kPromote},
+      // EmbeddingBag (sum, mean): the indices (torch's backward also reads each lookup's bag,
+      // as many int64 again, and the offsets: not counted).
+      {"EmbeddingBag", kI1, 0, 0, 0, kPromote},
       // Views, metadata and copies: nothing (their backward is a view, a scatter or a
       // transpose of the gradient); Where its condition, the gathers their indices.
       {"Reshape", 0, 0, 0, 0, kPromote},

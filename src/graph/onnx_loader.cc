@@ -20,6 +20,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/embedding_bag.h"
 #include "graph/export_mode.h"
 #include "graph/inference_guard.h"
 #include "graph/onnx_functions.h"
@@ -582,6 +583,12 @@ class Loader {
                  opts_.dims.begin()->first + "' (the graph has no symbolic dimensions)");
     }
     IndexConsumers();
+    // The first data input of rank >= 1 holds the batch the graph was exported
+    // at (exporters keep the forward's argument order); the others may have
+    // other leading dims (a recommender's flat lookup indices: bags x lookups).
+    const onnx::ValueInfoProto* batch_input = nullptr;
+    std::string others;  // data inputs whose dim 0 is not the batch
+    int n_others = 0;
     for (auto* in : candidates) {
       RETURN_IF_ERROR(CheckDeadline());
       int32_t et = in->type().tensor_type().elem_type();
@@ -593,10 +600,20 @@ class Loader {
       data_inputs_.push_back(in->name());
       if (rank == 0) continue;
       int64_t b = in->type().tensor_type().shape().dim(0).dim_value();
-      if (b != opts_.batch) {
-        return Err("input '" + in->name() + "' has a fixed batch dimension " + std::to_string(b) +
-                   "; re-export with a dynamic batch axis or use " + words_.BatchIs(b));
+      if (!batch_input) {
+        batch_input = in;
+        if (b != opts_.batch) {
+          return Err("input '" + in->name() + "' has a fixed batch dimension " + std::to_string(b) +
+                     "; re-export with a dynamic batch axis or use " + words_.BatchIs(b));
+        }
+      } else if (b != opts_.batch && ++n_others <= 3) {
+        others += (others.empty() ? "'" : ", '") + in->name() + "' (" + std::to_string(b) + ")";
       }
+    }
+    if (n_others > 0) {
+      Warn(std::to_string(n_others) + " data input(s) have a leading dimension other than the batch " +
+           std::to_string(opts_.batch) + " of input '" + batch_input->name() + "': " + others +
+           (n_others > 3 ? ", ..." : "") + "; the graph's shapes are fixed, so they are costed as exported");
     }
     return Status::Ok();
   }
@@ -647,6 +664,10 @@ class Loader {
                   : domain_versions.count(domain) ? domain_versions[domain] : INT_MAX;
       if (!FilledByHand(n) && !FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
         ++no_schema[OpName(n)];
+      }
+      if (auto bag = MatchEmbeddingBagLoop(n)) {
+        bags_.emplace(bag->output, std::move(*bag));  // read as the embedding bag it is
+        continue;
       }
       for (const auto& a : n.attribute()) {
         if (a.has_g() || a.graphs_size() > 0) {
@@ -797,6 +818,7 @@ class Loader {
         FillOpsetGap(node, &type_ptrs);
       } else {
         FillKnownGaps(node, &type_ptrs);
+        FillEmbeddingBag(node, &type_ptrs);
       }
       if (node.output_size() >= 1 && !node.output(0).empty()) {
         if (auto v = FoldNode(node, fold); v && KeepFolded(*v)) {
@@ -889,6 +911,25 @@ class Loader {
       auto& slot = types_[n.output(i)] = TensorType(x->second.tensor_type().elem_type(), *c);
       (*type_ptrs)[n.output(i)] = &slot;
     }
+  }
+
+  // A torch EmbeddingBag Loop (embedding_bag.h): one row of the table per bag,
+  // [trip count, table dim 1] in the table's type, when the trip count is a
+  // folded value and the table a rank-2 float tensor; else unknown, as any Loop.
+  void FillEmbeddingBag(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (n.output_size() != 1) return;
+    auto bag = bags_.find(n.output(0));
+    if (bag == bags_.end() || ShapeOf(n.output(0))) return;
+    auto trips = values_.find(n.input(0));
+    auto table = ShapeOf(bag->second.table);
+    auto type = types_.find(bag->second.table);
+    if (trips == values_.end() || trips->second.IsReal() || trips->second.values.size() != 1 ||
+        trips->second.values[0] < 0 || !table || table->size() != 2 || type == types_.end() ||
+        !type->second.has_tensor_type() || !IsFloatType(type->second.tensor_type().elem_type()))
+      return;
+    auto& slot = types_[n.output(0)] =
+        TensorType(type->second.tensor_type().elem_type(), Dims{trips->second.values[0], (*table)[1]});
+    (*type_ptrs)[n.output(0)] = &slot;
   }
 
   // Ops of opsets 18-23 that libonnx 1.12 has no schema for (Gelu-20,
@@ -1009,6 +1050,14 @@ class Loader {
     std::unordered_set<std::string> unknown;
     for (const auto& n : g.node()) {
       Node node = ToNode(n);
+      if (n.output_size() == 1)
+        if (auto bag = bags_.find(n.output(0)); bag != bags_.end()) {
+          // Table, flat indices and trip count in; one row per bag out (cost/rules_free.cc).
+          node.op_type = "EmbeddingBag";
+          node.inputs = {bag->second.table, bag->second.indices, n.input(0)};
+          node.attrs.clear();
+          node.attrs["mode"].s = bag->second.mode;
+        }
       for (const auto* names : {&node.inputs, &node.outputs}) {
         for (const auto& name : *names) {
           const TensorInfo* t = out.Tensor(name);
@@ -1045,6 +1094,8 @@ class Loader {
   // Parameters written other than as the model holds them (param_ties.h).
   std::unordered_set<std::string> identity_of_param_;  // found before inlining
   std::unordered_set<std::string> own_params_;
+  // torch's EmbeddingBag Loops (embedding_bag.h), by the Loop's output name.
+  std::unordered_map<std::string, EmbeddingBagLoop> bags_;
   std::unordered_map<std::string, std::string> tied_to_;
   // Who reads each name (IndexConsumers); views into model_'s strings.
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;

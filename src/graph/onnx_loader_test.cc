@@ -210,6 +210,29 @@ TEST(LoadOnnx, FixedBatchGraphs) {
             "symbolic dimensions)");
 }
 
+TEST(LoadOnnx, FixedGraphsTakeTheBatchFromTheFirstDataInput) {
+  // A recommender exported at batch 8: dense features [8, 13] first, then the flat lookup ids
+  // [24] (8 bags of 3) and their offsets [8]. The batch is the first input's; the ids' other
+  // leading dim is said, not refused.
+  ModelBuilder b;
+  b.Input("dense", kFloat, {8, 13}).Input("ids", kInt64, {24}).Input("fc.weight", kFloat, {4, 13});
+  b.Node("Gemm", {"dense", "fc.weight"}, {"y"});
+  SetAttr(&b.model().mutable_graph()->mutable_node(0)[0], "transB", int64_t{1});
+  b.Node("Cast", {"ids"}, {"idsf"});
+  SetAttr(&b.model().mutable_graph()->mutable_node(1)[0], "to", int64_t{1});
+  b.Output("y").Output("idsf");
+  auto g = Load(b, Opts(8));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->data_inputs, (std::vector<std::string>{"dense", "ids"}));
+  ASSERT_EQ(g->warnings.size(), 1u);
+  EXPECT_EQ(g->warnings[0],
+            "m.onnx: 1 data input(s) have a leading dimension other than the batch 8 of input 'dense': 'ids' (24); "
+            "the graph's shapes are fixed, so they are costed as exported");
+  EXPECT_EQ(Message(b, Opts(24)),
+            "m.onnx: input 'dense' has a fixed batch dimension 8; re-export with a dynamic batch axis or use "
+            "--batch 8");
+}
+
 TEST(LoadOnnx, ParamsThroughIdentityAndFloatInputs) {
   // Dynamic-batch weight-free export: float inputs without symbolic dims are
   // params; torch's de-duplicated weights arrive through Identity.

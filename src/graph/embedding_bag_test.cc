@@ -1,0 +1,122 @@
+// torch's EmbeddingBag export (embedding_bag.h), on the DLRM of examples/dlrm.py
+// as tools/unseen_models.py exported it (torch 1.13, training mode, opset 17):
+// three tables of 1,000, 2,000 and 4,000 rows of 16, each sample a bag of 4 ids
+// per table. The Loop is read as one EmbeddingBag node; other Loops are not.
+#include "graph/embedding_bag.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "graph/onnx_loader.h"
+#include "util/paths.h"
+
+namespace gpucast {
+namespace {
+
+onnx::ModelProto Dlrm() {
+  std::ifstream in(HomeDir() + "/models/unseen/dlrm-opset17.onnx", std::ios::binary);
+  onnx::ModelProto m;
+  EXPECT_TRUE(in.good() && m.ParseFromIstream(&in)) << "models/unseen/dlrm-opset17.onnx: run tools/unseen_models.py";
+  return m;
+}
+
+Result<Graph> Load(const onnx::ModelProto& m, int64_t batch) {
+  LoadOptions opts;
+  opts.batch = batch;
+  std::string bytes = m.SerializeAsString();
+  return LoadOnnxGraphFromBytes(bytes, "dlrm.onnx", opts);
+}
+
+onnx::NodeProto* FirstLoop(onnx::ModelProto* m) {
+  for (auto& n : *m->mutable_graph()->mutable_node())
+    if (n.op_type() == "Loop") return &n;
+  ADD_FAILURE() << "no Loop";
+  return nullptr;
+}
+
+onnx::NodeProto* BodyNode(onnx::NodeProto* loop, const std::string& op) {
+  for (auto& a : *loop->mutable_attribute())
+    if (a.name() == "body")
+      for (auto& n : *a.mutable_g()->mutable_node())
+        if (n.op_type() == op) return &n;
+  ADD_FAILURE() << "no " << op << " in the body";
+  return nullptr;
+}
+
+TEST(EmbeddingBag, TorchsLoopExportIsOneNodePerTable) {
+  onnx::ModelProto m = Dlrm();
+  auto bag = MatchEmbeddingBagLoop(*FirstLoop(&m));
+  ASSERT_TRUE(bag);
+  EXPECT_EQ(bag->table, "tables.0.weight");
+  EXPECT_EQ(bag->mode, "sum");
+
+  Result<Graph> g = Load(m, 32);
+  ASSERT_TRUE(g.ok()) << g.message();
+  int bags = 0;
+  for (const Node& n : g->nodes) {
+    if (n.op_type == "Loop") ADD_FAILURE() << n.name << " was not read as an EmbeddingBag";
+    if (n.op_type != "EmbeddingBag") continue;
+    ++bags;
+    ASSERT_EQ(n.inputs.size(), 3u);
+    EXPECT_EQ(n.inputs[0], "tables." + std::to_string(bags - 1) + ".weight");
+    EXPECT_EQ(n.AttrString("mode"), "sum");
+    // One row per sample of 16, from 32 bags of 4 ids: the flat indices.
+    EXPECT_EQ(g->Tensor(n.outputs[0])->dims, (std::vector<int64_t>{32, 16}));
+    EXPECT_EQ(g->Tensor(n.inputs[1])->dims, (std::vector<int64_t>{128}));
+    EXPECT_TRUE(g->Tensor(n.inputs[0])->is_param);
+  }
+  EXPECT_EQ(bags, 3);
+  EXPECT_TRUE(g->unknown_shapes.empty());
+  for (const std::string& w : g->warnings) EXPECT_EQ(w.find("subgraphs"), std::string::npos) << w;
+}
+
+TEST(EmbeddingBag, AnotherLoopKeepsItsSubgraphUnanalysed) {
+  // mode "max" (ReduceMax), a kept dim, a Gather on another axis, a loop-carried value:
+  // not torch's sum or mean bag, so the Loop stays a Loop and its output unknown.
+  for (int variant = 0; variant < 4; ++variant) {
+    SCOPED_TRACE(variant);
+    onnx::ModelProto m = Dlrm();
+    onnx::NodeProto* loop = FirstLoop(&m);
+    if (variant == 0) BodyNode(loop, "ReduceSum")->set_op_type("ReduceMax");
+    if (variant == 1)
+      for (auto& a : *BodyNode(loop, "ReduceSum")->mutable_attribute())
+        if (a.name() == "keepdims") a.set_i(1);
+    if (variant == 2) {
+      for (auto& n : *loop->mutable_attribute()->Mutable(0)->mutable_g()->mutable_node())
+        if (n.op_type() == "Gather" && n.input(0).find("weight") != std::string::npos) {
+          ASSERT_EQ(n.attribute_size(), 1);
+          ASSERT_EQ(n.attribute(0).name(), "axis");
+          n.mutable_attribute(0)->set_i(1);
+        }
+    }
+    if (variant == 3) loop->add_input(loop->input(1));
+    EXPECT_FALSE(MatchEmbeddingBagLoop(*loop));
+    Result<Graph> g = Load(m, 8);
+    ASSERT_TRUE(g.ok()) << g.message();
+    int loops = 0;
+    for (const Node& n : g->nodes) loops += n.op_type == "Loop";
+    EXPECT_EQ(loops, 1);
+    bool said = false;
+    for (const std::string& w : g->warnings) said = said || w.find("has subgraphs") != std::string::npos;
+    EXPECT_TRUE(said);
+  }
+}
+
+TEST(EmbeddingBag, ALargeBodyIsNeverMatched) {
+  onnx::ModelProto m = Dlrm();
+  onnx::NodeProto* loop = FirstLoop(&m);
+  auto* body = loop->mutable_attribute()->Mutable(0)->mutable_g();
+  ASSERT_TRUE(MatchEmbeddingBagLoop(*loop));
+  while (body->node_size() <= kMaxEmbeddingBagBodyNodes) {
+    auto* n = body->add_node();
+    n->set_op_type("Identity");
+    n->add_input(body->input(0).name());
+    n->add_output("pad_" + std::to_string(body->node_size()));
+  }
+  EXPECT_FALSE(MatchEmbeddingBagLoop(*loop));
+}
+
+}  // namespace
+}  // namespace gpucast
