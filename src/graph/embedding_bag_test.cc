@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "graph/onnx_loader.h"
 #include "util/paths.h"
@@ -101,6 +102,35 @@ TEST(EmbeddingBag, AnotherLoopKeepsItsSubgraphUnanalysed) {
     bool said = false;
     for (const std::string& w : g->warnings) said = said || w.find("has subgraphs") != std::string::npos;
     EXPECT_TRUE(said);
+  }
+}
+
+TEST(EmbeddingBag, ATableOrIdsNotDefinedBeforeTheLoopKeepItALoop) {
+  // The body reads (0) the Loop's own output as its table, (1) a later Loop's output, (2) ids of
+  // a name nothing defines: read as an EmbeddingBag, the node would read its own output, a later
+  // one or nothing. It stays a Loop (unanalysed, uncosted), and the graph loads.
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant);
+    onnx::ModelProto m = Dlrm();
+    std::vector<onnx::NodeProto*> loops;
+    for (auto& n : *m.mutable_graph()->mutable_node())
+      if (n.op_type() == "Loop") loops.push_back(&n);
+    ASSERT_EQ(loops.size(), 3u);
+    for (auto& n : *loops[0]->mutable_attribute()->Mutable(0)->mutable_g()->mutable_node()) {
+      if (variant < 2 && n.op_type() == "Gather" && n.input(0) == "tables.0.weight")
+        n.set_input(0, loops[variant == 0 ? 0 : 1]->output(0));
+      if (variant == 2 && n.op_type() == "Slice") n.set_input(0, "nowhere");
+    }
+    ASSERT_TRUE(MatchEmbeddingBagLoop(*loops[0]));  // the pattern alone still matches
+    Result<Graph> g = Load(m, 8);
+    ASSERT_TRUE(g.ok()) << g.message();
+    int as_loop = 0, as_bag = 0;
+    for (const Node& n : g->nodes) {
+      as_loop += n.op_type == "Loop";
+      as_bag += n.op_type == "EmbeddingBag";
+    }
+    EXPECT_EQ(as_loop, 1);
+    EXPECT_EQ(as_bag, 2);
   }
 }
 

@@ -658,6 +658,11 @@ class Loader {
     std::map<std::string, int> no_schema;
     std::map<std::string, int64_t> domain_versions;
     for (const auto& o : model_.opset_import()) domain_versions[o.domain()] = o.version();
+    // Names defined before the node at hand (graph order is topological here): an EmbeddingBag
+    // Loop's table and ids must be, so the node it becomes reads nothing later or its own output.
+    std::unordered_set<std::string_view> defined;
+    for (const auto& i : model_.graph().input()) defined.insert(i.name());
+    for (const auto& t : model_.graph().initializer()) defined.insert(t.name());
     for (const auto& n : model_.graph().node()) {
       std::string domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
       int64_t v = domain.empty() ? infer_opset_
@@ -665,16 +670,18 @@ class Loader {
       if (!FilledByHand(n) && !FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
         ++no_schema[OpName(n)];
       }
-      if (auto bag = MatchEmbeddingBagLoop(n)) {
+      auto bag = MatchEmbeddingBagLoop(n);
+      if (bag && defined.count(bag->table) && defined.count(bag->indices)) {
         bags_.emplace(bag->output, std::move(*bag));  // read as the embedding bag it is
-        continue;
-      }
-      for (const auto& a : n.attribute()) {
-        if (a.has_g() || a.graphs_size() > 0) {
-          Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
-          break;
+      } else {
+        for (const auto& a : n.attribute()) {
+          if (a.has_g() || a.graphs_size() > 0) {
+            Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
+            break;
+          }
         }
       }
+      for (const auto& o : n.output()) defined.insert(o);
     }
     for (const auto& [op, count] : no_schema) {
       Warn("no ONNX schema for op '" + op + "' (" + std::to_string(count) +
@@ -769,6 +776,7 @@ class Loader {
 
     int failures = 0;
     int64_t slot_dims = 0;  // max_slot_dims: inputs before the node's inference, outputs after
+    std::unordered_map<std::string_view, const onnx::NodeProto*> producer;  // of the nodes so far
     for (const auto& node : g.node()) {
       if (Status st = CheckDeadline(); !st.ok()) {
         inference_error_ = st;
@@ -819,7 +827,9 @@ class Loader {
       } else {
         FillKnownGaps(node, &type_ptrs);
         FillEmbeddingBag(node, &type_ptrs);
+        FillRoutedNonZero(node, producer, &type_ptrs);
       }
+      for (const std::string& o : node.output()) producer.emplace(o, &node);
       if (node.output_size() >= 1 && !node.output(0).empty()) {
         if (auto v = FoldNode(node, fold); v && KeepFolded(*v)) {
           auto& t = folded[node.output(0)] = TensorFromFoldValue(*v, node.output(0));
@@ -930,6 +940,57 @@ class Loader {
     auto& slot = types_[n.output(0)] =
         TensorType(type->second.tensor_type().elem_type(), Dims{trips->second.values[0], (*table)[1]});
     (*type_ptrs)[n.output(0)] = &slot;
+  }
+
+  // NonZero(Equal(TopK's indices, one id)): the tokens a mixture-of-experts router sends to one
+  // expert (`torch.where(topk_idx == e)` in Mixtral- and Switch-style code). Its size depends on
+  // the routing; it is read as balanced: of the indices' n elements (tokens x k), each of the E
+  // experts (TopK's input extent on its axis) gets ceil(n / E), an id outside [0, E) none. Output
+  // [rank of the indices, that count], int64; one warning per graph says so.
+  void FillRoutedNonZero(const onnx::NodeProto& n,
+                         const std::unordered_map<std::string_view, const onnx::NodeProto*>& producer,
+                         std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (!IsDefaultDomain(n.domain()) || n.op_type() != "NonZero" || n.input_size() != 1 || n.output_size() != 1 ||
+        n.output(0).empty() || ShapeOf(n.output(0)))
+      return;
+    auto made_by = [&](const std::string& name, const char* op) -> const onnx::NodeProto* {
+      auto it = producer.find(name);
+      return it != producer.end() && IsDefaultDomain(it->second->domain()) && it->second->op_type() == op
+                 ? it->second
+                 : nullptr;
+    };
+    const onnx::NodeProto* eq = made_by(n.input(0), "Equal");
+    if (!eq || eq->input_size() != 2) return;
+    for (int side = 0; side < 2; ++side) {
+      const std::string& idx = eq->input(side);
+      const onnx::NodeProto* topk = made_by(idx, "TopK");
+      auto id = values_.find(eq->input(1 - side));
+      if (!topk || topk->output_size() < 2 || topk->output(1) != idx || topk->input_size() < 1 ||
+          id == values_.end() || id->second.IsReal() || id->second.values.size() != 1)
+        continue;
+      auto scores = ShapeOf(topk->input(0));
+      auto indices = ShapeOf(idx);
+      if (!scores || scores->empty() || !indices) return;
+      int64_t axis = -1;
+      for (const auto& a : topk->attribute())
+        if (a.name() == "axis") axis = a.i();
+      const int64_t rank = static_cast<int64_t>(scores->size());
+      if (axis < -rank || axis >= rank) return;
+      const int64_t experts = (*scores)[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+      auto slots = CheckedProduct(*indices);
+      if (experts < 1 || !slots) return;
+      const int64_t e = id->second.values[0];
+      const int64_t count = e < 0 || e >= experts ? 0 : *slots / experts + (*slots % experts != 0);
+      auto& slot = types_[n.output(0)] =
+          TensorType(TensorProto::INT64, Dims{static_cast<int64_t>(indices->size()), count});
+      (*type_ptrs)[n.output(0)] = &slot;
+      if (routed_nonzero_++ == 0)
+        Warn(Ref(n) + " selects the tokens a mixture-of-experts router sends to expert " + std::to_string(e) +
+             " of " + std::to_string(experts) + ": its size depends on the routing, read as balanced (1/" +
+             std::to_string(experts) + " of the router's slots each; the experts' shares add up to all the slots "
+             "whatever the routing, so a loop over every expert costs the same in all)");
+      return;
+    }
   }
 
   // Ops of opsets 18-23 that libonnx 1.12 has no schema for (Gelu-20,
@@ -1096,6 +1157,7 @@ class Loader {
   std::unordered_set<std::string> own_params_;
   // torch's EmbeddingBag Loops (embedding_bag.h), by the Loop's output name.
   std::unordered_map<std::string, EmbeddingBagLoop> bags_;
+  int routed_nonzero_ = 0;  // NonZero nodes read as a balanced router's tokens
   std::unordered_map<std::string, std::string> tied_to_;
   // Who reads each name (IndexConsumers); views into model_'s strings.
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;
