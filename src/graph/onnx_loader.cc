@@ -909,9 +909,32 @@ class Loader {
   }
 
   // Shapes ONNX's inference functions leave out for ops the exporters emit:
-  // BatchNormalization's training outputs (running/saved mean and var) are [C].
+  // BatchNormalization's training outputs (running/saved mean and var) are [C];
+  // OneHot's (F.one_hot: label smoothing, class masks) is the indices' shape with
+  // the folded depth inserted at `axis` (libonnx 1.12 leaves that dim unknown).
   void FillKnownGaps(const onnx::NodeProto& n,
                      std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (IsDefaultDomain(n.domain()) && n.op_type() == "OneHot" && n.input_size() == 3 && n.output_size() == 1 &&
+        !n.output(0).empty() && !ShapeOf(n.output(0))) {
+      auto indices = ShapeOf(n.input(0));
+      auto depth = values_.find(n.input(1));
+      auto values = types_.find(n.input(2));
+      if (!indices || depth == values_.end() || depth->second.Size() != 1 || values == types_.end() ||
+          !values->second.has_tensor_type())
+        return;
+      const double d = depth->second.IsReal() ? depth->second.reals[0] : static_cast<double>(depth->second.values[0]);
+      if (!(d >= 1 && d <= static_cast<double>(kMaxElements))) return;  // libonnx: depth is cast to int64
+      const int64_t rank = static_cast<int64_t>(indices->size()) + 1;
+      int64_t axis = -1;
+      for (const auto& a : n.attribute())
+        if (a.name() == "axis") axis = a.i();
+      if (axis < -rank || axis >= rank) return;
+      Dims out = *indices;
+      out.insert(out.begin() + (axis < 0 ? axis + rank : axis), static_cast<int64_t>(d));
+      auto& slot = types_[n.output(0)] = TensorType(values->second.tensor_type().elem_type(), out);
+      (*type_ptrs)[n.output(0)] = &slot;
+      return;
+    }
     if (!IsDefaultDomain(n.domain()) || n.op_type() != "BatchNormalization" || n.input_size() < 2) return;
     auto c = ShapeOf(n.input(1));
     auto x = types_.find(n.input(0));

@@ -266,6 +266,25 @@ TEST(LoadOnnx, MixtureOfExpertsRoutingIsReadAsBalanced) {
   }
 }
 
+// F.one_hot (label smoothing, class masks): the indices' shape with the depth inserted at axis;
+// libonnx 1.12 leaves that dim unknown. A depth that is not a folded value stays unknown.
+TEST(LoadOnnx, OneHotTakesItsFoldedDepth) {
+  ModelBuilder b(13);
+  b.Input("labels", kInt64, {4, 7}).Input("depth_in", kInt64, {1});
+  b.Int64Init("depth", {}, {10}).Int64Init("onoff", {2}, {0, 1});
+  b.Node("OneHot", {"labels", "depth", "onoff"}, {"last"});
+  b.Node("OneHot", {"labels", "depth", "onoff"}, {"first"});
+  SetAttr(&b.model().mutable_graph()->mutable_node(1)[0], "axis", int64_t{0});
+  b.Node("OneHot", {"labels", "depth_in", "onoff"}, {"unknown"});
+  b.Output("last", kInt64).Output("first", kInt64).Output("unknown", kInt64);
+  auto g = Load(b, Opts(4));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("last")->dims, (std::vector<int64_t>{4, 7, 10}));
+  EXPECT_EQ(g->Tensor("last")->elem_type, kInt64);
+  EXPECT_EQ(g->Tensor("first")->dims, (std::vector<int64_t>{10, 4, 7}));
+  EXPECT_FALSE(g->Tensor("unknown")->shape_known);
+}
+
 TEST(LoadOnnx, ParamsThroughIdentityAndFloatInputs) {
   // Dynamic-batch weight-free export: float inputs without symbolic dims are
   // params; torch's de-duplicated weights arrive through Identity.
