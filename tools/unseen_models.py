@@ -85,6 +85,21 @@ def video(**kw):
     return torchvision.models.video.r2plus1d_18(num_classes=50, **kw)
 
 
+class MultiView(nn.Module):
+    """Each sample's embedding repeated once per view along the batch (torch.repeat_interleave on
+    the dynamic batch dim, which torch.onnx writes as a Loop over sequences), then a conv stem on
+    the views and a linear head: multi-crop and contrastive training pair samples so."""
+
+    def __init__(self, views=3):
+        super().__init__()
+        self.views = views
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.stem(torch.repeat_interleave(x, self.views, dim=0)))
+
+
 # name -> factory, --input specs of gpucast-export, --dim values, what it exercises.
 MODELS = {
     "swin": (swin, ["input=float32[B,3,56,56]"], {}, "shifted windows, Pad from shapes, roll, stochastic depth"),
@@ -103,6 +118,8 @@ MODELS = {
              "recommender: nn.EmbeddingBag (exported as a Loop over the bags), pairwise dot interaction"),
     "moe": (lambda: MoELM(), ["input_ids=int64[B,seq]"], {"seq": 16},
             "mixture of experts: top-2 of 8 routing (torch.where, index_add), read as balanced"),
+    "multiview": (MultiView, ["x=float32[B,3,16,16]"], {},
+                  "torch.repeat_interleave on the batch dim (a Loop over sequences), then a conv stem"),
 }
 
 

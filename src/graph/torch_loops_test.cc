@@ -1,8 +1,8 @@
-// torch's EmbeddingBag export (embedding_bag.h), on the DLRM of examples/dlrm.py
+// torch's EmbeddingBag and repeat_interleave exports (torch_loops.h). EmbeddingBag on the DLRM of examples/dlrm.py
 // as tools/unseen_models.py exported it (torch 1.13, training mode, opset 17):
 // three tables of 1,000, 2,000 and 4,000 rows of 16, each sample a bag of 4 ids
 // per table. The Loop is read as one EmbeddingBag node; other Loops are not.
-#include "graph/embedding_bag.h"
+#include "graph/torch_loops.h"
 
 #include <gtest/gtest.h>
 
@@ -131,6 +131,94 @@ TEST(EmbeddingBag, ATableOrIdsNotDefinedBeforeTheLoopKeepItALoop) {
     }
     EXPECT_EQ(as_loop, 1);
     EXPECT_EQ(as_bag, 2);
+  }
+}
+
+// torch.repeat_interleave on the dynamic batch (tools/unseen_models.py's multiview: x [B, 3, 16,
+// 16] repeated 3 times on dim 0): SplitToSequence, a Loop over sequences, ConcatFromSequence,
+// read as one copy to [3B, 3, 16, 16]; the Loop, SequenceEmpty and both SplitToSequence absorbed.
+onnx::ModelProto MultiView() {
+  std::ifstream in(HomeDir() + "/models/unseen/multiview-opset17.onnx", std::ios::binary);
+  onnx::ModelProto m;
+  EXPECT_TRUE(in.good() && m.ParseFromIstream(&in)) << "models/unseen/multiview-opset17.onnx: run tools/unseen_models.py";
+  return m;
+}
+
+TEST(RepeatInterleave, TorchsSequenceLoopIsOneCopy) {
+  onnx::ModelProto m = MultiView();
+  std::string bytes = m.SerializeAsString();
+  LoadOptions opts;
+  opts.batch = 4;
+  Result<Graph> g = LoadOnnxGraphFromBytes(bytes, "multiview.onnx", opts);
+  ASSERT_TRUE(g.ok()) << g.message();
+  int copies = 0;
+  for (const Node& n : g->nodes) {
+    EXPECT_NE(n.op_type, "Loop");
+    EXPECT_NE(n.op_type, "SplitToSequence");
+    EXPECT_NE(n.op_type, "SequenceEmpty");
+    if (n.op_type == "Tile" && n.name.find("ConcatFromSequence") != std::string::npos) {
+      ++copies;
+      ASSERT_EQ(n.inputs, std::vector<std::string>{"x"});
+      EXPECT_EQ(g->Tensor(n.outputs[0])->dims, (std::vector<int64_t>{12, 3, 16, 16}));
+    }
+  }
+  EXPECT_EQ(copies, 1);
+  EXPECT_TRUE(g->unknown_shapes.empty());
+  for (const std::string& w : g->warnings) EXPECT_EQ(w.find("subgraphs"), std::string::npos) << w;
+}
+
+TEST(RepeatInterleave, WhatElseReadsOrDoesNotAddUpKeepsItUnread) {
+  // (0) another node reads the chunks' sequence: nothing is absorbed, the Loop stays (and its
+  // output unknown); (1) the repeat counts are not the chunks' count (a trip count of 2 for 4
+  // samples): the copy stays, its shape unknown.
+  for (int variant = 0; variant < 2; ++variant) {
+    SCOPED_TRACE(variant);
+    onnx::ModelProto m = MultiView();
+    auto* g = m.mutable_graph();
+    const onnx::NodeProto* loop = nullptr;
+    std::string chunks;
+    for (const auto& n : g->node()) {
+      if (n.op_type() == "Loop") loop = &n;
+      if (n.op_type() == "SplitToSequence" && n.input(0) == "x") chunks = n.output(0);
+    }
+    ASSERT_TRUE(loop && !chunks.empty());
+    if (variant == 0) {
+      auto* reader = g->add_node();
+      reader->set_op_type("SequenceLength");
+      reader->add_input(chunks);
+      reader->add_output("how_many");
+      *g->add_output() = g->output(0);
+      g->mutable_output(g->output_size() - 1)->set_name("how_many");
+      g->mutable_output(g->output_size() - 1)->mutable_type()->mutable_tensor_type()->set_elem_type(7);
+    } else {
+      auto* two = g->add_node();
+      two->set_op_type("Constant");
+      two->add_output("two");
+      auto* a = two->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      a->mutable_t()->set_data_type(7);
+      a->mutable_t()->add_int64_data(2);
+      // Constant first, so the sort keeps it before the Loop.
+      for (int k = g->node_size() - 1; k > 0; --k) g->mutable_node()->SwapElements(k, k - 1);
+      for (auto& n : *g->mutable_node())
+        if (n.op_type() == "Loop") n.set_input(0, "two");
+    }
+    std::string bytes = m.SerializeAsString();
+    LoadOptions opts;
+    opts.batch = 4;
+    Result<Graph> loaded = LoadOnnxGraphFromBytes(bytes, "multiview.onnx", opts);
+    ASSERT_TRUE(loaded.ok()) << loaded.message();
+    int loops = 0, copies = 0;
+    for (const Node& n : loaded->nodes) {
+      loops += n.op_type == "Loop";
+      if (n.op_type == "Tile") {
+        ++copies;
+        EXPECT_FALSE(loaded->Tensor(n.outputs[0])->shape_known);
+      }
+    }
+    EXPECT_EQ(loops, variant == 0 ? 1 : 0);
+    EXPECT_EQ(copies, variant == 0 ? 0 : 1);
   }
 }
 
