@@ -24,7 +24,7 @@ std::optional<EmbeddingBagLoop> MatchEmbeddingBagLoop(const onnx::NodeProto& loo
   const onnx::AttributeProto* body_attr = Attr(loop, "body");
   if (!body_attr || !body_attr->has_g()) return std::nullopt;
   const onnx::GraphProto& body = body_attr->g();
-  if (body.node_size() > kMaxEmbeddingBagBodyNodes || body.input_size() != 2 || body.output_size() != 2)
+  if (body.node_size() > kMaxTorchLoopBodyNodes || body.input_size() != 2 || body.output_size() != 2)
     return std::nullopt;
 
   std::unordered_map<std::string, const onnx::NodeProto*> producer;
@@ -76,7 +76,7 @@ std::optional<RepeatInterleaveLoop> MatchRepeatInterleaveLoop(
   const onnx::AttributeProto* body_attr = Attr(*loop, "body");
   if (!empty || !body_attr || !body_attr->has_g()) return std::nullopt;
   const onnx::GraphProto& body = body_attr->g();
-  if (body.node_size() > kMaxEmbeddingBagBodyNodes || body.input_size() != 3 || body.output_size() != 2)
+  if (body.node_size() > kMaxTorchLoopBodyNodes || body.input_size() != 3 || body.output_size() != 2)
     return std::nullopt;
   std::unordered_map<std::string, const onnx::NodeProto*> local;
   for (const auto& n : body.node())

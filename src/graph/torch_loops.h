@@ -29,12 +29,13 @@ struct EmbeddingBagLoop {
   std::string output;   // the Loop's only output: one row per bag, [bags, dim]
 };
 
-// Bodies larger than this are never matched (the exporter's has 11 nodes).
-inline constexpr int kMaxEmbeddingBagBodyNodes = 32;
+// Loop bodies larger than this are never matched (the exporter writes 11 nodes for an
+// EmbeddingBag, 13 for a repeat_interleave).
+inline constexpr int kMaxTorchLoopBodyNodes = 32;
 
 // The match when `loop` is exactly that pattern: a default-domain Loop with a
 // trip count, a condition and no loop-carried value; one output; a body of at
-// most kMaxEmbeddingBagBodyNodes nodes whose scan output is ReduceSum or
+// most kMaxTorchLoopBodyNodes nodes whose scan output is ReduceSum or
 // ReduceMean (keepdims 0) of a Gather (axis 0) from an outer-scope table at
 // indices a Slice of an outer-scope tensor gives. nullopt otherwise (per-sample
 // weights, mode max, padding_idx: not matched). Shapes are the loader's to check.

@@ -227,7 +227,7 @@ TEST(EmbeddingBag, ALargeBodyIsNeverMatched) {
   onnx::NodeProto* loop = FirstLoop(&m);
   auto* body = loop->mutable_attribute()->Mutable(0)->mutable_g();
   ASSERT_TRUE(MatchEmbeddingBagLoop(*loop));
-  while (body->node_size() <= kMaxEmbeddingBagBodyNodes) {
+  while (body->node_size() <= kMaxTorchLoopBodyNodes) {
     auto* n = body->add_node();
     n->set_op_type("Identity");
     n->add_input(body->input(0).name());
