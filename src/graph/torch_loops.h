@@ -30,7 +30,7 @@ struct EmbeddingBagLoop {
 };
 
 // Loop bodies larger than this are never matched (the exporter writes 11 nodes for an
-// EmbeddingBag, 13 for a repeat_interleave).
+// EmbeddingBag, 18 for a repeat_interleave).
 inline constexpr int kMaxTorchLoopBodyNodes = 32;
 
 // The match when `loop` is exactly that pattern: a default-domain Loop with a
