@@ -14,6 +14,33 @@ const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& na
   return nullptr;
 }
 
+// A Loop's body with `inputs` inputs and `outputs` outputs and at most kMaxTorchLoopBodyNodes
+// nodes, and the body node that writes each name (every name written once); nullopt otherwise.
+struct Body {
+  const onnx::GraphProto* graph = nullptr;
+  std::unordered_map<std::string, const onnx::NodeProto*> producer;
+
+  // The body node of type `op` that writes `name`, or nullptr.
+  const onnx::NodeProto* Made(const std::string& name, const char* op) const {
+    auto it = producer.find(name);
+    return it != producer.end() && DefaultDomain(*it->second) && it->second->op_type() == op ? it->second : nullptr;
+  }
+};
+
+std::optional<Body> LoopBody(const onnx::NodeProto& loop, int inputs, int outputs) {
+  const onnx::AttributeProto* attr = Attr(loop, "body");
+  if (!attr || !attr->has_g()) return std::nullopt;
+  Body b;
+  b.graph = &attr->g();
+  if (b.graph->node_size() > kMaxTorchLoopBodyNodes || b.graph->input_size() != inputs ||
+      b.graph->output_size() != outputs)
+    return std::nullopt;
+  for (const auto& n : b.graph->node())
+    for (const auto& o : n.output())
+      if (!o.empty() && !b.producer.emplace(o, &n).second) return std::nullopt;  // two producers
+  return b;
+}
+
 }  // namespace
 
 std::optional<EmbeddingBagLoop> MatchEmbeddingBagLoop(const onnx::NodeProto& loop) {
@@ -21,24 +48,14 @@ std::optional<EmbeddingBagLoop> MatchEmbeddingBagLoop(const onnx::NodeProto& loo
   // Inputs: trip count, condition, no loop-carried value; one scan output.
   if (loop.input_size() != 2 || loop.input(0).empty() || loop.output_size() != 1 || loop.output(0).empty())
     return std::nullopt;
-  const onnx::AttributeProto* body_attr = Attr(loop, "body");
-  if (!body_attr || !body_attr->has_g()) return std::nullopt;
-  const onnx::GraphProto& body = body_attr->g();
-  if (body.node_size() > kMaxTorchLoopBodyNodes || body.input_size() != 2 || body.output_size() != 2)
-    return std::nullopt;
-
-  std::unordered_map<std::string, const onnx::NodeProto*> producer;
-  for (const auto& n : body.node())
-    for (const auto& o : n.output())
-      if (!o.empty() && !producer.emplace(o, &n).second) return std::nullopt;  // two producers
+  auto b = LoopBody(loop, 2, 2);
+  if (!b) return std::nullopt;
+  const onnx::GraphProto& body = *b->graph;
   std::unordered_set<std::string> local;
   for (const auto& i : body.input()) local.insert(i.name());
   for (const auto& t : body.initializer()) local.insert(t.name());
-  auto outer = [&](const std::string& name) { return !name.empty() && !producer.count(name) && !local.count(name); };
-  auto made_by = [&](const std::string& name, const char* op) -> const onnx::NodeProto* {
-    auto it = producer.find(name);
-    return it != producer.end() && DefaultDomain(*it->second) && it->second->op_type() == op ? it->second : nullptr;
-  };
+  auto outer = [&](const std::string& name) { return !name.empty() && !b->producer.count(name) && !local.count(name); };
+  auto made_by = [&](const std::string& name, const char* op) { return b->Made(name, op); };
 
   // The scan output: a reduction of the gathered rows over the bag's axis.
   const std::string& scan = body.output(1).name();
@@ -73,19 +90,11 @@ std::optional<RepeatInterleaveLoop> MatchRepeatInterleaveLoop(
   const onnx::NodeProto* loop = outer(concat.input(0), "Loop");
   if (!loop || loop->input_size() != 3 || loop->output_size() != 1 || loop->input(0).empty()) return std::nullopt;
   const onnx::NodeProto* empty = outer(loop->input(2), "SequenceEmpty");
-  const onnx::AttributeProto* body_attr = Attr(*loop, "body");
-  if (!empty || !body_attr || !body_attr->has_g()) return std::nullopt;
-  const onnx::GraphProto& body = body_attr->g();
-  if (body.node_size() > kMaxTorchLoopBodyNodes || body.input_size() != 3 || body.output_size() != 2)
-    return std::nullopt;
-  std::unordered_map<std::string, const onnx::NodeProto*> local;
-  for (const auto& n : body.node())
-    for (const auto& o : n.output())
-      if (!o.empty() && !local.emplace(o, &n).second) return std::nullopt;
-  auto inner = [&](const std::string& name, const char* op) -> const onnx::NodeProto* {
-    auto it = local.find(name);
-    return it != local.end() && DefaultDomain(*it->second) && it->second->op_type() == op ? it->second : nullptr;
-  };
+  auto b = empty ? LoopBody(*loop, 3, 2) : std::nullopt;
+  if (!b) return std::nullopt;
+  const onnx::GraphProto& body = *b->graph;
+  const auto& local = b->producer;
+  auto inner = [&](const std::string& name, const char* op) { return b->Made(name, op); };
   const std::string& iter = body.input(0).name();
   // seq_out = SequenceInsert(seq_in, Reshape(Expand(Unsqueeze(SequenceAt(chunks, i)), ...), ...)).
   const onnx::NodeProto* insert = inner(body.output(1).name(), "SequenceInsert");

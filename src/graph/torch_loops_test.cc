@@ -16,12 +16,15 @@
 namespace gpucast {
 namespace {
 
-onnx::ModelProto Dlrm() {
-  std::ifstream in(HomeDir() + "/models/unseen/dlrm-opset17.onnx", std::ios::binary);
+// models/unseen/FILE, as tools/unseen_models.py wrote it.
+onnx::ModelProto Unseen(const std::string& file) {
+  std::ifstream in(HomeDir() + "/models/unseen/" + file, std::ios::binary);
   onnx::ModelProto m;
-  EXPECT_TRUE(in.good() && m.ParseFromIstream(&in)) << "models/unseen/dlrm-opset17.onnx: run tools/unseen_models.py";
+  EXPECT_TRUE(in.good() && m.ParseFromIstream(&in)) << "models/unseen/" << file << ": run tools/unseen_models.py";
   return m;
 }
+
+onnx::ModelProto Dlrm() { return Unseen("dlrm-opset17.onnx"); }
 
 Result<Graph> Load(const onnx::ModelProto& m, int64_t batch) {
   LoadOptions opts;
@@ -137,19 +140,10 @@ TEST(EmbeddingBag, ATableOrIdsNotDefinedBeforeTheLoopKeepItALoop) {
 // torch.repeat_interleave on the dynamic batch (tools/unseen_models.py's multiview: x [B, 3, 16,
 // 16] repeated 3 times on dim 0): SplitToSequence, a Loop over sequences, ConcatFromSequence,
 // read as one copy to [3B, 3, 16, 16]; the Loop, SequenceEmpty and both SplitToSequence absorbed.
-onnx::ModelProto MultiView() {
-  std::ifstream in(HomeDir() + "/models/unseen/multiview-opset17.onnx", std::ios::binary);
-  onnx::ModelProto m;
-  EXPECT_TRUE(in.good() && m.ParseFromIstream(&in)) << "models/unseen/multiview-opset17.onnx: run tools/unseen_models.py";
-  return m;
-}
+onnx::ModelProto MultiView() { return Unseen("multiview-opset17.onnx"); }
 
 TEST(RepeatInterleave, TorchsSequenceLoopIsOneCopy) {
-  onnx::ModelProto m = MultiView();
-  std::string bytes = m.SerializeAsString();
-  LoadOptions opts;
-  opts.batch = 4;
-  Result<Graph> g = LoadOnnxGraphFromBytes(bytes, "multiview.onnx", opts);
+  Result<Graph> g = Load(MultiView(), 4);
   ASSERT_TRUE(g.ok()) << g.message();
   int copies = 0;
   for (const Node& n : g->nodes) {
@@ -204,10 +198,7 @@ TEST(RepeatInterleave, WhatElseReadsOrDoesNotAddUpKeepsItUnread) {
       for (auto& n : *g->mutable_node())
         if (n.op_type() == "Loop") n.set_input(0, "two");
     }
-    std::string bytes = m.SerializeAsString();
-    LoadOptions opts;
-    opts.batch = 4;
-    Result<Graph> loaded = LoadOnnxGraphFromBytes(bytes, "multiview.onnx", opts);
+    Result<Graph> loaded = Load(m, 4);
     ASSERT_TRUE(loaded.ok()) << loaded.message();
     int loops = 0, copies = 0;
     for (const Node& n : loaded->nodes) {
