@@ -9,7 +9,8 @@
 #  4. an eval-mode export (BatchNorm folded: half the activation memory) is warned about by the CLI
 #     and in POST /v1/predict's reply;
 #  5. a tied embedding the exporter wrote twice, and parameters an eval-mode export merged, are counted
-#     as torch counts them by the CLI and the service alike (models/ties).
+#     as torch counts them by the CLI and the service alike (models/ties);
+#  6. so are a DLRM's embedding bags, a repeat_interleave and a mixture of experts (models/unseen).
 # Needs /usr/bin/python3 with torch (python3-torch) for the exports.
 # Usage: tests/memory_test.sh BUILD/gpucast
 set -u
@@ -118,6 +119,36 @@ if sys.argv[4] == "lm-train":
     for d in (c, h):
         assert any("hold the transpose of another" in w for w in d["warnings"]), d["warnings"]
 print(f"  {sys.argv[4]}: weights {want:.4f} MiB (torch's {ref['params']} parameters) from the CLI and the service")
+PY
+done
+# 6. Exports whose ops torch writes as Loops or value-sized nodes (src/graph/torch_loops.h: a DLRM's
+# nn.EmbeddingBag, a multi-view net's repeat_interleave; a mixture of experts' routing read as
+# balanced): the CLI and the service alike count torch's parameters (models/unseen/reference.json)
+# and cost every node; the routing warning reaches both.
+for spec in dlrm: multiview: moe:16; do
+  f=${spec%%:*}; seq=${spec#*:}
+  cp "$ROOT/models/unseen/$f-opset17.onnx" "$T/root/"
+  dims=(); body="{\"model\": \"$f-opset17.onnx\", \"batch\": 8}"
+  if [ -n "$seq" ]; then
+    dims=(--dim "seq=$seq"); body="{\"model\": \"$f-opset17.onnx\", \"batch\": 8, \"dims\": {\"seq\": $seq}}"
+  fi
+  "$BIN" predict -p "$T/p.json" -m "$T/root/$f-opset17.onnx" --batch 8 "${dims[@]}" --json --quiet >"$T/cli.json" \
+    2>"$T/err" || bad "predict $f: $(head -c 300 "$T/err")"
+  curl -s -m 60 -X POST "$URL/v1/predict" -H 'Content-Type: application/json' -d "$body" >"$T/http.json" ||
+    bad "POST /v1/predict $f"
+  py - "$T/cli.json" "$T/http.json" "$ROOT/models/unseen/reference.json" "$f" <<'PY' && ok || bad "$f: CLI and HTTP differ or are not torch's: $(head -c 300 "$T/http.json")"
+import json, sys
+c, h, ref = (json.load(open(p)) for p in sys.argv[1:4])
+name = sys.argv[4]
+want = 4 * ref["models"][name]["params"] / 2**20
+for d in (c, h):
+    assert abs(d["gpu_mem_components_mib"]["weights"] - want) < 1e-9, (d["gpu_mem_components_mib"], want)
+assert abs(c["gpu_mem_mib"] - h["gpu_mem_mib"]) <= 1e-6 * c["gpu_mem_mib"]
+assert abs(c["step_ms"] - h["step_ms"]) <= 1e-6 * c["step_ms"]
+routed = [any("mixture-of-experts router" in w for w in d["warnings"]) for d in (c, h)]
+assert routed == [name == "moe"] * 2, routed
+print(f"  {name}: weights {want:.4f} MiB (torch's {ref['models'][name]['params']} parameters), "
+      f"{c['gpu_mem_mib']:.0f} MiB and {c['step_ms']:.2f} ms from the CLI and the service")
 PY
 done
 kill "$PID"; wait "$PID" 2>/dev/null; PID=""

@@ -6,9 +6,9 @@ usage: /usr/bin/python3 tools/unseen_models.py [--out models/unseen] [--only NAM
 
 Each model below is a small configuration of an architecture people train today (torchvision's own
 classes where torchvision has one; a diffusion UNet, a GPT decoder with a runtime `tril` causal mask
-a full-graph GNN and a DLRM recommender written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
+a full-graph GNN, a DLRM recommender and a mixture-of-experts LM written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
 and EfficientNetV2 with stochastic depth on, MaxViT, a segmentation net that interpolates, a
-(2+1)D video net (examples/unet.py, gpt.py, gnn.py and dlrm.py are the written ones). Each is exported by tools/gpucast-export (training mode, weight-free, stochastic
+(2+1)D video net (examples/unet.py, gpt.py, gnn.py, dlrm.py and moe.py are the written ones). Each is exported by tools/gpucast-export (training mode, weight-free, stochastic
 depth as the identity, symbolic batch) at every opset of --opsets to OUT/NAME-opsetN.onnx, and
 OUT/reference.json records, per model, torch's counts at batch 1:
   params          sum(p.numel() for p in model.parameters() if p.requires_grad)
@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 from dlrm import DLRM  # noqa: E402
 import gnn  # noqa: E402
 import gpt  # noqa: E402
+from moe import MoELM  # noqa: E402
 import unet  # noqa: E402
 
 # ---- torchvision architectures, small configurations ----
@@ -84,6 +85,21 @@ def video(**kw):
     return torchvision.models.video.r2plus1d_18(num_classes=50, **kw)
 
 
+class MultiView(nn.Module):
+    """Each sample's embedding repeated once per view along the batch (torch.repeat_interleave on
+    the dynamic batch dim, which torch.onnx writes as a Loop over sequences), then a conv stem on
+    the views and a linear head: multi-crop and contrastive training pair samples so."""
+
+    def __init__(self, views=3):
+        super().__init__()
+        self.views = views
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(self.stem(torch.repeat_interleave(x, self.views, dim=0)))
+
+
 # name -> factory, --input specs of gpucast-export, --dim values, what it exercises.
 MODELS = {
     "swin": (swin, ["input=float32[B,3,56,56]"], {}, "shifted windows, Pad from shapes, roll, stochastic depth"),
@@ -100,6 +116,10 @@ MODELS = {
             "full-graph GNN: the node count stands where the batch goes"),
     "dlrm": (lambda: DLRM(rows=(1000, 2000, 4000)), ["dense=float32[B,13]", "sparse=int64[B,3,4]"], {},
              "recommender: nn.EmbeddingBag (exported as a Loop over the bags), pairwise dot interaction"),
+    "moe": (lambda: MoELM(), ["input_ids=int64[B,seq]"], {"seq": 16},
+            "mixture of experts: top-2 of 8 routing (torch.where, index_add), read as balanced"),
+    "multiview": (MultiView, ["x=float32[B,3,16,16]"], {},
+                  "torch.repeat_interleave on the batch dim (a Loop over sequences), then a conv stem"),
 }
 
 

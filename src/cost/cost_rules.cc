@@ -154,7 +154,7 @@ std::vector<CostRule> MakeTable() {
       // Embedding lookup or copy, decided by the data input (rules_free.cc)
       {"Gather", kMove, GatherRule},
       // Not an ONNX op: torch's nn.EmbeddingBag, whose Loop export the loader reads as one
-      // node (graph/embedding_bag.h); embedding or sum of copies, as Gather.
+      // node (graph/torch_loops.h); embedding or sum of copies, as Gather.
       {"EmbeddingBag", kMove, EmbeddingBagRule},
       // Free views and metadata: no FLOPs, no bytes written
       {"Reshape", kMove, view},

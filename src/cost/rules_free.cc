@@ -30,7 +30,7 @@ Result<OpCost> GatherRule(const OpArgs& a) {
 }
 
 // EmbeddingBag (torch's nn.EmbeddingBag as the loader reads its Loop export,
-// graph/embedding_bag.h): table [rows, dim], flat indices [lookups], trip count;
+// graph/torch_loops.h): table [rows, dim], flat indices [lookups], trip count;
 // output [bags, dim]. Forward: each looked-up row is added into its bag,
 // lookups x dim adds, plus one divide per output element for mode "mean".
 // Backward: each looked-up row of the table gets its bag's gradient added

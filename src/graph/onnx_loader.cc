@@ -20,7 +20,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include "graph/embedding_bag.h"
+#include "graph/torch_loops.h"
 #include "graph/export_mode.h"
 #include "graph/inference_guard.h"
 #include "graph/onnx_functions.h"
@@ -654,10 +654,58 @@ class Loader {
     }
   }
 
+  // torch's repeat_interleave Loops (torch_loops.h) whose absorbed nodes nothing else reads:
+  // the Loop's sequence only by the ConcatFromSequence, SequenceEmpty's only by the Loop, the two
+  // SplitToSequence outputs only inside the Loop's body (no main-graph node, no graph output);
+  // x and the counts are defined before the Loop. REQUIRES: the graph is sorted.
+  void MatchRepeatInterleaves() {
+    const auto& g = model_.graph();
+    std::unordered_map<std::string_view, const onnx::NodeProto*> producer;
+    std::unordered_map<std::string_view, int> readers;
+    std::unordered_map<std::string_view, int> position;
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (const auto& in : g.node(i).input()) ++readers[in];
+      for (const auto& o : g.node(i).output()) {
+        producer.emplace(o, &g.node(i));
+        position.emplace(o, i);
+      }
+    }
+    for (const auto& o : g.output()) readers[o.name()] += 2;  // a graph output is never absorbed
+    auto find = [&](const std::string& name) -> const onnx::NodeProto* {
+      auto it = producer.find(name);
+      return it == producer.end() ? nullptr : it->second;
+    };
+    auto count = [&](const std::string& name) {
+      auto it = readers.find(name);
+      return it == readers.end() ? 0 : it->second;
+    };
+    for (const auto& n : g.node()) {
+      if (n.op_type() != "ConcatFromSequence") continue;
+      auto m = MatchRepeatInterleaveLoop(n, find);
+      if (!m) continue;
+      const std::string& loop_out = m->absorbed[0];
+      auto before_loop = [&](const std::string& name) {
+        auto it = position.find(name);
+        return it == position.end() || it->second < position.at(loop_out);  // inputs, initializers: before
+      };
+      if (count(m->absorbed[0]) != 1 || count(m->absorbed[1]) != 1 || count(m->absorbed[2]) != 0 ||
+          count(m->absorbed[3]) != 0 || !before_loop(m->input) || !before_loop(m->repeats))
+        continue;
+      for (const std::string& a : m->absorbed) absorbed_.insert(a);
+      repeats_.emplace(m->output, std::move(*m));
+    }
+  }
+
   void NoteUnanalysed() {
     std::map<std::string, int> no_schema;
     std::map<std::string, int64_t> domain_versions;
     for (const auto& o : model_.opset_import()) domain_versions[o.domain()] = o.version();
+    // Names defined before the node at hand (graph order is topological here): an EmbeddingBag
+    // Loop's table and ids must be, so the node it becomes reads nothing later or its own output.
+    std::unordered_set<std::string_view> defined;
+    for (const auto& i : model_.graph().input()) defined.insert(i.name());
+    for (const auto& t : model_.graph().initializer()) defined.insert(t.name());
+    MatchRepeatInterleaves();
     for (const auto& n : model_.graph().node()) {
       std::string domain = IsDefaultDomain(n.domain()) ? "" : n.domain();
       int64_t v = domain.empty() ? infer_opset_
@@ -665,16 +713,20 @@ class Loader {
       if (!FilledByHand(n) && !FindOpSchema(n.op_type(), static_cast<int>(std::min<int64_t>(v, INT_MAX)), domain)) {
         ++no_schema[OpName(n)];
       }
-      if (auto bag = MatchEmbeddingBagLoop(n)) {
+      auto bag = MatchEmbeddingBagLoop(n);
+      if (n.output_size() == 1 && absorbed_.count(n.output(0))) {
+        // part of a repeat_interleave read as one copy
+      } else if (bag && defined.count(bag->table) && defined.count(bag->indices)) {
         bags_.emplace(bag->output, std::move(*bag));  // read as the embedding bag it is
-        continue;
-      }
-      for (const auto& a : n.attribute()) {
-        if (a.has_g() || a.graphs_size() > 0) {
-          Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
-          break;
+      } else {
+        for (const auto& a : n.attribute()) {
+          if (a.has_g() || a.graphs_size() > 0) {
+            Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
+            break;
+          }
         }
       }
+      for (const auto& o : n.output()) defined.insert(o);
     }
     for (const auto& [op, count] : no_schema) {
       Warn("no ONNX schema for op '" + op + "' (" + std::to_string(count) +
@@ -769,6 +821,7 @@ class Loader {
 
     int failures = 0;
     int64_t slot_dims = 0;  // max_slot_dims: inputs before the node's inference, outputs after
+    std::unordered_map<std::string_view, const onnx::NodeProto*> producer;  // of the nodes so far
     for (const auto& node : g.node()) {
       if (Status st = CheckDeadline(); !st.ok()) {
         inference_error_ = st;
@@ -819,7 +872,10 @@ class Loader {
       } else {
         FillKnownGaps(node, &type_ptrs);
         FillEmbeddingBag(node, &type_ptrs);
+        FillRoutedNonZero(node, producer, &type_ptrs);
+        FillRepeatInterleave(node, &type_ptrs);
       }
+      for (const std::string& o : node.output()) producer.emplace(o, &node);
       if (node.output_size() >= 1 && !node.output(0).empty()) {
         if (auto v = FoldNode(node, fold); v && KeepFolded(*v)) {
           auto& t = folded[node.output(0)] = TensorFromFoldValue(*v, node.output(0));
@@ -833,6 +889,21 @@ class Loader {
           for (const auto& a : node.attribute()) {
             if (a.name() == "value" && a.has_t() && HasCompleteData(a.t())) data[node.output(0)] = &a.t();
           }
+        }
+      }
+      // A Split's other outputs (FoldNode folds output 0 only).
+      if (IsDefaultDomain(node.domain()) && node.op_type() == "Split" && node.output_size() > 1) {
+        std::vector<FoldValue> parts = FoldSplit(node, fold);
+        for (int i = 1; i < node.output_size() && i < static_cast<int>(parts.size()); ++i) {
+          const std::string& o = node.output(i);
+          if (o.empty() || values_.count(o) || !KeepFolded(parts[i])) continue;
+          auto& t = folded[o] = TensorFromFoldValue(parts[i], o);
+          data[o] = &t;
+          if (!types_.count(o) || !ShapeOf(o)) {
+            auto& slot = types_[o] = TensorType(parts[i].elem_type, parts[i].dims);
+            type_ptrs[o] = &slot;
+          }
+          values_[o] = std::move(parts[i]);
         }
       }
       // Every inferred shape is kept: a bound on the rank bounds their memory (load_limits.h).
@@ -899,9 +970,32 @@ class Loader {
   }
 
   // Shapes ONNX's inference functions leave out for ops the exporters emit:
-  // BatchNormalization's training outputs (running/saved mean and var) are [C].
+  // BatchNormalization's training outputs (running/saved mean and var) are [C];
+  // OneHot's (F.one_hot: label smoothing, class masks) is the indices' shape with
+  // the folded depth inserted at `axis` (libonnx 1.12 leaves that dim unknown).
   void FillKnownGaps(const onnx::NodeProto& n,
                      std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (IsDefaultDomain(n.domain()) && n.op_type() == "OneHot" && n.input_size() == 3 && n.output_size() == 1 &&
+        !n.output(0).empty() && !ShapeOf(n.output(0))) {
+      auto indices = ShapeOf(n.input(0));
+      auto depth = values_.find(n.input(1));
+      auto values = types_.find(n.input(2));
+      if (!indices || depth == values_.end() || depth->second.Size() != 1 || values == types_.end() ||
+          !values->second.has_tensor_type())
+        return;
+      const double d = depth->second.IsReal() ? depth->second.reals[0] : static_cast<double>(depth->second.values[0]);
+      if (!(d >= 1 && d <= static_cast<double>(kMaxElements))) return;  // libonnx: depth is cast to int64
+      const int64_t rank = static_cast<int64_t>(indices->size()) + 1;
+      int64_t axis = -1;
+      for (const auto& a : n.attribute())
+        if (a.name() == "axis") axis = a.i();
+      if (axis < -rank || axis >= rank) return;
+      Dims out = *indices;
+      out.insert(out.begin() + (axis < 0 ? axis + rank : axis), static_cast<int64_t>(d));
+      auto& slot = types_[n.output(0)] = TensorType(values->second.tensor_type().elem_type(), out);
+      (*type_ptrs)[n.output(0)] = &slot;
+      return;
+    }
     if (!IsDefaultDomain(n.domain()) || n.op_type() != "BatchNormalization" || n.input_size() < 2) return;
     auto c = ShapeOf(n.input(1));
     auto x = types_.find(n.input(0));
@@ -913,7 +1007,7 @@ class Loader {
     }
   }
 
-  // A torch EmbeddingBag Loop (embedding_bag.h): one row of the table per bag,
+  // A torch EmbeddingBag Loop (torch_loops.h): one row of the table per bag,
   // [trip count, table dim 1] in the table's type, when the trip count is a
   // folded value and the table a rank-2 float tensor; else unknown, as any Loop.
   void FillEmbeddingBag(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
@@ -930,6 +1024,97 @@ class Loader {
     auto& slot = types_[n.output(0)] =
         TensorType(type->second.tensor_type().elem_type(), Dims{trips->second.values[0], (*table)[1]});
     (*type_ptrs)[n.output(0)] = &slot;
+  }
+
+  // A torch repeat_interleave (torch_loops.h): x's shape with dim `axis` the sum of the repeat
+  // counts, when x's shape is known, both axes name the same dim, x is split into chunks of 1
+  // (split sizes a folded 1 or n ones), the counts are n folded values >= 0 and the trip count
+  // is n (n = x's extent on the axis). Else the output stays unknown (and uncosted).
+  void FillRepeatInterleave(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (n.output_size() != 1) return;
+    auto it = repeats_.find(n.output(0));
+    if (it == repeats_.end() || ShapeOf(n.output(0))) return;
+    const RepeatInterleaveLoop& m = it->second;
+    auto x = ShapeOf(m.input);
+    auto type = types_.find(m.input);
+    if (!x || x->empty() || type == types_.end() || !type->second.has_tensor_type()) return;
+    const int64_t rank = static_cast<int64_t>(x->size());
+    auto norm = [rank](int64_t a) { return a < 0 ? a + rank : a; };
+    if (m.axis < -rank || m.axis >= rank || norm(m.axis) != norm(m.chunk_axis)) return;
+    const size_t axis = static_cast<size_t>(norm(m.axis));
+    const int64_t chunks = (*x)[axis];
+    auto ints = [&](const std::string& name) -> const std::vector<int64_t>* {
+      auto v = values_.find(name);
+      return v == values_.end() || v->second.IsReal() ? nullptr : &v->second.values;
+    };
+    const std::vector<int64_t>* split = ints(m.chunk_split);
+    const std::vector<int64_t>* counts = ints(m.repeats);
+    const std::vector<int64_t>* trips = ints(m.trips);
+    if (!split || !counts || !trips || trips->size() != 1 || (*trips)[0] != chunks ||
+        static_cast<int64_t>(counts->size()) != chunks)
+      return;
+    if (!(split->size() == 1 && (*split)[0] == 1) &&
+        !(static_cast<int64_t>(split->size()) == chunks &&
+          std::all_of(split->begin(), split->end(), [](int64_t v) { return v == 1; })))
+      return;
+    std::optional<int64_t> total = 0;
+    for (int64_t c : *counts) total = c >= 0 && total ? CheckedAdd(*total, c) : std::nullopt;
+    if (!total) return;
+    Dims out = *x;
+    out[axis] = *total;
+    auto& slot = types_[n.output(0)] = TensorType(type->second.tensor_type().elem_type(), out);
+    (*type_ptrs)[n.output(0)] = &slot;
+  }
+
+  // NonZero(Equal(TopK's indices, one id)): the tokens a mixture-of-experts router sends to one
+  // expert (`torch.where(topk_idx == e)` in Mixtral- and Switch-style code). Its size depends on
+  // the routing; it is read as balanced: of the indices' n elements (tokens x k), each of the E
+  // experts (TopK's input extent on its axis) gets ceil(n / E), an id outside [0, E) none. Output
+  // [rank of the indices, that count], int64; one warning per graph says so.
+  void FillRoutedNonZero(const onnx::NodeProto& n,
+                         const std::unordered_map<std::string_view, const onnx::NodeProto*>& producer,
+                         std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (!IsDefaultDomain(n.domain()) || n.op_type() != "NonZero" || n.input_size() != 1 || n.output_size() != 1 ||
+        n.output(0).empty() || ShapeOf(n.output(0)))
+      return;
+    auto made_by = [&](const std::string& name, const char* op) -> const onnx::NodeProto* {
+      auto it = producer.find(name);
+      return it != producer.end() && IsDefaultDomain(it->second->domain()) && it->second->op_type() == op
+                 ? it->second
+                 : nullptr;
+    };
+    const onnx::NodeProto* eq = made_by(n.input(0), "Equal");
+    if (!eq || eq->input_size() != 2) return;
+    for (int side = 0; side < 2; ++side) {
+      const std::string& idx = eq->input(side);
+      const onnx::NodeProto* topk = made_by(idx, "TopK");
+      auto id = values_.find(eq->input(1 - side));
+      if (!topk || topk->output_size() < 2 || topk->output(1) != idx || topk->input_size() < 1 ||
+          id == values_.end() || id->second.IsReal() || id->second.values.size() != 1)
+        continue;
+      auto scores = ShapeOf(topk->input(0));
+      auto indices = ShapeOf(idx);
+      if (!scores || scores->empty() || !indices) return;
+      int64_t axis = -1;
+      for (const auto& a : topk->attribute())
+        if (a.name() == "axis") axis = a.i();
+      const int64_t rank = static_cast<int64_t>(scores->size());
+      if (axis < -rank || axis >= rank) return;
+      const int64_t experts = (*scores)[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+      auto slots = CheckedProduct(*indices);
+      if (experts < 1 || !slots) return;
+      const int64_t e = id->second.values[0];
+      const int64_t count = e < 0 || e >= experts ? 0 : *slots / experts + (*slots % experts != 0);
+      auto& slot = types_[n.output(0)] =
+          TensorType(TensorProto::INT64, Dims{static_cast<int64_t>(indices->size()), count});
+      (*type_ptrs)[n.output(0)] = &slot;
+      if (routed_nonzero_++ == 0)
+        Warn(Ref(n) + " selects the tokens a mixture-of-experts router sends to expert " + std::to_string(e) +
+             " of " + std::to_string(experts) + ": its size depends on the routing, read as balanced (1/" +
+             std::to_string(experts) + " of the router's slots each; the experts' shares add up to all the slots "
+             "whatever the routing, so a loop over every expert costs the same in all)");
+      return;
+    }
   }
 
   // Ops of opsets 18-23 that libonnx 1.12 has no schema for (Gelu-20,
@@ -1049,7 +1234,15 @@ class Loader {
     }
     std::unordered_set<std::string> unknown;
     for (const auto& n : g.node()) {
+      if (n.output_size() == 1 && absorbed_.count(n.output(0))) continue;  // in a repeat_interleave
       Node node = ToNode(n);
+      if (n.output_size() == 1)
+        if (auto rep = repeats_.find(n.output(0)); rep != repeats_.end()) {
+          // One copy of x to the repeated shape (cost/cost_rules.cc: Tile writes its output).
+          node.op_type = "Tile";
+          node.inputs = {rep->second.input};
+          node.attrs.clear();
+        }
       if (n.output_size() == 1)
         if (auto bag = bags_.find(n.output(0)); bag != bags_.end()) {
           // Table, flat indices and trip count in; one row per bag out (cost/rules_free.cc).
@@ -1094,8 +1287,13 @@ class Loader {
   // Parameters written other than as the model holds them (param_ties.h).
   std::unordered_set<std::string> identity_of_param_;  // found before inlining
   std::unordered_set<std::string> own_params_;
-  // torch's EmbeddingBag Loops (embedding_bag.h), by the Loop's output name.
+  // torch's EmbeddingBag Loops (torch_loops.h), by the Loop's output name.
   std::unordered_map<std::string, EmbeddingBagLoop> bags_;
+  // torch's repeat_interleave Loops (torch_loops.h), by the ConcatFromSequence's output name,
+  // and the outputs of the nodes they absorb (left out of the graph handed on).
+  std::unordered_map<std::string, RepeatInterleaveLoop> repeats_;
+  std::unordered_set<std::string> absorbed_;
+  int routed_nonzero_ = 0;  // NonZero nodes read as a balanced router's tokens
   std::unordered_map<std::string, std::string> tied_to_;
   // Who reads each name (IndexConsumers); views into model_'s strings.
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;

@@ -233,6 +233,58 @@ TEST(LoadOnnx, FixedGraphsTakeTheBatchFromTheFirstDataInput) {
             "--batch 8");
 }
 
+// A mixture-of-experts router (examples/moe.py): scores [tokens, 8 experts], the top 2 per
+// token, then NonZero(Equal(indices, e)) per expert. Read as balanced routing: of the 24 x 2
+// = 48 slots, each expert gets 48 / 8 = 6 (rounded up when it does not divide); an id outside
+// the experts none; NonZero of anything else keeps its value-dependent size unknown.
+TEST(LoadOnnx, MixtureOfExpertsRoutingIsReadAsBalanced) {
+  for (int64_t tokens : {24, 25}) {
+    SCOPED_TRACE(tokens);
+    ModelBuilder b(13);
+    b.Input("scores", kFloat, {tokens, 8}).Int64Init("k", {1}, {2});
+    b.Int64Init("e3", {}, {3}).Int64Init("e9", {}, {9});
+    b.Node("TopK", {"scores", "k"}, {"w", "idx"}, "router");
+    b.Node("Equal", {"idx", "e3"}, {"is3"});
+    b.Node("NonZero", {"is3"}, {"to3"}, "pick3");
+    b.Node("Equal", {"e9", "idx"}, {"is9"});
+    b.Node("NonZero", {"is9"}, {"to9"}, "pick9");
+    b.Node("Greater", {"scores", "scores"}, {"gt"});
+    b.Node("NonZero", {"gt"}, {"nz"}, "other");
+    b.Output("to3", kInt64).Output("to9", kInt64).Output("nz", kInt64);
+    auto g = Load(b, Opts(tokens));
+    ASSERT_TRUE(g.ok()) << g.message();
+    const int64_t share = tokens == 24 ? 6 : 7;  // ceil(50 / 8) = 7
+    EXPECT_EQ(g->Tensor("to3")->dims, (std::vector<int64_t>{2, share}));
+    EXPECT_EQ(g->Tensor("to9")->dims, (std::vector<int64_t>{2, 0}));
+    EXPECT_FALSE(g->Tensor("nz")->shape_known);
+    ASSERT_EQ(g->warnings.size(), 1u);
+    EXPECT_EQ(g->warnings[0],
+              "m.onnx: node 'pick3' (NonZero) selects the tokens a mixture-of-experts router sends to expert 3 of 8: "
+              "its size depends on the routing, read as balanced (1/8 of the router's slots each; the experts' "
+              "shares add up to all the slots whatever the routing, so a loop over every expert costs the same in "
+              "all)");
+  }
+}
+
+// F.one_hot (label smoothing, class masks): the indices' shape with the depth inserted at axis;
+// libonnx 1.12 leaves that dim unknown. A depth that is not a folded value stays unknown.
+TEST(LoadOnnx, OneHotTakesItsFoldedDepth) {
+  ModelBuilder b(13);
+  b.Input("labels", kInt64, {4, 7}).Input("depth_in", kInt64, {1});
+  b.Int64Init("depth", {}, {10}).Int64Init("onoff", {2}, {0, 1});
+  b.Node("OneHot", {"labels", "depth", "onoff"}, {"last"});
+  b.Node("OneHot", {"labels", "depth", "onoff"}, {"first"});
+  SetAttr(&b.model().mutable_graph()->mutable_node(1)[0], "axis", int64_t{0});
+  b.Node("OneHot", {"labels", "depth_in", "onoff"}, {"unknown"});
+  b.Output("last", kInt64).Output("first", kInt64).Output("unknown", kInt64);
+  auto g = Load(b, Opts(4));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->Tensor("last")->dims, (std::vector<int64_t>{4, 7, 10}));
+  EXPECT_EQ(g->Tensor("last")->elem_type, kInt64);
+  EXPECT_EQ(g->Tensor("first")->dims, (std::vector<int64_t>{10, 4, 7}));
+  EXPECT_FALSE(g->Tensor("unknown")->shape_known);
+}
+
 TEST(LoadOnnx, ParamsThroughIdentityAndFloatInputs) {
   // Dynamic-batch weight-free export: float inputs without symbolic dims are
   // params; torch's de-duplicated weights arrive through Identity.

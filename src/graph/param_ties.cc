@@ -8,6 +8,7 @@
 
 #include <google/protobuf/unknown_field_set.h>
 
+#include "graph/graph.h"
 #include "util/checked.h"
 
 namespace gpucast {
@@ -105,13 +106,9 @@ bool ExporterNamed(const std::string& n) { return n.rfind("onnx::", 0) == 0; }
 }  // namespace
 
 size_t MatrixElemBytes(int32_t type) {
-  switch (type) {
-    case TensorProto::FLOAT: return 4;
-    case TensorProto::DOUBLE: return 8;
-    case TensorProto::FLOAT16:
-    case TensorProto::BFLOAT16: return 2;
-    default: return 0;
-  }
+  const bool real = type == TensorProto::FLOAT || type == TensorProto::DOUBLE || type == TensorProto::FLOAT16 ||
+                    type == TensorProto::BFLOAT16;
+  return real ? static_cast<size_t>(ElemTypeBytes(type)) : 0;  // graph.h's table
 }
 
 std::optional<MatrixSample> SampleMatrix(int64_t rows, int64_t cols, size_t elem,

@@ -754,6 +754,43 @@ TensorProto TensorFromFoldValue(const FoldValue& v, const std::string& name) {
   return t;
 }
 
+std::vector<FoldValue> FoldSplit(const onnx::NodeProto& n, const FoldContext& ctx) {
+  if ((!n.domain().empty() && n.domain() != "ai.onnx") || n.op_type() != "Split" || n.input_size() < 1 ||
+      n.output_size() < 1)
+    return {};
+  const FoldValue* x = ctx.value(n.input(0));
+  const int64_t axis = AttrInt(n, "axis", 0);
+  if (!x || x->dims.size() != 1 || (axis != 0 && axis != -1)) return {};
+  const int64_t size = x->dims[0], parts = n.output_size();
+  std::vector<int64_t> sizes;
+  const FoldValue* split = n.input_size() >= 2 && !n.input(1).empty() ? ctx.value(n.input(1)) : nullptr;
+  if (split && !split->IsReal()) {
+    sizes = split->values;
+  } else if (auto attr = AttrInts(n, "split"); attr && !attr->empty()) {
+    sizes = *attr;
+  } else if (n.input_size() >= 2 && !n.input(1).empty()) {
+    return {};  // split sizes given but not folded
+  } else {
+    const int64_t chunk = size / parts + (size % parts != 0);  // opset 18's num_outputs rounds up too
+    for (int64_t left = size; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
+  }
+  if (static_cast<int64_t>(sizes.size()) != parts) return {};
+  std::vector<FoldValue> out;
+  int64_t at = 0;
+  for (int64_t k : sizes) {
+    if (k < 0 || at > size - k) return {};
+    FoldValue v;
+    v.elem_type = x->elem_type;
+    v.dims = {k};
+    if (x->IsReal()) v.reals.assign(x->reals.begin() + at, x->reals.begin() + at + k);
+    else v.values.assign(x->values.begin() + at, x->values.begin() + at + k);
+    out.push_back(std::move(v));
+    at += k;
+  }
+  if (at != size) return {};
+  return out;
+}
+
 std::optional<FoldValue> FoldNode(const onnx::NodeProto& n, const FoldContext& ctx) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
   if (n.output_size() < 1 || n.output(0).empty()) return std::nullopt;
@@ -819,6 +856,12 @@ std::optional<FoldValue> FoldNode(const onnx::NodeProto& n, const FoldContext& c
   const FoldValue* x = in(0);
   if (!x) return std::nullopt;
   if (op == "Identity") return *x;
+  // Split of a 1-D tensor: its first output (FoldSplit gives every output).
+  if (op == "Split") {
+    auto parts = FoldSplit(n, ctx);
+    if (parts.empty()) return std::nullopt;
+    return std::move(parts[0]);
+  }
   if (op == "Cast") return FoldCast(*x, AttrInt(n, "to", 0));
   if (op == "Neg" || op == "Abs") {
     if (x->IsReal()) {

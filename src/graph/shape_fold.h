@@ -66,4 +66,10 @@ struct FoldContext {
 // overflow, an invalid index or a non-finite real leaves the node unfolded).
 std::optional<FoldValue> FoldNode(const onnx::NodeProto& n, const FoldContext& ctx);
 
+// Every output of a Split of a folded 1-D tensor on axis 0 (torch's repeat_interleave splits its
+// repeat counts so), by the folded `split` input, the `split` attribute, or equal chunks of
+// ceil(n / outputs) with a smaller last one; empty when any of that is not known or consistent.
+// FoldNode gives the first of them.
+std::vector<FoldValue> FoldSplit(const onnx::NodeProto& n, const FoldContext& ctx);
+
 }  // namespace gpucast

@@ -96,6 +96,43 @@ TEST(ShapeFold, SliceTorchStyleBounds) {
   EXPECT_EQ(f.Fold(Node("Slice", {"s", "st", "en", "ax", "step"}))->values, V{3});
 }
 
+// torch's repeat_interleave splits its repeat counts with Split: every output of a 1-D Split,
+// by the split input, or equal chunks of ceil(n / outputs).
+TEST(ShapeFold, SplitOfAOneDimensionalTensorGivesEveryChunk) {
+  Folder f;
+  f.Set("s", {4}, {5, 6, 7, 8});
+  f.Set("sizes", {2}, {1, 3});
+  onnx::NodeProto n = Node("Split", {"s", "sizes"});
+  n.add_output("out1");
+  FoldContext ctx;
+  ctx.opset = 13;
+  ctx.value = [&](const std::string& name) -> const FoldValue* {
+    auto it = f.values.find(name);
+    return it == f.values.end() ? nullptr : &it->second;
+  };
+  ctx.shape = [](const std::string&) -> std::optional<V> { return std::nullopt; };
+  auto parts = FoldSplit(n, ctx);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].values, V{5});
+  EXPECT_EQ(parts[1].values, (V{6, 7, 8}));
+  EXPECT_EQ(parts[1].dims, V{3});
+  EXPECT_EQ(f.Fold(n)->values, V{5});  // FoldNode: the first output
+  f.Set("sizes", {2}, {1, 2});          // does not add up to 4
+  EXPECT_TRUE(FoldSplit(n, ctx).empty());
+  EXPECT_FALSE(f.Fold(n));
+  onnx::NodeProto equal = Node("Split", {"s"});  // no sizes: ceil(4 / 3) = 2, 2, then 0
+  equal.add_output("out1");
+  equal.add_output("out2");
+  parts = FoldSplit(equal, ctx);
+  EXPECT_TRUE(parts.empty());  // 2 + 2 leaves no third chunk: three outputs do not fit
+  f.Set("s", {5}, {5, 6, 7, 8, 9});
+  parts = FoldSplit(equal, ctx);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[2].values, V{9});
+  f.Set("m", {2, 2}, {1, 2, 3, 4});  // not 1-D: not folded
+  EXPECT_FALSE(f.Fold(Node("Split", {"m"})));
+}
+
 TEST(ShapeFold, ConcatUnsqueezeReshape) {
   Folder f;
   f.Set("a", {}, {8});
