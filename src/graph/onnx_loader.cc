@@ -20,7 +20,6 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include "graph/torch_loops.h"
 #include "graph/export_mode.h"
 #include "graph/inference_guard.h"
 #include "graph/onnx_functions.h"
@@ -29,6 +28,7 @@
 #include "graph/param_ties.h"
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
+#include "graph/torch_loops.h"
 #include "util/checked.h"
 #include "util/utf8.h"
 
@@ -660,6 +660,9 @@ class Loader {
   // x and the counts are defined before the Loop. REQUIRES: the graph is sorted.
   void MatchRepeatInterleaves() {
     const auto& g = model_.graph();
+    if (std::none_of(g.node().begin(), g.node().end(),
+                     [](const onnx::NodeProto& n) { return n.op_type() == "ConcatFromSequence"; }))
+      return;  // no index of the whole graph for the graphs without one
     std::unordered_map<std::string_view, const onnx::NodeProto*> producer;
     std::unordered_map<std::string_view, int> readers;
     std::unordered_map<std::string_view, int> position;
@@ -821,7 +824,7 @@ class Loader {
 
     int failures = 0;
     int64_t slot_dims = 0;  // max_slot_dims: inputs before the node's inference, outputs after
-    std::unordered_map<std::string_view, const onnx::NodeProto*> producer;  // of the nodes so far
+    std::unordered_map<std::string_view, const onnx::NodeProto*> producer;  // Equal and TopK so far
     for (const auto& node : g.node()) {
       if (Status st = CheckDeadline(); !st.ok()) {
         inference_error_ = st;
@@ -875,35 +878,31 @@ class Loader {
         FillRoutedNonZero(node, producer, &type_ptrs);
         FillRepeatInterleave(node, &type_ptrs);
       }
-      for (const std::string& o : node.output()) producer.emplace(o, &node);
-      if (node.output_size() >= 1 && !node.output(0).empty()) {
-        if (auto v = FoldNode(node, fold); v && KeepFolded(*v)) {
-          auto& t = folded[node.output(0)] = TensorFromFoldValue(*v, node.output(0));
-          data[node.output(0)] = &t;
-          if (!types_.count(node.output(0)) || !ShapeOf(node.output(0))) {
-            auto& slot = types_[node.output(0)] = TensorType(v->elem_type, v->dims);
-            type_ptrs[node.output(0)] = &slot;
-          }
-          values_[node.output(0)] = std::move(*v);
-        } else if (node.op_type() == "Constant") {
+      if (node.op_type() == "Equal" || node.op_type() == "TopK")  // what FillRoutedNonZero looks up
+        for (const std::string& o : node.output()) producer.emplace(o, &node);
+      // A folded value is data for later nodes' inference, a type where inference gave none,
+      // and a value for later folding.
+      auto keep = [&](const std::string& o, FoldValue v) {
+        if (o.empty() || !KeepFolded(v)) return false;
+        auto& t = folded[o] = TensorFromFoldValue(v, o);
+        data[o] = &t;
+        if (!types_.count(o) || !ShapeOf(o)) {
+          auto& slot = types_[o] = TensorType(v.elem_type, v.dims);
+          type_ptrs[o] = &slot;
+        }
+        values_[o] = std::move(v);
+        return true;
+      };
+      if (IsDefaultDomain(node.domain()) && node.op_type() == "Split") {
+        std::vector<FoldValue> parts = FoldSplit(node, fold);  // every output (FoldNode: the first)
+        for (int i = 0; i < node.output_size() && i < static_cast<int>(parts.size()); ++i)
+          keep(node.output(i), std::move(parts[i]));
+      } else if (node.output_size() >= 1 && !node.output(0).empty()) {
+        auto v = FoldNode(node, fold);
+        if (!(v && keep(node.output(0), std::move(*v))) && node.op_type() == "Constant") {
           for (const auto& a : node.attribute()) {
             if (a.name() == "value" && a.has_t() && HasCompleteData(a.t())) data[node.output(0)] = &a.t();
           }
-        }
-      }
-      // A Split's other outputs (FoldNode folds output 0 only).
-      if (IsDefaultDomain(node.domain()) && node.op_type() == "Split" && node.output_size() > 1) {
-        std::vector<FoldValue> parts = FoldSplit(node, fold);
-        for (int i = 1; i < node.output_size() && i < static_cast<int>(parts.size()); ++i) {
-          const std::string& o = node.output(i);
-          if (o.empty() || values_.count(o) || !KeepFolded(parts[i])) continue;
-          auto& t = folded[o] = TensorFromFoldValue(parts[i], o);
-          data[o] = &t;
-          if (!types_.count(o) || !ShapeOf(o)) {
-            auto& slot = types_[o] = TensorType(parts[i].elem_type, parts[i].dims);
-            type_ptrs[o] = &slot;
-          }
-          values_[o] = std::move(parts[i]);
         }
       }
       // Every inferred shape is kept: a bound on the rank bounds their memory (load_limits.h).
@@ -970,32 +969,9 @@ class Loader {
   }
 
   // Shapes ONNX's inference functions leave out for ops the exporters emit:
-  // BatchNormalization's training outputs (running/saved mean and var) are [C];
-  // OneHot's (F.one_hot: label smoothing, class masks) is the indices' shape with
-  // the folded depth inserted at `axis` (libonnx 1.12 leaves that dim unknown).
+  // BatchNormalization's training outputs (running/saved mean and var) are [C].
   void FillKnownGaps(const onnx::NodeProto& n,
                      std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
-    if (IsDefaultDomain(n.domain()) && n.op_type() == "OneHot" && n.input_size() == 3 && n.output_size() == 1 &&
-        !n.output(0).empty() && !ShapeOf(n.output(0))) {
-      auto indices = ShapeOf(n.input(0));
-      auto depth = values_.find(n.input(1));
-      auto values = types_.find(n.input(2));
-      if (!indices || depth == values_.end() || depth->second.Size() != 1 || values == types_.end() ||
-          !values->second.has_tensor_type())
-        return;
-      const double d = depth->second.IsReal() ? depth->second.reals[0] : static_cast<double>(depth->second.values[0]);
-      if (!(d >= 1 && d <= static_cast<double>(kMaxElements))) return;  // libonnx: depth is cast to int64
-      const int64_t rank = static_cast<int64_t>(indices->size()) + 1;
-      int64_t axis = -1;
-      for (const auto& a : n.attribute())
-        if (a.name() == "axis") axis = a.i();
-      if (axis < -rank || axis >= rank) return;
-      Dims out = *indices;
-      out.insert(out.begin() + (axis < 0 ? axis + rank : axis), static_cast<int64_t>(d));
-      auto& slot = types_[n.output(0)] = TensorType(values->second.tensor_type().elem_type(), out);
-      (*type_ptrs)[n.output(0)] = &slot;
-      return;
-    }
     if (!IsDefaultDomain(n.domain()) || n.op_type() != "BatchNormalization" || n.input_size() < 2) return;
     auto c = ShapeOf(n.input(1));
     auto x = types_.find(n.input(0));
@@ -1067,7 +1043,7 @@ class Loader {
   }
 
   // NonZero(Equal(TopK's indices, one id)): the tokens a mixture-of-experts router sends to one
-  // expert (`torch.where(topk_idx == e)` in Mixtral- and Switch-style code). Its size depends on
+  // expert (`torch.where(topk_idx == e)` in Mixtral-style code). Its size depends on
   // the routing; it is read as balanced: of the indices' n elements (tokens x k), each of the E
   // experts (TopK's input extent on its axis) gets ceil(n / E), an id outside [0, E) none. Output
   // [rank of the indices, that count], int64; one warning per graph says so.
@@ -1236,21 +1212,20 @@ class Loader {
     for (const auto& n : g.node()) {
       if (n.output_size() == 1 && absorbed_.count(n.output(0))) continue;  // in a repeat_interleave
       Node node = ToNode(n);
-      if (n.output_size() == 1)
+      if (n.output_size() == 1) {
         if (auto rep = repeats_.find(n.output(0)); rep != repeats_.end()) {
           // One copy of x to the repeated shape (cost/cost_rules.cc: Tile writes its output).
           node.op_type = "Tile";
           node.inputs = {rep->second.input};
           node.attrs.clear();
-        }
-      if (n.output_size() == 1)
-        if (auto bag = bags_.find(n.output(0)); bag != bags_.end()) {
+        } else if (auto bag = bags_.find(n.output(0)); bag != bags_.end()) {
           // Table, flat indices and trip count in; one row per bag out (cost/rules_free.cc).
           node.op_type = "EmbeddingBag";
           node.inputs = {bag->second.table, bag->second.indices, n.input(0)};
           node.attrs.clear();
           node.attrs["mode"].s = bag->second.mode;
         }
+      }
       for (const auto* names : {&node.inputs, &node.outputs}) {
         for (const auto& name : *names) {
           const TensorInfo* t = out.Tensor(name);

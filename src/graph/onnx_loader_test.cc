@@ -267,7 +267,8 @@ TEST(LoadOnnx, MixtureOfExpertsRoutingIsReadAsBalanced) {
 }
 
 // F.one_hot (label smoothing, class masks): the indices' shape with the depth inserted at axis;
-// libonnx 1.12 leaves that dim unknown. A depth that is not a folded value stays unknown.
+// libonnx 1.12 leaves that dim unknown (graph/opset_gaps.h, row OneHot). A depth that is not a
+// folded value stays unknown; a depth of 0 stays unknown with a warning naming the node.
 TEST(LoadOnnx, OneHotTakesItsFoldedDepth) {
   ModelBuilder b(13);
   b.Input("labels", kInt64, {4, 7}).Input("depth_in", kInt64, {1});
@@ -276,13 +277,18 @@ TEST(LoadOnnx, OneHotTakesItsFoldedDepth) {
   b.Node("OneHot", {"labels", "depth", "onoff"}, {"first"});
   SetAttr(&b.model().mutable_graph()->mutable_node(1)[0], "axis", int64_t{0});
   b.Node("OneHot", {"labels", "depth_in", "onoff"}, {"unknown"});
-  b.Output("last", kInt64).Output("first", kInt64).Output("unknown", kInt64);
+  b.Int64Init("zero", {}, {0});
+  b.Node("OneHot", {"labels", "zero", "onoff"}, {"empty"}, "hot0");
+  b.Output("last", kInt64).Output("first", kInt64).Output("unknown", kInt64).Output("empty", kInt64);
   auto g = Load(b, Opts(4));
   ASSERT_TRUE(g.ok()) << g.message();
   EXPECT_EQ(g->Tensor("last")->dims, (std::vector<int64_t>{4, 7, 10}));
   EXPECT_EQ(g->Tensor("last")->elem_type, kInt64);
   EXPECT_EQ(g->Tensor("first")->dims, (std::vector<int64_t>{10, 4, 7}));
   EXPECT_FALSE(g->Tensor("unknown")->shape_known);
+  EXPECT_FALSE(g->Tensor("empty")->shape_known);
+  ASSERT_FALSE(g->warnings.empty());  // the first: depth_in, a data input of another length
+  EXPECT_EQ(g->warnings.back(), "m.onnx: node 'hot0' (OneHot): shape inference failed: depth is 0, want >= 1");
 }
 
 TEST(LoadOnnx, ParamsThroughIdentityAndFloatInputs) {

@@ -465,6 +465,27 @@ Result<Outs> Einsum(const Node& n, int64_t, const std::vector<GapInput>& in) {
   return o;
 }
 
+// OneHot-9/11 (F.one_hot: label smoothing, class masks): libonnx 1.12 infers only the output's
+// rank; it is the indices' shape with the depth (a constant integer input) inserted at `axis`, in
+// the values' type. A depth that is not a constant integer leaves the output unknown.
+Result<Outs> OneHot(const Node& n, int64_t, const std::vector<GapInput>& in) {
+  Outs o = Unknown(n, in);
+  const GapInput *indices = In(in, 0), *depth = In(in, 1), *values = In(in, 2);
+  if (o.empty() || !indices || !indices->dims || !depth || !depth->value || !values) return o;
+  o[0].elem_type = values->elem_type;
+  if (depth->value->size() != 1) return Error("depth has " + std::to_string(depth->value->size()) + " values, want 1");
+  const int64_t d = (*depth->value)[0];
+  if (d < 1) return Error("depth is " + std::to_string(d) + ", want >= 1");
+  const int64_t rank = static_cast<int64_t>(indices->dims->size()) + 1;
+  const int64_t axis = n.AttrInt("axis").value_or(-1);
+  if (axis < -rank || axis >= rank)
+    return Error("attribute 'axis' is " + std::to_string(axis) + ", output has rank " + std::to_string(rank));
+  Dims out = *indices->dims;
+  out.insert(out.begin() + (axis < 0 ? axis + rank : axis), d);
+  o[0].dims = out;
+  return o;
+}
+
 bool HasInput(const Node& n, size_t i) { return n.inputs.size() > i && !n.inputs[i].empty(); }
 bool Dilated(const Node& n) {
   for (int64_t d : n.AttrInts("dilations"))
@@ -508,6 +529,7 @@ const std::map<std::string, GapRule>& Table() {
       {"DeformConv", {19, DeformConv}},
       // Known to libonnx 1.12, which infers only the output's rank.
       {"Einsum", {12, Einsum}},
+      {"OneHot", {9, OneHot}},
   };
   return t;
 }

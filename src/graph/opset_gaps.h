@@ -2,7 +2,7 @@
 // to opset 17) has no schema for, or whose rule there is wrong or incomplete:
 // ops of opsets 18-23 that torch's dynamo exporter writes (Gelu-20,
 // GroupNormalization-18/21, RMSNormalization-23, Attention-23,
-// RotaryEmbedding-23, ...), and Einsum (libonnx infers only its rank). Each
+// RotaryEmbedding-23, ...), and Einsum and OneHot (libonnx infers only their rank). Each
 // rule follows the op's section of onnx/docs/Operators.md (ONNX 1.18); the
 // loader calls it instead of ONNX's own inference (docs/graph-loading.md,
 // "Gaps filled by hand").

@@ -3,8 +3,8 @@
 //
 // torch.onnx's export of nn.EmbeddingBag / F.embedding_bag (a recommender's
 // sparse features: DLRM, Wide & Deep) read as the one op it is. The exporter
-// (torch/onnx/symbolic_opset11.py, embedding_bag with offsets, every torch
-// from 1.8) writes a Loop over the bags whose body slices the flat indices at
+// (torch/onnx/symbolic_opset11.py, embedding_bag with offsets, as torch 1.13
+// writes it) writes a Loop over the bags whose body slices the flat indices at
 // the bag's offsets, Gathers those rows of the table and reduces them
 // (ReduceSum, ReduceMean) to one row: one scan output, [bags, dim]. The
 // loader gives that output its shape and hands the cost layer a node
@@ -42,7 +42,7 @@ inline constexpr int kMaxTorchLoopBodyNodes = 32;
 std::optional<EmbeddingBagLoop> MatchEmbeddingBagLoop(const onnx::NodeProto& loop);
 
 // torch.repeat_interleave(x, repeats, dim) on a tensor with a dynamic dim (torch.onnx's
-// symbolic_opset11, every torch from 1.9; user-written grouped-query attention repeats its keys
+// symbolic_opset11 as torch 1.13 writes it; user-written grouped-query attention repeats its keys
 // and values so): SplitToSequence of x into chunks along `axis`, a Loop whose body takes chunk i
 // and repeat count i (SequenceAt), Unsqueezes, Expands and Reshapes the chunk to that many copies
 // and SequenceInserts it, then ConcatFromSequence along `axis`. The loader checks the values
