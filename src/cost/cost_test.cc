@@ -559,6 +559,42 @@ TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {
   EXPECT_EQ(r.totals.input_bytes_per_sample, 5 * 8);
 }
 
+// EmbeddingBag (torch's Loop export as the loader reads it, graph/torch_loops.h) by hand: 12 ids
+// into 4 bags of a [100, 8] table. Sum: 12 x 8 adds; mean: and 4 x 8 divides; backward: 12 x 8
+// scatter-adds into the table; the ids kept (12 int64). A node whose shapes or mode do not fit
+// is an error naming it.
+TEST(Embedding, EmbeddingBagByHandAndItsErrors) {
+  auto bag = [](const std::string& mode, std::vector<int64_t> ids, std::vector<int64_t> out) {
+    GraphBuilder b("m.onnx", /*batch=*/4);
+    // The ids an activation (copied by a Cast: the input batch, and views of it, are counted as
+    // data, not as kept for backward).
+    b.Data("ids0", ids, kInt64).Value("ids", ids, kInt64).Param("table", {100, 8}).Value("bags", {}, kInt64);
+    b.Value("y", out);
+    b.Op("Cast", "flat", {"ids0"}, {"ids"}).attrs["to"] = IntAttr(7);
+    b.Op("Constant", "c", {}, {"bags"});
+    Node& n = b.Op("EmbeddingBag", "bag", {"table", "ids", "bags"}, {"y"});
+    n.attrs["mode"].s = mode;
+    return AnalyzeCost(b.graph(), {});
+  };
+  Result<CostReport> sum = bag("sum", {12}, {4, 8});
+  ASSERT_TRUE(sum.ok()) << sum.message();
+  const NodeCost& s = NodeNamed(*sum, "bag");
+  EXPECT_EQ(s.category, Category::kEmbedding);
+  EXPECT_EQ(s.forward_flops, 96);
+  EXPECT_EQ(s.backward_flops, 96);
+  EXPECT_EQ(s.params, 800);
+  EXPECT_EQ(s.saved_bytes, 12 * 8);
+  Result<CostReport> mean = bag("mean", {12}, {4, 8});
+  ASSERT_TRUE(mean.ok()) << mean.message();
+  EXPECT_EQ(NodeNamed(*mean, "bag").forward_flops, 96 + 32);
+  EXPECT_EQ(bag("max", {12}, {4, 8}).message(),
+            "m.onnx: node 'bag' (EmbeddingBag): attribute 'mode' is 'max', want sum or mean");
+  EXPECT_EQ(bag("sum", {3, 4}, {4, 8}).message(),
+            "m.onnx: node 'bag' (EmbeddingBag): input indices has rank 2, want 1 (lookups)");
+  EXPECT_EQ(bag("sum", {12}, {4, 9}).message(),
+            "m.onnx: node 'bag' (EmbeddingBag): output has shape [4,9], want [bags, 8] (the table's dim)");
+}
+
 TEST(Amp, ConvAndMatmulOutputsCountTwoBytes) {
   CostReport fp32 = Analyze(SmallCnn(4));
   CostReport amp = Analyze(SmallCnn(4), /*amp=*/true);
