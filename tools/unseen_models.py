@@ -6,7 +6,8 @@ usage: /usr/bin/python3 tools/unseen_models.py [--out models/unseen] [--only NAM
 
 Each model below is a small configuration of an architecture people train today (torchvision's own
 classes where torchvision has one; a diffusion UNet, a GPT decoder with a runtime `tril` causal mask
-a full-graph GNN, a DLRM recommender and a mixture-of-experts LM written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
+a full-graph GNN, a DLRM recommender, weighted and max-pooled embedding bags and a mixture-of-experts LM written here
+in plain torch): Swin-style shifted windows with padding, ConvNeXt
 and EfficientNetV2 with stochastic depth on, MaxViT, a segmentation net that interpolates, a
 (2+1)D video net (examples/unet.py, gpt.py, gnn.py, dlrm.py and moe.py are the written ones). Each is exported by tools/gpucast-export (training mode, weight-free, stochastic
 depth as the identity, symbolic batch) at every opset of --opsets to OUT/NAME-opsetN.onnx, and
@@ -100,6 +101,23 @@ class MultiView(nn.Module):
         return self.head(self.stem(torch.repeat_interleave(x, self.views, dim=0)))
 
 
+class WeightedBags(nn.Module):
+    """A recommender's two sparse features as the other nn.EmbeddingBag forms (torch.onnx writes
+    each as a Loop of another body than DLRM's sum): a user's history weighted per id
+    (per_sample_weights, e.g. recency or watch time) and a max-pooled bag of tags (mode max),
+    then an MLP."""
+
+    def __init__(self, history=1000, tags=2000, dim=16):
+        super().__init__()
+        self.history = nn.EmbeddingBag(history, dim, mode="sum")
+        self.tags = nn.EmbeddingBag(tags, dim, mode="max")
+        self.mlp = nn.Sequential(nn.Linear(2 * dim, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, history, weights, tags):
+        bags = [self.history(history, per_sample_weights=weights), self.tags(tags)]
+        return self.mlp(torch.cat(bags, 1))
+
+
 # name -> factory, --input specs of gpucast-export, --dim values, what it exercises.
 MODELS = {
     "swin": (swin, ["input=float32[B,3,56,56]"], {}, "shifted windows, Pad from shapes, roll, stochastic depth"),
@@ -118,6 +136,8 @@ MODELS = {
              "recommender: nn.EmbeddingBag (exported as a Loop over the bags), pairwise dot interaction"),
     "moe": (lambda: MoELM(), ["input_ids=int64[B,seq]"], {"seq": 16},
             "mixture of experts: top-2 of 8 routing (torch.where, index_add), read as balanced"),
+    "bags": (WeightedBags, ["history=int64[B,6]", "weights=float32[B,6]", "tags=int64[B,3]"], {},
+             "nn.EmbeddingBag with per_sample_weights and with mode max (two more Loop bodies)"),
     "multiview": (MultiView, ["x=float32[B,3,16,16]"], {},
                   "torch.repeat_interleave on the batch dim (a Loop over sequences), then a conv stem"),
 }

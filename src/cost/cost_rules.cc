@@ -156,6 +156,7 @@ std::vector<CostRule> MakeTable() {
       // Not an ONNX op: torch's nn.EmbeddingBag, whose Loop export the loader reads as one
       // node (graph/torch_loops.h); embedding or sum of copies, as Gather.
       {"EmbeddingBag", kMove, EmbeddingBagRule},
+      {"EmbeddingBagMax", kMove, EmbeddingBagMaxRule},
       // Free views and metadata: no FLOPs, no bytes written
       {"Reshape", kMove, view},
       {"Flatten", kMove, view},

@@ -595,6 +595,47 @@ TEST(Embedding, EmbeddingBagByHandAndItsErrors) {
             "m.onnx: node 'bag' (EmbeddingBag): output has shape [4,9], want [bags, 8] (the table's dim)");
 }
 
+// The two other forms by hand, 12 ids into 4 bags of a [100, 8] table. Per-sample weights that
+// need a gradient (made from a parameter): forward 12 x 8 multiplies and adds; backward the table's
+// 12 x 8 scaled scatter-adds (2 each) and each weight's dot product of its row with its bag's
+// gradient (12 x 8 x 2); kept: the ids and the weights. Max: 12 x 8 comparisons; backward 4 x 8
+// (each output element's gradient to one row); kept: the ids and max_indices (4 x 8 int64).
+TEST(Embedding, WeightedAndMaxEmbeddingBagsByHandAndTheirErrors) {
+  auto bag = [](const std::string& op, const std::string& mode, std::vector<int64_t> w) {
+    GraphBuilder b("m.onnx", /*batch=*/4);
+    b.Data("ids0", {12}, kInt64).Value("ids", {12}, kInt64).Param("table", {100, 8}).Value("bags", {}, kInt64);
+    b.Param("scale", {1}).Data("w0", w).Value("w", w);
+    b.Value("y", {4, 8});
+    b.Op("Cast", "flat", {"ids0"}, {"ids"}).attrs["to"] = IntAttr(7);
+    b.Op("Constant", "c", {}, {"bags"});
+    b.Op("Mul", "weigh", {"w0", "scale"}, {"w"});
+    std::vector<std::string> in = {"table", "ids", "bags"};
+    if (!w.empty()) in.push_back("w");
+    Node& n = b.Op(op, "bag", in, {"y"});
+    if (!mode.empty()) n.attrs["mode"].s = mode;
+    return AnalyzeCost(b.graph(), {});
+  };
+  Result<CostReport> weighted = bag("EmbeddingBag", "sum", {12});
+  ASSERT_TRUE(weighted.ok()) << weighted.message();
+  const NodeCost& w = NodeNamed(*weighted, "bag");
+  EXPECT_EQ(w.category, Category::kEmbedding);
+  EXPECT_EQ(w.forward_flops, 2 * 96);
+  EXPECT_EQ(w.backward_flops, 2 * 96 + 2 * 96);
+  EXPECT_EQ(w.saved_bytes, 12 * 8 + 12 * 4);
+  Result<CostReport> max = bag("EmbeddingBagMax", "", {});
+  ASSERT_TRUE(max.ok()) << max.message();
+  const NodeCost& m = NodeNamed(*max, "bag");
+  EXPECT_EQ(m.category, Category::kEmbedding);
+  EXPECT_EQ(m.forward_flops, 96);
+  EXPECT_EQ(m.backward_flops, 32);
+  EXPECT_EQ(m.params, 800);
+  EXPECT_EQ(m.saved_bytes, 12 * 8 + 32 * 8);
+  EXPECT_EQ(bag("EmbeddingBag", "mean", {12}).message(),
+            "m.onnx: node 'bag' (EmbeddingBag): per-sample weights with mode 'mean' (torch: sum only)");
+  EXPECT_EQ(bag("EmbeddingBag", "sum", {11}).message(),
+            "m.onnx: node 'bag' (EmbeddingBag): input per-sample weights has shape [11], want the indices' [12]");
+}
+
 TEST(Amp, ConvAndMatmulOutputsCountTwoBytes) {
   CostReport fp32 = Analyze(SmallCnn(4));
   CostReport amp = Analyze(SmallCnn(4), /*amp=*/true);

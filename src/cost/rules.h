@@ -143,6 +143,7 @@ Result<OpCost> AffineGridRule(const OpArgs& a);
 // rules_free.cc
 RuleFn Free(bool view);
 Result<OpCost> GatherRule(const OpArgs& a);
-Result<OpCost> EmbeddingBagRule(const OpArgs& a);  // torch's EmbeddingBag Loop, read by the loader
+Result<OpCost> EmbeddingBagRule(const OpArgs& a);     // torch's EmbeddingBag Loop (sum, mean), read by the loader
+Result<OpCost> EmbeddingBagMaxRule(const OpArgs& a);  // the same with mode max
 
 }  // namespace gpucast

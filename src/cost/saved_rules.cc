@@ -160,9 +160,12 @@ std::vector<SavedRule> MakeTable() {
       {"RoiAlign", kI1, 0, 0, 0, kPromote},  // the rois
       // Gather (embedding or activation): the indices.
       {"Gather", kI1, 0, 0, 0, kPromote},
-      // EmbeddingBag (sum, mean): the indices (torch's backward also reads each lookup's bag,
-      // as many int64 again, and the offsets: not counted).
-      {"EmbeddingBag", kI1, 0, 0, 0, kPromote},
+      // EmbeddingBag (sum, mean): the indices and the per-sample weights (input 3, when there are
+      // any: the table's gradient reads them); torch's backward also reads each lookup's bag, as
+      // many int64 again, and the offsets: not counted. Mode max: the indices and max_indices, one
+      // int64 per output element (which row held each maximum).
+      {"EmbeddingBag", kI1 | 8, 0, 0, 0, kPromote},
+      {"EmbeddingBagMax", kI1, 0, 0, 8, kPromote},
       // Views, metadata and copies: nothing (their backward is a view, a scatter or a
       // transpose of the gradient); Where its condition, the gathers their indices.
       {"Reshape", 0, 0, 0, 0, kPromote},

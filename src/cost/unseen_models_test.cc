@@ -6,9 +6,9 @@
 // stochastic depth, MaxViT, a segmentation net that interpolates, a (2+1)D
 // video net, a diffusion UNet, a GPT decoder with a run-time tril mask and a
 // full-graph GNN, a mixture-of-experts LM (its routing read as balanced), a
-// multi-view net (repeat_interleave on the batch: a Loop over sequences) and a
-// DLRM recommender (nn.EmbeddingBag, exported as a Loop
-// over the bags: graph/torch_loops.h). Each graph must cost every node, count torch's trainable
+// multi-view net (repeat_interleave on the batch: a Loop over sequences), a
+// DLRM recommender (nn.EmbeddingBag, exported as a Loop over the bags:
+// graph/torch_loops.h) and embedding bags with per-sample weights and mode max. Each graph must cost every node, count torch's trainable
 // parameters (within 1%), forward conv+matmul FLOPs within -2%/+3% of
 // torch.profiler's (plus the Conv1d/Conv3d FLOPs that torch 1.13's profiler
 // does not count, by forward hooks), and cost 8x at 8x the batch.
@@ -106,7 +106,7 @@ TEST(UnseenModels, CostEveryNodeMatchTorchAndScaleWithTheBatch) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 24);  // twelve architectures at two opsets
+  EXPECT_EQ(checked, 26);  // thirteen architectures at two opsets
 }
 
 // DLRM's embedding bags by hand (examples/dlrm.py: tables of 1,000, 2,000 and 4,000 rows of 16;
@@ -135,6 +135,48 @@ TEST(UnseenModels, DlrmEmbeddingBagsByHand) {
   }
   EXPECT_EQ(k, 3);
   EXPECT_TRUE(r->unsupported.empty());
+}
+
+// The other two EmbeddingBag forms by hand (tools/unseen_models.py WeightedBags: a history bag of
+// 6 ids in a [1000, 16] table with per_sample_weights, a tag bag of 3 ids in [2000, 16] with mode
+// max), at batch 32. Weighted: 32 x 6 rows of 16 multiplied by their weight and added, forward,
+// and as many multiplies and scatter-adds into the table backward (the weights are a graph input:
+// no gradient of their own). Max: 32 x 3 x 16 comparisons forward; backward each of the 32 x 16
+// output elements goes to the row that held its maximum. Both keep their ids (the graph input's
+// view: counted as data, not kept again); max keeps its max_indices, one int64 per output element.
+TEST(UnseenModels, WeightedAndMaxEmbeddingBagsByHand) {
+  for (const char* file : {"bags-opset14.onnx", "bags-opset17.onnx"}) {
+    SCOPED_TRACE(file);
+    LoadOptions opts;
+    opts.batch = 32;
+    Result<Graph> g = LoadOnnxGraph(kDir + file, opts);
+    ASSERT_TRUE(g.ok()) << g.message();
+    Result<CostReport> r = AnalyzeCost(*g, {});
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_TRUE(r->unsupported.empty());
+    int weighted = 0, max = 0;
+    for (const NodeCost& n : r->nodes) {
+      if (n.op_type == "EmbeddingBag") {
+        ++weighted;
+        EXPECT_EQ(n.input_shapes.size(), 4u);  // table, ids, trip count, weights
+        EXPECT_EQ(n.input_shapes[3], (std::vector<int64_t>{32 * 6}));
+        EXPECT_EQ(n.forward_flops, 2 * 32 * 6 * 16);
+        EXPECT_EQ(n.backward_flops, 2 * 32 * 6 * 16);
+        EXPECT_EQ(n.params, 1000 * 16);
+        EXPECT_EQ(n.saved_bytes, 0);
+      } else if (n.op_type == "EmbeddingBagMax") {
+        ++max;
+        EXPECT_EQ(n.category, Category::kEmbedding);
+        EXPECT_EQ(n.forward_flops, 32 * 3 * 16);
+        EXPECT_EQ(n.backward_flops, 32 * 16);
+        EXPECT_EQ(n.params, 2000 * 16);
+        EXPECT_EQ(n.output_shapes, (std::vector<std::vector<int64_t>>{{32, 16}}));
+        EXPECT_EQ(n.saved_bytes, 32 * 16 * 8);
+      }
+    }
+    EXPECT_EQ(weighted, 1);
+    EXPECT_EQ(max, 1);
+  }
 }
 
 }  // namespace

@@ -719,7 +719,8 @@ class Loader {
       auto bag = MatchEmbeddingBagLoop(n);
       if (n.output_size() == 1 && absorbed_.count(n.output(0))) {
         // part of a repeat_interleave read as one copy
-      } else if (bag && defined.count(bag->table) && defined.count(bag->indices)) {
+      } else if (bag && defined.count(bag->table) && defined.count(bag->indices) &&
+                 (bag->weights.empty() || defined.count(bag->weights))) {
         bags_.emplace(bag->output, std::move(*bag));  // read as the embedding bag it is
       } else {
         for (const auto& a : n.attribute()) {
@@ -1219,11 +1220,18 @@ class Loader {
           node.inputs = {rep->second.input};
           node.attrs.clear();
         } else if (auto bag = bags_.find(n.output(0)); bag != bags_.end()) {
-          // Table, flat indices and trip count in; one row per bag out (cost/rules_free.cc).
-          node.op_type = "EmbeddingBag";
-          node.inputs = {bag->second.table, bag->second.indices, n.input(0)};
+          // Table, flat indices, trip count and the per-sample weights if any in; one row per
+          // bag out (cost/rules_free.cc).
+          const EmbeddingBagLoop& m = bag->second;
           node.attrs.clear();
-          node.attrs["mode"].s = bag->second.mode;
+          node.inputs = {m.table, m.indices, n.input(0)};
+          if (m.mode == "max") {
+            node.op_type = "EmbeddingBagMax";
+          } else {
+            node.op_type = "EmbeddingBag";
+            node.attrs["mode"].s = m.mode;
+            if (!m.weights.empty()) node.inputs.push_back(m.weights);
+          }
         }
       }
       for (const auto* names : {&node.inputs, &node.outputs}) {

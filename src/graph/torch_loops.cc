@@ -63,15 +63,37 @@ std::optional<EmbeddingBagLoop> MatchEmbeddingBagLoop(const onnx::NodeProto& loo
   std::string mode;
   if ((reduce = made_by(scan, "ReduceSum"))) mode = "sum";
   else if ((reduce = made_by(scan, "ReduceMean"))) mode = "mean";
+  else if ((reduce = made_by(scan, "ReduceMax"))) mode = "max";
   else return std::nullopt;
   const onnx::AttributeProto* keep = Attr(*reduce, "keepdims");
   if (!keep || keep->i() != 0 || reduce->input_size() < 1) return std::nullopt;
-  const onnx::NodeProto* gather = made_by(reduce->input(0), "Gather");
-  if (!gather || gather->input_size() != 2 || !outer(gather->input(0))) return std::nullopt;
-  if (const onnx::AttributeProto* axis = Attr(*gather, "axis"); axis && axis->i() != 0) return std::nullopt;
-  const onnx::NodeProto* slice = made_by(gather->input(1), "Slice");
-  if (!slice || slice->input_size() < 1 || !outer(slice->input(0))) return std::nullopt;
-  return EmbeddingBagLoop{gather->input(0), slice->input(0), mode, loop.output(0)};
+  // Rows a Gather (axis 0) of an outer table at a Slice of outer ids; that Slice's node or nullptr.
+  auto rows = [&](const std::string& name, std::string* table) -> const onnx::NodeProto* {
+    const onnx::NodeProto* gather = made_by(name, "Gather");
+    if (!gather || gather->input_size() != 2 || !outer(gather->input(0))) return nullptr;
+    if (const onnx::AttributeProto* axis = Attr(*gather, "axis"); axis && axis->i() != 0) return nullptr;
+    const onnx::NodeProto* slice = made_by(gather->input(1), "Slice");
+    if (!slice || slice->input_size() < 3 || !outer(slice->input(0))) return nullptr;
+    *table = gather->input(0);
+    return slice;
+  };
+  std::string table;
+  if (const onnx::NodeProto* ids = rows(reduce->input(0), &table))
+    return EmbeddingBagLoop{table, ids->input(0), "", mode, loop.output(0)};
+  // per_sample_weights (mode sum only): Mul(rows, Unsqueeze(Slice(weights))) in either order,
+  // the weights sliced at the ids' own starts and ends.
+  const onnx::NodeProto* mul = mode == "sum" ? made_by(reduce->input(0), "Mul") : nullptr;
+  if (!mul || mul->input_size() != 2) return std::nullopt;
+  for (int r = 0; r < 2; ++r) {
+    const onnx::NodeProto* ids = rows(mul->input(r), &table);
+    const onnx::NodeProto* unsqueeze = ids ? made_by(mul->input(1 - r), "Unsqueeze") : nullptr;
+    const onnx::NodeProto* w = unsqueeze ? made_by(unsqueeze->input(0), "Slice") : nullptr;
+    if (!w || w->input_size() < 3 || !outer(w->input(0)) || w->input(0) == ids->input(0) ||
+        w->input(1) != ids->input(1) || w->input(2) != ids->input(2))
+      continue;
+    return EmbeddingBagLoop{table, ids->input(0), w->input(0), mode, loop.output(0)};
+  }
+  return std::nullopt;
 }
 
 std::optional<RepeatInterleaveLoop> MatchRepeatInterleaveLoop(

@@ -6,10 +6,12 @@
 // (torch/onnx/symbolic_opset11.py, embedding_bag with offsets, as torch 1.13
 // writes it) writes a Loop over the bags whose body slices the flat indices at
 // the bag's offsets, Gathers those rows of the table and reduces them
-// (ReduceSum, ReduceMean) to one row: one scan output, [bags, dim]. The
-// loader gives that output its shape and hands the cost layer a node
-// "EmbeddingBag" (docs/graph-loading.md, docs/cost-rules.md); any other Loop
-// keeps its subgraph unanalysed, as before.
+// (ReduceSum, ReduceMean, ReduceMax; with per_sample_weights, ReduceSum of the
+// rows times the weights sliced at the same offsets) to one row: one scan
+// output, [bags, dim]. The loader gives that output its shape and hands the
+// cost layer a node "EmbeddingBag" (sum, mean) or "EmbeddingBagMax"
+// (docs/graph-loading.md, docs/cost-rules.md); any other Loop keeps its
+// subgraph unanalysed, as before.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,8 @@ namespace gpucast {
 struct EmbeddingBagLoop {
   std::string table;    // outer-scope name of the [rows, dim] table the body gathers from
   std::string indices;  // outer-scope name of the flat indices the body slices, [lookups]
-  std::string mode;     // "sum" or "mean"
+  std::string weights;  // outer-scope name of the flat per_sample_weights, [lookups]; empty: none
+  std::string mode;     // "sum", "mean" or "max"
   std::string output;   // the Loop's only output: one row per bag, [bags, dim]
 };
 
@@ -35,10 +38,11 @@ inline constexpr int kMaxTorchLoopBodyNodes = 32;
 
 // The match when `loop` is exactly that pattern: a default-domain Loop with a
 // trip count, a condition and no loop-carried value; one output; a body of at
-// most kMaxTorchLoopBodyNodes nodes whose scan output is ReduceSum or
-// ReduceMean (keepdims 0) of a Gather (axis 0) from an outer-scope table at
-// indices a Slice of an outer-scope tensor gives. nullopt otherwise (per-sample
-// weights, mode max, padding_idx: not matched). Shapes are the loader's to check.
+// most kMaxTorchLoopBodyNodes nodes whose scan output is ReduceSum, ReduceMean
+// or ReduceMax (keepdims 0) of a Gather (axis 0) from an outer-scope table at
+// indices a Slice of an outer-scope tensor gives, or ReduceSum of that Gather
+// times an Unsqueeze of the same Slice of another outer-scope tensor (the
+// weights). nullopt otherwise. Shapes are the loader's to check.
 std::optional<EmbeddingBagLoop> MatchEmbeddingBagLoop(const onnx::NodeProto& loop);
 
 // torch.repeat_interleave(x, repeats, dim) on a tensor with a dynamic dim (torch.onnx's

@@ -77,13 +77,13 @@ TEST(EmbeddingBag, TorchsLoopExportIsOneNodePerTable) {
 }
 
 TEST(EmbeddingBag, AnotherLoopKeepsItsSubgraphUnanalysed) {
-  // mode "max" (ReduceMax), a kept dim, a Gather on another axis, a loop-carried value:
-  // not torch's sum or mean bag, so the Loop stays a Loop and its output unknown.
+  // A ReduceProd (no EmbeddingBag mode), a kept dim, a Gather on another axis, a loop-carried
+  // value: not torch's bag, so the Loop stays a Loop and its output unknown.
   for (int variant = 0; variant < 4; ++variant) {
     SCOPED_TRACE(variant);
     onnx::ModelProto m = Dlrm();
     onnx::NodeProto* loop = FirstLoop(&m);
-    if (variant == 0) BodyNode(loop, "ReduceSum")->set_op_type("ReduceMax");
+    if (variant == 0) BodyNode(loop, "ReduceSum")->set_op_type("ReduceProd");
     if (variant == 1)
       for (auto& a : *BodyNode(loop, "ReduceSum")->mutable_attribute())
         if (a.name() == "keepdims") a.set_i(1);
@@ -134,6 +134,63 @@ TEST(EmbeddingBag, ATableOrIdsNotDefinedBeforeTheLoopKeepItALoop) {
     }
     EXPECT_EQ(as_loop, 1);
     EXPECT_EQ(as_bag, 2);
+  }
+}
+
+// The other two bodies torch writes (tools/unseen_models.py's bags: a history bag of 6 ids with
+// per_sample_weights, whose body multiplies the gathered rows by the weights sliced at the same
+// offsets before its ReduceSum; a tag bag of 3 ids with mode max, a ReduceMax): one node each,
+// the weights its fourth input.
+TEST(EmbeddingBag, PerSampleWeightsAndModeMaxAreReadToo) {
+  onnx::ModelProto m = Unseen("bags-opset17.onnx");
+  Result<Graph> g = Load(m, 32);
+  ASSERT_TRUE(g.ok()) << g.message();
+  int weighted = 0, max = 0;
+  for (const Node& n : g->nodes) {
+    if (n.op_type == "Loop") ADD_FAILURE() << n.name << " was not read as an EmbeddingBag";
+    if (n.op_type == "EmbeddingBag") {
+      ++weighted;
+      EXPECT_EQ(n.inputs[0], "history.weight");
+      EXPECT_EQ(n.AttrString("mode"), "sum");
+      ASSERT_EQ(n.inputs.size(), 4u);
+      EXPECT_EQ(g->Tensor(n.inputs[1])->dims, (std::vector<int64_t>{192}));
+      EXPECT_EQ(g->Tensor(n.inputs[3])->dims, (std::vector<int64_t>{192}));
+      EXPECT_EQ(g->Tensor(n.outputs[0])->dims, (std::vector<int64_t>{32, 16}));
+    } else if (n.op_type == "EmbeddingBagMax") {
+      ++max;
+      EXPECT_EQ(n.inputs[0], "tags.weight");
+      EXPECT_EQ(n.inputs.size(), 3u);
+      EXPECT_EQ(g->Tensor(n.inputs[1])->dims, (std::vector<int64_t>{96}));
+      EXPECT_EQ(g->Tensor(n.outputs[0])->dims, (std::vector<int64_t>{32, 16}));
+    }
+  }
+  EXPECT_EQ(weighted, 1);
+  EXPECT_EQ(max, 1);
+  EXPECT_TRUE(g->unknown_shapes.empty());
+}
+
+TEST(EmbeddingBag, WeightsThatAreNotTheBagsKeepItALoop) {
+  // The weights sliced at other offsets than the ids (0), the ids themselves as weights (1),
+  // weights of a name nothing defines (2), weights in a max bag (3): the Loop stays a Loop.
+  for (int variant = 0; variant < 4; ++variant) {
+    SCOPED_TRACE(variant);
+    onnx::ModelProto m = Unseen("bags-opset17.onnx");
+    onnx::NodeProto* loop = FirstLoop(&m);
+    onnx::NodeProto* weights_slice = nullptr;
+    for (auto& n : *loop->mutable_attribute()->Mutable(0)->mutable_g()->mutable_node())
+      if (n.op_type() == "Slice" && n.output(0).find("Slice_2") != std::string::npos) weights_slice = &n;
+    ASSERT_TRUE(weights_slice);
+    ASSERT_TRUE(MatchEmbeddingBagLoop(*loop));
+    if (variant == 0) weights_slice->set_input(1, weights_slice->input(2));
+    if (variant == 1) weights_slice->set_input(0, MatchEmbeddingBagLoop(*loop)->indices);
+    if (variant == 2) weights_slice->set_input(0, "nowhere");
+    if (variant == 3) BodyNode(loop, "ReduceSum")->set_op_type("ReduceMax");
+    EXPECT_EQ(MatchEmbeddingBagLoop(*loop).has_value(), variant == 2);  // (2): the loader's check
+    Result<Graph> g = Load(m, 8);
+    ASSERT_TRUE(g.ok()) << g.message();
+    int loops = 0;
+    for (const Node& n : g->nodes) loops += n.op_type == "Loop";
+    EXPECT_EQ(loops, 1);
   }
 }
 
