@@ -37,6 +37,7 @@
 #include "sim/workload.h"
 #include "util/paths.h"
 #include "util/json_text.h"
+#include "util/fnv1a.h"
 
 namespace gpucast::cli {
 namespace {

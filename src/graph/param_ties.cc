@@ -10,6 +10,7 @@
 
 #include "graph/graph.h"
 #include "util/checked.h"
+#include "util/fnv1a.h"
 
 namespace gpucast {
 namespace {
@@ -22,10 +23,6 @@ constexpr int kSamples = 16;
 // The k-th sampled logical position of an a x b matrix.
 std::pair<int64_t, int64_t> SamplePos(int k, int64_t a, int64_t b) {
   return {(static_cast<int64_t>(k) * 7919 + 3) % a, (static_cast<int64_t>(k) * 104729 + 11) % b};
-}
-
-void Mix(uint64_t* h, const char* p, size_t n) {  // FNV-1a
-  for (size_t e = 0; e < n; ++e) *h = (*h ^ static_cast<unsigned char>(p[e])) * 1099511628211ull;
 }
 
 // A rank-2 candidate: its shape, its sample, and its bytes when the loader kept them.
@@ -115,17 +112,17 @@ std::optional<MatrixSample> SampleMatrix(int64_t rows, int64_t cols, size_t elem
                                          const std::function<bool(int64_t, char*)>& read) {
   if (rows < 2 || cols < 2 || elem == 0 || elem > 8) return std::nullopt;
   MatrixSample s;
-  s.row = s.col = 1469598103934665603ull;
+  s.row = s.col = kFnv1a64Basis;
   std::set<std::string> distinct;
   char v[8];
   for (int k = 0; k < kSamples; ++k) {
     auto [i, j] = SamplePos(k, rows, cols);  // (i, j) of the matrix
     if (!read(i * cols + j, v)) return std::nullopt;
-    Mix(&s.row, v, elem);
+    s.row = Fnv1a64({v, elem}, s.row);
     distinct.emplace(v, elem);
     auto [ti, tj] = SamplePos(k, cols, rows);  // (ti, tj) of its transpose: element (tj, ti)
     if (!read(tj * cols + ti, v)) return std::nullopt;
-    Mix(&s.col, v, elem);
+    s.col = Fnv1a64({v, elem}, s.col);
   }
   s.varied = distinct.size() >= 4;
   return s;

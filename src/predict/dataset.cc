@@ -1,6 +1,7 @@
 #include "predict/dataset.h"
 
 #include "util/bounded_read.h"
+#include "util/fnv1a.h"
 #include "util/measured.h"
 
 #include <cerrno>
@@ -53,15 +54,6 @@ bool ParseInt(const std::string& s, int64_t* out) {
 }
 
 }  // namespace
-
-uint64_t Fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::string DigestString(std::string_view bytes) {
   char buf[32];

@@ -63,8 +63,6 @@ struct Measurement {
 // "data.csv:7: column 'gpu_util': 'abc' is not a number".
 Result<std::vector<Measurement>> ParseMeasurementsCsv(std::string_view text, const std::string& path);
 
-// FNV-1a 64-bit hash of bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
-uint64_t Fnv1a64(std::string_view bytes);
 // "fnv1a64:" + 16 lowercase hex digits.
 std::string DigestString(std::string_view bytes);
 
