@@ -21,6 +21,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "graph/export_mode.h"
+#include "graph/folded_if.h"
 #include "graph/inference_guard.h"
 #include "graph/onnx_functions.h"
 #include "graph/onnx_schemas.h"
@@ -722,13 +723,8 @@ class Loader {
       } else if (bag && defined.count(bag->table) && defined.count(bag->indices) &&
                  (bag->weights.empty() || defined.count(bag->weights))) {
         bags_.emplace(bag->output, std::move(*bag));  // read as the embedding bag it is
-      } else {
-        for (const auto& a : n.attribute()) {
-          if (a.has_g() || a.graphs_size() > 0) {
-            Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
-            break;
-          }
-        }
+      } else if (!IsIf(n)) {  // an If is read as its branch when its condition folds (InferAndFold)
+        WarnIfSubgraphs(n);
       }
       for (const auto& o : n.output()) defined.insert(o);
     }
@@ -736,6 +732,53 @@ class Loader {
       Warn("no ONNX schema for op '" + op + "' (" + std::to_string(count) +
            (count == 1 ? " node" : " nodes") + "); its outputs' shapes may be unknown");
     }
+  }
+
+  static bool IsIf(const onnx::NodeProto& n) { return IsDefaultDomain(n.domain()) && n.op_type() == "If"; }
+
+  void WarnIfSubgraphs(const onnx::NodeProto& n) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() || a.graphs_size() > 0) {
+        Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
+        return;
+      }
+    }
+  }
+
+  // The If at `i` replaced by the branch its folded condition takes (folded_if.h); false, with
+  // the subgraph warning, when its condition is not a folded value or the branch cannot stand in.
+  bool InlineFoldedIf(int i) {
+    auto* nodes = model_.mutable_graph()->mutable_node();
+    const onnx::NodeProto& n = nodes->Get(i);
+    auto cond = n.input_size() == 1 ? values_.find(n.input(0)) : values_.end();
+    if (cond == values_.end() || cond->second.IsReal() || cond->second.values.size() != 1) {
+      WarnIfSubgraphs(n);
+      return false;
+    }
+    if (names_.empty()) {  // every name of the graph, once: what a renamed branch name must avoid
+      for (const auto& in : model_.graph().input()) names_.insert(in.name());
+      for (const auto& t : model_.graph().initializer()) names_.insert(t.name());
+      for (const auto& m : model_.graph().node())
+        for (const auto& o : m.output()) names_.insert(o);
+    }
+    const bool taken = cond->second.values[0] != 0;
+    auto branch = TakenBranch(n, taken, [&](const std::string& name) { return names_.count(name) > 0; });
+    if (!branch) {
+      WarnIfSubgraphs(n);
+      return false;
+    }
+    if (inlined_ifs_++ == 0)
+      first_inlined_if_ = Ref(n) + ": condition " + (taken ? "true, the then" : "false, the else") + " branch's " +
+                          std::to_string(branch->size()) + (branch->size() == 1 ? " node" : " nodes");
+    for (const auto& m : *branch)
+      for (const auto& o : m.output()) names_.insert(o);
+    // Splice: the nodes after the If keep their addresses (views into them stay valid).
+    std::vector<onnx::NodeProto*> tail(static_cast<size_t>(nodes->size() - i));
+    nodes->ExtractSubrange(i, nodes->size() - i, tail.data());
+    delete tail[0];
+    for (auto& m : *branch) *nodes->Add() = std::move(m);
+    for (size_t k = 1; k < tail.size(); ++k) nodes->AddAllocated(tail[k]);
+    return true;
   }
 
   // Type of a graph input / initializer as ONNX inference wants it.
@@ -826,11 +869,16 @@ class Loader {
     int failures = 0;
     int64_t slot_dims = 0;  // max_slot_dims: inputs before the node's inference, outputs after
     std::unordered_map<std::string_view, const onnx::NodeProto*> producer;  // Equal and TopK so far
-    for (const auto& node : g.node()) {
+    for (int i = 0; i < g.node_size(); ++i) {
       if (Status st = CheckDeadline(); !st.ok()) {
         inference_error_ = st;
         return;
       }
+      if (IsIf(g.node(i)) && InlineFoldedIf(i)) {
+        --i;  // infer the branch's first node next
+        continue;
+      }
+      const onnx::NodeProto& node = g.node(i);
       for (const std::string& in : node.input()) slot_dims += 1 + RankOf(in);
       if (slot_dims > opts_.limits.max_slot_dims) {
         inference_error_ = Err(Ref(node) + ": " + SlotLimit(slot_dims));
@@ -896,8 +944,8 @@ class Loader {
       };
       if (IsDefaultDomain(node.domain()) && node.op_type() == "Split") {
         std::vector<FoldValue> parts = FoldSplit(node, fold);  // every output (FoldNode: the first)
-        for (int i = 0; i < node.output_size() && i < static_cast<int>(parts.size()); ++i)
-          keep(node.output(i), std::move(parts[i]));
+        for (int k = 0; k < node.output_size() && k < static_cast<int>(parts.size()); ++k)
+          keep(node.output(k), std::move(parts[k]));
       } else if (node.output_size() >= 1 && !node.output(0).empty()) {
         auto v = FoldNode(node, fold);
         if (!(v && keep(node.output(0), std::move(*v))) && node.op_type() == "Constant") {
@@ -920,6 +968,10 @@ class Loader {
       }
     }
     if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
+    if (inlined_ifs_ > 0)
+      Warn(std::to_string(inlined_ifs_) + (inlined_ifs_ == 1 ? " If node" : " If nodes") +
+           " whose condition the sizes given fix read as the branch taken (first: " + first_inlined_if_ +
+           "); other sizes may take the other branch");
   }
 
   // Node input and output slots, before anything keeps a record per slot:
@@ -1277,6 +1329,11 @@ class Loader {
   std::unordered_map<std::string, RepeatInterleaveLoop> repeats_;
   std::unordered_set<std::string> absorbed_;
   int routed_nonzero_ = 0;  // NonZero nodes read as a balanced router's tokens
+  // If nodes read as the branch their folded condition takes (folded_if.h), the first one, and
+  // every name of the graph (filled at the first).
+  int inlined_ifs_ = 0;
+  std::string first_inlined_if_;
+  std::unordered_set<std::string> names_;
   std::unordered_map<std::string, std::string> tied_to_;
   // Who reads each name (IndexConsumers); views into model_'s strings.
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;
