@@ -6,8 +6,8 @@ usage: /usr/bin/python3 tools/unseen_models.py [--out models/unseen] [--only NAM
 
 Each model below is a small configuration of an architecture people train today (torchvision's own
 classes where torchvision has one; a diffusion UNet, a GPT decoder with a runtime `tril` causal mask
-a full-graph GNN, a DLRM recommender, weighted and max-pooled embedding bags, a mixture-of-experts LM and AlexNet with
-local response normalization written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
+a full-graph GNN, a DLRM recommender, weighted and max-pooled embedding bags, a mixture-of-experts LM, a masked LM and
+AlexNet with local response normalization written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
 and EfficientNetV2 with stochastic depth on, MaxViT, a segmentation net that interpolates, a
 (2+1)D video net (examples/unet.py, gpt.py, gnn.py, dlrm.py and moe.py are the written ones). Each is exported by tools/gpucast-export (training mode, weight-free, stochastic
 depth as the identity, symbolic batch) at every opset of --opsets to OUT/NAME-opsetN.onnx, and
@@ -120,6 +120,24 @@ class AlexNetLRN(nn.Module):
         return self.classifier(self.features(x))
 
 
+class MaskedLM(nn.Module):
+    """A BERT-style masked language model whose loss runs the vocabulary head on the masked
+    positions only, selected by a boolean mask of the labels (`h[labels != -100]`: torch.onnx
+    writes NonZero and GatherND), as hand-written pretraining loops do. The selection's size
+    depends on the data; gpucast reads it as every position (an upper bound)."""
+
+    def __init__(self, vocab=1000, d=64):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4, 4 * d, batch_first=True), 2)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids, labels):
+        h = self.enc(self.emb(ids))
+        masked = labels != -100
+        return nn.functional.cross_entropy(self.head(h[masked]), labels[masked])
+
+
 class WeightedBags(nn.Module):
     """A recommender's two sparse features as the other nn.EmbeddingBag forms (torch.onnx writes
     each as a Loop of another body than DLRM's sum): a user's history weighted per id
@@ -157,6 +175,8 @@ MODELS = {
             "mixture of experts: top-2 of 8 routing (torch.where, index_add), read as balanced"),
     "bags": (WeightedBags, ["history=int64[B,6]", "weights=float32[B,6]", "tags=int64[B,3]"], {},
              "nn.EmbeddingBag with per_sample_weights and with mode max (two more Loop bodies)"),
+    "masked_lm": (MaskedLM, ["ids=int64[B,seq]", "labels=int64[B,seq]"], {"seq": 16},
+                  "a masked-token loss on h[labels != -100] (NonZero of the data: read as every position)"),
     "alexnet_lrn": (AlexNetLRN, ["input=float32[B,3,64,64]"], {},
                     "nn.LocalResponseNorm (its export squeezes a dim of unknown size: an If)"),
     "multiview": (MultiView, ["x=float32[B,3,16,16]"], {},

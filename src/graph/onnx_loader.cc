@@ -925,6 +925,7 @@ class Loader {
         FillKnownGaps(node, &type_ptrs);
         FillEmbeddingBag(node, &type_ptrs);
         FillRoutedNonZero(node, producer, &type_ptrs);
+        FillSelectingNonZero(node, &type_ptrs);  // after the router's: what it leaves unknown
         FillRepeatInterleave(node, &type_ptrs);
       }
       if (node.op_type() == "Equal" || node.op_type() == "TopK")  // what FillRoutedNonZero looks up
@@ -968,6 +969,10 @@ class Loader {
       }
     }
     if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
+    if (selecting_nonzero_ > 0)
+      Warn(std::to_string(selecting_nonzero_) + (selecting_nonzero_ == 1 ? " NonZero node" : " NonZero nodes") +
+           " whose size depends on the data read as selecting every element (first: " + first_selecting_nonzero_ +
+           "): the cost and memory after it are upper bounds (a masked-token loss or a score threshold selects fewer)");
     if (inlined_ifs_ > 0)
       Warn(std::to_string(inlined_ifs_) + (inlined_ifs_ == 1 ? " If node" : " If nodes") +
            " whose condition the sizes given fix read as the branch taken (first: " + first_inlined_if_ +
@@ -1144,6 +1149,23 @@ class Loader {
              "whatever the routing, so a loop over every expert costs the same in all)");
       return;
     }
+  }
+
+  // Any other NonZero whose input's values are not known (a boolean mask from the data:
+  // `logits[labels != -100]` in a masked-token loss, `boxes[scores > t]`): its size depends on
+  // the data, read as every element selected, the most it can be: output [rank, elements], int64.
+  // The cost and memory downstream are then upper bounds; one warning per graph says so.
+  void FillSelectingNonZero(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (!IsDefaultDomain(n.domain()) || n.op_type() != "NonZero" || n.input_size() != 1 || n.output_size() != 1 ||
+        n.output(0).empty() || ShapeOf(n.output(0)) || values_.count(n.input(0)))
+      return;
+    auto in = ShapeOf(n.input(0));
+    if (!in || in->empty()) return;
+    auto elements = CheckedProduct(*in);
+    if (!elements) return;
+    auto& slot = types_[n.output(0)] = TensorType(TensorProto::INT64, Dims{static_cast<int64_t>(in->size()), *elements});
+    (*type_ptrs)[n.output(0)] = &slot;
+    if (selecting_nonzero_++ == 0) first_selecting_nonzero_ = Ref(n) + " of " + DimsString(*in);
   }
 
   // Ops of opsets 18-23 that libonnx 1.12 has no schema for (Gelu-20,
@@ -1329,6 +1351,8 @@ class Loader {
   std::unordered_map<std::string, RepeatInterleaveLoop> repeats_;
   std::unordered_set<std::string> absorbed_;
   int routed_nonzero_ = 0;  // NonZero nodes read as a balanced router's tokens
+  int selecting_nonzero_ = 0;  // other NonZero nodes of data, read as selecting everything
+  std::string first_selecting_nonzero_;
   // If nodes read as the branch their folded condition takes (folded_if.h), the first one, and
   // every name of the graph (filled at the first).
   int inlined_ifs_ = 0;
