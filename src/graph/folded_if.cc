@@ -24,6 +24,11 @@ void RenameReads(onnx::GraphProto* g, const Renames& renames) {
   for (auto& o : *g->mutable_output()) Rename(o.mutable_name(), renames);
 }
 
+// prefix + name, one '/' between them (torch's names start with one: "/If/then" + "/Squeeze").
+std::string Under(const std::string& prefix, const std::string& name) {
+  return !name.empty() && name[0] == '/' ? prefix + name : prefix + "/" + name;
+}
+
 }  // namespace
 
 std::optional<std::vector<onnx::NodeProto>> TakenBranch(const onnx::NodeProto& if_node, bool condition,
@@ -38,7 +43,7 @@ std::optional<std::vector<onnx::NodeProto>> TakenBranch(const onnx::NodeProto& i
   if (!branch || branch->input_size() != 0 || branch->initializer_size() != 0 ||
       branch->sparse_initializer_size() != 0 || branch->output_size() != if_node.output_size())
     return std::nullopt;
-  const std::string prefix = if_node.name() + "/" + (condition ? "then" : "else") + "/";
+  const std::string prefix = if_node.name() + "/" + (condition ? "then" : "else");
 
   std::unordered_set<std::string> defined;
   for (const auto& n : branch->node())
@@ -50,18 +55,19 @@ std::optional<std::vector<onnx::NodeProto>> TakenBranch(const onnx::NodeProto& i
     const std::string& o = branch->output(k).name();
     if (defined.count(o) && !if_node.output(k).empty()) renames.emplace(o, if_node.output(k));
   }
+  std::unordered_set<std::string> fresh_names;  // "x" and "/x" would both be prefix + "/x"
   for (const std::string& d : defined) {
     if (renames.count(d)) continue;
-    const std::string fresh = prefix + d;
-    if (taken(fresh)) return std::nullopt;
-    renames.emplace(d, fresh);
+    std::string fresh = Under(prefix, d);
+    if (taken(fresh) || !fresh_names.insert(fresh).second) return std::nullopt;
+    renames.emplace(d, std::move(fresh));
   }
 
   std::vector<onnx::NodeProto> out;
   out.reserve(static_cast<size_t>(branch->node_size() + branch->output_size()));
   for (int i = 0; i < branch->node_size(); ++i) {
     onnx::NodeProto n = branch->node(i);
-    n.set_name(prefix + (n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name()));
+    n.set_name(Under(prefix, n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name()));
     for (auto& in : *n.mutable_input()) Rename(&in, renames);
     for (auto& o : *n.mutable_output()) Rename(&o, renames);
     for (auto& a : *n.mutable_attribute()) {
@@ -80,7 +86,7 @@ std::optional<std::vector<onnx::NodeProto>> TakenBranch(const onnx::NodeProto& i
     if (from.empty()) return std::nullopt;
     onnx::NodeProto copy;
     copy.set_op_type("Identity");
-    copy.set_name(prefix + "output_" + std::to_string(k));
+    copy.set_name(Under(prefix, "output_" + std::to_string(k)));
     copy.add_input(from);
     copy.add_output(want);
     out.push_back(std::move(copy));

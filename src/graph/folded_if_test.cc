@@ -103,7 +103,7 @@ TEST(FoldedIf, TorchsSqueezeOfAnUnknownDimIsTheBranchItTakes) {
   bool squeezed = false;
   for (const Node& n : one->nodes) {
     EXPECT_NE(n.op_type, "If");
-    squeezed = squeezed || (n.op_type == "Squeeze" && n.name == "/If/then//Squeeze" && n.outputs[0] == "y");
+    squeezed = squeezed || (n.op_type == "Squeeze" && n.name == "/If/then/Squeeze" && n.outputs[0] == "y");
   }
   EXPECT_TRUE(squeezed);
   EXPECT_EQ(one->Tensor("y")->dims, (std::vector<int64_t>{8, 4}));
@@ -176,6 +176,12 @@ TEST(FoldedIf, RenamesByHand) {
   EXPECT_FALSE(TakenBranch(two_out, true, nothing_taken));
   onnx::NodeProto twice = If("c", Branch({Op("Relu", {"x"}, {"t"}), Op("Neg", {"x"}, {"t"})}, {"t"}), Branch({}, {"x"}), {"a"});
   EXPECT_FALSE(TakenBranch(twice, true, nothing_taken));
+  // "t" and "/t" would both become "/If/then/t".
+  onnx::NodeProto slash = If("c", Branch({Op("Relu", {"x"}, {"t"}), Op("Neg", {"t"}, {"/t"})}, {"/t"}), Branch({}, {"x"}), {"a"});
+  EXPECT_TRUE(TakenBranch(slash, true, nothing_taken));  // "/t" is the output: "a"
+  onnx::NodeProto slash2 = If("c", Branch({Op("Relu", {"x"}, {"t"}), Op("Neg", {"t"}, {"/t"}), Op("Abs", {"/t"}, {"u"})}, {"u"}),
+                              Branch({}, {"x"}), {"a"});
+  EXPECT_FALSE(TakenBranch(slash2, true, nothing_taken));
 }
 
 }  // namespace
