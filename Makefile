@@ -94,6 +94,7 @@ test: build
 	@# Generated blocks not stale, checked examples run and print what the docs show (tools/docs.py).
 	$(PY) -m unittest discover -s tools -p 'test_docs.py'
 	$(PY) -m unittest discover -s tools -p 'test_workloads.py'
+	GPUCAST=$(BUILD)/gpucast $(PY) -m unittest discover -s tools -p 'test_export_hints.py'
 	$(PY) tools/docs.py check --build $(BUILD)
 	$(MAKE) deb
 	bash tests/deb_test.sh $(BUILD)

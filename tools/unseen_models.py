@@ -6,8 +6,8 @@ usage: /usr/bin/python3 tools/unseen_models.py [--out models/unseen] [--only NAM
 
 Each model below is a small configuration of an architecture people train today (torchvision's own
 classes where torchvision has one; a diffusion UNet, a GPT decoder with a runtime `tril` causal mask
-a full-graph GNN, a DLRM recommender, weighted and max-pooled embedding bags and a mixture-of-experts LM written here
-in plain torch): Swin-style shifted windows with padding, ConvNeXt
+a full-graph GNN, a DLRM recommender, weighted and max-pooled embedding bags, a mixture-of-experts LM, a masked LM and
+AlexNet with local response normalization written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
 and EfficientNetV2 with stochastic depth on, MaxViT, a segmentation net that interpolates, a
 (2+1)D video net (examples/unet.py, gpt.py, gnn.py, dlrm.py and moe.py are the written ones). Each is exported by tools/gpucast-export (training mode, weight-free, stochastic
 depth as the identity, symbolic batch) at every opset of --opsets to OUT/NAME-opsetN.onnx, and
@@ -101,6 +101,43 @@ class MultiView(nn.Module):
         return self.head(self.stem(torch.repeat_interleave(x, self.views, dim=0)))
 
 
+class AlexNetLRN(nn.Module):
+    """AlexNet as its paper has it (Krizhevsky et al. 2012: local response normalization after
+    the first two convolutions, n = 5, alpha = 1e-4, beta = 0.75, k = 2; torchvision's AlexNet
+    leaves it out), small. torch.onnx writes each nn.LocalResponseNorm with a squeeze of a dim
+    whose size it does not know: an If, read as the branch its folded condition takes."""
+
+    def __init__(self, classes=100):
+        super().__init__()
+        lrn = lambda: nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=2.0)  # noqa: E731
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 32, 5, stride=2, padding=2), nn.ReLU(), lrn(), nn.MaxPool2d(3, 2),
+            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), lrn(), nn.MaxPool2d(3, 2),
+            nn.Conv2d(64, 96, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.classifier = nn.Sequential(nn.Dropout(0.5), nn.Linear(96, classes))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+class MaskedLM(nn.Module):
+    """A BERT-style masked language model whose loss runs the vocabulary head on the masked
+    positions only, selected by a boolean mask of the labels (`h[labels != -100]`: torch.onnx
+    writes NonZero and GatherND), as hand-written pretraining loops do. The selection's size
+    depends on the data; gpucast reads it as every position (an upper bound)."""
+
+    def __init__(self, vocab=1000, d=64):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4, 4 * d, batch_first=True), 2)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids, labels):
+        h = self.enc(self.emb(ids))
+        masked = labels != -100
+        return nn.functional.cross_entropy(self.head(h[masked]), labels[masked])
+
+
 class WeightedBags(nn.Module):
     """A recommender's two sparse features as the other nn.EmbeddingBag forms (torch.onnx writes
     each as a Loop of another body than DLRM's sum): a user's history weighted per id
@@ -138,6 +175,10 @@ MODELS = {
             "mixture of experts: top-2 of 8 routing (torch.where, index_add), read as balanced"),
     "bags": (WeightedBags, ["history=int64[B,6]", "weights=float32[B,6]", "tags=int64[B,3]"], {},
              "nn.EmbeddingBag with per_sample_weights and with mode max (two more Loop bodies)"),
+    "masked_lm": (MaskedLM, ["ids=int64[B,seq]", "labels=int64[B,seq]"], {"seq": 16},
+                  "a masked-token loss on h[labels != -100] (NonZero of the data: read as every position)"),
+    "alexnet_lrn": (AlexNetLRN, ["input=float32[B,3,64,64]"], {},
+                    "nn.LocalResponseNorm (its export squeezes a dim of unknown size: an If)"),
     "multiview": (MultiView, ["x=float32[B,3,16,16]"], {},
                   "torch.repeat_interleave on the batch dim (a Loop over sequences), then a conv stem"),
 }

@@ -142,23 +142,28 @@ TEST(UnseenOps, MishLoadsWithoutASchemaAndCosts) {
 }
 
 TEST(UnseenOps, ValueDependentSizesAndThreeOperandEinsumAreReported) {
+  // Compress by a mask from the data: its size depends on the mask's values, reported. NonZero of
+  // data is read as selecting every element (graph/onnx_loader.cc: an upper bound, with a warning).
   ModelBuilder b(13);
   b.Input("x", kFloat, {Dim("batch"), Dim(int64_t{4})});
   b.Input("y", kFloat, {Dim(int64_t{4}), Dim(int64_t{4})});
+  b.Input("keep", onnx::TensorProto::BOOL, {Dim("batch")});
+  SetAttr(&b.Node("Compress", {"x", "keep"}, {"cz"}, "compress"), "axis", int64_t{0});
   b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
   SetAttr(&b.Node("Einsum", {"x", "y", "y"}, {"e3"}, "einsum3"), "equation", std::string("bi,ij,jk->bk"));
-  b.Output("nz", kInt64).Output("e3");
+  b.Output("cz").Output("nz", kInt64).Output("e3");
   Result<CostReport> r = LoadAndCost(b, 2);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_EQ(r->unsupported.size(), 2u);
-  EXPECT_EQ(r->unsupported[0].op_type, "Einsum");
-  EXPECT_EQ(r->unsupported[0].reason, "einsum of 3 operands is not costed: its cost depends on the contraction order");
-  EXPECT_EQ(r->unsupported[1].op_type, "NonZero");
-  EXPECT_EQ(r->unsupported[1].reason, "output size depends on input values that shape inference could not resolve");
+  EXPECT_EQ(r->unsupported[0].op_type, "Compress");
+  EXPECT_EQ(r->unsupported[0].reason, "output size depends on input values that shape inference could not resolve");
+  EXPECT_EQ(r->unsupported[1].op_type, "Einsum");
+  EXPECT_EQ(r->unsupported[1].reason, "einsum of 3 operands is not costed: its cost depends on the contraction order");
+  EXPECT_EQ(NodeNamed(*r, "nonzero").output_shapes, (std::vector<std::vector<int64_t>>{{2, 8}}));
   EXPECT_EQ(RequireCompleteCost(*r).message(),
-            "m.onnx: cannot predict from a partial cost report: 2 of 2 nodes could not be costed; first: node "
-            "'nonzero' (NonZero): output size depends on input values that shape inference could not resolve "
-            "(input shapes [2,4]; unknown: output 'nz')");
+            "m.onnx: cannot predict from a partial cost report: 2 of 3 nodes could not be costed; first: node "
+            "'compress' (Compress): output size depends on input values that shape inference could not resolve "
+            "(input shapes [2,4] [2]; unknown: output 'cz')");
 }
 
 // A model newer than libonnx 1.12's schemas loads with this one warning and no other (no "no

@@ -21,6 +21,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "graph/export_mode.h"
+#include "graph/folded_if.h"
 #include "graph/inference_guard.h"
 #include "graph/onnx_functions.h"
 #include "graph/onnx_schemas.h"
@@ -722,13 +723,8 @@ class Loader {
       } else if (bag && defined.count(bag->table) && defined.count(bag->indices) &&
                  (bag->weights.empty() || defined.count(bag->weights))) {
         bags_.emplace(bag->output, std::move(*bag));  // read as the embedding bag it is
-      } else {
-        for (const auto& a : n.attribute()) {
-          if (a.has_g() || a.graphs_size() > 0) {
-            Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
-            break;
-          }
-        }
+      } else if (!IsIf(n)) {  // an If is read as its branch when its condition folds (InferAndFold)
+        WarnIfSubgraphs(n);
       }
       for (const auto& o : n.output()) defined.insert(o);
     }
@@ -736,6 +732,53 @@ class Loader {
       Warn("no ONNX schema for op '" + op + "' (" + std::to_string(count) +
            (count == 1 ? " node" : " nodes") + "); its outputs' shapes may be unknown");
     }
+  }
+
+  static bool IsIf(const onnx::NodeProto& n) { return IsDefaultDomain(n.domain()) && n.op_type() == "If"; }
+
+  void WarnIfSubgraphs(const onnx::NodeProto& n) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() || a.graphs_size() > 0) {
+        Warn(Ref(n) + " has subgraphs; they are kept inside the node and not analysed");
+        return;
+      }
+    }
+  }
+
+  // The If at `i` replaced by the branch its folded condition takes (folded_if.h); false, with
+  // the subgraph warning, when its condition is not a folded value or the branch cannot stand in.
+  bool InlineFoldedIf(int i) {
+    auto* nodes = model_.mutable_graph()->mutable_node();
+    const onnx::NodeProto& n = nodes->Get(i);
+    auto cond = n.input_size() == 1 ? values_.find(n.input(0)) : values_.end();
+    if (cond == values_.end() || cond->second.IsReal() || cond->second.values.size() != 1) {
+      WarnIfSubgraphs(n);
+      return false;
+    }
+    if (names_.empty()) {  // every name of the graph, once: what a renamed branch name must avoid
+      for (const auto& in : model_.graph().input()) names_.insert(in.name());
+      for (const auto& t : model_.graph().initializer()) names_.insert(t.name());
+      for (const auto& m : model_.graph().node())
+        for (const auto& o : m.output()) names_.insert(o);
+    }
+    const bool taken = cond->second.values[0] != 0;
+    auto branch = TakenBranch(n, taken, [&](const std::string& name) { return names_.count(name) > 0; });
+    if (!branch) {
+      WarnIfSubgraphs(n);
+      return false;
+    }
+    if (inlined_ifs_++ == 0)
+      first_inlined_if_ = Ref(n) + ": condition " + (taken ? "true, the then" : "false, the else") + " branch's " +
+                          std::to_string(branch->size()) + (branch->size() == 1 ? " node" : " nodes");
+    for (const auto& m : *branch)
+      for (const auto& o : m.output()) names_.insert(o);
+    // Splice: the nodes after the If keep their addresses (views into them stay valid).
+    std::vector<onnx::NodeProto*> tail(static_cast<size_t>(nodes->size() - i));
+    nodes->ExtractSubrange(i, nodes->size() - i, tail.data());
+    delete tail[0];
+    for (auto& m : *branch) *nodes->Add() = std::move(m);
+    for (size_t k = 1; k < tail.size(); ++k) nodes->AddAllocated(tail[k]);
+    return true;
   }
 
   // Type of a graph input / initializer as ONNX inference wants it.
@@ -826,11 +869,16 @@ class Loader {
     int failures = 0;
     int64_t slot_dims = 0;  // max_slot_dims: inputs before the node's inference, outputs after
     std::unordered_map<std::string_view, const onnx::NodeProto*> producer;  // Equal and TopK so far
-    for (const auto& node : g.node()) {
+    for (int i = 0; i < g.node_size(); ++i) {
       if (Status st = CheckDeadline(); !st.ok()) {
         inference_error_ = st;
         return;
       }
+      if (IsIf(g.node(i)) && InlineFoldedIf(i)) {
+        --i;  // infer the branch's first node next
+        continue;
+      }
+      const onnx::NodeProto& node = g.node(i);
       for (const std::string& in : node.input()) slot_dims += 1 + RankOf(in);
       if (slot_dims > opts_.limits.max_slot_dims) {
         inference_error_ = Err(Ref(node) + ": " + SlotLimit(slot_dims));
@@ -877,6 +925,7 @@ class Loader {
         FillKnownGaps(node, &type_ptrs);
         FillEmbeddingBag(node, &type_ptrs);
         FillRoutedNonZero(node, producer, &type_ptrs);
+        FillSelectingNonZero(node, &type_ptrs);  // after the router's: what it leaves unknown
         FillRepeatInterleave(node, &type_ptrs);
       }
       if (node.op_type() == "Equal" || node.op_type() == "TopK")  // what FillRoutedNonZero looks up
@@ -896,8 +945,8 @@ class Loader {
       };
       if (IsDefaultDomain(node.domain()) && node.op_type() == "Split") {
         std::vector<FoldValue> parts = FoldSplit(node, fold);  // every output (FoldNode: the first)
-        for (int i = 0; i < node.output_size() && i < static_cast<int>(parts.size()); ++i)
-          keep(node.output(i), std::move(parts[i]));
+        for (int k = 0; k < node.output_size() && k < static_cast<int>(parts.size()); ++k)
+          keep(node.output(k), std::move(parts[k]));
       } else if (node.output_size() >= 1 && !node.output(0).empty()) {
         auto v = FoldNode(node, fold);
         if (!(v && keep(node.output(0), std::move(*v))) && node.op_type() == "Constant") {
@@ -920,6 +969,14 @@ class Loader {
       }
     }
     if (failures > 3) Warn("shape inference failed for " + std::to_string(failures - 3) + " more nodes");
+    if (selecting_nonzero_ > 0)
+      Warn(std::to_string(selecting_nonzero_) + (selecting_nonzero_ == 1 ? " NonZero node" : " NonZero nodes") +
+           " whose size depends on the data read as selecting every element (first: " + first_selecting_nonzero_ +
+           "): the cost and memory after it are upper bounds (a masked-token loss or a score threshold selects fewer)");
+    if (inlined_ifs_ > 0)
+      Warn(std::to_string(inlined_ifs_) + (inlined_ifs_ == 1 ? " If node" : " If nodes") +
+           " whose condition the sizes given fix read as the branch taken (first: " + first_inlined_if_ +
+           "); other sizes may take the other branch");
   }
 
   // Node input and output slots, before anything keeps a record per slot:
@@ -1092,6 +1149,23 @@ class Loader {
              "whatever the routing, so a loop over every expert costs the same in all)");
       return;
     }
+  }
+
+  // Any other NonZero whose input's values are not known (a boolean mask from the data:
+  // `logits[labels != -100]` in a masked-token loss, `boxes[scores > t]`): its size depends on
+  // the data, read as every element selected, the most it can be: output [rank, elements], int64.
+  // The cost and memory downstream are then upper bounds; one warning per graph says so.
+  void FillSelectingNonZero(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (!IsDefaultDomain(n.domain()) || n.op_type() != "NonZero" || n.input_size() != 1 || n.output_size() != 1 ||
+        n.output(0).empty() || ShapeOf(n.output(0)) || values_.count(n.input(0)))
+      return;
+    auto in = ShapeOf(n.input(0));
+    if (!in || in->empty()) return;
+    auto elements = CheckedProduct(*in);
+    if (!elements) return;
+    auto& slot = types_[n.output(0)] = TensorType(TensorProto::INT64, Dims{static_cast<int64_t>(in->size()), *elements});
+    (*type_ptrs)[n.output(0)] = &slot;
+    if (selecting_nonzero_++ == 0) first_selecting_nonzero_ = Ref(n) + " of " + DimsString(*in);
   }
 
   // Ops of opsets 18-23 that libonnx 1.12 has no schema for (Gelu-20,
@@ -1277,6 +1351,13 @@ class Loader {
   std::unordered_map<std::string, RepeatInterleaveLoop> repeats_;
   std::unordered_set<std::string> absorbed_;
   int routed_nonzero_ = 0;  // NonZero nodes read as a balanced router's tokens
+  int selecting_nonzero_ = 0;  // other NonZero nodes of data, read as selecting everything
+  std::string first_selecting_nonzero_;
+  // If nodes read as the branch their folded condition takes (folded_if.h), the first one, and
+  // every name of the graph (filled at the first).
+  int inlined_ifs_ = 0;
+  std::string first_inlined_if_;
+  std::unordered_set<std::string> names_;
   std::unordered_map<std::string, std::string> tied_to_;
   // Who reads each name (IndexConsumers); views into model_'s strings.
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;

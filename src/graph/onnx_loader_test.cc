@@ -236,7 +236,7 @@ TEST(LoadOnnx, FixedGraphsTakeTheBatchFromTheFirstDataInput) {
 // A mixture-of-experts router (examples/moe.py): scores [tokens, 8 experts], the top 2 per
 // token, then NonZero(Equal(indices, e)) per expert. Read as balanced routing: of the 24 x 2
 // = 48 slots, each expert gets 48 / 8 = 6 (rounded up when it does not divide); an id outside
-// the experts none; NonZero of anything else keeps its value-dependent size unknown.
+// the experts none; NonZero of any other data (a mask) as selecting every element, an upper bound.
 TEST(LoadOnnx, MixtureOfExpertsRoutingIsReadAsBalanced) {
   for (int64_t tokens : {24, 25}) {
     SCOPED_TRACE(tokens);
@@ -256,13 +256,17 @@ TEST(LoadOnnx, MixtureOfExpertsRoutingIsReadAsBalanced) {
     const int64_t share = tokens == 24 ? 6 : 7;  // ceil(50 / 8) = 7
     EXPECT_EQ(g->Tensor("to3")->dims, (std::vector<int64_t>{2, share}));
     EXPECT_EQ(g->Tensor("to9")->dims, (std::vector<int64_t>{2, 0}));
-    EXPECT_FALSE(g->Tensor("nz")->shape_known);
-    ASSERT_EQ(g->warnings.size(), 1u);
+    EXPECT_EQ(g->Tensor("nz")->dims, (std::vector<int64_t>{2, tokens * 8}));
+    ASSERT_EQ(g->warnings.size(), 2u);
     EXPECT_EQ(g->warnings[0],
               "m.onnx: node 'pick3' (NonZero) selects the tokens a mixture-of-experts router sends to expert 3 of 8: "
               "its size depends on the routing, read as balanced (1/8 of the router's slots each; the experts' "
               "shares add up to all the slots whatever the routing, so a loop over every expert costs the same in "
               "all)");
+    EXPECT_EQ(g->warnings[1],
+              "m.onnx: 1 NonZero node whose size depends on the data read as selecting every element (first: node "
+              "'other' (NonZero) of [" + std::to_string(tokens) + ",8]): the cost and memory after it are upper "
+              "bounds (a masked-token loss or a score threshold selects fewer)");
   }
 }
 

@@ -1,0 +1,145 @@
+"""gpucast-export's hints for what torch (1.13, Debian 12's) cannot export: each construct of
+EXPORT_HINTS is exported for real and must fail with its hint, and the rewrite the hint gives
+must export and pass gpucast-export's check (every node costed, torch's parameters).
+
+Needs GPUCAST (the gpucast binary: make test sets it) and Debian's python3-torch.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPORT = os.path.join(HERE, "gpucast-export")
+
+MODELS = textwrap.dedent('''
+    import torch, torch.nn as nn, torch.nn.functional as F, torch.utils.checkpoint
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+
+    class Checkpointed(Block):
+        def forward(self, x):
+            return x + torch.utils.checkpoint.checkpoint(self.b, x)
+
+    class Direct(Block):  # the hint's rewrite
+        def forward(self, x):
+            return x + self.b(x)
+
+    class ConvSame(nn.Module):
+        def __init__(self, padding="same"):
+            super().__init__()
+            self.c = nn.Conv1d(4, 4, 5, padding=padding, dilation=2)
+        def forward(self, x):
+            return self.c(x)
+
+    def conv_valid():
+        return ConvSame("valid")
+
+    def conv_numbers():  # the hint's rewrite of "same": d * (k - 1) // 2
+        return ConvSame(2 * (5 - 1) // 2)
+
+    class Shuffle(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(4, 4, 1)
+            self.s = nn.ChannelShuffle(2)
+        def forward(self, x):
+            return self.s(self.c(x))
+
+    class ShuffleByView(Shuffle):  # the hint's rewrite
+        def forward(self, x):
+            x = self.c(x)
+            b, c, h, w = x.shape
+            return x.view(b, 2, c // 2, h, w).transpose(1, 2).reshape(b, c, h, w)
+
+    class Gumbel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            return F.gumbel_softmax(self.l(x), hard=True)
+
+    class GumbelByHand(Gumbel):  # the hint's rewrite of the noise
+        def forward(self, x):
+            logits = self.l(x)
+            g = -torch.log(-torch.log(torch.rand_like(logits)))
+            return F.softmax(logits + g, dim=-1)
+
+    class Bag(nn.Module):
+        def __init__(self, padding_idx=0):
+            super().__init__()
+            self.b = nn.EmbeddingBag(10, 4, padding_idx=padding_idx)
+            self.l = nn.Linear(4, 2)
+        def forward(self, ids):
+            return self.l(self.b(ids))
+
+    def bag_without_padding():
+        return Bag(None)
+''')
+
+# factory, inputs, what the failing export's hint must say, the rewrite's factory
+CASES = [
+    ("Checkpointed", ["x=float32[B,8]"], "torch.utils.checkpoint does not export", "Direct"),
+    ("ConvSame", ["x=float32[B,4,20]"], "a convolution with padding='same' or 'valid'", "conv_numbers"),
+    ("conv_valid", ["x=float32[B,4,20]"], "a convolution with padding='same' or 'valid'", None),
+    ("Shuffle", ["x=float32[B,4,3,3]"], "nn.ChannelShuffle does not export", "ShuffleByView"),
+    ("Gumbel", ["x=float32[B,8]"], "F.gumbel_softmax draws exponential noise", "GumbelByHand"),
+    ("Bag", ["ids=int64[B,3]"], "nn.EmbeddingBag with padding_idx does not export", "bag_without_padding"),
+]
+
+
+class ExportHintsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.gpucast = os.environ.get("GPUCAST")
+        if not cls.gpucast or not os.access(cls.gpucast, os.X_OK):
+            raise RuntimeError("set GPUCAST to the gpucast binary (make test does)")
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.models = os.path.join(cls.tmp.name, "hint_models.py")
+        with open(cls.models, "w") as f:
+            f.write(MODELS)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def export(self, factory, inputs):
+        cmd = [sys.executable, EXPORT, f"{factory}={self.models}:{factory}", "--out", self.tmp.name,
+               "--gpucast", self.gpucast, "--batch", "4"]
+        for i in inputs:
+            cmd += ["--input", i]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+    def test_each_construct_fails_with_its_hint_and_the_rewrite_exports(self):
+        for factory, inputs, hint, rewrite in CASES:
+            with self.subTest(factory):
+                p = self.export(factory, inputs)
+                self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                self.assertIn("torch.onnx.export failed", p.stderr)
+                self.assertIn("hint: " + hint, p.stderr)
+                if rewrite:
+                    q = self.export(rewrite, inputs)
+                    self.assertEqual(q.returncode, 0, q.stdout + q.stderr)
+                    self.assertIn("gpucast analyze the same", q.stdout)
+
+    def test_a_failure_without_a_known_cause_has_no_hint(self):
+        # scatter_reduce (torch 1.13 has no symbolic for it): no hint is better than a wrong one.
+        with open(self.models, "a") as f:
+            f.write(textwrap.dedent('''
+                class ScatterMax(nn.Module):
+                    def forward(self, x, idx):
+                        return torch.zeros(4, 8).scatter_reduce(0, idx, x, "amax", include_self=False)
+            '''))
+        p = self.export("ScatterMax", ["x=float32[B,8]", "idx=int64[B,8]"])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("aten::scatter_reduce", p.stderr)
+        self.assertNotIn("hint:", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
