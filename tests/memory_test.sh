@@ -121,11 +121,12 @@ if sys.argv[4] == "lm-train":
 print(f"  {sys.argv[4]}: weights {want:.4f} MiB (torch's {ref['params']} parameters) from the CLI and the service")
 PY
 done
-# 6. Exports whose ops torch writes as Loops or value-sized nodes (src/graph/torch_loops.h: a DLRM's
-# nn.EmbeddingBag, a multi-view net's repeat_interleave; a mixture of experts' routing read as
-# balanced): the CLI and the service alike count torch's parameters (models/unseen/reference.json)
-# and cost every node; the routing warning reaches both.
-for spec in dlrm: multiview: moe:16; do
+# 6. Exports whose ops torch writes as Loops, Ifs or value-sized nodes (src/graph/torch_loops.h: a
+# DLRM's nn.EmbeddingBag, weighted and max bags, a multi-view net's repeat_interleave; folded_if.h:
+# AlexNet's LRN squeezes; a mixture of experts' routing read as balanced, a masked LM's mask as
+# selecting every position): the CLI and the service alike count torch's parameters
+# (models/unseen/reference.json) and cost every node; the routing, mask and If warnings reach both.
+for spec in dlrm: bags: multiview: alexnet_lrn: moe:16 masked_lm:16; do
   f=${spec%%:*}; seq=${spec#*:}
   cp "$ROOT/models/unseen/$f-opset17.onnx" "$T/root/"
   dims=(); body="{\"model\": \"$f-opset17.onnx\", \"batch\": 8}"
@@ -145,8 +146,10 @@ for d in (c, h):
     assert abs(d["gpu_mem_components_mib"]["weights"] - want) < 1e-9, (d["gpu_mem_components_mib"], want)
 assert abs(c["gpu_mem_mib"] - h["gpu_mem_mib"]) <= 1e-6 * c["gpu_mem_mib"]
 assert abs(c["step_ms"] - h["step_ms"]) <= 1e-6 * c["step_ms"]
-routed = [any("mixture-of-experts router" in w for w in d["warnings"]) for d in (c, h)]
-assert routed == [name == "moe"] * 2, routed
+for said, model in (("mixture-of-experts router", "moe"), ("read as selecting every element", "masked_lm"),
+                    ("read as the branch taken", "alexnet_lrn")):
+    seen = [any(said in w for w in d["warnings"]) for d in (c, h)]
+    assert seen == [name == model] * 2, (said, seen)
 print(f"  {name}: weights {want:.4f} MiB (torch's {ref['models'][name]['params']} parameters), "
       f"{c['gpu_mem_mib']:.0f} MiB and {c['step_ms']:.2f} ms from the CLI and the service")
 PY
