@@ -27,6 +27,7 @@
 #include "graph/onnx_schemas.h"
 #include "graph/opset_gaps.h"
 #include "graph/param_ties.h"
+#include "graph/pattern_fills.h"
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
 #include "graph/torch_loops.h"
@@ -923,12 +924,9 @@ class Loader {
         FillOpsetGap(node, &type_ptrs);
       } else {
         FillKnownGaps(node, &type_ptrs);
-        FillEmbeddingBag(node, &type_ptrs);
-        FillRoutedNonZero(node, producer, &type_ptrs);
-        FillSelectingNonZero(node, &type_ptrs);  // after the router's: what it leaves unknown
-        FillRepeatInterleave(node, &type_ptrs);
+        FillPatterns(node, producer, &type_ptrs);
       }
-      if (node.op_type() == "Equal" || node.op_type() == "TopK")  // what FillRoutedNonZero looks up
+      if (node.op_type() == "Equal" || node.op_type() == "TopK")  // what RoutedNonZeroOutput looks up
         for (const std::string& o : node.output()) producer.emplace(o, &node);
       // A folded value is data for later nodes' inference, a type where inference gave none,
       // and a value for later folding.
@@ -1041,131 +1039,60 @@ class Loader {
     }
   }
 
-  // A torch EmbeddingBag Loop (torch_loops.h): one row of the table per bag,
-  // [trip count, table dim 1] in the table's type, when the trip count is a
-  // folded value and the table a rank-2 float tensor; else unknown, as any Loop.
-  void FillEmbeddingBag(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
-    if (n.output_size() != 1) return;
-    auto bag = bags_.find(n.output(0));
-    if (bag == bags_.end() || ShapeOf(n.output(0))) return;
-    auto trips = values_.find(n.input(0));
-    auto table = ShapeOf(bag->second.table);
-    auto type = types_.find(bag->second.table);
-    if (trips == values_.end() || trips->second.IsReal() || trips->second.values.size() != 1 ||
-        trips->second.values[0] < 0 || !table || table->size() != 2 || type == types_.end() ||
-        !type->second.has_tensor_type() || !IsFloatType(type->second.tensor_type().elem_type()))
-      return;
-    auto& slot = types_[n.output(0)] =
-        TensorType(type->second.tensor_type().elem_type(), Dims{trips->second.values[0], (*table)[1]});
-    (*type_ptrs)[n.output(0)] = &slot;
-  }
-
-  // A torch repeat_interleave (torch_loops.h): x's shape with dim `axis` the sum of the repeat
-  // counts, when x's shape is known, both axes name the same dim, x is split into chunks of 1
-  // (split sizes a folded 1 or n ones), the counts are n folded values >= 0 and the trip count
-  // is n (n = x's extent on the axis). Else the output stays unknown (and uncosted).
-  void FillRepeatInterleave(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
-    if (n.output_size() != 1) return;
-    auto it = repeats_.find(n.output(0));
-    if (it == repeats_.end() || ShapeOf(n.output(0))) return;
-    const RepeatInterleaveLoop& m = it->second;
-    auto x = ShapeOf(m.input);
-    auto type = types_.find(m.input);
-    if (!x || x->empty() || type == types_.end() || !type->second.has_tensor_type()) return;
-    const int64_t rank = static_cast<int64_t>(x->size());
-    auto norm = [rank](int64_t a) { return a < 0 ? a + rank : a; };
-    if (m.axis < -rank || m.axis >= rank || norm(m.axis) != norm(m.chunk_axis)) return;
-    const size_t axis = static_cast<size_t>(norm(m.axis));
-    const int64_t chunks = (*x)[axis];
-    auto ints = [&](const std::string& name) -> const std::vector<int64_t>* {
+  // What the pattern fills read (pattern_fills.h): shapes, element types and folded values.
+  KnownTensors Known() const {
+    KnownTensors k;
+    k.shape = [this](const std::string& name) { return ShapeOf(name); };
+    k.elem_type = [this](const std::string& name) -> int32_t {
+      auto t = types_.find(name);
+      return t != types_.end() && t->second.has_tensor_type() ? t->second.tensor_type().elem_type() : 0;
+    };
+    k.ints = [this](const std::string& name) -> const std::vector<int64_t>* {
       auto v = values_.find(name);
       return v == values_.end() || v->second.IsReal() ? nullptr : &v->second.values;
     };
-    const std::vector<int64_t>* split = ints(m.chunk_split);
-    const std::vector<int64_t>* counts = ints(m.repeats);
-    const std::vector<int64_t>* trips = ints(m.trips);
-    if (!split || !counts || !trips || trips->size() != 1 || (*trips)[0] != chunks ||
-        static_cast<int64_t>(counts->size()) != chunks)
-      return;
-    if (!(split->size() == 1 && (*split)[0] == 1) &&
-        !(static_cast<int64_t>(split->size()) == chunks &&
-          std::all_of(split->begin(), split->end(), [](int64_t v) { return v == 1; })))
-      return;
-    std::optional<int64_t> total = 0;
-    for (int64_t c : *counts) total = c >= 0 && total ? CheckedAdd(*total, c) : std::nullopt;
-    if (!total) return;
-    Dims out = *x;
-    out[axis] = *total;
-    auto& slot = types_[n.output(0)] = TensorType(type->second.tensor_type().elem_type(), out);
-    (*type_ptrs)[n.output(0)] = &slot;
+    k.folded = [this](const std::string& name) { return values_.count(name) > 0; };
+    return k;
   }
 
-  // NonZero(Equal(TopK's indices, one id)): the tokens a mixture-of-experts router sends to one
-  // expert (`torch.where(topk_idx == e)` in Mixtral-style code). Its size depends on
-  // the routing; it is read as balanced: of the indices' n elements (tokens x k), each of the E
-  // experts (TopK's input extent on its axis) gets ceil(n / E), an id outside [0, E) none. Output
-  // [rank of the indices, that count], int64; one warning per graph says so.
-  void FillRoutedNonZero(const onnx::NodeProto& n,
-                         const std::unordered_map<std::string_view, const onnx::NodeProto*>& producer,
-                         std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
-    if (!IsDefaultDomain(n.domain()) || n.op_type() != "NonZero" || n.input_size() != 1 || n.output_size() != 1 ||
-        n.output(0).empty() || ShapeOf(n.output(0)))
-      return;
-    auto made_by = [&](const std::string& name, const char* op) -> const onnx::NodeProto* {
-      auto it = producer.find(name);
-      return it != producer.end() && IsDefaultDomain(it->second->domain()) && it->second->op_type() == op
-                 ? it->second
-                 : nullptr;
-    };
-    const onnx::NodeProto* eq = made_by(n.input(0), "Equal");
-    if (!eq || eq->input_size() != 2) return;
-    for (int side = 0; side < 2; ++side) {
-      const std::string& idx = eq->input(side);
-      const onnx::NodeProto* topk = made_by(idx, "TopK");
-      auto id = values_.find(eq->input(1 - side));
-      if (!topk || topk->output_size() < 2 || topk->output(1) != idx || topk->input_size() < 1 ||
-          id == values_.end() || id->second.IsReal() || id->second.values.size() != 1)
-        continue;
-      auto scores = ShapeOf(topk->input(0));
-      auto indices = ShapeOf(idx);
-      if (!scores || scores->empty() || !indices) return;
-      int64_t axis = -1;
-      for (const auto& a : topk->attribute())
-        if (a.name() == "axis") axis = a.i();
-      const int64_t rank = static_cast<int64_t>(scores->size());
-      if (axis < -rank || axis >= rank) return;
-      const int64_t experts = (*scores)[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
-      auto slots = CheckedProduct(*indices);
-      if (experts < 1 || !slots) return;
-      const int64_t e = id->second.values[0];
-      const int64_t count = e < 0 || e >= experts ? 0 : *slots / experts + (*slots % experts != 0);
-      auto& slot = types_[n.output(0)] =
-          TensorType(TensorProto::INT64, Dims{static_cast<int64_t>(indices->size()), count});
-      (*type_ptrs)[n.output(0)] = &slot;
+  void SetFilled(const std::string& name, const FilledOutput& f,
+                 std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    auto& slot = types_[name] = TensorType(f.elem_type, f.dims);
+    (*type_ptrs)[name] = &slot;
+  }
+
+  // The torch export patterns whose one output libonnx leaves unknown (pattern_fills.h), in
+  // order: an EmbeddingBag Loop, a repeat_interleave, a mixture-of-experts router's NonZero
+  // (balanced, one warning), any other NonZero of data (every element, counted for one warning).
+  void FillPatterns(const onnx::NodeProto& n,
+                    const std::unordered_map<std::string_view, const onnx::NodeProto*>& producer,
+                    std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
+    if (n.output_size() != 1 || n.output(0).empty() || ShapeOf(n.output(0))) return;
+    const std::string& out = n.output(0);
+    const KnownTensors k = Known();
+    if (auto bag = bags_.find(out); bag != bags_.end()) {
+      if (auto f = EmbeddingBagOutput(bag->second, n.input(0), k)) SetFilled(out, *f, type_ptrs);
+    } else if (auto rep = repeats_.find(out); rep != repeats_.end()) {
+      if (auto f = RepeatInterleaveOutput(rep->second, k)) SetFilled(out, *f, type_ptrs);
+    } else if (auto routed = RoutedNonZeroOutput(
+                   n,
+                   [&](const std::string& name) -> const onnx::NodeProto* {
+                     auto it = producer.find(name);
+                     return it == producer.end() ? nullptr : it->second;
+                   },
+                   k)) {
+      SetFilled(out, routed->output, type_ptrs);
       if (routed_nonzero_++ == 0)
-        Warn(Ref(n) + " selects the tokens a mixture-of-experts router sends to expert " + std::to_string(e) +
-             " of " + std::to_string(experts) + ": its size depends on the routing, read as balanced (1/" +
-             std::to_string(experts) + " of the router's slots each; the experts' shares add up to all the slots "
-             "whatever the routing, so a loop over every expert costs the same in all)");
-      return;
+        Warn(Ref(n) + " selects the tokens a mixture-of-experts router sends to expert " +
+             std::to_string(routed->expert) + " of " + std::to_string(routed->experts) +
+             ": its size depends on the routing, read as balanced (1/" + std::to_string(routed->experts) +
+             " of the router's slots each; the experts' shares add up to all the slots whatever the routing, so a "
+             "loop over every expert costs the same in all)");
+    } else if (auto f = SelectingNonZeroOutput(n, k)) {
+      SetFilled(out, *f, type_ptrs);
+      if (selecting_nonzero_++ == 0)
+        first_selecting_nonzero_ = Ref(n) + " of " + DimsString(*ShapeOf(n.input(0)));
     }
-  }
-
-  // Any other NonZero whose input's values are not known (a boolean mask from the data:
-  // `logits[labels != -100]` in a masked-token loss, `boxes[scores > t]`): its size depends on
-  // the data, read as every element selected, the most it can be: output [rank, elements], int64.
-  // The cost and memory downstream are then upper bounds; one warning per graph says so.
-  void FillSelectingNonZero(const onnx::NodeProto& n, std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
-    if (!IsDefaultDomain(n.domain()) || n.op_type() != "NonZero" || n.input_size() != 1 || n.output_size() != 1 ||
-        n.output(0).empty() || ShapeOf(n.output(0)) || values_.count(n.input(0)))
-      return;
-    auto in = ShapeOf(n.input(0));
-    if (!in || in->empty()) return;
-    auto elements = CheckedProduct(*in);
-    if (!elements) return;
-    auto& slot = types_[n.output(0)] = TensorType(TensorProto::INT64, Dims{static_cast<int64_t>(in->size()), *elements});
-    (*type_ptrs)[n.output(0)] = &slot;
-    if (selecting_nonzero_++ == 0) first_selecting_nonzero_ = Ref(n) + " of " + DimsString(*in);
   }
 
   // Ops of opsets 18-23 that libonnx 1.12 has no schema for (Gelu-20,
