@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "cost/test_graph.h"
 #include "cost/test_nodes.h"
 
@@ -559,24 +561,33 @@ TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {
   EXPECT_EQ(r.totals.input_bytes_per_sample, 5 * 8);
 }
 
+// An EmbeddingBag-family node `op` (attribute mode `mode` unless empty) over a [100, 8] table at
+// batch 4. The ids an activation (copied by a Cast: the input batch, and views of it, are counted
+// as data, not as kept for backward); with `weights` given, per-sample weights of that shape made
+// from a parameter (so they need a gradient) as the node's fourth input.
+Result<CostReport> BagCost(const std::string& op, const std::string& mode, std::vector<int64_t> ids,
+                           std::vector<int64_t> out, std::optional<std::vector<int64_t>> weights = std::nullopt) {
+  GraphBuilder b("m.onnx", /*batch=*/4);
+  b.Data("ids0", ids, kInt64).Value("ids", ids, kInt64).Param("table", {100, 8}).Value("bags", {}, kInt64);
+  b.Value("y", out);
+  b.Op("Cast", "flat", {"ids0"}, {"ids"}).attrs["to"] = IntAttr(7);
+  b.Op("Constant", "c", {}, {"bags"});
+  std::vector<std::string> in = {"table", "ids", "bags"};
+  if (weights) {
+    b.Param("scale", {1}).Data("w0", *weights).Value("w", *weights);
+    b.Op("Mul", "weigh", {"w0", "scale"}, {"w"});
+    in.push_back("w");
+  }
+  Node& n = b.Op(op, "bag", in, {"y"});
+  if (!mode.empty()) n.attrs["mode"].s = mode;
+  return AnalyzeCost(b.graph(), {});
+}
+
 // EmbeddingBag (torch's Loop export as the loader reads it, graph/torch_loops.h) by hand: 12 ids
-// into 4 bags of a [100, 8] table. Sum: 12 x 8 adds; mean: and 4 x 8 divides; backward: 12 x 8
-// scatter-adds into the table; the ids kept (12 int64). A node whose shapes or mode do not fit
-// is an error naming it.
+// into 4 bags. Sum: 12 x 8 adds; mean: and 4 x 8 divides; backward: 12 x 8 scatter-adds into the
+// table; the ids kept (12 int64). A node whose shapes or mode do not fit is an error naming it.
 TEST(Embedding, EmbeddingBagByHandAndItsErrors) {
-  auto bag = [](const std::string& mode, std::vector<int64_t> ids, std::vector<int64_t> out) {
-    GraphBuilder b("m.onnx", /*batch=*/4);
-    // The ids an activation (copied by a Cast: the input batch, and views of it, are counted as
-    // data, not as kept for backward).
-    b.Data("ids0", ids, kInt64).Value("ids", ids, kInt64).Param("table", {100, 8}).Value("bags", {}, kInt64);
-    b.Value("y", out);
-    b.Op("Cast", "flat", {"ids0"}, {"ids"}).attrs["to"] = IntAttr(7);
-    b.Op("Constant", "c", {}, {"bags"});
-    Node& n = b.Op("EmbeddingBag", "bag", {"table", "ids", "bags"}, {"y"});
-    n.attrs["mode"].s = mode;
-    return AnalyzeCost(b.graph(), {});
-  };
-  Result<CostReport> sum = bag("sum", {12}, {4, 8});
+  Result<CostReport> sum = BagCost("EmbeddingBag", "sum", {12}, {4, 8});
   ASSERT_TRUE(sum.ok()) << sum.message();
   const NodeCost& s = NodeNamed(*sum, "bag");
   EXPECT_EQ(s.category, Category::kEmbedding);
@@ -584,45 +595,31 @@ TEST(Embedding, EmbeddingBagByHandAndItsErrors) {
   EXPECT_EQ(s.backward_flops, 96);
   EXPECT_EQ(s.params, 800);
   EXPECT_EQ(s.saved_bytes, 12 * 8);
-  Result<CostReport> mean = bag("mean", {12}, {4, 8});
+  Result<CostReport> mean = BagCost("EmbeddingBag", "mean", {12}, {4, 8});
   ASSERT_TRUE(mean.ok()) << mean.message();
   EXPECT_EQ(NodeNamed(*mean, "bag").forward_flops, 96 + 32);
-  EXPECT_EQ(bag("max", {12}, {4, 8}).message(),
+  EXPECT_EQ(BagCost("EmbeddingBag", "max", {12}, {4, 8}).message(),
             "m.onnx: node 'bag' (EmbeddingBag): attribute 'mode' is 'max', want sum or mean");
-  EXPECT_EQ(bag("sum", {3, 4}, {4, 8}).message(),
+  EXPECT_EQ(BagCost("EmbeddingBag", "sum", {3, 4}, {4, 8}).message(),
             "m.onnx: node 'bag' (EmbeddingBag): input indices has rank 2, want 1 (lookups)");
-  EXPECT_EQ(bag("sum", {12}, {4, 9}).message(),
+  EXPECT_EQ(BagCost("EmbeddingBag", "sum", {12}, {4, 9}).message(),
             "m.onnx: node 'bag' (EmbeddingBag): output has shape [4,9], want [bags, 8] (the table's dim)");
 }
 
-// The two other forms by hand, 12 ids into 4 bags of a [100, 8] table. Per-sample weights that
-// need a gradient (made from a parameter): forward 12 x 8 multiplies and adds; backward the table's
-// 12 x 8 scaled scatter-adds (2 each) and each weight's dot product of its row with its bag's
-// gradient (12 x 8 x 2); kept: the ids and the weights. Max: 12 x 8 comparisons; backward 4 x 8
-// (each output element's gradient to one row); kept: the ids and max_indices (4 x 8 int64).
+// The two other forms by hand, 12 ids into 4 bags. Per-sample weights that need a gradient:
+// forward 12 x 8 multiplies and adds; backward the table's 12 x 8 scaled scatter-adds (2 each) and
+// each weight's dot product of its row with its bag's gradient (12 x 8 x 2); kept: the ids and the
+// weights. Max: 12 x 8 comparisons; backward 4 x 8 (each output element's gradient to one row);
+// kept: the ids and max_indices (4 x 8 int64).
 TEST(Embedding, WeightedAndMaxEmbeddingBagsByHandAndTheirErrors) {
-  auto bag = [](const std::string& op, const std::string& mode, std::vector<int64_t> w) {
-    GraphBuilder b("m.onnx", /*batch=*/4);
-    b.Data("ids0", {12}, kInt64).Value("ids", {12}, kInt64).Param("table", {100, 8}).Value("bags", {}, kInt64);
-    b.Param("scale", {1}).Data("w0", w).Value("w", w);
-    b.Value("y", {4, 8});
-    b.Op("Cast", "flat", {"ids0"}, {"ids"}).attrs["to"] = IntAttr(7);
-    b.Op("Constant", "c", {}, {"bags"});
-    b.Op("Mul", "weigh", {"w0", "scale"}, {"w"});
-    std::vector<std::string> in = {"table", "ids", "bags"};
-    if (!w.empty()) in.push_back("w");
-    Node& n = b.Op(op, "bag", in, {"y"});
-    if (!mode.empty()) n.attrs["mode"].s = mode;
-    return AnalyzeCost(b.graph(), {});
-  };
-  Result<CostReport> weighted = bag("EmbeddingBag", "sum", {12});
+  Result<CostReport> weighted = BagCost("EmbeddingBag", "sum", {12}, {4, 8}, std::vector<int64_t>{12});
   ASSERT_TRUE(weighted.ok()) << weighted.message();
   const NodeCost& w = NodeNamed(*weighted, "bag");
   EXPECT_EQ(w.category, Category::kEmbedding);
   EXPECT_EQ(w.forward_flops, 2 * 96);
   EXPECT_EQ(w.backward_flops, 2 * 96 + 2 * 96);
   EXPECT_EQ(w.saved_bytes, 12 * 8 + 12 * 4);
-  Result<CostReport> max = bag("EmbeddingBagMax", "", {});
+  Result<CostReport> max = BagCost("EmbeddingBagMax", "", {12}, {4, 8});
   ASSERT_TRUE(max.ok()) << max.message();
   const NodeCost& m = NodeNamed(*max, "bag");
   EXPECT_EQ(m.category, Category::kEmbedding);
@@ -630,9 +627,9 @@ TEST(Embedding, WeightedAndMaxEmbeddingBagsByHandAndTheirErrors) {
   EXPECT_EQ(m.backward_flops, 32);
   EXPECT_EQ(m.params, 800);
   EXPECT_EQ(m.saved_bytes, 12 * 8 + 32 * 8);
-  EXPECT_EQ(bag("EmbeddingBag", "mean", {12}).message(),
+  EXPECT_EQ(BagCost("EmbeddingBag", "mean", {12}, {4, 8}, std::vector<int64_t>{12}).message(),
             "m.onnx: node 'bag' (EmbeddingBag): per-sample weights with mode 'mean' (torch: sum only)");
-  EXPECT_EQ(bag("EmbeddingBag", "sum", {11}).message(),
+  EXPECT_EQ(BagCost("EmbeddingBag", "sum", {12}, {4, 8}, std::vector<int64_t>{11}).message(),
             "m.onnx: node 'bag' (EmbeddingBag): input per-sample weights has shape [11], want the indices' [12]");
 }
 

@@ -3,6 +3,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/graph.h"
+
 namespace gpucast {
 namespace {
 
@@ -33,7 +35,7 @@ std::string Under(const std::string& prefix, const std::string& name) {
 
 std::optional<std::vector<onnx::NodeProto>> TakenBranch(const onnx::NodeProto& if_node, bool condition,
                                                         const std::function<bool(const std::string&)>& taken) {
-  if (!(if_node.domain().empty() || if_node.domain() == "ai.onnx") || if_node.op_type() != "If" ||
+  if (!IsDefaultDomain(if_node.domain()) || if_node.op_type() != "If" ||
       if_node.input_size() != 1)
     return std::nullopt;
   const char* which = condition ? "then_branch" : "else_branch";

@@ -4,6 +4,8 @@
 
 namespace gpucast {
 
+bool IsFloatElemType(ElemType t) { return t == 1 || t == 10 || t == 11 || t == 16; }  // FLOAT, FLOAT16, DOUBLE, BFLOAT16
+
 int64_t ElemTypeBytes(ElemType t) {
   // ONNX TensorProto.DataType numbering.
   switch (t) {

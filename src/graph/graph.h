@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpucast {
@@ -16,6 +17,12 @@ using ElemType = int32_t;
 
 // Bytes per element of an ONNX element type; 0 for unknown/strings.
 int64_t ElemTypeBytes(ElemType t);
+
+// Whether an ONNX element type is floating point (FLOAT, FLOAT16, DOUBLE, BFLOAT16).
+bool IsFloatElemType(ElemType t);
+
+// Whether an op's domain is ONNX's default one ("" or "ai.onnx").
+inline bool IsDefaultDomain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
 
 // "[2,3,224,224]": dims as messages and the analyze table print them.
 std::string DimsString(const std::vector<int64_t>& dims);

@@ -43,12 +43,6 @@ using Dims = std::vector<int64_t>;
 // Any tensor with more elements than this is rejected (counts stay in int64).
 constexpr int64_t kMaxElements = int64_t{1} << 62;
 
-bool IsFloatType(int32_t t) {
-  return t == TensorProto::FLOAT || t == TensorProto::FLOAT16 || t == TensorProto::DOUBLE ||
-         t == TensorProto::BFLOAT16;
-}
-
-bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 std::string DimsStr(const Dims& dims) {
   std::string s = "[";
@@ -595,7 +589,7 @@ class Loader {
       RETURN_IF_ERROR(CheckDeadline());
       int32_t et = in->type().tensor_type().elem_type();
       int rank = in->type().tensor_type().shape().dim_size();
-      if (IsFloatType(et) && UsedOnlyAsWeight(in->name(), rank)) {
+      if (IsFloatElemType(et) && UsedOnlyAsWeight(in->name(), rank)) {
         weight_inputs_.insert(in->name());
         continue;
       }
@@ -623,17 +617,17 @@ class Loader {
   void MarkParams() {
     const auto& g = model_.graph();
     for (const auto& t : g.initializer()) {
-      if (IsFloatType(t.data_type())) params_.insert(t.name());
+      if (IsFloatElemType(t.data_type())) params_.insert(t.name());
     }
     std::unordered_set<std::string> data(data_inputs_.begin(), data_inputs_.end());
     for (const auto& in : g.input()) {
       if (initializers_.count(in.name()) || data.count(in.name())) continue;
-      if (IsFloatType(in.type().tensor_type().elem_type())) params_.insert(in.name());
+      if (IsFloatElemType(in.type().tensor_type().elem_type())) params_.insert(in.name());
     }
     for (const auto& n : g.node()) {
       bool cast_to_float = n.op_type() == "Cast";
       for (const auto& a : n.attribute()) {
-        if (a.name() == "to") cast_to_float = cast_to_float && IsFloatType(static_cast<int32_t>(a.i()));
+        if (a.name() == "to") cast_to_float = cast_to_float && IsFloatElemType(static_cast<int32_t>(a.i()));
       }
       if (IsDefaultDomain(n.domain()) && (n.op_type() == "Identity" || cast_to_float) &&
           n.input_size() >= 1 && params_.count(n.input(0)) && n.output_size() >= 1) {
@@ -870,6 +864,7 @@ class Loader {
     int failures = 0;
     int64_t slot_dims = 0;  // max_slot_dims: inputs before the node's inference, outputs after
     std::unordered_map<std::string_view, const onnx::NodeProto*> producer;  // Equal and TopK so far
+    const KnownTensors known = Known();  // the pattern fills' view of types_ and values_
     for (int i = 0; i < g.node_size(); ++i) {
       if (Status st = CheckDeadline(); !st.ok()) {
         inference_error_ = st;
@@ -924,7 +919,7 @@ class Loader {
         FillOpsetGap(node, &type_ptrs);
       } else {
         FillKnownGaps(node, &type_ptrs);
-        FillPatterns(node, producer, &type_ptrs);
+        FillPatterns(node, known, producer, &type_ptrs);
       }
       if (node.op_type() == "Equal" || node.op_type() == "TopK")  // what RoutedNonZeroOutput looks up
         for (const std::string& o : node.output()) producer.emplace(o, &node);
@@ -1064,12 +1059,11 @@ class Loader {
   // The torch export patterns whose one output libonnx leaves unknown (pattern_fills.h), in
   // order: an EmbeddingBag Loop, a repeat_interleave, a mixture-of-experts router's NonZero
   // (balanced, one warning), any other NonZero of data (every element, counted for one warning).
-  void FillPatterns(const onnx::NodeProto& n,
+  void FillPatterns(const onnx::NodeProto& n, const KnownTensors& k,
                     const std::unordered_map<std::string_view, const onnx::NodeProto*>& producer,
                     std::unordered_map<std::string, onnx::TypeProto*>* type_ptrs) {
     if (n.output_size() != 1 || n.output(0).empty() || ShapeOf(n.output(0))) return;
     const std::string& out = n.output(0);
-    const KnownTensors k = Known();
     if (auto bag = bags_.find(out); bag != bags_.end()) {
       if (auto f = EmbeddingBagOutput(bag->second, n.input(0), k)) SetFilled(out, *f, type_ptrs);
     } else if (auto rep = repeats_.find(out); rep != repeats_.end()) {

@@ -9,6 +9,8 @@
 
 #include <onnx/defs/operator_sets.h>
 
+#include "graph/graph.h"
+
 namespace gpucast {
 namespace {
 
@@ -66,7 +68,7 @@ LazySchemas& Lazy() {
 }  // namespace
 
 const onnx::OpSchema* FindOpSchema(const std::string& op_type, int version, const std::string& domain) {
-  if (domain.empty() || domain == "ai.onnx") return Lazy().Find(op_type, version);
+  if (IsDefaultDomain(domain)) return Lazy().Find(op_type, version);
   // A domain libonnx does not know has no schemas: do not build the registry to find that out.
   if (!onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().count(domain)) return nullptr;
   return onnx::OpSchemaRegistry::Schema(op_type, version, domain);

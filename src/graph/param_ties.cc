@@ -17,7 +17,6 @@ namespace {
 
 using onnx::TensorProto;
 
-bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 constexpr int kSamples = 16;
 // The k-th sampled logical position of an a x b matrix.

@@ -2,21 +2,15 @@
 
 #include <algorithm>
 
+#include "graph/graph.h"
 #include "util/checked.h"
 
 namespace gpucast {
 namespace {
 
-bool DefaultDomain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
-
-bool IsFloat(int32_t t) {
-  return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::DOUBLE ||
-         t == onnx::TensorProto::BFLOAT16;
-}
-
 // A NonZero node with one input and one named output.
 bool IsNonZero(const onnx::NodeProto& n) {
-  return DefaultDomain(n) && n.op_type() == "NonZero" && n.input_size() == 1 && n.output_size() == 1 &&
+  return IsDefaultDomain(n.domain()) && n.op_type() == "NonZero" && n.input_size() == 1 && n.output_size() == 1 &&
          !n.output(0).empty();
 }
 
@@ -27,7 +21,7 @@ std::optional<FilledOutput> EmbeddingBagOutput(const EmbeddingBagLoop& m, const 
   const std::vector<int64_t>* n = k.ints(trips);
   auto table = k.shape(m.table);
   const int32_t type = k.elem_type(m.table);
-  if (!n || n->size() != 1 || (*n)[0] < 0 || !table || table->size() != 2 || !IsFloat(type)) return std::nullopt;
+  if (!n || n->size() != 1 || (*n)[0] < 0 || !table || table->size() != 2 || !IsFloatElemType(type)) return std::nullopt;
   return FilledOutput{type, {(*n)[0], (*table)[1]}};
 }
 
@@ -63,7 +57,7 @@ std::optional<RoutedNonZero> RoutedNonZeroOutput(
   if (!IsNonZero(nonzero)) return std::nullopt;
   auto made_by = [&](const std::string& name, const char* op) -> const onnx::NodeProto* {
     const onnx::NodeProto* p = producer(name);
-    return p && DefaultDomain(*p) && p->op_type() == op ? p : nullptr;
+    return p && IsDefaultDomain(p->domain()) && p->op_type() == op ? p : nullptr;
   };
   const onnx::NodeProto* eq = made_by(nonzero.input(0), "Equal");
   if (!eq || eq->input_size() != 2) return std::nullopt;

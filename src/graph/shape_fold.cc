@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "graph/graph.h"
 #include "util/checked.h"
 
 namespace gpucast {
@@ -755,7 +756,7 @@ TensorProto TensorFromFoldValue(const FoldValue& v, const std::string& name) {
 }
 
 std::vector<FoldValue> FoldSplit(const onnx::NodeProto& n, const FoldContext& ctx) {
-  if ((!n.domain().empty() && n.domain() != "ai.onnx") || n.op_type() != "Split" || n.input_size() < 1 ||
+  if (!IsDefaultDomain(n.domain()) || n.op_type() != "Split" || n.input_size() < 1 ||
       n.output_size() < 1)
     return {};
   const FoldValue* x = ctx.value(n.input(0));
@@ -792,7 +793,7 @@ std::vector<FoldValue> FoldSplit(const onnx::NodeProto& n, const FoldContext& ct
 }
 
 std::optional<FoldValue> FoldNode(const onnx::NodeProto& n, const FoldContext& ctx) {
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
+  if (!IsDefaultDomain(n.domain())) return std::nullopt;
   if (n.output_size() < 1 || n.output(0).empty()) return std::nullopt;
   const std::string& op = n.op_type();
   auto in = [&](int i) -> const FoldValue* {

@@ -3,10 +3,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/graph.h"
+
 namespace gpucast {
 namespace {
-
-bool DefaultDomain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 
 const onnx::AttributeProto* Attr(const onnx::NodeProto& n, const std::string& name) {
   for (const auto& a : n.attribute())
@@ -23,7 +23,9 @@ struct Body {
   // The body node of type `op` that writes `name`, or nullptr.
   const onnx::NodeProto* Made(const std::string& name, const char* op) const {
     auto it = producer.find(name);
-    return it != producer.end() && DefaultDomain(*it->second) && it->second->op_type() == op ? it->second : nullptr;
+    return it != producer.end() && IsDefaultDomain(it->second->domain()) && it->second->op_type() == op
+               ? it->second
+               : nullptr;
   }
 };
 
@@ -44,7 +46,7 @@ std::optional<Body> LoopBody(const onnx::NodeProto& loop, int inputs, int output
 }  // namespace
 
 std::optional<EmbeddingBagLoop> MatchEmbeddingBagLoop(const onnx::NodeProto& loop) {
-  if (!DefaultDomain(loop) || loop.op_type() != "Loop") return std::nullopt;
+  if (!IsDefaultDomain(loop.domain()) || loop.op_type() != "Loop") return std::nullopt;
   // Inputs: trip count, condition, no loop-carried value; one scan output.
   if (loop.input_size() != 2 || loop.input(0).empty() || loop.output_size() != 1 || loop.output(0).empty())
     return std::nullopt;
@@ -98,7 +100,7 @@ std::optional<EmbeddingBagLoop> MatchEmbeddingBagLoop(const onnx::NodeProto& loo
 
 std::optional<RepeatInterleaveLoop> MatchRepeatInterleaveLoop(
     const onnx::NodeProto& concat, const std::function<const onnx::NodeProto*(const std::string&)>& producer) {
-  if (!DefaultDomain(concat) || concat.op_type() != "ConcatFromSequence" || concat.input_size() != 1 ||
+  if (!IsDefaultDomain(concat.domain()) || concat.op_type() != "ConcatFromSequence" || concat.input_size() != 1 ||
       concat.output_size() != 1 || concat.output(0).empty())
     return std::nullopt;
   const onnx::AttributeProto* axis = Attr(concat, "axis");
@@ -106,7 +108,7 @@ std::optional<RepeatInterleaveLoop> MatchRepeatInterleaveLoop(
   if (!axis || (new_axis && new_axis->i() != 0)) return std::nullopt;
   auto outer = [&](const std::string& name, const char* op) -> const onnx::NodeProto* {
     const onnx::NodeProto* n = name.empty() ? nullptr : producer(name);
-    return n && DefaultDomain(*n) && n->op_type() == op ? n : nullptr;
+    return n && IsDefaultDomain(n->domain()) && n->op_type() == op ? n : nullptr;
   };
   // The Loop: trip count, condition, an empty sequence carried; the sequence out.
   const onnx::NodeProto* loop = outer(concat.input(0), "Loop");
@@ -129,7 +131,7 @@ std::optional<RepeatInterleaveLoop> MatchRepeatInterleaveLoop(
   // The other SequenceAt of the body reads the repeat counts at i.
   const onnx::NodeProto* count_at = nullptr;
   for (const auto& n : body.node()) {
-    if (&n == chunk_at || !DefaultDomain(n) || n.op_type() != "SequenceAt") continue;
+    if (&n == chunk_at || !IsDefaultDomain(n.domain()) || n.op_type() != "SequenceAt") continue;
     if (count_at || n.input_size() != 2 || n.input(1) != iter) return std::nullopt;
     count_at = &n;
   }
