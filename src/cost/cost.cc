@@ -90,6 +90,10 @@ int64_t CostReport::UncostedNodes() const {
   return n;
 }
 
+int64_t CostReport::SelectionBoundNodes() const {
+  return std::count_if(nodes.begin(), nodes.end(), [](const NodeCost& n) { return n.selection_bound; });
+}
+
 Status RequireCompleteCost(const CostReport& r) {
   if (r.unsupported.empty()) return Status::Ok();
   const std::string file = r.path.empty() ? "<graph>" : r.path;
@@ -186,6 +190,11 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   std::map<std::pair<std::string, std::string>, int64_t> unsupported;
   std::map<std::string, int64_t> param_tensors, weight_tensors;  // deduplicated totals, by root
   Totals tot;
+  // Tensors sized by a data-dependent selection's upper bound, and what is computed from them
+  // (NodeCost::selection_bound).
+  std::unordered_set<std::string> bounded;
+  for (const auto& [name, t] : graph.tensors)
+    if (t.selection_bound) bounded.insert(name);
 
   for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
     const Node& node = graph.nodes[node_index];
@@ -220,6 +229,16 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     NodeCost nc;
     nc.name = node.name;
     nc.op_type = node.op_type;
+    if (!bounded.empty()) {
+      // A scatter writes the selected rows into its data input (x[mask] = y): its output, and
+      // most of its traffic, is as large as that input, selected or not.
+      const bool scatter = node.op_type == "ScatterND" || node.op_type == "ScatterElements" ||
+                           node.op_type == "Scatter";
+      const auto is_bounded = [&bounded](const std::string& n) { return bounded.count(n) > 0; };
+      nc.selection_bound = scatter ? !node.inputs.empty() && is_bounded(node.inputs[0])
+                                   : std::any_of(node.inputs.begin(), node.inputs.end(), is_bounded);
+      if (nc.selection_bound) bounded.insert(node.outputs.begin(), node.outputs.end());
+    }
     for (const TensorInfo* t : args.inputs)
       nc.input_shapes.push_back(t && t->shape_known ? t->dims : std::vector<int64_t>{});
     for (const TensorInfo* t : args.outputs)

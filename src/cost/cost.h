@@ -58,6 +58,14 @@ struct NodeCost {
   // EstimateStep), as PyTorch runs it, not as each node's launch and traffic.
   int64_t fused_op = 0;
   int64_t fused_io_bytes = 0;
+  // Computed from a data-dependent selection costed at its upper bound
+  // (graph/graph.h TensorInfo::selection_bound: a boolean mask's NonZero read
+  // as selecting every element), directly or through nodes that are: its
+  // FLOPs and bytes scale with the fraction selected (SelectionShare,
+  // job_cost.h). A scatter into an unselected tensor (ScatterND,
+  // ScatterElements, Scatter: `x[mask] = y`) is not marked, nor is its output:
+  // it writes a tensor as large as its data input whatever is selected.
+  bool selection_bound = false;
 };
 
 struct Unsupported {
@@ -113,6 +121,8 @@ struct CostReport {
 
   // Nodes that could not be costed (the sum of unsupported[].count).
   int64_t UncostedNodes() const;
+  // Nodes whose counts are a selection's upper bound (NodeCost::selection_bound).
+  int64_t SelectionBoundNodes() const;
 };
 
 struct CostOptions {

@@ -16,7 +16,8 @@ nlohmann::json CostReportToJson(const CostReport& r) {
                      {"params", n.params},
                      {"activation_bytes", n.activation_bytes},
                      {"weight_bytes", n.weight_bytes},
-                     {"saved_bytes", n.saved_bytes}});
+                     {"saved_bytes", n.saved_bytes},
+                     {"selection_bound", n.selection_bound}});
   }
   const CostTotals& t = r.totals;
   json flops_by = json::object(), nodes_by = json::object();
@@ -48,6 +49,7 @@ nlohmann::json CostReportToJson(const CostReport& r) {
           {"unsupported", unsupported},
           {"complete", r.unsupported.empty()},
           {"uncosted_nodes", r.UncostedNodes()},
+          {"selection_bound_nodes", r.SelectionBoundNodes()},
           {"first_uncosted", r.first_uncosted}};
 }
 

@@ -15,7 +15,7 @@ TEST(CostJson, HasTheStableFields) {
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   ASSERT_TRUE(r.ok()) << r.message();
   nlohmann::json j = CostReportToJson(*r);
-  ASSERT_EQ(j.size(), 6u);
+  ASSERT_EQ(j.size(), 7u);
   const nlohmann::json& n = j["nodes"][0];
   EXPECT_EQ(n["name"], "fc");
   EXPECT_EQ(n["op_type"], "MatMul");
@@ -28,7 +28,8 @@ TEST(CostJson, HasTheStableFields) {
   EXPECT_EQ(n["activation_bytes"], 24);
   EXPECT_EQ(n["weight_bytes"], 48);
   EXPECT_EQ(n["saved_bytes"], 0);  // keeps x for dW: a data input, resident anyway
-  EXPECT_EQ(n.size(), 11u);
+  EXPECT_EQ(n["selection_bound"], false);  // no mask's selection in this graph
+  EXPECT_EQ(n.size(), 12u);
   EXPECT_EQ(j["nodes"][1]["category"], "unsupported");
   const nlohmann::json& t = j["totals"];
   EXPECT_EQ(t["forward_flops"], 48);
@@ -47,6 +48,7 @@ TEST(CostJson, HasTheStableFields) {
   // The Det makes the report partial.
   EXPECT_EQ(j["complete"], false);
   EXPECT_EQ(j["uncosted_nodes"], 1);
+  EXPECT_EQ(j["selection_bound_nodes"], 0);
   EXPECT_EQ(j["first_uncosted"], "node 'e' (Det): no cost rule");
 }
 

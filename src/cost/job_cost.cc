@@ -20,6 +20,44 @@ Result<CostReport> CostFileForPrediction(const std::string& path, const LoadOpti
   return CostForPrediction(graph, cost);
 }
 
+namespace {
+
+// Rounds v * s to int64; sets *overflow instead beyond it.
+int64_t Scaled(int64_t v, double s, bool* overflow) {
+  const double x = std::round(static_cast<double>(v) * s);
+  if (!(x < 9.2e18)) {
+    *overflow = true;
+    return 0;
+  }
+  return static_cast<int64_t>(x);
+}
+
+// The totals that are sums over the nodes, from the nodes (FLOPs, FLOPs by category,
+// activation bytes; saved bytes when `saved`). Errors: a sum that overflows int64.
+Status ResumTotals(CostReport* r, bool saved) {
+  const std::string file = r->path.empty() ? "<graph>" : r->path;
+  Count sum_fwd, sum_bwd, sum_act, sum_saved, sum_cat[kNumCategories];
+  for (const NodeCost& n : r->nodes) {
+    sum_fwd += n.forward_flops;
+    sum_bwd += n.backward_flops;
+    sum_act += n.activation_bytes;
+    sum_saved += n.saved_bytes;
+    sum_cat[static_cast<int>(n.category)] += Count(n.forward_flops) + n.backward_flops;
+  }
+  Count all = sum_fwd + sum_bwd + sum_act + sum_saved;
+  for (const Count& c : sum_cat) all += c;
+  if (!all.ok()) return Status::Error(file + ": count per step overflows int64");
+  CostTotals& t = r->totals;
+  t.forward_flops = sum_fwd.value();
+  t.backward_flops = sum_bwd.value();
+  t.activation_bytes = sum_act.value();
+  if (saved) t.saved_bytes = sum_saved.value();
+  for (int i = 0; i < kNumCategories; ++i) t.flops_by_category[i] = sum_cat[i].value();
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CostReport> StepReport(const CostReport& pass, double repeat, double forward_only) {
   const std::string file = pass.path.empty() ? "<graph>" : pass.path;
   if (!std::isfinite(repeat) || !std::isfinite(forward_only) || repeat < 0 || forward_only < 0)
@@ -30,41 +68,42 @@ Result<CostReport> StepReport(const CostReport& pass, double repeat, double forw
     return Status::Error(file + ": report is already a step share; scale a single pass");
   const double fwd = repeat + forward_only;
   bool overflow = false;
-  auto scale = [&overflow](int64_t v, double s) -> int64_t {
-    double x = std::round(static_cast<double>(v) * s);
-    if (!(x < 9.2e18)) {
-      overflow = true;
-      return 0;
-    }
-    return static_cast<int64_t>(x);
-  };
   CostReport out = pass;
   out.forward_passes = fwd;
   out.backward_passes = repeat;
   out.updates = std::min(repeat, 1.0);
-  CostTotals& t = out.totals;
-  t.forward_flops = t.backward_flops = t.activation_bytes = 0;
-  for (int64_t& f : t.flops_by_category) f = 0;
-  Count sum_fwd, sum_bwd, sum_act, sum_cat[kNumCategories];
   for (NodeCost& n : out.nodes) {
-    n.forward_flops = scale(n.forward_flops, fwd);
-    n.backward_flops = scale(n.backward_flops, repeat);
-    n.activation_bytes = scale(n.activation_bytes, fwd);
-    n.input_bytes = scale(n.input_bytes, fwd);
-    n.weight_bytes = scale(n.weight_bytes, fwd);
-    n.fused_io_bytes = scale(n.fused_io_bytes, fwd);
-    sum_fwd += n.forward_flops;
-    sum_bwd += n.backward_flops;
-    sum_act += n.activation_bytes;
-    sum_cat[static_cast<int>(n.category)] += Count(n.forward_flops) + n.backward_flops;
+    n.forward_flops = Scaled(n.forward_flops, fwd, &overflow);
+    n.backward_flops = Scaled(n.backward_flops, repeat, &overflow);
+    n.activation_bytes = Scaled(n.activation_bytes, fwd, &overflow);
+    n.input_bytes = Scaled(n.input_bytes, fwd, &overflow);
+    n.weight_bytes = Scaled(n.weight_bytes, fwd, &overflow);
+    n.fused_io_bytes = Scaled(n.fused_io_bytes, fwd, &overflow);
   }
-  Count all = sum_fwd + sum_bwd + sum_act;
-  for (const Count& c : sum_cat) all += c;
-  if (overflow || !all.ok()) return Status::Error(file + ": count per step overflows int64");
-  t.forward_flops = sum_fwd.value();
-  t.backward_flops = sum_bwd.value();
-  t.activation_bytes = sum_act.value();
-  for (int i = 0; i < kNumCategories; ++i) t.flops_by_category[i] = sum_cat[i].value();
+  if (overflow) return Status::Error(file + ": count per step overflows int64");
+  // Saved bytes are one pass's memory (NodeCost::saved_bytes): not scaled, not re-summed.
+  RETURN_IF_ERROR(ResumTotals(&out, /*saved=*/false));
+  return out;
+}
+
+Result<CostReport> SelectionShare(const CostReport& r, double fraction) {
+  const std::string file = r.path.empty() ? "<graph>" : r.path;
+  if (!(fraction >= 0 && fraction <= 1))
+    return Status::Error(file + ": selected fraction must be in [0, 1], got " + std::to_string(fraction));
+  CostReport out = r;
+  if (fraction == 1 || r.SelectionBoundNodes() == 0) return out;
+  bool overflow = false;
+  for (NodeCost& n : out.nodes) {
+    if (!n.selection_bound) continue;
+    n.forward_flops = Scaled(n.forward_flops, fraction, &overflow);
+    n.backward_flops = Scaled(n.backward_flops, fraction, &overflow);
+    n.activation_bytes = Scaled(n.activation_bytes, fraction, &overflow);
+    n.input_bytes = Scaled(n.input_bytes, fraction, &overflow);
+    n.fused_io_bytes = Scaled(n.fused_io_bytes, fraction, &overflow);
+    n.saved_bytes = Scaled(n.saved_bytes, fraction, &overflow);
+  }
+  if (overflow) return Status::Error(file + ": count overflows int64");  // unreachable: fraction <= 1
+  RETURN_IF_ERROR(ResumTotals(&out, /*saved=*/true));
   return out;
 }
 

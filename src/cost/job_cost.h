@@ -35,6 +35,16 @@ Result<CostReport> CostFileForPrediction(const std::string& path, const LoadOpti
 // already a step share, a count that overflows int64.
 Result<CostReport> StepReport(const CostReport& pass, double repeat, double forward_only);
 
+// `r` with its selection-bound nodes (NodeCost::selection_bound: computed from
+// a boolean mask's selection the loader sized as every element) at `fraction`
+// of that upper bound, in [0, 1]: their FLOPs, activation, input, fused and
+// saved bytes × fraction (each is linear in the rows selected), the totals
+// that are sums over nodes recomputed. Kernel launches, weights and the
+// largest-tensor and loss-input sizes stay the upper bound's (the memory
+// estimate errs high). 1, or no such node: `r` unchanged. Errors: a fraction
+// outside [0, 1] or NaN.
+Result<CostReport> SelectionShare(const CostReport& r, double fraction);
+
 // One training step of a job given as model files (`gpucast predict --model`,
 // the service): each distinct file is one network; a file given k times runs
 // k forward+backward passes per step (GAN: G once, D three times) and is

@@ -40,6 +40,11 @@ GraphBuilder& GraphBuilder::Output(const std::string& name) {
   return *this;
 }
 
+GraphBuilder& GraphBuilder::SelectionBound(const std::string& name) {
+  g_.tensors.at(name).selection_bound = true;
+  return *this;
+}
+
 GraphBuilder& GraphBuilder::Unknown(const std::string& name) {
   Add(name, {}, kFloat).shape_known = false;
   g_.unknown_shapes.push_back(name);

@@ -23,6 +23,9 @@ class GraphBuilder {
   GraphBuilder& Value(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   // Marks a declared value as a graph output (Graph::outputs).
   GraphBuilder& Output(const std::string& name);
+  // Marks a declared value as a selection sized at its upper bound (the loader's
+  // reading of a NonZero of data: TensorInfo::selection_bound).
+  GraphBuilder& SelectionBound(const std::string& name);
   // A value whose shape is unknown.
   GraphBuilder& Unknown(const std::string& name);
   // A loader warning (Graph::warnings), e.g. a shape-inference failure.

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 
+#include "cost/job_cost.h"
 #include "features/gpu_specs.h"
 
 namespace gpucast {
@@ -160,18 +161,18 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
   if (key == "tf32") return parse_bool(&attrs->tf32);
   if (key == "rl_env") return parse_bool(&attrs->rl_env);
   if (key == "loader_ms_per_sample") {
-    // Plain decimal only (no "inf", "nan", hex); strtod must consume all of it.
-    bool plain = !value.empty() && value.size() <= 32 &&
-                 std::all_of(value.begin(), value.end(),
-                             [](char c) { return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' ||
-                                                 c == '+' || c == '-'; });
-    char* end = nullptr;
-    double ms = plain ? std::strtod(value.c_str(), &end) : 0;
-    if (!plain || end != value.c_str() + value.size())
-      return AttrError(key, "value '" + value + "' is not a number (milliseconds per sample)");
-    if (!std::isfinite(ms) || ms <= 0 || ms > kMaxLoaderMsPerSample)
+    const std::optional<double> ms = ParsePlainNumber(value);
+    if (!ms) return AttrError(key, "value '" + value + "' is not a number (milliseconds per sample)");
+    if (!std::isfinite(*ms) || *ms <= 0 || *ms > kMaxLoaderMsPerSample)
       return AttrError(key, "value '" + value + "' is out of range (want > 0 and <= 1e6 ms per sample)");
-    attrs->loader_ms_per_sample = ms;
+    attrs->loader_ms_per_sample = *ms;
+    return Status::Ok();
+  }
+  if (key == "selected_fraction") {
+    const std::optional<double> f = ParsePlainNumber(value);
+    if (!f) return AttrError(key, "value '" + value + "' is not a number (the fraction of elements a mask selects)");
+    if (!(*f > 0 && *f <= 1)) return AttrError(key, "value '" + value + "' is out of range (want > 0 and <= 1)");
+    attrs->selected_fraction = *f;
     return Status::Ok();
   }
   if (key == "env_steps_per_update") {
@@ -194,7 +195,7 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
   if (Status st; ParseMemoryFact(key, value, &attrs->memory, &st)) return st;
   return AttrError(key,
                    std::string("unknown key (known: loader_workers, data_on_gpu, rl_env, loader_ms_per_sample, "
-                               "env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, ") +
+                               "env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, selected_fraction, ") +
                        MemoryFactKeys() + ")");
 }
 
@@ -294,9 +295,24 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
   return e;
 }
 
-Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& reports,
-                                            const JobConfig& job) {
-  if (reports.empty()) return Status::Error("features: no cost reports given");
+Result<const std::vector<CostReport>*> SelectedReports(const std::vector<CostReport>& reports, const JobAttrs& attrs,
+                                                       std::vector<CostReport>* storage) {
+  const bool any = std::any_of(reports.begin(), reports.end(),
+                               [](const CostReport& r) { return r.SelectionBoundNodes() > 0; });
+  if (!attrs.selected_fraction || !any) return &reports;
+  storage->clear();
+  for (const CostReport& r : reports) {
+    ASSIGN_OR_RETURN(CostReport s, SelectionShare(r, *attrs.selected_fraction));
+    storage->push_back(std::move(s));
+  }
+  return storage;
+}
+
+Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& given, const JobConfig& job) {
+  if (given.empty()) return Status::Error("features: no cost reports given");
+  std::vector<CostReport> selected;
+  ASSIGN_OR_RETURN(const std::vector<CostReport>* use, SelectedReports(given, job.attrs, &selected));
+  const std::vector<CostReport>& reports = *use;
   if (job.batch < 1) return Status::Error("features: batch " + std::to_string(job.batch) + " < 1");
   // The effective spec of the GPU, or of its MIG slice (peaks and bandwidth scaled).
   Result<GpuSpec> gpu = ResolveGpu(job.gpu, job.mig_profile);

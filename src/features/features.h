@@ -49,6 +49,15 @@ struct JobAttrs {
   // overstates them; docs/features.md). Not a feature column: it chooses the
   // peak rate of the roofline estimate (EstimateStep).
   std::optional<bool> tf32;
+  // Fraction of the elements a boolean mask selects (a masked LM's 15% of the
+  // tokens, a detector's boxes over a score threshold), where the graph
+  // selects by a mask of the data: the loader sizes such a selection as every
+  // element (an upper bound), and the nodes computed from it
+  // (NodeCost::selection_bound) are scaled to this fraction (SelectionShare,
+  // cost/job_cost.h) in the features and the memory estimate. (0, 1]; unknown
+  // (nullopt): 1 in both, and the predictor's interval spans 0 to 1
+  // (docs/predictor.md, "Data-dependent selections").
+  std::optional<double> selected_fraction;
   // Facts that change GPU memory only (features/memory_facts.h).
   MemoryFacts memory;
 };
@@ -58,10 +67,18 @@ struct JobAttrs {
 int64_t EffectiveLoaderWorkers(const JobAttrs& a);
 
 // Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env,
-// loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu and
+// loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu,
+// tf32, selected_fraction and
 // the memory facts of features/memory_facts.h (docs/features.md).
 // Unknown keys and malformed or out-of-range values are errors naming the key.
 Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs);
+
+// The reports the features and the memory estimate of a job read: `reports`
+// itself (returned) unless attrs.selected_fraction is stated and some report
+// has selection-bound nodes; then each SelectionShare'd at it, kept in
+// *storage, which is returned.
+Result<const std::vector<CostReport>*> SelectedReports(const std::vector<CostReport>& reports, const JobAttrs& attrs,
+                                                       std::vector<CostReport>* storage);
 
 struct FeatureSchema {
   std::string name;     // "gpucast-features"

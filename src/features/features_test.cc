@@ -9,6 +9,7 @@
 #include "cost/job_cost.h"
 #include "cost/test_graph.h"
 #include "features/gpu_specs.h"
+#include "features/memory.h"
 
 namespace gpucast {
 namespace {
@@ -87,6 +88,70 @@ TEST(ComputeFeatures, TinyGraphByHand) {
   EXPECT_DOUBLE_EQ(f["arithmetic_intensity"], 120.0 / 732);
   EXPECT_DOUBLE_EQ(f["est_util_launch_bound"], 100 * busy_s / 60e-6);
   EXPECT_DOUBLE_EQ(f["log10_total_flops"], std::log10(121.0));
+}
+
+// h = x @ W1 on 16 rows, the head h[mask] @ W2 on the rows a mask selects, sized by the loader as
+// all 16 (TensorInfo::selection_bound).
+CostReport MaskedHeadReport() {
+  GraphBuilder b("mlm.onnx", 16);
+  b.Data("x", {16, 32}).Data("mask", {16}, 9).Param("W1", {32, 64}).Param("W2", {64, 1000});
+  b.Value("h", {16, 64}).Value("nz", {1, 16}, testing::kInt64).Value("idx", {16, 1}, testing::kInt64);
+  b.Value("sel", {16, 64}).Value("logits", {16, 1000}).SelectionBound("nz");
+  b.Op("MatMul", "enc", {"x", "W1"}, {"h"});
+  b.Op("NonZero", "nonzero", {"mask"}, {"nz"});
+  b.Op("Transpose", "tr", {"nz"}, {"idx"});
+  b.Op("GatherND", "pick", {"h", "idx"}, {"sel"});
+  b.Op("MatMul", "head", {"sel", "W2"}, {"logits"});
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.ok() ? r.value() : CostReport{};
+}
+
+// selected_fraction scales the selection's nodes in the features and the memory estimate, as
+// SelectionShare does; unstated, the upper bound; on a graph without a selection, nothing.
+TEST(ComputeFeatures, SelectedFractionScalesTheSelectionsNodes) {
+  const CostReport bound = MaskedHeadReport();
+  ASSERT_EQ(bound.SelectionBoundNodes(), 3);
+  JobConfig job;
+  job.batch = 16;
+  JobConfig stated = job;
+  ASSERT_TRUE(ParseJobAttr("selected_fraction=0.25", &stated.attrs).ok());
+  Result<CostReport> quarter = SelectionShare(bound, 0.25);
+  ASSERT_TRUE(quarter.ok());
+  Result<std::vector<double>> upper = ComputeFeatures({bound}, job), scaled = ComputeFeatures({bound}, stated),
+                              by_hand = ComputeFeatures({*quarter}, job);
+  ASSERT_TRUE(upper.ok() && scaled.ok() && by_hand.ok());
+  EXPECT_EQ(*scaled, *by_hand);
+  std::map<std::string, double> u = Named(*upper), q = Named(*scaled);
+  // The head: 16 x 64 x 1000 MACs, forward 2,048,000 FLOPs, backward twice that: a quarter of it.
+  EXPECT_EQ(u["flops_matmul"] - q["flops_matmul"], 0.75 * 3 * 2048000);
+  EXPECT_EQ(q["kernel_count"], u["kernel_count"]);  // the same kernels launch
+  EXPECT_EQ(q["params"], u["params"]);
+  Result<MemoryEstimate> mu = EstimateMemory({bound}, job), mq = EstimateMemory({bound}, stated);
+  ASSERT_TRUE(mu.ok() && mq.ok());
+  EXPECT_LT(mq->activations_mib, mu->activations_mib);
+  EXPECT_EQ(mq->weights_mib, mu->weights_mib);
+  // No selection in the graph: the fact changes nothing.
+  Result<std::vector<double>> tiny = ComputeFeatures({TinyReport()}, job), tiny_stated = ComputeFeatures({TinyReport()}, stated);
+  ASSERT_TRUE(tiny.ok() && tiny_stated.ok());
+  EXPECT_EQ(*tiny, *tiny_stated);
+}
+
+TEST(ParseJobAttr, SelectedFraction) {
+  JobAttrs a;
+  EXPECT_FALSE(a.selected_fraction.has_value());
+  ASSERT_TRUE(ParseJobAttr("selected_fraction=0.15", &a).ok());
+  EXPECT_EQ(a.selected_fraction, 0.15);
+  ASSERT_TRUE(ParseJobAttr("selected_fraction=1", &a).ok());
+  EXPECT_EQ(a.selected_fraction, 1.0);
+  for (const char* bad : {"0", "1.5", "-0.1", "1e3"})
+    EXPECT_EQ(ParseJobAttr(std::string("selected_fraction=") + bad, &a).message(),
+              std::string("job attribute 'selected_fraction': value '") + bad +
+                  "' is out of range (want > 0 and <= 1)");
+  for (const char* bad : {"nan", "inf", "", "0x1p-2", "15%"})
+    EXPECT_EQ(ParseJobAttr(std::string("selected_fraction=") + bad, &a).message(),
+              std::string("job attribute 'selected_fraction': value '") + bad +
+                  "' is not a number (the fraction of elements a mask selects)");
 }
 
 TEST(ComputeFeatures, ReportsOfOneJobAreSummed) {
@@ -334,7 +399,7 @@ TEST(ParseJobAttr, RejectsUnknownKeysAndBadValues) {
   JobAttrs a;
   EXPECT_EQ(ParseJobAttr("gpus=2", &a).message(),
             "job attribute 'gpus': unknown key (known: loader_workers, data_on_gpu, rl_env, "
-            "loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, "
+            "loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, selected_fraction, "
             "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes, "
             "cuda_module_loading)");
   EXPECT_EQ(ParseJobAttr("loader_workers=-1", &a).message(),

@@ -165,9 +165,11 @@ double MemoryEstimate::StaticMib() const {
          cublas_workspace_mib + rounding_mib + segments_mib + fragmentation_mib;
 }
 
-Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& reports, const JobConfig& job,
-                                      int64_t ranks) {
-  if (reports.empty()) return Status::Error("memory: no cost reports given");
+Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& given, const JobConfig& job, int64_t ranks) {
+  if (given.empty()) return Status::Error("memory: no cost reports given");
+  std::vector<CostReport> selected;
+  ASSIGN_OR_RETURN(const std::vector<CostReport>* use, SelectedReports(given, job.attrs, &selected));
+  const std::vector<CostReport>& reports = *use;
   if (job.batch < 1) return Status::Error("memory: batch " + std::to_string(job.batch) + " < 1");
   if (ranks < 1) return Status::Error("memory: data-parallel ranks " + std::to_string(ranks) + " < 1");
   Result<GpuSpec> gpu = ResolveGpu(job.gpu, job.mig_profile);
@@ -274,6 +276,17 @@ const char* MemoryFactKeys() {
          "cuda_module_loading";
 }
 
+std::optional<double> ParsePlainNumber(const std::string& value) {
+  const bool plain = !value.empty() && value.size() <= 32 && std::all_of(value.begin(), value.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+  });
+  if (!plain) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (end != value.c_str() + value.size()) return std::nullopt;
+  return v;
+}
+
 bool ParseMemoryFact(const std::string& key, const std::string& value, MemoryFacts* facts, Status* status) {
   auto error = [&](const std::string& why) { return Status::Error("job attribute '" + key + "': " + why); };
   auto parse_bool = [&](std::optional<bool>* out) {
@@ -310,19 +323,13 @@ bool ParseMemoryFact(const std::string& key, const std::string& value, MemoryFac
   } else if (key == "grad_accumulation") {
     *status = parse_int(1, 100000, &facts->grad_accumulation);
   } else if (key == "trainable_fraction") {
-    // Plain decimal only (no "inf", "nan", hex); strtod must consume all of it.
-    const bool plain = !value.empty() && value.size() <= 32 &&
-                       std::all_of(value.begin(), value.end(), [](char c) {
-                         return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
-                       });
-    char* end = nullptr;
-    const double f = plain ? std::strtod(value.c_str(), &end) : 0;
-    if (!plain || end != value.c_str() + value.size()) {
+    const std::optional<double> f = ParsePlainNumber(value);
+    if (!f) {
       *status = error("value '" + value + "' is not a number (the fraction of parameters trained)");
-    } else if (!(f > 0 && f <= 1)) {
+    } else if (!(*f > 0 && *f <= 1)) {
       *status = error("value '" + value + "' is out of range (want > 0 and <= 1)");
     } else {
-      facts->trainable_fraction = f;
+      facts->trainable_fraction = *f;
       *status = Status::Ok();
     }
   } else {

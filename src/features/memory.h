@@ -120,7 +120,8 @@ struct MemoryEstimate {
 // `ranks`: data-parallel ranks (DDP) of the job, >= 1; each rank holds the
 // whole model (unless job.attrs.memory.zero_stage shards it), its own batch
 // and, above 1 rank, the gradient buckets. The job's memory facts
-// (job.attrs.memory) apply.
+// (job.attrs.memory) and the selected fraction (job.attrs.selected_fraction,
+// features.h) apply.
 // Errors: no reports, batch < 1, ranks < 1, a GPU or MIG profile not in the table.
 Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& reports, const JobConfig& job,
                                       int64_t ranks = 1);

@@ -54,6 +54,10 @@ inline const char* CudaModuleLoadingName(std::optional<bool> lazy) {
   return !lazy ? "unknown" : *lazy ? "lazy" : "eager";
 }
 
+// A job attribute's number: a plain decimal (digits, '.', an exponent, a sign; at most 32
+// characters, all of them read), else nullopt: no "inf", "nan", hex or trailing text.
+std::optional<double> ParsePlainNumber(const std::string& value);
+
 // Parses one memory fact: true when `key` is one (then *status says whether
 // `value` was valid; errors as ParseJobAttr's, naming the key), false when it
 // is not a memory fact (status untouched).

@@ -46,6 +46,10 @@ struct TensorInfo {
   bool own_param = false;
   // A graph input that carries the sample data (batch dimension substituted).
   bool is_data_input = false;
+  // The output of a NonZero of data (a boolean mask's selection, pattern_fills.h
+  // SelectingNonZeroOutput): sized as selecting every element, an upper bound.
+  // The cost layer marks what is computed from it (NodeCost::selection_bound).
+  bool selection_bound = false;
   // Value of small integer tensors (shape constants, folded shape
   // sub-graphs); empty when unknown or not an integer tensor.
   std::optional<std::vector<int64_t>> int_value;

@@ -1084,6 +1084,7 @@ class Loader {
              "loop over every expert costs the same in all)");
     } else if (auto f = SelectingNonZeroOutput(n, k)) {
       SetFilled(out, *f, type_ptrs);
+      selection_bound_.insert(out);
       if (selecting_nonzero_++ == 0)
         first_selecting_nonzero_ = Ref(n) + " of " + DimsString(*ShapeOf(n.input(0)));
     }
@@ -1196,6 +1197,7 @@ class Loader {
       if (auto it = tied_to_.find(name); it != tied_to_.end()) t.tied_to = it->second;
       t.own_param = own_params_.count(name) > 0;
       t.is_data_input = data.count(name) > 0;
+      t.selection_bound = selection_bound_.count(name) > 0;
       out.tensors.emplace(name, std::move(t));
     };
     for (const auto& in : g.input()) add(in.name());
@@ -1274,6 +1276,7 @@ class Loader {
   int routed_nonzero_ = 0;  // NonZero nodes read as a balanced router's tokens
   int selecting_nonzero_ = 0;  // other NonZero nodes of data, read as selecting everything
   std::string first_selecting_nonzero_;
+  std::unordered_set<std::string> selection_bound_;  // those NonZero nodes' outputs (TensorInfo::selection_bound)
   // If nodes read as the branch their folded condition takes (folded_if.h), the first one, and
   // every name of the graph (filled at the first).
   int inlined_ifs_ = 0;

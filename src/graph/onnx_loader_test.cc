@@ -257,6 +257,11 @@ TEST(LoadOnnx, MixtureOfExpertsRoutingIsReadAsBalanced) {
     EXPECT_EQ(g->Tensor("to3")->dims, (std::vector<int64_t>{2, share}));
     EXPECT_EQ(g->Tensor("to9")->dims, (std::vector<int64_t>{2, 0}));
     EXPECT_EQ(g->Tensor("nz")->dims, (std::vector<int64_t>{2, tokens * 8}));
+    // Only the data's selection is an upper bound (TensorInfo::selection_bound); the router's are balanced.
+    EXPECT_TRUE(g->Tensor("nz")->selection_bound);
+    EXPECT_FALSE(g->Tensor("to3")->selection_bound);
+    EXPECT_FALSE(g->Tensor("to9")->selection_bound);
+    EXPECT_FALSE(g->Tensor("gt")->selection_bound);
     ASSERT_EQ(g->warnings.size(), 2u);
     EXPECT_EQ(g->warnings[0],
               "m.onnx: node 'pick3' (NonZero) selects the tokens a mixture-of-experts router sends to expert 3 of 8: "

@@ -26,6 +26,8 @@ nlohmann::json PredictionFieldsJson(const PredictResult& r, double level) {
       // The scenarios the interval spans (log1p of utilization, log of the step), before the calibrated error.
       {"uncertainty",
        {{"unknown_input_pipeline", k.unknown_pipeline},
+        // A boolean mask's selection of unstated fraction: the interval spans none to all of it.
+        {"unknown_selection", r.unknown_selection},
         {"unknown_host", !k.gpu_measured},
         {"util_fall_log1p", k.low},
         {"util_rise_log1p", k.high},

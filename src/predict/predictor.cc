@@ -1191,13 +1191,39 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     }
   }
   // Step time: the model's own (physics), else its step model's.
-  if (!(p[0].step_ms > 0)) {
+  auto fill_step = [&](const std::vector<double>& feats, UtilPrediction* u) -> Status {
+    if (u->step_ms > 0) return Status::Ok();
     if (const UtilModel* sm = StepModel(); sm && sm != &model_) {
-      ASSIGN_OR_RETURN(std::vector<UtilPrediction> sp, sm->Predict({f}, level, &gpus));
-      p[0].step_ms = sp[0].step_ms;
-      p[0].step_low_ms = sp[0].step_low_ms;
-      p[0].step_high_ms = sp[0].step_high_ms;
+      ASSIGN_OR_RETURN(std::vector<UtilPrediction> sp, sm->Predict({feats}, level, &gpus));
+      u->step_ms = sp[0].step_ms;
+      u->step_low_ms = sp[0].step_low_ms;
+      u->step_high_ms = sp[0].step_high_ms;
     }
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(fill_step(f, &p[0]));
+  // A boolean mask's selection costed at its upper bound (every element) whose fraction the job
+  // did not state (selected_fraction): the interval also holds the job that selects none of it
+  // (those nodes' FLOPs and bytes 0; the same kernels). The point stays the upper bound's.
+  for (const CostReport& r : reports) out.selection_bound_nodes += r.SelectionBoundNodes();
+  if (out.selection_bound_nodes > 0 && !job.attrs.selected_fraction) {
+    out.unknown_selection = true;
+    JobConfig none = job;
+    none.attrs.selected_fraction = 0.0;
+    ASSIGN_OR_RETURN(std::vector<double> f0, ComputeFeatures(reports, none));
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> q, model_.Predict({f0}, level, &gpus));
+    RETURN_IF_ERROR(fill_step(f0, &q[0]));
+    p[0].low = std::min(p[0].low, q[0].low);
+    p[0].high = std::max(p[0].high, q[0].high);
+    if (q[0].step_low_ms >= 0) p[0].step_low_ms = std::min(p[0].step_low_ms, q[0].step_low_ms);
+    if (q[0].step_high_ms >= 0) p[0].step_high_ms = std::max(p[0].step_high_ms, q[0].step_high_ms);
+    const bool api = job.wording == InputWording::kApi;
+    out.warnings.push_back(std::to_string(out.selection_bound_nodes) +
+                           " nodes compute on a boolean mask's selection, costed as if it selected every element "
+                           "(the point and the memory are that upper bound): the interval spans a selection of none "
+                           "to all (state it: " + (api ? "attrs.selected_fraction" : "--attr selected_fraction=F") +
+                           ", the share of the elements the mask selects, e.g. 0.15 for a masked LM's masked "
+                           "tokens)");
   }
   out.prediction = p[0];
   out.features = f;

@@ -500,6 +500,12 @@ struct PredictResult {
   bool gpu_measured = true;
   std::vector<std::string> measured_gpus;
   RowRisk risk;  // of the single-GPU prediction (docs/predictor.md)
+  // Nodes computed from a boolean mask's selection costed at its upper bound
+  // (NodeCost::selection_bound), and whether the job left its fraction unstated
+  // (JobAttrs::selected_fraction): then the interval spans a selection of none
+  // to all and a warning says so.
+  int64_t selection_bound_nodes = 0;
+  bool unknown_selection = false;
   // > 0: the graph's measured workload's fitted input-pipeline time (ms per sample per worker)
   // that the physics used for this job's unstated pipeline (carried to any GPU).
   double carried_loader_ms_per_sample = 0;

@@ -127,6 +127,58 @@ TEST(Unseen, AnUnstatedInputPipelineWidensTheLowSide) {
   EXPECT_LT(stated.risk.low, 0.1);
 }
 
+// tools/unseen_models.py's masked_lm: the vocabulary head on h[labels != -100], which the loader
+// sizes as every position (an upper bound). Unstated, the point is that bound and the intervals
+// also hold a selection of none; a stated fraction scales the head and leaves nothing unknown.
+TEST(Unseen, AnUnstatedSelectionSpansNoneToAll) {
+  LoadOptions lo;
+  lo.batch = 32;
+  lo.dims = {{"seq", 128}};
+  Result<std::vector<CostReport>> reports = JobStepReports({HomeDir() + "/models/unseen/masked_lm-opset17.onnx"}, lo, {});
+  ASSERT_TRUE(reports.ok()) << reports.message();
+  ASSERT_GT(reports->at(0).SelectionBoundNodes(), 0);
+  auto predict = [&](const std::vector<std::string>& attrs) {
+    JobConfig job;
+    job.batch = 32;
+    job.gpu = "RTX3090";
+    for (const std::string& a : attrs) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
+    Result<PredictResult> r = Trained().Predict(*reports, job);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return *r;
+  };
+  const PredictResult unstated = predict({"data_on_gpu=1"}), all = predict({"data_on_gpu=1", "selected_fraction=1"}),
+                      some = predict({"data_on_gpu=1", "selected_fraction=0.15"});
+  EXPECT_EQ(unstated.selection_bound_nodes, reports->at(0).SelectionBoundNodes());
+  EXPECT_TRUE(unstated.unknown_selection);
+  EXPECT_FALSE(all.unknown_selection);
+  EXPECT_FALSE(some.unknown_selection);
+  EXPECT_TRUE(HasWarning(unstated, "costed as if it selected every element"));
+  EXPECT_TRUE(HasWarning(unstated, "--attr selected_fraction=F"));
+  EXPECT_FALSE(HasWarning(some, "costed as if it selected every element"));
+  // The point is the bound's; the intervals hold the stated bound's and reach further down.
+  EXPECT_DOUBLE_EQ(unstated.prediction.util, all.prediction.util);
+  EXPECT_DOUBLE_EQ(unstated.prediction.step_ms, all.prediction.step_ms);
+  EXPECT_LE(unstated.prediction.low, all.prediction.low);
+  EXPECT_GE(unstated.prediction.high, all.prediction.high);
+  EXPECT_LT(unstated.prediction.step_low_ms, all.prediction.step_low_ms);
+  EXPECT_GE(unstated.prediction.step_high_ms, all.prediction.step_high_ms);
+  // 15% selected: less GPU work, so (this small job's step is its host work's) the same step and a
+  // lower utilization, inside the unstated interval; less memory than the bound.
+  const std::vector<std::string>& names = Trained().info().feature_names;
+  const size_t busy = std::find(names.begin(), names.end(), "est_gpu_busy_ms") - names.begin();
+  ASSERT_LT(busy, names.size());
+  EXPECT_LT(some.features[busy], all.features[busy]);
+  EXPECT_LE(some.prediction.step_ms, all.prediction.step_ms);
+  EXPECT_LT(some.prediction.util, all.prediction.util);
+  EXPECT_GE(some.prediction.util, unstated.prediction.low);
+  EXPECT_GE(some.prediction.step_ms, unstated.prediction.step_low_ms);
+  EXPECT_LT(some.memory_estimate.activations_mib, all.memory_estimate.activations_mib);
+  EXPECT_DOUBLE_EQ(unstated.memory_estimate.activations_mib, all.memory_estimate.activations_mib);
+  nlohmann::json j = PredictionFieldsJson(unstated, 0.8);
+  EXPECT_EQ(j["uncertainty"]["unknown_selection"], true);
+  EXPECT_EQ(PredictionFieldsJson(some, 0.8)["uncertainty"]["unknown_selection"], false);
+}
+
 TEST(Unseen, EveryPredictionHasAStepTimeInsideItsInterval) {
   for (const auto& [gpu, mig, gpus] : std::vector<std::tuple<std::string, std::string, int>>{
            {"RTX3090", "", 1}, {"A100-80GB", "3g.40gb", 1}, {"T4", "", 1}, {"RTX3090", "", 4}}) {
