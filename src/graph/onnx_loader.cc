@@ -830,6 +830,14 @@ class Loader {
       WarnIfSubgraphs(n);
       return false;
     }
+    auto is_true = [&](const std::string& name) {
+      auto v = values_.find(name);
+      return v != values_.end() && !v->second.IsReal() && v->second.values.size() == 1 && v->second.values[0] != 0;
+    };
+    if (n.input_size() >= 2 && !n.input(1).empty() && !is_true(n.input(1))) {  // a while on the data
+      WarnIfSubgraphs(n);
+      return false;
+    }
     const int64_t count = trips->second.values[0];
     int64_t body_nodes = 0;
     for (const auto& a : n.attribute())
@@ -844,10 +852,7 @@ class Loader {
     LoopContext ctx;
     ctx.opset = opset_;
     ctx.taken = [&](const std::string& name) { return names_.count(name) > 0; };
-    ctx.is_true = [&](const std::string& name) {
-      auto v = values_.find(name);
-      return v != values_.end() && !v->second.IsReal() && v->second.values.size() == 1 && v->second.values[0] != 0;
-    };
+    ctx.is_true = is_true;
     ctx.is_empty_sequence = [&](const std::string& name) { return empty_lists_.count(name) > 0; };
     std::optional<UnrolledLoop> unrolled = UnrollLoop(n, count, ctx);
     // Each list: read once, by a ConcatFromSequence after the Loop; its SequenceEmpty read only by the Loop.

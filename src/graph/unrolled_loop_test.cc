@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <set>
 
 #include "graph/onnx_loader.h"
@@ -210,6 +211,30 @@ TEST(LoadOnnx, AScriptedLoopIsWrittenOutOnceItsTripCountFolds) {
     }
     EXPECT_TRUE(warned) << ::testing::PrintToString(g->warnings);
   }
+}
+
+// torch.jit.script's `while` on the data: the trip count INT64_MAX, the condition from the data.
+TEST(LoadOnnx, AWhileOnTheDataStaysALoop) {
+  ModelBuilder b = RnnModel();
+  b.Int64Init("forever", {}, {INT64_MAX});
+  b.Node("ReduceSum", {"x"}, {"sum"});
+  b.Node("Cast", {"sum"}, {"go"});
+  testing::SetAttr(&b.model().mutable_graph()->mutable_node(7)[0], "to", int64_t{onnx::TensorProto::BOOL});
+  // Move the two nodes before the Loop (index 4), then point the Loop at them.
+  auto* nodes = b.model().mutable_graph()->mutable_node();
+  for (int k = 0; k < 2; ++k)
+    for (int at = nodes->size() - 1; at > 4; --at) nodes->SwapElements(at, at - 1);
+  onnx::NodeProto& loop = *nodes->Mutable(6);
+  ASSERT_EQ(loop.op_type(), "Loop");
+  loop.set_input(0, "forever");
+  loop.set_input(1, "go");
+  LoadOptions o;
+  o.batch = 3;
+  o.dims = {{"T", 5}};
+  Result<Graph> g = LoadOnnxGraphFromBytes(b.Bytes(), "rnn.onnx", o);
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_EQ(g->warnings, (std::vector<std::string>{
+                             "rnn.onnx: node '/Loop' (Loop) has subgraphs; they are kept inside the node and not analysed"}));
 }
 
 TEST(LoadOnnx, ALoopWhoseTripCountDoesNotFoldStaysALoop) {
