@@ -123,10 +123,11 @@ PY
 done
 # 6. Exports whose ops torch writes as Loops, Ifs or value-sized nodes (src/graph/torch_loops.h: a
 # DLRM's nn.EmbeddingBag, weighted and max bags, a multi-view net's repeat_interleave; folded_if.h:
-# AlexNet's LRN squeezes; a mixture of experts' routing read as balanced, a masked LM's mask as
-# selecting every position): the CLI and the service alike count torch's parameters
-# (models/unseen/reference.json) and cost every node; the routing, mask and If warnings reach both.
-for spec in dlrm: bags: multiview: alexnet_lrn: moe:16 masked_lm:16; do
+# AlexNet's LRN squeezes; unrolled_loop.h: a torch.jit.script'ed loop over time steps; a mixture of
+# experts' routing read as balanced, a masked LM's mask as selecting every position): the CLI and the
+# service alike count torch's parameters (models/unseen/reference.json) and cost every node; the
+# routing, mask, If and Loop warnings reach both.
+for spec in dlrm: bags: multiview: alexnet_lrn: scripted_rnn:12 moe:16 masked_lm:16; do
   f=${spec%%:*}; seq=${spec#*:}
   cp "$ROOT/models/unseen/$f-opset17.onnx" "$T/root/"
   dims=(); body="{\"model\": \"$f-opset17.onnx\", \"batch\": 8}"
@@ -147,7 +148,7 @@ for d in (c, h):
 assert abs(c["gpu_mem_mib"] - h["gpu_mem_mib"]) <= 1e-6 * c["gpu_mem_mib"]
 assert abs(c["step_ms"] - h["step_ms"]) <= 1e-6 * c["step_ms"]
 for said, model in (("mixture-of-experts router", "moe"), ("read as selecting every element", "masked_lm"),
-                    ("read as the branch taken", "alexnet_lrn")):
+                    ("read as the branch taken", "alexnet_lrn"), ("read as its iterations", "scripted_rnn")):
     seen = [any(said in w for w in d["warnings"]) for d in (c, h)]
     assert seen == [name == model] * 2, (said, seen)
 for d in (c, h):

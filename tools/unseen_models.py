@@ -6,8 +6,8 @@ usage: /usr/bin/python3 tools/unseen_models.py [--out models/unseen] [--only NAM
 
 Each model below is a small configuration of an architecture people train today (torchvision's own
 classes where torchvision has one; a diffusion UNet, a GPT decoder with a runtime `tril` causal mask
-a full-graph GNN, a DLRM recommender, weighted and max-pooled embedding bags, a mixture-of-experts LM, a masked LM and
-AlexNet with local response normalization written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
+a full-graph GNN, a DLRM recommender, weighted and max-pooled embedding bags, a mixture-of-experts LM, a masked LM,
+AlexNet with local response normalization and a torch.jit.script'ed recurrent loop written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
 and EfficientNetV2 with stochastic depth on, MaxViT, a segmentation net that interpolates, a
 (2+1)D video net (examples/unet.py, gpt.py, gnn.py, dlrm.py and moe.py are the written ones). Each is exported by tools/gpucast-export (training mode, weight-free, stochastic
 depth as the identity, symbolic batch) at every opset of --opsets to OUT/NAME-opsetN.onnx, and
@@ -138,6 +138,32 @@ class MaskedLM(nn.Module):
         return nn.functional.cross_entropy(self.head(h[masked]), labels[masked])
 
 
+class ScriptedRNN(nn.Module):
+    """A recurrent tagger written as a Python loop over time steps (nn.LSTMCell, a per-step
+    output head, torch.stack of the list), compiled with torch.jit.script as code with loops is:
+    torch.onnx writes the loop as a Loop whose trip count is the sequence length, the state
+    carried, the list a sequence. gpucast writes it out once --dim fixes the length."""
+
+    def __init__(self, fin=32, hidden=64, classes=10):
+        super().__init__()
+        self.hidden = hidden
+        self.cell = nn.LSTMCell(fin, hidden)
+        self.out = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), self.hidden)
+        c = torch.zeros(x.size(0), self.hidden)
+        outs = []
+        for t in range(x.size(1)):
+            h, c = self.cell(x[:, t], (h, c))
+            outs.append(self.out(h))
+        return torch.stack(outs, 1)
+
+
+def scripted_rnn():
+    return torch.jit.script(ScriptedRNN())
+
+
 class WeightedBags(nn.Module):
     """A recommender's two sparse features as the other nn.EmbeddingBag forms (torch.onnx writes
     each as a Loop of another body than DLRM's sum): a user's history weighted per id
@@ -179,6 +205,8 @@ MODELS = {
                   "a masked-token loss on h[labels != -100] (NonZero of the data: read as every position)"),
     "alexnet_lrn": (AlexNetLRN, ["input=float32[B,3,64,64]"], {},
                     "nn.LocalResponseNorm (its export squeezes a dim of unknown size: an If)"),
+    "scripted_rnn": (scripted_rnn, ["x=float32[B,seq,32]"], {"seq": 12},
+                     "torch.jit.script of a Python loop over time steps (a Loop carrying the state and a list)"),
     "multiview": (MultiView, ["x=float32[B,3,16,16]"], {},
                   "torch.repeat_interleave on the batch dim (a Loop over sequences), then a conv stem"),
 }

@@ -9,8 +9,9 @@
 // multi-view net (repeat_interleave on the batch: a Loop over sequences), a
 // DLRM recommender (nn.EmbeddingBag, exported as a Loop over the bags:
 // graph/torch_loops.h), embedding bags with per-sample weights and mode max,
-// and AlexNet with local response normalization (whose export squeezes in an
-// If: graph/folded_if.h). Each graph must cost every node, count torch's trainable
+// AlexNet with local response normalization (whose export squeezes in an
+// If: graph/folded_if.h) and a torch.jit.script'ed loop over time steps (a
+// Loop whose trip count is the sequence length: graph/unrolled_loop.h). Each graph must cost every node, count torch's trainable
 // parameters (within 1%), forward conv+matmul FLOPs within -2%/+3% of
 // torch.profiler's (plus the Conv1d/Conv3d FLOPs that torch 1.13's profiler
 // does not count, by forward hooks), and cost 8x at 8x the batch.
@@ -36,7 +37,8 @@ nlohmann::json Reference() {
 
 struct Costed {
   CostReport report;
-  int64_t conv_matmul_forward = 0;
+  int64_t conv_matmul_forward = 0;  // conv, matmul and recurrent nodes' forward FLOPs
+  bool recurrent = false;
 };
 
 // Loads and costs `file` at `scale` times its reference batch (and times the
@@ -54,9 +56,12 @@ std::optional<Costed> Cost(const std::string& file, const nlohmann::json& m, int
   Result<CostReport> r = AnalyzeCost(*g, {});
   EXPECT_TRUE(r.ok()) << r.message();
   if (!r.ok()) return std::nullopt;
-  Costed c{*r, 0};
+  Costed c{*r, 0, false};
   for (const NodeCost& n : r->nodes) {
-    if (n.category == Category::kConvolution || n.category == Category::kMatmul) c.conv_matmul_forward += n.forward_flops;
+    // A recurrent node holds its steps' linear layers, which torch.profiler counts as addmm.
+    if (n.category == Category::kConvolution || n.category == Category::kMatmul || n.category == Category::kRecurrent)
+      c.conv_matmul_forward += n.forward_flops;
+    c.recurrent = c.recurrent || n.category == Category::kRecurrent;
   }
   return c;
 }
@@ -81,7 +86,10 @@ TEST(UnseenModels, CostEveryNodeMatchTorchAndScaleWithTheBatch) {
       const double torch_flops = m["profiler_flops"].get<double>() + m["hook_flops"].get<double>();
       const double ratio = one->conv_matmul_forward / torch_flops;
       EXPECT_GE(ratio, 0.98) << one->conv_matmul_forward << " vs torch " << torch_flops;
-      EXPECT_LE(ratio, 1.03) << one->conv_matmul_forward << " vs torch " << torch_flops;
+      // A recurrent node's FLOPs also hold its gate arithmetic (docs/cost-rules.md: an LSTM's 18 per
+      // hidden unit and step, the bias adds), which the profiler's addmm count does not: 3.8% of
+      // the scripted RNN's (ScriptedLoopIsItsTimeStepsByHand counts it exactly).
+      EXPECT_LE(ratio, one->recurrent ? 1.05 : 1.03) << one->conv_matmul_forward << " vs torch " << torch_flops;
       const double fwd8 = static_cast<double>(eight->report.totals.forward_flops) /
                           static_cast<double>(one->report.totals.forward_flops);
       const double bwd8 = static_cast<double>(eight->report.totals.backward_flops) /
@@ -108,7 +116,7 @@ TEST(UnseenModels, CostEveryNodeMatchTorchAndScaleWithTheBatch) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 30);  // fifteen architectures at two opsets
+  EXPECT_EQ(checked, 32);  // sixteen architectures at two opsets
 }
 
 // DLRM's embedding bags by hand (examples/dlrm.py: tables of 1,000, 2,000 and 4,000 rows of 16;
@@ -137,6 +145,43 @@ TEST(UnseenModels, DlrmEmbeddingBagsByHand) {
   }
   EXPECT_EQ(k, 3);
   EXPECT_TRUE(r->unsupported.empty());
+}
+
+// The scripted recurrent loop by hand (tools/unseen_models.py ScriptedRNN: nn.LSTMCell(32, 64) and
+// a Linear(64, 10) per time step, torch.stack of the outputs): written out once per step, so at
+// seq S and batch B it holds S LSTM nodes of one step each, S Gemms, and no Loop or sequence op;
+// each step's LSTM is 4 gates x 64 x (32 + 64) multiply-adds per sample and its gate arithmetic,
+// the head 64 x 10 multiply-adds and a bias.
+TEST(UnseenModels, ScriptedLoopIsItsTimeStepsByHand) {
+  for (int64_t seq : {5, 12}) {
+    SCOPED_TRACE(seq);
+    LoadOptions opts;
+    opts.batch = 4;
+    opts.dims = {{"seq", seq}};
+    Result<Graph> g = LoadOnnxGraph(kDir + "scripted_rnn-opset17.onnx", opts);
+    ASSERT_TRUE(g.ok()) << g.message();
+    Result<CostReport> r = AnalyzeCost(*g, {});
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_TRUE(r->unsupported.empty());
+    int64_t lstm = 0, gemm = 0, matmul_flops = 0;
+    for (const NodeCost& n : r->nodes) {
+      EXPECT_TRUE(n.op_type != "Loop" && n.op_type.rfind("Sequence", 0) != 0 && n.op_type != "ConcatFromSequence")
+          << n.name;
+      lstm += n.op_type == "LSTM";
+      gemm += n.op_type == "Gemm";
+      if (n.op_type == "LSTM" || n.op_type == "Gemm") matmul_flops += n.forward_flops;
+    }
+    EXPECT_EQ(lstm, seq);
+    EXPECT_EQ(gemm, seq);
+    // Per step and sample: the LSTM's two linear layers 2 x 256 x (32 + 64) (torch.profiler's addmm
+    // count, 605,184 at batch 1 and seq 12 in reference.json, with the head's), adding their
+    // parts 256, both biases 512, the gates 18 x 64 (docs/cost-rules.md); the head 2 x 64 x 10 + 10.
+    const int64_t linear = 2 * 256 * (32 + 64) + 2 * 64 * 10;
+    EXPECT_EQ(linear * 12, 605184);
+    EXPECT_EQ(matmul_flops, seq * 4 * (linear + 256 + 512 + 18 * 64 + 10));
+    EXPECT_EQ(r->totals.params, 4 * 64 * (32 + 64) + 2 * 4 * 64 + 64 * 10 + 10);  // torch's 25,738
+    EXPECT_EQ(g->Tensor(g->outputs.at(0))->dims, (std::vector<int64_t>{4, seq, 10}));
+  }
 }
 
 // The other two EmbeddingBag forms by hand (tools/unseen_models.py WeightedBags: a history bag of

@@ -4,34 +4,9 @@
 #include <unordered_set>
 
 #include "graph/graph.h"
+#include "graph/subgraph_names.h"
 
 namespace gpucast {
-namespace {
-
-using Renames = std::unordered_map<std::string, std::string>;
-
-void Rename(std::string* name, const Renames& renames) {
-  if (auto it = renames.find(*name); it != renames.end()) *name = it->second;
-}
-
-// Reads of renamed names inside a node's subgraphs (outer-scope references), at any depth.
-void RenameReads(onnx::GraphProto* g, const Renames& renames) {
-  for (auto& n : *g->mutable_node()) {
-    for (auto& in : *n.mutable_input()) Rename(&in, renames);
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_g()) RenameReads(a.mutable_g(), renames);
-      for (auto& sub : *a.mutable_graphs()) RenameReads(&sub, renames);
-    }
-  }
-  for (auto& o : *g->mutable_output()) Rename(o.mutable_name(), renames);
-}
-
-// prefix + name, one '/' between them (torch's names start with one: "/If/then" + "/Squeeze").
-std::string Under(const std::string& prefix, const std::string& name) {
-  return !name.empty() && name[0] == '/' ? prefix + name : prefix + "/" + name;
-}
-
-}  // namespace
 
 std::optional<std::vector<onnx::NodeProto>> TakenBranch(const onnx::NodeProto& if_node, bool condition,
                                                         const std::function<bool(const std::string&)>& taken) {
@@ -70,12 +45,7 @@ std::optional<std::vector<onnx::NodeProto>> TakenBranch(const onnx::NodeProto& i
   for (int i = 0; i < branch->node_size(); ++i) {
     onnx::NodeProto n = branch->node(i);
     n.set_name(Under(prefix, n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name()));
-    for (auto& in : *n.mutable_input()) Rename(&in, renames);
-    for (auto& o : *n.mutable_output()) Rename(&o, renames);
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_g()) RenameReads(a.mutable_g(), renames);
-      for (auto& sub : *a.mutable_graphs()) RenameReads(&sub, renames);
-    }
+    RenameNode(&n, renames);
     out.push_back(std::move(n));
   }
   // If outputs the branch's nodes do not write: a copy of what the branch names there.

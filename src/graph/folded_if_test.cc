@@ -6,18 +6,14 @@
 #include <gtest/gtest.h>
 
 #include "graph/onnx_loader.h"
+#include "graph/test_models.h"
 
 namespace gpucast {
 namespace {
 
 onnx::NodeProto Op(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
                    const std::string& name = "") {
-  onnx::NodeProto n;
-  n.set_op_type(op);
-  n.set_name(name);
-  for (auto& i : in) n.add_input(i);
-  for (auto& o : out) n.add_output(o);
-  return n;
+  return testing::MakeNode(op, in, out, name);
 }
 
 onnx::NodeProto IntConstant(const std::string& out, std::vector<int64_t> v, bool scalar = false) {

@@ -22,6 +22,7 @@
 
 #include "graph/export_mode.h"
 #include "graph/folded_if.h"
+#include "graph/unrolled_loop.h"
 #include "graph/inference_guard.h"
 #include "graph/onnx_functions.h"
 #include "graph/onnx_schemas.h"
@@ -718,7 +719,7 @@ class Loader {
       } else if (bag && defined.count(bag->table) && defined.count(bag->indices) &&
                  (bag->weights.empty() || defined.count(bag->weights))) {
         bags_.emplace(bag->output, std::move(*bag));  // read as the embedding bag it is
-      } else if (!IsIf(n)) {  // an If is read as its branch when its condition folds (InferAndFold)
+      } else if (!IsIf(n) && !IsLoop(n)) {  // read as a branch / iterations once they fold (InferAndFold)
         WarnIfSubgraphs(n);
       }
       for (const auto& o : n.output()) defined.insert(o);
@@ -750,12 +751,7 @@ class Loader {
       WarnIfSubgraphs(n);
       return false;
     }
-    if (names_.empty()) {  // every name of the graph, once: what a renamed branch name must avoid
-      for (const auto& in : model_.graph().input()) names_.insert(in.name());
-      for (const auto& t : model_.graph().initializer()) names_.insert(t.name());
-      for (const auto& m : model_.graph().node())
-        for (const auto& o : m.output()) names_.insert(o);
-    }
+    CollectNames();
     const bool taken = cond->second.values[0] != 0;
     auto branch = TakenBranch(n, taken, [&](const std::string& name) { return names_.count(name) > 0; });
     if (!branch) {
@@ -765,14 +761,177 @@ class Loader {
     if (inlined_ifs_++ == 0)
       first_inlined_if_ = Ref(n) + ": condition " + (taken ? "true, the then" : "false, the else") + " branch's " +
                           std::to_string(branch->size()) + (branch->size() == 1 ? " node" : " nodes");
-    for (const auto& m : *branch)
+    Splice(i, &*branch);
+    return true;
+  }
+
+  static bool IsLoop(const onnx::NodeProto& n) { return IsDefaultDomain(n.domain()) && n.op_type() == "Loop"; }
+
+  // Every name of the graph, once: what a renamed subgraph name must avoid.
+  void CollectNames() {
+    if (!names_.empty()) return;
+    for (const auto& in : model_.graph().input()) names_.insert(in.name());
+    for (const auto& t : model_.graph().initializer()) names_.insert(t.name());
+    for (const auto& m : model_.graph().node()) {
       for (const auto& o : m.output()) names_.insert(o);
-    // Splice: the nodes after the If keep their addresses (views into them stay valid).
-    std::vector<onnx::NodeProto*> tail(static_cast<size_t>(nodes->size() - i));
-    nodes->ExtractSubrange(i, nodes->size() - i, tail.data());
+      NoteEmptyList(m);
+    }
+  }
+  void NoteEmptyList(const onnx::NodeProto& m) {
+    if (IsDefaultDomain(m.domain()) && m.op_type() == "SequenceEmpty" && m.output_size() == 1)
+      empty_lists_.insert(m.output(0));
+  }
+
+  // Puts `nodes` in the place of the node at `i` (deleted); the nodes after it keep their
+  // addresses (views into them stay valid).
+  void Splice(int i, std::vector<onnx::NodeProto>* nodes) {
+    auto* all = model_.mutable_graph()->mutable_node();
+    for (const auto& m : *nodes) {
+      for (const auto& o : m.output()) names_.insert(o);
+      NoteEmptyList(m);
+    }
+    std::vector<onnx::NodeProto*> tail(static_cast<size_t>(all->size() - i));
+    all->ExtractSubrange(i, all->size() - i, tail.data());
     delete tail[0];
-    for (auto& m : *branch) *nodes->Add() = std::move(m);
-    for (size_t k = 1; k < tail.size(); ++k) nodes->AddAllocated(tail[k]);
+    for (auto& m : *nodes) *all->Add() = std::move(m);
+    for (size_t k = 1; k < tail.size(); ++k) all->AddAllocated(tail[k]);
+  }
+
+  // How often `name` is read by the nodes of the main graph (inside their subgraphs too) and
+  // the graph's outputs.
+  int Reads(const std::string& name) const {
+    int count = 0;
+    std::function<void(const onnx::GraphProto&)> walk = [&](const onnx::GraphProto& g) {
+      for (const auto& n : g.node()) {
+        for (const auto& in : n.input()) count += in == name;
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) walk(a.g());
+          for (const auto& sub : a.graphs()) walk(sub);
+        }
+      }
+    };
+    walk(model_.graph());
+    for (const auto& o : model_.graph().output()) count += o.name() == name;
+    return count;
+  }
+
+  // The Loop at `i` written out as its iterations (unrolled_loop.h) when its trip count is a
+  // folded value; false, with the subgraph warning, when it is not, the iterations would pass
+  // the node limit, or the Loop cannot be written out. A list the body appends to becomes a
+  // Concat of its elements in its ConcatFromSequence's place (Unsqueezes first for new_axis),
+  // its SequenceEmpty absorbed.
+  bool UnrollFoldedLoop(int i) {
+    auto* nodes = model_.mutable_graph()->mutable_node();
+    const onnx::NodeProto& n = nodes->Get(i);
+    if (n.output_size() >= 1 && (bags_.count(n.output(0)) || absorbed_.count(n.output(0)))) return false;
+    auto trips = n.input_size() >= 1 ? values_.find(n.input(0)) : values_.end();
+    if (trips == values_.end() || trips->second.IsReal() || trips->second.values.size() != 1 ||
+        trips->second.values[0] < 1) {
+      WarnIfSubgraphs(n);
+      return false;
+    }
+    auto is_true = [&](const std::string& name) {
+      auto v = values_.find(name);
+      return v != values_.end() && !v->second.IsReal() && v->second.values.size() == 1 && v->second.values[0] != 0;
+    };
+    if (n.input_size() >= 2 && !n.input(1).empty() && !is_true(n.input(1))) {  // a while on the data
+      WarnIfSubgraphs(n);
+      return false;
+    }
+    const int64_t count = trips->second.values[0];
+    int64_t body_nodes = 0;
+    for (const auto& a : n.attribute())
+      if (a.name() == "body" && a.has_g()) body_nodes = a.g().node_size();
+    if (count > opts_.limits.max_nodes || count * (body_nodes + 2) + nodes->size() > opts_.limits.max_nodes) {
+      Warn(Ref(n) + " runs " + std::to_string(count) + " iterations of " + std::to_string(body_nodes) +
+           " nodes: written out they would pass the limit of " + std::to_string(opts_.limits.max_nodes) +
+           " nodes, so its subgraph is not analysed");
+      return false;
+    }
+    CollectNames();
+    LoopContext ctx;
+    ctx.opset = opset_;
+    ctx.taken = [&](const std::string& name) { return names_.count(name) > 0; };
+    ctx.is_true = is_true;
+    ctx.is_empty_sequence = [&](const std::string& name) { return empty_lists_.count(name) > 0; };
+    std::optional<UnrolledLoop> unrolled = UnrollLoop(n, count, ctx);
+    // Each list: read once, by a ConcatFromSequence after the Loop; its SequenceEmpty read only by the Loop.
+    std::vector<int> concats;
+    for (size_t s = 0; unrolled && s < unrolled->sequences.size(); ++s) {
+      const UnrolledSequence& seq = unrolled->sequences[s];
+      int at = -1;
+      for (int k = i + 1; k < nodes->size() && at < 0; ++k)
+        if (nodes->Get(k).op_type() == "ConcatFromSequence" && IsDefaultDomain(nodes->Get(k).domain()) &&
+            nodes->Get(k).input_size() == 1 && nodes->Get(k).input(0) == seq.output)
+          at = k;
+      if (at < 0 || Reads(seq.output) != 1) unrolled.reset();
+      else concats.push_back(at);
+    }
+    for (int j = 2; unrolled && j < n.input_size(); ++j)
+      if (empty_lists_.count(n.input(j)) && Reads(n.input(j)) != 1) unrolled.reset();
+    if (!unrolled) {
+      WarnIfSubgraphs(n);
+      return false;
+    }
+    if (unrolled_loops_++ == 0)
+      first_unrolled_loop_ = Ref(n) + ": " + std::to_string(count) + " iterations of " + std::to_string(body_nodes) +
+                             (body_nodes == 1 ? " node" : " nodes");
+    for (size_t s = 0; s < unrolled->sequences.size(); ++s) {
+      const UnrolledSequence& seq = unrolled->sequences[s];
+      onnx::NodeProto& concat = *nodes->Mutable(concats[s]);
+      int64_t axis = 0, new_axis = 0;
+      for (const auto& a : concat.attribute()) {
+        if (a.name() == "axis") axis = a.i();
+        if (a.name() == "new_axis") new_axis = a.i();
+      }
+      std::vector<std::string> parts = seq.elements;
+      if (new_axis != 0) {  // torch.stack: each element gains the axis first
+        std::string axes;
+        if (opset_ >= 13) {
+          axes = concat.name() + "/axes";
+          onnx::NodeProto c;
+          c.set_op_type("Constant");
+          c.set_name(axes);
+          c.add_output(axes);
+          auto* a = c.add_attribute();
+          a->set_name("value");
+          a->set_type(onnx::AttributeProto::TENSOR);
+          a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+          a->mutable_t()->add_dims(1);
+          a->mutable_t()->add_int64_data(axis);
+          unrolled->nodes.push_back(std::move(c));
+        }
+        for (size_t k = 0; k < parts.size(); ++k) {
+          onnx::NodeProto u;
+          u.set_op_type("Unsqueeze");
+          u.set_name(concat.name() + "/unsqueeze" + std::to_string(k));
+          u.add_input(parts[k]);
+          if (!axes.empty()) u.add_input(axes);
+          else {
+            auto* a = u.add_attribute();
+            a->set_name("axes");
+            a->set_type(onnx::AttributeProto::INTS);
+            a->add_ints(axis);
+          }
+          parts[k] = u.name();
+          u.add_output(parts[k]);
+          unrolled->nodes.push_back(std::move(u));
+        }
+      }
+      onnx::NodeProto cat;
+      cat.set_op_type("Concat");
+      cat.set_name(concat.name());
+      for (const std::string& p : parts) cat.add_input(p);
+      cat.add_output(concat.output(0));
+      auto* a = cat.add_attribute();
+      a->set_name("axis");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(axis);
+      concat = std::move(cat);
+    }
+    for (int j = 2; j < n.input_size(); ++j)
+      if (empty_lists_.count(n.input(j))) absorbed_.insert(n.input(j));
+    Splice(i, &unrolled->nodes);
     return true;
   }
 
@@ -870,8 +1029,8 @@ class Loader {
         inference_error_ = st;
         return;
       }
-      if (IsIf(g.node(i)) && InlineFoldedIf(i)) {
-        --i;  // infer the branch's first node next
+      if ((IsIf(g.node(i)) && InlineFoldedIf(i)) || (IsLoop(g.node(i)) && UnrollFoldedLoop(i))) {
+        --i;  // infer the branch's or the first iteration's first node next
         continue;
       }
       const onnx::NodeProto& node = g.node(i);
@@ -966,6 +1125,12 @@ class Loader {
       Warn(std::to_string(selecting_nonzero_) + (selecting_nonzero_ == 1 ? " NonZero node" : " NonZero nodes") +
            " whose size depends on the data read as selecting every element (first: " + first_selecting_nonzero_ +
            "): the cost and memory after it are upper bounds (a masked-token loss or a score threshold selects fewer)");
+    if (unrolled_loops_ > 0)
+      Warn(std::to_string(unrolled_loops_) +
+           (unrolled_loops_ == 1 ? " Loop node whose trip count the sizes fix read as its"
+                                 : " Loop nodes whose trip counts the sizes fix read as their") +
+           " iterations one after another (first: " +
+           first_unrolled_loop_ + "); other sizes run other counts");
     if (inlined_ifs_ > 0)
       Warn(std::to_string(inlined_ifs_) + (inlined_ifs_ == 1 ? " If node" : " If nodes") +
            " whose condition the sizes given fix read as the branch taken (first: " + first_inlined_if_ +
@@ -1279,9 +1444,13 @@ class Loader {
   std::unordered_set<std::string> selection_bound_;  // those NonZero nodes' outputs (TensorInfo::selection_bound)
   // If nodes read as the branch their folded condition takes (folded_if.h), the first one, and
   // every name of the graph (filled at the first).
+  // Loop nodes written out as their iterations (unrolled_loop.h), and the first one.
+  int unrolled_loops_ = 0;
+  std::string first_unrolled_loop_;
   int inlined_ifs_ = 0;
   std::string first_inlined_if_;
   std::unordered_set<std::string> names_;
+  std::unordered_set<std::string> empty_lists_;  // SequenceEmpty outputs (lists a Loop may append to)
   std::unordered_map<std::string, std::string> tied_to_;
   // Who reads each name (IndexConsumers); views into model_'s strings.
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;

@@ -113,6 +113,16 @@ void SetAttr(onnx::NodeProto* n, const std::string& name, const onnx::TensorProt
   *NewAttr(n, name, onnx::AttributeProto::TENSOR)->mutable_t() = t;
 }
 
+onnx::NodeProto MakeNode(const std::string& op_type, const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs, const std::string& name) {
+  onnx::NodeProto n;
+  n.set_op_type(op_type);
+  n.set_name(name);
+  for (const auto& i : inputs) n.add_input(i);
+  for (const auto& o : outputs) n.add_output(o);
+  return n;
+}
+
 onnx::TensorProto Int64Tensor(const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
   onnx::TensorProto t;
   t.set_data_type(kInt64);

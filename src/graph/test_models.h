@@ -50,6 +50,10 @@ void SetAttr(onnx::NodeProto* n, const std::string& name, const onnx::TensorProt
 
 onnx::TensorProto Int64Tensor(const std::vector<int64_t>& dims, const std::vector<int64_t>& values);
 
+// A node on its own (for subgraph bodies and branches built by hand).
+onnx::NodeProto MakeNode(const std::string& op_type, const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs, const std::string& name = "");
+
 // Writes `m` to `path`, then appends (protobuf merge) one more float
 // initializer `name` with `dims` whose raw_data (4 bytes per element) is
 // streamed as zeros, so the test process never holds the payload.

@@ -207,6 +207,7 @@ TEST(EvaluateTest, NestedNeverSeesTheTestWorkload) {
     if (d.rows[i].model == "BERT") d.rows[i].gpu_util = 150;
   Fold f;
   for (size_t i = 0; i < d.rows.size(); ++i) (d.rows[i].model == "BERT" ? f.test : f.train).push_back(i);
+  ASSERT_FALSE(f.test.empty()) << "no BERT rows: the shared data is missing";  // fail, not crash, without it
   std::vector<std::string> selected;
   auto p = NestedPredictions(d, {f}, {{"knn", "all"}, {"ridge", "paper"}}, 0, 0.8, &selected);
   ASSERT_TRUE(p.ok()) << p.message();
