@@ -31,6 +31,7 @@
 #include "graph/pattern_fills.h"
 #include "graph/onnx_wire.h"
 #include "graph/shape_fold.h"
+#include "graph/subgraph_names.h"
 #include "graph/torch_loops.h"
 #include "util/checked.h"
 #include "util/utf8.h"
@@ -289,16 +290,7 @@ class Loader {
     // Names read by a node, also inside If/Loop/Scan bodies (outer-scope
     // references; the wire filter bounded their depth and count).
     std::unordered_set<std::string_view> read;
-    std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& graph) {
-      for (const auto& n : graph.node()) {
-        for (const auto& in : n.input()) read.insert(in);
-        for (const auto& a : n.attribute()) {
-          if (a.has_g()) collect(a.g());
-          for (const auto& sub : a.graphs()) collect(sub);
-        }
-      }
-    };
-    collect(g);
+    ForEachRead(g, [&read](const std::string& in) { read.insert(in); });
     for (const auto& o : g.output()) read.insert(o.name());
     auto* inputs = g.mutable_input();
     int kept = 0;
@@ -801,16 +793,7 @@ class Loader {
   // the graph's outputs.
   int Reads(const std::string& name) const {
     int count = 0;
-    std::function<void(const onnx::GraphProto&)> walk = [&](const onnx::GraphProto& g) {
-      for (const auto& n : g.node()) {
-        for (const auto& in : n.input()) count += in == name;
-        for (const auto& a : n.attribute()) {
-          if (a.has_g()) walk(a.g());
-          for (const auto& sub : a.graphs()) walk(sub);
-        }
-      }
-    };
-    walk(model_.graph());
+    ForEachRead(model_.graph(), [&](const std::string& in) { count += in == name; });
     for (const auto& o : model_.graph().output()) count += o.name() == name;
     return count;
   }
@@ -855,17 +838,24 @@ class Loader {
     ctx.is_true = is_true;
     ctx.is_empty_sequence = [&](const std::string& name) { return empty_lists_.count(name) > 0; };
     std::optional<UnrolledLoop> unrolled = UnrollLoop(n, count, ctx);
-    // Each list: read once, by a ConcatFromSequence after the Loop; its SequenceEmpty read only by the Loop.
+    // Each list: read once, by a ConcatFromSequence after the Loop (ListConcat: the nodes for it);
+    // its SequenceEmpty read only by the Loop.
     std::vector<int> concats;
+    std::vector<std::vector<onnx::NodeProto>> lists;
     for (size_t s = 0; unrolled && s < unrolled->sequences.size(); ++s) {
       const UnrolledSequence& seq = unrolled->sequences[s];
       int at = -1;
       for (int k = i + 1; k < nodes->size() && at < 0; ++k)
-        if (nodes->Get(k).op_type() == "ConcatFromSequence" && IsDefaultDomain(nodes->Get(k).domain()) &&
-            nodes->Get(k).input_size() == 1 && nodes->Get(k).input(0) == seq.output)
+        if (nodes->Get(k).op_type() == "ConcatFromSequence" && nodes->Get(k).input_size() == 1 &&
+            nodes->Get(k).input(0) == seq.output)
           at = k;
-      if (at < 0 || Reads(seq.output) != 1) unrolled.reset();
-      else concats.push_back(at);
+      auto list = at < 0 || Reads(seq.output) != 1 ? std::nullopt : ListConcat(nodes->Get(at), seq.elements, opset_, ctx.taken);
+      if (!list) {
+        unrolled.reset();
+      } else {
+        concats.push_back(at);
+        lists.push_back(std::move(*list));
+      }
     }
     for (int j = 2; unrolled && j < n.input_size(); ++j)
       if (empty_lists_.count(n.input(j)) && Reads(n.input(j)) != 1) unrolled.reset();
@@ -876,58 +866,11 @@ class Loader {
     if (unrolled_loops_++ == 0)
       first_unrolled_loop_ = Ref(n) + ": " + std::to_string(count) + " iterations of " + std::to_string(body_nodes) +
                              (body_nodes == 1 ? " node" : " nodes");
-    for (size_t s = 0; s < unrolled->sequences.size(); ++s) {
-      const UnrolledSequence& seq = unrolled->sequences[s];
-      onnx::NodeProto& concat = *nodes->Mutable(concats[s]);
-      int64_t axis = 0, new_axis = 0;
-      for (const auto& a : concat.attribute()) {
-        if (a.name() == "axis") axis = a.i();
-        if (a.name() == "new_axis") new_axis = a.i();
-      }
-      std::vector<std::string> parts = seq.elements;
-      if (new_axis != 0) {  // torch.stack: each element gains the axis first
-        std::string axes;
-        if (opset_ >= 13) {
-          axes = concat.name() + "/axes";
-          onnx::NodeProto c;
-          c.set_op_type("Constant");
-          c.set_name(axes);
-          c.add_output(axes);
-          auto* a = c.add_attribute();
-          a->set_name("value");
-          a->set_type(onnx::AttributeProto::TENSOR);
-          a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-          a->mutable_t()->add_dims(1);
-          a->mutable_t()->add_int64_data(axis);
-          unrolled->nodes.push_back(std::move(c));
-        }
-        for (size_t k = 0; k < parts.size(); ++k) {
-          onnx::NodeProto u;
-          u.set_op_type("Unsqueeze");
-          u.set_name(concat.name() + "/unsqueeze" + std::to_string(k));
-          u.add_input(parts[k]);
-          if (!axes.empty()) u.add_input(axes);
-          else {
-            auto* a = u.add_attribute();
-            a->set_name("axes");
-            a->set_type(onnx::AttributeProto::INTS);
-            a->add_ints(axis);
-          }
-          parts[k] = u.name();
-          u.add_output(parts[k]);
-          unrolled->nodes.push_back(std::move(u));
-        }
-      }
-      onnx::NodeProto cat;
-      cat.set_op_type("Concat");
-      cat.set_name(concat.name());
-      for (const std::string& p : parts) cat.add_input(p);
-      cat.add_output(concat.output(0));
-      auto* a = cat.add_attribute();
-      a->set_name("axis");
-      a->set_type(onnx::AttributeProto::INT);
-      a->set_i(axis);
-      concat = std::move(cat);
+    // The lists' Unsqueezes go with the iterations; each Concat takes its ConcatFromSequence's place.
+    for (size_t s = 0; s < lists.size(); ++s) {
+      *nodes->Mutable(concats[s]) = std::move(lists[s].back());
+      lists[s].pop_back();
+      for (auto& m : lists[s]) unrolled->nodes.push_back(std::move(m));
     }
     for (int j = 2; j < n.input_size(); ++j)
       if (empty_lists_.count(n.input(j))) absorbed_.insert(n.input(j));
@@ -1442,13 +1385,13 @@ class Loader {
   int selecting_nonzero_ = 0;  // other NonZero nodes of data, read as selecting everything
   std::string first_selecting_nonzero_;
   std::unordered_set<std::string> selection_bound_;  // those NonZero nodes' outputs (TensorInfo::selection_bound)
-  // If nodes read as the branch their folded condition takes (folded_if.h), the first one, and
-  // every name of the graph (filled at the first).
   // Loop nodes written out as their iterations (unrolled_loop.h), and the first one.
   int unrolled_loops_ = 0;
   std::string first_unrolled_loop_;
+  // If nodes read as the branch their folded condition takes (folded_if.h), and the first one.
   int inlined_ifs_ = 0;
   std::string first_inlined_if_;
+  // Every name of the graph (CollectNames, at the first If or Loop read; Splice adds).
   std::unordered_set<std::string> names_;
   std::unordered_set<std::string> empty_lists_;  // SequenceEmpty outputs (lists a Loop may append to)
   std::unordered_map<std::string, std::string> tied_to_;

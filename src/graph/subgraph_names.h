@@ -1,5 +1,6 @@
 // Renaming what a subgraph defines when its nodes are written into the main graph
-// (folded_if.h: an If's taken branch; unrolled_loop.h: a Loop's iterations).
+// (folded_if.h: an If's taken branch; unrolled_loop.h: a Loop's iterations), and reading
+// what a graph and its subgraphs read.
 #pragma once
 
 #include <string>
@@ -35,6 +36,19 @@ inline void RenameNode(onnx::NodeProto* n, const Renames& renames) {
   for (auto& a : *n->mutable_attribute()) {
     if (a.has_g()) RenameReads(a.mutable_g(), renames);
     for (auto& sub : *a.mutable_graphs()) RenameReads(&sub, renames);
+  }
+}
+
+// Calls fn(name) for every input a node of `g` reads, inside nested subgraphs too (outer-scope
+// references; "" for an omitted input), in graph order.
+template <class Fn>
+void ForEachRead(const onnx::GraphProto& g, Fn&& fn) {
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) fn(in);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) ForEachRead(a.g(), fn);
+      for (const auto& sub : a.graphs()) ForEachRead(sub, fn);
+    }
   }
 }
 

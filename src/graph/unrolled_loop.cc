@@ -8,18 +8,6 @@
 namespace gpucast {
 namespace {
 
-// Every name a graph's nodes read, inside nested subgraphs too.
-void CollectReads(const onnx::GraphProto& g, std::unordered_multiset<std::string>* reads) {
-  for (const auto& n : g.node()) {
-    for (const auto& in : n.input())
-      if (!in.empty()) reads->insert(in);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectReads(a.g(), reads);
-      for (const auto& sub : a.graphs()) CollectReads(sub, reads);
-    }
-  }
-}
-
 // A Constant node whose value is one boolean (or integer) true.
 bool IsConstantTrue(const onnx::NodeProto& n) {
   if (!IsDefaultDomain(n.domain()) || n.op_type() != "Constant" || n.input_size() != 0) return false;
@@ -63,7 +51,67 @@ onnx::NodeProto SimpleNode(const std::string& op, const std::string& name, std::
   return n;
 }
 
+// `elements` joined by one Concat on `axis` named `prefix` writing `output`; with new_axis each
+// is first Unsqueezed at `axis` ("<prefix>/row<k>"; opset 13+: the axes a Constant "<prefix>/axes").
+// Every new name is vetted by `fresh`; nullopt when one is taken.
+std::optional<std::vector<onnx::NodeProto>> Stacked(
+    const std::vector<std::string>& elements, int64_t axis, bool new_axis, int64_t opset, const std::string& prefix,
+    const std::string& output, const std::function<std::optional<std::string>(const std::string&)>& fresh) {
+  std::vector<onnx::NodeProto> out;
+  std::vector<std::string> parts = elements;
+  if (new_axis) {
+    std::string axes;
+    if (opset >= 13) {
+      auto f = fresh(Under(prefix, "axes"));
+      if (!f) return std::nullopt;
+      axes = *f;
+      out.push_back(ConstantNode(axes, axes, onnx::TensorProto::INT64, {1}, axis));
+    }
+    for (size_t k = 0; k < parts.size(); ++k) {
+      auto f = fresh(Under(prefix, "row" + std::to_string(k)));
+      if (!f) return std::nullopt;
+      std::vector<std::string> in = {parts[k]};
+      if (!axes.empty()) in.push_back(axes);
+      onnx::NodeProto u = SimpleNode("Unsqueeze", *f, std::move(in), *f);
+      if (axes.empty()) {
+        auto* a = u.add_attribute();
+        a->set_name("axes");
+        a->set_type(onnx::AttributeProto::INTS);
+        a->add_ints(axis);
+      }
+      out.push_back(std::move(u));
+      parts[k] = *f;
+    }
+  }
+  onnx::NodeProto c = SimpleNode("Concat", prefix, std::move(parts), output);
+  auto* a = c.add_attribute();
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(axis);
+  out.push_back(std::move(c));
+  return out;
+}
+
 }  // namespace
+
+std::optional<std::vector<onnx::NodeProto>> ListConcat(const onnx::NodeProto& concat,
+                                                       const std::vector<std::string>& elements, int64_t opset,
+                                                       const std::function<bool(const std::string&)>& taken) {
+  if (!IsDefaultDomain(concat.domain()) || concat.op_type() != "ConcatFromSequence" || concat.output_size() != 1 ||
+      elements.empty())
+    return std::nullopt;
+  int64_t axis = 0, new_axis = 0;
+  for (const auto& a : concat.attribute()) {
+    if (a.name() == "axis") axis = a.i();
+    if (a.name() == "new_axis") new_axis = a.i();
+  }
+  std::unordered_set<std::string> fresh_names;
+  return Stacked(elements, axis, new_axis != 0, opset, concat.name(), concat.output(0),
+                 [&](const std::string& name) -> std::optional<std::string> {
+                   if (taken(name) || !fresh_names.insert(name).second) return std::nullopt;
+                   return name;
+                 });
+}
 
 std::optional<UnrolledLoop> UnrollLoop(const onnx::NodeProto& loop, int64_t trips, const LoopContext& ctx) {
   if (!IsDefaultDomain(loop.domain()) || loop.op_type() != "Loop" || loop.input_size() < 2 || trips < 1)
@@ -105,7 +153,9 @@ std::optional<UnrolledLoop> UnrollLoop(const onnx::NodeProto& loop, int64_t trip
   }
 
   std::unordered_multiset<std::string> reads;
-  CollectReads(*body, &reads);
+  ForEachRead(*body, [&reads](const std::string& in) {
+    if (!in.empty()) reads.insert(in);
+  });
   // Lists the body appends to: carried value j starts as a SequenceEmpty, and the body's only use
   // of it is one SequenceInsert without a position whose result is the body's output for j.
   std::vector<int> append(static_cast<size_t>(carried), -1);  // the SequenceInsert's node index
@@ -188,40 +238,15 @@ std::optional<UnrolledLoop> UnrollLoop(const onnx::NodeProto& loop, int64_t trip
     result.nodes.push_back(SimpleNode("Identity", Under(loop.name(), "final_" + std::to_string(j)),
                                       {current[static_cast<size_t>(j)]}, want));
   }
-  std::string axes;  // opset 13+: Unsqueeze's axes input, one Constant [0] for every scan output
   for (int s = 0; s < scans; ++s) {
     const std::string& want = loop.output(carried + s);
     if (want.empty()) continue;
-    if (ctx.opset >= 13 && axes.empty()) {
-      auto f = fresh(Under(loop.name(), "scan_axes"));
-      if (!f) return std::nullopt;
-      axes = *f;
-      result.nodes.push_back(ConstantNode(axes, axes, onnx::TensorProto::INT64, {1}, 0));
-    }
-    std::vector<std::string> rows;
-    for (size_t k = 0; k < scanned[static_cast<size_t>(s)].size(); ++k) {
-      const std::string& v = scanned[static_cast<size_t>(s)][k];
+    for (const std::string& v : scanned[static_cast<size_t>(s)])
       if (v.empty()) return std::nullopt;
-      auto f = fresh(Under(loop.name(), "scan" + std::to_string(s) + "/row" + std::to_string(k)));
-      if (!f) return std::nullopt;
-      std::vector<std::string> in = {v};
-      if (!axes.empty()) in.push_back(axes);
-      onnx::NodeProto u = SimpleNode("Unsqueeze", *f, std::move(in), *f);
-      if (axes.empty()) {
-        auto* a = u.add_attribute();
-        a->set_name("axes");
-        a->set_type(onnx::AttributeProto::INTS);
-        a->add_ints(0);
-      }
-      result.nodes.push_back(std::move(u));
-      rows.push_back(*f);
-    }
-    onnx::NodeProto c = SimpleNode("Concat", Under(loop.name(), "scan" + std::to_string(s)), std::move(rows), want);
-    auto* a = c.add_attribute();
-    a->set_name("axis");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(0);
-    result.nodes.push_back(std::move(c));
+    auto stacked = Stacked(scanned[static_cast<size_t>(s)], 0, /*new_axis=*/true, ctx.opset,
+                           Under(loop.name(), "scan" + std::to_string(s)), want, fresh);
+    if (!stacked) return std::nullopt;
+    for (auto& m : *stacked) result.nodes.push_back(std::move(m));
   }
   return result;
 }

@@ -66,4 +66,13 @@ struct LoopContext {
 // name that is taken.
 std::optional<UnrolledLoop> UnrollLoop(const onnx::NodeProto& loop, int64_t trips, const LoopContext& ctx);
 
+// The nodes that stand for `concat`, a ConcatFromSequence of a list the Loop appended to, given
+// the list's elements: with new_axis (torch.stack) an Unsqueeze of each at its axis first
+// ("<concat name>/row<k>", opset 13+ their axes a Constant "<concat name>/axes"), then one Concat
+// named and writing as `concat` (the last node). nullopt: not a default-domain ConcatFromSequence
+// with one output, no element, or a new name `taken`.
+std::optional<std::vector<onnx::NodeProto>> ListConcat(const onnx::NodeProto& concat,
+                                                       const std::vector<std::string>& elements, int64_t opset,
+                                                       const std::function<bool(const std::string&)>& taken);
+
 }  // namespace gpucast

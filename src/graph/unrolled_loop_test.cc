@@ -91,7 +91,7 @@ TEST(UnrollLoop, TwoIterationsByHand) {
                 "MatMul /Loop/iter0/MatMul_2", "Identity /Loop/iter0/Identity", "Constant /Loop/iter1/iteration",
                 "Gather /Loop/iter1/Gather", "MatMul /Loop/iter1/MatMul", "MatMul /Loop/iter1/MatMul_1",
                 "Add /Loop/iter1/Add", "Tanh /Loop/iter1/Tanh", "MatMul /Loop/iter1/MatMul_2",
-                "Identity /Loop/iter1/Identity", "Identity /Loop/final_0", "Constant /Loop/scan_axes",
+                "Identity /Loop/iter1/Identity", "Identity /Loop/final_0", "Constant /Loop/scan0/axes",
                 "Unsqueeze /Loop/scan0/row0", "Unsqueeze /Loop/scan0/row1", "Concat /Loop/scan0"}));
   // Iteration 0 reads the Loop's h0 and gathers row 0; iteration 1 reads iteration 0's h.
   const auto& n = u->nodes;
@@ -105,7 +105,7 @@ TEST(UnrollLoop, TwoIterationsByHand) {
   EXPECT_EQ(n[16].input(0), "/Loop/iter1/h_out");
   EXPECT_EQ(n[16].output(0), "h_final");
   EXPECT_EQ(n[18].input(0), "/Loop/iter0/h_out");
-  EXPECT_EQ(n[18].input(1), "/Loop/scan_axes");
+  EXPECT_EQ(n[18].input(1), "/Loop/scan0/axes");
   EXPECT_EQ(n[20].output(0), "hs");
   // The list: what each iteration appended, for the loader to concatenate.
   ASSERT_EQ(u->sequences.size(), 1u);
@@ -117,6 +117,35 @@ TEST(UnrollLoop, TwoIterationsByHand) {
   EXPECT_EQ(old->nodes[17].op_type(), "Unsqueeze");
   EXPECT_EQ(old->nodes[17].input_size(), 1);
   EXPECT_EQ(old->nodes[17].attribute(0).name(), "axes");
+}
+
+// torch.stack(outs, 1) of three elements at opset 14: an Unsqueeze of each at axis 1 (the axes a
+// Constant), one Concat on axis 1 named and writing as the ConcatFromSequence; torch.cat: the Concat
+// alone; a taken name refuses.
+TEST(ListConcat, StackAndCatByHand) {
+  onnx::NodeProto stack = Op("ConcatFromSequence", {"outs"}, {"stacked"}, "/stack");
+  testing::SetAttr(&stack, "axis", int64_t{1});
+  testing::SetAttr(&stack, "new_axis", int64_t{1});
+  const std::vector<std::string> e = {"a", "b", "c"};
+  auto none = [](const std::string&) { return false; };
+  auto s = ListConcat(stack, e, 14, none);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(Names(*s), (std::vector<std::string>{"Constant /stack/axes", "Unsqueeze /stack/row0", "Unsqueeze /stack/row1",
+                                                 "Unsqueeze /stack/row2", "Concat /stack"}));
+  EXPECT_EQ((*s)[0].attribute(0).t().int64_data(0), 1);
+  EXPECT_EQ((*s)[2].input(0), "b");
+  EXPECT_EQ((*s)[2].input(1), "/stack/axes");
+  EXPECT_EQ((*s)[4].input(2), "/stack/row2");
+  EXPECT_EQ((*s)[4].output(0), "stacked");
+  EXPECT_EQ((*s)[4].attribute(0).i(), 1);
+  onnx::NodeProto cat = Op("ConcatFromSequence", {"outs"}, {"joined"}, "/cat");
+  testing::SetAttr(&cat, "axis", int64_t{0});
+  auto c = ListConcat(cat, e, 14, none);
+  ASSERT_TRUE(c.has_value());
+  ASSERT_EQ(c->size(), 1u);
+  EXPECT_EQ((*c)[0].input_size(), 3);
+  EXPECT_FALSE(ListConcat(stack, e, 14, [](const std::string& n) { return n == "/stack/row1"; }).has_value());
+  EXPECT_FALSE(ListConcat(stack, {}, 14, none).has_value());
 }
 
 TEST(UnrollLoop, WhatCannotBeWrittenOutIsRefused) {

@@ -24,23 +24,25 @@ namespace {
 
 const Predictor& Trained() { return test::PhysicsOnLucid(); }
 
-std::vector<CostReport> Job(const std::string& model, int64_t batch) {
+std::vector<CostReport> Job(const std::string& model, int64_t batch, const std::map<std::string, int64_t>& dims = {}) {
   LoadOptions lo;
   lo.batch = batch;
+  lo.dims = dims;
   auto r = JobStepReports({HomeDir() + "/models/" + model}, lo, CostOptions{});
   EXPECT_TRUE(r.ok()) << r.message();
   return *r;
 }
 
 PredictResult Predict(const std::string& model, int64_t batch, const std::string& gpu, const std::string& mig = "",
-                      const std::vector<std::string>& attrs = {}, int gpus = 1) {
+                      const std::vector<std::string>& attrs = {}, int gpus = 1,
+                      const std::map<std::string, int64_t>& dims = {}) {
   JobConfig job;
   job.batch = batch;
   job.gpu = gpu;
   job.mig_profile = mig;
   job.gpus = gpus;
   for (const std::string& a : attrs) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
-  Result<PredictResult> r = Trained().Predict(Job(model, batch), job);
+  Result<PredictResult> r = Trained().Predict(Job(model, batch, dims), job);
   EXPECT_TRUE(r.ok()) << r.message();
   return *r;
 }
@@ -131,24 +133,14 @@ TEST(Unseen, AnUnstatedInputPipelineWidensTheLowSide) {
 // sizes as every position (an upper bound). Unstated, the point is that bound and the intervals
 // also hold a selection of none; a stated fraction scales the head and leaves nothing unknown.
 TEST(Unseen, AnUnstatedSelectionSpansNoneToAll) {
-  LoadOptions lo;
-  lo.batch = 32;
-  lo.dims = {{"seq", 128}};
-  Result<std::vector<CostReport>> reports = JobStepReports({HomeDir() + "/models/unseen/masked_lm-opset17.onnx"}, lo, {});
-  ASSERT_TRUE(reports.ok()) << reports.message();
-  ASSERT_GT(reports->at(0).SelectionBoundNodes(), 0);
-  auto predict = [&](const std::vector<std::string>& attrs) {
-    JobConfig job;
-    job.batch = 32;
-    job.gpu = "RTX3090";
-    for (const std::string& a : attrs) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
-    Result<PredictResult> r = Trained().Predict(*reports, job);
-    EXPECT_TRUE(r.ok()) << r.message();
-    return *r;
-  };
+  const std::string mlm = "unseen/masked_lm-opset17.onnx";
+  const std::map<std::string, int64_t> seq = {{"seq", 128}};
+  const int64_t bound_nodes = Job(mlm, 32, seq).at(0).SelectionBoundNodes();
+  ASSERT_GT(bound_nodes, 0);
+  auto predict = [&](const std::vector<std::string>& attrs) { return Predict(mlm, 32, "RTX3090", "", attrs, 1, seq); };
   const PredictResult unstated = predict({"data_on_gpu=1"}), all = predict({"data_on_gpu=1", "selected_fraction=1"}),
                       some = predict({"data_on_gpu=1", "selected_fraction=0.15"});
-  EXPECT_EQ(unstated.selection_bound_nodes, reports->at(0).SelectionBoundNodes());
+  EXPECT_EQ(unstated.selection_bound_nodes, bound_nodes);
   EXPECT_TRUE(unstated.unknown_selection);
   EXPECT_FALSE(all.unknown_selection);
   EXPECT_FALSE(some.unknown_selection);
