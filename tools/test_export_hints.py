@@ -143,3 +143,54 @@ class ExportHintsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+BATCH_MODELS = textwrap.dedent('''
+    import torch, torch.nn as nn
+
+    class Latents(nn.Module):  # a Perceiver's cross-attention: the queries come from parameters alone
+        def __init__(self):
+            super().__init__()
+            self.lat = nn.Parameter(torch.randn(32, 64))
+            self.q = nn.Linear(64, 64)
+            self.k = nn.Linear(64, 64)
+        def forward(self, x):
+            a = torch.einsum("ld,bnd->bln", self.q(self.lat), self.k(x)).softmax(-1)
+            return torch.einsum("bln,bnd->bld", a, x)
+
+    class FirstFour(nn.Module):  # the batch typed in: x[:4] is a constant slice in the trace
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(64, 64)
+        def forward(self, x):
+            return self.l(x[:4])
+''')
+
+
+class BatchCheckTest(unittest.TestCase):
+    """gpucast-export's check that the cost follows the batch: a part no sample pays for is
+    allowed (and named), a size fixed while tracing is refused."""
+
+    @classmethod
+    def setUpClass(cls):
+        ExportHintsTest.setUpClass.__func__(cls)
+        with open(cls.models, "w") as f:
+            f.write(BATCH_MODELS)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    export = ExportHintsTest.export
+
+    def test_work_on_parameters_alone_is_named_by_hand_count(self):
+        p = self.export("Latents", ["x=float32[B,10,64]"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # q(lat): 2 x 32 x 64 x 64 multiply-adds plus its bias over 32 x 64: the same at every batch.
+        fixed = 2 * 32 * 64 * 64 + 32 * 64
+        self.assertIn(f"note: {fixed:,} forward FLOPs do not grow with the batch", p.stdout)
+
+    def test_a_size_fixed_while_tracing_is_refused(self):
+        p = self.export("FirstFour", ["x=float32[B,64]"])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("the cost does not follow the batch", p.stderr)
