@@ -80,9 +80,20 @@ MODELS = textwrap.dedent('''
 
     def bag_without_padding():
         return Bag(None)
+
+    class Mlp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+        def forward(self, x):
+            return self.l(x)
+
+    def half_mlp():
+        return Mlp().half()
 ''')
 
-# factory, inputs, what the failing export's hint must say, the rewrite's factory
+# factory, inputs, what the failing export's hint must say, the rewrite's factory (and its inputs
+# where they differ)
 CASES = [
     ("Checkpointed", ["x=float32[B,8]"], "torch.utils.checkpoint does not export", "Direct"),
     ("ConvSame", ["x=float32[B,4,20]"], "a convolution with padding='same' or 'valid'", "conv_numbers"),
@@ -90,6 +101,8 @@ CASES = [
     ("Shuffle", ["x=float32[B,4,3,3]"], "nn.ChannelShuffle does not export", "ShuffleByView"),
     ("Gumbel", ["x=float32[B,8]"], "F.gumbel_softmax draws exponential noise", "GumbelByHand"),
     ("Bag", ["ids=int64[B,3]"], "nn.EmbeddingBag with padding_idx does not export", "bag_without_padding"),
+    ("half_mlp", ["x=float16[B,8]"], "the model is in half precision",
+     ("Mlp", ["x=float32[B,8]"])),
 ]
 
 
@@ -123,7 +136,8 @@ class ExportHintsTest(unittest.TestCase):
                 self.assertIn("torch.onnx.export failed", p.stderr)
                 self.assertIn("hint: " + hint, p.stderr)
                 if rewrite:
-                    q = self.export(rewrite, inputs)
+                    rewrite, rewrite_inputs = rewrite if isinstance(rewrite, tuple) else (rewrite, inputs)
+                    q = self.export(rewrite, rewrite_inputs)
                     self.assertEqual(q.returncode, 0, q.stdout + q.stderr)
                     self.assertIn("gpucast analyze the same", q.stdout)
 

@@ -5,7 +5,7 @@ usage: /usr/bin/python3 tools/unseen_models.py [--out models/unseen] [--only NAM
        /usr/bin/python3 tools/unseen_models.py --list
 
 Each model below is a small configuration of an architecture people train today (torchvision's own
-classes where torchvision has one; a diffusion UNet, a GPT decoder with a runtime `tril` causal mask
+classes where torchvision has one; a diffusion UNet, a GPT decoder with a runtime `tril` causal mask or nanoGPT's mask buffer,
 a full-graph GNN, a DLRM recommender, weighted and max-pooled embedding bags, a mixture-of-experts LM, a masked LM,
 AlexNet with local response normalization and a torch.jit.script'ed recurrent loop written here in plain torch): Swin-style shifted windows with padding, ConvNeXt
 and EfficientNetV2 with stochastic depth on, MaxViT, a segmentation net that interpolates, a
@@ -193,6 +193,9 @@ MODELS = {
                        "GroupNorm, SiLU, nearest F.interpolate, attention, timestep embedding"),
     "gpt_tril": (lambda: gpt.GPT(vocab_size=1000, n_positions=128, n_embd=64, n_layer=2, n_head=4),
                  ["input_ids=int64[B,seq]"], {"seq": 64}, "causal mask from torch.tril at run time, tied LM head"),
+    "gpt_buffer": (lambda: gpt.GPT(vocab_size=1000, n_positions=128, n_embd=64, n_layer=2, n_head=4, mask="buffer"),
+                   ["input_ids=int64[B,seq]"], {"seq": 64},
+                   "nanoGPT's causal mask: a float buffer per layer compared with 0 (a graph input, not a parameter)"),
     "gcn": (lambda: gnn.FullGraphGCN(fin=64), ["x=float32[B,64]", "edge_index=int64[2,E]"], {"E": 2048},
             "full-graph GNN: the node count stands where the batch goes"),
     "dlrm": (lambda: DLRM(rows=(1000, 2000, 4000)), ["dense=float32[B,13]", "sparse=int64[B,3,4]"], {},

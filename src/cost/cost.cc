@@ -308,6 +308,8 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     }
 
     const bool half = opts.amp && RunsInHalf(nc.category);
+    const bool any_float_output = std::any_of(args.outputs.begin(), args.outputs.end(),
+                                              [](const TensorInfo* t) { return IsFloat(t->elem_type); });
     Count act, in_bytes, params, wbytes;
     if (!cost->view)
       for (const TensorInfo* t : args.outputs) act += Bytes(*t, half);
@@ -319,7 +321,9 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         continue;
       }
       if (!consumes) continue;
-      bool trainable = IsFloat(t->elem_type);
+      // A node with no float output (a comparison: nanoGPT's causal-mask buffer == 0) passes no
+      // gradient back: a weight it reads is a buffer there, not a trained parameter.
+      bool trainable = IsFloat(t->elem_type) && any_float_output;
       if (cost->trainable_inputs && cost->consumes_params) {
         trainable = false;
         for (int k : *cost->trainable_inputs) trainable = trainable || static_cast<size_t>(k) == i;

@@ -542,6 +542,29 @@ TEST(Params, TiedWeightAndLearnedTokenCountOnce) {
   EXPECT_EQ(r.totals.params, 40 + 4);
 }
 
+TEST(Params, AMaskBufferComparedIsNotTrained) {
+  // nanoGPT registers its causal mask as a float buffer (torch.tril(torch.ones(n, n))) and uses
+  // it as att.masked_fill(bias[:, :, :T, :T] == 0, -inf); an export without weights makes the
+  // buffer a graph input like the parameters. Only its comparison reads it: no gradient reaches
+  // it, so it is a weight (resident) but not a parameter (torch's parameters() leaves buffers
+  // out). The same tensor added to the scores is trained there.
+  for (bool also_added : {false, true}) {
+    GraphBuilder b("m.onnx", 2);
+    b.Data("att", {2, 4, 4}).Param("bias", {8, 8}).Value("m", {4, 4}).Value("zero", {}, kFloat);
+    b.Value("cond", {4, 4}, /*bool*/ 9).Value("ninf", {}, kFloat).Value("y", {2, 4, 4}).Value("z", {2, 4, 4});
+    b.Op("Slice", "slice", {"bias"}, {"m"});
+    b.Op("Constant", "c0", {}, {"zero"});
+    b.Op("Constant", "c1", {}, {"ninf"});
+    b.Op("Equal", "eq", {"m", "zero"}, {"cond"});
+    b.Op("Where", "fill", {"cond", "ninf", "att"}, {"y"});
+    if (also_added) b.Op("Add", "add", {"y", "m"}, {"z"});
+    CostReport r = Analyze(b);
+    EXPECT_EQ(NodeNamed(r, "eq").params, 0);
+    EXPECT_EQ(r.totals.params, also_added ? 64 : 0) << also_added;
+    EXPECT_EQ(r.totals.weight_bytes, 64 * 4) << also_added;  // resident either way
+  }
+}
+
 TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {
   GraphBuilder b("m.onnx", /*batch=*/2);
   b.Data("ids", {2, 5}, kInt64).Param("table", {100, 8}).Value("emb", {2, 5, 8});
