@@ -172,6 +172,17 @@ BATCH_MODELS = textwrap.dedent('''
             a = torch.einsum("ld,bnd->bln", self.q(self.lat), self.k(x)).softmax(-1)
             return torch.einsum("bln,bnd->bld", a, x)
 
+    class Buffers(nn.Module):  # normalization constants and a sinusoidal table kept as buffers
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1))
+            self.register_buffer("std", torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1))
+            self.register_buffer("pe", torch.sin(torch.arange(128.0)).view(64, 2))
+            self.l = nn.Linear(2, 4)
+        def forward(self, x):  # x [B, 3, T]: every step's 3 channels normalized, then positions
+            h = ((x - self.mean) / self.std)[:, :2].transpose(1, 2)
+            return self.l(h + self.pe[:x.size(2)])
+
     class FirstFour(nn.Module):  # the batch typed in: x[:4] is a constant slice in the trace
         def __init__(self):
             super().__init__()
@@ -181,9 +192,10 @@ BATCH_MODELS = textwrap.dedent('''
 ''')
 
 
-class BatchCheckTest(unittest.TestCase):
-    """gpucast-export's check that the cost follows the batch: a part no sample pays for is
-    allowed (and named), a size fixed while tracing is refused."""
+class CheckTest(unittest.TestCase):
+    """gpucast-export's checks: the cost follows the batch (a part no sample pays for is allowed
+    and named, a size fixed while tracing is refused); the model's buffers, graph inputs like the
+    parameters in a weight-free export, are named in the file and are not counted as parameters."""
 
     @classmethod
     def setUpClass(cls):
@@ -203,6 +215,14 @@ class BatchCheckTest(unittest.TestCase):
         # q(lat): 2 x 32 x 64 x 64 multiply-adds plus its bias over 32 x 64: the same at every batch.
         fixed = 2 * 32 * 64 * 64 + 32 * 64
         self.assertIn(f"note: {fixed:,} forward FLOPs do not grow with the batch", p.stdout)
+
+    def test_buffers_are_named_and_not_counted(self):
+        p = self.export("Buffers", ["x=float32[B,3,16]"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("torch counts 12 parameters, gpucast analyze the same", p.stdout)
+        import onnx
+        meta = {kv.key: kv.value for kv in onnx.load(os.path.join(self.tmp.name, "Buffers.onnx")).metadata_props}
+        self.assertEqual(sorted(meta["gpucast.buffers"].split("\n")), ["mean", "pe", "std"])
 
     def test_a_size_fixed_while_tracing_is_refused(self):
         p = self.export("FirstFour", ["x=float32[B,64]"])

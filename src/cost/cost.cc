@@ -113,7 +113,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
 
   std::set<std::string> grad;  // tensors that require a gradient
   for (const auto& [name, t] : graph.tensors)
-    if (t.is_param && IsFloat(t.elem_type)) grad.insert(name);
+    if (t.is_param && !t.is_buffer && IsFloat(t.elem_type)) grad.insert(name);
 
   // Weights: parameters, and values computed from parameters only by free ops
   // (Transpose of a Linear weight, Slice/Concat gate reordering of recurrent
@@ -140,6 +140,11 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       else if (!produced.count(name)) root_of[name] = !t.tied_to.empty() && graph.tensors.count(t.tied_to) ? t.tied_to : name;
     }
   }
+  // Weights made of the model's buffers only (TensorInfo::is_buffer, and free ops over them):
+  // resident, never trained.
+  std::unordered_set<std::string> buffer_only;
+  for (const auto& [name, t] : graph.tensors)
+    if (t.is_buffer) buffer_only.insert(name);
   auto is_weight = [&root_of, &parts](const TensorInfo* t) -> bool {
     if (!t) return false;
     if (root_of.count(t->name) || parts.count(t->name)) return true;
@@ -300,8 +305,13 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         }
       }
       if (any_weight && all_weights) {
+        const bool of_buffers = std::all_of(made_of.begin(), made_of.end(),
+                                            [&buffer_only](const std::string& w) { return buffer_only.count(w) > 0; });
         for (const TensorInfo* t : args.outputs)
-          if (IsFloat(t->elem_type) && !t->own_param && !root_of.count(t->name)) parts[t->name] = made_of;
+          if (IsFloat(t->elem_type) && !t->own_param && !root_of.count(t->name)) {
+            parts[t->name] = made_of;
+            if (of_buffers) buffer_only.insert(t->name);
+          }
       } else if (any_weight) {
         consumes = true;
       }
@@ -321,13 +331,12 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         continue;
       }
       if (!consumes) continue;
-      // A node with no float output (a comparison: nanoGPT's causal-mask buffer == 0) passes no
-      // gradient back: a weight it reads is a buffer there, not a trained parameter.
-      bool trainable = IsFloat(t->elem_type) && any_float_output;
-      if (cost->trainable_inputs && cost->consumes_params) {
-        trainable = false;
-        for (int k : *cost->trainable_inputs) trainable = trainable || static_cast<size_t>(k) == i;
-      }
+      // Not trained: the model's buffers, and a weight read by a node with no float output (a
+      // comparison: nanoGPT's causal mask == 0), which passes no gradient back.
+      bool trainable = IsFloat(t->elem_type) && any_float_output && !buffer_only.count(t->name);
+      if (cost->trainable_inputs && cost->consumes_params)
+        trainable = trainable && std::find(cost->trainable_inputs->begin(), cost->trainable_inputs->end(),
+                                           static_cast<int>(i)) != cost->trainable_inputs->end();
       wbytes += Bytes(*t, false);
       const Status overflow = Status::Error(where + ": parameter count overflows int64");
       RETURN_IF_ERROR(walk(t->name, &seen_weight, [&](const std::string& root) -> Status {
@@ -341,7 +350,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
           const TensorInfo& rt = graph.tensors.at(root);
           Count rn = Numel(rt);
           if (!rn.ok()) return overflow;
-          if (IsFloat(rt.elem_type)) param_tensors[root] = rn.value();
+          if (IsFloat(rt.elem_type) && !rt.is_buffer) param_tensors[root] = rn.value();
           return Status::Ok();
         }));
       if (trainable) params += Numel(*t);

@@ -565,6 +565,34 @@ TEST(Params, AMaskBufferComparedIsNotTrained) {
   }
 }
 
+TEST(Params, BuffersAreResidentButNeverTrained) {
+  // Normalization inside the model, ((x - mean) / std) -> Conv, with mean and std registered
+  // buffers [1, 3, 1, 1], and a sinusoidal position table pe [16, 3] (a buffer) sliced to the
+  // input's 4 rows and added to the data. x[2,3,4,4] data; Conv w[2,3,1,1] + b[2] -> [2,2,4,4].
+  // Params are torch's: w + b = 8. Nothing upstream of the Conv needs a gradient, so its
+  // backward is dW and db only: dW 2 x (2·2·4·4 outputs x 3 multiply-adds) = 384, db 2·2·4·4 =
+  // 64 (with a gradient for its input, dX would add another 384).
+  GraphBuilder b("m.onnx", 2);
+  b.Data("x", {2, 3, 4, 4}).Buffer("mean", {1, 3, 1, 1}).Buffer("std", {1, 3, 1, 1}).Buffer("pe", {16, 3});
+  b.Param("w", {2, 3, 1, 1}).Param("b", {2});
+  b.Value("c", {2, 3, 4, 4}).Value("n", {2, 3, 4, 4}).Value("y", {2, 2, 4, 4});
+  b.Value("tok", {2, 4, 3}).Value("p4", {4, 3}).Value("t", {2, 4, 3});
+  b.Op("Sub", "center", {"x", "mean"}, {"c"});
+  b.Op("Div", "scale", {"c", "std"}, {"n"});
+  b.Op("Conv", "conv", {"n", "w", "b"}, {"y"});
+  b.Op("Slice", "rows", {"pe"}, {"p4"});  // a weight made of a buffer alone
+  b.Op("Add", "position", {"tok", "p4"}, {"t"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(NodeNamed(r, "center").params, 0);
+  EXPECT_EQ(NodeNamed(r, "scale").params, 0);
+  EXPECT_EQ(NodeNamed(r, "position").params, 0);
+  EXPECT_EQ(NodeNamed(r, "center").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(r, "conv").params, 8);
+  EXPECT_EQ(NodeNamed(r, "conv").backward_flops, 384 + 64);
+  EXPECT_EQ(r.totals.params, 8);
+  EXPECT_EQ(r.totals.weight_bytes, (8 + 3 + 3 + 48) * 4);  // buffers are resident
+}
+
 TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {
   GraphBuilder b("m.onnx", /*batch=*/2);
   b.Data("ids", {2, 5}, kInt64).Param("table", {100, 8}).Value("emb", {2, 5, 8});

@@ -30,6 +30,13 @@ GraphBuilder& GraphBuilder::Param(const std::string& name, std::vector<int64_t> 
   return *this;
 }
 
+GraphBuilder& GraphBuilder::Buffer(const std::string& name, std::vector<int64_t> dims) {
+  TensorInfo& t = Add(name, std::move(dims), kFloat);
+  t.is_param = true;
+  t.is_buffer = true;
+  return *this;
+}
+
 GraphBuilder& GraphBuilder::Value(const std::string& name, std::vector<int64_t> dims, ElemType t) {
   Add(name, std::move(dims), t);
   return *this;

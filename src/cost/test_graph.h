@@ -20,6 +20,8 @@ class GraphBuilder {
   // A data input (sample data), a trained parameter, or an intermediate value.
   GraphBuilder& Data(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   GraphBuilder& Param(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
+  // A float buffer of the model (TensorInfo::is_buffer: a weight that is never trained).
+  GraphBuilder& Buffer(const std::string& name, std::vector<int64_t> dims);
   GraphBuilder& Value(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   // Marks a declared value as a graph output (Graph::outputs).
   GraphBuilder& Output(const std::string& name);

@@ -27,6 +27,11 @@ inline bool IsDefaultDomain(std::string_view domain) { return domain.empty() || 
 // "[2,3,224,224]": dims as messages and the analyze table print them.
 std::string DimsString(const std::vector<int64_t>& dims);
 
+// The ONNX model metadata entry (ModelProto.metadata_props) that lists the model's buffers, one
+// name per line (tools/gpucast-export writes it from the module's named_buffers(); a weight-free
+// export makes buffers graph inputs exactly like parameters).
+inline constexpr std::string_view kBuffersMetadataKey = "gpucast.buffers";
+
 struct TensorInfo {
   std::string name;
   ElemType elem_type = 0;
@@ -36,6 +41,11 @@ struct TensorInfo {
   // A trained parameter: a float initializer, a float graph input that is not
   // a data input (weight-free exports), or an Identity/Cast of one.
   bool is_param = false;
+  // A parameter tensor that is one of the model's buffers (a registered tensor that is not an
+  // nn.Parameter: normalization constants, a positional-encoding table, a causal mask), named in
+  // the model's metadata entry kBuffersMetadataKey: resident like a weight, never trained (no
+  // gradient, not counted in params).
+  bool is_buffer = false;
   // For a parameter the exporter wrote twice (param_ties.h: the transpose of
   // a tied matrix, constant-folded): the parameter it is a copy of, counted
   // in its place. "" otherwise.

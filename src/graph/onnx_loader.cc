@@ -298,6 +298,7 @@ class Loader {
     for (int i = 0; i < inputs->size(); ++i) {
       if (!read.count(inputs->Get(i).name())) {
         if (first_dropped.empty()) first_dropped = inputs->Get(i).name();
+        dropped_.insert(inputs->Get(i).name());
         continue;
       }
       if (kept != i) inputs->SwapElements(kept, i);
@@ -309,7 +310,10 @@ class Loader {
     auto* inits = g.mutable_initializer();
     kept = 0;
     for (int i = 0; i < inits->size(); ++i) {
-      if (!read.count(inits->Get(i).name())) continue;
+      if (!read.count(inits->Get(i).name())) {
+        dropped_.insert(inits->Get(i).name());
+        continue;
+      }
       if (kept != i) inits->SwapElements(kept, i);
       ++kept;
     }
@@ -607,6 +611,34 @@ class Loader {
     return Status::Ok();
   }
 
+  // The model's buffers among the parameter tensors (TensorInfo::is_buffer): the names in the
+  // model's metadata entry kBuffersMetadataKey, one per line, as gpucast-export writes them from
+  // the module's named_buffers(). A name that is not a float parameter tensor is ignored, and
+  // counted in one warning (the file was edited, or the model's state names changed), unless it
+  // was dropped as unread (DropUnread warns of those).
+  void MarkBuffers() {
+    int64_t unknown = 0;
+    std::string first_unknown;
+    for (const auto& kv : model_.metadata_props()) {
+      if (kv.key() != kBuffersMetadataKey) continue;
+      std::string_view rest = kv.value();
+      while (!rest.empty()) {
+        const size_t end = std::min(rest.find('\n'), rest.size());
+        const std::string name(rest.substr(0, end));
+        rest.remove_prefix(std::min(end + 1, rest.size()));
+        if (name.empty()) continue;
+        if (params_.count(name)) {
+          buffers_.insert(name);
+        } else if (!dropped_.count(name) && unknown++ == 0) {
+          first_unknown = name.substr(0, 80);
+        }
+      }
+    }
+    if (unknown > 0)
+      Warn(std::to_string(unknown) + " name(s) of the metadata entry '" + std::string(kBuffersMetadataKey) +
+           "' are not float parameter tensors of the graph (first: '" + first_unknown + "'): ignored");
+  }
+
   void MarkParams() {
     const auto& g = model_.graph();
     for (const auto& t : g.initializer()) {
@@ -617,6 +649,7 @@ class Loader {
       if (initializers_.count(in.name()) || data.count(in.name())) continue;
       if (IsFloatElemType(in.type().tensor_type().elem_type())) params_.insert(in.name());
     }
+    MarkBuffers();
     for (const auto& n : g.node()) {
       bool cast_to_float = n.op_type() == "Cast";
       for (const auto& a : n.attribute()) {
@@ -625,6 +658,7 @@ class Loader {
       if (IsDefaultDomain(n.domain()) && (n.op_type() == "Identity" || cast_to_float) &&
           n.input_size() >= 1 && params_.count(n.input(0)) && n.output_size() >= 1) {
         params_.insert(n.output(0));
+        if (buffers_.count(n.input(0))) buffers_.insert(n.output(0));
         if (n.op_type() == "Identity" && identity_of_param_.count(n.output(0))) own_params_.insert(n.output(0));
       }
     }
@@ -1302,6 +1336,7 @@ class Loader {
         }
       }
       t.is_param = params_.count(name) > 0;
+      t.is_buffer = t.is_param && buffers_.count(name) > 0;
       if (auto it = tied_to_.find(name); it != tied_to_.end()) t.tied_to = it->second;
       t.own_param = own_params_.count(name) > 0;
       t.is_data_input = data.count(name) > 0;
@@ -1372,6 +1407,8 @@ class Loader {
   std::vector<std::string> data_inputs_;
   std::unordered_set<std::string> weight_inputs_;
   std::unordered_set<std::string> params_;
+  std::unordered_set<std::string> buffers_;  // of params_: the model's buffers (MarkBuffers)
+  std::unordered_set<std::string> dropped_;  // inputs and initializers nothing reads (DropUnread)
   // Parameters written other than as the model holds them (param_ties.h).
   std::unordered_set<std::string> identity_of_param_;  // found before inlining
   std::unordered_set<std::string> own_params_;

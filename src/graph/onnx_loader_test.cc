@@ -317,6 +317,34 @@ TEST(LoadOnnx, ParamsThroughIdentityAndFloatInputs) {
   EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{3, 4}));
 }
 
+// gpucast-export names the module's buffers in the metadata entry gpucast.buffers (a weight-free
+// export makes them graph inputs like the parameters): they stay weights (is_param) and are marked
+// is_buffer, through a Cast too. A name the graph does not hold as a float parameter tensor is
+// ignored with a warning; one dropped as unread only gets DropUnread's warning.
+TEST(LoadOnnx, BuffersNamedInTheMetadataAreMarked) {
+  ModelBuilder b;
+  b.Input("x", kFloat, {std::string("batch"), 4}).Input("mean", kFloat, {4}).Input("w", kFloat, {4, 4});
+  b.Input("unread", kFloat, {4});
+  SetAttr(&b.Node("Cast", {"mean"}, {"mean2"}), "to", int64_t{kFloat});
+  b.Node("Sub", {"x", "mean2"}, {"h"});
+  b.Node("MatMul", {"h", "w"}, {"y"});
+  b.Output("y");
+  auto* kv = b.model().add_metadata_props();
+  kv->set_key("gpucast.buffers");
+  kv->set_value("mean\nunread\n\nx\nnot_there");
+  auto g = Load(b, Opts(3));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_TRUE(g->Tensor("mean")->is_param);
+  EXPECT_TRUE(g->Tensor("mean")->is_buffer);
+  EXPECT_TRUE(g->Tensor("mean2")->is_buffer);
+  EXPECT_FALSE(g->Tensor("w")->is_buffer);
+  EXPECT_FALSE(g->Tensor("x")->is_buffer);  // a data input is never a buffer
+  EXPECT_EQ(g->warnings, (std::vector<std::string>{
+                             "m.onnx: 1 graph input(s) that no node reads were ignored (first: 'unread')",
+                             "m.onnx: 2 name(s) of the metadata entry 'gpucast.buffers' are not float parameter "
+                             "tensors of the graph (first: 'x'): ignored"}));
+}
+
 // ---- Bad files ----
 
 TEST(LoadOnnx, BadBytes) {
