@@ -183,6 +183,13 @@ BATCH_MODELS = textwrap.dedent('''
             h = ((x - self.mean) / self.std)[:, :2].transpose(1, 2)
             return self.l(h + self.pe[:x.size(2)])
 
+    class StackedLstm(nn.Module):  # dropout between the layers: torch cannot export it in training mode
+        def __init__(self):
+            super().__init__()
+            self.l = nn.LSTM(8, 16, num_layers=2, dropout=0.2, batch_first=True)
+        def forward(self, x):
+            return self.l(x)[0]
+
     class FirstFour(nn.Module):  # the batch typed in: x[:4] is a constant slice in the trace
         def __init__(self):
             super().__init__()
@@ -223,6 +230,13 @@ class CheckTest(unittest.TestCase):
         import onnx
         meta = {kv.key: kv.value for kv in onnx.load(os.path.join(self.tmp.name, "Buffers.onnx")).metadata_props}
         self.assertEqual(sorted(meta["gpucast.buffers"].split("\n")), ["mean", "pe", "std"])
+
+    def test_a_stacked_rnns_dropout_is_left_out_with_a_note(self):
+        p = self.export("StackedLstm", ["x=float32[B,5,8]"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # torch: layer 1 4·16·(8+16) + 2·4·16, layer 2 4·16·(16+16) + 2·4·16 = 1,664 + 2,176
+        self.assertIn("torch counts 3,840 parameters, gpucast analyze the same", p.stdout)
+        self.assertIn("note: 1 recurrent module(s) exported without their dropout between layers", p.stdout)
 
     def test_a_size_fixed_while_tracing_is_refused(self):
         p = self.export("FirstFour", ["x=float32[B,64]"])
