@@ -81,6 +81,18 @@ MODELS = textwrap.dedent('''
     def bag_without_padding():
         return Bag(None)
 
+    class Bilinear(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b = nn.Bilinear(8, 6, 4)
+        def forward(self, x, y):
+            return self.b(x, y)
+
+    class BilinearByEinsum(Bilinear):  # the hint's rewrite
+        def forward(self, x, y):
+            t = torch.einsum("bi,oij->boj", x, self.b.weight)
+            return torch.einsum("boj,bj->bo", t, y) + self.b.bias
+
     class Mlp(nn.Module):
         def __init__(self):
             super().__init__()
@@ -101,6 +113,7 @@ CASES = [
     ("Shuffle", ["x=float32[B,4,3,3]"], "nn.ChannelShuffle does not export", "ShuffleByView"),
     ("Gumbel", ["x=float32[B,8]"], "F.gumbel_softmax draws exponential noise", "GumbelByHand"),
     ("Bag", ["ids=int64[B,3]"], "nn.EmbeddingBag with padding_idx does not export", "bag_without_padding"),
+    ("Bilinear", ["x=float32[B,8]", "y=float32[B,6]"], "nn.Bilinear does not export", "BilinearByEinsum"),
     ("half_mlp", ["x=float16[B,8]"], "the model is in half precision",
      ("Mlp", ["x=float32[B,8]"])),
 ]
