@@ -196,6 +196,15 @@ BATCH_MODELS = textwrap.dedent('''
             h = ((x - self.mean) / self.std)[:, :2].transpose(1, 2)
             return self.l(h + self.pe[:x.size(2)])
 
+    class FineTune(nn.Module):  # a frozen backbone and a trained head
+        def __init__(self):
+            super().__init__()
+            self.backbone = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+            self.backbone.requires_grad_(False)
+            self.head = nn.Linear(16, 2)
+        def forward(self, x):
+            return self.head(self.backbone(x))
+
     class StackedLstm(nn.Module):  # dropout between the layers: torch cannot export it in training mode
         def __init__(self):
             super().__init__()
@@ -243,6 +252,22 @@ class CheckTest(unittest.TestCase):
         import onnx
         meta = {kv.key: kv.value for kv in onnx.load(os.path.join(self.tmp.name, "Buffers.onnx")).metadata_props}
         self.assertEqual(sorted(meta["gpucast.buffers"].split("\n")), ["mean", "pe", "std"])
+
+    def test_frozen_parameters_are_named_and_not_trained(self):
+        p = self.export("FineTune", ["x=float32[B,8]"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # 8·16 + 16 frozen, 16·2 + 2 trained: torch counts all 178
+        self.assertIn("torch counts 178 parameters, gpucast analyze the same", p.stdout)
+        self.assertIn("note: 144 of the parameters are frozen (requires_grad off, 2 tensor(s))", p.stdout)
+        path = os.path.join(self.tmp.name, "FineTune.onnx")
+        out = subprocess.run([self.gpucast, "analyze", path, "--batch", "4", "--json"], capture_output=True,
+                             text=True, check=True).stdout
+        import json
+        t = json.loads(out)["totals"]
+        self.assertEqual((t["params"], t["frozen_params"]), (178, 144))
+        # Only the head computes a gradient: dW 2·4·16·2 = 256 and db (a column sum, 4·2 = 8); no
+        # gradient of its input, so nothing before it runs a backward.
+        self.assertEqual(t["backward_flops"], 2 * 4 * 16 * 2 + 4 * 2)
 
     def test_a_stacked_rnns_dropout_is_left_out_with_a_note(self):
         p = self.export("StackedLstm", ["x=float32[B,5,8]"])

@@ -113,7 +113,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
 
   std::set<std::string> grad;  // tensors that require a gradient
   for (const auto& [name, t] : graph.tensors)
-    if (t.is_param && !t.is_buffer && IsFloat(t.elem_type)) grad.insert(name);
+    if (t.is_param && !t.is_buffer && !t.is_frozen && IsFloat(t.elem_type)) grad.insert(name);
 
   // Weights: parameters, and values computed from parameters only by free ops
   // (Transpose of a Linear weight, Slice/Concat gate reordering of recurrent
@@ -141,10 +141,13 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     }
   }
   // Weights made of the model's buffers only (TensorInfo::is_buffer, and free ops over them):
-  // resident, never trained.
-  std::unordered_set<std::string> buffer_only;
-  for (const auto& [name, t] : graph.tensors)
+  // resident, not parameters. Weights made of buffers and frozen parameters only (is_frozen):
+  // never trained (no gradient, no optimizer state).
+  std::unordered_set<std::string> buffer_only, untrained;
+  for (const auto& [name, t] : graph.tensors) {
     if (t.is_buffer) buffer_only.insert(name);
+    if (t.is_buffer || t.is_frozen) untrained.insert(name);
+  }
   auto is_weight = [&root_of, &parts](const TensorInfo* t) -> bool {
     if (!t) return false;
     if (root_of.count(t->name) || parts.count(t->name)) return true;
@@ -193,7 +196,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   };
 
   std::map<std::pair<std::string, std::string>, int64_t> unsupported;
-  std::map<std::string, int64_t> param_tensors, weight_tensors;  // deduplicated totals, by root
+  std::map<std::string, int64_t> param_tensors, frozen_tensors, weight_tensors;  // deduplicated totals, by root
   Totals tot;
   // Tensors sized by a data-dependent selection's upper bound, and what is computed from them
   // (NodeCost::selection_bound).
@@ -305,12 +308,15 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         }
       }
       if (any_weight && all_weights) {
-        const bool of_buffers = std::all_of(made_of.begin(), made_of.end(),
-                                            [&buffer_only](const std::string& w) { return buffer_only.count(w) > 0; });
+        auto all_in = [&made_of](const std::unordered_set<std::string>& set) {
+          return std::all_of(made_of.begin(), made_of.end(), [&set](const std::string& w) { return set.count(w) > 0; });
+        };
+        const bool of_buffers = all_in(buffer_only), of_untrained = all_in(untrained);
         for (const TensorInfo* t : args.outputs)
           if (IsFloat(t->elem_type) && !t->own_param && !root_of.count(t->name)) {
             parts[t->name] = made_of;
             if (of_buffers) buffer_only.insert(t->name);
+            if (of_untrained) untrained.insert(t->name);
           }
       } else if (any_weight) {
         consumes = true;
@@ -331,12 +337,14 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         continue;
       }
       if (!consumes) continue;
-      // Not trained: the model's buffers, and a weight read by a node with no float output (a
-      // comparison: nanoGPT's causal mask == 0), which passes no gradient back.
-      bool trainable = IsFloat(t->elem_type) && any_float_output && !buffer_only.count(t->name);
-      if (cost->trainable_inputs && cost->consumes_params)
-        trainable = trainable && std::find(cost->trainable_inputs->begin(), cost->trainable_inputs->end(),
-                                           static_cast<int>(i)) != cost->trainable_inputs->end();
+      // A parameter here, unless the model's buffer, an input the rule says is not trainable
+      // (BatchNorm's running statistics), or read by a node with no float output (a comparison:
+      // nanoGPT's causal mask == 0), which passes no gradient back. Trained unless frozen.
+      const bool listed = !(cost->trainable_inputs && cost->consumes_params) ||
+                          std::find(cost->trainable_inputs->begin(), cost->trainable_inputs->end(),
+                                    static_cast<int>(i)) != cost->trainable_inputs->end();
+      const bool parameter = IsFloat(t->elem_type) && any_float_output && listed && !buffer_only.count(t->name);
+      const bool trainable = parameter && !untrained.count(t->name);
       wbytes += Bytes(*t, false);
       const Status overflow = Status::Error(where + ": parameter count overflows int64");
       RETURN_IF_ERROR(walk(t->name, &seen_weight, [&](const std::string& root) -> Status {
@@ -345,12 +353,15 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         weight_tensors[root] = rb.value();
         return Status::Ok();
       }));
-      if (trainable)
+      if (parameter)
         RETURN_IF_ERROR(walk(t->name, &seen_param, [&](const std::string& root) -> Status {
           const TensorInfo& rt = graph.tensors.at(root);
           Count rn = Numel(rt);
           if (!rn.ok()) return overflow;
-          if (IsFloat(rt.elem_type) && !rt.is_buffer) param_tensors[root] = rn.value();
+          if (IsFloat(rt.elem_type) && !rt.is_buffer) {
+            param_tensors[root] = rn.value();
+            if (rt.is_frozen) frozen_tensors[root] = rn.value();
+          }
           return Status::Ok();
         }));
       if (trainable) params += Numel(*t);
@@ -471,16 +482,18 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   for (const Count& c : tot.cat) all += c;
   if (!all.ok()) return Status::Error(file + ": total FLOP count overflows int64" + at_batch);
   if (!tot.act.ok()) return Status::Error(file + ": total activation bytes overflow int64" + at_batch);
-  Count params, wbytes;
+  Count params, wbytes, frozen;
   for (const auto& [name, n] : param_tensors) params += n;
+  for (const auto& [name, n] : frozen_tensors) frozen += n;
   for (const auto& [name, b] : weight_tensors) wbytes += b;
-  if (!params.ok() || !wbytes.ok()) return Status::Error(file + ": parameter count overflows int64");
+  if (!params.ok() || !wbytes.ok() || !frozen.ok()) return Status::Error(file + ": parameter count overflows int64");
 
   CostTotals& T = rep.totals;
   T.forward_flops = tot.fwd.value();
   T.backward_flops = tot.bwd.value();
   T.activation_bytes = tot.act.value();
   T.params = params.value();
+  T.frozen_params = frozen.value();
   T.weight_bytes = wbytes.value();
   for (int i = 0; i < kNumCategories; ++i) T.flops_by_category[i] = tot.cat[i].value();
   T.num_nodes = static_cast<int64_t>(graph.nodes.size());

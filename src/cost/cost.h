@@ -40,7 +40,7 @@ struct NodeCost {
   std::vector<std::vector<int64_t>> output_shapes;
   int64_t forward_flops = 0;
   int64_t backward_flops = 0;
-  int64_t params = 0;             // trainable parameter elements consumed
+  int64_t params = 0;             // trained parameter elements consumed (not frozen ones)
   int64_t activation_bytes = 0;   // bytes of outputs written in forward
   int64_t weight_bytes = 0;       // bytes of parameters (and BN buffers) consumed
   int64_t input_bytes = 0;        // bytes of non-parameter inputs read in forward
@@ -79,7 +79,8 @@ struct Unsupported {
 struct CostTotals {
   int64_t forward_flops = 0;
   int64_t backward_flops = 0;
-  int64_t params = 0;
+  int64_t params = 0;         // the model's parameters, as torch counts them (frozen ones too)
+  int64_t frozen_params = 0;  // of params: frozen (TensorInfo::is_frozen), no gradient or optimizer state
   int64_t activation_bytes = 0;
   int64_t weight_bytes = 0;
   int64_t flops_by_category[kNumCategories] = {};  // forward + backward

@@ -29,6 +29,7 @@ nlohmann::json CostReportToJson(const CostReport& r) {
   json totals = {{"forward_flops", t.forward_flops},
                  {"backward_flops", t.backward_flops},
                  {"params", t.params},
+                 {"frozen_params", t.frozen_params},
                  {"activation_bytes", t.activation_bytes},
                  {"weight_bytes", t.weight_bytes},
                  {"flops_by_category", flops_by},

@@ -593,6 +593,29 @@ TEST(Params, BuffersAreResidentButNeverTrained) {
   EXPECT_EQ(r.totals.weight_bytes, (8 + 3 + 3 + 48) * 4);  // buffers are resident
 }
 
+TEST(Params, FrozenParametersAreCountedButGetNoGradient) {
+  // Fine-tuning a head on a frozen backbone: x[4,8] data -> MatMul(w1[8,16], frozen) -> Relu ->
+  // MatMul(w2[16,2]) -> y. torch counts both (128 + 32 = 160 parameters, 128 frozen). Nothing
+  // before the head needs a gradient: the head's backward is dW2 only, 2·4·16·2 = 256 (no
+  // gradient of its input, so the Relu and the backbone run no backward at all).
+  GraphBuilder b("m.onnx", 4);
+  b.Data("x", {4, 8}).Frozen("w1", {8, 16}).Param("w2", {16, 2});
+  b.Value("h", {4, 16}).Value("r", {4, 16}).Value("y", {4, 2});
+  b.Op("MatMul", "backbone", {"x", "w1"}, {"h"});
+  b.Op("Relu", "relu", {"h"}, {"r"});
+  b.Op("MatMul", "head", {"r", "w2"}, {"y"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(r.totals.params, 160);
+  EXPECT_EQ(r.totals.frozen_params, 128);
+  EXPECT_EQ(NodeNamed(r, "backbone").params, 0);  // a node's params are the ones it trains
+  EXPECT_EQ(NodeNamed(r, "head").params, 32);
+  EXPECT_EQ(NodeNamed(r, "backbone").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(r, "relu").backward_flops, 0);
+  EXPECT_EQ(NodeNamed(r, "head").backward_flops, 256);
+  EXPECT_EQ(r.totals.backward_flops, 256);
+  EXPECT_EQ(r.totals.weight_bytes, 160 * 4);
+}
+
 TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {
   GraphBuilder b("m.onnx", /*batch=*/2);
   b.Data("ids", {2, 5}, kInt64).Param("table", {100, 8}).Value("emb", {2, 5, 8});

@@ -22,6 +22,8 @@ class GraphBuilder {
   GraphBuilder& Param(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   // A float buffer of the model (TensorInfo::is_buffer: a weight that is never trained).
   GraphBuilder& Buffer(const std::string& name, std::vector<int64_t> dims);
+  // A frozen float parameter (TensorInfo::is_frozen: requires_grad off).
+  GraphBuilder& Frozen(const std::string& name, std::vector<int64_t> dims);
   GraphBuilder& Value(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   // Marks a declared value as a graph output (Graph::outputs).
   GraphBuilder& Output(const std::string& name);

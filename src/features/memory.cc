@@ -197,7 +197,9 @@ Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& given, cons
   bool small_kept = false, mid_kept = false;
   for (const CostReport& r : reports) {
     const CostTotals& t = r.totals;
-    const double trained = static_cast<double>(t.params) * e.trainable_fraction;
+    // Frozen parameters the export names (CostTotals::frozen_params) get no gradient or optimizer
+    // state; trainable_fraction scales what is left (the user's statement for a file without them).
+    const double trained = static_cast<double>(t.params - t.frozen_params) * e.trainable_fraction;
     e.weights_mib += static_cast<double>(t.weight_bytes) / kMiB;
     e.data_mib += static_cast<double>(t.data_input_bytes) / kMiB;
     e.autocast_mib += static_cast<double>(t.autocast_weight_bytes) / kMiB;

@@ -254,6 +254,26 @@ TEST(EstimateMemory, TrainableFraction) {
   EXPECT_DOUBLE_EQ(part->trainable_fraction, 0.25);
 }
 
+// Frozen parameters the export names (a frozen first layer): no gradient or optimizer state for
+// them, the rest trained; trainable_fraction scales what is left.
+TEST(EstimateMemory, FrozenParametersByHand) {
+  CostReport frozen = Mlp(64);
+  frozen.totals.frozen_params = 512 * 256 + 512;  // fc1
+  const double trained = 10 * 512 + 10;
+  Result<MemoryEstimate> all = EstimateMemory({Mlp(64)}, Job(64));
+  Result<MemoryEstimate> e = EstimateMemory({frozen}, Job(64));
+  ASSERT_TRUE(all.ok() && e.ok());
+  EXPECT_DOUBLE_EQ(e->weights_mib, all->weights_mib);
+  EXPECT_DOUBLE_EQ(e->trained_params, trained);
+  EXPECT_DOUBLE_EQ(e->gradients_mib, trained * 4 / kMiB);
+  EXPECT_DOUBLE_EQ(e->optimizer_mib, 2 * trained * 4 / kMiB);  // adam, the default
+  JobConfig half = Job(64);
+  ASSERT_TRUE(ParseJobAttr("trainable_fraction=0.5", &half.attrs).ok());
+  Result<MemoryEstimate> h = EstimateMemory({frozen}, half);
+  ASSERT_TRUE(h.ok());
+  EXPECT_DOUBLE_EQ(h->trained_params, 0.5 * trained);
+}
+
 // ZeRO across 4 ranks, by hand: the largest layer is fc1 (512·256 + 512 parameters).
 TEST(EstimateMemory, ZeroStagesShardAcrossRanks) {
   const double p = kParams * 4 / kMiB, fc1 = (512.0 * 256 + 512) * 4 / kMiB;

@@ -31,6 +31,9 @@ std::string DimsString(const std::vector<int64_t>& dims);
 // name per line (tools/gpucast-export writes it from the module's named_buffers(); a weight-free
 // export makes buffers graph inputs exactly like parameters).
 inline constexpr std::string_view kBuffersMetadataKey = "gpucast.buffers";
+// The entry that lists the model's frozen parameters (requires_grad off: a fine-tuned backbone,
+// the base weights under LoRA adapters), one name per line, as gpucast-export writes them.
+inline constexpr std::string_view kFrozenMetadataKey = "gpucast.frozen";
 
 struct TensorInfo {
   std::string name;
@@ -46,6 +49,10 @@ struct TensorInfo {
   // the model's metadata entry kBuffersMetadataKey: resident like a weight, never trained (no
   // gradient, not counted in params).
   bool is_buffer = false;
+  // A parameter the job does not train (requires_grad off), named in the metadata entry
+  // kFrozenMetadataKey: a parameter of the model (counted in params) that gets no gradient and no
+  // optimizer state, and computes no gradient for what only it feeds.
+  bool is_frozen = false;
   // For a parameter the exporter wrote twice (param_ties.h: the transpose of
   // a tied matrix, constant-folded): the parameter it is a copy of, counted
   // in its place. "" otherwise.

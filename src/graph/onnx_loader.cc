@@ -611,16 +611,16 @@ class Loader {
     return Status::Ok();
   }
 
-  // The model's buffers among the parameter tensors (TensorInfo::is_buffer): the names in the
-  // model's metadata entry kBuffersMetadataKey, one per line, as gpucast-export writes them from
-  // the module's named_buffers(). A name that is not a float parameter tensor is ignored, and
-  // counted in one warning (the file was edited, or the model's state names changed), unless it
-  // was dropped as unread (DropUnread warns of those).
-  void MarkBuffers() {
+  // The parameter tensors a metadata entry names (kBuffersMetadataKey: the model's buffers,
+  // TensorInfo::is_buffer; kFrozenMetadataKey: parameters with requires_grad off, is_frozen), one
+  // name per line, as gpucast-export writes them from the module. A name that is not a float
+  // parameter tensor is ignored, and counted in one warning per entry (the file was edited, or
+  // the model's state names changed), unless it was dropped as unread (DropUnread warns of those).
+  void MarkNamed(std::string_view key, std::unordered_set<std::string>* marked) {
     int64_t unknown = 0;
     std::string first_unknown;
     for (const auto& kv : model_.metadata_props()) {
-      if (kv.key() != kBuffersMetadataKey) continue;
+      if (kv.key() != key) continue;
       std::string_view rest = kv.value();
       while (!rest.empty()) {
         const size_t end = std::min(rest.find('\n'), rest.size());
@@ -628,14 +628,14 @@ class Loader {
         rest.remove_prefix(std::min(end + 1, rest.size()));
         if (name.empty()) continue;
         if (params_.count(name)) {
-          buffers_.insert(name);
+          marked->insert(name);
         } else if (!dropped_.count(name) && unknown++ == 0) {
-          first_unknown = name.substr(0, 80);
+          first_unknown = name;
         }
       }
     }
     if (unknown > 0)
-      Warn(std::to_string(unknown) + " name(s) of the metadata entry '" + std::string(kBuffersMetadataKey) +
+      Warn(std::to_string(unknown) + " name(s) of the metadata entry '" + std::string(key) +
            "' are not float parameter tensors of the graph (first: '" + first_unknown + "'): ignored");
   }
 
@@ -649,7 +649,8 @@ class Loader {
       if (initializers_.count(in.name()) || data.count(in.name())) continue;
       if (IsFloatElemType(in.type().tensor_type().elem_type())) params_.insert(in.name());
     }
-    MarkBuffers();
+    MarkNamed(kBuffersMetadataKey, &buffers_);
+    MarkNamed(kFrozenMetadataKey, &frozen_);
     for (const auto& n : g.node()) {
       bool cast_to_float = n.op_type() == "Cast";
       for (const auto& a : n.attribute()) {
@@ -659,6 +660,7 @@ class Loader {
           n.input_size() >= 1 && params_.count(n.input(0)) && n.output_size() >= 1) {
         params_.insert(n.output(0));
         if (buffers_.count(n.input(0))) buffers_.insert(n.output(0));
+        if (frozen_.count(n.input(0))) frozen_.insert(n.output(0));
         if (n.op_type() == "Identity" && identity_of_param_.count(n.output(0))) own_params_.insert(n.output(0));
       }
     }
@@ -1337,6 +1339,7 @@ class Loader {
       }
       t.is_param = params_.count(name) > 0;
       t.is_buffer = t.is_param && buffers_.count(name) > 0;
+      t.is_frozen = t.is_param && !t.is_buffer && frozen_.count(name) > 0;
       if (auto it = tied_to_.find(name); it != tied_to_.end()) t.tied_to = it->second;
       t.own_param = own_params_.count(name) > 0;
       t.is_data_input = data.count(name) > 0;
@@ -1407,7 +1410,8 @@ class Loader {
   std::vector<std::string> data_inputs_;
   std::unordered_set<std::string> weight_inputs_;
   std::unordered_set<std::string> params_;
-  std::unordered_set<std::string> buffers_;  // of params_: the model's buffers (MarkBuffers)
+  std::unordered_set<std::string> buffers_;  // of params_: the model's buffers (MarkNamed)
+  std::unordered_set<std::string> frozen_;   // of params_: parameters not trained (MarkNamed)
   std::unordered_set<std::string> dropped_;  // inputs and initializers nothing reads (DropUnread)
   // Parameters written other than as the model holds them (param_ties.h).
   std::unordered_set<std::string> identity_of_param_;  // found before inlining

@@ -318,8 +318,8 @@ TEST(LoadOnnx, ParamsThroughIdentityAndFloatInputs) {
 }
 
 // gpucast-export names the module's buffers in the metadata entry gpucast.buffers (a weight-free
-// export makes them graph inputs like the parameters): they stay weights (is_param) and are marked
-// is_buffer, through a Cast too. A name the graph does not hold as a float parameter tensor is
+// export makes them graph inputs like the parameters) and its frozen parameters in gpucast.frozen:
+// they stay weights (is_param) and are marked is_buffer (through a Cast too) or is_frozen. A name the graph does not hold as a float parameter tensor is
 // ignored with a warning; one dropped as unread only gets DropUnread's warning.
 TEST(LoadOnnx, BuffersNamedInTheMetadataAreMarked) {
   ModelBuilder b;
@@ -332,12 +332,18 @@ TEST(LoadOnnx, BuffersNamedInTheMetadataAreMarked) {
   auto* kv = b.model().add_metadata_props();
   kv->set_key("gpucast.buffers");
   kv->set_value("mean\nunread\n\nx\nnot_there");
+  auto* frozen = b.model().add_metadata_props();
+  frozen->set_key("gpucast.frozen");
+  frozen->set_value("w");
   auto g = Load(b, Opts(3));
   ASSERT_TRUE(g.ok()) << g.message();
   EXPECT_TRUE(g->Tensor("mean")->is_param);
   EXPECT_TRUE(g->Tensor("mean")->is_buffer);
   EXPECT_TRUE(g->Tensor("mean2")->is_buffer);
   EXPECT_FALSE(g->Tensor("w")->is_buffer);
+  EXPECT_TRUE(g->Tensor("w")->is_param);
+  EXPECT_TRUE(g->Tensor("w")->is_frozen);
+  EXPECT_FALSE(g->Tensor("mean")->is_frozen);
   EXPECT_FALSE(g->Tensor("x")->is_buffer);  // a data input is never a buffer
   EXPECT_EQ(g->warnings, (std::vector<std::string>{
                              "m.onnx: 1 graph input(s) that no node reads were ignored (first: 'unread')",
