@@ -10,15 +10,18 @@
 // DLRM recommender (nn.EmbeddingBag, exported as a Loop over the bags:
 // graph/torch_loops.h), embedding bags with per-sample weights and mode max,
 // AlexNet with local response normalization (whose export squeezes in an
-// If: graph/folded_if.h) and a torch.jit.script'ed loop over time steps (a
-// Loop whose trip count is the sequence length: graph/unrolled_loop.h). Each graph must cost every node, count torch's trainable
+// If: graph/folded_if.h), a torch.jit.script'ed loop over time steps (a
+// Loop whose trip count is the sequence length: graph/unrolled_loop.h) and
+// nanoGPT's float causal-mask buffer. Each graph must cost every node, count torch's trainable
 // parameters (within 1%), forward conv+matmul FLOPs within -2%/+3% of
 // torch.profiler's (plus the Conv1d/Conv3d FLOPs that torch 1.13's profiler
 // does not count, by forward hooks), and cost 8x at 8x the batch.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
 
 #include "cost/cost.h"
 #include "graph/onnx_loader.h"
@@ -224,6 +227,35 @@ TEST(UnseenModels, WeightedAndMaxEmbeddingBagsByHand) {
     EXPECT_EQ(weighted, 1);
     EXPECT_EQ(max, 1);
   }
+}
+
+// nanoGPT's causal mask, a float buffer per layer (examples/gpt.py mask="buffer"), is named in the
+// file's gpucast.buffers entry; a file from torch.onnx.export directly has no such entry, and the
+// mask is still not a parameter there: only a comparison (== 0) reads it. The same export with its
+// metadata removed counts torch's parameters, not the 2 x 128 x 128 of the masks on top.
+TEST(UnseenModels, NanoGptsMaskBufferIsNotAParameterWithoutTheMetadata) {
+  const nlohmann::json m = Reference()["models"]["gpt_buffer"];
+  std::ifstream in(kDir + "gpt_buffer-opset17.onnx", std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(bytes.str()));
+  ASSERT_EQ(model.metadata_props_size(), 1);
+  EXPECT_EQ(model.metadata_props(0).key(), "gpucast.buffers");
+  model.clear_metadata_props();
+  LoadOptions opts;
+  opts.batch = 1;
+  opts.dims = {{"seq", 64}};
+  Result<Graph> g = LoadOnnxGraphFromBytes(model.SerializeAsString(), "gpt_buffer-opset17.onnx", opts);
+  ASSERT_TRUE(g.ok()) << g.message();
+  for (const std::string mask : {"h.0.attn.bias", "h.1.attn.bias"}) {
+    ASSERT_NE(g->Tensor(mask), nullptr) << mask;
+    EXPECT_TRUE(g->Tensor(mask)->is_param && !g->Tensor(mask)->is_buffer) << mask;  // nothing names it
+  }
+  Result<CostReport> r = AnalyzeCost(*g, {});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->totals.params, m["params"].get<int64_t>());
+  EXPECT_EQ(r->totals.weight_bytes, (m["params"].get<int64_t>() + 2 * 128 * 128) * 4);  // the masks are resident
 }
 
 }  // namespace

@@ -319,8 +319,9 @@ TEST(LoadOnnx, ParamsThroughIdentityAndFloatInputs) {
 
 // gpucast-export names the module's buffers in the metadata entry gpucast.buffers (a weight-free
 // export makes them graph inputs like the parameters) and its frozen parameters in gpucast.frozen:
-// they stay weights (is_param) and are marked is_buffer (through a Cast too) or is_frozen. A name the graph does not hold as a float parameter tensor is
-// ignored with a warning; one dropped as unread only gets DropUnread's warning.
+// they stay weights (is_param) and are marked is_buffer (through a Cast too) or is_frozen. A name
+// the graph does not hold as a float parameter tensor is ignored with a warning; one dropped as
+// unread only gets DropUnread's warning.
 TEST(LoadOnnx, BuffersNamedInTheMetadataAreMarked) {
   ModelBuilder b;
   b.Input("x", kFloat, {std::string("batch"), 4}).Input("mean", kFloat, {4}).Input("w", kFloat, {4, 4});
