@@ -203,6 +203,33 @@ std::vector<GpuTableRow> MakeTable() {
         .power_w = 300, .pcie_gen = 4, .pcie_lanes = 16,
         .nvlink_gen = 3, .nvlink_links = 12, .nvlink_bandwidth = 300 * G, .nvlink_bridge = true},
        {"A100 80GB PCIe", "A100 PCIe 80GB"}, kA100_80Mig},
+      // A800: the A100's GA100 configuration (108 SMs at 1410 MHz, the same peaks and memory) with NVLink
+      // cut to 400 GB/s both directions (8 links of NVLink 3 instead of 12), made for the markets the
+      // October 2022 US export rules closed to the A100. No NVIDIA datasheet of these parts was found;
+      // the MIG User Guide does not list the A800, so no MIG profiles here.
+      {{.name = "A800-80GB", .fp32_flops = 19.5 * T, .fp16_tensor_flops = 312 * T, .mem_bandwidth = 2039 * G,
+        .source = "A800 SXM4 80GB: the A100 80GB SXM's GA100 (FP32 19.5 TFLOPS, TF32 156, BF16/FP16 tensor 312 "
+                  "dense, 80 GB HBM2e at 2,039 GB/s, 400 W, PCIe Gen4; 108 SMs at 1410 MHz) with NVLink 400 "
+                  "GB/s bidirectional (8 NVLink 3.0 links): spec databases (hmc-tech.com: 6,912 shaders, 1410 "
+                  "MHz, FP32 19.49, tensor 311.87 TFLOPS dense) and Reuters' report of NVIDIA's statement of 7 "
+                  "November 2022 (tweakers.net 203182: the A100's performance, memory and TDPs, 400 W SXM and "
+                  "300 W PCIe; NVLink 400 GB/s against the A100's 600)",
+        .bf16_tensor_flops = 312 * T, .tf32_tensor_flops = 156 * T, .memory_gib = 80, .sms = 108,
+        .gpu_class = "datacenter", .architecture = "Ampere", .form_factor = "SXM4", .boost_mhz = 1410,
+        .power_w = 400, .pcie_gen = 4, .pcie_lanes = 16,
+        .nvlink_gen = 3, .nvlink_links = 8, .nvlink_bandwidth = 200 * G},
+       {"A800-SXM4-80GB", "A800 80GB", "A800 SXM4 80GB"}, {}},
+      {{.name = "A800-PCIE-80GB", .fp32_flops = 19.5 * T, .fp16_tensor_flops = 312 * T, .mem_bandwidth = 1935 * G,
+        .source = "A800 80GB PCIe: the A100 80GB PCIe's GA100 (FP32 19.5 TFLOPS, TF32 156, BF16/FP16 tensor 312 "
+                  "dense, 80 GB HBM2e at 1,935 GB/s, 300 W, PCIe Gen4 x16; 108 SMs at 1410 MHz) with an NVLink "
+                  "bridge of 400 GB/s bidirectional for 2 GPUs: spec databases (hmc-tech.com: 6,912 shaders, "
+                  "1410 MHz, FP32 19.49, tensor 311.87 TFLOPS dense) and Reuters' report (tweakers.net 203182: "
+                  "the A100's performance, 300 W PCIe, NVLink 400 GB/s)",
+        .bf16_tensor_flops = 312 * T, .tf32_tensor_flops = 156 * T, .memory_gib = 80, .sms = 108,
+        .gpu_class = "datacenter", .architecture = "Ampere", .form_factor = "PCIe", .boost_mhz = 1410,
+        .power_w = 300, .pcie_gen = 4, .pcie_lanes = 16,
+        .nvlink_gen = 3, .nvlink_bandwidth = 200 * G, .nvlink_bridge = true},
+       {"A800 80GB PCIe", "A800 PCIe 80GB"}, {}},
       // Ada
       {{.name = "L4", .fp32_flops = 30.3 * T, .fp16_tensor_flops = 121 * T, .mem_bandwidth = 300 * G,
         .source = "NVIDIA L4 Tensor Core GPU datasheet (FP32 30.3 TFLOPS; TF32 120 and FP16/BF16 242 TFLOPS "
@@ -266,6 +293,29 @@ std::vector<GpuTableRow> MakeTable() {
         .power_w_min = 350, .pcie_gen = 5, .pcie_lanes = 16,
         .nvlink_gen = 4, .nvlink_bandwidth = 300 * G, .nvlink_bridge = true},
        {"H100 NVL"}, {}},
+      // H800: the H100's GH100 configurations (SXM5 and PCIe: the same SMs, peaks, memory and power) with
+      // NVLink cut to 400 GB/s both directions and FP64 to 1 TFLOPS (which no training step here uses),
+      // for the markets the 2022 export rules closed to the H100; sold March-October 2023. No public
+      // NVIDIA datasheet; not in the MIG User Guide's list, so no MIG profiles here.
+      {{.name = "H800", .fp32_flops = 67 * T, .fp16_tensor_flops = 989.4 * T, .mem_bandwidth = 3350 * G,
+        .source = "H800 SXM5: the H100 SXM5's GH100 (FP32 67 TFLOPS, BF16/FP16 tensor 989.4 and TF32 494.7 "
+                  "dense, 132 SMs, 80 GB HBM3 at 3.35 TB/s, up to 700 W, PCIe Gen5) with NVLink 400 GB/s "
+                  "bidirectional (8 NVLink 4 links) and FP64 1 TFLOPS: aiwiki.ai 'NVIDIA H800', philisun.com "
+                  "'NVIDIA H800 vs H100' (same silicon and memory; NVLink 900 -> 400 GB/s, FP64 60 -> 1 TFLOPS)",
+        .bf16_tensor_flops = 989.4 * T, .tf32_tensor_flops = 494.7 * T, .memory_gib = 80, .sms = 132,
+        .gpu_class = "datacenter", .architecture = "Hopper", .form_factor = "SXM5",
+        .power_w = 700, .pcie_gen = 5, .pcie_lanes = 16,
+        .nvlink_gen = 4, .nvlink_links = 8, .nvlink_bandwidth = 200 * G},
+       {"H800 SXM", "H800 80GB HBM3", "H800-SXM5-80GB"}, {}},
+      {{.name = "H800-PCIE", .fp32_flops = 51 * T, .fp16_tensor_flops = 756.5 * T, .mem_bandwidth = 2000 * G,
+        .source = "H800 PCIe: the H100 PCIe's GH100 (FP32 51 TFLOPS, BF16/FP16 tensor 756.5 and TF32 378 dense, "
+                  "114 SMs, 80 GB HBM2e at 2 TB/s, 300-350 W, PCIe Gen5 x16) with an NVLink bridge of 400 GB/s "
+                  "bidirectional: aiwiki.ai 'NVIDIA H800' (the H100's compute, NVLink and FP64 cut)",
+        .bf16_tensor_flops = 756.5 * T, .tf32_tensor_flops = 378 * T, .memory_gib = 80, .sms = 114,
+        .gpu_class = "datacenter", .architecture = "Hopper", .form_factor = "PCIe", .power_w = 350,
+        .power_w_min = 300, .pcie_gen = 5, .pcie_lanes = 16,
+        .nvlink_gen = 4, .nvlink_bandwidth = 200 * G, .nvlink_bridge = true},
+       {"H800 PCIe", "H800 PCIe 80GB", "H800-PCIE-80GB"}, {}},
       {{.name = "H200", .fp32_flops = 67 * T, .fp16_tensor_flops = 989.5 * T, .mem_bandwidth = 4800 * G,
         .source = "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column (FP32 67 TFLOPS; TF32 989 and "
                   "BF16/FP16 1,979 TFLOPS with sparsity, dense is one half; 141 GB HBM3e at 4.8 TB/s; up to 700 "
@@ -473,6 +523,23 @@ std::vector<GpuTableRow> MakeTable() {
         .gpu_class = "workstation", .architecture = "Ada", .form_factor = "PCIe", .boost_mhz = 2505,
         .power_w = 300, .pcie_gen = 4, .pcie_lanes = 16},
        {"RTX 6000 Ada Generation", "RTX 6000 Ada"}, {}},
+      // Blackwell (RTX PRO). GB202 as the GeForce RTX 5090, 188 of its 192 SMs.
+      {{.name = "RTX-PRO-6000-Blackwell", .fp32_flops = 125 * T, .fp16_tensor_flops = 500 * T,
+        .mem_bandwidth = 1792 * G,
+        .source = "NVIDIA RTX PRO 6000 Blackwell Workstation and Server Editions, as NVIDIA announced them "
+                  "at GTC 2025 (press reports: VideoCardz via gpu.name, topcpu.net): 24,064 CUDA cores = 188 SMs, "
+                  "FP32 up to 125 TFLOPS, 4,000 AI TOPS = FP4 with sparsity; 96 GB GDDR7 at 28 Gbps x 512 bit = "
+                  "1,792 GB/s; 600 W; PCIe 5.0 x16; no NVLink. Tensor: the RTX 5090's 4,096 FP4 ops per SM per clock at the clock "
+                  "125 TFLOPS implies (125 / (24,064 x 2) = 2.597 GHz) give 188 x 4,096 x 2 x 2.597 GHz = 4,000 "
+                  "TOPS sparse, so FP16 dense is 188 x 1,024 x 2.597 GHz = 500; with FP32 accumulate at the full "
+                  "rate, as the RTX 6000 Ada's (a professional part); TF32 one half. The boost clock is not "
+                  "stated (0). MIG: 4 instances (MIG User Guide, supported GPUs); their sizes are not in this "
+                  "table. The Max-Q Workstation Edition (300 W) is not this row",
+        .bf16_tensor_flops = 500 * T, .tf32_tensor_flops = 250 * T, .memory_gib = 96, .sms = 188,
+        .gpu_class = "workstation", .architecture = "Blackwell", .form_factor = "PCIe",
+        .power_w = 600, .pcie_gen = 5, .pcie_lanes = 16},
+       {"RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Blackwell Server Edition",
+        "RTX PRO 6000 Blackwell", "RTX PRO 6000"}, {}},
 
       // ---------------------------------------------------------------- desktop (GeForce, TITAN)
       // Pascal (no fast FP16: the "fp16" rate is the FP32 rate, see top)
@@ -747,6 +814,16 @@ std::vector<GpuTableRow> MakeTable() {
         .gpu_class = "desktop", .architecture = "Ada", .form_factor = "PCIe", .boost_mhz = 2520,
         .power_w = 450, .pcie_gen = 4, .pcie_lanes = 16},
        {"RTX 4090"}, {}},
+      {{.name = "RTX4090D", .fp32_flops = 73.5 * T, .fp16_tensor_flops = 147.1 * T, .mem_bandwidth = 1008 * G,
+        .source = "GeForce RTX 4090 D (China, December 2023), as spec databases give it (hardwaredb.net, "
+                  "fpsbench.com, hmc-tech.com): 14,592 CUDA cores = 114 SMs of the AD102, 2520 MHz boost, 425 W; "
+                  "24 GB GDDR6X at 21 Gbps x 384 bit = 1,008 GB/s; PCIe 4.0 x16; "
+                  "FP32 14,592 x 2 x 2.52 GHz = 73.5; tensor with FP32 accumulate at the GeForce half rate 114 x "
+                  "512 x 2.52 GHz = 147.1 (the RTX 4090's per-SM rate), TF32 one half",
+        .bf16_tensor_flops = 147.1 * T, .tf32_tensor_flops = 73.5 * T, .memory_gib = 24, .sms = 114,
+        .gpu_class = "desktop", .architecture = "Ada", .form_factor = "PCIe", .boost_mhz = 2520,
+        .power_w = 425, .pcie_gen = 4, .pcie_lanes = 16},
+       {"RTX 4090 D", "RTX 4090D"}, {}},
 
       // Blackwell (GeForce RTX 50). NVIDIA RTX Blackwell GPU Architecture whitepaper, appendix.
       {{.name = "RTX5080", .fp32_flops = 56.3 * T, .fp16_tensor_flops = 112.6 * T, .mem_bandwidth = 960 * G,

@@ -14,9 +14,9 @@ namespace {
 
 bool StartsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
-// GA100 (A100, A30) and GP100 (P100) are the HPC dies: 64 FP32 lanes per SM.
+// GA100 (A100, A800, A30) and GP100 (P100) are the HPC dies: 64 FP32 lanes per SM.
 bool IsHpcDie(const GpuSpec& s) {
-  return StartsWith(s.name, "A100") || s.name == "A30" || StartsWith(s.name, "P100");
+  return StartsWith(s.name, "A100") || StartsWith(s.name, "A800") || s.name == "A30" || StartsWith(s.name, "P100");
 }
 
 // GeForce parts (not TITAN) and the L40 run FP16 tensor math with FP32 accumulate at half rate.
@@ -139,6 +139,53 @@ TEST(GpuTable, RowsArePhysical) {
       EXPECT_DOUBLE_EQ(per_link, want);
     }
   }
+}
+
+// The export variants (A800, H800) are their base GPU with NVLink held to 400 GB/s both
+// directions (Reuters on NVIDIA's statement of 7 November 2022: "the A100's performance", NVLink
+// 400 GB/s against 600; the H800 the same with the H100's 900): every peak, the memory and the SMs
+// are the base row's, the link is 400 / 2 one way.
+TEST(GpuTable, ExportVariantsAreTheirBaseGpuWithNvlinkAt400) {
+  auto row = [](const std::string& name) -> const GpuSpec* {
+    for (const GpuTableRow& r : GpuTable())
+      if (r.spec.name == name) return &r.spec;
+    return nullptr;
+  };
+  const std::pair<const char*, const char*> pairs[] = {
+      {"A800-80GB", "A100-80GB"}, {"A800-PCIE-80GB", "A100-PCIE-80GB"}, {"H800", "H100"}, {"H800-PCIE", "H100-PCIE"}};
+  for (const auto& [variant, base] : pairs) {
+    const GpuSpec* v = row(variant);
+    const GpuSpec* b = row(base);
+    ASSERT_NE(v, nullptr) << variant;
+    ASSERT_NE(b, nullptr) << base;
+    EXPECT_EQ(v->fp32_flops, b->fp32_flops) << variant;
+    EXPECT_EQ(v->fp16_tensor_flops, b->fp16_tensor_flops) << variant;
+    EXPECT_EQ(v->tf32_tensor_flops, b->tf32_tensor_flops) << variant;
+    EXPECT_EQ(v->mem_bandwidth, b->mem_bandwidth) << variant;
+    EXPECT_EQ(v->memory_gib, b->memory_gib) << variant;
+    EXPECT_EQ(v->sms, b->sms) << variant;
+    EXPECT_EQ(v->power_w, b->power_w) << variant;
+    EXPECT_EQ(v->form_factor, b->form_factor) << variant;
+    EXPECT_EQ(v->nvlink_gen, b->nvlink_gen) << variant;
+    EXPECT_DOUBLE_EQ(v->nvlink_bandwidth, 200e9) << variant;
+    EXPECT_LT(v->nvlink_bandwidth, b->nvlink_bandwidth) << variant;
+  }
+}
+
+// RTX PRO 6000 Blackwell: NVIDIA states 125 FP32 TFLOPS and 4,000 AI TOPS (FP4, 2:4 sparse) for 188
+// SMs. Both at one clock: FP32 188 x 256 x f = 125e12 gives f; FP4 sparse is 8x the dense FP16
+// rate (the RTX 5090's 3,352 TOPS at 170 SMs x 2.407 GHz is 8,192 per SM per clock: 1,024 dense
+// FP16 x 4 for FP4 x 2 for sparsity), so the row's dense FP16 must be 4,000 / 8.
+TEST(GpuTable, RtxPro6000TensorPeakFollowsFromNvidiasFigures) {
+  const GpuSpec* s = nullptr;
+  for (const GpuTableRow& r : GpuTable())
+    if (r.spec.name == "RTX-PRO-6000-Blackwell") s = &r.spec;
+  ASSERT_NE(s, nullptr);
+  const double clock = 125e12 / (188 * 256.0);
+  EXPECT_NEAR(clock / 1e9, 2.597, 0.001);
+  EXPECT_NEAR(s->fp16_tensor_flops, 4000e12 / 8, 1e12);
+  EXPECT_NEAR(s->fp16_tensor_flops / (s->sms * 1024 * clock), 1, 0.001);
+  EXPECT_NEAR(3352e12 / (170 * 2.407e9), 8192, 8);
 }
 
 TEST(GpuTable, LaptopPartsAreNotTheirDesktopNamesakes) {
