@@ -205,6 +205,16 @@ BATCH_MODELS = textwrap.dedent('''
         def forward(self, x):
             return self.head(self.backbone(x))
 
+    class SparseTables(nn.Module):  # DLRM-style tables with sparse gradients, and a dense one
+        def __init__(self):
+            super().__init__()
+            self.user = nn.Embedding(1000, 8, sparse=True)
+            self.bag = nn.EmbeddingBag(500, 8, mode="sum", sparse=True)
+            self.dense = nn.Embedding(200, 8)
+            self.fc = nn.Linear(24, 1)
+        def forward(self, u, items, d):
+            return self.fc(torch.cat([self.user(u), self.bag(items), self.dense(d)], 1))
+
     class StackedLstm(nn.Module):  # dropout between the layers: torch cannot export it in training mode
         def __init__(self):
             super().__init__()
@@ -268,6 +278,25 @@ class CheckTest(unittest.TestCase):
         # Only the head computes a gradient: dW 2·4·16·2 = 256 and db (a column sum, 4·2 = 8); no
         # gradient of its input, so nothing before it runs a backward.
         self.assertEqual(t["backward_flops"], 2 * 4 * 16 * 2 + 4 * 2)
+
+    def test_sparse_gradient_tables_are_named_and_their_gradient_is_the_rows_looked_up(self):
+        p = self.export("SparseTables", ["u=int64[B]", "items=int64[B,6]", "d=int64[B]"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # 1000·8 + 500·8 + 200·8 + 24 + 1 = 13,625
+        self.assertIn("torch counts 13,625 parameters, gpucast analyze the same", p.stdout)
+        self.assertIn("note: 2 embedding table(s) with sparse gradients (sparse=True)", p.stdout)
+        path = os.path.join(self.tmp.name, "SparseTables.onnx")
+        import onnx
+        meta = {kv.key: kv.value for kv in onnx.load(path).metadata_props}
+        self.assertEqual(sorted(meta["gpucast.sparse_grad"].split("\n")), ["bag.weight", "user.weight"])
+        out = subprocess.run([self.gpucast, "analyze", path, "--batch", "16", "--json"], capture_output=True,
+                             text=True, check=True).stdout
+        import json
+        t = json.loads(out)["totals"]
+        self.assertEqual((t["params"], t["sparse_grad_params"]), (13625, 1000 * 8 + 500 * 8))
+        # At batch 16 the step looks up 16 user rows and 16·6 bag rows, each 8 fp32 values and an
+        # int64 index: (16 + 96) · (8·4 + 8) = 4,480 bytes; the dense table's gradient is its own.
+        self.assertEqual(t["sparse_grad_bytes"], (16 + 96) * (8 * 4 + 8))
 
     def test_a_stacked_rnns_dropout_is_left_out_with_a_note(self):
         p = self.export("StackedLstm", ["x=float32[B,5,8]"])

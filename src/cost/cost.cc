@@ -148,6 +148,35 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     if (t.is_buffer) buffer_only.insert(name);
     if (t.is_buffer || t.is_frozen) untrained.insert(name);
   }
+  // Embedding tables trained with sparse gradients (TensorInfo::is_sparse_grad; the loader marks
+  // their Identity/Cast copies too): each name's table, and the tables some node reads other
+  // than as a lookup's table (a tied output projection, a Transpose): those get a dense gradient.
+  std::unordered_map<std::string, std::string> sparse_table;
+  std::unordered_set<std::string> dense_read;
+  {
+    for (const auto& [name, t] : graph.tensors)
+      if (t.is_sparse_grad) sparse_table[name] = name;
+    for (const Node& node : graph.nodes)  // graph order: a copy's source is marked first
+      if ((node.op_type == "Identity" || node.op_type == "Cast") && !node.inputs.empty() &&
+          !node.outputs.empty() && sparse_table.count(node.inputs[0]) && sparse_table.count(node.outputs[0]))
+        sparse_table[node.outputs[0]] = sparse_table[node.inputs[0]];
+    for (const auto& [name, t] : graph.tensors)  // a copy the exporter wrote of a tied table
+      if (!t.tied_to.empty() && sparse_table.count(t.tied_to)) dense_read.insert(sparse_table[t.tied_to]);
+    for (const Node& node : graph.nodes)
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        auto s = sparse_table.find(node.inputs[i]);
+        if (s == sparse_table.end()) continue;
+        const bool copy = (node.op_type == "Identity" || node.op_type == "Cast") && !node.outputs.empty() &&
+                          sparse_table.count(node.outputs[0]);
+        bool lookup = i == 0 && (node.op_type == "EmbeddingBag" || node.op_type == "EmbeddingBagMax");
+        if (i == 0 && node.op_type == "Gather" && IsDefaultDomain(node.domain)) {
+          int64_t axis = node.AttrInt("axis").value_or(0);
+          if (axis < 0) axis += static_cast<int64_t>(graph.tensors.at(node.inputs[0]).dims.size());
+          lookup = axis == 0;
+        }
+        if (!copy && !lookup) dense_read.insert(s->second);
+      }
+  }
   auto is_weight = [&root_of, &parts](const TensorInfo* t) -> bool {
     if (!t) return false;
     if (root_of.count(t->name) || parts.count(t->name)) return true;
@@ -196,7 +225,8 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   };
 
   std::map<std::pair<std::string, std::string>, int64_t> unsupported;
-  std::map<std::string, int64_t> param_tensors, frozen_tensors, weight_tensors;  // deduplicated totals, by root
+  // Deduplicated totals, by root (sparse_tensors: by table).
+  std::map<std::string, int64_t> param_tensors, frozen_tensors, weight_tensors, sparse_tensors;
   Totals tot;
   // Tensors sized by a data-dependent selection's upper bound, and what is computed from them
   // (NodeCost::selection_bound).
@@ -289,6 +319,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     nc.category = cost->category.value_or(rule->category);
     if (!cost->forward_flops.ok() || !cost->backward_flops.ok())
       return Status::Error(where + ": FLOP count overflows int64" + at_batch);
+    if (!cost->lookup_elems.ok()) return Status::Error(where + ": byte count overflows int64" + at_batch);
 
     // A free op whose float inputs are all weights makes a weight (it is not
     // where the parameters are used); one that mixes weights with activations
@@ -326,7 +357,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     const bool half = opts.amp && RunsInHalf(nc.category);
     const bool any_float_output = std::any_of(args.outputs.begin(), args.outputs.end(),
                                               [](const TensorInfo* t) { return IsFloat(t->elem_type); });
-    Count act, in_bytes, params, wbytes;
+    Count act, in_bytes, params, wbytes, sparse_params, sparse_bytes;
     if (!cost->view)
       for (const TensorInfo* t : args.outputs) act += Bytes(*t, half);
     for (size_t i = 0; i < args.inputs.size(); ++i) {
@@ -365,8 +396,21 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
           return Status::Ok();
         }));
       if (trainable) params += Numel(*t);
+      // A lookup in a table trained with sparse gradients that nothing reads densely: its gradient
+      // is the rows looked up, each row's fp32 values and its int64 index (torch's COO gradient).
+      if (auto s = sparse_table.find(t->name); trainable && i == 0 && cost->lookup_elems.value() > 0 &&
+                                                s != sparse_table.end() && !dense_read.count(s->second)) {
+        const int64_t dim = t->dims.empty() ? 0 : t->dims.back();
+        const Count rows = dim > 0 ? Count(cost->lookup_elems.value() / dim) : Count(0);
+        sparse_params += Numel(*t);
+        sparse_bytes += cost->lookup_elems * 4 + rows * 8;
+        Count n = Numel(graph.tensors.at(s->second));
+        if (!n.ok()) return Status::Error(where + ": parameter count overflows int64");
+        sparse_tensors[s->second] = n.value();
+      }
     }
-    if (!params.ok()) return Status::Error(where + ": parameter count overflows int64");
+    if (!params.ok() || !sparse_params.ok()) return Status::Error(where + ": parameter count overflows int64");
+    if (!sparse_bytes.ok()) return Status::Error(where + ": byte count overflows int64" + at_batch);
     if (!act.ok() || !in_bytes.ok() || !wbytes.ok())
       return Status::Error(where + ": byte count overflows int64" + at_batch);
 
@@ -452,6 +496,8 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     nc.forward_flops = cost->forward_flops.value();
     nc.backward_flops = cost->backward_flops.value();
     nc.params = params.value();
+    nc.sparse_grad_params = sparse_params.value();
+    nc.sparse_grad_bytes = sparse_bytes.value();
     nc.activation_bytes = act.value();
     nc.weight_bytes = wbytes.value();
     nc.input_bytes = in_bytes.value();
@@ -482,11 +528,14 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   for (const Count& c : tot.cat) all += c;
   if (!all.ok()) return Status::Error(file + ": total FLOP count overflows int64" + at_batch);
   if (!tot.act.ok()) return Status::Error(file + ": total activation bytes overflow int64" + at_batch);
-  Count params, wbytes, frozen;
+  Count params, wbytes, frozen, sparse, sparse_bytes;
   for (const auto& [name, n] : param_tensors) params += n;
   for (const auto& [name, n] : frozen_tensors) frozen += n;
+  for (const auto& [name, n] : sparse_tensors) sparse += n;
   for (const auto& [name, b] : weight_tensors) wbytes += b;
-  if (!params.ok() || !wbytes.ok() || !frozen.ok()) return Status::Error(file + ": parameter count overflows int64");
+  for (const NodeCost& n : rep.nodes) sparse_bytes += n.sparse_grad_bytes;
+  if (!params.ok() || !wbytes.ok() || !frozen.ok() || !sparse.ok() || !sparse_bytes.ok())
+    return Status::Error(file + ": parameter count overflows int64");
 
   CostTotals& T = rep.totals;
   T.forward_flops = tot.fwd.value();
@@ -494,6 +543,8 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   T.activation_bytes = tot.act.value();
   T.params = params.value();
   T.frozen_params = frozen.value();
+  T.sparse_grad_params = sparse.value();
+  T.sparse_grad_bytes = sparse_bytes.value();
   T.weight_bytes = wbytes.value();
   for (int i = 0; i < kNumCategories; ++i) T.flops_by_category[i] = tot.cat[i].value();
   T.num_nodes = static_cast<int64_t>(graph.nodes.size());

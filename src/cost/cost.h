@@ -41,6 +41,12 @@ struct NodeCost {
   int64_t forward_flops = 0;
   int64_t backward_flops = 0;
   int64_t params = 0;             // trained parameter elements consumed (not frozen ones)
+  // Of params: those of embedding tables trained with sparse gradients (TensorInfo::is_sparse_grad,
+  // every reader of the table a lookup), and the bytes of the sparse gradient this node writes
+  // into them per step: each looked-up row's fp32 values and its int64 row index (torch's COO
+  // gradient of nn.Embedding(sparse=True), uncoalesced), scaled by the backward passes.
+  int64_t sparse_grad_params = 0;
+  int64_t sparse_grad_bytes = 0;
   int64_t activation_bytes = 0;   // bytes of outputs written in forward
   int64_t weight_bytes = 0;       // bytes of parameters (and BN buffers) consumed
   int64_t input_bytes = 0;        // bytes of non-parameter inputs read in forward
@@ -81,6 +87,8 @@ struct CostTotals {
   int64_t backward_flops = 0;
   int64_t params = 0;         // the model's parameters, as torch counts them (frozen ones too)
   int64_t frozen_params = 0;  // of params: frozen (TensorInfo::is_frozen), no gradient or optimizer state
+  int64_t sparse_grad_params = 0;  // of params: tables with sparse gradients (NodeCost::sparse_grad_params)
+  int64_t sparse_grad_bytes = 0;   // sum of the nodes' sparse_grad_bytes: the step's sparse gradients
   int64_t activation_bytes = 0;
   int64_t weight_bytes = 0;
   int64_t flops_by_category[kNumCategories] = {};  // forward + backward

@@ -30,6 +30,8 @@ nlohmann::json CostReportToJson(const CostReport& r) {
                  {"backward_flops", t.backward_flops},
                  {"params", t.params},
                  {"frozen_params", t.frozen_params},
+                 {"sparse_grad_params", t.sparse_grad_params},
+                 {"sparse_grad_bytes", t.sparse_grad_bytes},
                  {"activation_bytes", t.activation_bytes},
                  {"weight_bytes", t.weight_bytes},
                  {"flops_by_category", flops_by},

@@ -1,6 +1,7 @@
 // Cost rules against hand-computed counts on hand-built graphs.
 // Units: 2 FLOPs per multiply-add (MAC).
 #include "cost/cost.h"
+#include "cost/job_cost.h"
 
 #include <gtest/gtest.h>
 
@@ -614,6 +615,49 @@ TEST(Params, FrozenParametersAreCountedButGetNoGradient) {
   EXPECT_EQ(NodeNamed(r, "head").backward_flops, 256);
   EXPECT_EQ(r.totals.backward_flops, 256);
   EXPECT_EQ(r.totals.weight_bytes, 160 * 4);
+}
+
+TEST(Params, SparseGradientTablesGetTheLookedUpRows) {
+  // nn.Embedding(100, 8, sparse=True) looked up by ids[4,5] (20 rows), a second sparse table
+  // [50, 8] tied to an output projection (read by a MatMul: its gradient is dense), and a dense
+  // table [30, 8]. The first's step gradient: 20 rows x (8 fp32 values + one int64 index) =
+  // 20 x 40 = 800 bytes; the others none. torch counts every table (800 + 400 + 240).
+  GraphBuilder b("m.onnx", 4);
+  b.Data("ids", {4, 5}, kInt64).SparseTable("table", {100, 8}).SparseTable("tied", {50, 8}).Param("dense", {30, 8});
+  b.Value("emb", {4, 5, 8}).Value("emb2", {4, 5, 8}).Value("emb3", {4, 5, 8}).Value("s", {4, 5, 8});
+  b.Value("s2", {4, 5, 8}).Value("tiedT", {8, 50}).Value("logits", {4, 5, 50});
+  b.Op("Gather", "lookup", {"table", "ids"}, {"emb"});
+  b.Op("Gather", "lookup_tied", {"tied", "ids"}, {"emb2"});
+  b.Op("Gather", "lookup_dense", {"dense", "ids"}, {"emb3"});
+  b.Op("Add", "add", {"emb", "emb2"}, {"s"});
+  b.Op("Add", "add2", {"s", "emb3"}, {"s2"});
+  b.Op("Transpose", "t", {"tied"}, {"tiedT"});
+  b.Op("MatMul", "project", {"s2", "tiedT"}, {"logits"});
+  CostReport r = Analyze(b);
+  EXPECT_EQ(r.totals.params, 800 + 400 + 240);
+  EXPECT_EQ(r.totals.sparse_grad_params, 800);
+  EXPECT_EQ(r.totals.sparse_grad_bytes, 20 * (8 * 4 + 8));
+  EXPECT_EQ(NodeNamed(r, "lookup").sparse_grad_params, 800);
+  EXPECT_EQ(NodeNamed(r, "lookup").sparse_grad_bytes, 800);
+  EXPECT_EQ(NodeNamed(r, "lookup").params, 800);  // still trained: its optimizer state is the table's
+  EXPECT_EQ(NodeNamed(r, "lookup_tied").sparse_grad_params, 0);
+  EXPECT_EQ(NodeNamed(r, "lookup_dense").sparse_grad_params, 0);
+  // The backward is the same scatter of the output's gradient, sparse or not.
+  EXPECT_EQ(NodeNamed(r, "lookup").backward_flops, NodeNamed(r, "lookup_dense").backward_flops);
+
+  // A network run twice per step (a GAN's D) looks up twice: twice the rows, the table once.
+  Result<CostReport> twice = StepReport(r, 2, 0);
+  ASSERT_TRUE(twice.ok()) << twice.message();
+  EXPECT_EQ(twice->totals.sparse_grad_bytes, 2 * 800);
+  EXPECT_EQ(twice->totals.sparse_grad_params, 800);
+
+  // Gather on axis 1 of a sparse table reads columns, not rows: not a lookup, the gradient dense.
+  GraphBuilder c("m.onnx", 1);
+  c.Data("cols", {3}, kInt64).SparseTable("w", {10, 8}).Value("picked", {10, 3});
+  c.Op("Gather", "columns", {"w", "cols"}, {"picked"}).attrs["axis"] = IntAttr(1);
+  CostReport rc = Analyze(c);
+  EXPECT_EQ(rc.totals.sparse_grad_params, 0);
+  EXPECT_EQ(rc.totals.sparse_grad_bytes, 0);
 }
 
 TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {

@@ -36,21 +36,23 @@ int64_t Scaled(int64_t v, double s, bool* overflow) {
 // activation bytes; saved bytes when `saved`). Errors: a sum that overflows int64.
 Status ResumTotals(CostReport* r, bool saved) {
   const std::string file = r->path.empty() ? "<graph>" : r->path;
-  Count sum_fwd, sum_bwd, sum_act, sum_saved, sum_cat[kNumCategories];
+  Count sum_fwd, sum_bwd, sum_act, sum_saved, sum_sparse, sum_cat[kNumCategories];
   for (const NodeCost& n : r->nodes) {
     sum_fwd += n.forward_flops;
     sum_bwd += n.backward_flops;
     sum_act += n.activation_bytes;
     sum_saved += n.saved_bytes;
+    sum_sparse += n.sparse_grad_bytes;
     sum_cat[static_cast<int>(n.category)] += Count(n.forward_flops) + n.backward_flops;
   }
-  Count all = sum_fwd + sum_bwd + sum_act + sum_saved;
+  Count all = sum_fwd + sum_bwd + sum_act + sum_saved + sum_sparse;
   for (const Count& c : sum_cat) all += c;
   if (!all.ok()) return Status::Error(file + ": count per step overflows int64");
   CostTotals& t = r->totals;
   t.forward_flops = sum_fwd.value();
   t.backward_flops = sum_bwd.value();
   t.activation_bytes = sum_act.value();
+  t.sparse_grad_bytes = sum_sparse.value();
   if (saved) t.saved_bytes = sum_saved.value();
   for (int i = 0; i < kNumCategories; ++i) t.flops_by_category[i] = sum_cat[i].value();
   return Status::Ok();
@@ -79,6 +81,7 @@ Result<CostReport> StepReport(const CostReport& pass, double repeat, double forw
     n.input_bytes = Scaled(n.input_bytes, fwd, &overflow);
     n.weight_bytes = Scaled(n.weight_bytes, fwd, &overflow);
     n.fused_io_bytes = Scaled(n.fused_io_bytes, fwd, &overflow);
+    n.sparse_grad_bytes = Scaled(n.sparse_grad_bytes, repeat, &overflow);  // one per backward
   }
   if (overflow) return Status::Error(file + ": count per step overflows int64");
   // Saved bytes are one pass's memory (NodeCost::saved_bytes): not scaled, not re-summed.
@@ -101,6 +104,7 @@ Result<CostReport> SelectionShare(const CostReport& r, double fraction) {
     n.input_bytes = Scaled(n.input_bytes, fraction, &overflow);
     n.fused_io_bytes = Scaled(n.fused_io_bytes, fraction, &overflow);
     n.saved_bytes = Scaled(n.saved_bytes, fraction, &overflow);
+    n.sparse_grad_bytes = Scaled(n.sparse_grad_bytes, fraction, &overflow);
   }
   if (overflow) return Status::Error(file + ": count overflows int64");  // unreachable: fraction <= 1
   RETURN_IF_ERROR(ResumTotals(&out, /*saved=*/true));

@@ -48,6 +48,11 @@ struct OpCost {
   // the driver counts the weight inputs here (they meet activations here).
   bool consumes_params = true;
   std::optional<Category> category;      // set when the input decides it (Gather)
+  // An embedding lookup (Gather on axis 0 of a weight table, EmbeddingBag): the elements it
+  // reads from its table (input 0), lookups x dim, one pass. A table trained with sparse
+  // gradients (TensorInfo::is_sparse_grad) gets a gradient of these rows only (cost.h
+  // NodeCost::sparse_grad_bytes). 0: not a lookup.
+  Count lookup_elems;
   bool view = false;                     // outputs alias inputs / metadata: no bytes written
   // The outputs carry no gradient whatever the inputs (random draws, Hardmax,
   // Bernoulli): ops downstream count no backward through them.

@@ -23,8 +23,14 @@ RuleFn Free(bool view) {
 Result<OpCost> GatherRule(const OpArgs& a) {
   if (!a.In(0) || !a.Out(0)) return Status::Error("needs data and an output");
   OpCost c;
-  if (a.Weight(0)) c.category = Category::kEmbedding;
-  else c.consumes_params = false;
+  if (a.Weight(0)) {
+    c.category = Category::kEmbedding;
+    int64_t axis = a.node.AttrInt("axis").value_or(0);
+    if (axis < 0) axis += static_cast<int64_t>(a.In(0)->dims.size());
+    if (axis == 0) c.lookup_elems = Numel(*a.Out(0));  // whole rows of the table
+  } else {
+    c.consumes_params = false;
+  }
   if (a.Grad(0)) c.backward_flops = Numel(*a.Out(0));
   return c;
 }
@@ -46,10 +52,14 @@ Result<Count> GatheredByBag(const OpArgs& a) {
   return Count(indices->dims[0]) * table->dims[1];
 }
 
-OpCost BagCost(const OpArgs& a) {
+OpCost BagCost(const OpArgs& a, Count gathered) {
   OpCost c;
-  if (a.Weight(0)) c.category = Category::kEmbedding;
-  else c.consumes_params = false;
+  if (a.Weight(0)) {
+    c.category = Category::kEmbedding;
+    c.lookup_elems = gathered;
+  } else {
+    c.consumes_params = false;
+  }
   return c;
 }
 
@@ -76,7 +86,7 @@ Result<OpCost> EmbeddingBagRule(const OpArgs& a) {
     return Status::Error("input per-sample weights has shape " + DimsString(weights->dims) + ", want the indices' " +
                          DimsString(a.In(1)->dims));
   const Count per_lookup = weights ? 2 : 1;
-  OpCost c = BagCost(a);
+  OpCost c = BagCost(a, *gathered);
   c.forward_flops = *gathered * per_lookup + (mode == "mean" ? Numel(*a.Out(0)) : Count(0));
   if (a.Grad(0)) c.backward_flops = *gathered * per_lookup;
   if (weights && a.Grad(3)) c.backward_flops = c.backward_flops + *gathered * 2;
@@ -90,7 +100,7 @@ Result<OpCost> EmbeddingBagRule(const OpArgs& a) {
 Result<OpCost> EmbeddingBagMaxRule(const OpArgs& a) {
   Result<Count> gathered = GatheredByBag(a);
   if (!gathered.ok()) return gathered.status();
-  OpCost c = BagCost(a);
+  OpCost c = BagCost(a, *gathered);
   c.forward_flops = *gathered;
   if (a.Grad(0)) c.backward_flops = Numel(*a.Out(0));
   return c;

@@ -44,6 +44,13 @@ GraphBuilder& GraphBuilder::Frozen(const std::string& name, std::vector<int64_t>
   return *this;
 }
 
+GraphBuilder& GraphBuilder::SparseTable(const std::string& name, std::vector<int64_t> dims) {
+  TensorInfo& t = Add(name, std::move(dims), kFloat);
+  t.is_param = true;
+  t.is_sparse_grad = true;
+  return *this;
+}
+
 GraphBuilder& GraphBuilder::Value(const std::string& name, std::vector<int64_t> dims, ElemType t) {
   Add(name, std::move(dims), t);
   return *this;

@@ -273,19 +273,29 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
       }
       double peak = PeakFlops(gpu, n.category, amp, tf32);
       double fwd_bytes = static_cast<double>(n.input_bytes) + n.activation_bytes + n.weight_bytes;
-      double pass_bytes = r.forward_passes > 0 ? fwd_bytes / r.forward_passes : 0;
       bool launches = n.forward_flops > 0 || n.activation_bytes > 0;
       if (launches) {
         e.busy_s += roofline(n.forward_flops, fwd_bytes, peak);
         kernels += r.forward_passes;
       }
+      // A lookup in a table with sparse gradients (NodeCost::sparse_grad_params): its backward
+      // writes the looked-up rows (sparse_grad_bytes, per step), not a table-sized gradient, and
+      // the optimizer steps those rows (about sparse_grad_bytes / 4 elements), not the table.
+      const double sparse_table_bytes = 4.0 * static_cast<double>(n.sparse_grad_params) * r.forward_passes;
+      const double sparse_grad = static_cast<double>(n.sparse_grad_bytes);
       if (n.backward_flops > 0) {
         // Reads the output grad and saved inputs/weights, writes input/weight grads.
-        e.busy_s += roofline(n.backward_flops, 2 * pass_bytes * r.backward_passes, peak);
+        const double bwd_pass_bytes =
+            r.forward_passes > 0 ? std::max(0.0, fwd_bytes - sparse_table_bytes) / r.forward_passes : 0;
+        e.busy_s += roofline(n.backward_flops, 2 * bwd_pass_bytes * r.backward_passes + sparse_grad, peak);
         kernels += (n.params > 0 ? 2 : 1) * r.backward_passes;
       }
       if (n.params > 0 && r.updates > 0) {
-        e.busy_s += roofline(0, kOptimizerBytesPerParam * n.params * r.updates, gpu.fp32_flops);
+        const double stepped =
+            n.sparse_grad_params > 0
+                ? kOptimizerBytesPerParam * (static_cast<double>(n.params - n.sparse_grad_params) * r.updates + sparse_grad / 4)
+                : kOptimizerBytesPerParam * n.params * r.updates;
+        e.busy_s += roofline(0, stepped, gpu.fp32_flops);
         kernels += r.updates;
       }
     }

@@ -237,6 +237,30 @@ TEST(EstimateStep, AFusedExportIsOneKernelMovingItsInputAndResult) {
   EXPECT_EQ(EstimateStep({*three}, gpu, false).kernels, 3 * (3 + 2 + 3) + 2);
 }
 
+TEST(EstimateStep, ASparseTableMovesItsLookedUpRowsNotTheTable) {
+  // ids [4, 5] look up 20 rows of a [1000, 8] table (32,000 B). Dense: the backward moves 2 x
+  // (ids 160 + rows 640 + table 32,000) = 65,600 B and Adam steps 8,000 parameters (16 B each:
+  // 128,000 B). Sparse (sparse=True): the backward moves 2 x (160 + 640) = 1,600 B plus the
+  // gradient it writes, 20 x (8 x 4 + 8) = 800 B, and the step touches ~800 / 4 = 200 elements
+  // (3,200 B). The forward (its traffic counts the table either way) and the kernels are the same.
+  auto report = [](bool sparse) {
+    GraphBuilder b("emb.onnx", 4);
+    b.Data("ids", {4, 5}, testing::kInt64).Value("emb", {4, 5, 8});
+    if (sparse) b.SparseTable("table", {1000, 8});
+    else b.Param("table", {1000, 8});
+    b.Op("Gather", "lookup", {"table", "ids"}, {"emb"});
+    Result<CostReport> r = AnalyzeCost(b.graph(), {});
+    EXPECT_TRUE(r.ok()) << r.message();
+    return *r;
+  };
+  const GpuSpec& gpu = *FindGpuSpec("RTX3090");
+  StepEstimate dense = EstimateStep({report(false)}, gpu, false), sparse = EstimateStep({report(true)}, gpu, false);
+  EXPECT_EQ(dense.kernels, sparse.kernels);
+  const double forward = 160 + 640 + 32000;
+  EXPECT_NEAR(dense.bytes, forward + 65600 + 128000, 1e-6);
+  EXPECT_NEAR(sparse.bytes, forward + 1600 + 800 + 3200, 1e-6);
+}
+
 TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   // A 4096³ weight-free matmul of two activations is compute-bound on any listed GPU.
   const int64_t n = 4096;

@@ -200,6 +200,13 @@ Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& given, cons
     // Frozen parameters the export names (CostTotals::frozen_params) get no gradient or optimizer
     // state; trainable_fraction scales what is left (the user's statement for a file without them).
     const double trained = static_cast<double>(t.params - t.frozen_params) * e.trainable_fraction;
+    // Of those, embedding tables trained with sparse gradients (CostTotals::sparse_grad_params): their
+    // gradient is the rows a step looks up (sparse_grad_bytes), which accumulate (uncoalesced) over
+    // the micro-batches of a gradient accumulation; their optimizer state is dense (SparseAdam and
+    // Adagrad keep the table-sized state; SGD none), as every trained parameter's.
+    const double sparse = static_cast<double>(t.sparse_grad_params) * e.trainable_fraction;
+    const double sparse_grad_mib =
+        static_cast<double>(t.sparse_grad_bytes) * e.trainable_fraction * e.grad_accumulation / kMiB;
     e.weights_mib += static_cast<double>(t.weight_bytes) / kMiB;
     e.data_mib += static_cast<double>(t.data_input_bytes) / kMiB;
     e.autocast_mib += static_cast<double>(t.autocast_weight_bytes) / kMiB;
@@ -215,7 +222,8 @@ Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& given, cons
       // One pass's kept tensors: the passes of a network run one after another
       // (DCGAN's three D passes each end in their backward).
       e.trained_params += trained;
-      e.gradients_mib += trained * kParamBytes / kMiB;
+      e.sparse_grad_params += sparse;
+      e.gradients_mib += (trained - sparse) * kParamBytes / kMiB + sparse_grad_mib;
       const double full = static_cast<double>(t.saved_bytes) / kMiB;
       e.activations_full_mib += full;
       if (e.checkpointing) {

@@ -61,6 +61,7 @@ struct MemoryEstimate {
   // Resident for the whole step, MiB:
   double weights_mib = 0;     // parameters and buffers (fp32 master copies), every network once; / ranks under ZeRO-3
   double gradients_mib = 0;   // fp32 gradients of the trained parameters, networks with a backward; / ranks under ZeRO >= 2
+                              // (a table with sparse gradients: the rows the step looks up, x grad_accumulation)
   double optimizer_mib = 0;   // optimizer state: OptimizerStates x trained parameters x 4 B; / ranks under ZeRO >= 1
   double autocast_mib = 0;    // AMP: fp16 copies of conv/matmul/recurrent weights (autocast's cache)
   double data_mib = 0;        // the data inputs of one batch
@@ -87,6 +88,7 @@ struct MemoryEstimate {
   // measured rows (checkpoint segmentation, fragmentation), MiB.
   double uncertain_mib = 0;
   double trained_params = 0;   // parameters that get a gradient (after trainable_fraction)
+  double sparse_grad_params = 0;  // of trained_params: tables with sparse gradients (CostTotals::sparse_grad_params)
   // Libraries the step loads besides cuBLAS (their kernels and handles sit in
   // the context): cuDNN for convolutions, batch and instance norm, recurrent ops.
   bool uses_cudnn = false;

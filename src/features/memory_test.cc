@@ -274,6 +274,30 @@ TEST(EstimateMemory, FrozenParametersByHand) {
   EXPECT_DOUBLE_EQ(h->trained_params, 0.5 * trained);
 }
 
+// A table trained with sparse gradients (say fc1's weight were one, 512·256, and a step looked up
+// 640 rows of it): its gradient is the looked-up rows' bytes (x the micro-batches of a gradient
+// accumulation), not the table's; its optimizer state stays the table's (SparseAdam keeps Adam's
+// two dense tensors).
+TEST(EstimateMemory, SparseGradientsByHand) {
+  CostReport sparse = Mlp(64);
+  const double table = 512 * 256, rows_bytes = 640 * (256 * 4 + 8);
+  sparse.totals.sparse_grad_params = 512 * 256;
+  sparse.totals.sparse_grad_bytes = 640 * (256 * 4 + 8);
+  Result<MemoryEstimate> all = EstimateMemory({Mlp(64)}, Job(64));
+  Result<MemoryEstimate> e = EstimateMemory({sparse}, Job(64));
+  ASSERT_TRUE(all.ok() && e.ok());
+  EXPECT_DOUBLE_EQ(e->trained_params, kParams);
+  EXPECT_DOUBLE_EQ(e->sparse_grad_params, table);
+  EXPECT_DOUBLE_EQ(e->gradients_mib, (kParams - table) * 4 / kMiB + rows_bytes / kMiB);
+  EXPECT_DOUBLE_EQ(e->optimizer_mib, all->optimizer_mib);
+  EXPECT_DOUBLE_EQ(e->weights_mib, all->weights_mib);
+  JobConfig accumulate = Job(64);
+  ASSERT_TRUE(ParseJobAttr("grad_accumulation=4", &accumulate.attrs).ok());
+  Result<MemoryEstimate> a4 = EstimateMemory({sparse}, accumulate);
+  ASSERT_TRUE(a4.ok());
+  EXPECT_DOUBLE_EQ(a4->gradients_mib, (kParams - table) * 4 / kMiB + 4 * rows_bytes / kMiB);
+}
+
 // ZeRO across 4 ranks, by hand: the largest layer is fc1 (512·256 + 512 parameters).
 TEST(EstimateMemory, ZeroStagesShardAcrossRanks) {
   const double p = kParams * 4 / kMiB, fc1 = (512.0 * 256 + 512) * 4 / kMiB;

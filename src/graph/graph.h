@@ -34,6 +34,10 @@ inline constexpr std::string_view kBuffersMetadataKey = "gpucast.buffers";
 // The entry that lists the model's frozen parameters (requires_grad off: a fine-tuned backbone,
 // the base weights under LoRA adapters), one name per line, as gpucast-export writes them.
 inline constexpr std::string_view kFrozenMetadataKey = "gpucast.frozen";
+// The entry that lists the embedding tables trained with sparse gradients (nn.Embedding or
+// nn.EmbeddingBag with sparse=True: a step's gradient holds only the rows it looked up), one name
+// per line, as gpucast-export writes them.
+inline constexpr std::string_view kSparseGradMetadataKey = "gpucast.sparse_grad";
 
 struct TensorInfo {
   std::string name;
@@ -53,6 +57,10 @@ struct TensorInfo {
   // kFrozenMetadataKey: a parameter of the model (counted in params) that gets no gradient and no
   // optimizer state, and computes no gradient for what only it feeds.
   bool is_frozen = false;
+  // A trained parameter whose gradient is sparse (an embedding table with sparse=True), named in
+  // the metadata entry kSparseGradMetadataKey: where only lookups read it, its gradient is the
+  // looked-up rows, not the table (cost.h NodeCost::sparse_grad_elems).
+  bool is_sparse_grad = false;
   // For a parameter the exporter wrote twice (param_ties.h: the transpose of
   // a tied matrix, constant-folded): the parameter it is a copy of, counted
   // in its place. "" otherwise.

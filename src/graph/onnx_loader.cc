@@ -612,7 +612,8 @@ class Loader {
   }
 
   // The parameter tensors a metadata entry names (kBuffersMetadataKey: the model's buffers,
-  // TensorInfo::is_buffer; kFrozenMetadataKey: parameters with requires_grad off, is_frozen), one
+  // TensorInfo::is_buffer; kFrozenMetadataKey: parameters with requires_grad off, is_frozen;
+  // kSparseGradMetadataKey: embedding tables with sparse gradients, is_sparse_grad), one
   // name per line, as gpucast-export writes them from the module. A name that is not a float
   // parameter tensor is ignored, and counted in one warning per entry (the file was edited, or
   // the model's state names changed), unless it was dropped as unread (DropUnread warns of those).
@@ -651,6 +652,7 @@ class Loader {
     }
     MarkNamed(kBuffersMetadataKey, &buffers_);
     MarkNamed(kFrozenMetadataKey, &frozen_);
+    MarkNamed(kSparseGradMetadataKey, &sparse_grad_);
     for (const auto& n : g.node()) {
       bool cast_to_float = n.op_type() == "Cast";
       for (const auto& a : n.attribute()) {
@@ -661,6 +663,7 @@ class Loader {
         params_.insert(n.output(0));
         if (buffers_.count(n.input(0))) buffers_.insert(n.output(0));
         if (frozen_.count(n.input(0))) frozen_.insert(n.output(0));
+        if (sparse_grad_.count(n.input(0))) sparse_grad_.insert(n.output(0));
         if (n.op_type() == "Identity" && identity_of_param_.count(n.output(0))) own_params_.insert(n.output(0));
       }
     }
@@ -1340,6 +1343,7 @@ class Loader {
       t.is_param = params_.count(name) > 0;
       t.is_buffer = t.is_param && buffers_.count(name) > 0;
       t.is_frozen = t.is_param && !t.is_buffer && frozen_.count(name) > 0;
+      t.is_sparse_grad = t.is_param && !t.is_buffer && !t.is_frozen && sparse_grad_.count(name) > 0;
       if (auto it = tied_to_.find(name); it != tied_to_.end()) t.tied_to = it->second;
       t.own_param = own_params_.count(name) > 0;
       t.is_data_input = data.count(name) > 0;
@@ -1412,6 +1416,7 @@ class Loader {
   std::unordered_set<std::string> params_;
   std::unordered_set<std::string> buffers_;  // of params_: the model's buffers (MarkNamed)
   std::unordered_set<std::string> frozen_;   // of params_: parameters not trained (MarkNamed)
+  std::unordered_set<std::string> sparse_grad_;  // of params_: tables with sparse gradients (MarkNamed)
   std::unordered_set<std::string> dropped_;  // inputs and initializers nothing reads (DropUnread)
   // Parameters written other than as the model holds them (param_ties.h).
   std::unordered_set<std::string> identity_of_param_;  // found before inlining

@@ -352,6 +352,35 @@ TEST(LoadOnnx, BuffersNamedInTheMetadataAreMarked) {
                              "tensors of the graph (first: 'x'): ignored"}));
 }
 
+// gpucast.sparse_grad names the embedding tables trained with sparse gradients: marked, with
+// their Cast (and Identity) copies; a frozen table's gradient is none, so the frozen mark wins; a name that is
+// not a parameter is warned about as in the other entries.
+TEST(LoadOnnx, SparseGradientTablesNamedInTheMetadataAreMarked) {
+  ModelBuilder b;
+  b.Input("ids", kInt64, {std::string("batch"), 3}).Input("table", kFloat, {10, 4}).Input("other", kFloat, {10, 4});
+  SetAttr(&b.Node("Cast", {"table"}, {"table2"}), "to", int64_t{kFloat});
+  b.Node("Gather", {"table2", "ids"}, {"e"});
+  b.Node("Gather", {"other", "ids"}, {"f"});
+  b.Node("Add", {"e", "f"}, {"y"});
+  b.Output("y");
+  auto* sparse = b.model().add_metadata_props();
+  sparse->set_key("gpucast.sparse_grad");
+  sparse->set_value("table\nother\nids");
+  auto* frozen = b.model().add_metadata_props();
+  frozen->set_key("gpucast.frozen");
+  frozen->set_value("other");
+  auto g = Load(b, Opts(2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_TRUE(g->Tensor("table")->is_sparse_grad);
+  EXPECT_TRUE(g->Tensor("table2")->is_sparse_grad);
+  EXPECT_FALSE(g->Tensor("other")->is_sparse_grad);
+  EXPECT_TRUE(g->Tensor("other")->is_frozen);
+  EXPECT_FALSE(g->Tensor("ids")->is_sparse_grad);
+  EXPECT_EQ(g->warnings, (std::vector<std::string>{"m.onnx: 1 name(s) of the metadata entry 'gpucast.sparse_grad' "
+                                                   "are not float parameter tensors of the graph (first: 'ids'): "
+                                                   "ignored"}));
+}
+
 // ---- Bad files ----
 
 TEST(LoadOnnx, BadBytes) {

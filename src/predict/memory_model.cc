@@ -49,7 +49,8 @@ double Huber(double d) {
 // lists: Adam and AdamW's multi-tensor (foreach) step, PyTorch's default on
 // CUDA since 2.0, makes sqrt(exp_avg_sq) for every parameter at once
 // (torch/optim/adam.py, _multi_tensor_adam: torch._foreach_sqrt); SGD with
-// or without momentum updates in place.
+// or without momentum updates in place. Tables with sparse gradients are not in
+// that list (SparseAdam, or Adagrad, steps the looked-up rows).
 double UpdateLists(Optimizer o) { return o == Optimizer::kAdam || o == Optimizer::kAdamW ? 1 : 0; }
 
 // The backward-phase working set (kept tensors, transients) and the
@@ -58,7 +59,7 @@ double Working(const MemoryParams& p, const MemoryEstimate& e) {
   return p.activation_factor * e.activations_mib + p.transient_factor * e.largest_tensor_mib + e.loss_head_mib;
 }
 double StepExcess(const MemoryParams& p, const MemoryEstimate& e) {
-  return std::max(0.0, UpdateLists(e.optimizer) * e.trained_params * 4 / kMiB - Working(p, e));
+  return std::max(0.0, UpdateLists(e.optimizer) * (e.trained_params - e.sparse_grad_params) * 4 / kMiB - Working(p, e));
 }
 
 double Rest(const MemoryParams& p, const MemoryEstimate& e) {

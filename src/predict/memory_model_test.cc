@@ -35,12 +35,15 @@ MemoryEstimate Est(const std::string& gpu, const std::string& arch, int sms, int
   return e;
 }
 
-// Rows made by the model's own formula with known parameters: the fit finds them.
-TEST(MemoryModel, RecoversKnownParameters) {
-  const double base_ampere = 1500, base_volta = 900, per_sm = 4, act = 1.3, trans = 2.5, cudnn = 400;
-  std::vector<MemoryEstimate> est;
-  std::vector<double> y;
-  std::vector<int> group;
+constexpr double kBaseAmpere = 1500, kBaseVolta = 900, kPerSm = 4, kAct = 1.3, kTrans = 2.5, kCudnn = 400;
+
+// Rows made by the model's own formula with those parameters.
+void KnownRows(std::vector<MemoryEstimate>* est_out, std::vector<double>* y_out, std::vector<int>* group_out) {
+  const double base_ampere = kBaseAmpere, base_volta = kBaseVolta, per_sm = kPerSm, act = kAct, trans = kTrans,
+               cudnn = kCudnn;
+  std::vector<MemoryEstimate>& est = *est_out;
+  std::vector<double>& y = *y_out;
+  std::vector<int>& group = *group_out;
   auto add = [&](const MemoryEstimate& e, double base, int g) {
     est.push_back(e);
     y.push_back(base + per_sm * e.sms + e.StaticMib() + act * e.activations_mib + trans * e.largest_tensor_mib +
@@ -56,6 +59,16 @@ TEST(MemoryModel, RecoversKnownParameters) {
   for (int sms : {14, 28, 42, 98})
     for (int b = 1; b <= 3; ++b) add(Est("A100-80GB", "Ampere", sms, 108, 1600, 300.0 * b, 40.0 * b), base_ampere, 6);
   for (int b = 1; b <= 3; ++b) add(Est("V100", "Volta", 80, 80, 200, 150.0 * b, 20.0 * b), base_volta, 7);
+}
+
+// The fit finds the parameters the rows were made with.
+TEST(MemoryModel, RecoversKnownParameters) {
+  const double base_ampere = kBaseAmpere, base_volta = kBaseVolta, per_sm = kPerSm, act = kAct, trans = kTrans,
+               cudnn = kCudnn;
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  KnownRows(&est, &y, &group);
   Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
   ASSERT_TRUE(m.ok()) << m.message();
   const MemoryParams& p = m->params();
@@ -90,6 +103,31 @@ TEST(MemoryModel, RecoversKnownParameters) {
   MemoryPrediction h = m->Predict(hopper, 0.8);
   EXPECT_FALSE(h.context_fitted);
   EXPECT_NEAR(h.widened_mib, std::max(0.0, PublishedContextMaxMib() - m->ContextMib(hopper)), 1e-9);
+}
+
+// Adam's multi-tensor step makes one parameter-sized list (optimizer_step: what it holds beyond the
+// backward's working set); tables with sparse gradients are stepped by SparseAdam, row by row, and
+// are not in it. 1,000 MiB of trained parameters, 300 of them sparse tables, a 100 MiB working set.
+TEST(MemoryModel, TheOptimizerStepListLeavesOutSparseTables) {
+  std::vector<MemoryEstimate> est;
+  std::vector<double> y;
+  std::vector<int> group;
+  KnownRows(&est, &y, &group);
+  Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
+  ASSERT_TRUE(m.ok()) << m.message();
+  MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 3000, 100 / m->params().activation_factor, 0);
+  e.optimizer = Optimizer::kAdam;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  e.trained_params = 1000.0 * kMiB / 4;
+  auto step = [&m](const MemoryEstimate& x) {
+    for (const auto& [name, mib] : m->Components(x, "")) if (name == "optimizer_step") return mib;
+    return -1.0;
+  };
+  EXPECT_NEAR(step(e), 1000 - 100, 1e-6);
+  e.sparse_grad_params = 300.0 * kMiB / 4;
+  EXPECT_NEAR(step(e), 700 - 100, 1e-6);
+  e.optimizer = Optimizer::kSgd;  // updates in place
+  EXPECT_NEAR(step(e), 0, 1e-9);
 }
 
 // Two chips of one architecture measured on different software stacks (the

@@ -409,8 +409,8 @@ TEST(Cluster, UnknownGpuTypeNamesTheClosest) {
             "--cluster '128x RTX3900': unknown GPU 'RTX3900'; closest: RTX3090, RTX3050, RTX3060, RTX3070, "
             "RTX3080 (gpucast gpus lists all)");
   EXPECT_EQ(ParseCluster("nodes=2,type=A100-80", DataDir()).message(),
-            "--cluster 'nodes=2,type=A100-80': unknown GPU 'A100-80'; closest: A100-80GB, A100-40GB, RTX-A4000, "
-            "RTX-A5000, RTX-A6000 (gpucast gpus lists all)");
+            "--cluster 'nodes=2,type=A100-80': unknown GPU 'A100-80'; closest: A100-80GB, A100-40GB, A800-80GB, "
+            "RTX-A4000, RTX-A5000 (gpucast gpus lists all)");
   auto h = ParseCluster("2x H100", DataDir());
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->gpus[0].mem_mib, 80 * 1024.0);
