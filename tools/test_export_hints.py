@@ -102,6 +102,45 @@ MODELS = textwrap.dedent('''
 
     def half_mlp():
         return Mlp().half()
+
+    class TakeAlong(nn.Module):  # a sort's indices applied to the values
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            h = self.l(x)
+            return torch.take_along_dim(h, torch.argsort(h, -1), -1)
+
+    class TakeByGather(TakeAlong):  # the hint's rewrite
+        def forward(self, x):
+            h = self.l(x)
+            return torch.gather(h, -1, torch.argsort(h, -1))
+
+    class SmoothedLoss(nn.Module):  # the loss in forward, with label smoothing
+        def __init__(self, smoothing=0.1):
+            super().__init__()
+            self.l = nn.Linear(8, 10)
+            self.smoothing = smoothing
+        def forward(self, x, y):
+            return F.cross_entropy(self.l(x), y, label_smoothing=self.smoothing)
+
+    def loss_without_smoothing():
+        return SmoothedLoss(0.0)
+
+    class FunctionalDropout2d(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(4, 4, 3, padding=1)
+        def forward(self, x):
+            return F.dropout2d(self.c(x), 0.2, self.training)
+
+    class ModuleDropout2d(nn.Module):  # the hint's rewrite
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(4, 4, 3, padding=1)
+            self.d = nn.Dropout2d(0.2)
+        def forward(self, x):
+            return self.d(self.c(x))
 ''')
 
 # factory, inputs, what the failing export's hint must say, the rewrite's factory (and its inputs
@@ -116,6 +155,11 @@ CASES = [
     ("Bilinear", ["x=float32[B,8]", "y=float32[B,6]"], "nn.Bilinear does not export", "BilinearByEinsum"),
     ("half_mlp", ["x=float16[B,8]"], "the model is in half precision",
      ("Mlp", ["x=float32[B,8]"])),
+    ("TakeAlong", ["x=float32[B,8]"], "torch.take_along_dim does not export", "TakeByGather"),
+    ("SmoothedLoss", ["x=float32[B,8]", "y=int64[B]"], "a loss with label_smoothing does not export",
+     "loss_without_smoothing"),
+    ("FunctionalDropout2d", ["x=float32[B,4,6,6]"], "a channel or alpha dropout called as a function",
+     "ModuleDropout2d"),
 ]
 
 
@@ -222,6 +266,15 @@ BATCH_MODELS = textwrap.dedent('''
         def forward(self, x):
             return self.l(x)[0]
 
+    class SpatialDropout(nn.Module):  # channel and alpha dropouts: torch cannot export them in training mode
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(4, 4, 3, padding=1)
+            self.d2 = nn.Dropout2d(0.25)
+            self.ad = nn.AlphaDropout(0.1)
+        def forward(self, x):
+            return self.ad(self.d2(self.c(x)))
+
     class FirstFour(nn.Module):  # the batch typed in: x[:4] is a constant slice in the trace
         def __init__(self):
             super().__init__()
@@ -304,6 +357,48 @@ class CheckTest(unittest.TestCase):
         # torch: layer 1 4·16·(8+16) + 2·4·16, layer 2 4·16·(16+16) + 2·4·16 = 1,664 + 2,176
         self.assertIn("torch counts 3,840 parameters, gpucast analyze the same", p.stdout)
         self.assertIn("note: 1 recurrent module(s) exported without their dropout between layers", p.stdout)
+
+    def test_channel_and_alpha_dropout_export_as_the_computation_torch_runs(self):
+        p = self.export("SpatialDropout", ["x=float32[B,4,6,6]"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("torch counts 148 parameters, gpucast analyze the same", p.stdout)
+        self.assertIn("note: 2 dropout module(s) torch cannot export in training mode", p.stdout)
+        import onnx
+        g = onnx.load(os.path.join(self.tmp.name, "SpatialDropout.onnx")).graph
+        self.assertEqual(sum(n.op_type == "Dropout" for n in g.node), 2)  # one mask each
+
+    def test_the_dropout_rewrite_is_torchs_dropout(self):
+        # Against torch's own (eager) implementations: a channel dropout zeroes whole channels and
+        # scales the rest by 1 / (1 - p), as F.dropout2d; an alpha dropout keeps a standard normal
+        # input's mean 0 and variance 1 and takes the values F.alpha_dropout takes (x * a + b kept,
+        # alpha' * a + b dropped), the kept share 1 - p.
+        import importlib.machinery, importlib.util, math
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        loader = importlib.machinery.SourceFileLoader("gpucast_export", EXPORT)
+        spec = importlib.util.spec_from_loader("gpucast_export", loader)
+        tool = importlib.util.module_from_spec(spec)
+        loader.exec_module(tool)
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Dropout2d(0.3), nn.AlphaDropout(0.2))
+        self.assertEqual(tool.dropout_by_mask(m), 2)
+        m.train()
+        x = torch.randn(64, 32, 5, 5)
+        y = m[0](x)
+        per_channel = (y == 0).flatten(2).all(-1) | torch.isclose(y, x / 0.7).flatten(2).all(-1)
+        self.assertTrue(bool(per_channel.all()))
+        ref = F.dropout2d(x, 0.3, training=True)
+        self.assertAlmostEqual(float((y == 0).float().mean()), float((ref == 0).float().mean()), delta=0.03)
+        z = torch.randn(1000, 1000)
+        w, ref = m[1](z), F.alpha_dropout(z, 0.2, training=True)
+        for got, want in ((float(w.mean()), float(ref.mean())), (float(w.var()), float(ref.var()))):
+            self.assertAlmostEqual(got, want, delta=0.01)
+        a = 1 / math.sqrt((1.7580993408473766 ** 2 * 0.2 + 1) * 0.8)
+        dropped = w[torch.isclose(w, torch.full_like(w, (-1.7580993408473766) * a + 1.7580993408473766 * a * 0.2))]
+        self.assertAlmostEqual(dropped.numel() / w.numel(), 0.2, delta=0.01)
+        m.eval()
+        self.assertTrue(torch.equal(m(x), x))
 
     def test_a_size_fixed_while_tracing_is_refused(self):
         p = self.export("FirstFour", ["x=float32[B,64]"])
