@@ -109,11 +109,13 @@ TEST(MemoryModel, RecoversKnownParameters) {
 // backward's working set); tables with sparse gradients are stepped by SparseAdam, row by row, and
 // are not in it. 1,000 MiB of trained parameters, 300 of them sparse tables, a 100 MiB working set.
 TEST(MemoryModel, TheOptimizerStepListLeavesOutSparseTables) {
-  std::vector<MemoryEstimate> est;
-  std::vector<double> y;
-  std::vector<int> group;
-  KnownRows(&est, &y, &group);
-  Result<MemoryModel> m = MemoryModel::Fit(est, y, group);
+  Result<MemoryModel> m = [] {
+    std::vector<MemoryEstimate> est;
+    std::vector<double> y;
+    std::vector<int> group;
+    KnownRows(&est, &y, &group);
+    return MemoryModel::Fit(est, y, group);
+  }();
   ASSERT_TRUE(m.ok()) << m.message();
   MemoryEstimate e = Est("RTX3090", "Ampere", 82, 82, 3000, 100 / m->params().activation_factor, 0);
   e.optimizer = Optimizer::kAdam;
