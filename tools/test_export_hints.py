@@ -399,6 +399,13 @@ class CheckTest(unittest.TestCase):
         self.assertAlmostEqual(dropped.numel() / w.numel(), 0.2, delta=0.01)
         m.eval()
         self.assertTrue(torch.equal(m(x), x))
+        # A subclass with a forward of its own is the user's: left as it is.
+        class Own(nn.Dropout2d):
+            def forward(self, x):
+                return x * 2
+        class Kept(nn.Dropout2d):  # torch's forward
+            pass
+        self.assertEqual(tool.dropout_by_mask(nn.Sequential(Own(0.5), Kept(0.5))), 1)
 
     def test_a_size_fixed_while_tracing_is_refused(self):
         p = self.export("FirstFour", ["x=float32[B,64]"])
