@@ -328,6 +328,9 @@ class CheckTest(unittest.TestCase):
         import json
         t = json.loads(out)["totals"]
         self.assertEqual((t["params"], t["frozen_params"]), (178, 144))
+        text = subprocess.run([self.gpucast, "analyze", path, "--batch", "4"], capture_output=True, text=True,
+                              check=True).stdout
+        self.assertIn("frozen 0.000144 M of the params (no gradient, no optimizer state)", text)
         # Only the head computes a gradient: dW 2·4·16·2 = 256 and db (a column sum, 4·2 = 8); no
         # gradient of its input, so nothing before it runs a backward.
         self.assertEqual(t["backward_flops"], 2 * 4 * 16 * 2 + 4 * 2)
@@ -350,6 +353,9 @@ class CheckTest(unittest.TestCase):
         # At batch 16 the step looks up 16 user rows and 16·6 bag rows, each 8 fp32 values and an
         # int64 index: (16 + 96) · (8·4 + 8) = 4,480 bytes; the dense table's gradient is its own.
         self.assertEqual(t["sparse_grad_bytes"], (16 + 96) * (8 * 4 + 8))
+        text = subprocess.run([self.gpucast, "analyze", path, "--batch", "16"], capture_output=True, text=True,
+                              check=True).stdout
+        self.assertIn("sparse gradients: tables of 0.012 M params, 0.00448 MB of looked-up rows a step", text)
 
     def test_a_stacked_rnns_dropout_is_left_out_with_a_note(self):
         p = self.export("StackedLstm", ["x=float32[B,5,8]"])

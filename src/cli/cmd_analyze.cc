@@ -82,6 +82,13 @@ void PrintSummary(const CostReport& r) {
               t.forward_flops / 1e9, t.backward_flops / 1e9, t.params / 1e6);
   std::printf("  activations %.4g MB written   weights %.4g MB\n", t.activation_bytes / 1e6,
               t.weight_bytes / 1e6);
+  // What the file's metadata says of the parameters (gpucast-export writes it): shown only when
+  // it says something.
+  if (t.frozen_params > 0)
+    std::printf("  frozen %.4g M of the params (no gradient, no optimizer state)\n", t.frozen_params / 1e6);
+  if (t.sparse_grad_params > 0)
+    std::printf("  sparse gradients: tables of %.4g M params, %.4g MB of looked-up rows a step\n",
+                t.sparse_grad_params / 1e6, t.sparse_grad_bytes / 1e6);
   const double all = static_cast<double>(t.forward_flops) + static_cast<double>(t.backward_flops);
   std::printf("  FLOPs (forward + backward) by category:");
   for (int i = 0; i < kNumCategories; ++i)
