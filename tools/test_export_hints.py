@@ -341,6 +341,7 @@ class CheckTest(unittest.TestCase):
         # 1000·8 + 500·8 + 200·8 + 24 + 1 = 13,625
         self.assertIn("torch counts 13,625 parameters, gpucast analyze the same", p.stdout)
         self.assertIn("note: 2 embedding table(s) with sparse gradients (sparse=True)", p.stdout)
+        self.assertIn("state the optimizer when predicting (--attr optimizer=sgd", p.stdout)
         path = os.path.join(self.tmp.name, "SparseTables.onnx")
         import onnx
         meta = {kv.key: kv.value for kv in onnx.load(path).metadata_props}
