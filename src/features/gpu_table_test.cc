@@ -172,20 +172,22 @@ TEST(GpuTable, ExportVariantsAreTheirBaseGpuWithNvlinkAt400) {
   }
 }
 
-// RTX PRO 6000 Blackwell: NVIDIA states 125 FP32 TFLOPS and 4,000 AI TOPS (FP4, 2:4 sparse) for 188
-// SMs. Both at one clock: FP32 188 x 256 x f = 125e12 gives f; FP4 sparse is 8x the dense FP16
-// rate (the RTX 5090's 3,352 TOPS at 170 SMs x 2.407 GHz is 8,192 per SM per clock: 1,024 dense
-// FP16 x 4 for FP4 x 2 for sparsity), so the row's dense FP16 must be 4,000 / 8.
+// RTX PRO 6000 Blackwell: NVIDIA states 188 SMs, 125 FP32 TFLOPS and 4,000 AI TOPS (FP4, 2:4
+// sparse). FP4 sparse is 8x the dense FP16 rate on GB202 (the RTX 5090's 3,352 TOPS at 170 SMs x
+// 2.407 GHz is 8,192 per SM per clock: 1,024 dense FP16 x 4 for FP4 x 2 for sparsity), so the row's
+// dense FP16 must be 4,000 / 8, and at the clock its FP32 peak implies (128 lanes x 2 per SM) that is
+// the full rate, 1,024 per SM per clock; TF32 one half.
 TEST(GpuTable, RtxPro6000TensorPeakFollowsFromNvidiasFigures) {
   const GpuSpec* s = nullptr;
   for (const GpuTableRow& r : GpuTable())
     if (r.spec.name == "RTX-PRO-6000-Blackwell") s = &r.spec;
   ASSERT_NE(s, nullptr);
-  const double clock = 125e12 / (188 * 256.0);
-  EXPECT_NEAR(clock / 1e9, 2.597, 0.001);
+  EXPECT_EQ(s->sms, 188);
+  EXPECT_DOUBLE_EQ(s->fp32_flops, 125e12);
   EXPECT_NEAR(s->fp16_tensor_flops, 4000e12 / 8, 1e12);
-  EXPECT_NEAR(s->fp16_tensor_flops / (s->sms * 1024 * clock), 1, 0.001);
-  EXPECT_NEAR(3352e12 / (170 * 2.407e9), 8192, 8);
+  const double clock = s->fp32_flops / (s->sms * 256.0);
+  EXPECT_NEAR(s->fp16_tensor_flops / (s->sms * 1024 * clock), 1, 0.002);
+  EXPECT_DOUBLE_EQ(s->tf32_tensor_flops, s->fp16_tensor_flops / 2);
 }
 
 TEST(GpuTable, LaptopPartsAreNotTheirDesktopNamesakes) {
