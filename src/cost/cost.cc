@@ -153,9 +153,9 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   // than as a lookup's table (a tied output projection, a Transpose): those get a dense gradient.
   std::unordered_map<std::string, std::string> sparse_table;
   std::unordered_set<std::string> dense_read;
-  {
-    for (const auto& [name, t] : graph.tensors)
-      if (t.is_sparse_grad) sparse_table[name] = name;
+  for (const auto& [name, t] : graph.tensors)
+    if (t.is_sparse_grad) sparse_table[name] = name;
+  if (!sparse_table.empty()) {
     for (const Node& node : graph.nodes)  // graph order: a copy's source is marked first
       if ((node.op_type == "Identity" || node.op_type == "Cast") && !node.inputs.empty() &&
           !node.outputs.empty() && sparse_table.count(node.inputs[0]) && sparse_table.count(node.outputs[0]))
@@ -168,13 +168,8 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         if (s == sparse_table.end()) continue;
         const bool copy = (node.op_type == "Identity" || node.op_type == "Cast") && !node.outputs.empty() &&
                           sparse_table.count(node.outputs[0]);
-        bool lookup = i == 0 && (node.op_type == "EmbeddingBag" || node.op_type == "EmbeddingBagMax");
-        if (i == 0 && node.op_type == "Gather" && IsDefaultDomain(node.domain)) {
-          int64_t axis = node.AttrInt("axis").value_or(0);
-          if (axis < 0) axis += static_cast<int64_t>(graph.tensors.at(node.inputs[0]).dims.size());
-          lookup = axis == 0;
-        }
-        if (!copy && !lookup) dense_read.insert(s->second);
+        if (!copy && !IsRowLookup(node, i, graph.tensors.at(node.inputs[i]).dims.size()))
+          dense_read.insert(s->second);
       }
   }
   auto is_weight = [&root_of, &parts](const TensorInfo* t) -> bool {

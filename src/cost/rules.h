@@ -89,6 +89,11 @@ Count Numel(const TensorInfo& t);
 Count Product(const std::vector<int64_t>& dims, size_t from, size_t to);
 // Error "<what> has rank R, want W".
 Status RankError(const std::string& what, size_t rank, const std::string& want);
+// Whether input `input` of `node` is the table of an embedding lookup (whole rows read): input 0
+// of an EmbeddingBag / EmbeddingBagMax, or of a default-domain Gather on axis 0 of a table of rank
+// `table_rank` (a negative axis counts from it). GatherRule and the sparse-gradient pass of
+// AnalyzeCost (cost.cc) both ask it.
+bool IsRowLookup(const Node& node, size_t input, size_t table_rank);
 // Cost of a weighted op (input 0 data, input 1 weight, optional input 2 bias
 // added once per output element): forward 2·macs + bias adds; backward
 // 2·macs for each of data and weight that needs a gradient, plus the bias

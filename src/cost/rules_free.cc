@@ -25,9 +25,7 @@ Result<OpCost> GatherRule(const OpArgs& a) {
   OpCost c;
   if (a.Weight(0)) {
     c.category = Category::kEmbedding;
-    int64_t axis = a.node.AttrInt("axis").value_or(0);
-    if (axis < 0) axis += static_cast<int64_t>(a.In(0)->dims.size());
-    if (axis == 0) c.lookup_elems = Numel(*a.Out(0));  // whole rows of the table
+    if (IsRowLookup(a.node, 0, a.In(0)->dims.size())) c.lookup_elems = Numel(*a.Out(0));  // whole rows
   } else {
     c.consumes_params = false;
   }

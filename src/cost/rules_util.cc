@@ -21,6 +21,15 @@ Status RankError(const std::string& what, size_t rank, const std::string& want) 
   return Status::Error(what + " has rank " + std::to_string(rank) + ", want " + want);
 }
 
+bool IsRowLookup(const Node& node, size_t input, size_t table_rank) {
+  if (input != 0) return false;
+  if (node.op_type == "EmbeddingBag" || node.op_type == "EmbeddingBagMax") return true;
+  if (node.op_type != "Gather" || !IsDefaultDomain(node.domain)) return false;
+  int64_t axis = node.AttrInt("axis").value_or(0);
+  if (axis < 0) axis += static_cast<int64_t>(table_rank);
+  return axis == 0;
+}
+
 OpCost WeightedCost(const OpArgs& a, Count macs) {
   Count bias_adds = a.In(2) ? Numel(*a.Out(0)) : Count(0);
   OpCost c;

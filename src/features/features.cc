@@ -292,9 +292,7 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
       }
       if (n.params > 0 && r.updates > 0) {
         const double stepped =
-            n.sparse_grad_params > 0
-                ? kOptimizerBytesPerParam * (static_cast<double>(n.params - n.sparse_grad_params) * r.updates + sparse_grad / 4)
-                : kOptimizerBytesPerParam * n.params * r.updates;
+            kOptimizerBytesPerParam * (static_cast<double>(n.params - n.sparse_grad_params) * r.updates + sparse_grad / 4);
         e.busy_s += roofline(0, stepped, gpu.fp32_flops);
         kernels += r.updates;
       }
