@@ -409,5 +409,54 @@ for cmd in analyze predict; do
   for k in $keys; do grep -q -- "$k" "$TMP/help" && ok || bad "$cmd --help: --attr does not name '$k'"; done
 done
 
+# A site's GPU table (--gpu-table; docs/features.md "A site's GPUs"): a row with the A10's datasheet
+# numbers under another name predicts exactly as gpucast's A10, in predict and in POST /v1/predict, and
+# says whose numbers they are; a bad table is an error naming the file, the row and the field.
+cat >"$TMP/site.json" <<'EOF_SITE'
+{"gpus": [{"name": "Site-A10", "aliases": ["NVIDIA Site A10"], "architecture": "Ampere",
+  "fp32_tflops": 31.2, "fp16_tensor_tflops": 125, "bf16_tensor_tflops": 125, "tf32_tensor_tflops": 62.5,
+  "memory_gb": 24, "mem_bandwidth_gbs": 600, "sms": 72, "boost_mhz": 1695, "power_w": 150,
+  "pcie_gen": 4, "pcie_lanes": 16, "gpu_class": "datacenter", "form_factor": "PCIe",
+  "source": "NVIDIA A10 Tensor Core GPU datasheet (gpucast's A10 row under another name)"}]}
+EOF_SITE
+expect_rc 0 "$BIN" gpus --gpu-table "$TMP/site.json" "NVIDIA Site A10" --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [g["name"] for g in d]==["Site-A10"] and d[0]["site_table"]==sys.argv[2] and d[0]["sms"]==72, d' "$TMP/out" "$TMP/site.json" && ok || bad "gpus --gpu-table: $(head -c 300 "$TMP/out")"
+expect_rc 1 "$BIN" gpus "Site-A10"
+expect_err "gpucast gpus: unknown GPU 'Site-A10'"
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpu A10 --json
+cp "$TMP/out" "$TMP/a10.json"
+expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 32 --gpu-table "$TMP/site.json" --gpu "NVIDIA Site A10" --json
+cp "$TMP/out" "$TMP/site-cli.json"
+. "$ROOT/tests/lib/serve.sh"
+"$BIN" serve --listen 127.0.0.1:0 --db "$TMP/site.db" --predictor "$TMP/p.json" --model-root "$ROOT/models" \
+  --gpu-table "$TMP/site.json" --cluster "2x Site-A10" >"$TMP/site-serve.out" 2>"$TMP/site-serve.err" &
+spid=$!
+if url=http://$(serve_addr "$TMP/site-serve.out" "$spid" 20 "$TMP/site-serve.err"); then
+  curl -s -m 60 -X POST "$url/v1/predict" -H 'Content-Type: application/json' \
+    -d '{"model": "vgg.onnx", "batch": 32, "gpu": "NVIDIA Site A10"}' >"$TMP/site-http.json" && ok || bad "POST /v1/predict on Site-A10"
+else
+  bad "serve --gpu-table did not start: $(tail -3 "$TMP/site-serve.err")"
+fi
+kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+/usr/bin/python3 - "$TMP/a10.json" "$TMP/site-cli.json" "$TMP/site-http.json" <<'PY' && ok || bad "Site-A10 is not predicted as the A10: $(head -c 400 "$TMP/site-http.json")"
+import json, sys
+a, c, h = (json.load(open(p)) for p in sys.argv[1:4])
+for k in ("gpu_util", "step_ms", "gpu_mem_mib"):
+    assert a[k] == c[k] and abs(h[k] - c[k]) <= 1e-9 * abs(c[k]), (k, a[k], c[k], h[k])
+assert a["interval"] == c["interval"] and a["gpu_mem_interval"] == c["gpu_mem_interval"], (a["interval"], c["interval"])
+assert a["gpu_measured"] is False and c["gpu_measured"] is False and h["gpu_measured"] is False
+assert c["gpu"] == h["gpu"] == "Site-A10", (c["gpu"], h["gpu"])
+for w in (c["warnings"], h["warnings"]):
+    assert any("GPU Site-A10 is the site's, from " in x and "not gpucast's table" in x for x in w), w
+assert not any("is the site's" in x for x in a["warnings"]), a["warnings"]
+PY
+echo '{"gpus": [{"name": "A100"}]}' >"$TMP/taken.json"
+expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu-table "$TMP/taken.json"
+expect_err "gpucast predict: site GPU table $TMP/taken.json: gpus[0] ('A100'): the name 'A100' is gpucast's A100-40GB already"
+expect_rc 1 "$BIN" serve --listen 127.0.0.1:0 --db "$TMP/site2.db" --predictor "$TMP/p.json" --gpu-table "$TMP/taken.json"
+expect_err "site GPU table $TMP/taken.json: gpus[0] ('A100')"
+expect_rc 1 "$BIN" simulate --trace "$TMP/trace.csv" --policy slot --out "$TMP/sim-site" --gpu-table "$TMP/missing.json"
+expect_err "gpucast simulate: site GPU table: $TMP/missing.json"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -54,6 +54,9 @@ local SETTINGS = {
   mode = { "cli", { "cli", "service" } },          -- how gpucast is asked
   gpucast = { "/usr/local/bin/gpucast", "string" }, -- mode cli: the binary
   predictor = { "/etc/slurm/gpucast-predictor.json", "string" }, -- mode cli
+  -- mode cli: a site's GPUs gpucast's table lacks (gpucast --gpu-table; world-readable), given
+  -- to gpucast gpus and predict; "" = none. Mode service: give it to gpucast serve --gpu-table.
+  gpu_table = { "", "string" },
   url = { "http://127.0.0.1:8080", "string" },      -- mode service: gpucast serve
   token_file = { "", "string" },                    -- mode service: bearer token file
   -- mode service without a fork per job: lua-socket posts the model's path with the
@@ -826,7 +829,7 @@ local function check_conf_gpus(conf)
   add(conf.default_gpu, "default_gpu")
   if #list == 0 then return "no GPU names to check" end
   table.sort(list)
-  local key = conf.gpucast .. " " .. table.concat(list, " ")
+  local key = conf.gpucast .. " " .. conf.gpu_table .. " " .. table.concat(list, " ")
   if gpus_known[key] then return nil end
   local bin = io.open(conf.gpucast, "r")
   if not bin then
@@ -840,9 +843,13 @@ local function check_conf_gpus(conf)
   bin:close()
   local args = {}
   for _, g in ipairs(list) do args[#args + 1] = shq(g) end
+  if conf.gpu_table ~= "" then table.insert(args, 1, "--gpu-table " .. shq(conf.gpu_table)) end
   local rc, out = run(piped("{ " .. shq(conf.gpucast) .. " gpus " .. table.concat(args, " ") .. " >/dev/null; }"),
                       conf.timeout_s)
   if rc ~= 0 then
+    if conf.gpu_table ~= "" and out:find("site GPU table", 1, true) then
+      config_error("gpucast.conf: gpu_table: " .. first_line(out))
+    end
     local bad = out:match("unknown GPU '([^'\n]*)'")
     local where = bad and settings[bad] and (settings[bad] .. " names GPU '" .. bad .. "'") or
                   ("the GPU names " .. table.concat(list, ", "))
@@ -1079,6 +1086,7 @@ local function predict_unchecked(conf, d, uid, gid)
   end
   local cmd = as_user(conf, uid, gid) .. shq(conf.gpucast) .. " predict --json --predictor " ..
               shq(conf.predictor) .. " --batch " .. d.batch
+  if conf.gpu_table ~= "" then cmd = cmd .. " --gpu-table " .. shq(conf.gpu_table) end
   for _, m in ipairs(d.models) do
     for _ = 1, m.n do cmd = cmd .. " --model " .. shq(m.path) end
   end
@@ -1136,6 +1144,7 @@ local function predict_unchecked(conf, d, uid, gid)
   end
   if rc == 1 and msg then
     if msg:find(conf.predictor, 1, true) then config_error("predictor: " .. msg) end
+    if msg:find("site GPU table", 1, true) then config_error("gpu_table: " .. msg) end
     -- The GPU names come from gpucast.conf (partition_gpus, gpu_types, default_gpu).
     if d.gpu and msg:match("unknown GPU") then
       config_error("gpucast.conf names GPU '" .. d.gpu .. "' (" .. d.gpu_why .. "), which gpucast does not know: " .. msg)

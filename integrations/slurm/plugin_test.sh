@@ -36,10 +36,10 @@ if [ "$1" = gpus ]; then
 fi
 sh -c 'ls -l /proc/$PPID/fd > "$1"' record "$(dirname "$0")/spawn.fds"
 env > "$(dirname "$0")/spawn.env"
-m=""; ms=""; gpu=RTX3090; gpus=""; nodes=""; dl=""; mig=""
+m=""; ms=""; gpu=RTX3090; gpus=""; nodes=""; dl=""; mig=""; gt=""
 while [ $# -gt 0 ]; do
   case "$1" in --model) m=$2; ms="$ms --model $2"; shift ;; --gpu) gpu=$2; shift ;; --gpus) gpus=$2; shift ;;
-    --mig) mig=$2; shift ;;
+    --mig) mig=$2; shift ;; --gpu-table) gt=$2; shift ;;
     --nodes) nodes=$2; shift ;; --max-seconds) dl=$2; shift ;; esac; shift
 done
 # --max-seconds (gpucast predict's deadline) unless $T/no-deadline exists (an older gpucast).
@@ -53,6 +53,7 @@ echo "$gpus" > "$(dirname "$0")/gpus.arg"
   { echo "The following arguments were not expected: $gpus --gpus" >&2; echo "Run with --help for more information." >&2; exit 2; }
 echo "$ms" > "$(dirname "$0")/models.args"
 echo "$gpu" > "$(dirname "$0")/gpu.arg"
+echo "$gt" > "$(dirname "$0")/gpu_table.arg"
 echo "$mig" > "$(dirname "$0")/mig.arg"
 # --mig: the slice's memory is the capacity (1g.10gb: 9728 MiB, 3g.40gb: 40192, the A100-80GB's in
 # docs/features.md); any other profile is refused as gpucast predict refuses it (src/cli/cmd_predict.cc).
@@ -428,6 +429,19 @@ check("loading with known names checks them once, in one gpucast gpus call",
 sized("a job after the check", { comment = M, partition = "test" }, "gres:shard:5")
 check("the checked names are not checked again per job", io.open(T .. "/gpus.calls"):read("*a") == "A100-80GB H100 RTX3090\n",
       io.open(T .. "/gpus.calls"):read("*a"))
+-- A site's GPU table (gpu_table): given to gpucast gpus (the load-time check) and to every predict.
+conf("gpu_table = " .. T .. "/site gpus.json\npartition_gpus = test:Site-A10\n")
+os.remove(T .. "/gpus.calls")
+l = load_log()
+check("the names are checked against the site's table too",
+      io.open(T .. "/gpus.calls"):read("*a") == "--gpu-table " .. T .. "/site gpus.json Site-A10\n",
+      io.open(T .. "/gpus.calls"):read("*a"))
+d, l = sized("a job on a site GPU", { comment = M }, "gres:shard:5")
+check("predict gets --gpu-table and --gpu",
+      io.open(T .. "/gpu_table.arg"):read("*l") == T .. "/site gpus.json" and gpu_arg() == "Site-A10", gpu_arg())
+conf()
+sized("without gpu_table", { comment = M }, "gres:shard:5")
+check("no --gpu-table", io.open(T .. "/gpu_table.arg"):read("*l") == "", io.open(T .. "/gpu_table.arg"):read("*a"))
 conf("gpu_types = a100:none\n")
 refused("gpu_types to none", { comment = M }, "gpucast is misconfigured")
 -- Deputy and upload mode send the GPU only when gpucast.conf names one.

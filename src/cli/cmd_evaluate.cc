@@ -16,6 +16,7 @@
 #include "cli/json_layouts.h"
 #include "cli/observations_cli.h"
 #include "cli/progress.h"
+#include "features/site_gpus.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
@@ -29,6 +30,7 @@ namespace gpucast::cli {
 namespace {
 
 struct EvaluateFlags {
+  std::string gpu_table;  // --gpu-table
   std::vector<std::string> data;
   std::string gpu, mig;
   bool nested = false;
@@ -133,6 +135,7 @@ std::string ResultLine(const EvalResult& r) {
 }
 
 int RunEvaluate(EvaluateFlags f) {
+  if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("evaluate", t.message());
   if (f.data.empty()) f.data = {DefaultDataCsv()};
   if (f.catalog.empty()) f.catalog = DefaultCatalog();
   Progress progress("evaluate", f.quiet);
@@ -359,6 +362,7 @@ int RunEvaluate(EvaluateFlags f) {
 CLI::App* AddEvaluate(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<EvaluateFlags>();
   CLI::App* sub = root.add_subcommand("evaluate", "Cross-validated error (RMSLE, MAE, R², interval coverage) of the predictors");
+  AddGpuTable(sub, &flags->gpu_table);
   sub->add_option("--data", flags->data, "Measurement CSV, repeatable (Lucid or MIGProfiler format)")
       ->default_str(kDefaultDataCsvShown);
   sub->add_option("--gpu", flags->gpu, "GPU the rows without a gpu column ran on (default: the catalog's)");

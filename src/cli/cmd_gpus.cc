@@ -9,13 +9,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "features/gpu_specs.h"
+#include "features/site_gpus.h"
 #include "util/json_text.h"
 
 namespace gpucast::cli {
 namespace {
 
 struct GpusFlags {
+  std::string gpu_table;  // --gpu-table
   std::vector<std::string> names;  // empty: every GPU
   bool json = false;
 };
@@ -60,10 +63,12 @@ nlohmann::json Json(const GpuSpec& s) {
             {"gbps_per_direction", s.nvlink_bandwidth / 1e9},
             {"bridge", s.nvlink_bridge}}},
           {"mig_profiles", mig},
-          {"source", s.source}};
+          {"source", s.source},
+          {"site_table", s.site_table.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.site_table)}};
 }
 
 int RunGpus(const GpusFlags& f) {
+  if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("gpus", t.message());
   std::vector<const GpuSpec*> rows;
   if (f.names.empty()) {
     for (const GpuSpec& s : GpuSpecs()) rows.push_back(&s);
@@ -95,6 +100,7 @@ int RunGpus(const GpusFlags& f) {
     for (const std::string& a : GpuAliases(s->name)) aliases += (aliases.empty() ? "" : ", ") + a;
     if (!aliases.empty()) std::printf("    also: %s\n", aliases.c_str());
     std::printf("    source: %s\n", s->source.c_str());
+    if (!s->site_table.empty()) std::printf("    site table: %s (the site's numbers, not gpucast's)\n", s->site_table.c_str());
   }
   return 0;
 }
@@ -104,13 +110,15 @@ int RunGpus(const GpusFlags& f) {
 CLI::App* AddGpus(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<GpusFlags>();
   CLI::App* sub = root.add_subcommand("gpus", "List the GPU table: peaks, memory, power, interconnect, sources");
+  AddGpuTable(sub, &flags->gpu_table);
   sub->add_option("name", flags->names,
                   "Show only these GPUs (any accepted spelling: canonical, short or nvidia-smi name, e.g. "
                   "\"NVIDIA GeForce RTX 3080 Laptop GPU\"); an unknown name is an error naming the closest");
   sub->add_flag("--json", flags->json,
                 "Print a JSON array: name, aliases, class, architecture, form_factor, peak TFLOP/s (fp32, "
                 "fp16/bf16/tf32 tensor, dense, FP32 accumulate), memory_gbps, memory_gb, sms, boost_mhz, "
-                "power_w, pcie, nvlink (GB/s per direction), mig_profiles, source");
+                "power_w, pcie, nvlink (GB/s per direction), mig_profiles, source, site_table (the --gpu-table file "
+                "of a site's row; null for gpucast's own)");
   sub->footer("Peaks are dense (no structured sparsity) with FP32 accumulate; NVLink in the text table is both "
               "directions added, as datasheets print it. Sources and conventions: docs/features.md.");
   sub->callback([flags, exit_code] { *exit_code = RunGpus(*flags); });

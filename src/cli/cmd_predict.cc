@@ -17,6 +17,7 @@
 #include "features/features.h"
 #include "features/gpu_specs.h"
 #include "features/memory.h"
+#include "features/site_gpus.h"
 #include "graph/onnx_loader.h"
 #include "predict/predict_json.h"
 #include "predict/predictor.h"
@@ -27,6 +28,7 @@ namespace gpucast::cli {
 namespace {
 
 struct PredictFlags {
+  std::string gpu_table;  // --gpu-table
   std::string predictor;
   std::vector<std::string> models;
   int64_t batch = 0;
@@ -45,6 +47,7 @@ struct PredictFlags {
 };
 
 int RunPredict(const PredictFlags& f) {
+  if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("predict", t.message());
   ArmDeadline("predict", f.max_seconds);
   LoadOptions lo;
   lo.batch = f.batch;
@@ -183,6 +186,7 @@ int RunPredict(const PredictFlags& f) {
 CLI::App* AddPredict(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<PredictFlags>();
   CLI::App* sub = root.add_subcommand("predict", "Predict a training job's mean GPU utilization from its graph");
+  AddGpuTable(sub, &flags->gpu_table);
   sub->add_option("--predictor,-p", flags->predictor, "Predictor file written by 'gpucast train'")->required();
   sub->add_option("--model,-m", flags->models,
                   "ONNX graph of the job; repeat for jobs of several networks (GAN G+D, actor+critic); "

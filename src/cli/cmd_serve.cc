@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "features/site_gpus.h"
 #include "service/engine.h"
 #include "service/k8s_pods.h"
 #include "service/k8s_share.h"
@@ -32,6 +33,7 @@ namespace gpucast::cli {
 namespace {
 
 struct ServeFlags {
+  std::string gpu_table;  // --gpu-table
   std::string listen;
   std::string db;
   std::string predictor;
@@ -170,6 +172,7 @@ class PidFile {
 };
 
 int RunServe(const ServeFlags& f) {
+  if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("serve", t.message());
   service::BlockStopSignals();  // before the predictor starts any thread
   service::BlockReloadSignal();  // SIGHUP reloads the predictor (ReloadOnSignal below)
   service::ServiceOptions opts;
@@ -322,6 +325,7 @@ CLI::App* AddServe(CLI::App& root, int* exit_code) {
   CLI::App* sub = root.add_subcommand(
       "serve", "HTTP/JSON submission service: predicts each job's GPU utilization and places jobs "
                "on a cluster with the simulator's policies (docs/api.md)");
+  AddGpuTable(sub, &flags->gpu_table);
   sub->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port; the "
                                              "bound address is printed as 'listening on HOST:PORT')")
       ->required();

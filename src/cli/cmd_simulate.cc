@@ -25,6 +25,7 @@
 #include "cli/flags.h"
 #include "cli/json_layouts.h"
 #include "cli/progress.h"
+#include "features/site_gpus.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/evaluate.h"
@@ -43,6 +44,7 @@ namespace gpucast::cli {
 namespace {
 
 struct SimulateFlags {
+  std::string gpu_table;  // --gpu-table
   std::string trace, policy, cluster, out, predictions, catalog;
   std::string predictor;  // --predictor: a train file whose stored lowo predictions stand in for recomputing them
   std::string arrivals = "bootstrap";
@@ -340,6 +342,7 @@ std::pair<double, double> MeanSd(const std::vector<double>& v) {
 }
 
 int RunSimulate(const SimulateFlags& f) {
+  if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("simulate", t.message());
   const std::string data = DataDir();
   std::vector<std::string> policies;
   if (f.policy == "all") {
@@ -704,6 +707,7 @@ int RunSimulate(const SimulateFlags& f) {
 CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<SimulateFlags>();
   CLI::App* sub = root.add_subcommand("simulate", "Trace-driven cluster simulation of co-location policies");
+  AddGpuTable(sub, &flags->gpu_table);
   std::string pol;
   for (const sim::PolicyRow& r : sim::Policies()) pol += std::string("\n  ") + r.name + ": " + r.description;
   sub->add_option("--trace", flags->trace, "philly, alibaba2023, gavel, or a CSV path (docs/simulator.md)")->required();

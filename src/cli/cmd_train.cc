@@ -9,6 +9,7 @@
 #include "cli/flags.h"
 #include "cli/progress.h"
 #include "cli/observations_cli.h"
+#include "features/site_gpus.h"
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/physics.h"
@@ -19,6 +20,7 @@ namespace gpucast::cli {
 namespace {
 
 struct TrainFlags {
+  std::string gpu_table;  // --gpu-table
   std::vector<std::string> data;
   std::string gpu;  // GPU of rows without a gpu column ("" = the catalog's)
   std::string mig;
@@ -34,6 +36,7 @@ struct TrainFlags {
 };
 
 int RunTrain(TrainFlags f) {
+  if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("train", t.message());
   if (f.data.empty()) f.data = {DefaultDataCsv()};
   if (f.catalog.empty()) f.catalog = DefaultCatalog();
   auto catalog = LoadCatalog(f.catalog);
@@ -87,6 +90,7 @@ CLI::App* AddTrain(CLI::App& root, int* exit_code) {
   auto flags = std::make_shared<TrainFlags>();
   CLI::App* sub = root.add_subcommand(
       "train", "Fit a utilization predictor on measured jobs joined with their graphs; write a model file");
+  AddGpuTable(sub, &flags->gpu_table);
   sub->add_option("--data", flags->data,
                   "Measurement CSV, repeatable: Lucid's (model,dataset,batchsize,amp,speed,gpu_util,...) or "
                   "MIGProfiler's (gpu,mig_profile,model,dataset,batchsize,seq_length,...,step_ms,gpu_util,...)")

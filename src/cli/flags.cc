@@ -103,6 +103,13 @@ CLI::Option* AddMaxSeconds(CLI::App* sub, double* seconds) {
                  0, 86400);
 }
 
+CLI::Option* AddGpuTable(CLI::App* sub, std::string* path) {
+  return sub->add_option("--gpu-table", *path,
+                         "JSON file of a site's GPUs that gpucast's table lacks (name, architecture, FP32 and FP16 "
+                         "tensor TFLOPS, memory GB, bandwidth GB/s, SMs, source; docs/features.md \"A site's GPUs\"): "
+                         "they are then GPU names like any other, predicted as GPUs without measured rows");
+}
+
 CLI::Option* AddPowerLimitedClock(CLI::App* sub, bool* on, const std::string& applies) {
   // Two flags, not one "--power-limited-clock,!--no-power-limited-clock": CLI11 prints a negated
   // name with its value, "--power-limited-clock,--no-power-limited-clock{false}", in --help. Each

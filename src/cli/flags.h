@@ -40,6 +40,11 @@ CLI::Option* FloatIn(CLI::Option* opt, double lo, double hi);
 // job_submit plugin waits on predict) longer than the caller chose. 0: no limit.
 inline constexpr double kDefaultMaxSeconds = 60;
 CLI::Option* AddMaxSeconds(CLI::App* sub, double* seconds);
+
+// --gpu-table FILE: a site's own GPUs added to gpucast's table for this run (features/site_gpus.h,
+// docs/features.md "A site's GPUs"); every command that reads GPU names has it. The command
+// installs it first (InstallSiteGpuTable) and fails naming the file and the row if it is bad.
+CLI::Option* AddGpuTable(CLI::App* sub, std::string* path);
 void ArmDeadline(const std::string& command, double seconds);
 
 // --power-limited-clock / --no-power-limited-clock of the commands that train a model (train,

@@ -69,6 +69,8 @@ struct GpuSpec {
   // a fraction of what their memory controllers deliver); less for a die whose controller delivers
   // less of its peak at the same efficiency (GP100; the row says its source).
   double mem_bw_delivered = 1;
+  // The site table this row came from (--gpu-table; site_gpus.h), its path; empty: gpucast's own row.
+  std::string site_table;
 };
 
 // The whole-GPU rows, canonical names, in table order.

@@ -16,6 +16,8 @@
 //   keep the bottom. A laptop part is its own row, never its desktop namesake.
 #include "features/gpu_table.h"
 
+#include <atomic>
+
 namespace gpucast {
 namespace {
 
@@ -1017,9 +1019,38 @@ std::vector<GpuTableRow> MakeTable() {
 
 }  // namespace
 
-const std::vector<GpuTableRow>& GpuTable() {
+const std::vector<GpuTableRow>& BuiltinGpuTable() {
   static const std::vector<GpuTableRow> table = MakeTable();
   return table;
+}
+
+namespace {
+// The site's rows until GpuTable() first runs; `sealed` from then on. Written by AddSiteGpuRows,
+// which a front end calls at start-up, before any thread that looks GPUs up exists.
+std::vector<GpuTableRow>& SiteRows() {
+  static std::vector<GpuTableRow> rows;
+  return rows;
+}
+std::atomic<bool> g_sealed{false};
+bool g_site_added = false;
+}  // namespace
+
+const std::vector<GpuTableRow>& GpuTable() {
+  static const std::vector<GpuTableRow> table = [] {
+    g_sealed = true;
+    std::vector<GpuTableRow> t = BuiltinGpuTable();
+    t.insert(t.end(), SiteRows().begin(), SiteRows().end());
+    return t;
+  }();
+  return table;
+}
+
+Status AddSiteGpuRows(std::vector<GpuTableRow> rows) {
+  if (g_sealed) return Status::Error("a site GPU table must be added before any GPU name is looked up");
+  if (g_site_added) return Status::Error("a site GPU table was added already (one per process)");
+  g_site_added = true;
+  SiteRows() = std::move(rows);
+  return Status::Ok();
 }
 
 }  // namespace gpucast

@@ -1288,6 +1288,11 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
                            " (docs/predictor.md)");
     out.unsure_reasons.push_back("no measured utilization rows of GPU " + job.gpu);
   }
+  // A GPU of the site's table (--gpu-table): whatever its rows, its numbers are the site's.
+  if (const GpuSpec* g = FindGpuSpec(job.gpu); g && !g->site_table.empty())
+    out.warnings.push_back("GPU " + job.gpu + " is the site's, from " + g->site_table +
+                           ", not gpucast's table: its peaks, memory and links are the site's numbers (source: " +
+                           g->source.substr(0, 200) + ")");
   if (out.risk.unknown_pipeline && out.risk.low > 0) {
     char b[64];
     std::snprintf(b, sizeof b, "%g", kRiskLoaderMsPerSample);
