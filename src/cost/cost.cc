@@ -352,7 +352,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     const bool half = opts.amp && RunsInHalf(nc.category);
     const bool any_float_output = std::any_of(args.outputs.begin(), args.outputs.end(),
                                               [](const TensorInfo* t) { return IsFloat(t->elem_type); });
-    Count act, in_bytes, params, wbytes, sparse_params, sparse_bytes;
+    Count act, in_bytes, params, wbytes, lookup_bytes, sparse_params, sparse_bytes;
     if (!cost->view)
       for (const TensorInfo* t : args.outputs) act += Bytes(*t, half);
     for (size_t i = 0; i < args.inputs.size(); ++i) {
@@ -391,6 +391,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
           return Status::Ok();
         }));
       if (trainable) params += Numel(*t);
+      if (i == 0 && cost->lookup_elems.value() > 0) lookup_bytes += cost->lookup_elems * ElemTypeBytes(t->elem_type);
       // A lookup in a table trained with sparse gradients that nothing reads densely: its gradient
       // is the rows looked up, each row's fp32 values and its int64 index (torch's COO gradient).
       if (auto s = sparse_table.find(t->name); trainable && i == 0 && cost->lookup_elems.value() > 0 &&
@@ -406,7 +407,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     }
     if (!params.ok() || !sparse_params.ok()) return Status::Error(where + ": parameter count overflows int64");
     if (!sparse_bytes.ok()) return Status::Error(where + ": byte count overflows int64" + at_batch);
-    if (!act.ok() || !in_bytes.ok() || !wbytes.ok())
+    if (!act.ok() || !in_bytes.ok() || !wbytes.ok() || !lookup_bytes.ok())
       return Status::Error(where + ": byte count overflows int64" + at_batch);
 
     // What the node keeps for its backward, in autocast's element types under AMP.
@@ -495,6 +496,7 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     nc.sparse_grad_bytes = sparse_bytes.value();
     nc.activation_bytes = act.value();
     nc.weight_bytes = wbytes.value();
+    nc.lookup_bytes = lookup_bytes.value();
     nc.input_bytes = in_bytes.value();
 
     if (auto f = fused.find(node_index); f != fused.end()) {

@@ -49,6 +49,10 @@ struct NodeCost {
   int64_t sparse_grad_bytes = 0;
   int64_t activation_bytes = 0;   // bytes of outputs written in forward
   int64_t weight_bytes = 0;       // bytes of parameters (and BN buffers) consumed
+  // An embedding lookup (OpCost::lookup_elems: Gather on axis 0 of a table, EmbeddingBag): the bytes
+  // its forward reads from the table, the rows looked up (lookups x dim x element size), where
+  // weight_bytes is the whole table (what FSDP gathers and a dense gradient writes). 0: not one.
+  int64_t lookup_bytes = 0;
   int64_t input_bytes = 0;        // bytes of non-parameter inputs read in forward
   // Memory, not traffic: bytes of the tensors this node keeps from its forward
   // to its backward that no earlier node keeps already (docs/cost-rules.md,

@@ -16,6 +16,7 @@ nlohmann::json CostReportToJson(const CostReport& r) {
                      {"params", n.params},
                      {"activation_bytes", n.activation_bytes},
                      {"weight_bytes", n.weight_bytes},
+                     {"lookup_bytes", n.lookup_bytes},
                      {"saved_bytes", n.saved_bytes},
                      {"selection_bound", n.selection_bound}});
   }

@@ -27,9 +27,10 @@ TEST(CostJson, HasTheStableFields) {
   EXPECT_EQ(n["params"], 12);
   EXPECT_EQ(n["activation_bytes"], 24);
   EXPECT_EQ(n["weight_bytes"], 48);
+  EXPECT_EQ(n["lookup_bytes"], 0);  // not a lookup
   EXPECT_EQ(n["saved_bytes"], 0);  // keeps x for dW: a data input, resident anyway
   EXPECT_EQ(n["selection_bound"], false);  // no mask's selection in this graph
-  EXPECT_EQ(n.size(), 12u);
+  EXPECT_EQ(n.size(), 13u);
   EXPECT_EQ(j["nodes"][1]["category"], "unsupported");
   const nlohmann::json& t = j["totals"];
   EXPECT_EQ(t["forward_flops"], 48);

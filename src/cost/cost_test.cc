@@ -650,6 +650,9 @@ TEST(Params, SparseGradientTablesGetTheLookedUpRows) {
   ASSERT_TRUE(twice.ok()) << twice.message();
   EXPECT_EQ(twice->totals.sparse_grad_bytes, 2 * 800);
   EXPECT_EQ(twice->totals.sparse_grad_params, 800);
+  // Its forward reads 20 rows x 8 fp32 a pass: 640 B, twice; the table (3,200 B) is not what it reads.
+  EXPECT_EQ(NodeNamed(r, "lookup").lookup_bytes, 640);
+  EXPECT_EQ(NodeNamed(*twice, "lookup").lookup_bytes, 2 * 640);
 
   // Gather on axis 1 of a sparse table reads columns, not rows: not a lookup, the gradient dense.
   GraphBuilder c("m.onnx", 1);
@@ -658,6 +661,7 @@ TEST(Params, SparseGradientTablesGetTheLookedUpRows) {
   CostReport rc = Analyze(c);
   EXPECT_EQ(rc.totals.sparse_grad_params, 0);
   EXPECT_EQ(rc.totals.sparse_grad_bytes, 0);
+  EXPECT_EQ(NodeNamed(rc, "columns").lookup_bytes, 0);
 }
 
 TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {
@@ -673,6 +677,10 @@ TEST(Embedding, GatherOfParameterTableIsAnEmbedding) {
   EXPECT_EQ(e.forward_flops, 0);
   EXPECT_EQ(e.backward_flops, 80);  // scatter-add one grad element per output element
   EXPECT_EQ(e.params, 800);
+  // Its forward reads the 10 rows looked up (10 x 8 fp32 = 320 B), not the table (3,200 B).
+  EXPECT_EQ(e.lookup_bytes, 320);
+  EXPECT_EQ(e.weight_bytes, 3200);
+  EXPECT_EQ(NodeNamed(r, "pick").lookup_bytes, 0);  // a Gather of an activation is a copy
   EXPECT_EQ(NodeNamed(r, "pick").category, Category::kDataMovement);
   EXPECT_EQ(NodeNamed(r, "pick").backward_flops, 40);
   EXPECT_EQ(NodeNamed(r, "pick").params, 0);
@@ -713,6 +721,7 @@ TEST(Embedding, EmbeddingBagByHandAndItsErrors) {
   EXPECT_EQ(s.backward_flops, 96);
   EXPECT_EQ(s.params, 800);
   EXPECT_EQ(s.saved_bytes, 12 * 8);
+  EXPECT_EQ(s.lookup_bytes, 12 * 8 * 4);  // the 12 rows it adds up, fp32; the table is 3,200 B
   Result<CostReport> mean = BagCost("EmbeddingBag", "mean", {12}, {4, 8});
   ASSERT_TRUE(mean.ok()) << mean.message();
   EXPECT_EQ(NodeNamed(*mean, "bag").forward_flops, 96 + 32);

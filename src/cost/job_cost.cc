@@ -80,6 +80,7 @@ Result<CostReport> StepReport(const CostReport& pass, double repeat, double forw
     n.activation_bytes = Scaled(n.activation_bytes, fwd, &overflow);
     n.input_bytes = Scaled(n.input_bytes, fwd, &overflow);
     n.weight_bytes = Scaled(n.weight_bytes, fwd, &overflow);
+    n.lookup_bytes = Scaled(n.lookup_bytes, fwd, &overflow);
     n.fused_io_bytes = Scaled(n.fused_io_bytes, fwd, &overflow);
     n.sparse_grad_bytes = Scaled(n.sparse_grad_bytes, repeat, &overflow);  // one per backward
   }
@@ -102,6 +103,7 @@ Result<CostReport> SelectionShare(const CostReport& r, double fraction) {
     n.backward_flops = Scaled(n.backward_flops, fraction, &overflow);
     n.activation_bytes = Scaled(n.activation_bytes, fraction, &overflow);
     n.input_bytes = Scaled(n.input_bytes, fraction, &overflow);
+    n.lookup_bytes = Scaled(n.lookup_bytes, fraction, &overflow);  // rows looked up, not the table
     n.fused_io_bytes = Scaled(n.fused_io_bytes, fraction, &overflow);
     n.saved_bytes = Scaled(n.saved_bytes, fraction, &overflow);
     n.sparse_grad_bytes = Scaled(n.sparse_grad_bytes, fraction, &overflow);

@@ -194,28 +194,6 @@ Result<CostReport> GraphCostCache::Get(const std::string& file, int64_t batch, b
   return r;
 }
 
-CostReport ScaledReport(const CostReport& r, double fwd, double bwd) {
-  auto sc = [](int64_t v, double s) { return static_cast<int64_t>(std::llround(static_cast<double>(v) * s)); };
-  CostReport out = r;
-  CostTotals& t = out.totals;
-  t.forward_flops = t.backward_flops = t.params = t.activation_bytes = t.weight_bytes = 0;
-  for (int64_t& f : t.flops_by_category) f = 0;
-  for (NodeCost& n : out.nodes) {
-    n.forward_flops = sc(n.forward_flops, fwd);
-    n.backward_flops = sc(n.backward_flops, bwd);
-    n.params = sc(n.params, bwd);
-    n.activation_bytes = sc(n.activation_bytes, fwd);
-    n.weight_bytes = sc(n.weight_bytes, fwd);
-    t.forward_flops += n.forward_flops;
-    t.backward_flops += n.backward_flops;
-    t.params += n.params;
-    t.activation_bytes += n.activation_bytes;
-    t.weight_bytes += n.weight_bytes;
-    t.flops_by_category[static_cast<int>(n.category)] += n.forward_flops + n.backward_flops;
-  }
-  return out;
-}
-
 Result<std::vector<CostReport>> WorkloadReports(const CatalogWorkload& w, int64_t batch, bool amp,
                                                 GraphCostCache* cache) {
   std::vector<CostReport> reports;

@@ -89,12 +89,6 @@ class GraphCostCache {
   std::map<std::tuple<std::string, int64_t, bool, std::map<std::string, int64_t>>, CostReport> cache_;
 };
 
-// `r` with every node's forward FLOPs, activation and weight bytes scaled by
-// `fwd`, backward FLOPs and params by `bwd` (rounded), totals recomputed;
-// node counts unchanged. Represents a fraction of a pass, or (bwd = 0) a
-// forward-only pass.
-CostReport ScaledReport(const CostReport& r, double fwd, double bwd);
-
 // The cost reports of one step of a catalog workload, each graph costed at
 // (batch, amp, catalog dims): one report per graph (= one network), its
 // repeat and forward_only passes per step applied by StepReport

@@ -145,32 +145,6 @@ TEST(DatasetTest, UnknownWorkloadNamesTheLine) {
 namespace gpucast {
 namespace {
 
-TEST(DatasetTest, ScaledReportScalesPassesNotNodeCounts) {
-  CostReport r;
-  NodeCost a;
-  a.category = Category::kConvolution;
-  a.forward_flops = 100;
-  a.backward_flops = 200;
-  a.params = 10;
-  a.activation_bytes = 40;
-  a.weight_bytes = 40;
-  NodeCost b = a;
-  b.category = Category::kMatmul;
-  b.forward_flops = 3;
-  r.nodes = {a, b};
-  r.totals.num_nodes = 2;
-  CostReport half = ScaledReport(r, 0.5, 0.5);
-  EXPECT_EQ(half.totals.forward_flops, 50 + 2);  // llround(1.5) = 2
-  EXPECT_EQ(half.totals.backward_flops, 200);
-  EXPECT_EQ(half.totals.params, 10);
-  EXPECT_EQ(half.totals.num_nodes, 2);
-  CostReport fwd = ScaledReport(r, 1, 0);  // a forward-only pass
-  EXPECT_EQ(fwd.totals.forward_flops, 103);
-  EXPECT_EQ(fwd.totals.backward_flops, 0);
-  EXPECT_EQ(fwd.totals.params, 0);
-  EXPECT_EQ(fwd.totals.weight_bytes, 80);
-  EXPECT_EQ(fwd.totals.flops_by_category[static_cast<int>(Category::kConvolution)], 100);
-}
 
 }  // namespace
 }  // namespace gpucast
