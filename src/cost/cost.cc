@@ -148,18 +148,14 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     if (t.is_buffer) buffer_only.insert(name);
     if (t.is_buffer || t.is_frozen) untrained.insert(name);
   }
-  // Embedding tables trained with sparse gradients (TensorInfo::is_sparse_grad; the loader marks
-  // their Identity/Cast copies too): each name's table, and the tables some node reads other
-  // than as a lookup's table (a tied output projection, a Transpose): those get a dense gradient.
+  // Embedding tables trained with sparse gradients (TensorInfo::sparse_table: each name's table, the
+  // loader's, copies included), and the tables some node reads other than as a lookup's table (a
+  // tied output projection, a Transpose): those get a dense gradient.
   std::unordered_map<std::string, std::string> sparse_table;
   std::unordered_set<std::string> dense_read;
   for (const auto& [name, t] : graph.tensors)
-    if (t.is_sparse_grad) sparse_table[name] = name;
+    if (!t.sparse_table.empty()) sparse_table[name] = t.sparse_table;
   if (!sparse_table.empty()) {
-    for (const Node& node : graph.nodes)  // graph order: a copy's source is marked first
-      if ((node.op_type == "Identity" || node.op_type == "Cast") && !node.inputs.empty() &&
-          !node.outputs.empty() && sparse_table.count(node.inputs[0]) && sparse_table.count(node.outputs[0]))
-        sparse_table[node.outputs[0]] = sparse_table[node.inputs[0]];
     for (const auto& [name, t] : graph.tensors)  // a copy the exporter wrote of a tied table
       if (!t.tied_to.empty() && sparse_table.count(t.tied_to)) dense_read.insert(sparse_table[t.tied_to]);
     for (const Node& node : graph.nodes)

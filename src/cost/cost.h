@@ -41,7 +41,7 @@ struct NodeCost {
   int64_t forward_flops = 0;
   int64_t backward_flops = 0;
   int64_t params = 0;             // trained parameter elements consumed (not frozen ones)
-  // Of params: those of embedding tables trained with sparse gradients (TensorInfo::is_sparse_grad,
+  // Of params: those of embedding tables trained with sparse gradients (TensorInfo::sparse_table,
   // every reader of the table a lookup), and the bytes of the sparse gradient this node writes
   // into them per step: each looked-up row's fp32 values and its int64 row index (torch's COO
   // gradient of nn.Embedding(sparse=True), uncoalesced), scaled by the backward passes.

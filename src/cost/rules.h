@@ -50,7 +50,7 @@ struct OpCost {
   std::optional<Category> category;      // set when the input decides it (Gather)
   // An embedding lookup (Gather on axis 0 of a weight table, EmbeddingBag): the elements it
   // reads from its table (input 0), lookups x dim, one pass. A table trained with sparse
-  // gradients (TensorInfo::is_sparse_grad) gets a gradient of these rows only (cost.h
+  // gradients (TensorInfo::sparse_table) gets a gradient of these rows only (cost.h
   // NodeCost::sparse_grad_bytes). 0: not a lookup.
   Count lookup_elems;
   bool view = false;                     // outputs alias inputs / metadata: no bytes written

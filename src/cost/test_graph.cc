@@ -47,7 +47,7 @@ GraphBuilder& GraphBuilder::Frozen(const std::string& name, std::vector<int64_t>
 GraphBuilder& GraphBuilder::SparseTable(const std::string& name, std::vector<int64_t> dims) {
   TensorInfo& t = Add(name, std::move(dims), kFloat);
   t.is_param = true;
-  t.is_sparse_grad = true;
+  t.sparse_table = name;
   return *this;
 }
 

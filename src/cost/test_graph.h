@@ -24,7 +24,7 @@ class GraphBuilder {
   GraphBuilder& Buffer(const std::string& name, std::vector<int64_t> dims);
   // A frozen float parameter (TensorInfo::is_frozen: requires_grad off).
   GraphBuilder& Frozen(const std::string& name, std::vector<int64_t> dims);
-  // An embedding table trained with sparse gradients (TensorInfo::is_sparse_grad: sparse=True).
+  // An embedding table trained with sparse gradients (TensorInfo::sparse_table: sparse=True).
   GraphBuilder& SparseTable(const std::string& name, std::vector<int64_t> dims);
   GraphBuilder& Value(const std::string& name, std::vector<int64_t> dims, ElemType t = kFloat);
   // Marks a declared value as a graph output (Graph::outputs).

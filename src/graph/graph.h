@@ -58,9 +58,10 @@ struct TensorInfo {
   // optimizer state, and computes no gradient for what only it feeds.
   bool is_frozen = false;
   // A trained parameter whose gradient is sparse (an embedding table with sparse=True), named in
-  // the metadata entry kSparseGradMetadataKey: where only lookups read it, its gradient is the
-  // looked-up rows, not the table (cost.h NodeCost::sparse_grad_elems).
-  bool is_sparse_grad = false;
+  // the metadata entry kSparseGradMetadataKey, or an Identity/Cast copy of one: the table's name
+  // (the named parameter itself for the table). Where only lookups read the table, its gradient
+  // is the looked-up rows, not the table (cost.h NodeCost::sparse_grad_bytes). "" otherwise.
+  std::string sparse_table;
   // For a parameter the exporter wrote twice (param_ties.h: the transpose of
   // a tied matrix, constant-folded): the parameter it is a copy of, counted
   // in its place. "" otherwise.

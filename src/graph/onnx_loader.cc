@@ -613,7 +613,7 @@ class Loader {
 
   // The parameter tensors a metadata entry names (kBuffersMetadataKey: the model's buffers,
   // TensorInfo::is_buffer; kFrozenMetadataKey: parameters with requires_grad off, is_frozen;
-  // kSparseGradMetadataKey: embedding tables with sparse gradients, is_sparse_grad), one
+  // kSparseGradMetadataKey: embedding tables with sparse gradients, sparse_table), one
   // name per line, as gpucast-export writes them from the module. A name that is not a float
   // parameter tensor is ignored, and counted in one warning per entry (the file was edited, or
   // the model's state names changed), unless it was dropped as unread (DropUnread warns of those).
@@ -652,7 +652,9 @@ class Loader {
     }
     MarkNamed(kBuffersMetadataKey, &buffers_);
     MarkNamed(kFrozenMetadataKey, &frozen_);
-    MarkNamed(kSparseGradMetadataKey, &sparse_grad_);
+    std::unordered_set<std::string> sparse;
+    MarkNamed(kSparseGradMetadataKey, &sparse);
+    for (const std::string& name : sparse) sparse_table_[name] = name;
     for (const auto& n : g.node()) {
       bool cast_to_float = n.op_type() == "Cast";
       for (const auto& a : n.attribute()) {
@@ -663,7 +665,10 @@ class Loader {
         params_.insert(n.output(0));
         if (buffers_.count(n.input(0))) buffers_.insert(n.output(0));
         if (frozen_.count(n.input(0))) frozen_.insert(n.output(0));
-        if (sparse_grad_.count(n.input(0))) sparse_grad_.insert(n.output(0));
+        if (auto s = sparse_table_.find(n.input(0)); s != sparse_table_.end()) {
+          const std::string table = s->second;  // (the insert below may rehash)
+          sparse_table_[n.output(0)] = table;
+        }
         if (n.op_type() == "Identity" && identity_of_param_.count(n.output(0))) own_params_.insert(n.output(0));
       }
     }
@@ -1343,7 +1348,8 @@ class Loader {
       t.is_param = params_.count(name) > 0;
       t.is_buffer = t.is_param && buffers_.count(name) > 0;
       t.is_frozen = t.is_param && !t.is_buffer && frozen_.count(name) > 0;
-      t.is_sparse_grad = t.is_param && !t.is_buffer && !t.is_frozen && sparse_grad_.count(name) > 0;
+      if (auto s = sparse_table_.find(name); s != sparse_table_.end() && t.is_param && !t.is_buffer && !t.is_frozen)
+        t.sparse_table = s->second;
       if (auto it = tied_to_.find(name); it != tied_to_.end()) t.tied_to = it->second;
       t.own_param = own_params_.count(name) > 0;
       t.is_data_input = data.count(name) > 0;
@@ -1416,7 +1422,8 @@ class Loader {
   std::unordered_set<std::string> params_;
   std::unordered_set<std::string> buffers_;  // of params_: the model's buffers (MarkNamed)
   std::unordered_set<std::string> frozen_;   // of params_: parameters not trained (MarkNamed)
-  std::unordered_set<std::string> sparse_grad_;  // of params_: tables with sparse gradients (MarkNamed)
+  // Of params_: tables with sparse gradients (MarkNamed) and their Identity/Cast copies, each to its table.
+  std::unordered_map<std::string, std::string> sparse_table_;
   std::unordered_set<std::string> dropped_;  // inputs and initializers nothing reads (DropUnread)
   // Parameters written other than as the model holds them (param_ties.h).
   std::unordered_set<std::string> identity_of_param_;  // found before inlining
