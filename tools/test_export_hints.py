@@ -127,6 +127,20 @@ MODELS = textwrap.dedent('''
     def loss_without_smoothing():
         return SmoothedLoss(0.0)
 
+    class ScatterMean(nn.Module):  # a GNN's mean aggregation of messages into their destinations
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x, dst):
+            index = dst.unsqueeze(1).expand(-1, 8)
+            return torch.zeros_like(x).scatter_reduce(0, index, self.l(x), "mean", include_self=False)
+
+    class ScatterMeanByAdd(ScatterMean):  # the hint's rewrite
+        def forward(self, x, dst):
+            index = dst.unsqueeze(1).expand(-1, 8)
+            total = torch.zeros_like(x).scatter_add(0, index, self.l(x))
+            return total / torch.zeros_like(x).scatter_add(0, index, torch.ones_like(x)).clamp(min=1)
+
     class FunctionalDropout2d(nn.Module):
         def __init__(self):
             super().__init__()
@@ -160,6 +174,8 @@ CASES = [
      "loss_without_smoothing"),
     ("FunctionalDropout2d", ["x=float32[B,4,6,6]"], "a channel or alpha dropout called as a function",
      "ModuleDropout2d"),
+    ("ScatterMean", ["x=float32[B,8]", "dst=int64[B]"], "Tensor.scatter_reduce (a GNN's mean or max aggregation",
+     "ScatterMeanByAdd"),
 ]
 
 
@@ -199,16 +215,19 @@ class ExportHintsTest(unittest.TestCase):
                     self.assertIn("gpucast analyze the same", q.stdout)
 
     def test_a_failure_without_a_known_cause_has_no_hint(self):
-        # scatter_reduce (torch 1.13 has no symbolic for it): no hint is better than a wrong one.
+        # nn.Fold (col2im: torch 1.13 has no symbolic for it): no hint is better than a wrong one.
         with open(self.models, "a") as f:
             f.write(textwrap.dedent('''
-                class ScatterMax(nn.Module):
-                    def forward(self, x, idx):
-                        return torch.zeros(4, 8).scatter_reduce(0, idx, x, "amax", include_self=False)
+                class Folded(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.l = nn.Linear(4, 4)
+                    def forward(self, x):  # x [B, 4, 9]: 9 patches of 2 x 2 into a 4 x 4 image
+                        return F.fold(self.l(x.transpose(1, 2)).transpose(1, 2), (4, 4), 2, stride=1)
             '''))
-        p = self.export("ScatterMax", ["x=float32[B,8]", "idx=int64[B,8]"])
+        p = self.export("Folded", ["x=float32[B,4,9]"])
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertIn("aten::scatter_reduce", p.stderr)
+        self.assertIn("col2im", p.stderr)
         self.assertNotIn("hint:", p.stderr)
 
 
