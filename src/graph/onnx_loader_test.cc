@@ -581,6 +581,26 @@ TEST(LoadOnnx, NewerOpsetIsReportedNotFatal) {
       << g->warnings[0];
 }
 
+// torch writes `x >= 0` and `x <= c` as GreaterOrEqual / LessOrEqual (opset 12+), which libonnx
+// 1.12 defines by a function body with no shape rule: their outputs, and every node after them,
+// used to stay unknown (a partial cost report). Filled by hand now (opset_gaps.h).
+TEST(LoadOnnx, GreaterOrEqualAndLessOrEqualGetTheirShapes) {
+  for (int64_t opset : {12, 16}) {
+    ModelBuilder b(opset);
+    b.Input("x", kFloat, {std::string("N"), 4}).FloatInit("zero", {});
+    b.Node("GreaterOrEqual", {"x", "zero"}, {"ge"});
+    b.Node("LessOrEqual", {"zero", "x"}, {"le"});
+    b.Node("Where", {"ge", "x", "zero"}, {"y"});
+    b.Output("y");
+    auto g = Load(b, Opts(2));
+    ASSERT_TRUE(g.ok()) << g.message();
+    EXPECT_EQ(g->Tensor("ge")->dims, (std::vector<int64_t>{2, 4})) << opset;
+    EXPECT_EQ(g->Tensor("ge")->elem_type, 9) << opset;  // BOOL
+    EXPECT_EQ(g->Tensor("le")->dims, (std::vector<int64_t>{2, 4})) << opset;
+    EXPECT_EQ(g->Tensor("y")->dims, (std::vector<int64_t>{2, 4})) << opset;
+  }
+}
+
 TEST(LoadOnnx, IfNodeKeptNotRecursed) {
   ModelBuilder b;
   b.Input("x", kFloat, {std::string("N"), 4}).Input("cond", testing::kInt64 + 2, {});  // BOOL = 9

@@ -171,9 +171,11 @@ Result<Outs> Attention(const Node& n, int64_t, const std::vector<GapInput>& in) 
   return o;
 }
 
-// BitwiseAnd/Or/Xor-18: numpy broadcasting of the two inputs.
-Result<Outs> Bitwise(const Node& n, int64_t, const std::vector<GapInput>& in) {
+// Numpy broadcasting of inputs 0 and 1 into output 0, of element type `type` (0: input 0's).
+Result<Outs> BroadcastTwo(const Node& n, const std::vector<GapInput>& in, ElemType type) {
   Outs o = Unknown(n, in);
+  if (type != 0)
+    for (GapOutput& g : o) g.elem_type = type;
   if (!In(in, 0) || !In(in, 1) || !in[0].dims || !in[1].dims) return o;
   const Dims &a = *in[0].dims, &c = *in[1].dims;
   const size_t r = std::max(a.size(), c.size());
@@ -186,6 +188,15 @@ Result<Outs> Bitwise(const Node& n, int64_t, const std::vector<GapInput>& in) {
   }
   if (!o.empty()) o[0].dims = out;
   return o;
+}
+
+// BitwiseAnd/Or/Xor-18: numpy broadcasting of the two inputs, their type.
+Result<Outs> Bitwise(const Node& n, int64_t, const std::vector<GapInput>& in) { return BroadcastTwo(n, in, 0); }
+
+// LessOrEqual/GreaterOrEqual-12, -16: numpy broadcasting of the two inputs, bool.
+Result<Outs> Compare(const Node& n, int64_t, const std::vector<GapInput>& in) {
+  constexpr ElemType kBool = 9;  // ONNX TensorProto.BOOL
+  return BroadcastTwo(n, in, kBool);
 }
 
 // CenterCropPad-18: input_data's dims on `axes` (default all) become `shape`.
@@ -527,6 +538,11 @@ const std::map<std::string, GapRule>& Table() {
                            n.AttrString("keep_aspect_ratio_policy").value_or("stretch") != "stretch";
                   }}},
       {"DeformConv", {19, DeformConv}},
+      // Known to libonnx 1.12 by a function body and no rule of their own (python's
+      // onnx.shape_inference runs the body; the loader calls the schema's rule, which is absent).
+      {"LessOrEqual", {12, Compare}},
+      {"GreaterOrEqual", {12, Compare}},
+      {"MeanVarianceNormalization", {9, Elementwise}},
       // Known to libonnx 1.12, which infers only the output's rank.
       {"Einsum", {12, Einsum}},
       {"OneHot", {9, OneHot}},

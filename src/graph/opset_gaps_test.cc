@@ -151,6 +151,23 @@ TEST(OpsetGaps, BitwiseBroadcastsLikeNumpy) {
             "shapes [3,5] and [4] do not broadcast");
 }
 
+// libonnx 1.12 defines LessOrEqual / GreaterOrEqual (12, 16) and MeanVarianceNormalization (9, 13)
+// by a function body, with no shape rule of their own (its OpSchema says so; python's
+// onnx.shape_inference runs the body instead): the rules here give them.
+TEST(OpsetGaps, FunctionDefinedOpsOfLibonnxGetTheirShapes) {
+  Result<std::vector<GapOutput>> ge = InferGapOutputs(MakeNode("GreaterOrEqual"), 16, {Shape({4, 8}), Shape({})});
+  ASSERT_TRUE(ge.ok()) << ge.message();
+  EXPECT_EQ((*ge)[0].dims, (Dims{4, 8}));  // x >= 0: the scalar broadcasts
+  EXPECT_EQ((*ge)[0].elem_type, 9);        // BOOL
+  EXPECT_EQ(Out(InferGapOutputs(MakeNode("LessOrEqual"), 12, {Shape({3, 1}), Shape({1, 5})})), (Dims{3, 5}));
+  EXPECT_EQ(InferGapOutputs(MakeNode("LessOrEqual"), 16, {Shape({3}), Shape({4})}).message(),
+            "shapes [3] and [4] do not broadcast");
+  EXPECT_EQ(Out(InferGapOutputs(MakeNode("MeanVarianceNormalization"), 13, {Shape({2, 3, 5, 5})})),
+            (Dims{2, 3, 5, 5}));
+  EXPECT_EQ(GapOpSince("GreaterOrEqual"), 12);
+  EXPECT_EQ(Out(InferGapOutputs(MakeNode("GreaterOrEqual"), 11, {Shape({4}), Shape({4})})), std::nullopt);
+}
+
 TEST(OpsetGaps, CenterCropPadCol2ImAffineGridFromTheirConstantInputs) {
   // CenterCropPad: [20, 10, 3] with shape [10, 7] on axes (0, 1) -> [10, 7, 3].
   Node ccp = MakeNode("CenterCropPad");
