@@ -141,6 +141,56 @@ MODELS = textwrap.dedent('''
             total = torch.zeros_like(x).scatter_add(0, index, self.l(x))
             return total / torch.zeros_like(x).scatter_add(0, index, torch.ones_like(x)).clamp(min=1)
 
+    class Atan2(nn.Module):  # an angle from two features (polar coordinates, a flow's direction)
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            h = self.l(x)
+            return torch.atan2(h[:, :4], h[:, 4:])
+
+    class Atan2ByAtan(Atan2):  # the hint's rewrite
+        def forward(self, x):
+            h = self.l(x)
+            y, x = h[:, :4], h[:, 4:]
+            a = torch.atan(y / x)
+            pi = torch.full_like(a, 3.141592653589793)
+            return torch.where(x < 0, a + torch.where(y >= 0, pi, -pi), a)
+
+    class SpatialTransformer(nn.Module):  # a localisation net's affine grid, then sampling
+        def __init__(self):
+            super().__init__()
+            self.loc = nn.Linear(3 * 8 * 8, 6)
+        def forward(self, x):
+            theta = self.loc(x.flatten(1)).view(-1, 2, 3)
+            return F.grid_sample(x, F.affine_grid(theta, x.size(), align_corners=False), align_corners=False)
+
+    class SpatialTransformerByMatmul(SpatialTransformer):  # the hint's rewrite
+        def forward(self, x):
+            theta = self.loc(x.flatten(1)).view(-1, 2, 3)
+            B, C, H, W = x.shape
+            xs = (torch.arange(W, dtype=x.dtype) * 2 + 1) / W - 1
+            ys = (torch.arange(H, dtype=x.dtype) * 2 + 1) / H - 1
+            base = torch.stack([xs.view(1, W).expand(H, W), ys.view(H, 1).expand(H, W),
+                                torch.ones(H, W, dtype=x.dtype)], -1)
+            grid = (base.view(1, H * W, 3) @ theta.transpose(1, 2)).view(B, H, W, 2)
+            return F.grid_sample(x, grid, align_corners=False)
+
+    class Unpool(nn.Module):  # SegNet's decoder: max-unpooling at the encoder's indices
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(3, 3, 3, padding=1)
+        def forward(self, x):
+            h, idx = F.max_pool2d(self.c(x), 2, return_indices=True)
+            return F.max_unpool2d(h, idx, 2)
+
+    class UnpoolByScatter(Unpool):  # the hint's rewrite
+        def forward(self, x):
+            y = self.c(x)
+            h, idx = F.max_pool2d(y, 2, return_indices=True)
+            B, C = h.shape[:2]
+            return torch.zeros_like(y).view(B, C, -1).scatter(2, idx.view(B, C, -1), h.view(B, C, -1)).view_as(y)
+
     class FunctionalDropout2d(nn.Module):
         def __init__(self):
             super().__init__()
@@ -176,6 +226,10 @@ CASES = [
      "ModuleDropout2d"),
     ("ScatterMean", ["x=float32[B,8]", "dst=int64[B]"], "Tensor.scatter_reduce (a GNN's mean or max aggregation",
      "ScatterMeanByAdd"),
+    ("Atan2", ["x=float32[B,8]"], "torch.atan2 does not export", "Atan2ByAtan"),
+    ("SpatialTransformer", ["x=float32[B,3,8,8]"], "F.affine_grid (a spatial transformer's sampling grid)",
+     "SpatialTransformerByMatmul"),
+    ("Unpool", ["x=float32[B,3,8,8]"], "nn.MaxUnpool2d / F.max_unpool2d do not export", "UnpoolByScatter"),
 ]
 
 
