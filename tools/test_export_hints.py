@@ -191,6 +191,18 @@ MODELS = textwrap.dedent('''
             B, C = h.shape[:2]
             return torch.zeros_like(y).view(B, C, -1).scatter(2, idx.view(B, C, -1), h.view(B, C, -1)).view_as(y)
 
+    class MseInForward(nn.Module):  # an autoencoder returning its reconstruction loss
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(8, 4)
+            self.dec = nn.Linear(4, 8)
+        def forward(self, x):
+            return F.mse_loss(self.dec(torch.relu(self.enc(x))), x)
+
+    class MseWrittenOut(MseInForward):  # the hint's rewrite
+        def forward(self, x):
+            return ((self.dec(torch.relu(self.enc(x))) - x) ** 2).mean()
+
     class FunctionalDropout2d(nn.Module):
         def __init__(self):
             super().__init__()
@@ -230,6 +242,7 @@ CASES = [
     ("SpatialTransformer", ["x=float32[B,3,8,8]"], "F.affine_grid (a spatial transformer's sampling grid)",
      "SpatialTransformerByMatmul"),
     ("Unpool", ["x=float32[B,3,8,8]"], "nn.MaxUnpool2d / F.max_unpool2d do not export", "UnpoolByScatter"),
+    ("MseInForward", ["x=float32[B,8]"], "a loss computed in forward (F.mse_loss", "MseWrittenOut"),
 ]
 
 
