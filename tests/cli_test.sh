@@ -360,7 +360,7 @@ expect_out_line "^RTX3080-Laptop +laptop +Ampere +laptop +21.0 "
 expect_rc 0 "$BIN" gpus "NVIDIA GeForce RTX 3080 Laptop GPU" "Tesla V100-SXM2-32GB" --json
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [g["name"] for g in d]==["RTX3080-Laptop","V100-32GB"], d; assert d[0]["class"]=="laptop" and d[0]["power_w"]=={"min":80,"max":150}, d[0]; assert d[1]["nvlink"]["gbps_per_direction"]==150 and d[1]["source"], d[1]' "$TMP/out" && ok || bad "gpus --json: $(head -c 300 "$TMP/out")"
 expect_rc 1 "$BIN" gpus RTX3900
-expect_err "gpucast gpus: unknown GPU 'RTX3900'; closest: RTX3090, RTX3050, RTX3060, RTX3070, RTX3080 (gpucast gpus lists all)"
+expect_err "gpucast gpus: unknown GPU 'RTX3900'; closest: RTX3090, RTX3050, RTX3060, RTX3070, RTX3080 (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)"
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu RTX3900
 expect_err "gpucast predict: --gpu: unknown GPU 'RTX3900'; closest: RTX3090"
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --gpu "NVIDIA A100-PCIE-40GB" --json

@@ -30,7 +30,7 @@ cat > "$T/gpucast" <<'EOF'
 if [ "$1" = gpus ]; then
   shift; echo "$*" >> "$(dirname "$0")/gpus.calls"
   for n in "$@"; do
-    [ "$n" != bogus ] || { echo "gpucast gpus: unknown GPU 'bogus'; closest: B200, P100 (gpucast gpus lists all)" >&2; exit 1; }
+    [ "$n" != bogus ] || { echo "gpucast gpus: unknown GPU 'bogus'; closest: B200, P100 (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)" >&2; exit 1; }
   done
   echo "(the GPU table)"; exit 0
 fi

@@ -114,6 +114,7 @@ std::vector<CostRule> MakeTable() {
       {"RandomNormal", kElem, NoGradient(3)},
       {"RandomNormalLike", kElem, NoGradient(3)},
       {"Bernoulli", kElem, NoGradient(2)},
+      {"Multinomial", kElem, MultinomialRule},  // exp, running sum; per sample draw + binary search
       // Resampling (rules_sample.cc) and selection (rules_select.cc)
       {"Resize", kElem, ResizeRule},
       {"Upsample", kElem, ResizeRule},

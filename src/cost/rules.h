@@ -124,6 +124,7 @@ Result<OpCost> PReluRule(const OpArgs& a);
 // Per output element `fwd` forward; no backward, and the outputs carry no
 // gradient (random draws, Bernoulli, Hardmax).
 RuleFn NoGradient(int fwd);
+Result<OpCost> MultinomialRule(const OpArgs& a);  // draws per row by inverse CDF
 // SoftmaxCrossEntropyLoss (softmax) or NegativeLogLikelihoodLoss.
 RuleFn ClassLoss(bool softmax);
 // rules_norm_pool.cc

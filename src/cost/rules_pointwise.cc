@@ -82,6 +82,25 @@ RuleFn NoGradient(int fwd) {
   };
 }
 
+// Multinomial (opset 7): input [N, C] of unnormalised log-probabilities,
+// output [N, S] of class indices (S = sample_size). Per input element an exp
+// and a running sum (the row's cumulative distribution): 2; per sample a
+// uniform draw (3, as RandomUniform) and a binary search of the row,
+// ceil(log2 C) compares. No backward: the indices carry no gradient.
+Result<OpCost> MultinomialRule(const OpArgs& a) {
+  const TensorInfo* x = a.In(0);
+  const TensorInfo* y = a.Out(0);
+  if (!x || !y) return Status::Error("needs input and an output");
+  if (x->dims.size() != 2) return RankError("input", x->dims.size(), "2 ([batch, classes])");
+  int64_t search = 0;
+  for (int64_t c = 1; c < x->dims[1]; c *= 2) ++search;
+  OpCost cost;
+  cost.forward_flops = Count(2) * Numel(*x) + Count(3 + search) * Numel(*y);
+  cost.no_grad_outputs = true;
+  cost.trainable_inputs = std::vector<int>{};
+  return cost;
+}
+
 // Losses over class scores [N, C, d...] and labels [N, d...], optional class
 // weights [C] (input 2: a constant, not a parameter).
 //   SoftmaxCrossEntropyLoss: log-softmax of the scores (5 per score, as

@@ -90,6 +90,28 @@ TEST(PointwiseCost, RandomDrawsAndHardmaxCarryNoGradient) {
   EXPECT_EQ(NodeNamed(*r, "rn").activation_bytes, 80);
 }
 
+TEST(PointwiseCost, MultinomialCostsItsRowsAndDrawsAndCarriesNoGradient) {
+  // logits [4,10] (needing a gradient), 3 samples a row -> [4,3] indices. Forward: exp and running
+  // sum per logit, 2·40 = 80; per sample a draw (3) and a binary search of 10 classes (ceil(log2 10)
+  // = 4 compares): 7·12 = 84; 164 in all. No backward, and nothing flows back into the logits.
+  GraphBuilder b;
+  b.Data("z0", {4, 10}).Param("s", {1}).Value("z", {4, 10}).Value("i", {4, 3}, kInt64);
+  b.Op("Mul", "m", {"z0", "s"}, {"z"});
+  b.Op("Multinomial", "draw", {"z"}, {"i"}).attrs["sample_size"] = testing::IntAttr(3);
+  Result<CostReport> r = AnalyzeCost(b.graph(), {});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(NodeNamed(*r, "draw").forward_flops, 164);
+  EXPECT_EQ(NodeNamed(*r, "draw").backward_flops, 0);
+  // A rank-3 input is named in the error.
+  GraphBuilder bad;
+  bad.Data("z", {2, 4, 10}).Value("i", {2, 3}, kInt64);
+  bad.Op("Multinomial", "draw", {"z"}, {"i"});
+  Result<CostReport> e = AnalyzeCost(bad.graph(), {});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message().find("draw"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("rank"), std::string::npos) << e.message();
+}
+
 TEST(LossCost, SoftmaxCrossEntropyAndNegativeLogLikelihood) {
   // scores [4,10] need a gradient, labels [4], class weights [10] (a constant, not a parameter).
   auto loss = [](const std::string& op, bool weights) {

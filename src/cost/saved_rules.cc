@@ -121,6 +121,7 @@ std::vector<SavedRule> MakeTable() {
       {"RandomNormal", 0, 0, 0, 0, kPromote},
       {"RandomNormalLike", 0, 0, 0, 0, kPromote},
       {"Bernoulli", 0, 0, 0, 0, kPromote},
+      {"Multinomial", 0, 0, 0, 0, kPromote},
       {"TopK", 0, 2, 0, 0, kPromote},
       {"NonZero", 0, 0, 0, 0, kPromote},
       {"NonMaxSuppression", 0, 0, 0, 0, kPromote},

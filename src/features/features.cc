@@ -272,13 +272,14 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
         continue;
       }
       double peak = PeakFlops(gpu, n.category, amp, tf32);
-      // What the backward's traffic is counted from: the whole weight (a dense embedding gradient is
-      // table-sized). The forward of a lookup reads the rows it looks up, not its table.
-      double fwd_bytes = static_cast<double>(n.input_bytes) + n.activation_bytes + n.weight_bytes;
-      const double fwd_read =
-          n.lookup_bytes > 0 ? static_cast<double>(n.input_bytes) + n.activation_bytes +
-                                   std::min(static_cast<double>(n.lookup_bytes), static_cast<double>(n.weight_bytes))
-                             : fwd_bytes;
+      // The forward reads its inputs, writes its outputs and reads its weight, of a lookup only the
+      // rows it looks up (at most the table); the backward's traffic is counted from the whole
+      // weight (a dense embedding gradient is table-sized).
+      const double weight_read = n.lookup_bytes > 0 ? std::min(static_cast<double>(n.lookup_bytes),
+                                                               static_cast<double>(n.weight_bytes))
+                                                    : static_cast<double>(n.weight_bytes);
+      const double fwd_bytes = static_cast<double>(n.input_bytes) + n.activation_bytes + n.weight_bytes;
+      const double fwd_read = static_cast<double>(n.input_bytes) + n.activation_bytes + weight_read;
       bool launches = n.forward_flops > 0 || n.activation_bytes > 0;
       if (launches) {
         e.busy_s += roofline(n.forward_flops, fwd_read, peak);

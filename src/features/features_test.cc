@@ -386,7 +386,7 @@ TEST(ComputeFeatures, BadJobsAreErrors) {
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.message(),
             "features: unknown GPU 'GTX480'; closest: GTX1080, RTX4080, GTX1060, GTX1070, Quadro-RTX4000 "
-            "(gpucast gpus lists all)");
+            "(gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)");
   EXPECT_EQ(ComputeFeatures({}, JobConfig{}).message(), "features: no cost reports given");
   job = JobConfig{};
   job.batch = 0;

@@ -212,7 +212,7 @@ Result<std::string> CanonicalGpuName(const std::string& name) {
   if (const GpuTableRow* row = FindRow(name)) return row->spec.name;
   std::string closest;
   for (const std::string& c : ClosestGpuNames(name, 5)) closest += (closest.empty() ? "" : ", ") + c;
-  return Status::Error("unknown GPU '" + name + "'; closest: " + closest + " (gpucast gpus lists all)");
+  return Status::Error("unknown GPU '" + name + "'; closest: " + closest + " (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)");
 }
 
 double SustainedComputeFraction(const GpuSpec& gpu) {

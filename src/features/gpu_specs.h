@@ -80,7 +80,7 @@ const std::vector<GpuSpec>& GpuSpecs();
 // data rows): the canonical table name of `name` (canonical, alias, short or
 // nvidia-smi name; see top), or an error naming the closest known ones by edit
 // distance on the normalised names:
-//   "unknown GPU 'RTX3900'; closest: RTX3090, RTX3080, ... (gpucast gpus lists all)"
+//   "unknown GPU 'RTX3900'; closest: RTX3090, RTX3080, ... (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)"
 Result<std::string> CanonicalGpuName(const std::string& name);
 
 // Up to `n` canonical names closest to `name` (Damerau edit distance between
@@ -142,7 +142,7 @@ Result<std::string> CanonicalMigProfile(const std::string& profile);
 // whole GPU, no MIG): peaks scaled by the slice's SMs / the GPU's SMs,
 // bandwidth by its memory fraction, memory and SMs the slice's. `name` stays
 // the canonical GPU name; `mig_profile` is the canonical profile name.
-// Errors: "unknown GPU 'X'; closest: ... (gpucast gpus lists all)" (CanonicalGpuName),
+// Errors: "unknown GPU 'X'; closest: ... (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)" (CanonicalGpuName),
 //         "GPU 'A100-80GB' has no MIG profile 'X' (profiles: 1g.10gb, ...)",
 //         "GPU 'RTX3090' has no MIG profiles (MIG-capable: A100-40GB, ...)".
 Result<GpuSpec> ResolveGpu(const std::string& gpu, const std::string& mig_profile);

@@ -216,7 +216,7 @@ TEST(MigSlices, MemorySlicesAreTheMemoryFractionInEighthsForEveryMigGpu) {
 TEST(ResolveGpu, ErrorsNameTheGpuAndListTheChoices) {
   EXPECT_EQ(ResolveGpu("RTX3900", "").message(),
             "unknown GPU 'RTX3900'; closest: RTX3090, RTX3050, RTX3060, RTX3070, RTX3080 (gpucast gpus "
-            "lists all)");
+            "lists all; a GPU it lacks goes in a site table: --gpu-table)");
   EXPECT_EQ(ResolveGpu("a100_80g", "3g.20gb").message(),
             "GPU 'A100-80GB' has no MIG profile '3g.20gb' (profiles: 1g.10gb, 2g.20gb, 3g.40gb, "
             "4g.40gb, 7g.80gb)");
@@ -431,7 +431,7 @@ TEST(GpuNames, UnknownNamesListTheClosest) {
   // prefix "rtx" only; rtx3090ti 3.
   EXPECT_EQ(CanonicalGpuName("RTX3900").message(),
             "unknown GPU 'RTX3900'; closest: RTX3090, RTX3050, RTX3060, RTX3070, RTX3080 (gpucast gpus "
-            "lists all)");
+            "lists all; a GPU it lacks goes in a site table: --gpu-table)");
   // A transposition is one edit; the nvidia-smi spelling of a known GPU with a typo finds it.
   EXPECT_EQ(ClosestGpuNames("NVIDIA GeForce RTX 4090 Laptp GPU", 1), std::vector<std::string>{"RTX4090-Laptop"});
   EXPECT_EQ(ClosestGpuNames("Tesla V100-SXM2-32G8", 1), std::vector<std::string>{"V100-32GB"});

@@ -380,7 +380,7 @@ TEST(ReadPodJob, AProductThatIsNotTheAnnotatedGpuOrNotInTheTableIsAnError) {
               ::testing::StartsWith("node selector nvidia.com/gpu.product=NVIDIA-Z900-SXM9-80GB: unknown GPU "
                                     "'NVIDIA-Z900-SXM9-80GB'; closest: "));
   EXPECT_THAT(ReadPodJob(pod).message(),
-              ::testing::EndsWith("(gpucast gpus lists all): gpucast cannot predict the GPU the pod requires"));
+              ::testing::EndsWith("(gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table): gpucast cannot predict the GPU the pod requires"));
   pod["metadata"]["annotations"].erase("gpucast.io/gpu");
   pod["spec"].erase("nodeSelector");
   pod["spec"]["affinity"] = RequiredAffinity({{{"matchExpressions", {ProductIn({"Tesla-T4", "NVIDIA-Z900"})}}}});

@@ -211,7 +211,7 @@ Status ParseUploadParams(const std::multimap<std::string, std::string>& params, 
 
 Result<std::string> CheckGpuName(const std::string& what, const std::string& name) {
   // The features layer's one validation (closest known names in its message).
-  if (name.size() > 64) return Status::Error(what + ": unknown GPU '" + Shown(name) + "' (gpucast gpus lists all)");
+  if (name.size() > 64) return Status::Error(what + ": unknown GPU '" + Shown(name) + "' (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)");
   // The table's spelling rule ignores every byte but letters and digits: "H100\0" or a
   // right-to-left override before "H100" read as the H100. A name is printable ASCII
   // (the helper's 64-byte cut never applies: a longer name was refused above).

@@ -189,7 +189,7 @@ TEST(RequestTest, FieldErrors) {
   EXPECT_THAT(Json(R"({"model": "x", "batch": 1, "gpu": "quantum"})").message(),
               HasSubstr("field 'gpu': unknown GPU 'quantum'; closest: "));
   EXPECT_EQ(Json(R"({"model": "x", "batch": 1, "gpu": ")" + std::string(100, 'g') + R"("})").message(),
-            "field 'gpu': unknown GPU '" + std::string(64, 'g') + "...' (gpucast gpus lists all)");
+            "field 'gpu': unknown GPU '" + std::string(64, 'g') + "...' (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)");
 }
 
 TEST(RequestTest, GpuNamesAreCheckedWithTheClosestKnown) {

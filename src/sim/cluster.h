@@ -38,7 +38,7 @@ struct Cluster {
 
 // The canonical name and memory (MiB) of a known GPU type (CanonicalGpuName of
 // the features layer; its error names the closest known names: "unknown GPU
-// 'RTX3900'; closest: RTX3090, ... (gpucast gpus lists all)").
+// 'RTX3900'; closest: RTX3090, ... (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)").
 struct GpuType {
   std::string name;
   double mem_mib = 0;

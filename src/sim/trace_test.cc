@@ -401,16 +401,16 @@ TEST(Cluster, Specs) {
             "--cluster 'alibaba-nodes:G4=A10': unknown option 'G4' (want every, G2, G3)");
   EXPECT_EQ(ParseCluster("alibaba-nodes:G2=RTX3900", DataDir()).message(),
             "openb_node_list_gpu_node.csv: line 28: model 'G2' (mapped to 'RTX3900'): unknown GPU 'RTX3900'; "
-            "closest: RTX3090, RTX3050, RTX3060, RTX3070, RTX3080 (gpucast gpus lists all)");
+            "closest: RTX3090, RTX3050, RTX3060, RTX3070, RTX3080 (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)");
 }
 
 TEST(Cluster, UnknownGpuTypeNamesTheClosest) {
   EXPECT_EQ(ParseCluster("128x RTX3900", DataDir()).message(),
             "--cluster '128x RTX3900': unknown GPU 'RTX3900'; closest: RTX3090, RTX3050, RTX3060, RTX3070, "
-            "RTX3080 (gpucast gpus lists all)");
+            "RTX3080 (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)");
   EXPECT_EQ(ParseCluster("nodes=2,type=A100-80", DataDir()).message(),
             "--cluster 'nodes=2,type=A100-80': unknown GPU 'A100-80'; closest: A100-80GB, A100-40GB, A800-80GB, "
-            "RTX-A4000, RTX-A5000 (gpucast gpus lists all)");
+            "RTX-A4000, RTX-A5000 (gpucast gpus lists all; a GPU it lacks goes in a site table: --gpu-table)");
   auto h = ParseCluster("2x H100", DataDir());
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->gpus[0].mem_mib, 80 * 1024.0);
