@@ -208,6 +208,12 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
   };
   std::set<std::string> autocast_roots;
   const std::map<size_t, FusedMemory> fused = FindFusedExports(graph);
+  struct FusedIo {
+    size_t node;  // in rep.nodes
+    const TensorInfo *x, *y;
+    std::string where;
+  };
+  std::vector<FusedIo> fused_io;
   Count saved_total;
   int64_t largest = 0;
   auto elem_bytes = [&](const TensorInfo& t) -> int64_t {
@@ -345,17 +351,36 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       }
     }
 
+    // Under AMP, the element type autocast gives each float output (saved_rules.h: fp16 for
+    // conv/matmul/recurrent ops, fp32 for its fp32 list, else the widest float input's).
+    const SavedRule* saved = FindSavedRule(node.op_type);  // every costed op has a row (cost_rules_test)
+    if (!saved) return Status::Error(where + ": no memory rule (saved_rules.cc)");
+    if (opts.amp) {
+      int64_t widest = 0;  // of the non-weight float inputs
+      for (const TensorInfo* t : args.inputs)
+        if (t && IsFloat(t->elem_type) && !is_weight(t)) widest = std::max(widest, elem_bytes(*t));
+      for (const TensorInfo* t : args.outputs) {
+        if (!IsFloat(t->elem_type) || ElemTypeBytes(t->elem_type) != 4) continue;
+        amp_size[t->name] = saved->amp == AmpType::kHalf    ? 2
+                            : saved->amp == AmpType::kFloat ? 4
+                                                            : (widest > 0 ? widest : 4);
+      }
+    }
     const bool half = opts.amp && RunsInHalf(nc.category);
+    // Traffic of a non-weight tensor: a conv/matmul/recurrent op under AMP reads and writes fp16;
+    // any other op its tensors' autocast element types (an fp16 activation is read as fp16 by the
+    // ReLU or BatchNorm after a conv); without AMP the graph's types.
+    auto traffic = [&](const TensorInfo& t) -> Count { return half ? Bytes(t, true) : Numel(t) * elem_bytes(t); };
     const bool any_float_output = std::any_of(args.outputs.begin(), args.outputs.end(),
                                               [](const TensorInfo* t) { return IsFloat(t->elem_type); });
     Count act, in_bytes, params, wbytes, lookup_bytes, sparse_params, sparse_bytes;
     if (!cost->view)
-      for (const TensorInfo* t : args.outputs) act += Bytes(*t, half);
+      for (const TensorInfo* t : args.outputs) act += traffic(*t);
     for (size_t i = 0; i < args.inputs.size(); ++i) {
       const TensorInfo* t = args.inputs[i];
       if (!t) continue;
       if (!is_weight(t)) {
-        in_bytes += Bytes(*t, half);
+        in_bytes += traffic(*t);
         continue;
       }
       if (!consumes) continue;
@@ -407,19 +432,6 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       return Status::Error(where + ": byte count overflows int64" + at_batch);
 
     // What the node keeps for its backward, in autocast's element types under AMP.
-    const SavedRule* saved = FindSavedRule(node.op_type);  // every costed op has a row (cost_rules_test)
-    if (!saved) return Status::Error(where + ": no memory rule (saved_rules.cc)");
-    if (opts.amp) {
-      int64_t widest = 0;  // of the non-weight float inputs
-      for (const TensorInfo* t : args.inputs)
-        if (t && IsFloat(t->elem_type) && !is_weight(t)) widest = std::max(widest, elem_bytes(*t));
-      for (const TensorInfo* t : args.outputs) {
-        if (!IsFloat(t->elem_type) || ElemTypeBytes(t->elem_type) != 4) continue;
-        amp_size[t->name] = saved->amp == AmpType::kHalf    ? 2
-                            : saved->amp == AmpType::kFloat ? 4
-                                                            : (widest > 0 ? widest : 4);
-      }
-    }
     if (args.AnyGrad()) {
       const bool cast_half = opts.amp && saved->amp == AmpType::kHalf;
       auto fit = fused.find(node_index);
@@ -501,9 +513,8 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         const TensorInfo* x = graph.Tensor(f->second.keep[0]);
         const TensorInfo* y = f->second.output.empty() ? nullptr : graph.Tensor(f->second.output);
         if (x && y && x->shape_known && y->shape_known) {
-          Count io = Bytes(*x, half) + Bytes(*y, half);
-          if (!io.ok()) return Status::Error(where + ": byte count overflows int64" + at_batch);
-          nc.fused_io_bytes = io.value();
+          // The output's element type is known once its node is costed (AMP): filled in below.
+          fused_io.push_back({rep.nodes.size(), x, y, where});
         }
       }
     }
@@ -515,6 +526,12 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
     tot.act += nc.activation_bytes;
     ++rep.totals.nodes_by_category[ci];
     rep.nodes.push_back(std::move(nc));
+  }
+  // A fused op's traffic: its input and its result, in autocast's element types under AMP.
+  for (const FusedIo& f : fused_io) {
+    Count io = Numel(*f.x) * elem_bytes(*f.x) + Numel(*f.y) * elem_bytes(*f.y);
+    if (!io.ok()) return Status::Error(f.where + ": byte count overflows int64" + at_batch);
+    rep.nodes[f.node].fused_io_bytes = io.value();
   }
 
   Count all = tot.fwd + tot.bwd;
