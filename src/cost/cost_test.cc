@@ -760,12 +760,24 @@ TEST(Embedding, WeightedAndMaxEmbeddingBagsByHandAndTheirErrors) {
             "m.onnx: node 'bag' (EmbeddingBag): input per-sample weights has shape [11], want the indices' [12]");
 }
 
-TEST(Amp, ConvAndMatmulOutputsCountTwoBytes) {
+TEST(Amp, TrafficIsInAutocastsElementTypes) {
+  // Batch 4. Under autocast the conv writes fp16 c [4,8,16,16] (8,192 elements: 16,384 B, fp32
+  // 32,768); BatchNorm and ReLU keep their input's type (torch runs them on the fp16 tensor): read
+  // and write 16,384 B each; the Gemm writes fp16 y [4,10] (80 B); LogSoftmax is on autocast's fp32
+  // list: it reads y's 80 B and writes fp32 ls, 160 B.
   CostReport fp32 = Analyze(SmallCnn(4));
   CostReport amp = Analyze(SmallCnn(4), /*amp=*/true);
-  EXPECT_EQ(NodeNamed(amp, "conv").activation_bytes, NodeNamed(fp32, "conv").activation_bytes / 2);
-  EXPECT_EQ(NodeNamed(amp, "fc").activation_bytes, NodeNamed(fp32, "fc").activation_bytes / 2);
-  EXPECT_EQ(NodeNamed(amp, "relu").activation_bytes, NodeNamed(fp32, "relu").activation_bytes);
+  EXPECT_EQ(NodeNamed(fp32, "conv").activation_bytes, 32768);
+  EXPECT_EQ(NodeNamed(amp, "conv").activation_bytes, 16384);
+  EXPECT_EQ(NodeNamed(amp, "bn").input_bytes, 16384);
+  EXPECT_EQ(NodeNamed(amp, "bn").activation_bytes, 16384);
+  EXPECT_EQ(NodeNamed(amp, "relu").input_bytes, 16384);
+  EXPECT_EQ(NodeNamed(amp, "relu").activation_bytes, 16384);
+  EXPECT_EQ(NodeNamed(fp32, "relu").activation_bytes, 32768);
+  EXPECT_EQ(NodeNamed(amp, "fc").activation_bytes, 80);
+  EXPECT_EQ(NodeNamed(amp, "lsm").input_bytes, 80);
+  EXPECT_EQ(NodeNamed(amp, "lsm").activation_bytes, 160);
+  EXPECT_EQ(NodeNamed(fp32, "lsm").input_bytes, 160);
   EXPECT_EQ(amp.totals.forward_flops, fp32.totals.forward_flops);
   EXPECT_EQ(amp.totals.weight_bytes, fp32.totals.weight_bytes);  // fp32 master weights
   EXPECT_TRUE(amp.amp);

@@ -285,6 +285,20 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
         e.busy_s += roofline(n.forward_flops, fwd_read, peak);
         kernels += r.forward_passes;
       }
+      // cuDNN runs tensor-core convolutions in NHWC: a convolution of PyTorch's default NCHW
+      // tensors on tensor cores (fp16 under AMP, TF32) transposes its input before and its output
+      // after (a read and a write of each, one kernel each), in forward and again in backward (the
+      // output's gradient in, the input's gradient out). Pascal has no tensor cores.
+      if (n.category == Category::kConvolution && gpu.architecture != "Pascal" &&
+          (amp || (tf32 && gpu.tf32_tensor_flops > 0))) {
+        const double moved = 2.0 * (static_cast<double>(n.input_bytes) + n.activation_bytes);
+        e.busy_s += roofline(0, moved, peak);
+        kernels += 2 * r.forward_passes;
+        if (n.backward_flops > 0 && r.forward_passes > 0) {
+          e.busy_s += roofline(0, moved / r.forward_passes * r.backward_passes, peak);
+          kernels += 2 * r.backward_passes;
+        }
+      }
       // A lookup in a table with sparse gradients (NodeCost::sparse_grad_params): its backward
       // writes the looked-up rows (sparse_grad_bytes, per step), not a table-sized gradient, and
       // the optimizer steps those rows (about sparse_grad_bytes / 4 elements), not the table.
