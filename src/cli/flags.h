@@ -61,7 +61,8 @@ inline constexpr char kJobAttrHelp[] =
     "Job attribute KEY=VALUE (repeatable; all optional; docs/features.md): loader_workers=N (0 = data loaded in "
     "the training process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop), "
     "loader_ms_per_sample=MS, env_steps_per_update=N, cpu_cores_per_gpu=N, tf32=0|1 (FP32 convolutions and "
-    "matmuls on TF32 tensor cores; default 0), selected_fraction=F (the share a boolean mask selects); GPU memory: optimizer=sgd|sgd_momentum|adam|adamw (default adam), "
+    "matmuls on TF32 tensor cores; default 0), channels_last=0|1 (convolutions on NHWC tensors; default 0: "
+    "PyTorch's NCHW), selected_fraction=F (the share a boolean mask selects); GPU memory: optimizer=sgd|sgd_momentum|adam|adamw (default adam), "
     "activation_checkpointing=0|1, trainable_fraction=F, zero_stage=0-3, grad_accumulation=N, "
     "variable_shapes=0|1, cuda_module_loading=lazy|eager";
 

@@ -159,6 +159,7 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
   }
   if (key == "data_on_gpu") return parse_bool(&attrs->data_on_gpu);
   if (key == "tf32") return parse_bool(&attrs->tf32);
+  if (key == "channels_last") return parse_bool(&attrs->channels_last);
   if (key == "rl_env") return parse_bool(&attrs->rl_env);
   if (key == "loader_ms_per_sample") {
     const std::optional<double> ms = ParsePlainNumber(value);
@@ -195,7 +196,7 @@ Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs) {
   if (Status st; ParseMemoryFact(key, value, &attrs->memory, &st)) return st;
   return AttrError(key,
                    std::string("unknown key (known: loader_workers, data_on_gpu, rl_env, loader_ms_per_sample, "
-                               "env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, selected_fraction, ") +
+                               "env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, channels_last, selected_fraction, ") +
                        MemoryFactKeys() + ")");
 }
 
@@ -216,7 +217,7 @@ const FeatureSchema& CurrentFeatureSchema() {
 }
 
 StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, bool tf32,
-                          bool power_limited_clock) {
+                          bool power_limited_clock, bool channels_last) {
   StepEstimate e;
   const double mem_rate = MemRate(gpu);
   // The peaks are at the boost clock; within its board power a GPU sustains a fraction of it
@@ -289,7 +290,7 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
       // tensors on tensor cores (fp16 under AMP, TF32) transposes its input before and its output
       // after (a read and a write of each, one kernel each), in forward and again in backward (the
       // output's gradient in, the input's gradient out). Pascal has no tensor cores.
-      if (n.category == Category::kConvolution && gpu.architecture != "Pascal" &&
+      if (n.category == Category::kConvolution && !channels_last && gpu.architecture != "Pascal" &&
           (amp || (tf32 && gpu.tf32_tensor_flops > 0))) {
         const double moved = 2.0 * (static_cast<double>(n.input_bytes) + n.activation_bytes);
         e.busy_s += roofline(0, moved, peak);
@@ -365,7 +366,8 @@ Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& given
     in.nodes += static_cast<double>(t.num_nodes);
     for (const Unsupported& u : r.unsupported) in.unsupported_nodes += static_cast<double>(u.count);
   }
-  in.step = EstimateStep(reports, *gpu, job.amp, job.attrs.tf32.value_or(false), job.power_limited_clock);
+  in.step = EstimateStep(reports, *gpu, job.amp, job.attrs.tf32.value_or(false), job.power_limited_clock,
+                         job.attrs.channels_last.value_or(false));
   std::vector<double> values;
   for (const FeatureDef& f : FeatureTable()) values.push_back(f.value(in));
   return values;

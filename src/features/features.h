@@ -49,6 +49,12 @@ struct JobAttrs {
   // overstates them; docs/features.md). Not a feature column: it chooses the
   // peak rate of the roofline estimate (EstimateStep).
   std::optional<bool> tf32;
+  // Whether the job's convolutions run on channels-last (NHWC) tensors
+  // (model.to(memory_format=torch.channels_last)). 0 or unknown (nullopt):
+  // PyTorch's default NCHW, which cuDNN transposes to NHWC around every
+  // convolution it runs on tensor cores (AMP, TF32): extra traffic in the step
+  // estimate (EstimateStep). Not a feature column.
+  std::optional<bool> channels_last;
   // Fraction of the elements a boolean mask selects (a masked LM's 15% of the
   // tokens, a detector's boxes over a score threshold), where the graph
   // selects by a mask of the data: the loader sizes such a selection as every
@@ -68,7 +74,7 @@ int64_t EffectiveLoaderWorkers(const JobAttrs& a);
 
 // Parses "KEY=VALUE" into attrs. Keys: loader_workers, data_on_gpu, rl_env,
 // loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu,
-// tf32, selected_fraction and
+// tf32, channels_last, selected_fraction and
 // the memory facts of features/memory_facts.h (docs/features.md).
 // Unknown keys and malformed or out-of-range values are errors naming the key.
 Status ParseJobAttr(const std::string& key_value, JobAttrs* attrs);
@@ -153,7 +159,10 @@ struct GpuSpec;
 // convolutions, recurrent layers and matmuls at tf32_tensor_flops where the GPU has TF32 (> 0);
 // every other FLOP at fp32_flops. power_limited_clock: every compute peak times
 // SustainedComputeFraction(gpu) (JobConfig::power_limited_clock); bandwidth is not scaled.
+// A convolution on tensor cores (fp16 under AMP, or TF32; not Pascal) of NCHW tensors
+// (channels_last false, PyTorch's default) also moves 2 x (its input + its output bytes) in two
+// kernels, in forward and in each backward pass: cuDNN's NHWC transposes.
 StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp,
-                          bool tf32 = false, bool power_limited_clock = false);
+                          bool tf32 = false, bool power_limited_clock = false, bool channels_last = false);
 
 }  // namespace gpucast

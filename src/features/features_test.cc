@@ -262,6 +262,40 @@ TEST(EstimateStep, ASparseTableMovesItsLookedUpRowsNotTheTable) {
   EXPECT_NEAR(sparse.bytes, forward + 1600 + 800 + 3200, 1e-6);
 }
 
+TEST(EstimateStep, TensorCoreConvolutionsOfNchwTensorsAreTransposed) {
+  // A 1x1 conv, x [2,4,8,8] -> y [2,4,8,8], weight [4,4,1,1] (a parameter); x is data (no gradient).
+  // Under AMP on a T4 (Turing, tensor cores) x and y count fp16: 512 elements each, 1,024 B. NCHW
+  // (channels_last unstated): cuDNN transposes x in and y out, 2 x (1,024 + 1,024) = 4,096 B more in
+  // forward, and again in the backward pass (the weight's gradient: backward_flops > 0), in 2 more
+  // kernels each; channels_last=1, or a Pascal GPU (no tensor cores), or FP32 without TF32: none.
+  GraphBuilder b("conv.onnx", 2);
+  b.Data("x", {2, 4, 8, 8}).Param("w", {4, 4, 1, 1}).Value("y", {2, 4, 8, 8});
+  b.Op("Conv", "conv", {"x", "w"}, {"y"});
+  Result<CostReport> r16 = AnalyzeCost(b.graph(), CostOptions{true});
+  Result<CostReport> r32 = AnalyzeCost(b.graph(), {});
+  ASSERT_TRUE(r16.ok() && r32.ok());
+  ASSERT_EQ(r16->nodes[0].input_bytes, 1024);
+  ASSERT_EQ(r16->nodes[0].activation_bytes, 1024);
+  const GpuSpec& t4 = *FindGpuSpec("T4");
+  const StepEstimate nchw = EstimateStep({*r16}, t4, true);
+  const StepEstimate nhwc = EstimateStep({*r16}, t4, true, false, false, /*channels_last=*/true);
+  EXPECT_DOUBLE_EQ(nchw.bytes - nhwc.bytes, 2 * 4096.0);
+  EXPECT_EQ(nchw.kernels - nhwc.kernels, 4);
+  EXPECT_NEAR(nchw.busy_s - nhwc.busy_s, 2 * 4096.0 / (t4.mem_bandwidth * t4.mem_bw_delivered), 1e-15);
+  const GpuSpec& p100 = *FindGpuSpec("P100-PCIE-16GB");
+  EXPECT_EQ(EstimateStep({*r16}, p100, true).bytes, EstimateStep({*r16}, p100, true, false, false, true).bytes);
+  EXPECT_EQ(EstimateStep({*r32}, t4, false).bytes, EstimateStep({*r32}, t4, false, false, false, true).bytes);
+  // TF32 on an A100 (FP32 bytes: 2,048 each way): transposed too, 2 x 2 x (2,048 + 2,048).
+  const GpuSpec& a100 = *FindGpuSpec("A100");
+  EXPECT_DOUBLE_EQ(EstimateStep({*r32}, a100, false, true).bytes - EstimateStep({*r32}, a100, false, true, false, true).bytes,
+                   2 * 8192.0);
+  // The job attribute: ComputeFeatures reads it.
+  JobAttrs cl;
+  ASSERT_TRUE(ParseJobAttr("channels_last=1", &cl).ok());
+  EXPECT_EQ(cl.channels_last, std::optional<bool>(true));
+  EXPECT_EQ(ParseJobAttr("channels_last=2", &cl).message(), "job attribute 'channels_last': value '2' is not 0 or 1");
+}
+
 TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   // A 4096³ weight-free matmul of two activations is compute-bound on any listed GPU.
   const int64_t n = 4096;
@@ -424,7 +458,7 @@ TEST(ParseJobAttr, RejectsUnknownKeysAndBadValues) {
   JobAttrs a;
   EXPECT_EQ(ParseJobAttr("gpus=2", &a).message(),
             "job attribute 'gpus': unknown key (known: loader_workers, data_on_gpu, rl_env, "
-            "loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, selected_fraction, "
+            "loader_ms_per_sample, env_steps_per_update, optimizer, cpu_cores_per_gpu, tf32, channels_last, selected_fraction, "
             "activation_checkpointing, trainable_fraction, zero_stage, grad_accumulation, variable_shapes, "
             "cuda_module_loading)");
   EXPECT_EQ(ParseJobAttr("loader_workers=-1", &a).message(),
