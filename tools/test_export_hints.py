@@ -157,6 +157,78 @@ MODELS = textwrap.dedent('''
             pi = torch.full_like(a, 3.141592653589793)
             return torch.where(x < 0, a + torch.where(y >= 0, pi, -pi), a)
 
+    class LogAddExp(nn.Module):  # a log-domain sum of two scores (two mixture components' log-likelihoods)
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            h = self.l(x)
+            return torch.logaddexp(h[:, :4], h[:, 4:])
+
+    class LogAddExpByMax(LogAddExp):  # the hint's rewrite
+        def forward(self, x):
+            h = self.l(x)
+            a, b = h[:, :4], h[:, 4:]
+            m = torch.maximum(a, b)
+            return m + torch.log(torch.exp(a - m) + torch.exp(b - m))
+
+    class LogCumSumExp(nn.Module):  # a Cox model's log risk sets: log of the running sum of exp(risk)
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            return torch.logcumsumexp(self.l(x), 1)
+
+    class LogCumSumExpByCumsum(LogCumSumExp):  # the hint's rewrite
+        def forward(self, x):
+            h = self.l(x)
+            m = h.amax(1, keepdim=True)
+            return m + torch.log(torch.cumsum(torch.exp(h - m), 1))
+
+    class CumProd(nn.Module):  # a survival curve: the running product of each step's survival probability
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            return torch.cumprod(torch.sigmoid(self.l(x)), 1)
+
+    class CumProdByLog(CumProd):  # the hint's rewrite (x > 0)
+        def forward(self, x):
+            return torch.exp(torch.cumsum(torch.log(torch.sigmoid(self.l(x))), 1))
+
+    class CumProdAnySign(CumProd):  # the hint's rewrite for x of any sign (here the same probabilities)
+        def forward(self, x):
+            p = torch.sigmoid(self.l(x))
+            sign = 1 - 2 * (torch.cumsum((p < 0).to(p.dtype), 1) % 2)
+            return torch.exp(torch.cumsum(torch.log(p.abs()), 1)) * sign
+
+    class Expm1(nn.Module):  # a regression trained on log1p(y), mapped back to y
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            return torch.expm1(self.l(x))
+
+    class Expm1ByExp(Expm1):  # the hint's rewrite
+        def forward(self, x):
+            return torch.exp(self.l(x)) - 1
+
+    class Trunc(nn.Module):  # fixed-point quantization: steps of 1/16, rounded toward zero
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            return torch.trunc(self.l(x) * 16) / 16
+
+    class Fix(Trunc):  # torch.fix, the same as torch.trunc (and as Tensor.trunc)
+        def forward(self, x):
+            return torch.fix(self.l(x) * 16) / 16
+
+    class TruncByWhere(Trunc):  # the hint's rewrite
+        def forward(self, x):
+            h = self.l(x) * 16
+            return torch.where(h < 0, torch.ceil(h), torch.floor(h)) / 16
+
     class SpatialTransformer(nn.Module):  # a localisation net's affine grid, then sampling
         def __init__(self):
             super().__init__()
@@ -220,7 +292,7 @@ MODELS = textwrap.dedent('''
 ''')
 
 # factory, inputs, what the failing export's hint must say, the rewrite's factory (and its inputs
-# where they differ)
+# where they differ; a list where the hint gives several)
 CASES = [
     ("Checkpointed", ["x=float32[B,8]"], "torch.utils.checkpoint does not export", "Direct"),
     ("ConvSame", ["x=float32[B,4,20]"], "a convolution with padding='same' or 'valid'", "conv_numbers"),
@@ -239,6 +311,12 @@ CASES = [
     ("ScatterMean", ["x=float32[B,8]", "dst=int64[B]"], "Tensor.scatter_reduce (a GNN's mean or max aggregation",
      "ScatterMeanByAdd"),
     ("Atan2", ["x=float32[B,8]"], "torch.atan2 does not export", "Atan2ByAtan"),
+    ("LogAddExp", ["x=float32[B,8]"], "torch.logaddexp does not export", "LogAddExpByMax"),
+    ("LogCumSumExp", ["x=float32[B,8]"], "torch.logcumsumexp does not export", "LogCumSumExpByCumsum"),
+    ("CumProd", ["x=float32[B,8]"], "torch.cumprod does not export", ["CumProdByLog", "CumProdAnySign"]),
+    ("Expm1", ["x=float32[B,8]"], "torch.expm1 does not export", "Expm1ByExp"),
+    ("Trunc", ["x=float32[B,8]"], "torch.trunc (Tensor.trunc, torch.fix) does not export", "TruncByWhere"),
+    ("Fix", ["x=float32[B,8]"], "torch.trunc (Tensor.trunc, torch.fix) does not export", None),
     ("SpatialTransformer", ["x=float32[B,3,8,8]"], "F.affine_grid (a spatial transformer's sampling grid)",
      "SpatialTransformerByMatmul"),
     ("Unpool", ["x=float32[B,3,8,8]"], "nn.MaxUnpool2d / F.max_unpool2d do not export", "UnpoolByScatter"),
@@ -275,7 +353,7 @@ class ExportHintsTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
                 self.assertIn("torch.onnx.export failed", p.stderr)
                 self.assertIn("hint: " + hint, p.stderr)
-                if rewrite:
+                for rewrite in rewrite if isinstance(rewrite, list) else [rewrite] if rewrite else []:
                     rewrite, rewrite_inputs = rewrite if isinstance(rewrite, tuple) else (rewrite, inputs)
                     q = self.export(rewrite, rewrite_inputs)
                     self.assertEqual(q.returncode, 0, q.stdout + q.stderr)
