@@ -57,7 +57,8 @@ def job_flags(p, submit):
     p.add_argument("--attr", action="append", type=kv("--attr", attr_value), default=[], metavar="KEY=VALUE",
                    help="any key of gpucast predict --attr (docs/features.md): loader_workers=N, data_on_gpu=0|1, "
                    "rl_env=0|1, loader_ms_per_sample=MS, env_steps_per_update=N, cpu_cores_per_gpu=N, tf32=0|1, "
-                   "optimizer=sgd|sgd_momentum|adam|adamw, activation_checkpointing=0|1, trainable_fraction=F, "
+                   "channels_last=0|1, optimizer=sgd|sgd_momentum|adam|adamw, activation_checkpointing=0|1, "
+                   "trainable_fraction=F, "
                    "zero_stage=0-3, grad_accumulation=N, variable_shapes=0|1, cuda_module_loading=lazy|eager")
     p.add_argument("--gpu", help="GPU the job runs on (default: the service's cluster's)")
     p.add_argument("--gpus", type=int, help="data-parallel GPUs; --batch is per GPU (one rank's answer)")
