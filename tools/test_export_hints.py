@@ -353,9 +353,10 @@ class ExportHintsTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
                 self.assertIn("torch.onnx.export failed", p.stderr)
                 self.assertIn("hint: " + hint, p.stderr)
-                for rewrite in rewrite if isinstance(rewrite, list) else [rewrite] if rewrite else []:
-                    rewrite, rewrite_inputs = rewrite if isinstance(rewrite, tuple) else (rewrite, inputs)
-                    q = self.export(rewrite, rewrite_inputs)
+                rewrites = rewrite if isinstance(rewrite, list) else [rewrite] if rewrite else []
+                for r in rewrites:
+                    factory_r, inputs_r = r if isinstance(r, tuple) else (r, inputs)
+                    q = self.export(factory_r, inputs_r)
                     self.assertEqual(q.returncode, 0, q.stdout + q.stderr)
                     self.assertIn("gpucast analyze the same", q.stdout)
 
