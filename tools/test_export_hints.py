@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORT = os.path.join(HERE, "gpucast-export")
 
 MODELS = textwrap.dedent('''
-    import torch, torch.nn as nn, torch.nn.functional as F, torch.utils.checkpoint
+    import math, torch, torch.nn as nn, torch.nn.functional as F, torch.utils.checkpoint
 
     class Block(nn.Module):
         def __init__(self):
@@ -172,6 +172,22 @@ MODELS = textwrap.dedent('''
             m = torch.maximum(a, b)
             return m + torch.log(torch.exp(a - m) + torch.exp(b - m))
 
+    class LogAddExp2(nn.Module):  # a log2-domain sum of two scores (bits)
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(8, 8)
+        def forward(self, x):
+            h = self.l(x)
+            return torch.logaddexp2(h[:, :4], h[:, 4:])
+
+    class LogAddExp2ByMax(LogAddExp2):  # the hint's rewrite
+        def forward(self, x):
+            h = self.l(x)
+            a, b = h[:, :4], h[:, 4:]
+            m = torch.maximum(a, b)
+            ln2 = math.log(2)
+            return m + torch.log2(torch.exp((a - m) * ln2) + torch.exp((b - m) * ln2))
+
     class LogCumSumExp(nn.Module):  # a Cox model's log risk sets: log of the running sum of exp(risk)
         def __init__(self):
             super().__init__()
@@ -263,6 +279,107 @@ MODELS = textwrap.dedent('''
             B, C = h.shape[:2]
             return torch.zeros_like(y).view(B, C, -1).scatter(2, idx.view(B, C, -1), h.view(B, C, -1)).view_as(y)
 
+    class Folded(nn.Module):  # overlapping 3 x 3 patches of 2 channels (stride 2, padding 1) summed into 6 x 6
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(18, 18)
+            self.f = nn.Fold((6, 6), 3, padding=1, stride=2)
+        def forward(self, x):  # x [B, 18, 9]: 3 x 3 blocks, each of 2 x 3 x 3 values
+            return self.f(self.l(x.transpose(1, 2)).transpose(1, 2))
+
+    class FoldedByConvTranspose(Folded):  # the hint's rewrite: Lh = Lw = 3, (3 - 1) * 2 - 2 + 3 = 5: 1 short of 6
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("onehot", torch.eye(9).view(9, 1, 3, 3).repeat(2, 1, 1, 1))
+        def forward(self, x):
+            cols = self.l(x.transpose(1, 2)).transpose(1, 2)
+            return F.conv_transpose2d(cols.reshape(-1, 18, 3, 3), self.onehot, stride=2, padding=1,
+                                      output_padding=(1, 1), groups=2)
+
+    class LstmProj(nn.Module):  # an LSTM whose hidden state is projected, as speech recognizers use
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(8, 16, proj_size=4, batch_first=True)
+        def forward(self, x):
+            return self.lstm(x)[0]
+
+    class LstmProjByLoop(nn.Module):  # the hint's rewrite: torch's gates and weights, a step at a time
+        def __init__(self):
+            super().__init__()
+            self.ih = nn.Linear(8, 4 * 16)
+            self.hh = nn.Linear(4, 4 * 16)
+            self.hr = nn.Linear(16, 4, bias=False)
+        def forward(self, x):
+            gx = self.ih(x)
+            h, c = x.new_zeros(x.size(0), 4), x.new_zeros(x.size(0), 16)
+            out = []
+            for t in range(x.size(1)):
+                i, f, g, o = (gx[:, t] + self.hh(h)).chunk(4, 1)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = self.hr(torch.sigmoid(o) * torch.tanh(c))
+                out.append(h)
+            return torch.stack(out, 1)
+
+    def dft(n, k):  # the hint's [n, k] matrices: cos and sin of 2 pi n k / N, the angle exact in float64
+        angle = 2 * math.pi * (torch.arange(n, dtype=torch.float64)[:, None] * torch.arange(k) % n) / n
+        return torch.cos(angle).float(), torch.sin(angle).float()
+
+    class SpectralFilter(nn.Module):  # a Fourier layer: a learned gain per frequency of the signal
+        def __init__(self):
+            super().__init__()
+            self.gain = nn.Parameter(torch.randn(9))
+            self.l = nn.Linear(16, 16)
+        def forward(self, x):  # x [B, 4, 16]
+            return self.l(torch.fft.irfft(torch.fft.rfft(x) * self.gain, n=16))
+
+    class SpectralFilterByMatmul(SpectralFilter):  # the hint's rewrite
+        def __init__(self):
+            super().__init__()
+            cos, sin = dft(16, 9)
+            self.register_buffer("cos", cos)
+            self.register_buffer("sin", sin)
+            self.register_buffer("w", torch.tensor([1.0] + [2.0] * 7 + [1.0]))
+        def forward(self, x):
+            re, im = (x @ self.cos) * self.gain, -(x @ self.sin) * self.gain
+            return self.l(((re * self.w) @ self.cos.T - (im * self.w) @ self.sin.T) / 16)
+
+    class FftMagnitude(nn.Module):  # spectral features: the magnitude of each frequency of a real signal
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(16, 4)
+        def forward(self, x):
+            return self.l(torch.fft.fft(x).abs())
+
+    class FftMagnitudeByMatmul(FftMagnitude):  # the hint's rewrite (fft of a real x: K = N)
+        def __init__(self):
+            super().__init__()
+            cos, sin = dft(16, 16)
+            self.register_buffer("cos", cos)
+            self.register_buffer("sin", sin)
+        def forward(self, x):
+            re, im = x @ self.cos, -(x @ self.sin)
+            return self.l(torch.sqrt(re * re + im * im))
+
+    class Spectrogram(nn.Module):  # an audio front end: an STFT's magnitudes, a linear layer per frame
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("window", torch.hann_window(16))
+            self.l = nn.Linear(9, 8)
+        def forward(self, x):  # x [B, 64]; center=True, the default
+            s = torch.stft(x, 16, 4, window=self.window, return_complex=True)
+            return self.l(s.abs().transpose(1, 2))
+
+    class SpectrogramByConv(Spectrogram):  # the hint's rewrite
+        def __init__(self):
+            super().__init__()
+            cos, sin = dft(16, 9)
+            self.register_buffer("wcos", (self.window[:, None] * cos).T[:, None])
+            self.register_buffer("wsin", (self.window[:, None] * sin).T[:, None])
+        def forward(self, x):
+            x = F.pad(x[:, None], (8, 8), mode="reflect")
+            re, im = F.conv1d(x, self.wcos, stride=4), -F.conv1d(x, self.wsin, stride=4)
+            return self.l(torch.sqrt(re * re + im * im).transpose(1, 2))
+
     class MseInForward(nn.Module):  # an autoencoder returning its reconstruction loss
         def __init__(self):
             super().__init__()
@@ -312,6 +429,7 @@ CASES = [
      "ScatterMeanByAdd"),
     ("Atan2", ["x=float32[B,8]"], "torch.atan2 does not export", "Atan2ByAtan"),
     ("LogAddExp", ["x=float32[B,8]"], "torch.logaddexp does not export", "LogAddExpByMax"),
+    ("LogAddExp2", ["x=float32[B,8]"], "torch.logaddexp2 does not export", "LogAddExp2ByMax"),
     ("LogCumSumExp", ["x=float32[B,8]"], "torch.logcumsumexp does not export", "LogCumSumExpByCumsum"),
     ("CumProd", ["x=float32[B,8]"], "torch.cumprod does not export", ["CumProdByLog", "CumProdAnySign"]),
     ("Expm1", ["x=float32[B,8]"], "torch.expm1 does not export", "Expm1ByExp"),
@@ -321,6 +439,13 @@ CASES = [
      "SpatialTransformerByMatmul"),
     ("Unpool", ["x=float32[B,3,8,8]"], "nn.MaxUnpool2d / F.max_unpool2d do not export", "UnpoolByScatter"),
     ("MseInForward", ["x=float32[B,8]"], "a loss computed in forward (F.mse_loss", "MseWrittenOut"),
+    ("Folded", ["x=float32[B,18,9]"], "nn.Fold / F.fold (col2im) does not export", "FoldedByConvTranspose"),
+    ("LstmProj", ["x=float32[B,5,8]"], "nn.LSTM with proj_size does not export", "LstmProjByLoop"),
+    ("SpectralFilter", ["x=float32[B,4,16]"], "torch.fft (fft, rfft, irfft, ...) does not export",
+     "SpectralFilterByMatmul"),
+    ("FftMagnitude", ["x=float32[B,16]"], "torch.fft (fft, rfft, irfft, ...) does not export",
+     "FftMagnitudeByMatmul"),
+    ("Spectrogram", ["x=float32[B,64]"], "torch.stft does not export", "SpectrogramByConv"),
 ]
 
 
@@ -361,19 +486,21 @@ class ExportHintsTest(unittest.TestCase):
                     self.assertIn("gpucast analyze the same", q.stdout)
 
     def test_a_failure_without_a_known_cause_has_no_hint(self):
-        # nn.Fold (col2im: torch 1.13 has no symbolic for it): no hint is better than a wrong one.
+        # torch.linalg.eigh (torch 1.13 has no symbolic for it, and ONNX no such op): no hint is
+        # better than a wrong one.
         with open(self.models, "a") as f:
             f.write(textwrap.dedent('''
-                class Folded(nn.Module):
+                class Whitened(nn.Module):  # a decorrelating layer: the eigenvalues of each sample's Gram matrix
                     def __init__(self):
                         super().__init__()
                         self.l = nn.Linear(4, 4)
-                    def forward(self, x):  # x [B, 4, 9]: 9 patches of 2 x 2 into a 4 x 4 image
-                        return F.fold(self.l(x.transpose(1, 2)).transpose(1, 2), (4, 4), 2, stride=1)
+                    def forward(self, x):  # x [B, 6, 4]
+                        h = self.l(x)
+                        return torch.linalg.eigh(h.transpose(1, 2) @ h)[0]
             '''))
-        p = self.export("Folded", ["x=float32[B,4,9]"])
+        p = self.export("Whitened", ["x=float32[B,6,4]"])
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertIn("col2im", p.stderr)
+        self.assertIn("linalg_eigh", p.stderr)
         self.assertNotIn("hint:", p.stderr)
 
 
