@@ -28,6 +28,8 @@ nlohmann::json PredictionFieldsJson(const PredictResult& r, double level) {
        {{"unknown_input_pipeline", k.unknown_pipeline},
         // A boolean mask's selection of unstated fraction: the interval spans none to all of it.
         {"unknown_selection", r.unknown_selection},
+        // Tensor-core convolutions of an unstated memory format: the interval spans NCHW and channels-last.
+        {"unknown_channels_last", r.unknown_channels_last},
         {"unknown_host", !k.gpu_measured},
         {"util_fall_log1p", k.low},
         {"util_rise_log1p", k.high},

@@ -1202,6 +1202,20 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     return Status::Ok();
   };
   RETURN_IF_ERROR(fill_step(f, &p[0]));
+  // A job fact left unstated whose other value changes the features: the interval also holds
+  // the job with that value (the point stays the default's). Returns whether `variant` differed.
+  auto widen_by = [&](const JobConfig& variant) -> Result<bool> {
+    ASSIGN_OR_RETURN(std::vector<double> fv, ComputeFeatures(reports, variant));
+    if (fv == f) return false;
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> q, model_.Predict({fv}, level, &gpus));
+    RETURN_IF_ERROR(fill_step(fv, &q[0]));
+    p[0].low = std::min(p[0].low, q[0].low);
+    p[0].high = std::max(p[0].high, q[0].high);
+    if (q[0].step_low_ms >= 0) p[0].step_low_ms = std::min(p[0].step_low_ms, q[0].step_low_ms);
+    if (q[0].step_high_ms >= 0) p[0].step_high_ms = std::max(p[0].step_high_ms, q[0].step_high_ms);
+    return true;
+  };
+  const bool api = job.wording == InputWording::kApi;
   // A boolean mask's selection costed at its upper bound (every element) whose fraction the job
   // did not state (selected_fraction): the interval also holds the job that selects none of it
   // (those nodes' FLOPs and bytes 0; the same kernels). The point stays the upper bound's.
@@ -1210,20 +1224,32 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     out.unknown_selection = true;
     JobConfig none = job;
     none.attrs.selected_fraction = 0.0;
-    ASSIGN_OR_RETURN(std::vector<double> f0, ComputeFeatures(reports, none));
-    ASSIGN_OR_RETURN(std::vector<UtilPrediction> q, model_.Predict({f0}, level, &gpus));
-    RETURN_IF_ERROR(fill_step(f0, &q[0]));
-    p[0].low = std::min(p[0].low, q[0].low);
-    p[0].high = std::max(p[0].high, q[0].high);
-    if (q[0].step_low_ms >= 0) p[0].step_low_ms = std::min(p[0].step_low_ms, q[0].step_low_ms);
-    if (q[0].step_high_ms >= 0) p[0].step_high_ms = std::max(p[0].step_high_ms, q[0].step_high_ms);
-    const bool api = job.wording == InputWording::kApi;
+    RETURN_IF_ERROR(widen_by(none).status());
     out.warnings.push_back(std::to_string(out.selection_bound_nodes) +
                            " nodes compute on a boolean mask's selection, costed as if it selected every element "
                            "(the point and the memory are that upper bound): the interval spans a selection of none "
                            "to all (state it: " + (api ? "attrs.selected_fraction" : "--attr selected_fraction=F") +
                            ", the share of the elements the mask selects, e.g. 0.15 for a masked LM's masked "
                            "tokens)");
+  }
+  // Convolutions on tensor cores (AMP, TF32) of a job that did not state its memory format: the
+  // point is PyTorch's default NCHW, whose tensors cuDNN transposes around each such convolution
+  // (EstimateStep); the interval also holds the channels-last job, which has none of those
+  // transposes (NVIDIA's recipes and TensorFlow's NHWC run so). Only where the format changes the
+  // features: no convolution, FP32 without TF32 or a GPU without tensor cores leaves it as it is.
+  if (!job.attrs.channels_last) {
+    JobConfig nhwc = job;
+    nhwc.attrs.channels_last = true;
+    ASSIGN_OR_RETURN(out.unknown_channels_last, widen_by(nhwc));
+    if (out.unknown_channels_last && out.unknown_selection) {
+      nhwc.attrs.selected_fraction = 0.0;
+      RETURN_IF_ERROR(widen_by(nhwc).status());
+    }
+    if (out.unknown_channels_last)
+      out.warnings.push_back(std::string("the memory format is not stated: the point assumes PyTorch's default NCHW "
+                                         "tensors, which cuDNN transposes around every convolution it runs on tensor "
+                                         "cores; the interval also holds the channels-last job (state it: ") +
+                             (api ? "attrs.channels_last: true or false" : "--attr channels_last=1 or 0") + ")");
   }
   out.prediction = p[0];
   out.features = f;
@@ -1297,8 +1323,7 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     char b[64];
     std::snprintf(b, sizeof b, "%g", kRiskLoaderMsPerSample);
     // Only loader_ms_per_sample (or data on the GPU) states the cost; loader_workers says how many
-    // workers share it. The service's users are told the request's JSON field, not the CLI flag.
-    const bool api = job.wording == InputWording::kApi;
+    // workers share it. The service's users are told the request's JSON field, not the CLI flag (api).
     out.warnings.push_back(std::string("the input pipeline's cost is not stated: the interval spans a loader of 0 to ") +
                            b + " CPU ms per sample per worker (state it: " +
                            (api ? "attrs.loader_ms_per_sample" : "--attr loader_ms_per_sample=MS") +

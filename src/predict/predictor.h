@@ -506,6 +506,10 @@ struct PredictResult {
   // to all and a warning says so.
   int64_t selection_bound_nodes = 0;
   bool unknown_selection = false;
+  // The job has convolutions on tensor cores and did not state JobAttrs::channels_last: the point
+  // is NCHW's (cuDNN's transposes counted), the interval also holds the channels-last job's, and a
+  // warning says so.
+  bool unknown_channels_last = false;
   // > 0: the graph's measured workload's fitted input-pipeline time (ms per sample per worker)
   // that the physics used for this job's unstated pipeline (carried to any GPU).
   double carried_loader_ms_per_sample = 0;

@@ -270,6 +270,10 @@ Result<json> EvaluateSteps(const Predictor& p, const std::vector<StepRun>& runs,
     job->batch = r.batch;
     job->amp = r.job->amp;
     job->attrs = r.job->attrs;
+    // The measured runs' memory format, unless the job states it: NCHW. Neither Pollux's training
+    // code (petuum/adaptdl de25dcc, benchmark/models) nor Zeus' (ml-energy/zeus 75a8b93, examples)
+    // calls channels_last or memory_format, so their intervals do not span a channels-last job.
+    if (!job->attrs.channels_last) job->attrs.channels_last = false;
     job->gpu = r.gpu;
     job->gpus = r.gpus;
     job->nodes = r.nodes;

@@ -171,6 +171,56 @@ TEST(Unseen, AnUnstatedSelectionSpansNoneToAll) {
   EXPECT_EQ(PredictionFieldsJson(some, 0.8)["uncertainty"]["unknown_selection"], false);
 }
 
+// ResNet-18 under AMP: its convolutions run on tensor cores, where cuDNN transposes PyTorch's
+// default NCHW tensors (EstimateStep). Unstated, the point is NCHW's and the intervals also hold
+// the channels-last job's; stated either way, nothing is unknown; FP32 (no TF32) has nothing to span.
+TEST(Unseen, AnUnstatedMemoryFormatSpansNchwAndChannelsLast) {
+  const std::string model = "torchvision/resnet18.onnx";
+  auto predict = [&](bool amp, const std::vector<std::string>& attrs, const std::string& gpu = "RTX3090") {
+    JobConfig job;
+    job.batch = 64;
+    job.gpu = gpu;
+    job.amp = amp;
+    for (const std::string& a : attrs) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
+    LoadOptions lo;
+    lo.batch = job.batch;
+    auto reports = JobStepReports({HomeDir() + "/models/" + model}, lo, CostOptions{.amp = amp});
+    EXPECT_TRUE(reports.ok()) << reports.message();
+    Result<PredictResult> r = Trained().Predict(*reports, job);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return *r;
+  };
+  const PredictResult unstated = predict(true, {"data_on_gpu=1"}), nchw = predict(true, {"data_on_gpu=1", "channels_last=0"}),
+                      nhwc = predict(true, {"data_on_gpu=1", "channels_last=1"});
+  EXPECT_TRUE(unstated.unknown_channels_last);
+  EXPECT_FALSE(nchw.unknown_channels_last);
+  EXPECT_FALSE(nhwc.unknown_channels_last);
+  EXPECT_TRUE(HasWarning(unstated, "the memory format is not stated"));
+  EXPECT_TRUE(HasWarning(unstated, "--attr channels_last=1 or 0"));
+  EXPECT_FALSE(HasWarning(nchw, "the memory format is not stated"));
+  // The transposes make the NCHW step longer than the channels-last one.
+  EXPECT_GT(nchw.prediction.step_ms, nhwc.prediction.step_ms);
+  // The point is NCHW's; the intervals hold both stated ones.
+  EXPECT_DOUBLE_EQ(unstated.prediction.step_ms, nchw.prediction.step_ms);
+  EXPECT_DOUBLE_EQ(unstated.prediction.util, nchw.prediction.util);
+  EXPECT_DOUBLE_EQ(unstated.prediction.step_low_ms, std::min(nchw.prediction.step_low_ms, nhwc.prediction.step_low_ms));
+  EXPECT_LT(unstated.prediction.step_low_ms, nchw.prediction.step_low_ms);
+  EXPECT_DOUBLE_EQ(unstated.prediction.step_high_ms, std::max(nchw.prediction.step_high_ms, nhwc.prediction.step_high_ms));
+  EXPECT_DOUBLE_EQ(unstated.prediction.low, std::min(nchw.prediction.low, nhwc.prediction.low));
+  EXPECT_DOUBLE_EQ(unstated.prediction.high, std::max(nchw.prediction.high, nhwc.prediction.high));
+  // The same tensors are kept: the memory does not move.
+  EXPECT_DOUBLE_EQ(unstated.memory.mib, nhwc.memory.mib);
+  EXPECT_EQ(PredictionFieldsJson(unstated, 0.8)["uncertainty"]["unknown_channels_last"], true);
+  EXPECT_EQ(PredictionFieldsJson(nchw, 0.8)["uncertainty"]["unknown_channels_last"], false);
+  // FP32 without TF32 on the RTX 3090, and AMP on a P100 (no tensor cores): no transposes, nothing unknown.
+  const PredictResult fp32 = predict(false, {"data_on_gpu=1"}), p100 = predict(true, {"data_on_gpu=1"}, "P100-PCIE-16GB");
+  EXPECT_FALSE(fp32.unknown_channels_last);
+  EXPECT_FALSE(HasWarning(fp32, "the memory format is not stated"));
+  EXPECT_FALSE(p100.unknown_channels_last);
+  // TF32 stated: its convolutions are on tensor cores too.
+  EXPECT_TRUE(predict(false, {"data_on_gpu=1", "tf32=1"}).unknown_channels_last);
+}
+
 TEST(Unseen, EveryPredictionHasAStepTimeInsideItsInterval) {
   for (const auto& [gpu, mig, gpus] : std::vector<std::tuple<std::string, std::string, int>>{
            {"RTX3090", "", 1}, {"A100-80GB", "3g.40gb", 1}, {"T4", "", 1}, {"RTX3090", "", 4}}) {
