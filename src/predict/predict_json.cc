@@ -30,6 +30,8 @@ nlohmann::json PredictionFieldsJson(const PredictResult& r, double level) {
         {"unknown_selection", r.unknown_selection},
         // Tensor-core convolutions of an unstated memory format: the interval spans NCHW and channels-last.
         {"unknown_channels_last", r.unknown_channels_last},
+        // FP32 convolutions or matmuls of an unstated TF32 setting on a GPU with TF32 tensor cores.
+        {"unknown_tf32", r.unknown_tf32},
         {"unknown_host", !k.gpu_measured},
         {"util_fall_log1p", k.low},
         {"util_rise_log1p", k.high},

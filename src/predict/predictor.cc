@@ -1202,55 +1202,66 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     return Status::Ok();
   };
   RETURN_IF_ERROR(fill_step(f, &p[0]));
-  // A job fact left unstated whose other value changes the features: the interval also holds
-  // the job with that value (the point stays the default's). Returns whether `variant` differed.
-  auto widen_by = [&](const JobConfig& variant) -> Result<bool> {
-    ASSIGN_OR_RETURN(std::vector<double> fv, ComputeFeatures(reports, variant));
-    if (fv == f) return false;
-    ASSIGN_OR_RETURN(std::vector<UtilPrediction> q, model_.Predict({fv}, level, &gpus));
-    RETURN_IF_ERROR(fill_step(fv, &q[0]));
+  // Job facts left unstated whose other value changes the features: the interval also holds the
+  // job with any combination of their other values (each end the farther; the calibrated error is
+  // added to each alike). The point stays the defaults'. A fact counts as unknown when some
+  // combination changes with it (channels-last matters to an FP32 job only where TF32 puts its
+  // convolutions on tensor cores).
+  //  - selected_fraction: a boolean mask's selection costed at its upper bound (every element);
+  //    the other value selects none of it (those nodes' FLOPs and bytes 0; the same kernels).
+  //  - channels_last: the point is PyTorch's default NCHW, whose tensors cuDNN transposes around
+  //    each convolution on tensor cores (EstimateStep); the other value is channels-last, which has
+  //    none of those transposes (NVIDIA's recipes offer it, TensorFlow's convolutions are NHWC).
+  //  - tf32: the point runs FP32 convolutions and matmuls on CUDA cores; PyTorch's default runs
+  //    its convolutions on TF32 tensor cores (torch.backends.cudnn.allow_tf32), and its matmuls
+  //    too up to 1.11: the other value is both on TF32 (GPUs with TF32 tensor cores only).
+  struct UnstatedFact {
+    bool* flag;
+    void (*other)(JobAttrs*);
+  };
+  for (const CostReport& r : reports) out.selection_bound_nodes += r.SelectionBoundNodes();
+  std::vector<UnstatedFact> facts;
+  if (out.selection_bound_nodes > 0 && !job.attrs.selected_fraction)
+    facts.push_back({&out.unknown_selection, [](JobAttrs* a) { a->selected_fraction = 0.0; }});
+  if (!job.attrs.channels_last) facts.push_back({&out.unknown_channels_last, [](JobAttrs* a) { a->channels_last = true; }});
+  if (!job.attrs.tf32) facts.push_back({&out.unknown_tf32, [](JobAttrs* a) { a->tf32 = true; }});
+  std::vector<std::vector<double>> variant(size_t{1} << facts.size());
+  variant[0] = f;
+  for (size_t m = 1; m < variant.size(); ++m) {
+    JobConfig v = job;
+    for (size_t k = 0; k < facts.size(); ++k)
+      if (m >> k & 1) facts[k].other(&v.attrs);
+    ASSIGN_OR_RETURN(variant[m], ComputeFeatures(reports, v));
+    for (size_t k = 0; k < facts.size(); ++k)
+      if ((m >> k & 1) && variant[m] != variant[m & ~(size_t{1} << k)]) *facts[k].flag = true;
+  }
+  for (size_t m = 1; m < variant.size(); ++m) {
+    if (variant[m] == f) continue;
+    ASSIGN_OR_RETURN(std::vector<UtilPrediction> q, model_.Predict({variant[m]}, level, &gpus));
+    RETURN_IF_ERROR(fill_step(variant[m], &q[0]));
     p[0].low = std::min(p[0].low, q[0].low);
     p[0].high = std::max(p[0].high, q[0].high);
     if (q[0].step_low_ms >= 0) p[0].step_low_ms = std::min(p[0].step_low_ms, q[0].step_low_ms);
     if (q[0].step_high_ms >= 0) p[0].step_high_ms = std::max(p[0].step_high_ms, q[0].step_high_ms);
-    return true;
-  };
+  }
   const bool api = job.wording == InputWording::kApi;
-  // A boolean mask's selection costed at its upper bound (every element) whose fraction the job
-  // did not state (selected_fraction): the interval also holds the job that selects none of it
-  // (those nodes' FLOPs and bytes 0; the same kernels). The point stays the upper bound's.
-  for (const CostReport& r : reports) out.selection_bound_nodes += r.SelectionBoundNodes();
-  if (out.selection_bound_nodes > 0 && !job.attrs.selected_fraction) {
-    out.unknown_selection = true;
-    JobConfig none = job;
-    none.attrs.selected_fraction = 0.0;
-    RETURN_IF_ERROR(widen_by(none).status());
+  if (out.unknown_selection)
     out.warnings.push_back(std::to_string(out.selection_bound_nodes) +
                            " nodes compute on a boolean mask's selection, costed as if it selected every element "
                            "(the point and the memory are that upper bound): the interval spans a selection of none "
                            "to all (state it: " + (api ? "attrs.selected_fraction" : "--attr selected_fraction=F") +
                            ", the share of the elements the mask selects, e.g. 0.15 for a masked LM's masked "
                            "tokens)");
-  }
-  // Convolutions on tensor cores (AMP, TF32) of a job that did not state its memory format: the
-  // point is PyTorch's default NCHW, whose tensors cuDNN transposes around each such convolution
-  // (EstimateStep); the interval also holds the channels-last job, which has none of those
-  // transposes (NVIDIA's recipes and TensorFlow's NHWC run so). Only where the format changes the
-  // features: no convolution, FP32 without TF32 or a GPU without tensor cores leaves it as it is.
-  if (!job.attrs.channels_last) {
-    JobConfig nhwc = job;
-    nhwc.attrs.channels_last = true;
-    ASSIGN_OR_RETURN(out.unknown_channels_last, widen_by(nhwc));
-    if (out.unknown_channels_last && out.unknown_selection) {
-      nhwc.attrs.selected_fraction = 0.0;
-      RETURN_IF_ERROR(widen_by(nhwc).status());
-    }
-    if (out.unknown_channels_last)
-      out.warnings.push_back(std::string("the memory format is not stated: the point assumes PyTorch's default NCHW "
-                                         "tensors, which cuDNN transposes around every convolution it runs on tensor "
-                                         "cores; the interval also holds the channels-last job (state it: ") +
-                             (api ? "attrs.channels_last: true or false" : "--attr channels_last=1 or 0") + ")");
-  }
+  if (out.unknown_tf32)
+    out.warnings.push_back(std::string("TF32 is not stated: the point runs FP32 convolutions and matmuls on CUDA cores, "
+                                       "but PyTorch runs convolutions on TF32 tensor cores by default (and matmuls "
+                                       "before 1.12); the interval also holds the TF32 job (state it: ") +
+                           (api ? "attrs.tf32: true or false" : "--attr tf32=1 or 0") + ")");
+  if (out.unknown_channels_last)
+    out.warnings.push_back(std::string("the memory format is not stated: the point assumes PyTorch's default NCHW "
+                                       "tensors, which cuDNN transposes around every convolution it runs on tensor "
+                                       "cores; the interval also holds the channels-last job (state it: ") +
+                           (api ? "attrs.channels_last: true or false" : "--attr channels_last=1 or 0") + ")");
   out.prediction = p[0];
   out.features = f;
   out.gpu_measured = model_.GpuMeasured(job.gpu);

@@ -510,6 +510,9 @@ struct PredictResult {
   // is NCHW's (cuDNN's transposes counted), the interval also holds the channels-last job's, and a
   // warning says so.
   bool unknown_channels_last = false;
+  // The job's GPU has TF32 tensor cores, its FP32 convolutions or matmuls would run there, and it
+  // did not state JobAttrs::tf32: the point is FP32 on CUDA cores, the interval also holds TF32.
+  bool unknown_tf32 = false;
   // > 0: the graph's measured workload's fitted input-pipeline time (ms per sample per worker)
   // that the physics used for this job's unstated pipeline (carried to any GPU).
   double carried_loader_ms_per_sample = 0;

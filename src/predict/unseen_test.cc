@@ -212,13 +212,52 @@ TEST(Unseen, AnUnstatedMemoryFormatSpansNchwAndChannelsLast) {
   EXPECT_DOUBLE_EQ(unstated.memory.mib, nhwc.memory.mib);
   EXPECT_EQ(PredictionFieldsJson(unstated, 0.8)["uncertainty"]["unknown_channels_last"], true);
   EXPECT_EQ(PredictionFieldsJson(nchw, 0.8)["uncertainty"]["unknown_channels_last"], false);
-  // FP32 without TF32 on the RTX 3090, and AMP on a P100 (no tensor cores): no transposes, nothing unknown.
-  const PredictResult fp32 = predict(false, {"data_on_gpu=1"}), p100 = predict(true, {"data_on_gpu=1"}, "P100-PCIE-16GB");
+  // FP32 with TF32 stated off on the RTX 3090, and AMP on a P100 (no tensor cores): no transposes,
+  // no format to span.
+  const PredictResult fp32 = predict(false, {"data_on_gpu=1", "tf32=0"}),
+                      p100 = predict(true, {"data_on_gpu=1"}, "P100-PCIE-16GB");
   EXPECT_FALSE(fp32.unknown_channels_last);
+  EXPECT_FALSE(fp32.unknown_tf32);
   EXPECT_FALSE(HasWarning(fp32, "the memory format is not stated"));
   EXPECT_FALSE(p100.unknown_channels_last);
-  // TF32 stated: its convolutions are on tensor cores too.
+  EXPECT_FALSE(p100.unknown_tf32);
+  // TF32 stated on: its convolutions are on tensor cores too.
   EXPECT_TRUE(predict(false, {"data_on_gpu=1", "tf32=1"}).unknown_channels_last);
+}
+
+// ResNet-18 in FP32 on an A100, whose TF32 tensor cores run 8x its FP32 CUDA cores' rate: PyTorch
+// runs convolutions there by default. Unstated, the point is FP32's and the intervals also hold the
+// TF32 job's (channels-last or not); on a T4 (no TF32) there is nothing to span.
+TEST(Unseen, AnUnstatedTf32SpansCudaCoresAndTensorCores) {
+  auto predict = [&](const std::string& gpu, const std::vector<std::string>& attrs) {
+    return Predict("torchvision/resnet18.onnx", 64, gpu, "", attrs);
+  };
+  const PredictResult unstated = predict("A100-40GB", {"data_on_gpu=1"}),
+                      fp32 = predict("A100-40GB", {"data_on_gpu=1", "tf32=0"}),
+                      tf32 = predict("A100-40GB", {"data_on_gpu=1", "tf32=1"}),
+                      tf32_nhwc = predict("A100-40GB", {"data_on_gpu=1", "tf32=1", "channels_last=1"});
+  EXPECT_TRUE(unstated.unknown_tf32);
+  EXPECT_TRUE(unstated.unknown_channels_last);  // through the TF32 job's tensor-core convolutions
+  EXPECT_FALSE(fp32.unknown_tf32);
+  EXPECT_FALSE(tf32.unknown_tf32);
+  EXPECT_TRUE(HasWarning(unstated, "TF32 is not stated"));
+  EXPECT_TRUE(HasWarning(unstated, "--attr tf32=1 or 0"));
+  EXPECT_FALSE(HasWarning(fp32, "TF32 is not stated"));
+  // TF32's step is shorter; the point is FP32's and the intervals hold every stated variant.
+  EXPECT_LT(tf32.prediction.step_ms, fp32.prediction.step_ms);
+  EXPECT_DOUBLE_EQ(unstated.prediction.step_ms, fp32.prediction.step_ms);
+  EXPECT_DOUBLE_EQ(unstated.prediction.util, fp32.prediction.util);
+  for (const PredictResult* v : {&fp32, &tf32, &tf32_nhwc}) {
+    EXPECT_LE(unstated.prediction.step_low_ms, v->prediction.step_low_ms);
+    EXPECT_GE(unstated.prediction.step_high_ms, v->prediction.step_high_ms);
+    EXPECT_LE(unstated.prediction.low, v->prediction.low);
+    EXPECT_GE(unstated.prediction.high, v->prediction.high);
+  }
+  EXPECT_DOUBLE_EQ(unstated.prediction.step_low_ms, tf32_nhwc.prediction.step_low_ms);
+  EXPECT_EQ(PredictionFieldsJson(unstated, 0.8)["uncertainty"]["unknown_tf32"], true);
+  const PredictResult t4 = predict("T4", {"data_on_gpu=1"});
+  EXPECT_FALSE(t4.unknown_tf32);
+  EXPECT_FALSE(t4.unknown_channels_last);
 }
 
 TEST(Unseen, EveryPredictionHasAStepTimeInsideItsInterval) {
