@@ -1214,7 +1214,7 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   //    none of those transposes (NVIDIA's recipes offer it, TensorFlow's convolutions are NHWC).
   //  - tf32: the point runs FP32 convolutions and matmuls on CUDA cores; PyTorch's default runs
   //    its convolutions on TF32 tensor cores (torch.backends.cudnn.allow_tf32), and its matmuls
-  //    too up to 1.11: the other value is both on TF32 (GPUs with TF32 tensor cores only).
+  //    too up to 1.11: the other value is both on TF32 (GPUs whose TF32 rate exceeds FP32's).
   struct UnstatedFact {
     bool* flag;
     void (*other)(JobAttrs*);
@@ -1224,7 +1224,12 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   if (out.selection_bound_nodes > 0 && !job.attrs.selected_fraction)
     facts.push_back({&out.unknown_selection, [](JobAttrs* a) { a->selected_fraction = 0.0; }});
   if (!job.attrs.channels_last) facts.push_back({&out.unknown_channels_last, [](JobAttrs* a) { a->channels_last = true; }});
-  if (!job.attrs.tf32) facts.push_back({&out.unknown_tf32, [](JobAttrs* a) { a->tf32 = true; }});
+  // TF32 only where its rate exceeds the FP32 one (GeForce Ampere and Ada run TF32 at the FP32
+  // rate: there it would add only cuDNN's transposes, which the measured RTX 3090 rows, FP32 under
+  // PyTorch 1.11's TF32 defaults, fit without).
+  Result<GpuSpec> gpu_spec = ResolveGpu(job.gpu, job.mig_profile);
+  if (!job.attrs.tf32 && gpu_spec.ok() && gpu_spec->tf32_tensor_flops > gpu_spec->fp32_flops)
+    facts.push_back({&out.unknown_tf32, [](JobAttrs* a) { a->tf32 = true; }});
   std::vector<std::vector<double>> variant(size_t{1} << facts.size());
   variant[0] = f;
   for (size_t m = 1; m < variant.size(); ++m) {

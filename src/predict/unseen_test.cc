@@ -227,7 +227,8 @@ TEST(Unseen, AnUnstatedMemoryFormatSpansNchwAndChannelsLast) {
 
 // ResNet-18 in FP32 on an A100, whose TF32 tensor cores run 8x its FP32 CUDA cores' rate: PyTorch
 // runs convolutions there by default. Unstated, the point is FP32's and the intervals also hold the
-// TF32 job's (channels-last or not); on a T4 (no TF32) there is nothing to span.
+// TF32 job's (channels-last or not); on a T4 (no TF32) or an RTX 3090 (TF32 at the FP32 rate) there
+// is nothing to span.
 TEST(Unseen, AnUnstatedTf32SpansCudaCoresAndTensorCores) {
   auto predict = [&](const std::string& gpu, const std::vector<std::string>& attrs) {
     return Predict("torchvision/resnet18.onnx", 64, gpu, "", attrs);
@@ -258,6 +259,11 @@ TEST(Unseen, AnUnstatedTf32SpansCudaCoresAndTensorCores) {
   const PredictResult t4 = predict("T4", {"data_on_gpu=1"});
   EXPECT_FALSE(t4.unknown_tf32);
   EXPECT_FALSE(t4.unknown_channels_last);
+  // The RTX 3090 runs TF32 at its FP32 rate (GeForce Ampere): nothing to span there either.
+  const PredictResult rtx = predict("RTX3090", {"data_on_gpu=1"});
+  EXPECT_FALSE(rtx.unknown_tf32);
+  EXPECT_FALSE(rtx.unknown_channels_last);
+  EXPECT_FALSE(HasWarning(rtx, "TF32 is not stated"));
 }
 
 TEST(Unseen, EveryPredictionHasAStepTimeInsideItsInterval) {
