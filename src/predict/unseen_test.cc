@@ -53,6 +53,17 @@ bool HasWarning(const PredictResult& r, const std::string& part) {
   return false;
 }
 
+// An unstated fact's prediction against the same job with the fact stated: the same point (the
+// default's), and utilization and step intervals that hold the stated one's.
+void ExpectSamePointAndHolds(const PredictResult& unstated, const PredictResult& stated) {
+  EXPECT_DOUBLE_EQ(unstated.prediction.util, stated.prediction.util);
+  EXPECT_DOUBLE_EQ(unstated.prediction.step_ms, stated.prediction.step_ms);
+  EXPECT_LE(unstated.prediction.low, stated.prediction.low);
+  EXPECT_GE(unstated.prediction.high, stated.prediction.high);
+  EXPECT_LE(unstated.prediction.step_low_ms, stated.prediction.step_low_ms);
+  EXPECT_GE(unstated.prediction.step_high_ms, stated.prediction.step_high_ms);
+}
+
 TEST(Unseen, TheTrainingGpuIsMeasuredAnotherIsNot) {
   EXPECT_EQ(Trained().model().measured_gpus(), std::vector<std::string>{"RTX3090"});
   PredictResult here = Predict("resnet50.onnx", 32, "RTX3090", "", {"data_on_gpu=1"});
@@ -148,12 +159,8 @@ TEST(Unseen, AnUnstatedSelectionSpansNoneToAll) {
   EXPECT_TRUE(HasWarning(unstated, "--attr selected_fraction=F"));
   EXPECT_FALSE(HasWarning(some, "costed as if it selected every element"));
   // The point is the bound's; the intervals hold the stated bound's and reach further down.
-  EXPECT_DOUBLE_EQ(unstated.prediction.util, all.prediction.util);
-  EXPECT_DOUBLE_EQ(unstated.prediction.step_ms, all.prediction.step_ms);
-  EXPECT_LE(unstated.prediction.low, all.prediction.low);
-  EXPECT_GE(unstated.prediction.high, all.prediction.high);
+  ExpectSamePointAndHolds(unstated, all);
   EXPECT_LT(unstated.prediction.step_low_ms, all.prediction.step_low_ms);
-  EXPECT_GE(unstated.prediction.step_high_ms, all.prediction.step_high_ms);
   // 15% selected: less GPU work, so (this small job's step is its host work's) the same step and a
   // lower utilization, inside the unstated interval; less memory than the bound.
   const std::vector<std::string>& names = Trained().info().feature_names;
@@ -200,9 +207,8 @@ TEST(Unseen, AnUnstatedMemoryFormatSpansNchwAndChannelsLast) {
   EXPECT_FALSE(HasWarning(nchw, "the memory format is not stated"));
   // The transposes make the NCHW step longer than the channels-last one.
   EXPECT_GT(nchw.prediction.step_ms, nhwc.prediction.step_ms);
-  // The point is NCHW's; the intervals hold both stated ones.
-  EXPECT_DOUBLE_EQ(unstated.prediction.step_ms, nchw.prediction.step_ms);
-  EXPECT_DOUBLE_EQ(unstated.prediction.util, nchw.prediction.util);
+  // The point is NCHW's; the intervals are the union of both stated ones.
+  ExpectSamePointAndHolds(unstated, nchw);
   EXPECT_DOUBLE_EQ(unstated.prediction.step_low_ms, std::min(nchw.prediction.step_low_ms, nhwc.prediction.step_low_ms));
   EXPECT_LT(unstated.prediction.step_low_ms, nchw.prediction.step_low_ms);
   EXPECT_DOUBLE_EQ(unstated.prediction.step_high_ms, std::max(nchw.prediction.step_high_ms, nhwc.prediction.step_high_ms));
@@ -246,9 +252,8 @@ TEST(Unseen, AnUnstatedTf32SpansCudaCoresAndTensorCores) {
   EXPECT_FALSE(HasWarning(fp32, "TF32 is not stated"));
   // TF32's step is shorter; the point is FP32's and the intervals hold every stated variant.
   EXPECT_LT(tf32.prediction.step_ms, fp32.prediction.step_ms);
-  EXPECT_DOUBLE_EQ(unstated.prediction.step_ms, fp32.prediction.step_ms);
-  EXPECT_DOUBLE_EQ(unstated.prediction.util, fp32.prediction.util);
-  for (const PredictResult* v : {&fp32, &tf32, &tf32_nhwc}) {
+  ExpectSamePointAndHolds(unstated, fp32);
+  for (const PredictResult* v : {&tf32, &tf32_nhwc}) {
     EXPECT_LE(unstated.prediction.step_low_ms, v->prediction.step_low_ms);
     EXPECT_GE(unstated.prediction.step_high_ms, v->prediction.step_high_ms);
     EXPECT_LE(unstated.prediction.low, v->prediction.low);
