@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$BUILD/gpucast"
 PY=/usr/bin/python3
 MODELS="$BUILD/bench-models"
-cmake --build "$BUILD" --target gpucast analyze_bench >/dev/null
+cmake --build "$BUILD" --target gpucast analyze_bench predict_bench >/dev/null
 
 # Big models with embedded (random-init) weights: generated once, never committed.
 if [ ! -f "$MODELS/vgg16.onnx" ] || [ ! -f "$MODELS/resnet50.onnx" ]; then
@@ -84,6 +84,14 @@ time_predict "resnet50 weight-free b32" --model "$ROOT/models/resnet50.onnx" --b
 time_predict "resnet50 with weights (98 MB) b32" --model "$MODELS/resnet50.onnx" --batch 32
 echo
 bash "$ROOT/bench/predict_process.sh" "$BUILD" 30
+echo
+echo "== Predictor::Predict in process on a costed graph: job facts stated vs unstated (up to 8 feature variants)"
+for args in "--model=$ROOT/models/resnet50.onnx --batch=128" "--model=$ROOT/models/resnet50.onnx --batch=128 --amp" \
+            "--model=$ROOT/models/transformer6.onnx --batch=32 --dim=seq=128"; do
+  echo "-- $args (A100-80GB)"
+  # shellcheck disable=SC2086
+  "$BUILD/bench/predict_bench" --predictor="$P" $args --gpu=A100-80GB --benchmark_min_time=1 2>/dev/null | grep BM_
+done
 echo
 echo "== gpucast train on the 52 measured rows (process, 3 runs)"
 for _ in 1 2 3; do
