@@ -23,11 +23,17 @@ bool IsHalfCategory(Category c) {
 // efficiency applies to (GpuSpec::mem_bw_delivered, the GPU table's column).
 double MemRate(const GpuSpec& gpu) { return gpu.mem_bandwidth * gpu.mem_bw_delivered; }
 
+// Whether an FP32 node of category `c` runs on TF32 tensor cores (Tf32, features.h).
+bool OnTf32(const GpuSpec& gpu, Category c, Tf32 tf32) {
+  if (gpu.tf32_tensor_flops <= 0 || tf32 == Tf32::kNone) return false;
+  if (c == Category::kConvolution || c == Category::kRecurrent) return true;  // cuDNN's
+  return c == Category::kMatmul && tf32 == Tf32::kAll;                         // cuBLAS's
+}
+
 // The peak FLOP/s of a node of category `c` (EstimateStep's rule, features.h).
-double PeakFlops(const GpuSpec& gpu, Category c, bool amp, bool tf32) {
+double PeakFlops(const GpuSpec& gpu, Category c, bool amp, Tf32 tf32) {
   if (amp && IsHalfCategory(c)) return gpu.fp16_tensor_flops;
-  const bool on_tf32 = tf32 && IsHalfCategory(c) && gpu.tf32_tensor_flops > 0;  // the same convolution/matmul/recurrent set
-  return on_tf32 ? std::max(gpu.fp32_flops, gpu.tf32_tensor_flops) : gpu.fp32_flops;
+  return OnTf32(gpu, c, tf32) ? std::max(gpu.fp32_flops, gpu.tf32_tensor_flops) : gpu.fp32_flops;
 }
 
 // Everything the features are computed from.
@@ -216,7 +222,12 @@ const FeatureSchema& CurrentFeatureSchema() {
   return schema;
 }
 
-StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, bool tf32,
+Tf32 Tf32For(const std::optional<bool>& tf32, const GpuSpec& gpu) {
+  if (tf32) return *tf32 ? Tf32::kAll : Tf32::kNone;
+  return gpu.tf32_tensor_flops > gpu.fp32_flops ? Tf32::kCudnn : Tf32::kNone;
+}
+
+StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp, Tf32 tf32,
                           bool power_limited_clock, bool channels_last) {
   StepEstimate e;
   const double mem_rate = MemRate(gpu);
@@ -291,7 +302,7 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
       // after (a read and a write of each, one kernel each), in forward and again in backward (the
       // output's gradient in, the input's gradient out). Pascal has no tensor cores.
       if (n.category == Category::kConvolution && !channels_last && gpu.architecture != "Pascal" &&
-          (amp || (tf32 && gpu.tf32_tensor_flops > 0))) {
+          (amp || OnTf32(gpu, n.category, tf32))) {
         const double moved = 2.0 * (static_cast<double>(n.input_bytes) + n.activation_bytes);
         e.busy_s += roofline(0, moved, peak);
         kernels += 2 * r.forward_passes;
@@ -366,7 +377,7 @@ Result<std::vector<double>> ComputeFeatures(const std::vector<CostReport>& given
     in.nodes += static_cast<double>(t.num_nodes);
     for (const Unsupported& u : r.unsupported) in.unsupported_nodes += static_cast<double>(u.count);
   }
-  in.step = EstimateStep(reports, *gpu, job.amp, job.attrs.tf32.value_or(false), job.power_limited_clock,
+  in.step = EstimateStep(reports, *gpu, job.amp, Tf32For(job.attrs.tf32, *gpu), job.power_limited_clock,
                          job.attrs.channels_last.value_or(false));
   std::vector<double> values;
   for (const FeatureDef& f : FeatureTable()) values.push_back(f.value(in));

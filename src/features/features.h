@@ -43,11 +43,12 @@ struct JobAttrs {
   std::optional<int64_t> cpu_cores_per_gpu;
   // Whether FP32 convolutions and matmuls run on TF32 tensor cores (Ampere and
   // newer: GPUs whose spec has tf32_tensor_flops > 0). 1: both (PyTorch 1.7 to
-  // 1.11's defaults, or torch.backends.cuda.matmul.allow_tf32 = True); 0 or
-  // unknown (nullopt): neither (PyTorch's own default for
-  // convolutions is TF32, but at the efficiency fitted on FP32 rows it
-  // overstates them; docs/features.md). Not a feature column: it chooses the
-  // peak rate of the roofline estimate (EstimateStep).
+  // 1.11's defaults, or torch.backends.cuda.matmul.allow_tf32 = True); 0:
+  // neither; unknown (nullopt): PyTorch's defaults since 1.12, cuDNN's
+  // convolutions and recurrent layers on TF32 and matmuls in FP32, on a GPU
+  // whose TF32 rate exceeds its FP32 rate, else neither (Tf32For; the
+  // predictor's interval also holds 0 and 1). Not a feature column: it chooses
+  // the peak rate of the roofline estimate (EstimateStep).
   std::optional<bool> tf32;
   // Whether the job's convolutions run on channels-last (NHWC) tensors
   // (model.to(memory_format=torch.channels_last)). 0 or unknown (nullopt):
@@ -154,15 +155,28 @@ inline constexpr double kHostSecondsPerKernel = 10e-6;
 inline constexpr double kOptimizerBytesPerParam = 16;
 
 struct GpuSpec;
+// Which FP32 nodes run on TF32 tensor cores (where the GPU has TF32).
+enum class Tf32 {
+  kNone,   // every FP32 FLOP on CUDA cores (tf32 stated 0)
+  kCudnn,  // cuDNN's convolutions and recurrent layers (torch.backends.cudnn.allow_tf32,
+           // default on); matmuls in FP32 (torch.backends.cuda.matmul.allow_tf32, default
+           // off since PyTorch 1.12): PyTorch's defaults, the unstated job's on a GPU whose
+           // TF32 rate exceeds its FP32 rate
+  kAll,    // convolutions, recurrent layers and matmuls (tf32 stated 1)
+};
+// The TF32 use of a job stating `tf32` (or not) on `gpu`: stated 1 kAll, stated 0 kNone;
+// unstated kCudnn where gpu.tf32_tensor_flops > gpu.fp32_flops, else kNone (GeForce Ampere and
+// Ada run TF32 at the FP32 rate: there the measured FP32 rows, PyTorch 1.11's TF32 defaults, are
+// fitted without cuDNN's transposes).
+Tf32 Tf32For(const std::optional<bool>& tf32, const GpuSpec& gpu);
 // Peaks: AMP half ops (convolution, matmul, recurrent under autocast) at
-// fp16_tensor_flops; without AMP and with `tf32` (JobAttrs::tf32 stated 1),
-// convolutions, recurrent layers and matmuls at tf32_tensor_flops where the GPU has TF32 (> 0);
-// every other FLOP at fp32_flops. power_limited_clock: every compute peak times
+// fp16_tensor_flops; without AMP, the nodes `tf32` puts on TF32 (above) at
+// tf32_tensor_flops where the GPU has TF32 (> 0); every other FLOP at fp32_flops. power_limited_clock: every compute peak times
 // SustainedComputeFraction(gpu) (JobConfig::power_limited_clock); bandwidth is not scaled.
-// A convolution on tensor cores (fp16 under AMP, or TF32; not Pascal) of NCHW tensors
+// A convolution on tensor cores (fp16 under AMP, or TF32 by `tf32`; not Pascal) of NCHW tensors
 // (channels_last false, PyTorch's default) also moves 2 x (its input + its output bytes) in two
 // kernels, in forward and in each backward pass: cuDNN's NHWC transposes.
 StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec& gpu, bool amp,
-                          bool tf32 = false, bool power_limited_clock = false, bool channels_last = false);
+                          Tf32 tf32 = Tf32::kNone, bool power_limited_clock = false, bool channels_last = false);
 
 }  // namespace gpucast

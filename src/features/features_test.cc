@@ -278,16 +278,19 @@ TEST(EstimateStep, TensorCoreConvolutionsOfNchwTensorsAreTransposed) {
   ASSERT_EQ(r16->nodes[0].activation_bytes, 1024);
   const GpuSpec& t4 = *FindGpuSpec("T4");
   const StepEstimate nchw = EstimateStep({*r16}, t4, true);
-  const StepEstimate nhwc = EstimateStep({*r16}, t4, true, false, false, /*channels_last=*/true);
+  const StepEstimate nhwc = EstimateStep({*r16}, t4, true, Tf32::kNone, false, /*channels_last=*/true);
   EXPECT_DOUBLE_EQ(nchw.bytes - nhwc.bytes, 2 * 4096.0);
   EXPECT_EQ(nchw.kernels - nhwc.kernels, 4);
   EXPECT_NEAR(nchw.busy_s - nhwc.busy_s, 2 * 4096.0 / (t4.mem_bandwidth * t4.mem_bw_delivered), 1e-15);
   const GpuSpec& p100 = *FindGpuSpec("P100-PCIE-16GB");
-  EXPECT_EQ(EstimateStep({*r16}, p100, true).bytes, EstimateStep({*r16}, p100, true, false, false, true).bytes);
-  EXPECT_EQ(EstimateStep({*r32}, t4, false).bytes, EstimateStep({*r32}, t4, false, false, false, true).bytes);
+  EXPECT_EQ(EstimateStep({*r16}, p100, true).bytes, EstimateStep({*r16}, p100, true, Tf32::kNone, false, true).bytes);
+  EXPECT_EQ(EstimateStep({*r32}, t4, false).bytes, EstimateStep({*r32}, t4, false, Tf32::kNone, false, true).bytes);
   // TF32 on an A100 (FP32 bytes: 2,048 each way): transposed too, 2 x 2 x (2,048 + 2,048).
   const GpuSpec& a100 = *FindGpuSpec("A100");
-  EXPECT_DOUBLE_EQ(EstimateStep({*r32}, a100, false, true).bytes - EstimateStep({*r32}, a100, false, true, false, true).bytes,
+  EXPECT_DOUBLE_EQ(EstimateStep({*r32}, a100, false, Tf32::kAll).bytes - EstimateStep({*r32}, a100, false, Tf32::kAll, false, true).bytes,
+                   2 * 8192.0);
+  // So under PyTorch's default (cuDNN's convolutions on TF32, unstated tf32 on the A100).
+  EXPECT_DOUBLE_EQ(EstimateStep({*r32}, a100, false, Tf32::kCudnn).bytes - EstimateStep({*r32}, a100, false, Tf32::kCudnn, false, true).bytes,
                    2 * 8192.0);
   // The job attribute: ComputeFeatures reads it.
   JobAttrs cl;
@@ -320,9 +323,9 @@ TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   const GpuSpec& t4 = *FindGpuSpec("T4");
   const double t4_update = 16.0 * 2 * n * n / t4.mem_bandwidth;
   EXPECT_NEAR(EstimateStep({*r32}, t4, false).busy_s, 3 * flops / 8.1e12 + t4_update, 1e-6);
-  EXPECT_NEAR(EstimateStep({*r32}, t4, false, false, true).busy_s, 3 * flops / (8.1e12 * 0.70214) + t4_update, 1e-5);
-  EXPECT_NEAR(EstimateStep({*r16}, t4, true, false, true).busy_s, 3 * flops / (65e12 * 0.70214) + t4_update, 1e-6);
-  EXPECT_NEAR(EstimateStep({*r32}, gpu, false, false, true).busy_s, 3 * flops / gpu.fp32_flops + update, 1e-12);  // A100 SXM: 1
+  EXPECT_NEAR(EstimateStep({*r32}, t4, false, Tf32::kNone, true).busy_s, 3 * flops / (8.1e12 * 0.70214) + t4_update, 1e-5);
+  EXPECT_NEAR(EstimateStep({*r16}, t4, true, Tf32::kNone, true).busy_s, 3 * flops / (65e12 * 0.70214) + t4_update, 1e-6);
+  EXPECT_NEAR(EstimateStep({*r32}, gpu, false, Tf32::kNone, true).busy_s, 3 * flops / gpu.fp32_flops + update, 1e-12);  // A100 SXM: 1
   // ComputeFeatures takes it from the job (the model's setting): est_compute_ms by the same factor.
   JobConfig job;
   job.gpu = "T4";
@@ -336,9 +339,11 @@ TEST(ComputeFeatures, AmpUsesTheTensorPeakForComputeBoundMatmul) {
   EXPECT_NEAR((*on)[c] / (*off)[c], 1 / 0.70214, 1e-4);
 }
 
-// TF32 (job attribute tf32): FP32 matmuls and convolutions run at the TF32 tensor peak only with
-// tf32=1 (PyTorch 1.7-1.11's defaults); unstated or 0, at the FP32 peak. Hand counts on the A100
-// (FP32 19.5, TF32 156 TFLOPS).
+// TF32 (job attribute tf32): tf32=1 puts FP32 matmuls and convolutions on the TF32 tensor peak
+// (PyTorch 1.7-1.11's defaults), tf32=0 neither; unstated, PyTorch's defaults since 1.12 on a GPU
+// whose TF32 rate exceeds its FP32 rate: cuDNN's convolutions on TF32 (cudnn.allow_tf32 on),
+// cuBLAS's matmuls in FP32 (cuda.matmul.allow_tf32 off). Hand counts on the A100 (FP32 19.5,
+// TF32 156 TFLOPS).
 TEST(ComputeFeatures, Tf32PeaksFollowPyTorchsSwitches) {
   const int64_t n = 4096;
   GraphBuilder mm("mm.onnx", 1);
@@ -355,41 +360,58 @@ TEST(ComputeFeatures, Tf32PeaksFollowPyTorchsSwitches) {
   ASSERT_TRUE(rm.ok() && rc.ok());
   const GpuSpec& a100 = *FindGpuSpec("A100");
   const GpuSpec& v100 = *FindGpuSpec("V100");
+  const GpuSpec& rtx3090 = *FindGpuSpec("RTX3090");
   ASSERT_EQ(a100.fp32_flops, 19.5e12);
   ASSERT_EQ(a100.tf32_tensor_flops, 156e12);
+  ASSERT_EQ(rtx3090.tf32_tensor_flops, rtx3090.fp32_flops);  // GeForce Ampere: TF32 at the FP32 rate
   const double mm_flops = 3 * 2.0 * n * n * n;  // forward, dA, dB
   const double mm_update = 16.0 * 2 * n * n / a100.mem_bandwidth;
   JobAttrs unknown, on, off;
   ASSERT_TRUE(ParseJobAttr("tf32=1", &on).ok());
   ASSERT_TRUE(ParseJobAttr("tf32=0", &off).ok());
   EXPECT_EQ(ParseJobAttr("tf32=yes", &off).message(), "job attribute 'tf32': value 'yes' is not 0 or 1");
+  EXPECT_EQ(Tf32For(on.tf32, a100), Tf32::kAll);
+  EXPECT_EQ(Tf32For(off.tf32, a100), Tf32::kNone);
+  EXPECT_EQ(Tf32For(unknown.tf32, a100), Tf32::kCudnn);
+  EXPECT_EQ(Tf32For(unknown.tf32, rtx3090), Tf32::kNone);  // no faster there
+  EXPECT_EQ(Tf32For(unknown.tf32, v100), Tf32::kNone);     // no TF32
+  EXPECT_EQ(Tf32For(on.tf32, rtx3090), Tf32::kAll);
   // Matmul: FP32 unless tf32=1.
-  EXPECT_NEAR(EstimateStep({*rm}, a100, false, unknown.tf32.value_or(false)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
-  EXPECT_NEAR(EstimateStep({*rm}, a100, false, off.tf32.value_or(false)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
-  EXPECT_NEAR(EstimateStep({*rm}, a100, false, on.tf32.value_or(false)).busy_s, mm_flops / 156e12 + mm_update, 1e-12);
-  // Conv: the same switch (EstimateStep applies cuDNN's own only when stated). Its forward FLOPs: 2 * 64*256*56*56 outputs * 256*9 MACs; backward 2x.
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, Tf32For(unknown.tf32, a100)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, Tf32For(off.tf32, a100)).busy_s, mm_flops / 19.5e12 + mm_update, 1e-12);
+  EXPECT_NEAR(EstimateStep({*rm}, a100, false, Tf32For(on.tf32, a100)).busy_s, mm_flops / 156e12 + mm_update, 1e-12);
+  // Conv: TF32 unless tf32=0. Its forward FLOPs: 2 * 64*256*56*56 outputs * 256*9 MACs; backward 2x.
   const double conv_fwd = 2.0 * 64 * 256 * 56 * 56 * 256 * 9;
   ASSERT_EQ(static_cast<double>(rc->totals.forward_flops), conv_fwd);
-  const StepEstimate c_default = EstimateStep({*rc}, a100, false, unknown.tf32.value_or(false));
-  const StepEstimate c_off = EstimateStep({*rc}, a100, false, off.tf32.value_or(false));
-  const StepEstimate c_on = EstimateStep({*rc}, a100, false, on.tf32.value_or(false));
+  const StepEstimate c_default = EstimateStep({*rc}, a100, false, Tf32For(unknown.tf32, a100));
+  const StepEstimate c_off = EstimateStep({*rc}, a100, false, Tf32For(off.tf32, a100));
+  const StepEstimate c_on = EstimateStep({*rc}, a100, false, Tf32For(on.tf32, a100));
   const double conv_all = conv_fwd + static_cast<double>(rc->totals.backward_flops);
   EXPECT_GE(conv_all, 2 * conv_fwd);  // at least the weight gradient
   EXPECT_NEAR(c_off.compute_s, conv_all / 19.5e12, 1e-9);
-  EXPECT_NEAR(c_default.compute_s, conv_all / 19.5e12, 1e-9);
-  EXPECT_NEAR(c_on.compute_s, conv_all / 156e12, 1e-9);
+  // On TF32 the convolution is memory-bound at the A100's bandwidth (its FLOPs in compute_s
+  // would be conv_all / 156e12); each TF32 variant carries cuDNN's NCHW transposes alike.
+  EXPECT_EQ(c_default.busy_s, c_on.busy_s);
+  EXPECT_EQ(c_default.compute_s, c_on.compute_s);
+  EXPECT_LT(c_on.busy_s, c_off.busy_s / 2);
+  EXPECT_GT(c_on.kernels, c_off.kernels);  // the transposes' kernels
   // Volta has no TF32: the switch changes nothing there.
-  EXPECT_EQ(EstimateStep({*rc}, v100, false, on.tf32.value_or(false)).busy_s,
-            EstimateStep({*rc}, v100, false, off.tf32.value_or(false)).busy_s);
-  // And ComputeFeatures reads the attribute.
+  EXPECT_EQ(EstimateStep({*rc}, v100, false, Tf32For(on.tf32, v100)).busy_s,
+            EstimateStep({*rc}, v100, false, Tf32For(off.tf32, v100)).busy_s);
+  // And ComputeFeatures reads the attribute: the matmul's compute on TF32 only with tf32=1, the
+  // convolution's unless tf32=0.
   JobConfig job;
   job.gpu = "A100";
-  job.attrs = on;
-  auto f_on = ComputeFeatures({*rm}, job);
-  job.attrs = unknown;
-  auto f_unknown = ComputeFeatures({*rm}, job);
-  ASSERT_TRUE(f_on.ok() && f_unknown.ok());
-  EXPECT_NEAR(Named(*f_unknown).at("est_compute_ms") / Named(*f_on).at("est_compute_ms"), 156 / 19.5, 1e-9);
+  auto est = [&](const CostReport& r, const JobAttrs& attrs, const char* column) {
+    job.attrs = attrs;
+    auto f = ComputeFeatures({r}, job);
+    EXPECT_TRUE(f.ok());
+    return f.ok() ? Named(*f).at(column) : 0.0;
+  };
+  EXPECT_NEAR(est(*rm, off, "est_compute_ms") / est(*rm, on, "est_compute_ms"), 156 / 19.5, 1e-9);
+  EXPECT_EQ(est(*rm, unknown, "est_compute_ms"), est(*rm, off, "est_compute_ms"));
+  EXPECT_EQ(est(*rc, unknown, "est_gpu_busy_ms"), est(*rc, on, "est_gpu_busy_ms"));
+  EXPECT_LT(est(*rc, unknown, "est_gpu_busy_ms"), est(*rc, off, "est_gpu_busy_ms") / 2);
 }
 
 // Pascal GP100's memory controller delivers 1.5x less than Volta's at up to 95% of 900 GB/s (Tesla

@@ -1202,7 +1202,7 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     return Status::Ok();
   };
   RETURN_IF_ERROR(fill_step(f, &p[0]));
-  // Job facts left unstated whose other value changes the features: the interval also holds the
+  // Job facts left unstated whose other values change the features: the interval also holds the
   // job with any combination of their other values (each end the farther; the calibrated error is
   // added to each alike). The point stays the defaults'. A fact counts as unknown when some
   // combination changes with it (channels-last matters to an FP32 job only where TF32 puts its
@@ -1212,35 +1212,56 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   //  - channels_last: the point is PyTorch's default NCHW, whose tensors cuDNN transposes around
   //    each convolution on tensor cores (EstimateStep); the other value is channels-last, which has
   //    none of those transposes (NVIDIA's recipes offer it, TensorFlow's convolutions are NHWC).
-  //  - tf32: the point runs FP32 convolutions and matmuls on CUDA cores; PyTorch's default runs
-  //    its convolutions on TF32 tensor cores (torch.backends.cudnn.allow_tf32), and its matmuls
-  //    too up to 1.11: the other value is both on TF32 (GPUs whose TF32 rate exceeds FP32's).
+  //  - tf32: the point is PyTorch's default since 1.12 (Tf32For: cuDNN's convolutions and
+  //    recurrent layers on TF32, matmuls in FP32); the other values are every FP32 FLOP on CUDA
+  //    cores (tf32 0) and matmuls on TF32 too (1, PyTorch 1.7-1.11's default), on GPUs whose
+  //    TF32 rate exceeds the FP32 one (elsewhere the point is tf32 0's and nothing changes).
   struct UnstatedFact {
     bool* flag;
-    void (*other)(JobAttrs*);
+    std::vector<void (*)(JobAttrs*)> others;  // the fact's other values
   };
   for (const CostReport& r : reports) out.selection_bound_nodes += r.SelectionBoundNodes();
   std::vector<UnstatedFact> facts;
   if (out.selection_bound_nodes > 0 && !job.attrs.selected_fraction)
-    facts.push_back({&out.unknown_selection, [](JobAttrs* a) { a->selected_fraction = 0.0; }});
-  if (!job.attrs.channels_last) facts.push_back({&out.unknown_channels_last, [](JobAttrs* a) { a->channels_last = true; }});
-  // TF32 only where its rate exceeds the FP32 one (GeForce Ampere and Ada run TF32 at the FP32
-  // rate: there it would add only cuDNN's transposes, which the measured RTX 3090 rows, FP32 under
-  // PyTorch 1.11's TF32 defaults, fit without).
+    facts.push_back({&out.unknown_selection, {[](JobAttrs* a) { a->selected_fraction = 0.0; }}});
+  if (!job.attrs.channels_last)
+    facts.push_back({&out.unknown_channels_last, {[](JobAttrs* a) { a->channels_last = true; }}});
   Result<GpuSpec> gpu_spec = ResolveGpu(job.gpu, job.mig_profile);
   if (!job.attrs.tf32 && gpu_spec.ok() && gpu_spec->tf32_tensor_flops > gpu_spec->fp32_flops)
-    facts.push_back({&out.unknown_tf32, [](JobAttrs* a) { a->tf32 = true; }});
-  std::vector<std::vector<double>> variant(size_t{1} << facts.size());
+    facts.push_back({&out.unknown_tf32, {[](JobAttrs* a) { a->tf32 = false; }, [](JobAttrs* a) { a->tf32 = true; }}});
+  // Every combination, as mixed-radix digits: digit k is 0 for fact k's default, j for its j-th
+  // other value. variant[0] is the point's features.
+  size_t combos = 1;
+  for (const UnstatedFact& fact : facts) combos *= fact.others.size() + 1;
+  auto digits = [&](size_t m) {
+    std::vector<size_t> d;
+    for (const UnstatedFact& fact : facts) {
+      d.push_back(m % (fact.others.size() + 1));
+      m /= fact.others.size() + 1;
+    }
+    return d;
+  };
+  auto index = [&](const std::vector<size_t>& d) {
+    size_t m = 0;
+    for (size_t k = facts.size(); k-- > 0;) m = m * (facts[k].others.size() + 1) + d[k];
+    return m;
+  };
+  std::vector<std::vector<double>> variant(combos);
   variant[0] = f;
-  for (size_t m = 1; m < variant.size(); ++m) {
+  for (size_t m = 1; m < combos; ++m) {
+    const std::vector<size_t> d = digits(m);
     JobConfig v = job;
     for (size_t k = 0; k < facts.size(); ++k)
-      if (m >> k & 1) facts[k].other(&v.attrs);
+      if (d[k] > 0) facts[k].others[d[k] - 1](&v.attrs);
     ASSIGN_OR_RETURN(variant[m], ComputeFeatures(reports, v));
-    for (size_t k = 0; k < facts.size(); ++k)
-      if ((m >> k & 1) && variant[m] != variant[m & ~(size_t{1} << k)]) *facts[k].flag = true;
+    for (size_t k = 0; k < facts.size(); ++k) {
+      if (d[k] == 0) continue;
+      std::vector<size_t> without = d;
+      without[k] = 0;  // the same combination with fact k at its default: computed before m
+      if (variant[m] != variant[index(without)]) *facts[k].flag = true;
+    }
   }
-  for (size_t m = 1; m < variant.size(); ++m) {
+  for (size_t m = 1; m < combos; ++m) {
     if (variant[m] == f) continue;
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> q, model_.Predict({variant[m]}, level, &gpus));
     RETURN_IF_ERROR(fill_step(variant[m], &q[0]));
@@ -1258,9 +1279,10 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
                            ", the share of the elements the mask selects, e.g. 0.15 for a masked LM's masked "
                            "tokens)");
   if (out.unknown_tf32)
-    out.warnings.push_back(std::string("TF32 is not stated: the point runs FP32 convolutions and matmuls on CUDA cores, "
-                                       "but PyTorch runs convolutions on TF32 tensor cores by default (and matmuls "
-                                       "before 1.12); the interval also holds the TF32 job (state it: ") +
+    out.warnings.push_back(std::string("TF32 is not stated: the point is PyTorch's default since 1.12, convolutions on "
+                                       "TF32 tensor cores and matmuls in FP32; the interval also holds the job with "
+                                       "every FP32 operation on CUDA cores and the one with matmuls on TF32 too "
+                                       "(PyTorch 1.7-1.11's default) (state it: ") +
                            (api ? "attrs.tf32: true or false" : "--attr tf32=1 or 0") + ")");
   if (out.unknown_channels_last)
     out.warnings.push_back(std::string("the memory format is not stated: the point assumes PyTorch's default NCHW "

@@ -510,8 +510,9 @@ struct PredictResult {
   // is NCHW's (cuDNN's transposes counted), the interval also holds the channels-last job's, and a
   // warning says so.
   bool unknown_channels_last = false;
-  // The job's GPU has TF32 tensor cores, its FP32 convolutions or matmuls would run there, and it
-  // did not state JobAttrs::tf32: the point is FP32 on CUDA cores, the interval also holds TF32.
+  // The job's GPU runs TF32 faster than FP32, its FP32 convolutions or matmuls would run there, and
+  // it did not state JobAttrs::tf32: the point is PyTorch's default (Tf32For: convolutions on TF32,
+  // matmuls FP32), the interval also holds tf32 0 (all FP32) and 1 (matmuls on TF32 too).
   bool unknown_tf32 = false;
   // > 0: the graph's measured workload's fitted input-pipeline time (ms per sample per worker)
   // that the physics used for this job's unstated pipeline (carried to any GPU).

@@ -254,13 +254,31 @@ TEST(Unseen, AnUnstatedTf32SpansCudaCoresAndTensorCores) {
   EXPECT_TRUE(HasWarning(unstated, "TF32 is not stated"));
   EXPECT_TRUE(HasWarning(unstated, "--attr tf32=1 or 0"));
   EXPECT_FALSE(HasWarning(fp32, "TF32 is not stated"));
-  // TF32's step is shorter; the point is FP32's and the intervals hold every stated variant.
+  // TF32's step is shorter; the point is PyTorch's default (the convolutions on TF32, the
+  // classifier's matmul in FP32): between the two stated jobs, nearer TF32's (ResNet-18's FLOPs
+  // are its convolutions'); the intervals hold every stated variant.
   EXPECT_LT(tf32.prediction.step_ms, fp32.prediction.step_ms);
-  ExpectSamePointAndHolds(unstated, fp32);
+  EXPECT_GT(unstated.prediction.step_ms, tf32.prediction.step_ms);
+  EXPECT_LT(unstated.prediction.step_ms, fp32.prediction.step_ms);
+  EXPECT_LT(unstated.prediction.step_ms / tf32.prediction.step_ms, 1.05);
+  ExpectHolds(unstated, fp32);
   ExpectHolds(unstated, tf32);
   ExpectHolds(unstated, tf32_nhwc);
   EXPECT_DOUBLE_EQ(unstated.prediction.step_low_ms, tf32_nhwc.prediction.step_low_ms);
+  EXPECT_DOUBLE_EQ(unstated.prediction.step_high_ms, fp32.prediction.step_high_ms);
   EXPECT_EQ(PredictionFieldsJson(unstated, 0.8)["uncertainty"]["unknown_tf32"], true);
+  // A network of matmuls alone (a Transformer): the default runs them in FP32 (PyTorch >= 1.12),
+  // so the point is tf32=0's, and the interval holds the job that put them on TF32 (<= 1.11).
+  auto transformer = [&](const std::vector<std::string>& attrs) {
+    return Predict("transformer6.onnx", 16, "A100-40GB", "", attrs, 1, {{"seq", 128}});
+  };
+  const PredictResult t_unstated = transformer({"data_on_gpu=1"}), t_fp32 = transformer({"data_on_gpu=1", "tf32=0"}),
+                      t_tf32 = transformer({"data_on_gpu=1", "tf32=1"});
+  EXPECT_TRUE(t_unstated.unknown_tf32);
+  EXPECT_FALSE(t_unstated.unknown_channels_last);  // no convolution
+  EXPECT_LT(t_tf32.prediction.step_ms, t_fp32.prediction.step_ms);
+  ExpectSamePointAndHolds(t_unstated, t_fp32);
+  ExpectHolds(t_unstated, t_tf32);
   const PredictResult t4 = predict("T4", {"data_on_gpu=1"});
   EXPECT_FALSE(t4.unknown_tf32);
   EXPECT_FALSE(t4.unknown_channels_last);
