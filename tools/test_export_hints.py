@@ -380,6 +380,83 @@ MODELS = textwrap.dedent('''
             re, im = F.conv1d(x, self.wcos, stride=4), -F.conv1d(x, self.wsin, stride=4)
             return self.l(torch.sqrt(re * re + im * im).transpose(1, 2))
 
+    class IstftHead(nn.Module):  # a vocoder's head: a spectrogram's real and imaginary parts, to a waveform
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("window", torch.hann_window(16))
+            self.l = nn.Linear(8, 18)
+        def forward(self, x):  # x [B, frames, 8]; re and im stacked last, as torch.istft also takes them
+            h = self.l(x).view(x.size(0), x.size(1), 9, 2).transpose(1, 2)
+            return torch.istft(h, 16, 4, window=self.window)
+
+    class IstftByConvTranspose(IstftHead):  # the hint's rewrite
+        def __init__(self):
+            super().__init__()
+            cos, sin = dft(16, 9)
+            a = torch.tensor([1.0] + [2.0] * 7 + [1.0])
+            self.register_buffer("w", (torch.cat((cos * a, -sin * a), 1).T * self.window / 16)[:, None])
+        def forward(self, x):
+            h = self.l(x).view(x.size(0), x.size(1), 9, 2).transpose(1, 2)
+            y = F.conv_transpose1d(torch.cat((h[..., 0], h[..., 1]), 1), self.w, stride=4)[:, 0]
+            env = F.conv_transpose1d(x.new_ones(1, 1, x.size(1)), (self.window ** 2).view(1, 1, -1), stride=4)[0, 0]
+            return y[:, 8:-8] / env[8:-8]
+
+    def rope_angles(dim, end, theta=10000.0):  # LLaMA's precompute_freqs_cis, before torch.polar
+        freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+        return torch.outer(torch.arange(end), freqs).float()
+
+    class Rotary(nn.Module):  # LLaMA's rotary embedding (Meta's model.py): freqs_cis a complex constant
+        def __init__(self):
+            super().__init__()
+            self.wq = nn.Linear(16, 16)
+            angles = rope_angles(8, 32)
+            self.freqs_cis = torch.polar(torch.ones_like(angles), angles)
+        def rotate(self, xq, freqs_cis):
+            xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+            freqs_cis = freqs_cis.view(1, xq_.size(1), 1, xq_.size(-1))
+            return torch.view_as_real(xq_ * freqs_cis).flatten(3).type_as(xq)
+        def forward(self, x):  # x [B, seq, 16]: 2 heads of 8
+            q = self.wq(x).view(x.size(0), x.size(1), 2, 8)
+            return self.rotate(q, self.freqs_cis[: x.size(1)])
+
+    class RotaryBuffer(Rotary):  # freqs_cis a buffer, the complex view taken first
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cis", self.freqs_cis)
+        def forward(self, x):
+            q = self.wq(x).view(x.size(0), x.size(1), 2, 8)
+            q_ = torch.view_as_complex(q.reshape(x.size(0), x.size(1), 2, 4, 2))
+            freqs_cis = self.cis[: x.size(1)].view(1, x.size(1), 1, 4)
+            return torch.view_as_real(q_ * freqs_cis).flatten(3)
+
+    class RotaryPolar(Rotary):  # freqs_cis made in forward from the angles
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("angles", rope_angles(8, 32))
+        def forward(self, x):
+            q = self.wq(x).view(x.size(0), x.size(1), 2, 8)
+            angles = self.angles[: x.size(1)]
+            return self.rotate(q, torch.polar(torch.ones_like(angles), angles))
+
+    class RotaryComplex(RotaryPolar):  # freqs_cis made by torch.complex of cos and sin
+        def forward(self, x):
+            q = self.wq(x).view(x.size(0), x.size(1), 2, 8)
+            angles = self.angles[: x.size(1)]
+            return self.rotate(q, torch.complex(torch.cos(angles), torch.sin(angles)))
+
+    class RotaryReal(nn.Module):  # the hint's rewrite: interleaved pairs rotated by cos and sin of the angles
+        def __init__(self):
+            super().__init__()
+            self.wq = nn.Linear(16, 16)
+            angles = rope_angles(8, 32)
+            self.register_buffer("cos", torch.cos(angles))
+            self.register_buffer("sin", torch.sin(angles))
+        def forward(self, x):
+            q = self.wq(x).view(x.size(0), x.size(1), 2, 8)
+            cos, sin = self.cos[: x.size(1), None], self.sin[: x.size(1), None]
+            q1, q2 = q[..., 0::2], q[..., 1::2]
+            return torch.stack((q1 * cos - q2 * sin, q1 * sin + q2 * cos), -1).flatten(-2)
+
     class MseInForward(nn.Module):  # an autoencoder returning its reconstruction loss
         def __init__(self):
             super().__init__()
@@ -446,6 +523,11 @@ CASES = [
     ("FftMagnitude", ["x=float32[B,16]"], "torch.fft (fft, rfft, irfft, ...) does not export",
      "FftMagnitudeByMatmul"),
     ("Spectrogram", ["x=float32[B,64]"], "torch.stft does not export", "SpectrogramByConv"),
+    ("IstftHead", ["x=float32[B,17,8]"], "torch.istft does not export", "IstftByConvTranspose"),
+    ("Rotary", ["x=float32[B,5,16]"], "complex tensors (torch.view_as_complex, torch.polar", "RotaryReal"),
+    ("RotaryBuffer", ["x=float32[B,5,16]"], "complex tensors (torch.view_as_complex, torch.polar", None),
+    ("RotaryPolar", ["x=float32[B,5,16]"], "complex tensors (torch.view_as_complex, torch.polar", None),
+    ("RotaryComplex", ["x=float32[B,5,16]"], "complex tensors (torch.view_as_complex, torch.polar", None),
 ]
 
 
