@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The utilization and step intervals of ResNet-50 with its memory format and its TF32 setting
-# stated and unstated (unstated: the point is the default's, NCHW and FP32 on CUDA cores; the
+# stated and unstated (unstated: the point is the defaults', NCHW and PyTorch's TF32 default; the
 # interval the union over the unstated facts' values): docs/predictor.md, "Unstated memory format
 # and TF32". Usage: tools/unstated_facts_interval.sh GPUCAST  (the predictor: `train` on its default data)
 set -euo pipefail
