@@ -886,6 +886,7 @@ class Loader {
     // its SequenceEmpty read only by the Loop.
     std::vector<int> concats;
     std::vector<std::vector<onnx::NodeProto>> lists;
+    std::vector<size_t> later;  // lists read otherwise (ListReadsKnown): kept in lists_
     for (size_t s = 0; unrolled && s < unrolled->sequences.size(); ++s) {
       const UnrolledSequence& seq = unrolled->sequences[s];
       int at = -1;
@@ -894,11 +895,13 @@ class Loader {
             nodes->Get(k).input(0) == seq.output)
           at = k;
       auto list = at < 0 || Reads(seq.output) != 1 ? std::nullopt : ListConcat(nodes->Get(at), seq.elements, opset_, ctx.taken);
-      if (!list) {
-        unrolled.reset();
-      } else {
+      if (list) {
         concats.push_back(at);
         lists.push_back(std::move(*list));
+      } else if (ListReadsKnown(seq.output, i)) {
+        later.push_back(s);  // read by ReadKnownList as the nodes that read it come
+      } else {
+        unrolled.reset();
       }
     }
     for (int j = 2; unrolled && j < n.input_size(); ++j)
@@ -918,8 +921,86 @@ class Loader {
     }
     for (int j = 2; j < n.input_size(); ++j)
       if (empty_lists_.count(n.input(j))) absorbed_.insert(n.input(j));
+    for (size_t s : later) lists_[unrolled->sequences[s].output] = unrolled->sequences[s].elements;
     Splice(i, &unrolled->nodes);
     return true;
+  }
+
+  // Whether every read of the list `name` an unrolled Loop at `after` makes, and of the longer
+  // lists SequenceInserts make of it, is one ReadKnownList reads: by a main-graph node after
+  // `after`, as its first input, that is a SequenceInsert without a position, a SequenceAt or a
+  // ConcatFromSequence; nothing else, no subgraph and no graph output reads any of them. torch's
+  // export of torch.tensor_split (MViT's pooling splits off the class token so) appends the
+  // pieces but the last in a Loop, the last after it, and takes each with SequenceAt.
+  bool ListReadsKnown(const std::string& name, int after) const {
+    constexpr int kMaxLists = 64;  // the list and the longer ones made of it: a bound on the scans
+    std::vector<std::pair<std::string, int>> todo{{name, after}};
+    for (int visited = 0; !todo.empty(); ++visited) {
+      if (visited >= kMaxLists) return false;
+      auto [list, from] = todo.back();
+      todo.pop_back();
+      const auto& nodes = model_.graph().node();
+      int direct = 0;
+      for (int k = from + 1; k < nodes.size(); ++k) {
+        const onnx::NodeProto& m = nodes.Get(k);
+        for (int j = 0; j < m.input_size(); ++j) {
+          if (m.input(j) != list) continue;
+          ++direct;
+          if (!IsDefaultDomain(m.domain()) || j != 0 || m.output_size() != 1) return false;
+          if (m.op_type() == "SequenceInsert" && m.input_size() == 2) {
+            todo.emplace_back(m.output(0), k);
+          } else if (!(m.op_type() == "SequenceAt" && m.input_size() == 2) &&
+                     !(m.op_type() == "ConcatFromSequence" && m.input_size() == 1)) {
+            return false;
+          }
+        }
+      }
+      if (direct == 0 || direct != Reads(list)) return false;
+    }
+    return true;
+  }
+
+  // The node at `i` when it reads a list an unrolled Loop appended to (lists_, ListReadsKnown): a
+  // SequenceInsert without a position is left out (its output: the list and the tensor it
+  // appends), a SequenceAt at a folded position becomes an Identity of that element, a
+  // ConcatFromSequence a Concat of the elements (ListConcat, Unsqueezes first for new_axis).
+  // False for any other node, and for a SequenceAt whose position does not fold or lies outside
+  // the list (left as it is: not costed).
+  bool ReadKnownList(int i) {
+    auto* nodes = model_.mutable_graph()->mutable_node();
+    const onnx::NodeProto& n = nodes->Get(i);
+    if (lists_.empty() || !IsDefaultDomain(n.domain()) || n.input_size() < 1 || n.output_size() != 1) return false;
+    auto list = lists_.find(n.input(0));
+    if (list == lists_.end()) return false;
+    if (n.op_type() == "SequenceInsert" && n.input_size() == 2) {
+      std::vector<std::string> longer = list->second;
+      longer.push_back(n.input(1));
+      lists_[n.output(0)] = std::move(longer);
+      std::vector<onnx::NodeProto> none;
+      Splice(i, &none);
+      return true;
+    }
+    if (n.op_type() == "SequenceAt" && n.input_size() == 2) {
+      auto at = values_.find(n.input(1));
+      if (at == values_.end() || at->second.IsReal() || at->second.values.size() != 1) return false;
+      const int64_t size = static_cast<int64_t>(list->second.size());
+      const int64_t k = at->second.values[0] < 0 ? at->second.values[0] + size : at->second.values[0];
+      if (k < 0 || k >= size) return false;
+      onnx::NodeProto id;
+      id.set_op_type("Identity");
+      id.set_name(n.name());
+      id.add_input(list->second[static_cast<size_t>(k)]);
+      id.add_output(n.output(0));
+      *nodes->Mutable(i) = std::move(id);
+      return true;
+    }
+    if (n.op_type() == "ConcatFromSequence") {
+      auto concat = ListConcat(n, list->second, opset_, [&](const std::string& name) { return names_.count(name) > 0; });
+      if (!concat) return false;
+      Splice(i, &*concat);
+      return true;
+    }
+    return false;
   }
 
   // Type of a graph input / initializer as ONNX inference wants it.
@@ -1016,8 +1097,9 @@ class Loader {
         inference_error_ = st;
         return;
       }
-      if ((IsIf(g.node(i)) && InlineFoldedIf(i)) || (IsLoop(g.node(i)) && UnrollFoldedLoop(i))) {
-        --i;  // infer the branch's or the first iteration's first node next
+      if ((IsIf(g.node(i)) && InlineFoldedIf(i)) || (IsLoop(g.node(i)) && UnrollFoldedLoop(i)) ||
+          ReadKnownList(i)) {
+        --i;  // infer the branch's, the first iteration's or the list read's first node next
         continue;
       }
       const onnx::NodeProto& node = g.node(i);
@@ -1447,6 +1529,9 @@ class Loader {
   // Every name of the graph (CollectNames, at the first If or Loop read; Splice adds).
   std::unordered_set<std::string> names_;
   std::unordered_set<std::string> empty_lists_;  // SequenceEmpty outputs (lists a Loop may append to)
+  // Lists an unrolled Loop appended to that nodes after it read (ListReadsKnown), and the longer
+  // ones SequenceInserts make of them: their elements, by the list's name (ReadKnownList).
+  std::unordered_map<std::string, std::vector<std::string>> lists_;
   std::unordered_map<std::string, std::string> tied_to_;
   // Who reads each name (IndexConsumers); views into model_'s strings.
   std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "graph/onnx_loader.h"
 #include "graph/test_models.h"
@@ -281,6 +283,118 @@ TEST(LoadOnnx, ALoopWhoseTripCountDoesNotFoldStaysALoop) {
   for (const std::string& w : g->warnings)
     warned = warned || w == "rnn.onnx: node '/Loop' (Loop) has subgraphs; they are kept inside the node and not analysed";
   EXPECT_TRUE(warned);
+}
+
+// torch.tensor_split(y, (1, 3), dim=1) as torch 1.13 exports it (opset 17; MViT's pooling splits
+// off its class token so): the bounds Concat([0], [1], [3]), a Loop of one trip per index
+// (Unsqueeze(Gather(Shape(indices), 0)), the condition Cast(1) to bool) whose body Slices y from
+// bound i to bound i + 1 (scalar starts and ends) and SequenceInserts the piece, the last piece
+// Sliced after the Loop and SequenceInserted onto its list, each piece taken by SequenceAt (the
+// last at -1), and a ConcatFromSequence of the list besides. y = x @ w, x [B, 6, 8].
+ModelBuilder TensorSplitModel(bool with_concat) {
+  ModelBuilder b(17);
+  b.Input("x", testing::kFloat, {testing::Dim("B"), 6, 8});
+  b.FloatInit("w", {8, 4});
+  b.Int64Init("indices", {2}, {1, 3});
+  b.Int64Init("zero", {}, {0});
+  b.Int64Init("minus_one", {}, {-1});
+  b.Int64Init("axes", {1}, {1});
+  b.Int64Init("zero_1d", {1}, {0});
+  b.Int64Init("one_1d", {1}, {1});
+  b.Int64Init("three_1d", {1}, {3});
+  b.Int64Init("at0", {}, {0});
+  b.Int64Init("at1", {}, {1});
+  b.Int64Init("at_last", {}, {-1});
+  b.Node("MatMul", {"x", "w"}, {"y"}, "/MatMul");
+  b.Node("Shape", {"indices"}, {"n_shape"});
+  b.Node("Gather", {"n_shape", "zero"}, {"n"});
+  b.Node("Unsqueeze", {"n", "zero_1d"}, {"trips"});
+  onnx::NodeProto& one = b.Node("Constant", {}, {"one"});
+  testing::SetAttr(&one, "value", testing::Int64Tensor({}, {1}));
+  onnx::NodeProto& cast = b.Node("Cast", {"one"}, {"cond"});
+  testing::SetAttr(&cast, "to", int64_t{onnx::TensorProto::BOOL});
+  onnx::NodeProto& bounds = b.Node("Concat", {"zero_1d", "one_1d", "three_1d"}, {"bounds"});
+  testing::SetAttr(&bounds, "axis", int64_t{0});
+  onnx::NodeProto& empty = b.Node("SequenceEmpty", {}, {"empty"});
+  testing::SetAttr(&empty, "dtype", int64_t{onnx::TensorProto::FLOAT});
+  onnx::GraphProto body;
+  body.set_name("body");
+  for (const char* in : {"i", "cond_in", "seq_in"}) body.add_input()->set_name(in);
+  onnx::NodeProto g0 = Op("Gather", {"bounds", "i"}, {"start"}, "/Gather_1");
+  testing::SetAttr(&g0, "axis", int64_t{0});
+  *body.add_node() = g0;
+  onnx::NodeProto c1 = Op("Constant", {}, {"body_one"}, "/Constant_7");
+  testing::SetAttr(&c1, "value", testing::Int64Tensor({}, {1}));
+  *body.add_node() = c1;
+  *body.add_node() = Op("Add", {"i", "body_one"}, {"next"}, "/Add");
+  onnx::NodeProto g1 = Op("Gather", {"bounds", "next"}, {"end"}, "/Gather_2");
+  testing::SetAttr(&g1, "axis", int64_t{0});
+  *body.add_node() = g1;
+  *body.add_node() = Op("Slice", {"y", "start", "end", "axes"}, {"piece"}, "/Slice");
+  *body.add_node() = Op("SequenceInsert", {"seq_in", "piece"}, {"seq_out"}, "/SequenceInsert");
+  *body.add_node() = Op("Identity", {"cond"}, {"cond_out"}, "/Identity");
+  for (const char* out : {"cond_out", "seq_out"}) body.add_output()->set_name(out);
+  onnx::NodeProto& loop = b.Node("Loop", {"trips", "cond", "empty"}, {"pieces"}, "/Loop");
+  auto* a = loop.add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = body;
+  onnx::NodeProto& last_start = b.Node("Gather", {"bounds", "minus_one"}, {"last_start_0"});
+  testing::SetAttr(&last_start, "axis", int64_t{0});
+  b.Node("Unsqueeze", {"last_start_0", "zero_1d"}, {"last_start"});
+  b.Node("Shape", {"y"}, {"y_shape"});
+  onnx::NodeProto& last_end = b.Node("Gather", {"y_shape", "axes"}, {"last_end"});
+  testing::SetAttr(&last_end, "axis", int64_t{0});
+  b.Node("Slice", {"y", "last_start", "last_end", "axes"}, {"last"}, "/Slice_1");
+  b.Node("SequenceInsert", {"pieces", "last"}, {"all"}, "/SequenceInsert_1");
+  b.Node("SequenceAt", {"all", "at0"}, {"p0"}, "/SequenceAt");
+  b.Node("SequenceAt", {"all", "at1"}, {"p1"}, "/SequenceAt_1");
+  b.Node("SequenceAt", {"all", "at_last"}, {"p2"}, "/SequenceAt_2");
+  b.Output("p0").Output("p1").Output("p2");
+  if (with_concat) {
+    onnx::NodeProto& cat = b.Node("ConcatFromSequence", {"all"}, {"joined"}, "/ConcatFromSequence");
+    testing::SetAttr(&cat, "axis", int64_t{1});
+    b.Output("joined");
+  }
+  return b;
+}
+
+TEST(LoadOnnx, TensorSplitsLoopIsWrittenOutAndItsPiecesTaken) {
+  for (bool with_concat : {false, true}) {
+    SCOPED_TRACE(with_concat);
+    LoadOptions o;
+    o.batch = 2;
+    Result<Graph> g = LoadOnnxGraphFromBytes(TensorSplitModel(with_concat).Bytes(), "split.onnx", o);
+    ASSERT_TRUE(g.ok()) << g.message();
+    EXPECT_EQ(g->Tensor("p0")->dims, (std::vector<int64_t>{2, 1, 4}));
+    EXPECT_EQ(g->Tensor("p1")->dims, (std::vector<int64_t>{2, 2, 4}));
+    EXPECT_EQ(g->Tensor("p2")->dims, (std::vector<int64_t>{2, 3, 4}));
+    if (with_concat) {
+      EXPECT_EQ(g->Tensor("joined")->dims, (std::vector<int64_t>{2, 6, 4}));
+    }
+    std::multiset<std::string> ops;
+    for (const Node& n : g->nodes) ops.insert(n.op_type);
+    for (const char* gone : {"Loop", "SequenceEmpty", "SequenceInsert", "SequenceAt", "ConcatFromSequence"})
+      EXPECT_EQ(ops.count(gone), 0u) << gone;
+    EXPECT_EQ(ops.count("Slice"), 3u);     // two iterations' and the last piece's
+    EXPECT_EQ(ops.count("Identity"), 5u);  // the three SequenceAt; each iteration's condition
+    EXPECT_EQ(ops.count("Concat"), with_concat ? 2u : 1u);  // the bounds; the pieces joined
+    for (const std::string& w : g->warnings) EXPECT_EQ(w.find("has subgraphs"), std::string::npos) << w;
+  }
+}
+
+// A list read otherwise than ReadKnownList reads it (here SequenceLength) keeps the Loop.
+TEST(LoadOnnx, AListReadOtherwiseKeepsItsLoop) {
+  ModelBuilder b = TensorSplitModel(false);
+  b.Node("SequenceLength", {"all"}, {"count"});
+  b.Output("count", testing::kInt64);
+  LoadOptions o;
+  o.batch = 2;
+  Result<Graph> g = LoadOnnxGraphFromBytes(b.Bytes(), "split.onnx", o);
+  ASSERT_TRUE(g.ok()) << g.message();
+  bool loop = false;
+  for (const Node& n : g->nodes) loop = loop || n.op_type == "Loop";
+  EXPECT_TRUE(loop);
 }
 
 }  // namespace
