@@ -469,6 +469,54 @@ MODELS = textwrap.dedent('''
         def forward(self, x):
             return ((self.dec(torch.relu(self.enc(x))) - x) ** 2).mean()
 
+    class AdaptivePool(nn.Module):  # VGG's head in small: the feature map pooled to 3 x 3 for the classifier
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+            self.pool = nn.AdaptiveAvgPool2d(3)
+            self.l = nn.Linear(4 * 3 * 3, 2)
+        def forward(self, x):
+            return self.l(self.pool(self.c(x)).flatten(1))
+
+    def bins(n_in, n_out):  # the hint's [n_out, n_in] averaging matrix: torch's adaptive-pool bins
+        p = torch.zeros(n_out, n_in)
+        for i in range(n_out):
+            s, e = math.floor(i * n_in / n_out), math.ceil((i + 1) * n_in / n_out)
+            p[i, s:e] = 1 / (e - s)
+        return p
+
+    class AdaptivePoolByMatmul(AdaptivePool):  # the hint's rewrite, at 8 x 8 inputs: a 4 x 4 map pooled to 3 x 3
+        def __init__(self, n_in=4):
+            super().__init__()
+            self.register_buffer("ph", bins(n_in, 3))
+            self.register_buffer("pw", bins(n_in, 3))
+        def forward(self, x):
+            return self.l((self.ph @ self.c(x) @ self.pw.T).flatten(1))
+
+    def adaptive_pool_by_matmul_2():  # at 4 x 4 inputs: a 2 x 2 map spread to 3 x 3 (VGG's 2 x 2 to 7 x 7 at 64 x 64)
+        return AdaptivePoolByMatmul(2)
+
+    def ssdlite():  # torchvision's detection models want targets in training mode
+        import torchvision
+        return torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
+
+    def fasterrcnn():
+        import torchvision
+        return torchvision.models.detection.fasterrcnn_mobilenet_v3_large_fpn(weights=None, weights_backbone=None)
+
+    def fasterrcnn_backbone():  # the hint's rewrite: the backbone and FPN
+        return fasterrcnn().backbone
+
+    class DenseDetector(nn.Module):  # the hint's rewrite for a one-stage detector: the backbone and dense heads
+        def __init__(self, model):
+            super().__init__()
+            self.backbone, self.head = model.backbone, model.head
+        def forward(self, images):
+            return self.head(list(self.backbone(images).values()))
+
+    def ssdlite_dense():
+        return DenseDetector(ssdlite())
+
     class FunctionalDropout2d(nn.Module):
         def __init__(self):
             super().__init__()
@@ -500,6 +548,14 @@ CASES = [
     ("TakeAlong", ["x=float32[B,8]"], "torch.take_along_dim does not export", "TakeByGather"),
     ("SmoothedLoss", ["x=float32[B,8]", "y=int64[B]"], "a loss with label_smoothing does not export",
      "loss_without_smoothing"),
+    ("AdaptivePool", ["x=float32[B,3,8,8]"], "nn.AdaptiveAvgPool2d (F.adaptive_avg_pool1d/2d/3d) exports with this "
+     "torch only where its output size divides", ["AdaptivePoolByMatmul", ("AdaptivePool", ["x=float32[B,3,12,12]"])]),
+    ("AdaptivePool", ["x=float32[B,3,4,4]"], "nn.AdaptiveAvgPool2d (F.adaptive_avg_pool1d/2d/3d) exports with this "
+     "torch only where its output size divides", "adaptive_pool_by_matmul_2"),
+    ("ssdlite", ["images=float32[B,3,64,64]"], "a torchvision detection model (Faster/Mask/Keypoint R-CNN, RetinaNet, "
+     "FCOS, SSD) takes targets", "ssdlite_dense"),
+    ("fasterrcnn", ["images=float32[B,3,64,64]"], "a torchvision detection model (Faster/Mask/Keypoint R-CNN, "
+     "RetinaNet, FCOS, SSD) takes targets", "fasterrcnn_backbone"),
     ("FunctionalDropout2d", ["x=float32[B,4,6,6]"], "a channel or alpha dropout called as a function",
      "ModuleDropout2d"),
     ("ScatterMean", ["x=float32[B,8]", "dst=int64[B]"], "Tensor.scatter_reduce (a GNN's mean or max aggregation",
@@ -567,6 +623,19 @@ class ExportHintsTest(unittest.TestCase):
                     self.assertEqual(q.returncode, 0, q.stdout + q.stderr)
                     self.assertIn("gpucast analyze the same", q.stdout)
 
+    def test_the_adaptive_pool_rewrite_is_torchs(self):
+        # The hint's averaging matrices against F.adaptive_avg_pool2d, smaller and larger outputs, bins of
+        # one width and of several.
+        import torch
+        import torch.nn.functional as F
+        ns = {}
+        exec(MODELS, ns)
+        torch.manual_seed(0)
+        for n_in, n_out in ((4, 3), (2, 3), (2, 7), (1, 7), (10, 7), (8, 7), (13, 6)):
+            x = torch.randn(2, 4, n_in, n_in)
+            p = ns["bins"](n_in, n_out)
+            torch.testing.assert_close(p @ x @ p.T, F.adaptive_avg_pool2d(x, n_out), rtol=0, atol=1e-6)
+
     def test_a_failure_without_a_known_cause_has_no_hint(self):
         # torch.linalg.eigh (torch 1.13 has no symbolic for it, and ONNX no such op): no hint is
         # better than a wrong one.
@@ -591,7 +660,7 @@ if __name__ == "__main__":
 
 
 BATCH_MODELS = textwrap.dedent('''
-    import torch, torch.nn as nn
+    import torch, torch.nn as nn, torch.nn.functional as F
 
     class Latents(nn.Module):  # a Perceiver's cross-attention: the queries come from parameters alone
         def __init__(self):
@@ -648,6 +717,19 @@ BATCH_MODELS = textwrap.dedent('''
             self.ad = nn.AlphaDropout(0.1)
         def forward(self, x):
             return self.ad(self.d2(self.c(x)))
+
+    class ZeroedBias(nn.Module):  # Swin V2's attention: the key's third of a clone of the qkv bias zeroed
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(8, 24)
+        def forward(self, x):
+            bias = self.qkv.bias.clone()
+            bias[8:16].zero_()
+            return F.linear(x, self.qkv.weight, bias)
+
+    def swin_v2_t():  # torchvision's: each of its 12 SwinTransformerBlockV2 does the same
+        import torchvision
+        return torchvision.models.swin_v2_t()
 
     class FirstFour(nn.Module):  # the batch typed in: x[:4] is a constant slice in the trace
         def __init__(self):
@@ -787,6 +869,21 @@ class CheckTest(unittest.TestCase):
         class Kept(nn.Dropout2d):  # torch's forward
             pass
         self.assertEqual(tool.dropout_by_mask(nn.Sequential(Own(0.5), Kept(0.5))), 1)
+
+    def test_zero_on_part_of_a_tensor_exports_as_zeros(self):
+        p = self.export("ZeroedBias", ["x=float32[B,8]"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("torch counts 216 parameters, gpucast analyze the same", p.stdout)  # 8·24 + 24
+        self.assertIn("note: 1 Tensor.zero_() call(s) on part of a tensor exported as zeros", p.stdout)
+        import onnx
+        g = onnx.load(os.path.join(self.tmp.name, "ZeroedBias.onnx")).graph
+        # the zeros written into the bias (torch 1.13 drops some in-place writes; not this one)
+        self.assertTrue(any(n.op_type == "ScatterND" and n.input[0] == "qkv.bias" for n in g.node))
+        # torchvision's Swin V2 at 32 x 32 (its windows are padded: a smaller image exports no faster)
+        p = self.export("swin_v2_t", ["images=float32[B,3,32,32]"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("torch counts 28,351,570 parameters, gpucast analyze the same", p.stdout)
+        self.assertIn("note: 12 Tensor.zero_() call(s) on part of a tensor exported as zeros", p.stdout)
 
     def test_a_size_fixed_while_tracing_is_refused(self):
         p = self.export("FirstFour", ["x=float32[B,64]"])
