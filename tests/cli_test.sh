@@ -114,6 +114,8 @@ expect_err "split 'bogus:3': unknown kind"
 expect_rc 1 "$BIN" predict --predictor "$TMP/bad.csv" --model "$ROOT/models/vgg.onnx" --batch 8
 expect_err "bad.csv: not a JSON object"
 expect_rc 0 "$BIN" train --out "$TMP/p.json"
+# train's default data: Lucid's RTX 3090 rows and MIGProfiler's A100 rows (docs/predictor.md).
+grep -q "trained physics (features all) on 89 rows (12 workloads" "$TMP/out" && ok || bad "train's default data: $(tail -2 "$TMP/out")"
 expect_rc 1 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --attr colour=3
 expect_err "job attribute 'colour': unknown key"
 expect_rc 0 "$BIN" predict --predictor "$TMP/p.json" --model "$ROOT/models/vgg.onnx" --batch 8 --json
@@ -145,7 +147,7 @@ expect_err "job attribute 'optimizer': value 'lamb' is not one of sgd, sgd_momen
 # evaluate reports GPU memory beside utilization (leave one workload out: MAPE, MAE, high end).
 expect_rc 0 "$BIN" evaluate --split lowo --algo ridge --repeats 1 --per-workload
 expect_out "GPU memory (one physical model per fold, no selection: nested and plain give the same)"
-expect_out_line '^\| lowo \| ridge \| 52 \| 0\.[0-9]{3} \| [0-9]+ \| [01]\.[0-9]{2} \|'
+expect_out_line '^\| lowo \| ridge \| 89 \| 0\.[0-9]{3} \| [0-9]+ \| [01]\.[0-9]{2} \|'
 expect_out_line '^\| ResNet50/ImageNet \| 6 \| 7437 \| [0-9]+ \| 0\.[0-9]{3} \|'
 # A predictor file from before the lowo accuracy (format_version 4) is refused with what to do.
 sed 's/"format_version":5/"format_version":4/' "$TMP/p.json" >"$TMP/p3.json"
@@ -293,7 +295,11 @@ expect_err "--threads: Value -1 not in range 0 to 256"
 # without each workload) give the same runs, bit for bit, as computing that algorithm's lowo
 # predictions (--predictions ALGO); a file whose predictions do not apply (other data, no stored
 # predictions, another seed) falls back to computing them and says why on stderr; same runs again.
-ALGO=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["algo"])' "$TMP/p.json")
+# The simulator's rows are Lucid's (an RTX 3090 cluster): a predictor trained on them, not on
+# train's default data, holds stored predictions for exactly those rows.
+DATA=${GPUCAST_DATA:-$(dirname "$BIN")/share/gpucast/data}
+expect_rc 0 "$BIN" train --data "$DATA/lucid/single_data.csv" --out "$TMP/pl.json" --quiet
+ALGO=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["algo"])' "$TMP/pl.json")
 SM=(simulate --trace philly --jobs 300 --cluster "8x RTX3090" --policy predictive,predictive-feedback --seed 3)
 same_runs() {  # same_runs DIR_A DIR_B WHAT: every policy's summary.json and jobs.csv identical
   local p
@@ -304,29 +310,30 @@ same_runs() {  # same_runs DIR_A DIR_B WHAT: every policy's summary.json and job
 }
 expect_rc 0 "$BIN" "${SM[@]}" --predictions "$ALGO" --out "$TMP/simc"
 grep -q "\"predictions\": \"lowo:$ALGO\"" "$TMP/simc/predictive/summary.json" && ok || bad "simulate --predictions $ALGO: label"
-expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/p.json" --out "$TMP/simm"
-expect_err "gpucast simulate: lowo:$ALGO predictions of 52 rows from $TMP/p.json (its training pass), not recomputed"
+expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/pl.json" --out "$TMP/simm"
+expect_err "gpucast simulate: lowo:$ALGO predictions of 52 rows from $TMP/pl.json (its training pass), not recomputed"
 grep -q "computing the leave-one-workload-out" "$TMP/err" && bad "simulate --predictor recomputed" || ok
 same_runs "$TMP/simc" "$TMP/simm" "--predictor"
-# The default (neither flag): the predictor `train` ships on these rows (p.json was made by `train`
-# with its defaults), which simulate trains and caches itself, replayed the same way: the same runs.
+# The default (neither flag): the predictor `train` makes on these rows (pl.json: `train --data` the
+# simulator's rows, its other options the defaults), which simulate trains and caches itself,
+# replayed the same way: the same runs.
 expect_rc 0 "$BIN" "${SM[@]}" --out "$TMP/simd"
 grep -q "\"predictions\": \"lowo:$ALGO\"" "$TMP/simd/predictive/summary.json" && ok || bad "simulate default: label"
 same_runs "$TMP/simc" "$TMP/simd" "(the default)"
 # A control on top: shuffled permutes the file's predictions as shuffled:ALGO permutes the computed ones.
 expect_rc 0 "$BIN" "${SM[@]}" --predictions "shuffled:$ALGO" --out "$TMP/simsc"
-expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/p.json" --predictions shuffled --out "$TMP/simsm"
+expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/pl.json" --predictions shuffled --out "$TMP/simsm"
 for p in predictive predictive-feedback; do
   cmp -s "$TMP/simsc/$p/summary.json" "$TMP/simsm/$p/summary.json" && ok || bad "simulate --predictor --predictions shuffled: $p"
 done
 stale() {  # stale NAME PYTHON-EDIT REASON
   /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $2; json.dump(j, open(sys.argv[2], 'w'))" \
-    "$TMP/p.json" "$TMP/$1.json"
+    "$TMP/pl.json" "$TMP/$1.json"
   expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/$1.json" --out "$TMP/sim-$1"
   expect_err "gpucast simulate: $TMP/$1.json: its stored predictions do not apply: $3; computing lowo:$ALGO"
   same_runs "$TMP/simc" "$TMP/sim-$1" "--predictor $1.json"
 }
-DIGEST=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["training"]["digest"])' "$TMP/p.json")
+DIGEST=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["training"]["digest"])' "$TMP/pl.json")
 stale otherdata 'j["training"]["digest"]="fnv1a64:0000000000000000"' \
   "it was trained on data fnv1a64:0000000000000000, the simulator's rows are $DIGEST"
 stale older 'del j["lowo_predictions"]' \
@@ -334,6 +341,12 @@ stale older 'del j["lowo_predictions"]' \
 stale seed 'j["training"]["seed"]=1' "it was trained with --seed 1; the simulator's use seed 0"
 stale rows 'j["lowo_predictions"]["rows"].pop()' \
   "it was trained on 51 rows, the simulator's data has 52 (rows added by --observations or --data?)"
+# train's default predictor (Lucid's and MIGProfiler's rows) is not trained on the simulator's rows:
+# its predictions are computed, and the message says which predictor's would apply.
+expect_rc 0 "$BIN" "${SM[@]}" --predictor "$TMP/p.json" --out "$TMP/sim-default"
+expect_err "its stored predictions do not apply: it was trained on data"
+expect_err "the simulator's rows are Lucid's RTX 3090 jobs: a predictor trained with --data <data>/lucid/single_data.csv alone holds predictions that apply"
+same_runs "$TMP/simc" "$TMP/sim-default" "--predictor (train's default data)"
 # Not a predictor file, or none: an error naming the file (the user named it).
 echo '[1]' >"$TMP/notp.json"
 expect_rc 1 "$BIN" "${SM[@]}" --predictor "$TMP/notp.json" --predictions oracle --out "$TMP/simn"

@@ -6,8 +6,8 @@
 # Usage: tools/demo.sh [--quick] PATH/TO/gpucast [OUT_DIR]
 #   --quick (make test): every step and command of the demo on a small input: the evaluation
 #   with one repeat, the simulations on Philly's first 500 jobs, 16 GPUs, one seed. (The
-#   simulations' predictions are the leave-one-workload-out predictions step 2's train stored in
-#   the predictor file, simulate --predictor: not recomputed, the same either way.)
+#   simulations' predictions are leave-one-workload-out predictions of a predictor trained on the
+#   simulator's rows, Lucid's RTX 3090 jobs: computed once per build and cached, the same either way.)
 set -euo pipefail
 QUICK=0
 if [ "${1:-}" = --quick ]; then QUICK=1; shift; fi
@@ -33,8 +33,9 @@ print("%-28s %12.2f %12.2f %10.2f %10d" % (sys.argv[1], t["forward_flops"] / 1e9
       t["params"] / 1e6, sum(u["count"] for u in r["unsupported"])))' "$name"
 done
 
-step "2. Train the predictor on $(($(wc -l <"$CSV") - 1)) measured jobs (RTX 3090)"
-"$BIN" train --data "$CSV" --out "$OUT/predictor.json"
+MIG="$DATA/migprofiler-a100/bert_train.csv"
+step "2. Train the predictor on $(($(wc -l <"$CSV") + $(wc -l <"$MIG") - 2)) measured jobs (Lucid's RTX 3090 and MIGProfiler's A100 rows: train's default data)"
+"$BIN" train --data "$CSV" --data "$MIG" --out "$OUT/predictor.json"
 
 # The full run, or --quick's small one.
 REPEATS=10 JOBS=5000 GPUS=128 SEEDS=1-3
@@ -51,12 +52,12 @@ for spec in "resnet50.onnx 32" "vgg.onnx 128" "pointnet.onnx 32" "bert.onnx 32 -
   "$BIN" predict --predictor "$OUT/predictor.json" --model "$ROOT/models/$1" --batch "$2" "${@:3}"
 done
 
-step "5. Simulate a Philly slice (first $JOBS jobs, $GPUS GPUs) under every policy, seeds $SEEDS, with the predictor's leave-one-workload-out predictions (--predictor) and with oracle ones (docs/simulator.md)"
+step "5. Simulate a Philly slice (first $JOBS jobs, $GPUS GPUs) under every policy, seeds $SEEDS, with leave-one-workload-out predictions (a predictor trained on the trace's RTX 3090 workloads but the one predicted) and with oracle ones (docs/simulator.md)"
 # The report reads every run below sim/: runs of an earlier demo (other seeds, another build's
 # default) must not join these ones.
 rm -rf "$OUT/sim"
 "$BIN" simulate --trace philly --jobs "$JOBS" --cluster "${GPUS}x RTX3090" --policy all --seeds "$SEEDS" \
-  --predictor "$OUT/predictor.json" --out "$OUT/sim/predicted"
+  --out "$OUT/sim/predicted"
 "$BIN" simulate --trace philly --jobs "$JOBS" --cluster "${GPUS}x RTX3090" --policy predictive,predictive-feedback \
   --predictions oracle --seeds "$SEEDS" --out "$OUT/sim/oracle"
 

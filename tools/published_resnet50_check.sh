@@ -2,18 +2,28 @@
 # ResNet-50 training throughput predicted by `gpucast predict` (step time -> images/s) against the
 # single-GPU figures NVIDIA publishes for its PyTorch recipe (DeepLearningExamples,
 # PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance results",
-# pytorch-21.03 container: DGX A100 80GB TF32 938 and mixed precision 2470 img/s; DGX-1 V100 16GB
-# FP32 367 and mixed precision 1200 img/s). A check on data the predictor never fitted, not a fit:
-# docs/features.md, "Roofline step estimate". The published runs feed the GPU with DALI (data
-# on the GPU here) in NCHW; the recipes' own batch sizes are not restated here: the prediction is
-# at batch 256 (128 for the V100 in FP32, which 16 GB does not hold at 256).
-# Usage: tools/published_resnet50_check.sh GPUCAST  (the predictor: `train` on its default data)
+# pytorch-21.03 container, 1 GPU: DGX A100 80GB TF32 938 and mixed precision 2470 img/s; DGX-1 V100
+# 16GB FP32 367 and 1200; DGX-1 V100 32GB FP32 356 and 1156). A check on data the predictor never
+# fitted, not a fit: docs/features.md, "Roofline step estimate". Each row is the recipe's own
+# configuration (PyTorch/Classification/ConvNets/configs.yml, the README's benchmark_training mode):
+# batch 256 but FP32 on the DGX-1 (112), channels-last (`memory_format: nhwc`) under AMP only. The
+# loader is stated as keeping up (data_on_gpu=1: the recipe's 8-16 loader workers per GPU on a DGX,
+# whose CPU time the figures do not give).
+# Usage: tools/published_resnet50_check.sh GPUCAST [PREDICTOR]
+#   PREDICTOR: a model file to use; without it, `gpucast train` on its default data.
 set -euo pipefail
-B=${1:?usage: $0 GPUCAST}
+B=${1:?usage: $0 GPUCAST [PREDICTOR]}
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$B" train --out "$tmp/p.json" --quiet > /dev/null 2>&1
+P=${2:-}
+shown_p="\`gpucast train\` on its default data"
+if [ -z "$P" ]; then
+  P=$tmp/p.json
+  "$B" train --out "$P" --quiet > /dev/null 2>&1
+else
+  shown_p="$(basename "$P")"
+fi
 row() {  # gpu precision batch published_img_s stated-attrs...
   local gpu=$1 prec=$2 batch=$3 published=$4
   shift 4
@@ -22,8 +32,8 @@ row() {  # gpu precision batch published_img_s stated-attrs...
   local attrs=()
   for a in "$@"; do attrs+=(--attr "$a"); done
   [ $# -gt 0 ] && shown="$*"
-  "$B" predict -p "$tmp/p.json" -m "$here/models/resnet50.onnx" --batch "$batch" --gpu "$gpu" "${amp[@]}" \
-    --attr data_on_gpu=1 --attr channels_last=0 "${attrs[@]}" --json 2>/dev/null |
+  "$B" predict -p "$P" -m "$here/models/resnet50.onnx" --batch "$batch" --gpu "$gpu" "${amp[@]}" \
+    --attr data_on_gpu=1 "${attrs[@]}" --json 2>/dev/null |
     python3 -c 'import json, sys
 d = json.load(sys.stdin); s = d["step_ms_interval"]
 gpu, prec, batch, published, shown = sys.argv[1:6]
@@ -32,14 +42,16 @@ ips = b / d["step_ms"] * 1e3
 print("| %s | %s | %s | %s | %.0f (%.0f-%.0f) | %s | %.2f |" % (gpu, prec, batch, shown, ips, b / s["high"] * 1e3,
       b / s["low"] * 1e3, published, ips / pub))' "$gpu" "$prec" "$batch" "$published" "$shown"
 }
-echo "ResNet-50 (models/resnet50.onnx), data_on_gpu=1, channels_last=0; predictor: \`gpucast train\` on its default data;"
-echo "published: NVIDIA DeepLearningExamples ResNet50 v1.5 for PyTorch, pytorch-21.03, 1 GPU"
+echo "ResNet-50 (models/resnet50.onnx), data_on_gpu=1; predictor: $shown_p;"
+echo "published: NVIDIA DeepLearningExamples ResNet50 v1.5 for PyTorch, pytorch-21.03, 1 GPU, the recipe's batch and memory format"
 echo
-echo "| GPU | precision | batch | tf32 | predicted images/s (80% interval) | published images/s | predicted / published |"
+echo "| GPU | precision | batch | stated | predicted images/s (80% interval) | published images/s | predicted / published |"
 echo "|---|---|---|---|---|---|---|"
-row A100-80GB FP32 256 938
-row A100-80GB FP32 256 938 tf32=1
-row A100-80GB FP32 256 938 tf32=0
-row A100-80GB AMP 256 2470
-row V100-16GB FP32 128 367
-row V100-16GB AMP 256 1200
+row A100-80GB FP32 256 938 channels_last=0
+row A100-80GB FP32 256 938 channels_last=0 tf32=1
+row A100-80GB FP32 256 938 channels_last=0 tf32=0
+row A100-80GB AMP 256 2470 channels_last=1
+row V100-16GB FP32 112 367 channels_last=0
+row V100-16GB AMP 256 1200 channels_last=1
+row V100-32GB FP32 112 356 channels_last=0
+row V100-32GB AMP 256 1156 channels_last=1

@@ -136,7 +136,7 @@ std::string ResultLine(const EvalResult& r) {
 
 int RunEvaluate(EvaluateFlags f) {
   if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("evaluate", t.message());
-  if (f.data.empty()) f.data = {DefaultDataCsv()};
+  if (f.data.empty()) f.data = DefaultDataCsvs();
   if (f.catalog.empty()) f.catalog = DefaultCatalog();
   Progress progress("evaluate", f.quiet);
   std::vector<std::string> algos;

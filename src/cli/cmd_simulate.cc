@@ -169,8 +169,9 @@ Result<Dataset> SimulatorDataset(const SimulateFlags& f) {
   return BuildDataset(DataDir() + "/lucid/single_data.csv", catalog);
 }
 
-// The predictor `gpucast train` ships on the simulator's rows (the default
-// algorithm, auto: its selection made on all workloads, seed 0), kept in the
+// The predictor `gpucast train --data <data>/lucid/single_data.csv` makes on
+// the simulator's rows (the default algorithm, auto: its selection made on all
+// workloads, seed 0; train's default data also has MIGProfiler's A100 rows), kept in the
 // cache beside the lowo predictions (about 40 CPU-s to train). Its stored
 // training pass (lowo_predictions: the chosen algorithm fitted without each
 // workload) is the default predictions: "the predictor train ships,
@@ -284,8 +285,15 @@ Status ModelPredictions(const SimulateFlags& f, const Dataset& data, const std::
         }
       return Status::Ok();
     }
+    // train's default data (Lucid's and MIGProfiler's rows) is more than the simulator's rows:
+    // the commonest reason, so the message says which predictor's would apply.
+    const bool other_data = applies.message().starts_with("it was trained on data");
     std::cerr << "gpucast simulate: " << file_name << ": its stored predictions do not apply: " << applies.message()
-              << "; computing lowo:" << algo << "\n";
+              << "; computing lowo:" << algo
+              << (other_data ? " (the simulator's rows are Lucid's RTX 3090 jobs: a predictor trained with --data "
+                               "<data>/lucid/single_data.csv alone holds predictions that apply)"
+                             : "")
+              << "\n";
   }
   const std::string cache = CacheFile(algo, data);
   if (!cache.empty()) {
@@ -402,7 +410,7 @@ int RunSimulate(const SimulateFlags& f) {
   // --predictor: the file's algorithm replaces the default and its stored
   // lowo predictions stand in for computing them, when valid. A file that
   // does not load is an error: the user named it. Without one, the default
-  // is the predictor train ships on these rows (ShippedPredictor), used the
+  // is the predictor train makes on these rows (ShippedPredictor), used the
   // same way: for the default predictions, `shuffled` and the memory of the
   // utilization controls (noisy, constant, a CSV without memory).
   std::string default_algo = kDefaultAlgo, file_name = f.predictor;
@@ -805,7 +813,7 @@ CLI::App* AddSimulate(CLI::App& root, int* exit_code) {
   sub->add_option("--predictions", flags->predictions,
                   std::string("oracle | noisy:SD[@DRAW] | constant:U | shuffled[:ALGO] | ALGO | a CSV "
                               "model,dataset,batchsize,amp,predicted_util[,pred_mem_mib,pred_mem_high_mib] "
-                              "(default: the predictor `gpucast train` ships on the simulator's rows, evaluated leave one workload "
+                              "(default: the predictor `gpucast train` makes on the simulator's rows, Lucid's, evaluated leave one workload "
                               "out: its algorithm (") + kDefaultAlgo + "'s pick on all workloads) fitted without each "
                               "workload; `auto`: the selection itself evaluated nested, slower)");
   sub->add_option("--predictor", flags->predictor,

@@ -37,7 +37,7 @@ struct TrainFlags {
 
 int RunTrain(TrainFlags f) {
   if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("train", t.message());
-  if (f.data.empty()) f.data = {DefaultDataCsv()};
+  if (f.data.empty()) f.data = DefaultDataCsvs();
   if (f.catalog.empty()) f.catalog = DefaultCatalog();
   auto catalog = LoadCatalog(f.catalog);
   if (!catalog.ok()) return Fail("train", catalog.message());

@@ -150,7 +150,9 @@ void ArmDeadline(const std::string& command, double seconds) {
   }).detach();
 }
 
-std::string DefaultDataCsv() { return DataDir() + "/lucid/single_data.csv"; }
+std::vector<std::string> DefaultDataCsvs() {
+  return {DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv"};
+}
 std::string DefaultCatalog() { return HomeDir() + "/models/catalog.json"; }
 
 }  // namespace gpucast::cli

@@ -60,8 +60,8 @@ CLI::Option* AddTensorCoreSplit(CLI::App* sub, bool* on, const std::string& appl
 inline constexpr char kJobAttrHelp[] =
     "Job attribute KEY=VALUE (repeatable; all optional; docs/features.md): loader_workers=N (0 = data loaded in "
     "the training process), data_on_gpu=0|1, rl_env=0|1 (CPU-simulated environment in the loop), "
-    "loader_ms_per_sample=MS, env_steps_per_update=N, cpu_cores_per_gpu=N, tf32=0|1 (FP32 convolutions and "
-    "matmuls on TF32 tensor cores; default 0), channels_last=0|1 (convolutions on NHWC tensors; default 0: "
+    "loader_ms_per_sample=MS, env_steps_per_update=N, cpu_cores_per_gpu=N, tf32=0|1 (1: FP32 convolutions and "
+    "matmuls on TF32 tensor cores, 0: neither; unstated: PyTorch's default, convolutions only), channels_last=0|1 (convolutions on NHWC tensors; default 0: "
     "PyTorch's NCHW), selected_fraction=F (the share a boolean mask selects); GPU memory: optimizer=sgd|sgd_momentum|adam|adamw (default adam), "
     "activation_checkpointing=0|1, trainable_fraction=F, zero_stage=0-3, grad_accumulation=N, "
     "variable_shapes=0|1, cuda_module_loading=lazy|eager";
@@ -71,9 +71,12 @@ std::string ByteSize(uint64_t bytes);
 
 // Placeholders --help shows for defaults that depend on where gpucast is
 // installed, and the file each stands for once resolved (src/util/paths.h).
-inline constexpr char kDefaultDataCsvShown[] = "<data>/lucid/single_data.csv";
+// The measured rows `train` and `evaluate` read by default: every shared data set with a measured
+// utilization, so that the default model has seen more than one GPU type (Lucid's RTX 3090 rows and
+// MIGProfiler's A100 rows; docs/predictor.md, "The default training data").
+inline constexpr char kDefaultDataCsvShown[] = "<data>/lucid/single_data.csv <data>/migprofiler-a100/bert_train.csv";
 inline constexpr char kDefaultCatalogShown[] = "<home>/models/catalog.json";
-std::string DefaultDataCsv();   // DataDir() + "/lucid/single_data.csv"
+std::vector<std::string> DefaultDataCsvs();  // the files of kDefaultDataCsvShown under DataDir()
 std::string DefaultCatalog();   // HomeDir() + "/models/catalog.json"
 // The footer line that explains the placeholders above.
 inline constexpr char kPathsFooter[] =

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""What `gpucast train`'s default data does off the GPU it was measured on (docs/predictor.md, "The
+default training data"). For each choice of training rows, the measurements none of them contains:
+
+  - the physics fit's efficiencies (`train --algo physics`, what `auto` picks on both);
+  - Pollux' T4 step times (`evaluate --steps pollux-t4`: one GPU, every run) and Zeus' step-time
+    ratios between GPUs (`evaluate --steps zeus`): no T4 or Zeus row is trained on;
+  - NVIDIA's published ResNet-50 throughput (tools/published_resnet50_check.sh with the model):
+    median |predicted / published - 1|, how many of its 8 rows the 80% interval holds, and the
+    error of the A100 / V100 ratio of the recipe's FP32 (TF32 on the A100) and AMP rows;
+  - the RTX 3090 rows held out by workload (`evaluate --split lowo --algo physics --repeats 1`;
+    with the A100 rows in training, only the RTX 3090's rows are scored here).
+
+Usage: tools/default_data_check.py GPUCAST [--data DIR]   (DIR: ../shared/data's layout, default
+$GPUCAST_DATA). Stdlib only; prints Markdown.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"default_data_check: {' '.join(cmd)} failed ({r.returncode}): {r.stderr[-2000:]}")
+    return r.stdout
+
+
+def published(gpucast, model):
+    """(median |ratio - 1|, rows held by the interval, rows, A100/V100 FP32 ratio error, AMP's)."""
+    out = run(["bash", os.path.join(HERE, "tools/published_resnet50_check.sh"), gpucast, model])
+    rows = []
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 7 or not cells[0][:1].isalnum() or cells[0] == "GPU":
+            continue
+        gpu, prec, _, stated, pred, pub, _ = cells
+        point, rng = pred.split(" (")
+        lo, hi = rng.rstrip(")").split("-")
+        rows.append((gpu, prec, stated, float(point), float(lo), float(hi), float(pub)))
+    recipe = [r for r in rows if "tf32=" not in r[2]]  # the recipe's rows: TF32 as PyTorch's default
+    errs = [abs(r[3] / r[6] - 1) for r in recipe]
+    held = sum(r[4] <= r[6] <= r[5] for r in recipe)
+
+    def ratio_err(prec):
+        a = next(r for r in recipe if r[0] == "A100-80GB" and r[1] == prec)
+        v = next(r for r in recipe if r[0] == "V100-16GB" and r[1] == prec)
+        return abs((a[3] / v[3]) / (a[6] / v[6]) - 1)
+    return statistics.median(errs), held, len(recipe), ratio_err("FP32"), ratio_err("AMP")
+
+
+def steps(gpucast, data_args, data):
+    d = json.loads(run([gpucast, "evaluate", *data_args, "--steps", f"{data}/pollux-t4", "--steps",
+                        f"{data}/zeus", "--algo", "physics", "--json", "-q"]))
+    out = {}
+    for s in d["steps"]:
+        if s["data"].endswith("zeus"):
+            out["zeus"] = s["zeus_median_ratio_error"]
+            out["zeus_jobs"] = {r["job"]: r["median_ratio_error"] for r in s["zeus_ratios"]}
+        else:
+            for o in s["overall"]:
+                out["pollux " + o["class"]] = (o["median_ape"], o["coverage"])
+    return out
+
+
+def lowo_rtx3090(gpucast, data_args):
+    d = json.loads(run([gpucast, "evaluate", *data_args, "--split", "lowo", "--algo", "physics",
+                        "--repeats", "1", "--json", "-q"]))
+    preds = [p for p in d["results"][0]["predictions"] if p["gpu"] == "RTX3090"]
+    sq = lambda p: (math.log1p(p["predicted"]) - math.log1p(p["measured"])) ** 2
+    by = {}
+    for p in preds:
+        by.setdefault(p["workload"], []).append(p)
+    per_wl = [math.sqrt(sum(map(sq, ps)) / len(ps)) for ps in by.values()]
+    stepe = [abs(p["step_predicted_ms"] / p["step_measured_ms"] - 1) for p in preds
+             if p.get("step_measured_ms")]
+    return {"rows": len(preds), "workloads": len(by), "rmsle": math.sqrt(sum(map(sq, preds)) / len(preds)),
+            "median_wl": statistics.median(per_wl),
+            "coverage": sum(p["low"] <= p["measured"] <= p["high"] for p in preds) / len(preds),
+            "width": statistics.median(p["high"] - p["low"] for p in preds),
+            "step": statistics.median(stepe)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("gpucast")
+    ap.add_argument("--data", default=os.environ.get("GPUCAST_DATA", ""))
+    a = ap.parse_args()
+    if not a.data or not os.path.isdir(a.data):
+        sys.exit("default_data_check: no data folder (--data DIR or $GPUCAST_DATA)")
+    lucid = f"{a.data}/lucid/single_data.csv"
+    mig = f"{a.data}/migprofiler-a100/bert_train.csv"
+    choices = [("Lucid (RTX 3090), the default before 7 December", [lucid]),
+               ("Lucid + MIGProfiler (RTX 3090 + A100), the default", [lucid, mig])]
+    res = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, files) in enumerate(choices):
+            data_args = [x for f in files for x in ("--data", f)]
+            model = os.path.join(tmp, f"p{i}.json")
+            run([a.gpucast, "train", *data_args, "--algo", "physics", "--out", model, "--quiet"])
+            theta = json.load(open(model))["regressor"]["theta"]
+            res.append((name, theta, steps(a.gpucast, data_args, a.data), published(a.gpucast, model),
+                        lowo_rtx3090(a.gpucast, data_args)))
+    print("Each choice of training rows, scored on measurements it does not contain (`tools/default_data_check.py`):")
+    print()
+    print("| training rows | eff_compute | eff_memory | Pollux T4, one GPU: median step error (coverage) | "
+          "Pollux, all runs | Zeus ratios: all / BERT-base / ResNet-50 | published ResNet-50: median error, "
+          "rows in the 80% interval, A100 / V100 ratio error FP32 / AMP | RTX 3090 held out by workload: "
+          "RMSLE, median per workload, coverage, median width, step error |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, th, st, pub, lw in res:
+        p1, pa = st["pollux 1 GPU"], st["pollux all"]
+        zj = st["zeus_jobs"]
+        print(f"| {name} | {th['eff_compute']:.3f} | {th['eff_memory']:.3f} | {100 * p1[0]:.1f}% ({p1[1]:.2f}) | "
+              f"{100 * pa[0]:.1f}% ({pa[1]:.2f}) | {100 * st['zeus']:.1f}% / {100 * zj['BERT-base/SQuAD']:.1f}% / "
+              f"{100 * zj['ResNet-50/ImageNet']:.1f}% | {100 * pub[0]:.1f}%, {pub[1]} of {pub[2]}, "
+              f"{100 * pub[3]:.1f}% / {100 * pub[4]:.1f}% | {lw['rmsle']:.3f}, {lw['median_wl']:.3f}, "
+              f"{lw['coverage']:.2f}, {lw['width']:.1f}, {100 * lw['step']:.1f}% |")
+
+
+if __name__ == "__main__":
+    main()
