@@ -187,11 +187,11 @@ Result<Predictor> ShippedPredictor(const SimulateFlags& f, const Dataset& data, 
     }
   }
   if (!f.quiet)
-    std::cerr << "gpucast simulate: training the default predictor on " << data.rows.size()
-              << " rows, as gpucast train does (about a minute)" << (cache.empty() ? "" : "; cached in " + cache)
+    std::cerr << "gpucast simulate: training the default predictor on the simulator's " << data.rows.size()
+              << " rows, as gpucast train --data <data>/lucid/single_data.csv does (about a minute)" << (cache.empty() ? "" : "; cached in " + cache)
               << "\n";
   Result<Predictor> trained = [&] {
-    Heartbeat beat("simulate", "training the default predictor", f.quiet);
+    Heartbeat beat("simulate", "training the default predictor on the simulator's rows", f.quiet);
     return Predictor::Train(data, kDefaultAlgo, 0, kDefaultFeatureSet);
   }();
   ASSIGN_OR_RETURN(Predictor p, std::move(trained));
