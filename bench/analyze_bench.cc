@@ -2,11 +2,10 @@
 // Usage: analyze_bench --model=PATH --batch=N [--dim=NAME=VALUE] [benchmark flags]
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <string>
 
+#include "bench_flags.h"
 #include "cost/cost.h"
 #include "graph/onnx_loader.h"
 
@@ -36,29 +35,17 @@ BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   // Our own flags first; the rest go to Google Benchmark.
-  int out = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--model=", 8) == 0) {
-      g_model = argv[i] + 8;
-    } else if (std::strncmp(argv[i], "--batch=", 8) == 0) {
-      g_opts.batch = std::atoll(argv[i] + 8);
-    } else if (std::strncmp(argv[i], "--dim=", 6) == 0) {
-      std::string kv = argv[i] + 6;
-      size_t eq = kv.find('=');
-      if (eq == std::string::npos) {
-        std::cerr << "analyze_bench: --dim wants NAME=VALUE\n";
-        return 2;
-      }
-      g_opts.dims[kv.substr(0, eq)] = std::atoll(kv.c_str() + eq + 1);
-    } else {
-      argv[out++] = argv[i];
-    }
+  gpucast::bench::Flags flags;
+  if (std::string err = gpucast::bench::TakeFlags(&argc, argv, {"--model", "--batch"}, {}, &flags); !err.empty()) {
+    std::cerr << "analyze_bench: " << err << "\n";
+    return 2;
   }
-  if (g_model.empty()) {
+  g_model = flags.values["--model"];
+  g_opts.dims = flags.dims;
+  if (g_model.empty() || !gpucast::bench::PositiveInt(flags.values["--batch"], &g_opts.batch)) {
     std::cerr << "usage: analyze_bench --model=PATH --batch=N [--dim=NAME=VALUE]\n";
     return 2;
   }
-  argc = out;
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -1,19 +1,19 @@
 // Predictor::Predict in process, on a graph costed once: what a request costs
 // beyond loading and costing its graph, with every job fact the unknown-fact
 // variants depend on stated (one feature variant) and with them unstated (up
-// to 2^3 variants: selection, memory format, TF32; predictor.cc). The graph
+// to 3 x 2 x 2 combinations: TF32's two other values, selection, memory format;
+// predictor.cc). The graph
 // should have no boolean-mask selection (its fraction is not stated here).
 // Usage: predict_bench --predictor=MODEL.json --model=PATH --batch=N
 //          [--gpu=KEY] [--dim=NAME=VALUE] [--amp] [benchmark flags]
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "bench_flags.h"
 #include "cost/job_cost.h"
 #include "predict/predictor.h"
 
@@ -84,35 +84,22 @@ BENCHMARK(BM_PredictFactsUnstated)->Unit(benchmark::kMicrosecond);
 
 int main(int argc, char** argv) {
   // Our own flags first; the rest go to Google Benchmark.
-  int out = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--predictor=", 12) == 0) {
-      g_predictor_path = argv[i] + 12;
-    } else if (std::strncmp(argv[i], "--model=", 8) == 0) {
-      g_model = argv[i] + 8;
-    } else if (std::strncmp(argv[i], "--batch=", 8) == 0) {
-      g_batch = std::atoll(argv[i] + 8);
-    } else if (std::strncmp(argv[i], "--gpu=", 6) == 0) {
-      g_gpu = argv[i] + 6;
-    } else if (std::strncmp(argv[i], "--dim=", 6) == 0) {
-      std::string kv = argv[i] + 6;
-      size_t eq = kv.find('=');
-      if (eq == std::string::npos) {
-        std::cerr << "predict_bench: --dim wants NAME=VALUE\n";
-        return 2;
-      }
-      g_dims[kv.substr(0, eq)] = std::atoll(kv.c_str() + eq + 1);
-    } else if (std::strcmp(argv[i], "--amp") == 0) {
-      g_amp = true;
-    } else {
-      argv[out++] = argv[i];
-    }
+  gpucast::bench::Flags flags;
+  if (std::string err = gpucast::bench::TakeFlags(&argc, argv, {"--predictor", "--model", "--batch", "--gpu"},
+                                                  {"--amp"}, &flags);
+      !err.empty()) {
+    std::cerr << "predict_bench: " << err << "\n";
+    return 2;
   }
-  if (g_predictor_path.empty() || g_model.empty() || g_batch < 1) {
+  g_predictor_path = flags.values["--predictor"];
+  g_model = flags.values["--model"];
+  if (flags.values.count("--gpu")) g_gpu = flags.values["--gpu"];
+  g_dims = flags.dims;
+  g_amp = flags.switches.count("--amp") > 0;
+  if (g_predictor_path.empty() || g_model.empty() || !gpucast::bench::PositiveInt(flags.values["--batch"], &g_batch)) {
     std::cerr << "usage: predict_bench --predictor=MODEL.json --model=PATH --batch=N [--gpu=KEY] [--dim=NAME=VALUE] [--amp]\n";
     return 2;
   }
-  argc = out;
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -85,7 +85,7 @@ time_predict "resnet50 with weights (98 MB) b32" --model "$MODELS/resnet50.onnx"
 echo
 bash "$ROOT/bench/predict_process.sh" "$BUILD" 30
 echo
-echo "== Predictor::Predict in process on a costed graph: job facts stated vs unstated (up to 8 feature variants)"
+echo "== Predictor::Predict in process on a costed graph: job facts stated vs unstated (up to 12 feature variants: TF32 x selection x memory format)"
 for args in "--model=$ROOT/models/resnet50.onnx --batch=128" "--model=$ROOT/models/resnet50.onnx --batch=128 --amp" \
             "--model=$ROOT/models/transformer6.onnx --batch=32 --dim=seq=128"; do
   echo "-- $args (A100-80GB)"
