@@ -527,8 +527,12 @@ Result<std::vector<RowRisk>> UtilModel::Risks(const Matrix& x, const std::vector
     RowRisk& r = out[i];
     r.gpu_measured = !gpus || i >= gpus->size() || GpuMeasured((*gpus)[i]);
     r.unknown_pipeline = base[i].unknown_pipeline;
-    const PhysicsStep& lo = r.gpu_measured ? lk[i] : lu[i];
-    const PhysicsStep& hi = r.gpu_measured ? hk[i] : hu[i];
+    // A measured workload's loader carried to another GPU type ran on that workload's machine, not
+    // on the measured machine of this GPU type (each measured GPU type is one data set, one host):
+    // the host scenario is the unknown host's there too; the GPU's transfer windows stay off.
+    const bool host_unknown = !r.gpu_measured || use_own[i];
+    const PhysicsStep& lo = host_unknown ? lu[i] : lk[i];
+    const PhysicsStep& hi = host_unknown ? hu[i] : hk[i];
     double lo_util = lo.util, hi_util = hi.util;
     if (!r.gpu_measured) {
       const std::vector<std::vector<double>> z = TransferUtilGroupsFor(base[i].util);
@@ -1227,7 +1231,7 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
   if (!job.attrs.channels_last)
     facts.push_back({&out.unknown_channels_last, {[](JobAttrs* a) { a->channels_last = true; }}});
   Result<GpuSpec> gpu_spec = ResolveGpu(job.gpu, job.mig_profile);
-  if (!job.attrs.tf32 && gpu_spec.ok() && gpu_spec->tf32_tensor_flops > gpu_spec->fp32_flops)
+  if (!job.attrs.tf32 && gpu_spec.ok() && Tf32For(std::nullopt, *gpu_spec) != Tf32::kNone)
     facts.push_back({&out.unknown_tf32, {[](JobAttrs* a) { a->tf32 = false; }, [](JobAttrs* a) { a->tf32 = true; }}});
   // Every combination, as mixed-radix digits: digit k is 0 for fact k's default, j for its j-th
   // other value. variant[0] is the point's features.
@@ -1262,7 +1266,8 @@ Result<PredictResult> Predictor::Predict(const std::vector<CostReport>& reports,
     }
   }
   for (size_t m = 1; m < combos; ++m) {
-    if (variant[m] == f) continue;
+    // A combination whose features another one has (the point's included) predicts the same.
+    if (std::find(variant.begin(), variant.begin() + m, variant[m]) != variant.begin() + m) continue;
     ASSIGN_OR_RETURN(std::vector<UtilPrediction> q, model_.Predict({variant[m]}, level, &gpus));
     RETURN_IF_ERROR(fill_step(variant[m], &q[0]));
     p[0].low = std::min(p[0].low, q[0].low);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "cost/job_cost.h"
@@ -120,6 +121,37 @@ TEST(Unseen, AMeasuredWorkloadsLoaderTimeCarriesToAnotherGpu) {
   // A graph no training workload has gets the median loader, not PointNet's.
   PredictResult vgg = Predict("torchvision/resnet18.onnx", 32, "A100-40GB", "", {"loader_workers=2"});
   EXPECT_EQ(vgg.carried_loader_ms_per_sample, 0);
+}
+
+// On a GPU type with measured rows of its own (the A100 80GB, in a model trained on train's default
+// data), a workload measured elsewhere (PointNet, RTX 3090) carries its loader time, measured on the
+// RTX 3090's machine: the A100's measured host is not that one, so the interval spans a host 2x slower
+// or faster as on an unmeasured GPU: it holds the same job with the loader stated at half and twice
+// the carried time.
+TEST(Unseen, ACarriedLoaderOnAnotherMeasuredGpuKeepsTheUnknownHostBand) {
+  const Predictor& p = test::PhysicsOnLucidAndMig();
+  ASSERT_TRUE(p.model().GpuMeasured("A100-80GB"));
+  auto predict = [&](const std::vector<std::string>& attrs) {
+    JobConfig job;
+    job.batch = 32;
+    job.gpu = "A100-80GB";
+    for (const std::string& a : attrs) EXPECT_TRUE(ParseJobAttr(a, &job.attrs).ok()) << a;
+    Result<PredictResult> r = p.Predict(Job("pointnet.onnx", 32), job);
+    EXPECT_TRUE(r.ok()) << r.message();
+    return *r;
+  };
+  const PredictResult carried = predict({"loader_workers=2"});
+  EXPECT_TRUE(carried.gpu_measured);
+  ASSERT_GT(carried.carried_loader_ms_per_sample, 1.0);
+  char half[64], twice[64];
+  std::snprintf(half, sizeof half, "loader_ms_per_sample=%.6f", carried.carried_loader_ms_per_sample / 2);
+  std::snprintf(twice, sizeof twice, "loader_ms_per_sample=%.6f", carried.carried_loader_ms_per_sample * 2);
+  const PredictResult fast = predict({"loader_workers=2", half}), slow = predict({"loader_workers=2", twice});
+  EXPECT_EQ(fast.carried_loader_ms_per_sample, 0);  // stated: nothing carried
+  EXPECT_LT(slow.prediction.util, carried.prediction.util);
+  EXPECT_GT(fast.prediction.util, carried.prediction.util);
+  EXPECT_LE(carried.prediction.low, slow.prediction.util);
+  EXPECT_GE(carried.prediction.high, fast.prediction.util);
 }
 
 TEST(Unseen, AnUnstatedInputPipelineWidensTheLowSide) {
