@@ -287,7 +287,7 @@ Status ModelPredictions(const SimulateFlags& f, const Dataset& data, const std::
     }
     // train's default data (Lucid's and MIGProfiler's rows) is more than the simulator's rows:
     // the commonest reason, so the message says which predictor's would apply.
-    const bool other_data = applies.message().starts_with("it was trained on data");
+    const bool other_data = file->info().training_digest != data.digest;
     std::cerr << "gpucast simulate: " << file_name << ": its stored predictions do not apply: " << applies.message()
               << "; computing lowo:" << algo
               << (other_data ? " (the simulator's rows are Lucid's RTX 3090 jobs: a predictor trained with --data "

@@ -1,5 +1,4 @@
 // gpucast train: measured CSV + catalog graphs -> predictor file.
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -36,19 +35,6 @@ struct TrainFlags {
   bool quiet = false;
 };
 
-// The GPU types the rows were measured on, in first-row order ("RTX3090+A100-80GB").
-std::string LabelGpus(const Dataset& data) {
-  std::vector<std::string> seen;
-  for (size_t i = 0; i < data.rows.size(); ++i) {
-    std::string g = data.RowGpu(i);
-    if (g.empty()) g = data.gpu;
-    if (std::find(seen.begin(), seen.end(), g) == seen.end()) seen.push_back(g);
-  }
-  std::string out;
-  for (const std::string& g : seen) out += (out.empty() ? "" : "+") + g;
-  return out.empty() ? data.gpu : out;
-}
-
 int RunTrain(TrainFlags f) {
   if (Status t = InstallSiteGpuTable(f.gpu_table); !t.ok()) return Fail("train", t.message());
   if (f.data.empty()) f.data = DefaultDataCsvs();
@@ -77,9 +63,12 @@ int RunTrain(TrainFlags f) {
   if (Status s = p->Save(f.out); !s.ok()) return Fail("train", s.message());
   for (const auto& [c, r] : p->info().selection)
     std::cout << "auto: " << c << " median per-workload RMSLE (leave-one-workload-out over the training rows) " << r << "\n";
+  std::string labels;  // the GPU types of the rows with a measured utilization
+  for (const std::string& g : p->model().measured_gpus()) labels += (labels.empty() ? "" : "+") + g;
+  if (labels.empty()) labels = data->gpu;
   std::cout << "trained " << p->model().algo() << " (features " << p->info().feature_set << ") on " << data->rows.size() << " rows (" << data->groups.size()
             << " workloads, " << data->feature_names.size() << " features, " << data->schema_name << " v"
-            << data->schema_version << ", labels from " << LabelGpus(*data) << ", data " << data->digest
+            << data->schema_version << ", labels from " << labels << ", data " << data->digest
             << ") -> " << f.out << "\n";
   if (const MemoryModel* m = p->memory()) {
     const MemoryParams& mp = m->params();
