@@ -9,7 +9,9 @@ default training data"). For each choice of training rows, the measurements none
     median |predicted / published - 1|, how many of its 8 rows the 80% interval holds, and the
     error of the A100 / V100 ratio of the recipe's FP32 (TF32 on the A100) and AMP rows;
   - the RTX 3090 rows held out by workload (`evaluate --split lowo --algo physics --repeats 1`;
-    with the A100 rows in training, only the RTX 3090's rows are scored here).
+    the A100 rows, where in training, stay in the other folds), then every row of the choice held out
+    by workload: the coverage of the 80% interval (with its 90% interval over workloads, a seeded
+    bootstrap), and how far outside it each missed row is.
 
 Usage: tools/default_data_check.py GPUCAST [--data DIR]   (DIR: ../shared/data's layout, default
 $GPUCAST_DATA). Stdlib only; prints Markdown.
@@ -18,6 +20,7 @@ import argparse
 import json
 import math
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -35,16 +38,12 @@ def run(cmd):
 
 def published(gpucast, model):
     """(median |ratio - 1|, rows held by the interval, rows, A100/V100 FP32 ratio error, AMP's)."""
-    out = run(["bash", os.path.join(HERE, "tools/published_resnet50_check.sh"), gpucast, model])
+    out = run(["bash", os.path.join(HERE, "tools/published_resnet50_check.sh"), "--jsonl", gpucast, model])
     rows = []
     for line in out.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 7 or not cells[0][:1].isalnum() or cells[0] == "GPU":
-            continue
-        gpu, prec, _, stated, pred, pub, _ = cells
-        point, rng = pred.split(" (")
-        lo, hi = rng.rstrip(")").split("-")
-        rows.append((gpu, prec, stated, float(point), float(lo), float(hi), float(pub)))
+        r = json.loads(line)
+        rows.append((r["gpu"], r["precision"], " ".join(r["stated"]), r["predicted_img_s"], r["low_img_s"],
+                     r["high_img_s"], r["published_img_s"]))
     recipe = [r for r in rows if "tf32=" not in r[2]]  # the recipe's rows: TF32 as PyTorch's default
     errs = [abs(r[3] / r[6] - 1) for r in recipe]
     held = sum(r[4] <= r[6] <= r[5] for r in recipe)
@@ -70,10 +69,13 @@ def steps(gpucast, data_args, data):
     return out
 
 
-def lowo_rtx3090(gpucast, data_args):
+def lowo(gpucast, data_args):
+    """The rows held out by workload: the RTX 3090's figures, every row's coverage and width, and how
+    far outside its interval each missed row is (points)."""
     d = json.loads(run([gpucast, "evaluate", *data_args, "--split", "lowo", "--algo", "physics",
                         "--repeats", "1", "--json", "-q"]))
-    preds = [p for p in d["results"][0]["predictions"] if p["gpu"] == "RTX3090"]
+    every = [p for p in d["results"][0]["predictions"] if p.get("measured") is not None]
+    preds = [p for p in every if p["gpu"] == "RTX3090"]
     sq = lambda p: (math.log1p(p["predicted"]) - math.log1p(p["measured"])) ** 2
     by = {}
     for p in preds:
@@ -81,11 +83,30 @@ def lowo_rtx3090(gpucast, data_args):
     per_wl = [math.sqrt(sum(map(sq, ps)) / len(ps)) for ps in by.values()]
     stepe = [abs(p["step_predicted_ms"] / p["step_measured_ms"] - 1) for p in preds
              if p.get("step_measured_ms")]
+    held = lambda p: p["low"] <= p["measured"] <= p["high"]
+    outside = [max(p["low"] - p["measured"], p["measured"] - p["high"]) for p in every if not held(p)]
+    # The coverage's 90% interval over workloads (the exchangeable unit): 2,000 resamples of the
+    # workloads with replacement, seeded.
+    held_by = {}
+    for p in every:
+        held_by.setdefault(p["workload"], []).append(held(p))
+    groups, rng, boot = list(held_by.values()), random.Random(1), []
+    for _ in range(2000):
+        pick = [rng.choice(groups) for _ in groups]
+        boot.append(sum(map(sum, pick)) / sum(map(len, pick)))
+    boot.sort()
     return {"rows": len(preds), "workloads": len(by), "rmsle": math.sqrt(sum(map(sq, preds)) / len(preds)),
             "median_wl": statistics.median(per_wl),
-            "coverage": sum(p["low"] <= p["measured"] <= p["high"] for p in preds) / len(preds),
+            "coverage": sum(map(held, preds)) / len(preds),
             "width": statistics.median(p["high"] - p["low"] for p in preds),
-            "step": statistics.median(stepe)}
+            "step": statistics.median(stepe),
+            "all_rows": len(every), "all_coverage": sum(map(held, every)) / len(every),
+            "all_coverage_ci": (boot[100], boot[1899]),
+            "all_width": statistics.median(p["high"] - p["low"] for p in every),
+            "misses_within_1": sum(o <= 1 for o in outside), "misses_1_5": sum(1 < o <= 5 for o in outside),
+            "misses_over_5": sum(o > 5 for o in outside),
+            "misses_workloads": sorted({p["workload"] for p in every if not held(p) and
+                                        max(p["low"] - p["measured"], p["measured"] - p["high"]) > 5})}
 
 
 def main():
@@ -107,14 +128,16 @@ def main():
             run([a.gpucast, "train", *data_args, "--algo", "physics", "--out", model, "--quiet"])
             theta = json.load(open(model))["regressor"]["theta"]
             res.append((name, theta, steps(a.gpucast, data_args, a.data), published(a.gpucast, model),
-                        lowo_rtx3090(a.gpucast, data_args)))
+                        lowo(a.gpucast, data_args)))
     print("Each choice of training rows, scored on measurements it does not contain (`tools/default_data_check.py`):")
     print()
     print("| training rows | eff_compute | eff_memory | Pollux T4, one GPU: median step error (coverage) | "
           "Pollux, all runs | Zeus ratios: all / BERT-base / ResNet-50 | published ResNet-50: median error, "
           "rows in the 80% interval, A100 / V100 ratio error FP32 / AMP | RTX 3090 held out by workload: "
-          "RMSLE, median per workload, coverage, median width, step error |")
-    print("|---|---|---|---|---|---|---|---|")
+          "RMSLE, median per workload, coverage, median width, step error | every row held out by workload "
+          "(both GPUs): rows, coverage [90% CI, workload bootstrap], median width | those misses by distance outside the interval: at most 1 "
+          "point / 1-5 / over 5 (the workloads over 5) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, th, st, pub, lw in res:
         p1, pa = st["pollux 1 GPU"], st["pollux all"]
         zj = st["zeus_jobs"]
@@ -122,7 +145,10 @@ def main():
               f"{100 * pa[0]:.1f}% ({pa[1]:.2f}) | {100 * st['zeus']:.1f}% / {100 * zj['BERT-base/SQuAD']:.1f}% / "
               f"{100 * zj['ResNet-50/ImageNet']:.1f}% | {100 * pub[0]:.1f}%, {pub[1]} of {pub[2]}, "
               f"{100 * pub[3]:.1f}% / {100 * pub[4]:.1f}% | {lw['rmsle']:.3f}, {lw['median_wl']:.3f}, "
-              f"{lw['coverage']:.2f}, {lw['width']:.1f}, {100 * lw['step']:.1f}% |")
+              f"{lw['coverage']:.2f}, {lw['width']:.1f}, {100 * lw['step']:.1f}% | {lw['all_rows']}, "
+              f"{lw['all_coverage']:.2f} [{lw['all_coverage_ci'][0]:.2f}, {lw['all_coverage_ci'][1]:.2f}], "
+              f"{lw['all_width']:.1f} | {lw['misses_within_1']} / {lw['misses_1_5']} / "
+              f"{lw['misses_over_5']} ({', '.join(lw['misses_workloads'])}) |")
 
 
 if __name__ == "__main__":

@@ -9,10 +9,14 @@
 # batch 256 but FP32 on the DGX-1 (112), channels-last (`memory_format: nhwc`) under AMP only. The
 # loader is stated as keeping up (data_on_gpu=1: the recipe's 8-16 loader workers per GPU on a DGX,
 # whose CPU time the figures do not give).
-# Usage: tools/published_resnet50_check.sh GPUCAST [PREDICTOR]
+# Usage: tools/published_resnet50_check.sh [--jsonl] GPUCAST [PREDICTOR]
 #   PREDICTOR: a model file to use; without it, `gpucast train` on its default data.
+#   --jsonl: one JSON object a row instead of the Markdown table (keys gpu, precision, batch,
+#   stated: the --attr given, or [] for none; predicted_img_s, low_img_s, high_img_s, published_img_s).
 set -euo pipefail
-B=${1:?usage: $0 GPUCAST [PREDICTOR]}
+jsonl=0
+if [ "${1:-}" = --jsonl ]; then jsonl=1; shift; fi
+B=${1:?usage: $0 [--jsonl] GPUCAST [PREDICTOR]}
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -36,17 +40,23 @@ row() {  # gpu precision batch published_img_s stated-attrs...
     --attr data_on_gpu=1 "${attrs[@]}" --json 2>/dev/null |
     python3 -c 'import json, sys
 d = json.load(sys.stdin); s = d["step_ms_interval"]
-gpu, prec, batch, published, shown = sys.argv[1:6]
+jsonl, gpu, prec, batch, published, shown = sys.argv[1:7]
 b, pub = int(batch), float(published)
-ips = b / d["step_ms"] * 1e3
-print("| %s | %s | %s | %s | %.0f (%.0f-%.0f) | %s | %.2f |" % (gpu, prec, batch, shown, ips, b / s["high"] * 1e3,
-      b / s["low"] * 1e3, published, ips / pub))' "$gpu" "$prec" "$batch" "$published" "$shown"
+ips, lo, hi = b / d["step_ms"] * 1e3, b / s["high"] * 1e3, b / s["low"] * 1e3
+if jsonl == "1":
+    print(json.dumps({"gpu": gpu, "precision": prec, "batch": b, "stated": sys.argv[7:], "predicted_img_s": ips,
+                      "low_img_s": lo, "high_img_s": hi, "published_img_s": pub}))
+else:
+    print("| %s | %s | %s | %s | %.0f (%.0f-%.0f) | %s | %.2f |" % (gpu, prec, batch, shown, ips, lo, hi, published,
+          ips / pub))' "$jsonl" "$gpu" "$prec" "$batch" "$published" "$shown" "$@"
 }
+[ "$jsonl" = 1 ] || {
 echo "ResNet-50 (models/resnet50.onnx), data_on_gpu=1; predictor: $shown_p;"
 echo "published: NVIDIA DeepLearningExamples ResNet50 v1.5 for PyTorch, pytorch-21.03, 1 GPU, the recipe's batch and memory format"
 echo
 echo "| GPU | precision | batch | stated | predicted images/s (80% interval) | published images/s | predicted / published |"
 echo "|---|---|---|---|---|---|---|"
+}
 row A100-80GB FP32 256 938 channels_last=0
 row A100-80GB FP32 256 938 channels_last=0 tf32=1
 row A100-80GB FP32 256 938 channels_last=0 tf32=0
