@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "predict/catalog.h"
 #include "predict/dataset.h"
 #include "predict/predictor.h"
@@ -15,30 +18,26 @@
 
 namespace gpucast::test {
 
+// The physics predictor trained on these CSVs (paths under DataDir()), seed 1.
+inline Predictor TrainPhysicsOn(const std::vector<std::string>& csvs) {
+  auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
+  EXPECT_TRUE(cat.ok()) << cat.message();
+  std::vector<std::string> paths;
+  for (const std::string& c : csvs) paths.push_back(DataDir() + "/" + c);
+  auto data = BuildDataset(paths, *cat);
+  EXPECT_TRUE(data.ok()) << data.message();
+  auto trained = Predictor::Train(*data, "physics", 1);
+  EXPECT_TRUE(trained.ok()) << trained.message();
+  return *trained;
+}
+
 inline const Predictor& PhysicsOnLucid() {
-  static const Predictor p = [] {
-    auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
-    EXPECT_TRUE(cat.ok()) << cat.message();
-    auto data = BuildDataset(DataDir() + "/lucid/single_data.csv", *cat);
-    EXPECT_TRUE(data.ok()) << data.message();
-    auto trained = Predictor::Train(*data, "physics", 1);
-    EXPECT_TRUE(trained.ok()) << trained.message();
-    return *trained;
-  }();
+  static const Predictor p = TrainPhysicsOn({"lucid/single_data.csv"});
   return p;
 }
 
 inline const Predictor& PhysicsOnLucidAndMig() {
-  static const Predictor p = [] {
-    auto cat = LoadCatalog(HomeDir() + "/models/catalog.json");
-    EXPECT_TRUE(cat.ok()) << cat.message();
-    auto data =
-        BuildDataset({DataDir() + "/lucid/single_data.csv", DataDir() + "/migprofiler-a100/bert_train.csv"}, *cat);
-    EXPECT_TRUE(data.ok()) << data.message();
-    auto trained = Predictor::Train(*data, "physics", 1);
-    EXPECT_TRUE(trained.ok()) << trained.message();
-    return *trained;
-  }();
+  static const Predictor p = TrainPhysicsOn({"lucid/single_data.csv", "migprofiler-a100/bert_train.csv"});
   return p;
 }
 

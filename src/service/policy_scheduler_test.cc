@@ -13,19 +13,36 @@
 // Bytes allocated by operator new on this thread while counting (-1: not
 // counting): the global allocation functions of this test binary count for
 // APassDoesNotCopyTheQueuedJobs and otherwise only forward to malloc/free.
+// Every non-aligned form is replaced, so that whatever new a library calls
+// (std::stable_sort's nothrow buffer, new[]) is freed by its own kind of
+// delete (AddressSanitizer checks the pairs; the aligned forms stay the
+// library's, pairs of their own).
 namespace {
 thread_local long long g_new_bytes = -1;
+void* CountedMalloc(std::size_t n) noexcept {
+  if (g_new_bytes >= 0) g_new_bytes += static_cast<long long>(n);
+  return std::malloc(n ? n : 1);
+}
 }  // namespace
 void* operator new(std::size_t n) {
-  if (g_new_bytes >= 0) g_new_bytes += static_cast<long long>(n);
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  if (void* p = CountedMalloc(n)) return p;
   throw std::bad_alloc();
 }
-// GCC cannot see that this operator new's memory is malloc's.
+void* operator new[](std::size_t n) {
+  if (void* p = CountedMalloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return CountedMalloc(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return CountedMalloc(n); }
+// GCC cannot see that these operator news' memory is malloc's.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 
 namespace gpucast::service {

@@ -229,7 +229,8 @@ TEST(Interference, CappedJobsYieldTheirShareAndTheCapacityTermExceedsOneGpu) {
 // Bitwise equality of two arrays of doubles (the memo must return exactly
 // what a fresh evaluation returns, not something close to it).
 bool SameBits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  // Empty vectors may hold null data(): memcmp must not see them.
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
 struct Eval {
