@@ -62,6 +62,19 @@ class _PointFiles:
         return torch.from_numpy(pts.T.copy()), i % 16
 
 
+class _ReviewSample:
+    """A tokenized review padded to seq (random ids: MIGProfiler's Amazon reviews are not shipped) and
+    a label of 2; made per sample in the loader's workers, as its DataLoader serves them."""
+
+    def __init__(self, seq):
+        self.seq = seq
+
+    def __call__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return (torch.randint(0, 30522, (self.seq,), generator=g), torch.zeros(self.seq, dtype=torch.long),
+                torch.ones(self.seq, dtype=torch.long), int(torch.randint(0, 2, (1,), generator=g)))
+
+
 def _neumf_sample(i):
     """One positive plus 4 sampled negatives (Python-side sampling, as the NCF loader)."""
     rng = np.random.default_rng(i)
@@ -110,9 +123,12 @@ class Job:
         self.w, self.batch, self.amp, self.dev, self.tiny = workload, batch, amp, torch.device(device), tiny
         self.dims = workload.get("tiny_dims", workload["dims"]) if tiny else workload["dims"]
         self.nets = [W.build(g).to(self.dev).train() for g in workload["graphs"]]
-        self.scaler = torch.cuda.amp.GradScaler(enabled=amp and self.dev.type == "cuda")
+        # torch.amp.GradScaler("cuda") from PyTorch 2.3; torch.cuda.amp's (deprecated there) before.
+        scaler = (lambda **kw: torch.amp.GradScaler("cuda", **kw)) if hasattr(torch.amp, "GradScaler") \
+            else torch.cuda.amp.GradScaler
+        self.scaler = scaler(enabled=amp and self.dev.type == "cuda")
         self.workers = 0 if tiny else workload["attrs"]["loader_workers"]
-        getattr(self, "_setup_" + workload["model"].lower())()
+        getattr(self, "_setup_" + workload["model"].lower().replace("-", "_"))()
 
     # -- helpers
     def _autocast(self):
@@ -188,6 +204,20 @@ class Job:
         with self._autocast():
             start, end = self.nets[0](ids, tt, mask)
             loss = (F.cross_entropy(start, sp) + F.cross_entropy(end, ep)) / 2
+        self._update(loss, self.opt)
+        return self.batch
+
+    # -- bert-base/amazon-review (MIGProfiler): sequence classification, fp32 or AMP, AdamW, reviews
+    #    from a DataLoader with the catalog's workers (6)
+    def _setup_bert_base(self):
+        self.opt = torch.optim.AdamW(self.nets[0].parameters(), lr=5e-5)
+        self.data = self._loader(4 * self.batch if self.tiny else 4096, _ReviewSample(self.dims["seq"]))
+        self._step = self._step_bert_base
+
+    def _step_bert_base(self):
+        ids, tt, mask, y = (t.to(self.dev, non_blocking=True) for t in next(self.data))
+        with self._autocast():
+            loss = F.cross_entropy(self.nets[0](ids, tt, mask), y)
         self._update(loss, self.opt)
         return self.batch
 
