@@ -73,7 +73,7 @@ test: build
 	rm -rf $(TEST_FIXTURES) && mkdir -p $(TEST_FIXTURES)
 	$(BUILD)/gpucast train --out $(GPUCAST_TEST_PREDICTOR) --quiet >/dev/null
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'
+	GPUCAST_BIN=$(BUILD)/gpucast $(PY) -m unittest discover -s tools/measure -p 'test_*.py'
 	bash integrations/slurm/plugin_test.sh $(BUILD)/gpucast
 	bash integrations/slurm/test.sh $(BUILD)/gpucast
 	bash tests/serve_durability.sh $(BUILD)/gpucast
@@ -142,7 +142,7 @@ sanitize: deps
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/cli_test.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/k8s_test.sh build-asan/gpucast
 	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) bash tests/serve_round4.sh build-asan/gpucast
-	$(PY) -m unittest discover -s tools/measure -p 'test_*.py'  # pure Python: no sanitizer applies
+	ASAN_OPTIONS=$(SAN_ASAN) UBSAN_OPTIONS=$(SAN_UBSAN) GPUCAST_BIN=build-asan/gpucast $(PY) -m unittest discover -s tools/measure -p 'test_*.py'  # measured_check runs the ASan binary
 
 # FUZZ_SECONDS: the ONNX loader; HTTP_FUZZ_SECONDS: the HTTP service with fuzz/http_corpus
 # (issue 20's "HTTP target with the new corpus, 10 minutes"). First the single-node sweep of every
