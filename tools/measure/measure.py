@@ -192,12 +192,21 @@ def environment(gpu, dry_run):
         env["cpu_model"] = None
     try:
         import torch
-        env.update(torch=torch.__version__, torch_cuda=torch.version.cuda,
-                   cudnn=torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-                   tf32_matmul=torch.backends.cuda.matmul.allow_tf32, tf32_cudnn=torch.backends.cudnn.allow_tf32,
-                   cudnn_benchmark=torch.backends.cudnn.benchmark)
+        env.update(torch=torch.__version__, torch_cuda=torch.version.cuda)
     except Exception as e:  # noqa: BLE001 - recorded, not fatal: the runs say whether torch works
         env["torch"] = f"error: {e}"
+    else:
+        # Each on its own: a newer PyTorch may deprecate a flag (2.9's fp32_precision) without the rest failing.
+        for key, get in [("cudnn", lambda: torch.backends.cudnn.version()),
+                         ("tf32_matmul", lambda: torch.backends.cuda.matmul.allow_tf32),
+                         ("tf32_cudnn", lambda: torch.backends.cudnn.allow_tf32),
+                         ("matmul_fp32_precision", lambda: torch.backends.cuda.matmul.fp32_precision),
+                         ("cudnn_benchmark", lambda: torch.backends.cudnn.benchmark),
+                         ("float32_matmul_precision", lambda: torch.get_float32_matmul_precision())]:
+            try:
+                env[key] = get()
+            except Exception as e:  # noqa: BLE001
+                env[key] = f"error: {type(e).__name__}: {e}"
     env["gpu"] = None if dry_run else smi_facts(gpu)
     return env
 
