@@ -59,6 +59,7 @@ SMI_QUERY = "utilization.gpu,utilization.memory,memory.used"
 SMI_FACTS = ["name", "driver_version", "memory.total", "power.limit", "power.max_limit", "clocks.max.sm",
              "clocks.max.memory", "pcie.link.gen.max", "pcie.link.width.max", "compute_cap", "mig.mode.current"]
 FIRST_RUN_ESTIMATE_S = 45  # the budget's guess of a first run's time beyond --seconds (start, warm-up)
+BUDGET_GRACE_S = 30  # a run still going this long past --budget is killed (recorded as an error)
 KILL_AFTER_S = 300  # a run still going this long after --seconds is killed and recorded as an error
 WARMUP = {"BERT": 20}  # warm-up iterations (default 5: RL steps are whole rollouts/episodes)
 
@@ -269,16 +270,17 @@ def run_worker(cfg, seconds, ready, result, device, tiny, iters=None):
     return r
 
 
-def run_together(cfgs, seconds, gpu, worker_device="cuda"):
+def run_together(cfgs, seconds, gpu, worker_device="cuda", stop_at=None):
     """Runs cfgs as concurrent worker processes on GPU `gpu`; samples nvidia-smi ~5 Hz from the
     moment all have warmed up until the first finishes. Returns per-job speeds and GPU means (one
     job: also its steps, timed seconds and PyTorch's peak memory). A worker that fails, or is still
-    running KILL_AFTER_S seconds past `seconds`, raises RuntimeError (the others are killed).
+    running KILL_AFTER_S seconds past `seconds` or at `stop_at` (time.time(); the budget's end),
+    raises RuntimeError (the others are killed).
     worker_device "cpu" (tests only): tiny jobs on the CPU, nvidia-smi whatever is first on PATH."""
     tmp = tempfile.mkdtemp(prefix="gpucast-measure-")
     procs, readies, results = [], [], []
     t_start = time.time()
-    deadline = t_start + seconds + KILL_AFTER_S
+    deadline = min(t_start + seconds + KILL_AFTER_S, stop_at or float("inf"))
     try:
         for i, c in enumerate(cfgs):
             readies.append(os.path.join(tmp, f"ready{i}"))
@@ -304,8 +306,9 @@ def run_together(cfgs, seconds, gpu, worker_device="cuda"):
             except subprocess.TimeoutExpired:
                 pass
         if any(p.poll() is None for p in procs):
-            raise RuntimeError(f"worker still running {seconds + KILL_AFTER_S:.0f} s after it started "
-                               f"(killed) for {cfgs}")
+            raise RuntimeError(f"worker still running {time.time() - t_start:.0f} s after it started (killed: "
+                               + ("the budget's end" if stop_at and deadline == stop_at else
+                                  f"{KILL_AFTER_S} s past --seconds") + f") for {cfgs}")
         if any(p.returncode for p in procs):
             raise RuntimeError(f"worker failed for {cfgs}: exit codes {[p.returncode for p in procs]}")
         res = {"samples": len(samples), "wall_seconds": time.time() - t_start}
@@ -418,7 +421,8 @@ def main(argv=None):
             continue
         started = time.time()
         try:
-            res, err = run_together([c], a.seconds, a.gpu, a.worker_device), None
+            res, err = run_together([c], a.seconds, a.gpu, a.worker_device,
+                                    stop_at=t0 + a.budget + BUDGET_GRACE_S if a.budget else None), None
         except (RuntimeError, ValueError, OSError, subprocess.SubprocessError) as e:
             res, err = None, str(e).replace("\n", " ")
             failed += 1
@@ -439,7 +443,8 @@ def main(argv=None):
             env["skipped"].append({"pair": [list(c1), list(c2)]})
             continue
         else:
-            res = run_together([c1, c2], a.seconds, a.gpu, a.worker_device)
+            res = run_together([c1, c2], a.seconds, a.gpu, a.worker_device,
+                               stop_at=t0 + a.budget + BUDGET_GRACE_S if a.budget else None)
         prow.append(pair_row(i, c1, c2, res, alone))
     env["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     save(list(single.values()), runs, prow)

@@ -257,6 +257,19 @@ class RunTest(unittest.TestCase):
         self.assertEqual([s["repeat"] for s in r["env"]["skipped"]], [1, 2])
         self.assertIn("the budget skipped 2", r["out"])
 
+    def test_a_run_past_the_budget_is_killed(self):
+        saved = M.FIRST_RUN_ESTIMATE_S, M.BUDGET_GRACE_S
+        M.FIRST_RUN_ESTIMATE_S, M.BUDGET_GRACE_S = 0, 0
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                # Started (1 s estimated within 1.2 s), but 1 s timed after a worker's start ends past it.
+                r = self.run_main(d, ["--config", "NeuMF:4:0", "--seconds", "1", "--budget", "1.2"])
+        finally:
+            M.FIRST_RUN_ESTIMATE_S, M.BUDGET_GRACE_S = saved
+        self.assertEqual(r["rc"], 3)
+        self.assertEqual(len(r["runs.csv"]), 1)
+        self.assertIn("(killed: the budget's end)", r["runs.csv"][0]["error"])
+
 
 if __name__ == "__main__":
     unittest.main()

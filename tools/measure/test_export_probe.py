@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""Tests of export_probe.py: the plain-torch GPT exported on this machine's torch and read back through
+the gpucast binary, and archives that are not the probe's.
+
+run: /usr/bin/python3 -m unittest discover -s tools/measure -p 'test_*.py'
+needs: the gpucast binary (GPUCAST_BIN, default build/gpucast).
+"""
+import io
+import json
+import os
+import sys
+import tarfile
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import export_probe as E  # noqa: E402
+
+BIN = os.environ.get("GPUCAST_BIN") or os.path.join(ROOT, "build", "gpucast")
+
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = E.main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+class ExportProbeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.isfile(BIN):
+            raise AssertionError(f"{BIN}: no gpucast binary (make build, or GPUCAST_BIN)")
+        import torch
+        cls.torch = torch.__version__
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.archive = os.path.join(cls.tmp.name, "ep.tar.gz")
+        rc, cls.log, _ = run(["export", "--out", cls.archive, "--only", "gpt_small"])
+        assert rc == 0, cls.log
+        rc, out, err = run(["check", cls.archive, "--gpucast", BIN, "--json"])
+        assert rc == 0, out + err
+        cls.res = {r["style"]: r for r in json.loads(out)["results"]}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_training_export_is_read_with_torchs_parameters(self):
+        r = self.res["legacy_train"]
+        self.assertEqual((r["check"], r["opset"], r["complete"], r["scales_with_batch"]), ("ok", 17, True, True))
+        # torch's count: 8192 x 256 tied embedding/head, 128 x 256 positions, 4 blocks, the final norm
+        d, v = 256, 8192
+        block = 2 * 2 * d + (3 * d * d + 3 * d + d * d + d) + (d * 4 * d + 4 * d + 4 * d * d + d)
+        self.assertEqual(r["params"], v * d + 128 * d + 4 * block + 2 * d)
+        self.assertEqual(r["torch_params"], r["params"])
+
+    def test_eval_export_is_warned_and_counts_the_tied_head_twice(self):
+        r = self.res["default_eval"]
+        self.assertEqual(r["check"], "ok")  # eval exports are not held to torch's count
+        self.assertTrue(any("looks like an eval-mode export" in w for w in r["warnings"]), r["warnings"])
+        self.assertEqual(r["params"] - r["torch_params"], 8192 * 256)
+
+    def test_dynamo_where_the_torch_has_none(self):
+        r = self.res["dynamo_train"]
+        if self.torch.split(".")[0] == "1":
+            self.assertEqual(r["check"], "export failed")
+            self.assertIn("has no attribute 'export'", r["error"])
+        else:
+            self.assertEqual(r["check"], "ok", r)
+
+    def test_budget_and_bad_archives(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = os.path.join(d, "skip.tar.gz")
+            rc, out, _ = run(["export", "--out", a, "--only", "gpt_small", "--budget", "1e-9"])
+            self.assertEqual(rc, 0)
+            rc, out, _ = run(["check", a, "--gpucast", BIN, "--json"])
+            self.assertEqual(rc, 0)
+            self.assertEqual({r["check"] for r in json.loads(out)["results"]}, {"skipped"})
+            bad = os.path.join(d, "bad.tar.gz")
+            with open(bad, "wb") as f:
+                f.write(b"not a tar")
+            rc, _, err = run(["check", bad, "--gpucast", BIN])
+            self.assertEqual(rc, 2)
+            self.assertIn("bad.tar.gz: not an export_probe archive", err)
+            # A manifest naming a file the archive lacks: a failure of that export's check.
+            lacking = os.path.join(d, "lacking.tar.gz")
+            with tarfile.open(lacking, "w:gz") as t:
+                body = json.dumps({"entries": [{"model": "m", "style": "legacy_train", "batch": 4,
+                                                "file": "m.onnx", "torch_params": 1}]}).encode()
+                info = tarfile.TarInfo("manifest.json")
+                info.size = len(body)
+                t.addfile(info, io.BytesIO(body))
+            rc, out, _ = run(["check", lacking, "--gpucast", BIN])
+            self.assertEqual(rc, 1)
+            self.assertIn("file missing from the archive", out)
+        with self.assertRaises(SystemExit):
+            with redirect_stderr(io.StringIO()):
+                E.main(["export", "--out", "x.tar.gz", "--only", "gpt9"])
+
+
+if __name__ == "__main__":
+    unittest.main()
