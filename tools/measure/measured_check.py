@@ -18,7 +18,10 @@ says so. The figures are those issues 36 and 37 judge on measurements the projec
   on) and against its peak (runs.csv `gmem_peak`, what a limit must hold), the share of rows whose
   high end holds the peak, and the median width / point;
 - repeats (runs.csv): per configuration run more than once, the spread of utilization, step and peak
-  memory between runs: the counter's and the job's own noise, no model in it.
+  memory between runs: the counter's and the job's own noise, no model in it;
+- the fixed part (context.json of tools/measure/context_probe.py): nvidia-smi's memory above the idle
+  GPU after CUDA's init, cuBLAS and cuDNN, beside gpucast's `context` + `cublas_workspace` + `cudnn`
+  components of the smallest predicted job.
 Nothing is fitted here. Exit status 0 when every row was predicted, 1 when some could not be, 2 on bad
 input (a missing or malformed file, rows of several GPUs or of none).
 """
@@ -166,8 +169,10 @@ def predict(gpucast, predictor, args, level):
         out.update(step_ms=d["step_ms"], step_low_ms=d["step_ms_interval"]["low"],
                    step_high_ms=d["step_ms_interval"]["high"])
     if d.get("gpu_mem_mib"):
+        c = d.get("gpu_mem_components_mib") or {}
         out.update(mem_mib=d["gpu_mem_mib"], mem_low_mib=d["gpu_mem_interval"]["low"],
-                   mem_high_mib=d["gpu_mem_interval"]["high"])
+                   mem_high_mib=d["gpu_mem_interval"]["high"],
+                   mem_fixed_mib=sum(c.get(k, 0.0) for k in ("context", "cublas_workspace", "cudnn")))
     return out
 
 
@@ -229,10 +234,23 @@ def check(folder, gpucast, predictor, data, level):
     if not out_rows:
         raise CheckError(f"{path}: no row could be predicted: " + "; ".join(problems))
     resolved = out_rows[0]["resolved_gpu"]
+    context = None
+    if os.path.exists(os.path.join(folder, "context.json")):
+        try:
+            with open(os.path.join(folder, "context.json")) as f:
+                probe = json.load(f)
+            stages = {s["stage"]: float(s["above_before_mib"]) for s in probe.get("stages", [])}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise CheckError(f"{os.path.join(folder, 'context.json')}: not context_probe's output ({e})") from None
+        smallest = min((r for r in out_rows if r.get("mem_mib")), key=lambda r: r["mem_mib"], default=None)
+        context = {"measured_above_idle_mib": stages, "error": probe.get("error"),
+                   "cuda_module_loading": probe.get("cuda_module_loading"),
+                   "predicted_fixed_mib": smallest and smallest["mem_fixed_mib"],
+                   "predicted_for": smallest and f"{smallest['model']} batch {smallest['batch']}"}
     return {"folder": folder, "gpu": gpu, "resolved_gpu": resolved,
             "held_out": resolved not in trained_gpus, "predictor_gpus": trained_gpus, "level": level,
             "rows": out_rows, "problems": problems, "util": util_figures(out_rows), "step": step_figures(out_rows),
-            "memory": memory_figures(out_rows), "repeats": repeat_figures(runs)}
+            "memory": memory_figures(out_rows), "repeats": repeat_figures(runs), "context": context}
 
 
 def fmt(v, spec=".3f"):
@@ -273,6 +291,13 @@ def markdown(res):
             lines.append(f"| {c[0]}/{c[1]} batch {c[2]} AMP {c[3]} | {r['runs']} | {fmt(r['util_min'], '.1f')}-"
                          f"{fmt(r['util_max'], '.1f')} | {fmt(r['step_spread'], '.1%')} | {fmt(r['peak_mib_min'], '.0f')}-"
                          f"{fmt(r['peak_mib_max'], '.0f')} |")
+    c = res.get("context")
+    if c:
+        lines += ["", "Fixed part (context_probe): nvidia-smi MiB above the idle GPU after "
+                  + (", ".join(f"{k} {v:.0f}" for k, v in c["measured_above_idle_mib"].items()) or "-")
+                  + (f" (error: {c['error']})" if c["error"] else "")
+                  + f"; CUDA_MODULE_LOADING {c['cuda_module_loading']}; gpucast's context + cuBLAS + cuDNN for "
+                  f"{c['predicted_for']}: {fmt(c['predicted_fixed_mib'], '.0f')} MiB"]
     for p in res["problems"]:
         lines.append(f"not predicted: {p}")
     return "\n".join(lines)

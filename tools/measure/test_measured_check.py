@@ -167,6 +167,32 @@ class CheckTest(unittest.TestCase):
         step = json.loads(out)["step"]
         self.assertAlmostEqual(step["ratio_median_error"], abs(row["step_ms"] / row["ref_step_ms"] - 1), places=12)
 
+    def test_the_context_probe_beside_the_smallest_job(self):
+        with tempfile.TemporaryDirectory() as d:
+            write_folder(d, self.rows[:2])
+            with open(os.path.join(d, "context.json"), "w") as f:
+                json.dump({"stages": [{"stage": "init", "above_before_mib": 500.0},
+                                      {"stage": "cublas", "above_before_mib": 541.0}], "cuda_module_loading": "LAZY"}, f)
+            rc, out, err = self.run_check(d, "--json")
+            self.assertEqual(rc, 0, err)
+            c = json.loads(out)["context"]
+            self.assertEqual(c["measured_above_idle_mib"], {"init": 500.0, "cublas": 541.0})
+            self.assertEqual(c["predicted_for"], "bert-base batch 8")
+            p = subprocess.run([BIN, "predict", "-p", self.predictor, "-m", os.path.join(ROOT, "models", "bert-base.onnx"),
+                                "--batch", "8", "--dim", "seq=64", "--attr", "loader_workers=6", "--attr",
+                                "data_on_gpu=0", "--attr", "rl_env=0", "--attr", "optimizer=adamw", "--gpu",
+                                "NVIDIA A100-SXM4-80GB", "--json", "--quiet"], capture_output=True, text=True, check=True)
+            comp = json.loads(p.stdout)["gpu_mem_components_mib"]
+            self.assertAlmostEqual(c["predicted_fixed_mib"], comp["context"] + comp["cublas_workspace"] + comp["cudnn"],
+                                   places=6)
+            self.assertIn("Fixed part (context_probe): nvidia-smi MiB above the idle GPU after init 500, cublas 541",
+                          self.run_check(d)[1])
+            with open(os.path.join(d, "context.json"), "w") as f:
+                f.write("{not json")
+            rc, _, err = self.run_check(d)
+            self.assertEqual(rc, 2)
+            self.assertIn("context.json: not context_probe's output", err)
+
     def test_bad_folders(self):
         with tempfile.TemporaryDirectory() as d:
             rc, _, err = self.run_check(d)
