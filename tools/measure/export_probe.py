@@ -17,17 +17,17 @@ manifest.json: per export its style, torch's parameter count, seconds, opset and
 failed. Nothing here needs a GPU; tools/measure/device_check.sh runs it after its measurements, on
 the lent machine's newer PyTorch (this machine's Debian torch 1.13 has no dynamo exporter).
 
-`check` (here): `gpucast analyze --json` of every exported file at the export's batch and at twice
-it, and per file: loads, every node costed, parameters equal to torch's count (training styles; an
-eval-mode export folds BatchNorm into its convolutions and need not), scales with the batch; per
-model, the training FLOPs of the two training styles against each other. Exit status 0 when every
+`check` (here): each training-style file gets tools/gpucast-export's own check (`check_analyze`:
+`gpucast analyze` costs every node, counts torch's parameters, and the cost follows the batch); an
+eval-mode file is only read and costed (it folds BatchNorm into its convolutions and may copy tied
+weights, so its count need not be torch's); per model, the training FLOPs of the two training
+styles against each other. Exit status 0 when every
 training-style export that exported was read and costed with torch's parameter count, 1 otherwise, 2
 on a bad archive.
 """
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -187,12 +187,35 @@ def cmd_export(a):
     return 0
 
 
-def analyze(gpucast, path, batch):
-    r = subprocess.run([gpucast, "analyze", path, "--batch", str(batch), "--json"], capture_output=True, text=True,
-                       timeout=300)
-    if r.returncode != 0:
-        return None, (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
-    return json.loads(r.stdout), None
+def export_tool():
+    """tools/gpucast-export as a module: its checks of an exported graph are the ones used here."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("gpucast_export", os.path.join(ROOT, "tools", "gpucast-export"))
+    spec = importlib.util.spec_from_loader("gpucast_export", loader)
+    tool = importlib.util.module_from_spec(spec)
+    loader.exec_module(tool)
+    return tool
+
+
+def check_file(tool, gpucast, path, entry):
+    """A training-style export gets gpucast-export's check (every node costed, torch's parameter count,
+    the cost follows the batch); an eval export is only read and costed (it folds BatchNorm into the
+    convolutions and may copy tied weights, so its count need not be torch's). Returns the fields."""
+    name = entry["file"]
+    try:
+        if entry["style"] == "default_eval":
+            rep = tool.analyze(gpucast, path, entry["batch"], {})
+            if not rep["complete"]:
+                raise tool.CheckError(f"{path}: gpucast could not cost {rep['uncosted_nodes']} node(s); first: "
+                                      f"{rep['first_uncosted']}")
+        else:
+            rep = tool.check_analyze(gpucast, path, entry.get("torch_params"), entry["batch"], {})
+    except tool.CheckError as e:
+        return {"check": str(e).replace(path, name)}
+    t = rep["totals"]
+    return {"check": "ok", "params": t["params"], "train_flops": t["forward_flops"] + t["backward_flops"],
+            "warnings": [w.replace(path, name)[:160] for w in rep["warnings"]][:3]}
 
 
 def cmd_check(a):
@@ -204,6 +227,7 @@ def cmd_check(a):
         print(f"export_probe: {a.archive}: not an export_probe archive ({type(e).__name__}: {e})", file=sys.stderr)
         return 2
     results, bad = [], 0
+    tool = export_tool()
     with tempfile.TemporaryDirectory() as d:
         for e in manifest:
             res = dict(e)
@@ -214,24 +238,7 @@ def cmd_check(a):
                     path = os.path.join(d, e["file"])
                     with open(path, "wb") as f:
                         f.write(tar.extractfile(members[e["file"]]).read())
-                    j1, err1 = analyze(a.gpucast, path, e["batch"])
-                    j2, err2 = analyze(a.gpucast, path, 2 * e["batch"])
-                    if j1 is None:
-                        res["check"] = f"gpucast analyze: {err1}"
-                    else:
-                        t = j1["totals"]
-                        res.update(params=t["params"], train_flops=t["forward_flops"] + t["backward_flops"],
-                                   complete=j1["complete"], unsupported=j1["unsupported"][:5],
-                                   warnings=[w[:160] for w in j1["warnings"]][:3])
-                        if j2 is not None:
-                            f2 = j2["totals"]["forward_flops"] + j2["totals"]["backward_flops"]
-                            res["scales_with_batch"] = bool(res["train_flops"]) and abs(f2 / res["train_flops"] - 2) < 0.05
-                        if not j1["complete"]:
-                            res["check"] = f"not every node costed (first: {j1['first_uncosted']})"
-                        elif e["style"] != "default_eval" and t["params"] != e.get("torch_params"):
-                            res["check"] = f"params {t['params']} != torch's {e.get('torch_params')}"
-                        else:
-                            res["check"] = "ok"
+                    res.update(check_file(tool, a.gpucast, path, e))
             elif e.get("error", "").startswith("skipped"):
                 res["check"] = "skipped"
             else:
@@ -247,14 +254,13 @@ def cmd_check(a):
     if a.json:
         print(json.dumps({"results": results, "training_flops_dynamo_over_legacy_minus_1": agree}, indent=1))
     else:
-        print("| model | style | torch | opset | export | gpucast | params (torch's) | training GFLOPs at the batch | "
-              "scales with the batch |\n|---|---|---|---|---|---|---|---|---|")
+        print("| model | style | torch | opset | export | gpucast | params (torch's) | training GFLOPs at the batch |\n"
+              "|---|---|---|---|---|---|---|---|")
         for r in results:
             print(f"| {r['model']} | {r['style']} | {r.get('torch', '-')} | {r.get('opset', '-')} | "
                   f"{'ok' if 'file' in r else r.get('error', '-')[:120]} | {r['check']} | "
                   f"{r.get('params', '-')} ({r.get('torch_params', '-')}) | "
-                  f"{'-' if not r.get('train_flops') else format(r['train_flops'] / 1e9, '.1f')} | "
-                  f"{r.get('scales_with_batch', '-')} |")
+                  f"{'-' if not r.get('train_flops') else format(r['train_flops'] / 1e9, '.1f')} |")
         for m, v in agree.items():
             print(f"{m}: training FLOPs dynamo / legacy = {1 + v:.4f}")
     return 1 if bad else 0

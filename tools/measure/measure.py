@@ -17,7 +17,7 @@ processes). Writes, rewritten after every run (a run stopped half-way keeps what
                           utilization samples, peak nvidia-smi memory, PyTorch's peak allocator
                           figures, and an `error` for a run that failed
   DIR/environment.json    GPU (nvidia-smi), driver, PyTorch/CUDA/cuDNN, TF32 defaults, CPU, the
-                          harness files' sha256, the plan, what ran and what the budget skipped
+                          harness files' sha256, the plan and what the budget skipped
   DIR/colocate_info.csv   ,model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,...,gmem
   DIR/onnx/               each job's graphs (the same weight-free exports as models/)
 `label` (Lucid's sharing score, not a measurement) is left empty.
@@ -34,6 +34,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -302,7 +303,7 @@ def run_together(cfgs, seconds, gpu, worker_device="cuda", stop_at=None):
             time.sleep(max(0.0, 0.2 - (time.time() - t)))
         for p in procs:
             try:
-                p.wait(timeout=max(1.0, deadline - time.time()))
+                p.wait(timeout=max(0.0, deadline - time.time()))
             except subprocess.TimeoutExpired:
                 pass
         if any(p.poll() is None for p in procs):
@@ -330,7 +331,7 @@ def run_together(cfgs, seconds, gpu, worker_device="cuda", stop_at=None):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        subprocess.run(["rm", "-rf", tmp], check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main(argv=None):
@@ -389,7 +390,7 @@ def main(argv=None):
         gpu_name = None
     order = run_order(repeats)
     env.update(plan=[{"config": list(c), "repeats": n} for c, n in repeats.items()], seconds=a.seconds,
-               budget=a.budget, runs=[], skipped=[])
+               budget=a.budget, skipped=[])
 
     def save(single, runs, prow=None):
         write_csv(os.path.join(a.out, "single_data.csv"), SINGLE_COLUMNS, single)
@@ -403,7 +404,16 @@ def main(argv=None):
     print(f"measure: {len(configs)} configurations, {len(order)} runs, {len(pairs)} pairs -> {a.out}"
           + (" (dry run: CPU, tiny sizes, GPU and speed columns left empty)" if a.dry_run else "")
           + (f"; GPU {gpu_name}" if gpu_name else ""), flush=True)
-    alone, single, runs, longest, failed = {}, {}, [], 0.0, 0
+    alone, runs, longest = {}, [], 0.0  # alone: each configuration's first successful run
+
+    def singles():
+        return [single_row(c, alone[c], gpu_name) for c in configs if c in alone]
+
+    def over_budget():
+        """Would a run started now end past the budget (the first estimated, then the longest so far)?"""
+        return a.budget and time.time() - t0 + (longest or a.seconds + FIRST_RUN_ESTIMATE_S) > a.budget
+
+    stop_at = t0 + a.budget + BUDGET_GRACE_S if a.budget else None
     save([], [])
     for c, rep in order:
         if a.dry_run:
@@ -413,46 +423,40 @@ def main(argv=None):
             r = run_worker((c[0], c[1], 2, c[3]), 0, None, None, "cpu", tiny=True, iters=1)
             print(f"  dry run {c}: {r['steps'] + 1} iterations ok", flush=True)
             alone[c] = None
-            single[c] = single_row(c, None)
             continue
-        estimate = longest or a.seconds + FIRST_RUN_ESTIMATE_S
-        if a.budget and time.time() - t0 + estimate > a.budget:
+        if over_budget():
             env["skipped"].append({"config": list(c), "repeat": rep})
             continue
         started = time.time()
         try:
-            res, err = run_together([c], a.seconds, a.gpu, a.worker_device,
-                                    stop_at=t0 + a.budget + BUDGET_GRACE_S if a.budget else None), None
+            res, err = run_together([c], a.seconds, a.gpu, a.worker_device, stop_at), None
         except (RuntimeError, ValueError, OSError, subprocess.SubprocessError) as e:
             res, err = None, str(e).replace("\n", " ")
-            failed += 1
         longest = max(longest, time.time() - started)
         runs.append(run_row(c, rep, res, gpu_name, err))
-        env["runs"].append({"config": list(c), "repeat": rep, "ok": err is None})
         if err is None and c not in alone:
             alone[c] = res
-            single[c] = single_row(c, res, gpu_name)
         print(f"  [{time.time() - t0:5.0f} s] {c} run {rep + 1}/{repeats[c]}: "
               + (json.dumps(res) if err is None else f"FAILED: {err}"), flush=True)
-        save(list(single.values()), runs)
+        save(singles(), runs)
     prow = []
     for i, (c1, c2) in enumerate(pairs):
         if a.dry_run:
             res = None
-        elif a.budget and time.time() - t0 + (longest or a.seconds + FIRST_RUN_ESTIMATE_S) > a.budget:
+        elif over_budget():
             env["skipped"].append({"pair": [list(c1), list(c2)]})
             continue
         else:
-            res = run_together([c1, c2], a.seconds, a.gpu, a.worker_device,
-                               stop_at=t0 + a.budget + BUDGET_GRACE_S if a.budget else None)
+            res = run_together([c1, c2], a.seconds, a.gpu, a.worker_device, stop_at)
         prow.append(pair_row(i, c1, c2, res, alone))
     env["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    save(list(single.values()), runs, prow)
+    save(singles(), runs, prow)
     if not a.no_onnx:
         export_onnx(configs, os.path.join(a.out, "onnx"))
-    print(f"measure: wrote {len(single)} single rows, {len(runs)} runs ({failed} failed), {len(prow)} pair rows"
+    failed = sum(r["error"] is not None for r in runs)
+    print(f"measure: wrote {len(alone)} single rows, {len(runs)} runs ({failed} failed), {len(prow)} pair rows"
           + (f"; the budget skipped {len(env['skipped'])} (environment.json)" if env["skipped"] else ""), flush=True)
-    if not a.dry_run and not any(r["error"] is None for r in runs):
+    if not a.dry_run and failed == len(runs):
         print("measure: no run succeeded", file=sys.stderr)
         return 3
     return 0

@@ -50,7 +50,8 @@ class ExportProbeTest(unittest.TestCase):
 
     def test_training_export_is_read_with_torchs_parameters(self):
         r = self.res["legacy_train"]
-        self.assertEqual((r["check"], r["opset"], r["complete"], r["scales_with_batch"]), ("ok", 17, True, True))
+        # gpucast-export's check passed: every node costed, torch's parameter count, the cost follows the batch
+        self.assertEqual((r["check"], r["opset"]), ("ok", 17))
         # torch's count: 8192 x 256 tied embedding/head, 128 x 256 positions, 4 blocks, the final norm
         d, v = 256, 8192
         block = 2 * 2 * d + (3 * d * d + 3 * d + d * d + d) + (d * 4 * d + 4 * d + 4 * d * d + d)
@@ -96,6 +97,20 @@ class ExportProbeTest(unittest.TestCase):
             rc, out, _ = run(["check", lacking, "--gpucast", BIN])
             self.assertEqual(rc, 1)
             self.assertIn("file missing from the archive", out)
+            # A training export whose parameters are not torch's: gpucast-export's message, the file named.
+            with tarfile.open(self.archive, "r:gz") as t:
+                onnx_bytes = t.extractfile("gpt_small.legacy_train.onnx").read()
+            wrong = os.path.join(d, "wrong.tar.gz")
+            with tarfile.open(wrong, "w:gz") as t:
+                for name, body in (("manifest.json", json.dumps({"entries": [
+                        {"model": "gpt_small", "style": "legacy_train", "batch": 4, "file": "g.onnx",
+                         "torch_params": 5}]}).encode()), ("g.onnx", onnx_bytes)):
+                    info = tarfile.TarInfo(name)
+                    info.size = len(body)
+                    t.addfile(info, io.BytesIO(body))
+            rc, out, _ = run(["check", wrong, "--gpucast", BIN])
+            self.assertEqual(rc, 1)
+            self.assertIn("g.onnx: gpucast counts 5,289,472 parameters, torch 5", out)
         with self.assertRaises(SystemExit):
             with redirect_stderr(io.StringIO()):
                 E.main(["export", "--out", "x.tar.gz", "--only", "gpt9"])

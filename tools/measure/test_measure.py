@@ -223,7 +223,6 @@ class RunTest(unittest.TestCase):
             self.assertEqual((env["gpu"]["name"], env["gpucast_commit"], env["skipped"]),
                              ("NVIDIA Stand-In GPU", "0123abc", []))
             self.assertTrue(env["gpu"]["compute_cap"].startswith("error: Field compute_cap"))
-            self.assertEqual(len(env["runs"]), 3)
             self.assertEqual(set(env["harness_sha256"]), {"tools/measure/measure.py", "tools/measure/jobs.py",
                                                           "tools/workloads.py"})
 
