@@ -933,6 +933,41 @@ TEST(SavedBytes, LayerNormExportKeepsWhatTheFusedOpKeeps) {
   EXPECT_EQ(Analyze(c).totals.saved_bytes, 64);  // relu's output
 }
 
+// The same LayerNorm at batch 1: the mean and the variance are then one number each, like the
+// constant eps the variance is added to. The pattern is still the fused op (before, Add(var, eps)
+// had "no scalar input" and the chain was costed node by node: 8 kernels more, and at batch 1 a
+// ConvNeXt's head LayerNorm, over a 1x1 map, was so).
+TEST(SavedBytes, LayerNormExportAtBatchOneIsStillTheFusedOp) {
+  GraphBuilder b("ln1.onnx", 1);
+  b.Data("x", {1, 8}).Param("w", {8, 8}).Value("h", {1, 8});
+  b.Value("mu", {1, 1}).Value("d", {1, 8}).Value("two", {}).Value("p", {1, 8}).Value("var", {1, 1});
+  b.Value("eps", {}).Value("ve", {1, 1}).Value("sd", {1, 1}).Value("n", {1, 8});
+  b.Param("gamma", {8}).Param("beta", {8}).Value("g", {1, 8}).Value("o", {1, 8});
+  b.Param("w2", {4, 8}).Value("y", {1, 4});
+  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  b.Op("Constant", "k2", {}, {"two"});
+  b.Op("Constant", "ke", {}, {"eps"});
+  b.Op("ReduceMean", "mean", {"h"}, {"mu"});
+  b.Op("Sub", "sub", {"h", "mu"}, {"d"});
+  b.Op("Pow", "pow", {"d", "two"}, {"p"});
+  b.Op("ReduceMean", "mean2", {"p"}, {"var"});
+  b.Op("Add", "addeps", {"var", "eps"}, {"ve"});
+  b.Op("Sqrt", "sqrt", {"ve"}, {"sd"});
+  b.Op("Div", "div", {"d", "sd"}, {"n"});
+  b.Op("Mul", "scale", {"n", "gamma"}, {"g"});
+  b.Op("Add", "shift", {"g", "beta"}, {"o"});
+  b.Op("Gemm", "fc2", {"o", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  CostReport r = Analyze(b);
+  // h (8 floats, 32 bytes), mu and sd (4 each) on the first node; fc2 keeps o (32).
+  EXPECT_EQ(NodeNamed(r, "mean").saved_bytes, 32 + 4 + 4);
+  for (const char* inside : {"sub", "pow", "mean2", "addeps", "sqrt", "div", "scale", "shift"}) {
+    EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
+    EXPECT_EQ(NodeNamed(r, inside).fused_op, NodeNamed(r, "mean").fused_op) << inside;
+  }
+  EXPECT_GT(NodeNamed(r, "mean").fused_op, 0);
+  EXPECT_EQ(r.totals.saved_bytes, 40 + 32);
+}
+
 }  // namespace
 }  // namespace gpucast
 

@@ -235,13 +235,23 @@ std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph) {
     auto n = ti ? ti->NumElements() : std::nullopt;
     return n && *n <= 1;
   };
+  // A value the graph holds (an initializer or a Constant's output), not one it computes.
+  auto constant = [&](const std::string& t) {
+    auto it = producer.find(t);
+    if (it != producer.end()) return nodes[it->second].op_type == "Constant";
+    const TensorInfo* ti = graph.Tensor(t);
+    return ti != nullptr && !ti->is_data_input;
+  };
   auto binary = [&](long k) { return k >= 0 && nodes[k].inputs.size() == 2 && nodes[k].outputs.size() == 1; };
-  // Of a binary node with one scalar input, the other input ("" if not so).
+  // Of a binary node with one scalar input, the other input ("" if not so). Where both have one
+  // element (a LayerNorm over the channels of a 1x1 map at batch 1: its variance is one number),
+  // the scalar is the constant one, so a pattern is found at every batch.
   auto by_scalar = [&](long k) -> std::string {
     if (!binary(k)) return "";
     const auto& in = nodes[k].inputs;
     if (scalar(in[1]) && !scalar(in[0])) return in[0];
     if (scalar(in[0]) && !scalar(in[1])) return in[1];
+    if (scalar(in[0]) && scalar(in[1]) && constant(in[0]) != constant(in[1])) return constant(in[1]) ? in[0] : in[1];
     return "";
   };
   std::map<size_t, FusedMemory> out;
@@ -276,9 +286,10 @@ std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph) {
       }
       claim(region, {x});
     }
-    if (n.op_type == "Sigmoid" && n.inputs.size() == 1 && n.outputs.size() == 1) {
-      // SiLU (torch.onnx before opset 20 has no Silu): Sigmoid(x) -> Mul(x, .). torch's silu keeps x;
-      // node by node the export would keep the sigmoid too.
+    if ((n.op_type == "Sigmoid" || n.op_type == "HardSigmoid") && n.inputs.size() == 1 && n.outputs.size() == 1) {
+      // SiLU (torch.onnx before opset 20 has no Silu): Sigmoid(x) -> Mul(x, .); hardswish before
+      // opset 14 (no HardSwish): HardSigmoid(x) -> Mul(x, .). torch's silu and hardswish keep x
+      // and run as one kernel each way; node by node the export would keep the gate too.
       const std::string& x = n.inputs[0];
       const long m = only_user(n.outputs[0], "Mul");
       if (!binary(m)) continue;

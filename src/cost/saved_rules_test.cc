@@ -58,6 +58,31 @@ TEST(FusedExports, SiluKeepsItsInput) {
   EXPECT_EQ(Analyze(se).totals.saved_bytes, 3 * 128);
 }
 
+// nn.Hardswish as torch.onnx writes it before opset 14: HardSigmoid(h) (alpha 1/6, beta 1/2) ->
+// Mul(h, s). torch's hardswish keeps h (hardswish_backward(grad, self)): 256 bytes with fc2's input,
+// as the HardSwish node of opset 14 keeps. Node by node: s by the Mul too, 384.
+TEST(FusedExports, HardSwishBeforeOpset14KeepsItsInput) {
+  for (bool fused_node : {false, true}) {
+    SCOPED_TRACE(fused_node);
+    GraphBuilder b = Mlp("hardswish.onnx");
+    b.Value("s", {2, 16}).Value("m", {2, 16});
+    if (fused_node) {
+      b.Op("HardSwish", "hswish", {"h"}, {"m"});
+    } else {
+      b.Op("HardSigmoid", "hsig", {"h"}, {"s"});
+      b.Op("Mul", "mul", {"h", "s"}, {"m"});
+    }
+    b.Op("Gemm", "fc2", {"m", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+    CostReport r = Analyze(b);
+    EXPECT_EQ(r.totals.saved_bytes, 256);
+    if (!fused_node) {
+      EXPECT_EQ(NodeNamed(r, "hsig").saved_bytes, 128);
+      EXPECT_GT(NodeNamed(r, "hsig").fused_op, 0);
+      EXPECT_EQ(NodeNamed(r, "mul").fused_op, NodeNamed(r, "hsig").fused_op);
+    }
+  }
+}
+
 // F.gelu(approximate='tanh') as torch.onnx writes it; torch's gelu keeps h: 256 bytes with fc2's input.
 TEST(FusedExports, TanhGeluKeepsItsInput) {
   GraphBuilder b = Mlp("gelu_tanh.onnx");

@@ -248,9 +248,12 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
   // reading its input and writing its result (native_layer_norm, gelu, silu, group_norm), and
   // its backward as one (two with affine weights: the weights' gradients), so its nodes' FLOPs
   // are summed and it moves fused_io_bytes, not each node's traffic.
+  // Its weight update (gamma and beta on their Mul and Add nodes) is one kernel per update, as
+  // the fused op's node (LayerNormalization, GroupNormalization) is: an export at opset 14 and
+  // one at 17 launch alike.
   struct Fused {
     double fwd = 0, bwd = 0, io = 0;
-    bool params = false, first_seen = false;
+    bool params = false, first_seen = false, update_counted = false;
   };
   double kernels = 0;
   for (const CostReport& r : reports) {
@@ -279,7 +282,8 @@ StepEstimate EstimateStep(const std::vector<CostReport>& reports, const GpuSpec&
         }
         if (n.params > 0 && r.updates > 0) {
           e.busy_s += roofline(0, kOptimizerBytesPerParam * n.params * r.updates, gpu.fp32_flops);
-          kernels += r.updates;
+          if (!f->second.update_counted) kernels += r.updates;
+          f->second.update_counted = true;
         }
         continue;
       }
