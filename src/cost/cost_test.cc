@@ -897,33 +897,23 @@ TEST(SavedBytes, GeluExportKeepsWhatTheFusedOpKeeps) {
 }
 
 // LayerNorm exported before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add):
-// PyTorch's fused layer_norm keeps its input, the mean and the standard deviation.
+// PyTorch's fused layer_norm keeps its input, the mean and the standard deviation. At batch 1 the
+// mean and the variance are one number each, like the constant eps the variance is added to: the
+// pattern is still the fused op (before, Add(var, eps) had "no scalar input" and the chain was
+// costed node by node, as a ConvNeXt's head LayerNorm over a 1x1 map was at batch 1).
 TEST(SavedBytes, LayerNormExportKeepsWhatTheFusedOpKeeps) {
-  GraphBuilder b("ln.onnx", 2);
-  b.Data("x", {2, 8}).Param("w", {8, 8}).Value("h", {2, 8});
-  b.Value("mu", {2, 1}).Value("d", {2, 8}).Value("two", {}).Value("p", {2, 8}).Value("var", {2, 1});
-  b.Value("eps", {}).Value("ve", {2, 1}).Value("sd", {2, 1}).Value("n", {2, 8});
-  b.Param("gamma", {8}).Param("beta", {8}).Value("g", {2, 8}).Value("o", {2, 8});
-  b.Param("w2", {4, 8}).Value("y", {2, 4});
-  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
-  b.Op("Constant", "k2", {}, {"two"});
-  b.Op("Constant", "ke", {}, {"eps"});
-  b.Op("ReduceMean", "mean", {"h"}, {"mu"});
-  b.Op("Sub", "sub", {"h", "mu"}, {"d"});
-  b.Op("Pow", "pow", {"d", "two"}, {"p"});
-  b.Op("ReduceMean", "mean2", {"p"}, {"var"});
-  b.Op("Add", "addeps", {"var", "eps"}, {"ve"});
-  b.Op("Sqrt", "sqrt", {"ve"}, {"sd"});
-  b.Op("Div", "div", {"d", "sd"}, {"n"});
-  b.Op("Mul", "scale", {"n", "gamma"}, {"g"});
-  b.Op("Add", "shift", {"g", "beta"}, {"o"});
-  b.Op("Gemm", "fc2", {"o", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
-  CostReport r = Analyze(b);
-  // h (2·8·4 = 64), mu and sd (2·4 each) on the first node; fc2 keeps o (64).
-  EXPECT_EQ(NodeNamed(r, "mean").saved_bytes, 64 + 8 + 8);
-  for (const char* inside : {"sub", "pow", "mean2", "addeps", "sqrt", "div", "scale", "shift"})
-    EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
-  EXPECT_EQ(r.totals.saved_bytes, 80 + 64);
+  for (int64_t batch : {2, 1}) {
+    SCOPED_TRACE(batch);
+    CostReport r = Analyze(testing::LayerNormMlp("ln.onnx", batch, /*decomposed=*/true));
+    // h (batch·8·4 bytes), mu and sd (batch·4 each) on the first node; fc2 keeps o (batch·32).
+    EXPECT_EQ(NodeNamed(r, "mean").saved_bytes, batch * (32 + 4 + 4));
+    EXPECT_GT(NodeNamed(r, "mean").fused_op, 0);
+    for (const char* inside : {"sub", "pow", "mean2", "addeps", "sqrt", "div", "scale", "shift"}) {
+      EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
+      EXPECT_EQ(NodeNamed(r, inside).fused_op, NodeNamed(r, "mean").fused_op) << inside;
+    }
+    EXPECT_EQ(r.totals.saved_bytes, batch * (40 + 32));
+  }
   // A Sub that is not a LayerNorm keeps what its rules say (nothing): no pattern claimed.
   GraphBuilder c("sub.onnx", 2);
   c.Data("x", {2, 8}).Param("w", {8, 8}).Value("h", {2, 8}).Value("t", {2, 8}).Value("d", {2, 8});
@@ -931,41 +921,6 @@ TEST(SavedBytes, LayerNormExportKeepsWhatTheFusedOpKeeps) {
   c.Op("Relu", "relu", {"h"}, {"t"});
   c.Op("Sub", "sub", {"h", "t"}, {"d"});
   EXPECT_EQ(Analyze(c).totals.saved_bytes, 64);  // relu's output
-}
-
-// The same LayerNorm at batch 1: the mean and the variance are then one number each, like the
-// constant eps the variance is added to. The pattern is still the fused op (before, Add(var, eps)
-// had "no scalar input" and the chain was costed node by node: 8 kernels more, and at batch 1 a
-// ConvNeXt's head LayerNorm, over a 1x1 map, was so).
-TEST(SavedBytes, LayerNormExportAtBatchOneIsStillTheFusedOp) {
-  GraphBuilder b("ln1.onnx", 1);
-  b.Data("x", {1, 8}).Param("w", {8, 8}).Value("h", {1, 8});
-  b.Value("mu", {1, 1}).Value("d", {1, 8}).Value("two", {}).Value("p", {1, 8}).Value("var", {1, 1});
-  b.Value("eps", {}).Value("ve", {1, 1}).Value("sd", {1, 1}).Value("n", {1, 8});
-  b.Param("gamma", {8}).Param("beta", {8}).Value("g", {1, 8}).Value("o", {1, 8});
-  b.Param("w2", {4, 8}).Value("y", {1, 4});
-  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
-  b.Op("Constant", "k2", {}, {"two"});
-  b.Op("Constant", "ke", {}, {"eps"});
-  b.Op("ReduceMean", "mean", {"h"}, {"mu"});
-  b.Op("Sub", "sub", {"h", "mu"}, {"d"});
-  b.Op("Pow", "pow", {"d", "two"}, {"p"});
-  b.Op("ReduceMean", "mean2", {"p"}, {"var"});
-  b.Op("Add", "addeps", {"var", "eps"}, {"ve"});
-  b.Op("Sqrt", "sqrt", {"ve"}, {"sd"});
-  b.Op("Div", "div", {"d", "sd"}, {"n"});
-  b.Op("Mul", "scale", {"n", "gamma"}, {"g"});
-  b.Op("Add", "shift", {"g", "beta"}, {"o"});
-  b.Op("Gemm", "fc2", {"o", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
-  CostReport r = Analyze(b);
-  // h (8 floats, 32 bytes), mu and sd (4 each) on the first node; fc2 keeps o (32).
-  EXPECT_EQ(NodeNamed(r, "mean").saved_bytes, 32 + 4 + 4);
-  for (const char* inside : {"sub", "pow", "mean2", "addeps", "sqrt", "div", "scale", "shift"}) {
-    EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
-    EXPECT_EQ(NodeNamed(r, inside).fused_op, NodeNamed(r, "mean").fused_op) << inside;
-  }
-  EXPECT_GT(NodeNamed(r, "mean").fused_op, 0);
-  EXPECT_EQ(r.totals.saved_bytes, 40 + 32);
 }
 
 }  // namespace

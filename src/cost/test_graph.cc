@@ -100,4 +100,30 @@ Attribute IntsAttr(std::vector<int64_t> v) {
   return a;
 }
 
+GraphBuilder LayerNormMlp(const std::string& file, int64_t batch, bool decomposed) {
+  GraphBuilder b(file, batch);
+  b.Data("x", {batch, 8}).Param("w", {8, 8}).Value("h", {batch, 8}).Param("gamma", {8}).Param("beta", {8});
+  b.Value("o", {batch, 8}).Param("w2", {4, 8}).Value("y", {batch, 4});
+  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
+  if (decomposed) {
+    b.Value("mu", {batch, 1}).Value("d", {batch, 8}).Value("two", {}).Value("p", {batch, 8}).Value("var", {batch, 1});
+    b.Value("eps", {}).Value("ve", {batch, 1}).Value("sd", {batch, 1}).Value("n", {batch, 8}).Value("g", {batch, 8});
+    b.Op("Constant", "k2", {}, {"two"});
+    b.Op("Constant", "ke", {}, {"eps"});
+    b.Op("ReduceMean", "mean", {"h"}, {"mu"});
+    b.Op("Sub", "sub", {"h", "mu"}, {"d"});
+    b.Op("Pow", "pow", {"d", "two"}, {"p"});
+    b.Op("ReduceMean", "mean2", {"p"}, {"var"});
+    b.Op("Add", "addeps", {"var", "eps"}, {"ve"});
+    b.Op("Sqrt", "sqrt", {"ve"}, {"sd"});
+    b.Op("Div", "div", {"d", "sd"}, {"n"});
+    b.Op("Mul", "scale", {"n", "gamma"}, {"g"});
+    b.Op("Add", "shift", {"g", "beta"}, {"o"});
+  } else {
+    b.Op("LayerNormalization", "ln", {"h", "gamma", "beta"}, {"o"}).attrs["axis"] = IntAttr(-1);
+  }
+  b.Op("Gemm", "fc2", {"o", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+  return b;
+}
+
 }  // namespace gpucast::testing

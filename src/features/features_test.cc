@@ -237,47 +237,25 @@ TEST(EstimateStep, AFusedExportIsOneKernelMovingItsInputAndResult) {
   EXPECT_EQ(EstimateStep({*three}, gpu, false).kernels, 3 * (3 + 2 + 3) + 2);
 }
 
-// One LayerNorm with gamma and beta between two Gemms, at batch `batch`, as torch.onnx writes it
-// before opset 17 (decomposed: ReduceMean ... Mul(gamma), Add(beta)) or at 17 (LayerNormalization).
-CostReport LayerNormMlp(bool decomposed, int64_t batch) {
-  GraphBuilder b(decomposed ? "ln14.onnx" : "ln17.onnx", batch);
-  b.Data("x", {batch, 8}).Param("w", {8, 8}).Value("h", {batch, 8}).Param("gamma", {8}).Param("beta", {8});
-  b.Value("o", {batch, 8}).Param("w2", {4, 8}).Value("y", {batch, 4});
-  b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
-  if (decomposed) {
-    b.Value("mu", {batch, 1}).Value("d", {batch, 8}).Value("two", {}).Value("p", {batch, 8}).Value("var", {batch, 1});
-    b.Value("eps", {}).Value("ve", {batch, 1}).Value("sd", {batch, 1}).Value("n", {batch, 8}).Value("g", {batch, 8});
-    b.Op("Constant", "k2", {}, {"two"});
-    b.Op("Constant", "ke", {}, {"eps"});
-    b.Op("ReduceMean", "mean", {"h"}, {"mu"});
-    b.Op("Sub", "sub", {"h", "mu"}, {"d"});
-    b.Op("Pow", "pow", {"d", "two"}, {"p"});
-    b.Op("ReduceMean", "mean2", {"p"}, {"var"});
-    b.Op("Add", "addeps", {"var", "eps"}, {"ve"});
-    b.Op("Sqrt", "sqrt", {"ve"}, {"sd"});
-    b.Op("Div", "div", {"d", "sd"}, {"n"});
-    b.Op("Mul", "scale", {"n", "gamma"}, {"g"});
-    b.Op("Add", "shift", {"g", "beta"}, {"o"});
-  } else {
-    b.Op("LayerNormalization", "ln", {"h", "gamma", "beta"}, {"o"}).attrs["axis"] = IntAttr(-1);
-  }
-  b.Op("Gemm", "fc2", {"o", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);
+CostReport Costed(const GraphBuilder& b) {
   Result<CostReport> r = AnalyzeCost(b.graph(), {});
   EXPECT_TRUE(r.ok()) << r.message();
   return r.ok() ? *r : CostReport{};
 }
 
-// The two exports launch alike, at every batch: each Gemm forward 1, backward 2 (input and weight
-// gradients), update 1; the LayerNorm forward 1, backward 2 (its input's gradient, gamma's and
-// beta's), update 1, as the one LayerNormalization node. Before, the decomposed LayerNorm's
-// update was one kernel per parameter node (gamma's Mul and beta's Add: 13), and at batch 1 its
-// nodes were not found as one op (the variance, one number, was not told from eps): 30.
+// A LayerNorm with gamma and beta between two Gemms (testing::LayerNormMlp), exported before
+// opset 17 and from 17: the two launch alike, at every batch. Each Gemm forward 1, backward 2
+// (input and weight gradients), update 1; the LayerNorm forward 1, backward 2 (its input's
+// gradient, gamma's and beta's), update 1, as the one LayerNormalization node. Before, the
+// decomposed LayerNorm's update was one kernel per parameter node (gamma's Mul and beta's Add:
+// 13), and at batch 1 its nodes were not found as one op (the variance, one number, was not told
+// from eps): 30.
 TEST(EstimateStep, ALayerNormLaunchesAlikeAtOpsets14And17) {
   const GpuSpec& gpu = *FindGpuSpec("RTX3090");
   for (int64_t batch : {1, 2, 64}) {
     SCOPED_TRACE(batch);
-    StepEstimate d = EstimateStep({LayerNormMlp(true, batch)}, gpu, false);
-    StepEstimate f = EstimateStep({LayerNormMlp(false, batch)}, gpu, false);
+    StepEstimate d = EstimateStep({Costed(testing::LayerNormMlp("ln14.onnx", batch, true))}, gpu, false);
+    StepEstimate f = EstimateStep({Costed(testing::LayerNormMlp("ln17.onnx", batch, false))}, gpu, false);
     EXPECT_EQ(d.kernels, 4 + 4 + 4);
     EXPECT_EQ(f.kernels, 4 + 4 + 4);
   }
