@@ -95,6 +95,7 @@ test: build
 	$(PY) -m unittest discover -s tools -p 'test_docs.py'
 	$(PY) -m unittest discover -s tools -p 'test_workloads.py'
 	GPUCAST=$(BUILD)/gpucast $(PY) -m unittest discover -s tools -p 'test_export_hints.py'
+	GPUCAST=$(BUILD)/gpucast $(PY) -m unittest discover -s tools -p 'test_opset_pairs.py'
 	$(PY) tools/docs.py check --build $(BUILD)
 	$(MAKE) deb
 	bash tests/deb_test.sh $(BUILD)
