@@ -20,8 +20,10 @@ the lent machine's newer PyTorch (this machine's Debian torch 1.13 has no dynamo
 `check` (here): each training-style file gets tools/gpucast-export's own check (`check_analyze`:
 `gpucast analyze` costs every node, counts torch's parameters, and the cost follows the batch); an
 eval-mode file is only read and costed (it folds BatchNorm into its convolutions and may copy tied
-weights, so its count need not be torch's); per model, the training FLOPs of the two training
-styles against each other. Exit status 0 when every
+weights, so its count need not be torch's); per model, the two training styles against each
+other (`compare_styles`): training FLOPs, kernels and the bytes kept for backward, which must agree
+(kernels equal, kept bytes within 2%: issue 37's two exports of one network; reported, not an exit
+status). Exit status 0 when every
 training-style export that exported was read and costed with torch's parameter count, 1 otherwise, 2
 on a bad archive.
 """
@@ -215,7 +217,33 @@ def check_file(tool, gpucast, path, entry):
         return {"check": str(e).replace(path, name)}
     t = rep["totals"]
     return {"check": "ok", "params": t["params"], "train_flops": t["forward_flops"] + t["backward_flops"],
+            "kernels": int(rep["features"]["kernel_count"]), "saved_bytes": t["saved_bytes"],
             "warnings": [w.replace(path, name)[:160] for w in rep["warnings"]][:3]}
+
+
+# Issue 37: two exports of one network predict memory within 2% of each other. What the graph sets
+# of it is the tensors kept for backward (the weights are the same parameters).
+SAVED_TOLERANCE = 0.02
+
+
+def compare_styles(results):
+    """Per model with both training styles read: dynamo's training FLOPs, kernels and kept bytes
+    against legacy's (ratios - 1; kernels as the two counts) and whether they agree (kernels equal,
+    kept bytes within SAVED_TOLERANCE)."""
+    by = {}
+    for r in results:
+        if r.get("train_flops") and r["style"] in ("dynamo_train", "legacy_train"):
+            by.setdefault(r["model"], {})[r["style"]] = r
+    out = {}
+    for m, v in by.items():
+        if len(v) != 2:
+            continue
+        d, l = v["dynamo_train"], v["legacy_train"]
+        saved = d["saved_bytes"] / l["saved_bytes"] - 1 if l["saved_bytes"] else None
+        out[m] = {"training_flops": d["train_flops"] / l["train_flops"] - 1,
+                  "kernels": [d["kernels"], l["kernels"]], "saved_bytes": saved,
+                  "agree": d["kernels"] == l["kernels"] and saved is not None and abs(saved) <= SAVED_TOLERANCE}
+    return out
 
 
 def cmd_check(a):
@@ -246,13 +274,9 @@ def cmd_check(a):
             if e["style"] != "default_eval" and res["check"] not in ("ok", "export failed", "skipped"):
                 bad += 1
             results.append(res)
-    by = {}
-    for r in results:
-        if r.get("train_flops") and r["style"] != "default_eval":
-            by.setdefault(r["model"], {})[r["style"]] = r["train_flops"]
-    agree = {m: v["dynamo_train"] / v["legacy_train"] - 1 for m, v in by.items() if len(v) == 2}
+    pairs = compare_styles(results)
     if a.json:
-        print(json.dumps({"results": results, "training_flops_dynamo_over_legacy_minus_1": agree}, indent=1))
+        print(json.dumps({"results": results, "dynamo_vs_legacy": pairs}, indent=1))
     else:
         print("| model | style | torch | opset | export | gpucast | params (torch's) | training GFLOPs at the batch |\n"
               "|---|---|---|---|---|---|---|---|")
@@ -261,8 +285,11 @@ def cmd_check(a):
                   f"{'ok' if 'file' in r else r.get('error', '-')[:120]} | {r['check']} | "
                   f"{r.get('params', '-')} ({r.get('torch_params', '-')}) | "
                   f"{'-' if not r.get('train_flops') else format(r['train_flops'] / 1e9, '.1f')} |")
-        for m, v in agree.items():
-            print(f"{m}: training FLOPs dynamo / legacy = {1 + v:.4f}")
+        for m, v in pairs.items():
+            saved = "-" if v["saved_bytes"] is None else f"{1 + v['saved_bytes']:.4f}"
+            print(f"{m}: dynamo / legacy: training FLOPs {1 + v['training_flops']:.4f}, kernels {v['kernels'][0]} / "
+                  f"{v['kernels'][1]}, kept for backward {saved}: "
+                  f"{'agree' if v['agree'] else 'DIFFER (kernels, or kept bytes beyond 2%)'}")
     return 1 if bad else 0
 
 

@@ -72,6 +72,38 @@ class ExportProbeTest(unittest.TestCase):
         else:
             self.assertEqual(r["check"], "ok", r)
 
+    def test_the_two_training_styles_compared(self):
+        # No dynamo exporter here: two exports of one network that differ the way the two exporters'
+        # graphs do (a decomposed LayerNorm and GELU at opset 14, the fused ops at 17) stand in for
+        # them; then another network under the dynamo style must be reported.
+        unseen = os.path.join(ROOT, "models", "unseen")
+        ref = json.load(open(os.path.join(unseen, "reference.json")))["models"]
+        with tempfile.TemporaryDirectory() as d:
+            for legacy_file, verdict in (("convnext-opset17.onnx", "agree"), ("maxvit-opset17.onnx", "DIFFER")):
+                a = os.path.join(d, "pair.tar.gz")
+                entries = [{"model": "convnext", "style": "dynamo_train", "batch": 4, "file": "d.onnx",
+                            "torch_params": ref["convnext"]["params"]},
+                           {"model": "convnext", "style": "legacy_train", "batch": 4, "file": "l.onnx",
+                            "torch_params": ref[legacy_file.split("-")[0]]["params"]}]
+                with tarfile.open(a, "w:gz") as t:
+                    t.add(os.path.join(unseen, "convnext-opset14.onnx"), arcname="d.onnx")
+                    t.add(os.path.join(unseen, legacy_file), arcname="l.onnx")
+                    body = json.dumps({"entries": entries}).encode()
+                    info = tarfile.TarInfo("manifest.json")
+                    info.size = len(body)
+                    t.addfile(info, io.BytesIO(body))
+                rc, out, err = run(["check", a, "--gpucast", BIN, "--json"])
+                self.assertEqual(rc, 0, out + err)
+                pair = json.loads(out)["dynamo_vs_legacy"]["convnext"]
+                self.assertEqual(pair["agree"], verdict == "agree", pair)
+                if verdict == "agree":
+                    self.assertEqual(pair["kernels"][0], pair["kernels"][1])
+                    self.assertLess(abs(pair["saved_bytes"]), 0.02)
+                    self.assertLess(abs(pair["training_flops"]), 0.02)
+                rc, out, _ = run(["check", a, "--gpucast", BIN])
+                self.assertIn(f"convnext: dynamo / legacy: training FLOPs", out)
+                self.assertIn(verdict, out.splitlines()[-1])
+
     def test_budget_and_bad_archives(self):
         with tempfile.TemporaryDirectory() as d:
             a = os.path.join(d, "skip.tar.gz")
