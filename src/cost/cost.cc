@@ -336,6 +336,10 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
         }
       }
       if (any_weight && all_weights) {
+        // A weight's transpose is a view in PyTorch (nn.Linear's weight.t(), which cuBLAS reads
+        // transposed): no kernel, no traffic. torch.onnx writes it as a Transpose node only when
+        // constant folding is off (its default folds it into a transposed initializer).
+        if (node.op_type == "Transpose") cost->view = true;
         auto all_in = [&made_of](const std::unordered_set<std::string>& set) {
           return std::all_of(made_of.begin(), made_of.end(), [&set](const std::string& w) { return set.count(w) > 0; });
         };

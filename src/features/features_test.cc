@@ -261,6 +261,38 @@ TEST(EstimateStep, ALayerNormLaunchesAlikeAtOpsets14And17) {
   }
 }
 
+// nn.Linear on a [B, S, 8] input exported with constant folding off (what gpucast-export and the
+// catalog's graphs do): MatMul(x, Transpose(W)), W [4, 8]; with torch.onnx's default folding on:
+// MatMul(x, Wt), Wt a [8, 4] initializer. PyTorch runs weight.t() as a view (cuBLAS reads it
+// transposed): the two launch alike, MatMul forward 1, backward 2, update 1, and move the same
+// bytes. Before, the Transpose of the weight launched a kernel writing W's 128 bytes.
+TEST(EstimateStep, AWeightsTransposeIsAViewAsWithConstantFolding) {
+  const GpuSpec& gpu = *FindGpuSpec("RTX3090");
+  for (bool folded : {false, true}) {
+    SCOPED_TRACE(folded);
+    GraphBuilder b(folded ? "folded.onnx" : "unfolded.onnx", 2);
+    b.Data("x", {2, 3, 8}).Value("y", {2, 3, 4});
+    if (folded) {
+      b.Param("wt", {8, 4});
+    } else {
+      b.Param("w", {4, 8}).Value("wt", {8, 4});
+      b.Op("Transpose", "t", {"w"}, {"wt"}).attrs["perm"] = testing::IntsAttr({1, 0});
+    }
+    b.Op("MatMul", "mm", {"x", "wt"}, {"y"});
+    Result<CostReport> r = AnalyzeCost(b.graph(), {});
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(r->totals.params, 32);
+    if (!folded) {
+      EXPECT_EQ(r->nodes[0].activation_bytes, 0);
+    }
+    StepEstimate e = EstimateStep({*r}, gpu, false);
+    EXPECT_EQ(e.kernels, 1 + 2 + 1);
+    // Forward reads x (2·3·8 floats, 192 B) and the weight (128 B), writes y (96 B); backward twice
+    // that; the update 16 B per parameter.
+    EXPECT_DOUBLE_EQ(e.bytes, 416 + 2 * 416 + 16 * 32);
+  }
+}
+
 TEST(EstimateStep, ASparseTableMovesItsLookedUpRowsNotTheTable) {
   // ids [4, 5] look up 20 rows of a [1000, 8] table (32,000 B). Dense: the backward moves 2 x
   // (ids 160 + rows 640 + table 32,000) = 65,600 B and Adam steps 8,000 parameters (16 B each:
