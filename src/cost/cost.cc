@@ -440,11 +440,15 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
       const bool cast_half = opts.amp && saved->amp == AmpType::kHalf;
       auto fit = fused.find(node_index);
       Count kept_bytes;
+      auto keep = [&](Count bytes) {  // one allocation
+        kept_bytes += bytes;
+        if (bytes.ok() && bytes.value() > 0) nc.saved_tensors.push_back(bytes.value());
+      };
       if (fit != fused.end()) {  // a fused op's export: what the fused op keeps, once
         for (const std::string& name : fit->second.keep) {
           const TensorInfo* t = graph.Tensor(name);
           if (t && t->shape_known && !is_weight(t) && kept.insert(storage(name)).second)
-            kept_bytes += Numel(*t) * elem_bytes(*t);
+            keep(Numel(*t) * elem_bytes(*t));
         }
       }
       for (size_t i = 0; i < args.inputs.size() && i < 31; ++i) {
@@ -470,16 +474,21 @@ Result<CostReport> AnalyzeCost(const Graph& graph, const CostOptions& opts) {
           key += "#fp16@" + node.name;  // autocast casts activations per op, without a cache
           eb = 2;
         }
-        if (kept.insert(key).second) kept_bytes += Numel(*t) * eb;
+        if (kept.insert(key).second) keep(Numel(*t) * eb);
       }
       for (size_t i = 0; i < args.outputs.size() && i < 31 && fit == fused.end(); ++i)
         if (((saved->outputs >> i) & 1) && kept.insert(storage(args.outputs[i]->name)).second)
-          kept_bytes += Numel(*args.outputs[i]) * elem_bytes(*args.outputs[i]);
+          keep(Numel(*args.outputs[i]) * elem_bytes(*args.outputs[i]));
       // A view (a ratio-0 Dropout: the input itself) keeps no extra state.
       if (fit == fused.end() && !cost->view && !args.outputs.empty() &&
           (saved->extra_elems > 0 || saved->extra_bytes > 0))
-        kept_bytes += Numel(*args.outputs[0]) *
-                      (Count(saved->extra_elems) * elem_bytes(*args.outputs[0]) + saved->extra_bytes);
+        keep(Numel(*args.outputs[0]) *
+             (Count(saved->extra_elems) * elem_bytes(*args.outputs[0]) + saved->extra_bytes));
+      // A normalisation's fp32 statistics, inside a fused pattern too (GroupNorm's InstanceNormalization).
+      if (saved->stats > 0 && !args.inputs.empty() && args.inputs[0]) {
+        const Count groups = NormGroups(node, *args.inputs[0]);
+        for (int s = 0; s < saved->stats; ++s) keep(groups * 4);
+      }
       if (!cost->view)
         for (const TensorInfo* t : args.outputs) {
           Count b = Numel(*t) * elem_bytes(*t);

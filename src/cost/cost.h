@@ -59,6 +59,10 @@ struct NodeCost {
   // "Memory kept for backward"); one pass (StepReport does not scale it); 0
   // when no input needs a gradient. Under AMP in autocast's element types.
   int64_t saved_bytes = 0;
+  // The allocations saved_bytes sums, one per kept tensor or piece of kept state (a dropout's
+  // mask, a normalisation's mean and rstd): PyTorch's caching allocator rounds each on its own
+  // (features/memory.cc). Their sum is saved_bytes.
+  std::vector<int64_t> saved_tensors;
   // A fused PyTorch op that the export wrote as several nodes (saved_rules.h
   // FindFusedExports: LayerNorm before opset 17, GELU, SiLU, GroupNorm): each
   // of its nodes has fused_op = 1 + the index of its first node (0: not part

@@ -807,18 +807,19 @@ GraphBuilder SavedGraph() {
 
 TEST(SavedBytes, Fp32ByHand) {
   CostReport r = Analyze(SavedGraph());
-  // conv keeps x, a data input (resident: data_input_bytes); bn its input c (288 x 4);
-  // relu its output r (288 x 4); pool r again (already kept) + int64 indices (72 x 8);
+  // conv keeps x, a data input (resident: data_input_bytes); bn its input c (288 x 4) and
+  // cuDNN's save_mean and save_invstd of its 4 channels (2 x 4 x 4); relu its output r (288 x 4); pool r again (already kept) + int64 indices (72 x 8);
   // flatten nothing; dropout a 1-byte mask (72); fc its input d (72 x 4); log-softmax z (10 x 4).
   EXPECT_EQ(NodeNamed(r, "conv").saved_bytes, 0);
-  EXPECT_EQ(NodeNamed(r, "bn").saved_bytes, 1152);
+  EXPECT_EQ(NodeNamed(r, "bn").saved_bytes, 1152 + 32);
+  EXPECT_EQ(NodeNamed(r, "bn").saved_tensors, (std::vector<int64_t>{1152, 16, 16}));
   EXPECT_EQ(NodeNamed(r, "relu").saved_bytes, 1152);
   EXPECT_EQ(NodeNamed(r, "pool").saved_bytes, 576);
   EXPECT_EQ(NodeNamed(r, "flat").saved_bytes, 0);
   EXPECT_EQ(NodeNamed(r, "drop").saved_bytes, 72);
   EXPECT_EQ(NodeNamed(r, "fc").saved_bytes, 288);
   EXPECT_EQ(NodeNamed(r, "lsm").saved_bytes, 40);
-  EXPECT_EQ(r.totals.saved_bytes, 1152 + 1152 + 576 + 72 + 288 + 40);
+  EXPECT_EQ(r.totals.saved_bytes, 1184 + 1152 + 576 + 72 + 288 + 40);
   EXPECT_EQ(r.totals.largest_tensor_bytes, 1152);  // c, n, r
   EXPECT_EQ(r.totals.data_input_bytes, 2 * 3 * 64 * 4);
   EXPECT_EQ(r.totals.autocast_weight_bytes, 0);
@@ -827,16 +828,16 @@ TEST(SavedBytes, Fp32ByHand) {
 TEST(SavedBytes, AmpKeepsWhatAutocastMakes) {
   CostReport r = Analyze(SavedGraph(), /*amp=*/true);
   // conv (fp16 list) keeps an fp16 copy of x (384 x 2); c is fp16, so bn (input type) keeps
-  // c at 2 bytes and makes n fp16; relu r fp16; pool indices stay int64; fc's input d is
+  // c at 2 bytes (its statistics stay fp32: 32) and makes n fp16; relu r fp16; pool indices stay int64; fc's input d is
   // fp16 already (72 x 2); log-softmax (fp32 list) keeps z in fp32 (10 x 4).
   EXPECT_EQ(NodeNamed(r, "conv").saved_bytes, 768);
-  EXPECT_EQ(NodeNamed(r, "bn").saved_bytes, 576);
+  EXPECT_EQ(NodeNamed(r, "bn").saved_bytes, 576 + 32);
   EXPECT_EQ(NodeNamed(r, "relu").saved_bytes, 576);
   EXPECT_EQ(NodeNamed(r, "pool").saved_bytes, 576);
   EXPECT_EQ(NodeNamed(r, "drop").saved_bytes, 72);
   EXPECT_EQ(NodeNamed(r, "fc").saved_bytes, 144);
   EXPECT_EQ(NodeNamed(r, "lsm").saved_bytes, 40);
-  EXPECT_EQ(r.totals.saved_bytes, 768 + 576 + 576 + 576 + 72 + 144 + 40);
+  EXPECT_EQ(r.totals.saved_bytes, 768 + 608 + 576 + 576 + 72 + 144 + 40);
   EXPECT_EQ(r.totals.largest_tensor_bytes, 576);
   // fp16 copies of the conv and fc weights and biases (108 + 4 + 180 + 5) x 2; BN's are not cast.
   EXPECT_EQ(r.totals.autocast_weight_bytes, 297 * 2);
@@ -913,6 +914,11 @@ TEST(SavedBytes, LayerNormExportKeepsWhatTheFusedOpKeeps) {
       EXPECT_EQ(NodeNamed(r, inside).fused_op, NodeNamed(r, "mean").fused_op) << inside;
     }
     EXPECT_EQ(r.totals.saved_bytes, batch * (40 + 32));
+    // The opset-17 export keeps the same: h, and native_layer_norm's fp32 mean and rstd per row.
+    CostReport f = Analyze(testing::LayerNormMlp("ln17.onnx", batch, /*decomposed=*/false));
+    EXPECT_EQ(NodeNamed(f, "ln").saved_tensors, (std::vector<int64_t>{batch * 32, batch * 4, batch * 4}));
+    EXPECT_EQ(NodeNamed(f, "ln").saved_bytes, NodeNamed(r, "mean").saved_bytes);
+    EXPECT_EQ(f.totals.saved_bytes, r.totals.saved_bytes);
   }
   // A Sub that is not a LayerNorm keeps what its rules say (nothing): no pattern claimed.
   GraphBuilder c("sub.onnx", 2);
@@ -921,6 +927,51 @@ TEST(SavedBytes, LayerNormExportKeepsWhatTheFusedOpKeeps) {
   c.Op("Relu", "relu", {"h"}, {"t"});
   c.Op("Sub", "sub", {"h", "t"}, {"d"});
   EXPECT_EQ(Analyze(c).totals.saved_bytes, 64);  // relu's output
+}
+
+// Each normalisation keeps its input and fp32 statistics per group (NormGroups), each statistic
+// its own allocation; by hand on x[2, 4, 3, 3] fp32 (288 bytes), one op per graph.
+TEST(SavedBytes, NormalisationStatisticsByHand) {
+  struct Case {
+    const char* op;
+    std::optional<int64_t> axis, groups;
+    std::vector<int64_t> affine;  // the scale's (and bias') shape
+    std::vector<int64_t> kept;
+  };
+  const Case cases[] = {
+      {"LayerNormalization", -1, {}, {3}, {288, 96, 96}},       // 24 rows of 3: mean, rstd 24 x 4 each
+      {"LayerNormalization", 1, {}, {4, 3, 3}, {288, 8, 8}},    // 2 rows of 4 x 3 x 3
+      {"RMSNormalization", -2, {}, {3, 3}, {288, 32}},          // 8 rows of 3 x 3: rstd only
+      {"GroupNormalization", {}, 2, {4}, {288, 16, 16}},        // N x groups = 4
+      {"BatchNormalization", {}, {}, {4}, {288, 16, 16}},       // 4 channels
+      {"InstanceNormalization", {}, {}, {4}, {288, 32, 32}},    // N x C = 8
+  };
+  for (const Case& c : cases) {
+    const std::string op = c.op;
+    SCOPED_TRACE(op + " axis " + std::to_string(c.axis.value_or(0)));
+    GraphBuilder b("norm.onnx", 2);
+    b.Data("x", {2, 4}).Param("w", {4, 36}).Value("h", {2, 36}).Value("hr", {2, 4, 3, 3});
+    b.Value("shape", {4}, kInt64).Value("n", {2, 4, 3, 3}).Param("scale", c.affine);
+    b.Op("MatMul", "fc", {"x", "w"}, {"h"});
+    b.Op("Constant", "k", {}, {"shape"});
+    b.Op("Reshape", "view", {"h", "shape"}, {"hr"});
+    std::vector<std::string> inputs = {"hr", "scale"};
+    if (op == "BatchNormalization") {
+      b.Param("bias", c.affine).Param("mean", c.affine).Param("var", c.affine);
+      inputs = {"hr", "scale", "bias", "mean", "var"};
+    } else if (op != "RMSNormalization") {
+      b.Param("bias", c.affine);
+      inputs.push_back("bias");
+    }
+    Node& n = b.Op(op, "norm", inputs, {"n"});
+    if (c.axis) n.attrs["axis"] = IntAttr(*c.axis);
+    if (c.groups) n.attrs["num_groups"] = IntAttr(*c.groups);
+    const CostReport r = Analyze(b);
+    EXPECT_EQ(NodeNamed(r, "norm").saved_tensors, c.kept);
+    int64_t sum = 0;
+    for (int64_t k : c.kept) sum += k;
+    EXPECT_EQ(NodeNamed(r, "norm").saved_bytes, sum);
+  }
 }
 
 }  // namespace

@@ -105,7 +105,10 @@ Result<CostReport> SelectionShare(const CostReport& r, double fraction) {
     n.input_bytes = Scaled(n.input_bytes, fraction, &overflow);
     n.lookup_bytes = Scaled(n.lookup_bytes, fraction, &overflow);  // rows looked up, not the table
     n.fused_io_bytes = Scaled(n.fused_io_bytes, fraction, &overflow);
-    n.saved_bytes = Scaled(n.saved_bytes, fraction, &overflow);
+    // Each kept allocation scales; saved_bytes stays their sum (NodeCost::saved_tensors).
+    int64_t saved = 0;
+    for (int64_t& b : n.saved_tensors) saved += (b = Scaled(b, fraction, &overflow));
+    n.saved_bytes = saved;
     n.sparse_grad_bytes = Scaled(n.sparse_grad_bytes, fraction, &overflow);
   }
   if (overflow) return Status::Error(file + ": count overflows int64");  // unreachable: fraction <= 1

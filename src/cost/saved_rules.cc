@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <map>
 
+#include "cost/rules.h"
+
 namespace gpucast {
 namespace {
 
@@ -142,13 +144,15 @@ std::vector<SavedRule> MakeTable() {
       {"ArgMax", 0, 0, 0, 0, kPromote},
       {"ArgMin", 0, 0, 0, 0, kPromote},
       {"CumSum", 0, 0, 0, 0, kFloat},
-      // Normalisation saves its input (and per-channel or per-row statistics, not counted);
-      // autocast runs layer and group norm in fp32, batch and instance norm in the input type.
-      {"BatchNormalization", kI0, 0, 0, 0, kPromote},
-      {"LayerNormalization", kI0, 0, 0, 0, kFloat},
-      {"InstanceNormalization", kI0, 0, 0, 0, kPromote},
-      {"GroupNormalization", kI0, 0, 0, 0, kFloat},
-      {"RMSNormalization", kI0, 0, 0, 0, kFloat},  // torch rms_norm: input (and rsqrt per row)
+      // Normalisation saves its input and fp32 statistics per group (NormGroups): native_layer_norm
+      // and native_group_norm their mean and rstd, cuDNN batch norm save_mean and save_invstd (per
+      // channel; instance norm runs it on N x C channels), torch's fused rms_norm its rstd; autocast
+      // runs layer and group norm in fp32, batch and instance norm in the input type.
+      {"BatchNormalization", kI0, 0, 0, 0, kPromote, 2},
+      {"LayerNormalization", kI0, 0, 0, 0, kFloat, 2},
+      {"InstanceNormalization", kI0, 0, 0, 0, kPromote, 2},
+      {"GroupNormalization", kI0, 0, 0, 0, kFloat, 2},
+      {"RMSNormalization", kI0, 0, 0, 0, kFloat, 1},
       {"MeanVarianceNormalization", kI0, 0, 0, 0, kPromote},
       {"LpNormalization", kI0, kO0, 0, 0, kFloat},  // F.normalize: input and result; fp32 list
       {"LRN", kI0, kO0, 1, 0, kPromote},            // input, output and the scale s
@@ -329,8 +333,9 @@ std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph) {
     if (n.op_type == "InstanceNormalization" && !n.inputs.empty() && n.outputs.size() == 1) {
       // GroupNorm as torch.onnx writes it before opset 18: Reshape(x, [N, G, -1]), InstanceNormalization
       // (scale 1, bias 0), Reshape back [-> Mul(gamma) -> Add(beta)]. torch's native_group_norm keeps x
-      // (and a mean and rstd per group, not counted); node by node it would be the reshaped x and the
-      // normalized tensor.
+      // and a mean and rstd per group (the InstanceNormalization's statistics over its N x G
+      // channels: cost.cc counts a rule's stats inside a pattern too); node by node it would be the
+      // reshaped x and the normalized tensor.
       const long r1 = made_by(n.inputs[0], "Reshape");
       const long r2 = only_user(n.outputs[0], "Reshape");
       if (r1 < 0 || r2 < 0 || nodes[r1].inputs.empty()) continue;
@@ -369,6 +374,26 @@ std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph) {
     }
   }
   return out;
+}
+
+Count NormGroups(const Node& node, const TensorInfo& x) {
+  const std::vector<int64_t>& d = x.dims;
+  const int64_t rank = static_cast<int64_t>(d.size());
+  if (!x.shape_known || rank < 2) return 0;
+  const std::string& op = node.op_type;
+  if (op == "LayerNormalization" || op == "RMSNormalization") {
+    int64_t axis = node.AttrInt("axis").value_or(-1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis > rank) return 0;
+    return Product(d, 0, static_cast<size_t>(axis));
+  }
+  if (op == "GroupNormalization") {
+    const int64_t groups = node.AttrInt("num_groups").value_or(0);
+    return groups > 0 ? Count(d[0]) * groups : Count(0);
+  }
+  if (op == "BatchNormalization") return d[1];
+  if (op == "InstanceNormalization") return Count(d[0]) * d[1];
+  return 0;
 }
 
 const SavedRule* FindSavedRule(const std::string& op_type) {

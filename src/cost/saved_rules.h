@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/count.h"
 #include "graph/graph.h"
 
 namespace gpucast {
@@ -35,6 +36,9 @@ struct SavedRule {
   int64_t extra_elems = 0;
   int64_t extra_bytes = 0;
   AmpType amp = AmpType::kPromote;
+  // fp32 statistics kept per normalisation group (NormGroups), each its own tensor: a layer norm's
+  // mean and rstd (2), an RMS norm's rstd (1). Kept in fp32 whatever the input's type.
+  int stats = 0;
 };
 inline constexpr uint32_t kSavedPartner = 1u << 31;
 
@@ -55,6 +59,12 @@ struct FusedMemory {
   std::string output;
 };
 std::map<size_t, FusedMemory> FindFusedExports(const Graph& graph);
+
+// The groups a normalisation keeps statistics for (SavedRule::stats), from its input X:
+// LayerNormalization and RMSNormalization the elements of X before `axis` (default -1: every
+// row), GroupNormalization N x num_groups, BatchNormalization the channels (dim 1),
+// InstanceNormalization N x C. 0 for another op, an X of rank < 2 or an axis outside X.
+Count NormGroups(const Node& node, const TensorInfo& x);
 
 // The row for a default-domain op, or nullptr (every op of the cost rule
 // table has one: cost_rules_test checks it).

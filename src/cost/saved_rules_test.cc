@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "cost/cost.h"
+#include "cost/saved_rules.h"
 #include "cost/test_graph.h"
 #include "cost/test_nodes.h"
 
@@ -110,9 +111,9 @@ TEST(FusedExports, TanhGeluKeepsItsInput) {
 
 // nn.GroupNorm(4, 8) as torch.onnx writes it before opset 18. torch keeps the
 // conv's output h (1024 bytes) for group_norm and the result for conv2 (1024),
-// plus a mean and an rstd per group (2 x 32, statistics gpucast does not count):
-// 2112. Node by node: the reshaped h, the normalized tensor (the Mul by gamma
-// needs it), the result: 3072.
+// plus a mean and an rstd per group (2 x 8 groups x 4 bytes, the InstanceNormalization's
+// statistics over its 2 x 4 channels): 2112. Node by node: the reshaped h, the normalized
+// tensor (the Mul by gamma needs it), the result and the statistics: 3136.
 TEST(FusedExports, GroupNormKeepsItsInput) {
   GraphBuilder b("gn.onnx", 2);
   b.Data("x", {2, 3, 4, 4}).Param("w", {8, 3, 3, 3}).Value("h", {2, 8, 4, 4});
@@ -133,9 +134,10 @@ TEST(FusedExports, GroupNormKeepsItsInput) {
   b.Op("Conv", "conv2", {"o", "w2"}, {"y"});
   CostReport r = Analyze(b);
   EXPECT_EQ(NodeNamed(r, "group").saved_bytes, 1024);
-  for (const char* inside : {"norm", "ungroup", "scale", "shift"}) EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
+  EXPECT_EQ(NodeNamed(r, "norm").saved_tensors, (std::vector<int64_t>{32, 32}));
+  for (const char* inside : {"ungroup", "scale", "shift"}) EXPECT_EQ(NodeNamed(r, inside).saved_bytes, 0) << inside;
   EXPECT_EQ(NodeNamed(r, "conv2").saved_bytes, 1024);
-  EXPECT_EQ(r.totals.saved_bytes, 2048);
+  EXPECT_EQ(r.totals.saved_bytes, 2112);
 }
 
 // Attention probabilities through an eval-mode (ratio-0) Dropout, by hand: one head of 4 x 4
@@ -190,6 +192,35 @@ TEST(SavedTensors, AFlattenedActivationIsKeptOnce) {
   EXPECT_EQ(NodeNamed(r, "relu").saved_bytes, 128);
   EXPECT_EQ(NodeNamed(r, "fc2").saved_bytes, 0);
   EXPECT_EQ(r.totals.saved_bytes, 128);
+}
+
+// NormGroups on what no export should hold: no statistics rather than a wrong count.
+TEST(NormGroups, OutsideItsInputItCountsNone) {
+  TensorInfo x;
+  x.dims = {2, 4, 3, 3};
+  x.shape_known = true;
+  auto groups = [&](const char* op, const char* attr = nullptr, int64_t value = 0) {
+    Node n;
+    n.op_type = op;
+    if (attr) n.attrs[attr] = IntAttr(value);
+    const Count c = NormGroups(n, x);
+    return c.ok() ? c.value() : -1;
+  };
+  EXPECT_EQ(groups("LayerNormalization"), 24);  // axis -1
+  EXPECT_EQ(groups("LayerNormalization", "axis", -4), 1);
+  EXPECT_EQ(groups("LayerNormalization", "axis", 0), 1);
+  EXPECT_EQ(groups("LayerNormalization", "axis", 4), 72);  // every element its own group
+  EXPECT_EQ(groups("LayerNormalization", "axis", 5), 0);
+  EXPECT_EQ(groups("LayerNormalization", "axis", -5), 0);
+  EXPECT_EQ(groups("GroupNormalization"), 0);  // num_groups is required
+  EXPECT_EQ(groups("GroupNormalization", "num_groups", -2), 0);
+  EXPECT_EQ(groups("GroupNormalization", "num_groups", 2), 4);
+  EXPECT_EQ(groups("Relu"), 0);
+  x.dims = {8};
+  EXPECT_EQ(groups("BatchNormalization"), 0);  // rank < 2
+  x.dims = {2, 4, 3, 3};
+  x.shape_known = false;
+  EXPECT_EQ(groups("InstanceNormalization"), 0);
 }
 
 }  // namespace

@@ -100,14 +100,15 @@ Attribute IntsAttr(std::vector<int64_t> v) {
   return a;
 }
 
-GraphBuilder LayerNormMlp(const std::string& file, int64_t batch, bool decomposed) {
+GraphBuilder LayerNormMlp(const std::string& file, int64_t batch, bool decomposed, int64_t width) {
+  const int64_t w = width;
   GraphBuilder b(file, batch);
-  b.Data("x", {batch, 8}).Param("w", {8, 8}).Value("h", {batch, 8}).Param("gamma", {8}).Param("beta", {8});
-  b.Value("o", {batch, 8}).Param("w2", {4, 8}).Value("y", {batch, 4});
+  b.Data("x", {batch, w}).Param("w", {w, w}).Value("h", {batch, w}).Param("gamma", {w}).Param("beta", {w});
+  b.Value("o", {batch, w}).Param("w2", {4, w}).Value("y", {batch, 4});
   b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
   if (decomposed) {
-    b.Value("mu", {batch, 1}).Value("d", {batch, 8}).Value("two", {}).Value("p", {batch, 8}).Value("var", {batch, 1});
-    b.Value("eps", {}).Value("ve", {batch, 1}).Value("sd", {batch, 1}).Value("n", {batch, 8}).Value("g", {batch, 8});
+    b.Value("mu", {batch, 1}).Value("d", {batch, w}).Value("two", {}).Value("p", {batch, w}).Value("var", {batch, 1});
+    b.Value("eps", {}).Value("ve", {batch, 1}).Value("sd", {batch, 1}).Value("n", {batch, w}).Value("g", {batch, w});
     b.Op("Constant", "k2", {}, {"two"});
     b.Op("Constant", "ke", {}, {"eps"});
     b.Op("ReduceMean", "mean", {"h"}, {"mu"});

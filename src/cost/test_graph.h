@@ -52,10 +52,10 @@ class GraphBuilder {
 Attribute IntAttr(int64_t v);
 Attribute IntsAttr(std::vector<int64_t> v);
 
-// x[batch, 8] -> Gemm "fc1" (w[8,8]) -> h -> LayerNorm (gamma[8], beta[8]) -> o -> Gemm "fc2"
-// (w2[4,8]) -> y[batch, 4], the LayerNorm as torch.onnx writes it before opset 17 (decomposed:
-// ReduceMean "mean", Sub "sub", Pow "pow", ReduceMean "mean2", Add "addeps", Sqrt "sqrt", Div "div",
-// Mul "scale", Add "shift") or from 17 (one LayerNormalization "ln").
-GraphBuilder LayerNormMlp(const std::string& file, int64_t batch, bool decomposed);
+// x[batch, W] -> Gemm "fc1" (w[W,W]) -> h -> LayerNorm (gamma[W], beta[W]) -> o -> Gemm "fc2"
+// (w2[4,W]) -> y[batch, 4] (W = width), the LayerNorm as torch.onnx writes it before opset 17
+// (decomposed: ReduceMean "mean", Sub "sub", Pow "pow", ReduceMean "mean2", Add "addeps", Sqrt
+// "sqrt", Div "div", Mul "scale", Add "shift") or from 17 (one LayerNormalization "ln").
+GraphBuilder LayerNormMlp(const std::string& file, int64_t batch, bool decomposed, int64_t width = 8);
 
 }  // namespace gpucast::testing

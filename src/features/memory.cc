@@ -233,12 +233,14 @@ Result<MemoryEstimate> EstimateMemory(const std::vector<CostReport>& given, cons
       } else {
         e.activations_mib += full;
       }
-      for (const NodeCost& n : r.nodes) {
-        if (n.saved_bytes <= 0) continue;
-        rounding += static_cast<double>(AllocatorBlockBytes(n.saved_bytes) - n.saved_bytes);
-        small_kept = small_kept || n.saved_bytes <= kSmallSize;
-        mid_kept = mid_kept || (n.saved_bytes > kSmallSize && n.saved_bytes < kMinLargeAlloc);
-      }
+      // Each kept tensor is its own allocation (NodeCost::saved_tensors), rounded on its own.
+      for (const NodeCost& n : r.nodes)
+        for (int64_t b : n.saved_tensors) {
+          if (b <= 0) continue;
+          rounding += static_cast<double>(AllocatorBlockBytes(b) - b);
+          small_kept = small_kept || b <= kSmallSize;
+          mid_kept = mid_kept || (b > kSmallSize && b < kMinLargeAlloc);
+        }
     }
     if (r.updates > 0) e.optimizer_mib += states * trained * kParamBytes / kMiB;
     largest = std::max(largest, static_cast<double>(t.largest_tensor_bytes));

@@ -229,6 +229,33 @@ TEST(EstimateMemory, BertSquadByHand) {
   }
 }
 
+// The caching allocator rounds each kept tensor on its own, not a node's sum: a LayerNorm
+// exported before opset 17 keeps h [4096, 4096] fp32 (64 MiB, a whole number of 2 MiB) and
+// its mean and standard deviation (16 KiB each, whole 512-byte blocks) on one node, as the
+// LayerNormalization of opset 17 keeps h, mean and rstd: nothing to round in either. Rounding
+// the node's 64 MiB + 32 KiB as one block gave the decomposed export 2 MiB - 32 KiB more.
+TEST(EstimateMemory, EachKeptTensorIsRoundedOnItsOwn) {
+  const int64_t batch = 4096, width = 4096;
+  auto estimate = [&](bool decomposed) {
+    Result<CostReport> r = AnalyzeCost(testing::LayerNormMlp("ln.onnx", batch, decomposed, width).graph(),
+                                       CostOptions{false});
+    EXPECT_TRUE(r.ok()) << r.message();
+    Result<MemoryEstimate> e = EstimateMemory({r.ok() ? *r : CostReport{}}, Job(batch));
+    EXPECT_TRUE(e.ok()) << e.message();
+    return e.ok() ? *e : MemoryEstimate{};
+  };
+  const MemoryEstimate d = estimate(true), f = estimate(false);
+  // h with its statistics, and fc2's input o: 2 x 64 MiB + 2 x 16 KiB.
+  EXPECT_DOUBLE_EQ(d.activations_mib, 128 + 32.0 / 1024);
+  EXPECT_DOUBLE_EQ(f.activations_mib, d.activations_mib);
+  EXPECT_DOUBLE_EQ(d.rounding_mib, 0);
+  EXPECT_DOUBLE_EQ(f.rounding_mib, 0);
+  // The statistics are small blocks (<= 1 MiB): a 2 MiB small-pool segment; the 64 MiB ones
+  // their own segments.
+  EXPECT_DOUBLE_EQ(d.segments_mib, 2);
+  EXPECT_DOUBLE_EQ(f.segments_mib, 2);
+}
+
 TEST(CublasWorkspaceMib, ByArchitectureAndMemory) {
   EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Pascal", 16), 9.125);
   EXPECT_DOUBLE_EQ(CublasWorkspaceMib("Turing", 24), 9.125);
