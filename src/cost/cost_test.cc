@@ -245,22 +245,6 @@ GraphBuilder EncoderLayer() {
     b.Op("MatMul", p + "_mm", {in, p + ".w"}, {p + ".mm"});
     b.Op("Add", p + "_bias", {p + ".mm", p + ".b"}, {p + ".out"});
   };
-  auto layernorm = [&](const std::string& p, const std::string& in) {
-    b.Param(p + ".g", {D}).Param(p + ".b", {D}).Value(p + ".eps", {}).Value(p + ".two", {});
-    b.Op("Constant", p + "_eps_c", {}, {p + ".eps"});
-    b.Op("Constant", p + "_two_c", {}, {p + ".two"});
-    for (const char* v : {"mean", "var", "ve", "sd"}) b.Value(p + "." + v, {B, S, 1});
-    for (const char* v : {"c", "sq", "n", "s", "out"}) b.Value(p + "." + v, {B, S, D});
-    b.Op("ReduceMean", p + "_mean", {in}, {p + ".mean"});
-    b.Op("Sub", p + "_sub", {in, p + ".mean"}, {p + ".c"});
-    b.Op("Pow", p + "_pow", {p + ".c", p + ".two"}, {p + ".sq"});
-    b.Op("ReduceMean", p + "_var", {p + ".sq"}, {p + ".var"});
-    b.Op("Add", p + "_eps", {p + ".var", p + ".eps"}, {p + ".ve"});
-    b.Op("Sqrt", p + "_sqrt", {p + ".ve"}, {p + ".sd"});
-    b.Op("Div", p + "_div", {p + ".c", p + ".sd"}, {p + ".n"});
-    b.Op("Mul", p + "_scale", {p + ".n", p + ".g"}, {p + ".s"});
-    b.Op("Add", p + "_shift", {p + ".s", p + ".b"}, {p + ".out"});
-  };
   proj("q", "x", D, D);
   proj("k", "x", D, D);
   proj("v", "x", D, D);
@@ -288,14 +272,14 @@ GraphBuilder EncoderLayer() {
   proj("o", "ctx3", D, D);
   b.Value("res1", {B, S, D});
   b.Op("Add", "res1_add", {"x", "o.out"}, {"res1"});
-  layernorm("ln1", "res1");
+  testing::DecomposedLayerNorm(b, "ln1_", "res1", "ln1.out", {B, S, D});
   proj("ff1", "ln1.out", D, F);
   b.Value("relu", {B, S, F});
   b.Op("Relu", "ff_relu", {"ff1.out"}, {"relu"});
   proj("ff2", "relu", F, D);
   b.Value("res2", {B, S, D});
   b.Op("Add", "res2_add", {"ln1.out", "ff2.out"}, {"res2"});
-  layernorm("ln2", "res2");
+  testing::DecomposedLayerNorm(b, "ln2_", "res2", "ln2.out", {B, S, D});
   return b;
 }
 

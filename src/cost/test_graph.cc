@@ -100,27 +100,37 @@ Attribute IntsAttr(std::vector<int64_t> v) {
   return a;
 }
 
+void DecomposedLayerNorm(GraphBuilder& b, const std::string& p, const std::string& in, const std::string& out,
+                         const std::vector<int64_t>& dims) {
+  std::vector<int64_t> row = dims;
+  row.back() = 1;
+  b.Param(p + "gamma", {dims.back()}).Param(p + "beta", {dims.back()}).Value(p + "two", {}).Value(p + "eps", {});
+  for (const char* v : {"mu", "var", "ve", "sd"}) b.Value(p + v, row);
+  for (const char* v : {"d", "p", "n", "g"}) b.Value(p + v, dims);
+  b.Value(out, dims);
+  b.Op("Constant", p + "k2", {}, {p + "two"});
+  b.Op("Constant", p + "ke", {}, {p + "eps"});
+  b.Op("ReduceMean", p + "mean", {in}, {p + "mu"});
+  b.Op("Sub", p + "sub", {in, p + "mu"}, {p + "d"});
+  b.Op("Pow", p + "pow", {p + "d", p + "two"}, {p + "p"});
+  b.Op("ReduceMean", p + "mean2", {p + "p"}, {p + "var"});
+  b.Op("Add", p + "addeps", {p + "var", p + "eps"}, {p + "ve"});
+  b.Op("Sqrt", p + "sqrt", {p + "ve"}, {p + "sd"});
+  b.Op("Div", p + "div", {p + "d", p + "sd"}, {p + "n"});
+  b.Op("Mul", p + "scale", {p + "n", p + "gamma"}, {p + "g"});
+  b.Op("Add", p + "shift", {p + "g", p + "beta"}, {out});
+}
+
 GraphBuilder LayerNormMlp(const std::string& file, int64_t batch, bool decomposed, int64_t width) {
   const int64_t w = width;
   GraphBuilder b(file, batch);
-  b.Data("x", {batch, w}).Param("w", {w, w}).Value("h", {batch, w}).Param("gamma", {w}).Param("beta", {w});
-  b.Value("o", {batch, w}).Param("w2", {4, w}).Value("y", {batch, 4});
+  b.Data("x", {batch, w}).Param("w", {w, w}).Value("h", {batch, w});
+  b.Param("w2", {4, w}).Value("y", {batch, 4});
   b.Op("Gemm", "fc1", {"x", "w"}, {"h"}).attrs["transB"] = IntAttr(1);
   if (decomposed) {
-    b.Value("mu", {batch, 1}).Value("d", {batch, w}).Value("two", {}).Value("p", {batch, w}).Value("var", {batch, 1});
-    b.Value("eps", {}).Value("ve", {batch, 1}).Value("sd", {batch, 1}).Value("n", {batch, w}).Value("g", {batch, w});
-    b.Op("Constant", "k2", {}, {"two"});
-    b.Op("Constant", "ke", {}, {"eps"});
-    b.Op("ReduceMean", "mean", {"h"}, {"mu"});
-    b.Op("Sub", "sub", {"h", "mu"}, {"d"});
-    b.Op("Pow", "pow", {"d", "two"}, {"p"});
-    b.Op("ReduceMean", "mean2", {"p"}, {"var"});
-    b.Op("Add", "addeps", {"var", "eps"}, {"ve"});
-    b.Op("Sqrt", "sqrt", {"ve"}, {"sd"});
-    b.Op("Div", "div", {"d", "sd"}, {"n"});
-    b.Op("Mul", "scale", {"n", "gamma"}, {"g"});
-    b.Op("Add", "shift", {"g", "beta"}, {"o"});
+    DecomposedLayerNorm(b, "", "h", "o", {batch, w});
   } else {
+    b.Param("gamma", {w}).Param("beta", {w}).Value("o", {batch, w});
     b.Op("LayerNormalization", "ln", {"h", "gamma", "beta"}, {"o"}).attrs["axis"] = IntAttr(-1);
   }
   b.Op("Gemm", "fc2", {"o", "w2"}, {"y"}).attrs["transB"] = IntAttr(1);

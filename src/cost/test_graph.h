@@ -58,4 +58,11 @@ Attribute IntsAttr(std::vector<int64_t> v);
 // "sqrt", Div "div", Mul "scale", Add "shift") or from 17 (one LayerNormalization "ln").
 GraphBuilder LayerNormMlp(const std::string& file, int64_t batch, bool decomposed, int64_t width = 8);
 
+// Adds a LayerNorm over the last of `dims` (in and out of shape dims) as torch.onnx writes it
+// before opset 17, its nodes, tensors and affine parameters named with the prefix p: ReduceMean
+// p+"mean" -> p+"mu", Sub p+"sub", Pow p+"pow", ReduceMean p+"mean2", Add p+"addeps", Sqrt
+// p+"sqrt" -> p+"sd", Div p+"div", Mul p+"scale" (p+"gamma"), Add p+"shift" (p+"beta") -> out.
+void DecomposedLayerNorm(GraphBuilder& b, const std::string& p, const std::string& in, const std::string& out,
+                         const std::vector<int64_t>& dims);
+
 }  // namespace gpucast::testing

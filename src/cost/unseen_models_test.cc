@@ -24,19 +24,16 @@
 #include <onnx/onnx_pb.h>
 
 #include "cost/cost.h"
+#include "cost/unseen_fixture.h"
 #include "graph/onnx_loader.h"
 #include "util/paths.h"
 
 namespace gpucast {
 namespace {
 
-const std::string kDir = HomeDir() + "/models/unseen/";
+const std::string kDir = testing::UnseenDir();
 
-nlohmann::json Reference() {
-  std::ifstream in(kDir + "reference.json");
-  EXPECT_TRUE(in.good()) << "models/unseen/reference.json: run tools/unseen_models.py";
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-}
+nlohmann::json Reference() { return testing::UnseenReference(); }
 
 struct Costed {
   CostReport report;
@@ -47,11 +44,7 @@ struct Costed {
 // Loads and costs `file` at `scale` times its reference batch (and times the
 // dims that grow with it: the full-graph GNN's edges grow with its nodes).
 std::optional<Costed> Cost(const std::string& file, const nlohmann::json& m, int64_t scale) {
-  LoadOptions opts;
-  opts.batch = m["batch"].get<int64_t>() * scale;
-  for (const auto& [k, v] : m["dims"].items()) opts.dims[k] = v.get<int64_t>();
-  for (const auto& k : m["batch_dims"]) opts.dims[k.get<std::string>()] *= scale;
-  Result<Graph> g = LoadOnnxGraph(kDir + file, opts);
+  Result<Graph> g = testing::LoadUnseen(file, m, scale);
   EXPECT_TRUE(g.ok()) << g.message();
   if (!g.ok()) return std::nullopt;
   EXPECT_TRUE(g->unknown_shapes.empty()) << file << ": " << g->unknown_shapes.size() << " unknown shapes, first "

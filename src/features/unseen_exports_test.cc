@@ -8,21 +8,17 @@
 // within 2%, the bound).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cost/cost.h"
+#include "cost/unseen_fixture.h"
 #include "features/features.h"
 #include "features/gpu_specs.h"
 #include "features/memory.h"
-#include "graph/onnx_loader.h"
-#include "util/paths.h"
 
 namespace gpucast {
 namespace {
-
-const std::string kDir = HomeDir() + "/models/unseen/";
 
 struct Costs {
   StepEstimate step;
@@ -30,18 +26,14 @@ struct Costs {
 };
 
 std::optional<Costs> CostsOf(const std::string& file, const nlohmann::json& m, int64_t scale) {
-  LoadOptions opts;
-  opts.batch = m["batch"].get<int64_t>() * scale;
-  for (const auto& [k, v] : m["dims"].items()) opts.dims[k] = v.get<int64_t>();
-  for (const auto& k : m["batch_dims"]) opts.dims[k.get<std::string>()] *= scale;
-  Result<Graph> g = LoadOnnxGraph(kDir + file, opts);
+  Result<Graph> g = testing::LoadUnseen(file, m, scale);
   EXPECT_TRUE(g.ok()) << g.message();
   if (!g.ok()) return std::nullopt;
   Result<CostReport> r = AnalyzeCost(*g, {});
   EXPECT_TRUE(r.ok()) << r.message();
   if (!r.ok()) return std::nullopt;
   JobConfig job;
-  job.batch = opts.batch;
+  job.batch = m["batch"].get<int64_t>() * scale;
   job.gpu = "A100-80GB";
   const GpuSpec& gpu = *FindGpuSpec(job.gpu);
   Result<MemoryEstimate> mem = EstimateMemory({*r}, job);
@@ -54,9 +46,7 @@ std::optional<Costs> CostsOf(const std::string& file, const nlohmann::json& m, i
 }
 
 TEST(UnseenExports, OpsetsFourteenAndSeventeenCostTheSame) {
-  std::ifstream in(kDir + "reference.json");
-  ASSERT_TRUE(in.good()) << kDir << "reference.json: run tools/unseen_models.py";
-  nlohmann::json ref = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json ref = testing::UnseenReference();
   ASSERT_TRUE(ref.is_object() && ref.contains("models"));
   int pairs = 0;
   for (const auto& [name, m] : ref["models"].items()) {
