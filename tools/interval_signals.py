@@ -32,7 +32,15 @@ def features(binary, model, lucid):
         w = wl[(r["model"], r["dataset"])]
         cmd = [binary, "predict", "-p", model, "-b", r["batchsize"], "--json", "-q"]
         for g in w["graphs"]:
-            cmd += ["-m", os.path.join(ROOT, "models", g["file"])] * int(g.get("repeat", 1))
+            # `predict -m` takes whole passes: a fractional repeat (TD3's actor, 0.5) or forward-only
+            # passes are rounded up to whole forward+backward ones, said on stderr (int() dropped
+            # the actor). The features are then an approximation of the catalog's job.
+            rep = float(g.get("repeat", 1))
+            n = max(1, math.ceil(rep))
+            if n != rep or g.get("forward_only"):
+                print(f"{w['model']}/{w['dataset']}: {g['file']} repeat {rep:g}, forward_only "
+                      f"{g.get('forward_only', 0)}: passed {n} time(s) to predict", file=sys.stderr)
+            cmd += ["-m", os.path.join(ROOT, "models", g["file"])] * n
         if r["amp"] == "1":
             cmd.append("--amp")
         cmd += [a for k, v in w.get("dims", {}).items() for a in ("--dim", f"{k}={v}")]
