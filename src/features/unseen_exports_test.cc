@@ -4,8 +4,10 @@
 // user exports them): before 17 torch.onnx decomposes LayerNorm, before 20 GELU, and GroupNorm
 // before 18, so the two files of a network have different nodes. At the reference batch and at 8x
 // it, the opset-14 file must launch as many kernels as the opset-17 one, keep the same GPU busy
-// time (within 1%), and give the same memory the graph sets (everything but the fitted context:
-// within 2%, the bound).
+// time (within 1%), and give the same memory the graph sets (everything but the fitted context):
+// equal, not only within the 2%, since each kept tensor is rounded on its own and the
+// fused LayerNorm keeps its statistics as the decomposed one does (before: up to 0.7% apart, all of
+// it the allocator's rounding of a node's sum).
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -58,7 +60,7 @@ TEST(UnseenExports, OpsetsFourteenAndSeventeenCostTheSame) {
       ASSERT_TRUE(a && b);
       EXPECT_EQ(a->step.kernels, b->step.kernels);
       EXPECT_NEAR(a->step.busy_s / b->step.busy_s, 1.0, 0.01);
-      EXPECT_NEAR(a->graph_mib / b->graph_mib, 1.0, 0.02) << a->graph_mib << " vs " << b->graph_mib << " MiB";
+      EXPECT_NEAR(a->graph_mib / b->graph_mib, 1.0, 1e-12) << a->graph_mib << " vs " << b->graph_mib << " MiB";
       ++pairs;
     }
   }
