@@ -792,8 +792,8 @@ GraphBuilder SavedGraph() {
 TEST(SavedBytes, Fp32ByHand) {
   CostReport r = Analyze(SavedGraph());
   // conv keeps x, a data input (resident: data_input_bytes); bn its input c (288 x 4) and
-  // cuDNN's save_mean and save_invstd of its 4 channels (2 x 4 x 4); relu its output r (288 x 4); pool r again (already kept) + int64 indices (72 x 8);
-  // flatten nothing; dropout a 1-byte mask (72); fc its input d (72 x 4); log-softmax z (10 x 4).
+  // cuDNN's save_mean and save_invstd of its 4 channels (2 x 4 x 4); relu its output r
+  // (288 x 4); pool r again (already kept) + int64 indices (72 x 8); flatten nothing; dropout a 1-byte mask (72); fc its input d (72 x 4); log-softmax z (10 x 4).
   EXPECT_EQ(NodeNamed(r, "conv").saved_bytes, 0);
   EXPECT_EQ(NodeNamed(r, "bn").saved_bytes, 1152 + 32);
   EXPECT_EQ(NodeNamed(r, "bn").saved_tensors, (std::vector<int64_t>{1152, 16, 16}));
@@ -812,8 +812,8 @@ TEST(SavedBytes, Fp32ByHand) {
 TEST(SavedBytes, AmpKeepsWhatAutocastMakes) {
   CostReport r = Analyze(SavedGraph(), /*amp=*/true);
   // conv (fp16 list) keeps an fp16 copy of x (384 x 2); c is fp16, so bn (input type) keeps
-  // c at 2 bytes (its statistics stay fp32: 32) and makes n fp16; relu r fp16; pool indices stay int64; fc's input d is
-  // fp16 already (72 x 2); log-softmax (fp32 list) keeps z in fp32 (10 x 4).
+  // c at 2 bytes (its statistics stay fp32: 32) and makes n fp16; relu r fp16; pool indices
+  // stay int64; fc's input d is fp16 already (72 x 2); log-softmax (fp32 list) keeps z in fp32 (10 x 4).
   EXPECT_EQ(NodeNamed(r, "conv").saved_bytes, 768);
   EXPECT_EQ(NodeNamed(r, "bn").saved_bytes, 576 + 32);
   EXPECT_EQ(NodeNamed(r, "relu").saved_bytes, 576);

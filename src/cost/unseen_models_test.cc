@@ -33,8 +33,6 @@ namespace {
 
 const std::string kDir = testing::UnseenDir();
 
-nlohmann::json Reference() { return testing::UnseenReference(); }
-
 struct Costed {
   CostReport report;
   int64_t conv_matmul_forward = 0;  // conv, matmul and recurrent nodes' forward FLOPs
@@ -63,7 +61,7 @@ std::optional<Costed> Cost(const std::string& file, const nlohmann::json& m, int
 }
 
 TEST(UnseenModels, CostEveryNodeMatchTorchAndScaleWithTheBatch) {
-  nlohmann::json ref = Reference();
+  nlohmann::json ref = testing::UnseenReference();
   ASSERT_TRUE(ref.is_object() && ref.contains("models"));
   int checked = 0;
   for (const auto& [name, m] : ref["models"].items()) {
@@ -233,7 +231,7 @@ TEST(UnseenModels, WeightedAndMaxEmbeddingBagsByHand) {
 // mask is still not a parameter there: only a comparison (== 0) reads it. The same export with its
 // metadata removed counts torch's parameters, not the 2 x 128 x 128 of the masks on top.
 TEST(UnseenModels, NanoGptsMaskBufferIsNotAParameterWithoutTheMetadata) {
-  const nlohmann::json m = Reference()["models"]["gpt_buffer"];
+  const nlohmann::json m = testing::UnseenReference()["models"]["gpt_buffer"];
   std::ifstream in(kDir + "gpt_buffer-opset17.onnx", std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();

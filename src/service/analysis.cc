@@ -173,7 +173,7 @@ int AnalysisPool::waiting() const {
 size_t ApproxBytes(const CostReport& r) {
   size_t n = sizeof(CostReport) + r.path.capacity() + r.first_uncosted.capacity();
   for (const NodeCost& c : r.nodes) {
-    n += sizeof(NodeCost) + c.name.capacity() + c.op_type.capacity();
+    n += sizeof(NodeCost) + c.name.capacity() + c.op_type.capacity() + c.saved_tensors.capacity() * sizeof(int64_t);
     for (const auto* shapes : {&c.input_shapes, &c.output_shapes}) {
       n += shapes->capacity() * sizeof(std::vector<int64_t>);
       for (const auto& s : *shapes) n += s.capacity() * sizeof(int64_t);

@@ -166,8 +166,13 @@ TEST_F(AnalysisTest, TheCacheKeepsWithinItsByteBudget) {
   EXPECT_TRUE(hit);  // the most recent stay
   ASSERT_TRUE(Analyze(a, dir_ + "/one.onnx", 1, &hit, &why).ok());
   EXPECT_FALSE(hit);
-  // ApproxBytes grows with the graph.
+  // ApproxBytes grows with the graph, and counts what a node holds on the heap (its kept tensors).
   EXPECT_GT(one, 200 * sizeof(NodeCost));
+  CostReport r;
+  r.nodes.resize(1);
+  const size_t bare = ApproxBytes(r);
+  r.nodes[0].saved_tensors.assign(1000, 512);
+  EXPECT_GE(ApproxBytes(r), bare + 1000 * sizeof(int64_t));
 }
 
 TEST(AnalysisPoolTest, AFullPoolRefusesAtOnceAndOthersProceed) {
